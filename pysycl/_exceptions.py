@@ -1,0 +1,125 @@
+"""SYCL 2020 error handling (§4.13): ``exception``, ``errc``, ``exception_list``.
+
+Every failure a user can cause surfaces as :class:`exception` (or a subclass)
+whose :meth:`exception.code` is an :class:`errc`. Compile errors additionally
+subclass the fitting Python builtin (``TypeError``) so that ordinary
+``except TypeError`` handlers keep working.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+
+class errc(enum.IntEnum):  # noqa: N801 - the spec's spelling
+    """The SYCL 2020 error codes (``std::error_code`` values of ``sycl_category``)."""
+
+    success = 0
+    runtime = 1
+    kernel = 2
+    accessor = 3
+    nd_range = 4
+    event = 5
+    kernel_argument = 6
+    build = 7
+    invalid = 8
+    memory_allocation = 9
+    platform = 10
+    profiling = 11
+    feature_not_supported = 12
+    kernel_not_supported = 13
+    backend_mismatch = 14
+
+
+class exception(Exception):  # noqa: N801,N818 - the spec's spelling
+    """``sycl::exception``: a SYCL error with an :class:`errc` code.
+
+    Args:
+        code: the error code.
+        what: a message that says what went wrong and how to fix it.
+        context: the :class:`pysycl.context` the error relates to, if any.
+        cl_error: the underlying OpenCL error code, when one caused this error.
+    """
+
+    def __init__(
+        self,
+        code: errc = errc.runtime,
+        what: str = "",
+        context: Any = None,
+        *,
+        cl_error: int | None = None,
+    ) -> None:
+        super().__init__(what)
+        self._code = errc(code)
+        self._what = what
+        self._context = context
+        self._cl_error = cl_error
+
+    def code(self) -> errc:
+        """Return the error code (``sycl::exception::code``)."""
+        return self._code
+
+    def what(self) -> str:
+        """Return the message (``sycl::exception::what``)."""
+        return self._what
+
+    def category(self) -> str:
+        """Return the error category name; always ``"sycl"`` here."""
+        return "sycl"
+
+    def has_context(self) -> bool:
+        """Whether a context is associated with this error."""
+        return self._context is not None
+
+    def get_context(self) -> Any:
+        """Return the associated context.
+
+        Raises:
+            exception: ``errc.invalid`` when there is none (as the spec says).
+        """
+        if self._context is None:
+            raise exception(errc.invalid, "this exception has no associated context")
+        return self._context
+
+    def __str__(self) -> str:
+        return f"[errc.{self._code.name}] {self._what}"
+
+    def __repr__(self) -> str:
+        return f"pysycl.exception(errc.{self._code.name}, {self._what!r})"
+
+
+class kernel_compile_error(exception, TypeError):  # noqa: N801
+    """A Python kernel could not be compiled (``errc.kernel`` or ``errc.build``).
+
+    Also a :class:`TypeError`, because most such errors are typing errors. The
+    message names the kernel and the file:line of the offending code.
+    """
+
+
+class exception_list:  # noqa: N801 - the spec's spelling
+    """``sycl::exception_list``: the asynchronous errors handed to an async_handler."""
+
+    def __init__(self, errors: Iterable[BaseException] = ()) -> None:
+        self._errors = list(errors)
+
+    def size(self) -> int:
+        """Number of errors held."""
+        return len(self._errors)
+
+    def __len__(self) -> int:
+        return len(self._errors)
+
+    def __iter__(self) -> Iterator[BaseException]:
+        return iter(self._errors)
+
+    def begin(self) -> Iterator[BaseException]:
+        """Iterator over the errors (the C++ spelling; same as ``iter()``)."""
+        return iter(self._errors)
+
+    def __repr__(self) -> str:
+        return f"pysycl.exception_list({self._errors!r})"
+
+
+async_handler = Callable[[exception_list], None]

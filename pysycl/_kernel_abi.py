@@ -1,0 +1,126 @@
+"""The contract between the runtime (``pysycl``) and the compiler (``pysycl_numba``).
+
+The runtime finds what a kernel captures (closure cells and referenced
+globals), turns each captured *value* into a :class:`Capture` with a hashable
+*type* (``AccessorType``/``ScalarType``), and asks the compiler for a
+:class:`CompiledKernel`. Captured values are kernel arguments, never
+compile-time constants: the compiled SPIR-V entry point takes, in capture
+order, the flat OpenCL arguments that :func:`flat_arg_count` describes, and the
+runtime sets them from the values on every launch.
+
+Flat OpenCL arguments of one capture, in order:
+
+* ``AccessorType`` with ``space == "global"`` and ``ndim == n``:
+  ``T __global *base`` (the buffer), ``long offset`` (linear element offset of
+  the accessor's access offset inside the buffer), ``long range[0..n-1]`` (the
+  access range, what ``acc.get_range()`` returns), ``long mem_range[1..n-1]``
+  (the buffer's range in dimensions 1.., for row-major strides). Element
+  ``acc[i0, ..., i{n-1}]`` lives at ``base[offset + linear(i, mem_range)]``.
+* ``AccessorType`` with ``space == "local"``: ``T __local *base`` (size set by
+  the runtime with ``clSetKernelArg(NULL)``), ``long range[0..n-1]``.
+* ``ScalarType``: one argument of the scalar's dtype; ``bool`` travels as
+  ``uchar`` (OpenCL forbids ``bool`` kernel arguments).
+
+Index space: the entry point takes no index arguments; ids and ranges come from
+OpenCL work-item built-ins with SYCL dimension ``d`` of an ``n``-D range read
+from OpenCL dimension ``n - 1 - d`` (OpenCL backend appendix, "syclOpenCL.mapping").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+IndexKind = Literal["range", "nd_range", "single_task"]
+AccessMode = Literal["read", "write", "read_write"]
+
+
+@dataclass(frozen=True)
+class IndexSpace:
+    """The kind and dimensionality of a launch (``single_task`` has ``ndim == 0``)."""
+
+    kind: IndexKind
+    ndim: int
+
+
+@dataclass(frozen=True)
+class AccessorType:
+    """Type of a captured accessor: element dtype, dimensions, access mode, memory."""
+
+    dtype: np.dtype
+    ndim: int
+    mode: AccessMode
+    space: Literal["global", "local"] = "global"
+
+    def flat_arg_count(self) -> int:
+        """Number of OpenCL kernel arguments this capture occupies."""
+        if self.space == "local":
+            return 1 + self.ndim
+        return 2 + self.ndim + (self.ndim - 1)
+
+
+@dataclass(frozen=True)
+class ScalarType:
+    """Type of a captured scalar (Python or numpy number, or bool)."""
+
+    dtype: np.dtype
+
+    def flat_arg_count(self) -> int:
+        """Number of OpenCL kernel arguments this capture occupies (always 1)."""
+        return 1
+
+
+CaptureType = AccessorType | ScalarType
+
+
+@dataclass(frozen=True)
+class Capture:
+    """One captured variable that becomes a kernel argument.
+
+    Attributes:
+        name: the variable's name in the kernel's code.
+        source: ``"freevar"`` for a closure cell, ``"global"`` for a module global.
+        type: the capture's type; the compiler types the variable with it.
+    """
+
+    name: str
+    source: Literal["freevar", "global"]
+    type: CaptureType
+
+
+@dataclass(frozen=True)
+class CompiledKernel:
+    """A kernel compiled to one device image format.
+
+    Attributes:
+        binary: the module (SPIR-V words as bytes for ``format == "spirv"``).
+        format: ``"spirv"`` (room for ``"ptx"``).
+        entry: the kernel entry point's name inside ``binary``.
+        captures: the captures, in kernel-argument order.
+        index: the index space it was compiled for.
+        required_aspects: names of ``pysycl.aspect`` members the code needs
+            (``"fp16"`` if it uses float16, ``"fp64"`` if float64, ...).
+        source_location: ``"file:line"`` of the kernel's definition.
+    """
+
+    binary: bytes
+    format: str
+    entry: str
+    captures: tuple[Capture, ...]
+    index: IndexSpace
+    required_aspects: frozenset[str] = field(default_factory=frozenset)
+    source_location: str = ""
+
+
+def flat_arg_count(captures: tuple[Capture, ...]) -> int:
+    """Total number of OpenCL kernel arguments of ``captures``."""
+    return sum(c.type.flat_arg_count() for c in captures)
+
+
+def source_location(fn: Callable[..., object]) -> str:
+    """``file:line`` of a Python function's definition."""
+    code = fn.__code__
+    return f"{code.co_filename}:{code.co_firstlineno}"

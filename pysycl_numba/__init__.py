@@ -1,0 +1,1 @@
+"""pysycl_numba: compiles Python kernels to SPIR-V with Numba and llvmlite."""
