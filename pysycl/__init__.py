@@ -18,10 +18,44 @@ from pysycl._exceptions import (  # noqa: E402
     exception_list,
     kernel_compile_error,
 )
+from pysycl._aspects import aspect  # noqa: E402
+from pysycl._backend import backend  # noqa: E402
+from pysycl._context import context  # noqa: E402
+from pysycl._device import device  # noqa: E402
+from pysycl._info import info, memory_order, memory_scope  # noqa: E402
+from pysycl._platform import platform  # noqa: E402
+from pysycl._selector import (  # noqa: E402
+    accelerator_selector,
+    accelerator_selector_v,
+    aspect_selector,
+    cpu_selector,
+    cpu_selector_v,
+    default_selector,
+    default_selector_v,
+    gpu_selector,
+    gpu_selector_v,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "accelerator_selector",
+    "accelerator_selector_v",
+    "aspect",
+    "aspect_selector",
+    "backend",
+    "context",
+    "cpu_selector",
+    "cpu_selector_v",
+    "default_selector",
+    "default_selector_v",
+    "device",
+    "gpu_selector",
+    "gpu_selector_v",
+    "info",
+    "memory_order",
+    "memory_scope",
+    "platform",
     "errc",
     "exception",
     "exception_list",

@@ -44,6 +44,9 @@ class aspect(enum.Enum):  # noqa: N801 - the spec's spelling
     usm_system_allocations = "usm_system_allocations"
     ext_pysycl_spirv = "ext_pysycl_spirv"
 
+    def __repr__(self) -> str:
+        return f"sycl.aspect.{self.name}"
+
 
 _SPIRV_RE = re.compile(r"SPIR-V_(\d+)\.(\d+)")
 

@@ -14,3 +14,6 @@ class backend(enum.Enum):  # noqa: N801 - the spec's spelling
 
     opencl = "opencl"
     ext_pysycl_host = "ext_pysycl_host"
+
+    def __repr__(self) -> str:
+        return f"sycl.backend.{self.name}"

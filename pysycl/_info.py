@@ -26,10 +26,24 @@ if TYPE_CHECKING:
     from pysycl._device import device as _device_t
 
 
+class _SpecEnum(enum.Enum):
+    """An enum whose repr is its spec spelling: ``sycl.info.device.name``."""
+
+    def __repr__(self) -> str:
+        return f"{_PREFIX.get(type(self).__name__, 'sycl.info.')}{_public_name(self)}.{self.name}"
+
+
+def _public_name(member: enum.Enum) -> str:
+    return type(member).__name__.strip("_").removesuffix("_info")
+
+
+_PREFIX = {"memory_order": "sycl.", "memory_scope": "sycl."}
+
+
 # --- enums returned by descriptors -----------------------------------------------
 
 
-class memory_order(enum.Enum):  # noqa: N801 - the spec's spelling
+class memory_order(_SpecEnum):  # noqa: N801 - the spec's spelling
     """``sycl::memory_order`` (§3.8.3.1)."""
 
     relaxed = "relaxed"
@@ -39,7 +53,7 @@ class memory_order(enum.Enum):  # noqa: N801 - the spec's spelling
     seq_cst = "seq_cst"
 
 
-class memory_scope(enum.Enum):  # noqa: N801 - the spec's spelling
+class memory_scope(_SpecEnum):  # noqa: N801 - the spec's spelling
     """``sycl::memory_scope`` (§3.8.3.2)."""
 
     work_item = "work_item"
@@ -49,7 +63,7 @@ class memory_scope(enum.Enum):  # noqa: N801 - the spec's spelling
     system = "system"
 
 
-class device_type(enum.Enum):  # noqa: N801
+class device_type(_SpecEnum):  # noqa: N801
     """``info::device_type``; the value is the OpenCL ``cl_device_type`` bitfield.
 
     ``automatic`` is OpenCL's ``CL_DEVICE_TYPE_DEFAULT``. ``host`` matches no
@@ -65,7 +79,7 @@ class device_type(enum.Enum):  # noqa: N801
     all = _d.DEVICE_TYPE_ALL
 
 
-class partition_property(enum.Enum):  # noqa: N801
+class partition_property(_SpecEnum):  # noqa: N801
     """``info::partition_property``; values are the OpenCL partition properties."""
 
     no_partition = 0
@@ -74,7 +88,7 @@ class partition_property(enum.Enum):  # noqa: N801
     partition_by_affinity_domain = _d.PARTITION_BY_AFFINITY_DOMAIN
 
 
-class partition_affinity_domain(enum.Enum):  # noqa: N801
+class partition_affinity_domain(_SpecEnum):  # noqa: N801
     """``info::partition_affinity_domain``; values are ``cl_device_affinity_domain`` bits."""
 
     not_applicable = 0
@@ -89,7 +103,7 @@ class partition_affinity_domain(enum.Enum):  # noqa: N801
 # ``global`` is a Python keyword, so the enum is built with the functional API:
 # ``info.local_mem_type["global"]`` is the spec's member, ``global_`` an alias to
 # it for attribute access (mapping rules: documented exception to spec spelling).
-local_mem_type = enum.Enum(
+local_mem_type = _SpecEnum(
     "local_mem_type",
     [("none", 0), ("local", 1), ("global", 2), ("global_", 2)],
     module=__name__,
@@ -98,7 +112,7 @@ local_mem_type = enum.Enum(
 local_mem_type.__doc__ = "``info::local_mem_type``; values are ``cl_device_local_mem_type`` (none = 0)."
 
 
-class fp_config(enum.Enum):  # noqa: N801
+class fp_config(_SpecEnum):  # noqa: N801
     """``info::fp_config``; values are ``cl_device_fp_config`` bits."""
 
     denorm = 1 << 0
@@ -111,7 +125,7 @@ class fp_config(enum.Enum):  # noqa: N801
     correctly_rounded_divide_sqrt = 1 << 7
 
 
-class global_mem_cache_type(enum.Enum):  # noqa: N801
+class global_mem_cache_type(_SpecEnum):  # noqa: N801
     """``info::global_mem_cache_type``; values are ``cl_device_mem_cache_type``."""
 
     none = 0
@@ -119,14 +133,14 @@ class global_mem_cache_type(enum.Enum):  # noqa: N801
     read_write = 2
 
 
-class execution_capability(enum.Enum):  # noqa: N801
+class execution_capability(_SpecEnum):  # noqa: N801
     """``info::execution_capability``; values are ``cl_device_exec_capabilities`` bits."""
 
     exec_kernel = 1 << 0
     exec_native_kernel = 1 << 1
 
 
-class event_command_status(enum.Enum):  # noqa: N801
+class event_command_status(_SpecEnum):  # noqa: N801
     """``info::event_command_status`` (§4.6.6.2)."""
 
     submitted = "submitted"
@@ -137,7 +151,7 @@ class event_command_status(enum.Enum):  # noqa: N801
 # --- descriptors -----------------------------------------------------------------
 
 
-class _platform_info(enum.Enum):  # noqa: N801
+class _platform_info(_SpecEnum):  # noqa: N801
     """``info::platform`` descriptors (Table 18)."""
 
     version = "version"
@@ -146,7 +160,7 @@ class _platform_info(enum.Enum):  # noqa: N801
     extensions = "extensions"  # deprecated in SYCL 2020
 
 
-class _context_info(enum.Enum):  # noqa: N801
+class _context_info(_SpecEnum):  # noqa: N801
     """``info::context`` descriptors (Table 21)."""
 
     platform = "platform"
@@ -157,21 +171,21 @@ class _context_info(enum.Enum):  # noqa: N801
     atomic_fence_scope_capabilities = "atomic_fence_scope_capabilities"
 
 
-class _queue_info(enum.Enum):  # noqa: N801
+class _queue_info(_SpecEnum):  # noqa: N801
     """``info::queue`` descriptors (Table 29)."""
 
     context = "context"
     device = "device"
 
 
-class _event_info(enum.Enum):  # noqa: N801
+class _event_info(_SpecEnum):  # noqa: N801
     """``info::event`` descriptors (Table 32)."""
 
     command_execution_status = "command_execution_status"
     reference_count = "reference_count"  # deprecated in SYCL 2020
 
 
-class _event_profiling(enum.Enum):  # noqa: N801
+class _event_profiling(_SpecEnum):  # noqa: N801
     """``info::event_profiling`` descriptors (Table 33)."""
 
     command_submit = "command_submit"
@@ -179,7 +193,7 @@ class _event_profiling(enum.Enum):  # noqa: N801
     command_end = "command_end"
 
 
-class _device_info(enum.Enum):  # noqa: N801
+class _device_info(_SpecEnum):  # noqa: N801
     """``info::device`` descriptors (Table 25)."""
 
     device_type = "device_type"
