@@ -3,9 +3,10 @@
 Platform objects are canonical: one Python object per ``cl_platform_id``, so
 equality and hashing (common reference semantics, §4.5.2) are cheap.
 
-``PYSYCL_DEVICE_FILTER`` (comma-separated, case-insensitive substrings of a
-platform's or device's name, e.g. ``intel`` or ``pocl,nvidia``) hides every
-device that matches none of them, and every platform left without devices.
+``PYSYCL_DEVICE_FILTER`` (comma-separated, case-insensitive substrings, e.g.
+``intel`` or ``pocl,nvidia``) hides every device that matches none of them, and
+every platform left without devices. A token matches a platform's name or vendor
+(then it keeps the whole platform) or, if it matches no platform, a device name.
 """
 
 from __future__ import annotations
@@ -40,11 +41,27 @@ def device_filter() -> list[str]:
     return [t.strip().lower() for t in raw.split(",") if t.strip()]
 
 
-def _visible(platform_name: str, device_name: str, tokens: list[str]) -> bool:
-    if not tokens:
-        return True
-    names = (platform_name.lower(), device_name.lower())
-    return any(t in n for t in tokens for n in names)
+def _visible_pairs(pairs: list[tuple[platform, device]], tokens: list[str]
+                   ) -> set[tuple[int, int]]:
+    """The (platform, device) handles the filter keeps.
+
+    A token that occurs in some platform's name or vendor selects whole platforms
+    (``intel``, ``pocl``, ``nvidia``); a token that occurs in no platform's name or
+    vendor is matched against device names (``epyc``, ``h200``). So ``intel``
+    never picks PoCL's ``pthread-Intel(R) Xeon`` device on an Intel host.
+    """
+    def pnames(p: platform) -> tuple[str, str]:
+        return (str(p.get_info(_platform_info.name)).lower(),
+                str(p.get_info(_platform_info.vendor)).lower())
+
+    platform_tokens = {t for t in tokens for p, _ in pairs if any(t in n for n in pnames(p))}
+    device_tokens = [t for t in tokens if t not in platform_tokens]
+    keep = set()
+    for p, d in pairs:
+        if (any(t in n for t in platform_tokens for n in pnames(p))
+                or any(t in d._name().lower() for t in device_tokens)):
+            keep.add((p._handle, d._handle))
+    return keep
 
 
 def _all_platforms() -> list[platform]:
@@ -138,8 +155,9 @@ class platform:  # noqa: N801 - the spec's spelling
         tokens = device_filter()
         if not tokens:
             return list(self._root_devices())
-        pname = self.get_info(_platform_info.name)
-        return [d for d in self._root_devices() if _visible(pname, d._name(), tokens)]
+        pairs = [(p, d) for p in _all_platforms() for d in p._root_devices()]
+        keep = _visible_pairs(pairs, tokens)
+        return [d for d in self._root_devices() if (self._handle, d._handle) in keep]
 
     def get_backend(self) -> backend:
         """The SYCL backend of this platform: always ``backend.opencl`` here."""
@@ -226,8 +244,3 @@ class platform:  # noqa: N801 - the spec's spelling
         except exception:
             name = "?"
         return f"<sycl.platform [opencl] {name!r}>"
-
-
-def no_platform_error() -> exception:
-    """The error for "no OpenCL platform at all" (install instructions)."""
-    return exception(errc.runtime, _d.INSTALL_HINT)
