@@ -36,9 +36,35 @@ from pysycl._selector import (  # noqa: E402
     gpu_selector_v,
 )
 
+from pysycl import property  # noqa: E402,A004 - the spec's namespace name
+from pysycl._accessor import access_mode, accessor, host_accessor, target  # noqa: E402
+from pysycl._buffer import buffer  # noqa: E402
+from pysycl._event import event  # noqa: E402
+from pysycl._exceptions import kernel_signature_error  # noqa: E402
+from pysycl._handler import handler  # noqa: E402
+from pysycl._queue import queue  # noqa: E402
+from pysycl._range import id, item, nd_range, range  # noqa: E402,A004
+from pysycl.property import no_init, property_list  # noqa: E402
+
 __version__ = "0.1.0"
 
 __all__ = [
+    "access_mode",
+    "accessor",
+    "buffer",
+    "event",
+    "handler",
+    "host_accessor",
+    "id",
+    "item",
+    "kernel_signature_error",
+    "nd_range",
+    "no_init",
+    "property",
+    "property_list",
+    "queue",
+    "range",
+    "target",
     "accelerator_selector",
     "accelerator_selector_v",
     "aspect",

@@ -98,6 +98,10 @@ class kernel_compile_error(exception, TypeError):  # noqa: N801
     """
 
 
+class kernel_signature_error(exception, TypeError):  # noqa: N801
+    """A kernel's parameters do not fit its launch (``errc.invalid``); also a TypeError."""
+
+
 class exception_list:  # noqa: N801 - the spec's spelling
     """``sycl::exception_list``: the asynchronous errors handed to an async_handler."""
 

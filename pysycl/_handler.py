@@ -1,0 +1,163 @@
+"""``sycl::handler`` (SYCL 2020 §4.9.4): records exactly one command per command group.
+
+The handler neither compiles nor enqueues: it validates its arguments and
+records the command; the scheduler executes it after the command-group
+function returns, so an exception inside the command group changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from pysycl._accessor import accessor
+from pysycl._event import event
+from pysycl._exceptions import errc, exception
+from pysycl._range import nd_range
+from pysycl._range import range as _range
+
+
+class handler:  # noqa: N801 - the spec's spelling
+    """The command-group handler passed to the function given to ``queue.submit``."""
+
+    __slots__ = ("_cmd", "_deps", "_queue", "_reqs")
+
+    def __init__(self, q: Any) -> None:
+        self._queue = q
+        self._cmd: tuple[Any, ...] | None = None
+        self._reqs: list[accessor] = []
+        self._deps: list[event] = []
+
+    # ---------------------------------------------------------- requirements
+    def _require(self, acc: accessor) -> None:
+        if acc._handler is not None and acc._handler is not self:
+            raise exception(errc.invalid, "this accessor belongs to another command group")
+        acc._handler = self
+        self._reqs.append(acc)
+
+    def require(self, acc: accessor) -> None:
+        """Bind a placeholder accessor to this command group (``handler::require``)."""
+        if not isinstance(acc, accessor):
+            raise TypeError(f"handler.require takes a sycl.accessor, got {type(acc).__name__}")
+        acc._handler = None
+        self._require(acc)
+
+    def depends_on(self, events: event | Iterable[event]) -> None:
+        """This command group runs after ``events`` (one event or a sequence)."""
+        if isinstance(events, event):
+            self._deps.append(events)
+            return
+        for e in events:
+            if not isinstance(e, event):
+                raise TypeError(f"depends_on takes sycl.event objects, got {type(e).__name__}")
+            self._deps.append(e)
+
+    def _set(self, cmd: tuple[Any, ...]) -> None:
+        if self._cmd is not None:
+            raise exception(errc.invalid, "a command group may contain only one command "
+                            f"(already has {self._cmd[0]}, now {cmd[0]})")
+        self._cmd = cmd
+
+    # --------------------------------------------------------------- kernels
+    def parallel_for(self, index_space: Any, *rest: Any, kernel_name: str | None = None) -> None:
+        """Run ``kernel`` once per work-item of ``index_space``.
+
+        ``h.parallel_for(sycl.range(n), lambda i: ...)``,
+        ``h.parallel_for(sycl.nd_range(g, l), kernel)``; an ``int`` means ``sycl.range(int)``.
+        The kernel is the last positional argument (reductions, later, come before it).
+        """
+        if not rest:
+            raise TypeError("parallel_for(index_space, kernel): the kernel is missing")
+        kernel = rest[-1]
+        if isinstance(index_space, int):
+            index_space = _range(index_space)
+        if isinstance(index_space, nd_range):
+            kind, ndim = "nd_range", index_space.dimensions
+        elif isinstance(index_space, _range):
+            kind, ndim = "range", index_space.dimensions
+        else:
+            raise TypeError(f"parallel_for takes a sycl.range or sycl.nd_range, got "
+                            f"{type(index_space).__name__}")
+        _check_kernel(kernel, 1 + len(rest) - 1, f"parallel_for over a {kind}")
+        self._set(("kernel", kind, ndim, index_space, kernel, rest[:-1], kernel_name))
+
+    def single_task(self, kernel: Callable[[], Any], *, kernel_name: str | None = None) -> None:
+        """Run ``kernel`` (a function of no arguments) once."""
+        _check_kernel(kernel, 0, "single_task")
+        self._set(("kernel", "single_task", 0, None, kernel, (), kernel_name))
+
+    def host_task(self, fn: Callable[..., Any]) -> None:
+        """Run ``fn`` on the host once this command group's dependencies are met.
+
+        Exceptions raised by ``fn`` are asynchronous errors: they reach the
+        queue's async_handler at ``wait_and_throw``/``throw_asynchronous``.
+        """
+        if not callable(fn):
+            raise TypeError("host_task takes a callable")
+        self._set(("host_task", fn, ()))
+
+    # ------------------------------------------------------- memory commands
+    def copy(self, src: Any, dest: Any) -> None:
+        """Copy accessor→array, array→accessor or accessor→accessor (§4.9.4.3)."""
+        s_acc, d_acc = isinstance(src, accessor), isinstance(dest, accessor)
+        if not (s_acc or d_acc):
+            raise TypeError("handler.copy needs at least one sycl.accessor (USM copies are "
+                            "not supported by pysycl yet)")
+        if d_acc and dest._ktype.mode == "read":
+            raise exception(errc.invalid, "copy destination accessor has access_mode.read")
+        if s_acc and src._ktype.mode == "write":
+            raise exception(errc.invalid, "copy source accessor has access_mode.write")
+        if s_acc and d_acc:
+            if src.size() > dest.size():
+                raise exception(errc.invalid, f"copy: source has {src.size()} elements, the "
+                                f"destination only {dest.size()}")
+        elif s_acc:
+            if not isinstance(dest, np.ndarray):
+                raise TypeError("copy(accessor, dest): dest must be a numpy array")
+            if dest.size < src.size():
+                raise exception(errc.invalid, f"copy: destination array has {dest.size} "
+                                f"elements, the accessor {src.size()}")
+            if not dest.flags.writeable:
+                raise exception(errc.invalid, "copy: destination array is read-only")
+        else:
+            if np.size(src) < dest.size():
+                raise exception(errc.invalid, f"copy: source has {np.size(src)} elements, the "
+                                f"accessor {dest.size()}")
+        self._set(("copy", src, dest))
+
+    def fill(self, dest: accessor, value: Any) -> None:
+        """Set every element of ``dest`` to ``value``."""
+        if not isinstance(dest, accessor):
+            raise TypeError("handler.fill takes a sycl.accessor (USM fill is not supported yet)")
+        if dest._ktype.mode == "read":
+            raise exception(errc.invalid, "fill destination accessor has access_mode.read")
+        self._set(("fill", dest, value))
+
+    def update_host(self, acc: accessor) -> None:
+        """Bring the host copy of ``acc``'s buffer up to date."""
+        if not isinstance(acc, accessor):
+            raise TypeError("handler.update_host takes a sycl.accessor")
+        self._set(("update_host", acc))
+
+    def __repr__(self) -> str:
+        return f"sycl.handler(command={None if self._cmd is None else self._cmd[0]})"
+
+
+def _check_kernel(kernel: Any, nparams: int, where: str) -> None:
+    code = getattr(kernel, "__code__", None)
+    if code is None:
+        raise TypeError(f"{where}: the kernel must be a Python function or lambda, got "
+                        f"{type(kernel).__name__}")
+    got = code.co_argcount
+    if got != nparams or code.co_kwonlyargcount or code.co_flags & 0x0C:  # *args/**kwargs
+        from pysycl._exceptions import kernel_signature_error
+
+        loc = f"{code.co_filename}:{code.co_firstlineno}"
+        want = "no parameters" if nparams == 0 else (
+            "one parameter (the work-item)" if nparams == 1 else f"{nparams} parameters")
+        raise kernel_signature_error(
+            errc.invalid,
+            f"{loc}: kernel {kernel.__qualname__} takes {got} parameter(s) but {where} passes "
+            f"{want}")

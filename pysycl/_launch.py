@@ -1,0 +1,413 @@
+"""From a recorded kernel command to an enqueued OpenCL kernel.
+
+The submit hot path: read the kernel's captured values (closure cells and
+module globals it loads), type-key them, look the key up in memory, flatten
+the values into OpenCL arguments, enqueue. The per-``__code__`` analysis
+(which names are captured, from where) is done once; a command group that
+creates a fresh lambda object on every submit hits the same cache entry.
+
+Cache levels (see docs/design/caching.md):
+
+1. memory: ``(code object, capture types, index kind, ndim)`` → compiled kernel,
+   plus one ``cl_kernel`` per (context, device);
+2. disk: a stable digest of the code (bytecode, constants, helper functions it
+   calls, recursively), capture types, index space and tool versions → SPIR-V
+   (see :mod:`pysycl._diskcache`); a hit skips Numba entirely;
+3. the compiler (``pysycl_numba``), imported on first use.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dis
+import hashlib
+import logging
+import time
+import types
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from pysycl import _diskcache
+from pysycl._accessor import accessor
+from pysycl._buffer import buffer
+from pysycl._exceptions import errc, exception, kernel_compile_error
+from pysycl._kernel_abi import (
+    AccessorType,
+    Capture,
+    CompiledKernel,
+    IndexSpace,
+    ScalarType,
+    source_location,
+)
+
+_log = logging.getLogger("pysycl.kernel")
+
+#: Counters proving what the cache did (``pysycl.ext.kernel_cache_stats()``).
+stats = {"compiles": 0, "memory_hits": 0, "disk_hits": 0, "disk_writes": 0, "cl_builds": 0}
+
+_SCALAR_KEYS: dict[type, ScalarType] = {
+    bool: ScalarType(np.dtype(np.bool_)),
+    int: ScalarType(np.dtype(np.int64)),
+    float: ScalarType(np.dtype(np.float64)),
+    complex: ScalarType(np.dtype(np.complex128)),
+}
+for _t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+           np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128):
+    _SCALAR_KEYS[_t] = ScalarType(np.dtype(_t))
+
+_STATIC_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type)
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+class _CodeInfo:
+    """What a kernel's code object captures, computed once per code object."""
+
+    __slots__ = ("code", "globals", "lines", "location")
+
+    def __init__(self, code: types.CodeType) -> None:
+        self.code = code
+        names: list[str] = []
+        lines: dict[str, int] = {}
+        for ins in dis.get_instructions(code):
+            if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and ins.argval not in names:
+                names.append(ins.argval)
+            if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLOSURE",
+                              "STORE_DEREF"):
+                if ins.argval not in lines and ins.positions and ins.positions.lineno:
+                    lines[ins.argval] = ins.positions.lineno
+        self.globals = tuple(names)
+        self.lines = lines
+        self.location = f"{code.co_filename}:{code.co_firstlineno}"
+
+
+_code_infos: dict[types.CodeType, _CodeInfo] = {}
+_MISSING = object()
+
+
+def _bad_capture(fn: Any, info: _CodeInfo, name: str, value: Any) -> kernel_compile_error:
+    line = info.lines.get(name, fn.__code__.co_firstlineno)
+    where = f"{fn.__code__.co_filename}:{line}"
+    if isinstance(value, np.ndarray):
+        hint = ("a numpy array cannot be used in a kernel directly: wrap it in a sycl.buffer "
+                "and capture an accessor (buf.get_access(h, sycl.access_mode.read))")
+    elif isinstance(value, buffer):
+        hint = "capture an accessor of the buffer (buf.get_access(h, mode)), not the buffer"
+    else:
+        hint = (f"a {type(value).__name__} cannot be a kernel argument; kernels capture "
+                "accessors, numbers and bools (and call functions)")
+    return kernel_compile_error(
+        errc.kernel, f"{where}: kernel {fn.__qualname__} captures {name!r}: {hint}")
+
+
+def _capture_values(fn: Any, h: Any) -> tuple[_CodeInfo, list[Any], list[Any], tuple[Any, ...]]:
+    """Captured argument values, their Capture descriptors' parts, and the type key."""
+    code = fn.__code__
+    info = _code_infos.get(code)
+    if info is None:
+        info = _code_infos[code] = _CodeInfo(code)
+    values: list[Any] = []
+    caps: list[Any] = []
+    key: list[Any] = []
+    closure = fn.__closure__
+    if closure:
+        for name, cell in zip(code.co_freevars, closure):
+            try:
+                v = cell.cell_contents
+            except ValueError:
+                raise kernel_compile_error(
+                    errc.kernel, f"{info.location}: kernel {fn.__qualname__} uses {name!r} "
+                    "before it is assigned") from None
+            _classify(fn, info, h, name, "freevar", v, values, caps, key)
+    g = fn.__globals__
+    for name in info.globals:
+        v = g.get(name, _MISSING)
+        if v is _MISSING:
+            continue  # a builtin, or an undefined name the compiler reports
+        _classify(fn, info, h, name, "global", v, values, caps, key)
+    return info, values, caps, tuple(key)
+
+
+def _classify(fn: Any, info: _CodeInfo, h: Any, name: str, source: str, v: Any,
+              values: list[Any], caps: list[Any], key: list[Any]) -> None:
+    t = type(v)
+    st = _SCALAR_KEYS.get(t)
+    if st is not None:
+        if t is int and not _INT64_MIN <= v <= _INT64_MAX:
+            raise kernel_compile_error(errc.kernel_argument, f"{info.location}: kernel "
+                                       f"{fn.__qualname__} captures {name}={v}, which does not "
+                                       "fit in int64")
+        values.append(np.uint8(v) if t is bool or t is np.bool_ else v)
+        caps.append((name, source, st))
+        key.append(st)
+        return
+    if t is accessor:
+        if v._handler is not h:
+            line = info.lines.get(name, fn.__code__.co_firstlineno)
+            raise exception(errc.invalid, f"{fn.__code__.co_filename}:{line}: kernel "
+                            f"{fn.__qualname__} captures accessor {name!r} that was not created "
+                            "in (or required by) this command group")
+        values.append(v)
+        caps.append((name, source, v._ktype))
+        key.append(v._ktype)
+        return
+    if isinstance(v, _STATIC_TYPES) or hasattr(v, "py_func"):
+        # Functions, modules, classes: resolved by the compiler at compile time.
+        # A closure's identity matters (its cells are frozen); a plain function's code does.
+        if isinstance(v, types.FunctionType):
+            key.append(v if v.__closure__ else v.__code__)
+        elif isinstance(v, types.ModuleType):
+            key.append(v.__name__)
+        else:
+            key.append(v)
+        return
+    if isinstance(v, (str, bytes, type(None))):
+        key.append((name, v))  # compile-time constants (rare); the value is part of the key
+        return
+    raise _bad_capture(fn, info, name, v)
+
+
+class _Kernel:
+    """A compiled kernel and its per-(context, device) OpenCL kernel objects."""
+
+    __slots__ = ("acc_slots", "arg_dtypes", "compiled", "kernels", "name")
+
+    def __init__(self, compiled: CompiledKernel, name: str) -> None:
+        self.compiled = compiled
+        self.name = name
+        dts: list[Any] = []
+        slots: list[bool] = []
+        for c in compiled.captures:
+            t = c.type
+            if isinstance(t, AccessorType):
+                dts.append(None)
+                dts.extend([np.int64] * (t.flat_arg_count() - 1))
+                slots.append(True)
+            else:
+                dts.append(np.uint8 if t.dtype == np.bool_ else t.dtype)
+                slots.append(False)
+        self.arg_dtypes = dts
+        self.acc_slots = tuple(slots)
+        self.kernels: dict[tuple[Any, Any], Any] = {}
+
+
+_kernels: dict[tuple[Any, ...], _Kernel] = {}
+
+
+def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
+    """Compile/build as needed and return ``launch(wait_for) -> cl event``.
+
+    Everything that can fail for a user mistake happens here, before the
+    scheduler moves any data.
+    """
+    _, kind, ndim, index_space, fn, _extra, kernel_name = cmd
+    info, values, caps, tkey = _capture_values(fn, h)
+    mkey = (info.code, tkey, kind, ndim)
+    k = _kernels.get(mkey)
+    if k is None:
+        k = _kernels[mkey] = _load_or_compile(fn, info, caps, tkey, IndexSpace(kind, ndim),
+                                              kernel_name)
+    else:
+        stats["memory_hits"] += 1
+    dev = q._dev
+    ctx = q._ctx
+    clk = k.kernels.get((ctx, dev))
+    if clk is None:
+        clk = k.kernels[(ctx, dev)] = _build(k, ctx, dev)
+    if kind == "range":
+        gsize = tuple(reversed(tuple(index_space)))
+        lsize = None
+    elif kind == "single_task":
+        gsize, lsize = (1,), None
+    else:
+        raise exception(errc.feature_not_supported,
+                        "nd_range kernels are not supported yet by this pysycl build")
+    clq = q._clq
+    acc_slots = k.acc_slots
+
+    def launch(wait_for: Any) -> Any:
+        from pysycl._cl import exec as x
+
+        if 0 in gsize:
+            return x.marker(clq, wait_for=wait_for)  # an empty range runs no work-item
+        args: list[Any] = []
+        for v, is_acc in zip(values, acc_slots):
+            if is_acc:
+                args.append(v._buf._storage.dev[ctx])
+                args.extend(v._tail)
+            else:
+                args.append(v)
+        return x.launch(clq, clk, gsize, lsize, args, wait_for)
+
+    return launch
+
+
+def _dev_name(dev: Any) -> str:
+    return dev._name()
+
+
+def _check_device(k: _Kernel, dev: Any) -> None:
+    from pysycl._aspects import aspect
+
+    missing = []
+    if k.compiled.format == "spirv" and not dev.has(aspect.ext_pysycl_spirv):
+        raise exception(
+            errc.kernel_not_supported,
+            f"kernel {k.name} ({k.compiled.source_location}) is a SPIR-V device image, but device "
+            f"{_dev_name(dev)!r} cannot load SPIR-V (no OpenCL IL support; this is the case "
+            "for PoCL from PyPI). Run it on a device with aspect.ext_pysycl_spirv, e.g. "
+            "sycl.queue(sycl.aspect_selector(sycl.aspect.ext_pysycl_spirv)).")
+    for name in sorted(k.compiled.required_aspects):
+        a = getattr(aspect, name)
+        if not dev.has(a):
+            missing.append(name)
+    if missing:
+        raise exception(
+            errc.kernel_not_supported,
+            f"kernel {k.name} ({k.compiled.source_location}) needs aspect(s) "
+            f"{', '.join('aspect.' + m for m in missing)} which device "
+            f"{_dev_name(dev)!r} does not have")
+
+
+def _build(k: _Kernel, ctx: Any, dev: Any) -> Any:
+    from pysycl._cl import exec as x
+
+    _check_device(k, dev)
+    t0 = time.perf_counter()
+    prg = x.build_il(ctx._cl, [dev._cl], k.compiled.binary)
+    clk = x.create_kernel(prg, k.compiled.entry, k.arg_dtypes)
+    stats["cl_builds"] += 1
+    _log.info("built kernel %s for %s in %.1f ms", k.name, _dev_name(dev),
+              1e3 * (time.perf_counter() - t0))
+    return clk
+
+
+def _load_or_compile(fn: Any, info: _CodeInfo, caps: list[Any], tkey: tuple[Any, ...],
+                     index: IndexSpace, kernel_name: str | None) -> _Kernel:
+    captures = tuple(Capture(n, s, t) for n, s, t in caps)  # type: ignore[arg-type]
+    digest = stable_digest(fn, captures, tkey, index)
+    name = kernel_name or fn.__qualname__
+    entry = "pysycl_" + digest[:24]
+    compiled = _diskcache.load(digest)
+    if compiled is not None and compiled.captures == captures:
+        stats["disk_hits"] += 1
+        _log.debug("kernel %s: disk cache hit %s", name, digest[:16])
+        return _Kernel(compiled, name)
+    t0 = time.perf_counter()
+    from pysycl_numba import compile_kernel  # the compiler loads on first use
+
+    compiled = compile_kernel(fn, index, captures, entry_name=entry)
+    stats["compiles"] += 1
+    _log.info("compiled kernel %s (%s) in %.1f ms", name, info.location,
+              1e3 * (time.perf_counter() - t0))
+    if _diskcache.store(digest, compiled):
+        stats["disk_writes"] += 1
+    return _Kernel(compiled, name)
+
+
+# ------------------------------------------------------------- stable digest
+def _versions() -> str:
+    global _VERSIONS
+    if _VERSIONS is None:
+        from importlib import metadata
+
+        from pysycl import __version__
+
+        parts = [f"pysycl={__version__}"]
+        for dist in ("numba", "llvmlite"):
+            try:
+                parts.append(f"{dist}={metadata.version(dist)}")
+            except metadata.PackageNotFoundError:
+                parts.append(f"{dist}=none")
+        _VERSIONS = ";".join(parts)
+    return _VERSIONS
+
+
+_VERSIONS: str | None = None
+
+
+def _hash_code(code: types.CodeType, h: Any) -> None:
+    h.update(code.co_code)
+    h.update(repr((code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars,
+                   code.co_argcount, code.co_name)).encode())
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            _hash_code(c, h)
+        else:
+            h.update(repr((type(c).__name__, c)).encode())
+
+
+def _hash_static(v: Any, h: Any, seen: set[int]) -> None:
+    """Hash a compile-time value: functions recursively (helpers compile with the kernel)."""
+    if hasattr(v, "py_func"):
+        v = v.py_func
+    if isinstance(v, types.FunctionType):
+        if id(v) in seen:
+            return
+        seen.add(id(v))
+        h.update(b"fn:")
+        _hash_code(v.__code__, h)
+        if v.__closure__:
+            for cell in v.__closure__:
+                try:
+                    _hash_static(cell.cell_contents, h, seen)
+                except ValueError:
+                    h.update(b"<empty cell>")
+        g = v.__globals__
+        for ins in dis.get_instructions(v.__code__):
+            if ins.opname == "LOAD_GLOBAL" and ins.argval in g:
+                h.update(ins.argval.encode())
+                _hash_static(g[ins.argval], h, seen)
+    elif isinstance(v, types.ModuleType):
+        h.update(f"mod:{v.__name__}".encode())
+    elif isinstance(v, (bool, int, float, complex, str, bytes, tuple, type(None), np.generic)):
+        h.update(repr((type(v).__name__, v)).encode())  # frozen into helpers by Numba
+    elif isinstance(v, (type, types.BuiltinFunctionType)):
+        h.update(f"obj:{getattr(v, '__module__', '')}.{getattr(v, '__qualname__', v)}".encode())
+    else:
+        h.update(f"other:{type(v).__module__}.{type(v).__qualname__}".encode())
+
+
+def stable_digest(fn: Any, captures: tuple[Capture, ...], tkey: tuple[Any, ...],
+                  index: IndexSpace) -> str:
+    """A digest of everything the compiled module depends on, stable across processes."""
+    h = hashlib.sha256()
+    h.update(_versions().encode())
+    h.update(repr((index.kind, index.ndim)).encode())
+    _hash_code(fn.__code__, h)
+    for c in captures:
+        t = c.type
+        h.update(repr((c.name, c.source, type(t).__name__, t.dtype.str,
+                       getattr(t, "ndim", 0), getattr(t, "mode", ""),
+                       getattr(t, "space", ""))).encode())
+    seen: set[int] = set()
+    cap_names = {c.name for c in captures}
+    if fn.__closure__:
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+            if name not in cap_names:
+                h.update(name.encode())
+                _hash_static(cell.cell_contents, h, seen)
+    g = fn.__globals__
+    for name in _code_infos[fn.__code__].globals:
+        if name not in cap_names:
+            v = g.get(name, _MISSING)
+            h.update(name.encode())
+            if v is _MISSING:
+                h.update(b"builtin:" + repr(getattr(builtins, name, None)).encode())
+            else:
+                _hash_static(v, h, seen)
+    return h.hexdigest()
+
+
+def reset_stats() -> None:
+    """Zero the cache counters."""
+    for k in stats:
+        stats[k] = 0
+
+
+def clear_memory_cache() -> None:
+    """Forget every compiled kernel held in memory (the disk cache stays)."""
+    _kernels.clear()
+    _code_infos.clear()
+

@@ -1,0 +1,132 @@
+"""``sycl::property``: the properties passed as ``properties=[...]`` (mapping rules).
+
+``sycl.queue(properties=[sycl.property.queue.enable_profiling()])``,
+``sycl.buffer(a, properties=[sycl.property.buffer.use_host_ptr()])``,
+``buf.get_access(h, sycl.access_mode.write, properties=[sycl.no_init])``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, TypeVar
+
+
+class _Property:
+    """Base of all properties: equal when of the same class and arguments."""
+
+    __slots__ = ()
+
+    def _key(self) -> tuple[Any, ...]:
+        return ()
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other._key() == self._key()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self).__qualname__, self._key()))
+
+    def __repr__(self) -> str:
+        return f"sycl.property.{type(self).__qualname__}()"
+
+
+class queue:  # noqa: N801 - namespace, the spec's spelling
+    """Queue properties (SYCL 2020 Table 31)."""
+
+    class enable_profiling(_Property):  # noqa: N801
+        """Capture profiling information for every command (``event.get_profiling_info``)."""
+
+        __slots__ = ()
+
+    class in_order(_Property):  # noqa: N801
+        """Commands execute in submission order."""
+
+        __slots__ = ()
+
+
+class buffer:  # noqa: N801 - namespace, the spec's spelling
+    """Buffer properties (SYCL 2020 §4.7.2.2)."""
+
+    class use_host_ptr(_Property):  # noqa: N801
+        """Use the host array itself as the buffer's host storage (pysycl always does
+        for C-contiguous writable arrays; accepted for portability)."""
+
+        __slots__ = ()
+
+    class use_mutex(_Property):  # noqa: N801
+        """Accepted for portability; pysycl's host accesses are synchronous anyway."""
+
+        __slots__ = ("mutex",)
+
+        def __init__(self, mutex: Any = None) -> None:
+            self.mutex = mutex
+
+        def _key(self) -> tuple[Any, ...]:
+            return (id(self.mutex),)
+
+        def get_mutex_ptr(self) -> Any:
+            """The mutex given at construction."""
+            return self.mutex
+
+    class context_bound(_Property):  # noqa: N801
+        """The buffer may only be used in ``context``."""
+
+        __slots__ = ("context",)
+
+        def __init__(self, context: Any) -> None:
+            self.context = context
+
+        def _key(self) -> tuple[Any, ...]:
+            return (self.context,)
+
+        def get_context(self) -> Any:
+            """The bound context."""
+            return self.context
+
+
+class no_init_property(_Property):  # noqa: N801
+    """``property::no_init``: the accessor's previous contents need not be preserved."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "sycl.no_init"
+
+
+no_init = no_init_property()
+
+P = TypeVar("P", bound=_Property)
+
+
+class property_list:  # noqa: N801 - the spec's spelling
+    """A set of properties; ``has_property``/``get_property`` as in the spec."""
+
+    __slots__ = ("_props",)
+
+    def __init__(self, props: Iterable[Any] = ()) -> None:
+        self._props = tuple(props)
+        for p in self._props:
+            if not isinstance(p, _Property):
+                raise TypeError(f"not a sycl property: {p!r}")
+
+    def has_property(self, kind: type[P]) -> bool:
+        """Whether a property of class ``kind`` is present."""
+        return any(isinstance(p, kind) for p in self._props)
+
+    def get_property(self, kind: type[P]) -> P:
+        """The property of class ``kind``.
+
+        Raises:
+            pysycl.exception: ``errc.invalid`` when absent (as the spec says).
+        """
+        for p in self._props:
+            if isinstance(p, kind):
+                return p  # type: ignore[return-value]
+        from pysycl._exceptions import errc, exception
+
+        raise exception(errc.invalid, f"property {kind.__qualname__} is not in this property list")
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._props)
+
+    def __repr__(self) -> str:
+        return f"sycl.property_list({list(self._props)!r})"
