@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import builtins
 import logging
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -312,12 +313,10 @@ class buffer:  # noqa: N801 - the spec's spelling
         if self.is_sub_buffer():
             return
         st = self._storage
-        from pysycl._scheduler import sync_to_host, wait_all
-
-        wait_all(st)
+        _sched.wait_all(st)
         if not st.write_back:
             return
-        sync_to_host(st)
+        _sched.sync_to_host(st)
         target = st.final if st.final is not None else st.user
         if target is None:
             return  # the host copy is the user's array itself
@@ -337,6 +336,8 @@ class buffer:  # noqa: N801 - the spec's spelling
         self._flush()
 
     def __del__(self) -> None:
+        if sys.is_finalizing():
+            return  # interpreter shutdown: the arrays written back to are going away too
         try:
             self._flush()
         except Exception:  # noqa: BLE001 - never raise from a finalizer
@@ -363,3 +364,6 @@ def host_view(buf: buffer) -> np.ndarray:
     return st.host[buf._offset: buf._offset + n].reshape(tuple(buf._range))
 
 
+
+
+import pysycl._scheduler as _sched  # noqa: E402 - circular: the scheduler uses _Storage

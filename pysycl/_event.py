@@ -69,8 +69,8 @@ class event:  # noqa: N801 - the spec's spelling
 
     def get_info(self, param: Any) -> Any:
         """``info::event::command_execution_status`` (or ``reference_count``)."""
-        from pysycl import _info
         from pysycl._cl import exec as _x
+        from pysycl._info import info as _info
 
         if param is _info.event.command_execution_status:
             if self._cl is None:
@@ -95,8 +95,8 @@ class event:  # noqa: N801 - the spec's spelling
             pysycl.exception: ``errc.invalid`` if the queue was not built with
                 ``property.queue.enable_profiling`` (§4.6.6).
         """
-        from pysycl import _info
         from pysycl._cl import exec as _x
+        from pysycl._info import info as _info
 
         if self._queue is None or not self._queue._profiling:
             raise exception(errc.invalid, "get_profiling_info needs a queue constructed with "

@@ -1,0 +1,74 @@
+"""Shared fixtures: real OpenCL devices, never mocks.
+
+``PYSYCL_TEST_DEVICES`` (comma-separated, case-insensitive substrings of the
+platform or device name) restricts which devices the parametrized tests use,
+e.g. ``PYSYCL_TEST_DEVICES=intel`` or ``PYSYCL_TEST_DEVICES=pocl``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import pytest
+
+# A private kernel/ICD cache per test session: no test depends on what an
+# earlier run left behind.
+os.environ.setdefault("PYSYCL_CACHE_DIR", tempfile.mkdtemp(prefix="pysycl-test-cache-"))
+
+import pysycl as sycl  # noqa: E402
+
+
+def _test_devices() -> list[sycl.device]:
+    devs = sycl.device.get_devices()
+    want = [t.strip().lower() for t in os.environ.get("PYSYCL_TEST_DEVICES", "").split(",")
+            if t.strip()]
+    if want:
+        devs = [d for d in devs if any(
+            w in (d.get_platform().get_info(sycl.info.platform.name) + " "
+                  + d.get_info(sycl.info.device.name)).lower() for w in want)]
+    return devs
+
+
+ALL_DEVICES = _test_devices()
+
+
+def _dev_id(d: sycl.device) -> str:
+    return d.get_platform().get_info(sycl.info.platform.name).split()[0].lower()
+
+
+@pytest.fixture(params=ALL_DEVICES, ids=_dev_id)
+def sycl_device(request: pytest.FixtureRequest) -> sycl.device:
+    """Every real device in turn (Intel CPU OpenCL, PoCL, any system device)."""
+    return request.param
+
+
+@pytest.fixture
+def q(sycl_device: sycl.device) -> sycl.queue:
+    """A queue on every real device in turn."""
+    return sycl.queue(sycl_device)
+
+
+@pytest.fixture(scope="session")
+def kernel_device() -> sycl.device:
+    """The device Python kernels run on (has aspect.ext_pysycl_spirv)."""
+    devs = [d for d in ALL_DEVICES if d.has(sycl.aspect.ext_pysycl_spirv)]
+    if not devs:
+        pytest.skip("no SPIR-V capable device selected by PYSYCL_TEST_DEVICES")
+    return devs[0]
+
+
+@pytest.fixture
+def kq(kernel_device: sycl.device) -> sycl.queue:
+    """A queue on the SPIR-V capable device."""
+    return sycl.queue(kernel_device)
+
+
+@pytest.fixture
+def pocl_device() -> sycl.device:
+    """The PoCL device (no IL support), for compatibility tests."""
+    for d in ALL_DEVICES:
+        if "portable computing language" in d.get_platform().get_info(
+                sycl.info.platform.name).lower():
+            return d
+    pytest.skip("PoCL is not among the test devices")
