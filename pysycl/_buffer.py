@@ -54,15 +54,17 @@ class _Storage:
     """State shared by a root buffer and its sub-buffers."""
 
     __slots__ = (
-        "dev", "dtype", "final", "origin", "host", "host_accessors", "last_write",
+        "_host", "dev", "dtype", "final", "host_accessors", "last_write", "nbytes", "origin",
         "queue_of", "reads", "size", "user", "valid", "write_back",
     )
 
-    def __init__(self, host: np.ndarray, user: Any, write_back: bool) -> None:
-        self.host = host            # flat, contiguous host copy
+    def __init__(self, host: np.ndarray | None, user: Any, write_back: bool,
+                 dtype: np.dtype | None = None, size: int = 0) -> None:
+        self._host = host           # flat, contiguous host copy (allocated lazily if None)
         self.user = user            # where write-back goes, if not `host` itself
-        self.dtype = host.dtype
-        self.size = host.size
+        self.dtype = host.dtype if host is not None else dtype
+        self.size = host.size if host is not None else size
+        self.nbytes = self.size * self.dtype.itemsize
         self.write_back = write_back
         self.origin = write_back    # built from writable host data: write-back is possible
         self.final: Any = None      # set_final_data target
@@ -72,6 +74,17 @@ class _Storage:
         self.last_write: tuple[Any, Any] | None = None   # (cl queue, cl event)
         self.reads: dict[Any, Any] = {}      # cl queue -> its newest reading cl event since last write
         self.host_accessors = 0
+
+    @property
+    def host(self) -> np.ndarray:
+        """The host copy; a ``buffer(range)`` allocates it on first host use."""
+        if self._host is None:
+            try:
+                self._host = np.empty(self.size, dtype=self.dtype)
+            except MemoryError as e:
+                raise exception(errc.memory_allocation, f"cannot allocate {self.nbytes} bytes "
+                                "of host memory for a buffer") from e
+        return self._host
 
     def pending(self) -> list[Any]:
         evs = list(self.reads.values())
@@ -122,8 +135,7 @@ class buffer:  # noqa: N801 - the spec's spelling
             if dtype is None:
                 raise TypeError("sycl.buffer(sycl.range(...)) needs the element type: dtype=np.float32")
             dt = check_dtype(dtype)
-            host = np.empty(data.size(), dtype=dt)
-            self._storage = _Storage(host, None, write_back=False)
+            self._storage = _Storage(None, None, write_back=False, dtype=dt, size=data.size())
             self._range = data
             self._mem_range = data
             self._offset = 0

@@ -84,7 +84,7 @@ def _prepare_device(st: _Storage, ctx: Any, clq: Any, writes: bool, needs_data: 
             wait_for.append(e)
     buf = st.dev.get(ctx)
     if buf is None:
-        buf = _cl().alloc(ctx._cl, st.host.nbytes)
+        buf = _cl().alloc(ctx._cl, st.nbytes)
         st.dev[ctx] = buf
     if needs_data and ctx not in st.valid and st.valid:
         if HOST not in st.valid:

@@ -171,7 +171,7 @@ def status(ev: cl.Event) -> int:
 def profile(ev: cl.Event, which: str) -> int:
     """Profiling counter (ns): ``submit``, ``start`` or ``end``."""
     try:
-        return int(getattr(ev.profile, which.upper()))
+        return int(getattr(ev.profile, which))
     except cl.Error as e:
         raise translate(e, "profiling information unavailable", errc.profiling) from e
 
