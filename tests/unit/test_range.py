@@ -1,0 +1,74 @@
+"""Host-side index-space classes (pure Python: no Numba, no OpenCL needed)."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import pysycl as sycl
+from pysycl._range import delinearize, linear_index
+
+dims = st.lists(st.integers(1, 7), min_size=1, max_size=3)
+
+
+@given(dims)
+def test_linear_ids_are_a_bijection_onto_0_size(shape: list[int]) -> None:
+    r = sycl.range(*shape)
+    lin = [sycl.item(sycl.id(*idx), r).get_linear_id()
+           for idx in itertools.product(*(range(n) for n in shape))]
+    # Row-major: iterating the last dimension fastest enumerates 0..size-1 in order.
+    assert lin == list(range(r.size()))
+    for k in lin:
+        assert linear_index(delinearize(k, shape), shape) == k
+
+
+@given(dims, st.data())
+def test_id_range_arithmetic_is_elementwise(shape: list[int], data: st.DataObject) -> None:
+    other = data.draw(st.lists(st.integers(1, 9), min_size=len(shape), max_size=len(shape)))
+    a, b = sycl.id(*shape), sycl.id(*other)
+    assert tuple(a + b) == tuple(x + y for x, y in zip(shape, other))
+    assert tuple(a * b) == tuple(x * y for x, y in zip(shape, other))
+    assert tuple(a - b) == tuple(x - y for x, y in zip(shape, other))
+    assert tuple(a // b) == tuple(x // y for x, y in zip(shape, other))
+    assert tuple(a % b) == tuple(x % y for x, y in zip(shape, other))
+    assert tuple(a + 3) == tuple(x + 3 for x in shape)
+    assert tuple(3 * a) == tuple(3 * x for x in shape)
+    assert sycl.range(*shape).size() == __import__("math").prod(shape)
+
+
+@given(st.lists(st.tuples(st.integers(1, 6), st.integers(1, 6)), min_size=1, max_size=3))
+def test_nd_range_group_times_local_is_global(pairs: list[tuple[int, int]]) -> None:
+    local = [loc for _, loc in pairs]
+    glob = [g * loc for g, loc in pairs]
+    nd = sycl.nd_range(sycl.range(*glob), sycl.range(*local))
+    assert tuple(nd.get_group_range() * nd.get_local_range()) == tuple(nd.get_global_range())
+    assert tuple(nd.get_group_range()) == tuple(g for g, _ in pairs)
+
+
+def test_c_division_truncates_toward_zero() -> None:
+    assert tuple(sycl.id(-7, 7) // sycl.id(2, -2)) == (-3, -3)
+    assert tuple(sycl.id(-7, 7) % sycl.id(2, -2)) == (-1, 1)
+
+
+def test_range_validation() -> None:
+    with pytest.raises(TypeError):
+        sycl.range(1, 2, 3, 4)
+    with pytest.raises(TypeError):
+        sycl.range(1.5)
+    with pytest.raises(sycl.exception) as ei:
+        sycl.range(-1)
+    assert ei.value.code() == sycl.errc.invalid
+    with pytest.raises(TypeError):
+        sycl.nd_range(sycl.range(4, 4), sycl.range(2))
+
+
+def test_equality_and_hash() -> None:
+    assert sycl.range(2, 3) == sycl.range((2, 3)) and hash(sycl.range(2, 3)) == hash(sycl.range(2, 3))
+    assert sycl.id(2, 3) != sycl.range(2, 3)
+    assert sycl.id() == sycl.id(0)
+    assert int(sycl.id(5)) == 5
+    it = sycl.item(sycl.id(1, 2), sycl.range(3, 4))
+    assert it.get_id(1) == 2 and it[0] == 1 and it.get_range(1) == 4 and it.get_linear_id() == 6
