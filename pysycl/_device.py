@@ -67,7 +67,7 @@ class device:  # noqa: N801 - the spec's spelling
     _info: dict[_device_info, Any]
     _type: device_type | None
 
-    def __new__(cls, selector: Callable[[device], Any] | None = None) -> device:  # noqa: D102
+    def __new__(cls, selector: Callable[[device], Any] | None = None) -> device:
         from pysycl._selector import default_selector_v, select_device
 
         return select_device(default_selector_v if selector is None else selector)

@@ -93,10 +93,10 @@ class partition_affinity_domain(_SpecEnum):  # noqa: N801
 
     not_applicable = 0
     numa = 1 << 0
-    L4_cache = 1 << 1  # noqa: N815 - the spec's spelling
-    L3_cache = 1 << 2  # noqa: N815
-    L2_cache = 1 << 3  # noqa: N815
-    L1_cache = 1 << 4  # noqa: N815
+    L4_cache = 1 << 1
+    L3_cache = 1 << 2
+    L2_cache = 1 << 3
+    L1_cache = 1 << 4
     next_partitionable = 1 << 5
 
 
@@ -109,7 +109,8 @@ local_mem_type = _SpecEnum(
     module=__name__,
     qualname="local_mem_type",
 )
-local_mem_type.__doc__ = "``info::local_mem_type``; values are ``cl_device_local_mem_type`` (none = 0)."
+local_mem_type.__doc__ = (
+    "``info::local_mem_type``; values are ``cl_device_local_mem_type`` (none = 0).")
 
 
 class fp_config(_SpecEnum):  # noqa: N801

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from pysycl._aspects import aspect
 from pysycl._backend import backend
 from pysycl._cl import discovery as _d
-from pysycl._exceptions import errc, exception
+from pysycl._exceptions import exception
 from pysycl._info import _platform_info, device_type
 
 if TYPE_CHECKING:
@@ -114,7 +114,7 @@ class platform:  # noqa: N801 - the spec's spelling
     _info: dict[_platform_info, Any]
     _default_context: context | None
 
-    def __new__(cls, selector: Callable[[device], Any] | None = None) -> platform:  # noqa: D102
+    def __new__(cls, selector: Callable[[device], Any] | None = None) -> platform:
         from pysycl._selector import default_selector_v, select_device
 
         return select_device(default_selector_v if selector is None else selector).get_platform()

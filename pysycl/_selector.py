@@ -65,7 +65,7 @@ class default_selector:  # noqa: N801 - the spec's spelling (SYCL 1.2.1 compatib
         return "sycl.default_selector_v"
 
 
-class _type_selector:
+class _TypeSelector:
     _type: device_type
 
     def __call__(self, dev: device) -> int:
@@ -78,19 +78,19 @@ class _type_selector:
         return f"sycl.{self._type.name}_selector_v"
 
 
-class cpu_selector(_type_selector):  # noqa: N801
+class cpu_selector(_TypeSelector):  # noqa: N801
     """Selects a device of type ``info.device_type.cpu`` (Table 14)."""
 
     _type = device_type.cpu
 
 
-class gpu_selector(_type_selector):  # noqa: N801
+class gpu_selector(_TypeSelector):  # noqa: N801
     """Selects a device of type ``info.device_type.gpu`` (Table 14)."""
 
     _type = device_type.gpu
 
 
-class accelerator_selector(_type_selector):  # noqa: N801
+class accelerator_selector(_TypeSelector):  # noqa: N801
     """Selects a device of type ``info.device_type.accelerator`` (Table 14)."""
 
     _type = device_type.accelerator
@@ -102,7 +102,7 @@ gpu_selector_v = gpu_selector()
 accelerator_selector_v = accelerator_selector()
 
 
-class _aspect_selector:
+class _AspectSelector:
     def __init__(self, required: Iterable[aspect], denied: Iterable[aspect]) -> None:
         self.required = tuple(required)
         self.denied = tuple(denied)
@@ -150,7 +150,7 @@ def aspect_selector(*aspects: aspect | Iterable[aspect],
         denied = list(aspects[1]) if len(aspects) == 2 else list(deny_list)  # type: ignore
     else:
         required, denied = list(aspects), list(deny_list)  # type: ignore[arg-type]
-    return _aspect_selector(required, denied)  # type: ignore[arg-type]
+    return _AspectSelector(required, denied)  # type: ignore[arg-type]
 
 
 def _selector_name(selector: Any) -> str:

@@ -136,7 +136,7 @@ def status_name(code: int) -> str:
     """Return the OpenCL name of a status code (``CL_INVALID_VALUE``), or the number."""
     try:
         return "CL_" + str(cl().status_code.to_string(code))
-    except Exception:  # noqa: BLE001 - unknown code: show the number
+    except Exception:
         return f"CL status {code}"
 
 
@@ -202,7 +202,7 @@ def _enumerate() -> tuple[tuple[Any, tuple[Any, ...]], ...]:
 def _safe(fn: Callable[[], T], default: Any = None) -> T | Any:
     try:
         return fn()
-    except Exception:  # noqa: BLE001 - a query a driver does not answer
+    except Exception:
         return default
 
 
