@@ -36,6 +36,7 @@ from pysycl._selector import (  # noqa: E402
     gpu_selector_v,
 )
 
+from pysycl import ext  # noqa: E402
 from pysycl import property  # noqa: E402,A004 - the spec's namespace name
 from pysycl._accessor import access_mode, accessor, host_accessor, target  # noqa: E402
 from pysycl._buffer import buffer  # noqa: E402
@@ -53,6 +54,7 @@ __all__ = [
     "accessor",
     "buffer",
     "event",
+    "ext",
     "handler",
     "host_accessor",
     "id",
