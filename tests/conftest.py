@@ -24,17 +24,25 @@ def _test_devices() -> list[sycl.device]:
     want = [t.strip().lower() for t in os.environ.get("PYSYCL_TEST_DEVICES", "").split(",")
             if t.strip()]
     if want:
-        devs = [d for d in devs if any(
-            w in (d.get_platform().get_info(sycl.info.platform.name) + " "
-                  + d.get_info(sycl.info.device.name)).lower() for w in want)]
+        devs = [d for d in devs if any(w in _names(d) for w in want)]
     return devs
+
+
+def _names(d: sycl.device) -> str:
+    p = d.get_platform()
+    return " ".join((p.get_info(sycl.info.platform.name), p.get_info(sycl.info.platform.vendor),
+                     d.get_info(sycl.info.device.name))).lower()
 
 
 ALL_DEVICES = _test_devices()
 
 
 def _dev_id(d: sycl.device) -> str:
-    return d.get_platform().get_info(sycl.info.platform.name).split()[0].lower()
+    names = _names(d)
+    for short in ("pocl", "intel", "nvidia", "amd"):
+        if short in names:
+            return short
+    return d.get_info(sycl.info.device.name).split()[0].lower()
 
 
 @pytest.fixture(params=ALL_DEVICES, ids=_dev_id)
@@ -68,7 +76,6 @@ def kq(kernel_device: sycl.device) -> sycl.queue:
 def pocl_device() -> sycl.device:
     """The PoCL device (no IL support), for compatibility tests."""
     for d in ALL_DEVICES:
-        if "portable computing language" in d.get_platform().get_info(
-                sycl.info.platform.name).lower():
+        if "pocl" in _names(d):
             return d
     pytest.skip("PoCL is not among the test devices")
