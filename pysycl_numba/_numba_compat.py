@@ -1,0 +1,128 @@
+"""The one module of pysycl_numba that imports ``numba.core`` internals.
+
+Numba's internal API (contexts, passes, IR, data models, call conventions)
+changes between releases; every other module imports these names from here so
+that a Numba upgrade is a change in one file. Public Numba API (``numba.types``)
+is re-exported too so that the rest of the package has one import site.
+
+Tested with Numba 0.68 / llvmlite 0.50.
+"""
+
+from __future__ import annotations
+
+from numba.core import (
+    callconv,
+    cgutils,
+    compiler,
+    datamodel,
+    errors,
+    ir,
+    ir_utils,
+    sigutils,
+    types,
+    typing,
+)
+from numba.core.base import BaseContext
+from numba.core.callconv import MinimalCallConv
+from numba.core.codegen import Codegen, CodeLibrary
+from numba.core.compiler import CompilerBase, DefaultPassBuilder, Flags
+from numba.core.compiler_lock import global_compiler_lock
+from numba.core.compiler_machinery import AnalysisPass, FunctionPass, register_pass
+from numba.core.datamodel import models
+from numba.core.datamodel.registry import DataModelManager
+from numba.core.descriptors import TargetDescriptor
+from numba.core.dispatcher import Dispatcher
+from numba.core.imputils import Registry as LoweringRegistry
+from numba.core.imputils import builtin_registry, lower_cast
+from numba.core.options import TargetOptions
+from numba.core.target_extension import (
+    GPU,
+    dispatcher_registry,
+    jit_registry,
+    target_override,
+    target_registry,
+)
+from numba.core.typeconv import Conversion
+from numba.core.typed_passes import NopythonTypeInference
+from numba.core.typing import templates
+from numba.core.typing.templates import (
+    AbstractTemplate,
+    AttributeTemplate,
+    ConcreteTemplate,
+    bound_function,
+    signature,
+)
+from numba.core.typing.templates import Registry as TypingRegistry
+from numba.core.untyped_passes import TranslateByteCode
+from numba.np import numpy_support
+
+
+
+def load_builtin_lowerings() -> None:
+    """Import Numba's lowering modules for numbers, tuples, ranges, iterators.
+
+    They register into ``builtin_registry`` when imported (the CPU target
+    imports them in its context). Modules needing NRT or CPython (lists,
+    strings, sets, arrays) are deliberately not loaded.
+    """
+    from numba.core import optional  # noqa: F401
+    from numba.cpython import (  # noqa: F401
+        builtins,
+        enumimpl,
+        iterators,
+        numbers,
+        rangeobj,
+        slicing,
+        tupleobj,
+    )
+    from numba.misc import literal  # noqa: F401
+
+
+__all__ = [
+    "GPU",
+    "AbstractTemplate",
+    "AnalysisPass",
+    "AttributeTemplate",
+    "BaseContext",
+    "CodeLibrary",
+    "Codegen",
+    "CompilerBase",
+    "ConcreteTemplate",
+    "Conversion",
+    "DataModelManager",
+    "DefaultPassBuilder",
+    "Dispatcher",
+    "Flags",
+    "FunctionPass",
+    "LoweringRegistry",
+    "MinimalCallConv",
+    "NopythonTypeInference",
+    "TargetDescriptor",
+    "TargetOptions",
+    "TranslateByteCode",
+    "TypingRegistry",
+    "bound_function",
+    "builtin_registry",
+    "callconv",
+    "cgutils",
+    "compiler",
+    "datamodel",
+    "dispatcher_registry",
+    "errors",
+    "global_compiler_lock",
+    "ir",
+    "ir_utils",
+    "jit_registry",
+    "load_builtin_lowerings",
+    "lower_cast",
+    "models",
+    "numpy_support",
+    "register_pass",
+    "sigutils",
+    "signature",
+    "target_override",
+    "target_registry",
+    "templates",
+    "types",
+    "typing",
+]

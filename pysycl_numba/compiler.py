@@ -1,0 +1,244 @@
+"""The compiler driver: Numba pipelines and :func:`compile_kernel`.
+
+Pipeline of a kernel (Numba's nopython pipeline plus our passes)::
+
+    TranslateByteCode -> LiftCaptures -> RejectUnsupportedPython -> FixupArgs
+    -> ... Numba's untyped passes ...
+    -> NopythonTypeInference -> ValidateTypedKernel -> ... -> NativeLowering
+    then: spir_kernel wrapper -> link -> O3 -> IR guard -> SPIR-V
+
+Device functions use the same pipeline without :class:`LiftCaptures`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from pysycl import errc, exception, kernel_compile_error
+from pysycl._kernel_abi import (
+    AccessorType as AbiAccessor,
+)
+from pysycl._kernel_abi import (
+    Capture,
+    CompiledKernel,
+    IndexSpace,
+    ScalarType,
+    source_location,
+)
+from pysycl_numba._numba_compat import (
+    CompilerBase,
+    DefaultPassBuilder,
+    Flags,
+    NopythonTypeInference,
+    TranslateByteCode,
+    errors,
+    global_compiler_lock,
+    target_override,
+    types,
+)
+from pysycl_numba import dispatcher as _dispatcher  # noqa: F401 - registers the target dispatcher
+from pysycl_numba.codegen import emit_spirv
+from pysycl_numba.errors import KernelSourceError, from_numba_error
+from pysycl_numba.passes import (
+    LiftCaptures,
+    RejectUnsupportedPython,
+    ValidateTypedKernel,
+    needed_aspects,
+)
+from pysycl_numba.target import TARGET_NAME, sycl_target
+from pysycl_numba.types import AccessorType, ItemType, numba_type_of_dtype
+from pysycl_numba.wrapper import build_kernel_wrapper
+
+_log = logging.getLogger("pysycl_numba.compiler")
+
+_FP_TYPES = {"double": "fp64", "half": "fp16"}
+
+
+def _flags() -> Flags:
+    flags = Flags()
+    flags.no_compile = True  # we emit SPIR-V ourselves; no host code
+    flags.no_cpython_wrapper = True
+    flags.no_cfunc_wrapper = True
+    flags.nrt = False
+    flags.error_model = "numpy"  # no ZeroDivisionError checks on the device
+    flags.boundscheck = False
+    flags.enable_looplift = False
+    flags.enable_pyobject = False
+    flags.inline = "never"
+    return flags
+
+
+class DevicePipeline(CompilerBase):
+    """Numba's nopython pipeline plus pysycl's validation passes."""
+
+    def define_pipelines(self) -> list[Any]:
+        """One pipeline; there is no object-mode fallback on a device."""
+        pm = DefaultPassBuilder.define_nopython_pipeline(self.state, name="pysycl")
+        pm.add_pass_after(RejectUnsupportedPython, TranslateByteCode)
+        pm.add_pass_after(ValidateTypedKernel, NopythonTypeInference)
+        pm.finalize()
+        return [pm]
+
+
+class KernelPipeline(CompilerBase):
+    """The device pipeline with capture lifting right after bytecode analysis."""
+
+    def define_pipelines(self) -> list[Any]:
+        """Lift captures before anything looks at the function's arguments."""
+        pm = DefaultPassBuilder.define_nopython_pipeline(self.state, name="pysycl")
+        pm.add_pass_after(LiftCaptures, TranslateByteCode)
+        pm.add_pass_after(RejectUnsupportedPython, LiftCaptures)
+        pm.add_pass_after(ValidateTypedKernel, NopythonTypeInference)
+        pm.finalize()
+        return [pm]
+
+
+def compile_device(py_func: Callable[..., Any], args: tuple[Any, ...], return_type: Any) -> Any:
+    """Compile a device function for argument types ``args`` (Numba's CompileResult)."""
+    ctx = sycl_target.target_context
+    library = ctx.codegen().create_library(py_func.__qualname__)
+    pipeline = DevicePipeline(
+        sycl_target.typing_context, ctx, library, args, return_type, _flags(), {}
+    )
+    with target_override(TARGET_NAME):
+        return pipeline.compile_extra(py_func)
+
+
+def capture_numba_type(capture: Capture) -> types.Type:
+    """The Numba type a capture is typed with inside the kernel."""
+    ct = capture.type
+    if isinstance(ct, AbiAccessor):
+        if not 1 <= ct.ndim <= 3:
+            raise kernel_compile_error(
+                errc.kernel, f"accessor '{capture.name}' has {ct.ndim} dimensions; 1 to 3 allowed"
+            )
+        return AccessorType(numba_type_of_dtype(ct.dtype), ct.ndim, ct.mode, ct.space)
+    if isinstance(ct, ScalarType):
+        return numba_type_of_dtype(ct.dtype)
+    raise kernel_compile_error(
+        errc.kernel, f"capture '{capture.name}' has an unsupported type {ct!r}"
+    )
+
+
+def _index_arg_types(index: IndexSpace, name: str) -> list[types.Type]:
+    if index.kind == "range":
+        if not 1 <= index.ndim <= 3:
+            raise exception(errc.nd_range, f"kernel '{name}': a range has 1 to 3 dimensions")
+        return [ItemType(index.ndim)]
+    if index.kind == "single_task":
+        return []
+    raise exception(
+        errc.feature_not_supported,
+        f"kernel '{name}': {index.kind} kernels are not supported by the compiler yet",
+    )
+
+
+def _check_arity(pyfunc: Callable[..., Any], nparams: int, index: IndexSpace, name: str) -> None:
+    code = pyfunc.__code__
+    if code.co_argcount != nparams or code.co_kwonlyargcount or code.co_flags & 0x0C:
+        what = "one parameter (the item)" if nparams == 1 else "no parameters"
+        raise kernel_compile_error(
+            errc.kernel,
+            f"kernel '{name}' ({source_location(pyfunc)}): a {index.kind} kernel takes {what}; "
+            f"it has {code.co_argcount}",
+        )
+
+
+def _aspects_from_ir(ir_text: str) -> set[str]:
+    found = set()
+    for token, aspect in _FP_TYPES.items():
+        if f" {token}" in ir_text or f"({token}" in ir_text:
+            found.add(aspect)
+    return found
+
+
+def compile_kernel(
+    pyfunc: Callable[..., Any],
+    index: IndexSpace,
+    captures: tuple[Capture, ...],
+    *,
+    entry_name: str,
+) -> CompiledKernel:
+    """Compile a Python kernel to a SPIR-V module with one ``spir_kernel`` entry.
+
+    Args:
+        pyfunc: the kernel: a lambda or function taking a ``sycl.item``
+            (``range`` kernels) or nothing (``single_task``).
+        index: the launch's index space.
+        captures: the kernel's captured variables, in kernel-argument order;
+            each becomes the flat OpenCL arguments ``pysycl._kernel_abi``
+            describes. Their values are never embedded.
+        entry_name: the name of the entry point in the module.
+
+    Returns:
+        The compiled kernel (``format == "spirv"``).
+
+    Raises:
+        pysycl.kernel_compile_error: the code cannot run on a device; the
+            message names the kernel, the file:line and what to do instead.
+        pysycl.exception: ``errc.feature_not_supported`` for ``nd_range``
+            kernels (not implemented yet).
+    """
+    name = getattr(pyfunc, "__qualname__", repr(pyfunc))
+    where = source_location(pyfunc)
+    start = time.perf_counter()
+    argtypes = _index_arg_types(index, name)
+    _check_arity(pyfunc, len(argtypes), index, name)
+    capture_types = [capture_numba_type(c) for c in captures]
+    ctx = sycl_target.target_context
+    try:
+        with global_compiler_lock, target_override(TARGET_NAME):
+            library = ctx.codegen().create_library(name)
+            pipeline = KernelPipeline(
+                sycl_target.typing_context,
+                ctx,
+                library,
+                tuple(argtypes + capture_types),
+                None,
+                _flags(),
+                {},
+            )
+            pipeline.state.pysycl_captures = captures
+            cres = pipeline.compile_extra(pyfunc)
+            wrapper = build_kernel_wrapper(
+                cres.target_context,
+                cres.fndesc,
+                index,
+                capture_types,
+                [c.type for c in captures],
+                entry_name,
+            )
+            binary, ir_text = emit_spirv(cres.library, wrapper, entry_name)
+    except kernel_compile_error:
+        raise
+    except (KernelSourceError, errors.NumbaError) as e:
+        raise from_numba_error(name, where, e) from e
+    except (NotImplementedError, TypeError, ValueError, RuntimeError) as e:
+        raise from_numba_error(name, where, e) from e
+
+    aspects: set[str] = set()
+    for lib in cres.library.walk():
+        aspects |= getattr(lib, "pysycl_aspects", set())
+    for t in capture_types:
+        needed_aspects(t, aspects)
+    aspects |= _aspects_from_ir(ir_text)
+    _log.debug("compiled kernel %s (%s) in %.3f s", name, entry_name, time.perf_counter() - start)
+    return CompiledKernel(
+        binary=binary,
+        format="spirv",
+        entry=entry_name,
+        captures=tuple(captures),
+        index=index,
+        required_aspects=frozenset(aspects),
+        source_location=where,
+    )
+
+
+def scalar_dtype_ok(dtype: np.dtype) -> bool:
+    """Whether a numpy dtype can be a captured scalar or accessor element."""
+    return np.dtype(dtype).kind in "biufc"

@@ -1,0 +1,175 @@
+"""The ``pysycl`` Numba target: hardware class, typing and target contexts.
+
+The target sits in Numba's target hierarchy as ``Generic -> GPU -> SYCL``
+(:mod:`numba.core.target_extension`), so ``@overload(..., target="generic")``
+and ``target="gpu"`` implementations apply to kernels and CPU-only ones do not.
+
+* :class:`SYCLTypingContext` types OpenCL math, the SYCL kernel objects, and
+  resolves plain Python functions to device-function dispatchers (a plain
+  function is otherwise untypeable in Numba).
+* :class:`SYCLTargetContext` lowers with Numba's builtin implementations plus
+  ours, the "minimal" calling convention (status code return, no Python
+  objects), no NRT, no bounds checks, and a SPIR-V code generator.
+"""
+
+from __future__ import annotations
+
+import types as pytypes
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from pysycl_numba._numba_compat import (
+    GPU,
+    BaseContext,
+    MinimalCallConv,
+    TargetDescriptor,
+    errors,
+    load_builtin_lowerings,
+    target_registry,
+    typing,
+)
+from pysycl_numba.codegen import SPIRVCodegen
+from pysycl_numba.types import make_data_model_manager
+
+TARGET_NAME = "pysycl"
+
+
+class SYCL(GPU):
+    """Numba hardware class of SYCL devices reached through SPIR-V/OpenCL."""
+
+
+target_registry[TARGET_NAME] = SYCL
+
+_UNSUPPORTED_GLOBALS: dict[type, str] = {
+    np.ndarray: (
+        "numpy arrays cannot be captured by a kernel; wrap the data in a "
+        "sycl.buffer and capture an accessor (buf.get_access(h, mode))"
+    ),
+    list: "lists cannot be captured by a kernel; use a tuple or a buffer accessor",
+    dict: "dicts cannot be used in kernels",
+    set: "sets cannot be used in kernels",
+    str: "strings cannot be used in kernels",
+    bytes: "bytes cannot be used in kernels",
+}
+
+
+class SYCLTypingContext(typing.BaseContext):
+    """Typing context of SYCL kernels and device functions."""
+
+    def load_additional_registries(self) -> None:
+        """Install math typing (Numba's) and the SYCL declarations (ours)."""
+        from numba.core.typing import cmathdecl, mathdecl
+
+        from pysycl_numba import decl
+
+        self.install_registry(mathdecl.registry)
+        self.install_registry(cmathdecl.registry)
+        self.install_registry(decl.registry)
+
+    def resolve_value_type(self, val: Any) -> Any:
+        """Type a global or closure value that the kernel uses as a constant.
+
+        Plain Python functions become device functions of this target; Numba
+        CPU dispatchers are recompiled for the device from their ``py_func``.
+        """
+        from pysycl_numba.dispatcher import DeviceDispatcher, device_dispatcher_for
+
+        for pytype, message in _UNSUPPORTED_GLOBALS.items():
+            if isinstance(val, pytype):
+                raise errors.TypingError(message)
+        if isinstance(val, pytypes.FunctionType):
+            if not self._is_registered_global(val):
+                return device_dispatcher_for(val)._type
+        from pysycl_numba._numba_compat import Dispatcher
+
+        if isinstance(val, Dispatcher) and not isinstance(val, DeviceDispatcher):
+            return device_dispatcher_for(val.py_func)._type
+        return super().resolve_value_type(val)
+
+    def _is_registered_global(self, val: Any) -> bool:
+        # Functions with typing registered (math.*, @overload targets, ...)
+        # keep their registered typing.
+        return self._lookup_global(val) is not None
+
+
+class SYCLTargetContext(BaseContext):
+    """Target context lowering kernels to LLVM IR for the SPIR-V backend."""
+
+    implement_powi_as_math_call = True
+    strict_alignment = True
+    allow_dynamic_globals = False
+
+    def __init__(self, typingctx: SYCLTypingContext, target: str = TARGET_NAME) -> None:
+        super().__init__(typingctx, target)
+        self.data_model_manager = make_data_model_manager()
+
+    def init(self) -> None:
+        """Create the SPIR-V code generator."""
+        self._internal_codegen = SPIRVCodegen()
+
+    @property
+    def enable_nrt(self) -> bool:
+        """Kernels never allocate: no Numba runtime."""
+        return False
+
+    @property
+    def enable_boundscheck(self) -> bool:
+        """SYCL accessors are not bounds-checked."""
+        return False
+
+    @enable_boundscheck.setter
+    def enable_boundscheck(self, value: bool) -> None:
+        return
+
+    def load_additional_registries(self) -> None:
+        """Install the SYCL object and OpenCL math lowerings."""
+        from pysycl_numba import impl, mathimpl
+
+        load_builtin_lowerings()
+        self.install_registry(impl.registry)
+        self.install_registry(mathimpl.registry)
+
+    def codegen(self) -> SPIRVCodegen:
+        """The SPIR-V code generator."""
+        return self._internal_codegen
+
+    @property
+    def target_data(self) -> Any:
+        """spirv64 sizes and alignments."""
+        return self._internal_codegen.target_data
+
+    def create_module(self, name: str) -> Any:
+        """A new LLVM module with the spirv64 triple and data layout."""
+        return self._internal_codegen._create_empty_module(name)
+
+    @cached_property
+    def call_conv(self) -> MinimalCallConv:
+        """Status-code calling convention without Python objects."""
+        return MinimalCallConv(self)
+
+    def post_lowering(self, mod: Any, library: Any) -> None:
+        """Nothing to link: no NRT, no CPython helpers."""
+        return
+
+    def get_executable(self, library: Any, fndesc: Any, env: Any) -> None:
+        """Kernels never run on the host."""
+        raise NotImplementedError("pysycl kernels cannot be called from the host")
+
+
+class SYCLTargetDescriptor(TargetDescriptor):
+    """Lazily created, process-wide typing and target contexts of the target."""
+
+    @cached_property
+    def typing_context(self) -> SYCLTypingContext:
+        """The typing context."""
+        return SYCLTypingContext()
+
+    @cached_property
+    def target_context(self) -> SYCLTargetContext:
+        """The target context."""
+        return SYCLTargetContext(self.typing_context, TARGET_NAME)
+
+
+sycl_target = SYCLTargetDescriptor(TARGET_NAME)

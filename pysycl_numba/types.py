@@ -1,0 +1,172 @@
+"""Numba types and data models of the SYCL kernel objects.
+
+* :class:`ItemType` -- ``sycl.item<n>``: the parameter of a ``range`` kernel.
+  It holds the work-item's id and the launch range (both ``int64`` per
+  dimension). A 1-D item converts implicitly to an integer, as SYCL's
+  ``item<1>`` converts to ``size_t``.
+* :class:`RangeType` -- ``sycl.range<n>`` values returned by ``get_range()``.
+* :class:`AccessorType` -- a captured ``sycl.accessor``. Its LLVM value is a
+  struct ``{T addrspace(1)* base, i64 offset, i64 range[n], i64 mem_range[1..n-1]}``
+  built from the flat kernel arguments of ``pysycl._kernel_abi``.
+* :class:`GlobalPointer` -- a data pointer in an OpenCL address space. Numba's
+  own ``CPointer`` model drops the address space, and an address-space-0
+  pointer in SPIR-V is *Function* storage: buffers would silently be wrong.
+
+Ids and ranges are ``int64`` (not SYCL's unsigned ``size_t``): Numba types
+``int64 op uint64`` as ``float64``, so unsigned ids would turn ``i + 1`` into
+floating point.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir as llir
+
+from pysycl_numba._numba_compat import (
+    Conversion,
+    DataModelManager,
+    datamodel,
+    models,
+    numpy_support,
+    types,
+)
+
+#: OpenCL address spaces as LLVM's SPIR-V backend numbers them.
+ADDRSPACE_PRIVATE = 0
+ADDRSPACE_GLOBAL = 1
+ADDRSPACE_CONSTANT = 2
+ADDRSPACE_LOCAL = 3
+
+index_type = types.int64
+
+
+class GlobalPointer(types.RawPointer):
+    """A pointer to ``dtype`` elements in OpenCL address space ``addrspace``."""
+
+    def __init__(self, dtype: types.Type, addrspace: int = ADDRSPACE_GLOBAL) -> None:
+        self.dtype = dtype
+        self.addrspace = addrspace
+        super().__init__(name=f"{dtype} addrspace({addrspace})*")
+
+    @property
+    def key(self) -> tuple[types.Type, int]:
+        return self.dtype, self.addrspace
+
+
+class ItemType(types.Type):
+    """``sycl.item<ndim>``: id and range of one work-item of a ``range`` launch."""
+
+    def __init__(self, ndim: int) -> None:
+        self.ndim = ndim
+        super().__init__(name=f"sycl.item<{ndim}>")
+
+    @property
+    def key(self) -> int:
+        return self.ndim
+
+    def can_convert_to(self, typingctx: object, other: types.Type) -> Conversion | None:
+        # SYCL: item<1> and id<1> convert implicitly to size_t, so `it + 1`,
+        # `2 * it`, `it < n` type as integer arithmetic on the id.
+        if self.ndim == 1 and isinstance(other, types.Integer):
+            return Conversion.safe if other == index_type else Conversion.unsafe
+        if self.ndim == 1 and isinstance(other, types.Float):
+            return Conversion.unsafe
+        return None
+
+
+class RangeType(types.Type):
+    """``sycl.range<ndim>``: extents of a launch or of an accessor."""
+
+    def __init__(self, ndim: int) -> None:
+        self.ndim = ndim
+        super().__init__(name=f"sycl.range<{ndim}>")
+
+    @property
+    def key(self) -> int:
+        return self.ndim
+
+
+class AccessorType(types.Type):
+    """A captured ``sycl.accessor`` of ``dtype`` elements, ``ndim`` dimensions."""
+
+    def __init__(self, dtype: types.Type, ndim: int, mode: str, space: str = "global") -> None:
+        self.dtype = dtype
+        self.ndim = ndim
+        self.mode = mode
+        self.space = space
+        super().__init__(name=f"sycl.accessor<{dtype}, {ndim}, {mode}, {space}>")
+
+    @property
+    def key(self) -> tuple[types.Type, int, str, str]:
+        return self.dtype, self.ndim, self.mode, self.space
+
+    @property
+    def writable(self) -> bool:
+        """Whether stores through this accessor are allowed."""
+        return self.mode != "read"
+
+    @property
+    def addrspace(self) -> int:
+        """The OpenCL address space of the accessor's data."""
+        return ADDRSPACE_LOCAL if self.space == "local" else ADDRSPACE_GLOBAL
+
+    def member_names(self) -> list[str]:
+        """Struct member names, in flat-kernel-argument order of the ABI."""
+        names = ["base"]
+        if self.space == "global":
+            names.append("offset")
+        names += [f"range{d}" for d in range(self.ndim)]
+        if self.space == "global":
+            names += [f"mem_range{d}" for d in range(1, self.ndim)]
+        return names
+
+
+def numba_type_of_dtype(dtype: np.dtype) -> types.Type:
+    """Numba scalar type of a numpy dtype (``bool`` maps to ``boolean``)."""
+    return numpy_support.from_dtype(np.dtype(dtype))
+
+
+class _GlobalPointerModel(models.PrimitiveModel):
+    def __init__(self, dmm: DataModelManager, fe_type: GlobalPointer) -> None:
+        pointee = dmm.lookup(fe_type.dtype).get_data_type()
+        super().__init__(dmm, fe_type, pointee.as_pointer(addrspace=fe_type.addrspace))
+
+
+class _ItemModel(models.StructModel):
+    def __init__(self, dmm: DataModelManager, fe_type: ItemType) -> None:
+        n = fe_type.ndim
+        members = [(f"id{d}", index_type) for d in range(n)]
+        members += [(f"range{d}", index_type) for d in range(n)]
+        super().__init__(dmm, fe_type, members)
+
+
+class _RangeModel(models.StructModel):
+    def __init__(self, dmm: DataModelManager, fe_type: RangeType) -> None:
+        members = [(f"r{d}", index_type) for d in range(fe_type.ndim)]
+        super().__init__(dmm, fe_type, members)
+
+
+class _AccessorModel(models.StructModel):
+    def __init__(self, dmm: DataModelManager, fe_type: AccessorType) -> None:
+        members: list[tuple[str, types.Type]] = []
+        for name in fe_type.member_names():
+            if name == "base":
+                members.append((name, GlobalPointer(fe_type.dtype, fe_type.addrspace)))
+            else:
+                members.append((name, index_type))
+        super().__init__(dmm, fe_type, members)
+
+
+def make_data_model_manager() -> DataModelManager:
+    """Numba's default data models plus the SYCL kernel objects'."""
+    dmm = DataModelManager()
+    dmm.register(GlobalPointer, _GlobalPointerModel)
+    dmm.register(ItemType, _ItemModel)
+    dmm.register(RangeType, _RangeModel)
+    dmm.register(AccessorType, _AccessorModel)
+    return dmm.chain(datamodel.default_manager)
+
+
+def llvm_index_type() -> llir.IntType:
+    """The LLVM type of ids, ranges and offsets (``i64``)."""
+    return llir.IntType(64)

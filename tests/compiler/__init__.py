@@ -1,0 +1,1 @@
+"""Compiler tests: Numba -> SPIR-V, validated and run on the OpenCL device."""

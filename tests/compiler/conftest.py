@@ -1,0 +1,189 @@
+"""Helpers for compiler tests: compile a Python kernel and run it through raw pyopencl.
+
+``run(kernel, shape, ...)`` finds the kernel's captures the way the runtime
+does (closure cells, then referenced globals), maps numpy arrays wrapped in
+:class:`R`/:class:`W`/:class:`RW` to accessors and numbers to scalars,
+compiles with ``pysycl_numba.compile_kernel``, builds the SPIR-V with
+``pyopencl.Program(ctx, il)``, sets the flat arguments of
+``pysycl._kernel_abi`` and enqueues with the SYCL range reversed.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+
+import pysycl  # noqa: F401 - sets up the OpenCL ICD loader before pyopencl
+from pysycl._kernel_abi import AccessorType, Capture, CompiledKernel, IndexSpace, ScalarType
+
+import pyopencl as cl  # noqa: E402  isort: skip
+
+SPIRV_VAL = shutil.which("spirv-val")
+
+
+@dataclass
+class Acc:
+    """A numpy array captured as an accessor (``mode``), optionally a sub-range."""
+
+    array: np.ndarray
+    mode: str
+    offset: tuple[int, ...] | None = None
+    range: tuple[int, ...] | None = None
+
+
+def R(a: np.ndarray, **kw: Any) -> Acc:  # noqa: N802
+    """Read accessor."""
+    return Acc(a, "read", **kw)
+
+
+def W(a: np.ndarray, **kw: Any) -> Acc:  # noqa: N802
+    """Write accessor."""
+    return Acc(a, "write", **kw)
+
+
+def RW(a: np.ndarray, **kw: Any) -> Acc:  # noqa: N802
+    """Read-write accessor."""
+    return Acc(a, "read_write", **kw)
+
+
+def capture_values(fn: Callable[..., Any]) -> dict[str, tuple[str, Any]]:
+    """name -> (source, value) of what ``fn`` captures (accessors and numbers only)."""
+    out: dict[str, tuple[str, Any]] = {}
+    code = fn.__code__
+    for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=True):
+        v = cell.cell_contents
+        if isinstance(v, (Acc, bool, int, float, complex, np.generic)):
+            out[name] = ("freevar", v)
+    for name in code.co_names:
+        if name in fn.__globals__ and name not in out:
+            v = fn.__globals__[name]
+            if isinstance(v, (Acc, np.generic)):
+                out[name] = ("global", v)
+    return out
+
+
+def capture_type(v: Any) -> Any:
+    """The ABI type of a captured test value."""
+    if isinstance(v, Acc):
+        return AccessorType(v.array.dtype, v.array.ndim, v.mode)
+    if isinstance(v, bool):
+        return ScalarType(np.dtype(np.bool_))
+    if isinstance(v, int):
+        return ScalarType(np.dtype(np.int64))
+    if isinstance(v, float):
+        return ScalarType(np.dtype(np.float64))
+    if isinstance(v, complex):
+        return ScalarType(np.dtype(np.complex128))
+    return ScalarType(np.asarray(v).dtype)
+
+
+def make_captures(fn: Callable[..., Any]) -> tuple[tuple[Capture, ...], list[Any]]:
+    """Captures (ABI) and their values, in kernel-argument order."""
+    vals = capture_values(fn)
+    caps = tuple(Capture(n, src, capture_type(v)) for n, (src, v) in vals.items())
+    return caps, [v for _, v in vals.values()]
+
+
+def compile_for(fn: Callable[..., Any], ndim: int | None) -> CompiledKernel:
+    """Compile ``fn`` as a range kernel of ``ndim`` dims (``None``: single_task)."""
+    from pysycl_numba import compile_kernel
+
+    index = IndexSpace("single_task", 0) if ndim is None else IndexSpace("range", ndim)
+    caps, _ = make_captures(fn)
+    return compile_kernel(fn, index, caps, entry_name="k_" + fn.__name__.replace("<", "").replace(">", ""))
+
+
+def spirv_validate(binary: bytes, tmp_path: Any) -> None:
+    """Run spirv-val --target-env opencl2.2 on ``binary`` (skips without spirv-val)."""
+    if SPIRV_VAL is None:
+        pytest.skip("spirv-val not installed")
+    p = tmp_path / "k.spv"
+    p.write_bytes(binary)
+    r = subprocess.run([SPIRV_VAL, "--target-env", "opencl2.2", str(p)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+class Device:
+    """An OpenCL context + queue on the first SPIR-V capable device."""
+
+    def __init__(self) -> None:
+        for plat in cl.get_platforms():
+            for dev in plat.get_devices():
+                if "SPIR-V" in (getattr(dev, "il_version", "") or ""):
+                    self.device = dev
+                    self.ctx = cl.Context([dev])
+                    self.queue = cl.CommandQueue(self.ctx)
+                    return
+        raise LookupError("no SPIR-V capable OpenCL device")
+
+    def build(self, ck: CompiledKernel) -> cl.Kernel:
+        """Build the SPIR-V module and return its kernel."""
+        with warnings.catch_warnings():
+            # The Intel runtime's build log ("successfully vectorized") is noise.
+            warnings.simplefilter("ignore", cl.CompilerWarning)
+            prg = cl.Program(self.ctx, ck.binary).build()
+        return cl.Kernel(prg, ck.entry)
+
+    def launch(self, ck: CompiledKernel, values: list[Any], global_range: tuple[int, ...] | None) -> None:
+        """Set the flat args of ``values`` (per ``ck.captures``), run, copy results back."""
+        kernel = self.build(ck)
+        args: list[Any] = []
+        copies: list[tuple[cl.Buffer, np.ndarray]] = []
+        mf = cl.mem_flags
+        for cap, v in zip(ck.captures, values, strict=True):
+            if isinstance(cap.type, AccessorType):
+                arr = np.ascontiguousarray(v.array)
+                buf = cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=arr)
+                shape = arr.shape
+                off = v.offset or (0,) * arr.ndim
+                rng = v.range or shape
+                lin = 0
+                for d in range(arr.ndim):
+                    lin = lin * shape[d] + off[d]
+                args += [buf, np.int64(lin)] + [np.int64(r) for r in rng] + [np.int64(s) for s in shape[1:]]
+                if cap.type.mode != "read":
+                    copies.append((buf, v.array))
+            else:
+                dt = cap.type.dtype
+                args.append(np.uint8(v) if dt == np.bool_ else dt.type(v))
+        kernel.set_args(*args)
+        if global_range is None:
+            cl.enqueue_nd_range_kernel(self.queue, kernel, (1,), None)
+        else:
+            cl.enqueue_nd_range_kernel(self.queue, kernel, tuple(reversed(global_range)), None)
+        for buf, host in copies:
+            tmp = np.empty_like(np.ascontiguousarray(host))
+            cl.enqueue_copy(self.queue, tmp, buf)
+            host[...] = tmp
+        self.queue.finish()
+
+
+@pytest.fixture(scope="session")
+def device() -> Device:
+    """The SPIR-V capable OpenCL device (skip when there is none)."""
+    try:
+        return Device()
+    except LookupError as e:
+        pytest.skip(str(e))
+
+
+@pytest.fixture
+def run(device: Device) -> Callable[..., CompiledKernel]:
+    """``run(kernel, global_range_or_None)`` compiles and runs a kernel; returns it."""
+
+    def _run(fn: Callable[..., Any], global_range: tuple[int, ...] | int | None) -> CompiledKernel:
+        if isinstance(global_range, int):
+            global_range = (global_range,)
+        ck = compile_for(fn, None if global_range is None else len(global_range))
+        _, values = make_captures(fn)
+        device.launch(ck, values, global_range)
+        return ck
+
+    return _run
