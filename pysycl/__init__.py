@@ -36,7 +36,7 @@ from pysycl._selector import (  # noqa: E402
     gpu_selector_v,
 )
 
-from pysycl import ext  # noqa: E402
+from pysycl import ext, opencl  # noqa: E402
 from pysycl import property  # noqa: E402,A004 - the spec's namespace name
 from pysycl._accessor import access_mode, accessor, host_accessor, target  # noqa: E402
 from pysycl._buffer import buffer  # noqa: E402
@@ -62,6 +62,7 @@ __all__ = [
     "kernel_signature_error",
     "nd_range",
     "no_init",
+    "opencl",
     "property",
     "property_list",
     "queue",

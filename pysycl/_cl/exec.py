@@ -13,28 +13,28 @@ from typing import Any
 import numpy as np
 import pyopencl as cl
 
+from pysycl._cl.discovery import translate_cl_error
 from pysycl._exceptions import errc, exception
 
-# OpenCL error codes that mean "out of memory" in one form or another.
-_MEM_ERRORS = {-4, -5, -6, -61}  # MEM_OBJECT_ALLOCATION_FAILURE, OUT_OF_RESOURCES, OUT_OF_HOST_MEMORY, INVALID_BUFFER_SIZE
+_MEM_ERRORS = frozenset((-4, -5, -6, -61))  # allocation failures, whatever the call
 
 
 def cl_error_code(e: BaseException) -> int | None:
-    """The OpenCL error code carried by a ``pyopencl.Error``, if any."""
-    if isinstance(e, cl.Error) and e.args:
-        routine_err = e.args[0]
-        code = getattr(routine_err, "code", None)
-        if callable(code):
-            return int(code())
-    return None
+    """The OpenCL status carried by a ``pyopencl.Error``, if any."""
+    status = getattr(e, "code", None)
+    if callable(status):
+        status = status()
+    return status if isinstance(status, int) else None
 
 
-def translate(e: BaseException, what: str, code: errc = errc.runtime) -> exception:
-    """Turn a pyopencl error into a :class:`pysycl.exception` (keeping the CL code)."""
-    cl_code = cl_error_code(e)
-    if cl_code in _MEM_ERRORS:
+def translate(e: BaseException, what: str, code: errc | None = None) -> exception:
+    """Turn a pyopencl error into a :class:`pysycl.exception` (keeping the CL status).
+
+    ``code`` is used unless the status says the failure was an allocation.
+    """
+    if cl_error_code(e) in _MEM_ERRORS:
         code = errc.memory_allocation
-    return exception(code, f"{what}: {e}", cl_error=cl_code)
+    return translate_cl_error(e, what, code)
 
 
 def create_queue(ctx: cl.Context, dev: cl.Device, profiling: bool) -> cl.CommandQueue:

@@ -157,3 +157,21 @@ def test_memory_allocation_error_keeps_cl_code(q: sycl.queue) -> None:
     with pytest.raises(sycl.exception) as ei:
         q.fill(sycl.accessor(B, None, sycl.access_mode.write), 0.0).wait()
     assert ei.value.code() in (sycl.errc.memory_allocation, sycl.errc.runtime)
+
+
+def test_opencl_error_code_of_failed_allocation(q: sycl.queue) -> None:
+    limit = q.get_device().get_info(sycl.info.device.max_mem_alloc_size)
+    B = sycl.buffer(sycl.range(limit // 4 + (1 << 20)), dtype=np.float32)  # never touched on host
+    with pytest.raises(sycl.exception) as ei:
+        q.fill(sycl.accessor(B, None, sycl.access_mode.write, properties=[sycl.no_init]), 0.0).wait()
+    code = sycl.opencl.get_error_code(ei.value)
+    assert code is not None and code < 0
+    assert ei.value.code() in (sycl.errc.memory_allocation, sycl.errc.invalid, sycl.errc.runtime)
+
+
+def test_opencl_has_extension(sycl_device: sycl.device) -> None:
+    exts = sycl_device._cl.extensions.split()
+    assert sycl.opencl.has_extension(sycl_device, exts[0])
+    assert not sycl.opencl.has_extension(sycl_device, "cl_pysycl_no_such_extension")
+    assert sycl.opencl.has_extension(sycl_device.get_platform(), "cl_khr_icd") == (
+        "cl_khr_icd" in sycl_device._cl.platform.extensions.split())
