@@ -7,6 +7,8 @@ rest of ``pysycl`` never sees ``pyopencl.Error``.
 
 from __future__ import annotations
 
+import logging
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,6 +17,8 @@ import pyopencl as cl
 
 from pysycl._cl.discovery import translate_cl_error
 from pysycl._exceptions import errc, exception
+
+_log = logging.getLogger("pysycl.opencl")
 
 _MEM_ERRORS = frozenset((-4, -5, -6, -61))  # allocation failures, whatever the call
 
@@ -110,7 +114,13 @@ def build_il(ctx: cl.Context, devices: Sequence[cl.Device], il: bytes, options: 
     except cl.Error as e:
         raise translate(e, "clCreateProgramWithIL rejected the SPIR-V module", errc.build) from e
     try:
-        prg.build(options=options, devices=list(devices))
+        with warnings.catch_warnings():
+            # Drivers print informational build logs (Intel: "Compilation started/done");
+            # they are not the user's concern: logged at DEBUG instead of warned.
+            warnings.simplefilter("ignore", cl.CompilerWarning)
+            prg.build(options=options, devices=list(devices))
+        if _log.isEnabledFor(logging.DEBUG):
+            _log.debug("build log: %s", _build_log(prg, devices))
     except cl.Error as e:
         log = _build_log(prg, devices)
         raise exception(errc.build, f"building the SPIR-V module failed: {e}\n{log}",
