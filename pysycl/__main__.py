@@ -86,6 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for p in plats:
         for dev in p.get_devices():
             print(device_line(dev, index))
+            print("    aspects: " + " ".join(a.name for a in dev.get_info(_device_info.aspects)))
             index += 1
     if not plats:
         print(f"pysycl-ls: no device visible ({FILTER_ENV} hides them all)", file=sys.stderr)

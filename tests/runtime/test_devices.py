@@ -622,12 +622,17 @@ def test_pysycl_ls_lists_every_device() -> None:
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     cl_devices = [(p, d) for p in cl.get_platforms() for d in p.get_devices()]
-    assert len(lines) == len(cl_devices)
-    for i, (line, (p, d)) in enumerate(zip(lines, cl_devices, strict=True)):
+    dev_lines, aspect_lines = lines[0::2], lines[1::2]
+    assert len(dev_lines) == len(aspect_lines) == len(cl_devices)
+    for i, (line, asp, (p, d)) in enumerate(zip(dev_lines, aspect_lines, cl_devices, strict=True)):
         assert line.startswith("[opencl:"), line
         assert f"[opencl:{i}]" in line
         assert d.name.strip() in line and p.name.strip() in line
         assert d.driver_version.strip() in line
+        # The aspects line agrees with pyopencl: fp16 iff cl_khr_fp16, SPIR-V iff IL versions.
+        assert asp.startswith("    aspects: ")
+        assert ("fp16" in asp.split()) == ("cl_khr_fp16" in d.extensions.split())
+        assert ("ext_pysycl_spirv" in asp.split()) == ("SPIR-V" in (d.il_version or ""))
 
 
 def test_pysycl_ls_verbose_and_filter() -> None:
