@@ -248,26 +248,24 @@ def _dev_name(dev: Any) -> str:
 
 
 def _check_device(k: _Kernel, dev: Any) -> None:
+    """Raise ``errc.kernel_not_supported`` unless ``dev`` can run ``k`` (before anything runs)."""
     from pysycl._aspects import aspect
 
-    missing = []
+    missing = [name for name in sorted(k.compiled.required_aspects)
+               if not dev.has(getattr(aspect, name))]
+    if missing:
+        raise exception(
+            errc.kernel_not_supported,
+            f"kernel {k.name} ({k.compiled.source_location}) needs "
+            f"{', '.join('aspect.' + m for m in missing)}, which device {_dev_name(dev)!r} "
+            "does not have (float16 needs fp16, float64 and Python floats need fp64)")
     if k.compiled.format == "spirv" and not dev.has(aspect.ext_pysycl_spirv):
         raise exception(
             errc.kernel_not_supported,
             f"kernel {k.name} ({k.compiled.source_location}) is a SPIR-V device image, but device "
-            f"{_dev_name(dev)!r} cannot load SPIR-V (no OpenCL IL support; this is the case "
-            "for PoCL from PyPI). Run it on a device with aspect.ext_pysycl_spirv, e.g. "
+            f"{_dev_name(dev)!r} cannot load SPIR-V (no OpenCL IL support; PoCL from PyPI is "
+            "such a device). Run it on a device with aspect.ext_pysycl_spirv, e.g. "
             "sycl.queue(sycl.aspect_selector(sycl.aspect.ext_pysycl_spirv)).")
-    for name in sorted(k.compiled.required_aspects):
-        a = getattr(aspect, name)
-        if not dev.has(a):
-            missing.append(name)
-    if missing:
-        raise exception(
-            errc.kernel_not_supported,
-            f"kernel {k.name} ({k.compiled.source_location}) needs aspect(s) "
-            f"{', '.join('aspect.' + m for m in missing)} which device "
-            f"{_dev_name(dev)!r} does not have")
 
 
 def _build(k: _Kernel, ctx: Any, dev: Any) -> Any:
