@@ -82,7 +82,9 @@ class accessor:  # noqa: N801 - the spec's spelling
     def __init__(self, buf: buffer, handler: Any = None, mode: Any = access_mode.read_write,
                  target: target = target.device, *, access_range: Any = None,
                  access_offset: Any = None, properties: Iterable[Any] = ()) -> None:
-        if not isinstance(buf, buffer):
+        # This constructor runs once per accessor per submit: keep the common case
+        # (whole buffer, no properties) free of allocations beyond the object itself.
+        if type(buf) is not buffer and not isinstance(buf, buffer):
             raise TypeError(f"sycl.accessor needs a sycl.buffer, got {type(buf).__name__}")
         if handler is not None and not hasattr(handler, "_require"):
             # accessor(buf, mode) with no handler: a placeholder.
@@ -90,34 +92,34 @@ class accessor:  # noqa: N801 - the spec's spelling
                 mode, handler = handler, None
             else:
                 raise TypeError(f"sycl.accessor: expected a sycl.handler, got {type(handler).__name__}")
-        m = _norm_mode(mode)
+        m = mode if type(mode) is access_mode else _norm_mode(mode)
         kmode, no_init = _MODES[m]
-        props = _prop.property_list(properties)
-        no_init = no_init or props.has_property(_prop.no_init_property)
+        if properties:
+            props = _prop.property_list(properties)
+            no_init = no_init or props.has_property(_prop.no_init_property)
         if no_init and kmode == "read":
             raise exception(errc.invalid, "no_init cannot be used with access_mode.read")
-        brange = buf.get_range()
-        n = len(brange)
-        rng = brange if access_range is None else (
-            access_range if isinstance(access_range, _range) else _range(access_range))
-        off = _id(*([0] * n)) if access_offset is None else (
-            access_offset if isinstance(access_offset, _id) else _id(access_offset))
-        if len(rng) != n or len(off) != n:
-            raise exception(errc.invalid, f"accessor range/offset must have {n} dimensions")
-        for d in range(n):
-            if off[d] < 0 or off[d] + rng[d] > brange[d]:
-                raise exception(errc.invalid, f"accessor range {tuple(rng)} at offset {tuple(off)} "
-                                f"exceeds the buffer range {tuple(brange)} in dimension {d}")
+        st = buf._storage
+        if access_range is None and access_offset is None:
+            rng = buf._range
+            off = None
+            tail = buf._whole_tail
+            if tail is None:
+                tail = buf._whole_tail = _tail(buf, rng, None)
+        else:
+            rng, off = _check_ranged(buf, access_range, access_offset)
+            tail = _tail(buf, rng, off)
+        key = (st.dtype, len(rng), kmode)
+        kt = _KTYPES.get(key)
+        if kt is None:
+            kt = _KTYPES[key] = AccessorType(st.dtype, len(rng), kmode)  # type: ignore[arg-type]
         self._buf = buf
         self._mode = m
         self._no_init = no_init
         self._range = rng
         self._offset = off
-        self._ktype = AccessorType(buf.dtype, n, kmode)  # type: ignore[arg-type]
-        # Flat kernel arguments after the cl buffer (see _kernel_abi): offset, range, mem_range[1:].
-        mem = buf._root_range()
-        lin_off = buf._offset + linear_index(off, mem) if n else buf._offset
-        self._tail = (lin_off, *rng, *tuple(mem)[1:])
+        self._ktype = kt
+        self._tail = tail
         self._handler = None
         self._hostview: np.ndarray | None = None  # set while a host_task runs
         if handler is not None:
@@ -145,7 +147,7 @@ class accessor:  # noqa: N801 - the spec's spelling
 
     def get_offset(self) -> _id:
         """The access offset."""
-        return self._offset
+        return self._offset if self._offset is not None else _id(*([0] * len(self._range)))
 
     def size(self) -> int:
         """Number of accessible elements."""
@@ -236,6 +238,32 @@ class host_accessor:  # noqa: N801 - the spec's spelling
 
     def __repr__(self) -> str:
         return f"sycl.host_accessor({self._view!r})"
+
+
+_KTYPES: dict[tuple[Any, ...], AccessorType] = {}
+
+
+def _check_ranged(buf: buffer, access_range: Any, access_offset: Any) -> tuple[_range, _id]:
+    brange = buf.get_range()
+    n = len(brange)
+    rng = brange if access_range is None else (
+        access_range if isinstance(access_range, _range) else _range(access_range))
+    off = _id(*([0] * n)) if access_offset is None else (
+        access_offset if isinstance(access_offset, _id) else _id(access_offset))
+    if len(rng) != n or len(off) != n:
+        raise exception(errc.invalid, f"accessor range/offset must have {n} dimensions")
+    for d in range(n):
+        if off[d] < 0 or off[d] + rng[d] > brange[d]:
+            raise exception(errc.invalid, f"accessor range {tuple(rng)} at offset {tuple(off)} "
+                            f"exceeds the buffer range {tuple(brange)} in dimension {d}")
+    return rng, off
+
+
+def _tail(buf: buffer, rng: _range, off: _id | None) -> tuple[int, ...]:
+    """Flat kernel arguments after the cl buffer (see _kernel_abi): offset, range, mem_range[1:]."""
+    mem = buf._root_range()
+    lin_off = buf._offset + (linear_index(off, mem) if off is not None else 0)
+    return (lin_off, *rng, *tuple(mem)[1:])
 
 
 def _np_index(idx: Any) -> Any:

@@ -115,6 +115,8 @@ class buffer:  # noqa: N801 - the spec's spelling
     garbage-collected.
     """
 
+    _whole_tail: tuple[int, ...] | None = None  # cached flat kernel args of a whole-buffer accessor
+
     def __init__(
         self,
         data: Any = None,

@@ -34,10 +34,14 @@ class event:  # noqa: N801 - the spec's spelling
 
     def wait(self) -> None:
         """Block until the command has completed (``event::wait``)."""
-        if self._cl is not None:
-            from pysycl._cl import exec as _x
+        cl_ev = self._cl
+        if cl_ev is not None:
+            try:
+                cl_ev.wait()
+            except Exception as e:  # noqa: BLE001 - translated in the OpenCL layer
+                from pysycl._cl import exec as _x
 
-            _x.wait((self._cl,))
+                raise _x.translate(e, "the command failed") from e
 
     def wait_and_throw(self) -> None:
         """Wait, then hand any asynchronous errors to the queue's async_handler."""

@@ -145,8 +145,13 @@ class handler:  # noqa: N801 - the spec's spelling
         return f"sycl.handler(command={None if self._cmd is None else self._cmd[0]})"
 
 
+_checked: dict[tuple[Any, int], bool] = {}
+
+
 def _check_kernel(kernel: Any, nparams: int, where: str) -> None:
     code = getattr(kernel, "__code__", None)
+    if (code, nparams) in _checked:
+        return
     if code is None:
         raise TypeError(f"{where}: the kernel must be a Python function or lambda, got "
                         f"{type(kernel).__name__}")
@@ -161,3 +166,4 @@ def _check_kernel(kernel: Any, nparams: int, where: str) -> None:
             errc.invalid,
             f"{loc}: kernel {kernel.__qualname__} takes {got} parameter(s) but {where} passes "
             f"{want}")
+    _checked[(code, nparams)] = True

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -55,6 +55,17 @@ class AccessorType:
     mode: AccessMode
     space: Literal["global", "local"] = "global"
 
+    # Hashed on every submit (it is part of the in-memory cache key): cache the
+    # hash, and keep it out of pickles (str hashes differ between processes).
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_h", hash((self.dtype, self.ndim, self.mode, self.space)))
+
+    def __hash__(self) -> int:
+        return self._h  # type: ignore[attr-defined,no-any-return]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (AccessorType, (self.dtype, self.ndim, self.mode, self.space))
+
     def flat_arg_count(self) -> int:
         """Number of OpenCL kernel arguments this capture occupies."""
         if self.space == "local":
@@ -67,6 +78,15 @@ class ScalarType:
     """Type of a captured scalar (Python or numpy number, or bool)."""
 
     dtype: np.dtype
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_h", hash(("scalar", self.dtype)))
+
+    def __hash__(self) -> int:
+        return self._h  # type: ignore[attr-defined,no-any-return]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ScalarType, (self.dtype,))
 
     def flat_arg_count(self) -> int:
         """Number of OpenCL kernel arguments this capture occupies (always 1)."""

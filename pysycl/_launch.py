@@ -225,22 +225,33 @@ def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
                         "nd_range kernels are not supported yet by this pysycl build")
     clq = q._clq
     acc_slots = k.acc_slots
+    key = ctx._handle
+    x = _cl_exec()
 
     def launch(wait_for: Any) -> Any:
-        from pysycl._cl import exec as x
-
         if 0 in gsize:
             return x.marker(clq, wait_for=wait_for)  # an empty range runs no work-item
         args: list[Any] = []
         for v, is_acc in zip(values, acc_slots):
             if is_acc:
-                args.append(v._buf._storage.dev[ctx])
+                args.append(v._buf._storage.dev[key])
                 args.extend(v._tail)
             else:
                 args.append(v)
         return x.launch(clq, clk, gsize, lsize, args, wait_for)
 
     return launch
+
+
+_cl_mod: list[Any] = []
+
+
+def _cl_exec() -> Any:
+    if not _cl_mod:
+        from pysycl._cl import exec as x
+
+        _cl_mod.append(x)
+    return _cl_mod[0]
 
 
 def _dev_name(dev: Any) -> str:

@@ -27,10 +27,26 @@ from pysycl._event import event
 from pysycl._exceptions import errc, exception
 
 
-def _cl():  # the OpenCL layer, imported on first use (keeps `import pysycl` light)
-    from pysycl._cl import exec as x
+_mods: dict[str, Any] = {}
 
+
+def _cl() -> Any:
+    """The OpenCL layer, imported on first use (keeps ``import pysycl`` light)."""
+    x = _mods.get("cl")
+    if x is None:
+        from pysycl._cl import exec as x
+
+        _mods["cl"] = x
     return x
+
+
+def _launcher() -> Any:
+    m = _mods.get("launch")
+    if m is None:
+        from pysycl import _launch as m  # circular at import time: resolved on first use
+
+        _mods["launch"] = m
+    return m
 
 
 # --------------------------------------------------------------------- buffers
@@ -57,7 +73,7 @@ def sync_to_host(st: _Storage) -> None:
         if not st.valid:
             st.valid.add(HOST)  # never initialized: the host copy is as good as any
         return
-    ctx = next(iter(st.valid))
+    ctx = next(iter(st.valid))  # a context handle
     clq = st.queue_of[ctx]
     wait_for = [e for q, e in pending_events(st, writes=False) if q is not clq]
     _cl().read(clq, st.host, st.dev[ctx], wait_for=wait_for or None, blocking=True)
@@ -79,31 +95,37 @@ def acquire_host(st: _Storage, writes: bool, no_init: bool = False) -> None:
 def _prepare_device(st: _Storage, ctx: Any, clq: Any, writes: bool, needs_data: bool,
                     wait_for: list[Any]) -> Any:
     """Allocate/copy ``st`` for a command on ``clq``; collect cross-queue deps."""
-    for q, e in pending_events(st, writes):
-        if q is not clq:
-            wait_for.append(e)
-    buf = st.dev.get(ctx)
+    lw = st.last_write
+    if lw is not None and lw[0] is not clq:
+        wait_for.append(lw[1])
+    if writes and st.reads:
+        for q, e in st.reads.items():
+            if q is not clq:
+                wait_for.append(e)
+    key = ctx._handle
+    buf = st.dev.get(key)
     if buf is None:
         buf = _cl().alloc(ctx._cl, st.nbytes)
-        st.dev[ctx] = buf
-    if needs_data and ctx not in st.valid and st.valid:
+        st.dev[key] = buf
+    if needs_data and key not in st.valid and st.valid:
         if HOST not in st.valid:
             sync_to_host(st)
         _cl().write(clq, buf, st.host, wait_for=wait_for or None)
-        st.valid.add(ctx)
-    st.queue_of[ctx] = clq
+        st.valid.add(key)
+    st.queue_of[key] = clq
     return buf
 
 
-def _record(st: _Storage, ctx: Any, clq: Any, ev: Any, writes: bool) -> None:
+def _record(st: _Storage, key: int, clq: Any, ev: Any, writes: bool) -> None:
     if writes:
         st.last_write = (clq, ev)
-        st.reads.clear()
-        st.valid = {ctx}
+        if st.reads:
+            st.reads.clear()
+        st.valid = {key}
     else:
         # In-order queues: the newest read event of a queue covers the older ones.
         st.reads[clq] = ev
-        st.valid.add(ctx)
+        st.valid.add(key)
 
 
 # -------------------------------------------------------------------- submit
@@ -115,12 +137,7 @@ def submit(q: Any, h: Any) -> event:
     clq = q._clq
     launch = None
     if kind == "kernel":
-        from pysycl import _launch
-
-        launch = _launch.prepare(q, h, cmd)          # may compile; may raise: nothing moved yet
-    for acc in h._reqs:
-        if acc._buf._storage.host_accessors:
-            pass  # documented: release host accessors before submitting work
+        launch = _launcher().prepare(q, h, cmd)     # may compile; may raise: nothing moved yet
     wait_for: list[Any] = []
     for e in h._deps:
         if e._cl is None:
@@ -152,11 +169,10 @@ def submit(q: Any, h: Any) -> event:
         ev = _cl().marker(clq, wait_for=wait_for or None) if wait_for else None
         if ev is None:
             return event._make(q, None, deps=h._deps)
+    key = ctx._handle
     for acc in reqs:
-        _record(acc._buf._storage, ctx, clq, ev, acc._ktype.mode != "read")
-    out = event._make(q, ev, deps=h._deps)
-    q._last = out
-    return out
+        _record(acc._buf._storage, key, clq, ev, acc._ktype.mode != "read")
+    return event._make(q, ev, deps=h._deps)
 
 
 def _fill(q: Any, cmd: tuple[Any, ...], wait_for: list[Any]) -> Any:
@@ -165,7 +181,7 @@ def _fill(q: Any, cmd: tuple[Any, ...], wait_for: list[Any]) -> Any:
     pattern = np.asarray(value, dtype=st.dtype).reshape(1)
     segments = _segments(acc)
     ev = None
-    buf = st.dev[q._ctx]
+    buf = st.dev[q._ctx._handle]
     isz = st.dtype.itemsize
     for off, n in segments:
         ev = _cl().fill(q._clq, buf, pattern, off * isz, n * isz, wait_for=wait_for or None)
@@ -199,8 +215,8 @@ def _copy(q: Any, cmd: tuple[Any, ...], wait_for: list[Any]) -> Any:
         ss, ds = _segments(src), _segments(dst)
         if len(ss) == 1 and len(ds) == 1 and src.dtype == dst.dtype:
             isz = src.dtype.itemsize
-            return x.copy_buffer(q._clq, dst._buf._storage.dev[q._ctx],
-                                 src._buf._storage.dev[q._ctx], ss[0][1] * isz,
+            return x.copy_buffer(q._clq, dst._buf._storage.dev[q._ctx._handle],
+                                 src._buf._storage.dev[q._ctx._handle], ss[0][1] * isz,
                                  ds[0][0] * isz, ss[0][0] * isz, wait_for=wait_for or None)
         raise exception(errc.feature_not_supported,
                         "pysycl: accessor-to-accessor copy of non-contiguous regions or "
@@ -210,7 +226,7 @@ def _copy(q: Any, cmd: tuple[Any, ...], wait_for: list[Any]) -> Any:
         dst_arr = dst
         if len(segs) == 1 and dst_arr.flags.c_contiguous and dst_arr.dtype == src.dtype:
             off, n = segs[0]
-            return x.read(q._clq, dst_arr.reshape(-1)[:n], src._buf._storage.dev[q._ctx],
+            return x.read(q._clq, dst_arr.reshape(-1)[:n], src._buf._storage.dev[q._ctx._handle],
                           off * src.dtype.itemsize, wait_for=wait_for or None, blocking=True)
         raise exception(errc.invalid, "copy(accessor, array): the destination must be a "
                         f"C-contiguous {src.dtype} array covering a contiguous accessor region")
@@ -221,7 +237,7 @@ def _copy(q: Any, cmd: tuple[Any, ...], wait_for: list[Any]) -> Any:
         raise exception(errc.invalid, "copy(array, accessor): the source must have at least as "
                         "many elements as the (contiguous) accessor region")
     off, n = segs[0]
-    return x.write(q._clq, dst._buf._storage.dev[q._ctx], src_arr[:n].copy(),
+    return x.write(q._clq, dst._buf._storage.dev[q._ctx._handle], src_arr[:n].copy(),
                    off * dst.dtype.itemsize, wait_for=wait_for or None)
 
 
