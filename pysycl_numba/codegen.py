@@ -25,8 +25,11 @@ import llvmlite.binding as ll
 from llvmlite import ir as llir
 
 from pysycl_numba._numba_compat import CodeLibrary
+from pysycl import errc
+from pysycl_numba.errors import KernelSourceError
 from pysycl_numba.irguard import check_module
 from pysycl_numba.ocl import PURE_BUILTINS
+from pysycl_numba.spirv_check import duplicate_result_ids
 
 _log = logging.getLogger("pysycl_numba.codegen")
 
@@ -146,12 +149,14 @@ class SPIRVCodegen:
         return (SPIRV_TRIPLE, "", "")
 
 
-def link_library(library: SPIRVCodeLibrary, wrapper: llir.Module) -> ll.ModuleRef:
+def link_library(
+    library: SPIRVCodeLibrary, wrapper: llir.Module, context: ll.ContextRef
+) -> ll.ModuleRef:
     """Parse and link ``wrapper`` with every module of ``library``, transitively."""
-    main = ll.parse_assembly(str(wrapper))
+    main = ll.parse_assembly(str(wrapper), context=context)
     for lib in library.walk():
         for m in lib.modules:
-            main.link_in(ll.parse_assembly(str(m)))
+            main.link_in(ll.parse_assembly(str(m), context=context))
     return main
 
 
@@ -187,6 +192,9 @@ def _optimize(module: ll.ModuleRef, tm: ll.TargetMachine, level: int) -> None:
     mpm.run(module, pb)
 
 
+_EMIT_ATTEMPTS = 8
+
+
 def emit_spirv(library: SPIRVCodeLibrary, wrapper: llir.Module, entry: str) -> tuple[bytes, str]:
     """Link, optimise, check and emit one kernel as SPIR-V.
 
@@ -202,22 +210,43 @@ def emit_spirv(library: SPIRVCodeLibrary, wrapper: llir.Module, entry: str) -> t
         pysycl_numba.errors.KernelSourceError: if the IR cannot be emitted.
     """
     with _emit_lock:
-        module = link_library(library, wrapper)
+        # A fresh LLVMContext per kernel keeps modules independent.
+        context = ll.create_context()
+        module = link_library(library, wrapper, context)
         module.triple = SPIRV_TRIPLE
         module.data_layout = spirv_data_layout()
         _prepare_for_optimization(module, entry)
         module.verify()
-        tm = _new_target_machine()
-        _optimize(module, tm, 3)
-        module = _strip_dead_globals(module)
+        _optimize(module, _new_target_machine(), 3)
+        module = _strip_dead_globals(module, context)
         check_module(module, entry)
         text = str(module)
-        binary = tm.emit_object(module)
+        binary = _emit_checked(text, entry)
     _log.debug("emitted %s: %d bytes of SPIR-V", entry, len(binary))
     return binary, text
 
 
-def _strip_dead_globals(module: ll.ModuleRef) -> ll.ModuleRef:
+def _emit_checked(text: str, entry: str) -> bytes:
+    # The backend intermittently numbers two definitions alike (see
+    # spirv_check); emitting the same IR again gives a valid module.
+    for attempt in range(_EMIT_ATTEMPTS):
+        module = ll.parse_assembly(text, context=ll.create_context())
+        binary = _new_target_machine().emit_object(module)
+        dups = duplicate_result_ids(binary)
+        if not dups:
+            if attempt:
+                _log.debug("%s: valid SPIR-V after %d re-emissions", entry, attempt)
+            return binary
+        _log.debug("%s: SPIR-V with duplicate result ids %s, emitting again", entry, dups)
+    raise KernelSourceError(
+        f"LLVM's SPIR-V backend produced an invalid module for {entry} "
+        f"{_EMIT_ATTEMPTS} times (duplicate result ids); please report this",
+        None,
+        errc.build,
+    )
+
+
+def _strip_dead_globals(module: ll.ModuleRef, context: ll.ContextRef) -> ll.ModuleRef:
     """Remove unreferenced external global declarations (Numba environments)."""
     dead = []
     text = str(module)
@@ -231,6 +260,6 @@ def _strip_dead_globals(module: ll.ModuleRef) -> ll.ModuleRef:
         for ln in text.splitlines()
         if not any(ln.startswith((f"@{n} ", f'@"{n}" ')) for n in dead)
     ]
-    stripped = ll.parse_assembly("\n".join(lines))
+    stripped = ll.parse_assembly("\n".join(lines), context=context)
     stripped.verify()
     return stripped

@@ -40,10 +40,12 @@ def normalize_index(idx: types.Type, ndim: int) -> types.Type | None:
         return types.unliteral(idx)
     if isinstance(idx, types.BaseTuple) and len(idx) == ndim:
         elems = [types.unliteral(t) for t in idx.types]
-        if all(isinstance(t, types.Integer) for t in elems):
+        # A 1-D item is an integer index too (item<1> converts to size_t).
+        if all(
+            isinstance(t, types.Integer) or (isinstance(t, ItemType) and t.ndim == 1)
+            for t in elems
+        ):
             return types.Tuple(elems) if len(set(elems)) > 1 else types.UniTuple(elems[0], ndim)
-        if ndim == 1 and isinstance(elems[0], ItemType):
-            return None
     return None
 
 
@@ -178,6 +180,16 @@ class ItemToInt(AbstractTemplate):
     def generic(self, args: tuple, kws: dict) -> object:
         if len(args) == 1 and not kws and isinstance(args[0], ItemType) and args[0].ndim == 1:
             return signature(index_type, args[0])
+        return None
+
+
+@registry.register_global(float)
+class ItemToFloat(AbstractTemplate):
+    """``float(it)`` for a 1-D item."""
+
+    def generic(self, args: tuple, kws: dict) -> object:
+        if len(args) == 1 and not kws and isinstance(args[0], ItemType) and args[0].ndim == 1:
+            return signature(types.float64, args[0])
         return None
 
 

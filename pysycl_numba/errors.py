@@ -99,10 +99,13 @@ def _summarize_numba_message(message: str) -> str:
         s = ln.strip()
         if not s or s.startswith(("Failed in", "During:", "File ", "^", "Enable logging")):
             continue
+        if s.startswith(">>>"):
+            keep.append(s.lstrip("> "))
+            continue
         if s.startswith(">") or re.match(r"^\d+\s*\|", s) or s.startswith("<source"):
             continue
         keep.append(s)
-        if len(keep) >= 4:
+        if len(keep) >= 3:
             break
     return " ".join(keep) if keep else message.strip()[:400]
 

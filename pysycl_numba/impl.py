@@ -121,6 +121,13 @@ def item_to_int(context: Any, builder: Any, sig: Any, args: Any) -> Any:
     return item_ids(context, builder, sig.args[0], args[0])[0]
 
 
+@lower(float, ItemType)
+def item_to_float(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    """``float(it)`` of a 1-D item."""
+    ident = item_ids(context, builder, sig.args[0], args[0])[0]
+    return context.cast(builder, ident, index_type, sig.return_type)
+
+
 @lower_cast(ItemType, types.Integer)
 @lower_cast(ItemType, types.Float)
 def item_to_number(context: Any, builder: Any, fromty: Any, toty: Any, val: Any) -> Any:

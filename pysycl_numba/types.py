@@ -132,6 +132,14 @@ class _GlobalPointerModel(models.PrimitiveModel):
         super().__init__(dmm, fe_type, pointee.as_pointer(addrspace=fe_type.addrspace))
 
 
+class _FloatModel(models.PrimitiveModel):
+    # Numba's FloatModel has no float16; OpenCL has `half` (cl_khr_fp16).
+    _LLVM = {16: llir.HalfType(), 32: llir.FloatType(), 64: llir.DoubleType()}
+
+    def __init__(self, dmm: DataModelManager, fe_type: types.Float) -> None:
+        super().__init__(dmm, fe_type, self._LLVM[fe_type.bitwidth])
+
+
 class _ItemModel(models.StructModel):
     def __init__(self, dmm: DataModelManager, fe_type: ItemType) -> None:
         n = fe_type.ndim
@@ -160,6 +168,7 @@ class _AccessorModel(models.StructModel):
 def make_data_model_manager() -> DataModelManager:
     """Numba's default data models plus the SYCL kernel objects'."""
     dmm = DataModelManager()
+    dmm.register(types.Float, _FloatModel)
     dmm.register(GlobalPointer, _GlobalPointerModel)
     dmm.register(ItemType, _ItemModel)
     dmm.register(RangeType, _RangeModel)

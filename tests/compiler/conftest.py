@@ -100,13 +100,17 @@ def compile_for(fn: Callable[..., Any], ndim: int | None) -> CompiledKernel:
     return compile_kernel(fn, index, caps, entry_name="k_" + fn.__name__.replace("<", "").replace(">", ""))
 
 
-def spirv_validate(binary: bytes, tmp_path: Any) -> None:
-    """Run spirv-val --target-env opencl2.2 on ``binary`` (skips without spirv-val)."""
+def spirv_validate(binary: bytes, tmp_path: Any, env: str = "opencl2.2") -> None:
+    """Run spirv-val on ``binary`` (skips without spirv-val).
+
+    fp16 kernels use ``env="spv1.2"``: the OpenCL environments of spirv-val
+    reject the Float16 capability, which OpenCL grants via cl_khr_fp16.
+    """
     if SPIRV_VAL is None:
         pytest.skip("spirv-val not installed")
     p = tmp_path / "k.spv"
     p.write_bytes(binary)
-    r = subprocess.run([SPIRV_VAL, "--target-env", "opencl2.2", str(p)], capture_output=True, text=True)
+    r = subprocess.run([SPIRV_VAL, "--target-env", env, str(p)], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
