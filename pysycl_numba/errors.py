@@ -8,7 +8,9 @@ for debugging, never shown as the only information.
 
 from __future__ import annotations
 
+import os
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from pysycl import errc, kernel_compile_error
@@ -110,8 +112,32 @@ def _summarize_numba_message(message: str) -> str:
     return " ".join(keep) if keep else message.strip()[:400]
 
 
+@dataclass(frozen=True)
+class _Loc:
+    filename: str
+    line: int
+
+    def strformat(self) -> str:
+        return ""
+
+
+def _loc_from_message(message: str) -> _Loc | None:
+    # Numba names the failing statement as 'File "path", line N:' (path
+    # relative to the working directory); its exception's .loc is often the
+    # function's first line instead.
+    m = re.search(r'File "([^"]+)", line (\d+)', message)
+    if m is None:
+        return None
+    path = m.group(1)
+    if not path.startswith("<") and os.path.exists(path):
+        path = os.path.abspath(path)
+    return _Loc(path, int(m.group(2)))
+
+
 def hint_for(message: str) -> str:
     """What to do instead, for a Numba error message (may be empty)."""
+    if re.search(r"cannot be (captured by a kernel|used in kernels)", message):
+        return ""  # our own typing message already says what to do
     for pattern, hint in _HINTS:
         if re.search(pattern, message):
             return hint
@@ -125,7 +151,7 @@ def from_numba_error(
     if isinstance(exc, KernelSourceError):
         return make_error(kernel, kernel_loc, exc)
     message = str(exc)
-    loc = getattr(exc, "loc", None)
+    loc = _loc_from_message(message) or getattr(exc, "loc", None)
     summary = _summarize_numba_message(message)
     hint = hint_for(message)
     code = errc.kernel if isinstance(exc, nb_errors.NumbaError) else errc.build

@@ -111,17 +111,12 @@ class RejectUnsupportedPython(AnalysisPass):
                 raise KernelSourceError(
                     "generators (yield) are not supported in kernels", stmt.loc
                 )
+            if isinstance(value, (ir.Global, ir.FreeVar)) and value.value is print:
+                raise KernelSourceError("print() is not supported in kernels", stmt.loc)
             if isinstance(value, ir.Expr):
                 message = _UNSUPPORTED_EXPR.get(value.op)
                 if message is not None:
                     raise KernelSourceError(message, stmt.loc)
-                if value.op == "call" and _is_print(value):
-                    raise KernelSourceError("print() is not supported in kernels", stmt.loc)
-
-
-def _is_print(expr: ir.Expr) -> bool:
-    func = expr.func
-    return isinstance(func, ir.Var) and func.name.startswith("$") and "print" in func.name
 
 
 def needed_aspects(ty: types.Type, out: set[str]) -> None:
@@ -165,6 +160,12 @@ class ValidateTypedKernel(AnalysisPass):
     def run_pass(self, state: Any) -> bool:
         """Raise on read-only writes and recursion; collect aspects."""
         typemap = state.typemap
+        for block in state.func_ir.blocks.values():
+            for stmt in block.body:
+                self._check_write(stmt, typemap)
+                if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
+                    if stmt.value.op == "call":
+                        self._check_recursive_call(stmt, typemap)
         aspects: set[str] = set()
         for ty in typemap.values():
             if isinstance(ty, types.RecursiveCall):
@@ -174,12 +175,6 @@ class ValidateTypedKernel(AnalysisPass):
                     _first_loc(state.func_ir),
                 )
             needed_aspects(ty, aspects)
-        for block in state.func_ir.blocks.values():
-            for stmt in block.body:
-                self._check_write(stmt, typemap)
-                if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
-                    if stmt.value.op == "call":
-                        self._check_recursive_call(stmt, typemap)
         state.library.pysycl_aspects = getattr(state.library, "pysycl_aspects", set()) | aspects
         return False
 

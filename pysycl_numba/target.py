@@ -25,7 +25,6 @@ from pysycl_numba._numba_compat import (
     BaseContext,
     MinimalCallConv,
     TargetDescriptor,
-    errors,
     load_builtin_lowerings,
     target_registry,
     typing,
@@ -78,7 +77,9 @@ class SYCLTypingContext(typing.BaseContext):
 
         for pytype, message in _UNSUPPORTED_GLOBALS.items():
             if isinstance(val, pytype):
-                raise errors.TypingError(message)
+                # ValueError: Numba turns it into a TypingError at the
+                # statement's location.
+                raise ValueError(message)
         if isinstance(val, pytypes.FunctionType):
             if not self._is_registered_global(val):
                 return device_dispatcher_for(val)._type
