@@ -17,8 +17,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from pysycl import errc, exception, kernel_compile_error
 from pysycl._kernel_abi import (
     AccessorType as AbiAccessor,
@@ -237,8 +235,3 @@ def compile_kernel(
         required_aspects=frozenset(aspects),
         source_location=where,
     )
-
-
-def scalar_dtype_ok(dtype: np.dtype) -> bool:
-    """Whether a numpy dtype can be a captured scalar or accessor element."""
-    return np.dtype(dtype).kind in "biufc"

@@ -16,8 +16,6 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from llvmlite import ir as llir
-
 from pysycl_numba._numba_compat import LoweringRegistry, cgutils, types
 from pysycl_numba.types import AccessorType, ItemType, RangeType, index_type
 
@@ -244,8 +242,3 @@ def accessor_size(context: Any, builder: Any, sig: Any, args: Any) -> Any:
     for d in range(1, accty.ndim):
         total = builder.mul(total, getattr(a, f"range{d}"), flags=_NSW)
     return total
-
-
-def index_constant(value: int) -> llir.Constant:
-    """An ``i64`` constant."""
-    return llir.Constant(llir.IntType(64), value)

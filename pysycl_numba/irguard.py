@@ -165,4 +165,5 @@ def check_module(module: ll.ModuleRef, entry: str) -> None:
                         )
                 elif opcode in ("invoke", "landingpad", "resume", "callbr", "va_arg"):
                     _fail(f"the LLVM instruction '{opcode}' cannot be compiled to SPIR-V")
-    del entry
+    if module.get_function(entry).is_declaration:
+        _fail(f"the kernel entry point {entry} has no body")

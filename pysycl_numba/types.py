@@ -174,8 +174,3 @@ def make_data_model_manager() -> DataModelManager:
     dmm.register(RangeType, _RangeModel)
     dmm.register(AccessorType, _AccessorModel)
     return dmm.chain(datamodel.default_manager)
-
-
-def llvm_index_type() -> llir.IntType:
-    """The LLVM type of ids, ranges and offsets (``i64``)."""
-    return llir.IntType(64)

@@ -349,3 +349,24 @@ def test_matmul(run):
     ck = run(mm, (n, p))
     np.testing.assert_allclose(c, a @ b, rtol=1e-5)
     assert ck.required_aspects == frozenset()
+
+
+def test_integer_ops_and_round(run):
+    a = np.arange(-8, 8, dtype=np.int64)
+    f = np.linspace(-2.5, 2.5, 16)
+    out = np.zeros((16, 5), np.int64)
+    ra, rf, wo = R(a), R(f), W(out)
+
+    def kern(i):
+        x = ra[i]
+        wo[i, 0] = x // 3
+        wo[i, 1] = x % 3
+        wo[i, 2] = x**2
+        wo[i, 3] = round(rf[i])
+        wo[i, 4] = x // 0  # numpy error model: no exception on the device
+
+    run(kern, 16)
+    np.testing.assert_array_equal(out[:, 0], a // 3)
+    np.testing.assert_array_equal(out[:, 1], a % 3)
+    np.testing.assert_array_equal(out[:, 2], a**2)
+    np.testing.assert_array_equal(out[:, 3], [round(v) for v in f])
