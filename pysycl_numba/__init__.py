@@ -7,6 +7,12 @@ between the two is ``pysycl._kernel_abi``.
 
 from __future__ import annotations
 
-from pysycl_numba.compiler import compile_kernel
+from pysycl_numba import emit_worker as _emit_worker
+
+# Start the SPIR-V emission worker now: its start-up overlaps Numba's import
+# and the typing/lowering of the first kernel.
+_emit_worker.client.start()
+
+from pysycl_numba.compiler import compile_kernel  # noqa: E402
 
 __all__ = ["compile_kernel"]

@@ -29,7 +29,7 @@ from pysycl import errc
 from pysycl_numba.errors import KernelSourceError
 from pysycl_numba.irguard import check_module
 from pysycl_numba.ocl import PURE_BUILTINS
-from pysycl_numba.spirv_check import duplicate_result_ids
+from pysycl_numba import emit_worker
 
 _log = logging.getLogger("pysycl_numba.codegen")
 
@@ -192,9 +192,6 @@ def _optimize(module: ll.ModuleRef, tm: ll.TargetMachine, level: int) -> None:
     mpm.run(module, pb)
 
 
-_EMIT_ATTEMPTS = 8
-
-
 def emit_spirv(library: SPIRVCodeLibrary, wrapper: llir.Module, entry: str) -> tuple[bytes, str]:
     """Link, optimise, check and emit one kernel as SPIR-V.
 
@@ -221,29 +218,25 @@ def emit_spirv(library: SPIRVCodeLibrary, wrapper: llir.Module, entry: str) -> t
         module = _strip_dead_globals(module, context)
         check_module(module, entry)
         text = str(module)
-        binary = _emit_checked(text, entry)
+    binary = _emit_checked(text, entry)
     _log.debug("emitted %s: %d bytes of SPIR-V", entry, len(binary))
     return binary, text
 
 
 def _emit_checked(text: str, entry: str) -> bytes:
-    # The backend intermittently numbers two definitions alike (see
-    # spirv_check); emitting the same IR again gives a valid module.
-    for attempt in range(_EMIT_ATTEMPTS):
-        module = ll.parse_assembly(text, context=ll.create_context())
-        binary = _new_target_machine().emit_object(module)
-        dups = duplicate_result_ids(binary)
-        if not dups:
-            if attempt:
-                _log.debug("%s: valid SPIR-V after %d re-emissions", entry, attempt)
-            return binary
-        _log.debug("%s: SPIR-V with duplicate result ids %s, emitting again", entry, dups)
-    raise KernelSourceError(
-        f"LLVM's SPIR-V backend produced an invalid module for {entry} "
-        f"{_EMIT_ATTEMPTS} times (duplicate result ids); please report this",
-        None,
-        errc.build,
-    )
+    # Emission runs in a worker process (see emit_worker): the backend's
+    # process-wide state can go bad (duplicate result ids) or abort().
+    try:
+        return emit_worker.client.emit(text, SPIRV_TRIPLE)
+    except emit_worker.EmitCrash as e:
+        raise KernelSourceError(
+            f"LLVM's SPIR-V backend crashed on {entry} ({e}); your Python process is fine. "
+            "Simplify the kernel or report this with the kernel's code", None, errc.build,
+        ) from e
+    except RuntimeError as e:
+        raise KernelSourceError(
+            f"LLVM's SPIR-V backend could not emit {entry}: {e}", None, errc.build,
+        ) from e
 
 
 def _strip_dead_globals(module: ll.ModuleRef, context: ll.ContextRef) -> ll.ModuleRef:

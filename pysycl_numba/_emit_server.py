@@ -1,0 +1,74 @@
+"""The SPIR-V emission worker (see emit_worker.py). Run as a script, never imported.
+
+Reads length-prefixed pickled requests ``{"ir", "triple", "options"}`` on stdin
+and answers ``("ok", spirv)``, ``("dup", ids)`` (the backend numbered two
+definitions alike: the client replaces this process) or ``("err", message)``.
+Imports only llvmlite and the sibling ``spirv_check`` module (by path).
+"""
+
+from __future__ import annotations
+
+import pickle
+import struct
+import sys
+from typing import Any, BinaryIO
+
+
+def _recv(stream: BinaryIO) -> Any:
+    head = stream.read(8)
+    if len(head) < 8:
+        raise EOFError
+    (n,) = struct.unpack("<Q", head)
+    data = stream.read(n)
+    if len(data) < n:
+        raise EOFError
+    return pickle.loads(data)
+
+
+def _send(stream: BinaryIO, obj: Any) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(struct.pack("<Q", len(data)) + data)
+    stream.flush()
+
+
+def main() -> None:
+    import importlib.util
+    import os
+
+    import llvmlite.binding as ll
+
+    # Load the sibling checker by path: importing the package would start a worker.
+    spec = importlib.util.spec_from_file_location(
+        "_pysycl_spirv_check", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                            "spirv_check.py"))
+    assert spec is not None and spec.loader is not None
+    checker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(checker)
+    duplicate_result_ids = checker.duplicate_result_ids
+
+    ll.initialize_all_targets()
+    ll.initialize_all_asmprinters()
+    inp, out = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # nothing else may write to the protocol stream
+    applied: set[str] = set()
+    while True:
+        try:
+            req = _recv(inp)
+        except EOFError:
+            return
+        for opt in req.get("options", ()):
+            if opt not in applied:
+                ll.set_option("", opt)
+                applied.add(opt)
+        try:
+            module = ll.parse_assembly(req["ir"], context=ll.create_context())
+            target = ll.Target.from_triple(req["triple"])
+            binary = target.create_target_machine(opt=3).emit_object(module)
+            dups = duplicate_result_ids(binary)
+            _send(out, ("dup", dups) if dups else ("ok", binary))
+        except Exception as e:  # noqa: BLE001 - reported to the client
+            _send(out, ("err", f"{type(e).__name__}: {e}"))
+
+
+if __name__ == "__main__":
+    main()
