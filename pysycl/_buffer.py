@@ -30,6 +30,8 @@ _log = logging.getLogger("pysycl.buffer")
 
 HOST = "host"
 
+_lazy: dict[str, Any] = {}  # modules imported on first use (circular at import time)
+
 # dtype kinds a kernel can use: bool, signed, unsigned, float, complex.
 _NUMERIC_KINDS = frozenset("biufc")
 
@@ -282,11 +284,17 @@ class buffer:  # noqa: N801 - the spec's spelling
     def get_access(self, handler: Any = None, mode: Any = None, *, access_range: Any = None,
                    access_offset: Any = None, properties: Iterable[Any] = ()) -> Any:
         """An accessor in command group ``handler`` (``buf.get_access(h, sycl.access_mode.read)``)."""
-        from pysycl._accessor import access_mode, accessor
+        acc_mod = _lazy.get("accessor")
+        if acc_mod is None:
+            import pysycl._accessor as acc_mod
 
-        return accessor(self, handler, access_mode.read_write if mode is None else mode,
-                        access_range=access_range, access_offset=access_offset,
-                        properties=properties)
+            _lazy["accessor"] = acc_mod
+        if access_range is None and access_offset is None and not properties:
+            return acc_mod.accessor(self, handler, acc_mod.access_mode.read_write
+                                    if mode is None else mode)
+        return acc_mod.accessor(self, handler, acc_mod.access_mode.read_write
+                                if mode is None else mode, access_range=access_range,
+                                access_offset=access_offset, properties=properties)
 
     def get_host_access(self, mode: Any = None) -> Any:
         """A ``host_accessor`` (blocks until the data is on the host)."""

@@ -212,11 +212,12 @@ def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
         stats["memory_hits"] += 1
     dev = q._dev
     ctx = q._ctx
-    clk = k.kernels.get((ctx, dev))
+    ckey = (ctx._handle, dev._handle)
+    clk = k.kernels.get(ckey)
     if clk is None:
-        clk = k.kernels[(ctx, dev)] = _build(k, ctx, dev)
+        clk = k.kernels[ckey] = _build(k, ctx, dev)
     if kind == "range":
-        gsize = tuple(reversed(tuple(index_space)))
+        gsize = index_space._v[::-1]  # SYCL dim 0 is the slowest: OpenCL's last
         lsize = None
     elif kind == "single_task":
         gsize, lsize = (1,), None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from pysycl import _scheduler
 from pysycl import property as _prop
 from pysycl._event import event
 from pysycl._exceptions import errc, exception, exception_list
@@ -146,8 +147,6 @@ class queue:  # noqa: N801 - the spec's spelling
         ``secondary_queue``, a command group that fails on this queue is
         submitted there instead (§4.6.5.1).
         """
-        from pysycl import _scheduler
-
         h = handler(self)
         cgf(h)
         try:
