@@ -41,6 +41,24 @@ def _median_time(fn: Callable[[], object], reps: int, warmup: int = 2) -> float:
     return statistics.median(ts)
 
 
+def _paired(fa: Callable[[], object], fb: Callable[[], object], reps: int,
+            warmup: int = 2) -> tuple[float, float]:
+    """Median times of ``fa`` and ``fb``, measured alternately so drift hits both alike."""
+    for _ in range(warmup):
+        fa()
+        fb()
+    ta, tb = [], []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fa()
+        t1 = time.perf_counter()
+        fb()
+        t2 = time.perf_counter()
+        ta.append(t1 - t0)
+        tb.append(t2 - t1)
+    return statistics.median(ta), statistics.median(tb)
+
+
 # ---------------------------------------------------------------- OpenCL C peer
 OPENCL_C = """
 __kernel void vadd(__global const float *a, __global const float *b, __global float *c) {
@@ -172,7 +190,7 @@ def _numba_peers() -> dict[str, Callable[..., None]]:
 def bench_throughput(q: sycl.queue, peer: OpenCLPeer, quick: bool) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     numba_k = _numba_peers()
-    reps = 5 if quick else 15
+    reps = 5 if quick else 25
     sizes = [1 << 22] if quick else [1 << 24, 1 << 25]
     rng = np.random.default_rng(0)
     for n in sizes:
@@ -181,9 +199,9 @@ def bench_throughput(q: sycl.queue, peer: OpenCLPeer, quick: bool) -> list[dict[
         c = np.empty_like(a)
         A, B, C = sycl.buffer(a), sycl.buffer(b), sycl.buffer(c)
         cg = _vadd_cg(A, B, C, n)
-        t_sycl = _median_time(lambda: q.submit(cg).wait(), reps)
         da, db, dc = peer.buf(a), peer.buf(b), peer.buf(c)
-        t_cl = _median_time(lambda: peer.run("vadd", (n,), da, db, dc), reps)
+        t_sycl, t_cl = _paired(lambda: q.submit(cg).wait(),
+                               lambda: peer.run("vadd", (n,), da, db, dc), reps)
         t_nb = _median_time(lambda: numba_k["vadd"](a, b, c), reps)
         t_np = _median_time(lambda: np.add(a, b, out=c), reps)
         with sycl.host_accessor(C, sycl.access_mode.read) as hc:
@@ -195,9 +213,9 @@ def bench_throughput(q: sycl.queue, peer: OpenCLPeer, quick: bool) -> list[dict[
         x, y = a, b.copy()
         X, Y = sycl.buffer(x), sycl.buffer(y.copy())
         cg = _saxpy_cg(alpha, X, Y, n)
-        t_sycl = _median_time(lambda: q.submit(cg).wait(), reps)
         dx, dy = peer.buf(x), peer.buf(y.copy())
-        t_cl = _median_time(lambda: peer.run("saxpy", (n,), alpha, dx, dy), reps)
+        t_sycl, t_cl = _paired(lambda: q.submit(cg).wait(),
+                               lambda: peer.run("saxpy", (n,), alpha, dx, dy), reps)
         yy = y.copy()
         t_nb = _median_time(lambda: numba_k["saxpy"](alpha, x, yy), reps)
         t_np = _median_time(lambda: np.add(alpha * x, yy, out=yy), reps)
@@ -211,11 +229,12 @@ def bench_throughput(q: sycl.queue, peer: OpenCLPeer, quick: bool) -> list[dict[
     A, B, C = sycl.buffer(am), sycl.buffer(bm), sycl.buffer(cm)
     cg = _matmul_cg(A, B, C, n)
     mreps = 3 if quick else 5
-    t_sycl = _median_time(lambda: q.submit(cg).wait(), mreps, warmup=1)
+    da, db, dc = peer.buf(am), peer.buf(bm), peer.buf(cm)
+    t_sycl, t_cl = _paired(lambda: q.submit(cg).wait(),
+                           lambda: peer.run("matmul", (n, n), da, db, dc, np.int64(n)), mreps,
+                           warmup=1)
     with sycl.host_accessor(C, sycl.access_mode.read) as hc:
         np.testing.assert_allclose(np.asarray(hc), am @ bm, rtol=1e-3)
-    da, db, dc = peer.buf(am), peer.buf(bm), peer.buf(cm)
-    t_cl = _median_time(lambda: peer.run("matmul", (n, n), da, db, dc, np.int64(n)), mreps, warmup=1)
     t_nb = _median_time(lambda: numba_k["matmul"](am, bm, cm, n), mreps, warmup=1)
     t_np = _median_time(lambda: np.matmul(am, bm, out=cm), mreps, warmup=1)
     rows.append(_row(f"naive matmul {n}^2 f32", 2 * n ** 3, t_sycl, t_cl, t_nb, t_np, unit="GFLOP/s",
@@ -227,12 +246,12 @@ def bench_throughput(q: sycl.queue, peer: OpenCLPeer, quick: bool) -> list[dict[
     c = np.empty_like(a)
     A, C = sycl.buffer(a), sycl.buffer(c)
     cg = _mathy_cg(A, C, n)
-    t_sycl = _median_time(lambda: q.submit(cg).wait(), reps)
+    da, dc = peer.buf(a), peer.buf(c)
+    t_sycl, t_cl = _paired(lambda: q.submit(cg).wait(), lambda: peer.run("mathy", (n,), da, dc),
+                           reps)
     with sycl.host_accessor(C, sycl.access_mode.read) as hc:
         ref = np.sin(a) * np.cos(a) + np.sqrt(np.abs(a)) * np.exp(-a * a) + np.tanh(a)
         np.testing.assert_allclose(np.asarray(hc), ref, rtol=1e-4, atol=1e-5)
-    da, dc = peer.buf(a), peer.buf(c)
-    t_cl = _median_time(lambda: peer.run("mathy", (n,), da, dc), reps)
     t_nb = _median_time(lambda: numba_k["mathy"](a, c), reps)
     t_np = _median_time(lambda: np.add(np.sin(a) * np.cos(a) + np.sqrt(np.abs(a)) * np.exp(-a * a),
                                        np.tanh(a), out=c), reps)
@@ -262,10 +281,10 @@ def bench_latency(q: sycl.queue, peer: OpenCLPeer, quick: bool) -> dict[str, flo
         o = O.get_access(h, sycl.access_mode.write)
         h.single_task(lambda: o.__setitem__(0, 1))
 
-    reps = 300 if quick else 2000
-    t_sycl = _median_time(lambda: q.submit(cg).wait(), reps, warmup=20)
+    reps = 300 if quick else 3000
     d = peer.buf(out)
-    t_cl = _median_time(lambda: peer.run("tiny", (1,), d), reps, warmup=20)
+    t_sycl, t_cl = _paired(lambda: q.submit(cg).wait(), lambda: peer.run("tiny", (1,), d), reps,
+                           warmup=50)
     return {"pysycl_us": t_sycl * 1e6, "pyopencl_us": t_cl * 1e6, "ratio": t_sycl / t_cl}
 
 
@@ -322,7 +341,8 @@ def render(rows: list[dict[str, object]], lat: dict[str, float], cold: dict[str,
         f"{os.cpu_count()} CPU cores, device **{dev}** (the default device), "
         f"Python {_platform.python_version()}, numpy {np.__version__}. "
         "All columns come from one run of `benchmarks/bench_kernels.py`; medians of repeated "
-        "runs with data already resident (no transfers) for pysycl and OpenCL C.",
+        "runs; pysycl and OpenCL C are measured alternately, with the data already on the "
+        "device (no transfers). Numba and numpy run on the same 2 cores.",
         "",
         "| kernel | unit | pysycl | OpenCL C (pyopencl) | pysycl / OpenCL C | Numba parallel | numpy |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
