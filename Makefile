@@ -24,7 +24,7 @@ test: $(STAMP)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 bench: $(STAMP)
-	$(PY) benchmarks/run_all.py
+	$(PY) benchmarks/bench_kernels.py --write
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -26,12 +26,11 @@ from __future__ import annotations
 import atexit
 import logging
 import os
-import pickle
-import struct
 import subprocess
 import sys
 import threading
-from typing import Any, BinaryIO
+
+from pysycl_numba._emit_server import _recv, _send  # one wire format for both ends
 
 _log = logging.getLogger("pysycl_numba.emit_worker")
 
@@ -44,24 +43,6 @@ class EmitCrash(RuntimeError):
 
 
 _SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_emit_server.py")
-
-
-def _send(stream: BinaryIO, obj: Any) -> None:
-    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(struct.pack("<Q", len(data)))
-    stream.write(data)
-    stream.flush()
-
-
-def _recv(stream: BinaryIO) -> Any:
-    head = stream.read(8)
-    if len(head) < 8:
-        raise EOFError
-    (n,) = struct.unpack("<Q", head)
-    data = stream.read(n)
-    if len(data) < n:
-        raise EOFError
-    return pickle.loads(data)
 
 
 # ----------------------------------------------------------------- the client
