@@ -262,6 +262,11 @@ class device:  # noqa: N801 - the spec's spelling
     def __deepcopy__(self, memo: dict[int, Any]) -> device:
         return self
 
+    def _repr_html_(self) -> str:
+        from pysycl._display import device_html
+
+        return device_html(self)
+
     def __repr__(self) -> str:
         try:
             kind = self._device_type().name

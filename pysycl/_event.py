@@ -125,5 +125,10 @@ class event:  # noqa: N801 - the spec's spelling
     def __hash__(self) -> int:
         return hash(self._cl) if self._cl is not None else id(self)
 
+    def _repr_html_(self) -> str:
+        from pysycl._display import event_html
+
+        return event_html(self)
+
     def __repr__(self) -> str:
         return "sycl.event(complete)" if self._cl is None else f"sycl.event({self._cl!r})"

@@ -238,6 +238,11 @@ class platform:  # noqa: N801 - the spec's spelling
     def __reduce__(self) -> Any:
         raise TypeError("sycl.platform objects cannot be pickled")
 
+    def _repr_html_(self) -> str:
+        from pysycl._display import platform_html
+
+        return platform_html(self)
+
     def __repr__(self) -> str:
         try:
             name = self.get_info(_platform_info.name)

@@ -220,6 +220,11 @@ class queue:  # noqa: N801 - the spec's spelling
     def __hash__(self) -> int:
         return id(self)
 
+    def _repr_html_(self) -> str:
+        from pysycl._display import queue_html
+
+        return queue_html(self)
+
     def __repr__(self) -> str:
         return f"sycl.queue(device={self._dev._name()!r})"
 

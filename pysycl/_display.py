@@ -1,0 +1,106 @@
+"""Rich display in Jupyter: ``_repr_html_`` tables for platforms, devices, queues, events.
+
+Evaluating ``sycl.device()`` or ``sycl.platform.get_platforms()`` in a notebook
+cell shows a readable table; ``repr()`` stays a one-liner for terminals.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable
+from typing import Any
+
+_STYLE = "border-collapse:collapse;font-family:monospace;font-size:90%"
+_TH = "text-align:left;padding:2px 8px;border-bottom:1px solid #999"
+_TD = "text-align:left;padding:2px 8px;vertical-align:top"
+
+
+def table(rows: Iterable[tuple[str, Any]], title: str = "") -> str:
+    """A two-column HTML table of (key, value) rows, escaped."""
+    out = [f'<table style="{_STYLE}">']
+    if title:
+        out.append(f'<tr><th colspan="2" style="{_TH}">{html.escape(title)}</th></tr>')
+    for k, v in rows:
+        out.append(f'<tr><td style="{_TD}"><b>{html.escape(str(k))}</b></td>'
+                   f'<td style="{_TD}">{html.escape(str(v))}</td></tr>')
+    out.append("</table>")
+    return "".join(out)
+
+
+def _fmt_bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return str(n)
+
+
+def device_rows(dev: Any) -> list[tuple[str, Any]]:
+    """The key facts of a device."""
+    from pysycl._info import info
+
+    g = dev.get_info
+    return [
+        ("platform", dev.get_platform().get_info(info.platform.name)),
+        ("type", g(info.device.device_type).name),
+        ("version", g(info.device.version)),
+        ("driver", g(info.device.driver_version)),
+        ("compute units", g(info.device.max_compute_units)),
+        ("max work-group size", g(info.device.max_work_group_size)),
+        ("global memory", _fmt_bytes(g(info.device.global_mem_size))),
+        ("local memory", _fmt_bytes(g(info.device.local_mem_size))),
+        ("max allocation", _fmt_bytes(g(info.device.max_mem_alloc_size))),
+        ("aspects", " ".join(a.name for a in g(info.device.aspects))),
+    ]
+
+
+def device_html(dev: Any) -> str:
+    """A device as an HTML table."""
+    from pysycl._info import info
+
+    return table(device_rows(dev), title=f"sycl.device: {dev.get_info(info.device.name)}")
+
+
+def platform_html(plat: Any) -> str:
+    """A platform and its devices as HTML."""
+    from pysycl._info import info
+
+    rows = [("vendor", plat.get_info(info.platform.vendor)),
+            ("version", plat.get_info(info.platform.version)),
+            ("backend", plat.get_backend().name)]
+    for i, d in enumerate(plat.get_devices()):
+        rows.append((f"device {i}", f"{d.get_info(info.device.name)} "
+                                    f"[{d.get_info(info.device.device_type).name}]"))
+    return table(rows, title=f"sycl.platform: {plat.get_info(info.platform.name)}")
+
+
+def queue_html(q: Any) -> str:
+    """A queue as an HTML table."""
+    from pysycl._info import info
+
+    dev = q.get_device()
+    return table([("device", dev.get_info(info.device.name)),
+                  ("platform", dev.get_platform().get_info(info.platform.name)),
+                  ("in order", q.is_in_order()),
+                  ("profiling", q._profiling)], title="sycl.queue")
+
+
+def event_html(ev: Any) -> str:
+    """An event: its status, and profiling times when available."""
+    from pysycl._exceptions import exception
+    from pysycl._info import info
+
+    try:
+        status = ev.get_info(info.event.command_execution_status).name
+    except exception as e:
+        status = f"failed ({e.what()})"
+    rows: list[tuple[str, Any]] = [("status", status)]
+    q = ev._queue
+    if q is not None and q._profiling and ev._cl is not None and status == "complete":
+        p = info.event_profiling
+        start = ev.get_profiling_info(p.command_start)
+        end = ev.get_profiling_info(p.command_end)
+        submit = ev.get_profiling_info(p.command_submit)
+        rows += [("queued → start", f"{(start - submit) / 1e3:.1f} µs"),
+                 ("duration", f"{(end - start) / 1e3:.1f} µs")]
+    return table(rows, title="sycl.event")
