@@ -275,10 +275,10 @@ def _row(name: str, work: float, t_sycl: float, t_cl: float, t_nb: float, t_np: 
 def bench_latency(q: sycl.queue, peer: OpenCLPeer, quick: bool) -> dict[str, float]:
     """submit+wait of a 1-work-item kernel vs pyopencl enqueue+wait of the same kernel."""
     out = np.zeros(1, np.int32)
-    O = sycl.buffer(out)
+    out_buf = sycl.buffer(out)
 
     def cg(h: sycl.handler) -> None:
-        o = O.get_access(h, sycl.access_mode.write)
+        o = out_buf.get_access(h, sycl.access_mode.write)
         h.single_task(lambda: o.__setitem__(0, 1))
 
     reps = 300 if quick else 3000

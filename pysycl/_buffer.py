@@ -122,7 +122,7 @@ class buffer:  # noqa: N801 - the spec's spelling
     def __init__(
         self,
         data: Any = None,
-        range: Any = None,  # noqa: A002 - the spec's parameter name
+        range: Any = None,
         sub_range: Any = None,
         *,
         dtype: Any = None,
@@ -302,7 +302,7 @@ class buffer:  # noqa: N801 - the spec's spelling
 
         return host_accessor(self, access_mode.read_write if mode is None else mode)
 
-    def reinterpret(self, dtype: Any, range: Any = None) -> buffer:  # noqa: A002
+    def reinterpret(self, dtype: Any, range: Any = None) -> buffer:
         """A view of the same storage with another element type and/or range."""
         dt = check_dtype(dtype)
         nbytes = self.byte_size()
@@ -345,7 +345,7 @@ class buffer:  # noqa: N801 - the spec's spelling
         if isinstance(target, list):
             target[:] = st.host.tolist()
         elif isinstance(target, np.ndarray):
-            if target.shape == tuple(self._range) or target.size == st.size and target.ndim == 1:
+            if target.shape == tuple(self._range) or (target.size == st.size and target.ndim == 1):
                 target[...] = st.host.reshape(target.shape)
             else:
                 target.reshape(-1)[: st.size] = st.host
@@ -362,7 +362,7 @@ class buffer:  # noqa: N801 - the spec's spelling
             return  # interpreter shutdown: the arrays written back to are going away too
         try:
             self._flush()
-        except Exception:  # noqa: BLE001 - never raise from a finalizer
+        except Exception:
             _log.exception("pysycl: write-back of a buffer failed during garbage collection")
 
     def __repr__(self) -> str:

@@ -67,7 +67,7 @@ def load(digest: str) -> CompiledKernel | None:
         if not isinstance(obj, CompiledKernel):
             raise TypeError(type(obj).__name__)
         return obj
-    except Exception as e:  # noqa: BLE001 - any corruption: rebuild
+    except Exception as e:
         warnings.warn(f"pysycl: ignoring corrupt kernel cache entry {p} ({e}); it will be rebuilt",
                       CacheWarning, stacklevel=4)
         try:

@@ -38,7 +38,7 @@ class event:  # noqa: N801 - the spec's spelling
         if cl_ev is not None:
             try:
                 cl_ev.wait()
-            except Exception as e:  # noqa: BLE001 - translated in the OpenCL layer
+            except Exception as e:
                 from pysycl._cl import exec as _x
 
                 raise _x.translate(e, "the command failed") from e

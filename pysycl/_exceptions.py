@@ -90,7 +90,7 @@ class exception(Exception):  # noqa: N801,N818 - the spec's spelling
         return f"pysycl.exception(errc.{self._code.name}, {self._what!r})"
 
 
-class kernel_compile_error(exception, TypeError):  # noqa: N801
+class kernel_compile_error(exception, TypeError):  # noqa: N801,N818 - spec-style name
     """A Python kernel could not be compiled (``errc.kernel`` or ``errc.build``).
 
     Also a :class:`TypeError`, because most such errors are typing errors. The
@@ -98,7 +98,7 @@ class kernel_compile_error(exception, TypeError):  # noqa: N801
     """
 
 
-class kernel_signature_error(exception, TypeError):  # noqa: N801
+class kernel_signature_error(exception, TypeError):  # noqa: N801,N818 - spec-style name
     """A kernel's parameters do not fit its launch (``errc.invalid``); also a TypeError."""
 
 

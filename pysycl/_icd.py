@@ -42,7 +42,7 @@ def find_intel_cpu_runtime() -> Path | None:
         for f in dist.files or ():
             if f.name == "libintelocl.so":
                 candidates.append(Path(str(dist.locate_file(f))))
-    except Exception:  # noqa: BLE001 - not installed or odd metadata: fall back
+    except Exception:
         pass
     for c in candidates:
         if c.is_file():

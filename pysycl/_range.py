@@ -82,7 +82,7 @@ class _Vec:
             except TypeError:
                 return NotImplemented
             ov = (s,) * len(self._v)
-        pairs = zip(ov, self._v) if reflected else zip(self._v, ov)
+        pairs = zip(ov, self._v, strict=False) if reflected else zip(self._v, ov, strict=False)
         return type(self)(*(op(a, b) for a, b in pairs))
 
     def __add__(self, o: Any) -> Any: return self._binop(o, operator.add)
@@ -135,7 +135,7 @@ def _cmod(a: int, b: int) -> int:
     return a - _cdiv(a, b) * b
 
 
-class range(_Vec):  # noqa: N801,A001 - the spec's spelling
+class range(_Vec):  # noqa: N801 - the spec's spelling
     """``sycl::range``: the extent of an index space, 1-3 dimensions.
 
     ``sycl.range(1024)``, ``sycl.range(64, 64)``, ``sycl.range((4, 8, 16))``.
@@ -157,7 +157,7 @@ class range(_Vec):  # noqa: N801,A001 - the spec's spelling
         return n
 
 
-class id(_Vec):  # noqa: N801,A001 - the spec's spelling
+class id(_Vec):  # noqa: N801 - the spec's spelling
     """``sycl::id``: a point in an index space, 1-3 dimensions (zeros by default)."""
 
     __slots__ = ()
@@ -180,7 +180,7 @@ class id(_Vec):  # noqa: N801,A001 - the spec's spelling
 def linear_index(idx: Iterable[int], rng: Iterable[int]) -> int:
     """Row-major linearization of ``idx`` inside ``rng`` (dimension 0 slowest)."""
     lin = 0
-    for i, r in zip(idx, rng):
+    for i, r in zip(idx, rng, strict=False):
         lin = lin * r + i
     return lin
 
@@ -276,7 +276,7 @@ class nd_range:  # noqa: N801 - the spec's spelling
 
     def get_group_range(self) -> range:
         """Number of work-groups in each dimension (global / local)."""
-        return range(*(g // loc if loc else 0 for g, loc in zip(self._global, self._local)))
+        return range(*(g // loc if loc else 0 for g, loc in zip(self._global, self._local, strict=False)))
 
     def get_offset(self) -> id:
         """The (deprecated in SYCL 2020) global offset."""

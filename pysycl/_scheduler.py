@@ -26,7 +26,6 @@ from pysycl._buffer import HOST, _Storage, host_view
 from pysycl._event import event
 from pysycl._exceptions import errc, exception
 
-
 _mods: dict[str, Any] = {}
 
 
@@ -201,7 +200,7 @@ def _segments(acc: Any) -> list[tuple[int, int]]:
 
     strides = [int(np.prod(mem[d + 1:])) for d in range(len(mem))]
     for outer in itertools.product(*(range(r) for r in rng[:-1])):
-        off = base + sum(i * s for i, s in zip(outer, strides))
+        off = base + sum(i * s for i, s in zip(outer, strides, strict=False))
         out.append((off, rng[-1]))
     return out
 
@@ -251,7 +250,7 @@ def _host_task(q: Any, h: Any, cmd: tuple[Any, ...], wait_for: list[Any]) -> eve
         acc._hostview = host_view(acc._buf)
     try:
         fn(*cmd[2])
-    except Exception as e:  # noqa: BLE001 - asynchronous error, reported via async_handler
+    except Exception as e:
         q._async_errors.append(e)
     finally:
         for acc in h._reqs:
