@@ -44,12 +44,56 @@ from pysycl._event import event  # noqa: E402
 from pysycl._exceptions import kernel_signature_error  # noqa: E402
 from pysycl._handler import handler  # noqa: E402
 from pysycl._queue import queue  # noqa: E402
-from pysycl._range import id, item, nd_range, range  # noqa: E402,A004
+from pysycl._range import group, id, item, nd_item, nd_range, range  # noqa: E402,A004
+from pysycl._kernel_api import (  # noqa: E402
+    access,
+    all_of_group,
+    any_of_group,
+    atomic_fence,
+    atomic_ref,
+    bit_and,
+    bit_or,
+    bit_xor,
+    group_barrier,
+    group_broadcast,
+    local_accessor,
+    logical_and,
+    logical_or,
+    maximum,
+    minimum,
+    multiplies,
+    none_of_group,
+    plus,
+    private_array,
+    reduce_over_group,
+)
 from pysycl.property import no_init, property_list  # noqa: E402
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "access",
+    "all_of_group",
+    "any_of_group",
+    "atomic_fence",
+    "atomic_ref",
+    "bit_and",
+    "bit_or",
+    "bit_xor",
+    "group",
+    "group_barrier",
+    "group_broadcast",
+    "local_accessor",
+    "logical_and",
+    "logical_or",
+    "maximum",
+    "minimum",
+    "multiplies",
+    "nd_item",
+    "none_of_group",
+    "plus",
+    "private_array",
+    "reduce_over_group",
     "access_mode",
     "accessor",
     "buffer",

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import builtins
 import dis
+import enum
 import hashlib
 import logging
 import time
@@ -33,6 +34,7 @@ from pysycl import _diskcache
 from pysycl._accessor import accessor
 from pysycl._buffer import buffer
 from pysycl._exceptions import errc, exception, kernel_compile_error
+from pysycl._kernel_api import _functor, local_accessor
 from pysycl._kernel_abi import (
     AccessorType,
     Capture,
@@ -152,6 +154,19 @@ def _classify(fn: Any, info: _CodeInfo, h: Any, name: str, source: str, v: Any,
         caps.append((name, source, v._ktype))
         key.append(v._ktype)
         return
+    if t is local_accessor:
+        if v._handler is not h:
+            line = info.lines.get(name, fn.__code__.co_firstlineno)
+            raise exception(errc.invalid, f"{fn.__code__.co_filename}:{line}: kernel "
+                            f"{fn.__qualname__} captures local_accessor {name!r} that was not "
+                            "created in this command group")
+        values.append(v)
+        caps.append((name, source, v._ktype))
+        key.append(v._ktype)
+        return
+    if isinstance(v, (enum.Enum, _functor)):
+        key.append(v)  # compile-time constants: memory orders, fence spaces, sycl.plus(), ...
+        return
     if isinstance(v, _STATIC_TYPES) or hasattr(v, "py_func"):
         # Functions, modules, classes: resolved by the compiler at compile time.
         # A closure's identity matters (its cells are frozen); a plain function's code does.
@@ -177,16 +192,16 @@ class _Kernel:
         self.compiled = compiled
         self.name = name
         dts: list[Any] = []
-        slots: list[bool] = []
+        slots: list[int] = []  # 0: scalar, 1: global accessor, 2: local accessor
         for c in compiled.captures:
             t = c.type
             if isinstance(t, AccessorType):
                 dts.append(None)
                 dts.extend([np.int64] * (t.flat_arg_count() - 1))
-                slots.append(True)
+                slots.append(2 if t.space == "local" else 1)
             else:
                 dts.append(np.uint8 if t.dtype == np.bool_ else t.dtype)
-                slots.append(False)
+                slots.append(0)
         self.arg_dtypes = dts
         self.acc_slots = tuple(slots)
         self.kernels: dict[tuple[Any, Any], Any] = {}
@@ -216,32 +231,95 @@ def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
     clk = k.kernels.get(ckey)
     if clk is None:
         clk = k.kernels[ckey] = _build(k, ctx, dev)
+    acc_slots = k.acc_slots
+    x = _cl_exec()
     if kind == "range":
         gsize = index_space._v[::-1]  # SYCL dim 0 is the slowest: OpenCL's last
         lsize = None
     elif kind == "single_task":
         gsize, lsize = (1,), None
     else:
-        raise exception(errc.feature_not_supported,
-                        "nd_range kernels are not supported yet by this pysycl build")
+        gsize, lsize = _ndrange_sizes(k, dev, clk, index_space, values, acc_slots)
+    if 2 in acc_slots:
+        if kind != "nd_range":
+            raise exception(errc.kernel_argument, f"kernel {k.name} "
+                            f"({k.compiled.source_location}) captures a sycl.local_accessor, but "
+                            "local memory exists only in nd_range kernels: launch it with "
+                            "h.parallel_for(sycl.nd_range(global_range, local_range), kernel)")
+        values = [(x.local_memory(v.byte_size()), v._tail()) if s == 2 else v
+                  for v, s in zip(values, acc_slots)]
     clq = q._clq
-    acc_slots = k.acc_slots
     key = ctx._handle
-    x = _cl_exec()
 
     def launch(wait_for: Any) -> Any:
         if 0 in gsize:
             return x.marker(clq, wait_for=wait_for)  # an empty range runs no work-item
         args: list[Any] = []
-        for v, is_acc in zip(values, acc_slots):
-            if is_acc:
+        for v, slot in zip(values, acc_slots):
+            if slot == 1:
                 args.append(v._buf._storage.dev[key])
                 args.extend(v._tail)
+            elif slot == 2:
+                args.append(v[0])
+                args.extend(v[1])
             else:
                 args.append(v)
         return x.launch(clq, clk, gsize, lsize, args, wait_for)
 
     return launch
+
+
+def _ndrange_sizes(k: _Kernel, dev: Any, clk: Any, nd: Any, values: list[Any],
+                   acc_slots: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """OpenCL global and local sizes of an nd_range launch, validated (§4.9.4.2.2)."""
+    g, loc = tuple(nd._global), tuple(nd._local)
+    where = f"kernel {k.name} ({k.compiled.source_location})"
+    if any(nd._offset):
+        raise exception(errc.feature_not_supported, f"{where}: nd_range offsets (deprecated in "
+                        "SYCL 2020) are not supported by pysycl; add the offset to the ids")
+    if 0 in loc:
+        raise exception(errc.nd_range, f"{where}: the local range {loc} has a zero extent; every "
+                        "work-group needs at least one work-item")
+    bad = [d for d in builtins.range(len(g)) if g[d] % loc[d]]
+    if bad:
+        d = bad[0]
+        raise exception(errc.nd_range, f"{where}: global range {g} is not a multiple of the local "
+                        f"range {loc} in dimension {d} ({g[d]} % {loc[d]} != 0); round the "
+                        "global range up to a multiple and skip the extra work-items in the kernel")
+    lim = _dev_limits(dev, clk)
+    size = 1
+    for e in loc:
+        size *= e
+    if size > lim[0]:
+        raise exception(errc.nd_range, f"{where}: a work-group of {loc} = {size} work-items exceeds "
+                        f"the {lim[0]} this kernel can have on {_dev_name(dev)!r} "
+                        "(info.device.max_work_group_size and the kernel's own limit); use a "
+                        "smaller local range")
+    n = len(loc)
+    for d in builtins.range(n):
+        cap = lim[1][n - 1 - d]  # SYCL dimension d is OpenCL dimension n-1-d
+        if loc[d] > cap:
+            raise exception(errc.nd_range, f"{where}: local range {loc} exceeds the device's "
+                            f"max_work_item_sizes in dimension {d} ({loc[d]} > {cap})")
+    local_bytes = sum(v.byte_size() for v, s in zip(values, acc_slots) if s == 2)
+    if local_bytes > lim[2]:
+        raise exception(errc.nd_range, f"{where}: its local accessors need {local_bytes} bytes of "
+                        f"local memory per work-group, more than the {lim[2]} bytes device "
+                        f"{_dev_name(dev)!r} has (info.device.local_mem_size, less what the "
+                        "kernel itself uses); use smaller local accessors or work-groups")
+    return g[::-1], loc[::-1]
+
+
+_limits: dict[tuple[Any, Any], tuple[int, tuple[int, ...], int]] = {}
+
+
+def _dev_limits(dev: Any, clk: Any) -> tuple[int, tuple[int, ...], int]:
+    """(max work-group size, max work-item sizes in OpenCL order, free local memory bytes)."""
+    key = (dev._handle, id(clk))
+    lim = _limits.get(key)
+    if lim is None:
+        lim = _limits[key] = _cl_exec().kernel_limits(clk, dev._cl)
+    return lim
 
 
 _cl_mod: list[Any] = []

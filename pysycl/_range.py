@@ -293,3 +293,161 @@ class nd_range:  # noqa: N801 - the spec's spelling
 
     def __repr__(self) -> str:
         return f"sycl.nd_range({self._global!r}, {self._local!r})"
+
+
+class group:  # noqa: N801 - the spec's spelling
+    """``sycl::group`` (§4.9.1.7): one work-group of an ``nd_range`` launch.
+
+    On the host this is the reference model (a work-group seen from one of its
+    work-items); inside kernels ``it.get_group()`` gives the device version
+    with the same methods.
+    """
+
+    __slots__ = ("_group_id", "_local_id", "_nd")
+
+    def __init__(self, group_id: Iterable[int], local_id: Iterable[int], nd: nd_range) -> None:
+        self._group_id = id(*group_id)
+        self._local_id = id(*local_id)
+        self._nd = nd
+
+    @property
+    def dimensions(self) -> int:
+        """Number of dimensions."""
+        return self._nd.dimensions
+
+    def get_group_id(self, dimension: int | None = None) -> Any:
+        """The work-group's id in the group range, or its component ``dimension``."""
+        return self._group_id if dimension is None else self._group_id[dimension]
+
+    def __getitem__(self, dimension: int) -> int:
+        return self._group_id[dimension]
+
+    def get_local_id(self, dimension: int | None = None) -> Any:
+        """The calling work-item's id inside the group."""
+        return self._local_id if dimension is None else self._local_id[dimension]
+
+    def get_local_range(self, dimension: int | None = None) -> Any:
+        """The work-group size."""
+        r = self._nd.get_local_range()
+        return r if dimension is None else r[dimension]
+
+    def get_group_range(self, dimension: int | None = None) -> Any:
+        """The number of work-groups."""
+        r = self._nd.get_group_range()
+        return r if dimension is None else r[dimension]
+
+    def get_max_local_range(self) -> range:
+        """The largest local range (equal to the local range: groups are uniform)."""
+        return self._nd.get_local_range()
+
+    def get_group_linear_id(self) -> int:
+        """Row-major linear id of the group in the group range."""
+        return linear_index(self._group_id, self._nd.get_group_range())
+
+    def get_local_linear_id(self) -> int:
+        """Row-major linear id of the calling work-item inside the group."""
+        return linear_index(self._local_id, self._nd.get_local_range())
+
+    def get_group_linear_range(self) -> int:
+        """Number of work-groups."""
+        return self._nd.get_group_range().size()
+
+    def get_local_linear_range(self) -> int:
+        """Number of work-items in the group."""
+        return self._nd.get_local_range().size()
+
+    def leader(self) -> bool:
+        """Whether the calling work-item has local linear id 0."""
+        return self.get_local_linear_id() == 0
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, group):
+            return (self._group_id, self._nd) == (other._group_id, other._nd)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self._group_id, self._nd))
+
+    def __repr__(self) -> str:
+        return f"sycl.group(id={tuple(self._group_id)}, nd_range={self._nd!r})"
+
+
+class nd_item:  # noqa: N801 - the spec's spelling
+    """``sycl::nd_item`` (§4.9.1.5): a work-item of an ``nd_range`` launch.
+
+    The host model is built from the global id and the ``nd_range``; every
+    query follows from them (local id = global id mod local range, group id =
+    global id div local range, linear ids row-major with dimension 0 slowest).
+    It is the oracle the property tests compare device results with.
+    """
+
+    __slots__ = ("_gid", "_nd")
+
+    def __init__(self, global_id: Iterable[int], nd: nd_range) -> None:
+        self._gid = id(*global_id)
+        self._nd = nd
+        if len(self._gid) != nd.dimensions:
+            raise TypeError("nd_item id and nd_range dimensions differ")
+
+    @property
+    def dimensions(self) -> int:
+        """Number of dimensions."""
+        return self._nd.dimensions
+
+    def get_global_id(self, dimension: int | None = None) -> Any:
+        """The global id, or its component ``dimension``."""
+        return self._gid if dimension is None else self._gid[dimension]
+
+    def get_global_linear_id(self) -> int:
+        """Row-major linear global id."""
+        return linear_index(self._gid, self._nd.get_global_range())
+
+    def get_local_id(self, dimension: int | None = None) -> Any:
+        """The id inside the work-group."""
+        lid = id(*(g % r for g, r in zip(self._gid, self._nd.get_local_range())))
+        return lid if dimension is None else lid[dimension]
+
+    def get_local_linear_id(self) -> int:
+        """Row-major linear id inside the work-group."""
+        return linear_index(self.get_local_id(), self._nd.get_local_range())
+
+    def get_group(self, dimension: int | None = None) -> Any:
+        """The work-group (a ``sycl.group``), or its id in ``dimension``."""
+        gid = tuple(g // r for g, r in zip(self._gid, self._nd.get_local_range()))
+        if dimension is not None:
+            return gid[dimension]
+        return group(gid, tuple(self.get_local_id()), self._nd)
+
+    def get_group_linear_id(self) -> int:
+        """Row-major linear id of the work-group."""
+        return self.get_group().get_group_linear_id()
+
+    def get_group_range(self, dimension: int | None = None) -> Any:
+        """Number of work-groups."""
+        r = self._nd.get_group_range()
+        return r if dimension is None else r[dimension]
+
+    def get_global_range(self, dimension: int | None = None) -> Any:
+        """The global range."""
+        r = self._nd.get_global_range()
+        return r if dimension is None else r[dimension]
+
+    def get_local_range(self, dimension: int | None = None) -> Any:
+        """The work-group size."""
+        r = self._nd.get_local_range()
+        return r if dimension is None else r[dimension]
+
+    def get_nd_range(self) -> nd_range:
+        """The launch's ``nd_range``."""
+        return self._nd
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, nd_item):
+            return (self._gid, self._nd) == (other._gid, other._nd)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self._gid, self._nd))
+
+    def __repr__(self) -> str:
+        return f"sycl.nd_item(global_id={tuple(self._gid)}, nd_range={self._nd!r})"

@@ -12,6 +12,7 @@ Device functions use the same pipeline without :class:`LiftCaptures`.
 
 from __future__ import annotations
 
+import dis
 import logging
 import time
 from collections.abc import Callable
@@ -49,7 +50,7 @@ from pysycl_numba.passes import (
     needed_aspects,
 )
 from pysycl_numba.target import TARGET_NAME, sycl_target
-from pysycl_numba.types import AccessorType, ItemType, numba_type_of_dtype
+from pysycl_numba.types import AccessorType, ItemType, NdItemType, numba_type_of_dtype
 from pysycl_numba.wrapper import build_kernel_wrapper
 
 _log = logging.getLogger("pysycl_numba.compiler")
@@ -130,6 +131,10 @@ def _index_arg_types(index: IndexSpace, name: str) -> list[types.Type]:
         return [ItemType(index.ndim)]
     if index.kind == "single_task":
         return []
+    if index.kind == "nd_range":
+        if not 1 <= index.ndim <= 3:
+            raise exception(errc.nd_range, f"kernel '{name}': an nd_range has 1 to 3 dimensions")
+        return [NdItemType(index.ndim)]
     raise exception(
         errc.feature_not_supported,
         f"kernel '{name}': {index.kind} kernels are not supported by the compiler yet",
@@ -139,12 +144,41 @@ def _index_arg_types(index: IndexSpace, name: str) -> list[types.Type]:
 def _check_arity(pyfunc: Callable[..., Any], nparams: int, index: IndexSpace, name: str) -> None:
     code = pyfunc.__code__
     if code.co_argcount != nparams or code.co_kwonlyargcount or code.co_flags & 0x0C:
-        what = "one parameter (the item)" if nparams == 1 else "no parameters"
+        what = "one parameter (the work-item)" if nparams == 1 else "no parameters"
         raise kernel_compile_error(
             errc.kernel,
             f"kernel '{name}' ({source_location(pyfunc)}): a {index.kind} kernel takes {what}; "
             f"it has {code.co_argcount}",
         )
+
+
+#: Names that only make sense with work-groups (an nd_range kernel).
+_WORK_GROUP_NAMES = frozenset((
+    "group_barrier", "group_broadcast", "reduce_over_group", "any_of_group", "all_of_group",
+    "none_of_group", "get_group", "get_sub_group", "barrier", "get_local_id",
+    "get_local_linear_id", "get_local_range", "get_group_linear_id", "get_group_range",
+    "get_global_id", "get_global_linear_id", "get_nd_range",
+))
+
+
+def _check_work_group_use(pyfunc: Callable[..., Any], index: IndexSpace, name: str) -> None:
+    """A ``range``/``single_task`` kernel has no work-groups: say so at the line that asks."""
+    if index.kind == "nd_range":
+        return
+    code = pyfunc.__code__
+    if not _WORK_GROUP_NAMES.intersection(code.co_names):
+        return
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_ATTR", "LOAD_METHOD", "LOAD_GLOBAL") \
+                and ins.argval in _WORK_GROUP_NAMES:
+            line = ins.positions.lineno if ins.positions else code.co_firstlineno
+            raise kernel_compile_error(
+                errc.kernel,
+                f"cannot compile kernel '{name}' (defined at {source_location(pyfunc)}): "
+                f"{code.co_filename}:{line}: {ins.argval} needs work-groups, which only an "
+                f"nd_range kernel has; this is a {index.kind} kernel. Launch it with "
+                "h.parallel_for(sycl.nd_range(global_range, local_range), kernel) -- the kernel "
+                "then receives a sycl.nd_item (it.get_group(), it.barrier(), ...)")
 
 
 def _aspects_from_ir(ir_text: str) -> set[str]:
@@ -179,14 +213,15 @@ def compile_kernel(
     Raises:
         pysycl.kernel_compile_error: the code cannot run on a device; the
             message names the kernel, the file:line and what to do instead.
-        pysycl.exception: ``errc.feature_not_supported`` for ``nd_range``
-            kernels (not implemented yet).
+        pysycl.exception: ``errc.nd_range`` for an index space of more than
+            three dimensions.
     """
     name = getattr(pyfunc, "__qualname__", repr(pyfunc))
     where = source_location(pyfunc)
     start = time.perf_counter()
     argtypes = _index_arg_types(index, name)
     _check_arity(pyfunc, len(argtypes), index, name)
+    _check_work_group_use(pyfunc, index, name)
     capture_types = [capture_numba_type(c) for c in captures]
     ctx = sycl_target.target_context
     try:

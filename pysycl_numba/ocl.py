@@ -30,6 +30,8 @@ _MANGLED_SCALAR = {
     "uint": "j",
     "long": "l",
     "ulong": "m",
+    "size_t": "m",
+    "void": "v",
 }
 
 
@@ -64,6 +66,7 @@ def declare(
     args: list[llir.Type],
     *,
     pure: bool = True,
+    convergent: bool = False,
 ) -> llir.Function:
     """Declare (once) an OpenCL built-in in ``module``.
 
@@ -82,7 +85,28 @@ def declare(
     fn.attributes.add("nounwind")
     if pure:
         fn.attributes.add("readnone")
+    if convergent:
+        # Barriers and group collectives: LLVM must not make calls depend on
+        # more (or other) control flow than the source has.
+        fn.attributes.add("convergent")
     return fn
+
+
+def call(
+    builder: llir.IRBuilder,
+    mangled: str,
+    ret: llir.Type,
+    args: list[llir.Value],
+    *,
+    pure: bool = True,
+    convergent: bool = False,
+) -> llir.Value:
+    """Declare (once) and call the OpenCL built-in ``mangled``."""
+    fn = declare(builder.module, mangled, ret, [a.type for a in args], pure=pure,
+                 convergent=convergent)
+    c = builder.call(fn, args)
+    c.calling_convention = "spir_func"
+    return c
 
 
 def call_math(builder: llir.IRBuilder, name: str, args: list[llir.Value]) -> llir.Value:

@@ -61,11 +61,13 @@ class SYCLTypingContext(typing.BaseContext):
         """Install math typing (Numba's) and the SYCL declarations (ours)."""
         from numba.core.typing import cmathdecl, mathdecl
 
-        from pysycl_numba import decl
+        from pysycl_numba import decl, kernel_api, ndrange
 
         self.install_registry(mathdecl.registry)
         self.install_registry(cmathdecl.registry)
         self.install_registry(decl.registry)
+        self.install_registry(ndrange.typing_registry)
+        self.install_registry(kernel_api.typing_registry)
 
     def resolve_value_type(self, val: Any) -> Any:
         """Type a global or closure value that the kernel uses as a constant.
@@ -74,6 +76,11 @@ class SYCLTypingContext(typing.BaseContext):
         CPU dispatchers are recompiled for the device from their ``py_func``.
         """
         from pysycl_numba.dispatcher import DeviceDispatcher, device_dispatcher_for
+        from pysycl_numba.kernel_api import resolve_kernel_value
+
+        sycl_type = resolve_kernel_value(val)
+        if sycl_type is not None:
+            return sycl_type
 
         for pytype, message in _UNSUPPORTED_GLOBALS.items():
             if isinstance(val, pytype):
@@ -126,11 +133,13 @@ class SYCLTargetContext(BaseContext):
 
     def load_additional_registries(self) -> None:
         """Install the SYCL object and OpenCL math lowerings."""
-        from pysycl_numba import impl, mathimpl
+        from pysycl_numba import impl, kernel_api, mathimpl, ndrange
 
         load_builtin_lowerings()
         self.install_registry(impl.registry)
         self.install_registry(mathimpl.registry)
+        self.install_registry(ndrange.registry)
+        self.install_registry(kernel_api.registry)
 
     def codegen(self) -> SPIRVCodegen:
         """The SPIR-V code generator."""

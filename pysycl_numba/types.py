@@ -121,6 +121,124 @@ class AccessorType(types.Type):
         return names
 
 
+class NdItemType(types.Type):
+    """``sycl.nd_item<ndim>``: the parameter of an ``nd_range`` kernel.
+
+    It carries no data: every query is an OpenCL work-item built-in call
+    (``get_local_id``, ``get_group_id`` ...), which LLVM hoists, shares and
+    deletes like arithmetic. The same holds for :class:`GroupType` and
+    :class:`SubGroupType`.
+    """
+
+    def __init__(self, ndim: int) -> None:
+        self.ndim = ndim
+        super().__init__(name=f"sycl.nd_item<{ndim}>")
+
+    @property
+    def key(self) -> int:
+        return self.ndim
+
+
+class GroupType(types.Type):
+    """``sycl.group<ndim>``: the work-group of the calling work-item."""
+
+    def __init__(self, ndim: int) -> None:
+        self.ndim = ndim
+        super().__init__(name=f"sycl.group<{ndim}>")
+
+    @property
+    def key(self) -> int:
+        return self.ndim
+
+
+class SubGroupType(types.Type):
+    """``sycl.sub_group``: the sub-group of the calling work-item (always 1-D)."""
+
+    def __init__(self) -> None:
+        super().__init__(name="sycl.sub_group")
+
+
+class NdRangeType(types.Type):
+    """``sycl.nd_range<ndim>`` returned by ``it.get_nd_range()``."""
+
+    def __init__(self, ndim: int) -> None:
+        self.ndim = ndim
+        super().__init__(name=f"sycl.nd_range<{ndim}>")
+
+    @property
+    def key(self) -> int:
+        return self.ndim
+
+
+class KernelEnumType(types.Type):
+    """A member of a SYCL enum used as a compile-time constant (``memory_order.relaxed``).
+
+    The member is part of the type, so typing templates see the value (an
+    ``atomic_ref``'s order and scope choose the LLVM instruction's ordering
+    and ``syncscope``); the runtime value is a dummy byte.
+    """
+
+    def __init__(self, member: object) -> None:
+        self.member = member
+        super().__init__(name=f"sycl.{type(member).__name__.strip('_')}.{member.name}")  # type: ignore[attr-defined]
+
+    @property
+    def key(self) -> object:
+        return self.member
+
+
+class KernelEnumClassType(types.Type):
+    """A SYCL enum class (``sycl.memory_order``) referenced in a kernel."""
+
+    def __init__(self, cls: type) -> None:
+        self.cls = cls
+        super().__init__(name=f"sycl.{cls.__name__.strip('_')}")
+
+    @property
+    def key(self) -> type:
+        return self.cls
+
+
+class FunctorType(types.Type):
+    """A SYCL function object (``sycl.plus()``) used in a kernel."""
+
+    def __init__(self, op: str) -> None:
+        self.op = op
+        super().__init__(name=f"sycl.{op}")
+
+    @property
+    def key(self) -> str:
+        return self.op
+
+
+class AtomicRefType(types.Type):
+    """``sycl.atomic_ref`` to one element: pointer plus order/scope in the type."""
+
+    def __init__(self, dtype: types.Type, addrspace: int, order: str, scope: str) -> None:
+        self.dtype = dtype
+        self.addrspace = addrspace
+        self.order = order
+        self.scope = scope
+        super().__init__(name=f"sycl.atomic_ref<{dtype}, {order}, {scope}, as{addrspace}>")
+
+    @property
+    def key(self) -> tuple[types.Type, int, str, str]:
+        return self.dtype, self.addrspace, self.order, self.scope
+
+
+class PrivateArrayType(types.Type):
+    """``sycl.private_array(dtype, n)``: ``n`` elements in private (Function) memory."""
+
+    def __init__(self, dtype: types.Type, size: int) -> None:
+        self.dtype = dtype
+        self.size = size
+        super().__init__(name=f"sycl.private_array<{dtype}, {size}>")
+
+    @property
+    def key(self) -> tuple[types.Type, int]:
+        return self.dtype, self.size
+
+
 def numba_type_of_dtype(dtype: np.dtype) -> types.Type:
     """Numba scalar type of a numpy dtype (``bool`` maps to ``boolean``)."""
     return numpy_support.from_dtype(np.dtype(dtype))
@@ -165,9 +283,40 @@ class _AccessorModel(models.StructModel):
         super().__init__(dmm, fe_type, members)
 
 
+class _TagModel(models.PrimitiveModel):
+    # Types whose value is implicit (work-item built-ins, compile-time enums).
+    def __init__(self, dmm: DataModelManager, fe_type: types.Type) -> None:
+        super().__init__(dmm, fe_type, llir.IntType(8))
+
+
+class _NdRangeModel(models.StructModel):
+    def __init__(self, dmm: DataModelManager, fe_type: NdRangeType) -> None:
+        members = [(f"g{d}", index_type) for d in range(fe_type.ndim)]
+        members += [(f"l{d}", index_type) for d in range(fe_type.ndim)]
+        super().__init__(dmm, fe_type, members)
+
+
+class _AtomicRefModel(models.PrimitiveModel):
+    def __init__(self, dmm: DataModelManager, fe_type: AtomicRefType) -> None:
+        pointee = dmm.lookup(fe_type.dtype).get_data_type()
+        super().__init__(dmm, fe_type, pointee.as_pointer(addrspace=fe_type.addrspace))
+
+
+class _PrivateArrayModel(models.PrimitiveModel):
+    def __init__(self, dmm: DataModelManager, fe_type: PrivateArrayType) -> None:
+        pointee = dmm.lookup(fe_type.dtype).get_data_type()
+        super().__init__(dmm, fe_type, pointee.as_pointer(addrspace=ADDRSPACE_PRIVATE))
+
+
 def make_data_model_manager() -> DataModelManager:
     """Numba's default data models plus the SYCL kernel objects'."""
     dmm = DataModelManager()
+    for tag in (NdItemType, GroupType, SubGroupType, KernelEnumType, KernelEnumClassType,
+                FunctorType):
+        dmm.register(tag, _TagModel)
+    dmm.register(NdRangeType, _NdRangeModel)
+    dmm.register(AtomicRefType, _AtomicRefModel)
+    dmm.register(PrivateArrayType, _PrivateArrayModel)
     dmm.register(types.Float, _FloatModel)
     dmm.register(GlobalPointer, _GlobalPointerModel)
     dmm.register(ItemType, _ItemModel)

@@ -18,7 +18,7 @@ from pysycl._kernel_abi import AccessorType as AbiAccessor
 from pysycl._kernel_abi import IndexSpace
 from pysycl_numba import ocl
 from pysycl_numba._numba_compat import cgutils, types
-from pysycl_numba.types import AccessorType, ItemType
+from pysycl_numba.types import AccessorType, ItemType, NdItemType
 
 _I64 = llir.IntType(64)
 
@@ -90,6 +90,10 @@ def build_kernel_wrapper(
     if index.kind == "range":
         argtypes.append(ItemType(index.ndim))
         values.append(build_item(context, builder, index.ndim))
+    elif index.kind == "nd_range":
+        # An nd_item carries no data: its queries call the work-item built-ins.
+        argtypes.append(NdItemType(index.ndim))
+        values.append(llir.Constant(llir.IntType(8), 0))
     pos = 0
     for capty, params in zip(capture_types, per_capture, strict=True):
         args = list(fn.args[pos : pos + len(params)])

@@ -158,6 +158,17 @@ def launch(q: cl.CommandQueue, kernel: cl.Kernel, gsize: tuple[int, ...],
         raise translate(e, "kernel launch failed", errc.kernel) from e
 
 
+def kernel_limits(kernel: cl.Kernel, dev: cl.Device) -> tuple[int, tuple[int, ...], int]:
+    """(max work-group size, max work-item sizes (OpenCL order), free local memory bytes)."""
+    wi = cl.kernel_work_group_info
+    try:
+        wg = min(dev.max_work_group_size, kernel.get_work_group_info(wi.WORK_GROUP_SIZE, dev))
+        used = kernel.get_work_group_info(wi.LOCAL_MEM_SIZE, dev)
+    except cl.Error as e:
+        raise translate(e, "clGetKernelWorkGroupInfo failed", errc.kernel) from e
+    return wg, tuple(dev.max_work_item_sizes), dev.local_mem_size - used
+
+
 def local_memory(nbytes: int) -> cl.LocalMemory:
     """A ``__local`` kernel argument of ``nbytes``."""
     return cl.LocalMemory(max(int(nbytes), 1))

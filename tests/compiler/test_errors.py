@@ -138,12 +138,27 @@ def test_exec_kernel_without_file():
     assert "<string>:3" in msg
 
 
-def test_nd_range_not_supported_yet():
+def test_nd_range_of_four_dimensions():
     from pysycl_numba import compile_kernel
 
     with pytest.raises(pysycl.exception) as info:
-        compile_kernel(lambda it: None, IndexSpace("nd_range", 1), (), entry_name="k")
-    assert info.value.code() == pysycl.errc.feature_not_supported
+        compile_kernel(lambda it: None, IndexSpace("nd_range", 4), (), entry_name="k")
+    assert info.value.code() == pysycl.errc.nd_range
+
+
+def test_group_barrier_in_range_kernel():
+    wo = W(np.zeros(4))
+
+    def kern(i):
+        wo[i] = 1
+        pysycl.group_barrier(i.get_group())
+
+    with pytest.raises(pysycl.kernel_compile_error) as info:
+        compile_for(kern, 1)
+    msg = str(info.value)
+    assert info.value.code() == pysycl.errc.kernel and isinstance(info.value, TypeError)
+    assert "nd_range" in msg and "range kernel" in msg
+    assert _line_of(kern, 2) in msg, msg
 
 
 def test_wrong_arity():

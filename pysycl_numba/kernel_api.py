@@ -1,0 +1,459 @@
+"""Typing and lowering of ``atomic_ref``, ``atomic_fence``, ``private_array``, SYCL enums and functors.
+
+* SYCL enum members (``sycl.memory_order.relaxed``, ``sycl.access.fence_space.local_space``)
+  are compile-time constants: their type (:class:`KernelEnumType`) carries the
+  member, so ``atomic_ref``'s order and scope pick the LLVM ordering and
+  ``syncscope`` of the instruction.
+* ``atomic_ref(acc, i, order, scope[, space])`` is a pointer to ``acc[i]`` in
+  the accessor's address space. Integer operations are LLVM ``atomicrmw`` /
+  ``cmpxchg`` (→ ``OpAtomic*``); floating-point ``fetch_add/sub/min/max``,
+  ``exchange`` and ``compare_exchange`` work on the integer bit pattern (a
+  ``cmpxchg`` loop), so they never need ``SPV_EXT_shader_atomic_float_add``
+  (whose absence makes LLVM abort).
+* ``private_array(dtype, n)``: ``n`` elements of private memory (an
+  ``alloca`` in address space 0 = SPIR-V Function storage), zero-initialised.
+"""
+
+from __future__ import annotations
+
+import enum
+import operator
+from typing import Any
+
+from llvmlite import ir as llir
+
+from pysycl._info import memory_order, memory_scope
+from pysycl._kernel_api import (
+    KERNEL_ENUMS,
+    access,
+    _address_space,
+    _functor,
+    atomic_fence,
+    atomic_ref,
+    bit_and,
+    bit_or,
+    bit_xor,
+    logical_and,
+    logical_or,
+    maximum,
+    minimum,
+    multiplies,
+    plus,
+    private_array,
+)
+from pysycl_numba._numba_compat import (
+    AbstractTemplate,
+    AttributeTemplate,
+    LoweringRegistry,
+    TypingRegistry,
+    bound_function,
+    cgutils,
+    signature,
+    types,
+)
+from pysycl_numba.decl import normalize_index
+from pysycl_numba.impl import element_pointer
+from pysycl_numba.types import (
+    ADDRSPACE_GLOBAL,
+    ADDRSPACE_LOCAL,
+    AccessorType,
+    AtomicRefType,
+    FunctorType,
+    KernelEnumClassType,
+    KernelEnumType,
+    PrivateArrayType,
+    index_type,
+)
+
+typing_registry = TypingRegistry()
+registry = LoweringRegistry("pysycl.kernel_api")
+lower = registry.lower
+
+ENUM_CLASSES: tuple[type, ...] = (memory_order, memory_scope, *KERNEL_ENUMS)
+#: Namespaces whose attributes are enum classes (``sycl.access.fence_space``).
+NAMESPACES: tuple[type, ...] = (access,)
+FUNCTOR_CLASSES = (plus, multiplies, minimum, maximum, bit_and, bit_or, bit_xor, logical_and,
+                   logical_or)
+ATOMIC_TYPES = (types.int32, types.uint32, types.int64, types.uint64, types.float32,
+                types.float64)
+
+
+def resolve_kernel_value(val: Any) -> types.Type | None:
+    """The Numba type of a SYCL enum class/member or function object, else None."""
+    if isinstance(val, type) and (val in ENUM_CLASSES or val in NAMESPACES):
+        return KernelEnumClassType(val)
+    if isinstance(val, enum.Enum) and type(val) in ENUM_CLASSES:
+        return KernelEnumType(val)
+    if isinstance(val, _functor):
+        return FunctorType(val._op)
+    return None
+
+
+# ===================================================================== enums
+@typing_registry.register_attr
+class EnumClassAttributes(AttributeTemplate):
+    """``sycl.memory_order.relaxed`` → a compile-time constant."""
+
+    key = KernelEnumClassType
+
+    def generic_resolve(self, ty: KernelEnumClassType, attr: str) -> types.Type | None:
+        member = getattr(ty.cls, attr, None)
+        if isinstance(member, type) and member in ENUM_CLASSES:
+            return KernelEnumClassType(member)
+        return KernelEnumType(member) if isinstance(member, ty.cls) else None
+
+
+def _tag() -> llir.Constant:
+    return llir.Constant(llir.IntType(8), 0)
+
+
+@registry.lower_getattr_generic(KernelEnumClassType)
+def enum_member(context: Any, builder: Any, ty: Any, value: Any, attr: str) -> Any:
+    """An enum member's value is implicit in its type."""
+    return _tag()
+
+
+for _t in (KernelEnumType, KernelEnumClassType, FunctorType):
+    registry.lower_constant(_t)(lambda context, builder, ty, pyval: _tag())
+
+
+# ================================================================== functors
+for _cls in FUNCTOR_CLASSES:
+    def _functor_template(cls: type) -> type:
+        class Make(AbstractTemplate):
+            def generic(self, args: tuple, kws: dict) -> object:
+                return signature(FunctorType(cls._op)) if not args and not kws else None
+
+        return Make
+
+    typing_registry.register_global(_cls)(_functor_template(_cls))
+    lower(_cls)(lambda context, builder, sig, args: _tag())
+
+
+# ================================================================ atomic_ref
+def _enum_arg(t: types.Type, cls: type) -> Any:
+    return t.member if isinstance(t, KernelEnumType) and isinstance(t.member, cls) else None
+
+
+@typing_registry.register_global(atomic_ref)
+class AtomicRefCtor(AbstractTemplate):
+    """``sycl.atomic_ref(acc, index, order, scope[, address_space])``."""
+
+    def generic(self, args: tuple, kws: dict) -> object:
+        if kws or len(args) not in (4, 5) or not isinstance(args[0], AccessorType):
+            return None
+        acc, idx = args[0], args[1]
+        norm = normalize_index(idx, acc.ndim)
+        order = _enum_arg(args[2], memory_order)
+        scope = _enum_arg(args[3], memory_scope)
+        if norm is None or order is None or scope is None or acc.dtype not in ATOMIC_TYPES:
+            return None
+        if len(args) == 5:
+            space = _enum_arg(args[4], _address_space)
+            want = "local_space" if acc.space == "local" else "global_space"
+            if space is None or space.name not in (want, "generic_space"):
+                return None
+        if acc.mode == "read":
+            return None
+        ty = AtomicRefType(acc.dtype, acc.addrspace, order.name, scope.name)
+        return signature(ty, acc, norm, *args[2:])
+
+
+@lower(atomic_ref, AccessorType, types.Any, KernelEnumType, KernelEnumType)
+@lower(atomic_ref, AccessorType, types.Any, KernelEnumType, KernelEnumType, KernelEnumType)
+def lower_atomic_ref(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    """The element pointer."""
+    return element_pointer(context, builder, sig.args[0], args[0], sig.args[1], args[1])
+
+
+_SCOPES = {"work_item": "singlethread", "sub_group": "subgroup", "work_group": "workgroup",
+           "device": "device", "system": None}
+_RMW_ORDER = {"relaxed": "monotonic", "acquire": "acquire", "release": "release",
+              "acq_rel": "acq_rel", "seq_cst": "seq_cst"}
+_LOAD_ORDER = {"relaxed": "monotonic", "acquire": "acquire", "release": "seq_cst",
+               "acq_rel": "acquire", "seq_cst": "seq_cst"}
+_STORE_ORDER = {"relaxed": "monotonic", "acquire": "seq_cst", "release": "release",
+                "acq_rel": "release", "seq_cst": "seq_cst"}
+_FAIL_ORDER = {"relaxed": "monotonic", "acquire": "acquire", "release": "monotonic",
+               "acq_rel": "acquire", "seq_cst": "seq_cst"}
+
+
+def _ordering(ty: AtomicRefType, table: dict[str, str] | None) -> str:
+    # llvmlite prints the ordering verbatim: the syncscope rides along with it.
+    scope = _SCOPES[ty.scope]
+    order = "monotonic" if table is None else table[ty.order]
+    return order if scope is None else f'syncscope("{scope}") {order}'
+
+
+def _is_float(ty: AtomicRefType) -> bool:
+    return isinstance(ty.dtype, types.Float)
+
+
+def _int_type(ty: AtomicRefType) -> llir.IntType:
+    return llir.IntType(ty.dtype.bitwidth)
+
+
+def _to_bits(builder: Any, ty: AtomicRefType, v: Any) -> Any:
+    return builder.bitcast(v, _int_type(ty)) if _is_float(ty) else v
+
+
+def _from_bits(builder: Any, ty: AtomicRefType, v: Any) -> Any:
+    if not _is_float(ty):
+        return v
+    return builder.bitcast(v, llir.FloatType() if ty.dtype.bitwidth == 32 else llir.DoubleType())
+
+
+def _align(ty: AtomicRefType) -> int:
+    return ty.dtype.bitwidth // 8
+
+
+@typing_registry.register_attr
+class AtomicRefAttributes(AttributeTemplate):
+    """Methods of ``sycl.atomic_ref``."""
+
+    key = AtomicRefType
+
+    @bound_function("atomic_ref.load")
+    def resolve_load(self, a: AtomicRefType, args: tuple, kws: dict) -> object:
+        return signature(a.dtype) if not args and not kws else None
+
+    def _value(self, a: AtomicRefType, args: tuple, kws: dict, ret: types.Type) -> object:
+        if kws or len(args) != 1 or self.context.can_convert(args[0], a.dtype) is None:
+            return None
+        return signature(ret, a.dtype)
+
+    @bound_function("atomic_ref.store")
+    def resolve_store(self, a: AtomicRefType, args: tuple, kws: dict) -> object:
+        return self._value(a, args, kws, types.none)
+
+    @bound_function("atomic_ref.exchange")
+    def resolve_exchange(self, a: AtomicRefType, args: tuple, kws: dict) -> object:
+        return self._value(a, args, kws, a.dtype)
+
+    def _cas(self, a: AtomicRefType, args: tuple, kws: dict) -> object:
+        if kws or len(args) != 2 or any(self.context.can_convert(x, a.dtype) is None
+                                         for x in args):
+            return None
+        return signature(types.Tuple((types.boolean, a.dtype)), a.dtype, a.dtype)
+
+    @bound_function("atomic_ref.compare_exchange_strong")
+    def resolve_compare_exchange_strong(self, a: AtomicRefType, args: tuple, kws: dict) -> object:
+        return self._cas(a, args, kws)
+
+    @bound_function("atomic_ref.compare_exchange_weak")
+    def resolve_compare_exchange_weak(self, a: AtomicRefType, args: tuple, kws: dict) -> object:
+        return self._cas(a, args, kws)
+
+    def _fetch(self, a: AtomicRefType, args: tuple, kws: dict, ints_only: bool) -> object:
+        if ints_only and _is_float(a):
+            return None
+        return self._value(a, args, kws, a.dtype)
+
+
+def _add_fetch(op: str, ints_only: bool) -> None:
+    @bound_function(f"atomic_ref.fetch_{op}")
+    def method(self: Any, a: AtomicRefType, args: tuple, kws: dict) -> object:
+        return self._fetch(a, args, kws, ints_only)
+
+    setattr(AtomicRefAttributes, f"resolve_fetch_{op}", method)
+
+
+for _op, _ints in (("add", False), ("sub", False), ("min", False), ("max", False),
+                   ("and", True), ("or", True), ("xor", True)):
+    _add_fetch(_op, _ints)
+
+
+@lower("atomic_ref.load", AtomicRefType)
+def atomic_load(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    """``a.load()``."""
+    ty = sig.args[0]
+    v = builder.load_atomic(args[0], _ordering(ty, _LOAD_ORDER), _align(ty), typ=_int_type(ty))
+    return _from_bits(builder, ty, v)
+
+
+@lower("atomic_ref.store", AtomicRefType, types.Any)
+def atomic_store(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    """``a.store(v)``."""
+    ty = sig.args[0]
+    builder.store_atomic(_to_bits(builder, ty, args[1]), args[0],
+                         _ordering(ty, _STORE_ORDER), _align(ty))
+    return context.get_dummy_value()
+
+
+@lower("atomic_ref.exchange", AtomicRefType, types.Any)
+def atomic_exchange(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    """``a.exchange(v)``: the previous value."""
+    ty = sig.args[0]
+    old = builder.atomic_rmw("xchg", args[0], _to_bits(builder, ty, args[1]),
+                             _ordering(ty, _RMW_ORDER))
+    return _from_bits(builder, ty, old)
+
+
+def _cmpxchg(builder: Any, ty: AtomicRefType, ptr: Any, expected: Any,
+             desired: Any) -> tuple[Any, Any]:
+    order = _ordering(ty, _RMW_ORDER)
+    pair = builder.cmpxchg(ptr, expected, desired, order, _FAIL_ORDER[ty.order])
+    return builder.extract_value(pair, 1), builder.extract_value(pair, 0)
+
+
+@lower("atomic_ref.compare_exchange_strong", AtomicRefType, types.Any, types.Any)
+@lower("atomic_ref.compare_exchange_weak", AtomicRefType, types.Any, types.Any)
+def atomic_cas(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    """``a.compare_exchange_strong(expected, desired)`` → ``(success, observed)``.
+
+    Floating-point values compare by bit pattern, as C++'s ``compare_exchange``.
+    The weak form is the strong one (allowed: weak may only fail more often).
+    """
+    ty = sig.args[0]
+    ok, observed = _cmpxchg(builder, ty, args[0], _to_bits(builder, ty, args[1]),
+                            _to_bits(builder, ty, args[2]))
+    return context.make_tuple(builder, sig.return_type, [ok, _from_bits(builder, ty, observed)])
+
+
+_INT_RMW = {"add": "add", "sub": "sub", "and": "and", "or": "or", "xor": "xor"}
+
+
+def _float_update(builder: Any, op: str, old: Any, v: Any) -> Any:
+    if op == "add":
+        return builder.fadd(old, v)
+    if op == "sub":
+        return builder.fsub(old, v)
+    cmp = "<" if op == "min" else ">"
+    return builder.select(builder.fcmp_ordered(cmp, v, old), v, old)
+
+
+def _lower_fetch(op: str) -> None:
+    @lower(f"atomic_ref.fetch_{op}", AtomicRefType, types.Any)
+    def impl(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        ty = sig.args[0]
+        ptr, v = args
+        if not _is_float(ty):
+            if op in ("min", "max"):
+                rmw = op if ty.dtype.signed else "u" + op
+            else:
+                rmw = _INT_RMW[op]
+            return builder.atomic_rmw(rmw, ptr, v, _ordering(ty, _RMW_ORDER))
+        # Floating point: a compare-exchange loop on the bit pattern.
+        ity = _int_type(ty)
+        first = builder.load_atomic(ptr, _ordering(ty, None), _align(ty), typ=ity)
+        pre = builder.block
+        loop = builder.append_basic_block(f"atomic_{op}.loop")
+        done = builder.append_basic_block(f"atomic_{op}.done")
+        builder.branch(loop)
+        builder.position_at_end(loop)
+        cur = builder.phi(ity)
+        cur.add_incoming(first, pre)
+        new = _float_update(builder, op, _from_bits(builder, ty, cur), v)
+        ok, observed = _cmpxchg(builder, ty, ptr, cur, builder.bitcast(new, ity))
+        cur.add_incoming(observed, builder.block)
+        builder.cbranch(ok, done, loop)
+        builder.position_at_end(done)
+        return _from_bits(builder, ty, cur)
+
+
+for _op in ("add", "sub", "min", "max", "and", "or", "xor"):
+    _lower_fetch(_op)
+
+
+@typing_registry.register_global(atomic_fence)
+class AtomicFence(AbstractTemplate):
+    """``sycl.atomic_fence(order, scope)``."""
+
+    def generic(self, args: tuple, kws: dict) -> object:
+        if len(args) == 2 and not kws and _enum_arg(args[0], memory_order) is not None \
+                and _enum_arg(args[1], memory_scope) is not None:
+            return signature(types.none, *args)
+        return None
+
+
+@lower(atomic_fence, KernelEnumType, KernelEnumType)
+def lower_atomic_fence(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    """An LLVM ``fence`` (→ ``OpMemoryBarrier``); a relaxed fence does nothing."""
+    order = sig.args[0].member.name
+    if order != "relaxed":
+        builder.fence(_RMW_ORDER[order], _SCOPES[sig.args[1].member.name])
+    return context.get_dummy_value()
+
+
+# ============================================================= private_array
+@typing_registry.register_global(private_array)
+class PrivateArrayCtor(AbstractTemplate):
+    """``sycl.private_array(dtype, n)`` with ``n`` an integer literal."""
+
+    def generic(self, args: tuple, kws: dict) -> object:
+        if len(args) != 2 or kws or not isinstance(args[0], types.NumberClass):
+            return None
+        n = args[1]
+        if not isinstance(n, types.IntegerLiteral) or n.literal_value <= 0:
+            return None
+        return signature(PrivateArrayType(args[0].instance_type, n.literal_value), *args)
+
+
+@lower(private_array, types.NumberClass, types.IntegerLiteral)
+def lower_private_array(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    """An alloca in the function's entry block, zeroed."""
+    ty = sig.return_type
+    llty = context.get_data_type(ty.dtype)
+    ptr = cgutils.alloca_once(builder, llty, size=ty.size)
+    nbytes = ty.size * context.get_abi_sizeof(llty)
+    cgutils.memset(builder, ptr, llir.Constant(llir.IntType(64), nbytes), 0)
+    return ptr
+
+
+class _PrivateGetItem(AbstractTemplate):
+    def generic(self, args: tuple, kws: dict) -> object:
+        if len(args) == 2 and isinstance(args[0], PrivateArrayType) \
+                and isinstance(args[1], (types.Integer, types.IntegerLiteral)):
+            return signature(args[0].dtype, args[0], types.unliteral(args[1]))
+        return None
+
+
+class _PrivateSetItem(AbstractTemplate):
+    def generic(self, args: tuple, kws: dict) -> object:
+        if len(args) == 3 and isinstance(args[0], PrivateArrayType) \
+                and isinstance(args[1], (types.Integer, types.IntegerLiteral)) \
+                and self.context.can_convert(args[2], args[0].dtype) is not None:
+            return signature(types.none, args[0], types.unliteral(args[1]), args[0].dtype)
+        return None
+
+
+class _PrivateLen(AbstractTemplate):
+    def generic(self, args: tuple, kws: dict) -> object:
+        if len(args) == 1 and isinstance(args[0], PrivateArrayType):
+            return signature(index_type, args[0])
+        return None
+
+
+typing_registry.register_global(operator.getitem)(_PrivateGetItem)
+typing_registry.register_global(operator.setitem)(_PrivateSetItem)
+typing_registry.register_global(len)(_PrivateLen)
+
+
+def _private_ptr(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    idx = context.cast(builder, args[1], sig.args[1], index_type)
+    return builder.gep(args[0], [idx], inbounds=True)
+
+
+@lower(operator.getitem, PrivateArrayType, types.Integer)
+def private_getitem(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    """``arr[i]``."""
+    return context.unpack_value(builder, sig.args[0].dtype, _private_ptr(context, builder, sig,
+                                                                          args))
+
+
+@lower(operator.setitem, PrivateArrayType, types.Integer, types.Any)
+def private_setitem(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    """``arr[i] = v``."""
+    ptr = _private_ptr(context, builder, sig, args)
+    context.pack_value(builder, sig.args[0].dtype, args[2], ptr)
+    return context.get_dummy_value()
+
+
+@lower(len, PrivateArrayType)
+def private_len(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    """``len(arr)``."""
+    return context.get_constant(index_type, sig.args[0].size)
+
+
+__all__ = ["ADDRSPACE_GLOBAL", "ADDRSPACE_LOCAL", "registry", "resolve_kernel_value",
+           "typing_registry"]
