@@ -275,7 +275,10 @@ def atomic_load(context: Any, builder: Any, sig: Any, args: Any) -> Any:
 def atomic_store(context: Any, builder: Any, sig: Any, args: Any) -> Any:
     """``a.store(v)``."""
     ty = sig.args[0]
-    builder.store_atomic(_to_bits(builder, ty, args[1]), args[0],
+    ptr = args[0]
+    if _is_float(ty):
+        ptr = builder.bitcast(ptr, _int_type(ty).as_pointer(addrspace=ty.addrspace))
+    builder.store_atomic(_to_bits(builder, ty, args[1]), ptr,
                          _ordering(ty, _STORE_ORDER), _align(ty))
     return context.get_dummy_value()
 

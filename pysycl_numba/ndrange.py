@@ -592,12 +592,19 @@ def lower_group_broadcast(context: Any, builder: Any, sig: Any, args: Any) -> An
 def _lower_reduce(context: Any, builder: Any, sig: Any, args: Any) -> Any:
     gty, t, op = sig.args[0], sig.args[1], sig.args[-1]
     r = _collective(builder, gty, f"reduce_{_REDUCE_OPS[op.op]}", t, args[1], [])
-    if len(args) == 4:  # init
-        import operator
-
-        fn = {"plus": operator.add, "minimum": min, "maximum": max}[op.op]
-        impl = context.get_function(fn, signature(t, t, t))
-        r = impl(builder, (args[2], r))
+    if len(args) == 4:  # init: op(init, reduction)
+        init = args[2]
+        is_float = isinstance(t, types.Float)
+        if op.op == "plus":
+            return builder.fadd(init, r) if is_float else builder.add(init, r)
+        cmp = "<" if op.op == "minimum" else ">"
+        if is_float:
+            less = builder.fcmp_ordered(cmp, init, r)
+        elif t.signed:
+            less = builder.icmp_signed(cmp, init, r)
+        else:
+            less = builder.icmp_unsigned(cmp, init, r)
+        r = builder.select(less, init, r)
     return r
 
 

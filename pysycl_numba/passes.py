@@ -21,7 +21,7 @@ from typing import Any
 from pysycl import errc
 from pysycl_numba._numba_compat import AnalysisPass, FunctionPass, ir, register_pass, types
 from pysycl_numba.errors import KernelSourceError
-from pysycl_numba.types import AccessorType, GlobalPointer
+from pysycl_numba.types import AccessorType, AtomicRefType, GlobalPointer
 
 
 @register_pass(mutates_CFG=False, analysis_only=False)
@@ -136,6 +136,10 @@ def needed_aspects(ty: types.Type, out: set[str]) -> None:
         elif isinstance(t, types.Complex):
             if t.bitwidth == 128:
                 out.add("fp64")
+        elif isinstance(t, AtomicRefType):
+            if t.dtype.bitwidth == 64:  # 64-bit atomics (a float64 one is a 64-bit CAS loop)
+                out.add("atomic64")
+            stack.append(t.dtype)
         elif isinstance(t, (AccessorType, GlobalPointer)):
             stack.append(t.dtype)
         elif isinstance(t, types.BaseTuple):
