@@ -68,6 +68,31 @@ from pysycl._kernel_api import (  # noqa: E402
     reduce_over_group,
 )
 from pysycl.property import no_init, property_list  # noqa: E402
+from pysycl._bundle import (  # noqa: E402
+    build,
+    bundle_state,
+    compile,
+    device_image,
+    get_kernel_bundle,
+    has_kernel_bundle,
+    is_compatible,
+    join,
+    kernel_bundle,
+    link,
+    specialization_id,
+)
+from pysycl._interop import (  # noqa: E402
+    get_native,
+    make_context,
+    make_device,
+    make_event,
+    make_kernel,
+    make_kernel_bundle,
+    make_platform,
+    make_queue,
+)
+from pysycl._kernel import kernel  # noqa: E402
+from pysycl._kernel_id import get_kernel_id, get_kernel_ids, kernel_id  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -133,4 +158,27 @@ __all__ = [
     "exception",
     "exception_list",
     "kernel_compile_error",
+    "build",
+    "bundle_state",
+    "compile",
+    "device_image",
+    "get_kernel_bundle",
+    "get_kernel_id",
+    "get_kernel_ids",
+    "get_native",
+    "has_kernel_bundle",
+    "is_compatible",
+    "join",
+    "kernel",
+    "kernel_bundle",
+    "kernel_id",
+    "link",
+    "make_context",
+    "make_device",
+    "make_event",
+    "make_kernel",
+    "make_kernel_bundle",
+    "make_platform",
+    "make_queue",
+    "specialization_id",
 ]

@@ -149,6 +149,12 @@ class device:  # noqa: N801 - the spec's spelling
             self._aspects = derive_aspects(self._cl)
         return self._aspects
 
+    def ext_oneapi_can_compile(self, lang: Any) -> bool:
+        """Whether this device builds kernel bundles from source in ``lang`` (kernel_compiler)."""
+        from pysycl.ext.oneapi.experimental import can_compile
+
+        return can_compile(self, lang)
+
     def has_extension(self, extension: str) -> bool:
         """Deprecated: whether the device reports an OpenCL extension."""
         return extension in _d.extensions(self._cl)

@@ -15,6 +15,7 @@ import numpy as np
 from pysycl._accessor import accessor
 from pysycl._event import event
 from pysycl._exceptions import errc, exception
+from pysycl._kernel import kernel as _sycl_kernel
 from pysycl._range import nd_range
 from pysycl._range import range as _range
 
@@ -22,13 +23,15 @@ from pysycl._range import range as _range
 class handler:  # noqa: N801 - the spec's spelling
     """The command-group handler passed to the function given to ``queue.submit``."""
 
-    __slots__ = ("_cmd", "_deps", "_queue", "_reqs")
+    __slots__ = ("_args", "_bundle", "_cmd", "_deps", "_queue", "_reqs")
 
     def __init__(self, q: Any) -> None:
         self._queue = q
         self._cmd: tuple[Any, ...] | None = None
         self._reqs: list[accessor] = []
         self._deps: list[event] = []
+        self._bundle: Any = None  # use_kernel_bundle
+        self._args: dict[int, Any] | None = None  # set_arg (sycl.kernel objects)
 
     # ---------------------------------------------------------- requirements
     def _require(self, acc: accessor) -> None:
@@ -80,13 +83,48 @@ class handler:  # noqa: N801 - the spec's spelling
         else:
             raise TypeError(f"parallel_for takes a sycl.range or sycl.nd_range, got "
                             f"{type(index_space).__name__}")
-        _check_kernel(kernel, 1 + len(rest) - 1, f"parallel_for over a {kind}")
+        if type(kernel) is not _sycl_kernel:
+            _check_kernel(kernel, 1 + len(rest) - 1, f"parallel_for over a {kind}")
         self._set(("kernel", kind, ndim, index_space, kernel, rest[:-1], kernel_name))
 
     def single_task(self, kernel: Callable[[], Any], *, kernel_name: str | None = None) -> None:
         """Run ``kernel`` (a function of no arguments) once."""
-        _check_kernel(kernel, 0, "single_task")
+        if type(kernel) is not _sycl_kernel:
+            _check_kernel(kernel, 0, "single_task")
         self._set(("kernel", "single_task", 0, None, kernel, (), kernel_name))
+
+    # ------------------------------------------------------ kernel bundles
+    def use_kernel_bundle(self, kb: Any) -> None:
+        """Run this command group's kernel from executable bundle ``kb`` (no compiling).
+
+        Raises:
+            exception: ``errc.invalid`` when ``kb``'s context is not the queue's;
+                at submit, ``errc.kernel_not_supported`` when ``kb`` lacks the kernel.
+        """
+        from pysycl._bundle import check_use
+
+        check_use(kb, self._queue)
+        self._bundle = kb
+
+    def set_arg(self, index: int, arg: Any) -> None:
+        """Set argument ``index`` of a ``sycl.kernel`` launched by this command group.
+
+        ``arg``: an accessor (created with this handler), a ``local_accessor`` or
+        a numpy scalar (a Python number takes the kernel's declared argument type
+        when the program has argument info).
+        """
+        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+            raise TypeError(f"set_arg: index must be a non-negative int, not {index!r}")
+        if isinstance(arg, accessor) and arg._handler is None:
+            self.require(arg)
+        if self._args is None:
+            self._args = {}
+        self._args[index] = arg
+
+    def set_args(self, *args: Any) -> None:
+        """``set_arg(i, args[i])`` for every argument, in order."""
+        for i, a in enumerate(args):
+            self.set_arg(i, a)
 
     def host_task(self, fn: Callable[..., Any]) -> None:
         """Run ``fn`` on the host once this command group's dependencies are met.

@@ -282,6 +282,27 @@ class _device_info(_SpecEnum):  # noqa: N801
     partition_type_affinity_domain = "partition_type_affinity_domain"
 
 
+class _kernel_info(_SpecEnum):  # noqa: N801
+    """``info::kernel`` descriptors (§4.11.13.1)."""
+
+    num_args = "num_args"
+    attributes = "attributes"
+
+
+class _kernel_device_specific(_SpecEnum):  # noqa: N801
+    """``info::kernel_device_specific`` descriptors (§4.11.13.2)."""
+
+    global_work_size = "global_work_size"
+    work_group_size = "work_group_size"
+    compile_work_group_size = "compile_work_group_size"
+    preferred_work_group_size_multiple = "preferred_work_group_size_multiple"
+    private_mem_size = "private_mem_size"
+    max_num_sub_groups = "max_num_sub_groups"
+    compile_num_sub_groups = "compile_num_sub_groups"
+    max_sub_group_size = "max_sub_group_size"
+    compile_sub_group_size = "compile_sub_group_size"
+
+
 class info:  # noqa: N801 - the spec's namespace ``sycl::info``
     """The ``sycl::info`` namespace: descriptor groups and info enums."""
 
@@ -291,6 +312,8 @@ class info:  # noqa: N801 - the spec's namespace ``sycl::info``
     queue = _queue_info
     event = _event_info
     event_profiling = _event_profiling
+    kernel = _kernel_info
+    kernel_device_specific = _kernel_device_specific
     event_command_status = event_command_status
     device_type = device_type
     partition_property = partition_property

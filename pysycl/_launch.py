@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from pysycl import _diskcache
+from pysycl import _bundle, _diskcache, _kernel, _kernel_id
 from pysycl._accessor import accessor
 from pysycl._buffer import buffer
 from pysycl._exceptions import errc, exception, kernel_compile_error
@@ -45,6 +45,7 @@ from pysycl._kernel_abi import (
 )
 
 _log = logging.getLogger("pysycl.kernel")
+_sycl_kernel = _kernel.kernel
 
 #: Counters proving what the cache did (``pysycl.ext.kernel_cache_stats()``).
 stats = {"compiles": 0, "memory_hits": 0, "disk_hits": 0, "disk_writes": 0, "cl_builds": 0}
@@ -217,18 +218,25 @@ def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
     scheduler moves any data.
     """
     _, kind, ndim, index_space, fn, _extra, kernel_name = cmd
+    if type(fn) is _sycl_kernel:  # a sycl.kernel object (source/interop) with set_arg arguments
+        return _kernel.prepare_interop(q, h, cmd)
     info, values, caps, tkey = _capture_values(fn, h)
     mkey = (info.code, tkey, kind, ndim)
-    k = _kernels.get(mkey)
+    kb = h._bundle
+    if kb is not None:  # use_kernel_bundle: the kernel comes from the bundle, never compiled
+        k, bclk = _bundle.launch_kernel(kb, mkey, q._ctx, q._dev, fn)
+    else:
+        k = _kernels.get(mkey)
     if k is None:
         k = _kernels[mkey] = _load_or_compile(fn, info, caps, tkey, IndexSpace(kind, ndim),
                                               kernel_name)
+        _kernel_id.register_submitted(k, fn, kernel_name, mkey, IndexSpace(kind, ndim), caps, tkey)
     else:
         stats["memory_hits"] += 1
     dev = q._dev
     ctx = q._ctx
     ckey = (ctx._handle, dev._handle)
-    clk = k.kernels.get(ckey)
+    clk = k.kernels.get(ckey) if kb is None else bclk
     if clk is None:
         clk = k.kernels[ckey] = _build(k, ctx, dev)
     acc_slots = k.acc_slots

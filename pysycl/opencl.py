@@ -1,7 +1,8 @@
 """``sycl::opencl``: the OpenCL backend interop namespace (backend appendix).
 
-Only what the runtime foundation needs so far: the OpenCL status behind an
-exception, and extension queries.
+The OpenCL status behind an exception, extension queries, reference counts and
+kernel bundles from OpenCL programs or kernels (``create_bundle``). Native
+objects are pyopencl objects (see ``sycl.get_native``).
 """
 
 from __future__ import annotations
@@ -37,3 +38,29 @@ def _platform_extensions() -> Any:
     from pysycl._info import info
 
     return info.platform.extensions
+
+
+def get_reference_count(obj: Any) -> int:
+    """The OpenCL reference count of a native (pyopencl) object (``opencl::get_reference_count``).
+
+    Raises:
+        TypeError: not a reference-counted pyopencl object (a platform id is not).
+    """
+    from pysycl._cl import programs
+
+    return programs.reference_count(obj)
+
+
+def create_bundle(ctxt: Any, devs: Any, cl_objects: Any, *, state: Any = None) -> Any:
+    """A kernel bundle from ``pyopencl.Program`` objects (in ``state``) or ``pyopencl.Kernel``
+    objects (executable) — ``sycl::opencl::create_bundle``.
+
+    Raises:
+        exception: ``errc.build`` when an OpenCL call fails; ``errc.invalid``
+            when a program's state cannot give ``state``.
+    """
+    from pysycl._bundle import bundle_state
+    from pysycl._opencl_bundles import create_bundle as _create
+
+    return _create(ctxt, devs, cl_objects,
+                   state=bundle_state.executable if state is None else state)

@@ -3,29 +3,51 @@
 * :func:`kernel_cache_stats` — what the kernel caches did (prove "one compile").
 * :func:`reset_kernel_cache_stats`, :func:`clear_kernel_memory_cache`.
 * :func:`kernel_cache_dir` — where compiled SPIR-V lives on disk.
+* :func:`declare_kernel`, :func:`accessor_type`, :func:`local_accessor_type` —
+  declare kernels up front for kernel bundles (docs/bundles.md).
+* :mod:`pysycl.ext.oneapi` — ``sycl::ext::oneapi::experimental`` (kernel_compiler).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from pysycl._kernel_id import accessor_type, declare_kernel, local_accessor_type
+from pysycl.ext import oneapi
+
+__all__ = [
+    "accessor_type",
+    "clear_kernel_memory_cache",
+    "declare_kernel",
+    "kernel_cache_dir",
+    "kernel_cache_stats",
+    "local_accessor_type",
+    "oneapi",
+    "reset_kernel_cache_stats",
+]
+
 
 def kernel_cache_stats() -> dict[str, int]:
     """Counters since start (or the last reset).
 
     Keys: ``compiles`` (Numba runs), ``memory_hits``, ``disk_hits``,
-    ``disk_writes``, ``cl_builds`` (OpenCL program builds).
+    ``disk_writes``, ``cl_builds`` (OpenCL program builds at submit); kernel
+    bundles add ``cl_compiles`` (clCompileProgram), ``cl_links`` (clLinkProgram),
+    ``cl_source_builds`` (kernel_compiler builds), ``binary_hits`` and
+    ``binary_writes`` (the per-device binary cache).
     """
-    from pysycl import _launch
+    from pysycl import _bundle, _launch
 
-    return dict(_launch.stats)
+    return {**_launch.stats, **_bundle.stats}
 
 
 def reset_kernel_cache_stats() -> None:
     """Zero the counters of :func:`kernel_cache_stats`."""
-    from pysycl import _launch
+    from pysycl import _bundle, _launch
 
     _launch.reset_stats()
+    for k in _bundle.stats:
+        _bundle.stats[k] = 0
 
 
 def clear_kernel_memory_cache() -> None:
