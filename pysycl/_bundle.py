@@ -713,12 +713,7 @@ def compile(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
         cdevs = [d for d in dl if img.compatible(d)]
         if not cdevs:
             continue
-        if img.il is not None:
-            prg = clp.from_il(kb._ctx._cl, img.il)
-        elif img.source is not None:
-            prg = clp.from_source(kb._ctx._cl, img.source)
-        else:  # an OpenCL program given through interop
-            prg = next(iter(img.programs.values()))
+        prg = _new_program(kb._ctx, img)
         clp.compile_program(prg, [d._cl for d in cdevs], opts)
         stats["cl_compiles"] += 1
         out.append(_Image(bundle_state.object, img.format, _digest("obj", img.key, opts),
@@ -727,6 +722,16 @@ def compile(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
                           programs={d: prg for d in cdevs}, names=img.names, lang=img.lang,
                           options=opts))
     return kernel_bundle._make(kb._ctx, dl, bundle_state.object, out, kb._spec)
+
+
+def _new_program(ctx: Any, img: _Image) -> Any:
+    """A fresh OpenCL program of an input image (interop images reuse their program)."""
+    clp = _programs()
+    if img.il is not None:
+        return clp.from_il(ctx._cl, img.il)
+    if img.source is not None:
+        return clp.from_source(ctx._cl, img.source)
+    return next(iter(img.programs.values()))  # an OpenCL program given through interop
 
 
 def _groups(images: Iterable[_Image]) -> list[list[_Image]]:
@@ -748,6 +753,10 @@ def _merged(state: bundle_state, group: Sequence[_Image], key: str,
         variants.update(img.variants)
         mkeys.update(img.mkeys)
         names.extend(n for n in img.names if n not in names)
+    if any(not img.variants for img in group):  # source/interop kernels: ask the program
+        for prg in {id(p): p for p in programs.values()}.values():
+            names.extend(n for n in _programs().kernel_names(prg)
+                         if n not in names and n not in variants)
     first = group[0]
     fmt = first.format if all(i.format == first.format for i in group) else "mixed"
     return _Image(state, fmt, key, kernel_ids=kids, aspects=first.aspects, variants=variants,
@@ -835,7 +844,8 @@ def build(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
             mkey = _digest("exe", opts, *sorted(_digest("obj", i.key, opts) for i in members))
             bkey = _bincache.key(mkey, clp.device_cache_key(d._cl))
             t0 = time.perf_counter()
-            binary = _bincache.load(bkey)
+            cacheable = all(i.il is not None or i.source is not None for i in members)
+            binary = _bincache.load(bkey) if cacheable else None
             exe = None
             if binary is not None:
                 try:
@@ -847,15 +857,14 @@ def build(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
             if exe is None:
                 objs = []
                 for img in members:
-                    prg = clp.from_il(ctx._cl, img.il) if img.format == "spirv" else \
-                        clp.from_source(ctx._cl, img.source)
+                    prg = _new_program(ctx, img)
                     clp.compile_program(prg, [d._cl], opts)
                     stats["cl_compiles"] += 1
                     objs.append(prg)
                 exe = clp.link_programs(ctx._cl, objs, [d._cl], opts)
                 stats["cl_links"] += 1
                 bins = clp.binaries(exe)
-                if _bincache.store(bkey, bins.get(clp.handle(d._cl), b"")):
+                if cacheable and _bincache.store(bkey, bins.get(clp.handle(d._cl), b"")):
                     stats["binary_writes"] += 1
             _log.info("built %d kernel image(s) for %s in %.1f ms", len(members), d._name(),
                       1e3 * (time.perf_counter() - t0))
