@@ -68,6 +68,7 @@ from pysycl._kernel_api import (  # noqa: E402
     reduce_over_group,
 )
 from pysycl.property import no_init, property_list  # noqa: E402
+from pysycl._specconst import kernel_handler  # noqa: E402
 from pysycl._bundle import (  # noqa: E402
     build,
     bundle_state,
@@ -180,5 +181,6 @@ __all__ = [
     "make_kernel_bundle",
     "make_platform",
     "make_queue",
+    "kernel_handler",
     "specialization_id",
 ]

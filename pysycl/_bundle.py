@@ -29,9 +29,12 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from pysycl import _specconst
 from pysycl._backend import backend
 from pysycl._exceptions import errc, exception
 from pysycl._kernel_id import _ids, _Variant, kernel_id
+from pysycl._specconst import check_spec_id as _check_spec_id
+from pysycl._specconst import specialization_id  # noqa: F401 - re-exported by pysycl
 
 _log = logging.getLogger("pysycl.bundle")
 
@@ -69,14 +72,14 @@ class _Image:
     """One device image: the indivisible unit of compilation and linking."""
 
     __slots__ = ("aspects", "clk", "format", "il", "kernel_ids", "key", "lang", "mkeys",
-                 "names", "options", "programs", "source", "state", "variants")
+                 "names", "options", "programs", "source", "specs", "state", "variants")
 
     def __init__(self, state: bundle_state, fmt: str, key: str, *,
                  kernel_ids: Iterable[kernel_id] = (), aspects: Iterable[str] = (),
                  variants: dict[str, Any] | None = None, mkeys: dict[Any, str] | None = None,
                  il: bytes | None = None, source: str | None = None,
                  programs: dict[Any, Any] | None = None, names: Iterable[str] = (),
-                 lang: Any = None, options: str = "") -> None:
+                 lang: Any = None, options: str = "", specs: dict[str, Any] | None = None) -> None:
         self.state = state
         self.format = fmt
         self.key = key
@@ -90,6 +93,7 @@ class _Image:
         self.names = tuple(names)           # kernel function names (source/interop images)
         self.lang = lang
         self.options = options
+        self.specs = specs or {}            # entry name -> its specialization_ids by SpecId
         self.clk: dict[tuple[int, str], Any] = {}
 
     def compatible(self, dev: Any) -> bool:
@@ -137,9 +141,11 @@ def _input_image(v: _Variant) -> _Image:
     if v.image is None:
         k = v.load()
         c = k.compiled
+        ids = _specconst.spec_ids_of(v.fn, c) if v.fn is not None else ()
         v.image = _Image(bundle_state.input, c.format, _digest(c.format, c.binary),
                          kernel_ids=[v.kid], aspects=frozenset(c.required_aspects) | v.device_has,
-                         variants={c.entry: k}, mkeys={v.mkey: c.entry}, il=c.binary)
+                         variants={c.entry: k}, mkeys={v.mkey: c.entry}, il=c.binary,
+                         specs={c.entry: ids} if ids else None)
     return v.image
 
 
@@ -330,22 +336,32 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
         """Iterator over the device images (the C++ spelling of ``iter()``)."""
         return iter(self)
 
-    # --- specialization constants (pysycl: none in kernels yet; see docs/bundles.md) ---
+    # --- specialization constants (docs/bundles.md) ---
+    def _spec_ids(self) -> set[Any]:
+        return {sid for img in self._images for ids in img.specs.values() for sid in ids
+                if sid is not None}
+
     def contains_specialization_constants(self) -> bool:
-        """Whether any image uses a specialization constant."""
+        """Whether a kernel of an image reads a specialization constant."""
         self._not_source("contains_specialization_constants")
-        return False
+        return bool(self._spec_ids())
 
     def native_specialization_constant(self) -> bool:
-        """Whether specialization constants are native (``clSetProgramSpecializationConstant``)."""
+        """Whether the bundle's specialization constants are native on all its devices.
+
+        True when it contains some and every associated device applies them with
+        ``clSetProgramSpecializationConstant``; False when they are emulated (the
+        SPIR-V literals are rewritten) on some device, or when there are none.
+        """
         self._not_source("native_specialization_constant")
-        return False
+        return self.contains_specialization_constants() and all(
+            _specconst.is_native(d) for d in self._devices)
 
     def has_specialization_constant(self, spec_id: Any) -> bool:
-        """Whether an image of the bundle uses ``spec_id``."""
+        """Whether a kernel of the bundle reads ``spec_id``."""
         self._not_source("has_specialization_constant")
         _check_spec_id(spec_id)
-        return False
+        return spec_id in self._spec_ids()
 
     def set_specialization_constant(self, spec_id: Any, value: Any) -> None:
         """Set ``spec_id``'s value for this (input) bundle."""
@@ -375,39 +391,6 @@ def _kernel_name_of(img: _Image, entry: str) -> kernel_id | None:
             if v is not None:
                 return v.kid
     return next(iter(img.kernel_ids), None)
-
-
-class specialization_id:  # noqa: N801 - the spec's spelling
-    """``sycl::specialization_id<T>``: identifies a specialization constant.
-
-    Args:
-        dtype: the constant's type (numpy dtype or type).
-        default: its default value.
-    """
-
-    __slots__ = ("_default", "_dtype")
-
-    def __init__(self, dtype: Any, default: Any = 0) -> None:
-        import numpy as np
-
-        self._dtype = np.dtype(dtype)
-        self._default = self._convert(default)
-
-    def _convert(self, value: Any) -> Any:
-        import numpy as np
-
-        try:
-            return np.asarray(value, dtype=self._dtype)[()]
-        except (TypeError, ValueError) as e:
-            raise TypeError(f"specialization constant of {self._dtype}: bad value {value!r}") from e
-
-    def __repr__(self) -> str:
-        return f"sycl.specialization_id({self._dtype}, {self._default!r})"
-
-
-def _check_spec_id(spec_id: Any) -> None:
-    if not isinstance(spec_id, specialization_id):
-        raise TypeError(f"expected a sycl.specialization_id, not {type(spec_id).__name__}")
 
 
 # ------------------------------------------------------------ argument checks
@@ -713,21 +696,30 @@ def compile(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
         cdevs = [d for d in dl if img.compatible(d)]
         if not cdevs:
             continue
-        prg = _new_program(kb._ctx, img)
+        prg = _new_program(kb._ctx, img, kb._spec, cdevs)
         clp.compile_program(prg, [d._cl for d in cdevs], opts)
         stats["cl_compiles"] += 1
-        out.append(_Image(bundle_state.object, img.format, _digest("obj", img.key, opts),
+        out.append(_Image(bundle_state.object, img.format,
+                          _digest("obj", img.key, opts, *_specconst.image_key(img, kb._spec)),
                           kernel_ids=img.kernel_ids, aspects=img.aspects,
                           variants=img.variants, mkeys=img.mkeys, il=img.il, source=img.source,
                           programs={d: prg for d in cdevs}, names=img.names, lang=img.lang,
-                          options=opts))
+                          options=opts, specs=img.specs))
     return kernel_bundle._make(kb._ctx, dl, bundle_state.object, out, kb._spec)
 
 
-def _new_program(ctx: Any, img: _Image) -> Any:
-    """A fresh OpenCL program of an input image (interop images reuse their program)."""
+def _new_program(ctx: Any, img: _Image, spec: dict[Any, Any] | None = None,
+                 devs: Sequence[Any] = ()) -> Any:
+    """A fresh OpenCL program of an input image (interop images reuse their program).
+
+    Specialization constant values (``spec``, else defaults) are applied natively
+    when every device in ``devs`` supports it, else by rewriting the SPIR-V.
+    """
     clp = _programs()
     if img.il is not None:
+        if img.specs:
+            return _specconst.program_for(ctx._cl, devs, img.il,
+                                          _specconst.image_values(img, spec))
         return clp.from_il(ctx._cl, img.il)
     if img.source is not None:
         return clp.from_source(ctx._cl, img.source)
@@ -747,11 +739,13 @@ def _merged(state: bundle_state, group: Sequence[_Image], key: str,
     kids: set[kernel_id] = set()
     variants: dict[str, Any] = {}
     mkeys: dict[Any, str] = {}
+    specs: dict[str, Any] = {}
     names: list[str] = []
     for img in group:
         kids |= img.kernel_ids
         variants.update(img.variants)
         mkeys.update(img.mkeys)
+        specs.update(img.specs)
         names.extend(n for n in img.names if n not in names)
     if any(not img.variants for img in group):  # source/interop kernels: ask the program
         for prg in {id(p): p for p in programs.values()}.values():
@@ -760,7 +754,8 @@ def _merged(state: bundle_state, group: Sequence[_Image], key: str,
     first = group[0]
     fmt = first.format if all(i.format == first.format for i in group) else "mixed"
     return _Image(state, fmt, key, kernel_ids=kids, aspects=first.aspects, variants=variants,
-                  mkeys=mkeys, programs=programs, names=names, lang=first.lang, options=options)
+                  mkeys=mkeys, programs=programs, names=names, lang=first.lang, options=options,
+                  specs=specs)
 
 
 def link(object_bundles: Any, devs: Sequence[Any] | None = None,
@@ -835,13 +830,16 @@ def build(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
     ctx = kb._ctx
     out = []
     for group in _groups(kb._images):
-        key = _digest("exe", opts, *sorted(_digest("obj", i.key, opts) for i in group))
+        key = _digest("exe", opts, *sorted(
+            _digest("obj", i.key, opts, *_specconst.image_key(i, kb._spec)) for i in group))
         programs: dict[Any, Any] = {}
         for d in dl:
             members = [img for img in group if img.compatible(d)]
             if not members:
                 continue
-            mkey = _digest("exe", opts, *sorted(_digest("obj", i.key, opts) for i in members))
+            mkey = _digest("exe", opts, *sorted(_digest("obj", i.key, opts,
+                                                        *_specconst.image_key(i, kb._spec))
+                                                for i in members))
             bkey = _bincache.key(mkey, clp.device_cache_key(d._cl))
             t0 = time.perf_counter()
             cacheable = all(i.il is not None or i.source is not None for i in members)
@@ -857,7 +855,7 @@ def build(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
             if exe is None:
                 objs = []
                 for img in members:
-                    prg = _new_program(ctx, img)
+                    prg = _new_program(ctx, img, kb._spec, [d])
                     clp.compile_program(prg, [d._cl], opts)
                     stats["cl_compiles"] += 1
                     objs.append(prg)

@@ -23,7 +23,7 @@ from pysycl._range import range as _range
 class handler:  # noqa: N801 - the spec's spelling
     """The command-group handler passed to the function given to ``queue.submit``."""
 
-    __slots__ = ("_args", "_bundle", "_cmd", "_deps", "_queue", "_reqs")
+    __slots__ = ("_args", "_bundle", "_cmd", "_deps", "_queue", "_reqs", "_spec")
 
     def __init__(self, q: Any) -> None:
         self._queue = q
@@ -32,6 +32,7 @@ class handler:  # noqa: N801 - the spec's spelling
         self._deps: list[event] = []
         self._bundle: Any = None  # use_kernel_bundle
         self._args: dict[int, Any] | None = None  # set_arg (sycl.kernel objects)
+        self._spec: dict[Any, Any] | None = None  # set_specialization_constant
 
     # ---------------------------------------------------------- requirements
     def _require(self, acc: accessor) -> None:
@@ -104,7 +105,46 @@ class handler:  # noqa: N801 - the spec's spelling
         from pysycl._bundle import check_use
 
         check_use(kb, self._queue)
+        if self._spec:
+            raise exception(errc.invalid, "use_kernel_bundle after set_specialization_constant: "
+                            "a command group takes its specialization constants from the "
+                            "handler or from a kernel bundle, not both", self._queue._ctx)
         self._bundle = kb
+
+    def set_specialization_constant(self, spec_id: Any, value: Any) -> None:
+        """Set ``spec_id``'s value for this command group's kernel (§4.9.4.4).
+
+        Raises:
+            exception: ``errc.invalid`` after ``use_kernel_bundle`` (the bundle's
+                values apply then).
+            TypeError: ``spec_id`` is not a ``sycl.specialization_id`` or the value
+                does not convert to its type.
+        """
+        from pysycl._specconst import check_spec_id
+
+        if self._bundle is not None:
+            raise exception(errc.invalid, "set_specialization_constant after use_kernel_bundle: "
+                            "the kernel bundle's specialization constant values apply; set "
+                            "them on the input bundle before building it", self._queue._ctx)
+        check_spec_id(spec_id)
+        if self._spec is None:
+            self._spec = {}
+        self._spec[spec_id] = spec_id._convert(value)
+
+    def get_specialization_constant(self, spec_id: Any) -> Any:
+        """``spec_id``'s value in this command group (its default unless set).
+
+        Raises:
+            exception: ``errc.invalid`` after ``use_kernel_bundle``.
+        """
+        from pysycl._specconst import check_spec_id
+
+        if self._bundle is not None:
+            raise exception(errc.invalid, "get_specialization_constant after use_kernel_bundle: "
+                            "ask the kernel bundle (kb.get_specialization_constant)",
+                            self._queue._ctx)
+        check_spec_id(spec_id)
+        return (self._spec or {}).get(spec_id, spec_id._default)
 
     def set_arg(self, index: int, arg: Any) -> None:
         """Set argument ``index`` of a ``sycl.kernel`` launched by this command group.
@@ -194,7 +234,9 @@ def _check_kernel(kernel: Any, nparams: int, where: str) -> None:
         raise TypeError(f"{where}: the kernel must be a Python function or lambda, got "
                         f"{type(kernel).__name__}")
     got = code.co_argcount
-    if got != nparams or code.co_kwonlyargcount or code.co_flags & 0x0C:  # *args/**kwargs
+    # nparams + 1: a trailing sycl.kernel_handler (specialization constants)
+    if got not in (nparams, nparams + 1) or code.co_kwonlyargcount \
+            or code.co_flags & 0x0C:  # *args/**kwargs
         from pysycl._exceptions import kernel_signature_error
 
         loc = f"{code.co_filename}:{code.co_firstlineno}"
@@ -203,5 +245,5 @@ def _check_kernel(kernel: Any, nparams: int, where: str) -> None:
         raise kernel_signature_error(
             errc.invalid,
             f"{loc}: kernel {kernel.__qualname__} takes {got} parameter(s) but {where} passes "
-            f"{want}")
+            f"{want} (and optionally a trailing sycl.kernel_handler)")
     _checked[(code, nparams)] = True

@@ -20,6 +20,10 @@ Flat OpenCL arguments of one capture, in order:
   the runtime with ``clSetKernelArg(NULL)``), ``long range[0..n-1]``.
 * ``ScalarType``: one argument of the scalar's dtype; ``bool`` travels as
   ``uchar`` (OpenCL forbids ``bool`` kernel arguments).
+* ``SpecConstantType`` (a captured ``sycl.specialization_id``): no argument;
+  the kernel's ``k``-th such capture is the module's ``OpSpecConstant`` with
+  ``SpecId k``. A kernel reading spec constants takes a trailing
+  ``kernel_handler`` parameter, which carries no data.
 
 Index space: the entry point takes no index arguments; ids and ranges come from
 OpenCL work-item built-ins with SYCL dimension ``d`` of an ``n``-D range read
@@ -93,7 +97,27 @@ class ScalarType:
         return 1
 
 
-CaptureType = AccessorType | ScalarType
+@dataclass(frozen=True)
+class SpecConstantType:
+    """Type of a captured ``sycl.specialization_id``: no OpenCL argument.
+
+    The compiler numbers a kernel's ``SpecConstantType`` captures ``0, 1, ...``
+    in capture order: that number is the ``SpecId`` of the ``OpSpecConstant``
+    that ``kh.get_specialization_constant(spec_id)`` reads, and ``default``
+    (a Python ``bool``/``int``/``float`` of ``dtype``) its default literal.
+    The runtime applies values with ``clSetProgramSpecializationConstant`` or
+    by rewriting those literals (``pysycl._specconst``).
+    """
+
+    dtype: np.dtype
+    default: bool | int | float
+
+    def flat_arg_count(self) -> int:
+        """Number of OpenCL kernel arguments (none: the value lives in the module)."""
+        return 0
+
+
+CaptureType = AccessorType | ScalarType | SpecConstantType
 
 
 @dataclass(frozen=True)

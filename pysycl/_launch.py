@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from pysycl import _bundle, _diskcache, _kernel, _kernel_id
+from pysycl import _bundle, _diskcache, _kernel, _kernel_id, _specconst
 from pysycl._accessor import accessor
 from pysycl._buffer import buffer
 from pysycl._exceptions import errc, exception, kernel_compile_error
@@ -41,6 +41,7 @@ from pysycl._kernel_abi import (
     CompiledKernel,
     IndexSpace,
     ScalarType,
+    SpecConstantType,
     source_location,
 )
 
@@ -165,6 +166,12 @@ def _classify(fn: Any, info: _CodeInfo, h: Any, name: str, source: str, v: Any,
         caps.append((name, source, v._ktype))
         key.append(v._ktype)
         return
+    if t is _specconst.specialization_id:  # read with kh.get_specialization_constant
+        st = v._type()
+        values.append(v)
+        caps.append((name, source, st))
+        key.append(st)
+        return
     if isinstance(v, (enum.Enum, _functor)):
         key.append(v)  # compile-time constants: memory orders, fence spaces, sycl.plus(), ...
         return
@@ -193,10 +200,12 @@ class _Kernel:
         self.compiled = compiled
         self.name = name
         dts: list[Any] = []
-        slots: list[int] = []  # 0: scalar, 1: global accessor, 2: local accessor
+        slots: list[int] = []  # 0: scalar, 1: global/2: local accessor, 3: spec id (no arg)
         for c in compiled.captures:
             t = c.type
-            if isinstance(t, AccessorType):
+            if isinstance(t, SpecConstantType):
+                slots.append(3)
+            elif isinstance(t, AccessorType):
                 dts.append(None)
                 dts.extend([np.int64] * (t.flat_arg_count() - 1))
                 slots.append(2 if t.space == "local" else 1)
@@ -235,10 +244,15 @@ def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
         stats["memory_hits"] += 1
     dev = q._dev
     ctx = q._ctx
-    ckey = (ctx._handle, dev._handle)
+    ckey: tuple[Any, ...] = (ctx._handle, dev._handle)
+    spec = None
+    if kb is None and 3 in k.acc_slots:  # spec constants: one build per set of values
+        spec = _specconst.values_for([v for v, s in zip(values, k.acc_slots) if s == 3],
+                                     h._spec)
+        ckey += _specconst.value_key(spec)
     clk = k.kernels.get(ckey) if kb is None else bclk
     if clk is None:
-        clk = k.kernels[ckey] = _build(k, ctx, dev)
+        clk = k.kernels[ckey] = _build(k, ctx, dev, spec)
     acc_slots = k.acc_slots
     x = _cl_exec()
     if kind == "range":
@@ -270,7 +284,7 @@ def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
             elif slot == 2:
                 args.append(v[0])
                 args.extend(v[1])
-            else:
+            elif slot == 0:
                 args.append(v)
         return x.launch(clq, clk, gsize, lsize, args, wait_for)
 
@@ -366,13 +380,16 @@ def _check_device(k: _Kernel, dev: Any) -> None:
             "sycl.queue(sycl.aspect_selector(sycl.aspect.ext_pysycl_spirv)).")
 
 
-def _build(k: _Kernel, ctx: Any, dev: Any) -> Any:
+def _build(k: _Kernel, ctx: Any, dev: Any, spec: tuple[Any, ...] | None = None) -> Any:
     from pysycl._cl import exec as x
 
     _check_device(k, dev)
     t0 = time.perf_counter()
-    prg = x.build_il(ctx._cl, [dev._cl], k.compiled.binary)
-    clk = x.create_kernel(prg, k.compiled.entry, k.arg_dtypes)
+    if spec is None:
+        prg = x.build_il(ctx._cl, [dev._cl], k.compiled.binary)
+        clk = x.create_kernel(prg, k.compiled.entry, k.arg_dtypes)
+    else:  # specialization constant values applied to the SPIR-V module (no Numba)
+        clk = _specconst.build_for(k, ctx, dev, spec)
     stats["cl_builds"] += 1
     _log.info("built kernel %s for %s in %.1f ms", k.name, _dev_name(dev),
               1e3 * (time.perf_counter() - t0))
@@ -477,6 +494,8 @@ def stable_digest(fn: Any, captures: tuple[Capture, ...], tkey: tuple[Any, ...],
         h.update(repr((c.name, c.source, type(t).__name__, t.dtype.str,
                        getattr(t, "ndim", 0), getattr(t, "mode", ""),
                        getattr(t, "space", ""))).encode())
+        if isinstance(t, SpecConstantType):
+            h.update(repr(("spec default", t.default)).encode())
     seen: set[int] = set()
     cap_names = {c.name for c in captures}
     if fn.__closure__:

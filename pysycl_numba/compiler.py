@@ -41,6 +41,7 @@ from pysycl_numba._numba_compat import (
     types,
 )
 from pysycl_numba import dispatcher as _dispatcher  # noqa: F401 - registers the target dispatcher
+from pysycl_numba import specconst
 from pysycl_numba.codegen import emit_spirv
 from pysycl_numba.errors import KernelSourceError, from_numba_error
 from pysycl_numba.passes import (
@@ -220,9 +221,10 @@ def compile_kernel(
     where = source_location(pyfunc)
     start = time.perf_counter()
     argtypes = _index_arg_types(index, name)
+    argtypes = specconst.add_kernel_handler(pyfunc, argtypes, (), name, where)
     _check_arity(pyfunc, len(argtypes), index, name)
     _check_work_group_use(pyfunc, index, name)
-    capture_types = [capture_numba_type(c) for c in captures]
+    capture_types = specconst.capture_types(captures, capture_numba_type)
     ctx = sycl_target.target_context
     try:
         with global_compiler_lock, target_override(TARGET_NAME):

@@ -68,6 +68,9 @@ class SYCLTypingContext(typing.BaseContext):
         self.install_registry(decl.registry)
         self.install_registry(ndrange.typing_registry)
         self.install_registry(kernel_api.typing_registry)
+        from pysycl_numba import specconst
+
+        self.install_registry(specconst.typing_registry)
 
     def resolve_value_type(self, val: Any) -> Any:
         """Type a global or closure value that the kernel uses as a constant.
@@ -112,6 +115,9 @@ class SYCLTargetContext(BaseContext):
     def __init__(self, typingctx: SYCLTypingContext, target: str = TARGET_NAME) -> None:
         super().__init__(typingctx, target)
         self.data_model_manager = make_data_model_manager()
+        from pysycl_numba.specconst import register_models
+
+        register_models(self.data_model_manager)
 
     def init(self) -> None:
         """Create the SPIR-V code generator."""
@@ -140,6 +146,9 @@ class SYCLTargetContext(BaseContext):
         self.install_registry(mathimpl.registry)
         self.install_registry(ndrange.registry)
         self.install_registry(kernel_api.registry)
+        from pysycl_numba import specconst
+
+        self.install_registry(specconst.registry)
 
     def codegen(self) -> SPIRVCodegen:
         """The SPIR-V code generator."""

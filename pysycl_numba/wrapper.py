@@ -16,7 +16,7 @@ from llvmlite import ir as llir
 
 from pysycl._kernel_abi import AccessorType as AbiAccessor
 from pysycl._kernel_abi import IndexSpace
-from pysycl_numba import ocl
+from pysycl_numba import ocl, specconst
 from pysycl_numba._numba_compat import cgutils, types
 from pysycl_numba.types import AccessorType, ItemType, NdItemType
 
@@ -24,6 +24,8 @@ _I64 = llir.IntType(64)
 
 
 def _flat_params(context: Any, capty: types.Type, abity: Any) -> list[llir.Type]:
+    if specconst.is_spec_ref(capty):
+        return []  # a specialization_id: the value is an OpSpecConstant, not an argument
     if isinstance(capty, AccessorType):
         ptr = context.get_data_type(capty.dtype).as_pointer(addrspace=capty.addrspace)
         return [ptr] + [_I64] * (len(capty.member_names()) - 1)
@@ -41,6 +43,8 @@ def _build_capture(
         for name, value in zip(capty.member_names(), params, strict=True):
             setattr(acc, name, value)
         return acc._getvalue()
+    if specconst.is_spec_ref(capty):
+        return specconst.tag()
     (value,) = params
     if isinstance(capty, types.Boolean):
         return builder.icmp_unsigned("!=", value, value.type(0))
@@ -94,6 +98,10 @@ def build_kernel_wrapper(
         # An nd_item carries no data: its queries call the work-item built-ins.
         argtypes.append(NdItemType(index.ndim))
         values.append(llir.Constant(llir.IntType(8), 0))
+    for t in fndesc.argtypes[len(argtypes):len(fndesc.argtypes) - len(capture_types)]:
+        if specconst.is_kernel_handler(t):  # the trailing kernel_handler: no data
+            argtypes.append(t)
+            values.append(specconst.tag())
     pos = 0
     for capty, params in zip(capture_types, per_capture, strict=True):
         args = list(fn.args[pos : pos + len(params)])

@@ -210,12 +210,13 @@ def test_wrong_arity_is_reported_at_parallel_for(kq: sycl.queue) -> None:
 
     def cg(h: sycl.handler) -> None:
         a = A.get_access(h, sycl.access_mode.write)
-        h.parallel_for(sycl.range(4), lambda i, j: a.__setitem__(i, j))
+        # (item, kh) is valid: the optional trailing sycl.kernel_handler
+        h.parallel_for(sycl.range(4), lambda i, j, k: a.__setitem__(i, j))
 
     with pytest.raises(sycl.kernel_signature_error) as ei:
         kq.submit(cg)
     assert isinstance(ei.value, TypeError) and ei.value.code() == sycl.errc.invalid
-    assert "test_submit.py:" in str(ei.value) and "takes 2 parameter" in str(ei.value)
+    assert "test_submit.py:" in str(ei.value) and "takes 3 parameter" in str(ei.value)
 
 
 def test_numpy_array_capture_is_rejected_with_location(kq: sycl.queue) -> None:
