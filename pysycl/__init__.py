@@ -69,6 +69,7 @@ from pysycl._kernel_api import (  # noqa: E402
 )
 from pysycl.property import no_init, property_list  # noqa: E402
 from pysycl._specconst import kernel_handler  # noqa: E402
+from pysycl._reduction import known_identity, reduction  # noqa: E402
 from pysycl._bundle import (  # noqa: E402
     build,
     bundle_state,
@@ -134,6 +135,8 @@ __all__ = [
     "no_init",
     "opencl",
     "property",
+    "reduction",
+    "known_identity",
     "property_list",
     "queue",
     "range",

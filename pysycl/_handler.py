@@ -70,7 +70,8 @@ class handler:  # noqa: N801 - the spec's spelling
 
         ``h.parallel_for(sycl.range(n), lambda i: ...)``,
         ``h.parallel_for(sycl.nd_range(g, l), kernel)``; an ``int`` means ``sycl.range(int)``.
-        The kernel is the last positional argument (reductions, later, come before it).
+        The kernel is the last positional argument; ``sycl.reduction`` objects come
+        before it, and the kernel then takes ``(item, reducer, ...)``.
         """
         if not rest:
             raise TypeError("parallel_for(index_space, kernel): the kernel is missing")
@@ -84,8 +85,17 @@ class handler:  # noqa: N801 - the spec's spelling
         else:
             raise TypeError(f"parallel_for takes a sycl.range or sycl.nd_range, got "
                             f"{type(index_space).__name__}")
+        if len(rest) > 1:
+            from pysycl._reduction import reduction
+
+            for r in rest[:-1]:
+                if not isinstance(r, reduction):
+                    raise TypeError("parallel_for(index_space, *reductions, kernel): arguments "
+                                    "between the index space and the kernel must be "
+                                    f"sycl.reduction objects, not {type(r).__name__}")
         if type(kernel) is not _sycl_kernel:
-            _check_kernel(kernel, 1 + len(rest) - 1, f"parallel_for over a {kind}")
+            _check_kernel(kernel, 1 + len(rest) - 1, f"parallel_for over a {kind}"
+                          + (f" with {len(rest) - 1} reduction(s)" if len(rest) > 1 else ""))
         self._set(("kernel", kind, ndim, index_space, kernel, rest[:-1], kernel_name))
 
     def single_task(self, kernel: Callable[[], Any], *, kernel_name: str | None = None) -> None:
@@ -241,7 +251,8 @@ def _check_kernel(kernel: Any, nparams: int, where: str) -> None:
 
         loc = f"{code.co_filename}:{code.co_firstlineno}"
         want = "no parameters" if nparams == 0 else (
-            "one parameter (the work-item)" if nparams == 1 else f"{nparams} parameters")
+            "one parameter (the work-item)" if nparams == 1 else
+            f"{nparams} parameters (the work-item, then one reducer per reduction)")
         raise kernel_signature_error(
             errc.invalid,
             f"{loc}: kernel {kernel.__qualname__} takes {got} parameter(s) but {where} passes "

@@ -25,6 +25,14 @@ Flat OpenCL arguments of one capture, in order:
   ``SpecId k``. A kernel reading spec constants takes a trailing
   ``kernel_handler`` parameter, which carries no data.
 
+Reductions (``sycl.reduction``, see :class:`ReductionType` and docs/design/compiler.md):
+after the captures' arguments, a ``range`` kernel with reductions takes
+``long range[0..n-1]`` (the user's range; it is launched as a padded 1-D
+``nd_range`` and work-items past the range only contribute identities), then
+every reduction takes ``T identity``, ``T __global *partials`` (one element
+per work-group, in group linear order) and ``T __local *scratch`` (one element
+per work-item of a work-group).
+
 Index space: the entry point takes no index arguments; ids and ranges come from
 OpenCL work-item built-ins with SYCL dimension ``d`` of an ``n``-D range read
 from OpenCL dimension ``n - 1 - d`` (OpenCL backend appendix, "syclOpenCL.mapping").
@@ -121,6 +129,24 @@ CaptureType = AccessorType | ScalarType | SpecConstantType
 
 
 @dataclass(frozen=True)
+class ReductionType:
+    """Type of one ``sycl.reduction`` of a kernel: element dtype and operator.
+
+    ``op`` is a known SYCL function object's name (``"plus"``, ``"multiplies"``,
+    ``"minimum"``, ``"maximum"``, ``"bit_and"``, ``"bit_or"``, ``"bit_xor"``,
+    ``"logical_and"``, ``"logical_or"``) or ``"custom"`` (a Python function;
+    the runtime hands the function itself to the compiler beside this type).
+    """
+
+    dtype: np.dtype
+    op: str
+
+    def flat_arg_count(self) -> int:
+        """OpenCL arguments of one reduction: identity, partials, local scratch."""
+        return 3
+
+
+@dataclass(frozen=True)
 class Capture:
     """One captured variable that becomes a kernel argument.
 
@@ -148,6 +174,8 @@ class CompiledKernel:
         required_aspects: names of ``pysycl.aspect`` members the code needs
             (``"fp16"`` if it uses float16, ``"fp64"`` if float64, ...).
         source_location: ``"file:line"`` of the kernel's definition.
+        reductions: the kernel's reductions, in parameter order (empty for
+            kernels without ``sycl.reduction``).
     """
 
     binary: bytes
@@ -157,6 +185,7 @@ class CompiledKernel:
     index: IndexSpace
     required_aspects: frozenset[str] = field(default_factory=frozenset)
     source_location: str = ""
+    reductions: tuple[ReductionType, ...] = ()
 
 
 def flat_arg_count(captures: tuple[Capture, ...]) -> int:

@@ -226,7 +226,11 @@ def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
     Everything that can fail for a user mistake happens here, before the
     scheduler moves any data.
     """
-    _, kind, ndim, index_space, fn, _extra, kernel_name = cmd
+    _, kind, ndim, index_space, fn, reductions, kernel_name = cmd
+    if reductions:  # sycl.reduction arguments: a kernel plus a combine step
+        from pysycl import _reduction
+
+        return _reduction.prepare(q, h, cmd)
     if type(fn) is _sycl_kernel:  # a sycl.kernel object (source/interop) with set_arg arguments
         return _kernel.prepare_interop(q, h, cmd)
     info, values, caps, tkey = _capture_values(fn, h)

@@ -83,6 +83,15 @@ class buffer:  # noqa: N801 - namespace, the spec's spelling
             return self.context
 
 
+class reduction:  # noqa: N801 - namespace, the spec's spelling
+    """``sycl::property::reduction``."""
+
+    class initialize_to_identity(_Property):  # noqa: N801
+        """Discard the reduction variable's old value instead of combining with it."""
+
+        __slots__ = ()
+
+
 class no_init_property(_Property):  # noqa: N801
     """``property::no_init``: the accessor's previous contents need not be preserved."""
 

@@ -26,6 +26,7 @@ from pysycl._kernel_abi import (
     Capture,
     CompiledKernel,
     IndexSpace,
+    ReductionType,
     ScalarType,
     source_location,
 )
@@ -50,6 +51,7 @@ from pysycl_numba.passes import (
     ValidateTypedKernel,
     needed_aspects,
 )
+from pysycl_numba.reduction import build_reduction_wrapper, compile_epilogue, reducer_type
 from pysycl_numba.target import TARGET_NAME, sycl_target
 from pysycl_numba.types import AccessorType, ItemType, NdItemType, numba_type_of_dtype
 from pysycl_numba.wrapper import build_kernel_wrapper
@@ -145,7 +147,9 @@ def _index_arg_types(index: IndexSpace, name: str) -> list[types.Type]:
 def _check_arity(pyfunc: Callable[..., Any], nparams: int, index: IndexSpace, name: str) -> None:
     code = pyfunc.__code__
     if code.co_argcount != nparams or code.co_kwonlyargcount or code.co_flags & 0x0C:
-        what = "one parameter (the work-item)" if nparams == 1 else "no parameters"
+        what = "one parameter (the work-item)" if nparams == 1 else (
+            "no parameters" if nparams == 0 else
+            f"{nparams} parameters (the work-item and one reducer per sycl.reduction)")
         raise kernel_compile_error(
             errc.kernel,
             f"kernel '{name}' ({source_location(pyfunc)}): a {index.kind} kernel takes {what}; "
@@ -196,6 +200,7 @@ def compile_kernel(
     captures: tuple[Capture, ...],
     *,
     entry_name: str,
+    reductions: tuple[tuple[ReductionType, Callable[..., Any]], ...] = (),
 ) -> CompiledKernel:
     """Compile a Python kernel to a SPIR-V module with one ``spir_kernel`` entry.
 
@@ -207,6 +212,9 @@ def compile_kernel(
             each becomes the flat OpenCL arguments ``pysycl._kernel_abi``
             describes. Their values are never embedded.
         entry_name: the name of the entry point in the module.
+        reductions: ``(type, combiner)`` of each ``sycl.reduction``, in the
+            order of the kernel's reducer parameters (which follow the item);
+            ``combiner`` is a Python function of two values.
 
     Returns:
         The compiled kernel (``format == "spirv"``).
@@ -221,7 +229,12 @@ def compile_kernel(
     where = source_location(pyfunc)
     start = time.perf_counter()
     argtypes = _index_arg_types(index, name)
-    argtypes = specconst.add_kernel_handler(pyfunc, argtypes, (), name, where)
+    reducers = [reducer_type(rt, comb) for rt, comb in reductions]
+    if reducers and index.kind == "single_task":
+        raise kernel_compile_error(errc.invalid, f"kernel '{name}' ({where}): a single_task "
+                                   "has no reductions; use parallel_for")
+    argtypes += reducers
+    argtypes = specconst.add_kernel_handler(pyfunc, argtypes, reducers, name, where)
     _check_arity(pyfunc, len(argtypes), index, name)
     _check_work_group_use(pyfunc, index, name)
     capture_types = specconst.capture_types(captures, capture_numba_type)
@@ -240,14 +253,23 @@ def compile_kernel(
             )
             pipeline.state.pysycl_captures = captures
             cres = pipeline.compile_extra(pyfunc)
-            wrapper = build_kernel_wrapper(
-                cres.target_context,
-                cres.fndesc,
-                index,
-                capture_types,
-                [c.type for c in captures],
-                entry_name,
-            )
+            if reducers:
+                group_ndim = 1 if index.kind == "range" else index.ndim
+                epilogues = [compile_epilogue(r, group_ndim) for r in reducers]
+                for epi in epilogues:
+                    cres.library.add_linking_library(epi.library)
+                wrapper = build_reduction_wrapper(
+                    cres.target_context, cres.fndesc, index, capture_types,
+                    [c.type for c in captures], reducers, epilogues, entry_name)
+            else:
+                wrapper = build_kernel_wrapper(
+                    cres.target_context,
+                    cres.fndesc,
+                    index,
+                    capture_types,
+                    [c.type for c in captures],
+                    entry_name,
+                )
             binary, ir_text = emit_spirv(cres.library, wrapper, entry_name)
     except kernel_compile_error:
         raise
@@ -271,4 +293,5 @@ def compile_kernel(
         index=index,
         required_aspects=frozenset(aspects),
         source_location=where,
+        reductions=tuple(rt for rt, _ in reductions),
     )

@@ -45,6 +45,11 @@ _HINTS: list[tuple[str, str]] = [
         "a kernel can use captured accessors and scalars, numbers, tuples, the "
         "math module and plain Python functions (compiled as device functions)",
     ),
+    (
+        r"\bi(add|mul|and|or|xor)\(sycl\.reducer<",
+        "a reducer has no operator op= for its combiner: += needs sycl.plus(), *= "
+        "sycl.multiplies(), &= |= ^= sycl.bit_and()/bit_or()/bit_xor(); use r.combine(x)",
+    ),
     (r"generator|yield", "generators are not supported in kernels"),
     (r"objmode|object mode|pyobject", "Python objects cannot be used in kernels"),
 ]

@@ -19,7 +19,14 @@ from __future__ import annotations
 from typing import Any
 
 from pysycl import errc
-from pysycl_numba._numba_compat import AnalysisPass, FunctionPass, ir, register_pass, types
+from pysycl_numba._numba_compat import (
+    AnalysisPass,
+    FunctionPass,
+    ir,
+    ir_utils,
+    register_pass,
+    types,
+)
 from pysycl_numba.errors import KernelSourceError
 from pysycl_numba.types import AccessorType, AtomicRefType, GlobalPointer
 
@@ -61,6 +68,11 @@ class LiftCaptures(FunctionPass):
                     continue
                 stmt.value = ir.Arg(name=value.name, index=pos, loc=value.loc)
                 changed = True
+        # The definitions table still maps each rewritten variable to the
+        # ir.FreeVar/ir.Global (with the value of the first compile): Numba's
+        # dead-branch pruning reads it, and would fold `if captured_flag:` to
+        # that value for every later launch. Rebuild it from the rewritten IR.
+        func_ir._definitions = ir_utils.build_definitions(func_ir.blocks)
         func_ir.arg_names = tuple(func_ir.arg_names) + tuple(c.name for c in captures)
         func_ir.arg_count = first + len(captures)
         # Numba's FixupArgs checks len(args) against this count.

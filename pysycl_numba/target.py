@@ -61,7 +61,7 @@ class SYCLTypingContext(typing.BaseContext):
         """Install math typing (Numba's) and the SYCL declarations (ours)."""
         from numba.core.typing import cmathdecl, mathdecl
 
-        from pysycl_numba import decl, kernel_api, ndrange
+        from pysycl_numba import decl, kernel_api, ndrange, reduction
 
         self.install_registry(mathdecl.registry)
         self.install_registry(cmathdecl.registry)
@@ -71,6 +71,7 @@ class SYCLTypingContext(typing.BaseContext):
         from pysycl_numba import specconst
 
         self.install_registry(specconst.typing_registry)
+        self.install_registry(reduction.typing_registry)
 
     def resolve_value_type(self, val: Any) -> Any:
         """Type a global or closure value that the kernel uses as a constant.
@@ -139,7 +140,7 @@ class SYCLTargetContext(BaseContext):
 
     def load_additional_registries(self) -> None:
         """Install the SYCL object and OpenCL math lowerings."""
-        from pysycl_numba import impl, kernel_api, mathimpl, ndrange
+        from pysycl_numba import impl, kernel_api, mathimpl, ndrange, reduction
 
         load_builtin_lowerings()
         self.install_registry(impl.registry)
@@ -149,6 +150,7 @@ class SYCLTargetContext(BaseContext):
         from pysycl_numba import specconst
 
         self.install_registry(specconst.registry)
+        self.install_registry(reduction.registry)
 
     def codegen(self) -> SPIRVCodegen:
         """The SPIR-V code generator."""

@@ -239,6 +239,28 @@ class PrivateArrayType(types.Type):
         return self.dtype, self.size
 
 
+class ReducerType(types.Type):
+    """The ``sycl.reducer`` a reduction kernel receives: a private accumulator.
+
+    Its value is a pointer to the work-item's accumulator (private memory);
+    ``op`` is the SYCL function object's name or ``"custom"``, ``combiner``
+    the Python function that combines two values (compiled as a device function).
+    It is ``mutable`` so that ``r += x`` lowers as ``operator.iadd`` in place.
+    """
+
+    mutable = True
+
+    def __init__(self, dtype: types.Type, op: str, combiner: object) -> None:
+        self.dtype = dtype
+        self.op = op
+        self.combiner = combiner
+        super().__init__(name=f"sycl.reducer<{dtype}, {op}, {id(combiner):x}>")
+
+    @property
+    def key(self) -> tuple[types.Type, str, object]:
+        return self.dtype, self.op, self.combiner
+
+
 def numba_type_of_dtype(dtype: np.dtype) -> types.Type:
     """Numba scalar type of a numpy dtype (``bool`` maps to ``boolean``)."""
     return numpy_support.from_dtype(np.dtype(dtype))
@@ -308,6 +330,12 @@ class _PrivateArrayModel(models.PrimitiveModel):
         super().__init__(dmm, fe_type, pointee.as_pointer(addrspace=ADDRSPACE_PRIVATE))
 
 
+class _ReducerModel(models.PrimitiveModel):
+    def __init__(self, dmm: DataModelManager, fe_type: ReducerType) -> None:
+        pointee = dmm.lookup(fe_type.dtype).get_data_type()
+        super().__init__(dmm, fe_type, pointee.as_pointer(addrspace=ADDRSPACE_PRIVATE))
+
+
 def make_data_model_manager() -> DataModelManager:
     """Numba's default data models plus the SYCL kernel objects'."""
     dmm = DataModelManager()
@@ -317,6 +345,7 @@ def make_data_model_manager() -> DataModelManager:
     dmm.register(NdRangeType, _NdRangeModel)
     dmm.register(AtomicRefType, _AtomicRefModel)
     dmm.register(PrivateArrayType, _PrivateArrayModel)
+    dmm.register(ReducerType, _ReducerModel)
     dmm.register(types.Float, _FloatModel)
     dmm.register(GlobalPointer, _GlobalPointerModel)
     dmm.register(ItemType, _ItemModel)
