@@ -26,6 +26,7 @@ import logging
 import time
 import types
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,7 +35,6 @@ from pysycl import _bundle, _diskcache, _kernel, _kernel_id, _specconst
 from pysycl._accessor import accessor
 from pysycl._buffer import buffer
 from pysycl._exceptions import errc, exception, kernel_compile_error
-from pysycl._kernel_api import _functor, local_accessor
 from pysycl._kernel_abi import (
     AccessorType,
     Capture,
@@ -44,6 +44,7 @@ from pysycl._kernel_abi import (
     SpecConstantType,
     source_location,
 )
+from pysycl._kernel_api import _functor, local_accessor
 
 _log = logging.getLogger("pysycl.kernel")
 _sycl_kernel = _kernel.kernel
@@ -431,7 +432,7 @@ def _versions() -> str:
 
         from pysycl import __version__
 
-        parts = [f"pysycl={__version__}"]
+        parts = [f"pysycl={__version__}", f"compiler={_compiler_fingerprint()}"]
         for dist in ("numba", "llvmlite"):
             try:
                 parts.append(f"{dist}={metadata.version(dist)}")
@@ -439,6 +440,25 @@ def _versions() -> str:
                 parts.append(f"{dist}=none")
         _VERSIONS = ";".join(parts)
     return _VERSIONS
+
+
+def _compiler_fingerprint() -> str:
+    """A hash of the compiler's source files (read, not imported: no Numba).
+
+    A change to code generation between releases, or in a developer's checkout,
+    must never hand out SPIR-V compiled by the old compiler from the disk cache.
+    """
+    import pysycl
+
+    root = Path(pysycl.__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    files = sorted((root / "pysycl_numba").glob("*.py")) + [root / "pysycl" / "_kernel_abi.py"]
+    for f in files:
+        try:
+            h.update(f.name.encode() + f.read_bytes())
+        except OSError:
+            h.update(f.name.encode() + b"<unreadable>")
+    return h.hexdigest()[:16]
 
 
 _VERSIONS: str | None = None

@@ -187,6 +187,11 @@ def _optimize(module: ll.ModuleRef, tm: ll.TargetMachine, level: int) -> None:
     # vector IR would only get in its way (and widen the SPIR-V surface).
     pto.loop_vectorization = False
     pto.slp_vectorization = False
+    # Unrolling too is the device compiler's job: LLVM's full unroll of a tile
+    # loop (with i8-canonicalised GEPs) kept Intel's OpenCL CPU compiler from
+    # vectorising across work-items — tiled matmul ran at 0.55x of OpenCL C;
+    # without it, 0.9x (benchmarks/bench_ndrange.py, docs/performance.md).
+    pto.loop_unrolling = False
     pb = ll.create_pass_builder(tm, pto)
     mpm = pb.getModulePassManager()
     mpm.run(module, pb)
