@@ -124,7 +124,13 @@ def _capture_values(fn: Any, h: Any) -> tuple[_CodeInfo, list[Any], list[Any], t
                 raise kernel_compile_error(
                     errc.kernel, f"{info.location}: kernel {fn.__qualname__} uses {name!r} "
                     "before it is assigned") from None
-            _classify(fn, info, h, name, "freevar", v, values, caps, key)
+            if type(v) is accessor and v._handler is h:  # the common case, inlined
+                kt = v._ktype
+                values.append(v)
+                caps.append((name, "freevar", kt))
+                key.append(kt)
+            else:
+                _classify(fn, info, h, name, "freevar", v, values, caps, key)
     g = fn.__globals__
     for name in info.globals:
         v = g.get(name, _MISSING)

@@ -120,7 +120,9 @@ def _record(st: _Storage, key: int, clq: Any, ev: Any, writes: bool) -> None:
         st.last_write = (clq, ev)
         if st.reads:
             st.reads.clear()
-        st.valid = {key}
+        valid = st.valid
+        if len(valid) != 1 or key not in valid:
+            st.valid = {key}
     else:
         # In-order queues: the newest read event of a queue covers the older ones.
         st.reads[clq] = ev
