@@ -109,10 +109,13 @@ class accessor:  # noqa: N801 - the spec's spelling
         else:
             rng, off = _check_ranged(buf, access_range, access_offset)
             tail = _tail(buf, rng, off)
-        key = (st.dtype, len(rng), kmode)
-        kt = _KTYPES.get(key)
+        kt = buf._ktypes.get(kmode)  # dtype and dimensions are the buffer's: cache per buffer
         if kt is None:
-            kt = _KTYPES[key] = AccessorType(st.dtype, len(rng), kmode)  # type: ignore[arg-type]
+            key = (st.dtype, len(rng), kmode)
+            kt = _KTYPES.get(key)
+            if kt is None:
+                kt = _KTYPES[key] = AccessorType(st.dtype, len(rng), kmode)  # type: ignore[arg-type]
+            buf._ktypes = {**buf._ktypes, kmode: kt}
         self._buf = buf
         self._mode = m
         self._no_init = no_init

@@ -118,6 +118,7 @@ class buffer:  # noqa: N801 - the spec's spelling
     """
 
     _whole_tail: tuple[int, ...] | None = None  # cached flat kernel args of a whole-buffer accessor
+    _ktypes: dict[str, Any] = {}  # noqa: RUF012 - replaced, never mutated: access mode -> AccessorType
 
     def __init__(
         self,

@@ -93,7 +93,8 @@ class handler:  # noqa: N801 - the spec's spelling
                     raise TypeError("parallel_for(index_space, *reductions, kernel): arguments "
                                     "between the index space and the kernel must be "
                                     f"sycl.reduction objects, not {type(r).__name__}")
-        if type(kernel) is not _sycl_kernel:
+        if type(kernel) is not _sycl_kernel and \
+                _checked.get(getattr(kernel, "__code__", None)) != len(rest):
             _check_kernel(kernel, 1 + len(rest) - 1, f"parallel_for over a {kind}"
                           + (f" with {len(rest) - 1} reduction(s)" if len(rest) > 1 else ""))
         self._set(("kernel", kind, ndim, index_space, kernel, rest[:-1], kernel_name))
@@ -233,12 +234,12 @@ class handler:  # noqa: N801 - the spec's spelling
         return f"sycl.handler(command={None if self._cmd is None else self._cmd[0]})"
 
 
-_checked: dict[tuple[Any, int], bool] = {}
+_checked: dict[Any, int] = {}  # code object -> the parameter count it was checked for
 
 
 def _check_kernel(kernel: Any, nparams: int, where: str) -> None:
     code = getattr(kernel, "__code__", None)
-    if (code, nparams) in _checked:
+    if _checked.get(code) == nparams:
         return
     if code is None:
         raise TypeError(f"{where}: the kernel must be a Python function or lambda, got "
@@ -257,4 +258,4 @@ def _check_kernel(kernel: Any, nparams: int, where: str) -> None:
             errc.invalid,
             f"{loc}: kernel {kernel.__qualname__} takes {got} parameter(s) but {where} passes "
             f"{want} (and optionally a trailing sycl.kernel_handler)")
-    _checked[(code, nparams)] = True
+    _checked[code] = nparams

@@ -152,9 +152,18 @@ def submit(q: Any, h: Any) -> event:
         return _host_task(q, h, cmd, wait_for)
     # Requirements: allocate, move data, collect cross-queue dependencies.
     reqs = h._reqs
+    key = ctx._handle
     for acc in reqs:
         st = acc._buf._storage
         writes = acc._ktype.mode != "read"
+        lw = st.last_write
+        # Fast path: allocated here, current here (or not needed), and every
+        # earlier command on it ran on this (in-order) queue: nothing to do.
+        if (key in st.dev and (key in st.valid or acc._no_init or not st.valid)
+                and (lw is None or lw[0] is clq)
+                and (not writes or not st.reads or (len(st.reads) == 1 and clq in st.reads))
+                and st.queue_of.get(key) is clq):
+            continue
         _prepare_device(st, ctx, clq, writes, not acc._no_init, wait_for)
     if kind == "kernel":
         ev = launch(wait_for or None)  # type: ignore[misc]
@@ -170,7 +179,6 @@ def submit(q: Any, h: Any) -> event:
         ev = _cl().marker(clq, wait_for=wait_for or None) if wait_for else None
         if ev is None:
             return event._make(q, None, deps=h._deps)
-    key = ctx._handle
     for acc in reqs:
         _record(acc._buf._storage, key, clq, ev, acc._ktype.mode != "read")
     return event._make(q, ev, deps=h._deps)
