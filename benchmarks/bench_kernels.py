@@ -27,37 +27,8 @@ import numpy as np
 
 import pysycl as sycl
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _median_time(fn: Callable[[], object], reps: int, warmup: int = 2) -> float:
-    for _ in range(warmup):
-        fn()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
-
-
-def _paired(fa: Callable[[], object], fb: Callable[[], object], reps: int,
-            warmup: int = 2) -> tuple[float, float]:
-    """Median times of ``fa`` and ``fb``, measured alternately so drift hits both alike."""
-    for _ in range(warmup):
-        fa()
-        fb()
-    ta, tb = [], []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fa()
-        t1 = time.perf_counter()
-        fb()
-        t2 = time.perf_counter()
-        ta.append(t1 - t0)
-        tb.append(t2 - t1)
-    return statistics.median(ta), statistics.median(tb)
-
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import median_time, paired, write_section
 
 # ---------------------------------------------------------------- OpenCL C peer
 OPENCL_C = """
@@ -200,10 +171,10 @@ def bench_throughput(q: sycl.queue, peer: OpenCLPeer, quick: bool) -> list[dict[
         A, B, C = sycl.buffer(a), sycl.buffer(b), sycl.buffer(c)
         cg = _vadd_cg(A, B, C, n)
         da, db, dc = peer.buf(a), peer.buf(b), peer.buf(c)
-        t_sycl, t_cl = _paired(lambda: q.submit(cg).wait(),
+        t_sycl, t_cl = paired(lambda: q.submit(cg).wait(),
                                lambda: peer.run("vadd", (n,), da, db, dc), reps)
-        t_nb = _median_time(lambda: numba_k["vadd"](a, b, c), reps)
-        t_np = _median_time(lambda: np.add(a, b, out=c), reps)
+        t_nb = median_time(lambda: numba_k["vadd"](a, b, c), reps)
+        t_np = median_time(lambda: np.add(a, b, out=c), reps)
         with sycl.host_accessor(C, sycl.access_mode.read) as hc:
             assert np.array_equal(np.asarray(hc), a + b)
         rows.append(_row(f"vector add 2^{int(math.log2(n))} f32", 3 * 4 * n, t_sycl, t_cl, t_nb, t_np))
@@ -214,11 +185,11 @@ def bench_throughput(q: sycl.queue, peer: OpenCLPeer, quick: bool) -> list[dict[
         X, Y = sycl.buffer(x), sycl.buffer(y.copy())
         cg = _saxpy_cg(alpha, X, Y, n)
         dx, dy = peer.buf(x), peer.buf(y.copy())
-        t_sycl, t_cl = _paired(lambda: q.submit(cg).wait(),
+        t_sycl, t_cl = paired(lambda: q.submit(cg).wait(),
                                lambda: peer.run("saxpy", (n,), alpha, dx, dy), reps)
         yy = y.copy()
-        t_nb = _median_time(lambda: numba_k["saxpy"](alpha, x, yy), reps)
-        t_np = _median_time(lambda: np.add(alpha * x, yy, out=yy), reps)
+        t_nb = median_time(lambda: numba_k["saxpy"](alpha, x, yy), reps)
+        t_np = median_time(lambda: np.add(alpha * x, yy, out=yy), reps)
         rows.append(_row(f"SAXPY 2^{int(math.log2(n))} f32", 3 * 4 * n, t_sycl, t_cl, t_nb, t_np))
         del X, Y
 
@@ -230,13 +201,13 @@ def bench_throughput(q: sycl.queue, peer: OpenCLPeer, quick: bool) -> list[dict[
     cg = _matmul_cg(A, B, C, n)
     mreps = 3 if quick else 5
     da, db, dc = peer.buf(am), peer.buf(bm), peer.buf(cm)
-    t_sycl, t_cl = _paired(lambda: q.submit(cg).wait(),
+    t_sycl, t_cl = paired(lambda: q.submit(cg).wait(),
                            lambda: peer.run("matmul", (n, n), da, db, dc, np.int64(n)), mreps,
                            warmup=1)
     with sycl.host_accessor(C, sycl.access_mode.read) as hc:
         np.testing.assert_allclose(np.asarray(hc), am @ bm, rtol=1e-3)
-    t_nb = _median_time(lambda: numba_k["matmul"](am, bm, cm, n), mreps, warmup=1)
-    t_np = _median_time(lambda: np.matmul(am, bm, out=cm), mreps, warmup=1)
+    t_nb = median_time(lambda: numba_k["matmul"](am, bm, cm, n), mreps, warmup=1)
+    t_np = median_time(lambda: np.matmul(am, bm, out=cm), mreps, warmup=1)
     rows.append(_row(f"naive matmul {n}^2 f32", 2 * n ** 3, t_sycl, t_cl, t_nb, t_np, unit="GFLOP/s",
                      np_note="BLAS sgemm"))
     del A, B, C
@@ -247,13 +218,13 @@ def bench_throughput(q: sycl.queue, peer: OpenCLPeer, quick: bool) -> list[dict[
     A, C = sycl.buffer(a), sycl.buffer(c)
     cg = _mathy_cg(A, C, n)
     da, dc = peer.buf(a), peer.buf(c)
-    t_sycl, t_cl = _paired(lambda: q.submit(cg).wait(), lambda: peer.run("mathy", (n,), da, dc),
+    t_sycl, t_cl = paired(lambda: q.submit(cg).wait(), lambda: peer.run("mathy", (n,), da, dc),
                            reps)
     with sycl.host_accessor(C, sycl.access_mode.read) as hc:
         ref = np.sin(a) * np.cos(a) + np.sqrt(np.abs(a)) * np.exp(-a * a) + np.tanh(a)
         np.testing.assert_allclose(np.asarray(hc), ref, rtol=1e-4, atol=1e-5)
-    t_nb = _median_time(lambda: numba_k["mathy"](a, c), reps)
-    t_np = _median_time(lambda: np.add(np.sin(a) * np.cos(a) + np.sqrt(np.abs(a)) * np.exp(-a * a),
+    t_nb = median_time(lambda: numba_k["mathy"](a, c), reps)
+    t_np = median_time(lambda: np.add(np.sin(a) * np.cos(a) + np.sqrt(np.abs(a)) * np.exp(-a * a),
                                        np.tanh(a), out=c), reps)
     rows.append(_row(f"math-heavy 2^{int(math.log2(n))} f32", n, t_sycl, t_cl, t_nb, t_np,
                      unit="Gelem/s"))
@@ -283,7 +254,7 @@ def bench_latency(q: sycl.queue, peer: OpenCLPeer, quick: bool) -> dict[str, flo
 
     reps = 300 if quick else 3000
     d = peer.buf(out)
-    t_sycl, t_cl = _paired(lambda: q.submit(cg).wait(), lambda: peer.run("tiny", (1,), d), reps,
+    t_sycl, t_cl = paired(lambda: q.submit(cg).wait(), lambda: peer.run("tiny", (1,), d), reps,
                            warmup=50)
     return {"pysycl_us": t_sycl * 1e6, "pyopencl_us": t_cl * 1e6, "ratio": t_sycl / t_cl}
 
@@ -384,12 +355,7 @@ def main() -> None:
     text = render(rows, lat, cold, dev)
     print(text)
     if args.write:
-        doc = ROOT / "docs" / "performance.md"
-        begin, end = "<!-- bench_kernels:begin -->", "<!-- bench_kernels:end -->"
-        cur = doc.read_text()
-        pre, rest = cur.split(begin, 1)
-        _, post = rest.split(end, 1)
-        doc.write_text(pre + begin + "\n" + text + "\n" + end + post)
+        write_section("bench_kernels", text)
 
 
 if __name__ == "__main__":

@@ -17,8 +17,7 @@ Prints a markdown table; ``--write`` also replaces the Compiler II section of
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,38 +25,15 @@ import numpy as np
 
 import pysycl as sycl
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import median_time, paired, write_section
+
 WG = 256  # work-group size of the reductions
 TS = 16  # matmul tile
 
 
-def _median_time(fn: Callable[[], object], reps: int, warmup: int = 2) -> float:
-    for _ in range(warmup):
-        fn()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
 
 
-def _paired(fa: Callable[[], object], fb: Callable[[], object], reps: int,
-            warmup: int = 2) -> tuple[float, float]:
-    """Median times of ``fa`` and ``fb``, measured alternately so drift hits both alike."""
-    for _ in range(warmup):
-        fa()
-        fb()
-    ta, tb = [], []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fa()
-        t1 = time.perf_counter()
-        fb()
-        t2 = time.perf_counter()
-        ta.append(t1 - t0)
-        tb.append(t2 - t1)
-    return statistics.median(ta), statistics.median(tb)
 
 
 # ---------------------------------------------------------------- OpenCL C peer
@@ -206,10 +182,10 @@ def bench(q: sycl.queue, peer: OpenCLPeer, quick: bool) -> list[dict[str, object
     cg = _matmul_cg(A, B, C, n)
     da, db, dc = peer.buf(am), peer.buf(bm), peer.buf(cm)
     k = peer.k["matmul_tiled"]
-    t_sycl, t_cl = _paired(lambda: q.submit(cg).wait(),
+    t_sycl, t_cl = paired(lambda: q.submit(cg).wait(),
                            lambda: k(peer.q, (n, n), (TS, TS), da, db, dc, np.int64(n)).wait(),
                            3 if quick else 7, warmup=1)
-    t_np = _median_time(lambda: np.matmul(am, bm), 3, warmup=1)
+    t_np = median_time(lambda: np.matmul(am, bm), 3, warmup=1)
     ref = am @ bm
     with sycl.host_accessor(C, sycl.access_mode.read) as hc:
         np.testing.assert_allclose(np.asarray(hc), ref, rtol=1e-3)
@@ -229,14 +205,14 @@ def bench(q: sycl.queue, peer: OpenCLPeer, quick: bool) -> list[dict[str, object
     cg = _wg_reduce_cg(X, P, n)
     dx, dp = peer.buf(x), peer.buf(part)
     k = peer.k["wg_reduce"]
-    t_sycl, t_cl = _paired(
+    t_sycl, t_cl = paired(
         lambda: q.submit(cg).wait(),
         lambda: k(peer.q, (n,), (WG,), dx, dp, cl.LocalMemory(WG * 4)).wait(), reps)
     ref = x.reshape(groups, WG).astype(np.float64).sum(axis=1)
     with sycl.host_accessor(P, sycl.access_mode.read) as hp:
         np.testing.assert_allclose(np.asarray(hp), ref, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(peer.read(np.empty_like(part), dp), ref, rtol=1e-4, atol=1e-4)
-    t_np = _median_time(lambda: x.reshape(groups, WG).sum(axis=1), reps)
+    t_np = median_time(lambda: x.reshape(groups, WG).sum(axis=1), reps)
     gb = 4 * n
     rows.append({"name": f"work-group tree reduction 2^{n.bit_length() - 1} f32 (partials)",
                  "unit": "GB/s", "sycl": gb / t_sycl / 1e9, "cl": gb / t_cl / 1e9,
@@ -254,8 +230,8 @@ def bench(q: sycl.queue, peer: OpenCLPeer, quick: bool) -> list[dict[str, object
         ks(peer.q, (n,), (WG,), dx, dp, cl.LocalMemory(WG * 4))
         kf(peer.q, (WG,), (WG,), dp, out, np.int64(groups), cl.LocalMemory(WG * 4)).wait()
 
-    t_sycl, t_cl = _paired(lambda: q.submit(cg).wait(), cl_sum, reps)
-    t_np = _median_time(lambda: np.sum(x), reps)
+    t_sycl, t_cl = paired(lambda: q.submit(cg).wait(), cl_sum, reps)
+    t_np = median_time(lambda: np.sum(x), reps)
     want = x.astype(np.float64).sum()
     tol = 1e-5 * np.abs(x).sum()
     with sycl.host_accessor(S, sycl.access_mode.read) as hs:
@@ -290,12 +266,7 @@ def main() -> None:
     text = render(bench(q, OpenCLPeer(q), args.quick), dev)
     print(text)
     if args.write:
-        doc = ROOT / "docs" / "performance.md"
-        begin, end = "<!-- bench_ndrange:begin -->", "<!-- bench_ndrange:end -->"
-        cur = doc.read_text()
-        pre, rest = cur.split(begin, 1)
-        _, post = rest.split(end, 1)
-        doc.write_text(pre + begin + "\n" + text + "\n" + end + post)
+        write_section("bench_ndrange", text)
 
 
 if __name__ == "__main__":
