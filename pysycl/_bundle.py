@@ -377,6 +377,11 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
         _check_spec_id(spec_id)
         return self._spec.get(spec_id, spec_id._default)
 
+    def _repr_html_(self) -> str:
+        from pysycl._display import bundle_html
+
+        return bundle_html(self)
+
     def __repr__(self) -> str:
         return (f"<sycl.kernel_bundle {self._state.name}: {len(self._images)} image(s), "
                 f"{len(self._devices)} device(s)>")

@@ -1,4 +1,4 @@
-"""Rich display in Jupyter: ``_repr_html_`` tables for platforms, devices, queues, events.
+"""Rich display in Jupyter: ``_repr_html_`` tables for platforms, devices, queues, events, bundles.
 
 Evaluating ``sycl.device()`` or ``sycl.platform.get_platforms()`` in a notebook
 cell shows a readable table; ``repr()`` stays a one-liner for terminals.
@@ -104,3 +104,22 @@ def event_html(ev: Any) -> str:
         rows += [("queued → start", f"{(start - submit) / 1e3:.1f} µs"),
                  ("duration", f"{(end - start) / 1e3:.1f} µs")]
     return table(rows, title="sycl.event")
+
+
+def bundle_html(kb: Any) -> str:
+    """A kernel bundle: its state, devices, and one row per device image.
+
+    Each image row gives the format, the kernels it holds (kernel ids by name, or
+    the OpenCL names of source/interop images) and the aspects it requires.
+    """
+    from pysycl._info import info
+
+    rows: list[tuple[str, Any]] = [
+        ("state", kb._state.name),
+        ("devices", ", ".join(d.get_info(info.device.name) for d in kb._devices)),
+    ]
+    for i, img in enumerate(kb._images):
+        names = sorted(k.get_name() for k in img.kernel_ids) or list(img.names)
+        aspects = " ".join(sorted(img.aspects)) or "-"
+        rows.append((f"image {i}", f"{img.format} [{', '.join(names)}] requires: {aspects}"))
+    return table(rows, title="sycl.kernel_bundle")

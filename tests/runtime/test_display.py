@@ -31,3 +31,25 @@ def test_queue_and_profiled_event_html(sycl_device: sycl.device) -> None:
     ev.wait()
     h = ev._repr_html_()
     assert "complete" in h and "duration" in h and "µs" in h
+
+
+def test_kernel_bundle_html(kq: sycl.queue) -> None:
+    def dbl(x):
+        return lambda i: x.__setitem__(i, x[i] * 2)
+
+    half = sycl.ext.accessor_type(np.float16, 1, sycl.access_mode.read_write)
+    kid = sycl.ext.declare_kernel(dbl, kernel_name="display.dbl16", index_space=sycl.range(1),
+                                  captures={"x": half})
+    kb = sycl.get_kernel_bundle(kq.get_context(), [kq.get_device()], [kid],
+                                state=sycl.bundle_state.input)
+    h = kb._repr_html_()
+    assert h.startswith("<table") and "sycl.kernel_bundle" in h
+    assert "input" in h and kq.get_device().get_info(sycl.info.device.name) in h
+    assert "spirv [display.dbl16] requires: fp16" in h
+    exe = sycl.build(kb)
+    assert "executable" in exe._repr_html_() and "display.dbl16" in exe._repr_html_()
+    syclex = sycl.ext.oneapi.experimental
+    src = syclex.create_kernel_bundle_from_source(
+        kq.get_context(), syclex.source_language.opencl, "__kernel void k(__global int* x) {}")
+    h = src._repr_html_()
+    assert "ext_oneapi_source" in h and "opencl_c" in h
