@@ -8,7 +8,11 @@ an OpenCL device: the compiler loads the first time a kernel must be compiled.
 
 from __future__ import annotations
 
-from pysycl._icd import setup_icd_loader as _setup_icd_loader
+from pysycl._logging import configure_from_env as _configure_logging
+
+_configure_logging()  # PYSYCL_LOG=debug|info|warning|error: a stderr handler on "pysycl"
+
+from pysycl._icd import setup_icd_loader as _setup_icd_loader  # noqa: E402
 
 _setup_icd_loader()
 

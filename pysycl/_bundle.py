@@ -576,6 +576,7 @@ def get_kernel_bundle(ctx: Any, *args: Any, state: bundle_state, devs: Any = Non
                                 f"with any of the devices {dl}", ctx)
     _check_online(dl, state, what)
     wanted = list(_ids.values()) if kids is None else kids
+    t0 = time.perf_counter()
     images = []
     for kid in wanted:
         for v in list(kid._variants.values()):
@@ -586,6 +587,8 @@ def get_kernel_bundle(ctx: Any, *args: Any, state: bundle_state, devs: Any = Non
                 images.append(img)
     if sel is not None and state is bundle_state.input:
         images = [i for i in images if sel(device_image._make(i))]
+    _log.info("kernel bundle: %d input image(s) of %d kernel id(s) ready in %.1f ms",
+              len(images), len(wanted), 1e3 * (time.perf_counter() - t0))
     kb = kernel_bundle._make(ctx, dl, bundle_state.input, images)
     if state is bundle_state.object:
         kb = compile(kb, dl)
@@ -696,6 +699,7 @@ def compile(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
     dl = _check_subset(kb._devices if devs is None else devs, kb._devices, kb._ctx, "compile")
     opts = _options(properties, "compile")
     clp = _programs()
+    t0 = time.perf_counter()
     out = []
     for img in kb._images:
         cdevs = [d for d in dl if img.compatible(d)]
@@ -710,6 +714,7 @@ def compile(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
                           variants=img.variants, mkeys=img.mkeys, il=img.il, source=img.source,
                           programs={d: prg for d in cdevs}, names=img.names, lang=img.lang,
                           options=opts, specs=img.specs))
+    _log.info("compiled %d kernel image(s) in %.1f ms", len(out), 1e3 * (time.perf_counter() - t0))
     return kernel_bundle._make(kb._ctx, dl, bundle_state.object, out, kb._spec)
 
 
@@ -794,6 +799,7 @@ def link(object_bundles: Any, devs: Sequence[Any] | None = None,
         for img in b._images:
             images.setdefault(img.key, img)
     clp = _programs()
+    t0 = time.perf_counter()
     out = []
     for group in _groups(images.values()):
         by_set: dict[tuple[int, ...], list[Any]] = {}
@@ -811,6 +817,7 @@ def link(object_bundles: Any, devs: Sequence[Any] | None = None,
         if programs:
             key = _digest("exe", opts, *sorted(i.key for i in group))
             out.append(_merged(bundle_state.executable, group, key, programs, opts))
+    _log.info("linked %d executable image(s) in %.1f ms", len(out), 1e3 * (time.perf_counter() - t0))
     return kernel_bundle._make(ctx, dl, bundle_state.executable, out, spec)
 
 
