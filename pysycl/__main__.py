@@ -82,12 +82,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except exception as e:
         print(f"pysycl-ls: {e.what()}", file=sys.stderr)
         return 1
-    index = 0
+    index: dict[Any, int] = {}  # numbered per backend, as sycl-ls does
     for p in plats:
         for dev in p.get_devices():
-            print(device_line(dev, index))
+            i = index.get(dev.get_backend(), 0)
+            print(device_line(dev, i))
             print("    aspects: " + " ".join(a.name for a in dev.get_info(_device_info.aspects)))
-            index += 1
+            index[dev.get_backend()] = i + 1
     if not plats:
         print(f"pysycl-ls: no device visible ({FILTER_ENV} hides them all)", file=sys.stderr)
         return 1

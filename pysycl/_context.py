@@ -18,6 +18,7 @@ Attributes used by the rest of the runtime:
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -33,6 +34,14 @@ AsyncHandler = Callable[[exception_list], None]
 
 _lock = threading.Lock()
 _per_device_default: dict[device, context] = {}
+_host_ids = itertools.count(2)  # -1 is the host platform's and device's handle
+
+
+def _create_cl(devs: Sequence[device]) -> Any:
+    """The OpenCL context of ``devs``; ``None`` for the host device (no OpenCL)."""
+    if devs[0].get_backend() is backend.ext_pysycl_host:
+        return None
+    return _d.create_context([d._cl for d in devs])
 
 
 class context:  # noqa: N801 - the spec's spelling
@@ -95,13 +104,13 @@ class context:  # noqa: N801 - the spec's spelling
             # associated SYCL platform".
             raise exception(errc.invalid, "the devices of a context must share one platform; got "
                             + ", ".join(f"{d!r} on {d.get_platform()!r}" for d in devs))
-        self._init(_d.create_context([d._cl for d in devs]), devs, async_handler,
-                   tuple(properties))
+        self._init(_create_cl(devs), devs, async_handler, tuple(properties))
 
     def _init(self, cl_context: Any, devs: Sequence[device],
               async_handler: AsyncHandler | None, properties: tuple[Any, ...]) -> None:
         self._cl = cl_context
-        self._handle = _d.handle(cl_context)
+        # The host device's contexts have no OpenCL context: a unique negative handle.
+        self._handle = _d.handle(cl_context) if cl_context is not None else -next(_host_ids)
         self._devices = tuple(devs)
         self._platform = devs[0].get_platform()
         self._async_handler = async_handler
@@ -118,8 +127,8 @@ class context:  # noqa: N801 - the spec's spelling
     # --- members ---
 
     def get_backend(self) -> backend:
-        """The SYCL backend of this context: always ``backend.opencl`` here."""
-        return backend.opencl
+        """The SYCL backend of this context (its platform's)."""
+        return self._platform.get_backend()
 
     def get_platform(self) -> platform:
         """The platform of this context's devices."""
@@ -180,7 +189,7 @@ class context:  # noqa: N801 - the spec's spelling
 
     def __repr__(self) -> str:
         names = ", ".join(repr(d._name()) for d in self._devices)
-        return f"<sycl.context [opencl] {names}>"
+        return f"<sycl.context [{self.get_backend().name}] {names}>"
 
 
 def platform_default_context(plat: platform) -> context:
@@ -191,7 +200,7 @@ def platform_default_context(plat: platform) -> context:
             # Hidden devices (PYSYCL_DEVICE_FILTER) stay out, unless all are hidden.
             devs = plat.get_devices() or plat._root_devices()
             ctx = object.__new__(context)
-            ctx._init(_d.create_context([d._cl for d in devs]), devs, None, ())
+            ctx._init(_create_cl(devs), devs, None, ())
             plat._default_context = ctx
         return ctx
 
@@ -212,6 +221,6 @@ def default_context_for(dev: device) -> context:
         ctx = _per_device_default.get(dev)
         if ctx is None:
             ctx = object.__new__(context)
-            ctx._init(_d.create_context([dev._cl]), [dev], None, ())
+            ctx._init(_create_cl([dev]), [dev], None, ())
             _per_device_default[dev] = ctx
         return ctx

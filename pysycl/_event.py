@@ -66,10 +66,10 @@ class event:  # noqa: N801 - the spec's spelling
         return list(self._deps)
 
     def get_backend(self) -> Any:
-        """The backend (OpenCL)."""
+        """The backend of the queue that made the event (OpenCL for ``event()``)."""
         from pysycl._platform import backend
 
-        return backend.opencl
+        return self._queue.get_backend() if self._queue is not None else backend.opencl
 
     def get_info(self, param: Any) -> Any:
         """``info::event::command_execution_status`` (or ``reference_count``)."""

@@ -4,8 +4,11 @@ These names exist on the host so that kernels can refer to them (``sycl.group_ba
 ``sycl.atomic_ref``, ...) and so that their documentation lives in one place;
 inside a kernel the compiler (``pysycl_numba``) gives them their device
 implementation. Called on the host, the device-only functions raise
-``errc.invalid`` saying so. ``local_accessor`` is created on the host, in the
-command group, like a buffer accessor.
+``errc.invalid`` saying so -- except while the host_debuggable device runs a
+kernel in the interpreter (:mod:`pysycl._host_exec`): then they have their host
+semantics (barriers and collectives through the work-group's host scheduler,
+atomics under a lock, private arrays as numpy arrays). ``local_accessor`` is
+created on the host, in the command group, like a buffer accessor.
 
 Python spelling of C++ constructs (see docs/kernels.md):
 
@@ -20,6 +23,7 @@ Python spelling of C++ constructs (see docs/kernels.md):
 from __future__ import annotations
 
 import enum
+import threading
 from typing import Any, NoReturn
 
 import numpy as np
@@ -57,6 +61,14 @@ class access:  # noqa: N801 - the spec's namespace ``sycl::access``
         raise TypeError("sycl.access is a namespace, not a class to instantiate")
 
 
+#: ``_host.active`` is true in a thread running a kernel on the host_debuggable device.
+_host = threading.local()
+
+
+def _in_host_kernel() -> bool:
+    return getattr(_host, "active", False)
+
+
 def _device_only(name: str) -> NoReturn:
     raise exception(errc.invalid, f"sycl.{name} can only be called inside a kernel "
                     "(a lambda or def handed to handler.parallel_for)")
@@ -75,7 +87,7 @@ class local_accessor:  # noqa: N801 - the spec's spelling
     uninitialized. Only ``nd_range`` kernels may use it.
     """
 
-    __slots__ = ("_dtype", "_handler", "_ktype", "_range")
+    __slots__ = ("_dtype", "_handler", "_hostview", "_ktype", "_range")
 
     def __init__(self, dtype: Any, access_range: Any, handler: Any) -> None:
         dt = np.dtype(dtype)
@@ -89,6 +101,7 @@ class local_accessor:  # noqa: N801 - the spec's spelling
         self._range = rng
         self._handler = handler
         self._ktype = AccessorType(dt, len(rng), "read_write", "local")
+        self._hostview: np.ndarray | None = None  # a work-group's memory on the host device
 
     @property
     def dtype(self) -> np.dtype:
@@ -117,6 +130,22 @@ class local_accessor:  # noqa: N801 - the spec's spelling
     def _tail(self) -> tuple[int, ...]:
         return tuple(self._range)
 
+    def _host_only(self) -> np.ndarray:
+        if self._hostview is None:
+            raise exception(errc.accessor, "a sycl.local_accessor can only be indexed inside "
+                            "an nd_range kernel")
+        return self._hostview
+
+    def __getitem__(self, idx: Any) -> Any:
+        from pysycl._accessor import _np_index
+
+        return self._host_only()[_np_index(idx)]
+
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        from pysycl._accessor import _np_index
+
+        self._host_only()[_np_index(idx)] = value
+
     def __repr__(self) -> str:
         return f"sycl.local_accessor(dtype={self._dtype}, range={tuple(self._range)})"
 
@@ -124,32 +153,57 @@ class local_accessor:  # noqa: N801 - the spec's spelling
 # --------------------------------------------------------------- group functions
 def group_barrier(g: Any, fence_scope: Any = None) -> None:
     """Wait until every work-item of group ``g`` reaches the barrier (§4.17.1)."""
-    _device_only("group_barrier")
+    hb = getattr(g, "_host_barrier", None)
+    if hb is None:
+        _device_only("group_barrier")
+    hb()
 
 
 def group_broadcast(g: Any, x: Any, local_linear_id: Any = 0) -> Any:
     """``x`` of the work-item with ``local_linear_id`` (default: the leader), to all of ``g``."""
-    _device_only("group_broadcast")
+    values = _host_collective(g, x, "group_broadcast")
+    i = int(local_linear_id)
+    if not 0 <= i < len(values):
+        raise exception(errc.invalid, f"group_broadcast: local_linear_id {i} is outside the "
+                        f"group of {len(values)} work-items")
+    return values[i]
 
 
 def reduce_over_group(g: Any, x: Any, *args: Any) -> Any:
     """``reduce_over_group(g, x, op)`` / ``(g, x, init, op)``: combine ``x`` over ``g``."""
-    _device_only("reduce_over_group")
+    values = _host_collective(g, x, "reduce_over_group")
+    if len(args) not in (1, 2) or not isinstance(args[-1], _functor):
+        raise TypeError("reduce_over_group(g, x, op) / (g, x, init, op): op must be a SYCL "
+                        "function object such as sycl.plus()")
+    op = args[-1]
+    acc = args[0] if len(args) == 2 else values[0]
+    for v in (values if len(args) == 2 else values[1:]):
+        acc = op(acc, v)
+    return acc
 
 
 def any_of_group(g: Any, pred: Any) -> bool:
     """Whether ``pred`` is true for any work-item of ``g``."""
-    _device_only("any_of_group")
+    return any(_host_collective(g, bool(pred), "any_of_group"))
 
 
 def all_of_group(g: Any, pred: Any) -> bool:
     """Whether ``pred`` is true for all work-items of ``g``."""
-    _device_only("all_of_group")
+    return all(_host_collective(g, bool(pred), "all_of_group"))
 
 
 def none_of_group(g: Any, pred: Any) -> bool:
     """Whether ``pred`` is false for all work-items of ``g``."""
-    _device_only("none_of_group")
+    return not any(_host_collective(g, bool(pred), "none_of_group"))
+
+
+def _host_collective(g: Any, x: Any, name: str) -> list[Any]:
+    """Every work-item's ``x``, by local linear id (host_debuggable device only)."""
+    hc = getattr(g, "_host_collective", None)
+    if hc is None:
+        _device_only(name)
+    values: list[Any] = hc(x)
+    return values
 
 
 def atomic_ref(acc: Any, index: Any, memory_order: Any, memory_scope: Any,
@@ -160,17 +214,24 @@ def atomic_ref(acc: Any, index: Any, memory_order: Any, memory_scope: Any,
     ``compare_exchange_strong(expected, desired)`` / ``_weak`` → ``(success, observed)``,
     ``fetch_add/sub/and/or/xor/min/max(v)`` (the value before the operation).
     """
-    _device_only("atomic_ref")
+    if getattr(acc, "_hostview", None) is None:
+        _device_only("atomic_ref")
+    from pysycl._host_exec import host_atomic_ref
+
+    return host_atomic_ref(acc, index)
 
 
 def atomic_fence(memory_order: Any, memory_scope: Any) -> None:
     """``sycl::atomic_fence``: a memory fence of ``memory_order`` at ``memory_scope``."""
-    _device_only("atomic_fence")
+    if not _in_host_kernel():  # the interpreter runs one work-item at a time: nothing to do
+        _device_only("atomic_fence")
 
 
 def private_array(dtype: Any, n: int) -> Any:
     """A per-work-item array of ``n`` elements (``n`` an integer literal), e.g. a register tile."""
-    _device_only("private_array")
+    if not _in_host_kernel():
+        _device_only("private_array")
+    return np.zeros(int(n), dtype=np.dtype(dtype))
 
 
 # ----------------------------------------------------------- function objects

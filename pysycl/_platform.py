@@ -65,7 +65,13 @@ def _visible_pairs(pairs: list[tuple[platform, device]], tokens: list[str]
 
 
 def _all_platforms() -> list[platform]:
-    """Every OpenCL platform that has devices, canonical objects, enumeration order."""
+    """Every platform that has devices, canonical objects, enumeration order.
+
+    The OpenCL platforms first, then pysycl's host interpreter platform (the
+    host_debuggable device, :mod:`pysycl._host_device`).
+    """
+    from pysycl._host_device import get_host_platform
+
     result = []
     for cl_platform, cl_devices in _d.platforms_and_devices():
         key = _d.handle(cl_platform)
@@ -75,6 +81,7 @@ def _all_platforms() -> list[platform]:
                 p = platform._create(cl_platform, cl_devices)
                 _platforms[key] = p
         result.append(p)
+    result.append(get_host_platform())
     return result
 
 

@@ -100,9 +100,12 @@ class queue:  # noqa: N801 - the spec's spelling
         self._async_handler = async_handler
         self._async_errors: list[BaseException] = []
         self._last: event | None = None
-        from pysycl._cl import exec as x
+        if ctx._cl is None:  # the host device: commands run in the interpreter (_host_exec)
+            self._clq = None
+        else:
+            from pysycl._cl import exec as x
 
-        self._clq = x.create_queue(ctx._cl, dev._cl, self._profiling)
+            self._clq = x.create_queue(ctx._cl, dev._cl, self._profiling)
 
     # ------------------------------------------------------------- queries
     def get_device(self) -> Any:
@@ -114,7 +117,7 @@ class queue:  # noqa: N801 - the spec's spelling
         return self._ctx
 
     def get_backend(self) -> Any:
-        """The backend (OpenCL)."""
+        """The backend of the queue's device."""
         return self._dev.get_backend()
 
     def is_in_order(self) -> bool:
@@ -160,6 +163,8 @@ class queue:  # noqa: N801 - the spec's spelling
 
     def wait(self) -> None:
         """Block until every command submitted to this queue has completed."""
+        if self._clq is None:
+            return  # the host device completes each command group at submit
         from pysycl._cl import exec as x
 
         x.finish(self._clq)

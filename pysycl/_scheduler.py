@@ -132,6 +132,10 @@ def _record(st: _Storage, key: int, clq: Any, ev: Any, writes: bool) -> None:
 # -------------------------------------------------------------------- submit
 def submit(q: Any, h: Any) -> event:
     """Execute the command group recorded in handler ``h`` on queue ``q``."""
+    if q._clq is None:  # the host_debuggable device: the interpreter runs it
+        from pysycl import _host_exec
+
+        return _host_exec.submit(q, h)
     cmd = h._cmd
     kind = cmd[0] if cmd is not None else None
     ctx = q._ctx

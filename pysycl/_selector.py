@@ -31,6 +31,7 @@ _SCORE_ACCELERATOR = 200
 _SCORE_CPU = 100
 _SCORE_AVAILABLE = 10
 _SCORE_POCL = -50     # PoCL: selectable, but below a vendor runtime of the same kind
+_SCORE_HOST = -1      # the host_debuggable interpreter device: never the default
 
 
 def _default_score(dev: device) -> int:
@@ -47,6 +48,8 @@ def _default_score(dev: device) -> int:
         score += _SCORE_AVAILABLE
     if "portable computing language" in dev._platform_name().lower():
         score += _SCORE_POCL
+    if dev.has(aspect.host_debuggable):
+        return _SCORE_HOST  # the interpreter device: only ever chosen on request
     return max(score, 0)
 
 
@@ -55,7 +58,8 @@ class default_selector:  # noqa: N801 - the spec's spelling (SYCL 1.2.1 compatib
 
     Preference: devices that run Python kernels (``aspect.ext_pysycl_spirv``)
     first; then GPU over accelerator over CPU; PoCL below a vendor runtime of the
-    same kind. Never negative for a real device.
+    same kind. Never negative for a real device; negative for the
+    host_debuggable interpreter device, which is never the default.
     """
 
     def __call__(self, dev: device) -> int:
@@ -116,8 +120,10 @@ class _AspectSelector:
         if any(dev.has(a) for a in self.denied):
             return -1
         # Among acceptable devices, rank as default_selector_v does ("If no aspects
-        # are passed in, the generated selector behaves like default_selector").
-        return _default_score(dev)
+        # are passed in, the generated selector behaves like default_selector"),
+        # but accept every device that has the required aspects (the host device
+        # scores negative for default_selector_v only).
+        return max(_default_score(dev), 0)
 
     def __repr__(self) -> str:
         req = ", ".join(f"aspect.{a.name}" for a in self.required)

@@ -27,7 +27,8 @@ import pysycl as sycl  # noqa: E402
 
 
 def _test_devices() -> list[sycl.device]:
-    devs = sycl.device.get_devices()
+    # OpenCL devices; the host_debuggable interpreter device has its own fixtures.
+    devs = [d for d in sycl.device.get_devices() if d.get_backend() is sycl.backend.opencl]
     want = [t.strip().lower() for t in os.environ.get("PYSYCL_TEST_DEVICES", "").split(",")
             if t.strip()]
     if want:
@@ -86,3 +87,23 @@ def pocl_device() -> sycl.device:
         if "pocl" in _names(d):
             return d
     pytest.skip("PoCL is not among the test devices")
+
+
+@pytest.fixture(scope="session")
+def host_device() -> sycl.device:
+    """The host_debuggable device: kernels run in the Python interpreter."""
+    return sycl.device(sycl.aspect_selector(sycl.aspect.host_debuggable))
+
+
+@pytest.fixture
+def hq(host_device: sycl.device) -> sycl.queue:
+    """A queue on the host_debuggable device."""
+    return sycl.queue(host_device)
+
+
+@pytest.fixture(params=["spirv", "host"])
+def any_kernel_queue(request: pytest.FixtureRequest) -> sycl.queue:
+    """A queue on the SPIR-V device, then on the host_debuggable device (the oracle)."""
+    if request.param == "host":
+        return sycl.queue(request.getfixturevalue("host_device"))
+    return sycl.queue(request.getfixturevalue("kernel_device"))

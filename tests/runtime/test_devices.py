@@ -62,7 +62,10 @@ def test_only_pysycl_cl_imports_pyopencl() -> None:
 def test_platforms_and_devices_match_pyopencl() -> None:
     expected = [(p, p.get_devices()) for p in cl.get_platforms()]
     expected = [(p, ds) for p, ds in expected if ds]
-    plats = sycl.platform.get_platforms()
+    all_plats = sycl.platform.get_platforms()
+    # pysycl's own host interpreter platform (the host_debuggable device) comes last.
+    assert all_plats[-1].get_backend() is sycl.backend.ext_pysycl_host
+    plats = all_plats[:-1]
     assert [p._cl.int_ptr for p in plats] == [p.int_ptr for p, _ in expected]
     for p, (clp, cl_devs) in zip(plats, expected, strict=True):
         assert p.get_info(info.platform.name) == clp.name.strip()
@@ -70,7 +73,7 @@ def test_platforms_and_devices_match_pyopencl() -> None:
         assert p.get_info(info.platform.version) == clp.version.strip()
         assert p.get_backend() is sycl.backend.opencl
         assert [d._cl.int_ptr for d in p.get_devices()] == [d.int_ptr for d in cl_devs]
-    assert sycl.device.get_devices() == [d for p in plats for d in p.get_devices()]
+    assert sycl.device.get_devices() == [d for p in all_plats for d in p.get_devices()]
 
 
 def test_get_devices_by_type(device: sycl.device) -> None:
@@ -105,7 +108,8 @@ def test_device_type_predicates(device: sycl.device) -> None:
 
 
 def test_devices_are_canonical_and_hash_on_the_cl_handle(device: sycl.device) -> None:
-    again = [d for d in sycl.device.get_devices() if d._cl.int_ptr == device._cl.int_ptr]
+    again = [d for d in sycl.device.get_devices()
+             if d._cl is not None and d._cl.int_ptr == device._cl.int_ptr]
     assert again == [device] and again[0] is device
     assert hash(again[0]) == hash(device)
     assert copy.copy(device) is device and copy.deepcopy(device) is device
@@ -383,10 +387,11 @@ def test_type_selectors() -> None:
 def test_default_selector_prefers_devices_that_run_python_kernels() -> None:
     devices = sycl.device.get_devices()
     for d in devices:
-        assert sycl.default_selector_v(d) >= 0
+        # Every OpenCL device is acceptable; the host_debuggable interpreter never is.
+        assert (sycl.default_selector_v(d) >= 0) == (d.get_backend() is sycl.backend.opencl)
     chosen = sycl.device()
     assert chosen is sycl.device(sycl.default_selector_v)
-    spirv = [d for d in devices if _spirv_capable(d._cl)]
+    spirv = [d for d in devices if d._cl is not None and _spirv_capable(d._cl)]
     if spirv:
         assert chosen.has(aspect.ext_pysycl_spirv)
         if any(d.is_gpu() for d in spirv):
@@ -623,6 +628,11 @@ def test_pysycl_ls_lists_every_device() -> None:
     lines = r.stdout.splitlines()
     cl_devices = [(p, d) for p in cl.get_platforms() for d in p.get_devices()]
     dev_lines, aspect_lines = lines[0::2], lines[1::2]
+    # The host_debuggable interpreter device comes last, numbered in its own backend.
+    assert dev_lines[-1].startswith("[ext_pysycl_host:custom][ext_pysycl_host:0] ")
+    assert aspect_lines[-1].split()[1:] == ["custom", "emulated", "host_debuggable", "fp16",
+                                            "fp64", "atomic64"]
+    dev_lines, aspect_lines = dev_lines[:-1], aspect_lines[:-1]
     assert len(dev_lines) == len(aspect_lines) == len(cl_devices)
     for i, (line, asp, (p, d)) in enumerate(zip(dev_lines, aspect_lines, cl_devices, strict=True)):
         assert line.startswith("[opencl:"), line
