@@ -77,7 +77,9 @@ def test_module_constant_is_an_argument(kq: sycl.queue, fresh_stats: None) -> No
 
 
 @pytest.mark.parametrize("shape", [(37,), (5, 9), (3, 4, 5)])
-def test_item_queries_follow_sycl_row_major_order(kq: sycl.queue, shape: tuple[int, ...]) -> None:
+def test_item_queries_follow_sycl_row_major_order(any_kernel_queue: sycl.queue,
+                                                  shape: tuple[int, ...]) -> None:
+    kq = any_kernel_queue
     n = len(shape)
     lin = np.zeros(shape, np.int64)
     ids = np.zeros((*shape, n), np.int64)
@@ -101,7 +103,8 @@ def test_item_queries_follow_sycl_row_major_order(kq: sycl.queue, shape: tuple[i
         np.testing.assert_array_equal(ids[..., d], grid[d] * 1000 + shape[d])
 
 
-def test_single_task_and_empty_range(kq: sycl.queue) -> None:
+def test_single_task_and_empty_range(any_kernel_queue: sycl.queue) -> None:
+    kq = any_kernel_queue
     out = np.zeros(3, np.int32)
     with sycl.buffer(out) as O:
         def cg(h: sycl.handler) -> None:
