@@ -16,39 +16,51 @@ from pysycl._icd import setup_icd_loader as _setup_icd_loader  # noqa: E402
 
 _setup_icd_loader()
 
+from pysycl import (  # noqa: E402
+    ext,
+    opencl,
+    property,
+)
+from pysycl._accessor import access_mode, accessor, host_accessor, target  # noqa: E402
+from pysycl._aspects import aspect  # noqa: E402
+from pysycl._backend import backend  # noqa: E402
+from pysycl._buffer import buffer  # noqa: E402
+from pysycl._bundle import (  # noqa: E402
+    build,
+    bundle_state,
+    compile,
+    device_image,
+    get_kernel_bundle,
+    has_kernel_bundle,
+    is_compatible,
+    join,
+    kernel_bundle,
+    link,
+    specialization_id,
+)
+from pysycl._context import context  # noqa: E402
+from pysycl._device import device  # noqa: E402
+from pysycl._event import event  # noqa: E402
 from pysycl._exceptions import (  # noqa: E402
     errc,
     exception,
     exception_list,
     kernel_compile_error,
+    kernel_signature_error,
 )
-from pysycl._aspects import aspect  # noqa: E402
-from pysycl._backend import backend  # noqa: E402
-from pysycl._context import context  # noqa: E402
-from pysycl._device import device  # noqa: E402
-from pysycl._info import info, memory_order, memory_scope  # noqa: E402
-from pysycl._platform import platform  # noqa: E402
-from pysycl._selector import (  # noqa: E402
-    accelerator_selector,
-    accelerator_selector_v,
-    aspect_selector,
-    cpu_selector,
-    cpu_selector_v,
-    default_selector,
-    default_selector_v,
-    gpu_selector,
-    gpu_selector_v,
-)
-
-from pysycl import ext, opencl  # noqa: E402
-from pysycl import property  # noqa: E402,A004 - the spec's namespace name
-from pysycl._accessor import access_mode, accessor, host_accessor, target  # noqa: E402
-from pysycl._buffer import buffer  # noqa: E402
-from pysycl._event import event  # noqa: E402
-from pysycl._exceptions import kernel_signature_error  # noqa: E402
 from pysycl._handler import handler  # noqa: E402
-from pysycl._queue import queue  # noqa: E402
-from pysycl._range import group, id, item, nd_item, nd_range, range  # noqa: E402,A004
+from pysycl._info import info, memory_order, memory_scope  # noqa: E402
+from pysycl._interop import (  # noqa: E402
+    get_native,
+    make_context,
+    make_device,
+    make_event,
+    make_kernel,
+    make_kernel_bundle,
+    make_platform,
+    make_queue,
+)
+from pysycl._kernel import kernel  # noqa: E402
 from pysycl._kernel_api import (  # noqa: E402
     access,
     all_of_group,
@@ -71,116 +83,87 @@ from pysycl._kernel_api import (  # noqa: E402
     private_array,
     reduce_over_group,
 )
-from pysycl.property import no_init, property_list  # noqa: E402
-from pysycl._specconst import kernel_handler  # noqa: E402
-from pysycl._reduction import known_identity, reduction  # noqa: E402
-from pysycl._bundle import (  # noqa: E402
-    build,
-    bundle_state,
-    compile,
-    device_image,
-    get_kernel_bundle,
-    has_kernel_bundle,
-    is_compatible,
-    join,
-    kernel_bundle,
-    link,
-    specialization_id,
-)
-from pysycl._interop import (  # noqa: E402
-    get_native,
-    make_context,
-    make_device,
-    make_event,
-    make_kernel,
-    make_kernel_bundle,
-    make_platform,
-    make_queue,
-)
-from pysycl._kernel import kernel  # noqa: E402
 from pysycl._kernel_id import get_kernel_id, get_kernel_ids, kernel_id  # noqa: E402
+from pysycl._platform import platform  # noqa: E402
+from pysycl._queue import queue  # noqa: E402
+from pysycl._range import group, id, item, nd_item, nd_range, range  # noqa: E402
+from pysycl._reduction import known_identity, reduction  # noqa: E402
+from pysycl._selector import (  # noqa: E402
+    accelerator_selector,
+    accelerator_selector_v,
+    aspect_selector,
+    cpu_selector,
+    cpu_selector_v,
+    default_selector,
+    default_selector_v,
+    gpu_selector,
+    gpu_selector_v,
+)
+from pysycl._specconst import kernel_handler  # noqa: E402
+from pysycl.property import no_init, property_list  # noqa: E402
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "accelerator_selector",
+    "accelerator_selector_v",
     "access",
+    "access_mode",
+    "accessor",
     "all_of_group",
     "any_of_group",
+    "aspect",
+    "aspect_selector",
     "atomic_fence",
     "atomic_ref",
+    "backend",
     "bit_and",
     "bit_or",
     "bit_xor",
-    "group",
-    "group_barrier",
-    "group_broadcast",
-    "local_accessor",
-    "logical_and",
-    "logical_or",
-    "maximum",
-    "minimum",
-    "multiplies",
-    "nd_item",
-    "none_of_group",
-    "plus",
-    "private_array",
-    "reduce_over_group",
-    "access_mode",
-    "accessor",
     "buffer",
-    "event",
-    "ext",
-    "handler",
-    "host_accessor",
-    "id",
-    "item",
-    "kernel_signature_error",
-    "nd_range",
-    "no_init",
-    "opencl",
-    "property",
-    "reduction",
-    "known_identity",
-    "property_list",
-    "queue",
-    "range",
-    "target",
-    "accelerator_selector",
-    "accelerator_selector_v",
-    "aspect",
-    "aspect_selector",
-    "backend",
+    "build",
+    "bundle_state",
+    "compile",
     "context",
     "cpu_selector",
     "cpu_selector_v",
     "default_selector",
     "default_selector_v",
     "device",
-    "gpu_selector",
-    "gpu_selector_v",
-    "info",
-    "memory_order",
-    "memory_scope",
-    "platform",
+    "device_image",
     "errc",
+    "event",
     "exception",
     "exception_list",
-    "kernel_compile_error",
-    "build",
-    "bundle_state",
-    "compile",
-    "device_image",
+    "ext",
     "get_kernel_bundle",
     "get_kernel_id",
     "get_kernel_ids",
     "get_native",
+    "gpu_selector",
+    "gpu_selector_v",
+    "group",
+    "group_barrier",
+    "group_broadcast",
+    "handler",
     "has_kernel_bundle",
+    "host_accessor",
+    "id",
+    "info",
     "is_compatible",
+    "item",
     "join",
     "kernel",
     "kernel_bundle",
+    "kernel_compile_error",
+    "kernel_handler",
     "kernel_id",
+    "kernel_signature_error",
+    "known_identity",
     "link",
+    "local_accessor",
+    "logical_and",
+    "logical_or",
     "make_context",
     "make_device",
     "make_event",
@@ -188,6 +171,25 @@ __all__ = [
     "make_kernel_bundle",
     "make_platform",
     "make_queue",
-    "kernel_handler",
+    "maximum",
+    "memory_order",
+    "memory_scope",
+    "minimum",
+    "multiplies",
+    "nd_item",
+    "nd_range",
+    "no_init",
+    "none_of_group",
+    "opencl",
+    "platform",
+    "plus",
+    "private_array",
+    "property",
+    "property_list",
+    "queue",
+    "range",
+    "reduce_over_group",
+    "reduction",
     "specialization_id",
+    "target",
 ]

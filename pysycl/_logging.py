@@ -27,7 +27,8 @@ def configure_from_env() -> None:
 
     ``PYSYCL_LOG`` is ``debug``, ``info``, ``warning`` or ``error`` (any case);
     unset or empty leaves logging alone. Another value is ignored with a
-    ``RuntimeWarning``.
+    ``RuntimeWarning``. The two loggers stop propagating to the root logger, so
+    a message is printed once.
     """
     value = os.environ.get("PYSYCL_LOG", "").strip()
     if not value:
@@ -44,3 +45,6 @@ def configure_from_env() -> None:
         logger.setLevel(level)
         if not any(isinstance(h, _EnvHandler) for h in logger.handlers):
             logger.addHandler(handler)
+        # The user asked for pysycl's messages on stderr: print them once, not
+        # again through whatever handler the application put on the root logger.
+        logger.propagate = False
