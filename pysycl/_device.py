@@ -98,7 +98,9 @@ class device:  # noqa: N801 - the spec's spelling
     @staticmethod
     def get_devices(device_type: device_type = device_type.all) -> list[device]:
         """All visible devices of all platforms with the given type (Table 24)."""
-        return [d for p in platform.get_platforms() for d in p.get_devices(device_type)]
+        from pysycl._display import object_list
+
+        return object_list(d for p in platform.get_platforms() for d in p.get_devices(device_type))
 
     # --- queries ---
 

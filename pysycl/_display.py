@@ -123,3 +123,29 @@ def bundle_html(kb: Any) -> str:
         aspects = " ".join(sorted(img.aspects)) or "-"
         rows.append((f"image {i}", f"{img.format} [{', '.join(names)}] requires: {aspects}"))
     return table(rows, title="sycl.kernel_bundle")
+
+
+class object_list(list):  # type: ignore[type-arg]  # noqa: N801
+    """A plain list of platforms or devices that also renders as one table in Jupyter.
+
+    ``sycl.platform.get_platforms()`` and ``sycl.device.get_devices()`` return it;
+    it is a ``list`` in every other respect.
+    """
+
+    __slots__ = ()
+
+    def _repr_html_(self) -> str:
+        from pysycl._info import info
+
+        rows: list[tuple[str, Any]] = []
+        for i, obj in enumerate(self):
+            if hasattr(obj, "get_platform"):  # a device
+                rows.append((f"[{i}] {obj.get_info(info.device.name)}",
+                             f"{obj.get_info(info.device.device_type).name} · "
+                             f"{obj.get_platform().get_info(info.platform.name)} · "
+                             + " ".join(a.name for a in obj.get_info(info.device.aspects))))
+            else:
+                rows.append((f"[{i}] {obj.get_info(info.platform.name)}",
+                             f"{obj.get_info(info.platform.version)} · "
+                             + ", ".join(d.get_info(info.device.name) for d in obj.get_devices())))
+        return table(rows, title=f"{len(self)} item(s)")

@@ -147,7 +147,9 @@ class platform:  # noqa: N801 - the spec's spelling
             exception: ``errc.runtime`` with install instructions when the OpenCL
                 loader finds no platform at all.
         """
-        return [p for p in _all_platforms() if p._visible_devices()]
+        from pysycl._display import object_list
+
+        return object_list(p for p in _all_platforms() if p._visible_devices())
 
     # --- members ---
 

@@ -53,3 +53,15 @@ def test_kernel_bundle_html(kq: sycl.queue) -> None:
         kq.get_context(), syclex.source_language.opencl, "__kernel void k(__global int* x) {}")
     h = src._repr_html_()
     assert "ext_oneapi_source" in h and "opencl_c" in h
+
+
+def test_platform_and_device_lists_render_as_tables() -> None:
+    plats = sycl.platform.get_platforms()
+    devs = sycl.device.get_devices()
+    assert isinstance(plats, list) and isinstance(devs, list) and devs == list(devs)
+    hp, hd = plats._repr_html_(), devs._repr_html_()
+    for p in plats:
+        assert p.get_info(sycl.info.platform.name) in hp
+    for d in devs:
+        assert d.get_info(sycl.info.device.name) in hd
+    assert f"{len(devs)} item(s)" in hd
