@@ -42,7 +42,6 @@ from pysycl._kernel_abi import (
     IndexSpace,
     ScalarType,
     SpecConstantType,
-    source_location,
 )
 from pysycl._kernel_api import _functor, local_accessor
 
@@ -117,7 +116,7 @@ def _capture_values(fn: Any, h: Any) -> tuple[_CodeInfo, list[Any], list[Any], t
     key: list[Any] = []
     closure = fn.__closure__
     if closure:
-        for name, cell in zip(code.co_freevars, closure):
+        for name, cell in zip(code.co_freevars, closure, strict=False):
             try:
                 v = cell.cell_contents
             except ValueError:
@@ -258,7 +257,7 @@ def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
     ckey: tuple[Any, ...] = (ctx._handle, dev._handle)
     spec = None
     if kb is None and 3 in k.acc_slots:  # spec constants: one build per set of values
-        spec = _specconst.values_for([v for v, s in zip(values, k.acc_slots) if s == 3],
+        spec = _specconst.values_for([v for v, s in zip(values, k.acc_slots, strict=False) if s == 3],
                                      h._spec)
         ckey += _specconst.value_key(spec)
     clk = k.kernels.get(ckey) if kb is None else bclk
@@ -280,7 +279,7 @@ def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
                             "local memory exists only in nd_range kernels: launch it with "
                             "h.parallel_for(sycl.nd_range(global_range, local_range), kernel)")
         values = [(x.local_memory(v.byte_size()), v._tail()) if s == 2 else v
-                  for v, s in zip(values, acc_slots)]
+                  for v, s in zip(values, acc_slots, strict=False)]
     clq = q._clq
     key = ctx._handle
 
@@ -288,7 +287,7 @@ def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
         if 0 in gsize:
             return x.marker(clq, wait_for=wait_for)  # an empty range runs no work-item
         args: list[Any] = []
-        for v, slot in zip(values, acc_slots):
+        for v, slot in zip(values, acc_slots, strict=False):
             if slot == 1:
                 args.append(v._buf._storage.dev[key])
                 args.extend(v._tail)
@@ -334,7 +333,7 @@ def _ndrange_sizes(k: _Kernel, dev: Any, clk: Any, nd: Any, values: list[Any],
         if loc[d] > cap:
             raise exception(errc.nd_range, f"{where}: local range {loc} exceeds the device's "
                             f"max_work_item_sizes in dimension {d} ({loc[d]} > {cap})")
-    local_bytes = sum(v.byte_size() for v, s in zip(values, acc_slots) if s == 2)
+    local_bytes = sum(v.byte_size() for v, s in zip(values, acc_slots, strict=False) if s == 2)
     if local_bytes > lim[2]:
         raise exception(errc.nd_range, f"{where}: its local accessors need {local_bytes} bytes of "
                         f"local memory per work-group, more than the {lim[2]} bytes device "
@@ -458,7 +457,7 @@ def _compiler_fingerprint() -> str:
 
     root = Path(pysycl.__file__).resolve().parent.parent
     h = hashlib.sha256()
-    files = sorted((root / "pysycl_numba").glob("*.py")) + [root / "pysycl" / "_kernel_abi.py"]
+    files = [*sorted((root / "pysycl_numba").glob("*.py")), root / "pysycl" / "_kernel_abi.py"]
     for f in files:
         try:
             h.update(f.name.encode() + f.read_bytes())
@@ -529,7 +528,7 @@ def stable_digest(fn: Any, captures: tuple[Capture, ...], tkey: tuple[Any, ...],
     seen: set[int] = set()
     cap_names = {c.name for c in captures}
     if fn.__closure__:
-        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__, strict=False):
             if name not in cap_names:
                 h.update(name.encode())
                 _hash_static(cell.cell_contents, h, seen)

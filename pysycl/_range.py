@@ -404,7 +404,7 @@ class nd_item:  # noqa: N801 - the spec's spelling
 
     def get_local_id(self, dimension: int | None = None) -> Any:
         """The id inside the work-group."""
-        lid = id(*(g % r for g, r in zip(self._gid, self._nd.get_local_range())))
+        lid = id(*(g % r for g, r in zip(self._gid, self._nd.get_local_range(), strict=False)))
         return lid if dimension is None else lid[dimension]
 
     def get_local_linear_id(self) -> int:
@@ -413,7 +413,7 @@ class nd_item:  # noqa: N801 - the spec's spelling
 
     def get_group(self, dimension: int | None = None) -> Any:
         """The work-group (a ``sycl.group``), or its id in ``dimension``."""
-        gid = tuple(g // r for g, r in zip(self._gid, self._nd.get_local_range()))
+        gid = tuple(g // r for g, r in zip(self._gid, self._nd.get_local_range(), strict=False))
         if dimension is not None:
             return gid[dimension]
         return group(gid, tuple(self.get_local_id()), self._nd)

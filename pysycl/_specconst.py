@@ -49,7 +49,7 @@ class specialization_id:  # noqa: N801 - the spec's spelling
         default: its default value.
     """
 
-    __slots__ = ("_default", "_dtype", "__weakref__")
+    __slots__ = ("__weakref__", "_default", "_dtype")
 
     def __init__(self, dtype: Any, default: Any = 0) -> None:
         dt = np.dtype(dtype)

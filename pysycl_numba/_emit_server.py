@@ -66,7 +66,7 @@ def main() -> None:
             binary = target.create_target_machine(opt=3).emit_object(module)
             dups = duplicate_result_ids(binary)
             _send(out, ("dup", dups) if dups else ("ok", binary))
-        except Exception as e:  # noqa: BLE001 - reported to the client
+        except Exception as e:
             _send(out, ("err", f"{type(e).__name__}: {e}"))
 
 

@@ -57,7 +57,6 @@ from numba.core.untyped_passes import TranslateByteCode
 from numba.np import numpy_support
 
 
-
 def load_builtin_lowerings() -> None:
     """Import Numba's lowering modules for numbers, tuples, ranges, iterators.
 
@@ -118,8 +117,8 @@ __all__ = [
     "models",
     "numpy_support",
     "register_pass",
-    "sigutils",
     "signature",
+    "sigutils",
     "target_override",
     "target_registry",
     "templates",

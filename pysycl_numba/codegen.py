@@ -24,12 +24,12 @@ from collections.abc import Iterator
 import llvmlite.binding as ll
 from llvmlite import ir as llir
 
-from pysycl_numba._numba_compat import CodeLibrary
 from pysycl import errc
+from pysycl_numba import emit_worker
+from pysycl_numba._numba_compat import CodeLibrary
 from pysycl_numba.errors import KernelSourceError
 from pysycl_numba.irguard import check_module
 from pysycl_numba.ocl import PURE_BUILTINS
-from pysycl_numba import emit_worker
 
 _log = logging.getLogger("pysycl_numba.codegen")
 

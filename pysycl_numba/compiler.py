@@ -30,6 +30,8 @@ from pysycl._kernel_abi import (
     ScalarType,
     source_location,
 )
+from pysycl_numba import dispatcher as _dispatcher  # noqa: F401 - registers the target dispatcher
+from pysycl_numba import specconst
 from pysycl_numba._numba_compat import (
     CompilerBase,
     DefaultPassBuilder,
@@ -41,8 +43,6 @@ from pysycl_numba._numba_compat import (
     target_override,
     types,
 )
-from pysycl_numba import dispatcher as _dispatcher  # noqa: F401 - registers the target dispatcher
-from pysycl_numba import specconst
 from pysycl_numba.codegen import emit_spirv
 from pysycl_numba.errors import KernelSourceError, from_numba_error
 from pysycl_numba.passes import (

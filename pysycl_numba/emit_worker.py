@@ -38,7 +38,7 @@ RECYCLE_AFTER = 24
 _ATTEMPTS = 4
 
 
-class EmitCrash(RuntimeError):
+class EmitCrash(RuntimeError):  # noqa: N818 - a crash, named as such
     """The worker died while emitting (LLVM aborted)."""
 
 
@@ -78,7 +78,7 @@ class _Client:
             if p.stdin:
                 p.stdin.close()
             p.wait(timeout=5)
-        except Exception:  # noqa: BLE001 - best effort
+        except Exception:
             p.kill()
         finally:
             if p.stdout:

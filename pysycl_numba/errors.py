@@ -81,7 +81,7 @@ def format_loc(loc: Any) -> str:
 def _source_line(loc: Any) -> str:
     try:
         line = loc.strformat().strip().splitlines()
-    except Exception:  # noqa: BLE001 - no source available (exec'd code)
+    except Exception:
         return ""
     code = [ln for ln in line if ln.lstrip().startswith(">")]
     return code[0].strip().lstrip(">").strip() if code else ""

@@ -25,9 +25,9 @@ from llvmlite import ir as llir
 from pysycl._info import memory_order, memory_scope
 from pysycl._kernel_api import (
     KERNEL_ENUMS,
-    access,
     _address_space,
     _functor,
+    access,
     atomic_fence,
     atomic_ref,
     bit_and,

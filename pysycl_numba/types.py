@@ -274,7 +274,7 @@ class _GlobalPointerModel(models.PrimitiveModel):
 
 class _FloatModel(models.PrimitiveModel):
     # Numba's FloatModel has no float16; OpenCL has `half` (cl_khr_fp16).
-    _LLVM = {16: llir.HalfType(), 32: llir.FloatType(), 64: llir.DoubleType()}
+    _LLVM = {16: llir.HalfType(), 32: llir.FloatType(), 64: llir.DoubleType()}  # noqa: RUF012
 
     def __init__(self, dmm: DataModelManager, fe_type: types.Float) -> None:
         super().__init__(dmm, fe_type, self._LLVM[fe_type.bitwidth])

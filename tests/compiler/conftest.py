@@ -18,12 +18,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pyopencl as cl
 import pytest
 
 import pysycl  # noqa: F401 - sets up the OpenCL ICD loader before pyopencl
 from pysycl._kernel_abi import AccessorType, Capture, CompiledKernel, IndexSpace, ScalarType
-
-import pyopencl as cl  # noqa: E402  isort: skip
 
 SPIRV_VAL = shutil.which("spirv-val")
 

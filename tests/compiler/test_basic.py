@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .conftest import RW, R, W, spirv_validate
+from .conftest import R, W, spirv_validate
 
 
 def test_vector_add_lambda(run, tmp_path):

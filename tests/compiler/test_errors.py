@@ -60,7 +60,7 @@ def test_raise_and_assert():
 
     # exec: pytest rewrites asserts in test modules (into dict-building code).
     ns = {"wo": wo}
-    exec("def kern2(i):\n    assert i < 10\n    wo[i] = 1\n", ns)  # noqa: S102
+    exec("def kern2(i):\n    assert i < 10\n    wo[i] = 1\n", ns)
     _expect_error(ns["kern2"], 1, "raise/assert")
 
 
@@ -132,7 +132,7 @@ def test_generator_and_print():
 
 def test_exec_kernel_without_file():
     ns = {"wo": W(np.zeros(4))}
-    exec("def kern(i):\n    x = 1\n    raise ValueError(x)\n", ns)  # noqa: S102
+    exec("def kern(i):\n    x = 1\n    raise ValueError(x)\n", ns)
     kern = ns["kern"]
     msg = _expect_error(kern, 2, "exceptions")
     assert "<string>:3" in msg
@@ -172,10 +172,10 @@ def test_wrong_arity():
 def test_scalar_type_mismatch_message_names_line():
     from pysycl_numba import compile_kernel
 
-    wo = W(np.zeros(4))  # noqa: F841 - captured
+    wo = W(np.zeros(4))
 
     def kern(i):
-        wo[i] = s.nonexistent  # noqa: F821
+        wo[i] = s.nonexistent
 
     s = 1.0
     caps = (

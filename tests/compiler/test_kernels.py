@@ -269,7 +269,7 @@ def test_math_binary_and_predicates(run):
 INT_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
 
 
-@pytest.mark.parametrize("dtype", INT_DTYPES + [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [*INT_DTYPES, np.float16, np.float32, np.float64])
 def test_dtypes_roundtrip_and_scalar(run, dtype, tmp_path):
     a = (np.arange(20) % 7).astype(dtype)
     out = np.zeros_like(a)

@@ -42,7 +42,7 @@ def expressions(draw, depth=3):
 def _numpy_eval(expr, x, y, c):
     env = {"min": np.minimum, "max": np.maximum, "abs": np.abs}
     # numpy scalars give Numba's typing (e.g. int32 + int64 -> int64).
-    return np.array([eval(expr, env, {"x": xv, "y": yv, "c": c}) for xv, yv in zip(x, y)])  # noqa: S307
+    return np.array([eval(expr, env, {"x": xv, "y": yv, "c": c}) for xv, yv in zip(x, y, strict=False)])
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -59,8 +59,9 @@ def test_random_expressions(device, expr, dx, dy, cval):
     rx, ry, wo = R(x), R(y), W(out)
     c = np.int64(cval)
     ns = {"rx": rx, "ry": ry, "wo": wo, "c": c}
-    src = f"def make(rx, ry, wo, c):\n    def kern(i):\n        x = rx[i]\n        y = ry[i]\n        wo[i] = {expr}\n    return kern\n"
-    exec(src, {}, ns)  # noqa: S102
+    src = (f"def make(rx, ry, wo, c):\n    def kern(i):\n        x = rx[i]\n"
+           f"        y = ry[i]\n        wo[i] = {expr}\n    return kern\n")
+    exec(src, {}, ns)
     kern = ns["make"](rx, ry, wo, c)
     ck = compile_for(kern, 1)
     vals = {"rx": rx, "ry": ry, "wo": wo, "c": c}

@@ -142,10 +142,10 @@ def test_load_store_exchange_compare_exchange(kq: sycl.queue, dtype: type) -> No
 
             def k(i):
                 # Exactly one work-item wins the CAS from 0 to its id + 1.
-                ok, old = sycl.atomic_ref(c, 0, MO.acq_rel, MS.device).compare_exchange_strong(
+                ok, _old = sycl.atomic_ref(c, 0, MO.acq_rel, MS.device).compare_exchange_strong(
                     0, i + 1)
                 w[i] = ok
-                ok2, old2 = sycl.atomic_ref(c, 3, MO.relaxed, MS.device).compare_exchange_weak(
+                _ok2, _old2 = sycl.atomic_ref(c, 3, MO.relaxed, MS.device).compare_exchange_weak(
                     7, 1)
                 a = sycl.atomic_ref(c, 1, MO.relaxed, MS.device)
                 a.exchange(5)
