@@ -192,29 +192,19 @@ def _check_nd_range(desc: str, nd: nd_range, locals_: list[Any], reds: Any) -> N
     """The compiled path's launch checks (§4.9.4.2.2), with the host device's limits."""
     from pysycl._host_device import LOCAL_MEM_SIZE, MAX_WORK_GROUP_SIZE
 
-    g, loc = tuple(nd._global), tuple(nd._local)
-    if any(nd._offset):
-        raise exception(errc.feature_not_supported, f"{desc}: nd_range offsets (deprecated in "
-                        "SYCL 2020) are not supported by pysycl; add the offset to the ids")
-    if 0 in loc:
-        raise exception(errc.nd_range, f"{desc}: the local range {loc} has a zero extent; every "
-                        "work-group needs at least one work-item")
-    bad = [d for d in builtins.range(len(g)) if g[d] % loc[d]]
-    if bad:
-        d = bad[0]
-        raise exception(errc.nd_range, f"{desc}: global range {g} is not a multiple of the local "
-                        f"range {loc} in dimension {d} ({g[d]} % {loc[d]} != 0); round the "
-                        "global range up to a multiple and skip the extra work-items in the kernel")
-    size = int(np.prod(loc))
-    if size > MAX_WORK_GROUP_SIZE:
-        raise exception(errc.nd_range, f"{desc}: a work-group of {loc} = {size} work-items "
-                        f"exceeds the {MAX_WORK_GROUP_SIZE} of the host_debuggable device "
-                        "(info.device.max_work_group_size); use a smaller local range")
-    local_bytes = sum(la.byte_size() for la in locals_)
-    if local_bytes > LOCAL_MEM_SIZE:
-        raise exception(errc.nd_range, f"{desc}: its local accessors need {local_bytes} bytes "
-                        f"of local memory per work-group, more than the {LOCAL_MEM_SIZE} bytes "
-                        "of the host_debuggable device (info.device.local_mem_size)")
+    def describe(what: str) -> str:
+        if what == "where":
+            return desc
+        if what == "wg":
+            return (f"the {MAX_WORK_GROUP_SIZE} of the host_debuggable device "
+                    "(info.device.max_work_group_size); use a smaller local range")
+        return (f"the {LOCAL_MEM_SIZE} bytes of the host_debuggable device "
+                "(info.device.local_mem_size)")
+
+    from pysycl import _launch
+
+    _launch.check_nd_range(nd, MAX_WORK_GROUP_SIZE, None,
+                           sum(la.byte_size() for la in locals_), LOCAL_MEM_SIZE, describe)
 
 
 def _user_line(e: BaseException) -> str:
