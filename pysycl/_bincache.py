@@ -13,11 +13,9 @@ an unwritable folder turns this level off with one warning.
 from __future__ import annotations
 
 import hashlib
-import os
-import warnings
 from pathlib import Path
 
-from pysycl._diskcache import CacheWarning, cache_dir
+from pysycl._diskcache import cache_dir, read_entry, write_entry
 
 _MAGIC = b"PYSYCLB1"
 _state: dict[str, object] = {"unwritable": False}
@@ -39,26 +37,18 @@ def _path(k: str) -> Path | None:
     return d / "binaries" / k[:2] / f"{k}.bin"
 
 
-def load(k: str) -> bytes | None:
-    """The cached binary for key ``k``, or None."""
-    p = _path(k)
-    if p is None:
-        return None
-    try:
-        data = p.read_bytes()
-    except OSError:
-        return None
+def _decode(data: bytes) -> bytes:
     body = data[len(_MAGIC) + 32:]
     if not data.startswith(_MAGIC) or hashlib.sha256(body).digest() != data[len(_MAGIC):
                                                                           len(_MAGIC) + 32]:
-        warnings.warn(f"pysycl: ignoring corrupt device binary cache entry {p}; it will be "
-                      "rebuilt", CacheWarning, stacklevel=4)
-        try:
-            p.unlink()
-        except OSError:
-            pass
-        return None
+        raise ValueError("bad magic or checksum")
     return body
+
+
+def load(k: str) -> bytes | None:
+    """The cached binary for key ``k``, or None."""
+    p = _path(k)
+    return None if p is None else read_entry(p, _decode, "device binary cache entry")
 
 
 def store(k: str, binary: bytes) -> bool:
@@ -66,18 +56,8 @@ def store(k: str, binary: bytes) -> bool:
     p = _path(k)
     if p is None or _state["unwritable"] or not binary:
         return False
-    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(_MAGIC + hashlib.sha256(binary).digest() + binary)
-        os.replace(tmp, p)
+    if write_entry(p, _MAGIC + hashlib.sha256(binary).digest() + binary,
+                   "device binary cache", "binaries are not cached"):
         return True
-    except OSError as e:
-        _state["unwritable"] = True
-        warnings.warn(f"pysycl: device binary cache folder {p.parent} is not writable ({e}); "
-                      "binaries are not cached", CacheWarning, stacklevel=4)
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        return False
+    _state["unwritable"] = True
+    return False

@@ -16,13 +16,16 @@ import logging
 import os
 import pickle
 import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from pysycl._kernel_abi import CompiledKernel
 
 _log = logging.getLogger("pysycl.cache")
 
 _MAGIC = b"PYSYCLK1"
+T = TypeVar("T")
 
 
 class CacheWarning(UserWarning):
@@ -51,25 +54,20 @@ def _path(digest: str) -> Path | None:
     return d / digest[:2] / f"{digest}.spvk"
 
 
-def load(digest: str) -> CompiledKernel | None:
-    """The cached kernel for ``digest``, or None (missing, disabled or corrupt)."""
-    p = _path(digest)
-    if p is None:
-        return None
+def read_entry(p: Path, decode: Callable[[bytes], T], what: str) -> T | None:
+    """``decode(contents of p)``; None when missing; a corrupt entry is warned about and removed.
+
+    Shared by the SPIR-V cache and the device-binary cache (:mod:`pysycl._bincache`).
+    """
     try:
         data = p.read_bytes()
     except OSError:
         return None
     try:
-        if not data.startswith(_MAGIC):
-            raise ValueError("bad magic")
-        obj = pickle.loads(data[len(_MAGIC):])
-        if not isinstance(obj, CompiledKernel):
-            raise TypeError(type(obj).__name__)
-        return obj
+        return decode(data)
     except Exception as e:
-        warnings.warn(f"pysycl: ignoring corrupt kernel cache entry {p} ({e}); it will be rebuilt",
-                      CacheWarning, stacklevel=4)
+        warnings.warn(f"pysycl: ignoring corrupt {what} {p} ({e}); it will be rebuilt",
+                      CacheWarning, stacklevel=5)
         try:
             p.unlink()
         except OSError:
@@ -77,23 +75,50 @@ def load(digest: str) -> CompiledKernel | None:
         return None
 
 
-def store(digest: str, kernel: CompiledKernel) -> bool:
-    """Write ``kernel`` under ``digest`` atomically; False when the cache is off or unwritable."""
-    p = _path(digest)
-    if p is None or _state["dir"] == "unwritable":
-        return False
+def write_entry(p: Path, data: bytes, what: str, consequence: str) -> bool:
+    """Write ``data`` to ``p`` atomically (temporary file, then ``os.replace``).
+
+    Returns False, with a warning naming ``what`` folder and the ``consequence``,
+    when the folder is not writable.
+    """
     tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(_MAGIC + pickle.dumps(kernel, protocol=pickle.HIGHEST_PROTOCOL))
+        tmp.write_bytes(data)
         os.replace(tmp, p)
         return True
     except OSError as e:
-        _state["dir"] = "unwritable"
-        warnings.warn(f"pysycl: kernel cache folder {p.parent} is not writable ({e}); "
-                      "kernels are cached in memory only", CacheWarning, stacklevel=4)
+        warnings.warn(f"pysycl: {what} folder {p.parent} is not writable ({e}); {consequence}",
+                      CacheWarning, stacklevel=5)
         try:
             tmp.unlink()
         except OSError:
             pass
         return False
+
+
+def _decode_kernel(data: bytes) -> CompiledKernel:
+    if not data.startswith(_MAGIC):
+        raise ValueError("bad magic")
+    obj = pickle.loads(data[len(_MAGIC):])
+    if not isinstance(obj, CompiledKernel):
+        raise TypeError(type(obj).__name__)
+    return obj
+
+
+def load(digest: str) -> CompiledKernel | None:
+    """The cached kernel for ``digest``, or None (missing, disabled or corrupt)."""
+    p = _path(digest)
+    return None if p is None else read_entry(p, _decode_kernel, "kernel cache entry")
+
+
+def store(digest: str, kernel: CompiledKernel) -> bool:
+    """Write ``kernel`` under ``digest`` atomically; False when the cache is off or unwritable."""
+    p = _path(digest)
+    if p is None or _state["dir"] == "unwritable":
+        return False
+    data = _MAGIC + pickle.dumps(kernel, protocol=pickle.HIGHEST_PROTOCOL)
+    if write_entry(p, data, "kernel cache", "kernels are cached in memory only"):
+        return True
+    _state["dir"] = "unwritable"
+    return False
