@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import pysycl as sycl
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -48,3 +54,53 @@ def write_section(marker: str, text: str) -> None:
     pre, rest = cur.split(begin, 1)
     _, post = rest.split(end, 1)
     doc.write_text(pre + begin + "\n" + text + "\n" + end + post)
+
+
+def setup() -> tuple[argparse.Namespace, sycl.queue, str]:
+    """Parse ``--quick``/``--write``; the default queue and a "platform / device" label."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="small sizes, few repetitions")
+    ap.add_argument("--write", action="store_true", help="update docs/performance.md")
+    args = ap.parse_args()
+    q = sycl.queue()
+    dev = q.get_device().get_platform().get_info(sycl.info.platform.name) + " / " + \
+        q.get_device().get_info(sycl.info.device.name)
+    return args, q, dev
+
+
+class OpenCLPeer:
+    """Hand-written OpenCL C through pyopencl, on the pysycl queue's device.
+
+    Args:
+        q: the pysycl queue whose context and device the peer uses.
+        source: the OpenCL C program.
+        arg_dtypes: kernel name -> scalar argument dtypes (``None`` for buffers);
+            every kernel named here gets a ``cl.Kernel`` in ``self.k``.
+    """
+
+    def __init__(self, q: sycl.queue, source: str,
+                 arg_dtypes: dict[str, Sequence[Any] | None]) -> None:
+        import pyopencl as cl
+
+        self.cl = cl
+        self.ctx = q.get_context()._cl
+        self.q = cl.CommandQueue(self.ctx, q.get_device()._cl)
+        self.prg = cl.Program(self.ctx, source).build()
+        self.k = {name: cl.Kernel(self.prg, name) for name in arg_dtypes}
+        for name, dts in arg_dtypes.items():
+            if dts is not None:
+                self.k[name].set_scalar_arg_dtypes(list(dts))
+
+    def buf(self, arr: np.ndarray) -> object:
+        """A device buffer initialised from ``arr``."""
+        mf = self.cl.mem_flags
+        return self.cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=arr)
+
+    def read(self, arr: np.ndarray, buf: object) -> np.ndarray:
+        """Copy ``buf`` into ``arr`` and return it."""
+        self.cl.enqueue_copy(self.q, arr, buf).wait()
+        return arr
+
+    def run(self, name: str, gsize: tuple[int, ...], *args: object) -> None:
+        """Launch kernel ``name`` over ``gsize`` and wait."""
+        self.k[name](self.q, gsize, None, *args).wait()

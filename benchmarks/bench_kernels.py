@@ -10,7 +10,6 @@ Prints a markdown table; ``--write`` also replaces the Compiler I section of
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import platform as _platform
@@ -28,7 +27,7 @@ import numpy as np
 import pysycl as sycl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import median_time, paired, write_section
+from _common import OpenCLPeer, median_time, paired, setup, write_section
 
 # ---------------------------------------------------------------- OpenCL C peer
 OPENCL_C = """
@@ -52,27 +51,10 @@ __kernel void tiny(__global int *out) { out[0] = 1; }
 """
 
 
-class OpenCLPeer:
-    """Hand-written OpenCL C through pyopencl, on the pysycl queue's device."""
-
-    def __init__(self, q: sycl.queue) -> None:
-        import pyopencl as cl
-
-        self.cl = cl
-        self.ctx = q.get_context()._cl
-        self.q = cl.CommandQueue(self.ctx, q.get_device()._cl)
-        self.prg = cl.Program(self.ctx, OPENCL_C).build()
-        self.k = {name: cl.Kernel(self.prg, name) for name in
-                  ("vadd", "saxpy", "matmul", "mathy", "tiny")}
-        self.k["saxpy"].set_scalar_arg_dtypes([np.float32, None, None])
-        self.k["matmul"].set_scalar_arg_dtypes([None, None, None, np.int64])
-
-    def buf(self, arr: np.ndarray) -> object:
-        mf = self.cl.mem_flags
-        return self.cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=arr)
-
-    def run(self, name: str, gsize: tuple[int, ...], *args: object) -> None:
-        self.k[name](self.q, gsize, None, *args).wait()
+def _peer(q: sycl.queue) -> OpenCLPeer:
+    return OpenCLPeer(q, OPENCL_C, {"vadd": None, "saxpy": [np.float32, None, None],
+                                    "matmul": [None, None, None, np.int64], "mathy": None,
+                                    "tiny": None})
 
 
 # ------------------------------------------------------------------- pysycl side
@@ -341,14 +323,8 @@ def render(rows: list[dict[str, object]], lat: dict[str, float], cold: dict[str,
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true", help="small sizes, few repetitions")
-    ap.add_argument("--write", action="store_true", help="update docs/performance.md")
-    args = ap.parse_args()
-    q = sycl.queue()
-    dev = q.get_device().get_platform().get_info(sycl.info.platform.name) + " / " + \
-        q.get_device().get_info(sycl.info.device.name)
-    peer = OpenCLPeer(q)
+    args, q, dev = setup()
+    peer = _peer(q)
     rows = bench_throughput(q, peer, args.quick)
     lat = bench_latency(q, peer, args.quick)
     cold = bench_cold(args.quick)

@@ -16,7 +16,6 @@ Prints a markdown table; ``--write`` also replaces the Compiler II section of
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -26,7 +25,7 @@ import numpy as np
 import pysycl as sycl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import median_time, paired, write_section
+from _common import OpenCLPeer, median_time, paired, setup, write_section
 
 WG = 256  # work-group size of the reductions
 TS = 16  # matmul tile
@@ -81,28 +80,9 @@ __kernel void sum_partials(__global const float *partial, __global float *out, l
 """
 
 
-class OpenCLPeer:
-    """Hand-written OpenCL C through pyopencl, on the pysycl queue's device."""
-
-    def __init__(self, q: sycl.queue) -> None:
-        import pyopencl as cl
-
-        self.cl = cl
-        self.ctx = q.get_context()._cl
-        self.q = cl.CommandQueue(self.ctx, q.get_device()._cl)
-        self.prg = cl.Program(self.ctx, OPENCL_C).build()
-        self.k = {n: cl.Kernel(self.prg, n) for n in ("matmul_tiled", "wg_reduce",
-                                                       "sum_partials")}
-        self.k["matmul_tiled"].set_scalar_arg_dtypes([None, None, None, np.int64])
-        self.k["sum_partials"].set_scalar_arg_dtypes([None, None, np.int64, None])
-
-    def buf(self, arr: np.ndarray) -> object:
-        mf = self.cl.mem_flags
-        return self.cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=arr)
-
-    def read(self, arr: np.ndarray, buf: object) -> np.ndarray:
-        self.cl.enqueue_copy(self.q, arr, buf).wait()
-        return arr
+def _peer(q: sycl.queue) -> OpenCLPeer:
+    return OpenCLPeer(q, OPENCL_C, {"matmul_tiled": [None, None, None, np.int64],
+                                    "wg_reduce": None, "sum_partials": [None, None, np.int64, None]})
 
 
 # ------------------------------------------------------------------- pysycl side
@@ -256,14 +236,8 @@ def render(rows: list[dict[str, object]], dev: str) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true", help="small sizes, few repetitions")
-    ap.add_argument("--write", action="store_true", help="update docs/performance.md")
-    args = ap.parse_args()
-    q = sycl.queue()
-    dev = q.get_device().get_platform().get_info(sycl.info.platform.name) + " / " + \
-        q.get_device().get_info(sycl.info.device.name)
-    text = render(bench(q, OpenCLPeer(q), args.quick), dev)
+    args, q, dev = setup()
+    text = render(bench(q, _peer(q), args.quick), dev)
     print(text)
     if args.write:
         write_section("bench_ndrange", text)
