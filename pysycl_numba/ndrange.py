@@ -18,6 +18,7 @@ because each query's two halves are one line each.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from llvmlite import ir as llir
@@ -84,55 +85,45 @@ def _ids(n: int) -> types.Type:
     return types.UniTuple(index_type, n)
 
 
+def _method(key: str, rule: Callable[..., object],
+            ret: Callable[[Any], types.Type] | None = None) -> Any:
+    """A typing-template method for ``key``: ``rule(args, kws[, ret(receiver type)])``.
+
+    ``rule`` is :func:`_dims` (``q()`` or ``q(d)``) or :func:`_scalar` (``q()``).
+    """
+    @bound_function(key)
+    def method(self: Any, recv: types.Type, args: tuple, kws: dict) -> object:
+        return rule(args, kws) if ret is None else rule(args, kws, ret(recv))
+
+    return method
+
+
+def _ids_of(t: Any) -> types.Type:
+    return _ids(t.ndim)
+
+
+def _range_of(t: Any) -> types.Type:
+    return RangeType(t.ndim)
+
+
 @typing_registry.register_attr
 class NdItemAttributes(AttributeTemplate):
     """Methods of ``sycl.nd_item`` (§4.9.1.5)."""
 
     key = NdItemType
 
-    @bound_function("nd_item.get_global_id")
-    def resolve_get_global_id(self, it: NdItemType, args: tuple, kws: dict) -> object:
-        return _dims(args, kws, _ids(it.ndim))
-
-    @bound_function("nd_item.get_global_linear_id")
-    def resolve_get_global_linear_id(self, it: NdItemType, args: tuple, kws: dict) -> object:
-        return _scalar(args, kws)
-
-    @bound_function("nd_item.get_local_id")
-    def resolve_get_local_id(self, it: NdItemType, args: tuple, kws: dict) -> object:
-        return _dims(args, kws, _ids(it.ndim))
-
-    @bound_function("nd_item.get_local_linear_id")
-    def resolve_get_local_linear_id(self, it: NdItemType, args: tuple, kws: dict) -> object:
-        return _scalar(args, kws)
-
-    @bound_function("nd_item.get_group")
-    def resolve_get_group(self, it: NdItemType, args: tuple, kws: dict) -> object:
-        return _dims(args, kws, GroupType(it.ndim))
-
-    @bound_function("nd_item.get_group_linear_id")
-    def resolve_get_group_linear_id(self, it: NdItemType, args: tuple, kws: dict) -> object:
-        return _scalar(args, kws)
-
-    @bound_function("nd_item.get_group_range")
-    def resolve_get_group_range(self, it: NdItemType, args: tuple, kws: dict) -> object:
-        return _dims(args, kws, RangeType(it.ndim))
-
-    @bound_function("nd_item.get_global_range")
-    def resolve_get_global_range(self, it: NdItemType, args: tuple, kws: dict) -> object:
-        return _dims(args, kws, RangeType(it.ndim))
-
-    @bound_function("nd_item.get_local_range")
-    def resolve_get_local_range(self, it: NdItemType, args: tuple, kws: dict) -> object:
-        return _dims(args, kws, RangeType(it.ndim))
-
-    @bound_function("nd_item.get_nd_range")
-    def resolve_get_nd_range(self, it: NdItemType, args: tuple, kws: dict) -> object:
-        return _scalar(args, kws, NdRangeType(it.ndim))
-
-    @bound_function("nd_item.get_sub_group")
-    def resolve_get_sub_group(self, it: NdItemType, args: tuple, kws: dict) -> object:
-        return _scalar(args, kws, SubGroupType())
+    resolve_get_global_id = _method("nd_item.get_global_id", _dims, _ids_of)
+    resolve_get_global_linear_id = _method("nd_item.get_global_linear_id", _scalar)
+    resolve_get_local_id = _method("nd_item.get_local_id", _dims, _ids_of)
+    resolve_get_local_linear_id = _method("nd_item.get_local_linear_id", _scalar)
+    resolve_get_group = _method("nd_item.get_group", _dims, lambda it: GroupType(it.ndim))
+    resolve_get_group_linear_id = _method("nd_item.get_group_linear_id", _scalar)
+    resolve_get_group_range = _method("nd_item.get_group_range", _dims, _range_of)
+    resolve_get_global_range = _method("nd_item.get_global_range", _dims, _range_of)
+    resolve_get_local_range = _method("nd_item.get_local_range", _dims, _range_of)
+    resolve_get_nd_range = _method("nd_item.get_nd_range", _scalar,
+                                   lambda it: NdRangeType(it.ndim))
+    resolve_get_sub_group = _method("nd_item.get_sub_group", _scalar, lambda it: SubGroupType())
 
     @bound_function("nd_item.barrier")
     def resolve_barrier(self, it: NdItemType, args: tuple, kws: dict) -> object:
@@ -152,45 +143,16 @@ class GroupAttributes(AttributeTemplate):
 
     key = GroupType
 
-    @bound_function("group.get_group_id")
-    def resolve_get_group_id(self, g: GroupType, args: tuple, kws: dict) -> object:
-        return _dims(args, kws, _ids(g.ndim))
-
-    @bound_function("group.get_local_id")
-    def resolve_get_local_id(self, g: GroupType, args: tuple, kws: dict) -> object:
-        return _dims(args, kws, _ids(g.ndim))
-
-    @bound_function("group.get_local_range")
-    def resolve_get_local_range(self, g: GroupType, args: tuple, kws: dict) -> object:
-        return _dims(args, kws, RangeType(g.ndim))
-
-    @bound_function("group.get_local_range")
-    def resolve_get_max_local_range(self, g: GroupType, args: tuple, kws: dict) -> object:
-        return _scalar(args, kws, RangeType(g.ndim))
-
-    @bound_function("group.get_group_range")
-    def resolve_get_group_range(self, g: GroupType, args: tuple, kws: dict) -> object:
-        return _dims(args, kws, RangeType(g.ndim))
-
-    @bound_function("group.get_group_linear_id")
-    def resolve_get_group_linear_id(self, g: GroupType, args: tuple, kws: dict) -> object:
-        return _scalar(args, kws)
-
-    @bound_function("group.get_local_linear_id")
-    def resolve_get_local_linear_id(self, g: GroupType, args: tuple, kws: dict) -> object:
-        return _scalar(args, kws)
-
-    @bound_function("group.get_group_linear_range")
-    def resolve_get_group_linear_range(self, g: GroupType, args: tuple, kws: dict) -> object:
-        return _scalar(args, kws)
-
-    @bound_function("group.get_local_linear_range")
-    def resolve_get_local_linear_range(self, g: GroupType, args: tuple, kws: dict) -> object:
-        return _scalar(args, kws)
-
-    @bound_function("group.leader")
-    def resolve_leader(self, g: GroupType, args: tuple, kws: dict) -> object:
-        return _scalar(args, kws, types.boolean)
+    resolve_get_group_id = _method("group.get_group_id", _dims, _ids_of)
+    resolve_get_local_id = _method("group.get_local_id", _dims, _ids_of)
+    resolve_get_local_range = _method("group.get_local_range", _dims, _range_of)
+    resolve_get_max_local_range = _method("group.get_local_range", _scalar, _range_of)
+    resolve_get_group_range = _method("group.get_group_range", _dims, _range_of)
+    resolve_get_group_linear_id = _method("group.get_group_linear_id", _scalar)
+    resolve_get_local_linear_id = _method("group.get_local_linear_id", _scalar)
+    resolve_get_group_linear_range = _method("group.get_group_linear_range", _scalar)
+    resolve_get_local_linear_range = _method("group.get_local_linear_range", _scalar)
+    resolve_leader = _method("group.leader", _scalar, lambda g: types.boolean)
 
 
 @typing_registry.register_attr
@@ -199,24 +161,23 @@ class SubGroupAttributes(AttributeTemplate):
 
     key = SubGroupType
 
-    def _resolve(name: str, ret: types.Type) -> Any:  # noqa: N805 - a template factory
-        @bound_function(f"sub_group.{name}")
-        def method(self: Any, sg: SubGroupType, args: tuple, kws: dict) -> object:
-            return _scalar(args, kws, ret)
-
-        return method
-
-    resolve_get_local_id = _resolve("get_local_id", index_type)
-    resolve_get_local_linear_id = _resolve("get_local_id", index_type)
-    resolve_get_local_range = _resolve("get_local_range", RangeType(1))
-    resolve_get_local_linear_range = _resolve("get_local_linear_range", index_type)
-    resolve_get_max_local_range = _resolve("get_max_local_range", RangeType(1))
-    resolve_get_group_id = _resolve("get_group_id", index_type)
-    resolve_get_group_linear_id = _resolve("get_group_id", index_type)
-    resolve_get_group_range = _resolve("get_group_range", RangeType(1))
-    resolve_get_group_linear_range = _resolve("get_group_linear_range", index_type)
-    resolve_leader = _resolve("leader", types.boolean)
-    del _resolve
+    resolve_get_local_id = _method("sub_group.get_local_id", _scalar, lambda sg: index_type)
+    resolve_get_local_linear_id = _method("sub_group.get_local_id", _scalar,
+                                          lambda sg: index_type)
+    resolve_get_local_range = _method("sub_group.get_local_range", _scalar,
+                                      lambda sg: RangeType(1))
+    resolve_get_local_linear_range = _method("sub_group.get_local_linear_range", _scalar,
+                                             lambda sg: index_type)
+    resolve_get_max_local_range = _method("sub_group.get_max_local_range", _scalar,
+                                          lambda sg: RangeType(1))
+    resolve_get_group_id = _method("sub_group.get_group_id", _scalar, lambda sg: index_type)
+    resolve_get_group_linear_id = _method("sub_group.get_group_id", _scalar,
+                                          lambda sg: index_type)
+    resolve_get_group_range = _method("sub_group.get_group_range", _scalar,
+                                      lambda sg: RangeType(1))
+    resolve_get_group_linear_range = _method("sub_group.get_group_linear_range", _scalar,
+                                             lambda sg: index_type)
+    resolve_leader = _method("sub_group.leader", _scalar, lambda sg: types.boolean)
 
 
 @typing_registry.register_attr
@@ -225,17 +186,9 @@ class NdRangeAttributes(AttributeTemplate):
 
     key = NdRangeType
 
-    @bound_function("nd_range.get_global_range")
-    def resolve_get_global_range(self, r: NdRangeType, args: tuple, kws: dict) -> object:
-        return _scalar(args, kws, RangeType(r.ndim))
-
-    @bound_function("nd_range.get_local_range")
-    def resolve_get_local_range(self, r: NdRangeType, args: tuple, kws: dict) -> object:
-        return _scalar(args, kws, RangeType(r.ndim))
-
-    @bound_function("nd_range.get_group_range")
-    def resolve_get_group_range(self, r: NdRangeType, args: tuple, kws: dict) -> object:
-        return _scalar(args, kws, RangeType(r.ndim))
+    resolve_get_global_range = _method("nd_range.get_global_range", _scalar, _range_of)
+    resolve_get_local_range = _method("nd_range.get_local_range", _scalar, _range_of)
+    resolve_get_group_range = _method("nd_range.get_group_range", _scalar, _range_of)
 
 
 _GROUPS = (GroupType, SubGroupType)
