@@ -286,19 +286,28 @@ def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
     def launch(wait_for: Any) -> Any:
         if 0 in gsize:
             return x.marker(clq, wait_for=wait_for)  # an empty range runs no work-item
-        args: list[Any] = []
-        for v, slot in zip(values, acc_slots, strict=False):
-            if slot == 1:
-                args.append(v._buf._storage.dev[key])
-                args.extend(v._tail)
-            elif slot == 2:
-                args.append(v[0])
-                args.extend(v[1])
-            elif slot == 0:
-                args.append(v)
-        return x.launch(clq, clk, gsize, lsize, args, wait_for)
+        return x.launch(clq, clk, gsize, lsize, flat_args(values, acc_slots, key), wait_for)
 
     return launch
+
+
+def flat_args(values: list[Any], acc_slots: tuple[int, ...], key: int) -> list[Any]:
+    """The OpenCL arguments of captured ``values`` (see ``_kernel_abi``) in context ``key``.
+
+    Slots: 0 scalar, 1 accessor (its cl buffer, then offset and ranges), 2 local
+    accessor (``(cl.LocalMemory, ranges)``), 3 specialization id (no argument).
+    """
+    args: list[Any] = []
+    for v, slot in zip(values, acc_slots, strict=False):
+        if slot == 1:
+            args.append(v._buf._storage.dev[key])
+            args.extend(v._tail)
+        elif slot == 2:
+            args.append(v[0])
+            args.extend(v[1])
+        elif slot == 0:
+            args.append(v)
+    return args
 
 
 def _ndrange_sizes(k: _Kernel, dev: Any, clk: Any, nd: Any, values: list[Any],

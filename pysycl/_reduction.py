@@ -459,16 +459,7 @@ def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
     def launch(wait_for: Any) -> Any:
         ev = None
         if groups:
-            args: list[Any] = []
-            for v, slot in zip(values, acc_slots, strict=True):
-                if slot == 1:
-                    args.append(v._buf._storage.dev[key])
-                    args.extend(v._tail)
-                elif slot == 2:
-                    args.append(v[0])
-                    args.extend(v[1])
-                else:
-                    args.append(v)
+            args = launch_mod.flat_args(values, acc_slots, key)
             args.extend(extra)
             for r, p in zip(reds, parts, strict=True):
                 args.extend((r._identity, p, x.local_memory(wg * r._dtype.itemsize)))
