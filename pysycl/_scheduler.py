@@ -17,7 +17,6 @@ It owns the dependencies between command groups on the same buffers
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -270,8 +269,3 @@ def _host_task(q: Any, h: Any, cmd: tuple[Any, ...], wait_for: list[Any]) -> eve
         for acc in h._reqs:
             acc._hostview = None
     return event._make(q, None, deps=h._deps)
-
-
-def device_buffers(st: _Storage) -> Sequence[Any]:
-    """Device allocations of ``st`` (for tests and interop)."""
-    return list(st.dev.values())
