@@ -93,9 +93,8 @@ class handler:  # noqa: N801 - the spec's spelling
                     raise TypeError("parallel_for(index_space, *reductions, kernel): arguments "
                                     "between the index space and the kernel must be "
                                     f"sycl.reduction objects, not {type(r).__name__}")
-        if type(kernel) is not _sycl_kernel and \
-                _checked.get(getattr(kernel, "__code__", None)) != len(rest):
-            _check_kernel(kernel, 1 + len(rest) - 1, f"parallel_for over a {kind}"
+        if type(kernel) is not _sycl_kernel:
+            _check_kernel(kernel, len(rest), lambda: f"parallel_for over a {kind}"
                           + (f" with {len(rest) - 1} reduction(s)" if len(rest) > 1 else ""))
         self._set(("kernel", kind, ndim, index_space, kernel, rest[:-1], kernel_name))
 
@@ -237,10 +236,17 @@ class handler:  # noqa: N801 - the spec's spelling
 _checked: dict[Any, int] = {}  # code object -> the parameter count it was checked for
 
 
-def _check_kernel(kernel: Any, nparams: int, where: str) -> None:
+def _check_kernel(kernel: Any, nparams: int, where: str | Callable[[], str]) -> None:
+    """Check a kernel's parameters against its launch (once per code object).
+
+    ``where`` names the launch in the message; a callable is called only on failure,
+    so the per-submit fast path builds no string.
+    """
     code = getattr(kernel, "__code__", None)
     if _checked.get(code) == nparams:
         return
+    if callable(where):
+        where = where()
     if code is None:
         raise TypeError(f"{where}: the kernel must be a Python function or lambda, got "
                         f"{type(kernel).__name__}")
