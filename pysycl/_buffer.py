@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import builtins
 import logging
+import os
 import sys
 from collections.abc import Iterable
 from typing import Any
@@ -56,7 +57,7 @@ class _Storage:
     """State shared by a root buffer and its sub-buffers."""
 
     __slots__ = (
-        "_host", "dev", "dtype", "final", "host_accessors", "last_write", "nbytes", "origin",
+        "_host", "closed", "dev", "dtype", "final", "host_accessors", "last_write", "nbytes", "origin",
         "queue_of", "reads", "size", "user", "valid", "write_back",
     )
 
@@ -76,6 +77,7 @@ class _Storage:
         self.last_write: tuple[Any, Any] | None = None   # (cl queue, cl event)
         self.reads: dict[Any, Any] = {}      # cl queue -> its newest reading cl event since last write
         self.host_accessors = 0
+        self.closed: str | None = None  # where the root buffer was closed (written back)
 
     @property
     def host(self) -> np.ndarray:
@@ -117,6 +119,7 @@ class buffer:  # noqa: N801 - the spec's spelling
     garbage-collected.
     """
 
+    _closed_at = ""  # file:line where the buffer was closed
     _whole_tail: tuple[int, ...] | None = None  # cached flat kernel args of a whole-buffer accessor
     _ktypes: dict[str, Any] = {}  # noqa: RUF012 - replaced, never mutated: access mode -> AccessorType
 
@@ -129,8 +132,14 @@ class buffer:  # noqa: N801 - the spec's spelling
         dtype: Any = None,
         properties: Iterable[Any] = (),
     ) -> None:
+        # Closed until fully built: a constructor that raises leaves nothing for
+        # __del__ to write back (and no second error printed during collection).
+        self._closed = True
         self._props = _prop.property_list(properties)
+        self._init(data, range, sub_range, dtype)
         self._closed = False
+
+    def _init(self, data: Any, range: Any, sub_range: Any, dtype: Any) -> None:
         if isinstance(data, buffer):
             self._init_sub(data, range, sub_range)
             return
@@ -333,9 +342,11 @@ class buffer:  # noqa: N801 - the spec's spelling
         if self._closed:
             return
         self._closed = True
+        self._closed_at = _user_site()
         if self.is_sub_buffer():
             return
         st = self._storage
+        st.closed = self._closed_at
         _sched.wait_all(st)
         if not st.write_back:
             return
@@ -351,6 +362,14 @@ class buffer:  # noqa: N801 - the spec's spelling
             else:
                 target.reshape(-1)[: st.size] = st.host
         st.write_back = False
+
+    def _closed_message(self) -> str:
+        where = self._closed_at if self._closed else self._storage.closed
+        what = "it" if self._closed else "its parent buffer"
+        return (f"{self!r} is used in a command group at {_user_site()}, but {what} was "
+                f"already closed at {where} (the end of its with block, or its destruction) "
+                "and its data written back: work submitted now could not reach the host. "
+                "Create a new sycl.buffer over the data to use it again")
 
     def __enter__(self) -> buffer:
         return self
@@ -378,6 +397,17 @@ class buffer:  # noqa: N801 - the spec's spelling
 
     def __hash__(self) -> int:
         return hash((id(self._storage), self._offset, self._range))
+
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _user_site() -> str:
+    """``file:line`` of the innermost caller outside the pysycl package (for messages)."""
+    f = sys._getframe(1)
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PKG_DIR):
+        f = f.f_back
+    return "<unknown>" if f is None else f"{f.f_code.co_filename}:{f.f_lineno}"
 
 
 def host_view(buf: buffer) -> np.ndarray:

@@ -32,6 +32,13 @@ class errc(enum.IntEnum):  # noqa: N801 - the spec's spelling
     kernel_not_supported = 13
     backend_mismatch = 14
 
+    # ``IntEnum`` prints its bare number; users reading ``print(e.code())`` want the name.
+    def __str__(self) -> str:
+        return f"errc.{self.name}"
+
+    def __format__(self, spec: str) -> str:
+        return str(self) if not spec else format(int(self), spec)
+
 
 class exception(Exception):  # noqa: N801,N818 - the spec's spelling
     """``sycl::exception``: a SYCL error with an :class:`errc` code.
@@ -86,8 +93,31 @@ class exception(Exception):  # noqa: N801,N818 - the spec's spelling
     def __str__(self) -> str:
         return f"[errc.{self._code.name}] {self._what}"
 
+    # Exceptions must survive copy, pickle and multiprocessing. ``BaseException``
+    # would rebuild from ``args`` (the message alone) and lose the code, so say
+    # how to rebuild. A context is process-local (it owns OpenCL handles): copies
+    # keep it, pickles drop it.
+    def __reduce__(self) -> tuple[Any, ...]:
+        state = {k: v for k, v in self.__dict__.items() if k != "_context"}
+        return (_rebuild, (type(self), self._code, self._what, self._cl_error), state)
+
+    def __copy__(self) -> exception:
+        new = _rebuild(type(self), self._code, self._what, self._cl_error)
+        new.__dict__.update(self.__dict__)
+        return new
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> exception:
+        return self.__copy__()
+
     def __repr__(self) -> str:
         return f"pysycl.exception(errc.{self._code.name}, {self._what!r})"
+
+
+def _rebuild(cls: type[exception], code: errc, what: str, cl_error: int | None) -> exception:
+    """Re-create an exception of ``cls`` without running a subclass's ``__init__``."""
+    e = cls.__new__(cls)
+    exception.__init__(e, code, what, cl_error=cl_error)
+    return e
 
 
 class kernel_compile_error(exception, TypeError):  # noqa: N801,N818 - spec-style name

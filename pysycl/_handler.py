@@ -19,6 +19,8 @@ from pysycl._kernel import kernel as _sycl_kernel
 from pysycl._range import nd_range
 from pysycl._range import range as _range
 
+_SUBMITTED = object()  # an accessor's handler once its command group has been submitted
+
 
 class handler:  # noqa: N801 - the spec's spelling
     """The command-group handler passed to the function given to ``queue.submit``."""
@@ -38,8 +40,28 @@ class handler:  # noqa: N801 - the spec's spelling
     def _require(self, acc: accessor) -> None:
         if acc._handler is not None and acc._handler is not self:
             raise exception(errc.invalid, "this accessor belongs to another command group")
+        if acc._buf._storage.closed or acc._buf._closed:
+            raise exception(errc.invalid, acc._buf._closed_message())
         acc._handler = self
         self._reqs.append(acc)
+
+    def _release(self) -> None:
+        """Drop everything the command group referenced, once it is submitted (or failed).
+
+        The recorded kernel's closure holds the accessors and they point back at
+        their handler: without this, handler, accessors, buffers and the user's
+        host arrays would form a reference cycle that only the cyclic garbage
+        collector frees — and a buffer's write-back would wait for it (§4.7.2.3
+        says destruction writes back; in CPython that must be reference counting).
+        """
+        for acc in self._reqs:
+            acc._handler = _SUBMITTED  # still "belongs to another command group"
+        self._reqs = []
+        self._deps = []  # events made from this group keep their own reference
+        self._cmd = None
+        self._args = None
+        self._bundle = None
+        self._spec = None
 
     def require(self, acc: accessor) -> None:
         """Bind a placeholder accessor to this command group (``handler::require``)."""
@@ -93,6 +115,8 @@ class handler:  # noqa: N801 - the spec's spelling
                     raise TypeError("parallel_for(index_space, *reductions, kernel): arguments "
                                     "between the index space and the kernel must be "
                                     f"sycl.reduction objects, not {type(r).__name__}")
+        if kernel_name is not None:
+            _check_name(kernel_name)
         if type(kernel) is not _sycl_kernel:
             _check_kernel(kernel, len(rest), lambda: f"parallel_for over a {kind}"
                           + (f" with {len(rest) - 1} reduction(s)" if len(rest) > 1 else ""))
@@ -100,6 +124,8 @@ class handler:  # noqa: N801 - the spec's spelling
 
     def single_task(self, kernel: Callable[[], Any], *, kernel_name: str | None = None) -> None:
         """Run ``kernel`` (a function of no arguments) once."""
+        if kernel_name is not None:
+            _check_name(kernel_name)
         if type(kernel) is not _sycl_kernel:
             _check_kernel(kernel, 0, "single_task")
         self._set(("kernel", "single_task", 0, None, kernel, (), kernel_name))
@@ -234,6 +260,11 @@ class handler:  # noqa: N801 - the spec's spelling
 
 
 _checked: dict[Any, int] = {}  # code object -> the parameter count it was checked for
+
+
+def _check_name(kernel_name: object) -> None:
+    if type(kernel_name) is not str or not kernel_name:
+        raise TypeError(f"kernel_name must be a non-empty str, not {kernel_name!r}")
 
 
 def _check_kernel(kernel: Any, nparams: int, where: str | Callable[[], str]) -> None:

@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from pysycl._exceptions import errc, exception
-from pysycl._kernel_abi import AccessorType, CaptureType, IndexSpace, ScalarType
+from pysycl._kernel_abi import AccessorType, CaptureType, IndexSpace, ScalarType, SpecConstantType
+from pysycl._specconst import spec_ids_of
 
 
 class kernel_id:  # noqa: N801 - the spec's spelling
@@ -69,7 +69,8 @@ class kernel_id:  # noqa: N801 - the spec's spelling
 class _Variant:
     """One compiled (or compilable) form of a kernel: code + capture types + index kind."""
 
-    __slots__ = ("caps", "device_has", "fn", "image", "index", "kernel", "kid", "mkey", "tkey")
+    __slots__ = ("caps", "device_has", "fn", "image", "index", "kernel", "kid", "mkey", "spec_ids",
+                 "tkey")
 
     def __init__(self, kid: kernel_id, mkey: Any, fn: Any, caps: list[Any] | None,
                  tkey: tuple[Any, ...], index: IndexSpace, device_has: frozenset[str]) -> None:
@@ -82,6 +83,7 @@ class _Variant:
         self.device_has = device_has
         self.kernel: Any = None   # pysycl._launch._Kernel once compiled or loaded
         self.image: Any = None    # its input-state device image (pysycl._bundle)
+        self.spec_ids: tuple[Any, ...] = ()  # specialization_ids of a submitted kernel
 
     def load(self) -> Any:
         """The compiled kernel: from memory, the disk cache, or the compiler."""
@@ -94,9 +96,8 @@ class _Variant:
             info = _launch._code_infos.get(self.fn.__code__)
             if info is None:
                 info = _launch._code_infos[self.fn.__code__] = _launch._CodeInfo(self.fn.__code__)
-            k = _launch._load_or_compile(self.fn, info, self.caps, self.tkey, self.index,
-                                         self.kid._name)
-            _launch._kernels[self.mkey] = k
+            k = _launch.once(_launch._kernels, self.mkey, lambda: _launch._load_or_compile(
+                self.fn, info, self.caps, self.tkey, self.index, self.kid._name))
         self.kernel = k
         return k
 
@@ -104,7 +105,7 @@ class _Variant:
         """The compiled kernel if it is in memory or in the disk cache (never compiles)."""
         if self.kernel is not None:
             return self.kernel
-        from pysycl import _diskcache, _launch
+        from pysycl import _launch
 
         k = _launch._kernels.get(self.mkey)
         if k is None and self.fn is not None:
@@ -114,7 +115,7 @@ class _Variant:
                 _launch._code_infos[self.fn.__code__] = _launch._CodeInfo(self.fn.__code__)
             captures = tuple(Capture(n, s, t) for n, s, t in self.caps)  # type: ignore[arg-type]
             digest = _launch.stable_digest(self.fn, captures, self.tkey, self.index)
-            compiled = _diskcache.load(digest)
+            compiled = _launch.disk_load(digest, self.fn)
             if compiled is not None and compiled.captures == captures:
                 _launch.stats["disk_hits"] += 1
                 k = _launch._kernels[self.mkey] = _launch._Kernel(compiled, self.kid._name)
@@ -162,18 +163,35 @@ def auto_name(fn: Any) -> str:
 
 def register_submitted(k: Any, fn: Any, kernel_name: str | None, mkey: Any,
                        index: IndexSpace, caps: list[Any], tkey: tuple[Any, ...]) -> None:
-    """Add a kernel first met at a submit (called by the launcher on a memory miss)."""
+    """Add a kernel met at a submit under ``kernel_name`` (or its automatic name).
+
+    Called by the launcher on a memory miss, and whenever a submit names a kernel
+    whose code is already compiled under another name: each distinct name is its
+    own ``kernel_id``, sharing the compiled code. The registry keeps the compiled
+    kernel and the capture *types* only — never ``fn``: its closure holds the
+    user's accessors, buffers and host arrays, and keeping it alive would keep
+    those buffers from writing back.
+    """
+    name = kernel_name or auto_name(fn)
     with _lock:
-        v = _by_mkey.get(mkey)
+        kid = _intern(name)
+        v = kid._variants.get(mkey)
         if v is not None:
             if v.kernel is None:
                 v.kernel = k
             return
-        kid = _intern(kernel_name or auto_name(fn))
-        v = _Variant(kid, mkey, fn, caps, tkey, index, frozenset())
+        v = _Variant(kid, mkey, None, caps, tkey, index, frozenset())
         v.kernel = k
+        if any(isinstance(c[2], SpecConstantType) for c in caps):
+            v.spec_ids = spec_ids_of(fn, k.compiled)  # declarations, not captured data
         kid._variants[mkey] = v
-        _by_mkey[mkey] = v
+        _by_mkey.setdefault(mkey, v)
+
+
+def is_registered(kernel_name: str, mkey: Any) -> bool:
+    """Whether the variant ``mkey`` is registered under ``kernel_name`` (launcher fast path)."""
+    kid = _ids.get(kernel_name)
+    return kid is not None and mkey in kid._variants
 
 
 def variant_of(mkey: Any) -> _Variant | None:
@@ -349,17 +367,18 @@ def declare_kernel(factory: Callable[..., Any] | None = None, *, kernel_name: st
     if not isinstance(name, str) or not name:
         raise TypeError(f"kernel_name must be a non-empty str, not {kernel_name!r}")
     with _lock:
-        v = _by_mkey.get(mkey)
-        if v is not None:
-            if v.kid._name != name:
-                raise exception(errc.invalid, f"declare_kernel: this kernel is already known as "
-                                f"{v.kid._name!r}; it cannot also be named {name!r}")
-            v.device_has = v.device_has | frozenset(needs)
-            return v.kid
         kid = _intern(name)
+        v = kid._variants.get(mkey)
+        if v is not None:
+            v.device_has = v.device_has | frozenset(needs)
+            return kid
+        # Each distinct name is its own kernel_id; names of one code share its compile.
+        other = _by_mkey.get(mkey)
         v = _Variant(kid, mkey, fn, caps, tkey, index, frozenset(needs))
+        if other is not None:
+            v.kernel = other.kernel
         kid._variants[mkey] = v
-        _by_mkey[mkey] = v
+        _by_mkey.setdefault(mkey, v)
     return kid
 
 

@@ -19,15 +19,17 @@ Cache levels (see docs/design/caching.md):
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import dis
 import enum
 import hashlib
 import logging
+import threading
 import time
 import types
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -42,6 +44,7 @@ from pysycl._kernel_abi import (
     IndexSpace,
     ScalarType,
     SpecConstantType,
+    source_location,
 )
 from pysycl._kernel_api import _functor, local_accessor
 
@@ -224,6 +227,33 @@ class _Kernel:
 
 
 _kernels: dict[tuple[Any, ...], _Kernel] = {}
+_flights: dict[Any, threading.Lock] = {}
+_flights_lock = threading.Lock()
+T = TypeVar("T")
+
+
+def once(cache: dict[Any, T], key: Any, make: Callable[[], T]) -> T:
+    """``cache[key]``, made by ``make()`` exactly once however many threads ask at once.
+
+    Threads that miss the same key together wait for the first one's compile
+    instead of compiling again; if it fails, the next waiter tries (and gets its
+    own error).
+    """
+    with _flights_lock:
+        v = cache.get(key)
+        if v is not None:
+            return v
+        lock = _flights.setdefault(key, threading.Lock())
+    try:
+        with lock:
+            v = cache.get(key)
+            if v is None:
+                v = cache[key] = make()
+            return v
+    finally:
+        with _flights_lock:
+            if _flights.get(key) is lock and key in cache:
+                del _flights[key]
 
 
 def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
@@ -247,11 +277,15 @@ def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
     else:
         k = _kernels.get(mkey)
     if k is None:
-        k = _kernels[mkey] = _load_or_compile(fn, info, caps, tkey, IndexSpace(kind, ndim),
-                                              kernel_name)
+        k = once(_kernels, mkey, lambda: _load_or_compile(fn, info, caps, tkey,
+                                                         IndexSpace(kind, ndim), kernel_name))
         _kernel_id.register_submitted(k, fn, kernel_name, mkey, IndexSpace(kind, ndim), caps, tkey)
     else:
         stats["memory_hits"] += 1
+        if kernel_name is not None and not _kernel_id.is_registered(kernel_name, mkey):
+            # the same code submitted under another name: its own kernel_id, same code
+            _kernel_id.register_submitted(k, fn, kernel_name, mkey, IndexSpace(kind, ndim), caps,
+                                          tkey)
     dev = q._dev
     ctx = q._ctx
     ckey: tuple[Any, ...] = (ctx._handle, dev._handle)
@@ -451,7 +485,7 @@ def _load_or_compile(fn: Any, info: _CodeInfo, caps: list[Any], tkey: tuple[Any,
     digest = stable_digest(fn, captures, tkey, index)
     name = kernel_name or fn.__qualname__
     entry = "pysycl_" + digest[:24]
-    compiled = _diskcache.load(digest)
+    compiled = disk_load(digest, fn)
     if compiled is not None and compiled.captures == captures:
         stats["disk_hits"] += 1
         _log.debug("kernel %s: disk cache hit %s", name, digest[:16])
@@ -459,13 +493,63 @@ def _load_or_compile(fn: Any, info: _CodeInfo, caps: list[Any], tkey: tuple[Any,
     t0 = time.perf_counter()
     from pysycl_numba import compile_kernel  # the compiler loads on first use
 
-    compiled = compile_kernel(fn, index, captures, entry_name=entry)
+    compiled = compile_kernel(detached(fn, captures), index, captures, entry_name=entry)
     stats["compiles"] += 1
     _log.info("compiled kernel %s (%s) in %.1f ms", name, info.location,
               1e3 * (time.perf_counter() - t0))
     if _diskcache.store(digest, compiled):
         stats["disk_writes"] += 1
     return _Kernel(compiled, name)
+
+
+class _Lifted:
+    """Stands in a compiled copy's closure for a capture that becomes a kernel argument."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<kernel argument {self.name}>"
+
+
+def detached(fn: Any, captures: tuple[Capture, ...]) -> Any:
+    """A copy of ``fn`` for the compiler, whose closure holds no captured value.
+
+    Numba keeps the function it compiles in objects that form reference cycles;
+    compiling the user's function itself would tie its closure — accessors,
+    buffers, host arrays — to garbage only the cyclic collector frees, and delay
+    the buffers' write-back. Captures that become kernel arguments are never read
+    by the compiler, so the copy's cells hold placeholders; compile-time
+    constants (helper functions, modules) stay.
+    """
+    closure = fn.__closure__
+    if not closure:
+        return fn
+    lifted = {c.name for c in captures if c.source == "freevar"}
+    cells = tuple(types.CellType(_Lifted(n)) if n in lifted else c
+                  for n, c in zip(fn.__code__.co_freevars, closure, strict=True))
+    copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, cells)
+    copy.__qualname__ = fn.__qualname__
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    return copy
+
+
+def disk_load(digest: str, fn: Any) -> CompiledKernel | None:
+    """The disk-cached kernel ``digest`` with *this* submitter's source location.
+
+    An entry may have been written by another program whose kernel had the same
+    bytecode: messages must name the file:line of the function being submitted,
+    never what the cache remembers.
+    """
+    compiled = _diskcache.load(digest)
+    if compiled is None:
+        return None
+    here = source_location(fn)
+    if compiled.source_location == here:
+        return compiled
+    return dataclasses.replace(compiled, source_location=here)
 
 
 # ------------------------------------------------------------- stable digest

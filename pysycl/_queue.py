@@ -151,15 +151,20 @@ class queue:  # noqa: N801 - the spec's spelling
         submitted there instead (§4.6.5.1).
         """
         h = handler(self)
-        cgf(h)
         try:
+            cgf(h)
             return _scheduler.submit(self, h)
         except exception:
             if secondary_queue is None:
                 raise
+        finally:
+            h._release()  # no handler <-> accessor cycle outlives the submit
         h2 = handler(secondary_queue)
-        cgf(h2)
-        return _scheduler.submit(secondary_queue, h2)
+        try:
+            cgf(h2)
+            return _scheduler.submit(secondary_queue, h2)
+        finally:
+            h2._release()
 
     def wait(self) -> None:
         """Block until every command submitted to this queue has completed."""

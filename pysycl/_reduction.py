@@ -349,11 +349,12 @@ def _load_or_compile(fn: Any, info: Any, caps: list[Any], tkey: tuple[Any, ...],
         launch_mod._hash_static(r._combiner, h, seen)
     digest = h.hexdigest()
     name = kernel_name or fn.__qualname__
-    compiled = _diskcache.load(digest)
+    compiled = launch_mod.disk_load(digest, fn)
     if compiled is None or compiled.captures != captures or compiled.reductions != rtypes:
         from pysycl_numba import compile_kernel
 
-        compiled = compile_kernel(fn, index, captures, entry_name="pysycl_" + digest[:24],
+        compiled = compile_kernel(launch_mod.detached(fn, captures), index, captures,
+                                  entry_name="pysycl_" + digest[:24],
                                   reductions=tuple((t, r._combiner)
                                                    for t, r in zip(rtypes, reds, strict=True)))
         launch_mod.stats["compiles"] += 1
@@ -404,8 +405,8 @@ def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
     k = _kernels.get(mkey)
     index = IndexSpace(kind, ndim)
     if k is None:
-        k = _kernels[mkey] = _load_or_compile(fn, info, caps, tkey, index, reds, rtypes,
-                                              kernel_name)
+        k = launch_mod.once(_kernels, mkey, lambda: _load_or_compile(fn, info, caps, tkey, index,
+                                                                    reds, rtypes, kernel_name))
     else:
         launch_mod.stats["memory_hits"] += 1
     finals = [_final_kernel(r, ck) for r, ck in zip(reds, ckeys, strict=True)]

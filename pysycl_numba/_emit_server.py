@@ -34,6 +34,12 @@ def _send(stream: BinaryIO, obj: Any) -> None:
 def main() -> None:
     import importlib.util
     import os
+    import signal
+
+    # The client owns this process's lifetime (it ends when stdin closes). A
+    # Ctrl-C, or Jupyter interrupting/shutting down its kernel, signals the whole
+    # process group: that is the user's process's business, not the worker's.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     import llvmlite.binding as ll
 
@@ -71,4 +77,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (KeyboardInterrupt, BrokenPipeError):
+        # The client went away (its process ended or was interrupted): exit quietly.
+        sys.exit(0)

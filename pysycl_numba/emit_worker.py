@@ -67,14 +67,20 @@ class _Client:
             [sys.executable, "-c",
              f"import runpy; runpy.run_path({_SERVER!r}, run_name='__main__')"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            # Its own session: a Ctrl-C or Jupyter's interrupt/shutdown signals the
+            # user's process group, and must not print a worker traceback. The
+            # worker still ends with its client: its stdin closes.
+            start_new_session=True,
         )
         self._served = 0
 
-    def _stop(self) -> None:
+    def _stop(self, kill: bool = False) -> None:
         p, self._proc = self._proc, None
         if p is None:
             return
         try:
+            if kill:
+                p.kill()
             if p.stdin:
                 p.stdin.close()
             p.wait(timeout=5)
@@ -99,7 +105,12 @@ class _Client:
                 try:
                     _send(p.stdin, {"ir": ir, "triple": triple, "options": options})
                     kind, payload = _recv(p.stdout)
-                except (EOFError, BrokenPipeError, OSError):
+                except BaseException as e:
+                    if not isinstance(e, (EOFError, OSError)):
+                        # Interrupted mid-request (KeyboardInterrupt): the worker's answer
+                        # would be read by the next request; replace the worker.
+                        self._stop(kill=True)
+                        raise
                     crashes += 1
                     self.restarts += 1
                     self._stop()

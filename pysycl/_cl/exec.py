@@ -8,6 +8,7 @@ rest of ``pysycl`` never sees ``pyopencl.Error``.
 from __future__ import annotations
 
 import logging
+import threading
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -107,6 +108,23 @@ def marker(q: cl.CommandQueue, wait_for: Sequence[cl.Event] | None = None) -> cl
         raise translate(e, "enqueue marker failed") from e
 
 
+_quiet_lock = threading.Lock()
+
+
+def quiet(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` with pyopencl's build-log warnings silenced.
+
+    Drivers print informational build logs (Intel: "Compilation started/done");
+    they are not the user's concern: logged at DEBUG instead of warned.
+    ``warnings.catch_warnings`` changes process-wide state, so concurrent builds
+    from several threads take turns (else one thread's exit re-enables the
+    warning inside another's build).
+    """
+    with _quiet_lock, warnings.catch_warnings():
+        warnings.simplefilter("ignore", cl.CompilerWarning)
+        return fn(*args, **kwargs)
+
+
 def build_il(ctx: cl.Context, devices: Sequence[cl.Device], il: bytes, options: str = "") -> cl.Program:
     """Create a program from SPIR-V (clCreateProgramWithIL) and build it."""
     try:
@@ -114,11 +132,7 @@ def build_il(ctx: cl.Context, devices: Sequence[cl.Device], il: bytes, options: 
     except cl.Error as e:
         raise translate(e, "clCreateProgramWithIL rejected the SPIR-V module", errc.build) from e
     try:
-        with warnings.catch_warnings():
-            # Drivers print informational build logs (Intel: "Compilation started/done");
-            # they are not the user's concern: logged at DEBUG instead of warned.
-            warnings.simplefilter("ignore", cl.CompilerWarning)
-            prg.build(options=options, devices=list(devices))
+        quiet(prg.build, options=options, devices=list(devices))
         if _log.isEnabledFor(logging.DEBUG):
             _log.debug("build log: %s", _build_log(prg, devices))
     except cl.Error as e:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,7 +23,7 @@ import numpy as np
 import pyopencl as cl
 from pyopencl import _cl as _rawcl
 
-from pysycl._cl.exec import cl_error_code, translate
+from pysycl._cl.exec import cl_error_code, quiet, translate
 from pysycl._exceptions import errc, exception
 
 _log = logging.getLogger("pysycl.opencl")
@@ -106,17 +105,10 @@ def _fail(e: BaseException, prg: Any, devices: Sequence[Any], what: str) -> exce
     return exception(errc.build, f"{what} failed:\n{log or e}", cl_error=status)
 
 
-def _quiet(fn: Any, *args: Any) -> Any:
-    with warnings.catch_warnings():
-        # Drivers print informational logs ("Compilation started"): logged, not warned.
-        warnings.simplefilter("ignore", cl.CompilerWarning)
-        return fn(*args)
-
-
 def compile_program(prg: Any, devices: Sequence[Any], options: str | Sequence[str] = "") -> None:
     """``clCompileProgram`` for ``devices`` (IL or source → compiled object)."""
     try:
-        _quiet(prg.compile, _opts(options), list(devices), [])
+        quiet(prg.compile, _opts(options), list(devices), [])
     except cl.Error as e:
         raise _fail(e, prg, devices, "online compile (clCompileProgram)") from e
 
@@ -125,7 +117,7 @@ def link_programs(ctx: Any, programs: Sequence[Any], devices: Sequence[Any],
                   options: str | Sequence[str] = "") -> Any:
     """``clLinkProgram`` of compiled objects into one executable for ``devices``."""
     try:
-        return _quiet(_rawcl._Program.link, ctx, list(programs), _opts(options), list(devices))
+        return quiet(_rawcl._Program.link, ctx, list(programs), _opts(options), list(devices))
     except cl.Error as e:
         raise _fail(e, None, devices, "online link (clLinkProgram)") from e
 
@@ -133,7 +125,7 @@ def link_programs(ctx: Any, programs: Sequence[Any], devices: Sequence[Any],
 def build_program(prg: Any, devices: Sequence[Any], options: str | Sequence[str] = "") -> None:
     """``clBuildProgram`` (source, IL or binary → executable)."""
     try:
-        _quiet(prg.build, _opts(options), list(devices))
+        quiet(prg.build, _opts(options), list(devices))
     except cl.Error as e:
         raise _fail(e, prg, devices, "online build (clBuildProgram)") from e
     if _log.isEnabledFor(logging.DEBUG):

@@ -66,3 +66,61 @@ def test_dead_worker_is_replaced(kq: sycl.queue) -> None:
 
         kq.submit(cg)
     np.testing.assert_array_equal(out, 11 * np.arange(5) + 1)
+
+
+_INTERRUPTED = '''
+import os, signal, sys, time
+import numpy as np
+import pysycl as sycl
+from pysycl_numba import emit_worker
+emit_worker.client.start()
+signal.signal(signal.SIGINT, lambda *a: None)  # this process survives its own Ctrl-C
+os.killpg(os.getpgid(0), signal.SIGINT)        # what a terminal or Jupyter's interrupt does
+os.kill(emit_worker.client._proc.pid, signal.SIGINT)  # and straight at the worker
+time.sleep(0.5)
+x = np.zeros(4, np.float32)
+with sycl.buffer(x) as X:
+    sycl.queue().submit(lambda h: (lambda a: h.parallel_for(
+        sycl.range(4), lambda i: a.__setitem__(i, 2.0)))(X.get_access(h, sycl.access_mode.write)))
+print(x.tolist())
+'''
+
+
+def test_interrupt_signal_leaves_the_worker_quiet_and_working() -> None:
+    # Issue 9 item 21: Ctrl-C / Jupyter interrupt or shutdown printed a
+    # KeyboardInterrupt traceback from the worker.
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-c", _INTERRUPTED], capture_output=True, text=True,
+                       timeout=300, start_new_session=True)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "[2.0, 2.0, 2.0, 2.0]"
+    assert "KeyboardInterrupt" not in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+def test_client_interrupted_mid_request_replaces_the_worker() -> None:
+    # A KeyboardInterrupt while waiting for the worker's answer must not leave that
+    # answer in the pipe for the next request.
+    import signal
+
+    c = emit_worker._Client()
+    try:
+        c.start()
+        pid = c._proc.pid  # type: ignore[union-attr]
+        old = signal.signal(signal.SIGALRM, lambda *a: (_ for _ in ()).throw(KeyboardInterrupt))
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 0.001)
+            try:
+                for _ in range(200):
+                    c.emit(GOOD, SPIRV_TRIPLE)
+            except KeyboardInterrupt:
+                pass
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+        binary = c.emit(GOOD, SPIRV_TRIPLE)  # the next request gets its own answer
+        assert binary[:4] == (0x07230203).to_bytes(4, "little")
+        assert c._proc is not None and (c._proc.pid != pid or c._served > 0)
+    finally:
+        c.close()
