@@ -49,7 +49,7 @@ def store(k: str, binary: bytes) -> bool:
     if d is None or _state["unwritable"] or not binary:
         return False
     r = write_entry(d, _path(d, k), _KIND, k, binary, "device binary cache",
-                    "binaries are not cached")
+                    "Its entries are not used.")
     if r == "unwritable":
         _state["unwritable"] = True
     return r == "ok"

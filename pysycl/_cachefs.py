@@ -77,6 +77,26 @@ def warn_once(key: str, message: str) -> None:
     warnings.warn(message, CacheWarning, stacklevel=3)
 
 
+def warn_folder(folder: Path, problem: str, what: str, consequence: str) -> None:
+    """Warn once about a folder problem from :func:`dir_problem` (or a failed write).
+
+    Every "cannot write" problem under one cache folder is one warning (a
+    read-only cache is one problem, however many folders it stops), naming the
+    folder and its consequences for all of pysycl's caches; an untrusted
+    folder is a warning of its own, with ``consequence``.
+    """
+    if is_unwritable(problem):
+        root = cache_root()
+        where = "" if folder == root else f" ({folder})"
+        warn_once(f"unwritable:{root}", f"pysycl: the cache folder {root} is not writable{where}: "
+                  f"{problem}. Compiled kernels are kept in memory only (entries already there "
+                  "are still read) and the OpenCL ICD vendors list is written to a private "
+                  "temporary folder")
+    else:
+        warn_once(f"refused:{folder}", f"pysycl: the {what} folder {folder} is refused: {problem}. "
+                  "Whoever can write there could plant entries. " + consequence)
+
+
 def cache_root() -> Path:
     """The absolute cache folder (``$PYSYCL_CACHE_DIR`` or the user cache folder).
 
@@ -180,16 +200,15 @@ def root_problem() -> str | None:
     root = cache_root()
     problem = dir_problem(root, create=True, link_ok=True)
     if problem is not None:
-        verb = "is not writable" if is_unwritable(problem) else "is refused"
-        warn_once(f"root:{root}", f"pysycl: the cache folder {root} {verb}: {problem}. Compiled "
-                  "kernels are cached in memory only, and the OpenCL ICD vendors list is written "
-                  "to a private temporary folder")
+        warn_folder(root, problem, "cache", "Compiled kernels are kept in memory only and the "
+                    "OpenCL ICD vendors list is written to a private temporary folder")
     return problem
 
 
 def is_unwritable(problem: str) -> bool:
     """Whether ``problem`` (from :func:`dir_problem`) means "cannot write", not "untrusted"."""
-    return problem.startswith(("it cannot", "it is not a directory", "it is a symbolic link to"))
+    return problem.startswith(("it cannot", "it is not a directory", "it is a symbolic link to",
+                               "writing failed"))
 
 
 # ------------------------------------------------------------------------ reads

@@ -52,15 +52,13 @@ def cache_dir() -> Path | None:
     d = _cachefs.cache_root() / "kernels"
     problem = _cachefs.dir_problem(d, create=True)
     if problem is not None:
-        _warn_dir(d, problem, "kernel cache", "kernels are cached in memory only")
+        _warn_dir(d, problem, "kernel cache", "Kernels are cached in memory only.")
         return None
     return d
 
 
 def _warn_dir(d: Path, problem: str, what: str, consequence: str) -> None:
-    verb = "is not writable" if _cachefs.is_unwritable(problem) else "is refused"
-    _cachefs.warn_once(f"dir:{d}", f"pysycl: the {what} folder {d} {verb}: {problem}; "
-                       f"{consequence}")
+    _cachefs.warn_folder(d, problem, what, consequence)
 
 
 def _folders(base: Path, p: Path) -> list[Path]:
@@ -82,7 +80,7 @@ def read_entry(base: Path, p: Path, kind: bytes, key: str, decode: Callable[[byt
         if problem == "missing":
             return None
         if problem is not None:
-            _warn_dir(d, problem, what.replace(" entry", ""), "its entries are not used")
+            _warn_dir(d, problem, what.replace(" entry", ""), "Its entries are not used.")
             return None
     try:
         data = _cachefs.read_private(p)
@@ -111,8 +109,7 @@ def write_entry(base: Path, p: Path, kind: bytes, key: str, payload: bytes, what
         for d in _folders(base, p):
             problem = _cachefs.dir_problem(d, create=True)
             if problem is not None:
-                _warn_dir(d, problem, what, consequence if _cachefs.is_unwritable(problem)
-                          else "its entries are not used")
+                _warn_dir(d, problem, what, consequence)
                 return "unwritable" if _cachefs.is_unwritable(problem) else "skipped"
         try:
             _cachefs.write_private(p, data)
@@ -126,8 +123,7 @@ def write_entry(base: Path, p: Path, kind: bytes, key: str, payload: bytes, what
             return "skipped"
         except OSError as e:
             if e.errno in _cachefs.PERSISTENT_ERRNOS:
-                _cachefs.warn_once(f"dir:{p.parent}", f"pysycl: the {what} folder {p.parent} is "
-                                   f"not writable ({e.strerror or e}); {consequence}")
+                _warn_dir(p.parent, f"writing failed ({e.strerror or e})", what, consequence)
                 return "unwritable"
             _cachefs.warn_once(f"errno:{e.errno}:{base}",
                                f"pysycl: could not write the {what} entry {p} ({e.strerror or e}); "
@@ -176,7 +172,7 @@ def store(digest: str, kernel: CompiledKernel) -> bool:
     if d is None or _state["dir"] == "unwritable":
         return False
     r = write_entry(d, _path(d, digest), _KIND, digest, encode_kernel(kernel), "kernel cache",
-                    "kernels are cached in memory only")
+                    "Its entries are not used.")
     if r == "unwritable":
         _state["dir"] = "unwritable"
     return r == "ok"

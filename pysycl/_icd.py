@@ -148,9 +148,8 @@ def _cache_folder(entries: dict[str, bytes]) -> Path | None:
     icd_dir = _cachefs.cache_root() / "icd"
     problem = _cachefs.dir_problem(icd_dir, create=True)
     if problem is not None:
-        verb = "is not writable" if _cachefs.is_unwritable(problem) else "is refused"
-        _cachefs.warn_once(f"dir:{icd_dir}", f"pysycl: the ICD vendors folder {icd_dir} {verb}: "
-                           f"{problem}; a private temporary folder is used instead")
+        _cachefs.warn_folder(icd_dir, problem, "ICD vendors", "The vendors list is written to a "
+                             "private temporary folder.")
         return None
     digest = hashlib.sha256(repr(sorted(entries.items())).encode()).hexdigest()[:16]
     folder = icd_dir / digest
