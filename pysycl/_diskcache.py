@@ -100,9 +100,11 @@ def write_entry(base: Path, p: Path, kind: bytes, key: str, payload: bytes, what
                 consequence: str) -> str:
     """Write entry ``p`` atomically; ``"ok"``, ``"skipped"`` (this one) or ``"unwritable"`` (all).
 
-    A persistent failure (read-only folder) warns once with ``consequence`` and
-    returns ``"unwritable"``; a transient one (disk full) warns once per kind of
-    failure and skips only this write; a folder removed meanwhile is made again.
+    A persistent failure (read-only folder) warns once and returns
+    ``"unwritable"``; an untrusted folder on the way warns once with
+    ``consequence`` and skips; a transient failure (disk full) warns once per
+    kind of failure and skips only this write; a folder removed meanwhile is
+    made again.
     """
     data = _cachefs.frame(kind, key, payload)
     for _ in range(2):
