@@ -156,18 +156,22 @@ def _cache_folder(entries: dict[str, bytes]) -> Path | None:
     if _is_exact(folder, entries):
         return folder
     fresh = _write_folder(icd_dir, entries, ".new-")
-    if os.path.lexists(folder):
-        _log.debug("ICD vendors folder %s is not exactly pysycl's: rebuilding it", folder)
-        old = icd_dir / f".old-{secrets.token_hex(8)}"
-        os.rename(folder, old)
-        _discard(old)
     try:
+        if os.path.lexists(folder):
+            _log.debug("ICD vendors folder %s is not exactly pysycl's: rebuilding it", folder)
+            old = icd_dir / f".old-{secrets.token_hex(8)}"
+            try:
+                os.rename(folder, old)
+            except FileNotFoundError:  # another process moved it first
+                pass
+            else:
+                _discard(old)
         os.rename(fresh, folder)
-    except OSError:  # another process put one there meanwhile
+    except OSError:  # another process put one there meanwhile, or it cannot be moved
         if _is_exact(folder, entries):
             _discard(fresh)
             return folder
-        return fresh
+        return fresh  # private, holding exactly pysycl's files: as good, under another name
     return folder
 
 

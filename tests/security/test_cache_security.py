@@ -46,18 +46,19 @@ def _payloads(marker: Path, kind: bytes, key: str) -> dict[str, bytes]:
 
 def test_planted_pickle_in_kernel_cache_never_runs(tmp_path: Path) -> None:
     cache, marker = tmp_path / "cache", tmp_path / "marker"
-    assert run_child(cache)["compiles"] == 1
-    (entry,) = entries(cache)
-    digest = entry.stem
-    for name, data in _payloads(marker, b"K", digest).items():
-        entry.write_bytes(data)
-        r = run_child(cache)
-        assert_healthy(r, max_warnings=1)
-        assert not marker.exists(), name
-        assert r["compiles"] == 1 and r["disk_hits"] == 0 and r["disk_writes"] == 1, (name, r)
-        # rebuilt: the entry is plain data again
-        k = _diskcache.decode_kernel(_cachefs.unframe(b"K", digest, entry.read_bytes()))
-        assert k.format == "spirv"
+    assert run_child(cache, CHILD_KERNELS="3")["compiles"] == 3
+    found = entries(cache)
+    planted = {}
+    for entry, name in zip(found, _payloads(marker, b"K", "0" * 64), strict=True):
+        planted[entry] = name
+        entry.write_bytes(_payloads(marker, b"K", entry.stem)[name])
+    r = run_child(cache, CHILD_KERNELS="3")
+    assert_healthy(r, max_warnings=3)
+    assert not marker.exists()
+    assert r["compiles"] == 3 and r["disk_hits"] == 0 and r["disk_writes"] == 3, r
+    for entry in found:   # rebuilt: plain data again
+        k = _diskcache.decode_kernel(_cachefs.unframe(b"K", entry.stem, entry.read_bytes()))
+        assert k.format == "spirv", planted[entry]
 
 
 BUNDLE = textwrap.dedent("""
