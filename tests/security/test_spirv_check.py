@@ -17,26 +17,25 @@ from hypothesis import strategies as st
 
 import pysycl as sycl
 from pysycl import _spirv_check
+from pysycl._kernel_abi import AccessorType, Capture, IndexSpace
 
 syclex = sycl.ext.oneapi.experimental
 
 
 @pytest.fixture(scope="module")
-def module(kernel_device: sycl.device) -> bytes:
-    """A real SPIR-V module: a kernel compiled by pysycl."""
+def module() -> bytes:
+    """A real SPIR-V module, compiled by pysycl's compiler (no kernel id is registered)."""
+    from pysycl_numba import compile_kernel
+
     def fac(x):
         def kern(i):
             x[i] = x[i] * 2.0 + 1.0
         return kern
-    sycl.ext.declare_kernel(fac, kernel_name="spirv_check.kern", index_space=sycl.range(1),
-                            captures={"x": sycl.ext.accessor_type(np.float32, 1, "read_write")})
-    kb = sycl.get_kernel_bundle(sycl.context(kernel_device),
-                                [sycl.get_kernel_id("spirv_check.kern")],
-                                state=sycl.bundle_state.input)
-    (img,) = list(kb)
-    il = img._img.il
-    assert _spirv_check.problem(il) is None
-    return il
+    acc = AccessorType(np.dtype(np.float32), 1, "read_write")
+    k = compile_kernel(fac(None), IndexSpace("range", 1), (Capture("x", "freevar", acc),),
+                       entry_name="spirv_check_kern")
+    assert _spirv_check.problem(k.binary) is None
+    return k.binary
 
 
 def _starts(il: bytes) -> list[int]:
