@@ -40,6 +40,7 @@ from OpenCL dimension ``n - 1 - d`` (OpenCL backend appendix, "syclOpenCL.mappin
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -197,3 +198,151 @@ def source_location(fn: Callable[..., object]) -> str:
     """``file:line`` of a Python function's definition."""
     code = fn.__code__
     return f"{code.co_filename}:{code.co_firstlineno}"
+
+
+# ------------------------------------------------------- plain-data form (disk cache)
+#: Version of the plain form below; an entry of another version is rebuilt, never read.
+PLAIN_SCHEMA = 1
+
+_DTYPE_RE = re.compile(r"[<>|=]?[biufc][0-9]{1,2}")
+_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.$]{0,200}")
+_REDUCTION_OPS = frozenset(("plus", "multiplies", "minimum", "maximum", "bit_and", "bit_or",
+                            "bit_xor", "logical_and", "logical_or", "custom"))
+
+
+def _dtype_to_plain(dt: np.dtype) -> str:
+    return np.dtype(dt).str
+
+
+def _dtype_from_plain(v: object) -> np.dtype:
+    # Only plain numeric dtype strings: never a structured, object or void dtype.
+    if not isinstance(v, str) or not _DTYPE_RE.fullmatch(v):
+        raise ValueError(f"not a numeric dtype: {v!r}")
+    return np.dtype(v)
+
+
+def _default_to_plain(v: bool | int | float) -> dict[str, object]:
+    if isinstance(v, (bool, np.bool_)):
+        return {"bool": bool(v)}
+    if isinstance(v, (int, np.integer)):
+        return {"int": int(v)}
+    return {"float": float(v).hex()}  # exact, NaN and infinities included
+
+
+def _default_from_plain(d: object) -> bool | int | float:
+    if isinstance(d, dict) and len(d) == 1:
+        ((k, v),) = d.items()
+        if k == "bool" and isinstance(v, bool):
+            return v
+        if k == "int" and isinstance(v, int) and not isinstance(v, bool):
+            return v
+        if k == "float" and isinstance(v, str):
+            return float.fromhex(v)
+    raise ValueError(f"not a spec constant default: {d!r}")
+
+
+def _type_to_plain(t: CaptureType) -> dict[str, object]:
+    if isinstance(t, AccessorType):
+        return {"kind": "accessor", "dtype": _dtype_to_plain(t.dtype), "ndim": t.ndim,
+                "mode": t.mode, "space": t.space}
+    if isinstance(t, ScalarType):
+        return {"kind": "scalar", "dtype": _dtype_to_plain(t.dtype)}
+    if isinstance(t, SpecConstantType):
+        return {"kind": "spec_constant", "dtype": _dtype_to_plain(t.dtype),
+                "default": _default_to_plain(t.default)}
+    raise TypeError(f"no plain form for capture type {type(t).__name__}")
+
+
+def _fields(d: object, keys: set[str], what: str) -> dict[str, Any]:
+    if not isinstance(d, dict) or set(d) != keys:
+        raise ValueError(f"{what}: expected the fields {sorted(keys)}, got {d!r:.200}")
+    return d
+
+
+def _int(v: object, lo: int, hi: int, what: str) -> int:
+    if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+        raise ValueError(f"{what}: {v!r} is not an integer in {lo}..{hi}")
+    return v
+
+
+def _choice(v: object, allowed: frozenset[str] | tuple[str, ...], what: str) -> Any:
+    if not isinstance(v, str) or v not in allowed:
+        raise ValueError(f"{what}: {v!r} is not one of {sorted(allowed)}")
+    return v
+
+
+def _type_from_plain(d: object) -> CaptureType:
+    # A closed set of type names, checked one by one: nothing is looked up by name.
+    kind = d.get("kind") if isinstance(d, dict) else None
+    if kind == "accessor":
+        f = _fields(d, {"kind", "dtype", "ndim", "mode", "space"}, "accessor type")
+        return AccessorType(_dtype_from_plain(f["dtype"]), _int(f["ndim"], 1, 3, "ndim"),
+                            _choice(f["mode"], ("read", "write", "read_write"), "mode"),
+                            _choice(f["space"], ("global", "local"), "space"))
+    if kind == "scalar":
+        f = _fields(d, {"kind", "dtype"}, "scalar type")
+        return ScalarType(_dtype_from_plain(f["dtype"]))
+    if kind == "spec_constant":
+        f = _fields(d, {"kind", "dtype", "default"}, "spec constant type")
+        return SpecConstantType(_dtype_from_plain(f["dtype"]), _default_from_plain(f["default"]))
+    raise ValueError(f"unknown capture type {kind!r:.100}")
+
+
+def _str(v: object, what: str, pattern: re.Pattern[str] | None = None) -> str:
+    if not isinstance(v, str) or (pattern is not None and not pattern.fullmatch(v)):
+        raise ValueError(f"{what}: {v!r:.100} is not a valid string")
+    return v
+
+
+def kernel_to_plain(k: CompiledKernel) -> dict[str, object]:
+    """``k`` without its binary as JSON-ready plain data (see :func:`kernel_from_plain`)."""
+    return {
+        "schema": PLAIN_SCHEMA,
+        "format": k.format,
+        "entry": k.entry,
+        "captures": [{"name": c.name, "source": c.source, "type": _type_to_plain(c.type)}
+                     for c in k.captures],
+        "index": {"kind": k.index.kind, "ndim": k.index.ndim},
+        "required_aspects": sorted(k.required_aspects),
+        "source_location": k.source_location,
+        "reductions": [{"dtype": _dtype_to_plain(r.dtype), "op": r.op} for r in k.reductions],
+    }
+
+
+def kernel_from_plain(d: object, binary: bytes) -> CompiledKernel:
+    """The :class:`CompiledKernel` that :func:`kernel_to_plain` gave ``d`` for, with ``binary``.
+
+    Every field is checked against the schema: an unknown schema version, an
+    unknown capture type or a value out of range raises ``ValueError``. Nothing
+    is imported or looked up by a name read from ``d``.
+    """
+    f = _fields(d, {"schema", "format", "entry", "captures", "index", "required_aspects",
+                    "source_location", "reductions"}, "compiled kernel")
+    if f["schema"] != PLAIN_SCHEMA:
+        raise ValueError(f"schema {f['schema']!r:.20}, not {PLAIN_SCHEMA}")
+    if not isinstance(f["captures"], list) or not isinstance(f["reductions"], list) or \
+            not isinstance(f["required_aspects"], list):
+        raise ValueError("captures, reductions and required_aspects must be lists")
+    captures = []
+    for c in f["captures"]:
+        cf = _fields(c, {"name", "source", "type"}, "capture")
+        captures.append(Capture(_str(cf["name"], "capture name", _NAME_RE),
+                                _choice(cf["source"], ("freevar", "global"), "capture source"),
+                                _type_from_plain(cf["type"])))
+    idx = _fields(f["index"], {"kind", "ndim"}, "index space")
+    reductions = []
+    for r in f["reductions"]:
+        rf = _fields(r, {"dtype", "op"}, "reduction")
+        reductions.append(ReductionType(_dtype_from_plain(rf["dtype"]),
+                                        _choice(rf["op"], _REDUCTION_OPS, "reduction op")))
+    return CompiledKernel(
+        binary=bytes(binary),
+        format=_choice(f["format"], ("spirv", "ptx"), "format"),
+        entry=_str(f["entry"], "entry point", _NAME_RE),
+        captures=tuple(captures),
+        index=IndexSpace(_choice(idx["kind"], ("range", "nd_range", "single_task"), "index"),
+                         _int(idx["ndim"], 0, 3, "index ndim")),
+        required_aspects=frozenset(_str(a, "aspect", _NAME_RE) for a in f["required_aspects"]),
+        source_location=_str(f["source_location"], "source location"),
+        reductions=tuple(reductions),
+    )

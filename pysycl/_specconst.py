@@ -254,7 +254,9 @@ def program_for(ctx_cl: Any, devs: Sequence[Any], il: bytes, values: Sequence[An
     Native when every device supports it, else the SPIR-V literals are rewritten.
     """
     from pysycl._cl import programs as clp
+    from pysycl._spirv_check import check as check_spirv
 
+    check_spirv(il)  # before patch_spirv walks it
     if devs and all(is_native(d) for d in devs):
         prg = clp.from_il(ctx_cl, il)
         apply_native(prg, values)

@@ -18,6 +18,7 @@ import pyopencl as cl
 
 from pysycl._cl.discovery import translate_cl_error
 from pysycl._exceptions import errc, exception
+from pysycl._spirv_check import check as check_spirv
 
 _log = logging.getLogger("pysycl.opencl")
 
@@ -126,7 +127,12 @@ def quiet(fn: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 def build_il(ctx: cl.Context, devices: Sequence[cl.Device], il: bytes, options: str = "") -> cl.Program:
-    """Create a program from SPIR-V (clCreateProgramWithIL) and build it."""
+    """Create a program from SPIR-V (clCreateProgramWithIL) and build it.
+
+    The module is checked first (:mod:`pysycl._spirv_check`): malformed SPIR-V
+    hangs or kills the driver, so it never reaches it.
+    """
+    check_spirv(il)
     try:
         prg = cl.Program(ctx, il)
     except cl.Error as e:

@@ -25,6 +25,7 @@ from pyopencl import _cl as _rawcl
 
 from pysycl._cl.exec import cl_error_code, quiet, translate
 from pysycl._exceptions import errc, exception
+from pysycl._spirv_check import check as check_spirv
 
 _log = logging.getLogger("pysycl.opencl")
 
@@ -45,7 +46,8 @@ def _opts(options: str | Sequence[str]) -> bytes:
 
 
 def from_il(ctx: Any, il: bytes) -> Any:
-    """``clCreateProgramWithIL``."""
+    """``clCreateProgramWithIL``, after the structural check of :mod:`pysycl._spirv_check`."""
+    check_spirv(il)
     try:
         return _rawcl._create_program_with_il(ctx, il)
     except cl.Error as e:

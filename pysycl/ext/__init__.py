@@ -58,7 +58,12 @@ def clear_kernel_memory_cache() -> None:
 
 
 def kernel_cache_dir() -> Path | None:
-    """The on-disk kernel cache folder (None when ``PYSYCL_DISABLE_CACHE=1``)."""
+    """The on-disk kernel cache folder.
+
+    None when ``PYSYCL_DISABLE_CACHE=1``, or when the cache folder cannot be
+    used (unwritable, or refused: not owned by the user or writable by others;
+    see docs/caching.md).
+    """
     from pysycl import _diskcache
 
     return _diskcache.cache_dir()
