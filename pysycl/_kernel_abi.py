@@ -36,6 +36,18 @@ per work-item of a work-group).
 Index space: the entry point takes no index arguments; ids and ranges come from
 OpenCL work-item built-ins with SYCL dimension ``d`` of an ``n``-D range read
 from OpenCL dimension ``n - 1 - d`` (OpenCL backend appendix, "syclOpenCL.mapping").
+
+Bounds-checked kernels (``CompiledKernel.bounds_checked``, ``PYSYCL_BOUNDS_CHECK=1``)
+take one more, last argument: ``int __global *err``, :data:`BOUNDS_ERR_BYTES`
+bytes, zero before the launch. Every accessor and local-accessor element access
+compares its index with the access range; an access outside it is skipped (a
+load gives 0, an atomic works on a scratch word) and the first violating
+work-item (``atomic_cmpxchg(&err[0], 0, 1)``) writes, as ``int``: ``err[1]``
+the capture's position, ``err[2]`` the source line, ``err[3]`` the CRC-32 of the
+source file name, ``err[4]`` the access (:data:`BOUNDS_ACCESS_KINDS`),
+``err[5]`` the number of index components; as ``long``: the components at
+``((long *) err)[4 + d]`` and the work-item's ``get_global_id(d)`` at
+``((long *) err)[8 + d]`` (OpenCL order). ``((long *) err)[7]`` is the scratch word.
 """
 
 from __future__ import annotations
@@ -47,6 +59,13 @@ from typing import Any, Literal
 import numpy as np
 
 IndexKind = Literal["range", "nd_range", "single_task"]
+
+#: Size of a bounds-checked kernel's error buffer (layout in the module docstring).
+BOUNDS_ERR_BYTES = 96
+#: ``err[4]`` of a bounds violation: what the access was.
+BOUNDS_ACCESS_KINDS = ("read", "write", "atomic_ref")
+#: ``DirectIndex.source``: the index is the work-item's global id / its local id.
+ID_GLOBAL, ID_LOCAL = 0, 1
 AccessMode = Literal["read", "write", "read_write"]
 
 
@@ -176,6 +195,14 @@ class CompiledKernel:
         source_location: ``"file:line"`` of the kernel's definition.
         reductions: the kernel's reductions, in parameter order (empty for
             kernels without ``sycl.reduction``).
+        direct_index: accessor dimensions every work-item indexes with its own
+            id, unmodified (``acc[i]``, ``acc[it]``, ``acc[it.get_global_id(0)]``)
+            in code that every work-item runs: ``(capture position, accessor
+            dimension, ID_GLOBAL or ID_LOCAL, launch dimension, source line)``.
+            The launcher rejects a launch whose range exceeds such an
+            accessor's range before anything is enqueued.
+        bounds_checked: compiled in bounds-checked mode (the entry point takes
+            the error buffer as its last argument).
     """
 
     binary: bytes
@@ -186,6 +213,8 @@ class CompiledKernel:
     required_aspects: frozenset[str] = field(default_factory=frozenset)
     source_location: str = ""
     reductions: tuple[ReductionType, ...] = ()
+    direct_index: tuple[tuple[int, int, int, int, int], ...] = ()
+    bounds_checked: bool = False
 
 
 def flat_arg_count(captures: tuple[Capture, ...]) -> int:

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from pysycl import _bundle, _diskcache, _kernel, _kernel_id, _specconst
+from pysycl import _bounds, _bundle, _diskcache, _kernel, _kernel_id, _specconst
 from pysycl._accessor import accessor
 from pysycl._buffer import buffer
 from pysycl._exceptions import errc, exception, kernel_compile_error
@@ -218,6 +218,8 @@ class _Kernel:
             else:
                 dts.append(np.uint8 if t.dtype == np.bool_ else t.dtype)
                 slots.append(0)
+        if compiled.bounds_checked and not compiled.reductions:
+            dts.append(None)  # the error buffer (reduction kernels add it after theirs)
         self.arg_dtypes = dts
         self.acc_slots = tuple(slots)
         self.kernels: dict[tuple[Any, Any], Any] = {}
@@ -242,14 +244,16 @@ def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
     info, values, caps, tkey = _capture_values(fn, h)
     mkey = (info.code, tkey, kind, ndim)
     kb = h._bundle
+    checked = kb is None and _bounds.enabled()  # bounds-checked mode: another compiled kernel
     if kb is not None:  # use_kernel_bundle: the kernel comes from the bundle, never compiled
         k, bclk = _bundle.launch_kernel(kb, mkey, q._ctx, q._dev, fn)
     else:
-        k = _kernels.get(mkey)
+        k = _kernels.get(mkey if not checked else (*mkey, _CHECKED))
     if k is None:
-        k = _kernels[mkey] = _load_or_compile(fn, info, caps, tkey, IndexSpace(kind, ndim),
-                                              kernel_name)
-        _kernel_id.register_submitted(k, fn, kernel_name, mkey, IndexSpace(kind, ndim), caps, tkey)
+        k = _load_or_compile(fn, info, caps, tkey, IndexSpace(kind, ndim), kernel_name, checked)
+        _kernels[mkey if not checked else (*mkey, _CHECKED)] = k
+        _kernel_id.register_submitted(None if checked else k, fn, kernel_name, mkey,
+                                      IndexSpace(kind, ndim), caps, tkey)
     else:
         stats["memory_hits"] += 1
     dev = q._dev
@@ -272,6 +276,16 @@ def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
         gsize, lsize = (1,), None
     else:
         gsize, lsize = _ndrange_sizes(k, dev, clk, index_space, values, acc_slots)
+    if k.compiled.direct_index:  # the static bounds check: a few int compares
+        if kind == "range":
+            _bounds.check_launch(k, info.location, info.code.co_filename, index_space._v, None,
+                                 values)
+        else:
+            _bounds.check_launch(k, info.location, info.code.co_filename,
+                                 index_space._global._v, index_space._local._v, values)
+    if checked:
+        ranges = [v._range if s in (1, 2) else None for v, s in zip(values, acc_slots,
+                                                                    strict=False)]
     if 2 in acc_slots:
         if kind != "nd_range":
             raise exception(errc.kernel_argument, f"kernel {k.name} "
@@ -282,11 +296,37 @@ def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
                   for v, s in zip(values, acc_slots, strict=False)]
     clq = q._clq
     key = ctx._handle
+    if checked:
+        return _checked_launch(q, k, info.location, _bounds.files_of(fn), ranges,
+                               max(ndim, 1), clk, gsize, lsize, values)
 
     def launch(wait_for: Any) -> Any:
         if 0 in gsize:
             return x.marker(clq, wait_for=wait_for)  # an empty range runs no work-item
         return x.launch(clq, clk, gsize, lsize, flat_args(values, acc_slots, key), wait_for)
+
+    return launch
+
+
+_CHECKED = "bounds_check"  # the memory-cache key's suffix in bounds-checked mode
+
+
+def _checked_launch(q: Any, k: _Kernel, location: str, files: dict[int, str],
+                    ranges: list[Any], ndim: int, clk: Any, gsize: tuple[int, ...],
+                    lsize: tuple[int, ...] | None, values: list[Any]) -> Callable[[Any], Any]:
+    """``launch(wait_for)`` of a bounds-checked kernel: an error buffer, read back after it."""
+    x = _cl_exec()
+    clq, ctx, acc_slots = q._clq, q._ctx, k.acc_slots
+
+    def launch(wait_for: Any) -> Any:
+        if 0 in gsize:
+            return x.marker(clq, wait_for=wait_for)
+        buf, host = _bounds.error_buffer(x, ctx, clq)
+        args = flat_args(values, acc_slots, ctx._handle)
+        args.append(buf)
+        ev = x.launch(clq, clk, gsize, lsize, args, wait_for)
+        _bounds.watch(x, _bounds._Watch(q, k, location, files, ranges, ndim, buf, host), clq, ev)
+        return ev
 
     return launch
 
@@ -446,20 +486,24 @@ def _build(k: _Kernel, ctx: Any, dev: Any, spec: tuple[Any, ...] | None = None) 
 
 
 def _load_or_compile(fn: Any, info: _CodeInfo, caps: list[Any], tkey: tuple[Any, ...],
-                     index: IndexSpace, kernel_name: str | None) -> _Kernel:
+                     index: IndexSpace, kernel_name: str | None,
+                     bounds_check: bool = False) -> _Kernel:
     captures = tuple(Capture(n, s, t) for n, s, t in caps)  # type: ignore[arg-type]
     digest = stable_digest(fn, captures, tkey, index)
+    if bounds_check:  # another module: another disk-cache entry
+        digest = hashlib.sha256(f"{digest}:{_CHECKED}".encode()).hexdigest()
     name = kernel_name or fn.__qualname__
     entry = "pysycl_" + digest[:24]
     compiled = _diskcache.load(digest)
-    if compiled is not None and compiled.captures == captures:
+    if compiled is not None and compiled.captures == captures \
+            and compiled.bounds_checked == bounds_check:
         stats["disk_hits"] += 1
         _log.debug("kernel %s: disk cache hit %s", name, digest[:16])
         return _Kernel(compiled, name)
     t0 = time.perf_counter()
     from pysycl_numba import compile_kernel  # the compiler loads on first use
 
-    compiled = compile_kernel(fn, index, captures, entry_name=entry)
+    compiled = compile_kernel(fn, index, captures, entry_name=entry, bounds_check=bounds_check)
     stats["compiles"] += 1
     _log.info("compiled kernel %s (%s) in %.1f ms", name, info.location,
               1e3 * (time.perf_counter() - t0))

@@ -1,0 +1,235 @@
+"""Accessor bounds: the static check before a launch, and bounds-checked mode.
+
+**Static check** (always on, docs/kernels.md). The compiler records, per kernel,
+the accessor dimensions every work-item indexes with its own id, unmodified
+(``CompiledKernel.direct_index``). A launch whose range is larger than such an
+accessor's range in that dimension is certain to index outside the accessor:
+:func:`check_launch` raises ``errc.invalid`` before anything is enqueued. The
+cost on the hot path is a loop over those few entries comparing two ints.
+
+**Bounds-checked mode** (opt-in: ``PYSYCL_BOUNDS_CHECK=1`` or
+:func:`pysycl.ext.set_bounds_check`; docs/debugging.md). Kernels are compiled
+with every accessor access checked on the device (:mod:`pysycl_numba.bounds`);
+each launch gets a small zeroed error buffer (pooled) as its last argument and a
+non-blocking read of it after the kernel. A violation is an asynchronous error
+(SYCL 2020 §4.13): it is reported at the first synchronization point after the
+kernel -- ``queue.wait()``/``wait_and_throw()``, ``event.wait()``/``wait_and_throw()``,
+a ``host_accessor``, a copy to host memory, a buffer's write-back -- as
+``sycl.exception(errc.kernel)``, before any of the kernel's results reach the
+host. A queue (or context) with an ``async_handler`` gets it there instead.
+"""
+
+from __future__ import annotations
+
+import os
+import types
+import zlib
+from typing import Any
+
+import numpy as np
+
+from pysycl._exceptions import errc, exception
+from pysycl._kernel_abi import BOUNDS_ACCESS_KINDS, BOUNDS_ERR_BYTES, ID_LOCAL
+
+ENV = "PYSYCL_BOUNDS_CHECK"
+_FALSE = ("", "0", "false", "no", "off")
+_override: list[bool | None] = [None]
+
+
+def enabled() -> bool:
+    """Whether kernels launched now are compiled and run bounds-checked."""
+    flag = _override[0]
+    if flag is not None:
+        return flag
+    v = os.environ.get(ENV)
+    return v is not None and v.strip().lower() not in _FALSE
+
+
+def set_enabled(flag: bool | None) -> None:
+    """Force bounds-checked mode on or off; ``None`` follows ``PYSYCL_BOUNDS_CHECK`` again."""
+    if flag is not None and not isinstance(flag, bool):
+        raise TypeError(f"set_bounds_check takes True, False or None, not {flag!r}")
+    _override[0] = flag
+
+
+# --------------------------------------------------------------- static check
+def check_launch(k: Any, location: str, filename: str, g: tuple[int, ...],
+                 loc: tuple[int, ...] | None, values: list[Any]) -> None:
+    """Raise ``errc.invalid`` if the launch is certain to index outside an accessor.
+
+    Args:
+        k: the ``_launch._Kernel``.
+        location: ``file:line`` of the kernel's definition (the submitting function's).
+        filename: the kernel's source file (the recorded lines are in it).
+        g: the global range (SYCL order).
+        loc: the local range of an ``nd_range`` launch, else None.
+        values: the captured values, in capture order.
+    """
+    for ci, ad, src, d, line in k.compiled.direct_index:
+        n = g[d] if src != ID_LOCAL else (loc[d] if loc is not None else 0)
+        v = values[ci]
+        tail = v._tail
+        extent = tail[1 + ad] if type(tail) is tuple else v._range[ad]
+        if n > extent:
+            _reject(k, location, filename, g, loc, ci, ad, src, d, line, v, n)
+
+
+def _reject(k: Any, location: str, filename: str, g: tuple[int, ...],
+            loc: tuple[int, ...] | None, ci: int, ad: int, src: int, d: int, line: int,
+            v: Any, n: int) -> None:
+    name = k.compiled.captures[ci].name
+    rng = tuple(v._range)
+    what = "local range" if src == ID_LOCAL else ("global range" if loc is not None else "range")
+    ids = "local id" if src == ID_LOCAL else "id"
+    space = f"sycl.range({', '.join(map(str, loc if src == ID_LOCAL and loc else g))})"
+    off = getattr(v, "_offset", None)
+    at = f" at offset {tuple(off)}" if off is not None and any(off) else ""
+    raise exception(
+        errc.invalid,
+        f"kernel {k.name!r} ({location}): its {what} {space} is larger than accessor "
+        f"{name!r} (range {rng}{at}) in dimension {ad}: every work-item indexes {name!r} with "
+        f"its own {ids} at {filename}:{line}, so work-items {rng[ad]}..{n - 1} of dimension {d} "
+        "would access elements outside the accessor (undefined behaviour in SYCL; it "
+        "corrupts memory on CPU devices). Launch over the accessor's range, or guard the "
+        "access (if i < n: ...). Nothing was enqueued.")
+
+
+# -------------------------------------------------------- bounds-checked mode
+class _Watch:
+    """One bounds-checked launch whose error buffer has not been inspected yet."""
+
+    __slots__ = ("buf", "files", "host", "kernel", "kernel_ev", "linear", "location", "ndim",
+                 "queue", "ranges", "read_ev")
+
+    def __init__(self, queue: Any, kernel: Any, location: str, files: dict[int, str],
+                 ranges: list[Any], ndim: int, buf: Any, host: np.ndarray,
+                 linear: tuple[int, ...] | None = None) -> None:
+        self.queue = queue
+        self.kernel = kernel
+        self.location = location
+        self.files = files
+        self.ranges = ranges
+        self.ndim = ndim
+        self.buf = buf
+        self.host = host
+        self.linear = linear  # a range launched as 1-D (reductions): the user's range
+        self.kernel_ev: Any = None
+        self.read_ev: Any = None
+
+    def error(self) -> exception:
+        """The violation this launch recorded, as ``errc.kernel``."""
+        w = self.host
+        slot, line, crc, kind, n = (int(x) for x in w[1:6])
+        idx = tuple(int(i) for i in w.view(np.int64)[4:4 + n])
+        if self.linear is None:
+            gid = tuple(int(i) for i in w.view(np.int64)[8:8 + self.ndim])[::-1]
+        else:
+            gid = tuple(int(i) for i in np.unravel_index(int(w.view(np.int64)[8]), self.linear))
+        cap = self.kernel.compiled.captures[slot]
+        what = "local_accessor" if getattr(cap.type, "space", "") == "local" else "accessor"
+        rng = tuple(self.ranges[slot]) if self.ranges[slot] is not None else ()
+        crc &= 0xFFFFFFFF
+        where = f"{self.files[crc]}:{line}" if crc in self.files else f"line {line}"
+        access = BOUNDS_ACCESS_KINDS[kind] if 0 <= kind < len(BOUNDS_ACCESS_KINDS) else "access"
+        index = ", ".join(map(str, idx))
+        return exception(
+            errc.kernel,
+            f"kernel {self.kernel.name!r} ({self.location}): out-of-bounds {access} of "
+            f"{what} {cap.name!r} at {where}: index [{index}] is outside its range {rng} "
+            f"(work-item {gid}; the first violation found, bounds-checked mode). The access "
+            "was skipped: out-of-range loads gave 0, stores were not made.")
+
+
+#: Launches not inspected yet, in launch order; violations found, not yet reported.
+watching: list[_Watch] = []
+found: list[_Watch] = []
+_pool: dict[Any, list[tuple[Any, np.ndarray]]] = {}
+_files: dict[types.CodeType, dict[int, str]] = {}
+_ZEROS = np.zeros(BOUNDS_ERR_BYTES // 4, dtype=np.int32)
+_MAX_WATCHING = 256
+
+
+def files_of(fn: Any) -> dict[int, str]:
+    """CRC-32 → file name of the kernel's source file and its helper functions' (once per code)."""
+    code = fn.__code__
+    out = _files.get(code)
+    if out is None:
+        out = {}
+        stack, seen = [fn], set()
+        while stack:
+            f = stack.pop()
+            f = getattr(f, "py_func", f)
+            if not isinstance(f, types.FunctionType) or id(f) in seen:
+                continue
+            seen.add(id(f))
+            name = f.__code__.co_filename
+            out[zlib.crc32(name.encode())] = name
+            for cell in f.__closure__ or ():
+                try:
+                    stack.append(cell.cell_contents)
+                except ValueError:
+                    pass
+            stack.extend(f.__globals__.get(n) for n in f.__code__.co_names)
+        _files[code] = out
+    return out
+
+
+def error_buffer(x: Any, ctx: Any, clq: Any) -> tuple[Any, np.ndarray]:
+    """A zeroed error buffer of context ``ctx`` and the host array it is read into."""
+    free = _pool.get(ctx._handle)
+    if free:
+        return free.pop()
+    buf = x.alloc(ctx._cl, BOUNDS_ERR_BYTES)
+    x.write(clq, buf, _ZEROS)
+    return buf, np.empty_like(_ZEROS)
+
+
+def watch(x: Any, w: _Watch, clq: Any, kernel_ev: Any) -> None:
+    """Read ``w``'s error buffer back after ``kernel_ev`` (non-blocking) and keep it."""
+    w.kernel_ev = kernel_ev
+    w.read_ev = x.read(clq, w.host, w.buf, blocking=False)
+    watching.append(w)
+    if len(watching) > _MAX_WATCHING:  # a long run without synchronization: inspect what is done
+        _inspect(x, None)
+
+
+def _inspect(x: Any, clq: Any) -> None:
+    """Move finished launches out of :data:`watching` (all of ``clq``'s are finished)."""
+    keep = []
+    for w in watching:
+        if (clq is not None and w.queue._clq is clq) or x.status(w.read_ev) == x.COMPLETE:
+            x.wait([w.read_ev])
+            if w.host[0]:
+                found.append(w)
+            else:  # clean: still all zeros, ready for another launch
+                _pool.setdefault(w.queue._ctx._handle, []).append((w.buf, w.host))
+        elif x.status(w.kernel_ev) < 0:
+            continue  # the kernel failed: the wait that sees it raises that error
+        else:
+            keep.append(w)
+    watching[:] = keep
+
+
+def sync(clq: Any = None) -> None:
+    """A synchronization point: report the first violation of the launches that finished.
+
+    ``clq``: an OpenCL queue known to be finished (``queue.wait``), or None.
+    """
+    from pysycl._cl import exec as x
+
+    if watching:
+        _inspect(x, clq)
+    if not found:
+        return
+    first = found[0]
+    rest = len(found) - 1
+    found.clear()
+    err = first.error()
+    if rest:
+        err.add_note(f"{rest} more bounds-checked launch(es) also went out of bounds")
+    q = first.queue
+    if q._async_handler is not None or getattr(q._ctx, "_async_handler", None) is not None:
+        q._async_errors.append(err)
+        q.throw_asynchronous()
+        return
+    raise err
