@@ -43,7 +43,7 @@ class event:  # noqa: N801 - the spec's spelling
                 from pysycl._cl import exec as _x
 
                 raise _x.translate(e, "the command failed") from e
-            if _bounds.watching or _bounds.found:  # bounds-checked launches: report violations
+            if _bounds.watching:  # bounds-checked launches: report violations
                 _bounds.sync()
 
     def wait_and_throw(self) -> None:

@@ -200,7 +200,7 @@ def _classify(fn: Any, info: _CodeInfo, h: Any, name: str, source: str, v: Any,
 class _Kernel:
     """A compiled kernel and its per-(context, device) OpenCL kernel objects."""
 
-    __slots__ = ("acc_slots", "arg_dtypes", "compiled", "kernels", "name")
+    __slots__ = ("acc_slots", "arg_dtypes", "compiled", "direct", "direct_rest", "kernels", "name")
 
     def __init__(self, compiled: CompiledKernel, name: str) -> None:
         self.compiled = compiled
@@ -222,6 +222,8 @@ class _Kernel:
             dts.append(None)  # the error buffer (reduction kernels add it after theirs)
         self.arg_dtypes = dts
         self.acc_slots = tuple(slots)
+        # The static bounds check's entries (pysycl._bounds.fast_checks).
+        self.direct, self.direct_rest = _bounds.fast_checks(compiled.direct_index, self.acc_slots)
         self.kernels: dict[tuple[Any, Any], Any] = {}
 
 
@@ -276,13 +278,18 @@ def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
         gsize, lsize = (1,), None
     else:
         gsize, lsize = _ndrange_sizes(k, dev, clk, index_space, values, acc_slots)
-    if k.compiled.direct_index:  # the static bounds check: a few int compares
-        if kind == "range":
-            _bounds.check_launch(k, info.location, info.code.co_filename, index_space._v, None,
-                                 values)
+    direct = k.direct
+    if direct or k.direct_rest:  # the static bounds check: a few int compares
+        g = index_space._v if kind == "range" else index_space._global._v
+        for ci, t, d in direct:
+            if g[d] > values[ci]._tail[t]:
+                break
         else:
-            _bounds.check_launch(k, info.location, info.code.co_filename,
-                                 index_space._global._v, index_space._local._v, values)
+            if not k.direct_rest:
+                g = None
+        if g is not None:  # a violation, or entries only the full check knows
+            _bounds.check_launch(k, info.location, info.code.co_filename, g,
+                                 None if kind == "range" else index_space._local._v, values)
     if checked:
         ranges = [v._range if s in (1, 2) else None for v, s in zip(values, acc_slots,
                                                                     strict=False)]

@@ -168,7 +168,7 @@ class queue:  # noqa: N801 - the spec's spelling
         from pysycl._cl import exec as x
 
         x.finish(self._clq)
-        if _bounds.watching or _bounds.found:  # bounds-checked launches: report violations
+        if _bounds.watching:  # bounds-checked launches: report violations
             _bounds.sync(self._clq)
 
     def wait_and_throw(self) -> None:

@@ -450,7 +450,7 @@ def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
         wg = int(np.prod(lsize))
         groups = int(np.prod(gsize)) // wg
         extra = []
-    if k.compiled.direct_index:  # the static bounds check (as _launch.prepare)
+    if k.compiled.direct_index:  # the static bounds check (as _launch.prepare; not hot)
         g = index_space._v if kind == "range" else index_space._global._v
         _bounds.check_launch(k, info.location, info.code.co_filename, g,
                              None if kind == "range" else index_space._local._v, values)

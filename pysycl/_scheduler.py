@@ -64,7 +64,7 @@ def wait_all(st: _Storage) -> None:
         _cl().wait(evs)
         st.reads.clear()
         st.last_write = None
-    if _bounds.watching or _bounds.found:  # before results reach the host (write-back)
+    if _bounds.watching:  # before results reach the host (write-back)
         _bounds.sync()
 
 
@@ -88,7 +88,7 @@ def acquire_host(st: _Storage, writes: bool, no_init: bool = False) -> None:
     else:
         if st.last_write is not None:
             _cl().wait([st.last_write[1]])
-        if _bounds.watching or _bounds.found:  # before results reach the host
+        if _bounds.watching:  # before results reach the host
             _bounds.sync()
     if not no_init:
         sync_to_host(st)
