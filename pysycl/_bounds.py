@@ -148,17 +148,19 @@ class _Watch:
 
     def error(self) -> exception:
         """The violation this launch recorded, as ``errc.kernel``."""
-        w = self.host
-        slot, line, crc, kind, n = (int(x) for x in w[1:6])
-        idx = tuple(int(i) for i in w.view(np.int64)[4:4 + n])
+        words = self.host.view(np.int64)
+        site = int(words[1]) & 0xFFFFFFFFFFFFFFFF
+        kind, slot = (site & 3) - 1, (site >> 2) & 0xFF
+        line, crc = (site >> 10) & 0x3FFFFF, site >> 32
+        n = getattr(self.kernel.compiled.captures[slot].type, "ndim", 1)
+        idx = tuple(int(i) for i in words[4:4 + n])
         if self.linear is None:
-            gid = tuple(int(i) for i in w.view(np.int64)[8:8 + self.ndim])[::-1]
+            gid = tuple(int(i) for i in words[8:8 + self.ndim])[::-1]
         else:
-            gid = tuple(int(i) for i in np.unravel_index(int(w.view(np.int64)[8]), self.linear))
+            gid = tuple(int(i) for i in np.unravel_index(int(words[8]), self.linear))
         cap = self.kernel.compiled.captures[slot]
         what = "local_accessor" if getattr(cap.type, "space", "") == "local" else "accessor"
         rng = tuple(self.ranges[slot]) if self.ranges[slot] is not None else ()
-        crc &= 0xFFFFFFFF
         where = f"{self.files[crc]}:{line}" if crc in self.files else f"line {line}"
         access = BOUNDS_ACCESS_KINDS[kind] if 0 <= kind < len(BOUNDS_ACCESS_KINDS) else "access"
         index = ", ".join(map(str, idx))

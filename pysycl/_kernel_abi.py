@@ -41,13 +41,13 @@ Bounds-checked kernels (``CompiledKernel.bounds_checked``, ``PYSYCL_BOUNDS_CHECK
 take one more, last argument: ``int __global *err``, :data:`BOUNDS_ERR_BYTES`
 bytes, zero before the launch. Every accessor and local-accessor element access
 compares its index with the access range; an access outside it is skipped (a
-load gives 0, an atomic works on a scratch word) and the first violating
-work-item (``atomic_cmpxchg(&err[0], 0, 1)``) writes, as ``int``: ``err[1]``
-the capture's position, ``err[2]`` the source line, ``err[3]`` the CRC-32 of the
-source file name, ``err[4]`` the access (:data:`BOUNDS_ACCESS_KINDS`),
-``err[5]`` the number of index components; as ``long``: the components at
-``((long *) err)[4 + d]`` and the work-item's ``get_global_id(d)`` at
-``((long *) err)[8 + d]`` (OpenCL order). ``((long *) err)[7]`` is the scratch word.
+load gives 0, an atomic works on a scratch word). The first violating work-item
+(``atomic_cmpxchg(&err[0], 0, 1)``) writes, as ``long`` words ``((long *) err)[k]``:
+``[1]`` the access's site -- bits 0-1: 1 + index into :data:`BOUNDS_ACCESS_KINDS`,
+bits 2-9: the capture's position, bits 10-31: the source line, bits 32-63: the
+CRC-32 of the source file's name --; ``[4 + d]`` the index components (as many as
+the accessor has dimensions); ``[8 + d]`` its ``get_global_id(d)`` (OpenCL order).
+``[7]`` is the scratch word.
 """
 
 from __future__ import annotations

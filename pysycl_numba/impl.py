@@ -212,7 +212,7 @@ def element_pointer(
     if not accty.checked:
         return _pointer(builder, accty, a, ids)
     ok = bounds.in_bounds(builder, ids, _ranges(accty, a))
-    ptr = bounds.checked(builder, ok, a.err, a.slot, kind, ids,
+    ptr = bounds.checked(builder, ok, a.rec, a.slot, kind, ids,
                          lambda: _pointer(builder, accty, a, ids),
                          default=bounds.scratch(builder, a.err, a.base.type, accty.space))
     return ptr
@@ -243,7 +243,7 @@ def accessor_getitem(context: Any, builder: Any, sig: Any, args: Any) -> Any:
         return load()
     ok = bounds.in_bounds(builder, ids, _ranges(accty, a))
     zero = context.get_constant_null(accty.dtype)
-    return bounds.checked(builder, ok, a.err, a.slot, "read", ids, load, default=zero)
+    return bounds.checked(builder, ok, a.rec, a.slot, "read", ids, load, default=zero)
 
 
 @lower(operator.setitem, AccessorType, types.Any, types.Any)
@@ -264,7 +264,7 @@ def accessor_setitem(context: Any, builder: Any, sig: Any, args: Any) -> Any:
         store()
     else:
         ok = bounds.in_bounds(builder, ids, _ranges(accty, a))
-        bounds.checked(builder, ok, a.err, a.slot, "write", ids, store)
+        bounds.checked(builder, ok, a.rec, a.slot, "write", ids, store)
     return context.get_dummy_value()
 
 

@@ -35,7 +35,7 @@ from llvmlite import ir as llir
 from pysycl._kernel_abi import AccessorType as AbiAccessor
 from pysycl._kernel_abi import IndexSpace, ReductionType
 from pysycl._kernel_api import access, maximum, minimum, plus, reduce_over_group
-from pysycl_numba import ocl
+from pysycl_numba import bounds, ocl
 from pysycl_numba._numba_compat import (
     AbstractTemplate,
     AttributeTemplate,
@@ -250,12 +250,13 @@ def build_reduction_wrapper(
     err = fn.args[-1] if bounds_checked else None
     fn.calling_convention = "spir_kernel"
     builder = llir.IRBuilder(fn.append_basic_block("entry"))
+    rec = bounds.new_record(builder) if bounds_checked else None
 
     values: list[Any] = []
     pos = 0
     for slot, (capty, params) in enumerate(zip(capture_types, per_capture, strict=True)):
         values.append(_build_capture(context, builder, capty, list(fn.args[pos:pos + len(params)]),
-                                     err, slot))
+                                     err, slot, rec))
         pos += len(params)
     user_range = list(fn.args[pos:pos + n_range])
     pos += n_range
@@ -305,6 +306,8 @@ def build_reduction_wrapper(
             epi.fndesc.restype, epi_args), name=epi.fndesc.mangled_name)
         context.call_conv.call_function(builder, epi_fn, epi.fndesc.restype, epi_args,
                                         [tag, v, scratch._getvalue(), partials._getvalue()])
+    if bounds_checked:
+        bounds.publish(builder, rec, err)
     builder.ret_void()
     return module
 

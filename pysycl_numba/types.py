@@ -130,7 +130,7 @@ class AccessorType(types.Type):
 
     def hidden_member_names(self) -> list[str]:
         """Members after the ABI ones, set by the entry point (bounds-checked mode only)."""
-        return ["err", "slot"] if self.checked else []
+        return ["err", "rec", "slot"] if self.checked else []
 
 
 class NdItemType(types.Type):
@@ -314,8 +314,9 @@ class _AccessorModel(models.StructModel):
                 members.append((name, GlobalPointer(fe_type.dtype, fe_type.addrspace)))
             else:
                 members.append((name, index_type))
-        if fe_type.checked:  # the kernel's error buffer, and this capture's slot in it
+        if fe_type.checked:  # error buffer, the work-item's violation record, capture slot
             members += [("err", GlobalPointer(types.int32, ADDRSPACE_GLOBAL)),
+                        ("rec", GlobalPointer(types.int64, ADDRSPACE_PRIVATE)),
                         ("slot", types.int32)]
         super().__init__(dmm, fe_type, members)
 

@@ -16,7 +16,7 @@ from llvmlite import ir as llir
 
 from pysycl._kernel_abi import AccessorType as AbiAccessor
 from pysycl._kernel_abi import IndexSpace
-from pysycl_numba import ocl, specconst
+from pysycl_numba import bounds, ocl, specconst
 from pysycl_numba._numba_compat import cgutils, types
 from pysycl_numba.types import AccessorType, ItemType, NdItemType
 
@@ -37,14 +37,15 @@ def _flat_params(context: Any, capty: types.Type, abity: Any) -> list[llir.Type]
 
 def _build_capture(
     context: Any, builder: llir.IRBuilder, capty: types.Type, params: list[llir.Argument],
-    err: Any = None, slot: int = 0,
+    err: Any = None, slot: int = 0, rec: Any = None,
 ) -> Any:
     if isinstance(capty, AccessorType):
         acc = cgutils.create_struct_proxy(capty)(context, builder)
         for name, value in zip(capty.member_names(), params, strict=True):
             setattr(acc, name, value)
-        if capty.checked:  # bounds-checked mode: the error buffer and this capture's slot
+        if capty.checked:  # bounds-checked mode: error buffer, violation record, slot
             acc.err = err
+            acc.rec = rec
             acc.slot = llir.Constant(llir.IntType(32), slot)
         return acc._getvalue()
     if specconst.is_spec_ref(capty):
@@ -100,6 +101,7 @@ def build_kernel_wrapper(
     err = fn.args[-1] if bounds_checked else None
     fn.calling_convention = "spir_kernel"
     builder = llir.IRBuilder(fn.append_basic_block("entry"))
+    rec = bounds.new_record(builder) if bounds_checked else None
 
     argtypes: list[types.Type] = []
     values: list[Any] = []
@@ -119,10 +121,12 @@ def build_kernel_wrapper(
         args = list(fn.args[pos : pos + len(params)])
         pos += len(params)
         argtypes.append(capty)
-        values.append(_build_capture(context, builder, capty, args, err, slot))
+        values.append(_build_capture(context, builder, capty, args, err, slot, rec))
 
     callee_type = context.call_conv.get_function_type(fndesc.restype, argtypes)
     callee = llir.Function(module, callee_type, name=fndesc.mangled_name)
     context.call_conv.call_function(builder, callee, fndesc.restype, argtypes, values)
+    if bounds_checked:
+        bounds.publish(builder, rec, err)
     builder.ret_void()
     return module
