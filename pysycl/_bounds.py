@@ -22,6 +22,7 @@ host. A queue (or context) with an ``async_handler`` gets it there instead.
 from __future__ import annotations
 
 import os
+import threading
 import types
 import zlib
 from typing import Any
@@ -178,6 +179,7 @@ _pool: dict[Any, list[tuple[Any, np.ndarray]]] = {}
 _files: dict[types.CodeType, dict[int, str]] = {}
 _ZEROS = np.zeros(BOUNDS_ERR_BYTES // 4, dtype=np.int32)
 _MAX_WATCHING = 256
+_lock = threading.Lock()  # queues may be used from several threads
 
 
 def files_of(fn: Any) -> dict[int, str]:
@@ -219,9 +221,10 @@ def watch(x: Any, w: _Watch, clq: Any, kernel_ev: Any) -> None:
     """Read ``w``'s error buffer back after ``kernel_ev`` (non-blocking) and keep it."""
     w.kernel_ev = kernel_ev
     w.read_ev = x.read(clq, w.host, w.buf, blocking=False)
-    watching.append(w)
-    if len(watching) > _MAX_WATCHING:  # a long run without synchronization: inspect what is done
-        _inspect(x, None)
+    with _lock:
+        watching.append(w)
+        if len(watching) > _MAX_WATCHING:  # long without synchronization: inspect what is done
+            _inspect(x, None)
 
 
 def _inspect(x: Any, clq: Any) -> list[_Watch]:
@@ -258,10 +261,11 @@ def sync(clq: Any = None) -> None:
     """
     from pysycl._cl import exec as x
 
-    bad = _inspect(x, clq)
-    if not bad:
-        return
-    watching[:] = [w for w in watching if w not in bad]
+    with _lock:
+        bad = _inspect(x, clq)
+        if not bad:
+            return
+        watching[:] = [w for w in watching if w not in bad]
     first = bad[0]
     err = first.error()
     if len(bad) > 1:
