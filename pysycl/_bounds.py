@@ -14,9 +14,10 @@ each launch gets a small zeroed error buffer (pooled) as its last argument and a
 non-blocking read of it after the kernel. A violation is an asynchronous error
 (SYCL 2020 §4.13): it is reported at the first synchronization point after the
 kernel -- ``queue.wait()``/``wait_and_throw()``, ``event.wait()``/``wait_and_throw()``,
-a ``host_accessor``, a copy to host memory, a buffer's write-back -- as
-``sycl.exception(errc.kernel)``, before any of the kernel's results reach the
-host. A queue (or context) with an ``async_handler`` gets it there instead.
+and for the buffers the kernel used a ``host_accessor``, a copy to host memory or
+the write-back -- as ``sycl.exception(errc.kernel)``, before any of the kernel's
+results reach the host. A queue (or context) with an ``async_handler`` gets it
+there instead.
 """
 
 from __future__ import annotations
@@ -130,16 +131,19 @@ class _Watch:
     """One bounds-checked launch whose error buffer has not been inspected yet."""
 
     __slots__ = ("buf", "files", "host", "kernel", "kernel_ev", "linear", "location", "ndim",
-                 "queue", "ranges", "read_ev")
+                 "queue", "ranges", "read_ev", "storages")
 
     def __init__(self, queue: Any, kernel: Any, location: str, files: dict[int, str],
-                 ranges: list[Any], ndim: int, buf: Any, host: np.ndarray,
+                 values: list[Any], ranges: list[Any], ndim: int, buf: Any, host: np.ndarray,
                  linear: tuple[int, ...] | None = None) -> None:
         self.queue = queue
         self.kernel = kernel
         self.location = location
         self.files = files
         self.ranges = ranges
+        # The buffers it used (ids: a watch must not keep their memory alive).
+        self.storages = frozenset(id(v._buf._storage) for v, s in
+                                  zip(values, kernel.acc_slots, strict=False) if s == 1)
         self.ndim = ndim
         self.buf = buf
         self.host = host
@@ -254,15 +258,21 @@ def _inspect(x: Any, clq: Any) -> list[_Watch]:
     return bad
 
 
-def sync(clq: Any = None) -> None:
+def sync(clq: Any = None, storage: Any = None) -> None:
     """A synchronization point: report the first violation of the launches that finished.
 
-    ``clq``: an OpenCL queue known to be finished (``queue.wait``), or None.
+    Args:
+        clq: an OpenCL queue known to be finished (``queue.wait``), or None.
+        storage: a buffer's storage whose data the host is about to see (a
+            ``host_accessor``, a write-back): only launches that used it report
+            here, so another buffer's write-back is never skipped for them.
     """
     from pysycl._cl import exec as x
 
     with _lock:
         bad = _inspect(x, clq)
+        if storage is not None:
+            bad = [w for w in bad if id(storage) in w.storages]
         if not bad:
             return
         watching[:] = [w for w in watching if w not in bad]

@@ -332,7 +332,8 @@ def _checked_launch(q: Any, k: _Kernel, location: str, files: dict[int, str],
         args = flat_args(values, acc_slots, ctx._handle)
         args.append(buf)
         ev = x.launch(clq, clk, gsize, lsize, args, wait_for)
-        _bounds.watch(x, _bounds._Watch(q, k, location, files, ranges, ndim, buf, host), clq, ev)
+        _bounds.watch(x, _bounds._Watch(q, k, location, files, values, ranges, ndim, buf, host),
+                      clq, ev)
         return ev
 
     return launch

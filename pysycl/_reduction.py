@@ -482,8 +482,8 @@ def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
                 args.append(buf)
             ev = x.launch(clq, clk, gsize, lsize, args, wait_for)
             if checked:
-                _bounds.watch(x, _bounds._Watch(q, k, info.location, files, ranges, ndim, buf,
-                                                host, tuple(extra) or None), clq, ev)
+                _bounds.watch(x, _bounds._Watch(q, k, info.location, files, values, ranges,
+                                                ndim, buf, host, tuple(extra) or None), clq, ev)
             wait_for = None
         for r, p, fk, fclk, flim in zip(reds, parts, finals, fclks, flims, strict=True):
             fl = max(1, min(256, flim, groups))

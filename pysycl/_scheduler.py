@@ -64,8 +64,8 @@ def wait_all(st: _Storage) -> None:
         _cl().wait(evs)
         st.reads.clear()
         st.last_write = None
-    if _bounds.watching:  # before results reach the host (write-back)
-        _bounds.sync()
+    if _bounds.watching:  # bounds-checked kernels that used st: report before write-back
+        _bounds.sync(storage=st)
 
 
 def sync_to_host(st: _Storage) -> None:
@@ -88,8 +88,8 @@ def acquire_host(st: _Storage, writes: bool, no_init: bool = False) -> None:
     else:
         if st.last_write is not None:
             _cl().wait([st.last_write[1]])
-        if _bounds.watching:  # before results reach the host
-            _bounds.sync()
+        if _bounds.watching:  # bounds-checked kernels that used st: report first
+            _bounds.sync(storage=st)
     if not no_init:
         sync_to_host(st)
     if writes:
@@ -247,7 +247,7 @@ def _copy(q: Any, cmd: tuple[Any, ...], wait_for: list[Any]) -> Any:
             if _bounds.watching:  # bounds-checked launches: report before results reach the host
                 x.wait([e for e in wait_for if e is not None])
                 x.finish(q._clq)
-                _bounds.sync(q._clq)
+                _bounds.sync(q._clq, src._buf._storage)
             return x.read(q._clq, dst_arr.reshape(-1)[:n], src._buf._storage.dev[q._ctx._handle],
                           off * src.dtype.itemsize, wait_for=wait_for or None, blocking=True)
         raise exception(errc.invalid, "copy(accessor, array): the destination must be a "

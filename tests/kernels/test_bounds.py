@@ -263,6 +263,25 @@ def test_bounds_checked_violation_is_reported_at_host_accessor(kq: sycl.queue,
     assert list(np.asarray(ha)) == [1, 1, 1, 1]
 
 
+def test_bounds_violation_never_blocks_another_buffers_write_back(kq: sycl.queue,
+                                                                 checked: None) -> None:
+    bad = sycl.buffer(np.zeros(4, np.int32))
+
+    def wild(h: sycl.handler) -> None:
+        w = bad.get_access(h, sycl.access_mode.read_write)
+        h.parallel_for(sycl.range(4), lambda i: w.__setitem__(i, w[i + 4]))
+    kq.submit(wild)
+    other = np.zeros(3, np.int32)
+    with sycl.buffer(other) as O:                 # another buffer: written back, no error
+        def fine(h: sycl.handler) -> None:
+            o = O.get_access(h, sycl.access_mode.write)
+            h.parallel_for(sycl.range(3), lambda i: o.__setitem__(i, 5))
+        kq.submit(fine)
+    assert list(other) == [5, 5, 5]
+    with pytest.raises(sycl.exception, match=r"accessor 'w' .*index \[[4-7]\]"):
+        kq.wait()                                 # the queue's next wait reports it
+
+
 def test_bounds_checked_violation_goes_to_the_async_handler(kernel_device: sycl.device,
                                                             checked: None) -> None:
     seen: list[BaseException] = []
