@@ -242,8 +242,8 @@ def _inspect(x: Any, clq: Any) -> list[_Watch]:
         if w.kernel_ev is None:  # already read: a violation waiting for a synchronization point
             bad.append(w)
             keep.append(w)
-        elif (clq is not None and w.queue._clq is clq) or x.status(w.read_ev) == x.COMPLETE:
-            x.wait([w.read_ev])
+        elif (clq is not None and w.queue._clq is clq) or x.status(w.kernel_ev) == x.COMPLETE:
+            x.wait([w.read_ev])  # right behind the kernel on its in-order queue
             w.kernel_ev = w.read_ev = None
             if w.host[0]:
                 bad.append(w)

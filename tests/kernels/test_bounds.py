@@ -397,6 +397,20 @@ def test_bounds_checked_and_plain_kernels_are_separate_cache_entries(kq: sycl.qu
     assert s["compiles"] + s["disk_hits"] == 2 and s["memory_hits"] == 2, s
 
 
+def test_bounds_checked_kernel_survives_the_disk_cache(kq: sycl.queue, checked: None) -> None:
+    if _diskcache.cache_dir() is None:
+        pytest.skip("disk cache disabled")
+    x = np.arange(6, dtype=F32)
+    with pytest.raises(sycl.exception, match="bounds-checked mode"):
+        _shifted_copy(kq, x, 2)
+    sycl.ext.clear_kernel_memory_cache()
+    sycl.ext.reset_kernel_cache_stats()
+    with pytest.raises(sycl.exception, match=r"index \[[67]\] is outside its range \(6,\)"):
+        _shifted_copy(kq, x, 2)                   # CompiledKernel.bounds_checked from disk
+    s = sycl.ext.kernel_cache_stats()
+    assert s["disk_hits"] == 1 and s["compiles"] == 0, s
+
+
 def test_bounds_check_environment_variable_is_read_at_launch(
         kq: sycl.queue, monkeypatch: pytest.MonkeyPatch) -> None:
     x = np.arange(4, dtype=F32)
