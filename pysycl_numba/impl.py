@@ -212,10 +212,9 @@ def element_pointer(
     if not accty.checked:
         return _pointer(builder, accty, a, ids)
     ok = bounds.in_bounds(builder, ids, _ranges(accty, a))
-    ptr = bounds.checked(builder, ok, a.rec, a.slot, kind, ids,
-                         lambda: _pointer(builder, accty, a, ids),
-                         default=bounds.scratch(builder, a.err, a.base.type, accty.space))
-    return ptr
+    return bounds.checked(builder, ok, a.rec, a.slot, kind, ids,
+                          lambda: _pointer(builder, accty, a, ids),
+                          default=bounds.scratch(builder, a.err, a.base.type, accty.space))
 
 
 def _ranges(accty: AccessorType, a: Any) -> list[Any]:

@@ -128,10 +128,6 @@ class AccessorType(types.Type):
             names += [f"mem_range{d}" for d in range(1, self.ndim)]
         return names
 
-    def hidden_member_names(self) -> list[str]:
-        """Members after the ABI ones, set by the entry point (bounds-checked mode only)."""
-        return ["err", "rec", "slot"] if self.checked else []
-
 
 class NdItemType(types.Type):
     """``sycl.nd_item<ndim>``: the parameter of an ``nd_range`` kernel.
