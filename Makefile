@@ -26,6 +26,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_kernels.py --write
 	$(PY) benchmarks/bench_ndrange.py --write
+	$(PY) benchmarks/bench_bounds.py --write
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -140,7 +140,7 @@ def _input_image(v: _Variant) -> _Image:
     if v.image is None:
         k = v.load()
         c = k.compiled
-        ids = _specconst.spec_ids_of(v.fn, c) if v.fn is not None else v.spec_ids
+        ids = v.spec_ids
         v.image = _Image(bundle_state.input, c.format, _digest(c.format, c.binary),
                          kernel_ids=[v.kid], aspects=frozenset(c.required_aspects) | v.device_has,
                          variants={c.entry: k}, mkeys={v.mkey: c.entry}, il=c.binary,

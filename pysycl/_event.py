@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from pysycl import _bounds
 from pysycl._exceptions import errc, exception
 
 
@@ -42,6 +43,8 @@ class event:  # noqa: N801 - the spec's spelling
                 from pysycl._cl import exec as _x
 
                 raise _x.translate(e, "the command failed") from e
+            if _bounds.watching:  # bounds-checked launches: report violations
+                _bounds.sync()
 
     def wait_and_throw(self) -> None:
         """Wait, then hand any asynchronous errors to the queue's async_handler."""

@@ -99,6 +99,36 @@ def region_view(acc: accessor, writable: bool = True) -> np.ndarray:
                                            writeable=writable)
 
 
+class KernelView(np.ndarray):
+    """A numpy array indexed with SYCL's rules: a negative index is out of bounds.
+
+    Accessors, local accessors and private arrays are bound to such views while
+    a kernel runs, so ``acc[-1]`` raises ``IndexError`` (reported as ``errc.kernel``)
+    like ``acc[n]`` does, instead of wrapping around as numpy would.
+    """
+
+    def __getitem__(self, idx: Any) -> Any:
+        check_index(idx, self.shape)
+        return super().__getitem__(idx)
+
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        check_index(idx, self.shape)
+        super().__setitem__(idx, value)
+
+
+def check_index(idx: Any, shape: tuple[int, ...], past_end: bool = False) -> None:
+    """Raise ``IndexError`` for a negative index component (and one past the end if asked)."""
+    for d, i in enumerate(idx if type(idx) is tuple else (idx,)):
+        try:
+            v = operator.index(i)
+        except TypeError:
+            continue  # a slice or Ellipsis: numpy's own rules (host code only)
+        if v < 0 or (past_end and d < len(shape) and v >= shape[d]):
+            size = shape[d] if d < len(shape) else 0
+            why = " (SYCL indices do not wrap around)" if v < 0 else ""
+            raise IndexError(f"index {v} is out of bounds for axis {d} with size {size}{why}")
+
+
 def _copy(src: Any, dst: Any) -> None:
     if isinstance(src, accessor):
         s = region_view(src, writable=False).reshape(-1)
@@ -164,7 +194,7 @@ def _prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[], None]:
             if acc._ktype.mode != "read" and id(st) not in backups:
                 backups[id(st)] = (st.host, st.host.copy())
         for acc in reqs:
-            acc._hostview = region_view(acc, writable=acc._ktype.mode != "read")
+            acc._hostview = region_view(acc, writable=acc._ktype.mode != "read").view(KernelView)
         try:
             if kind == "single_task":
                 _call(desc, fn, (*extra,), "the single task")
@@ -502,7 +532,7 @@ def _run_nd_range(desc: str, fn: Any, nd: nd_range, locals_: list[Any],
     for gid in itertools.product(*(builtins.range(g) for g in groups)):
         for la in locals_:  # fresh local memory per work-group; NaN shows uninitialized reads
             la._hostview = np.full(tuple(la._range), np.nan if la.dtype.kind in "fc" else 0,
-                                   dtype=la.dtype)
+                                   dtype=la.dtype).view(KernelView)
         run = _GroupRun(n, desc, gid)
         threads = []
         for j, lid in enumerate(local_ids):
@@ -617,7 +647,9 @@ def host_atomic_ref(acc: Any, index: Any) -> _HostAtomicRef:
     if arr.dtype.kind not in _ATOMIC_KINDS or arr.dtype.itemsize not in (4, 8):
         raise TypeError(f"sycl.atomic_ref: element type {arr.dtype} is not supported (int32, "
                         "uint32, int64, uint64, float32, float64)")
-    return _HostAtomicRef(arr, _np_index(index))
+    idx = _np_index(index)
+    check_index(idx, arr.shape, past_end=True)
+    return _HostAtomicRef(arr, idx)
 
 
 # --------------------------------------------------------------- reductions

@@ -36,11 +36,24 @@ per work-item of a work-group).
 Index space: the entry point takes no index arguments; ids and ranges come from
 OpenCL work-item built-ins with SYCL dimension ``d`` of an ``n``-D range read
 from OpenCL dimension ``n - 1 - d`` (OpenCL backend appendix, "syclOpenCL.mapping").
+
+Bounds-checked kernels (``CompiledKernel.bounds_checked``, ``PYSYCL_BOUNDS_CHECK=1``)
+take one more, last argument: ``int __global *err``, :data:`BOUNDS_ERR_BYTES`
+bytes, zero before the launch. Every accessor and local-accessor element access
+compares its index with the access range; an access outside it is skipped (a
+load gives 0, an atomic works on a scratch word). The first violating work-item
+(``atomic_cmpxchg(&err[0], 0, 1)``) writes, as ``long`` words ``((long *) err)[k]``:
+``[1]`` the access's site -- bits 0-1: 1 + index into :data:`BOUNDS_ACCESS_KINDS`,
+bits 2-9: the capture's position, bits 10-31: the source line, bits 32-63: the
+CRC-32 of the source file's name --; ``[4 + d]`` the index components (as many as
+the accessor has dimensions); ``[8 + d]`` its ``get_global_id(d)`` (OpenCL order).
+``[7]`` is the scratch word.
 """
 
 from __future__ import annotations
 
 import re
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -48,6 +61,13 @@ from typing import Any, Literal
 import numpy as np
 
 IndexKind = Literal["range", "nd_range", "single_task"]
+
+#: Size of a bounds-checked kernel's error buffer (layout in the module docstring).
+BOUNDS_ERR_BYTES = 96
+#: ``err[4]`` of a bounds violation: what the access was.
+BOUNDS_ACCESS_KINDS = ("read", "write", "atomic_ref")
+#: ``DirectIndex.source``: the index is the work-item's global id / its local id.
+ID_GLOBAL, ID_LOCAL = 0, 1
 AccessMode = Literal["read", "write", "read_write"]
 
 
@@ -177,6 +197,14 @@ class CompiledKernel:
         source_location: ``"file:line"`` of the kernel's definition.
         reductions: the kernel's reductions, in parameter order (empty for
             kernels without ``sycl.reduction``).
+        direct_index: accessor dimensions every work-item indexes with its own
+            id, unmodified (``acc[i]``, ``acc[it]``, ``acc[it.get_global_id(0)]``)
+            in code that every work-item runs: ``(capture position, accessor
+            dimension, ID_GLOBAL or ID_LOCAL, launch dimension, source line)``.
+            The launcher rejects a launch whose range exceeds such an
+            accessor's range before anything is enqueued.
+        bounds_checked: compiled in bounds-checked mode (the entry point takes
+            the error buffer as its last argument).
     """
 
     binary: bytes
@@ -187,11 +215,47 @@ class CompiledKernel:
     required_aspects: frozenset[str] = field(default_factory=frozenset)
     source_location: str = ""
     reductions: tuple[ReductionType, ...] = ()
+    direct_index: tuple[tuple[int, int, int, int, int], ...] = ()
+    bounds_checked: bool = False
 
 
 def flat_arg_count(captures: tuple[Capture, ...]) -> int:
     """Total number of OpenCL kernel arguments of ``captures``."""
     return sum(c.type.flat_arg_count() for c in captures)
+
+
+class _Lifted:
+    """Stands in a compiled copy's closure for a capture that becomes a kernel argument."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<kernel argument {self.name}>"
+
+
+def detached(fn: Any, captures: tuple[Capture, ...]) -> Any:
+    """A copy of ``fn`` for the compiler, whose closure holds no captured value.
+
+    Numba keeps the function it compiles in objects that form reference cycles;
+    compiling the user's function itself would tie its closure — accessors,
+    buffers, host arrays — to garbage only the cyclic collector frees, and delay
+    the buffers' write-back. Captures that become kernel arguments are never read
+    by the compiler, so the copy's cells hold placeholders; compile-time
+    constants (helper functions, modules) stay.
+    """
+    closure = fn.__closure__
+    if not closure:
+        return fn
+    lifted = {c.name for c in captures if c.source == "freevar"}
+    cells = tuple(types.CellType(_Lifted(n)) if n in lifted else c
+                  for n, c in zip(fn.__code__.co_freevars, closure, strict=True))
+    copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, cells)
+    copy.__qualname__ = fn.__qualname__
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    return copy
 
 
 def source_location(fn: Callable[..., object]) -> str:
@@ -306,6 +370,8 @@ def kernel_to_plain(k: CompiledKernel) -> dict[str, object]:
         "required_aspects": sorted(k.required_aspects),
         "source_location": k.source_location,
         "reductions": [{"dtype": _dtype_to_plain(r.dtype), "op": r.op} for r in k.reductions],
+        "direct_index": [list(t) for t in k.direct_index],
+        "bounds_checked": k.bounds_checked,
     }
 
 
@@ -317,7 +383,8 @@ def kernel_from_plain(d: object, binary: bytes) -> CompiledKernel:
     is imported or looked up by a name read from ``d``.
     """
     f = _fields(d, {"schema", "format", "entry", "captures", "index", "required_aspects",
-                    "source_location", "reductions"}, "compiled kernel")
+                    "source_location", "reductions", "direct_index", "bounds_checked"},
+                "compiled kernel")
     if f["schema"] != PLAIN_SCHEMA:
         raise ValueError(f"schema {f['schema']!r:.20}, not {PLAIN_SCHEMA}")
     if not isinstance(f["captures"], list) or not isinstance(f["reductions"], list) or \
@@ -345,4 +412,27 @@ def kernel_from_plain(d: object, binary: bytes) -> CompiledKernel:
         required_aspects=frozenset(_str(a, "aspect", _NAME_RE) for a in f["required_aspects"]),
         source_location=_str(f["source_location"], "source location"),
         reductions=tuple(reductions),
+        direct_index=tuple(_direct_index_from_plain(t) for t in _list(f["direct_index"])),
+        bounds_checked=_bool(f["bounds_checked"], "bounds_checked"),
     )
+
+
+def _list(v: object) -> list[Any]:
+    if not isinstance(v, list):
+        raise ValueError(f"expected a list, not {type(v).__name__}")
+    return v
+
+
+def _bool(v: object, what: str) -> bool:
+    if type(v) is not bool:
+        raise ValueError(f"{what} must be true or false")
+    return v
+
+
+def _direct_index_from_plain(v: object) -> tuple[int, int, int, int, int]:
+    t = _list(v)
+    if len(t) != 5:
+        raise ValueError("a direct_index entry has five numbers")
+    return (_int(t[0], 0, 1 << 16, "capture position"), _int(t[1], 0, 2, "accessor dimension"),
+            _int(t[2], 0, 1, "id kind"), _int(t[3], 0, 2, "launch dimension"),
+            _int(t[4], 0, 1 << 31, "source line"))

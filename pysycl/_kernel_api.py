@@ -231,7 +231,9 @@ def private_array(dtype: Any, n: int) -> Any:
     """A per-work-item array of ``n`` elements (``n`` an integer literal), e.g. a register tile."""
     if not _in_host_kernel():
         _device_only("private_array")
-    return np.zeros(int(n), dtype=np.dtype(dtype))
+    from pysycl._host_exec import KernelView
+
+    return np.zeros(int(n), dtype=np.dtype(dtype)).view(KernelView)
 
 
 # ----------------------------------------------------------- function objects

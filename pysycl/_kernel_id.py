@@ -28,7 +28,15 @@ from typing import Any
 
 import numpy as np
 
-from pysycl._kernel_abi import AccessorType, CaptureType, IndexSpace, ScalarType, SpecConstantType
+from pysycl._kernel_abi import (
+    AccessorType,
+    Capture,
+    CaptureType,
+    IndexSpace,
+    ScalarType,
+    SpecConstantType,
+    detached,
+)
 from pysycl._specconst import spec_ids_of
 
 
@@ -74,16 +82,23 @@ class _Variant:
 
     def __init__(self, kid: kernel_id, mkey: Any, fn: Any, caps: list[Any] | None,
                  tkey: tuple[Any, ...], index: IndexSpace, device_has: frozenset[str]) -> None:
+        captures = tuple(Capture(n, s, t) for n, s, t in caps or ())  # type: ignore[arg-type]
         self.kid = kid
         self.mkey = mkey
-        self.fn = fn
+        # A copy of the kernel whose closure holds placeholders for what becomes an
+        # argument: code and constants to compile from, never the user's captured
+        # values (they hold accessors, buffers and host arrays: see docs/memory.md).
+        self.fn = detached(fn, captures)
+        # specialization_ids (declarations, not data), read from the real closure
+        self.spec_ids: tuple[Any, ...] = (
+            spec_ids_of(fn, captures) if any(isinstance(c.type, SpecConstantType)
+                                             for c in captures) else ())
         self.caps = caps
         self.tkey = tkey
         self.index = index
         self.device_has = device_has
         self.kernel: Any = None   # pysycl._launch._Kernel once compiled or loaded
         self.image: Any = None    # its input-state device image (pysycl._bundle)
-        self.spec_ids: tuple[Any, ...] = ()  # specialization_ids of a submitted kernel
 
     def load(self) -> Any:
         """The compiled kernel: from memory, the disk cache, or the compiler."""
@@ -168,9 +183,10 @@ def register_submitted(k: Any, fn: Any, kernel_name: str | None, mkey: Any,
     Called by the launcher on a memory miss, and whenever a submit names a kernel
     whose code is already compiled under another name: each distinct name is its
     own ``kernel_id``, sharing the compiled code. The registry keeps the compiled
-    kernel and the capture *types* only — never ``fn``: its closure holds the
-    user's accessors, buffers and host arrays, and keeping it alive would keep
-    those buffers from writing back.
+    kernel, the capture *types* and a detached copy of ``fn`` (placeholders in
+    its closure) — never ``fn`` itself: its closure holds the user's accessors,
+    buffers and host arrays, and keeping it alive would keep those buffers from
+    writing back.
     """
     name = kernel_name or auto_name(fn)
     with _lock:
@@ -180,10 +196,8 @@ def register_submitted(k: Any, fn: Any, kernel_name: str | None, mkey: Any,
             if v.kernel is None:
                 v.kernel = k
             return
-        v = _Variant(kid, mkey, None, caps, tkey, index, frozenset())
+        v = _Variant(kid, mkey, fn, caps, tkey, index, frozenset())
         v.kernel = k
-        if any(isinstance(c[2], SpecConstantType) for c in caps):
-            v.spec_ids = spec_ids_of(fn, k.compiled)  # declarations, not captured data
         kid._variants[mkey] = v
         _by_mkey.setdefault(mkey, v)
 

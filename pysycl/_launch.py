@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from pysycl import _bundle, _diskcache, _kernel, _kernel_id, _specconst
+from pysycl import _bounds, _bundle, _diskcache, _kernel, _kernel_id, _specconst
 from pysycl._accessor import accessor
 from pysycl._buffer import buffer
 from pysycl._exceptions import errc, exception, kernel_compile_error
@@ -44,6 +44,7 @@ from pysycl._kernel_abi import (
     IndexSpace,
     ScalarType,
     SpecConstantType,
+    detached,
     source_location,
 )
 from pysycl._kernel_api import _functor, local_accessor
@@ -203,7 +204,7 @@ def _classify(fn: Any, info: _CodeInfo, h: Any, name: str, source: str, v: Any,
 class _Kernel:
     """A compiled kernel and its per-(context, device) OpenCL kernel objects."""
 
-    __slots__ = ("acc_slots", "arg_dtypes", "compiled", "kernels", "name")
+    __slots__ = ("acc_slots", "arg_dtypes", "compiled", "direct", "direct_rest", "kernels", "name")
 
     def __init__(self, compiled: CompiledKernel, name: str) -> None:
         self.compiled = compiled
@@ -221,8 +222,12 @@ class _Kernel:
             else:
                 dts.append(np.uint8 if t.dtype == np.bool_ else t.dtype)
                 slots.append(0)
+        if compiled.bounds_checked and not compiled.reductions:
+            dts.append(None)  # the error buffer (reduction kernels add it after theirs)
         self.arg_dtypes = dts
         self.acc_slots = tuple(slots)
+        # The static bounds check's entries (pysycl._bounds.fast_checks).
+        self.direct, self.direct_rest = _bounds.fast_checks(compiled.direct_index, self.acc_slots)
         self.kernels: dict[tuple[Any, Any], Any] = {}
 
 
@@ -272,20 +277,24 @@ def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
     info, values, caps, tkey = _capture_values(fn, h)
     mkey = (info.code, tkey, kind, ndim)
     kb = h._bundle
+    checked = kb is None and _bounds.enabled()  # bounds-checked mode: another compiled kernel
     if kb is not None:  # use_kernel_bundle: the kernel comes from the bundle, never compiled
         k, bclk = _bundle.launch_kernel(kb, mkey, q._ctx, q._dev, fn)
     else:
-        k = _kernels.get(mkey)
+        k = _kernels.get(mkey if not checked else (*mkey, _CHECKED))
     if k is None:
-        k = once(_kernels, mkey, lambda: _load_or_compile(fn, info, caps, tkey,
-                                                         IndexSpace(kind, ndim), kernel_name))
-        _kernel_id.register_submitted(k, fn, kernel_name, mkey, IndexSpace(kind, ndim), caps, tkey)
+        k = once(_kernels, mkey if not checked else (*mkey, _CHECKED),
+                 lambda: _load_or_compile(fn, info, caps, tkey, IndexSpace(kind, ndim),
+                                          kernel_name, checked))
+        # bundles never get a bounds-checked kernel: register the plain variant
+        _kernel_id.register_submitted(None if checked else k, fn, kernel_name, mkey,
+                                      IndexSpace(kind, ndim), caps, tkey)
     else:
         stats["memory_hits"] += 1
         if kernel_name is not None and not _kernel_id.is_registered(kernel_name, mkey):
             # the same code submitted under another name: its own kernel_id, same code
-            _kernel_id.register_submitted(k, fn, kernel_name, mkey, IndexSpace(kind, ndim), caps,
-                                          tkey)
+            _kernel_id.register_submitted(None if checked else k, fn, kernel_name, mkey,
+                                          IndexSpace(kind, ndim), caps, tkey)
     dev = q._dev
     ctx = q._ctx
     ckey: tuple[Any, ...] = (ctx._handle, dev._handle)
@@ -306,6 +315,21 @@ def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
         gsize, lsize = (1,), None
     else:
         gsize, lsize = _ndrange_sizes(k, dev, clk, index_space, values, acc_slots)
+    direct = k.direct
+    if direct or k.direct_rest:  # the static bounds check: a few int compares
+        g = index_space._v if kind == "range" else index_space._global._v
+        for ci, t, d in direct:
+            if g[d] > values[ci]._tail[t]:
+                break
+        else:
+            if not k.direct_rest:
+                g = None
+        if g is not None:  # a violation, or entries only the full check knows
+            _bounds.check_launch(k, info.location, info.code.co_filename, g,
+                                 None if kind == "range" else index_space._local._v, values)
+    if checked:
+        ranges = [v._range if s in (1, 2) else None for v, s in zip(values, acc_slots,
+                                                                    strict=False)]
     if 2 in acc_slots:
         if kind != "nd_range":
             raise exception(errc.kernel_argument, f"kernel {k.name} "
@@ -316,11 +340,38 @@ def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
                   for v, s in zip(values, acc_slots, strict=False)]
     clq = q._clq
     key = ctx._handle
+    if checked:
+        return _checked_launch(q, k, info.location, _bounds.files_of(fn), ranges,
+                               max(ndim, 1), clk, gsize, lsize, values)
 
     def launch(wait_for: Any) -> Any:
         if 0 in gsize:
             return x.marker(clq, wait_for=wait_for)  # an empty range runs no work-item
         return x.launch(clq, clk, gsize, lsize, flat_args(values, acc_slots, key), wait_for)
+
+    return launch
+
+
+_CHECKED = "bounds_check"  # the memory-cache key's suffix in bounds-checked mode
+
+
+def _checked_launch(q: Any, k: _Kernel, location: str, files: dict[int, str],
+                    ranges: list[Any], ndim: int, clk: Any, gsize: tuple[int, ...],
+                    lsize: tuple[int, ...] | None, values: list[Any]) -> Callable[[Any], Any]:
+    """``launch(wait_for)`` of a bounds-checked kernel: an error buffer, read back after it."""
+    x = _cl_exec()
+    clq, ctx, acc_slots = q._clq, q._ctx, k.acc_slots
+
+    def launch(wait_for: Any) -> Any:
+        if 0 in gsize:
+            return x.marker(clq, wait_for=wait_for)
+        buf, host = _bounds.error_buffer(x, ctx, clq)
+        args = flat_args(values, acc_slots, ctx._handle)
+        args.append(buf)
+        ev = x.launch(clq, clk, gsize, lsize, args, wait_for)
+        _bounds.watch(x, _bounds._Watch(q, k, location, files, values, ranges, ndim, buf, host),
+                      clq, ev)
+        return ev
 
     return launch
 
@@ -480,60 +531,31 @@ def _build(k: _Kernel, ctx: Any, dev: Any, spec: tuple[Any, ...] | None = None) 
 
 
 def _load_or_compile(fn: Any, info: _CodeInfo, caps: list[Any], tkey: tuple[Any, ...],
-                     index: IndexSpace, kernel_name: str | None) -> _Kernel:
+                     index: IndexSpace, kernel_name: str | None,
+                     bounds_check: bool = False) -> _Kernel:
     captures = tuple(Capture(n, s, t) for n, s, t in caps)  # type: ignore[arg-type]
     digest = stable_digest(fn, captures, tkey, index)
+    if bounds_check:  # another module: another disk-cache entry
+        digest = hashlib.sha256(f"{digest}:{_CHECKED}".encode()).hexdigest()
     name = kernel_name or fn.__qualname__
     entry = "pysycl_" + digest[:24]
     compiled = disk_load(digest, fn)
-    if compiled is not None and compiled.captures == captures:
+    if compiled is not None and compiled.captures == captures \
+            and compiled.bounds_checked == bounds_check:
         stats["disk_hits"] += 1
         _log.debug("kernel %s: disk cache hit %s", name, digest[:16])
         return _Kernel(compiled, name)
     t0 = time.perf_counter()
     from pysycl_numba import compile_kernel  # the compiler loads on first use
 
-    compiled = compile_kernel(detached(fn, captures), index, captures, entry_name=entry)
+    compiled = compile_kernel(detached(fn, captures), index, captures, entry_name=entry,
+                              bounds_check=bounds_check)
     stats["compiles"] += 1
     _log.info("compiled kernel %s (%s) in %.1f ms", name, info.location,
               1e3 * (time.perf_counter() - t0))
     if _diskcache.store(digest, compiled):
         stats["disk_writes"] += 1
     return _Kernel(compiled, name)
-
-
-class _Lifted:
-    """Stands in a compiled copy's closure for a capture that becomes a kernel argument."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"<kernel argument {self.name}>"
-
-
-def detached(fn: Any, captures: tuple[Capture, ...]) -> Any:
-    """A copy of ``fn`` for the compiler, whose closure holds no captured value.
-
-    Numba keeps the function it compiles in objects that form reference cycles;
-    compiling the user's function itself would tie its closure — accessors,
-    buffers, host arrays — to garbage only the cyclic collector frees, and delay
-    the buffers' write-back. Captures that become kernel arguments are never read
-    by the compiler, so the copy's cells hold placeholders; compile-time
-    constants (helper functions, modules) stay.
-    """
-    closure = fn.__closure__
-    if not closure:
-        return fn
-    lifted = {c.name for c in captures if c.source == "freevar"}
-    cells = tuple(types.CellType(_Lifted(n)) if n in lifted else c
-                  for n, c in zip(fn.__code__.co_freevars, closure, strict=True))
-    copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, cells)
-    copy.__qualname__ = fn.__qualname__
-    copy.__kwdefaults__ = fn.__kwdefaults__
-    return copy
 
 
 def disk_load(digest: str, fn: Any) -> CompiledKernel | None:

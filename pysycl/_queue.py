@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from pysycl import _scheduler
+from pysycl import _bounds, _scheduler
 from pysycl import property as _prop
 from pysycl._event import event
 from pysycl._exceptions import errc, exception, exception_list
@@ -173,6 +173,8 @@ class queue:  # noqa: N801 - the spec's spelling
         from pysycl._cl import exec as x
 
         x.finish(self._clq)
+        if _bounds.watching:  # bounds-checked launches: report violations
+            _bounds.sync(self._clq)
 
     def wait_and_throw(self) -> None:
         """Wait, then pass asynchronous errors to the async_handler."""

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from pysycl import _diskcache
+from pysycl import _bounds, _diskcache
 from pysycl import _launch as launch_mod
 from pysycl._accessor import access_mode, accessor
 from pysycl._buffer import buffer
@@ -340,23 +340,28 @@ _kernels: dict[tuple[Any, ...], Any] = {}
 
 def _load_or_compile(fn: Any, info: Any, caps: list[Any], tkey: tuple[Any, ...],
                      index: IndexSpace, reds: tuple[reduction, ...],
-                     rtypes: tuple[ReductionType, ...], kernel_name: str | None) -> Any:
+                     rtypes: tuple[ReductionType, ...], kernel_name: str | None,
+                     bounds_check: bool = False) -> Any:
     captures = tuple(Capture(n, s, t) for n, s, t in caps)
     h = hashlib.sha256(launch_mod.stable_digest(fn, captures, tkey, index).encode())
     h.update(repr(tuple((t.dtype.str, t.op) for t in rtypes)).encode())
+    if bounds_check:
+        h.update(b"bounds_check")
     seen: set[int] = set()
     for r in reds:
         launch_mod._hash_static(r._combiner, h, seen)
     digest = h.hexdigest()
     name = kernel_name or fn.__qualname__
     compiled = launch_mod.disk_load(digest, fn)
-    if compiled is None or compiled.captures != captures or compiled.reductions != rtypes:
+    if compiled is None or compiled.captures != captures or compiled.reductions != rtypes \
+            or compiled.bounds_checked != bounds_check:
         from pysycl_numba import compile_kernel
 
         compiled = compile_kernel(launch_mod.detached(fn, captures), index, captures,
                                   entry_name="pysycl_" + digest[:24],
                                   reductions=tuple((t, r._combiner)
-                                                   for t, r in zip(rtypes, reds, strict=True)))
+                                                   for t, r in zip(rtypes, reds, strict=True)),
+                                  bounds_check=bounds_check)
         launch_mod.stats["compiles"] += 1
         if _diskcache.store(digest, compiled):
             launch_mod.stats["disk_writes"] += 1
@@ -367,6 +372,8 @@ def _load_or_compile(fn: Any, info: Any, caps: list[Any], tkey: tuple[Any, ...],
         k.arg_dtypes.extend([np.int64] * index.ndim)
     for t in rtypes:
         k.arg_dtypes.extend([t.dtype, None, None])
+    if bounds_check:
+        k.arg_dtypes.append(None)  # the error buffer
     return k
 
 
@@ -401,12 +408,13 @@ def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
     info, values, caps, tkey = launch_mod._capture_values(fn, h)
     rtypes = tuple(ReductionType(r._dtype, r._op) for r in reds)
     ckeys = tuple(_combiner_key(r._combiner) for r in reds)
-    mkey = (info.code, tkey, kind, ndim, rtypes, ckeys)
+    checked = _bounds.enabled()
+    mkey = (info.code, tkey, kind, ndim, rtypes, ckeys, checked)
     k = _kernels.get(mkey)
     index = IndexSpace(kind, ndim)
     if k is None:
-        k = launch_mod.once(_kernels, mkey, lambda: _load_or_compile(fn, info, caps, tkey, index,
-                                                                    reds, rtypes, kernel_name))
+        k = launch_mod.once(_kernels, mkey, lambda: _load_or_compile(
+            fn, info, caps, tkey, index, reds, rtypes, kernel_name, checked))
     else:
         launch_mod.stats["memory_hits"] += 1
     finals = [_final_kernel(r, ck) for r, ck in zip(reds, ckeys, strict=True)]
@@ -443,6 +451,11 @@ def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
         wg = int(np.prod(lsize))
         groups = int(np.prod(gsize)) // wg
         extra = []
+    if k.compiled.direct_index:  # the static bounds check (as _launch.prepare; not hot)
+        g = index_space._v if kind == "range" else index_space._global._v
+        _bounds.check_launch(k, info.location, info.code.co_filename, g,
+                             None if kind == "range" else index_space._local._v, values)
+    ranges = [v._range if s in (1, 2) else None for v, s in zip(values, acc_slots, strict=True)]
     local_bytes = sum(v.byte_size() for v, s in zip(values, acc_slots, strict=True) if s == 2)
     local_bytes += sum(wg * r._dtype.itemsize for r in reds)
     if local_bytes > lim[2]:
@@ -456,6 +469,7 @@ def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
     parts = [_partials_buffer(x, ctx, clq, i, max(groups, 1) * r._dtype.itemsize)
              for i, r in enumerate(reds)]
     flims = [launch_mod._dev_limits(dev, c)[0] for c in fclks]
+    files = _bounds.files_of(fn) if checked else {}
 
     def launch(wait_for: Any) -> Any:
         ev = None
@@ -464,7 +478,13 @@ def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
             args.extend(extra)
             for r, p in zip(reds, parts, strict=True):
                 args.extend((r._identity, p, x.local_memory(wg * r._dtype.itemsize)))
+            if checked:
+                buf, host = _bounds.error_buffer(x, ctx, clq)
+                args.append(buf)
             ev = x.launch(clq, clk, gsize, lsize, args, wait_for)
+            if checked:
+                _bounds.watch(x, _bounds._Watch(q, k, info.location, files, values, ranges,
+                                                ndim, buf, host, tuple(extra) or None), clq, ev)
             wait_for = None
         for r, p, fk, fclk, flim in zip(reds, parts, finals, fclks, flims, strict=True):
             fl = max(1, min(256, flim, groups))

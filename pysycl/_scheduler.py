@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from pysycl import _bounds
 from pysycl._buffer import HOST, _Storage, host_view
 from pysycl._event import event
 from pysycl._exceptions import errc, exception
@@ -63,6 +64,8 @@ def wait_all(st: _Storage) -> None:
         _cl().wait(evs)
         st.reads.clear()
         st.last_write = None
+    if _bounds.watching:  # bounds-checked kernels that used st: report before write-back
+        _bounds.sync(storage=st)
 
 
 def sync_to_host(st: _Storage) -> None:
@@ -82,8 +85,11 @@ def acquire_host(st: _Storage, writes: bool, no_init: bool = False) -> None:
     """Prepare ``st`` for host access (``host_accessor``, write-back, host copies)."""
     if writes:
         wait_all(st)
-    elif st.last_write is not None:
-        _cl().wait([st.last_write[1]])
+    else:
+        if st.last_write is not None:
+            _cl().wait([st.last_write[1]])
+        if _bounds.watching:  # bounds-checked kernels that used st: report first
+            _bounds.sync(storage=st)
     if not no_init:
         sync_to_host(st)
     if writes:
@@ -238,6 +244,10 @@ def _copy(q: Any, cmd: tuple[Any, ...], wait_for: list[Any]) -> Any:
         dst_arr = dst
         if len(segs) == 1 and dst_arr.flags.c_contiguous and dst_arr.dtype == src.dtype:
             off, n = segs[0]
+            if _bounds.watching:  # bounds-checked launches: report before results reach the host
+                x.wait([e for e in wait_for if e is not None])
+                x.finish(q._clq)
+                _bounds.sync(q._clq, src._buf._storage)
             return x.read(q._clq, dst_arr.reshape(-1)[:n], src._buf._storage.dev[q._ctx._handle],
                           off * src.dtype.itemsize, wait_for=wait_for or None, blocking=True)
         raise exception(errc.invalid, "copy(accessor, array): the destination must be a "

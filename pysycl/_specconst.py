@@ -106,11 +106,11 @@ def spec_slots(compiled: Any) -> tuple[int, ...]:
                  if isinstance(c.type, SpecConstantType))
 
 
-def spec_ids_of(fn: Any, compiled: Any) -> tuple[specialization_id | None, ...]:
+def spec_ids_of(fn: Any, captures: Sequence[Any]) -> tuple[specialization_id | None, ...]:
     """The ``specialization_id`` objects a kernel function captures, in SpecId order."""
     out: list[specialization_id | None] = []
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=False))
-    for c in compiled.captures:
+    for c in captures:
         if not isinstance(c.type, SpecConstantType):
             continue
         v: Any = None

@@ -22,6 +22,7 @@ from numba.core import (
     types,
     typing,
 )
+from numba.core.analysis import compute_cfg_from_blocks
 from numba.core.base import BaseContext
 from numba.core.callconv import MinimalCallConv
 from numba.core.codegen import Codegen, CodeLibrary
@@ -34,6 +35,7 @@ from numba.core.descriptors import TargetDescriptor
 from numba.core.dispatcher import Dispatcher
 from numba.core.imputils import Registry as LoweringRegistry
 from numba.core.imputils import builtin_registry, lower_cast
+from numba.core.lowering import Lower
 from numba.core.options import TargetOptions
 from numba.core.target_extension import (
     GPU,
@@ -43,7 +45,7 @@ from numba.core.target_extension import (
     target_registry,
 )
 from numba.core.typeconv import Conversion
-from numba.core.typed_passes import NopythonTypeInference
+from numba.core.typed_passes import NativeLowering, NopythonTypeInference
 from numba.core.typing import templates
 from numba.core.typing.templates import (
     AbstractTemplate,
@@ -93,8 +95,10 @@ __all__ = [
     "Dispatcher",
     "Flags",
     "FunctionPass",
+    "Lower",
     "LoweringRegistry",
     "MinimalCallConv",
+    "NativeLowering",
     "NopythonTypeInference",
     "TargetDescriptor",
     "TargetOptions",
@@ -105,6 +109,7 @@ __all__ = [
     "callconv",
     "cgutils",
     "compiler",
+    "compute_cfg_from_blocks",
     "datamodel",
     "dispatcher_registry",
     "errors",

@@ -25,7 +25,7 @@ import llvmlite.binding as ll
 from llvmlite import ir as llir
 
 from pysycl import errc
-from pysycl_numba import emit_worker
+from pysycl_numba import bounds, emit_worker
 from pysycl_numba._numba_compat import CodeLibrary
 from pysycl_numba.errors import KernelSourceError
 from pysycl_numba.irguard import check_module
@@ -175,7 +175,8 @@ def _prepare_for_optimization(module: ll.ModuleRef, entry: str) -> None:
         if fn.name == entry:
             continue
         fn.linkage = ll.Linkage.internal
-        fn.add_function_attribute("alwaysinline")
+        if fn.name != bounds.PUBLISH:  # noinline: a cold path (see pysycl_numba.bounds)
+            fn.add_function_attribute("alwaysinline")
     for gv in module.global_variables:
         if not gv.is_declaration:
             gv.linkage = ll.Linkage.internal

@@ -36,6 +36,7 @@ from pysycl_numba._numba_compat import (
     CompilerBase,
     DefaultPassBuilder,
     Flags,
+    NativeLowering,
     NopythonTypeInference,
     TranslateByteCode,
     errors,
@@ -46,7 +47,9 @@ from pysycl_numba._numba_compat import (
 from pysycl_numba.codegen import emit_spirv
 from pysycl_numba.errors import KernelSourceError, from_numba_error
 from pysycl_numba.passes import (
+    FindDirectIndexing,
     LiftCaptures,
+    LocLowering,
     RejectUnsupportedPython,
     ValidateTypedKernel,
     needed_aspects,
@@ -75,6 +78,11 @@ def _flags() -> Flags:
     return flags
 
 
+def _use_loc_lowering(pm: Any) -> None:
+    """Lower with :class:`LocLowering` (source lines for bounds-checked accesses)."""
+    pm.passes = [(LocLowering if p is NativeLowering else p, d) for p, d in pm.passes]
+
+
 class DevicePipeline(CompilerBase):
     """Numba's nopython pipeline plus pysycl's validation passes."""
 
@@ -83,6 +91,7 @@ class DevicePipeline(CompilerBase):
         pm = DefaultPassBuilder.define_nopython_pipeline(self.state, name="pysycl")
         pm.add_pass_after(RejectUnsupportedPython, TranslateByteCode)
         pm.add_pass_after(ValidateTypedKernel, NopythonTypeInference)
+        _use_loc_lowering(pm)
         pm.finalize()
         return [pm]
 
@@ -96,6 +105,8 @@ class KernelPipeline(CompilerBase):
         pm.add_pass_after(LiftCaptures, TranslateByteCode)
         pm.add_pass_after(RejectUnsupportedPython, LiftCaptures)
         pm.add_pass_after(ValidateTypedKernel, NopythonTypeInference)
+        pm.add_pass_after(FindDirectIndexing, ValidateTypedKernel)
+        _use_loc_lowering(pm)
         pm.finalize()
         return [pm]
 
@@ -111,7 +122,7 @@ def compile_device(py_func: Callable[..., Any], args: tuple[Any, ...], return_ty
         return pipeline.compile_extra(py_func)
 
 
-def capture_numba_type(capture: Capture) -> types.Type:
+def capture_numba_type(capture: Capture, bounds_check: bool = False) -> types.Type:
     """The Numba type a capture is typed with inside the kernel."""
     ct = capture.type
     if isinstance(ct, AbiAccessor):
@@ -119,7 +130,8 @@ def capture_numba_type(capture: Capture) -> types.Type:
             raise kernel_compile_error(
                 errc.kernel, f"accessor '{capture.name}' has {ct.ndim} dimensions; 1 to 3 allowed"
             )
-        return AccessorType(numba_type_of_dtype(ct.dtype), ct.ndim, ct.mode, ct.space)
+        return AccessorType(numba_type_of_dtype(ct.dtype), ct.ndim, ct.mode, ct.space,
+                            checked=bounds_check)
     if isinstance(ct, ScalarType):
         return numba_type_of_dtype(ct.dtype)
     raise kernel_compile_error(
@@ -201,6 +213,7 @@ def compile_kernel(
     *,
     entry_name: str,
     reductions: tuple[tuple[ReductionType, Callable[..., Any]], ...] = (),
+    bounds_check: bool = False,
 ) -> CompiledKernel:
     """Compile a Python kernel to a SPIR-V module with one ``spir_kernel`` entry.
 
@@ -215,6 +228,9 @@ def compile_kernel(
         reductions: ``(type, combiner)`` of each ``sycl.reduction``, in the
             order of the kernel's reducer parameters (which follow the item);
             ``combiner`` is a Python function of two values.
+        bounds_check: compile in bounds-checked mode: every accessor access
+            is checked and the entry point takes the error buffer as its last
+            argument (``pysycl._kernel_abi``).
 
     Returns:
         The compiled kernel (``format == "spirv"``).
@@ -237,7 +253,8 @@ def compile_kernel(
     argtypes = specconst.add_kernel_handler(pyfunc, argtypes, reducers, name, where)
     _check_arity(pyfunc, len(argtypes), index, name)
     _check_work_group_use(pyfunc, index, name)
-    capture_types = specconst.capture_types(captures, capture_numba_type)
+    capture_types = specconst.capture_types(
+        captures, lambda c: capture_numba_type(c, bounds_check))
     ctx = sycl_target.target_context
     try:
         with global_compiler_lock, target_override(TARGET_NAME):
@@ -252,6 +269,7 @@ def compile_kernel(
                 {},
             )
             pipeline.state.pysycl_captures = captures
+            pipeline.state.pysycl_index = index
             cres = pipeline.compile_extra(pyfunc)
             if reducers:
                 group_ndim = 1 if index.kind == "range" else index.ndim
@@ -260,7 +278,7 @@ def compile_kernel(
                     cres.library.add_linking_library(epi.library)
                 wrapper = build_reduction_wrapper(
                     cres.target_context, cres.fndesc, index, capture_types,
-                    [c.type for c in captures], reducers, epilogues, entry_name)
+                    [c.type for c in captures], reducers, epilogues, entry_name, bounds_check)
             else:
                 wrapper = build_kernel_wrapper(
                     cres.target_context,
@@ -269,6 +287,7 @@ def compile_kernel(
                     capture_types,
                     [c.type for c in captures],
                     entry_name,
+                    bounds_check,
                 )
             binary, ir_text = emit_spirv(cres.library, wrapper, entry_name)
     except kernel_compile_error:
@@ -294,4 +313,6 @@ def compile_kernel(
         required_aspects=frozenset(aspects),
         source_location=where,
         reductions=tuple(rt for rt, _ in reductions),
+        direct_index=getattr(pipeline.state, "pysycl_direct_index", ()),
+        bounds_checked=bounds_check,
     )

@@ -8,7 +8,9 @@ indices, and it is deliberately *not* Python-like:
 
 * no negative-index wraparound (SYCL has no negative indices; ``acc[-1]`` is
   out of bounds, like in C++ SYCL), and
-* no bounds checks.
+* no bounds checks -- except in bounds-checked mode (``AccessorType.checked``,
+  :mod:`pysycl_numba.bounds`), where an access outside the access range is
+  skipped and reported.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+from pysycl_numba import bounds
 from pysycl_numba._numba_compat import LoweringRegistry, cgutils, types
 from pysycl_numba.types import AccessorType, ItemType, RangeType, index_type
 
@@ -185,12 +188,7 @@ def _index_values(context: Any, builder: Any, idxty: types.Type, idx: Any) -> li
     raise TypeError(f"unsupported accessor index type {idxty}")
 
 
-def element_pointer(
-    context: Any, builder: Any, accty: AccessorType, acc: Any, idxty: types.Type, idx: Any
-) -> Any:
-    """Pointer (in the accessor's address space) to the indexed element."""
-    a = _struct(context, builder, accty, acc)
-    ids = _index_values(context, builder, idxty, idx)
+def _pointer(builder: Any, accty: AccessorType, a: Any, ids: list[Any]) -> Any:
     lin = ids[0]
     for d in range(1, accty.ndim):
         extent = getattr(a, f"mem_range{d}") if accty.space == "global" else getattr(a, f"range{d}")
@@ -200,6 +198,29 @@ def element_pointer(
     return builder.gep(a.base, [lin], inbounds=True)
 
 
+def element_pointer(
+    context: Any, builder: Any, accty: AccessorType, acc: Any, idxty: types.Type, idx: Any,
+    kind: str = "atomic_ref",
+) -> Any:
+    """Pointer (in the accessor's address space) to the indexed element.
+
+    In bounds-checked mode an index outside the access range is reported as a
+    ``kind`` access and the pointer is the error buffer's scratch word instead.
+    """
+    a = _struct(context, builder, accty, acc)
+    ids = _index_values(context, builder, idxty, idx)
+    if not accty.checked:
+        return _pointer(builder, accty, a, ids)
+    ok = bounds.in_bounds(builder, ids, _ranges(accty, a))
+    return bounds.checked(builder, ok, a.rec, a.slot, kind, ids,
+                          lambda: _pointer(builder, accty, a, ids),
+                          default=bounds.scratch(builder, a.err, a.base.type, accty.space))
+
+
+def _ranges(accty: AccessorType, a: Any) -> list[Any]:
+    return [getattr(a, f"range{d}") for d in range(accty.ndim)]
+
+
 def _alignment(context: Any, ty: types.Type) -> int:
     return context.get_abi_alignment(context.get_data_type(ty))
 
@@ -207,20 +228,42 @@ def _alignment(context: Any, ty: types.Type) -> int:
 @lower(operator.getitem, AccessorType, types.Any)
 @lower("accessor.__getitem__", AccessorType, types.Any)
 def accessor_getitem(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-    """``acc[idx]``: a load from global (or local) memory."""
+    """``acc[idx]``: a load from global (or local) memory (0 if out of range when checked)."""
     accty, idxty = sig.args
-    ptr = element_pointer(context, builder, accty, args[0], idxty, args[1])
-    return context.unpack_value(builder, accty.dtype, ptr, align=_alignment(context, accty.dtype))
+    a = _struct(context, builder, accty, args[0])
+    ids = _index_values(context, builder, idxty, args[1])
+    align = _alignment(context, accty.dtype)
+
+    def load() -> Any:
+        ptr = _pointer(builder, accty, a, ids)
+        return context.unpack_value(builder, accty.dtype, ptr, align=align)
+
+    if not accty.checked:
+        return load()
+    ok = bounds.in_bounds(builder, ids, _ranges(accty, a))
+    zero = context.get_constant_null(accty.dtype)
+    return bounds.checked(builder, ok, a.rec, a.slot, "read", ids, load, default=zero)
 
 
 @lower(operator.setitem, AccessorType, types.Any, types.Any)
 @lower("accessor.__setitem__", AccessorType, types.Any, types.Any)
 def accessor_setitem(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-    """``acc[idx] = value``: a store to global (or local) memory."""
+    """``acc[idx] = value``: a store to global (or local) memory (skipped if out of range when checked)."""
     accty, idxty, valty = sig.args
-    ptr = element_pointer(context, builder, accty, args[0], idxty, args[1])
+    a = _struct(context, builder, accty, args[0])
+    ids = _index_values(context, builder, idxty, args[1])
     value = context.cast(builder, args[2], valty, accty.dtype)
-    context.pack_value(builder, accty.dtype, value, ptr, align=_alignment(context, accty.dtype))
+    align = _alignment(context, accty.dtype)
+
+    def store() -> None:
+        ptr = _pointer(builder, accty, a, ids)
+        context.pack_value(builder, accty.dtype, value, ptr, align=align)
+
+    if not accty.checked:
+        store()
+    else:
+        ok = bounds.in_bounds(builder, ids, _ranges(accty, a))
+        bounds.checked(builder, ok, a.rec, a.slot, "write", ids, store)
     return context.get_dummy_value()
 
 

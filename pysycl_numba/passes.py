@@ -12,6 +12,11 @@
   source line, before Numba's rewrites obscure it.
 * :class:`ValidateTypedKernel` -- after type inference: writes through read
   accessors, recursion, and the optional device aspects the code needs.
+* :class:`FindDirectIndexing` -- after type inference: which accessor
+  dimensions every work-item indexes with its own id (the launcher's static
+  bounds check, ``CompiledKernel.direct_index``).
+* :class:`LocLowering` -- Numba's lowering, leaving the source location of the
+  instruction being lowered on the IR builder (bounds-checked mode reports lines).
 """
 
 from __future__ import annotations
@@ -19,16 +24,21 @@ from __future__ import annotations
 from typing import Any
 
 from pysycl import errc
+from pysycl._kernel_abi import ID_GLOBAL, ID_LOCAL
+from pysycl._kernel_api import atomic_ref
 from pysycl_numba._numba_compat import (
     AnalysisPass,
     FunctionPass,
+    Lower,
+    NativeLowering,
+    compute_cfg_from_blocks,
     ir,
     ir_utils,
     register_pass,
     types,
 )
 from pysycl_numba.errors import KernelSourceError
-from pysycl_numba.types import AccessorType, AtomicRefType, GlobalPointer
+from pysycl_numba.types import AccessorType, AtomicRefType, GlobalPointer, ItemType, NdItemType
 
 
 @register_pass(mutates_CFG=False, analysis_only=False)
@@ -236,3 +246,186 @@ def _user_name(var: ir.Var) -> str:
 
 def _first_loc(func_ir: ir.FunctionIR) -> Any:
     return func_ir.loc
+
+
+# ------------------------------------------------------------ direct indexing
+#: Methods of the kernel's item / nd_item that return its own ids, and which ids.
+_ID_METHODS = {"get_id": ID_GLOBAL, "get_global_id": ID_GLOBAL, "get_local_id": ID_LOCAL}
+_LINEAR_ID_METHODS = {"get_linear_id": ID_GLOBAL, "get_global_linear_id": ID_GLOBAL,
+                      "get_local_linear_id": ID_LOCAL}
+
+Dim = tuple[int, int] | None  # (ID_GLOBAL or ID_LOCAL, launch dimension), or not an id
+
+
+@register_pass(mutates_CFG=False, analysis_only=True)
+class FindDirectIndexing(AnalysisPass):
+    """Record the accessor dimensions every work-item indexes with its own id.
+
+    Sets ``state.pysycl_direct_index`` to ``CompiledKernel.direct_index``: an
+    access counts when the accessor is a capture, the index (or one of its
+    components) is the work-item's id exactly as the kernel received it
+    (``acc[i]``, ``acc[it]``, ``acc[it[0], it[1]]``, ``acc[it.get_global_id(0)]``,
+    ``tmp[it.get_local_id(0)]``), and the statement lies on every path through
+    the kernel (a guarded ``if i < n: acc[i] = ...`` does not count). Helper
+    functions are not looked into. What is recorded is certain to be executed
+    by every work-item, so a launch range larger than such an accessor is
+    certain to index outside it.
+    """
+
+    _name = "pysycl_find_direct_indexing"
+
+    def __init__(self) -> None:
+        AnalysisPass.__init__(self)
+
+    def run_pass(self, state: Any) -> bool:
+        """Compute ``state.pysycl_direct_index``."""
+        state.pysycl_direct_index = ()
+        index = getattr(state, "pysycl_index", None)
+        if index is None or index.kind == "single_task":
+            return False
+        func_ir, typemap = state.func_ir, state.typemap
+        ncap = len(state.pysycl_captures)
+        first = func_ir.arg_count - ncap
+        everyone = compute_cfg_from_blocks(func_ir.blocks).backbone()
+        found: dict[tuple[int, int, int, int], int] = {}
+        for label in sorted(everyone):
+            for stmt in func_ir.blocks[label].body:
+                access = _access(stmt, func_ir, typemap)
+                if access is None:
+                    continue
+                acc, idx = access
+                defn = ir_utils.guard(func_ir.get_definition, acc)
+                if not isinstance(defn, ir.Arg) or not first <= defn.index < first + ncap:
+                    continue
+                accty = typemap[acc.name]
+                for ad, dim in enumerate(_index_dims(idx, accty.ndim, func_ir, typemap)):
+                    if dim is not None:
+                        key = (defn.index - first, ad, dim[0], dim[1])
+                        line = stmt.loc.line or 0
+                        found[key] = min(found.get(key, line), line)
+        state.pysycl_direct_index = tuple(sorted((*k, line) for k, line in found.items()))
+        return False
+
+
+def _access(stmt: ir.Stmt, func_ir: Any, typemap: dict) -> tuple[ir.Var, ir.Var] | None:
+    """(accessor variable, index variable) of an element access statement."""
+    if isinstance(stmt, ir.SetItem):
+        acc, idx = stmt.target, stmt.index
+    elif isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
+        e = stmt.value
+        if e.op == "getitem":
+            acc, idx = e.value, e.index
+        elif e.op == "call" and e.args:
+            fdef = ir_utils.guard(func_ir.get_definition, e.func)
+            if isinstance(fdef, ir.Expr) and fdef.op == "getattr" \
+                    and fdef.attr in ("__getitem__", "__setitem__"):
+                acc, idx = fdef.value, e.args[0]
+            elif getattr(typemap.get(e.func.name), "typing_key", None) is atomic_ref \
+                    and len(e.args) >= 2:
+                acc, idx = e.args[0], e.args[1]
+            else:
+                return None
+        else:
+            return None
+    else:
+        return None
+    if not isinstance(typemap.get(acc.name), AccessorType) or not isinstance(idx, ir.Var):
+        return None
+    return acc, idx
+
+
+def _is_id_param(var: ir.Var, func_ir: Any, typemap: dict) -> bool:
+    """Whether ``var`` is the kernel's item / nd_item parameter itself."""
+    defn = ir_utils.guard(func_ir.get_definition, var)
+    return isinstance(defn, ir.Arg) and defn.index == 0 \
+        and isinstance(typemap.get(var.name), (ItemType, NdItemType))
+
+
+def _const(var: Any, func_ir: Any) -> Any:
+    return ir_utils.guard(ir_utils.find_const, func_ir, var) if isinstance(var, ir.Var) else var
+
+
+def _id_call(defn: Any, func_ir: Any, typemap: dict) -> tuple[str, Any, list[Any]] | None:
+    """(method, receiver, args) of a call of a method of the kernel's item/nd_item."""
+    if not (isinstance(defn, ir.Expr) and defn.op == "call"):
+        return None
+    fdef = ir_utils.guard(func_ir.get_definition, defn.func)
+    if isinstance(fdef, ir.Expr) and fdef.op == "getattr" \
+            and _is_id_param(fdef.value, func_ir, typemap):
+        return fdef.attr, fdef.value, list(defn.args)
+    return None
+
+
+def _id_tuple(var: ir.Var, func_ir: Any, typemap: dict) -> list[Dim] | None:
+    """The dims of an id tuple: the item itself, ``it.get_id()``, ``it.get_global_id()``."""
+    if _is_id_param(var, func_ir, typemap):
+        ty = typemap[var.name]
+        return [(ID_GLOBAL, d) for d in range(ty.ndim)] if isinstance(ty, ItemType) else None
+    defn = ir_utils.guard(func_ir.get_definition, var)
+    if isinstance(defn, ir.Expr) and defn.op == "exhaust_iter":
+        return _id_tuple(defn.value, func_ir, typemap)
+    call = _id_call(defn, func_ir, typemap)
+    if call is not None and call[0] in _ID_METHODS and not call[2]:
+        ndim = typemap[call[1].name].ndim
+        return [(_ID_METHODS[call[0]], d) for d in range(ndim)]
+    return None
+
+
+def _scalar_dim(var: ir.Var, func_ir: Any, typemap: dict) -> Dim:
+    """The id dimension a scalar index is, exactly, or None."""
+    if _is_id_param(var, func_ir, typemap):
+        ty = typemap[var.name]
+        return (ID_GLOBAL, 0) if isinstance(ty, ItemType) and ty.ndim == 1 else None
+    defn = ir_utils.guard(func_ir.get_definition, var)
+    if not isinstance(defn, ir.Expr):
+        return None
+    if defn.op in ("static_getitem", "getitem"):
+        k = defn.index if defn.op == "static_getitem" else _const(defn.index, func_ir)
+        dims = _id_tuple(defn.value, func_ir, typemap)
+        if dims is not None and isinstance(k, int) and 0 <= k < len(dims):
+            return dims[k]
+        return None
+    call = _id_call(defn, func_ir, typemap)
+    if call is None:
+        return None
+    method, recv, args = call
+    ndim = typemap[recv.name].ndim
+    if method in _ID_METHODS and len(args) == 1:
+        d = _const(args[0], func_ir)
+        return (_ID_METHODS[method], d) if isinstance(d, int) and 0 <= d < ndim else None
+    if method in _LINEAR_ID_METHODS and not args and ndim == 1:
+        return (_LINEAR_ID_METHODS[method], 0)
+    return None
+
+
+def _index_dims(idx: ir.Var, ndim: int, func_ir: Any, typemap: dict) -> list[Dim]:
+    """Per accessor dimension, the id dimension its index component is, or None."""
+    whole = _id_tuple(idx, func_ir, typemap)
+    if whole is not None:
+        return whole if len(whole) == ndim else [None] * ndim
+    defn = ir_utils.guard(func_ir.get_definition, idx)
+    if isinstance(defn, ir.Expr) and defn.op == "build_tuple":
+        if len(defn.items) != ndim:
+            return [None] * ndim
+        return [_scalar_dim(v, func_ir, typemap) for v in defn.items]
+    return [_scalar_dim(idx, func_ir, typemap)] if ndim == 1 else [None] * ndim
+
+
+# -------------------------------------------------------------------- lowering
+class _LocLower(Lower):  # type: ignore[misc]
+    def notify_loc(self, loc: ir.Loc) -> None:
+        # Bounds-checked accesses report the line of the code they lower.
+        self.builder.pysycl_loc = loc
+        super().notify_loc(loc)
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class LocLowering(NativeLowering):  # type: ignore[misc]
+    """Numba's native lowering with the source location on the IR builder."""
+
+    _name = "pysycl_native_lowering"
+
+    @property
+    def lowering_class(self) -> type:
+        """Numba's ``Lower`` that records each instruction's location."""
+        return _LocLower

@@ -35,7 +35,7 @@ from llvmlite import ir as llir
 from pysycl._kernel_abi import AccessorType as AbiAccessor
 from pysycl._kernel_abi import IndexSpace, ReductionType
 from pysycl._kernel_api import access, maximum, minimum, plus, reduce_over_group
-from pysycl_numba import ocl
+from pysycl_numba import bounds, ocl
 from pysycl_numba._numba_compat import (
     AbstractTemplate,
     AttributeTemplate,
@@ -54,7 +54,7 @@ from pysycl_numba.types import (
     ReducerType,
     numba_type_of_dtype,
 )
-from pysycl_numba.wrapper import _build_capture, _flat_params
+from pysycl_numba.wrapper import ERR_PARAM, _build_capture, _flat_params
 
 typing_registry = TypingRegistry()
 registry = LoweringRegistry("pysycl.reduction")
@@ -225,8 +225,12 @@ def build_reduction_wrapper(
     reducers: list[ReducerType],
     epilogues: list[Any],
     entry_name: str,
+    bounds_checked: bool = False,
 ) -> llir.Module:
-    """The ``spir_kernel`` entry point of a kernel with reductions (ABI: ``_kernel_abi``)."""
+    """The ``spir_kernel`` entry point of a kernel with reductions (ABI: ``_kernel_abi``).
+
+    ``bounds_checked`` adds the error buffer as the last parameter (bounds-checked mode).
+    """
     module = context.create_module(f"pysycl.wrapper.{entry_name}")
     per_capture = [_flat_params(context, t, a) for t, a in zip(capture_types, abi_types,
                                                                 strict=True)]
@@ -240,14 +244,19 @@ def build_reduction_wrapper(
         elem = context.get_data_type(r.dtype)
         flat += [context.get_value_type(r.dtype), elem.as_pointer(addrspace=1),
                  elem.as_pointer(addrspace=3)]
+    if bounds_checked:
+        flat.append(ERR_PARAM)
     fn = llir.Function(module, llir.FunctionType(llir.VoidType(), flat), name=entry_name)
+    err = fn.args[-1] if bounds_checked else None
     fn.calling_convention = "spir_kernel"
     builder = llir.IRBuilder(fn.append_basic_block("entry"))
+    rec = bounds.new_record(builder) if bounds_checked else None
 
     values: list[Any] = []
     pos = 0
-    for capty, params in zip(capture_types, per_capture, strict=True):
-        values.append(_build_capture(context, builder, capty, list(fn.args[pos:pos + len(params)])))
+    for slot, (capty, params) in enumerate(zip(capture_types, per_capture, strict=True)):
+        values.append(_build_capture(context, builder, capty, list(fn.args[pos:pos + len(params)]),
+                                     err, slot, rec))
         pos += len(params)
     user_range = list(fn.args[pos:pos + n_range])
     pos += n_range
@@ -297,6 +306,8 @@ def build_reduction_wrapper(
             epi.fndesc.restype, epi_args), name=epi.fndesc.mangled_name)
         context.call_conv.call_function(builder, epi_fn, epi.fndesc.restype, epi_args,
                                         [tag, v, scratch._getvalue(), partials._getvalue()])
+    if bounds_checked:
+        bounds.publish(builder, rec, err)
     builder.ret_void()
     return module
 

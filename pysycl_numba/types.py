@@ -87,18 +87,26 @@ class RangeType(types.Type):
 
 
 class AccessorType(types.Type):
-    """A captured ``sycl.accessor`` of ``dtype`` elements, ``ndim`` dimensions."""
+    """A captured ``sycl.accessor`` of ``dtype`` elements, ``ndim`` dimensions.
 
-    def __init__(self, dtype: types.Type, ndim: int, mode: str, space: str = "global") -> None:
+    ``checked`` (bounds-checked mode, ``PYSYCL_BOUNDS_CHECK=1``): the value also
+    carries the kernel's error buffer and the capture's slot, and every element
+    access is checked against the access range (see :mod:`pysycl_numba.bounds`).
+    """
+
+    def __init__(self, dtype: types.Type, ndim: int, mode: str, space: str = "global",
+                 checked: bool = False) -> None:
         self.dtype = dtype
         self.ndim = ndim
         self.mode = mode
         self.space = space
-        super().__init__(name=f"sycl.accessor<{dtype}, {ndim}, {mode}, {space}>")
+        self.checked = checked
+        suffix = ", checked" if checked else ""
+        super().__init__(name=f"sycl.accessor<{dtype}, {ndim}, {mode}, {space}{suffix}>")
 
     @property
-    def key(self) -> tuple[types.Type, int, str, str]:
-        return self.dtype, self.ndim, self.mode, self.space
+    def key(self) -> tuple[types.Type, int, str, str, bool]:
+        return self.dtype, self.ndim, self.mode, self.space, self.checked
 
     @property
     def writable(self) -> bool:
@@ -302,6 +310,10 @@ class _AccessorModel(models.StructModel):
                 members.append((name, GlobalPointer(fe_type.dtype, fe_type.addrspace)))
             else:
                 members.append((name, index_type))
+        if fe_type.checked:  # error buffer, the work-item's violation record, capture slot
+            members += [("err", GlobalPointer(types.int32, ADDRSPACE_GLOBAL)),
+                        ("rec", GlobalPointer(types.int64, ADDRSPACE_PRIVATE)),
+                        ("slot", types.int32)]
         super().__init__(dmm, fe_type, members)
 
 

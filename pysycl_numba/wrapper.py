@@ -16,7 +16,7 @@ from llvmlite import ir as llir
 
 from pysycl._kernel_abi import AccessorType as AbiAccessor
 from pysycl._kernel_abi import IndexSpace
-from pysycl_numba import ocl, specconst
+from pysycl_numba import bounds, ocl, specconst
 from pysycl_numba._numba_compat import cgutils, types
 from pysycl_numba.types import AccessorType, ItemType, NdItemType
 
@@ -36,12 +36,17 @@ def _flat_params(context: Any, capty: types.Type, abity: Any) -> list[llir.Type]
 
 
 def _build_capture(
-    context: Any, builder: llir.IRBuilder, capty: types.Type, params: list[llir.Argument]
+    context: Any, builder: llir.IRBuilder, capty: types.Type, params: list[llir.Argument],
+    err: Any = None, slot: int = 0, rec: Any = None,
 ) -> Any:
     if isinstance(capty, AccessorType):
         acc = cgutils.create_struct_proxy(capty)(context, builder)
         for name, value in zip(capty.member_names(), params, strict=True):
             setattr(acc, name, value)
+        if capty.checked:  # bounds-checked mode: error buffer, violation record, slot
+            acc.err = err
+            acc.rec = rec
+            acc.slot = llir.Constant(llir.IntType(32), slot)
         return acc._getvalue()
     if specconst.is_spec_ref(capty):
         return specconst.tag()
@@ -61,6 +66,9 @@ def build_item(context: Any, builder: llir.IRBuilder, ndim: int) -> Any:
     return item._getvalue()
 
 
+ERR_PARAM = llir.IntType(32).as_pointer(addrspace=1)
+
+
 def build_kernel_wrapper(
     context: Any,
     fndesc: Any,
@@ -68,6 +76,7 @@ def build_kernel_wrapper(
     capture_types: list[types.Type],
     abi_types: list[Any],
     entry_name: str,
+    bounds_checked: bool = False,
 ) -> llir.Module:
     """Build the module holding the ``spir_kernel`` entry point.
 
@@ -78,6 +87,7 @@ def build_kernel_wrapper(
         capture_types: Numba types of the captures, in order.
         abi_types: ``pysycl._kernel_abi`` types of the captures, in order.
         entry_name: the entry point's name.
+        bounds_checked: add the error buffer as the last parameter (bounds-checked mode).
     """
     module = context.create_module(f"pysycl.wrapper.{entry_name}")
     per_capture = [_flat_params(context, t, a) for t, a in zip(capture_types, abi_types, strict=True)]
@@ -85,9 +95,13 @@ def build_kernel_wrapper(
         if isinstance(abity, AbiAccessor) and len(params) != abity.flat_arg_count():
             raise AssertionError(f"accessor ABI mismatch: {abity} vs {len(params)} params")
     flat = [p for params in per_capture for p in params]
+    if bounds_checked:
+        flat.append(ERR_PARAM)
     fn = llir.Function(module, llir.FunctionType(llir.VoidType(), flat), name=entry_name)
+    err = fn.args[-1] if bounds_checked else None
     fn.calling_convention = "spir_kernel"
     builder = llir.IRBuilder(fn.append_basic_block("entry"))
+    rec = bounds.new_record(builder) if bounds_checked else None
 
     argtypes: list[types.Type] = []
     values: list[Any] = []
@@ -103,14 +117,16 @@ def build_kernel_wrapper(
             argtypes.append(t)
             values.append(specconst.tag())
     pos = 0
-    for capty, params in zip(capture_types, per_capture, strict=True):
+    for slot, (capty, params) in enumerate(zip(capture_types, per_capture, strict=True)):
         args = list(fn.args[pos : pos + len(params)])
         pos += len(params)
         argtypes.append(capty)
-        values.append(_build_capture(context, builder, capty, args))
+        values.append(_build_capture(context, builder, capty, args, err, slot, rec))
 
     callee_type = context.call_conv.get_function_type(fndesc.restype, argtypes)
     callee = llir.Function(module, callee_type, name=fndesc.mangled_name)
     context.call_conv.call_function(builder, callee, fndesc.restype, argtypes, values)
+    if bounds_checked:
+        bounds.publish(builder, rec, err)
     builder.ret_void()
     return module

@@ -5,6 +5,8 @@
 * :func:`kernel_cache_dir` — where compiled SPIR-V lives on disk.
 * :func:`declare_kernel`, :func:`accessor_type`, :func:`local_accessor_type` —
   declare kernels up front for kernel bundles (docs/bundles.md).
+* :func:`set_bounds_check`, :func:`bounds_check_enabled` — bounds-checked mode
+  (docs/debugging.md), like ``PYSYCL_BOUNDS_CHECK=1``.
 * :mod:`pysycl.ext.oneapi` — ``sycl::ext::oneapi::experimental`` (kernel_compiler).
 """
 
@@ -17,6 +19,7 @@ from pysycl.ext import oneapi
 
 __all__ = [
     "accessor_type",
+    "bounds_check_enabled",
     "clear_kernel_memory_cache",
     "declare_kernel",
     "kernel_cache_dir",
@@ -24,6 +27,7 @@ __all__ = [
     "local_accessor_type",
     "oneapi",
     "reset_kernel_cache_stats",
+    "set_bounds_check",
 ]
 
 
@@ -67,3 +71,27 @@ def kernel_cache_dir() -> Path | None:
     from pysycl import _diskcache
 
     return _diskcache.cache_dir()
+
+
+def set_bounds_check(enabled: bool | None) -> None:
+    """Turn bounds-checked mode on or off for the kernels launched from now on.
+
+    In bounds-checked mode every accessor access of a Python kernel is checked
+    on the device and the first out-of-range one is reported as
+    ``sycl.exception(errc.kernel)`` at the next synchronization point
+    (docs/debugging.md). ``None`` (the default) leaves the choice to the
+    environment variable ``PYSYCL_BOUNDS_CHECK``.
+
+    Raises:
+        TypeError: ``enabled`` is not True, False or None.
+    """
+    from pysycl import _bounds
+
+    _bounds.set_enabled(enabled)
+
+
+def bounds_check_enabled() -> bool:
+    """Whether kernels launched now run bounds-checked (:func:`set_bounds_check`)."""
+    from pysycl import _bounds
+
+    return _bounds.enabled()
