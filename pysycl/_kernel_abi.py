@@ -18,8 +18,12 @@ Flat OpenCL arguments of one capture, in order:
   ``acc[i0, ..., i{n-1}]`` lives at ``base[offset + linear(i, mem_range)]``.
 * ``AccessorType`` with ``space == "local"``: ``T __local *base`` (size set by
   the runtime with ``clSetKernelArg(NULL)``), ``long range[0..n-1]``.
+* ``TupleType``: its elements' arguments, in order (a tuple of numbers).
 * ``ScalarType``: one argument of the scalar's dtype; ``bool`` travels as
-  ``uchar`` (OpenCL forbids ``bool`` kernel arguments).
+  ``uchar`` (OpenCL forbids ``bool`` kernel arguments); a complex scalar travels
+  as two arguments of its component type, real then imaginary part (a by-value
+  struct argument crashes Intel's OpenCL CPU compiler, and OpenCL C has no
+  complex type), and the entry point reassembles it.
 * ``SpecConstantType`` (a captured ``sycl.specialization_id``): no argument;
   the kernel's ``k``-th such capture is the module's ``OpSpecConstant`` with
   ``SpecId k``. A kernel reading spec constants takes a trailing
@@ -101,8 +105,34 @@ class ScalarType:
         return (ScalarType, (self.dtype,))
 
     def flat_arg_count(self) -> int:
-        """Number of OpenCL kernel arguments this capture occupies (always 1)."""
-        return 1
+        """Number of OpenCL kernel arguments this capture occupies (2 for complex)."""
+        return 2 if self.dtype.kind == "c" else 1
+
+    def flat_dtypes(self) -> tuple[np.dtype, ...]:
+        """The dtypes of its OpenCL arguments (``bool`` as ``uint8``, complex split)."""
+        if self.dtype.kind == "c":
+            part = np.dtype(np.float32 if self.dtype.itemsize == 8 else np.float64)
+            return (part, part)
+        return (np.dtype(np.uint8) if self.dtype == np.bool_ else self.dtype,)
+
+
+@dataclass(frozen=True)
+class TupleType:
+    """Type of a captured tuple of numbers (tuples of them nest): its elements' types.
+
+    Its OpenCL arguments are its elements' arguments, in order (flattened
+    depth-first); the entry point rebuilds the tuple.
+    """
+
+    elements: tuple[ScalarType | TupleType, ...]
+
+    def flat_arg_count(self) -> int:
+        """Number of OpenCL kernel arguments this capture occupies."""
+        return sum(e.flat_arg_count() for e in self.elements)
+
+    def flat_dtypes(self) -> tuple[np.dtype, ...]:
+        """The dtypes of its OpenCL arguments, in order."""
+        return tuple(d for e in self.elements for d in e.flat_dtypes())
 
 
 @dataclass(frozen=True)
@@ -125,7 +155,7 @@ class SpecConstantType:
         return 0
 
 
-CaptureType = AccessorType | ScalarType | SpecConstantType
+CaptureType = AccessorType | ScalarType | TupleType | SpecConstantType
 
 
 @dataclass(frozen=True)
@@ -151,14 +181,21 @@ class Capture:
     """One captured variable that becomes a kernel argument.
 
     Attributes:
-        name: the variable's name in the kernel's code.
+        name: the variable's name in the code that reads it.
         source: ``"freevar"`` for a closure cell, ``"global"`` for a module global.
         type: the capture's type; the compiler types the variable with it.
+        owner: which function reads it: 0 is the kernel itself, ``k > 0`` the
+            ``k``-th function of the kernel's call graph (the helper functions
+            it calls, directly or not, numbered in the order the runtime's
+            capture walk meets them; see ``compile_kernel(helpers=...)``).
+            A helper's captures are hidden parameters of that helper, passed
+            down from the kernel's arguments by every call.
     """
 
     name: str
     source: Literal["freevar", "global"]
     type: CaptureType
+    owner: int = 0
 
 
 @dataclass(frozen=True)

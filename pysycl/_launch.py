@@ -25,7 +25,7 @@ import hashlib
 import logging
 import time
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,7 @@ from pysycl._kernel_abi import (
     IndexSpace,
     ScalarType,
     SpecConstantType,
+    TupleType,
 )
 from pysycl._kernel_api import _functor, local_accessor
 
@@ -63,26 +64,47 @@ for _t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
 
 _STATIC_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type)
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+#: Top-level packages whose functions and module attributes are library code that
+#: never changes while a program runs (``math.pi``, ``np.float32``, ``sycl.atomic_ref``):
+#: their functions are not walked as helpers, their attributes not read on each submit.
+_LIBRARY_ROOTS = frozenset({"math", "cmath", "numpy", "pysycl", "numba", "builtins", "operator"})
 
 
 class _CodeInfo:
-    """What a kernel's code object captures, computed once per code object."""
+    """What a kernel's (or helper's) code object reads, computed once per code object.
 
-    __slots__ = ("code", "globals", "lines", "location")
+    ``globals``: names loaded with ``LOAD_GLOBAL``, in order; ``attrs``: for a
+    global name, the attribute chains read off it (``mod.N``, ``mod.sub.f``), so
+    that attributes of a user's module are looked at (they are compile-time
+    constants, see docs/kernels.md).
+    """
+
+    __slots__ = ("attrs", "code", "globals", "lines", "location")
 
     def __init__(self, code: types.CodeType) -> None:
         self.code = code
         names: list[str] = []
         lines: dict[str, int] = {}
-        for ins in dis.get_instructions(code):
-            if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and ins.argval not in names:
-                names.append(ins.argval)
-            if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLOSURE",
-                              "STORE_DEREF"):
-                if ins.argval not in lines and ins.positions and ins.positions.lineno:
-                    lines[ins.argval] = ins.positions.lineno
+        attrs: dict[str, list[tuple[str, ...]]] = {}
+        ins = list(dis.get_instructions(code))
+        for k, i in enumerate(ins):
+            if i.opname in ("LOAD_GLOBAL", "LOAD_NAME") and i.argval not in names:
+                names.append(i.argval)
+            if i.opname in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLOSURE",
+                            "STORE_DEREF"):
+                if i.argval not in lines and i.positions and i.positions.lineno:
+                    lines[i.argval] = i.positions.lineno
+            if i.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+                chain: list[str] = []
+                j = k + 1
+                while j < len(ins) and ins[j].opname in ("LOAD_ATTR", "LOAD_METHOD"):
+                    chain.append(ins[j].argval)
+                    j += 1
+                if chain and tuple(chain) not in attrs.setdefault(i.argval, []):
+                    attrs[i.argval].append(tuple(chain))
         self.globals = tuple(names)
         self.lines = lines
+        self.attrs = {n: tuple(c) for n, c in attrs.items()}
         self.location = f"{code.co_filename}:{code.co_firstlineno}"
 
 
@@ -90,7 +112,22 @@ _code_infos: dict[types.CodeType, _CodeInfo] = {}
 _MISSING = object()
 
 
-def _bad_capture(fn: Any, info: _CodeInfo, name: str, value: Any) -> kernel_compile_error:
+def _info_of(code: types.CodeType) -> _CodeInfo:
+    info = _code_infos.get(code)
+    if info is None:
+        info = _code_infos[code] = _CodeInfo(code)
+    return info
+
+
+def _who(fn: Any, owner: int) -> str:
+    """How a message names the function that reads a capture."""
+    if owner:
+        return f"function {fn.__qualname__} (called by the kernel) reads"
+    return f"kernel {fn.__qualname__} captures"
+
+
+def _bad_capture(fn: Any, info: _CodeInfo, name: str, value: Any,
+                 owner: int = 0) -> kernel_compile_error:
     line = info.lines.get(name, fn.__code__.co_firstlineno)
     where = f"{fn.__code__.co_filename}:{line}"
     if isinstance(value, np.ndarray):
@@ -98,15 +135,40 @@ def _bad_capture(fn: Any, info: _CodeInfo, name: str, value: Any) -> kernel_comp
                 "and capture an accessor (buf.get_access(h, sycl.access_mode.read))")
     elif isinstance(value, buffer):
         hint = "capture an accessor of the buffer (buf.get_access(h, mode)), not the buffer"
+    elif isinstance(value, tuple):
+        hint = ("a tuple in a kernel may hold numbers (and tuples of numbers) only; capture "
+                "accessors and functions one by one")
     else:
         hint = (f"a {type(value).__name__} cannot be a kernel argument; kernels capture "
-                "accessors, numbers and bools (and call functions)")
-    return kernel_compile_error(
-        errc.kernel, f"{where}: kernel {fn.__qualname__} captures {name!r}: {hint}")
+                "accessors, numbers, bools and tuples of numbers (and call functions)")
+    return kernel_compile_error(errc.kernel, f"{where}: {_who(fn, owner)} {name!r}: {hint}")
+
+
+def _walkable(v: Any) -> types.FunctionType | None:
+    """The Python function of a helper the kernel calls (None for library functions)."""
+    f = v.py_func if hasattr(v, "py_func") else v  # a Numba dispatcher: its Python function
+    if type(f) is not types.FunctionType:
+        return None
+    mod = f.__module__
+    if mod is not None and mod.partition(".")[0] in _LIBRARY_ROOTS:
+        return None
+    return f
+
+
+def _plan_index(fns: list[Any], v: Any) -> int:
+    for k, x in enumerate(fns):
+        if x is v:
+            return k
+    fns.append(v)
+    return len(fns) - 1
 
 
 def _capture_values(fn: Any, h: Any) -> tuple[_CodeInfo, list[Any], list[Any], tuple[Any, ...]]:
-    """Captured argument values, their Capture descriptors' parts, and the type key."""
+    """Captured argument values, their Capture descriptors' parts, and the type key.
+
+    The captures of the kernel come first (closure cells, then globals), then
+    those of the functions it calls, directly or not (see :func:`_walk_helpers`).
+    """
     code = fn.__code__
     info = _code_infos.get(code)
     if info is None:
@@ -114,6 +176,7 @@ def _capture_values(fn: Any, h: Any) -> tuple[_CodeInfo, list[Any], list[Any], t
     values: list[Any] = []
     caps: list[Any] = []
     key: list[Any] = []
+    fns = [fn]
     closure = fn.__closure__
     if closure:
         for name, cell in zip(code.co_freevars, closure, strict=False):
@@ -129,72 +192,253 @@ def _capture_values(fn: Any, h: Any) -> tuple[_CodeInfo, list[Any], list[Any], t
                 caps.append((name, "freevar", kt))
                 key.append(kt)
             else:
-                _classify(fn, info, h, name, "freevar", v, values, caps, key)
+                _classify(fn, info, h, name, "freevar", v, values, caps, key, fns)
     g = fn.__globals__
     for name in info.globals:
         v = g.get(name, _MISSING)
         if v is _MISSING:
             continue  # a builtin, or an undefined name the compiler reports
-        _classify(fn, info, h, name, "global", v, values, caps, key)
+        _classify(fn, info, h, name, "global", v, values, caps, key, fns)
+    if len(fns) > 1:
+        _walk_helpers(fns, h, values, caps, key)
     return info, values, caps, tuple(key)
 
 
+def _walk_helpers(fns: list[Any], h: Any, values: list[Any], caps: list[Any],
+                  key: list[Any]) -> None:
+    """Add the captures of the helper functions ``fns[1:]`` (growing as they call others).
+
+    A helper's closure cells and globals follow the kernel's rules: numbers,
+    tuples of numbers and accessors become kernel arguments (``Capture.owner``
+    is the helper's index in ``fns``), passed down to it by its callers, so a
+    changed global never needs a recompile; functions are walked in turn.
+    The key gets each helper's code, then what it reads.
+    """
+    k = 1
+    while k < len(fns):
+        f = _walkable(fns[k])
+        assert f is not None
+        code = f.__code__
+        info = _info_of(code)
+        key.append(code)
+        closure = f.__closure__
+        if closure:
+            for name, cell in zip(code.co_freevars, closure, strict=False):
+                try:
+                    v = cell.cell_contents
+                except ValueError:
+                    raise kernel_compile_error(
+                        errc.kernel, f"{info.location}: function {f.__qualname__} (called by "
+                        f"the kernel) uses {name!r} before it is assigned") from None
+                _classify(f, info, h, name, "freevar", v, values, caps, key, fns, k)
+        g = f.__globals__
+        for name in info.globals:
+            v = g.get(name, _MISSING)
+            if v is not _MISSING:
+                _classify(f, info, h, name, "global", v, values, caps, key, fns, k)
+        k += 1
+
+
+def _references(f: types.FunctionType, info: _CodeInfo) -> Iterator[tuple[str, Any]]:
+    """``(name, value)`` of what ``f`` reads, in the capture walk's order.
+
+    Closure cells, then globals, each module global followed by the attributes
+    read off it (named by their dotted path).
+    """
+    for name, cell in zip(f.__code__.co_freevars, f.__closure__ or (), strict=False):
+        try:
+            yield name, cell.cell_contents
+        except ValueError:
+            continue
+    g = f.__globals__
+    for name in info.globals:
+        v = g.get(name, _MISSING)
+        if v is _MISSING:
+            continue
+        yield name, v
+        if isinstance(v, types.ModuleType):
+            yield from _module_attrs(v, info.attrs.get(name, ()))
+
+
+def call_graph(fn: Any) -> tuple[tuple[Any, tuple[int, ...]], ...]:
+    """The functions a kernel calls, as ``compile_kernel(helpers=...)`` takes them.
+
+    Entry ``k`` is ``(function, indices of the entries it references)``; entry 0
+    is the kernel. The numbering is :func:`_capture_values`'s (``Capture.owner``).
+    """
+    fns = [fn]
+    edges: list[tuple[int, ...]] = []
+    k = 0
+    while k < len(fns):
+        f = fn if k == 0 else _walkable(fns[k])
+        assert f is not None
+        out: list[int] = []
+        for _, v in _references(f, _info_of(f.__code__)):
+            if _walkable(v) is not None:
+                i = _plan_index(fns, v)
+                if i not in out:
+                    out.append(i)
+        edges.append(tuple(out))
+        k += 1
+    return tuple(zip(fns, edges, strict=True))
+
+
+def _is_argument(v: Any) -> bool:
+    """Whether a value read by a kernel or helper is a kernel argument (see :func:`_classify`)."""
+    t = type(v)
+    return (t in _SCALAR_KEYS or t is accessor or t is local_accessor
+            or t is _specconst.specialization_id or (t is tuple and bool(v)))
+
+
+def _module_attrs(mod: types.ModuleType,
+                  chains: tuple[tuple[str, ...], ...]) -> list[tuple[str, Any]]:
+    """``(dotted path, value)`` of the attributes read off a user's module."""
+    out: list[tuple[str, Any]] = []
+    if not chains or mod.__name__.partition(".")[0] in _LIBRARY_ROOTS:
+        return out
+    for chain in chains:
+        val: Any = mod
+        path = mod.__name__
+        for a in chain:
+            if not isinstance(val, types.ModuleType):
+                break
+            nxt = getattr(val, a, _MISSING)
+            if nxt is _MISSING:
+                break
+            val = nxt
+            path += "." + a
+        if val is not mod:
+            out.append((path, val))
+    return out
+
+
+def _tuple_type(v: tuple[Any, ...]) -> tuple[TupleType, list[Any]] | None:
+    """The type and flat argument values of a tuple of numbers (None for anything else)."""
+    elements: list[Any] = []
+    flat: list[Any] = []
+    for e in v:
+        t = type(e)
+        st = _SCALAR_KEYS.get(t)
+        if st is not None:
+            if t is int and not _INT64_MIN <= e <= _INT64_MAX:
+                return None
+            elements.append(st)
+            if t is bool or t is np.bool_:
+                flat.append(np.uint8(e))
+            elif st.dtype.kind == "c":
+                flat.extend((e.real, e.imag))
+            else:
+                flat.append(e)
+        elif t is tuple and e:
+            sub = _tuple_type(e)
+            if sub is None:
+                return None
+            elements.append(sub[0])
+            flat.extend(sub[1])
+        else:
+            return None
+    return TupleType(tuple(elements)), flat
+
+
 def _classify(fn: Any, info: _CodeInfo, h: Any, name: str, source: str, v: Any,
-              values: list[Any], caps: list[Any], key: list[Any]) -> None:
+              values: list[Any], caps: list[Any], key: list[Any],
+              fns: list[Any] | None = None, owner: int = 0) -> None:
+    """Classify one value that ``fn`` reads (its ``owner``-th function of the kernel's calls).
+
+    Arguments (values, caps, key type) or compile-time constants (key only);
+    functions are appended to ``fns`` for :func:`_walk_helpers`.
+    """
     t = type(v)
     st = _SCALAR_KEYS.get(t)
     if st is not None:
         if t is int and not _INT64_MIN <= v <= _INT64_MAX:
-            raise kernel_compile_error(errc.kernel_argument, f"{info.location}: kernel "
-                                       f"{fn.__qualname__} captures {name}={v}, which does not "
-                                       "fit in int64")
-        values.append(np.uint8(v) if t is bool or t is np.bool_ else v)
-        caps.append((name, source, st))
+            raise kernel_compile_error(errc.kernel_argument, f"{info.location}: "
+                                       f"{_who(fn, owner)} {name}={v}, which does not fit in "
+                                       "int64")
+        if t is bool or t is np.bool_:
+            v = np.uint8(v)
+        elif st.dtype.kind == "c":  # two arguments, real and imaginary part (see _kernel_abi)
+            v = (v.real, v.imag)
+        values.append(v)
+        caps.append((name, source, st, owner) if owner else (name, source, st))
         key.append(st)
         return
-    if t is accessor:
+    if t is accessor or t is local_accessor:
         if v._handler is not h:
             line = info.lines.get(name, fn.__code__.co_firstlineno)
-            raise exception(errc.invalid, f"{fn.__code__.co_filename}:{line}: kernel "
-                            f"{fn.__qualname__} captures accessor {name!r} that was not created "
-                            "in (or required by) this command group")
+            what = "accessor" if t is accessor else "local_accessor"
+            how = ("was not created in (or required by) this command group" if t is accessor
+                   else "was not created in this command group")
+            raise exception(errc.invalid, f"{fn.__code__.co_filename}:{line}: {_who(fn, owner)} "
+                            f"{what} {name!r} that {how}")
         values.append(v)
-        caps.append((name, source, v._ktype))
-        key.append(v._ktype)
-        return
-    if t is local_accessor:
-        if v._handler is not h:
-            line = info.lines.get(name, fn.__code__.co_firstlineno)
-            raise exception(errc.invalid, f"{fn.__code__.co_filename}:{line}: kernel "
-                            f"{fn.__qualname__} captures local_accessor {name!r} that was not "
-                            "created in this command group")
-        values.append(v)
-        caps.append((name, source, v._ktype))
+        caps.append((name, source, v._ktype, owner) if owner else (name, source, v._ktype))
         key.append(v._ktype)
         return
     if t is _specconst.specialization_id:  # read with kh.get_specialization_constant
         st = v._type()
         values.append(v)
-        caps.append((name, source, st))
+        caps.append((name, source, st, owner) if owner else (name, source, st))
         key.append(st)
+        return
+    if t is tuple and v:
+        tt = _tuple_type(v)
+        if tt is None:
+            raise _bad_capture(fn, info, name, v, owner)
+        values.append(tt[1])
+        caps.append((name, source, tt[0], owner) if owner else (name, source, tt[0]))
+        key.append(tt[0])
         return
     if isinstance(v, (enum.Enum, _functor)):
         key.append(v)  # compile-time constants: memory orders, fence spaces, sycl.plus(), ...
         return
     if isinstance(v, _STATIC_TYPES) or hasattr(v, "py_func"):
         # Functions, modules, classes: resolved by the compiler at compile time.
-        # A closure's identity matters (its cells are frozen); a plain function's code does.
-        if isinstance(v, types.FunctionType):
-            key.append(v if v.__closure__ else v.__code__)
+        # A helper function is walked (its captures are the kernel's too): the key
+        # refers to it by its place in the call graph, its code comes later.
+        f = _walkable(v)
+        if f is not None:
+            if fns is None:  # a caller that does not walk helpers
+                key.append(v if f.__closure__ else f.__code__)
+            else:
+                key.append(("fn", _plan_index(fns, v)))
         elif isinstance(v, types.ModuleType):
             key.append(v.__name__)
+            chains = info.attrs.get(name)
+            if chains:
+                for path, a in _module_attrs(v, chains):
+                    _classify_attr(path, a, key, fns)
         else:
             key.append(v)
         return
-    if isinstance(v, (str, bytes, type(None))):
+    if isinstance(v, (str, bytes, type(None), tuple)):
         key.append((name, v))  # compile-time constants (rare); the value is part of the key
         return
-    raise _bad_capture(fn, info, name, v)
+    raise _bad_capture(fn, info, name, v, owner)
+
+
+def _classify_attr(path: str, v: Any, key: list[Any], fns: list[Any] | None) -> None:
+    """An attribute of a user's module (``mod.N``, ``mod.f``): a compile-time constant.
+
+    Numba freezes what a kernel reads off a module, so the value is part of the
+    key (a changed ``mod.N`` compiles again); functions are walked like helpers.
+    """
+    if _walkable(v) is not None:
+        if fns is not None:
+            key.append(("fn", _plan_index(fns, v)))
+            return
+        v = _walkable(v).__code__  # type: ignore[union-attr]
+    elif isinstance(v, types.ModuleType):
+        v = v.__name__
+    elif not isinstance(v, (bool, int, float, complex, np.generic, str, bytes, type(None),
+                            tuple, type, types.BuiltinFunctionType, enum.Enum)):
+        v = type(v)  # an object the compiler rejects or resolves by type
+    elif type(v) is tuple:
+        try:
+            hash(v)
+        except TypeError:
+            v = tuple
+    key.append((path, type(v), v))
 
 
 class _Kernel:
@@ -206,7 +450,8 @@ class _Kernel:
         self.compiled = compiled
         self.name = name
         dts: list[Any] = []
-        slots: list[int] = []  # 0: scalar, 1: global/2: local accessor, 3: spec id (no arg)
+        # 0: scalar, 1: global/2: local accessor, 3: spec id (no arg), 4: several scalars
+        slots: list[int] = []
         for c in compiled.captures:
             t = c.type
             if isinstance(t, SpecConstantType):
@@ -216,8 +461,9 @@ class _Kernel:
                 dts.extend([np.int64] * (t.flat_arg_count() - 1))
                 slots.append(2 if t.space == "local" else 1)
             else:
-                dts.append(np.uint8 if t.dtype == np.bool_ else t.dtype)
-                slots.append(0)
+                fd = t.flat_dtypes()
+                dts.extend(fd)
+                slots.append(0 if isinstance(t, ScalarType) and len(fd) == 1 else 4)
         self.arg_dtypes = dts
         self.acc_slots = tuple(slots)
         self.kernels: dict[tuple[Any, Any], Any] = {}
@@ -295,7 +541,9 @@ def flat_args(values: list[Any], acc_slots: tuple[int, ...], key: int) -> list[A
     """The OpenCL arguments of captured ``values`` (see ``_kernel_abi``) in context ``key``.
 
     Slots: 0 scalar, 1 accessor (its cl buffer, then offset and ranges), 2 local
-    accessor (``(cl.LocalMemory, ranges)``), 3 specialization id (no argument).
+    accessor (``(cl.LocalMemory, ranges)``), 3 specialization id (no argument),
+    4 a sequence of scalars (a complex number's real and imaginary part, a
+    tuple's elements).
     """
     args: list[Any] = []
     for v, slot in zip(values, acc_slots, strict=False):
@@ -307,6 +555,8 @@ def flat_args(values: list[Any], acc_slots: tuple[int, ...], key: int) -> list[A
             args.extend(v[1])
         elif slot == 0:
             args.append(v)
+        elif slot == 4:
+            args.extend(v)
     return args
 
 
@@ -445,9 +695,14 @@ def _build(k: _Kernel, ctx: Any, dev: Any, spec: tuple[Any, ...] | None = None) 
     return clk
 
 
+def captures_of(caps: list[Any]) -> tuple[Capture, ...]:
+    """The :class:`Capture` descriptors of :func:`_capture_values`'s ``caps``."""
+    return tuple(Capture(*c) for c in caps)
+
+
 def _load_or_compile(fn: Any, info: _CodeInfo, caps: list[Any], tkey: tuple[Any, ...],
                      index: IndexSpace, kernel_name: str | None) -> _Kernel:
-    captures = tuple(Capture(n, s, t) for n, s, t in caps)  # type: ignore[arg-type]
+    captures = captures_of(caps)
     digest = stable_digest(fn, captures, tkey, index)
     name = kernel_name or fn.__qualname__
     entry = "pysycl_" + digest[:24]
@@ -459,7 +714,7 @@ def _load_or_compile(fn: Any, info: _CodeInfo, caps: list[Any], tkey: tuple[Any,
     t0 = time.perf_counter()
     from pysycl_numba import compile_kernel  # the compiler loads on first use
 
-    compiled = compile_kernel(fn, index, captures, entry_name=entry)
+    compiled = compile_kernel(fn, index, captures, entry_name=entry, helpers=call_graph(fn))
     stats["compiles"] += 1
     _log.info("compiled kernel %s (%s) in %.1f ms", name, info.location,
               1e3 * (time.perf_counter() - t0))
@@ -550,36 +805,55 @@ def _hash_static(v: Any, h: Any, seen: set[int]) -> None:
         h.update(f"other:{type(v).__module__}.{type(v).__qualname__}".encode())
 
 
+def _type_repr(t: Any) -> str:
+    """A stable text of a capture type."""
+    if isinstance(t, TupleType):
+        return "tuple(" + ",".join(_type_repr(e) for e in t.elements) + ")"
+    if isinstance(t, SpecConstantType):
+        return f"spec({t.dtype.str},{t.default!r})"
+    if isinstance(t, AccessorType):
+        return f"acc({t.dtype.str},{t.ndim},{t.mode},{t.space})"
+    return f"scalar({getattr(t, 'dtype', np.dtype(np.void)).str})"
+
+
 def stable_digest(fn: Any, captures: tuple[Capture, ...], tkey: tuple[Any, ...],
                   index: IndexSpace) -> str:
-    """A digest of everything the compiled module depends on, stable across processes."""
+    """A digest of everything the compiled module depends on, stable across processes.
+
+    The same rule as the in-memory key (:func:`_classify`): the code of the
+    kernel and of every helper function it calls, the capture names and types
+    (values that are kernel arguments count by type only, so a changed helper
+    global needs no new entry), and the compile-time constants by value; plus
+    the index space and the tool versions. (``tkey`` is accepted for callers;
+    everything in it is derived again from ``fn``.)
+    """
     h = hashlib.sha256()
     h.update(_versions().encode())
     h.update(repr((index.kind, index.ndim)).encode())
-    _hash_code(fn.__code__, h)
     for c in captures:
-        t = c.type
-        h.update(repr((c.name, c.source, type(t).__name__, t.dtype.str,
-                       getattr(t, "ndim", 0), getattr(t, "mode", ""),
-                       getattr(t, "space", ""))).encode())
-        if isinstance(t, SpecConstantType):
-            h.update(repr(("spec default", t.default)).encode())
+        h.update(repr((c.name, c.source, c.owner, _type_repr(c.type))).encode())
+    captured = {(c.owner, c.name) for c in captures}
+    fns = [fn]
     seen: set[int] = set()
-    cap_names = {c.name for c in captures}
-    if fn.__closure__:
-        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__, strict=False):
-            if name not in cap_names:
-                h.update(name.encode())
-                _hash_static(cell.cell_contents, h, seen)
-    g = fn.__globals__
-    for name in _code_infos[fn.__code__].globals:
-        if name not in cap_names:
-            v = g.get(name, _MISSING)
-            h.update(name.encode())
-            if v is _MISSING:
-                h.update(b"builtin:" + repr(getattr(builtins, name, None)).encode())
+    k = 0
+    while k < len(fns):
+        f = fn if k == 0 else _walkable(fns[k])
+        assert f is not None
+        h.update(f"def {k}:".encode())
+        _hash_code(f.__code__, h)
+        for name, v in _references(f, _info_of(f.__code__)):
+            h.update(f"\n{name}=".encode())
+            if _walkable(v) is not None:
+                h.update(f"fn{_plan_index(fns, v)}".encode())
+            elif (k, name) in captured or _is_argument(v):
+                h.update(b"arg")  # its type is in the captures
+            elif isinstance(v, enum.Enum):
+                h.update(f"enum:{type(v).__module__}.{type(v).__qualname__}.{v.name}".encode())
+            elif isinstance(v, _functor):
+                h.update(f"functor:{type(v).__qualname__}".encode())
             else:
                 _hash_static(v, h, seen)
+        k += 1
     return h.hexdigest()
 
 

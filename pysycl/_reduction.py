@@ -31,7 +31,6 @@ from pysycl._buffer import buffer
 from pysycl._exceptions import errc, exception
 from pysycl._kernel_abi import (
     AccessorType,
-    Capture,
     IndexSpace,
     ReductionType,
     ScalarType,
@@ -341,7 +340,7 @@ _kernels: dict[tuple[Any, ...], Any] = {}
 def _load_or_compile(fn: Any, info: Any, caps: list[Any], tkey: tuple[Any, ...],
                      index: IndexSpace, reds: tuple[reduction, ...],
                      rtypes: tuple[ReductionType, ...], kernel_name: str | None) -> Any:
-    captures = tuple(Capture(n, s, t) for n, s, t in caps)
+    captures = launch_mod.captures_of(caps)
     h = hashlib.sha256(launch_mod.stable_digest(fn, captures, tkey, index).encode())
     h.update(repr(tuple((t.dtype.str, t.op) for t in rtypes)).encode())
     seen: set[int] = set()
@@ -355,7 +354,8 @@ def _load_or_compile(fn: Any, info: Any, caps: list[Any], tkey: tuple[Any, ...],
 
         compiled = compile_kernel(fn, index, captures, entry_name="pysycl_" + digest[:24],
                                   reductions=tuple((t, r._combiner)
-                                                   for t, r in zip(rtypes, reds, strict=True)))
+                                                   for t, r in zip(rtypes, reds, strict=True)),
+                                  helpers=launch_mod.call_graph(fn))
         launch_mod.stats["compiles"] += 1
         if _diskcache.store(digest, compiled):
             launch_mod.stats["disk_writes"] += 1

@@ -16,6 +16,8 @@
 
 from __future__ import annotations
 
+import types as pytypes
+from dataclasses import dataclass, field
 from typing import Any
 
 from pysycl import errc
@@ -31,14 +33,41 @@ from pysycl_numba.errors import KernelSourceError
 from pysycl_numba.types import AccessorType, AtomicRefType, GlobalPointer
 
 
+@dataclass(frozen=True)
+class LiftSpec:
+    """What :class:`LiftCaptures` does to one function (the kernel or a helper).
+
+    Attributes:
+        names: the names of the trailing parameters the function gets, in
+            order (parameter ``nparams + j`` is ``names[j]``).
+        own: ``(name, "freevar" | "global") -> j``: loads of the function's own
+            captured names become reads of parameter ``nparams + j``.
+        calls: ``id(function object) -> (dispatcher, (j, ...))``: a call of
+            that helper calls ``dispatcher`` instead, passing parameters
+            ``nparams + j`` as the helper's hidden keyword-only parameters
+            ``_pysycl_h0, _pysycl_h1, ...`` -- which Numba passes as the last
+            positional arguments (see ``dispatcher.LiftedDispatcher``).
+    """
+
+    names: tuple[str, ...]
+    own: dict[tuple[str, str], int] = field(default_factory=dict)
+    calls: dict[int, tuple[Any, tuple[int, ...]]] = field(default_factory=dict)
+
+
+def hidden_kw(j: int) -> str:
+    """The keyword of a helper's ``j``-th hidden parameter."""
+    return f"_pysycl_h{j}"
+
+
 @register_pass(mutates_CFG=False, analysis_only=False)
 class LiftCaptures(FunctionPass):
     """Rewrite loads of captured names into reads of trailing parameters.
 
-    Reads ``state.pysycl_captures`` (a tuple of ``pysycl._kernel_abi.Capture``).
-    Parameter ``len(params) + k`` is capture ``k``, so the typed signature is
-    ``(*param_types, *capture_types)`` in capture order -- the order of the
-    flat OpenCL arguments.
+    Reads ``state.pysycl_lift`` (a :class:`LiftSpec`). Parameter
+    ``len(params) + j`` is ``names[j]``, so the typed signature is
+    ``(*param_types, *capture_types)`` -- for a kernel, in capture order, the
+    order of the flat OpenCL arguments. Calls of helper functions that read
+    captures themselves get those captures as hidden keyword arguments.
     """
 
     _name = "pysycl_lift_captures"
@@ -48,36 +77,85 @@ class LiftCaptures(FunctionPass):
 
     def run_pass(self, state: Any) -> bool:
         """Rewrite ``state.func_ir`` in place."""
-        captures = state.pysycl_captures
+        spec: LiftSpec = state.pysycl_lift
         func_ir = state.func_ir
         first = func_ir.arg_count
-        index = {
-            (c.name, ir.FreeVar if c.source == "freevar" else ir.Global): first + k
-            for k, c in enumerate(captures)
-        }
+        names = tuple(func_ir.arg_names) + spec.names
         changed = False
+        defs: dict[str, Any] = {}  # variable -> the value it was assigned (single assignments)
+        helper_vars: dict[str, tuple[int, ...]] = {}
         for block in func_ir.blocks.values():
             for stmt in block.body:
                 if not isinstance(stmt, ir.Assign):
                     continue
                 value = stmt.value
-                if not isinstance(value, (ir.FreeVar, ir.Global)):
+                if isinstance(value, (ir.FreeVar, ir.Global)):
+                    kind = "freevar" if isinstance(value, ir.FreeVar) else "global"
+                    pos = spec.own.get((value.name, kind))
+                    if pos is not None:
+                        stmt.value = ir.Arg(name=names[first + pos], index=first + pos,
+                                            loc=value.loc)
+                        changed = True
+                        continue
+                    target = value.value
+                elif (isinstance(value, ir.Expr) and value.op == "getattr"
+                      and isinstance(defs.get(value.value.name), pytypes.ModuleType)):
+                    target = getattr(defs[value.value.name], value.attr, None)  # mod.helper
+                else:
                     continue
-                pos = index.get((value.name, type(value)))
-                if pos is None:
-                    continue
-                stmt.value = ir.Arg(name=value.name, index=pos, loc=value.loc)
-                changed = True
+                defs[stmt.target.name] = target
+                call = spec.calls.get(id(target))
+                if call is not None:
+                    disp, passed = call
+                    stmt.value = ir.Global(getattr(target, "__name__", "helper"), disp,
+                                           stmt.loc)
+                    helper_vars[stmt.target.name] = passed
+                    changed = True
+        if helper_vars:
+            self._pass_hidden(func_ir, first, names, helper_vars)
         # The definitions table still maps each rewritten variable to the
         # ir.FreeVar/ir.Global (with the value of the first compile): Numba's
         # dead-branch pruning reads it, and would fold `if captured_flag:` to
         # that value for every later launch. Rebuild it from the rewritten IR.
         func_ir._definitions = ir_utils.build_definitions(func_ir.blocks)
-        func_ir.arg_names = tuple(func_ir.arg_names) + tuple(c.name for c in captures)
-        func_ir.arg_count = first + len(captures)
+        func_ir.arg_names = names
+        func_ir.arg_count = first + len(spec.names)
         # Numba's FixupArgs checks len(args) against this count.
         state.nargs = func_ir.arg_count
-        return changed or bool(captures)
+        return changed or bool(spec.names)
+
+    @staticmethod
+    def _pass_hidden(func_ir: Any, first: int, names: tuple[str, ...],
+                     helper_vars: dict[str, tuple[int, ...]]) -> None:
+        """Add the hidden keyword arguments to every call of a rewritten helper."""
+        entry = func_ir.blocks[min(func_ir.blocks)]
+        scope = entry.scope
+        loc = func_ir.loc
+        params: dict[int, ir.Var] = {}
+        for block in func_ir.blocks.values():
+            for stmt in block.body:
+                if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
+                        and stmt.value.op == "call"):
+                    continue
+                passed = helper_vars.get(stmt.value.func.name)
+                if passed is None:
+                    continue
+                if stmt.value.vararg is not None and passed:
+                    raise KernelSourceError(
+                        "a function that reads captured variables cannot be called with "
+                        "*args; pass its arguments one by one", stmt.loc)
+                # Numba passes keyword-only parameters as the last positional
+                # arguments (typing.templates.fold_arguments).
+                args = list(stmt.value.args)
+                for pos in passed:
+                    var = params.get(pos)
+                    if var is None:
+                        var = params[pos] = scope.redefine(f"$pysycl_hidden{pos}", loc)
+                    args.append(var)
+                stmt.value.args = args
+        # Read each passed parameter once, at the top of the function.
+        entry.body[:0] = [ir.Assign(ir.Arg(name=names[first + pos], index=first + pos, loc=loc),
+                                    var, loc) for pos, var in sorted(params.items())]
 
 
 _UNSUPPORTED_EXPR = {
