@@ -845,8 +845,8 @@ def stable_digest(fn: Any, captures: tuple[Capture, ...], tkey: tuple[Any, ...],
             h.update(f"\n{name}=".encode())
             if _walkable(v) is not None:
                 h.update(f"fn{_plan_index(fns, v)}".encode())
-            elif (k, name) in captured or _is_argument(v):
-                h.update(b"arg")  # its type is in the captures
+            elif (k, name) in captured or ("." not in name and _is_argument(v)):
+                h.update(b"arg")  # its type is in the captures (mod.N is a constant)
             elif isinstance(v, enum.Enum):
                 h.update(f"enum:{type(v).__module__}.{type(v).__qualname__}.{v.name}".encode())
             elif isinstance(v, _functor):

@@ -152,6 +152,13 @@ class SYCLTargetContext(BaseContext):
         self.install_registry(specconst.registry)
         self.install_registry(reduction.registry)
 
+    def refresh(self) -> None:
+        """Install the registries, then our overrides of Numba's builtin lowerings."""
+        super().refresh()
+        from pysycl_numba import mathimpl
+
+        self.install_registry(mathimpl.override_registry)
+
     def codegen(self) -> SPIRVCodegen:
         """The SPIR-V code generator."""
         return self._internal_codegen
