@@ -216,8 +216,9 @@ def _walk_helpers(fns: list[Any], h: Any, values: list[Any], caps: list[Any],
     """
     k = 1
     while k < len(fns):
-        f = _walkable(fns[k])
-        assert f is not None
+        f = fns[k]
+        if type(f) is not types.FunctionType:
+            f = f.py_func  # a Numba dispatcher
         code = f.__code__
         info = _info_of(code)
         key.append(code)
@@ -363,6 +364,11 @@ def _classify(fn: Any, info: _CodeInfo, h: Any, name: str, source: str, v: Any,
         caps.append((name, source, st, owner) if owner else (name, source, st))
         key.append(st)
         return
+    if t is types.FunctionType and fns is not None:  # a helper (the common static value)
+        mod = v.__module__
+        if mod is None or mod.partition(".")[0] not in _LIBRARY_ROOTS:
+            key.append(("fn", _plan_index(fns, v)))
+            return
     if t is accessor or t is local_accessor:
         if v._handler is not h:
             line = info.lines.get(name, fn.__code__.co_firstlineno)

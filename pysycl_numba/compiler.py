@@ -45,7 +45,7 @@ from pysycl_numba._numba_compat import (
 )
 from pysycl_numba.codegen import emit_spirv
 from pysycl_numba.dispatcher import compile_scope  # also registers the target dispatcher
-from pysycl_numba.errors import KernelSourceError, from_numba_error
+from pysycl_numba.errors import CompilerDiagnostic, KernelSourceError, from_numba_error
 from pysycl_numba.passes import (
     LiftCaptures,
     LiftSpec,
@@ -282,6 +282,18 @@ def _aspects_from_ir(ir_text: str) -> set[str]:
     return found
 
 
+def _compile_failure(name: str, where: str, e: BaseException) -> kernel_compile_error:
+    """The user's error for compiler exception ``e``, chained to a :class:`CompilerDiagnostic`."""
+    err = from_numba_error(name, where, e)
+    text = e.message if isinstance(e, KernelSourceError) else str(e)
+    _log.debug("kernel %s (%s) failed to compile; the compiler said:\n%s", name, where, text)
+    cause = CompilerDiagnostic(text)
+    cause.__suppress_context__ = True
+    err.__cause__ = cause
+    err.__suppress_context__ = True
+    return err
+
+
 def compile_kernel(
     pyfunc: Callable[..., Any],
     index: IndexSpace,
@@ -332,6 +344,7 @@ def compile_kernel(
     _check_work_group_use(pyfunc, index, name)
     capture_types = specconst.capture_types(captures, capture_numba_type)
     ctx = sycl_target.target_context
+    failure: kernel_compile_error | None = None
     try:
         with global_compiler_lock, target_override(TARGET_NAME):
             lift, lifted = lift_specs(captures, helpers)
@@ -368,10 +381,13 @@ def compile_kernel(
                 binary, ir_text = emit_spirv(cres.library, wrapper, entry_name)
     except kernel_compile_error:
         raise
-    except (KernelSourceError, errors.NumbaError) as e:
-        raise from_numba_error(name, where, e) from e
-    except (NotImplementedError, TypeError, ValueError, RuntimeError) as e:
-        raise from_numba_error(name, where, e) from e
+    except (KernelSourceError, errors.NumbaError, NotImplementedError, TypeError, ValueError,
+            RuntimeError) as e:
+        failure = _compile_failure(name, where, e)  # keeps no reference to e or its frames
+    if failure is not None:
+        # Raised outside the except block: the traceback is the user's call
+        # chain, and the cause is what the compiler said, without its frames.
+        raise failure
 
     aspects: set[str] = set()
     for lib in cres.library.walk():

@@ -16,6 +16,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import sysconfig
 import types as pytypes
 from dataclasses import dataclass, field
 from typing import Any
@@ -177,9 +180,18 @@ class RejectUnsupportedPython(AnalysisPass):
 
     def run_pass(self, state: Any) -> bool:
         """Raise :class:`KernelSourceError` on the first unsupported statement."""
+        modules: dict[str, pytypes.ModuleType] = {}
         for block in state.func_ir.blocks.values():
             for stmt in block.body:
                 self._check(stmt)
+                if isinstance(stmt, ir.Assign):
+                    value = stmt.value
+                    if (isinstance(value, (ir.Global, ir.FreeVar))
+                            and isinstance(value.value, pytypes.ModuleType)):
+                        modules[stmt.target.name] = value.value
+                    elif (isinstance(value, ir.Expr) and value.op == "getattr"
+                          and value.value.name in modules):
+                        _check_host_module(modules[value.value.name], value.attr, stmt.loc)
         return False
 
     @staticmethod
@@ -203,10 +215,45 @@ class RejectUnsupportedPython(AnalysisPass):
                 )
             if isinstance(value, (ir.Global, ir.FreeVar)) and value.value is print:
                 raise KernelSourceError("print() is not supported in kernels", stmt.loc)
+            if isinstance(value, (ir.Global, ir.FreeVar)) and any(
+                    value.value is f for f in (str, repr, format)):
+                # Python compiles f"{x}" to a call of str (Numba's FORMAT_VALUE).
+                what = ("f-strings" if "format_value" in stmt.target.name
+                        else f"{value.value.__name__}()")
+                raise KernelSourceError(
+                    f"{what} cannot be used in kernels: a device has no strings; write numbers "
+                    "to an accessor, and to print from a kernel run it on the host_debuggable "
+                    "device (docs/debugging.md)", stmt.loc)
             if isinstance(value, ir.Expr):
                 message = _UNSUPPORTED_EXPR.get(value.op)
                 if message is not None:
                     raise KernelSourceError(message, stmt.loc)
+
+
+#: Standard-library modules whose functions a device can run (Numba types them).
+_DEVICE_STDLIB = frozenset({"math", "cmath", "operator"})
+_STDLIB = os.path.normcase(sysconfig.get_paths()["stdlib"])
+
+
+def _check_host_module(mod: pytypes.ModuleType, attr: str, loc: Any) -> None:
+    """``mod.attr`` of a standard-library module that is host code (``time``, ``random``).
+
+    Numba types some of them (``random.random`` calls a host runtime symbol
+    that no device has), others not; either way the user gets this message at
+    the line, not a link error naming a symbol of Numba's runtime.
+    """
+    name = mod.__name__
+    if name.partition(".")[0] in _DEVICE_STDLIB:
+        return
+    path = getattr(mod, "__file__", None)
+    in_stdlib = (name.partition(".")[0] in sys.builtin_module_names
+                 or (path is not None and os.path.normcase(path).startswith(_STDLIB)
+                     and "site-packages" not in path))
+    if in_stdlib:
+        raise KernelSourceError(
+            f"{name}.{attr} is not supported in kernels -- the {name} module is host code: "
+            f"call {name}.{attr} on the host before submitting and capture the result (a "
+            "number becomes a kernel argument)", loc)
 
 
 def needed_aspects(ty: types.Type, out: set[str]) -> None:
@@ -256,7 +303,7 @@ class ValidateTypedKernel(AnalysisPass):
         typemap = state.typemap
         for block in state.func_ir.blocks.values():
             for stmt in block.body:
-                self._check_write(stmt, typemap)
+                self._check_write(stmt, typemap, state.func_ir)
                 if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
                     if stmt.value.op == "call":
                         self._check_recursive_call(stmt, typemap)
@@ -273,7 +320,7 @@ class ValidateTypedKernel(AnalysisPass):
         return False
 
     @staticmethod
-    def _check_write(stmt: ir.Stmt, typemap: dict) -> None:
+    def _check_write(stmt: ir.Stmt, typemap: dict, func_ir: ir.FunctionIR) -> None:
         target = None
         if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
             target = stmt.target
@@ -289,7 +336,7 @@ class ValidateTypedKernel(AnalysisPass):
         ty = typemap.get(target.name)
         if isinstance(ty, AccessorType) and not ty.writable:
             raise KernelSourceError(
-                f"cannot write through the read-only accessor '{_user_name(target)}'; "
+                f"cannot write through the read-only accessor '{_user_name(target, func_ir)}'; "
                 "request it with sycl.access_mode.write or read_write",
                 stmt.loc,
             )
@@ -306,10 +353,36 @@ class ValidateTypedKernel(AnalysisPass):
             )
 
 
-def _user_name(var: ir.Var) -> str:
-    # Numba names temporaries "$..."; the user's name survives in unversioned form.
-    name = var.name
-    return name.split(".")[0] if not name.startswith("$") else name
+def _assigned(func_ir: ir.FunctionIR, name: str) -> Any:
+    """The value assigned to variable ``name`` (a temporary is assigned once), or None."""
+    for block in func_ir.blocks.values():
+        for stmt in block.body:
+            if isinstance(stmt, ir.Assign) and stmt.target.name == name:
+                return stmt.value
+    return None
+
+
+def _user_name(var: ir.Var, func_ir: ir.FunctionIR) -> str:
+    """The name the user wrote for ``var`` (Numba names its temporaries ``$6load_deref.0``).
+
+    A temporary is followed to what it was loaded from: a captured variable
+    (a parameter after capture lifting), a closure cell or global, a user's
+    variable, or an attribute of one.
+    """
+    for _ in range(16):
+        name = var.name
+        if not name.startswith("$"):
+            return name.split(".")[0]  # the user's variable, in Numba's versioned form
+        value = _assigned(func_ir, name)
+        if isinstance(value, (ir.Arg, ir.FreeVar, ir.Global)):
+            return value.name
+        if isinstance(value, ir.Var):
+            var = value
+            continue
+        if isinstance(value, ir.Expr) and value.op == "getattr":
+            return f"{_user_name(value.value, func_ir)}.{value.attr}"
+        break
+    return "an expression's result"
 
 
 def _first_loc(func_ir: ir.FunctionIR) -> Any:
