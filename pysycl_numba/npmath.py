@@ -61,6 +61,17 @@ def _dtype(t: types.Type) -> np.dtype | None:
     return numpy_support.as_dtype(t)
 
 
+def result_supported(ufunc: np.ufunc, res: np.dtype) -> bool:
+    """Whether numpy's result type ``res`` of ``ufunc`` has a device implementation here.
+
+    Floating-point results (the built-ins compute in floating point), the
+    predicates' bools, and ``np.absolute`` of any number.
+    """
+    if ufunc is np.absolute:
+        return res.kind in "biuf"
+    return res.kind == "f" or (res.kind == "b" and ufunc in PREDICATES)
+
+
 def _template(ufunc: np.ufunc) -> type:
     nin = ufunc.nin
 
@@ -77,7 +88,7 @@ def _template(ufunc: np.ufunc) -> type:
                 res = ufunc.resolve_dtypes((*dts, None))[-1]
             except (TypeError, np.exceptions.DTypePromotionError):
                 return None
-            if res.kind not in "biuf" or (res.kind in "iu" and ufunc is not np.absolute):
+            if not result_supported(ufunc, res):
                 return None  # e.g. np.power of integers: use **
             return signature(numpy_support.from_dtype(res), *(types.unliteral(a) for a in args))
 

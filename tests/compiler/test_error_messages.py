@@ -10,6 +10,9 @@ from __future__ import annotations
 import logging
 import math
 import os
+import subprocess
+import sys
+import textwrap
 import time
 
 import numpy as np
@@ -180,3 +183,43 @@ def test_numbas_full_text_is_kept_and_logged_at_debug(caplog: pytest.LogCaptureF
     assert "No implementation of function" in str(err.__cause__)
     assert "No implementation of function" not in str(err)
     assert any("No implementation of function" in r.getMessage() for r in caplog.records)
+
+
+def test_failed_compile_kept_in_a_cycle_does_not_crash_the_next_compile():
+    # A compile that failed after LLVM modules existed (here: the IR guard),
+    # whose error a program keeps in a reference cycle: the cyclic GC used to
+    # finalise the LLVM context before its modules and the process died
+    # (segfault) in the next compile. In a child process: a regression must not
+    # kill the test run.
+    script = textwrap.dedent("""
+        import gc
+        import numpy as np
+        import pysycl
+        from pysycl._kernel_abi import AccessorType, Capture, IndexSpace
+        from pysycl_numba import compile_kernel
+
+        caps = (Capture("a", "freevar", AccessorType(np.dtype(np.complex128), 1,
+                                                     "read_write")),)
+
+        def make(bad):
+            a = None
+            if bad:  # complex ** complex calls a host runtime function: the IR guard says no
+                return lambda i: a.__setitem__(i, a[i] ** a[i])
+            return lambda i: a.__setitem__(i, a[i] * 2)
+
+        for _ in range(3):
+            try:
+                compile_kernel(make(True), IndexSpace("range", 1), caps, entry_name="bad")
+            except pysycl.kernel_compile_error as e:
+                assert e.code() == pysycl.errc.build, e
+                keep = [e, e.__cause__]
+                keep.append(keep)
+            del keep
+            gc.collect()
+            compile_kernel(make(False), IndexSpace("range", 1), caps, entry_name="good")
+        print("ok")
+    """)
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.strip() == "ok"
