@@ -198,6 +198,8 @@ def _unsupported_call(fname: str, call: str) -> tuple[str, str]:
     if fname == "len" and "sycl.accessor" in call:
         return ("len() of an accessor", "use acc.get_range()[0] (the extent of dimension 0, "
                 "numpy's len) or acc.size() (all its elements)")
+    if fname in ("setitem", "getitem") and call.startswith(f"{fname}(sycl.accessor<"):
+        return _accessor_item(fname, call)
     if fname in ("str", "repr", "format"):
         return f"{fname}()", _STRINGS
     ufunc = getattr(np, fname, None)
@@ -212,6 +214,21 @@ def _unsupported_call(fname: str, call: str) -> tuple[str, str]:
     if ufunc is not None:
         return f"numpy.{fname}()", _NUMPY_INSTEAD
     return call, _NO_DEVICE_IMPL
+
+
+def _accessor_item(fname: str, call: str) -> tuple[str, str]:
+    """An accessor indexed or assigned with what it does not take."""
+    acc, _, rest = call[len(fname) + 1:-1].partition(">, ")
+    elem, ndim = acc.removeprefix("sycl.accessor<").split(", ")[:2]
+    if fname == "setitem":
+        index, _, value = rest.rpartition(", ")
+        if value.startswith("complex") and not elem.startswith("complex"):
+            return (f"storing a {value} in a {elem} accessor",
+                    "store z.real, z.imag or abs(z) (numpy would drop the imaginary part)")
+    else:
+        index = rest
+    return (f"indexing a {ndim}-D accessor with {index}",
+            f"index it with {ndim} integer(s), a sycl.item or a tuple of {ndim} integers")
 
 
 def _explain(message: str) -> tuple[str, str] | None:

@@ -87,6 +87,7 @@ class LiftCaptures(FunctionPass):
         changed = False
         defs: dict[str, Any] = {}  # variable -> the value it was assigned (single assignments)
         helper_vars: dict[str, tuple[int, ...]] = {}
+        helper_names: dict[str, str] = {}
         for block in func_ir.blocks.values():
             for stmt in block.body:
                 if not isinstance(stmt, ir.Assign):
@@ -113,8 +114,10 @@ class LiftCaptures(FunctionPass):
                     stmt.value = ir.Global(getattr(target, "__name__", "helper"), disp,
                                            stmt.loc)
                     helper_vars[stmt.target.name] = passed
+                    helper_names[stmt.target.name] = getattr(target, "__qualname__", "helper")
                     changed = True
         if helper_vars:
+            self._check_only_called(func_ir, helper_vars, helper_names)
             self._pass_hidden(func_ir, first, names, helper_vars)
         # The definitions table still maps each rewritten variable to the
         # ir.FreeVar/ir.Global (with the value of the first compile): Numba's
@@ -126,6 +129,26 @@ class LiftCaptures(FunctionPass):
         # Numba's FixupArgs checks len(args) against this count.
         state.nargs = func_ir.arg_count
         return changed or bool(spec.names)
+
+    @staticmethod
+    def _check_only_called(func_ir: Any, helper_vars: dict[str, tuple[int, ...]],
+                           helper_names: dict[str, str]) -> None:
+        """A helper with hidden parameters can be called, not passed around as a value."""
+        for block in func_ir.blocks.values():
+            for stmt in block.body:
+                if isinstance(stmt, ir.Assign) and stmt.target.name in helper_vars:
+                    continue  # its definition
+                called = (stmt.value.func.name if isinstance(stmt, ir.Assign)
+                          and isinstance(stmt.value, ir.Expr) and stmt.value.op == "call"
+                          else None)
+                for var in stmt.list_vars():
+                    if (helper_vars.get(var.name) and var.name != called
+                            and not (isinstance(stmt, ir.Assign) and stmt.target is var)):
+                        raise KernelSourceError(
+                            f"function {helper_names[var.name]} reads captured variables "
+                            "(closure variables or globals, which are kernel arguments), so a "
+                            "kernel can only call it directly, not pass it as a value; call "
+                            "it, or pass the values it needs as arguments", stmt.loc)
 
     @staticmethod
     def _pass_hidden(func_ir: Any, first: int, names: tuple[str, ...],

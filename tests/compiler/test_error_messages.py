@@ -19,6 +19,8 @@ import numpy as np
 import pytest
 
 import pysycl
+from pysycl._kernel_abi import Capture, IndexSpace, ScalarType
+from pysycl_numba import compile_kernel
 from pysycl_numba.errors import CompilerDiagnostic
 
 from .conftest import R, W, compile_for
@@ -223,3 +225,50 @@ def test_failed_compile_kept_in_a_cycle_does_not_crash_the_next_compile():
                        timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
     assert p.stdout.strip() == "ok"
+
+
+def test_storing_complex_in_real_accessor_says_what_to_store():
+    wo = W(np.zeros(4))
+    c = 1 + 2j
+
+    def kern(i):
+        wo[i] = c
+
+    _check(_error(kern), kern, 1, "storing a complex128 in a float64 accessor", "z.real")
+
+
+def test_wrong_accessor_index_is_named():
+    wo = W(np.zeros(4))
+
+    def kern(i):
+        wo[i, 0] = 1.0
+
+    _check(_error(kern), kern, 1, "indexing a 1-D accessor", "sycl.item")
+
+
+def test_helper_reading_globals_passed_as_a_value_is_named():
+    from pysycl._launch import call_graph
+
+    wo = W(np.zeros(4))
+
+    def apply(f, x):
+        return f(x)
+
+    def scaled(x):
+        return x * wo_scale
+
+    def kern(i):
+        wo[i] = apply(scaled, i)
+
+    wo_scale = 2.0
+    caps = (*_caps_of(kern), Capture("wo_scale", "freevar", ScalarType(np.dtype(np.float64)), 2))
+    with pytest.raises(pysycl.kernel_compile_error) as info:
+        compile_kernel(kern, IndexSpace("range", 1), caps, entry_name="k",
+                       helpers=call_graph(kern))
+    _check(info.value, kern, 1, "function", "scaled", "only call it directly")
+
+
+def _caps_of(fn):
+    from .conftest import make_captures
+
+    return make_captures(fn)[0]
