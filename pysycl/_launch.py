@@ -62,6 +62,8 @@ for _t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
            np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128):
     _SCALAR_KEYS[_t] = ScalarType(np.dtype(_t))
 
+_COMPLEX = frozenset({complex, np.complex64, np.complex128})
+_FunctionType = types.FunctionType
 _STATIC_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type)
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 #: Top-level packages whose functions and module attributes are library code that
@@ -358,13 +360,13 @@ def _classify(fn: Any, info: _CodeInfo, h: Any, name: str, source: str, v: Any,
                                        "int64")
         if t is bool or t is np.bool_:
             v = np.uint8(v)
-        elif st.dtype.kind == "c":  # two arguments, real and imaginary part (see _kernel_abi)
+        elif t in _COMPLEX:  # two arguments, real and imaginary part (see _kernel_abi)
             v = (v.real, v.imag)
         values.append(v)
         caps.append((name, source, st, owner) if owner else (name, source, st))
         key.append(st)
         return
-    if t is types.FunctionType and fns is not None:  # a helper (the common static value)
+    if t is _FunctionType and fns is not None:  # a helper (the common static value)
         mod = v.__module__
         if mod is None or mod.partition(".")[0] not in _LIBRARY_ROOTS:
             key.append(("fn", _plan_index(fns, v)))

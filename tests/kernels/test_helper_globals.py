@@ -242,3 +242,25 @@ def test_helper_global_change_reuses_the_disk_cache_in_another_process(tmp_path)
         runs.append(p.stdout.strip())
     assert runs[0] == "[0.0, 2.0, 4.0, 6.0] 1 0", runs
     assert runs[1] == "[0.0, 3.0, 6.0, 9.0] 0 1", runs
+
+
+FACTOR = sycl.specialization_id(np.int32, 3)
+
+
+def times_factor(kh, x):
+    return kh.get_specialization_constant(FACTOR) * x
+
+
+def test_helper_reads_a_specialization_constant(any_kernel_queue: sycl.queue) -> None:
+    for value in (None, 5):
+        out = np.zeros(4, np.int32)
+        with sycl.buffer(out) as O:
+            def cg(h: sycl.handler) -> None:
+                o = O.get_access(h, sycl.access_mode.write)
+                if value is not None:
+                    h.set_specialization_constant(FACTOR, value)
+                h.parallel_for(sycl.range(4),
+                               lambda i, kh: o.__setitem__(i, times_factor(kh, i[0])))
+
+            any_kernel_queue.submit(cg)
+        np.testing.assert_array_equal(out, (value or 3) * np.arange(4))
