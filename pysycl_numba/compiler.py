@@ -156,7 +156,7 @@ def lift_specs(captures: tuple[Capture, ...],
                helpers: Sequence[tuple[Any, tuple[int, ...]]]) -> tuple[LiftSpec, dict[Any, Any]]:
     """The kernel's :class:`LiftSpec` and the dispatchers of its helpers (by Python function).
 
-    ``helpers`` is the call graph (``pysycl._launch.call_graph``): entry ``k``
+    ``helpers`` is the call graph (``pysycl._captures.call_graph``): entry ``k``
     is ``(function, entries it references)``, entry 0 the kernel; captures
     with ``owner == k`` are what helper ``k`` reads. Helper ``k`` gets hidden
     parameters for its captures and those of every helper it calls; each call
@@ -316,7 +316,7 @@ def compile_kernel(
         reductions: ``(type, combiner)`` of each ``sycl.reduction``, in the
             order of the kernel's reducer parameters (which follow the item);
             ``combiner`` is a Python function of two values.
-        helpers: the kernel's call graph, ``pysycl._launch.call_graph(pyfunc)``:
+        helpers: the kernel's call graph, ``pysycl._captures.call_graph(pyfunc)``:
             entry ``k`` is ``(function, indices of the entries it references)``
             and entry 0 the kernel. Needed when a capture has ``owner > 0``
             (a helper reads it); each compile compiles the helpers afresh.

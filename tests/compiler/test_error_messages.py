@@ -247,7 +247,7 @@ def test_wrong_accessor_index_is_named():
 
 
 def test_helper_reading_globals_passed_as_a_value_is_named():
-    from pysycl._launch import call_graph
+    from pysycl._captures import call_graph
 
     wo = W(np.zeros(4))
 
