@@ -100,16 +100,23 @@ class LiftedDispatcher(DeviceDispatcher):
         params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY) for n in self._hidden]
         self._full_pysig = inspect.Signature(params)
 
-    def get_call_template(self, args: Any, kws: Any) -> Any:
-        """Fold the user's arguments, then append the hidden ones."""
+    def fold_argument_types(self, args: Any, kws: Any) -> tuple[Any, tuple[Any, ...]]:
+        """Fold the user's arguments with the function's signature, then append the hidden ones.
+
+        (Numba also calls this for a recursive call, which then fails as recursion.)
+        """
         n = len(self._hidden)
         if n and (len(args) < n or any(k in self._hidden for k in kws)):
             raise errors.TypingError(
                 f"function {self.py_func.__qualname__} reads captured variables, so a kernel "
                 "can only call it directly (not pass it as a value)")
         hidden = tuple(args[len(args) - n:])
-        _, args = self._compiler.fold_argument_types(tuple(args[:len(args) - n]), kws)
-        full = (*args, *hidden)
+        _, user = self._compiler.fold_argument_types(tuple(args[:len(args) - n]), kws)
+        return self._full_pysig, (*user, *hidden)
+
+    def get_call_template(self, args: Any, kws: Any) -> Any:
+        """Fold the arguments (:meth:`fold_argument_types`) and compile for them."""
+        _, full = self.fold_argument_types(args, kws)
         self.compile(full)
         name = f"CallTemplate({self.py_func.__name__})"
         template = typing.make_concrete_template(name, key=self.py_func.__name__,

@@ -258,6 +258,15 @@ def _explain(message: str) -> tuple[str, str] | None:
             return ("iterating over an accessor (for x in acc)",
                     "loop over its indices: for j in range(acc.get_range()[0]): x = acc[j]")
         return f"iterating over a {what}", "loop over indices with range()"
+    m = re.search(r"Cannot bind 'args=[^\n]*' to signature '(\([^\n]*\))'", message)
+    if m:
+        sig = re.sub(r",?\s*_pysycl_h\d+", "", m.group(1)).replace(", *)", ")")
+        if "*," in sig or "(*," in sig:
+            return (f"a call of a function with keyword-only parameters {sig}",
+                    "Numba compiles keyword-only parameters (after *) only when passed as "
+                    "the last positional arguments; make them ordinary parameters")
+        return (f"a call whose arguments do not fit the parameters {sig}",
+                "pass the arguments the function takes")
     m = re.search(r"Unknown attribute '(\w+)' of type (sycl\.[^\n]+)", message)
     if m:
         return (f"{m.group(2).split('<')[0]}.{m.group(1)}",

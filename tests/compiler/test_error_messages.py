@@ -272,3 +272,15 @@ def _caps_of(fn):
     from .conftest import make_captures
 
     return make_captures(fn)[0]
+
+
+def test_helper_with_keyword_only_parameters_is_named():
+    wo = W(np.zeros(4))
+
+    def helper(x, *, scale=2.0):
+        return x * scale
+
+    def kern(i):
+        wo[i] = helper(i, scale=3.0)
+
+    _check(_error(kern), kern, 1, "keyword-only parameters", "ordinary parameters")

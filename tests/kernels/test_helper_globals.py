@@ -264,3 +264,47 @@ def test_helper_reads_a_specialization_constant(any_kernel_queue: sycl.queue) ->
 
             any_kernel_queue.submit(cg)
         np.testing.assert_array_equal(out, (value or 3) * np.arange(4))
+
+
+def with_defaults(x, y=1.0):
+    return x * SCALE + y
+
+
+def with_varargs(*xs):
+    return xs[0] * SCALE + xs[1]
+
+
+def recursive(n):
+    return recursive(n - 1) * SCALE if n > 0 else 1.0
+
+
+def test_helper_globals_with_keyword_defaults_and_varargs(kq: sycl.queue) -> None:
+    global SCALE
+    try:
+        for value in (2.0, 3.0):
+            SCALE = value
+            out = _fill(kq, lambda o: lambda i: o.__setitem__(
+                i, with_defaults(i, y=0.5) + with_defaults(i) + with_varargs(i, 1.0)))
+            x = np.arange(4)
+            np.testing.assert_array_equal(out, (x * value + 0.5) + (x * value + 1.0)
+                                          + (x * value + 1.0))
+    finally:
+        SCALE = 2.0
+
+
+def test_njit_helper_global_change_is_seen(kq: sycl.queue) -> None:
+    numba = pytest.importorskip("numba")
+    jitted = numba.njit(scaled)
+    global SCALE
+    try:
+        for value in (2.0, 7.0):
+            SCALE = value
+            out = _fill(kq, lambda o: lambda i: o.__setitem__(i, jitted(i)))
+            np.testing.assert_array_equal(out, value * np.arange(4))
+    finally:
+        SCALE = 2.0
+
+
+def test_recursive_helper_reading_a_global_is_reported_as_recursion(kq: sycl.queue) -> None:
+    with pytest.raises(sycl.kernel_compile_error, match="recursion is not supported"):
+        _fill(kq, lambda o: lambda i: o.__setitem__(i, recursive(2)))
