@@ -40,10 +40,22 @@ from pysycl_numba.target import SYCL, sycl_target
 _by_function: weakref.WeakKeyDictionary[Callable[..., Any], DeviceDispatcher] = (
     weakref.WeakKeyDictionary()
 )
-#: The dispatchers of the kernel being compiled (``compile_scope``): each kernel
-#: compile compiles its helpers afresh, so what a helper reads as a constant
-#: (functions it calls, module attributes) is current.
-_scope: contextvars.ContextVar[dict[Any, DeviceDispatcher] | None] = contextvars.ContextVar(
+
+
+class _Scope:
+    """The dispatchers of one kernel compile and the device functions they registered."""
+
+    __slots__ = ("dispatchers", "registered")
+
+    def __init__(self, dispatchers: dict[Any, DeviceDispatcher]) -> None:
+        self.dispatchers = dispatchers
+        self.registered: list[Any] = []
+
+
+#: The kernel being compiled (``compile_scope``): each kernel compile compiles
+#: its helpers afresh, so what a helper reads as a constant (functions it calls,
+#: module attributes) is current.
+_scope: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar(
     "pysycl_dispatcher_scope", default=None)
 
 
@@ -73,6 +85,9 @@ class DeviceDispatcher(Dispatcher):
             cres = cres._replace(entry_point=("pysycl.device", cres.fndesc.mangled_name))
             self.overloads[tuple(args)] = cres
             self.targetctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
+            scope = _scope.get()
+            if scope is not None and scope.dispatchers.get(self.py_func) is self:
+                scope.registered.append(cres.entry_point)
             return cres.entry_point
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -126,18 +141,27 @@ class LiftedDispatcher(DeviceDispatcher):
 
 @contextlib.contextmanager
 def compile_scope(lifted: dict[Any, DeviceDispatcher]) -> Iterator[None]:
-    """Within: plain functions get fresh dispatchers, ``lifted``'s functions theirs."""
-    token = _scope.set(dict(lifted))
+    """Within: plain functions get fresh dispatchers, ``lifted``'s functions theirs.
+
+    On exit the device functions they compiled are unregistered from the target
+    context: they served this kernel only (its SPIR-V is emitted by then), and
+    would otherwise accumulate with every compile.
+    """
+    scope = _Scope(dict(lifted))
+    token = _scope.set(scope)
     try:
         yield
     finally:
         _scope.reset(token)
+        ctx = sycl_target.target_context
+        for entry in scope.registered:
+            ctx.remove_user_function(entry)
 
 
 def device_dispatcher_for(py_func: Callable[..., Any]) -> DeviceDispatcher:
     """The device dispatcher of a plain Python function (one per kernel compile)."""
     scope = _scope.get()
-    cache: Any = _by_function if scope is None else scope
+    cache: Any = _by_function if scope is None else scope.dispatchers
     disp = cache.get(py_func)
     if disp is None:
         disp = DeviceDispatcher(py_func)
