@@ -396,7 +396,7 @@ def _classify(fn: Any, info: _CodeInfo, h: Any, name: str, source: str, v: Any,
         f = _walkable(v)
         if f is not None:
             if fns is None:  # a caller that does not walk helpers
-                key.append(v if f.__closure__ else f.__code__)
+                key.append(f.__code__)
             else:
                 key.append(("fn", _plan_index(fns, v)))
         elif isinstance(v, types.ModuleType):
@@ -408,8 +408,11 @@ def _classify(fn: Any, info: _CodeInfo, h: Any, name: str, source: str, v: Any,
         else:
             key.append(v)
         return
-    if isinstance(v, (str, bytes, type(None), tuple)):
-        key.append((name, v))  # compile-time constants (rare); the value is part of the key
+    if isinstance(v, (str, bytes, type(None), tuple, np.dtype)) or (
+            type(v).__module__.startswith("numba.core.types")):
+        # Compile-time constants (rare): strings, dtypes (DT.type(x)), Numba types,
+        # named tuples (Numba freezes them); the value is part of the key.
+        key.append((name, v))
         return
     raise _bad_capture(fn, info, name, v, owner)
 
