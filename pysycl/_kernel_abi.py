@@ -18,8 +18,12 @@ Flat OpenCL arguments of one capture, in order:
   ``acc[i0, ..., i{n-1}]`` lives at ``base[offset + linear(i, mem_range)]``.
 * ``AccessorType`` with ``space == "local"``: ``T __local *base`` (size set by
   the runtime with ``clSetKernelArg(NULL)``), ``long range[0..n-1]``.
+* ``TupleType``: its elements' arguments, in order (a tuple of numbers).
 * ``ScalarType``: one argument of the scalar's dtype; ``bool`` travels as
-  ``uchar`` (OpenCL forbids ``bool`` kernel arguments).
+  ``uchar`` (OpenCL forbids ``bool`` kernel arguments); a complex scalar travels
+  as two arguments of its component type, real then imaginary part (a by-value
+  struct argument crashes Intel's OpenCL CPU compiler, and OpenCL C has no
+  complex type), and the entry point reassembles it.
 * ``SpecConstantType`` (a captured ``sycl.specialization_id``): no argument;
   the kernel's ``k``-th such capture is the module's ``OpSpecConstant`` with
   ``SpecId k``. A kernel reading spec constants takes a trailing
@@ -122,8 +126,34 @@ class ScalarType:
         return (ScalarType, (self.dtype,))
 
     def flat_arg_count(self) -> int:
-        """Number of OpenCL kernel arguments this capture occupies (always 1)."""
-        return 1
+        """Number of OpenCL kernel arguments this capture occupies (2 for complex)."""
+        return 2 if self.dtype.kind == "c" else 1
+
+    def flat_dtypes(self) -> tuple[np.dtype, ...]:
+        """The dtypes of its OpenCL arguments (``bool`` as ``uint8``, complex split)."""
+        if self.dtype.kind == "c":
+            part = np.dtype(np.float32 if self.dtype.itemsize == 8 else np.float64)
+            return (part, part)
+        return (np.dtype(np.uint8) if self.dtype == np.bool_ else self.dtype,)
+
+
+@dataclass(frozen=True)
+class TupleType:
+    """Type of a captured tuple of numbers (tuples of them nest): its elements' types.
+
+    Its OpenCL arguments are its elements' arguments, in order (flattened
+    depth-first); the entry point rebuilds the tuple.
+    """
+
+    elements: tuple[ScalarType | TupleType, ...]
+
+    def flat_arg_count(self) -> int:
+        """Number of OpenCL kernel arguments this capture occupies."""
+        return sum(e.flat_arg_count() for e in self.elements)
+
+    def flat_dtypes(self) -> tuple[np.dtype, ...]:
+        """The dtypes of its OpenCL arguments, in order."""
+        return tuple(d for e in self.elements for d in e.flat_dtypes())
 
 
 @dataclass(frozen=True)
@@ -146,7 +176,7 @@ class SpecConstantType:
         return 0
 
 
-CaptureType = AccessorType | ScalarType | SpecConstantType
+CaptureType = AccessorType | ScalarType | TupleType | SpecConstantType
 
 
 @dataclass(frozen=True)
@@ -172,14 +202,21 @@ class Capture:
     """One captured variable that becomes a kernel argument.
 
     Attributes:
-        name: the variable's name in the kernel's code.
+        name: the variable's name in the code that reads it.
         source: ``"freevar"`` for a closure cell, ``"global"`` for a module global.
         type: the capture's type; the compiler types the variable with it.
+        owner: which function reads it: 0 is the kernel itself, ``k > 0`` the
+            ``k``-th function of the kernel's call graph (the helper functions
+            it calls, directly or not, numbered in the order the runtime's
+            capture walk meets them; see ``compile_kernel(helpers=...)``).
+            A helper's captures are hidden parameters of that helper, passed
+            down from the kernel's arguments by every call.
     """
 
     name: str
     source: Literal["freevar", "global"]
     type: CaptureType
+    owner: int = 0
 
 
 @dataclass(frozen=True)
@@ -249,7 +286,7 @@ def detached(fn: Any, captures: tuple[Capture, ...]) -> Any:
     closure = fn.__closure__
     if not closure:
         return fn
-    lifted = {c.name for c in captures if c.source == "freevar"}
+    lifted = {c.name for c in captures if c.source == "freevar" and c.owner == 0}
     cells = tuple(types.CellType(_Lifted(n)) if n in lifted else c
                   for n, c in zip(fn.__code__.co_freevars, closure, strict=True))
     copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, cells)
@@ -314,6 +351,8 @@ def _type_to_plain(t: CaptureType) -> dict[str, object]:
     if isinstance(t, SpecConstantType):
         return {"kind": "spec_constant", "dtype": _dtype_to_plain(t.dtype),
                 "default": _default_to_plain(t.default)}
+    if isinstance(t, TupleType):
+        return {"kind": "tuple", "elements": [_type_to_plain(e) for e in t.elements]}
     raise TypeError(f"no plain form for capture type {type(t).__name__}")
 
 
@@ -335,7 +374,7 @@ def _choice(v: object, allowed: frozenset[str] | tuple[str, ...], what: str) -> 
     return v
 
 
-def _type_from_plain(d: object) -> CaptureType:
+def _type_from_plain(d: object, depth: int = 0) -> CaptureType:
     # A closed set of type names, checked one by one: nothing is looked up by name.
     kind = d.get("kind") if isinstance(d, dict) else None
     if kind == "accessor":
@@ -349,6 +388,14 @@ def _type_from_plain(d: object) -> CaptureType:
     if kind == "spec_constant":
         f = _fields(d, {"kind", "dtype", "default"}, "spec constant type")
         return SpecConstantType(_dtype_from_plain(f["dtype"]), _default_from_plain(f["default"]))
+    if kind == "tuple" and depth < 8:
+        f = _fields(d, {"kind", "elements"}, "tuple type")
+        if not isinstance(f["elements"], list) or len(f["elements"]) > 256:
+            raise ValueError("tuple type: elements must be a list of at most 256 types")
+        elements = tuple(_type_from_plain(e, depth + 1) for e in f["elements"])
+        if not all(isinstance(e, (ScalarType, TupleType)) for e in elements):
+            raise ValueError("tuple type: elements must be numbers or tuples")
+        return TupleType(elements)  # type: ignore[arg-type]
     raise ValueError(f"unknown capture type {kind!r:.100}")
 
 
@@ -364,8 +411,8 @@ def kernel_to_plain(k: CompiledKernel) -> dict[str, object]:
         "schema": PLAIN_SCHEMA,
         "format": k.format,
         "entry": k.entry,
-        "captures": [{"name": c.name, "source": c.source, "type": _type_to_plain(c.type)}
-                     for c in k.captures],
+        "captures": [{"name": c.name, "source": c.source, "owner": c.owner,
+                      "type": _type_to_plain(c.type)} for c in k.captures],
         "index": {"kind": k.index.kind, "ndim": k.index.ndim},
         "required_aspects": sorted(k.required_aspects),
         "source_location": k.source_location,
@@ -392,10 +439,11 @@ def kernel_from_plain(d: object, binary: bytes) -> CompiledKernel:
         raise ValueError("captures, reductions and required_aspects must be lists")
     captures = []
     for c in f["captures"]:
-        cf = _fields(c, {"name", "source", "type"}, "capture")
+        cf = _fields(c, {"name", "source", "owner", "type"}, "capture")
         captures.append(Capture(_str(cf["name"], "capture name", _NAME_RE),
                                 _choice(cf["source"], ("freevar", "global"), "capture source"),
-                                _type_from_plain(cf["type"])))
+                                _type_from_plain(cf["type"]),
+                                _int(cf["owner"], 0, 1 << 16, "capture owner")))
     idx = _fields(f["index"], {"kind", "ndim"}, "index space")
     reductions = []
     for r in f["reductions"]:

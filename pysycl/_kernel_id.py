@@ -82,7 +82,7 @@ class _Variant:
 
     def __init__(self, kid: kernel_id, mkey: Any, fn: Any, caps: list[Any] | None,
                  tkey: tuple[Any, ...], index: IndexSpace, device_has: frozenset[str]) -> None:
-        captures = tuple(Capture(n, s, t) for n, s, t in caps or ())  # type: ignore[arg-type]
+        captures = tuple(Capture(*c) for c in caps or ())
         self.kid = kid
         self.mkey = mkey
         # A copy of the kernel whose closure holds placeholders for what becomes an
@@ -124,11 +124,9 @@ class _Variant:
 
         k = _launch._kernels.get(self.mkey)
         if k is None and self.fn is not None:
-            from pysycl._kernel_abi import Capture
-
             if self.fn.__code__ not in _launch._code_infos:
                 _launch._code_infos[self.fn.__code__] = _launch._CodeInfo(self.fn.__code__)
-            captures = tuple(Capture(n, s, t) for n, s, t in self.caps)  # type: ignore[arg-type]
+            captures = _launch.captures_of(self.caps)
             digest = _launch.stable_digest(self.fn, captures, self.tkey, self.index)
             compiled = _launch.disk_load(digest, self.fn)
             if compiled is not None and compiled.captures == captures:
@@ -409,6 +407,7 @@ def _declared_captures(fn: Any, ctypes: Mapping[str, CaptureType]) -> tuple[list
     caps: list[Any] = []
     key: list[Any] = []
     used = set()
+    fns = [fn]  # the kernel, then the helper functions it calls (walked like a submit's)
 
     def one(name: str, source: str, v: Any) -> None:
         if isinstance(v, _Placeholder):
@@ -416,7 +415,7 @@ def _declared_captures(fn: Any, ctypes: Mapping[str, CaptureType]) -> tuple[list
             caps.append((name, source, v.type))
             key.append(v.type)
         else:
-            _launch._classify(fn, info, None, name, source, v, values, caps, key)
+            _launch._classify(fn, info, None, name, source, v, values, caps, key, fns)
 
     for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=False):
         try:
@@ -429,6 +428,8 @@ def _declared_captures(fn: Any, ctypes: Mapping[str, CaptureType]) -> tuple[list
     for name in info.globals:
         if name in g:
             one(name, "global", g[name])
+    if len(fns) > 1:
+        _launch._walk_helpers(fns, None, values, caps, key)
     unused = set(ctypes) - used
     if unused:
         raise TypeError(f"declare_kernel: the kernel does not capture {sorted(unused)}; every "

@@ -1,18 +1,20 @@
 """From a recorded kernel command to an enqueued OpenCL kernel.
 
 The submit hot path: read the kernel's captured values (closure cells and
-module globals it loads), type-key them, look the key up in memory, flatten
-the values into OpenCL arguments, enqueue. The per-``__code__`` analysis
-(which names are captured, from where) is done once; a command group that
-creates a fresh lambda object on every submit hits the same cache entry.
+module globals it loads, and those of the helpers it calls) and type-key them
+(:mod:`pysycl._captures`), look the key up in memory, flatten the values into
+OpenCL arguments, enqueue. The per-``__code__`` analysis (which names are
+captured, from where) is done once; a command group that creates a fresh lambda
+object on every submit hits the same cache entry.
 
 Cache levels (see docs/design/caching.md):
 
 1. memory: ``(code object, capture types, index kind, ndim)`` → compiled kernel,
    plus one ``cl_kernel`` per (context, device);
-2. disk: a stable digest of the code (bytecode, constants, helper functions it
-   calls, recursively), capture types, index space and tool versions → SPIR-V
-   (see :mod:`pysycl._diskcache`); a hit skips Numba entirely;
+2. disk: a stable digest of the same key (:func:`pysycl._captures.stable_digest`:
+   the code of the kernel and its helpers, capture types, compile-time constants,
+   index space, tool versions) → SPIR-V (see :mod:`pysycl._diskcache`); a hit
+   skips Numba entirely;
 3. the compiler (``pysycl_numba``), imported on first use.
 """
 
@@ -20,26 +22,30 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-import dis
-import enum
 import hashlib
 import logging
 import threading
 import time
-import types
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 
 from pysycl import _bounds, _bundle, _diskcache, _kernel, _kernel_id, _specconst
-from pysycl._accessor import accessor
-from pysycl._buffer import buffer
-from pysycl._exceptions import errc, exception, kernel_compile_error
+from pysycl._captures import (  # noqa: F401 - also used as _launch.X by other modules
+    _capture_values,
+    _classify,
+    _code_infos,
+    _CodeInfo,
+    _hash_static,
+    _walk_helpers,
+    call_graph,
+    captures_of,
+    stable_digest,
+)
+from pysycl._exceptions import errc, exception
 from pysycl._kernel_abi import (
     AccessorType,
-    Capture,
     CompiledKernel,
     IndexSpace,
     ScalarType,
@@ -47,159 +53,12 @@ from pysycl._kernel_abi import (
     detached,
     source_location,
 )
-from pysycl._kernel_api import _functor, local_accessor
 
 _log = logging.getLogger("pysycl.kernel")
 _sycl_kernel = _kernel.kernel
 
 #: Counters proving what the cache did (``pysycl.ext.kernel_cache_stats()``).
 stats = {"compiles": 0, "memory_hits": 0, "disk_hits": 0, "disk_writes": 0, "cl_builds": 0}
-
-_SCALAR_KEYS: dict[type, ScalarType] = {
-    bool: ScalarType(np.dtype(np.bool_)),
-    int: ScalarType(np.dtype(np.int64)),
-    float: ScalarType(np.dtype(np.float64)),
-    complex: ScalarType(np.dtype(np.complex128)),
-}
-for _t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
-           np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128):
-    _SCALAR_KEYS[_t] = ScalarType(np.dtype(_t))
-
-_STATIC_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type)
-_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
-
-
-class _CodeInfo:
-    """What a kernel's code object captures, computed once per code object."""
-
-    __slots__ = ("code", "globals", "lines", "location")
-
-    def __init__(self, code: types.CodeType) -> None:
-        self.code = code
-        names: list[str] = []
-        lines: dict[str, int] = {}
-        for ins in dis.get_instructions(code):
-            if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and ins.argval not in names:
-                names.append(ins.argval)
-            if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLOSURE",
-                              "STORE_DEREF"):
-                if ins.argval not in lines and ins.positions and ins.positions.lineno:
-                    lines[ins.argval] = ins.positions.lineno
-        self.globals = tuple(names)
-        self.lines = lines
-        self.location = f"{code.co_filename}:{code.co_firstlineno}"
-
-
-_code_infos: dict[types.CodeType, _CodeInfo] = {}
-_MISSING = object()
-
-
-def _bad_capture(fn: Any, info: _CodeInfo, name: str, value: Any) -> kernel_compile_error:
-    line = info.lines.get(name, fn.__code__.co_firstlineno)
-    where = f"{fn.__code__.co_filename}:{line}"
-    if isinstance(value, np.ndarray):
-        hint = ("a numpy array cannot be used in a kernel directly: wrap it in a sycl.buffer "
-                "and capture an accessor (buf.get_access(h, sycl.access_mode.read))")
-    elif isinstance(value, buffer):
-        hint = "capture an accessor of the buffer (buf.get_access(h, mode)), not the buffer"
-    else:
-        hint = (f"a {type(value).__name__} cannot be a kernel argument; kernels capture "
-                "accessors, numbers and bools (and call functions)")
-    return kernel_compile_error(
-        errc.kernel, f"{where}: kernel {fn.__qualname__} captures {name!r}: {hint}")
-
-
-def _capture_values(fn: Any, h: Any) -> tuple[_CodeInfo, list[Any], list[Any], tuple[Any, ...]]:
-    """Captured argument values, their Capture descriptors' parts, and the type key."""
-    code = fn.__code__
-    info = _code_infos.get(code)
-    if info is None:
-        info = _code_infos[code] = _CodeInfo(code)
-    values: list[Any] = []
-    caps: list[Any] = []
-    key: list[Any] = []
-    closure = fn.__closure__
-    if closure:
-        for name, cell in zip(code.co_freevars, closure, strict=False):
-            try:
-                v = cell.cell_contents
-            except ValueError:
-                raise kernel_compile_error(
-                    errc.kernel, f"{info.location}: kernel {fn.__qualname__} uses {name!r} "
-                    "before it is assigned") from None
-            if type(v) is accessor and v._handler is h:  # the common case, inlined
-                kt = v._ktype
-                values.append(v)
-                caps.append((name, "freevar", kt))
-                key.append(kt)
-            else:
-                _classify(fn, info, h, name, "freevar", v, values, caps, key)
-    g = fn.__globals__
-    for name in info.globals:
-        v = g.get(name, _MISSING)
-        if v is _MISSING:
-            continue  # a builtin, or an undefined name the compiler reports
-        _classify(fn, info, h, name, "global", v, values, caps, key)
-    return info, values, caps, tuple(key)
-
-
-def _classify(fn: Any, info: _CodeInfo, h: Any, name: str, source: str, v: Any,
-              values: list[Any], caps: list[Any], key: list[Any]) -> None:
-    t = type(v)
-    st = _SCALAR_KEYS.get(t)
-    if st is not None:
-        if t is int and not _INT64_MIN <= v <= _INT64_MAX:
-            raise kernel_compile_error(errc.kernel_argument, f"{info.location}: kernel "
-                                       f"{fn.__qualname__} captures {name}={v}, which does not "
-                                       "fit in int64")
-        values.append(np.uint8(v) if t is bool or t is np.bool_ else v)
-        caps.append((name, source, st))
-        key.append(st)
-        return
-    if t is accessor:
-        if v._handler is not h:
-            line = info.lines.get(name, fn.__code__.co_firstlineno)
-            raise exception(errc.invalid, f"{fn.__code__.co_filename}:{line}: kernel "
-                            f"{fn.__qualname__} captures accessor {name!r} that was not created "
-                            "in (or required by) this command group")
-        values.append(v)
-        caps.append((name, source, v._ktype))
-        key.append(v._ktype)
-        return
-    if t is local_accessor:
-        if v._handler is not h:
-            line = info.lines.get(name, fn.__code__.co_firstlineno)
-            raise exception(errc.invalid, f"{fn.__code__.co_filename}:{line}: kernel "
-                            f"{fn.__qualname__} captures local_accessor {name!r} that was not "
-                            "created in this command group")
-        values.append(v)
-        caps.append((name, source, v._ktype))
-        key.append(v._ktype)
-        return
-    if t is _specconst.specialization_id:  # read with kh.get_specialization_constant
-        st = v._type()
-        values.append(v)
-        caps.append((name, source, st))
-        key.append(st)
-        return
-    if isinstance(v, (enum.Enum, _functor)):
-        key.append(v)  # compile-time constants: memory orders, fence spaces, sycl.plus(), ...
-        return
-    if isinstance(v, _STATIC_TYPES) or hasattr(v, "py_func"):
-        # Functions, modules, classes: resolved by the compiler at compile time.
-        # A closure's identity matters (its cells are frozen); a plain function's code does.
-        if isinstance(v, types.FunctionType):
-            key.append(v if v.__closure__ else v.__code__)
-        elif isinstance(v, types.ModuleType):
-            key.append(v.__name__)
-        else:
-            key.append(v)
-        return
-    if isinstance(v, (str, bytes, type(None))):
-        key.append((name, v))  # compile-time constants (rare); the value is part of the key
-        return
-    raise _bad_capture(fn, info, name, v)
-
 
 class _Kernel:
     """A compiled kernel and its per-(context, device) OpenCL kernel objects."""
@@ -210,7 +69,8 @@ class _Kernel:
         self.compiled = compiled
         self.name = name
         dts: list[Any] = []
-        slots: list[int] = []  # 0: scalar, 1: global/2: local accessor, 3: spec id (no arg)
+        # 0: scalar, 1: global/2: local accessor, 3: spec id (no arg), 4: several scalars
+        slots: list[int] = []
         for c in compiled.captures:
             t = c.type
             if isinstance(t, SpecConstantType):
@@ -220,8 +80,9 @@ class _Kernel:
                 dts.extend([np.int64] * (t.flat_arg_count() - 1))
                 slots.append(2 if t.space == "local" else 1)
             else:
-                dts.append(np.uint8 if t.dtype == np.bool_ else t.dtype)
-                slots.append(0)
+                fd = t.flat_dtypes()
+                dts.extend(fd)
+                slots.append(0 if isinstance(t, ScalarType) and len(fd) == 1 else 4)
         if compiled.bounds_checked and not compiled.reductions:
             dts.append(None)  # the error buffer (reduction kernels add it after theirs)
         self.arg_dtypes = dts
@@ -380,7 +241,9 @@ def flat_args(values: list[Any], acc_slots: tuple[int, ...], key: int) -> list[A
     """The OpenCL arguments of captured ``values`` (see ``_kernel_abi``) in context ``key``.
 
     Slots: 0 scalar, 1 accessor (its cl buffer, then offset and ranges), 2 local
-    accessor (``(cl.LocalMemory, ranges)``), 3 specialization id (no argument).
+    accessor (``(cl.LocalMemory, ranges)``), 3 specialization id (no argument),
+    4 a sequence of scalars (a complex number's real and imaginary part, a
+    tuple's elements).
     """
     args: list[Any] = []
     for v, slot in zip(values, acc_slots, strict=False):
@@ -392,6 +255,8 @@ def flat_args(values: list[Any], acc_slots: tuple[int, ...], key: int) -> list[A
             args.extend(v[1])
         elif slot == 0:
             args.append(v)
+        elif slot == 4:
+            args.extend(v)
     return args
 
 
@@ -533,7 +398,7 @@ def _build(k: _Kernel, ctx: Any, dev: Any, spec: tuple[Any, ...] | None = None) 
 def _load_or_compile(fn: Any, info: _CodeInfo, caps: list[Any], tkey: tuple[Any, ...],
                      index: IndexSpace, kernel_name: str | None,
                      bounds_check: bool = False) -> _Kernel:
-    captures = tuple(Capture(n, s, t) for n, s, t in caps)  # type: ignore[arg-type]
+    captures = captures_of(caps)
     digest = stable_digest(fn, captures, tkey, index)
     if bounds_check:  # another module: another disk-cache entry
         digest = hashlib.sha256(f"{digest}:{_CHECKED}".encode()).hexdigest()
@@ -549,7 +414,7 @@ def _load_or_compile(fn: Any, info: _CodeInfo, caps: list[Any], tkey: tuple[Any,
     from pysycl_numba import compile_kernel  # the compiler loads on first use
 
     compiled = compile_kernel(detached(fn, captures), index, captures, entry_name=entry,
-                              bounds_check=bounds_check)
+                              bounds_check=bounds_check, helpers=call_graph(fn))
     stats["compiles"] += 1
     _log.info("compiled kernel %s (%s) in %.1f ms", name, info.location,
               1e3 * (time.perf_counter() - t0))
@@ -572,121 +437,6 @@ def disk_load(digest: str, fn: Any) -> CompiledKernel | None:
     if compiled.source_location == here:
         return compiled
     return dataclasses.replace(compiled, source_location=here)
-
-
-# ------------------------------------------------------------- stable digest
-def _versions() -> str:
-    global _VERSIONS
-    if _VERSIONS is None:
-        from importlib import metadata
-
-        from pysycl import __version__
-
-        parts = [f"pysycl={__version__}", f"compiler={_compiler_fingerprint()}"]
-        for dist in ("numba", "llvmlite"):
-            try:
-                parts.append(f"{dist}={metadata.version(dist)}")
-            except metadata.PackageNotFoundError:
-                parts.append(f"{dist}=none")
-        _VERSIONS = ";".join(parts)
-    return _VERSIONS
-
-
-def _compiler_fingerprint() -> str:
-    """A hash of the compiler's source files (read, not imported: no Numba).
-
-    A change to code generation between releases, or in a developer's checkout,
-    must never hand out SPIR-V compiled by the old compiler from the disk cache.
-    """
-    import pysycl
-
-    root = Path(pysycl.__file__).resolve().parent.parent
-    h = hashlib.sha256()
-    files = [*sorted((root / "pysycl_numba").glob("*.py")), root / "pysycl" / "_kernel_abi.py"]
-    for f in files:
-        try:
-            h.update(f.name.encode() + f.read_bytes())
-        except OSError:
-            h.update(f.name.encode() + b"<unreadable>")
-    return h.hexdigest()[:16]
-
-
-_VERSIONS: str | None = None
-
-
-def _hash_code(code: types.CodeType, h: Any) -> None:
-    h.update(code.co_code)
-    h.update(repr((code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars,
-                   code.co_argcount, code.co_name)).encode())
-    for c in code.co_consts:
-        if isinstance(c, types.CodeType):
-            _hash_code(c, h)
-        else:
-            h.update(repr((type(c).__name__, c)).encode())
-
-
-def _hash_static(v: Any, h: Any, seen: set[int]) -> None:
-    """Hash a compile-time value: functions recursively (helpers compile with the kernel)."""
-    if hasattr(v, "py_func"):
-        v = v.py_func
-    if isinstance(v, types.FunctionType):
-        if id(v) in seen:
-            return
-        seen.add(id(v))
-        h.update(b"fn:")
-        _hash_code(v.__code__, h)
-        if v.__closure__:
-            for cell in v.__closure__:
-                try:
-                    _hash_static(cell.cell_contents, h, seen)
-                except ValueError:
-                    h.update(b"<empty cell>")
-        g = v.__globals__
-        for ins in dis.get_instructions(v.__code__):
-            if ins.opname == "LOAD_GLOBAL" and ins.argval in g:
-                h.update(ins.argval.encode())
-                _hash_static(g[ins.argval], h, seen)
-    elif isinstance(v, types.ModuleType):
-        h.update(f"mod:{v.__name__}".encode())
-    elif isinstance(v, (bool, int, float, complex, str, bytes, tuple, type(None), np.generic)):
-        h.update(repr((type(v).__name__, v)).encode())  # frozen into helpers by Numba
-    elif isinstance(v, (type, types.BuiltinFunctionType)):
-        h.update(f"obj:{getattr(v, '__module__', '')}.{getattr(v, '__qualname__', v)}".encode())
-    else:
-        h.update(f"other:{type(v).__module__}.{type(v).__qualname__}".encode())
-
-
-def stable_digest(fn: Any, captures: tuple[Capture, ...], tkey: tuple[Any, ...],
-                  index: IndexSpace) -> str:
-    """A digest of everything the compiled module depends on, stable across processes."""
-    h = hashlib.sha256()
-    h.update(_versions().encode())
-    h.update(repr((index.kind, index.ndim)).encode())
-    _hash_code(fn.__code__, h)
-    for c in captures:
-        t = c.type
-        h.update(repr((c.name, c.source, type(t).__name__, t.dtype.str,
-                       getattr(t, "ndim", 0), getattr(t, "mode", ""),
-                       getattr(t, "space", ""))).encode())
-        if isinstance(t, SpecConstantType):
-            h.update(repr(("spec default", t.default)).encode())
-    seen: set[int] = set()
-    cap_names = {c.name for c in captures}
-    if fn.__closure__:
-        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__, strict=False):
-            if name not in cap_names:
-                h.update(name.encode())
-                _hash_static(cell.cell_contents, h, seen)
-    g = fn.__globals__
-    for name in _code_infos[fn.__code__].globals:
-        if name not in cap_names:
-            v = g.get(name, _MISSING)
-            h.update(name.encode())
-            if v is _MISSING:
-                h.update(b"builtin:" + repr(getattr(builtins, name, None)).encode())
-            else:
-                _hash_static(v, h, seen)
-    return h.hexdigest()
 
 
 def reset_stats() -> None:

@@ -31,7 +31,6 @@ from pysycl._buffer import buffer
 from pysycl._exceptions import errc, exception
 from pysycl._kernel_abi import (
     AccessorType,
-    Capture,
     IndexSpace,
     ReductionType,
     ScalarType,
@@ -342,7 +341,7 @@ def _load_or_compile(fn: Any, info: Any, caps: list[Any], tkey: tuple[Any, ...],
                      index: IndexSpace, reds: tuple[reduction, ...],
                      rtypes: tuple[ReductionType, ...], kernel_name: str | None,
                      bounds_check: bool = False) -> Any:
-    captures = tuple(Capture(n, s, t) for n, s, t in caps)
+    captures = launch_mod.captures_of(caps)
     h = hashlib.sha256(launch_mod.stable_digest(fn, captures, tkey, index).encode())
     h.update(repr(tuple((t.dtype.str, t.op) for t in rtypes)).encode())
     if bounds_check:
@@ -361,7 +360,8 @@ def _load_or_compile(fn: Any, info: Any, caps: list[Any], tkey: tuple[Any, ...],
                                   entry_name="pysycl_" + digest[:24],
                                   reductions=tuple((t, r._combiner)
                                                    for t, r in zip(rtypes, reds, strict=True)),
-                                  bounds_check=bounds_check)
+                                  bounds_check=bounds_check,
+                                  helpers=launch_mod.call_graph(fn))
         launch_mod.stats["compiles"] += 1
         if _diskcache.store(digest, compiled):
             launch_mod.stats["disk_writes"] += 1

@@ -154,9 +154,13 @@ def link_library(
 ) -> ll.ModuleRef:
     """Parse and link ``wrapper`` with every module of ``library``, transitively."""
     main = ll.parse_assembly(str(wrapper), context=context)
-    for lib in library.walk():
-        for m in lib.modules:
-            main.link_in(ll.parse_assembly(str(m), context=context))
+    try:
+        for lib in library.walk():
+            for m in lib.modules:
+                main.link_in(ll.parse_assembly(str(m), context=context))
+    except BaseException:
+        main.close()  # before its context (see emit_spirv)
+        raise
     return main
 
 
@@ -213,17 +217,30 @@ def emit_spirv(library: SPIRVCodeLibrary, wrapper: llir.Module, entry: str) -> t
         pysycl_numba.errors.KernelSourceError: if the IR cannot be emitted.
     """
     with _emit_lock:
-        # A fresh LLVMContext per kernel keeps modules independent.
+        # A fresh LLVMContext per kernel keeps modules independent. Modules are
+        # closed before their context, explicitly: left to the garbage
+        # collector (an exception's traceback holding this frame is a cycle),
+        # the context could be finalised first, and disposing a module of a
+        # disposed context crashed the process in the next compile.
         context = ll.create_context()
-        module = link_library(library, wrapper, context)
-        module.triple = SPIRV_TRIPLE
-        module.data_layout = spirv_data_layout()
-        _prepare_for_optimization(module, entry)
-        module.verify()
-        _optimize(module, _new_target_machine(), 3)
-        module = _strip_dead_globals(module, context)
-        check_module(module, entry)
-        text = str(module)
+        module = None
+        try:
+            module = link_library(library, wrapper, context)
+            module.triple = SPIRV_TRIPLE
+            module.data_layout = spirv_data_layout()
+            _prepare_for_optimization(module, entry)
+            module.verify()
+            _optimize(module, _new_target_machine(), 3)
+            stripped = _strip_dead_globals(module, context)
+            if stripped is not module:
+                module.close()
+                module = stripped
+            check_module(module, entry)
+            text = str(module)
+        finally:
+            if module is not None:
+                module.close()
+            context.close()
     binary = _emit_checked(text, entry)
     _log.debug("emitted %s: %d bytes of SPIR-V", entry, len(binary))
     return binary, text
@@ -260,5 +277,9 @@ def _strip_dead_globals(module: ll.ModuleRef, context: ll.ContextRef) -> ll.Modu
         if not any(ln.startswith((f"@{n} ", f'@"{n}" ')) for n in dead)
     ]
     stripped = ll.parse_assembly("\n".join(lines), context=context)
-    stripped.verify()
+    try:
+        stripped.verify()
+    except BaseException:
+        stripped.close()
+        raise
     return stripped

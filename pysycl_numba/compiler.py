@@ -15,7 +15,7 @@ from __future__ import annotations
 import dis
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pysycl import errc, exception, kernel_compile_error
@@ -28,9 +28,9 @@ from pysycl._kernel_abi import (
     IndexSpace,
     ReductionType,
     ScalarType,
+    TupleType,
     source_location,
 )
-from pysycl_numba import dispatcher as _dispatcher  # noqa: F401 - registers the target dispatcher
 from pysycl_numba import specconst
 from pysycl_numba._numba_compat import (
     CompilerBase,
@@ -45,13 +45,16 @@ from pysycl_numba._numba_compat import (
     types,
 )
 from pysycl_numba.codegen import emit_spirv
-from pysycl_numba.errors import KernelSourceError, from_numba_error
+from pysycl_numba.dispatcher import compile_scope  # also registers the target dispatcher
+from pysycl_numba.errors import CompilerDiagnostic, KernelSourceError, from_numba_error
 from pysycl_numba.passes import (
     FindDirectIndexing,
     LiftCaptures,
+    LiftSpec,
     LocLowering,
     RejectUnsupportedPython,
     ValidateTypedKernel,
+    hidden_kw,
     needed_aspects,
 )
 from pysycl_numba.reduction import build_reduction_wrapper, compile_epilogue, reducer_type
@@ -111,15 +114,93 @@ class KernelPipeline(CompilerBase):
         return [pm]
 
 
-def compile_device(py_func: Callable[..., Any], args: tuple[Any, ...], return_type: Any) -> Any:
-    """Compile a device function for argument types ``args`` (Numba's CompileResult)."""
+class HelperPipeline(CompilerBase):
+    """The device pipeline of a helper that reads captures (hidden parameters)."""
+
+    def define_pipelines(self) -> list[Any]:
+        """Lift the helper's captures and pass its callees' on, as for a kernel."""
+        pm = DefaultPassBuilder.define_nopython_pipeline(self.state, name="pysycl")
+        pm.add_pass_after(LiftCaptures, TranslateByteCode)
+        pm.add_pass_after(RejectUnsupportedPython, LiftCaptures)
+        pm.add_pass_after(ValidateTypedKernel, NopythonTypeInference)
+        pm.finalize()
+        return [pm]
+
+
+def compile_device(py_func: Callable[..., Any], args: tuple[Any, ...], return_type: Any,
+                   lift: LiftSpec | None = None) -> Any:
+    """Compile a device function for argument types ``args`` (Numba's CompileResult).
+
+    ``lift``: the helper's hidden parameters (the trailing ``args``) and the
+    hidden arguments it passes to the helpers it calls.
+    """
     ctx = sycl_target.target_context
     library = ctx.codegen().create_library(py_func.__qualname__)
-    pipeline = DevicePipeline(
-        sycl_target.typing_context, ctx, library, args, return_type, _flags(), {}
-    )
+    cls = DevicePipeline if lift is None else HelperPipeline
+    pipeline = cls(sycl_target.typing_context, ctx, library, args, return_type, _flags(), {})
+    pipeline.state.pysycl_lift = lift
     with target_override(TARGET_NAME):
         return pipeline.compile_extra(py_func)
+
+
+def _hidden_of(g: int, helpers: Sequence[tuple[Any, tuple[int, ...]]],
+               owners: dict[int, list[int]]) -> list[int]:
+    """The captures helper ``g`` needs: its own and those of everything it calls."""
+    out: list[int] = []
+    seen = {0}
+    stack = [g]
+    while stack:
+        n = stack.pop(0)
+        if n in seen:
+            continue
+        seen.add(n)
+        out.extend(owners.get(n, ()))
+        stack.extend(helpers[n][1])
+    return out
+
+
+def _py_func(f: Any) -> Any:
+    return getattr(f, "py_func", f)
+
+
+def lift_specs(captures: tuple[Capture, ...],
+               helpers: Sequence[tuple[Any, tuple[int, ...]]]) -> tuple[LiftSpec, dict[Any, Any]]:
+    """The kernel's :class:`LiftSpec` and the dispatchers of its helpers (by Python function).
+
+    ``helpers`` is the call graph (``pysycl._captures.call_graph``): entry ``k``
+    is ``(function, entries it references)``, entry 0 the kernel; captures
+    with ``owner == k`` are what helper ``k`` reads. Helper ``k`` gets hidden
+    parameters for its captures and those of every helper it calls; each call
+    passes them on from the caller's own parameters.
+    """
+    from pysycl_numba.dispatcher import LiftedDispatcher
+
+    for c in captures:
+        if c.owner and not 0 < c.owner < len(helpers):
+            raise kernel_compile_error(errc.kernel, f"capture {c.name!r} belongs to function "
+                                       f"#{c.owner}, but the kernel calls {len(helpers) - 1}")
+    owners: dict[int, list[int]] = {}
+    for i, c in enumerate(captures):
+        owners.setdefault(c.owner, []).append(i)
+    hidden = {g: _hidden_of(g, helpers, owners) for g in range(1, len(helpers))}
+    specs: dict[int, LiftSpec] = {}
+    disps: dict[int, Any] = {}
+    for g in range(1, len(helpers)):
+        specs[g] = LiftSpec(names=tuple(hidden_kw(j) for j in range(len(hidden[g]))),
+                            own={(captures[c].name, captures[c].source): j
+                                 for j, c in enumerate(hidden[g]) if captures[c].owner == g})
+        disps[g] = LiftedDispatcher(_py_func(helpers[g][0]), specs[g], len(hidden[g]))
+    for g in range(1, len(helpers)):
+        specs[g].calls.update(
+            (id(helpers[e][0]), (disps[e], tuple(hidden[g].index(c) for c in hidden[e])))
+            for e in helpers[g][1] if e)
+    kernel = LiftSpec(
+        names=tuple(c.name if not c.owner else f"_pysycl_c{i}_{c.name}"
+                    for i, c in enumerate(captures)),
+        own={(c.name, c.source): i for i, c in enumerate(captures) if not c.owner},
+        calls={id(helpers[e][0]): (disps[e], tuple(hidden[e]))
+               for e in (helpers[0][1] if helpers else ()) if e})
+    return kernel, {_py_func(helpers[g][0]): disps[g] for g in disps}
 
 
 def capture_numba_type(capture: Capture, bounds_check: bool = False) -> types.Type:
@@ -134,9 +215,16 @@ def capture_numba_type(capture: Capture, bounds_check: bool = False) -> types.Ty
                             checked=bounds_check)
     if isinstance(ct, ScalarType):
         return numba_type_of_dtype(ct.dtype)
+    if isinstance(ct, TupleType):
+        return _tuple_numba_type(ct)
     raise kernel_compile_error(
         errc.kernel, f"capture '{capture.name}' has an unsupported type {ct!r}"
     )
+
+
+def _tuple_numba_type(ct: TupleType) -> types.Type:
+    return types.Tuple([_tuple_numba_type(e) if isinstance(e, TupleType)
+                        else numba_type_of_dtype(e.dtype) for e in ct.elements])
 
 
 def _index_arg_types(index: IndexSpace, name: str) -> list[types.Type]:
@@ -206,6 +294,18 @@ def _aspects_from_ir(ir_text: str) -> set[str]:
     return found
 
 
+def _compile_failure(name: str, where: str, e: BaseException) -> kernel_compile_error:
+    """The user's error for compiler exception ``e``, chained to a :class:`CompilerDiagnostic`."""
+    err = from_numba_error(name, where, e)
+    text = e.message if isinstance(e, KernelSourceError) else str(e)
+    _log.debug("kernel %s (%s) failed to compile; the compiler said:\n%s", name, where, text)
+    cause = CompilerDiagnostic(text)
+    cause.__suppress_context__ = True
+    err.__cause__ = cause
+    err.__suppress_context__ = True
+    return err
+
+
 def compile_kernel(
     pyfunc: Callable[..., Any],
     index: IndexSpace,
@@ -214,6 +314,7 @@ def compile_kernel(
     entry_name: str,
     reductions: tuple[tuple[ReductionType, Callable[..., Any]], ...] = (),
     bounds_check: bool = False,
+    helpers: Sequence[tuple[Any, tuple[int, ...]]] = (),
 ) -> CompiledKernel:
     """Compile a Python kernel to a SPIR-V module with one ``spir_kernel`` entry.
 
@@ -231,6 +332,10 @@ def compile_kernel(
         bounds_check: compile in bounds-checked mode: every accessor access
             is checked and the entry point takes the error buffer as its last
             argument (``pysycl._kernel_abi``).
+        helpers: the kernel's call graph, ``pysycl._captures.call_graph(pyfunc)``:
+            entry ``k`` is ``(function, indices of the entries it references)``
+            and entry 0 the kernel. Needed when a capture has ``owner > 0``
+            (a helper reads it); each compile compiles the helpers afresh.
 
     Returns:
         The compiled kernel (``format == "spirv"``).
@@ -256,46 +361,53 @@ def compile_kernel(
     capture_types = specconst.capture_types(
         captures, lambda c: capture_numba_type(c, bounds_check))
     ctx = sycl_target.target_context
+    failure: kernel_compile_error | None = None
     try:
         with global_compiler_lock, target_override(TARGET_NAME):
-            library = ctx.codegen().create_library(name)
-            pipeline = KernelPipeline(
-                sycl_target.typing_context,
-                ctx,
-                library,
-                tuple(argtypes + capture_types),
-                None,
-                _flags(),
-                {},
-            )
-            pipeline.state.pysycl_captures = captures
-            pipeline.state.pysycl_index = index
-            cres = pipeline.compile_extra(pyfunc)
-            if reducers:
-                group_ndim = 1 if index.kind == "range" else index.ndim
-                epilogues = [compile_epilogue(r, group_ndim) for r in reducers]
-                for epi in epilogues:
-                    cres.library.add_linking_library(epi.library)
-                wrapper = build_reduction_wrapper(
-                    cres.target_context, cres.fndesc, index, capture_types,
-                    [c.type for c in captures], reducers, epilogues, entry_name, bounds_check)
-            else:
-                wrapper = build_kernel_wrapper(
-                    cres.target_context,
-                    cres.fndesc,
-                    index,
-                    capture_types,
-                    [c.type for c in captures],
-                    entry_name,
-                    bounds_check,
+            lift, lifted = lift_specs(captures, helpers)
+            with compile_scope(lifted):
+                library = ctx.codegen().create_library(name)
+                pipeline = KernelPipeline(
+                    sycl_target.typing_context,
+                    ctx,
+                    library,
+                    tuple(argtypes + capture_types),
+                    None,
+                    _flags(),
+                    {},
                 )
-            binary, ir_text = emit_spirv(cres.library, wrapper, entry_name)
+                pipeline.state.pysycl_lift = lift
+                pipeline.state.pysycl_captures = captures
+                pipeline.state.pysycl_index = index
+                cres = pipeline.compile_extra(pyfunc)
+                if reducers:
+                    group_ndim = 1 if index.kind == "range" else index.ndim
+                    epilogues = [compile_epilogue(r, group_ndim) for r in reducers]
+                    for epi in epilogues:
+                        cres.library.add_linking_library(epi.library)
+                    wrapper = build_reduction_wrapper(
+                        cres.target_context, cres.fndesc, index, capture_types,
+                        [c.type for c in captures], reducers, epilogues, entry_name, bounds_check)
+                else:
+                    wrapper = build_kernel_wrapper(
+                        cres.target_context,
+                        cres.fndesc,
+                        index,
+                        capture_types,
+                        [c.type for c in captures],
+                        entry_name,
+                        bounds_check,
+                    )
+                binary, ir_text = emit_spirv(cres.library, wrapper, entry_name)
     except kernel_compile_error:
         raise
-    except (KernelSourceError, errors.NumbaError) as e:
-        raise from_numba_error(name, where, e) from e
-    except (NotImplementedError, TypeError, ValueError, RuntimeError) as e:
-        raise from_numba_error(name, where, e) from e
+    except (KernelSourceError, errors.NumbaError, NotImplementedError, TypeError, ValueError,
+            RuntimeError) as e:
+        failure = _compile_failure(name, where, e)  # keeps no reference to e or its frames
+    if failure is not None:
+        # Raised outside the except block: the traceback is the user's call
+        # chain, and the cause is what the compiler said, without its frames.
+        raise failure
 
     aspects: set[str] = set()
     for lib in cres.library.walk():

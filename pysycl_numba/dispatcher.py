@@ -4,9 +4,12 @@ A kernel may call any plain Python function (module-level or a closure,
 without a decorator); :class:`SYCLTypingContext` resolves such a function to
 a :class:`DeviceDispatcher`, which compiles it for the argument types at the
 call site with the device pipeline and registers the result with the target
-context so that the call lowers to a direct call (inlined later). Globals and
-closure cells a device function reads are frozen as constants (Numba
-semantics); only the kernel's own captures are kernel arguments.
+context so that the call lowers to a direct call (inlined later). Numbers,
+tuples and accessors a helper reads (closure cells, globals) are kernel
+arguments like the kernel's own captures: a :class:`LiftedDispatcher` gives
+the helper hidden parameters for them. Other values it reads (functions,
+modules, classes) are compile-time constants, and each kernel compile
+compiles its helpers afresh (:func:`compile_scope`).
 
 The dispatcher also serves Numba's ``@overload(..., target="generic")``
 implementations, which Numba compiles through the target's
@@ -15,17 +18,23 @@ implementations, which Numba compiles through the target's
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import inspect
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from pysycl_numba._numba_compat import (
     Dispatcher,
     dispatcher_registry,
+    errors,
     global_compiler_lock,
     jit_registry,
     sigutils,
+    typing,
 )
+from pysycl_numba.passes import hidden_kw
 from pysycl_numba.target import SYCL, sycl_target
 
 _by_function: weakref.WeakKeyDictionary[Callable[..., Any], DeviceDispatcher] = (
@@ -33,10 +42,29 @@ _by_function: weakref.WeakKeyDictionary[Callable[..., Any], DeviceDispatcher] = 
 )
 
 
+class _Scope:
+    """The dispatchers of one kernel compile and the device functions they registered."""
+
+    __slots__ = ("dispatchers", "registered")
+
+    def __init__(self, dispatchers: dict[Any, DeviceDispatcher]) -> None:
+        self.dispatchers = dispatchers
+        self.registered: list[Any] = []
+
+
+#: The kernel being compiled (``compile_scope``): each kernel compile compiles
+#: its helpers afresh, so what a helper reads as a constant (functions it calls,
+#: module attributes) is current.
+_scope: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar(
+    "pysycl_dispatcher_scope", default=None)
+
+
 class DeviceDispatcher(Dispatcher):
     """Compiles one Python function as a device function, per signature."""
 
     targetdescr = sycl_target
+
+    _lift: Any = None  # a LiftedDispatcher's passes.LiftSpec
 
     def __init__(self, py_func: Callable[..., Any], **kwargs: Any) -> None:
         super().__init__(py_func, targetoptions={"nopython": True})
@@ -50,13 +78,16 @@ class DeviceDispatcher(Dispatcher):
             existing = self.overloads.get(tuple(args))
             if existing is not None:
                 return existing.entry_point
-            cres = compile_device(self.py_func, tuple(args), return_type)
+            cres = compile_device(self.py_func, tuple(args), return_type, self._lift)
             # The entry point is only a lookup key: device functions are
             # never called from the host. Numba's target context maps it to
             # the lowered function for calls from other device code.
             cres = cres._replace(entry_point=("pysycl.device", cres.fndesc.mangled_name))
             self.overloads[tuple(args)] = cres
             self.targetctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
+            scope = _scope.get()
+            if scope is not None and scope.dispatchers.get(self.py_func) is self:
+                scope.registered.append(cres.entry_point)
             return cres.entry_point
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -64,12 +95,77 @@ class DeviceDispatcher(Dispatcher):
         return self.py_func(*args, **kwargs)
 
 
+class LiftedDispatcher(DeviceDispatcher):
+    """A helper function of one kernel compile, with hidden parameters.
+
+    The helper reads captured variables (``Capture.owner``); they are its
+    trailing, keyword-only parameters ``_pysycl_h0 ...``, which every call
+    passes as its last positional arguments (Numba's convention for
+    keyword-only parameters; ``passes.LiftCaptures`` adds them in the caller).
+    Typing folds the user's arguments with the function's own signature and
+    appends the hidden ones.
+    """
+
+    def __init__(self, py_func: Callable[..., Any], lift: Any, nhidden: int) -> None:
+        super().__init__(py_func)
+        self._lift = lift
+        self._hidden = tuple(hidden_kw(j) for j in range(nhidden))
+        params = [p for p in inspect.signature(py_func).parameters.values()
+                  if p.kind is not inspect.Parameter.VAR_KEYWORD]
+        params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY) for n in self._hidden]
+        self._full_pysig = inspect.Signature(params)
+
+    def fold_argument_types(self, args: Any, kws: Any) -> tuple[Any, tuple[Any, ...]]:
+        """Fold the user's arguments with the function's signature, then append the hidden ones.
+
+        (Numba also calls this for a recursive call, which then fails as recursion.)
+        """
+        n = len(self._hidden)
+        if n and (len(args) < n or any(k in self._hidden for k in kws)):
+            raise errors.TypingError(
+                f"function {self.py_func.__qualname__} reads captured variables, so a kernel "
+                "can only call it directly (not pass it as a value)")
+        hidden = tuple(args[len(args) - n:])
+        _, user = self._compiler.fold_argument_types(tuple(args[:len(args) - n]), kws)
+        return self._full_pysig, (*user, *hidden)
+
+    def get_call_template(self, args: Any, kws: Any) -> Any:
+        """Fold the arguments (:meth:`fold_argument_types`) and compile for them."""
+        _, full = self.fold_argument_types(args, kws)
+        self.compile(full)
+        name = f"CallTemplate({self.py_func.__name__})"
+        template = typing.make_concrete_template(name, key=self.py_func.__name__,
+                                                 signatures=self.nopython_signatures)
+        return template, self._full_pysig, full, {}
+
+
+@contextlib.contextmanager
+def compile_scope(lifted: dict[Any, DeviceDispatcher]) -> Iterator[None]:
+    """Within: plain functions get fresh dispatchers, ``lifted``'s functions theirs.
+
+    On exit the device functions they compiled are unregistered from the target
+    context: they served this kernel only (its SPIR-V is emitted by then), and
+    would otherwise accumulate with every compile.
+    """
+    scope = _Scope(dict(lifted))
+    token = _scope.set(scope)
+    try:
+        yield
+    finally:
+        _scope.reset(token)
+        ctx = sycl_target.target_context
+        for entry in scope.registered:
+            ctx.remove_user_function(entry)
+
+
 def device_dispatcher_for(py_func: Callable[..., Any]) -> DeviceDispatcher:
-    """The (cached) device dispatcher of a plain Python function."""
-    disp = _by_function.get(py_func)
+    """The device dispatcher of a plain Python function (one per kernel compile)."""
+    scope = _scope.get()
+    cache: Any = _by_function if scope is None else scope.dispatchers
+    disp = cache.get(py_func)
     if disp is None:
         disp = DeviceDispatcher(py_func)
-        _by_function[py_func] = disp
+        cache[py_func] = disp
     return disp
 
 

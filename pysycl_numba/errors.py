@@ -1,17 +1,21 @@
 """Compile errors: every failure becomes a ``pysycl.kernel_compile_error``.
 
 The message names the kernel (its ``__qualname__``), the ``file:line`` of the
-offending code (from Numba's ``ir.Loc``), what went wrong and what to do
-instead. The Numba exception that caused it is chained (``raise ... from e``)
-for debugging, never shown as the only information.
+offending code in the user's file (from Numba's ``ir.Loc`` or message, never a
+line inside Numba), the construct, and what to write instead. What Numba said
+is kept, without Numba's frames, in the :class:`CompilerDiagnostic` the error
+is chained to (``e.__cause__.text``), and logged with ``PYSYCL_LOG=debug``.
 """
 
 from __future__ import annotations
 
+import linecache
 import os
 import re
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from pysycl import errc, kernel_compile_error
 from pysycl_numba._numba_compat import errors as nb_errors
@@ -79,12 +83,30 @@ def format_loc(loc: Any) -> str:
 
 
 def _source_line(loc: Any) -> str:
-    try:
-        line = loc.strformat().strip().splitlines()
-    except Exception:
+    """The text of the source line at ``loc`` (empty when unknown)."""
+    filename, line = getattr(loc, "filename", None), getattr(loc, "line", None)
+    if not filename or not line:
         return ""
-    code = [ln for ln in line if ln.lstrip().startswith(">")]
-    return code[0].strip().lstrip(">").strip() if code else ""
+    return linecache.getline(filename, line).strip()
+
+
+class CompilerDiagnostic(Exception):  # noqa: N818 - a diagnostic, raised only as a cause
+    """What the compiler itself said: the ``__cause__`` of a :class:`pysycl.kernel_compile_error`.
+
+    Carries no traceback (Numba's frames are noise to a user). ``str()`` is
+    its first line; :attr:`text` is the full text (Numba's message, with its
+    source excerpts and typing trail), also logged at debug level
+    (``PYSYCL_LOG=debug``).
+
+    Attributes:
+        text: the compiler's full message.
+    """
+
+    def __init__(self, text: str) -> None:
+        first = next((ln.strip() for ln in text.splitlines()
+                      if ln.strip() and not ln.startswith("Failed in")), text.strip())
+        super().__init__(first)
+        self.text = text
 
 
 def make_error(kernel: str, kernel_loc: str, exc: KernelSourceError) -> kernel_compile_error:
@@ -98,21 +120,23 @@ def make_error(kernel: str, kernel_loc: str, exc: KernelSourceError) -> kernel_c
 
 
 def _summarize_numba_message(message: str) -> str:
-    # Drop Numba's pipeline banner and the "During: ..." trailers, keep the
-    # first lines that say what is wrong.
-    lines = [ln.rstrip() for ln in message.splitlines()]
+    # Drop Numba's pipeline banner, source excerpts and "During: ..." trailers,
+    # keep the first lines that say what is wrong.
     keep: list[str] = []
-    for ln in lines:
+    for ln in message.splitlines():
         s = ln.strip()
-        if not s or s.startswith(("Failed in", "During:", "File ", "^", "Enable logging")):
+        if not s or s.startswith(("Failed in", "During:", "File ", "^", "Enable logging",
+                                  "<source", "raised from")):
+            if keep and not s:
+                break  # the first paragraph says what is wrong
             continue
         if s.startswith(">>>"):
             keep.append(s.lstrip("> "))
             continue
-        if s.startswith(">") or re.match(r"^\d+\s*\|", s) or s.startswith("<source"):
-            continue
+        if ln.startswith("    ") or re.match(r"^\d+\s*\|", s):
+            continue  # a source excerpt
         keep.append(s)
-        if len(keep) >= 3:
+        if len(keep) >= 2:
             break
     return " ".join(keep) if keep else message.strip()[:400]
 
@@ -122,21 +146,30 @@ class _Loc:
     filename: str
     line: int
 
-    def strformat(self) -> str:
-        return ""
+
+_NUMBA_DIR = os.path.dirname(os.path.dirname(os.path.abspath(nb_errors.__file__)))
+_OWN_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def _loc_from_message(message: str) -> _Loc | None:
-    # Numba names the failing statement as 'File "path", line N:' (path
-    # relative to the working directory); its exception's .loc is often the
-    # function's first line instead.
-    m = re.search(r'File "([^"]+)", line (\d+)', message)
-    if m is None:
-        return None
-    path = m.group(1)
-    if not path.startswith("<") and os.path.exists(path):
-        path = os.path.abspath(path)
-    return _Loc(path, int(m.group(2)))
+    """The first location in the user's code that Numba's message names.
+
+    Numba names statements as ``File "path", line N`` (path relative to the
+    working directory) and ``at /abs/path (N)``; its exception's ``.loc`` is
+    often the function's first line instead, and an error raised inside one
+    of Numba's own implementations names Numba's file first (the f-string of
+    issue 9 reported a line of numba/cpython/builtins.py). Locations inside
+    Numba or pysycl_numba are skipped.
+    """
+    for m in re.finditer(r'File "([^"]+)", line (\d+)|\bat (\S[^\n]*?) \((\d+)\)\s*$',
+                         message, re.MULTILINE):
+        path, line = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        if not path.startswith("<") and os.path.exists(path):
+            path = os.path.abspath(path)
+        if path.startswith((_NUMBA_DIR, _OWN_DIR)):
+            continue
+        return _Loc(path, int(line))
+    return None
 
 
 def hint_for(message: str) -> str:
@@ -149,6 +182,98 @@ def hint_for(message: str) -> str:
     return ""
 
 
+_NUMPY_INSTEAD = (
+    "kernels compute on numbers: numpy's math functions on numbers work (np.sqrt, np.exp, "
+    "np.floor, ... -- see docs/kernels.md), as do numpy scalar types (np.float32(x)); "
+    "arrays live in sycl.buffers and kernels index accessors")
+_NO_DEVICE_IMPL = ("there is no device implementation for these arguments; kernels can call "
+                   "the math module, numpy's math functions on numbers, abs/min/max/int/float/"
+                   "round, SYCL functions and plain Python functions (docs/kernels.md)")
+_STRINGS = ("a device has no strings: write numbers to an accessor; to print from a kernel, "
+            "run it on the host_debuggable device (docs/debugging.md)")
+
+
+def _unsupported_call(fname: str, call: str) -> tuple[str, str]:
+    """(construct, what to write instead) of a call Numba found no implementation for."""
+    if fname == "len" and "sycl.accessor" in call:
+        return ("len() of an accessor", "use acc.get_range()[0] (the extent of dimension 0, "
+                "numpy's len) or acc.size() (all its elements)")
+    if fname in ("setitem", "getitem") and call.startswith(f"{fname}(sycl.accessor<"):
+        return _accessor_item(fname, call)
+    if fname in ("str", "repr", "format"):
+        return f"{fname}()", _STRINGS
+    ufunc = getattr(np, fname, None)
+    if isinstance(ufunc, np.ufunc):
+        if "complex" in call:
+            return (f"numpy.{fname} of complex numbers",
+                    "numpy's math on complex numbers has no device implementation; use "
+                    "arithmetic, abs(z), z.real, z.imag, z.conjugate()")
+        if fname == "power":
+            return "numpy.power of integers", "use x ** y"
+        return f"numpy.{fname}({call.partition('(')[2]}", _NUMPY_INSTEAD
+    if ufunc is not None:
+        return f"numpy.{fname}()", _NUMPY_INSTEAD
+    return call, _NO_DEVICE_IMPL
+
+
+def _accessor_item(fname: str, call: str) -> tuple[str, str]:
+    """An accessor indexed or assigned with what it does not take."""
+    acc, _, rest = call[len(fname) + 1:-1].partition(">, ")
+    elem, ndim = acc.removeprefix("sycl.accessor<").split(", ")[:2]
+    if fname == "setitem":
+        index, _, value = rest.rpartition(", ")
+        if value.startswith("complex") and not elem.startswith("complex"):
+            return (f"storing a {value} in a {elem} accessor",
+                    "store z.real, z.imag or abs(z) (numpy would drop the imaginary part)")
+    else:
+        index = rest
+    return (f"indexing a {ndim}-D accessor with {index}",
+            f"index it with {ndim} integer(s), a sycl.item or a tuple of {ndim} integers")
+
+
+def _explain(message: str) -> tuple[str, str] | None:
+    """(the construct the user wrote, what to write instead) for a known Numba failure."""
+    m = re.search(r"Unknown attribute '(\w+)' of type Module\(<module '([\w.]+)'", message)
+    if m:
+        attr, mod = m.groups()
+        if mod.partition(".")[0] == "numpy":
+            return f"{mod}.{attr}", _NUMPY_INSTEAD
+        if mod in ("math", "cmath"):
+            return (f"{mod}.{attr}", "it has no device implementation; docs/kernels.md lists "
+                    "the math functions kernels support")
+        return (f"{mod}.{attr}", f"the {mod} module is host code: call {mod}.{attr} on the "
+                "host before submitting and capture the result (a number becomes a kernel "
+                "argument)")
+    m = re.search(r"Use of unsupported NumPy function '([\w.]+)'", message)
+    if m:
+        return m.group(1), _NUMPY_INSTEAD
+    m = re.search(r"No implementation of function Function\(<(?:built-in function|ufunc|class) "
+                  r"'?(\w+)'?>\) found for signature:\s*>>> ([^\n]+)", message)
+    if m:
+        return _unsupported_call(m.group(1), m.group(2).strip())
+    m = re.search(r"Invalid use of getiter with parameters \(([^\n]+)\)", message)
+    if m:
+        what = m.group(1)
+        if what.startswith("sycl.accessor"):
+            return ("iterating over an accessor (for x in acc)",
+                    "loop over its indices: for j in range(acc.get_range()[0]): x = acc[j]")
+        return f"iterating over a {what}", "loop over indices with range()"
+    m = re.search(r"Cannot bind 'args=[^\n]*' to signature '(\([^\n]*\))'", message)
+    if m:
+        sig = re.sub(r",?\s*_pysycl_h\d+", "", m.group(1)).replace(", *)", ")")
+        if "*," in sig or "(*," in sig:
+            return (f"a call of a function with keyword-only parameters {sig}",
+                    "Numba compiles keyword-only parameters (after *) only when passed as "
+                    "the last positional arguments; make them ordinary parameters")
+        return (f"a call whose arguments do not fit the parameters {sig}",
+                "pass the arguments the function takes")
+    m = re.search(r"Unknown attribute '(\w+)' of type (sycl\.[^\n]+)", message)
+    if m:
+        return (f"{m.group(2).split('<')[0]}.{m.group(1)}",
+                "docs/kernels.md lists what accessors, items and ranges offer in kernels")
+    return None
+
+
 def from_numba_error(
     kernel: str, kernel_loc: str, exc: BaseException
 ) -> kernel_compile_error:
@@ -157,10 +282,14 @@ def from_numba_error(
         return make_error(kernel, kernel_loc, exc)
     message = str(exc)
     loc = _loc_from_message(message) or getattr(exc, "loc", None)
-    summary = _summarize_numba_message(message)
-    hint = hint_for(message)
     code = errc.kernel if isinstance(exc, nb_errors.NumbaError) else errc.build
-    text = f"{summary}"
-    if hint:
-        text += f" -- {hint}"
+    explained = _explain(message)
+    hint = hint_for(message)
+    if explained is not None and not (hint and explained[1] is _NO_DEVICE_IMPL):
+        construct, instead = explained
+        text = f"{construct} is not supported in kernels -- {instead}"
+    else:
+        text = _summarize_numba_message(message)
+        if hint:
+            text += f" -- {hint}"
     return make_error(kernel, kernel_loc, KernelSourceError(text, loc, code))

@@ -12,6 +12,7 @@ as Python does.
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 from llvmlite import ir as llir
@@ -149,3 +150,49 @@ def _scale(factor: float) -> Any:
 
 lower(math.degrees, types.Number)(_scale(180.0 / math.pi))
 lower(math.radians, types.Number)(_scale(math.pi / 180.0))
+
+
+# ---------------------------------------------------------------- overrides
+#: Installed after Numba's builtin registry (``SYCLTargetContext.refresh``), so
+#: these replace Numba's own lowering of the same operation.
+override_registry = LoweringRegistry("pysycl.math.overrides")
+
+
+def _complex_div(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    """``a / b`` for complex numbers, as numpy divides them (``npy_math``'s Smith division).
+
+    Numba's lowering raises ``ZeroDivisionError`` (a string, which cannot exist
+    on a device); numpy gives inf/nan instead, as a device must. Computed in
+    the component type (complex64 in float32).
+    """
+    ty = sig.args[0]
+    a = context.make_complex(builder, ty, value=args[0])
+    b = context.make_complex(builder, ty, value=args[1])
+    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+    one = br.type(1.0)
+    abr, abi = _fabs(builder, br), _fabs(builder, bi)
+    out = context.make_complex(builder, ty)
+    with builder.if_else(builder.fcmp_ordered(">=", abr, abi)) as (real_big, imag_big):
+        with real_big:
+            zero = builder.and_(builder.fcmp_ordered("==", abr, abr.type(0.0)),
+                                builder.fcmp_ordered("==", abi, abi.type(0.0)))
+            with builder.if_else(zero) as (by_zero, normal):
+                with by_zero:  # a complex inf or nan
+                    out.real = builder.fdiv(ar, abr)
+                    out.imag = builder.fdiv(ai, abr)
+                with normal:
+                    rat = builder.fdiv(bi, br)
+                    scl = builder.fdiv(one, builder.fadd(br, builder.fmul(bi, rat)))
+                    out.real = builder.fmul(builder.fadd(ar, builder.fmul(ai, rat)), scl)
+                    out.imag = builder.fmul(builder.fsub(ai, builder.fmul(ar, rat)), scl)
+        with imag_big:  # also taken when b has a NaN part
+            rat = builder.fdiv(br, bi)
+            scl = builder.fdiv(one, builder.fadd(bi, builder.fmul(br, rat)))
+            out.real = builder.fmul(builder.fadd(builder.fmul(ar, rat), ai), scl)
+            out.imag = builder.fmul(builder.fsub(builder.fmul(ai, rat), ar), scl)
+    return out._getvalue()
+
+
+for _ty in (types.complex64, types.complex128):
+    override_registry.lower(operator.truediv, _ty, _ty)(_complex_div)
+    override_registry.lower(operator.itruediv, _ty, _ty)(_complex_div)

@@ -21,6 +21,11 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import sysconfig
+import types as pytypes
+from dataclasses import dataclass, field
 from typing import Any
 
 from pysycl import errc
@@ -41,14 +46,41 @@ from pysycl_numba.errors import KernelSourceError
 from pysycl_numba.types import AccessorType, AtomicRefType, GlobalPointer, ItemType, NdItemType
 
 
+@dataclass(frozen=True)
+class LiftSpec:
+    """What :class:`LiftCaptures` does to one function (the kernel or a helper).
+
+    Attributes:
+        names: the names of the trailing parameters the function gets, in
+            order (parameter ``nparams + j`` is ``names[j]``).
+        own: ``(name, "freevar" | "global") -> j``: loads of the function's own
+            captured names become reads of parameter ``nparams + j``.
+        calls: ``id(function object) -> (dispatcher, (j, ...))``: a call of
+            that helper calls ``dispatcher`` instead, passing parameters
+            ``nparams + j`` as the helper's hidden keyword-only parameters
+            ``_pysycl_h0, _pysycl_h1, ...`` -- which Numba passes as the last
+            positional arguments (see ``dispatcher.LiftedDispatcher``).
+    """
+
+    names: tuple[str, ...]
+    own: dict[tuple[str, str], int] = field(default_factory=dict)
+    calls: dict[int, tuple[Any, tuple[int, ...]]] = field(default_factory=dict)
+
+
+def hidden_kw(j: int) -> str:
+    """The keyword of a helper's ``j``-th hidden parameter."""
+    return f"_pysycl_h{j}"
+
+
 @register_pass(mutates_CFG=False, analysis_only=False)
 class LiftCaptures(FunctionPass):
     """Rewrite loads of captured names into reads of trailing parameters.
 
-    Reads ``state.pysycl_captures`` (a tuple of ``pysycl._kernel_abi.Capture``).
-    Parameter ``len(params) + k`` is capture ``k``, so the typed signature is
-    ``(*param_types, *capture_types)`` in capture order -- the order of the
-    flat OpenCL arguments.
+    Reads ``state.pysycl_lift`` (a :class:`LiftSpec`). Parameter
+    ``len(params) + j`` is ``names[j]``, so the typed signature is
+    ``(*param_types, *capture_types)`` -- for a kernel, in capture order, the
+    order of the flat OpenCL arguments. Calls of helper functions that read
+    captures themselves get those captures as hidden keyword arguments.
     """
 
     _name = "pysycl_lift_captures"
@@ -58,36 +90,108 @@ class LiftCaptures(FunctionPass):
 
     def run_pass(self, state: Any) -> bool:
         """Rewrite ``state.func_ir`` in place."""
-        captures = state.pysycl_captures
+        spec: LiftSpec = state.pysycl_lift
         func_ir = state.func_ir
         first = func_ir.arg_count
-        index = {
-            (c.name, ir.FreeVar if c.source == "freevar" else ir.Global): first + k
-            for k, c in enumerate(captures)
-        }
+        names = tuple(func_ir.arg_names) + spec.names
         changed = False
+        defs: dict[str, Any] = {}  # variable -> the value it was assigned (single assignments)
+        helper_vars: dict[str, tuple[int, ...]] = {}
+        helper_names: dict[str, str] = {}
         for block in func_ir.blocks.values():
             for stmt in block.body:
                 if not isinstance(stmt, ir.Assign):
                     continue
                 value = stmt.value
-                if not isinstance(value, (ir.FreeVar, ir.Global)):
+                if isinstance(value, (ir.FreeVar, ir.Global)):
+                    kind = "freevar" if isinstance(value, ir.FreeVar) else "global"
+                    pos = spec.own.get((value.name, kind))
+                    if pos is not None:
+                        stmt.value = ir.Arg(name=names[first + pos], index=first + pos,
+                                            loc=value.loc)
+                        changed = True
+                        continue
+                    target = value.value
+                elif (isinstance(value, ir.Expr) and value.op == "getattr"
+                      and isinstance(defs.get(value.value.name), pytypes.ModuleType)):
+                    target = getattr(defs[value.value.name], value.attr, None)  # mod.helper
+                else:
                     continue
-                pos = index.get((value.name, type(value)))
-                if pos is None:
-                    continue
-                stmt.value = ir.Arg(name=value.name, index=pos, loc=value.loc)
-                changed = True
+                defs[stmt.target.name] = target
+                call = spec.calls.get(id(target))
+                if call is not None:
+                    disp, passed = call
+                    stmt.value = ir.Global(getattr(target, "__name__", "helper"), disp,
+                                           stmt.loc)
+                    helper_vars[stmt.target.name] = passed
+                    helper_names[stmt.target.name] = getattr(target, "__qualname__", "helper")
+                    changed = True
+        if helper_vars:
+            self._check_only_called(func_ir, helper_vars, helper_names)
+            self._pass_hidden(func_ir, first, names, helper_vars)
         # The definitions table still maps each rewritten variable to the
         # ir.FreeVar/ir.Global (with the value of the first compile): Numba's
         # dead-branch pruning reads it, and would fold `if captured_flag:` to
         # that value for every later launch. Rebuild it from the rewritten IR.
         func_ir._definitions = ir_utils.build_definitions(func_ir.blocks)
-        func_ir.arg_names = tuple(func_ir.arg_names) + tuple(c.name for c in captures)
-        func_ir.arg_count = first + len(captures)
+        func_ir.arg_names = names
+        func_ir.arg_count = first + len(spec.names)
         # Numba's FixupArgs checks len(args) against this count.
         state.nargs = func_ir.arg_count
-        return changed or bool(captures)
+        return changed or bool(spec.names)
+
+    @staticmethod
+    def _check_only_called(func_ir: Any, helper_vars: dict[str, tuple[int, ...]],
+                           helper_names: dict[str, str]) -> None:
+        """A helper with hidden parameters can be called, not passed around as a value."""
+        for block in func_ir.blocks.values():
+            for stmt in block.body:
+                if isinstance(stmt, ir.Assign) and stmt.target.name in helper_vars:
+                    continue  # its definition
+                called = (stmt.value.func.name if isinstance(stmt, ir.Assign)
+                          and isinstance(stmt.value, ir.Expr) and stmt.value.op == "call"
+                          else None)
+                for var in stmt.list_vars():
+                    if (helper_vars.get(var.name) and var.name != called
+                            and not (isinstance(stmt, ir.Assign) and stmt.target is var)):
+                        raise KernelSourceError(
+                            f"function {helper_names[var.name]} reads captured variables "
+                            "(closure variables or globals, which are kernel arguments), so a "
+                            "kernel can only call it directly, not pass it as a value; call "
+                            "it, or pass the values it needs as arguments", stmt.loc)
+
+    @staticmethod
+    def _pass_hidden(func_ir: Any, first: int, names: tuple[str, ...],
+                     helper_vars: dict[str, tuple[int, ...]]) -> None:
+        """Add the hidden keyword arguments to every call of a rewritten helper."""
+        entry = func_ir.blocks[min(func_ir.blocks)]
+        scope = entry.scope
+        loc = func_ir.loc
+        params: dict[int, ir.Var] = {}
+        for block in func_ir.blocks.values():
+            for stmt in block.body:
+                if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
+                        and stmt.value.op == "call"):
+                    continue
+                passed = helper_vars.get(stmt.value.func.name)
+                if passed is None:
+                    continue
+                if stmt.value.vararg is not None and passed:
+                    raise KernelSourceError(
+                        "a function that reads captured variables cannot be called with "
+                        "*args; pass its arguments one by one", stmt.loc)
+                # Numba passes keyword-only parameters as the last positional
+                # arguments (typing.templates.fold_arguments).
+                args = list(stmt.value.args)
+                for pos in passed:
+                    var = params.get(pos)
+                    if var is None:
+                        var = params[pos] = scope.redefine(f"$pysycl_hidden{pos}", loc)
+                    args.append(var)
+                stmt.value.args = args
+        # Read each passed parameter once, at the top of the function.
+        entry.body[:0] = [ir.Assign(ir.Arg(name=names[first + pos], index=first + pos, loc=loc),
+                                    var, loc) for pos, var in sorted(params.items())]
 
 
 _UNSUPPORTED_EXPR = {
@@ -109,9 +213,18 @@ class RejectUnsupportedPython(AnalysisPass):
 
     def run_pass(self, state: Any) -> bool:
         """Raise :class:`KernelSourceError` on the first unsupported statement."""
+        modules: dict[str, pytypes.ModuleType] = {}
         for block in state.func_ir.blocks.values():
             for stmt in block.body:
                 self._check(stmt)
+                if isinstance(stmt, ir.Assign):
+                    value = stmt.value
+                    if (isinstance(value, (ir.Global, ir.FreeVar))
+                            and isinstance(value.value, pytypes.ModuleType)):
+                        modules[stmt.target.name] = value.value
+                    elif (isinstance(value, ir.Expr) and value.op == "getattr"
+                          and value.value.name in modules):
+                        _check_host_module(modules[value.value.name], value.attr, stmt.loc)
         return False
 
     @staticmethod
@@ -135,10 +248,45 @@ class RejectUnsupportedPython(AnalysisPass):
                 )
             if isinstance(value, (ir.Global, ir.FreeVar)) and value.value is print:
                 raise KernelSourceError("print() is not supported in kernels", stmt.loc)
+            if isinstance(value, (ir.Global, ir.FreeVar)) and any(
+                    value.value is f for f in (str, repr, format)):
+                # Python compiles f"{x}" to a call of str (Numba's FORMAT_VALUE).
+                what = ("f-strings" if "format_value" in stmt.target.name
+                        else f"{value.value.__name__}()")
+                raise KernelSourceError(
+                    f"{what} cannot be used in kernels: a device has no strings; write numbers "
+                    "to an accessor, and to print from a kernel run it on the host_debuggable "
+                    "device (docs/debugging.md)", stmt.loc)
             if isinstance(value, ir.Expr):
                 message = _UNSUPPORTED_EXPR.get(value.op)
                 if message is not None:
                     raise KernelSourceError(message, stmt.loc)
+
+
+#: Standard-library modules whose functions a device can run (Numba types them).
+_DEVICE_STDLIB = frozenset({"math", "cmath", "operator"})
+_STDLIB = os.path.normcase(sysconfig.get_paths()["stdlib"])
+
+
+def _check_host_module(mod: pytypes.ModuleType, attr: str, loc: Any) -> None:
+    """``mod.attr`` of a standard-library module that is host code (``time``, ``random``).
+
+    Numba types some of them (``random.random`` calls a host runtime symbol
+    that no device has), others not; either way the user gets this message at
+    the line, not a link error naming a symbol of Numba's runtime.
+    """
+    name = mod.__name__
+    if name.partition(".")[0] in _DEVICE_STDLIB:
+        return
+    path = getattr(mod, "__file__", None)
+    in_stdlib = (name.partition(".")[0] in sys.builtin_module_names
+                 or (path is not None and os.path.normcase(path).startswith(_STDLIB)
+                     and "site-packages" not in path))
+    if in_stdlib:
+        raise KernelSourceError(
+            f"{name}.{attr} is not supported in kernels -- the {name} module is host code: "
+            f"call {name}.{attr} on the host before submitting and capture the result (a "
+            "number becomes a kernel argument)", loc)
 
 
 def needed_aspects(ty: types.Type, out: set[str]) -> None:
@@ -188,7 +336,7 @@ class ValidateTypedKernel(AnalysisPass):
         typemap = state.typemap
         for block in state.func_ir.blocks.values():
             for stmt in block.body:
-                self._check_write(stmt, typemap)
+                self._check_write(stmt, typemap, state.func_ir)
                 if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
                     if stmt.value.op == "call":
                         self._check_recursive_call(stmt, typemap)
@@ -205,7 +353,7 @@ class ValidateTypedKernel(AnalysisPass):
         return False
 
     @staticmethod
-    def _check_write(stmt: ir.Stmt, typemap: dict) -> None:
+    def _check_write(stmt: ir.Stmt, typemap: dict, func_ir: ir.FunctionIR) -> None:
         target = None
         if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
             target = stmt.target
@@ -221,7 +369,7 @@ class ValidateTypedKernel(AnalysisPass):
         ty = typemap.get(target.name)
         if isinstance(ty, AccessorType) and not ty.writable:
             raise KernelSourceError(
-                f"cannot write through the read-only accessor '{_user_name(target)}'; "
+                f"cannot write through the read-only accessor '{_user_name(target, func_ir)}'; "
                 "request it with sycl.access_mode.write or read_write",
                 stmt.loc,
             )
@@ -238,10 +386,36 @@ class ValidateTypedKernel(AnalysisPass):
             )
 
 
-def _user_name(var: ir.Var) -> str:
-    # Numba names temporaries "$..."; the user's name survives in unversioned form.
-    name = var.name
-    return name.split(".")[0] if not name.startswith("$") else name
+def _assigned(func_ir: ir.FunctionIR, name: str) -> Any:
+    """The value assigned to variable ``name`` (a temporary is assigned once), or None."""
+    for block in func_ir.blocks.values():
+        for stmt in block.body:
+            if isinstance(stmt, ir.Assign) and stmt.target.name == name:
+                return stmt.value
+    return None
+
+
+def _user_name(var: ir.Var, func_ir: ir.FunctionIR) -> str:
+    """The name the user wrote for ``var`` (Numba names its temporaries ``$6load_deref.0``).
+
+    A temporary is followed to what it was loaded from: a captured variable
+    (a parameter after capture lifting), a closure cell or global, a user's
+    variable, or an attribute of one.
+    """
+    for _ in range(16):
+        name = var.name
+        if not name.startswith("$"):
+            return name.split(".")[0]  # the user's variable, in Numba's versioned form
+        value = _assigned(func_ir, name)
+        if isinstance(value, (ir.Arg, ir.FreeVar, ir.Global)):
+            return value.name
+        if isinstance(value, ir.Var):
+            var = value
+            continue
+        if isinstance(value, ir.Expr) and value.op == "getattr":
+            return f"{_user_name(value.value, func_ir)}.{value.attr}"
+        break
+    return "an expression's result"
 
 
 def _first_loc(func_ir: ir.FunctionIR) -> Any:

@@ -72,6 +72,9 @@ class SYCLTypingContext(typing.BaseContext):
 
         self.install_registry(specconst.typing_registry)
         self.install_registry(reduction.typing_registry)
+        from pysycl_numba import npmath
+
+        self.install_registry(npmath.typing_registry)
 
     def resolve_value_type(self, val: Any) -> Any:
         """Type a global or closure value that the kernel uses as a constant.
@@ -151,6 +154,16 @@ class SYCLTargetContext(BaseContext):
 
         self.install_registry(specconst.registry)
         self.install_registry(reduction.registry)
+        from pysycl_numba import npmath
+
+        self.install_registry(npmath.registry)
+
+    def refresh(self) -> None:
+        """Install the registries, then our overrides of Numba's builtin lowerings."""
+        super().refresh()
+        from pysycl_numba import mathimpl
+
+        self.install_registry(mathimpl.override_registry)
 
     def codegen(self) -> SPIRVCodegen:
         """The SPIR-V code generator."""

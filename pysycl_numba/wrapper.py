@@ -24,6 +24,8 @@ _I64 = llir.IntType(64)
 
 
 def _flat_params(context: Any, capty: types.Type, abity: Any) -> list[llir.Type]:
+    if isinstance(capty, types.BaseTuple):  # a tuple of numbers: its elements' arguments
+        return [p for t in capty.types for p in _flat_params(context, t, None)]
     if specconst.is_spec_ref(capty):
         return []  # a specialization_id: the value is an OpSpecConstant, not an argument
     if isinstance(capty, AccessorType):
@@ -32,6 +34,11 @@ def _flat_params(context: Any, capty: types.Type, abity: Any) -> list[llir.Type]
     if isinstance(capty, types.Boolean):
         # OpenCL forbids bool kernel arguments; the ABI sends uchar.
         return [llir.IntType(8)]
+    if isinstance(capty, types.Complex):
+        # Two real arguments: a by-value {float, float} struct argument crashes
+        # Intel's OpenCL CPU compiler (the process aborts in clBuildProgram).
+        part = context.get_value_type(capty.underlying_float)
+        return [part, part]
     return [context.get_value_type(capty)]
 
 
@@ -50,6 +57,18 @@ def _build_capture(
         return acc._getvalue()
     if specconst.is_spec_ref(capty):
         return specconst.tag()
+    if isinstance(capty, types.BaseTuple):
+        items = []
+        pos = 0
+        for t in capty.types:
+            n = len(_flat_params(context, t, None))
+            items.append(_build_capture(context, builder, t, params[pos:pos + n]))
+            pos += n
+        return context.make_tuple(builder, capty, items)
+    if isinstance(capty, types.Complex):
+        z = context.make_complex(builder, capty)
+        z.real, z.imag = params
+        return z._getvalue()
     (value,) = params
     if isinstance(capty, types.Boolean):
         return builder.icmp_unsigned("!=", value, value.type(0))
