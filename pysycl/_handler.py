@@ -16,6 +16,7 @@ from pysycl._accessor import accessor
 from pysycl._event import event
 from pysycl._exceptions import errc, exception
 from pysycl._kernel import kernel as _sycl_kernel
+from pysycl._kernel_id import check_kernel_name
 from pysycl._range import nd_range
 from pysycl._range import range as _range
 
@@ -116,7 +117,7 @@ class handler:  # noqa: N801 - the spec's spelling
                                     "between the index space and the kernel must be "
                                     f"sycl.reduction objects, not {type(r).__name__}")
         if kernel_name is not None:
-            _check_name(kernel_name)
+            check_kernel_name(kernel_name)
         if type(kernel) is not _sycl_kernel:
             _check_kernel(kernel, len(rest), lambda: f"parallel_for over a {kind}"
                           + (f" with {len(rest) - 1} reduction(s)" if len(rest) > 1 else ""))
@@ -125,7 +126,7 @@ class handler:  # noqa: N801 - the spec's spelling
     def single_task(self, kernel: Callable[[], Any], *, kernel_name: str | None = None) -> None:
         """Run ``kernel`` (a function of no arguments) once."""
         if kernel_name is not None:
-            _check_name(kernel_name)
+            check_kernel_name(kernel_name)
         if type(kernel) is not _sycl_kernel:
             _check_kernel(kernel, 0, "single_task")
         self._set(("kernel", "single_task", 0, None, kernel, (), kernel_name))
@@ -260,11 +261,6 @@ class handler:  # noqa: N801 - the spec's spelling
 
 
 _checked: dict[Any, int] = {}  # code object -> the parameter count it was checked for
-
-
-def _check_name(kernel_name: object) -> None:
-    if type(kernel_name) is not str or not kernel_name:
-        raise TypeError(f"kernel_name must be a non-empty str, not {kernel_name!r}")
 
 
 def _check_kernel(kernel: Any, nparams: int, where: str | Callable[[], str]) -> None:

@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
+from pysycl._captures import captures_of
 from pysycl._kernel_abi import (
     AccessorType,
-    Capture,
     CaptureType,
     IndexSpace,
     ScalarType,
@@ -82,7 +82,7 @@ class _Variant:
 
     def __init__(self, kid: kernel_id, mkey: Any, fn: Any, caps: list[Any] | None,
                  tkey: tuple[Any, ...], index: IndexSpace, device_has: frozenset[str]) -> None:
-        captures = tuple(Capture(*c) for c in caps or ())
+        captures = captures_of(caps or [])
         self.kid = kid
         self.mkey = mkey
         # A copy of the kernel whose closure holds placeholders for what becomes an
@@ -126,7 +126,7 @@ class _Variant:
         if k is None and self.fn is not None:
             if self.fn.__code__ not in _launch._code_infos:
                 _launch._code_infos[self.fn.__code__] = _launch._CodeInfo(self.fn.__code__)
-            captures = _launch.captures_of(self.caps)
+            captures = captures_of(self.caps)
             digest = _launch.stable_digest(self.fn, captures, self.tkey, self.index)
             compiled = _launch.disk_load(digest, self.fn)
             if compiled is not None and compiled.captures == captures:
@@ -166,6 +166,13 @@ def _intern(name: str) -> kernel_id:
     if kid is None:
         kid = _ids[name] = kernel_id._make(name)
     return kid
+
+
+def check_kernel_name(kernel_name: object) -> str:
+    """``kernel_name`` if it is a valid kernel name (a non-empty ``str``); else TypeError."""
+    if not isinstance(kernel_name, str) or not kernel_name:
+        raise TypeError(f"kernel_name must be a non-empty str, not {kernel_name!r}")
+    return kernel_name
 
 
 def auto_name(fn: Any) -> str:
@@ -375,9 +382,7 @@ def declare_kernel(factory: Callable[..., Any] | None = None, *, kernel_name: st
     _check_kernel(fn, nparams, f"a {index.kind} kernel declared with declare_kernel")
     caps, tkey = _declared_captures(fn, ctypes)
     mkey = (fn.__code__, tkey, index.kind, index.ndim)
-    name = auto_name(fn) if kernel_name is None else kernel_name
-    if not isinstance(name, str) or not name:
-        raise TypeError(f"kernel_name must be a non-empty str, not {kernel_name!r}")
+    name = auto_name(fn) if kernel_name is None else check_kernel_name(kernel_name)
     with _lock:
         kid = _intern(name)
         v = kid._variants.get(mkey)

@@ -99,15 +99,24 @@ class DevicePipeline(CompilerBase):
         return [pm]
 
 
+def _lifting_pipeline(state: Any) -> Any:
+    """Numba's nopython passes plus capture lifting right after bytecode analysis.
+
+    Kernels and the helpers that read captures share it; each adds its own passes.
+    """
+    pm = DefaultPassBuilder.define_nopython_pipeline(state, name="pysycl")
+    pm.add_pass_after(LiftCaptures, TranslateByteCode)
+    pm.add_pass_after(RejectUnsupportedPython, LiftCaptures)
+    pm.add_pass_after(ValidateTypedKernel, NopythonTypeInference)
+    return pm
+
+
 class KernelPipeline(CompilerBase):
     """The device pipeline with capture lifting right after bytecode analysis."""
 
     def define_pipelines(self) -> list[Any]:
         """Lift captures before anything looks at the function's arguments."""
-        pm = DefaultPassBuilder.define_nopython_pipeline(self.state, name="pysycl")
-        pm.add_pass_after(LiftCaptures, TranslateByteCode)
-        pm.add_pass_after(RejectUnsupportedPython, LiftCaptures)
-        pm.add_pass_after(ValidateTypedKernel, NopythonTypeInference)
+        pm = _lifting_pipeline(self.state)
         pm.add_pass_after(FindDirectIndexing, ValidateTypedKernel)
         _use_loc_lowering(pm)
         pm.finalize()
@@ -119,10 +128,7 @@ class HelperPipeline(CompilerBase):
 
     def define_pipelines(self) -> list[Any]:
         """Lift the helper's captures and pass its callees' on, as for a kernel."""
-        pm = DefaultPassBuilder.define_nopython_pipeline(self.state, name="pysycl")
-        pm.add_pass_after(LiftCaptures, TranslateByteCode)
-        pm.add_pass_after(RejectUnsupportedPython, LiftCaptures)
-        pm.add_pass_after(ValidateTypedKernel, NopythonTypeInference)
+        pm = _lifting_pipeline(self.state)
         pm.finalize()
         return [pm]
 

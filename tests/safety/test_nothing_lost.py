@@ -160,16 +160,8 @@ def test_nd_range_and_reduction_first_submission_write_back(kq: sycl.queue,
     np.testing.assert_array_equal(copy, x)
 
 
-def test_host_device_first_submission_writes_back(no_cyclic_gc: None) -> None:
-    hq = sycl.queue(_host_device())
+def test_host_device_first_submission_writes_back(hq: sycl.queue, no_cyclic_gc: None) -> None:
     np.testing.assert_array_equal(_fill_fresh(hq, 5.0), np.full(4, 5.0))
-
-
-def _host_device() -> sycl.device:
-    for d in sycl.device.get_devices():
-        if d.has(sycl.aspect.host_debuggable):
-            return d
-    pytest.skip("no host_debuggable device")
 
 
 def test_buffer_used_after_with_block_is_rejected_before_enqueue(kq: sycl.queue) -> None:
