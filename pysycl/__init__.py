@@ -8,11 +8,11 @@ an OpenCL device: the compiler loads the first time a kernel must be compiled.
 
 from __future__ import annotations
 
-from pysycl._logging import configure_from_env as _configure_logging
+from pysycl._core.log import configure_from_env as _configure_logging
 
 _configure_logging()  # PYSYCL_LOG=debug|info|warning|error: a stderr handler on "pysycl"
 
-from pysycl._icd import setup_icd_loader as _setup_icd_loader  # noqa: E402
+from pysycl._backends.opencl.icd import setup_icd_loader as _setup_icd_loader  # noqa: E402
 
 _setup_icd_loader()
 
@@ -21,11 +21,17 @@ from pysycl import (  # noqa: E402
     opencl,
     property,
 )
-from pysycl._accessor import access_mode, accessor, host_accessor, target  # noqa: E402
-from pysycl._aspects import aspect  # noqa: E402
-from pysycl._backend import backend  # noqa: E402
-from pysycl._buffer import buffer  # noqa: E402
-from pysycl._bundle import (  # noqa: E402
+from pysycl._backends.opencl.interop import (  # noqa: E402
+    get_native,
+    make_context,
+    make_device,
+    make_event,
+    make_kernel,
+    make_kernel_bundle,
+    make_platform,
+    make_queue,
+)
+from pysycl._bundles.bundle import (  # noqa: E402
     build,
     bundle_state,
     compile,
@@ -38,30 +44,24 @@ from pysycl._bundle import (  # noqa: E402
     link,
     specialization_id,
 )
-from pysycl._context import context  # noqa: E402
-from pysycl._device import device  # noqa: E402
-from pysycl._event import event  # noqa: E402
-from pysycl._exceptions import (  # noqa: E402
+from pysycl._bundles.kernel import kernel  # noqa: E402
+from pysycl._bundles.kernel_id import (  # noqa: E402
+    get_kernel_id,
+    get_kernel_ids,
+    kernel_id,
+)
+from pysycl._commands.event import event  # noqa: E402
+from pysycl._commands.handler import handler  # noqa: E402
+from pysycl._commands.queue import queue  # noqa: E402
+from pysycl._core.backend import backend  # noqa: E402
+from pysycl._core.exceptions import (  # noqa: E402
     errc,
     exception,
     exception_list,
     kernel_compile_error,
     kernel_signature_error,
 )
-from pysycl._handler import handler  # noqa: E402
-from pysycl._info import info, memory_order, memory_scope  # noqa: E402
-from pysycl._interop import (  # noqa: E402
-    get_native,
-    make_context,
-    make_device,
-    make_event,
-    make_kernel,
-    make_kernel_bundle,
-    make_platform,
-    make_queue,
-)
-from pysycl._kernel import kernel  # noqa: E402
-from pysycl._kernel_api import (  # noqa: E402
+from pysycl._kernels.kernel_api import (  # noqa: E402
     access,
     all_of_group,
     any_of_group,
@@ -83,12 +83,36 @@ from pysycl._kernel_api import (  # noqa: E402
     private_array,
     reduce_over_group,
 )
-from pysycl._kernel_id import get_kernel_id, get_kernel_ids, kernel_id  # noqa: E402
-from pysycl._platform import platform  # noqa: E402
-from pysycl._queue import queue  # noqa: E402
-from pysycl._range import group, id, item, nd_item, nd_range, range  # noqa: E402
-from pysycl._reduction import known_identity, reduction  # noqa: E402
-from pysycl._selector import (  # noqa: E402
+from pysycl._kernels.reduction import (  # noqa: E402
+    known_identity,
+    reduction,
+)
+from pysycl._kernels.specconst import kernel_handler  # noqa: E402
+from pysycl._memory.accessor import (  # noqa: E402
+    access_mode,
+    accessor,
+    host_accessor,
+    target,
+)
+from pysycl._memory.buffer import buffer  # noqa: E402
+from pysycl._objects.aspects import aspect  # noqa: E402
+from pysycl._objects.context import context  # noqa: E402
+from pysycl._objects.device import device  # noqa: E402
+from pysycl._objects.info import (  # noqa: E402
+    info,
+    memory_order,
+    memory_scope,
+)
+from pysycl._objects.platform import platform  # noqa: E402
+from pysycl._objects.range import (  # noqa: E402
+    group,
+    id,
+    item,
+    nd_item,
+    nd_range,
+    range,
+)
+from pysycl._objects.selector import (  # noqa: E402
     accelerator_selector,
     accelerator_selector_v,
     aspect_selector,
@@ -99,7 +123,6 @@ from pysycl._selector import (  # noqa: E402
     gpu_selector,
     gpu_selector_v,
 )
-from pysycl._specconst import kernel_handler  # noqa: E402
 from pysycl.property import no_init, property_list  # noqa: E402
 
 __version__ = "0.1.0"

@@ -16,11 +16,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from pysycl._device import device
-from pysycl._exceptions import exception
-from pysycl._info import _device_info, _platform_info
-from pysycl._platform import FILTER_ENV, platform
-from pysycl._selector import default_selector_v, select_device
+from pysycl._core.exceptions import exception
+from pysycl._objects.device import device
+from pysycl._objects.info import _device_info, _platform_info
+from pysycl._objects.platform import FILTER_ENV, platform
+from pysycl._objects.selector import default_selector_v, select_device
 
 
 def _fmt(value: Any) -> str:

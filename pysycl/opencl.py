@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pysycl._exceptions import exception
+from pysycl._core.exceptions import exception
 
 
 def get_error_code(exc: exception) -> int | None:
@@ -24,8 +24,8 @@ def get_error_code(exc: exception) -> int | None:
 
 def has_extension(obj: Any, extension: str) -> bool:
     """Whether a platform or device reports an OpenCL extension (``opencl::has_extension``)."""
-    from pysycl._device import device
-    from pysycl._platform import platform
+    from pysycl._objects.device import device
+    from pysycl._objects.platform import platform
 
     if isinstance(obj, device):
         return obj.has_extension(extension)
@@ -35,7 +35,7 @@ def has_extension(obj: Any, extension: str) -> bool:
 
 
 def _platform_extensions() -> Any:
-    from pysycl._info import info
+    from pysycl._objects.info import info
 
     return info.platform.extensions
 
@@ -46,7 +46,7 @@ def get_reference_count(obj: Any) -> int:
     Raises:
         TypeError: not a reference-counted pyopencl object (a platform id is not).
     """
-    from pysycl._cl import programs
+    from pysycl._backends.opencl import programs
 
     return programs.reference_count(obj)
 
@@ -59,8 +59,8 @@ def create_bundle(ctxt: Any, devs: Any, cl_objects: Any, *, state: Any = None) -
         exception: ``errc.build`` when an OpenCL call fails; ``errc.invalid``
             when a program's state cannot give ``state``.
     """
-    from pysycl._bundle import bundle_state
-    from pysycl._opencl_bundles import create_bundle as _create
+    from pysycl._backends.opencl.source_bundles import create_bundle as _create
+    from pysycl._bundles.bundle import bundle_state
 
     return _create(ctxt, devs, cl_objects,
                    state=bundle_state.executable if state is None else state)

@@ -130,7 +130,7 @@ class property_list:  # noqa: N801 - the spec's spelling
         for p in self._props:
             if isinstance(p, kind):
                 return p  # type: ignore[return-value]
-        from pysycl._exceptions import errc, exception
+        from pysycl._core.exceptions import errc, exception
 
         raise exception(errc.invalid, f"property {kind.__qualname__} is not in this property list")
 

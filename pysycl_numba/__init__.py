@@ -2,7 +2,7 @@
 
 The runtime (``pysycl``) imports this package lazily, the first time a Python
 kernel must be compiled, and calls :func:`compile_kernel`; the contract
-between the two is ``pysycl._kernel_abi``.
+between the two is ``pysycl._core.abi``.
 """
 
 from __future__ import annotations

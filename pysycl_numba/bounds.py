@@ -12,7 +12,7 @@ written into the private record.
 The entry point publishes the record once, at its end (:func:`publish`): if any
 work-item of the sub-group has one (``sub_group_any``, a uniform branch), those
 that do race with ``atomic_cmpxchg`` for the error buffer, whose layout
-``pysycl._kernel_abi`` defines, and the winner copies its record there.
+``pysycl._core.abi`` defines, and the winner copies its record there.
 
 Why the two steps, measured on the Intel OpenCL CPU device: the device compiler
 vectorises 16 work-items per vector and runs a divergent branch for every
@@ -33,7 +33,7 @@ from typing import Any
 
 from llvmlite import ir as llir
 
-from pysycl._kernel_abi import BOUNDS_ACCESS_KINDS
+from pysycl._core.abi import BOUNDS_ACCESS_KINDS
 from pysycl_numba import ocl
 
 _I32 = llir.IntType(32)
@@ -41,7 +41,7 @@ _I64 = llir.IntType(64)
 
 #: The private record, ``long`` words: the access's packed site (0: none), index[3].
 RECORD_WORDS = 4
-#: ``long`` words of the error buffer (``pysycl._kernel_abi``): site, index, scratch, work-item.
+#: ``long`` words of the error buffer (``pysycl._core.abi``): site, index, scratch, work-item.
 _SITE_WORD, _INDEX_WORD, _SCRATCH_WORD, _GID_WORD = 1, 4, 7, 8
 _LOCAL_SCRATCH = "pysycl.bounds.local_scratch"
 #: The entry point's out-of-line publishing function (never inlined).

@@ -19,10 +19,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pysycl import errc, exception, kernel_compile_error
-from pysycl._kernel_abi import (
+from pysycl._core.abi import (
     AccessorType as AbiAccessor,
 )
-from pysycl._kernel_abi import (
+from pysycl._core.abi import (
     Capture,
     CompiledKernel,
     IndexSpace,
@@ -173,7 +173,7 @@ def lift_specs(captures: tuple[Capture, ...],
                helpers: Sequence[tuple[Any, tuple[int, ...]]]) -> tuple[LiftSpec, dict[Any, Any]]:
     """The kernel's :class:`LiftSpec` and the dispatchers of its helpers (by Python function).
 
-    ``helpers`` is the call graph (``pysycl._captures.call_graph``): entry ``k``
+    ``helpers`` is the call graph (``pysycl._kernels.captures.call_graph``): entry ``k``
     is ``(function, entries it references)``, entry 0 the kernel; captures
     with ``owner == k`` are what helper ``k`` reads. Helper ``k`` gets hidden
     parameters for its captures and those of every helper it calls; each call
@@ -329,7 +329,7 @@ def compile_kernel(
             (``range`` kernels) or nothing (``single_task``).
         index: the launch's index space.
         captures: the kernel's captured variables, in kernel-argument order;
-            each becomes the flat OpenCL arguments ``pysycl._kernel_abi``
+            each becomes the flat OpenCL arguments ``pysycl._core.abi``
             describes. Their values are never embedded.
         entry_name: the name of the entry point in the module.
         reductions: ``(type, combiner)`` of each ``sycl.reduction``, in the
@@ -337,8 +337,8 @@ def compile_kernel(
             ``combiner`` is a Python function of two values.
         bounds_check: compile in bounds-checked mode: every accessor access
             is checked and the entry point takes the error buffer as its last
-            argument (``pysycl._kernel_abi``).
-        helpers: the kernel's call graph, ``pysycl._captures.call_graph(pyfunc)``:
+            argument (``pysycl._core.abi``).
+        helpers: the kernel's call graph, ``pysycl._kernels.captures.call_graph(pyfunc)``:
             entry ``k`` is ``(function, indices of the entries it references)``
             and entry 0 the kernel. Needed when a capture has ``owner > 0``
             (a helper reads it); each compile compiles the helpers afresh.

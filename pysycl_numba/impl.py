@@ -2,7 +2,7 @@
 
 Accessor element ``acc[i0, ..., i{n-1}]`` lives at
 ``base[offset + ((i0 * m1 + i1) * m2 + i2)]`` where ``m1..`` is the buffer's
-``mem_range`` (``pysycl._kernel_abi``). Index arithmetic is ``i64`` with
+``mem_range`` (``pysycl._core.abi``). Index arithmetic is ``i64`` with
 ``nsw`` flags and an ``inbounds`` GEP, as in OpenCL C with ``size_t``
 indices, and it is deliberately *not* Python-like:
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from llvmlite import ir as llir
 
-from pysycl._kernel_api import (
+from pysycl._kernels.kernel_api import (
     _fence_space,
     all_of_group,
     any_of_group,

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pysycl import errc
-from pysycl._kernel_abi import ID_GLOBAL, ID_LOCAL
-from pysycl._kernel_api import atomic_ref
+from pysycl._core.abi import ID_GLOBAL, ID_LOCAL
+from pysycl._kernels.kernel_api import atomic_ref
 from pysycl_numba._numba_compat import (
     AnalysisPass,
     FunctionPass,

@@ -32,9 +32,9 @@ from typing import Any
 
 from llvmlite import ir as llir
 
-from pysycl._kernel_abi import AccessorType as AbiAccessor
-from pysycl._kernel_abi import IndexSpace, ReductionType
-from pysycl._kernel_api import access, maximum, minimum, plus, reduce_over_group
+from pysycl._core.abi import AccessorType as AbiAccessor
+from pysycl._core.abi import IndexSpace, ReductionType
+from pysycl._kernels.kernel_api import access, maximum, minimum, plus, reduce_over_group
 from pysycl_numba import bounds, ocl
 from pysycl_numba._numba_compat import (
     AbstractTemplate,

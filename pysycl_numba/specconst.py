@@ -3,7 +3,7 @@
 A kernel that reads specialization constants takes a trailing ``kh``
 parameter (:class:`KernelHandlerType`, no data) and captures
 ``sycl.specialization_id`` objects. The runtime hands those captures over as
-``pysycl._kernel_abi.SpecConstantType``; :func:`capture_types` types the
+``pysycl._core.abi.SpecConstantType``; :func:`capture_types` types the
 ``k``-th of them as ``SpecConstRefType(k, dtype, default)`` — a compile-time
 tag, lifted like any capture but with no OpenCL argument (the wrapper passes
 an ``i8 0``). ``kh.get_specialization_constant(sid)`` then lowers to a call of
@@ -25,7 +25,7 @@ import numpy as np
 from llvmlite import ir as llir
 
 from pysycl import errc, kernel_compile_error
-from pysycl._kernel_abi import Capture, SpecConstantType
+from pysycl._core.abi import Capture, SpecConstantType
 from pysycl_numba import ocl
 from pysycl_numba._numba_compat import (
     AttributeTemplate,

@@ -7,7 +7,7 @@
 * :class:`RangeType` -- ``sycl.range<n>`` values returned by ``get_range()``.
 * :class:`AccessorType` -- a captured ``sycl.accessor``. Its LLVM value is a
   struct ``{T addrspace(1)* base, i64 offset, i64 range[n], i64 mem_range[1..n-1]}``
-  built from the flat kernel arguments of ``pysycl._kernel_abi``.
+  built from the flat kernel arguments of ``pysycl._core.abi``.
 * :class:`GlobalPointer` -- a data pointer in an OpenCL address space. Numba's
   own ``CPointer`` model drops the address space, and an address-space-0
   pointer in SPIR-V is *Function* storage: buffers would silently be wrong.

@@ -1,7 +1,7 @@
 """The ``spir_kernel`` entry point around a Numba-compiled kernel function.
 
 The entry point's parameters are exactly the flat OpenCL arguments of the
-captures (``pysycl._kernel_abi``). It rebuilds each capture's Numba value
+captures (``pysycl._core.abi``). It rebuilds each capture's Numba value
 (accessor struct, scalar), builds the ``sycl.item`` from OpenCL work-item
 built-ins (SYCL dimension ``d`` of an ``n``-D range is OpenCL dimension
 ``n - 1 - d``), and calls the kernel function with Numba's calling
@@ -14,8 +14,8 @@ from typing import Any
 
 from llvmlite import ir as llir
 
-from pysycl._kernel_abi import AccessorType as AbiAccessor
-from pysycl._kernel_abi import IndexSpace
+from pysycl._core.abi import AccessorType as AbiAccessor
+from pysycl._core.abi import IndexSpace
 from pysycl_numba import bounds, ocl, specconst
 from pysycl_numba._numba_compat import cgutils, types
 from pysycl_numba.types import AccessorType, ItemType, NdItemType
@@ -104,7 +104,7 @@ def build_kernel_wrapper(
         fndesc: Numba's descriptor of the lowered kernel function.
         index: the launch's index space.
         capture_types: Numba types of the captures, in order.
-        abi_types: ``pysycl._kernel_abi`` types of the captures, in order.
+        abi_types: ``pysycl._core.abi`` types of the captures, in order.
         entry_name: the entry point's name.
         bounds_checked: add the error buffer as the last parameter (bounds-checked mode).
     """

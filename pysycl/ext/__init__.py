@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pysycl._kernel_id import accessor_type, declare_kernel, local_accessor_type
+from pysycl._bundles.kernel_id import accessor_type, declare_kernel, local_accessor_type
 from pysycl.ext import oneapi
 
 __all__ = [
@@ -40,14 +40,16 @@ def kernel_cache_stats() -> dict[str, int]:
     ``cl_source_builds`` (kernel_compiler builds), ``binary_hits`` and
     ``binary_writes`` (the per-device binary cache).
     """
-    from pysycl import _bundle, _launch
+    from pysycl._bundles import bundle as _bundle
+    from pysycl._kernels import launch as _launch
 
     return {**_launch.stats, **_bundle.stats}
 
 
 def reset_kernel_cache_stats() -> None:
     """Zero the counters of :func:`kernel_cache_stats`."""
-    from pysycl import _bundle, _launch
+    from pysycl._bundles import bundle as _bundle
+    from pysycl._kernels import launch as _launch
 
     _launch.reset_stats()
     for k in _bundle.stats:
@@ -56,7 +58,7 @@ def reset_kernel_cache_stats() -> None:
 
 def clear_kernel_memory_cache() -> None:
     """Forget compiled kernels held in memory (the disk cache is kept)."""
-    from pysycl import _launch
+    from pysycl._kernels import launch as _launch
 
     _launch.clear_memory_cache()
 
@@ -68,7 +70,7 @@ def kernel_cache_dir() -> Path | None:
     used (unwritable, or refused: not owned by the user or writable by others;
     see docs/caching.md).
     """
-    from pysycl import _diskcache
+    from pysycl._kernels import diskcache as _diskcache
 
     return _diskcache.cache_dir()
 
@@ -85,13 +87,13 @@ def set_bounds_check(enabled: bool | None) -> None:
     Raises:
         TypeError: ``enabled`` is not True, False or None.
     """
-    from pysycl import _bounds
+    from pysycl._kernels import bounds as _bounds
 
     _bounds.set_enabled(enabled)
 
 
 def bounds_check_enabled() -> bool:
     """Whether kernels launched now run bounds-checked (:func:`set_bounds_check`)."""
-    from pysycl import _bounds
+    from pysycl._kernels import bounds as _bounds
 
     return _bounds.enabled()

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import pysycl as sycl
-from pysycl import _launch, _specconst
+from pysycl._kernels import launch as _launch
+from pysycl._kernels import specconst as _specconst
 
 S = sycl.bundle_state
 SCALE = sycl.specialization_id(np.int32, 3)

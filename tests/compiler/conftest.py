@@ -5,7 +5,7 @@ does (closure cells, then referenced globals), maps numpy arrays wrapped in
 :class:`R`/:class:`W`/:class:`RW` to accessors and numbers to scalars,
 compiles with ``pysycl_numba.compile_kernel``, builds the SPIR-V with
 ``pyopencl.Program(ctx, il)``, sets the flat arguments of
-``pysycl._kernel_abi`` and enqueues with the SYCL range reversed.
+``pysycl._core.abi`` and enqueues with the SYCL range reversed.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import pyopencl as cl
 import pytest
 
 import pysycl  # noqa: F401 - sets up the OpenCL ICD loader before pyopencl
-from pysycl._kernel_abi import AccessorType, Capture, CompiledKernel, IndexSpace, ScalarType
+from pysycl._core.abi import AccessorType, Capture, CompiledKernel, IndexSpace, ScalarType
 
 SPIRV_VAL = shutil.which("spirv-val")
 

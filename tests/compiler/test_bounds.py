@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pysycl._kernel_abi import ID_GLOBAL, ID_LOCAL, AccessorType, Capture, IndexSpace
+from pysycl._core.abi import ID_GLOBAL, ID_LOCAL, AccessorType, Capture, IndexSpace
 
 from .conftest import RW, Acc, R, W, compile_for, make_captures, spirv_validate
 

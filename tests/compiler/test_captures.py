@@ -6,7 +6,7 @@ import struct
 
 import numpy as np
 
-from pysycl._kernel_abi import AccessorType, Capture, IndexSpace, flat_arg_count
+from pysycl._core.abi import AccessorType, Capture, IndexSpace, flat_arg_count
 
 from .conftest import R, W, compile_for, make_captures
 

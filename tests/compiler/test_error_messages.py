@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import pysycl
-from pysycl._kernel_abi import Capture, IndexSpace, ScalarType
+from pysycl._core.abi import Capture, IndexSpace, ScalarType
 from pysycl_numba import compile_kernel
 from pysycl_numba.errors import CompilerDiagnostic
 
@@ -197,7 +197,9 @@ def test_failed_compile_kept_in_a_cycle_does_not_crash_the_next_compile():
         import gc
         import numpy as np
         import pysycl
-        from pysycl._kernel_abi import AccessorType, Capture, IndexSpace
+        from pysycl._core.abi import AccessorType
+        from pysycl._core.abi import Capture
+        from pysycl._core.abi import IndexSpace
         from pysycl_numba import compile_kernel
 
         caps = (Capture("a", "freevar", AccessorType(np.dtype(np.complex128), 1,
@@ -247,7 +249,7 @@ def test_wrong_accessor_index_is_named():
 
 
 def test_helper_reading_globals_passed_as_a_value_is_named():
-    from pysycl._captures import call_graph
+    from pysycl._kernels.captures import call_graph
 
     wo = W(np.zeros(4))
 

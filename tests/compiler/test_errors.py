@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import pysycl
-from pysycl._kernel_abi import Capture, IndexSpace, ScalarType
+from pysycl._core.abi import Capture, IndexSpace, ScalarType
 
 from .conftest import R, W, compile_for
 

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 from security.child import CHILD, assert_healthy, entries, run_child
 
-from pysycl import _cachefs, _diskcache
+from pysycl._core import cachefs as _cachefs
+from pysycl._kernels import diskcache as _diskcache
 
 
 def _one_warning(r: dict[str, object], *words: str) -> str:

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import pysycl as sycl
-from pysycl import _bounds, _diskcache
+from pysycl._kernels import bounds as _bounds
+from pysycl._kernels import diskcache as _diskcache
 
 F32 = np.float32
 HERE = __file__

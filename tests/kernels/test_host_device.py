@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import pysycl as sycl
-from pysycl._cl import discovery as _disc
-from pysycl._cl import exec as _clexec
+from pysycl._backends.opencl import discovery as _disc
+from pysycl._backends.opencl import exec as _clexec
 
 HOST = sycl.aspect.host_debuggable
 MO, MS = sycl.memory_order, sycl.memory_scope

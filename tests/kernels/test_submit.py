@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import pysycl as sycl
-from pysycl import _diskcache
+from pysycl._kernels import diskcache as _diskcache
 
 SCALE = 3  # a module-level constant a kernel captures (becomes an argument)
 

@@ -18,7 +18,7 @@ def test_device_and_platform_html(sycl_device: sycl.device) -> None:
 
 
 def test_html_escapes_text(sycl_device: sycl.device) -> None:
-    from pysycl._display import table
+    from pysycl._objects.display import table
 
     assert "&lt;b&gt;" in table([("x", "<b>")])
 

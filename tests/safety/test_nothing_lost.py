@@ -75,7 +75,7 @@ def test_first_submission_with_kernel_name_writes_back(kq: sycl.queue, no_cyclic
 def test_registries_hold_no_user_function(kq: sycl.queue) -> None:
     import weakref
 
-    from pysycl import _kernel_id
+    from pysycl._bundles import kernel_id as _kernel_id
 
     r = np.zeros(4)
     buf = sycl.buffer(r)

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from pysycl._kernel_abi import (
+from pysycl._core.abi import (
     AccessorType,
     Capture,
     CompiledKernel,

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from pysycl import _cachefs, _diskcache
+from pysycl._core import cachefs as _cachefs
+from pysycl._kernels import diskcache as _diskcache
 from security.child import assert_healthy, entries, run_child
 
 FOREIGN_UID = 54321

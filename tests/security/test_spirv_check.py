@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pysycl as sycl
-from pysycl import _spirv_check
-from pysycl._kernel_abi import AccessorType, Capture, IndexSpace
+from pysycl._core import spirv_check as _spirv_check
+from pysycl._core.abi import AccessorType, Capture, IndexSpace
 
 syclex = sycl.ext.oneapi.experimental
 

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import pysycl as sycl
-from pysycl._range import delinearize, linear_index
+from pysycl._objects.range import delinearize, linear_index
 
 dims = st.lists(st.integers(1, 7), min_size=1, max_size=3)
 

@@ -21,8 +21,8 @@ import enum
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pysycl._bundle import _digest, _Image, bundle_state, kernel_bundle, stats
-from pysycl._exceptions import errc, exception
+from pysycl._bundles.bundle import _digest, _Image, bundle_state, kernel_bundle, stats
+from pysycl._core.exceptions import errc, exception
 
 
 class source_language(enum.Enum):  # noqa: N801 - the spec's spelling
@@ -76,7 +76,7 @@ class save_log:  # noqa: N801 - the spec's spelling
 
 def can_compile(dev: Any, lang: source_language) -> bool:
     """``device.ext_oneapi_can_compile(lang)``."""
-    from pysycl._aspects import aspect
+    from pysycl._objects.aspects import aspect
 
     if not isinstance(lang, source_language):
         raise TypeError(f"ext_oneapi_can_compile takes a source_language, not {lang!r}")
@@ -95,7 +95,7 @@ def create_kernel_bundle_from_source(ctxt: Any, lang: source_language,
         exception: ``errc.invalid`` when no device of ``ctxt`` supports ``lang``.
         TypeError: text given for a binary language or bytes for a text one.
     """
-    from pysycl._context import context
+    from pysycl._objects.context import context
 
     if not isinstance(ctxt, context):
         raise TypeError(f"create_kernel_bundle_from_source takes a sycl.context, not {ctxt!r}")
@@ -133,8 +133,8 @@ def build(source_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
         TypeError: the bundle is not in ``ext_oneapi_source`` state, or an
             unsupported property (ill formed in C++).
     """
-    from pysycl._bundle import _check_devs
-    from pysycl._cl import programs as clp
+    from pysycl._backends.opencl import programs as clp
+    from pysycl._bundles.bundle import _check_devs
 
     if not isinstance(source_bundle, kernel_bundle):
         raise TypeError(f"build takes a sycl.kernel_bundle, not {type(source_bundle).__name__}")

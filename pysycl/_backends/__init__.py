@@ -1,0 +1,1 @@
+"""Backends: the executor protocol and registry, and one folder per backend."""

@@ -1,0 +1,288 @@
+"""The host_debuggable device: a platform and device of pysycl's own, without OpenCL.
+
+``sycl.queue(sycl.aspect_selector(sycl.aspect.host_debuggable))`` gives a queue on
+the device whose kernels run in the Python interpreter, work-item by work-item
+(:mod:`pysycl._backends.host.executor`), so ``breakpoint()``, pdb and ``print`` work inside
+them (docs/debugging.md, docs/design/host-device.md).
+
+* Its platform is "pysycl host interpreter", backend ``backend.ext_pysycl_host``.
+* Its device type is ``info.device_type.custom`` and its aspects are
+  ``custom``, ``emulated``, ``host_debuggable``, ``fp16``, ``fp64`` and
+  ``atomic64``: ``cpu/gpu/accelerator_selector_v`` never pick it, and
+  ``default_selector_v`` scores it negative, so it is only ever chosen on request.
+* No OpenCL object exists for it: ``_cl`` is ``None`` on the device, its platform,
+  contexts and queues, and nothing here imports pyopencl.
+
+Both classes are subclasses of the OpenCL-backed ``platform``/``device`` (so
+``isinstance`` checks and common reference semantics hold); they override every
+member that would ask OpenCL.
+"""
+
+from __future__ import annotations
+
+import os
+import platform as _pyplatform
+import sys
+import threading
+from typing import Any
+
+from pysycl._core.backend import backend
+from pysycl._core.exceptions import errc, exception
+from pysycl._objects.aspects import aspect
+from pysycl._objects.device import device
+from pysycl._objects.info import (
+    _device_info,
+    _platform_info,
+    device_type,
+    execution_capability,
+    fp_config,
+    global_mem_cache_type,
+    local_mem_type,
+    memory_order,
+    memory_scope,
+    partition_affinity_domain,
+    partition_property,
+)
+from pysycl._objects.platform import platform
+from pysycl._objects.range import id as _id
+
+PLATFORM_NAME = "pysycl host interpreter"
+VENDOR = "pysycl"
+
+#: Handles that never collide with an OpenCL handle (a pointer, > 0).
+HOST_HANDLE = -1
+
+#: The largest work-group: one Python thread per work-item of a group.
+MAX_WORK_GROUP_SIZE = 256
+#: Local memory per work-group (host memory; a limit keeps launches portable).
+LOCAL_MEM_SIZE = 1 << 20
+
+ASPECTS = frozenset({aspect.custom, aspect.emulated, aspect.host_debuggable,
+                     aspect.fp16, aspect.fp64, aspect.atomic64})
+
+_lock = threading.Lock()
+_singleton: list[host_platform] = []
+
+
+def _memory_bytes() -> int:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # not POSIX
+        return 1 << 34
+
+
+def _version() -> str:
+    from pysycl import __version__
+
+    return str(__version__)
+
+
+def get_host_platform() -> host_platform:
+    """The one host platform (created on first use)."""
+    if not _singleton:
+        with _lock:
+            if not _singleton:
+                _singleton.append(host_platform._make())
+    return _singleton[0]
+
+
+def is_host(obj: Any) -> bool:
+    """Whether a device, platform or context belongs to the host interpreter backend."""
+    return obj.get_backend() is backend.ext_pysycl_host
+
+
+class host_platform(platform):  # noqa: N801 - spelled like the class it specializes
+    """The "pysycl host interpreter" platform: one device, ``host_device``."""
+
+    __slots__ = ()
+
+    @classmethod
+    def _make(cls) -> host_platform:
+        self = object.__new__(cls)
+        self._cl = None
+        self._cl_devices = ()
+        self._handle = HOST_HANDLE
+        self._info = {
+            _platform_info.name: PLATFORM_NAME,
+            _platform_info.vendor: VENDOR,
+            _platform_info.version: f"pysycl {_version()} (Python {_pyplatform.python_version()})",
+            _platform_info.extensions: [],
+        }
+        self._default_context = None
+        self._devices = [host_device._make(self)]
+        return self
+
+    def get_backend(self) -> backend:
+        """``backend.ext_pysycl_host``."""
+        return backend.ext_pysycl_host
+
+    def get_devices(self, device_type: device_type = device_type.all) -> list[device]:
+        """The host device when visible and of ``device_type`` (``automatic`` never picks it)."""
+        from pysycl._objects.info import device_type as dt
+
+        if not isinstance(device_type, dt):
+            raise TypeError(f"device_type must be a sycl.info.device_type, not {device_type!r}")
+        devices = self._visible_devices()
+        if device_type is dt.all:
+            return devices
+        return [d for d in devices if d._device_type() is device_type]
+
+    def get_info(self, param: _platform_info) -> Any:
+        """Query ``info.platform.*`` (Table 18)."""
+        if not isinstance(param, _platform_info):
+            raise TypeError(f"platform.get_info takes a sycl.info.platform descriptor, "
+                            f"not {param!r}")
+        return self._info[param]
+
+    def has_extension(self, extension: str) -> bool:
+        """Deprecated: the host platform has no OpenCL extensions."""
+        return False
+
+    def __repr__(self) -> str:
+        return f"<sycl.platform [ext_pysycl_host] {PLATFORM_NAME!r}>"
+
+
+class host_device(device):  # noqa: N801 - spelled like the class it specializes
+    """The host_debuggable device: runs kernels in the Python interpreter."""
+
+    __slots__ = ()
+
+    @classmethod
+    def _make(cls, plat: host_platform) -> host_device:
+        self = object.__new__(cls)
+        self._cl = None
+        self._cl_platform = None
+        self._handle = HOST_HANDLE
+        self._platform = plat
+        self._parent = None
+        self._aspects = ASPECTS
+        self._info = {}
+        self._type = device_type.custom
+        return self
+
+    def get_backend(self) -> backend:
+        """``backend.ext_pysycl_host``."""
+        return backend.ext_pysycl_host
+
+    def _is_available(self) -> bool:
+        return True
+
+    def has_extension(self, extension: str) -> bool:
+        """Deprecated: the host device has no OpenCL extensions."""
+        return False
+
+    def ext_oneapi_can_compile(self, lang: Any) -> bool:
+        """The host device builds no kernel bundles from source."""
+        return False
+
+    def get_info(self, param: _device_info) -> Any:
+        """Query ``info.device.*`` (Table 25) of the host device."""
+        if not isinstance(param, _device_info):
+            raise TypeError(f"device.get_info takes a sycl.info.device descriptor, not {param!r}")
+        if param is _device_info.parent_device:
+            raise exception(errc.invalid, f"info.device.parent_device: {self!r} is not a "
+                            "sub-device")
+        try:
+            return self._info[param]
+        except KeyError:
+            pass
+        value = _host_info(self, param)
+        self._info[param] = value
+        return value
+
+    def create_sub_devices(self, prop: partition_property, value: Any) -> list[device]:
+        """The host device cannot be partitioned.
+
+        Raises:
+            exception: ``errc.feature_not_supported`` (Table 23).
+        """
+        if not isinstance(prop, partition_property) or prop is partition_property.no_partition:
+            raise ValueError(
+                "create_sub_devices needs info.partition_property.partition_equally, "
+                f"partition_by_counts or partition_by_affinity_domain, not {prop!r}")
+        raise exception(errc.feature_not_supported, f"{self._name()!r} does not support "
+                        f"{prop.name} (it supports: no partitioning)")
+
+    def __repr__(self) -> str:
+        return f"<sycl.device [ext_pysycl_host:custom] {self._name()!r}>"
+
+
+_ALL_ORDERS = list(memory_order)
+_ALL_SCOPES = list(memory_scope)
+_FP = [fp_config.denorm, fp_config.inf_nan, fp_config.round_to_nearest, fp_config.fma,
+       fp_config.correctly_rounded_divide_sqrt]
+
+
+def _host_info(dev: host_device, param: _device_info) -> Any:
+    """The answer to one ``info.device`` descriptor (computed once, then cached)."""
+    D = _device_info  # noqa: N806 - the spec's namespace, short
+    wg = MAX_WORK_GROUP_SIZE
+    mem = _memory_bytes()
+    table: dict[_device_info, Any] = {
+        D.device_type: device_type.custom,
+        D.vendor_id: 0,
+        D.max_compute_units: 1,
+        D.max_work_item_dimensions: 3,
+        D.max_work_item_sizes_1d: _id(wg),
+        D.max_work_item_sizes_2d: _id(wg, wg),
+        D.max_work_item_sizes_3d: _id(wg, wg, wg),
+        D.max_work_group_size: wg,
+        D.max_num_sub_groups: wg,        # sub-groups of one work-item
+        D.sub_group_independent_forward_progress: False,
+        D.sub_group_sizes: [1],
+        D.max_clock_frequency: 0,
+        D.address_bits: 64 if sys.maxsize > 2**32 else 32,
+        D.max_mem_alloc_size: mem,
+        D.image_support: False,
+        D.max_parameter_size: 1 << 16,
+        D.mem_base_addr_align: 8 * 64,
+        D.half_fp_config: list(_FP),
+        D.single_fp_config: list(_FP),
+        D.double_fp_config: list(_FP),
+        D.global_mem_cache_type: global_mem_cache_type.none,
+        D.global_mem_cache_line_size: 0,
+        D.global_mem_cache_size: 0,
+        D.global_mem_size: mem,
+        D.max_constant_buffer_size: mem,
+        D.max_constant_args: 1 << 16,
+        D.local_mem_type: local_mem_type["global"],
+        D.local_mem_size: LOCAL_MEM_SIZE,
+        D.error_correction_support: False,
+        D.host_unified_memory: True,
+        D.atomic_memory_order_capabilities: list(_ALL_ORDERS),
+        D.atomic_fence_order_capabilities: list(_ALL_ORDERS),
+        D.atomic_memory_scope_capabilities: list(_ALL_SCOPES),
+        D.atomic_fence_scope_capabilities: list(_ALL_SCOPES),
+        D.profiling_timer_resolution: 0,
+        D.is_endian_little: sys.byteorder == "little",
+        D.is_available: True,
+        D.is_compiler_available: False,
+        D.is_linker_available: False,
+        D.execution_capabilities: [execution_capability.exec_kernel],
+        D.queue_profiling: False,
+        D.built_in_kernel_ids: [],
+        D.built_in_kernels: [],
+        D.platform: dev.get_platform(),
+        D.name: f"Python {_pyplatform.python_version()} interpreter",
+        D.vendor: VENDOR,
+        D.driver_version: _version(),
+        D.profile: "FULL_PROFILE",
+        D.version: f"pysycl host {_version()}",
+        D.backend_version: _version(),
+        D.aspects: [a for a in aspect if a in ASPECTS],
+        D.extensions: [],
+        D.printf_buffer_size: 0,
+        D.preferred_interop_user_sync: False,
+        D.partition_max_sub_devices: 0,
+        D.partition_properties: [],
+        D.partition_affinity_domains: [],
+        D.partition_type_property: partition_property.no_partition,
+        D.partition_type_affinity_domain: partition_affinity_domain.not_applicable,
+    }
+    if param in table:
+        return table[param]
+    name = param.name
+    if name.startswith(("preferred_vector_width_", "native_vector_width_")):
+        return 1
+    # Image limits and the like: the host device has no images.
+    return 0

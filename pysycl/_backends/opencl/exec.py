@@ -1,0 +1,231 @@
+"""OpenCL execution: queues, memory objects, programs, kernels, events.
+
+Thin, allocation-light wrappers over pyopencl used by the scheduler; every
+OpenCL error is translated into a :class:`pysycl.exception` here so that the
+rest of ``pysycl`` never sees ``pyopencl.Error``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyopencl as cl
+
+from pysycl._backends.opencl.discovery import translate_cl_error
+from pysycl._core.exceptions import errc, exception
+from pysycl._core.spirv_check import check as check_spirv
+
+_log = logging.getLogger("pysycl.opencl")
+
+_MEM_ERRORS = frozenset((-4, -5, -6, -61))  # allocation failures, whatever the call
+
+
+def cl_error_code(e: BaseException) -> int | None:
+    """The OpenCL status carried by a ``pyopencl.Error``, if any."""
+    status = getattr(e, "code", None)
+    if callable(status):
+        status = status()
+    return status if isinstance(status, int) else None
+
+
+def translate(e: BaseException, what: str, code: errc | None = None) -> exception:
+    """Turn a pyopencl error into a :class:`pysycl.exception` (keeping the CL status).
+
+    ``code`` is used unless the status says the failure was an allocation.
+    """
+    if cl_error_code(e) in _MEM_ERRORS:
+        code = errc.memory_allocation
+    return translate_cl_error(e, what, code)
+
+
+def create_queue(ctx: cl.Context, dev: cl.Device, profiling: bool) -> cl.CommandQueue:
+    """An in-order OpenCL queue (SYCL ordering is enforced with events on top)."""
+    props = cl.command_queue_properties.PROFILING_ENABLE if profiling else 0
+    try:
+        return cl.CommandQueue(ctx, dev, properties=props)
+    except cl.Error as e:
+        raise translate(e, "cannot create an OpenCL command queue") from e
+
+
+def alloc(ctx: cl.Context, nbytes: int) -> cl.Buffer:
+    """Allocate a device buffer of ``nbytes`` (at least 1 byte: OpenCL forbids 0)."""
+    try:
+        return cl.Buffer(ctx, cl.mem_flags.READ_WRITE, size=max(int(nbytes), 1))
+    except cl.Error as e:
+        raise translate(e, f"cannot allocate a device buffer of {nbytes} bytes",
+                        errc.memory_allocation) from e
+
+
+def write(q: cl.CommandQueue, buf: cl.Buffer, host: np.ndarray, byte_offset: int = 0,
+          wait_for: Sequence[cl.Event] | None = None) -> cl.Event:
+    """Enqueue a non-blocking host-to-device copy of ``host`` (keep ``host`` alive!)."""
+    try:
+        return cl.enqueue_copy(q, buf, host, dst_offset=byte_offset, is_blocking=False,
+                               wait_for=wait_for)
+    except cl.Error as e:
+        raise translate(e, "host-to-device copy failed") from e
+
+
+def read(q: cl.CommandQueue, host: np.ndarray, buf: cl.Buffer, byte_offset: int = 0,
+         wait_for: Sequence[cl.Event] | None = None, blocking: bool = True) -> cl.Event:
+    """Enqueue a device-to-host copy into ``host``."""
+    try:
+        return cl.enqueue_copy(q, host, buf, src_offset=byte_offset, is_blocking=blocking,
+                               wait_for=wait_for)
+    except cl.Error as e:
+        raise translate(e, "device-to-host copy failed") from e
+
+
+def copy_buffer(q: cl.CommandQueue, dst: cl.Buffer, src: cl.Buffer, nbytes: int,
+                dst_offset: int = 0, src_offset: int = 0,
+                wait_for: Sequence[cl.Event] | None = None) -> cl.Event:
+    """Enqueue a device-to-device copy."""
+    try:
+        return cl.enqueue_copy(q, dst, src, byte_count=nbytes, dst_offset=dst_offset,
+                               src_offset=src_offset, wait_for=wait_for)
+    except cl.Error as e:
+        raise translate(e, "device-to-device copy failed") from e
+
+
+def fill(q: cl.CommandQueue, buf: cl.Buffer, pattern: np.ndarray, byte_offset: int,
+         nbytes: int, wait_for: Sequence[cl.Event] | None = None) -> cl.Event:
+    """Enqueue a fill of ``nbytes`` with the one-element ``pattern``."""
+    try:
+        return cl.enqueue_fill_buffer(q, buf, pattern, byte_offset, nbytes, wait_for=wait_for)
+    except cl.Error as e:
+        raise translate(e, "buffer fill failed") from e
+
+
+def marker(q: cl.CommandQueue, wait_for: Sequence[cl.Event] | None = None) -> cl.Event:
+    """An event that completes when ``wait_for`` (or everything before it) has."""
+    try:
+        return cl.enqueue_marker(q, wait_for=wait_for)
+    except cl.Error as e:
+        raise translate(e, "enqueue marker failed") from e
+
+
+_quiet_lock = threading.Lock()
+
+
+def quiet(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` with pyopencl's build-log warnings silenced.
+
+    Drivers print informational build logs (Intel: "Compilation started/done");
+    they are not the user's concern: logged at DEBUG instead of warned.
+    ``warnings.catch_warnings`` changes process-wide state, so concurrent builds
+    from several threads take turns (else one thread's exit re-enables the
+    warning inside another's build).
+    """
+    with _quiet_lock, warnings.catch_warnings():
+        warnings.simplefilter("ignore", cl.CompilerWarning)
+        return fn(*args, **kwargs)
+
+
+def build_il(ctx: cl.Context, devices: Sequence[cl.Device], il: bytes, options: str = "") -> cl.Program:
+    """Create a program from SPIR-V (clCreateProgramWithIL) and build it.
+
+    The module is checked first (:mod:`pysycl._core.spirv_check`): malformed SPIR-V
+    hangs or kills the driver, so it never reaches it.
+    """
+    check_spirv(il)
+    try:
+        prg = cl.Program(ctx, il)
+    except cl.Error as e:
+        raise translate(e, "clCreateProgramWithIL rejected the SPIR-V module", errc.build) from e
+    try:
+        quiet(prg.build, options=options, devices=list(devices))
+        if _log.isEnabledFor(logging.DEBUG):
+            _log.debug("build log: %s", _build_log(prg, devices))
+    except cl.Error as e:
+        log = _build_log(prg, devices)
+        raise exception(errc.build, f"building the SPIR-V module failed: {e}\n{log}",
+                        cl_error=cl_error_code(e)) from e
+    return prg
+
+
+def _build_log(prg: cl.Program, devices: Sequence[cl.Device]) -> str:
+    parts = []
+    for d in devices:
+        try:
+            parts.append(prg.get_build_info(d, cl.program_build_info.LOG))
+        except cl.Error:
+            continue
+    return "\n".join(p for p in parts if p)
+
+
+def create_kernel(prg: cl.Program, name: str, arg_dtypes: Sequence[Any]) -> cl.Kernel:
+    """A kernel object with its scalar argument dtypes set (pyopencl's fast invoker)."""
+    try:
+        k = cl.Kernel(prg, name)
+    except cl.Error as e:
+        raise translate(e, f"kernel {name!r} not found in the program", errc.kernel) from e
+    k.set_scalar_arg_dtypes(list(arg_dtypes))
+    return k
+
+
+def launch(q: cl.CommandQueue, kernel: cl.Kernel, gsize: tuple[int, ...],
+           lsize: tuple[int, ...] | None, args: Sequence[Any],
+           wait_for: Sequence[cl.Event] | None) -> cl.Event:
+    """Set ``args`` and enqueue ``kernel`` over OpenCL-ordered sizes."""
+    try:
+        return kernel(q, gsize, lsize, *args, wait_for=wait_for)
+    except cl.Error as e:
+        raise translate(e, "kernel launch failed", errc.kernel) from e
+
+
+def kernel_limits(kernel: cl.Kernel, dev: cl.Device) -> tuple[int, tuple[int, ...], int]:
+    """(max work-group size, max work-item sizes (OpenCL order), free local memory bytes)."""
+    wi = cl.kernel_work_group_info
+    try:
+        wg = min(dev.max_work_group_size, kernel.get_work_group_info(wi.WORK_GROUP_SIZE, dev))
+        used = kernel.get_work_group_info(wi.LOCAL_MEM_SIZE, dev)
+    except cl.Error as e:
+        raise translate(e, "clGetKernelWorkGroupInfo failed", errc.kernel) from e
+    return wg, tuple(dev.max_work_item_sizes), dev.local_mem_size - used
+
+
+def local_memory(nbytes: int) -> cl.LocalMemory:
+    """A ``__local`` kernel argument of ``nbytes``."""
+    return cl.LocalMemory(max(int(nbytes), 1))
+
+
+def wait(events: Sequence[cl.Event]) -> None:
+    """Block until ``events`` complete; raise on any failed command."""
+    if not events:
+        return
+    try:
+        cl.wait_for_events(list(events))
+    except cl.Error as e:
+        raise translate(e, "a command failed while waiting for it") from e
+
+
+def status(ev: cl.Event) -> int:
+    """``CL_EVENT_COMMAND_EXECUTION_STATUS`` (negative on failure)."""
+    return int(ev.command_execution_status)
+
+
+def profile(ev: cl.Event, which: str) -> int:
+    """Profiling counter (ns): ``submit``, ``start`` or ``end``."""
+    try:
+        return int(getattr(ev.profile, which))
+    except cl.Error as e:
+        raise translate(e, "profiling information unavailable", errc.profiling) from e
+
+
+def finish(q: cl.CommandQueue) -> None:
+    """clFinish."""
+    try:
+        q.finish()
+    except cl.Error as e:
+        raise translate(e, "a command failed") from e
+
+
+COMPLETE = cl.command_execution_status.COMPLETE
+RUNNING = cl.command_execution_status.RUNNING
+SUBMITTED = cl.command_execution_status.SUBMITTED
+QUEUED = cl.command_execution_status.QUEUED

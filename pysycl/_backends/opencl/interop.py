@@ -1,0 +1,170 @@
+"""OpenCL backend interop (``sycl2020-opencl-backend.adoc``): ``get_native`` and ``make_*``.
+
+Native objects are **pyopencl objects** (``pyopencl.Platform``, ``Device``,
+``Context``, ``CommandQueue``, ``Event``, ``Buffer``, ``Program``, ``Kernel``);
+their raw OpenCL handle is ``obj.int_ptr``. Per the backend's table,
+``get_native`` of an event or a buffer returns a *list* (``std::vector<cl_event>``,
+``std::vector<cl_mem>``), of a kernel_bundle a list of programs. pyopencl keeps
+OpenCL reference counts: a native object stays valid after the SYCL object is
+gone and vice versa.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pysycl._core.backend import backend as _backend
+from pysycl._core.exceptions import errc, exception
+
+
+def _check_backend(obj: Any, be: Any) -> None:
+    if not isinstance(be, _backend):
+        raise TypeError(f"backend must be a sycl.backend, not {be!r}")
+    own = obj.get_backend() if hasattr(obj, "get_backend") else _backend.opencl
+    if be is not own:
+        raise exception(errc.backend_mismatch, f"get_native: {type(obj).__name__} belongs to "
+                        f"{own!r}, not {be!r}")
+
+
+def get_native(obj: Any, backend: Any = _backend.opencl) -> Any:
+    """The native OpenCL object(s) behind a SYCL object (``sycl::get_native<backend::opencl>``).
+
+    Raises:
+        exception: ``errc.backend_mismatch`` when ``backend`` is not the object's;
+            ``errc.invalid`` for a bundle not in executable/object/input state with programs.
+        TypeError: for objects without a native counterpart.
+    """
+    from pysycl._backends.opencl import programs as clp
+    from pysycl._bundles.bundle import kernel_bundle
+    from pysycl._bundles.kernel import kernel
+    from pysycl._commands.event import event
+    from pysycl._commands.queue import queue
+    from pysycl._memory.buffer import buffer
+    from pysycl._objects.context import context
+    from pysycl._objects.device import device
+    from pysycl._objects.platform import platform
+
+    if not isinstance(obj, (platform, device, context, queue, event, buffer, kernel_bundle,
+                            kernel)):
+        raise TypeError(f"get_native: {type(obj).__name__} has no OpenCL native object")
+    if isinstance(obj, buffer):
+        if not isinstance(backend, _backend):
+            raise TypeError(f"backend must be a sycl.backend, not {backend!r}")
+        if backend is not _backend.opencl:
+            raise exception(errc.backend_mismatch, f"get_native: buffer belongs to "
+                            f"sycl.backend.opencl, not {backend!r}")
+        return list(obj._storage.dev.values())
+    _check_backend(obj, backend)
+    if isinstance(obj, (platform, device, context)):
+        return obj._cl
+    if isinstance(obj, queue):
+        return obj._clq
+    if isinstance(obj, event):
+        return [] if obj._cl is None else [obj._cl]
+    if isinstance(obj, kernel):
+        return obj._any_cl()
+    progs: dict[int, Any] = {}
+    for img in obj._images:
+        for prg in img.programs.values():
+            progs.setdefault(clp.handle(prg), prg)
+    return [clp.wrap_program(p) for p in progs.values()]
+
+
+def _need(obj: Any, kind: str, what: str) -> None:
+    from pysycl._backends.opencl import programs as clp
+
+    if not clp.is_cl_object(obj, kind):
+        raise TypeError(f"{what} takes a pyopencl {kind} object, not {type(obj).__name__}")
+
+
+def make_platform(cl_platform: Any) -> Any:
+    """The SYCL platform of a ``pyopencl.Platform``."""
+    from pysycl._objects.platform import _platform_of
+
+    _need(cl_platform, "platform", "make_platform")
+    return _platform_of(cl_platform)
+
+
+def make_device(cl_device: Any) -> Any:
+    """The SYCL device of a ``pyopencl.Device``."""
+    from pysycl._objects.device import device
+
+    _need(cl_device, "device", "make_device")
+    return device._from_cl(cl_device)
+
+
+def make_context(cl_context: Any, async_handler: Any = None) -> Any:
+    """A SYCL context over a ``pyopencl.Context`` (retained, not copied)."""
+    from pysycl._objects.context import context
+
+    _need(cl_context, "context", "make_context")
+    return context._from_cl(cl_context, async_handler)
+
+
+def make_queue(cl_queue: Any, ctx: Any, async_handler: Any = None) -> Any:
+    """A SYCL queue over a ``pyopencl.CommandQueue`` of ``ctx``'s OpenCL context.
+
+    Raises:
+        exception: ``errc.invalid`` when the queue's context is not ``ctx``'s.
+    """
+    from pysycl import property as _prop
+    from pysycl._backends.opencl import programs as clp
+    from pysycl._commands.queue import queue
+    from pysycl._objects.device import device
+
+    _need(cl_queue, "queue", "make_queue")
+    qctx, qdev = clp.queue_context_device(cl_queue)
+    if clp.handle(qctx) != ctx._handle:
+        raise exception(errc.invalid, "make_queue: the OpenCL queue belongs to another context",
+                        ctx)
+    q = object.__new__(queue)
+    q._props = _prop.property_list([])
+    q._profiling = False
+    q._in_order = False
+    q._dev = device._from_cl(qdev)
+    q._ctx = ctx
+    q._async_handler = async_handler
+    q._async_errors = []
+    q._last = None
+    q._clq = cl_queue
+    return q
+
+
+def make_event(cl_event: Any, ctx: Any) -> Any:
+    """A SYCL event over a ``pyopencl.Event`` of ``ctx``.
+
+    Raises:
+        exception: ``errc.invalid`` when the event's context is not ``ctx``'s.
+    """
+    from pysycl._backends.opencl import programs as clp
+    from pysycl._commands.event import event
+
+    _need(cl_event, "event", "make_event")
+    if clp.handle(clp.event_context(cl_event)) != ctx._handle:
+        raise exception(errc.invalid, "make_event: the OpenCL event belongs to another context",
+                        ctx)
+    return event._make(None, cl_event)
+
+
+def make_kernel(cl_kernel: Any, ctx: Any) -> Any:
+    """A SYCL kernel over a ``pyopencl.Kernel`` (its bundle holds the kernel's program)."""
+    from pysycl._backends.opencl.source_bundles import create_bundle
+
+    _need(cl_kernel, "kernel", "make_kernel")
+    kb = create_bundle(ctx, ctx.get_devices(), [cl_kernel])
+    from pysycl._backends.opencl import programs as clp
+
+    return kb.ext_pysycl_get_kernel_by_name(clp.kernel_name(cl_kernel))
+
+
+def make_kernel_bundle(cl_program: Any, ctx: Any, *, state: Any) -> Any:
+    """A bundle in ``state`` from a ``pyopencl.Program`` (compiled/linked as needed).
+
+    Raises:
+        exception: ``errc.invalid`` — the program is executable but ``state`` is
+            not; ``state`` is input but the program already has a binary; an
+            OpenCL error.
+    """
+    from pysycl._backends.opencl.source_bundles import create_bundle
+
+    return create_bundle(ctx, ctx.get_devices(), [cl_program], state=state, _single=True)

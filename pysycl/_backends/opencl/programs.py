@@ -1,0 +1,306 @@
+"""OpenCL programs for kernel bundles: create, compile, link, build, binaries, interop.
+
+The bundle layer (:mod:`pysycl._bundles.bundle`) maps SYCL bundle states onto these
+calls (input → ``clCompileProgram`` → object → ``clLinkProgram`` → executable).
+Every OpenCL failure becomes a :class:`pysycl.exception`: ``errc.build`` with the
+full per-device build log for a failed compile/link/build, ``errc.invalid`` for
+options the driver rejects (``CL_INVALID_*_OPTIONS``).
+
+Programs are handled as raw ``pyopencl._cl._Program`` objects (wrapped in
+``pyopencl.Program`` only where pyopencl requires it): pyopencl's source-program
+wrapper caches builds itself and warns on pre-build access, which pysycl does not
+want — it has its own caches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyopencl as cl
+from pyopencl import _cl as _rawcl
+
+from pysycl._backends.opencl.exec import cl_error_code, quiet, translate
+from pysycl._core.exceptions import errc, exception
+from pysycl._core.spirv_check import check as check_spirv
+
+_log = logging.getLogger("pysycl.opencl")
+
+#: OpenCL status codes meaning "these options are not valid".
+_BAD_OPTIONS = frozenset((-43, -66, -67))  # INVALID_BUILD/COMPILER/LINKER_OPTIONS
+
+BINARY_TYPE_NONE = 0
+BINARY_TYPE_COMPILED_OBJECT = 1
+BINARY_TYPE_LIBRARY = 2
+BINARY_TYPE_EXECUTABLE = 4
+BINARY_TYPE_INTERMEDIATE = 0x40E1
+
+
+def _opts(options: str | Sequence[str]) -> bytes:
+    if isinstance(options, str):
+        return options.encode()
+    return " ".join(options).encode()
+
+
+def from_il(ctx: Any, il: bytes) -> Any:
+    """``clCreateProgramWithIL``, after the structural check of :mod:`pysycl._core.spirv_check`."""
+    check_spirv(il)
+    try:
+        return _rawcl._create_program_with_il(ctx, il)
+    except cl.Error as e:
+        raise translate(e, "clCreateProgramWithIL rejected the SPIR-V module", errc.build) from e
+
+
+def from_source(ctx: Any, source: str) -> Any:
+    """``clCreateProgramWithSource`` (OpenCL C)."""
+    try:
+        return _rawcl._Program(ctx, source)
+    except cl.Error as e:
+        raise translate(e, "clCreateProgramWithSource failed", errc.build) from e
+
+
+def from_binaries(ctx: Any, devices: Sequence[Any], binaries: Sequence[bytes]) -> Any:
+    """``clCreateProgramWithBinary`` (one binary per device)."""
+    try:
+        return _rawcl._Program(ctx, list(devices), list(binaries))
+    except cl.Error as e:
+        raise translate(e, "clCreateProgramWithBinary rejected the binary", errc.build) from e
+
+
+def from_int_ptr(ptr: int, retain: bool = True) -> Any:
+    """A program object from a raw ``cl_program`` handle."""
+    return _rawcl._Program.from_int_ptr(int(ptr), retain)
+
+
+def raw(prg: Any) -> Any:
+    """The raw program behind a ``pyopencl.Program`` (or the raw program itself)."""
+    if isinstance(prg, cl.Program):
+        return prg._get_prg()
+    return prg
+
+
+def build_log(prg: Any, devices: Sequence[Any]) -> str:
+    """The build logs of ``devices``, each headed by the device's name."""
+    parts = []
+    for d in devices:
+        try:
+            text = prg.get_build_info(d, cl.program_build_info.LOG)
+        except cl.Error:
+            continue
+        text = (text or "").strip()
+        if text:
+            parts.append(f"--- {d.name} ---\n{text}")
+    return "\n".join(parts)
+
+
+def _fail(e: BaseException, prg: Any, devices: Sequence[Any], what: str) -> exception:
+    status = cl_error_code(e)
+    log = build_log(prg, devices) if prg is not None else ""
+    if status in _BAD_OPTIONS:
+        return exception(errc.invalid, f"{what}: the OpenCL driver rejected the options ({e})"
+                         + (f"\n{log}" if log else ""), cl_error=status)
+    if status in (-4, -5, -6):
+        return translate(e, what)
+    return exception(errc.build, f"{what} failed:\n{log or e}", cl_error=status)
+
+
+def compile_program(prg: Any, devices: Sequence[Any], options: str | Sequence[str] = "") -> None:
+    """``clCompileProgram`` for ``devices`` (IL or source → compiled object)."""
+    try:
+        quiet(prg.compile, _opts(options), list(devices), [])
+    except cl.Error as e:
+        raise _fail(e, prg, devices, "online compile (clCompileProgram)") from e
+
+
+def link_programs(ctx: Any, programs: Sequence[Any], devices: Sequence[Any],
+                  options: str | Sequence[str] = "") -> Any:
+    """``clLinkProgram`` of compiled objects into one executable for ``devices``."""
+    try:
+        return quiet(_rawcl._Program.link, ctx, list(programs), _opts(options), list(devices))
+    except cl.Error as e:
+        raise _fail(e, None, devices, "online link (clLinkProgram)") from e
+
+
+def build_program(prg: Any, devices: Sequence[Any], options: str | Sequence[str] = "") -> None:
+    """``clBuildProgram`` (source, IL or binary → executable)."""
+    try:
+        quiet(prg.build, _opts(options), list(devices))
+    except cl.Error as e:
+        raise _fail(e, prg, devices, "online build (clBuildProgram)") from e
+    if _log.isEnabledFor(logging.DEBUG):
+        _log.debug("build log: %s", build_log(prg, devices))
+
+
+def binary_type(prg: Any, device: Any) -> int:
+    """``CL_PROGRAM_BINARY_TYPE`` of ``prg`` for ``device``."""
+    return int(prg.get_build_info(device, cl.program_build_info.BINARY_TYPE))
+
+
+def binaries(prg: Any) -> dict[int, bytes]:
+    """``CL_PROGRAM_BINARIES`` keyed by device handle."""
+    devs = prg.get_info(cl.program_info.DEVICES)
+    bins = prg.get_info(cl.program_info.BINARIES)
+    return {d.int_ptr: bytes(b) for d, b in zip(devs, bins, strict=False)}
+
+
+def program_devices(prg: Any) -> list[Any]:
+    """``CL_PROGRAM_DEVICES``."""
+    return list(prg.get_info(cl.program_info.DEVICES))
+
+
+def program_context(prg: Any) -> Any:
+    """``CL_PROGRAM_CONTEXT``."""
+    return prg.get_info(cl.program_info.CONTEXT)
+
+
+def kernel_names(prg: Any) -> list[str]:
+    """``CL_PROGRAM_KERNEL_NAMES`` of a built program."""
+    try:
+        names = prg.get_info(cl.program_info.KERNEL_NAMES)
+    except cl.Error:
+        return []
+    return [n for n in str(names).split(";") if n]
+
+
+def create_kernel(prg: Any, name: str) -> Any:
+    """A ``cl_kernel`` (pyopencl ``Kernel``) of a built program."""
+    try:
+        return cl.Kernel(cl.Program(prg), name)
+    except cl.Error as e:
+        raise translate(e, f"kernel {name!r} not found in the program", errc.kernel) from e
+
+
+def kernel_program(k: Any) -> Any:
+    """The raw program a ``cl_kernel`` belongs to."""
+    return raw(k.get_info(cl.kernel_info.PROGRAM))
+
+
+def kernel_name(k: Any) -> str:
+    """``CL_KERNEL_FUNCTION_NAME``."""
+    return str(k.get_info(cl.kernel_info.FUNCTION_NAME))
+
+
+def kernel_context(k: Any) -> Any:
+    """``CL_KERNEL_CONTEXT``."""
+    return k.get_info(cl.kernel_info.CONTEXT)
+
+
+def kernel_info(k: Any, key: str) -> Any:
+    """``clGetKernelInfo`` by ``pyopencl.kernel_info`` name."""
+    return k.get_info(getattr(cl.kernel_info, key))
+
+
+def kernel_work_group_info(k: Any, device: Any, key: str) -> Any:
+    """``clGetKernelWorkGroupInfo`` by ``pyopencl.kernel_work_group_info`` name."""
+    return k.get_work_group_info(getattr(cl.kernel_work_group_info, key), device)
+
+
+def kernel_arg_type_name(k: Any, index: int) -> str | None:
+    """The OpenCL C type name of argument ``index`` (None without ``-cl-kernel-arg-info``)."""
+    try:
+        return str(k.get_arg_info(index, cl.kernel_arg_info.TYPE_NAME))
+    except cl.Error:
+        return None
+
+
+def set_spec_constant(prg: Any, spec_id: int, value: np.ndarray) -> None:
+    """``clSetProgramSpecializationConstant``."""
+    try:
+        prg.set_specialization_constant(int(spec_id), value.tobytes())
+    except cl.Error as e:
+        raise translate(e, "clSetProgramSpecializationConstant failed", errc.invalid) from e
+
+
+def launch_interop(q: Any, k: Any, gsize: tuple[int, ...], lsize: tuple[int, ...] | None,
+                   args: Sequence[Any], wait_for: Sequence[Any] | None) -> Any:
+    """Set the arguments of an interop kernel and enqueue it (OpenCL-ordered sizes)."""
+    try:
+        for i, a in enumerate(args):
+            if isinstance(a, tuple) and a and a[0] == "local":
+                k.set_arg(i, cl.LocalMemory(max(int(a[1]), 1)))
+            else:
+                k.set_arg(i, a)
+        return cl.enqueue_nd_range_kernel(q, k, gsize, lsize, wait_for=wait_for)
+    except cl.Error as e:
+        raise translate(e, "kernel launch failed", errc.kernel) from e
+    except (TypeError, ValueError) as e:
+        raise exception(errc.kernel_argument, f"bad kernel argument: {e}") from e
+
+
+def device_cache_key(device: Any) -> str:
+    """What makes a device binary reusable: platform, device, versions, driver."""
+    p = device.platform
+    parts = (p.name, p.vendor, p.version, device.name, device.vendor, device.version,
+             device.driver_version, str(device.address_bits))
+    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
+
+
+# ----------------------------------------------------------------- interop
+_CLASSES = {
+    "platform": cl.Platform,
+    "device": cl.Device,
+    "context": cl.Context,
+    "queue": cl.CommandQueue,
+    "event": cl.Event,
+    "buffer": cl.Buffer,
+    "program": cl.Program,
+    "kernel": cl.Kernel,
+}
+
+
+def is_cl_object(obj: Any, kind: str) -> bool:
+    """Whether ``obj`` is a pyopencl object of ``kind`` (``"program"`` accepts raw programs)."""
+    if kind == "program" and isinstance(obj, _rawcl._Program):
+        return True
+    if kind == "buffer":
+        return isinstance(obj, cl.MemoryObject)
+    return isinstance(obj, _CLASSES[kind])
+
+
+def wrap_program(prg: Any) -> Any:
+    """A ``pyopencl.Program`` for a raw program (what users get from ``get_native``)."""
+    return prg if isinstance(prg, cl.Program) else cl.Program(prg)
+
+
+def reference_count(obj: Any) -> int:
+    """``CL_*_REFERENCE_COUNT`` of a pyopencl object."""
+    infos = {
+        cl.Context: (cl.context_info, "REFERENCE_COUNT"),
+        cl.CommandQueue: (cl.command_queue_info, "REFERENCE_COUNT"),
+        cl.Event: (cl.event_info, "REFERENCE_COUNT"),
+        cl.Kernel: (cl.kernel_info, "REFERENCE_COUNT"),
+        cl.Device: (cl.device_info, "REFERENCE_COUNT"),
+    }
+    if isinstance(obj, cl.Program) or isinstance(obj, _rawcl._Program):
+        return int(obj.get_info(cl.program_info.REFERENCE_COUNT))
+    if isinstance(obj, cl.MemoryObject):
+        return int(obj.get_info(cl.mem_info.REFERENCE_COUNT))
+    for cls, (ns, key) in infos.items():
+        if isinstance(obj, cls):
+            return int(obj.get_info(getattr(ns, key)))
+    if isinstance(obj, cl.Platform):
+        raise TypeError("an OpenCL platform id is not reference counted")
+    raise TypeError(f"get_reference_count takes a pyopencl object, not {type(obj).__name__}")
+
+
+def queue_context_device(q: Any) -> tuple[Any, Any]:
+    """(context, device) of a pyopencl queue."""
+    return q.context, q.device
+
+
+def event_context(ev: Any) -> Any:
+    """The context of a pyopencl event."""
+    return ev.get_info(cl.event_info.CONTEXT)
+
+
+def buffer_info(mem: Any) -> tuple[Any, int]:
+    """(context, size in bytes) of a pyopencl buffer."""
+    return mem.get_info(cl.mem_info.CONTEXT), int(mem.get_info(cl.mem_info.SIZE))
+
+
+def handle(obj: Any) -> int:
+    """The raw handle (``int_ptr``) of a pyopencl object."""
+    return int(obj.int_ptr)

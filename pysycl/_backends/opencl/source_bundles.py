@@ -1,0 +1,108 @@
+"""``sycl::opencl::create_bundle`` and ``make_kernel_bundle``: bundles from OpenCL objects."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pysycl._bundles.bundle import _check_devs, _digest, _Image, bundle_state, kernel_bundle, stats
+from pysycl._core.exceptions import errc, exception
+
+
+def _state_of(clp: Any, prg: Any, devs: Sequence[Any]) -> str:
+    types = {clp.binary_type(prg, d._cl) for d in devs}
+    if types <= {clp.BINARY_TYPE_EXECUTABLE}:
+        return "executable"
+    if types <= {clp.BINARY_TYPE_COMPILED_OBJECT, clp.BINARY_TYPE_INTERMEDIATE,
+                 clp.BINARY_TYPE_LIBRARY}:
+        return "object"
+    if types <= {clp.BINARY_TYPE_NONE}:
+        return "input"
+    return "mixed"
+
+
+def create_bundle(ctx: Any, devs: Sequence[Any], cl_objects: Sequence[Any], *,
+                  state: bundle_state = bundle_state.executable,
+                  _single: bool = False) -> kernel_bundle:
+    """A bundle in ``state`` from OpenCL programs, or an executable one from OpenCL kernels.
+
+    Programs are compiled and linked as ``state`` needs (several programs are
+    linked into one for the executable state). Kernel names are the OpenCL
+    function names (``kb.ext_oneapi_get_kernel``-style lookup via
+    ``kb.ext_pysycl_get_kernel_by_name``).
+
+    Raises:
+        exception: ``errc.build`` when an OpenCL call fails; ``errc.invalid`` for
+            a program already executable but ``state`` not, an input ``state``
+            for a program with a binary, or objects of another context.
+        TypeError: mixed or non-pyopencl objects.
+    """
+    from pysycl._backends.opencl import programs as clp
+    from pysycl._objects.context import context
+
+    what = "make_kernel_bundle" if _single else "create_bundle"
+    if not isinstance(ctx, context):
+        raise TypeError(f"{what} takes a sycl.context, not {ctx!r}")
+    if not isinstance(state, bundle_state) or state is bundle_state.ext_oneapi_source:
+        raise TypeError(f"{what}: state must be bundle_state.input/object/executable")
+    dl = _check_devs(ctx, devs, what)
+    objs = [cl_objects] if not isinstance(cl_objects, (list, tuple)) else list(cl_objects)
+    if not objs:
+        raise exception(errc.invalid, f"{what}: no OpenCL objects given", ctx)
+    if all(clp.is_cl_object(o, "kernel") for o in objs):
+        if state is not bundle_state.executable:
+            raise TypeError("create_bundle from cl_kernel objects makes executable bundles only")
+        images = []
+        for k in objs:
+            if clp.handle(clp.kernel_context(k)) != ctx._handle:
+                raise exception(errc.invalid, f"{what}: a kernel belongs to another context",
+                                ctx)
+            prg = clp.kernel_program(k)
+            name = clp.kernel_name(k)
+            img = _Image(bundle_state.executable, "native", _digest("clk", str(clp.handle(k))),
+                         programs={d: prg for d in dl}, names=[name])
+            img.clk.update({(d._handle, name): k for d in dl})
+            images.append(img)
+        return kernel_bundle._make(ctx, dl, state, images)
+    if not all(clp.is_cl_object(o, "program") for o in objs):
+        raise TypeError(f"{what} takes pyopencl Program objects or Kernel objects (not mixed)")
+    progs = [clp.raw(o) for o in objs]
+    for prg in progs:
+        if clp.handle(clp.program_context(prg)) != ctx._handle:
+            raise exception(errc.invalid, f"{what}: a program belongs to another context", ctx)
+    cl_devs = [d._cl for d in dl]
+    states = [_state_of(clp, p, dl) for p in progs]
+    rank = {"input": 0, "object": 1, "executable": 2}
+    want = rank[state.value]
+    for s in states:
+        if s == "mixed":
+            raise exception(errc.invalid, f"{what}: a program is in different states on "
+                            "different devices", ctx)
+        if s == "executable" and state is not bundle_state.executable:
+            raise exception(errc.invalid, f"{what}: the OpenCL program is already executable; "
+                            f"it cannot make a bundle in {state!r}", ctx)
+        if state is bundle_state.input and s != "input":
+            raise exception(errc.invalid, f"{what}: the OpenCL program already has a binary; it "
+                            "cannot make a bundle in bundle_state.input", ctx)
+    try:
+        if want >= 1:
+            for i, (p, s) in enumerate(zip(progs, states, strict=False)):
+                if s == "input":
+                    clp.compile_program(p, cl_devs)
+                    stats["cl_compiles"] += 1
+                    states[i] = "object"
+        if want == 2 and any(s == "object" for s in states):
+            objects = [p for p, s in zip(progs, states, strict=False) if s == "object"]
+            exes = [p for p, s in zip(progs, states, strict=False) if s == "executable"]
+            progs = [*exes, clp.link_programs(ctx._cl, objects, cl_devs)]
+            stats["cl_links"] += 1
+    except exception as e:
+        if e.code() is errc.build:
+            raise
+        raise exception(errc.build, f"{what}: {e.what()}", ctx) from e
+    images = []
+    for p in progs:
+        names = clp.kernel_names(p) if state is bundle_state.executable else []
+        images.append(_Image(state, "native", _digest("clp", str(clp.handle(p))),
+                             programs={d: p for d in dl}, names=names))
+    return kernel_bundle._make(ctx, dl, state, images)

@@ -1,0 +1,1 @@
+"""Kernel ids, kernel bundles, device images, bundle operations, the binary cache."""

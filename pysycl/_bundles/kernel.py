@@ -1,0 +1,213 @@
+"""``sycl::kernel`` (§4.11.13) and launching kernels given as ``sycl.kernel`` objects.
+
+A ``sycl.kernel`` comes from an executable bundle (``get_kernel``,
+``ext_oneapi_get_kernel``) or from OpenCL interop (``sycl.make_kernel``). Kernels
+built from OpenCL C / SPIR-V source or taken from OpenCL objects get their
+arguments from ``handler.set_arg``/``set_args`` and launch with
+``parallel_for(range | nd_range, kernel)`` or ``single_task(kernel)``; the SYCL
+index order is reversed into OpenCL's (dimension 0 is OpenCL's last).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pysycl._core.backend import backend
+from pysycl._core.exceptions import errc, exception
+
+# OpenCL C scalar type names -> numpy dtypes (for Python int/float/bool arguments).
+_CL_TYPES = {
+    "char": np.int8, "uchar": np.uint8, "unsigned char": np.uint8,
+    "short": np.int16, "ushort": np.uint16, "unsigned short": np.uint16,
+    "int": np.int32, "uint": np.uint32, "unsigned int": np.uint32,
+    "long": np.int64, "ulong": np.uint64, "unsigned long": np.uint64,
+    "half": np.float16, "float": np.float32, "double": np.float64,
+    "size_t": np.uint64, "bool": np.uint8,
+}
+
+
+class kernel:  # noqa: N801 - the spec's spelling
+    """A kernel of an executable bundle (common reference semantics)."""
+
+    __slots__ = ("_bundle", "_image", "_kid", "_name")
+
+    def __init__(self) -> None:
+        raise TypeError("sycl.kernel has no public constructor: use kernel_bundle.get_kernel, "
+                        "ext_oneapi_get_kernel or sycl.make_kernel")
+
+    @classmethod
+    def _make(cls, kb: Any, img: Any, name: str, kid: Any) -> kernel:
+        self = object.__new__(cls)
+        self._bundle = kb
+        self._image = img
+        self._name = name
+        self._kid = kid
+        return self
+
+    def _is_python(self) -> bool:
+        return self._name in self._image.variants
+
+    def _cl(self, dev: Any) -> Any:
+        if dev not in self._image.programs:
+            raise exception(errc.kernel_not_supported, f"kernel {self._name!r} is not built for "
+                            f"device {dev!r} (its bundle's devices: "
+                            f"{self._bundle.get_devices()})", self._bundle._ctx)
+        return self._image.cl_kernel(dev, self._name)
+
+    def _any_cl(self) -> Any:
+        dev = next(iter(self._image.programs))
+        return self._cl(dev)
+
+    def get_backend(self) -> backend:
+        """Always ``backend.opencl``."""
+        return backend.opencl
+
+    def get_context(self) -> Any:
+        """The kernel's context."""
+        return self._bundle._ctx
+
+    def get_kernel_bundle(self) -> Any:
+        """The executable bundle the kernel comes from."""
+        return self._bundle
+
+    def get_info(self, param: Any, dev: Any = None) -> Any:
+        """``info.kernel.*`` (no device) or ``info.kernel_device_specific.*`` (with ``dev``).
+
+        Raises:
+            exception: ``errc.invalid`` — ``global_work_size`` (not a built-in or
+                custom-device kernel), or ``dev`` not associated with the kernel.
+            TypeError: not a kernel descriptor, or a device-specific one without ``dev``.
+        """
+        from pysycl._backends.opencl import programs as clp
+        from pysycl._objects.info import _kernel_device_specific as kds
+        from pysycl._objects.info import _kernel_info as kinfo
+        from pysycl._objects.range import range as _range
+
+        if isinstance(param, kinfo):
+            k = self._any_cl()
+            if param is kinfo.num_args:
+                return int(clp.kernel_info(k, "NUM_ARGS"))
+            return str(clp.kernel_info(k, "ATTRIBUTES"))
+        if not isinstance(param, kds):
+            raise TypeError(f"kernel.get_info takes a sycl.info.kernel or "
+                            f"sycl.info.kernel_device_specific descriptor, not {param!r}")
+        if dev is None:
+            raise TypeError(f"{param!r} needs a device: kernel.get_info(param, dev)")
+        if dev not in self._bundle._devices:
+            raise exception(errc.invalid, f"device {dev!r} is not associated with the kernel's "
+                            "bundle", self._bundle._ctx)
+        k = self._cl(dev)
+        if param is kds.global_work_size:
+            raise exception(errc.invalid, "info.kernel_device_specific.global_work_size is "
+                            "only defined for built-in kernels or custom devices")
+        if param is kds.work_group_size:
+            return int(clp.kernel_work_group_info(k, dev._cl, "WORK_GROUP_SIZE"))
+        if param is kds.compile_work_group_size:
+            sizes = list(clp.kernel_work_group_info(k, dev._cl, "COMPILE_WORK_GROUP_SIZE"))
+            return _range(*sizes[::-1])
+        if param is kds.preferred_work_group_size_multiple:
+            return int(clp.kernel_work_group_info(k, dev._cl,
+                                                "PREFERRED_WORK_GROUP_SIZE_MULTIPLE"))
+        if param is kds.private_mem_size:
+            return int(clp.kernel_work_group_info(k, dev._cl, "PRIVATE_MEM_SIZE"))
+        raise exception(errc.feature_not_supported, f"{param!r} is not supported by pysycl yet")
+
+    def ext_pysycl_name(self) -> str:
+        """The OpenCL function name of the kernel."""
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"<sycl.kernel {self._name!r}>"
+
+
+def _scalar(k: Any, i: int, v: Any) -> Any:
+    from pysycl._backends.opencl import programs as clp
+
+    if isinstance(v, np.generic):
+        return v
+    if isinstance(v, (bool, int, float)):
+        tname = clp.kernel_arg_type_name(k, i)
+        dt = _CL_TYPES.get((tname or "").strip())
+        if dt is None:
+            raise exception(errc.kernel_argument, f"kernel argument {i} is a Python "
+                            f"{type(v).__name__}, and the kernel's argument type is not known "
+                            f"({tname or 'no argument info'}): pass a numpy scalar such as "
+                            f"np.int32({v!r}) or np.float32({v!r})")
+        return dt(v)
+    raise exception(errc.kernel_argument, f"kernel argument {i}: {type(v).__name__} cannot be "
+                    "passed; use an accessor, a local_accessor or a numpy scalar")
+
+
+def prepare_interop(q: Any, h: Any, cmd: tuple[Any, ...]) -> Any:
+    """Check a ``sycl.kernel`` command and return ``launch(wait_for) -> cl event``."""
+    from pysycl._backends.opencl import programs as clp
+    from pysycl._memory.accessor import accessor
+    from pysycl._objects.range import nd_range
+
+    kind, index_space, kobj = cmd[1], cmd[3], cmd[4]
+    ctx, dev = q._ctx, q._dev
+    if kobj._bundle._ctx != ctx:
+        raise exception(errc.invalid, "the kernel's context is not the queue's context", ctx)
+    if kobj._is_python():
+        raise exception(errc.invalid, f"kernel {kobj._name!r} is a Python kernel: submit the "
+                        "Python function with h.use_kernel_bundle(kb); sycl.kernel objects with "
+                        "set_arg are for kernels built from source or OpenCL interop", ctx)
+    clk = kobj._cl(dev)
+    n = int(clp.kernel_info(clk, "NUM_ARGS"))
+    given = dict(h._args or {})
+    missing = [i for i in range(n) if i not in given]
+    if missing:
+        raise exception(errc.kernel_argument, f"kernel {kobj._name!r} takes {n} argument(s); "
+                        f"set_arg was not called for index {missing}", ctx)
+    extra = [i for i in given if i >= n]
+    if extra:
+        raise exception(errc.kernel_argument, f"kernel {kobj._name!r} takes {n} argument(s); "
+                        f"set_arg index {extra} is out of range", ctx)
+    plan: list[Any] = []
+    for i in range(n):
+        v = given[i]
+        if isinstance(v, accessor):
+            if v._tail[0] != 0:
+                raise exception(errc.feature_not_supported, f"kernel argument {i}: an accessor "
+                                "with an offset cannot be passed to an interop kernel", ctx)
+            plan.append(("acc", v))
+        elif hasattr(v, "byte_size") and getattr(getattr(v, "_ktype", None), "space",
+                                                 "") == "local":
+            plan.append(("local", v.byte_size()))  # a sycl.local_accessor
+        else:
+            plan.append(("val", _scalar(clk, i, v)))
+    if kind == "single_task":
+        gsize: tuple[int, ...] = (1,)
+        lsize = None
+    elif isinstance(index_space, nd_range):
+        gsize = tuple(index_space.get_global_range())[::-1]
+        lsize = tuple(index_space.get_local_range())[::-1]
+        for g, loc in zip(gsize, lsize, strict=False):
+            if loc == 0 or g % loc:
+                raise exception(errc.nd_range, f"nd_range: global range "
+                                f"{tuple(index_space.get_global_range())} is not divisible by "
+                                f"the local range {tuple(index_space.get_local_range())}", ctx)
+    else:
+        gsize = tuple(index_space)[::-1]
+        lsize = None
+    key = ctx._handle
+    clq = q._clq
+
+    def launch(wait_for: Any) -> Any:
+        if 0 in gsize:
+            from pysycl._backends.opencl import exec as x
+
+            return x.marker(clq, wait_for=wait_for)
+        args = []
+        for what, v in plan:
+            if what == "acc":
+                args.append(v._buf._storage.dev[key])
+            elif what == "local":
+                args.append(("local", v))
+            else:
+                args.append(v)
+        return clp.launch_interop(clq, clk, gsize, lsize, args, wait_for)
+
+    return launch

@@ -1,0 +1,558 @@
+"""Kernel-bundle operations (SYCL 2020 §4.11.6 to §4.11.11): get_kernel_bundle,
+has_kernel_bundle, is_compatible, join, compile, link, build, and the hooks the
+launcher uses (``use_kernel_bundle``). The bundle and device-image classes are in
+:mod:`pysycl._bundles.bundle`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from pysycl._bundles.bundle import (
+    _aspect,
+    _check_state,
+    _digest,
+    _Image,
+    _input_image,
+    _programs,
+    bundle_state,
+    device_image,
+    kernel_bundle,
+    stats,
+)
+from pysycl._bundles.kernel_id import _ids, _Variant, kernel_id
+from pysycl._core.exceptions import errc, exception
+from pysycl._kernels import specconst as _specconst
+
+_log = logging.getLogger("pysycl.bundle")
+
+
+def _in_context(ctx: Any, dev: Any) -> bool:
+    devs = ctx._devices
+    d = dev
+    while d is not None:
+        if d in devs:
+            return True
+        d = d._parent
+    return False
+
+
+def _check_devs(ctx: Any, devs: Any, what: str) -> list[Any]:
+    from pysycl._objects.device import device
+
+    if isinstance(devs, device):
+        devs = [devs]
+    if isinstance(devs, (str, bytes)) or not isinstance(devs, Iterable):
+        raise TypeError(f"{what}: devs must be a sequence of sycl.device, not {devs!r}")
+    out = list(dict.fromkeys(devs))
+    if not out:
+        raise exception(errc.invalid, f"{what}: the device list is empty", ctx)
+    for d in out:
+        if not isinstance(d, device):
+            raise TypeError(f"{what}: devs must hold sycl.device objects, not {d!r}")
+        if not _in_context(ctx, d):
+            raise exception(errc.invalid, f"{what}: device {d!r} is not a device (or a "
+                            f"descendant of a device) of the context {ctx!r}", ctx)
+    return out
+
+
+def _check_online(devs: Sequence[Any], state: bundle_state, what: str) -> None:
+    from pysycl._objects.aspects import aspect
+
+    need = {bundle_state.input: aspect.online_compiler,
+            bundle_state.object: aspect.online_linker}.get(state)
+    if need is None:
+        return
+    for d in devs:
+        if not d.has(need):
+            raise exception(errc.invalid, f"{what}: a bundle in {state!r} needs {need!r}, "
+                            f"which device {d!r} does not have")
+
+
+def _check_kids(kids: Any, what: str) -> list[kernel_id]:
+    if isinstance(kids, kernel_id):
+        kids = [kids]
+    if isinstance(kids, (str, bytes)) or not isinstance(kids, Iterable):
+        raise TypeError(f"{what}: kernel ids must be a sequence of sycl.kernel_id")
+    out = list(dict.fromkeys(kids))
+    for k in out:
+        if not isinstance(k, kernel_id):
+            raise TypeError(f"{what}: expected sycl.kernel_id objects, not {k!r}")
+    return out
+
+
+def _options(properties: Iterable[Any], what: str) -> str:
+    """Build options from ``properties`` (pysycl accepts kernel_compiler's build_options)."""
+    from pysycl.ext.oneapi.experimental import build_options
+
+    opts: list[str] = []
+    for p in properties or ():
+        if isinstance(p, build_options):
+            opts.extend(p.opts)
+        else:
+            raise exception(errc.invalid, f"{what}: unsupported property {p!r} (SYCL 2020 "
+                            "defines none; pysycl accepts "
+                            "sycl.ext.oneapi.experimental.build_options)")
+    return " ".join(opts)
+
+
+# ---------------------------------------------------------------- compatibility
+def _variant_compatible(v: _Variant, dev: Any) -> bool:
+    from pysycl._objects.aspects import aspect
+
+    if not (dev.has(aspect.ext_pysycl_spirv) and dev.has(aspect.online_compiler)):
+        return False  # the compiler emits SPIR-V only
+    need, _exact = v.required_aspects()
+    return all(dev.has(_aspect(a)) for a in need)
+
+
+def _kid_compatible(kid: kernel_id, dev: Any) -> bool:
+    return any(_variant_compatible(v, dev) for v in list(kid._variants.values()))
+
+
+def is_compatible(kernel_ids: Any, dev: Any) -> bool:
+    """Whether every kernel of ``kernel_ids`` can run on ``dev`` (answered without compiling).
+
+    ``is_compatible(kernel_name_or_id, dev)`` also takes one kernel name (the
+    C++ ``is_compatible<KernelName>(dev)``) or one id.
+    """
+    from pysycl._bundles.kernel_id import get_kernel_id
+    from pysycl._objects.device import device
+
+    if isinstance(kernel_ids, str):
+        kernel_ids = [get_kernel_id(kernel_ids)]
+    kids = _check_kids(kernel_ids, "is_compatible")
+    if not isinstance(dev, device):
+        raise TypeError(f"is_compatible takes a sycl.device, not {type(dev).__name__}")
+    return all(_kid_compatible(k, dev) for k in kids)
+
+
+def _parse(ctx: Any, args: tuple[Any, ...], devs: Any, kernel_ids: Any, selector: Any,
+           kernel_name: str | None, what: str) -> tuple[list[Any], list[kernel_id] | None, Any]:
+    """Sort the positional overload arguments into devs, kernel ids and a selector."""
+    from pysycl._bundles.kernel_id import get_kernel_id
+    from pysycl._objects.context import context
+    from pysycl._objects.device import device
+
+    if not isinstance(ctx, context):
+        raise TypeError(f"{what}: the first argument must be a sycl.context, not {ctx!r}")
+    for a in args:
+        if isinstance(a, device) or (isinstance(a, Sequence) and not isinstance(a, str) and (
+                not a or all(isinstance(x, device) for x in a))):
+            if devs is not None:
+                raise TypeError(f"{what}: devices given twice")
+            devs = a
+        elif isinstance(a, kernel_id) or (isinstance(a, Sequence) and not isinstance(a, str)
+                                          and all(isinstance(x, kernel_id) for x in a)):
+            if kernel_ids is not None:
+                raise TypeError(f"{what}: kernel ids given twice")
+            kernel_ids = a
+        elif callable(a):
+            if selector is not None:
+                raise TypeError(f"{what}: selector given twice")
+            selector = a
+        else:
+            raise TypeError(f"{what}: unexpected argument {a!r}")
+    if kernel_name is not None:
+        if kernel_ids is not None:
+            raise TypeError(f"{what}: give kernel_name= or kernel ids, not both")
+        kernel_ids = [get_kernel_id(kernel_name)]
+    if kernel_ids is not None and selector is not None:
+        raise TypeError(f"{what}: give kernel ids or a selector, not both")
+    dl = _check_devs(ctx, ctx.get_devices() if devs is None else devs, what)
+    kids = None if kernel_ids is None else _check_kids(kernel_ids, what)
+    return dl, kids, selector
+
+
+def get_kernel_bundle(ctx: Any, *args: Any, state: bundle_state, devs: Any = None,
+                      kernel_ids: Any = None, selector: Callable[[device_image], Any] | None = None,
+                      kernel_name: str | None = None) -> kernel_bundle:
+    """A bundle in ``state`` of the application's kernels (§4.11.7), all overloads::
+
+        get_kernel_bundle(ctx, state=...)
+        get_kernel_bundle(ctx, devs, state=...)
+        get_kernel_bundle(ctx, [devs,] kernel_ids, state=...)
+        get_kernel_bundle(ctx, [devs,] selector, state=...)      # selector(device_image) -> bool
+        get_kernel_bundle(ctx, [devs,] kernel_name="...", state=...)
+
+    An empty list positional is taken as ``devs``: pass an empty kernel id list
+    as ``kernel_ids=[]``.
+
+    Raises:
+        exception: ``errc.invalid`` — ``devs`` empty, a device not in ``ctx``, a
+            kernel incompatible with every device, a device without
+            ``online_compiler`` (input) / ``online_linker`` (object);
+            ``errc.build`` — the online compile or link fails.
+        ValueError: ``kernel_name`` names no kernel (ill formed in C++).
+    """
+    what = "get_kernel_bundle"
+    state = _check_state(state, what)
+    dl, kids, sel = _parse(ctx, args, devs, kernel_ids, selector, kernel_name, what)
+    if kids is not None:
+        for k in kids:
+            if not any(_kid_compatible(k, d) for d in dl):
+                raise exception(errc.invalid, f"{what}: kernel {k._name!r} is not compatible "
+                                f"with any of the devices {dl}", ctx)
+    _check_online(dl, state, what)
+    wanted = list(_ids.values()) if kids is None else kids
+    t0 = time.perf_counter()
+    images = []
+    for kid in wanted:
+        for v in list(kid._variants.values()):
+            if not any(_variant_compatible(v, d) for d in dl):
+                continue
+            img = _input_image(v)  # compiles (or loads from the SPIR-V cache)
+            if any(img.compatible(d) for d in dl):
+                images.append(img)
+    if sel is not None and state is bundle_state.input:
+        images = [i for i in images if sel(device_image._make(i))]
+    _log.info("kernel bundle: %d input image(s) of %d kernel id(s) ready in %.1f ms",
+              len(images), len(wanted), 1e3 * (time.perf_counter() - t0))
+    kb = kernel_bundle._make(ctx, dl, bundle_state.input, images)
+    if state is bundle_state.object:
+        kb = compile(kb, dl)
+    elif state is bundle_state.executable:
+        kb = build(kb, dl)
+    if sel is not None and state is not bundle_state.input:
+        kb = kernel_bundle._make(ctx, dl, state, [i for i in kb._images
+                                                  if sel(device_image._make(i))])
+    return kb
+
+
+def has_kernel_bundle(ctx: Any, *args: Any, state: bundle_state, devs: Any = None,
+                      kernel_ids: Any = None, kernel_name: str | None = None) -> bool:
+    """Whether ``get_kernel_bundle`` with these arguments would find kernels (no compiling).
+
+    Raises:
+        exception: ``errc.invalid`` — ``devs`` empty or a device not in ``ctx``.
+    """
+    what = "has_kernel_bundle"
+    state = _check_state(state, what)
+    dl, kids, _ = _parse(ctx, args, devs, kernel_ids, None, kernel_name, what)
+    from pysycl._objects.aspects import aspect
+
+    need = {bundle_state.input: aspect.online_compiler,
+            bundle_state.object: aspect.online_linker}.get(state)
+    if need is not None and not all(d.has(need) for d in dl):
+        return False
+    if kids is None:
+        return any(_kid_compatible(k, d) for k in list(_ids.values()) for d in dl)
+    return all(any(_kid_compatible(k, d) for d in dl) for k in kids)
+
+
+def _bundles(bundles: Any, what: str) -> list[kernel_bundle]:
+    if isinstance(bundles, kernel_bundle):
+        return [bundles]
+    if not isinstance(bundles, Iterable):
+        raise TypeError(f"{what} takes a sequence of sycl.kernel_bundle")
+    out = list(bundles)
+    for b in out:
+        if not isinstance(b, kernel_bundle):
+            raise TypeError(f"{what}: expected sycl.kernel_bundle objects, not {b!r}")
+    return out
+
+
+def join(bundles: Sequence[kernel_bundle]) -> kernel_bundle:
+    """The union of the bundles' device images, duplicates removed (§4.11.10).
+
+    Raises:
+        exception: ``errc.invalid`` — the bundles differ in context or device set.
+        TypeError: the bundles differ in state (ill formed in C++), or none given.
+    """
+    bl = _bundles(bundles, "join")
+    if not bl:
+        raise TypeError("join needs at least one kernel_bundle")
+    first = bl[0]
+    for b in bl[1:]:
+        if b._state is not first._state:
+            raise TypeError(f"join: bundles must share one state ({first._state.name} vs "
+                            f"{b._state.name})")
+        if b._ctx != first._ctx:
+            raise exception(errc.invalid, "join: the bundles have different contexts",
+                            first._ctx)
+        if set(b._devices) != set(first._devices):
+            raise exception(errc.invalid, "join: the bundles have different device sets",
+                            first._ctx)
+    spec: dict[Any, Any] = {}
+    for b in bl:
+        spec.update(b._spec)
+    return kernel_bundle._make(first._ctx, first._devices, first._state,
+                               [i for b in bl for i in b._images], spec)
+
+
+def _check_subset(devs: Any, allowed: Sequence[Any], ctx: Any, what: str) -> list[Any]:
+    from pysycl._objects.device import device
+
+    if isinstance(devs, device):
+        devs = [devs]
+    dl = list(dict.fromkeys(devs))
+    if not dl:
+        raise exception(errc.invalid, f"{what}: the device list is empty", ctx)
+    for d in dl:
+        if not isinstance(d, device):
+            raise TypeError(f"{what}: devs must hold sycl.device objects, not {d!r}")
+        if d not in allowed:
+            raise exception(errc.invalid, f"{what}: device {d!r} is not an associated device "
+                            "of the input bundle(s)", ctx)
+    return dl
+
+
+def _input_bundle(b: Any, what: str) -> kernel_bundle:
+    if not isinstance(b, kernel_bundle):
+        raise TypeError(f"{what} takes a sycl.kernel_bundle, not {type(b).__name__}")
+    if b._state is not bundle_state.input:
+        raise TypeError(f"{what} takes a bundle in bundle_state.input, this one is "
+                        f"{b._state.name}")
+    return b
+
+
+def compile(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
+            properties: Iterable[Any] = ()) -> kernel_bundle:
+    """Compile an input bundle into an object bundle (``clCompileProgram`` per image).
+
+    Raises:
+        exception: ``errc.invalid`` — ``devs`` empty or not associated with the
+            bundle; ``errc.build`` — the online compile fails (with the log).
+    """
+    kb = _input_bundle(input_bundle, "compile")
+    dl = _check_subset(kb._devices if devs is None else devs, kb._devices, kb._ctx, "compile")
+    opts = _options(properties, "compile")
+    clp = _programs()
+    t0 = time.perf_counter()
+    out = []
+    for img in kb._images:
+        cdevs = [d for d in dl if img.compatible(d)]
+        if not cdevs:
+            continue
+        prg = _new_program(kb._ctx, img, kb._spec, cdevs)
+        clp.compile_program(prg, [d._cl for d in cdevs], opts)
+        stats["cl_compiles"] += 1
+        out.append(_Image(bundle_state.object, img.format,
+                          _digest("obj", img.key, opts, *_specconst.image_key(img, kb._spec)),
+                          kernel_ids=img.kernel_ids, aspects=img.aspects,
+                          variants=img.variants, mkeys=img.mkeys, il=img.il, source=img.source,
+                          programs={d: prg for d in cdevs}, names=img.names, lang=img.lang,
+                          options=opts, specs=img.specs))
+    _log.info("compiled %d kernel image(s) in %.1f ms", len(out), 1e3 * (time.perf_counter() - t0))
+    return kernel_bundle._make(kb._ctx, dl, bundle_state.object, out, kb._spec)
+
+
+def _new_program(ctx: Any, img: _Image, spec: dict[Any, Any] | None = None,
+                 devs: Sequence[Any] = ()) -> Any:
+    """A fresh OpenCL program of an input image (interop images reuse their program).
+
+    Specialization constant values (``spec``, else defaults) are applied natively
+    when every device in ``devs`` supports it, else by rewriting the SPIR-V.
+    """
+    clp = _programs()
+    if img.il is not None:
+        if img.specs:
+            return _specconst.program_for(ctx._cl, devs, img.il,
+                                          _specconst.image_values(img, spec))
+        return clp.from_il(ctx._cl, img.il)
+    if img.source is not None:
+        return clp.from_source(ctx._cl, img.source)
+    return next(iter(img.programs.values()))  # an OpenCL program given through interop
+
+
+def _groups(images: Iterable[_Image]) -> list[list[_Image]]:
+    """Images that may share one executable: same format family and same aspects."""
+    groups: dict[tuple[Any, ...], list[_Image]] = {}
+    for img in images:
+        groups.setdefault((img.lang, img.aspects), []).append(img)
+    return list(groups.values())
+
+
+def _merged(state: bundle_state, group: Sequence[_Image], key: str,
+            programs: dict[Any, Any], options: str) -> _Image:
+    kids: set[kernel_id] = set()
+    variants: dict[str, Any] = {}
+    mkeys: dict[Any, str] = {}
+    specs: dict[str, Any] = {}
+    names: list[str] = []
+    for img in group:
+        kids |= img.kernel_ids
+        variants.update(img.variants)
+        mkeys.update(img.mkeys)
+        specs.update(img.specs)
+        names.extend(n for n in img.names if n not in names)
+    if any(not img.variants for img in group):  # source/interop kernels: ask the program
+        for prg in {id(p): p for p in programs.values()}.values():
+            names.extend(n for n in _programs().kernel_names(prg)
+                         if n not in names and n not in variants)
+    first = group[0]
+    fmt = first.format if all(i.format == first.format for i in group) else "mixed"
+    return _Image(state, fmt, key, kernel_ids=kids, aspects=first.aspects, variants=variants,
+                  mkeys=mkeys, programs=programs, names=names, lang=first.lang, options=options,
+                  specs=specs)
+
+
+def link(object_bundles: Any, devs: Sequence[Any] | None = None,
+         properties: Iterable[Any] = ()) -> kernel_bundle:
+    """Link object bundles into an executable bundle (``clLinkProgram`` per device).
+
+    ``link(kb)``, ``link([kb1, kb2])``, with ``devs`` or, by default, the devices
+    common to all bundles.
+
+    Raises:
+        exception: ``errc.invalid`` — different contexts, ``devs`` empty or not
+            associated with the bundles; ``errc.build`` — the link fails.
+    """
+    bl = _bundles(object_bundles, "link")
+    if not bl:
+        raise TypeError("link needs at least one kernel_bundle")
+    for b in bl:
+        if b._state is not bundle_state.object:
+            raise TypeError(f"link takes bundles in bundle_state.object, one is {b._state.name}")
+    ctx = bl[0]._ctx
+    for b in bl[1:]:
+        if b._ctx != ctx:
+            raise exception(errc.invalid, "link: the bundles have different contexts", ctx)
+    common = [d for d in bl[0]._devices if all(d in b._devices for b in bl[1:])]
+    dl = _check_subset(common if devs is None else devs, common, ctx, "link")
+    opts = _options(properties, "link")
+    spec: dict[Any, Any] = {}
+    images: dict[str, _Image] = {}
+    for b in bl:
+        spec.update(b._spec)
+        for img in b._images:
+            images.setdefault(img.key, img)
+    clp = _programs()
+    t0 = time.perf_counter()
+    out = []
+    for group in _groups(images.values()):
+        by_set: dict[tuple[int, ...], list[Any]] = {}
+        for d in dl:
+            members = tuple(i for i, img in enumerate(group) if d in img.programs)
+            if members:
+                by_set.setdefault(members, []).append(d)
+        programs: dict[Any, Any] = {}
+        for members, ds in by_set.items():
+            exe = clp.link_programs(ctx._cl, [group[i].programs[ds[0]] for i in members],
+                                  [d._cl for d in ds], opts)
+            stats["cl_links"] += 1
+            for d in ds:
+                programs[d] = exe
+        if programs:
+            key = _digest("exe", opts, *sorted(i.key for i in group))
+            out.append(_merged(bundle_state.executable, group, key, programs, opts))
+    _log.info("linked %d executable image(s) in %.1f ms", len(out), 1e3 * (time.perf_counter() - t0))
+    return kernel_bundle._make(ctx, dl, bundle_state.executable, out, spec)
+
+
+def build(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
+          properties: Iterable[Any] = ()) -> kernel_bundle:
+    """Compile and link an input bundle (``link(compile(kb, devs), devs)``), with a binary cache.
+
+    Each executable program is looked up in the per-device binary cache first
+    (keyed by the images' digests, the options and the device/driver); a hit
+    is loaded with ``clCreateProgramWithBinary`` and needs no compiler.
+
+    Raises:
+        exception: ``errc.invalid`` — ``devs`` empty or not associated with the
+            bundle; ``errc.build`` — the online compile or link fails.
+    """
+    kb = _input_bundle(input_bundle, "build")
+    dl = _check_subset(kb._devices if devs is None else devs, kb._devices, kb._ctx, "build")
+    opts = _options(properties, "build")
+    from pysycl._bundles import bincache as _bincache
+
+    clp = _programs()
+    ctx = kb._ctx
+    out = []
+    for group in _groups(kb._images):
+        key = _digest("exe", opts, *sorted(
+            _digest("obj", i.key, opts, *_specconst.image_key(i, kb._spec)) for i in group))
+        programs: dict[Any, Any] = {}
+        for d in dl:
+            members = [img for img in group if img.compatible(d)]
+            if not members:
+                continue
+            mkey = _digest("exe", opts, *sorted(_digest("obj", i.key, opts,
+                                                        *_specconst.image_key(i, kb._spec))
+                                                for i in members))
+            bkey = _bincache.key(mkey, clp.device_cache_key(d._cl))
+            t0 = time.perf_counter()
+            cacheable = all(i.il is not None or i.source is not None for i in members)
+            binary = _bincache.load(bkey) if cacheable else None
+            exe = None
+            if binary is not None:
+                try:
+                    exe = clp.from_binaries(ctx._cl, [d._cl], [binary])
+                    clp.build_program(exe, [d._cl], opts)
+                    stats["binary_hits"] += 1
+                except exception:
+                    exe = None  # a binary the driver no longer takes: rebuild it
+            if exe is None:
+                objs = []
+                for img in members:
+                    prg = _new_program(ctx, img, kb._spec, [d])
+                    clp.compile_program(prg, [d._cl], opts)
+                    stats["cl_compiles"] += 1
+                    objs.append(prg)
+                exe = clp.link_programs(ctx._cl, objs, [d._cl], opts)
+                stats["cl_links"] += 1
+                bins = clp.binaries(exe)
+                if cacheable and _bincache.store(bkey, bins.get(clp.handle(d._cl), b"")):
+                    stats["binary_writes"] += 1
+            _log.info("built %d kernel image(s) for %s in %.1f ms", len(members), d._name(),
+                      1e3 * (time.perf_counter() - t0))
+            programs[d] = exe
+        if programs:
+            out.append(_merged(bundle_state.executable, group, key, programs, opts))
+    return kernel_bundle._make(ctx, dl, bundle_state.executable, out, kb._spec)
+
+
+# ------------------------------------------------------------- launcher hooks
+def check_use(kb: Any, q: Any) -> None:
+    """``handler.use_kernel_bundle`` checks (§4.9.4.4)."""
+    if not isinstance(kb, kernel_bundle):
+        raise TypeError(f"use_kernel_bundle takes a sycl.kernel_bundle, not {type(kb).__name__}")
+    if kb._state is not bundle_state.executable:
+        raise TypeError("use_kernel_bundle takes an executable kernel_bundle, this one is "
+                        f"{kb._state.name}")
+    if kb._ctx != q._ctx:
+        raise exception(errc.invalid, "use_kernel_bundle: the bundle's context is not the "
+                        "queue's context", q._ctx)
+
+
+def launch_kernel(kb: kernel_bundle, mkey: Any, ctx: Any, dev: Any, fn: Any) -> tuple[Any, Any]:
+    """(compiled kernel, cl_kernel) of a Python kernel from bundle ``kb`` — no compiling.
+
+    Raises:
+        exception: ``errc.invalid`` on a context mismatch;
+            ``errc.kernel_not_supported`` when the bundle lacks the kernel (for
+            these capture types) or has it only for other devices.
+    """
+    if kb._ctx != ctx:
+        raise exception(errc.invalid, "the kernel bundle's context is not the queue's", ctx)
+    elsewhere = False
+    for img in kb._images:
+        entry = img.mkeys.get(mkey)
+        if entry is None:
+            continue
+        if dev not in img.programs:
+            elsewhere = True
+            continue
+        return img.variants[entry], img.cl_kernel(dev, entry)
+    from pysycl._bundles.kernel_id import auto_name, variant_of
+
+    v = variant_of(mkey)
+    name = v.kid._name if v is not None else auto_name(fn)
+    if elsewhere:
+        why = f"it holds kernel {name!r} only for other devices than {dev!r}"
+    elif any(k._name == name for img in kb._images for k in img.kernel_ids):
+        why = (f"it holds kernel {name!r}, but not compiled for these capture types or "
+               "index space; declare this variant or submit it before building the bundle")
+    else:
+        why = f"it does not contain kernel {name!r}"
+    raise exception(errc.kernel_not_supported, f"the kernel bundle given to use_kernel_bundle "
+                    f"cannot run this kernel: {why}", ctx)
+
+
+def stats_snapshot() -> dict[str, int]:
+    """A copy of :data:`stats`."""
+    return dict(stats)

@@ -1,0 +1,1 @@
+"""Command groups: handler, typed commands, queue, event, scheduler."""

@@ -1,0 +1,137 @@
+"""``sycl::event`` (SYCL 2020 §4.6.6)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pysycl._core.exceptions import errc, exception
+from pysycl._kernels import bounds as _bounds
+
+
+class event:  # noqa: N801 - the spec's spelling
+    """The status of one submitted command group.
+
+    ``event()`` is an already-complete event. Events from queues built with
+    ``sycl.property.queue.enable_profiling()`` answer ``get_profiling_info``.
+    """
+
+    __slots__ = ("_cl", "_deps", "_first", "_queue")
+
+    def __init__(self) -> None:
+        self._cl: Any = None       # the command's last OpenCL event (None: complete on the host)
+        self._first: Any = None    # its first OpenCL event (for command_start)
+        self._queue: Any = None    # the pysycl.queue that made it
+        self._deps: tuple[event, ...] = ()
+
+    @classmethod
+    def _make(cls, q: Any, cl_event: Any, first: Any = None, deps: Sequence[event] = ()) -> event:
+        ev = cls.__new__(cls)
+        ev._cl = cl_event
+        ev._first = first if first is not None else cl_event
+        ev._queue = q
+        ev._deps = tuple(deps)
+        return ev
+
+    def wait(self) -> None:
+        """Block until the command has completed (``event::wait``)."""
+        cl_ev = self._cl
+        if cl_ev is not None:
+            try:
+                cl_ev.wait()
+            except Exception as e:
+                from pysycl._backends.opencl import exec as _x
+
+                raise _x.translate(e, "the command failed") from e
+            if _bounds.watching:  # bounds-checked launches: report violations
+                _bounds.sync()
+
+    def wait_and_throw(self) -> None:
+        """Wait, then hand any asynchronous errors to the queue's async_handler."""
+        self.wait()
+        if self._queue is not None:
+            self._queue.throw_asynchronous()
+
+    @staticmethod
+    def wait_all(events: Iterable[event]) -> None:
+        """Wait for every event (the spec's static ``event::wait(std::vector<event>)``)."""
+        for e in events:
+            e.wait()
+
+    @staticmethod
+    def wait_and_throw_all(events: Iterable[event]) -> None:
+        """Static ``event::wait_and_throw`` over a list."""
+        for e in events:
+            e.wait_and_throw()
+
+    def get_wait_list(self) -> list[event]:
+        """Events this command depended on explicitly (``depends_on``)."""
+        return list(self._deps)
+
+    def get_backend(self) -> Any:
+        """The backend of the queue that made the event (OpenCL for ``event()``)."""
+        from pysycl._objects.platform import backend
+
+        return self._queue.get_backend() if self._queue is not None else backend.opencl
+
+    def get_info(self, param: Any) -> Any:
+        """``info::event::command_execution_status`` (or ``reference_count``)."""
+        from pysycl._backends.opencl import exec as _x
+        from pysycl._objects.info import info as _info
+
+        if param is _info.event.command_execution_status:
+            if self._cl is None:
+                return _info.event_command_status.complete
+            st = _x.status(self._cl)
+            if st < 0:
+                raise exception(errc.event, f"the command failed with OpenCL status {st}",
+                                cl_error=st)
+            if st == _x.COMPLETE:
+                return _info.event_command_status.complete
+            if st == _x.RUNNING:
+                return _info.event_command_status.running
+            return _info.event_command_status.submitted
+        if getattr(_info.event, "reference_count", None) is param:
+            return 1 if self._cl is None else int(self._cl.reference_count)
+        raise exception(errc.invalid, f"{param!r} is not an info::event descriptor")
+
+    def get_profiling_info(self, param: Any) -> int:
+        """Nanosecond timestamps: ``info.event_profiling.command_submit/start/end``.
+
+        Raises:
+            pysycl.exception: ``errc.invalid`` if the queue was not built with
+                ``property.queue.enable_profiling`` (§4.6.6).
+        """
+        from pysycl._backends.opencl import exec as _x
+        from pysycl._objects.info import info as _info
+
+        if self._queue is None or not self._queue._profiling:
+            raise exception(errc.invalid, "get_profiling_info needs a queue constructed with "
+                            "properties=[sycl.property.queue.enable_profiling()]")
+        if self._cl is None:
+            raise exception(errc.invalid, "this command ran on the host and has no device "
+                            "profiling information")
+        self.wait()
+        if param is _info.event_profiling.command_submit:
+            return _x.profile(self._first, "submit")
+        if param is _info.event_profiling.command_start:
+            return _x.profile(self._first, "start")
+        if param is _info.event_profiling.command_end:
+            return _x.profile(self._cl, "end")
+        raise exception(errc.invalid, f"{param!r} is not an info::event_profiling descriptor")
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, event):
+            return self is other or (self._cl is not None and self._cl == other._cl)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._cl) if self._cl is not None else id(self)
+
+    def _repr_html_(self) -> str:
+        from pysycl._objects.display import event_html
+
+        return event_html(self)
+
+    def __repr__(self) -> str:
+        return "sycl.event(complete)" if self._cl is None else f"sycl.event({self._cl!r})"

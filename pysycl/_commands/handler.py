@@ -1,0 +1,294 @@
+"""``sycl::handler`` (SYCL 2020 §4.9.4): records exactly one command per command group.
+
+The handler neither compiles nor enqueues: it validates its arguments and
+records the command; the scheduler executes it after the command-group
+function returns, so an exception inside the command group changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from pysycl._bundles.kernel import kernel as _sycl_kernel
+from pysycl._bundles.kernel_id import check_kernel_name
+from pysycl._commands.event import event
+from pysycl._core.exceptions import errc, exception
+from pysycl._memory.accessor import accessor
+from pysycl._objects.range import nd_range
+from pysycl._objects.range import range as _range
+
+_SUBMITTED = object()  # an accessor's handler once its command group has been submitted
+
+
+class handler:  # noqa: N801 - the spec's spelling
+    """The command-group handler passed to the function given to ``queue.submit``."""
+
+    __slots__ = ("_args", "_bundle", "_cmd", "_deps", "_queue", "_reqs", "_spec")
+
+    def __init__(self, q: Any) -> None:
+        self._queue = q
+        self._cmd: tuple[Any, ...] | None = None
+        self._reqs: list[accessor] = []
+        self._deps: list[event] = []
+        self._bundle: Any = None  # use_kernel_bundle
+        self._args: dict[int, Any] | None = None  # set_arg (sycl.kernel objects)
+        self._spec: dict[Any, Any] | None = None  # set_specialization_constant
+
+    # ---------------------------------------------------------- requirements
+    def _require(self, acc: accessor) -> None:
+        if acc._handler is not None and acc._handler is not self:
+            raise exception(errc.invalid, "this accessor belongs to another command group")
+        if acc._buf._storage.closed or acc._buf._closed:
+            raise exception(errc.invalid, acc._buf._closed_message())
+        acc._handler = self
+        self._reqs.append(acc)
+
+    def _release(self) -> None:
+        """Drop everything the command group referenced, once it is submitted (or failed).
+
+        The recorded kernel's closure holds the accessors and they point back at
+        their handler: without this, handler, accessors, buffers and the user's
+        host arrays would form a reference cycle that only the cyclic garbage
+        collector frees — and a buffer's write-back would wait for it (§4.7.2.3
+        says destruction writes back; in CPython that must be reference counting).
+        """
+        for acc in self._reqs:
+            acc._handler = _SUBMITTED  # still "belongs to another command group"
+        self._reqs = []
+        self._deps = []  # events made from this group keep their own reference
+        self._cmd = None
+        self._args = None
+        self._bundle = None
+        self._spec = None
+
+    def require(self, acc: accessor) -> None:
+        """Bind a placeholder accessor to this command group (``handler::require``)."""
+        if not isinstance(acc, accessor):
+            raise TypeError(f"handler.require takes a sycl.accessor, got {type(acc).__name__}")
+        acc._handler = None
+        self._require(acc)
+
+    def depends_on(self, events: event | Iterable[event]) -> None:
+        """This command group runs after ``events`` (one event or a sequence)."""
+        if isinstance(events, event):
+            self._deps.append(events)
+            return
+        for e in events:
+            if not isinstance(e, event):
+                raise TypeError(f"depends_on takes sycl.event objects, got {type(e).__name__}")
+            self._deps.append(e)
+
+    def _set(self, cmd: tuple[Any, ...]) -> None:
+        if self._cmd is not None:
+            raise exception(errc.invalid, "a command group may contain only one command "
+                            f"(already has {self._cmd[0]}, now {cmd[0]})")
+        self._cmd = cmd
+
+    # --------------------------------------------------------------- kernels
+    def parallel_for(self, index_space: Any, *rest: Any, kernel_name: str | None = None) -> None:
+        """Run ``kernel`` once per work-item of ``index_space``.
+
+        ``h.parallel_for(sycl.range(n), lambda i: ...)``,
+        ``h.parallel_for(sycl.nd_range(g, l), kernel)``; an ``int`` means ``sycl.range(int)``.
+        The kernel is the last positional argument; ``sycl.reduction`` objects come
+        before it, and the kernel then takes ``(item, reducer, ...)``.
+        """
+        if not rest:
+            raise TypeError("parallel_for(index_space, kernel): the kernel is missing")
+        kernel = rest[-1]
+        if isinstance(index_space, int):
+            index_space = _range(index_space)
+        if isinstance(index_space, nd_range):
+            kind, ndim = "nd_range", index_space.dimensions
+        elif isinstance(index_space, _range):
+            kind, ndim = "range", index_space.dimensions
+        else:
+            raise TypeError(f"parallel_for takes a sycl.range or sycl.nd_range, got "
+                            f"{type(index_space).__name__}")
+        if len(rest) > 1:
+            from pysycl._kernels.reduction import reduction
+
+            for r in rest[:-1]:
+                if not isinstance(r, reduction):
+                    raise TypeError("parallel_for(index_space, *reductions, kernel): arguments "
+                                    "between the index space and the kernel must be "
+                                    f"sycl.reduction objects, not {type(r).__name__}")
+        if kernel_name is not None:
+            check_kernel_name(kernel_name)
+        if type(kernel) is not _sycl_kernel:
+            _check_kernel(kernel, len(rest), lambda: f"parallel_for over a {kind}"
+                          + (f" with {len(rest) - 1} reduction(s)" if len(rest) > 1 else ""))
+        self._set(("kernel", kind, ndim, index_space, kernel, rest[:-1], kernel_name))
+
+    def single_task(self, kernel: Callable[[], Any], *, kernel_name: str | None = None) -> None:
+        """Run ``kernel`` (a function of no arguments) once."""
+        if kernel_name is not None:
+            check_kernel_name(kernel_name)
+        if type(kernel) is not _sycl_kernel:
+            _check_kernel(kernel, 0, "single_task")
+        self._set(("kernel", "single_task", 0, None, kernel, (), kernel_name))
+
+    # ------------------------------------------------------ kernel bundles
+    def use_kernel_bundle(self, kb: Any) -> None:
+        """Run this command group's kernel from executable bundle ``kb`` (no compiling).
+
+        Raises:
+            exception: ``errc.invalid`` when ``kb``'s context is not the queue's;
+                at submit, ``errc.kernel_not_supported`` when ``kb`` lacks the kernel.
+        """
+        from pysycl._bundles.bundle import check_use
+
+        check_use(kb, self._queue)
+        if self._spec:
+            raise exception(errc.invalid, "use_kernel_bundle after set_specialization_constant: "
+                            "a command group takes its specialization constants from the "
+                            "handler or from a kernel bundle, not both", self._queue._ctx)
+        self._bundle = kb
+
+    def set_specialization_constant(self, spec_id: Any, value: Any) -> None:
+        """Set ``spec_id``'s value for this command group's kernel (§4.9.4.4).
+
+        Raises:
+            exception: ``errc.invalid`` after ``use_kernel_bundle`` (the bundle's
+                values apply then).
+            TypeError: ``spec_id`` is not a ``sycl.specialization_id`` or the value
+                does not convert to its type.
+        """
+        from pysycl._kernels.specconst import check_spec_id
+
+        if self._bundle is not None:
+            raise exception(errc.invalid, "set_specialization_constant after use_kernel_bundle: "
+                            "the kernel bundle's specialization constant values apply; set "
+                            "them on the input bundle before building it", self._queue._ctx)
+        check_spec_id(spec_id)
+        if self._spec is None:
+            self._spec = {}
+        self._spec[spec_id] = spec_id._convert(value)
+
+    def get_specialization_constant(self, spec_id: Any) -> Any:
+        """``spec_id``'s value in this command group (its default unless set).
+
+        Raises:
+            exception: ``errc.invalid`` after ``use_kernel_bundle``.
+        """
+        from pysycl._kernels.specconst import check_spec_id
+
+        if self._bundle is not None:
+            raise exception(errc.invalid, "get_specialization_constant after use_kernel_bundle: "
+                            "ask the kernel bundle (kb.get_specialization_constant)",
+                            self._queue._ctx)
+        check_spec_id(spec_id)
+        return (self._spec or {}).get(spec_id, spec_id._default)
+
+    def set_arg(self, index: int, arg: Any) -> None:
+        """Set argument ``index`` of a ``sycl.kernel`` launched by this command group.
+
+        ``arg``: an accessor (created with this handler), a ``local_accessor`` or
+        a numpy scalar (a Python number takes the kernel's declared argument type
+        when the program has argument info).
+        """
+        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+            raise TypeError(f"set_arg: index must be a non-negative int, not {index!r}")
+        if isinstance(arg, accessor) and arg._handler is None:
+            self.require(arg)
+        if self._args is None:
+            self._args = {}
+        self._args[index] = arg
+
+    def set_args(self, *args: Any) -> None:
+        """``set_arg(i, args[i])`` for every argument, in order."""
+        for i, a in enumerate(args):
+            self.set_arg(i, a)
+
+    def host_task(self, fn: Callable[..., Any]) -> None:
+        """Run ``fn`` on the host once this command group's dependencies are met.
+
+        Exceptions raised by ``fn`` are asynchronous errors: they reach the
+        queue's async_handler at ``wait_and_throw``/``throw_asynchronous``.
+        """
+        if not callable(fn):
+            raise TypeError("host_task takes a callable")
+        self._set(("host_task", fn, ()))
+
+    # ------------------------------------------------------- memory commands
+    def copy(self, src: Any, dest: Any) -> None:
+        """Copy accessor→array, array→accessor or accessor→accessor (§4.9.4.3)."""
+        s_acc, d_acc = isinstance(src, accessor), isinstance(dest, accessor)
+        if not (s_acc or d_acc):
+            raise TypeError("handler.copy needs at least one sycl.accessor (USM copies are "
+                            "not supported by pysycl yet)")
+        if d_acc and dest._ktype.mode == "read":
+            raise exception(errc.invalid, "copy destination accessor has access_mode.read")
+        if s_acc and src._ktype.mode == "write":
+            raise exception(errc.invalid, "copy source accessor has access_mode.write")
+        if s_acc and d_acc:
+            if src.size() > dest.size():
+                raise exception(errc.invalid, f"copy: source has {src.size()} elements, the "
+                                f"destination only {dest.size()}")
+        elif s_acc:
+            if not isinstance(dest, np.ndarray):
+                raise TypeError("copy(accessor, dest): dest must be a numpy array")
+            if dest.size < src.size():
+                raise exception(errc.invalid, f"copy: destination array has {dest.size} "
+                                f"elements, the accessor {src.size()}")
+            if not dest.flags.writeable:
+                raise exception(errc.invalid, "copy: destination array is read-only")
+        else:
+            if np.size(src) < dest.size():
+                raise exception(errc.invalid, f"copy: source has {np.size(src)} elements, the "
+                                f"accessor {dest.size()}")
+        self._set(("copy", src, dest))
+
+    def fill(self, dest: accessor, value: Any) -> None:
+        """Set every element of ``dest`` to ``value``."""
+        if not isinstance(dest, accessor):
+            raise TypeError("handler.fill takes a sycl.accessor (USM fill is not supported yet)")
+        if dest._ktype.mode == "read":
+            raise exception(errc.invalid, "fill destination accessor has access_mode.read")
+        self._set(("fill", dest, value))
+
+    def update_host(self, acc: accessor) -> None:
+        """Bring the host copy of ``acc``'s buffer up to date."""
+        if not isinstance(acc, accessor):
+            raise TypeError("handler.update_host takes a sycl.accessor")
+        self._set(("update_host", acc))
+
+    def __repr__(self) -> str:
+        return f"sycl.handler(command={None if self._cmd is None else self._cmd[0]})"
+
+
+_checked: dict[Any, int] = {}  # code object -> the parameter count it was checked for
+
+
+def _check_kernel(kernel: Any, nparams: int, where: str | Callable[[], str]) -> None:
+    """Check a kernel's parameters against its launch (once per code object).
+
+    ``where`` names the launch in the message; a callable is called only on failure,
+    so the per-submit fast path builds no string.
+    """
+    code = getattr(kernel, "__code__", None)
+    if _checked.get(code) == nparams:
+        return
+    if callable(where):
+        where = where()
+    if code is None:
+        raise TypeError(f"{where}: the kernel must be a Python function or lambda, got "
+                        f"{type(kernel).__name__}")
+    got = code.co_argcount
+    # nparams + 1: a trailing sycl.kernel_handler (specialization constants)
+    if got not in (nparams, nparams + 1) or code.co_kwonlyargcount \
+            or code.co_flags & 0x0C:  # *args/**kwargs
+        from pysycl._core.exceptions import kernel_signature_error
+
+        loc = f"{code.co_filename}:{code.co_firstlineno}"
+        want = "no parameters" if nparams == 0 else (
+            "one parameter (the work-item)" if nparams == 1 else
+            f"{nparams} parameters (the work-item, then one reducer per reduction)")
+        raise kernel_signature_error(
+            errc.invalid,
+            f"{loc}: kernel {kernel.__qualname__} takes {got} parameter(s) but {where} passes "
+            f"{want} (and optionally a trailing sycl.kernel_handler)")
+    _checked[code] = nparams

@@ -1,0 +1,272 @@
+"""``sycl::queue`` (SYCL 2020 §4.6.5)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from pysycl import property as _prop
+from pysycl._commands import scheduler as _scheduler
+from pysycl._commands.event import event
+from pysycl._commands.handler import handler
+from pysycl._core.exceptions import errc, exception, exception_list
+from pysycl._kernels import bounds as _bounds
+
+
+def _default_async_handler(errors: exception_list) -> None:
+    # SYCL leaves the default handler implementation-defined (DPC++ terminates).
+    # A Python program is better served by an exception at the synchronization point.
+    errs = list(errors)
+    if not errs:
+        return
+    first = errs[0]
+    if isinstance(first, exception):
+        raise first
+    raise exception(errc.runtime, f"asynchronous error in a host_task: {first!r}") from first
+
+
+class queue:  # noqa: N801 - the spec's spelling
+    """A queue of command groups for one device.
+
+    Constructors (SYCL 2020 Table 28), one Python signature::
+
+        sycl.queue()                                  # default_selector_v
+        sycl.queue(selector_or_device)
+        sycl.queue(selector_or_device, async_handler)
+        sycl.queue(context, selector_or_device[, async_handler])
+        sycl.queue(async_handler=handler, properties=[...])
+
+    Deviation from C++: the ``queue(asyncHandler)`` overload is spelled with the
+    keyword ``async_handler=`` because a selector and an async handler are both
+    Python callables.
+
+    Args:
+        properties: ``sycl.property.queue.enable_profiling()``, ``sycl.property.queue.in_order()``.
+    """
+
+    __slots__ = ("_async_errors", "_async_handler", "_clq", "_ctx", "_dev", "_in_order",
+                 "_last", "_profiling", "_props")
+
+    def __init__(self, *args: Any, async_handler: Callable[[exception_list], None] | None = None,
+                 properties: Iterable[Any] = ()) -> None:
+        from pysycl._objects.context import context, default_context_for
+        from pysycl._objects.device import device
+
+        args_l = list(args)
+        ctx = None
+        if args_l and isinstance(args_l[0], context):
+            ctx = args_l.pop(0)
+        target: Any = args_l.pop(0) if args_l else None
+        if args_l:
+            if async_handler is not None:
+                raise TypeError("async_handler given twice")
+            async_handler = args_l.pop(0)
+        if args_l:
+            raise TypeError(f"sycl.queue: unexpected arguments {args_l!r}")
+        if async_handler is not None and not callable(async_handler):
+            raise TypeError("async_handler must be callable")
+        if target is None:
+            dev = ctx.get_devices()[0] if ctx is not None and len(ctx.get_devices()) == 1 \
+                else device()
+            if ctx is not None and dev not in ctx.get_devices():
+                from pysycl._objects.selector import default_selector_v
+
+                dev = _select_from(ctx.get_devices(), default_selector_v)
+        elif isinstance(target, device):
+            dev = target
+        elif callable(target):
+            if ctx is not None:
+                dev = _select_from(ctx.get_devices(), target)
+            else:
+                dev = device(target)
+        else:
+            raise TypeError(f"sycl.queue: expected a device, a selector or a context, got "
+                            f"{type(target).__name__}")
+        if ctx is None:
+            ctx = default_context_for(dev)
+        elif dev not in ctx.get_devices():
+            raise exception(errc.invalid, f"device {dev!r} is not in the queue's context {ctx!r}")
+        props = _prop.property_list(properties)
+        self._props = props
+        self._profiling = props.has_property(_prop.queue.enable_profiling)
+        self._in_order = props.has_property(_prop.queue.in_order)
+        if self._profiling:
+            from pysycl._objects.aspects import aspect
+
+            if not dev.has(aspect.queue_profiling):
+                raise exception(errc.feature_not_supported,
+                                f"device {dev._name()!r} has no aspect.queue_profiling")
+        self._dev = dev
+        self._ctx = ctx
+        self._async_handler = async_handler
+        self._async_errors: list[BaseException] = []
+        self._last: event | None = None
+        if ctx._cl is None:  # the host device: commands run in the interpreter (_host_exec)
+            self._clq = None
+        else:
+            from pysycl._backends.opencl import exec as x
+
+            self._clq = x.create_queue(ctx._cl, dev._cl, self._profiling)
+
+    # ------------------------------------------------------------- queries
+    def get_device(self) -> Any:
+        """The queue's device."""
+        return self._dev
+
+    def get_context(self) -> Any:
+        """The queue's context."""
+        return self._ctx
+
+    def get_backend(self) -> Any:
+        """The backend of the queue's device."""
+        return self._dev.get_backend()
+
+    def is_in_order(self) -> bool:
+        """Whether the queue was built with ``property.queue.in_order``."""
+        return self._in_order
+
+    def has_property(self, kind: type) -> bool:
+        """Whether a property of class ``kind`` was given."""
+        return self._props.has_property(kind)
+
+    def get_property(self, kind: type) -> Any:
+        """The property of class ``kind`` (``errc.invalid`` when absent)."""
+        return self._props.get_property(kind)
+
+    def get_info(self, param: Any) -> Any:
+        """``info.queue.context`` or ``info.queue.device``."""
+        from pysycl._objects.info import info
+
+        if param is info.queue.context:
+            return self._ctx
+        if param is info.queue.device:
+            return self._dev
+        raise exception(errc.invalid, f"{param!r} is not an info::queue descriptor")
+
+    # ------------------------------------------------------------- submit
+    def submit(self, cgf: Callable[[handler], Any], secondary_queue: queue | None = None) -> event:
+        """Run command-group function ``cgf`` with a fresh handler and submit its command.
+
+        If ``cgf`` raises, nothing is submitted and nothing changes. With a
+        ``secondary_queue``, a command group that fails on this queue is
+        submitted there instead (§4.6.5.1).
+        """
+        h = handler(self)
+        try:
+            cgf(h)
+            return _scheduler.submit(self, h)
+        except exception:
+            if secondary_queue is None:
+                raise
+        finally:
+            h._release()  # no handler <-> accessor cycle outlives the submit
+        h2 = handler(secondary_queue)
+        try:
+            cgf(h2)
+            return _scheduler.submit(secondary_queue, h2)
+        finally:
+            h2._release()
+
+    def wait(self) -> None:
+        """Block until every command submitted to this queue has completed."""
+        if self._clq is None:
+            return  # the host device completes each command group at submit
+        from pysycl._backends.opencl import exec as x
+
+        x.finish(self._clq)
+        if _bounds.watching:  # bounds-checked launches: report violations
+            _bounds.sync(self._clq)
+
+    def wait_and_throw(self) -> None:
+        """Wait, then pass asynchronous errors to the async_handler."""
+        self.wait()
+        self.throw_asynchronous()
+
+    def throw_asynchronous(self) -> None:
+        """Pass pending asynchronous errors to the queue's (or context's) async_handler."""
+        if not self._async_errors:
+            return
+        errs = exception_list(self._async_errors)
+        self._async_errors = []
+        h = self._async_handler or getattr(self._ctx, "_async_handler", None) \
+            or _default_async_handler
+        h(errs)
+
+    # ---------------------------------------------------- shortcut functions
+    def _shortcut(self, deps: Any, record: Callable[[handler], None]) -> event:
+        def cgf(h: handler) -> None:
+            if deps is not None:
+                h.depends_on(deps)
+            record(h)
+
+        return self.submit(cgf)
+
+    def single_task(self, *args: Any, kernel_name: str | None = None) -> event:
+        """``q.single_task(kernel)`` or ``q.single_task(dep_event(s), kernel)``."""
+        deps, kernel = _split_deps(args, 1, "single_task")
+        return self._shortcut(deps, lambda h: h.single_task(kernel[0], kernel_name=kernel_name))
+
+    def parallel_for(self, index_space: Any, *rest: Any, kernel_name: str | None = None) -> event:
+        """``q.parallel_for(range, [dep_event(s),] kernel)``.
+
+        Shortcut kernels cannot use accessors (§4.6.5.2): they capture scalars only.
+        """
+        deps, tail = _split_deps(rest, None, "parallel_for")
+        return self._shortcut(deps, lambda h: h.parallel_for(index_space, *tail,
+                                                             kernel_name=kernel_name))
+
+    def copy(self, src: Any, dest: Any, depends_on: Any = None) -> event:
+        """Shortcut for ``handler.copy`` (accessor arguments are required for you)."""
+        return self._shortcut(depends_on, lambda h: _require_all(h, src, dest) or h.copy(src, dest))
+
+    def fill(self, dest: Any, value: Any, depends_on: Any = None) -> event:
+        """Shortcut for ``handler.fill``."""
+        return self._shortcut(depends_on, lambda h: _require_all(h, dest) or h.fill(dest, value))
+
+    def update_host(self, acc: Any, depends_on: Any = None) -> event:
+        """Shortcut for ``handler.update_host``."""
+        return self._shortcut(depends_on, lambda h: _require_all(h, acc) or h.update_host(acc))
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def _repr_html_(self) -> str:
+        from pysycl._objects.display import queue_html
+
+        return queue_html(self)
+
+    def __repr__(self) -> str:
+        return f"sycl.queue(device={self._dev._name()!r})"
+
+
+def _select_from(devices: Sequence[Any], selector: Callable[[Any], Any]) -> Any:
+    """The device of ``devices`` that ``selector`` scores highest (§4.6.1.1 rules)."""
+    best, best_score = None, -1
+    for d in devices:
+        score = int(selector(d))
+        if score >= 0 and (best is None or score > best_score):
+            best, best_score = d, score
+    if best is None:
+        raise exception(errc.runtime, "no device of the context satisfies the selector")
+    return best
+
+
+def _require_all(h: handler, *objs: Any) -> None:
+    from pysycl._memory.accessor import accessor
+
+    for o in objs:
+        if isinstance(o, accessor):
+            h.require(o)
+
+
+def _split_deps(args: Sequence[Any], n_tail: int | None, what: str) -> tuple[Any, tuple[Any, ...]]:
+    if not args:
+        raise TypeError(f"{what}: the kernel is missing")
+    first = args[0]
+    if isinstance(first, event) or (isinstance(first, (list, tuple)) and len(args) > 1
+                                    and all(isinstance(e, event) for e in first)):
+        return first, tuple(args[1:])
+    return None, tuple(args)

@@ -1,0 +1,288 @@
+"""Accessor bounds: the static check before a launch, and bounds-checked mode.
+
+**Static check** (always on, docs/kernels.md). The compiler records, per kernel,
+the accessor dimensions every work-item indexes with its own id, unmodified
+(``CompiledKernel.direct_index``). A launch whose range is larger than such an
+accessor's range in that dimension is certain to index outside the accessor:
+:func:`check_launch` raises ``errc.invalid`` before anything is enqueued. The
+cost on the hot path is a loop over those few entries comparing two ints.
+
+**Bounds-checked mode** (opt-in: ``PYSYCL_BOUNDS_CHECK=1`` or
+:func:`pysycl.ext.set_bounds_check`; docs/debugging.md). Kernels are compiled
+with every accessor access checked on the device (:mod:`pysycl_numba.bounds`);
+each launch gets a small zeroed error buffer (pooled) as its last argument and a
+non-blocking read of it after the kernel. A violation is an asynchronous error
+(SYCL 2020 §4.13): it is reported at the first synchronization point after the
+kernel -- ``queue.wait()``/``wait_and_throw()``, ``event.wait()``/``wait_and_throw()``,
+and for the buffers the kernel used a ``host_accessor``, a copy to host memory or
+the write-back -- as ``sycl.exception(errc.kernel)``, before any of the kernel's
+results reach the host. A queue (or context) with an ``async_handler`` gets it
+there instead.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import types
+import zlib
+from typing import Any
+
+import numpy as np
+
+from pysycl._core.abi import BOUNDS_ACCESS_KINDS, BOUNDS_ERR_BYTES, ID_LOCAL
+from pysycl._core.exceptions import errc, exception
+
+ENV = "PYSYCL_BOUNDS_CHECK"
+_FALSE = ("", "0", "false", "no", "off")
+_override: list[bool | None] = [None]
+# Read on every launch: os.environ.get costs ~0.6 us (key encoding), 5% of a
+# launch; the dict os.environ writes through costs ~0.05 us. Fallback: the public API.
+try:
+    _env_data: Any = os.environ._data  # type: ignore[attr-defined]
+    _env_key: Any = os.environ.encodekey(ENV)  # type: ignore[attr-defined]
+except AttributeError:  # pragma: no cover - not CPython's os.environ
+    _env_data, _env_key = os.environ, ENV
+
+
+def enabled() -> bool:
+    """Whether kernels launched now are compiled and run bounds-checked.
+
+    ``sycl.ext.set_bounds_check(True/False)`` decides; by default (``None``) the
+    environment variable ``PYSYCL_BOUNDS_CHECK`` does, read at every launch.
+    """
+    flag = _override[0]
+    if flag is not None:
+        return flag
+    v = _env_data.get(_env_key)
+    if v is None:
+        return False
+    v = v.decode(errors="replace") if isinstance(v, bytes) else v
+    return v.strip().lower() not in _FALSE
+
+
+def set_enabled(flag: bool | None) -> None:
+    """Force bounds-checked mode on or off; ``None`` follows ``PYSYCL_BOUNDS_CHECK`` again."""
+    if flag is not None and not isinstance(flag, bool):
+        raise TypeError(f"set_bounds_check takes True, False or None, not {flag!r}")
+    _override[0] = flag
+
+
+# --------------------------------------------------------------- static check
+def fast_checks(direct_index: tuple[tuple[int, int, int, int, int], ...],
+                slots: tuple[int, ...]) -> tuple[tuple[tuple[int, int, int], ...], bool]:
+    """The launcher's precomputed form of ``direct_index``.
+
+    Returns ``(fast, rest)``: ``fast`` holds ``(capture, 1 + accessor dimension,
+    launch dimension)`` of the global-id indexing of (global) accessors, compared
+    on the hot path as ``g[d] > values[capture]._tail[1 + ad]``; ``rest`` says
+    whether other entries (local ids, local accessors) need :func:`check_launch`.
+    """
+    fast = tuple((ci, 1 + ad, d) for ci, ad, src, d, _ in direct_index
+                 if src != ID_LOCAL and slots[ci] == 1)
+    return fast, len(fast) != len(direct_index)
+
+
+def check_launch(k: Any, location: str, filename: str, g: tuple[int, ...],
+                 loc: tuple[int, ...] | None, values: list[Any]) -> None:
+    """Raise ``errc.invalid`` if the launch is certain to index outside an accessor.
+
+    Args:
+        k: the ``_launch._Kernel``.
+        location: ``file:line`` of the kernel's definition (the submitting function's).
+        filename: the kernel's source file (the recorded lines are in it).
+        g: the global range (SYCL order).
+        loc: the local range of an ``nd_range`` launch, else None.
+        values: the captured values, in capture order.
+    """
+    for ci, ad, src, d, line in k.compiled.direct_index:
+        n = g[d] if src != ID_LOCAL else (loc[d] if loc is not None else 0)
+        v = values[ci]
+        tail = v._tail
+        extent = tail[1 + ad] if type(tail) is tuple else v._range[ad]
+        if n > extent:
+            _reject(k, location, filename, g, loc, ci, ad, src, d, line, v, n)
+
+
+def _reject(k: Any, location: str, filename: str, g: tuple[int, ...],
+            loc: tuple[int, ...] | None, ci: int, ad: int, src: int, d: int, line: int,
+            v: Any, n: int) -> None:
+    if 0 in g:
+        return  # an empty range runs no work-item: nothing goes out of bounds
+    name = k.compiled.captures[ci].name
+    rng = tuple(v._range)
+    what = "local range" if src == ID_LOCAL else ("global range" if loc is not None else "range")
+    ids = "local id" if src == ID_LOCAL else "id"
+    space = f"sycl.range({', '.join(map(str, loc if src == ID_LOCAL and loc else g))})"
+    off = getattr(v, "_offset", None)
+    at = f" at offset {tuple(off)}" if off is not None and any(off) else ""
+    raise exception(
+        errc.invalid,
+        f"kernel {k.name!r} ({location}): its {what} {space} is larger than accessor "
+        f"{name!r} (range {rng}{at}) in dimension {ad}: every work-item indexes {name!r} with "
+        f"its own {ids} at {filename}:{line}, so work-items {rng[ad]}..{n - 1} of dimension {d} "
+        "would access elements outside the accessor (undefined behaviour in SYCL; it "
+        "corrupts memory on CPU devices). Launch over the accessor's range, or guard the "
+        "access (if i < n: ...). Nothing was enqueued.")
+
+
+# -------------------------------------------------------- bounds-checked mode
+class _Watch:
+    """One bounds-checked launch whose error buffer has not been inspected yet."""
+
+    __slots__ = ("buf", "files", "host", "kernel", "kernel_ev", "linear", "location", "ndim",
+                 "queue", "ranges", "read_ev", "storages")
+
+    def __init__(self, queue: Any, kernel: Any, location: str, files: dict[int, str],
+                 values: list[Any], ranges: list[Any], ndim: int, buf: Any, host: np.ndarray,
+                 linear: tuple[int, ...] | None = None) -> None:
+        self.queue = queue
+        self.kernel = kernel
+        self.location = location
+        self.files = files
+        self.ranges = ranges
+        # The buffers it used (ids: a watch must not keep their memory alive).
+        self.storages = frozenset(id(v._buf._storage) for v, s in
+                                  zip(values, kernel.acc_slots, strict=False) if s == 1)
+        self.ndim = ndim
+        self.buf = buf
+        self.host = host
+        self.linear = linear  # a range launched as 1-D (reductions): the user's range
+        self.kernel_ev: Any = None
+        self.read_ev: Any = None
+
+    def error(self) -> exception:
+        """The violation this launch recorded, as ``errc.kernel``."""
+        words = self.host.view(np.int64)
+        site = int(words[1]) & 0xFFFFFFFFFFFFFFFF
+        kind, slot = (site & 3) - 1, (site >> 2) & 0xFF
+        line, crc = (site >> 10) & 0x3FFFFF, site >> 32
+        n = getattr(self.kernel.compiled.captures[slot].type, "ndim", 1)
+        idx = tuple(int(i) for i in words[4:4 + n])
+        if self.linear is None:
+            gid = tuple(int(i) for i in words[8:8 + self.ndim])[::-1]
+        else:
+            gid = tuple(int(i) for i in np.unravel_index(int(words[8]), self.linear))
+        cap = self.kernel.compiled.captures[slot]
+        what = "local_accessor" if getattr(cap.type, "space", "") == "local" else "accessor"
+        rng = tuple(self.ranges[slot]) if self.ranges[slot] is not None else ()
+        where = f"{self.files[crc]}:{line}" if crc in self.files else f"line {line}"
+        access = BOUNDS_ACCESS_KINDS[kind] if 0 <= kind < len(BOUNDS_ACCESS_KINDS) else "access"
+        index = ", ".join(map(str, idx))
+        return exception(
+            errc.kernel,
+            f"kernel {self.kernel.name!r} ({self.location}): out-of-bounds {access} of "
+            f"{what} {cap.name!r} at {where}: index [{index}] is outside its range {rng} "
+            f"(work-item {gid}; the first violation found, bounds-checked mode). The access "
+            "was skipped: out-of-range loads give 0, stores and atomics change nothing.")
+
+
+#: Bounds-checked launches not reported yet, in launch order (empty: nothing to do).
+watching: list[_Watch] = []
+_pool: dict[Any, list[tuple[Any, np.ndarray]]] = {}
+_files: dict[types.CodeType, dict[int, str]] = {}
+_ZEROS = np.zeros(BOUNDS_ERR_BYTES // 4, dtype=np.int32)
+_MAX_WATCHING = 256
+_lock = threading.Lock()  # queues may be used from several threads
+
+
+def files_of(fn: Any) -> dict[int, str]:
+    """CRC-32 → file name of the kernel's source file and its helper functions' (once per code)."""
+    code = fn.__code__
+    out = _files.get(code)
+    if out is None:
+        out = {}
+        stack, seen = [fn], set()
+        while stack:
+            f = stack.pop()
+            f = getattr(f, "py_func", f)
+            if not isinstance(f, types.FunctionType) or id(f) in seen:
+                continue
+            seen.add(id(f))
+            name = f.__code__.co_filename
+            out[zlib.crc32(name.encode())] = name
+            for cell in f.__closure__ or ():
+                try:
+                    stack.append(cell.cell_contents)
+                except ValueError:
+                    pass
+            stack.extend(f.__globals__.get(n) for n in f.__code__.co_names)
+        _files[code] = out
+    return out
+
+
+def error_buffer(x: Any, ctx: Any, clq: Any) -> tuple[Any, np.ndarray]:
+    """A zeroed error buffer of context ``ctx`` and the host array it is read into."""
+    free = _pool.get(ctx._handle)
+    if free:
+        return free.pop()
+    buf = x.alloc(ctx._cl, BOUNDS_ERR_BYTES)
+    x.write(clq, buf, _ZEROS)
+    return buf, np.empty_like(_ZEROS)
+
+
+def watch(x: Any, w: _Watch, clq: Any, kernel_ev: Any) -> None:
+    """Read ``w``'s error buffer back after ``kernel_ev`` (non-blocking) and keep it."""
+    w.kernel_ev = kernel_ev
+    w.read_ev = x.read(clq, w.host, w.buf, blocking=False)
+    with _lock:
+        watching.append(w)
+        if len(watching) > _MAX_WATCHING:  # long without synchronization: inspect what is done
+            _inspect(x, None)
+
+
+def _inspect(x: Any, clq: Any) -> list[_Watch]:
+    """Recycle finished clean launches; return the finished ones that found a violation.
+
+    Every launch on ``clq`` (a finished OpenCL queue, or None) has finished. The
+    violations stay in :data:`watching` until :func:`sync` reports them.
+    """
+    keep, bad = [], []
+    for w in watching:
+        if w.kernel_ev is None:  # already read: a violation waiting for a synchronization point
+            bad.append(w)
+            keep.append(w)
+        elif (clq is not None and w.queue._clq is clq) or x.status(w.kernel_ev) == x.COMPLETE:
+            x.wait([w.read_ev])  # right behind the kernel on its in-order queue
+            w.kernel_ev = w.read_ev = None
+            if w.host[0]:
+                bad.append(w)
+                keep.append(w)
+            else:  # clean: still all zeros, ready for another launch
+                _pool.setdefault(w.queue._ctx._handle, []).append((w.buf, w.host))
+        elif x.status(w.kernel_ev) < 0:
+            continue  # the kernel failed: the wait that sees it raises that error
+        else:
+            keep.append(w)
+    watching[:] = keep
+    return bad
+
+
+def sync(clq: Any = None, storage: Any = None) -> None:
+    """A synchronization point: report the first violation of the launches that finished.
+
+    Args:
+        clq: an OpenCL queue known to be finished (``queue.wait``), or None.
+        storage: a buffer's storage whose data the host is about to see (a
+            ``host_accessor``, a write-back): only launches that used it report
+            here, so another buffer's write-back is never skipped for them.
+    """
+    from pysycl._backends.opencl import exec as x
+
+    with _lock:
+        bad = _inspect(x, clq)
+        if storage is not None:
+            bad = [w for w in bad if id(storage) in w.storages]
+        if not bad:
+            return
+        watching[:] = [w for w in watching if w not in bad]
+    first = bad[0]
+    err = first.error()
+    if len(bad) > 1:
+        err.add_note(f"{len(bad) - 1} more bounds-checked launch(es) also went out of bounds")
+    q = first.queue
+    if q._async_handler is not None or getattr(q._ctx, "_async_handler", None) is not None:
+        q._async_errors.append(err)
+        q.throw_asynchronous()
+        return
+    raise err

@@ -1,0 +1,326 @@
+"""The device-side SYCL API that kernels call: local memory, barriers, atomics, group functions.
+
+These names exist on the host so that kernels can refer to them (``sycl.group_barrier``,
+``sycl.atomic_ref``, ...) and so that their documentation lives in one place;
+inside a kernel the compiler (``pysycl_numba``) gives them their device
+implementation. Called on the host, the device-only functions raise
+``errc.invalid`` saying so -- except while the host_debuggable device runs a
+kernel in the interpreter (:mod:`pysycl._backends.host.executor`): then they have their host
+semantics (barriers and collectives through the work-group's host scheduler,
+atomics under a lock, private arrays as numpy arrays). ``local_accessor`` is
+created on the host, in the command group, like a buffer accessor.
+
+Python spelling of C++ constructs (see docs/kernels.md):
+
+* ``sycl::atomic_ref<T, order, scope, space> a(acc[i])`` is
+  ``a = sycl.atomic_ref(acc, i, sycl.memory_order.relaxed, sycl.memory_scope.device)``
+  (a Python subscript cannot yield a reference);
+* ``compare_exchange_strong(expected, desired)`` updates ``expected`` by reference in
+  C++; here it returns ``(success, observed)``;
+* ``sycl::private_memory``-style register tiles are ``sycl.private_array(dtype, n)``.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+from typing import Any, NoReturn
+
+import numpy as np
+
+from pysycl._core.abi import AccessorType
+from pysycl._core.exceptions import errc, exception
+from pysycl._objects.range import range as _range
+
+
+class _fence_space(enum.Enum):  # noqa: N801 - the spec's spelling
+    """``sycl::access::fence_space`` (deprecated in SYCL 2020 but still taken by ``barrier``)."""
+
+    local_space = "local_space"
+    global_space = "global_space"
+    global_and_local = "global_and_local"
+
+
+class _address_space(enum.Enum):  # noqa: N801 - the spec's spelling
+    """``sycl::access::address_space``."""
+
+    global_space = "global_space"
+    local_space = "local_space"
+    constant_space = "constant_space"
+    private_space = "private_space"
+    generic_space = "generic_space"
+
+
+class access:  # noqa: N801 - the spec's namespace ``sycl::access``
+    """``sycl::access``: ``access.fence_space`` and ``access.address_space``."""
+
+    fence_space = _fence_space
+    address_space = _address_space
+
+    def __init__(self) -> None:
+        raise TypeError("sycl.access is a namespace, not a class to instantiate")
+
+
+#: ``_host.active`` is true in a thread running a kernel on the host_debuggable device.
+_host = threading.local()
+
+
+def _in_host_kernel() -> bool:
+    return getattr(_host, "active", False)
+
+
+def _device_only(name: str) -> NoReturn:
+    raise exception(errc.invalid, f"sycl.{name} can only be called inside a kernel "
+                    "(a lambda or def handed to handler.parallel_for)")
+
+
+# ------------------------------------------------------------------ local memory
+_NUMERIC = "biuf"
+
+
+class local_accessor:  # noqa: N801 - the spec's spelling
+    """``sycl::local_accessor``: work-group local memory for one ``nd_range`` kernel.
+
+    ``tmp = sycl.local_accessor(np.float32, sycl.range(64), h)`` inside a command
+    group; the kernel indexes it like an accessor (``tmp[lid]``,
+    ``tmp[i, j]``). Each work-group gets its own ``range.size()`` elements,
+    uninitialized. Only ``nd_range`` kernels may use it.
+    """
+
+    __slots__ = ("_dtype", "_handler", "_hostview", "_ktype", "_range")
+
+    def __init__(self, dtype: Any, access_range: Any, handler: Any) -> None:
+        dt = np.dtype(dtype)
+        if dt.kind not in _NUMERIC and dt != np.bool_:
+            raise TypeError(f"sycl.local_accessor: element type must be numeric, got {dt}")
+        rng = access_range if isinstance(access_range, _range) else _range(access_range)
+        if handler is None or not hasattr(handler, "_require"):
+            raise TypeError("sycl.local_accessor(dtype, range, h) needs the command group's "
+                            "handler as third argument")
+        self._dtype = dt
+        self._range = rng
+        self._handler = handler
+        self._ktype = AccessorType(dt, len(rng), "read_write", "local")
+        self._hostview: np.ndarray | None = None  # a work-group's memory on the host device
+
+    @property
+    def dtype(self) -> np.dtype:
+        """Element type."""
+        return self._dtype
+
+    @property
+    def dimensions(self) -> int:
+        """Number of dimensions."""
+        return len(self._range)
+
+    def get_range(self) -> _range:
+        """The per-work-group range."""
+        return self._range
+
+    def size(self) -> int:
+        """Elements per work-group."""
+        return self._range.size()
+
+    get_count = size
+
+    def byte_size(self) -> int:
+        """Bytes of local memory per work-group."""
+        return self.size() * self._dtype.itemsize
+
+    def _tail(self) -> tuple[int, ...]:
+        return tuple(self._range)
+
+    def _host_only(self) -> np.ndarray:
+        if self._hostview is None:
+            raise exception(errc.accessor, "a sycl.local_accessor can only be indexed inside "
+                            "an nd_range kernel")
+        return self._hostview
+
+    def __getitem__(self, idx: Any) -> Any:
+        from pysycl._memory.accessor import _np_index
+
+        return self._host_only()[_np_index(idx)]
+
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        from pysycl._memory.accessor import _np_index
+
+        self._host_only()[_np_index(idx)] = value
+
+    def __repr__(self) -> str:
+        return f"sycl.local_accessor(dtype={self._dtype}, range={tuple(self._range)})"
+
+
+# --------------------------------------------------------------- group functions
+def group_barrier(g: Any, fence_scope: Any = None) -> None:
+    """Wait until every work-item of group ``g`` reaches the barrier (§4.17.1)."""
+    hb = getattr(g, "_host_barrier", None)
+    if hb is None:
+        _device_only("group_barrier")
+    hb()
+
+
+def group_broadcast(g: Any, x: Any, local_linear_id: Any = 0) -> Any:
+    """``x`` of the work-item with ``local_linear_id`` (default: the leader), to all of ``g``."""
+    values = _host_collective(g, x, "group_broadcast")
+    i = int(local_linear_id)
+    if not 0 <= i < len(values):
+        raise exception(errc.invalid, f"group_broadcast: local_linear_id {i} is outside the "
+                        f"group of {len(values)} work-items")
+    return values[i]
+
+
+def reduce_over_group(g: Any, x: Any, *args: Any) -> Any:
+    """``reduce_over_group(g, x, op)`` / ``(g, x, init, op)``: combine ``x`` over ``g``."""
+    values = _host_collective(g, x, "reduce_over_group")
+    if len(args) not in (1, 2) or not isinstance(args[-1], _functor):
+        raise TypeError("reduce_over_group(g, x, op) / (g, x, init, op): op must be a SYCL "
+                        "function object such as sycl.plus()")
+    op = args[-1]
+    acc = args[0] if len(args) == 2 else values[0]
+    for v in (values if len(args) == 2 else values[1:]):
+        acc = op(acc, v)
+    return acc
+
+
+def any_of_group(g: Any, pred: Any) -> bool:
+    """Whether ``pred`` is true for any work-item of ``g``."""
+    return any(_host_collective(g, bool(pred), "any_of_group"))
+
+
+def all_of_group(g: Any, pred: Any) -> bool:
+    """Whether ``pred`` is true for all work-items of ``g``."""
+    return all(_host_collective(g, bool(pred), "all_of_group"))
+
+
+def none_of_group(g: Any, pred: Any) -> bool:
+    """Whether ``pred`` is false for all work-items of ``g``."""
+    return not any(_host_collective(g, bool(pred), "none_of_group"))
+
+
+def _host_collective(g: Any, x: Any, name: str) -> list[Any]:
+    """Every work-item's ``x``, by local linear id (host_debuggable device only)."""
+    hc = getattr(g, "_host_collective", None)
+    if hc is None:
+        _device_only(name)
+    values: list[Any] = hc(x)
+    return values
+
+
+def atomic_ref(acc: Any, index: Any, memory_order: Any, memory_scope: Any,
+               address_space: Any = None) -> Any:
+    """``sycl::atomic_ref`` to ``acc[index]`` (inside kernels only).
+
+    Methods: ``load()``, ``store(v)``, ``exchange(v)``,
+    ``compare_exchange_strong(expected, desired)`` / ``_weak`` → ``(success, observed)``,
+    ``fetch_add/sub/and/or/xor/min/max(v)`` (the value before the operation).
+    """
+    if getattr(acc, "_hostview", None) is None:
+        _device_only("atomic_ref")
+    from pysycl._backends.host.executor import host_atomic_ref
+
+    return host_atomic_ref(acc, index)
+
+
+def atomic_fence(memory_order: Any, memory_scope: Any) -> None:
+    """``sycl::atomic_fence``: a memory fence of ``memory_order`` at ``memory_scope``."""
+    if not _in_host_kernel():  # the interpreter runs one work-item at a time: nothing to do
+        _device_only("atomic_fence")
+
+
+def private_array(dtype: Any, n: int) -> Any:
+    """A per-work-item array of ``n`` elements (``n`` an integer literal), e.g. a register tile."""
+    if not _in_host_kernel():
+        _device_only("private_array")
+    from pysycl._backends.host.executor import KernelView
+
+    return np.zeros(int(n), dtype=np.dtype(dtype)).view(KernelView)
+
+
+# ----------------------------------------------------------- function objects
+class _functor:  # noqa: N801
+    """A SYCL function object (§4.17.2): callable on the host, known to the compiler."""
+
+    __slots__ = ()
+    _op = ""
+
+    def __call__(self, x: Any, y: Any) -> Any:
+        return _HOST_OPS[self._op](x, y)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(type(self))
+
+    def __repr__(self) -> str:
+        return f"sycl.{type(self).__name__}()"
+
+
+class plus(_functor):  # noqa: N801
+    """``sycl::plus``: ``x + y``."""
+
+    _op = "plus"
+
+
+class multiplies(_functor):  # noqa: N801
+    """``sycl::multiplies``: ``x * y``."""
+
+    _op = "multiplies"
+
+
+class minimum(_functor):  # noqa: N801
+    """``sycl::minimum``: ``min(x, y)``."""
+
+    _op = "minimum"
+
+
+class maximum(_functor):  # noqa: N801
+    """``sycl::maximum``: ``max(x, y)``."""
+
+    _op = "maximum"
+
+
+class bit_and(_functor):  # noqa: N801
+    """``sycl::bit_and``: ``x & y``."""
+
+    _op = "bit_and"
+
+
+class bit_or(_functor):  # noqa: N801
+    """``sycl::bit_or``: ``x | y``."""
+
+    _op = "bit_or"
+
+
+class bit_xor(_functor):  # noqa: N801
+    """``sycl::bit_xor``: ``x ^ y``."""
+
+    _op = "bit_xor"
+
+
+class logical_and(_functor):  # noqa: N801
+    """``sycl::logical_and``: ``x and y``."""
+
+    _op = "logical_and"
+
+
+class logical_or(_functor):  # noqa: N801
+    """``sycl::logical_or``: ``x or y``."""
+
+    _op = "logical_or"
+
+
+_HOST_OPS: dict[str, Any] = {
+    "plus": lambda x, y: x + y,
+    "multiplies": lambda x, y: x * y,
+    "minimum": lambda x, y: min(x, y),
+    "maximum": lambda x, y: max(x, y),
+    "bit_and": lambda x, y: x & y,
+    "bit_or": lambda x, y: x | y,
+    "bit_xor": lambda x, y: x ^ y,
+    "logical_and": lambda x, y: bool(x) and bool(y),
+    "logical_or": lambda x, y: bool(x) or bool(y),
+}
+
+#: Enum classes whose members are compile-time constants inside kernels.
+KERNEL_ENUMS: tuple[type, ...] = (_fence_space, _address_space)

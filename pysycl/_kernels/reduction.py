@@ -1,0 +1,504 @@
+"""``sycl::reduction`` (SYCL 2020 §4.10.2): reduction variables of ``parallel_for``.
+
+``sycl.reduction(buf, h, sycl.plus())`` (or an accessor, a custom combiner
+with ``identity=``, ``properties=[sycl.property.reduction.initialize_to_identity()]``)
+is handed to ``h.parallel_for(index, red1, red2, ..., kernel)``; the kernel
+takes ``(item, r1, r2, ...)`` and calls ``r.combine(x)`` or ``r += x``.
+
+How it runs (docs/design/compiler.md, "Reductions"): the compiler gives each
+work-item a private accumulator and ends the kernel with a work-group combine
+that writes one partial per work-group to a temporary device buffer; a
+``range`` kernel is launched as a padded 1-D ``nd_range``. A second kernel,
+one work-group, folds the partials -- and the reduction variable's old value
+unless ``initialize_to_identity`` -- into the variable. Both are enqueued on
+the queue's in-order OpenCL queue; the command group's event is the last one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import types
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from pysycl._core.abi import (
+    AccessorType,
+    IndexSpace,
+    ReductionType,
+    ScalarType,
+)
+from pysycl._core.exceptions import errc, exception
+from pysycl._kernels import bounds as _bounds
+from pysycl._kernels import diskcache as _diskcache
+from pysycl._kernels import launch as launch_mod
+from pysycl._kernels.kernel_api import _functor, group_barrier
+from pysycl._memory.accessor import access_mode, accessor
+from pysycl._memory.buffer import buffer
+from pysycl.property import no_init, property_list
+from pysycl.property import reduction as _reduction_props
+
+
+# ----------------------------------------------------------- known operators
+# The known SYCL function objects as Python functions: the compiler combines
+# with them like with a user's combiner (they inline to one instruction).
+def _plus(a: Any, b: Any) -> Any:
+    return a + b
+
+
+def _multiplies(a: Any, b: Any) -> Any:
+    return a * b
+
+
+def _minimum(a: Any, b: Any) -> Any:
+    return a if a < b else b  # sycl::minimum: (x < y) ? x : y
+
+
+def _maximum(a: Any, b: Any) -> Any:
+    return a if a > b else b
+
+
+def _bit_and(a: Any, b: Any) -> Any:
+    return a & b
+
+
+def _bit_or(a: Any, b: Any) -> Any:
+    return a | b
+
+
+def _bit_xor(a: Any, b: Any) -> Any:
+    return a ^ b
+
+
+def _logical_and(a: Any, b: Any) -> Any:
+    return 1 if (a != 0 and b != 0) else 0
+
+
+def _logical_or(a: Any, b: Any) -> Any:
+    return 1 if (a != 0 or b != 0) else 0
+
+
+_COMBINERS: dict[str, Callable[[Any, Any], Any]] = {
+    "plus": _plus, "multiplies": _multiplies, "minimum": _minimum, "maximum": _maximum,
+    "bit_and": _bit_and, "bit_or": _bit_or, "bit_xor": _bit_xor,
+    "logical_and": _logical_and, "logical_or": _logical_or,
+}
+_BITWISE = ("bit_and", "bit_or", "bit_xor")
+
+
+def known_identity(op: str, dtype: np.dtype) -> Any:
+    """``sycl::known_identity<op, T>`` (§4.10.2.1) as a numpy scalar, or None."""
+    dt = np.dtype(dtype)
+    if op in ("plus", "bit_or", "bit_xor", "logical_or"):
+        return dt.type(0)
+    if op in ("multiplies", "logical_and"):
+        return dt.type(1)
+    if op == "bit_and":
+        return dt.type(np.iinfo(dt).max if dt.kind == "u" else -1) if dt.kind in "iu" else None
+    if op in ("minimum", "maximum"):
+        lo = op == "maximum"
+        if dt.kind == "f":
+            return dt.type(-np.inf if lo else np.inf)
+        info = np.iinfo(dt)
+        return dt.type(info.min if lo else info.max)
+    return None
+
+
+def _caller() -> str:
+    f = sys._getframe(2)
+    return f"{f.f_code.co_filename}:{f.f_lineno}"
+
+
+# ------------------------------------------------------------------ reduction
+class reduction:  # noqa: N801 - the spec's spelling
+    """A reduction variable of one ``parallel_for`` (``sycl::reduction``).
+
+    Args:
+        var: a one-element ``sycl.buffer`` or a one-element, writable
+            ``sycl.accessor`` created in this command group.
+        h: the command group's handler.
+        combiner: ``sycl.plus()``, ``sycl.multiplies()``, ``sycl.minimum()``,
+            ``sycl.maximum()``, ``sycl.bit_and()``, ``sycl.bit_or()``,
+            ``sycl.bit_xor()``, ``sycl.logical_and()``, ``sycl.logical_or()``,
+            or a Python function of two values (then ``identity`` is required).
+        identity: the combiner's identity; for the function objects above
+            SYCL's ``known_identity`` is the default. The spec's positional
+            order ``reduction(var, h, identity, combiner)`` is accepted too.
+        properties: ``[sycl.property.reduction.initialize_to_identity()]``
+            discards the variable's old value; without it the result is
+            combined with the old value.
+
+    Raises:
+        exception: ``errc.invalid`` for a variable with other than one
+            element, a read-only or foreign accessor, or a custom combiner
+            without identity.
+        TypeError: wrong argument types, unsupported element types or a
+            bitwise operator on floating-point values.
+    """
+
+    __slots__ = ("_acc", "_combiner", "_dtype", "_handler", "_identity", "_init", "_op",
+                 "_where")
+
+    def __init__(self, var: Any, h: Any, combiner: Any, identity: Any = None,
+                 properties: Iterable[Any] | None = None) -> None:
+        where = _caller()
+        if not hasattr(h, "_require"):
+            raise TypeError(f"{where}: sycl.reduction(var, h, combiner): the second argument "
+                            f"must be the command group's handler, not {type(h).__name__}")
+        if not callable(combiner) and callable(identity):  # the spec's (var, h, identity, op)
+            combiner, identity = identity, combiner
+        props = property_list(properties or ())
+        init = props.has_property(_reduction_props.initialize_to_identity)
+        if isinstance(var, buffer):
+            n = var.size()
+            dt = var._storage.dtype
+        elif isinstance(var, accessor):
+            n = var.size()
+            dt = var.dtype
+            if var._handler is not h:
+                raise exception(errc.invalid, f"{where}: the reduction's accessor was not "
+                                "created in this command group")
+            if var._ktype.mode == "read":
+                raise exception(errc.invalid, f"{where}: the reduction's accessor has "
+                                "access_mode.read; a reduction writes its variable")
+        else:
+            raise TypeError(f"{where}: sycl.reduction takes a sycl.buffer or sycl.accessor of "
+                            f"one element, not {type(var).__name__}")
+        if n != 1:
+            raise exception(errc.invalid, f"{where}: a reduction variable has exactly one "
+                            f"element; this {type(var).__name__} has {n}")
+        dt = np.dtype(dt)
+        if dt.kind not in "iuf":
+            raise TypeError(f"{where}: reductions of {dt} are not supported (integer and "
+                            "floating-point types are)")
+        if isinstance(combiner, _functor):
+            op = combiner._op
+            if op in _BITWISE and dt.kind == "f":
+                raise TypeError(f"{where}: sycl.{op}() needs an integer type, the reduction "
+                                f"variable is {dt}")
+            comb: Callable[..., Any] = _COMBINERS[op]
+            if identity is None:
+                identity = known_identity(op, dt)
+        elif isinstance(combiner, (types.FunctionType, types.BuiltinFunctionType)) \
+                or hasattr(combiner, "py_func"):
+            op, comb = "custom", combiner
+            if identity is None:
+                raise exception(errc.invalid, f"{where}: a reduction with the custom combiner "
+                                f"{getattr(combiner, '__qualname__', combiner)!r} needs "
+                                "identity=... (SYCL knows the identity only of its function "
+                                "objects such as sycl.plus())")
+        else:
+            raise TypeError(f"{where}: the reduction's combiner must be a SYCL function object "
+                            f"(sycl.plus(), ...) or a Python function, not "
+                            f"{type(combiner).__name__}")
+        try:
+            with np.errstate(all="raise"):
+                ident = dt.type(identity)
+        except (TypeError, ValueError, OverflowError, FloatingPointError) as e:
+            raise TypeError(f"{where}: identity {identity!r} is not a {dt} value: {e}") from None
+        if isinstance(var, buffer):
+            var = var.get_access(h, access_mode.write if init else access_mode.read_write,
+                                 properties=[no_init] if init else ())
+        self._acc = var
+        self._handler = h
+        self._dtype = dt
+        self._op = op
+        self._combiner = comb
+        self._identity = ident
+        self._init = init
+        self._where = where
+
+    def __repr__(self) -> str:
+        return (f"sycl.reduction({self._dtype}, {self._op}, identity={self._identity!r}, "
+                f"initialize_to_identity={self._init})")
+
+
+# ------------------------------------------------------------- final kernel
+# One final kernel serves every known operator of a dtype (the operator is a
+# kernel argument, a uniform branch), so a program using several operators
+# compiles it once per dtype; a custom combiner gets its own.
+_OPCODES = {op: i for i, op in enumerate(_COMBINERS)}
+
+
+def _known_combiner(dt: type, integer: bool) -> Callable[..., Any]:
+    if integer:
+        def comb(opc: Any, a: Any, b: Any) -> Any:
+            if opc == 0:
+                return dt(a + b)
+            if opc == 1:
+                return dt(a * b)
+            if opc == 2:
+                return a if a < b else b
+            if opc == 3:
+                return a if a > b else b
+            if opc == 4:
+                return dt(a & b)
+            if opc == 5:
+                return dt(a | b)
+            if opc == 6:
+                return dt(a ^ b)
+            if opc == 7:
+                return dt(1 if (a != 0 and b != 0) else 0)
+            return dt(1 if (a != 0 or b != 0) else 0)
+    else:
+        def comb(opc: Any, a: Any, b: Any) -> Any:
+            if opc == 0:
+                return dt(a + b)
+            if opc == 1:
+                return dt(a * b)
+            if opc == 2:
+                return a if a < b else b
+            if opc == 3:
+                return a if a > b else b
+            if opc == 7:
+                return dt(1 if (a != 0 and b != 0) else 0)
+            return dt(1 if (a != 0 or b != 0) else 0)
+    return comb
+
+
+def _custom_combiner(user: Callable[..., Any], dt: type) -> Callable[..., Any]:
+    def comb(opc: Any, a: Any, b: Any) -> Any:
+        return dt(user(a, b))
+
+    return comb
+
+
+def _make_final(comb: Callable[..., Any]) -> Callable[..., Any]:
+    # Placeholders: these names become kernel arguments (captures).
+    part = out = tmp = npart = ident = keep = opc = None
+
+    def _pysycl_reduction_final(it: Any) -> None:
+        lid = it.get_local_id(0)
+        nl = it.get_local_range(0)
+        a = ident
+        i = lid
+        while i < npart:
+            a = comb(opc, a, part[i])
+            i += nl
+        tmp[lid] = a
+        group_barrier(it.get_group())
+        n = nl
+        while n > 1:
+            half = (n + 1) >> 1
+            if lid + half < n:
+                tmp[lid] = comb(opc, tmp[lid], tmp[lid + half])
+            group_barrier(it.get_group())
+            n = half
+        if lid == 0:
+            if keep:
+                out[0] = comb(opc, out[0], tmp[0])
+            else:
+                out[0] = tmp[0]
+
+    return _pysycl_reduction_final
+
+
+def _final_captures(fn: Any, dt: np.dtype) -> list[tuple[str, str, Any]]:
+    kinds = {
+        "part": AccessorType(dt, 1, "read"),
+        "out": AccessorType(dt, 1, "read_write"),
+        "tmp": AccessorType(dt, 1, "read_write", "local"),
+        "npart": ScalarType(np.dtype(np.int64)),
+        "ident": ScalarType(dt),
+        "keep": ScalarType(np.dtype(np.bool_)),
+        "opc": ScalarType(np.dtype(np.int32)),
+    }
+    return [(n, "freevar", kinds[n]) for n in fn.__code__.co_freevars if n in kinds]
+
+
+_finals: dict[tuple[Any, ...], Any] = {}
+
+
+def _final_kernel(r: reduction, ckey: Any) -> Any:
+    key = ("known" if r._op != "custom" else ckey, r._dtype)
+    k = _finals.get(key)
+    if k is None:
+        dt = r._dtype.type
+        comb = (_custom_combiner(r._combiner, dt) if r._op == "custom"
+                else _known_combiner(dt, r._dtype.kind in "iu"))
+        fn = _make_final(comb)
+        launch_mod._code_infos[fn.__code__] = info = launch_mod._CodeInfo(fn.__code__)
+        caps = _final_captures(fn, r._dtype)
+        what = "custom" if r._op == "custom" else "known"
+        k = _finals[key] = launch_mod._load_or_compile(fn, info, caps, tuple(c[2] for c in caps),
+                                              IndexSpace("nd_range", 1),
+                                              f"reduction_final<{r._dtype},{what}>")
+    return k
+
+
+# --------------------------------------------------------------- main kernel
+def _combiner_key(comb: Any) -> Any:
+    if isinstance(comb, types.FunctionType):
+        return comb if comb.__closure__ else comb.__code__
+    return comb
+
+
+_kernels: dict[tuple[Any, ...], Any] = {}
+
+
+def _load_or_compile(fn: Any, info: Any, caps: list[Any], tkey: tuple[Any, ...],
+                     index: IndexSpace, reds: tuple[reduction, ...],
+                     rtypes: tuple[ReductionType, ...], kernel_name: str | None,
+                     bounds_check: bool = False) -> Any:
+    captures = launch_mod.captures_of(caps)
+    h = hashlib.sha256(launch_mod.stable_digest(fn, captures, tkey, index).encode())
+    h.update(repr(tuple((t.dtype.str, t.op) for t in rtypes)).encode())
+    if bounds_check:
+        h.update(b"bounds_check")
+    seen: set[int] = set()
+    for r in reds:
+        launch_mod._hash_static(r._combiner, h, seen)
+    digest = h.hexdigest()
+    name = kernel_name or fn.__qualname__
+    compiled = launch_mod.disk_load(digest, fn)
+    if compiled is None or compiled.captures != captures or compiled.reductions != rtypes \
+            or compiled.bounds_checked != bounds_check:
+        from pysycl_numba import compile_kernel
+
+        compiled = compile_kernel(launch_mod.detached(fn, captures), index, captures,
+                                  entry_name="pysycl_" + digest[:24],
+                                  reductions=tuple((t, r._combiner)
+                                                   for t, r in zip(rtypes, reds, strict=True)),
+                                  bounds_check=bounds_check,
+                                  helpers=launch_mod.call_graph(fn))
+        launch_mod.stats["compiles"] += 1
+        if _diskcache.store(digest, compiled):
+            launch_mod.stats["disk_writes"] += 1
+    else:
+        launch_mod.stats["disk_hits"] += 1
+    k = launch_mod._Kernel(compiled, name)
+    if index.kind == "range":
+        k.arg_dtypes.extend([np.int64] * index.ndim)
+    for t in rtypes:
+        k.arg_dtypes.extend([t.dtype, None, None])
+    if bounds_check:
+        k.arg_dtypes.append(None)  # the error buffer
+    return k
+
+
+_partials: dict[tuple[Any, int], tuple[Any, Any, int]] = {}
+
+
+def _partials_buffer(x: Any, ctx: Any, clq: Any, slot: int, nbytes: int) -> Any:
+    # One temporary per (OpenCL queue, reduction slot): the queue is in order,
+    # so a later command group's kernels never overlap this one's.
+    key = (id(clq), slot)
+    hit = _partials.get(key)
+    if hit is None or hit[0] is not clq or hit[2] < nbytes:
+        if len(_partials) > 64:
+            _partials.clear()  # enqueued commands keep their buffers alive (OpenCL retains)
+        size = max(nbytes, 4096)
+        hit = _partials[key] = (clq, x.alloc(ctx._cl, size), size)
+    return hit[1]
+
+
+def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
+    """Compile/build/validate a kernel with reductions; return ``launch(wait_for)``."""
+    _, kind, ndim, index_space, fn, reds, kernel_name = cmd
+    where = getattr(getattr(fn, "__code__", None), "co_filename", "")
+    if type(fn) is launch_mod._sycl_kernel or h._bundle is not None:
+        raise exception(errc.feature_not_supported, "pysycl: reductions work with Python "
+                        "kernels compiled at submit, not with sycl.kernel objects or "
+                        "use_kernel_bundle")
+    for r in reds:
+        if r._handler is not h:
+            raise exception(errc.invalid, f"{r._where}: the reduction was created in another "
+                            "command group")
+    info, values, caps, tkey = launch_mod._capture_values(fn, h)
+    rtypes = tuple(ReductionType(r._dtype, r._op) for r in reds)
+    ckeys = tuple(_combiner_key(r._combiner) for r in reds)
+    checked = _bounds.enabled()
+    mkey = (info.code, tkey, kind, ndim, rtypes, ckeys, checked)
+    k = _kernels.get(mkey)
+    index = IndexSpace(kind, ndim)
+    if k is None:
+        k = launch_mod.once(_kernels, mkey, lambda: _load_or_compile(
+            fn, info, caps, tkey, index, reds, rtypes, kernel_name, checked))
+    else:
+        launch_mod.stats["memory_hits"] += 1
+    finals = [_final_kernel(r, ck) for r, ck in zip(reds, ckeys, strict=True)]
+    dev, ctx = q._dev, q._ctx
+    ckey = (ctx._handle, dev._handle)
+    clk = k.kernels.get(ckey)
+    if clk is None:
+        clk = k.kernels[ckey] = launch_mod._build(k, ctx, dev)
+    fclks = []
+    for fk in finals:
+        c = fk.kernels.get(ckey)
+        if c is None:
+            c = fk.kernels[ckey] = launch_mod._build(fk, ctx, dev)
+        fclks.append(c)
+    acc_slots = k.acc_slots
+    if 3 in acc_slots:
+        raise exception(errc.feature_not_supported, f"kernel {k.name}: pysycl does not support "
+                        "specialization constants in kernels with reductions yet")
+    x = launch_mod._cl_exec()
+    lim = launch_mod._dev_limits(dev, clk)
+    kdesc = f"kernel {k.name} ({k.compiled.source_location or where})"
+    if kind == "range":
+        if 2 in acc_slots:
+            raise exception(errc.kernel_argument, f"{kdesc} captures a sycl.local_accessor, but "
+                            "local memory exists only in nd_range kernels")
+        user = tuple(index_space)
+        total = int(np.prod(user, dtype=np.int64)) if user else 0
+        wg = max(1, min(256, lim[0], lim[1][0], total))
+        groups = -(-total // wg)
+        gsize, lsize = (groups * wg,), (wg,)
+        extra: list[Any] = list(user)
+    else:
+        gsize, lsize = launch_mod._ndrange_sizes(k, dev, clk, index_space, values, acc_slots)
+        wg = int(np.prod(lsize))
+        groups = int(np.prod(gsize)) // wg
+        extra = []
+    if k.compiled.direct_index:  # the static bounds check (as _launch.prepare; not hot)
+        g = index_space._v if kind == "range" else index_space._global._v
+        _bounds.check_launch(k, info.location, info.code.co_filename, g,
+                             None if kind == "range" else index_space._local._v, values)
+    ranges = [v._range if s in (1, 2) else None for v, s in zip(values, acc_slots, strict=True)]
+    local_bytes = sum(v.byte_size() for v, s in zip(values, acc_slots, strict=True) if s == 2)
+    local_bytes += sum(wg * r._dtype.itemsize for r in reds)
+    if local_bytes > lim[2]:
+        raise exception(errc.nd_range, f"{kdesc}: its local accessors and reductions need "
+                        f"{local_bytes} bytes of local memory per work-group, more than the "
+                        f"{lim[2]} bytes available; use a smaller local range")
+    values = [(x.local_memory(v.byte_size()), v._tail()) if s == 2 else v
+              for v, s in zip(values, acc_slots, strict=True)]
+    clq = q._clq
+    key = ctx._handle
+    parts = [_partials_buffer(x, ctx, clq, i, max(groups, 1) * r._dtype.itemsize)
+             for i, r in enumerate(reds)]
+    flims = [launch_mod._dev_limits(dev, c)[0] for c in fclks]
+    files = _bounds.files_of(fn) if checked else {}
+
+    def launch(wait_for: Any) -> Any:
+        ev = None
+        if groups:
+            args = launch_mod.flat_args(values, acc_slots, key)
+            args.extend(extra)
+            for r, p in zip(reds, parts, strict=True):
+                args.extend((r._identity, p, x.local_memory(wg * r._dtype.itemsize)))
+            if checked:
+                buf, host = _bounds.error_buffer(x, ctx, clq)
+                args.append(buf)
+            ev = x.launch(clq, clk, gsize, lsize, args, wait_for)
+            if checked:
+                _bounds.watch(x, _bounds._Watch(q, k, info.location, files, values, ranges,
+                                                ndim, buf, host, tuple(extra) or None), clq, ev)
+            wait_for = None
+        for r, p, fk, fclk, flim in zip(reds, parts, finals, fclks, flims, strict=True):
+            fl = max(1, min(256, flim, groups))
+            out = r._acc
+            fargs = {"part": (p, 0, max(groups, 1)),
+                     "out": (out._buf._storage.dev[key], out._tail[0], 1),
+                     "tmp": (x.local_memory(fl * r._dtype.itemsize), fl),
+                     "npart": (groups,), "ident": (r._identity,),
+                     "keep": (np.uint8(not r._init),),
+                     "opc": (np.int32(_OPCODES.get(r._op, -1)),)}
+            flat = [a for c in fk.compiled.captures for a in fargs[c.name]]
+            ev = x.launch(clq, fclk, (fl,), (fl,), flat, wait_for)
+            wait_for = None
+        return ev
+
+    return launch

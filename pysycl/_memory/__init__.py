@@ -1,0 +1,1 @@
+"""Buffers, accessors and their coherence state."""

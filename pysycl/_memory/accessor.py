@@ -1,0 +1,277 @@
+"""Accessors (SYCL 2020 §4.7.6): ``accessor``, ``host_accessor``, ``access_mode``, ``target``.
+
+A device ``accessor`` is created inside a command group; it registers the
+command group's requirement on its buffer and, when a kernel captures it,
+becomes kernel arguments (see ``pysycl._core.abi``). On the host it only
+answers queries: element access on the host goes through ``host_accessor``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from pysycl import property as _prop
+from pysycl._core.abi import AccessorType
+from pysycl._core.exceptions import errc, exception
+from pysycl._memory.buffer import buffer, host_view
+from pysycl._objects.range import id as _id
+from pysycl._objects.range import linear_index
+from pysycl._objects.range import range as _range
+
+
+class access_mode(enum.Enum):  # noqa: N801 - the spec's spelling
+    """``sycl::access_mode``."""
+
+    read = "read"
+    write = "write"
+    read_write = "read_write"
+    # Deprecated in SYCL 2020; mapped onto write/read_write + no_init.
+    discard_write = "discard_write"
+    discard_read_write = "discard_read_write"
+    atomic = "atomic"
+
+
+class target(enum.Enum):  # noqa: N801 - the spec's spelling
+    """``sycl::target``."""
+
+    device = "device"
+    host_task = "host_task"
+    constant_buffer = "constant_buffer"
+    local = "local"
+    host_buffer = "host_buffer"
+
+
+# (mode the kernel sees, implies no_init)
+_MODES = {
+    access_mode.read: ("read", False),
+    access_mode.write: ("write", False),
+    access_mode.read_write: ("read_write", False),
+    access_mode.discard_write: ("write", True),
+    access_mode.discard_read_write: ("read_write", True),
+    access_mode.atomic: ("read_write", False),
+}
+
+
+def _norm_mode(mode: Any) -> access_mode:
+    if isinstance(mode, access_mode):
+        return mode
+    if isinstance(mode, str):
+        try:
+            return access_mode[mode]
+        except KeyError:
+            pass
+    raise TypeError(f"not a sycl.access_mode: {mode!r}")
+
+
+class accessor:  # noqa: N801 - the spec's spelling
+    """``sycl::accessor`` to a buffer, for use in kernels of one command group.
+
+    ``sycl.accessor(buf, h, sycl.access_mode.read)`` (or ``buf.get_access(h, mode)``);
+    ``access_range=``/``access_offset=`` make a ranged accessor; ``properties=[sycl.no_init]``
+    drops the previous contents. Without a handler it is a placeholder, bound
+    later with ``h.require(acc)``.
+    """
+
+    __slots__ = ("_buf", "_handler", "_hostview", "_ktype", "_mode", "_no_init", "_offset",
+                 "_range", "_tail")
+
+    def __init__(self, buf: buffer, handler: Any = None, mode: Any = access_mode.read_write,
+                 target: target = target.device, *, access_range: Any = None,
+                 access_offset: Any = None, properties: Iterable[Any] = ()) -> None:
+        # This constructor runs once per accessor per submit: keep the common case
+        # (whole buffer, no properties) free of allocations beyond the object itself.
+        if type(buf) is not buffer and not isinstance(buf, buffer):
+            raise TypeError(f"sycl.accessor needs a sycl.buffer, got {type(buf).__name__}")
+        if handler is not None and not hasattr(handler, "_require"):
+            # accessor(buf, mode) with no handler: a placeholder.
+            if isinstance(handler, (access_mode, str)):
+                mode, handler = handler, None
+            else:
+                raise TypeError(f"sycl.accessor: expected a sycl.handler, got {type(handler).__name__}")
+        m = mode if type(mode) is access_mode else _norm_mode(mode)
+        kmode, no_init = _MODES[m]
+        if properties:
+            props = _prop.property_list(properties)
+            no_init = no_init or props.has_property(_prop.no_init_property)
+        if no_init and kmode == "read":
+            raise exception(errc.invalid, "no_init cannot be used with access_mode.read")
+        st = buf._storage
+        if access_range is None and access_offset is None:
+            rng = buf._range
+            off = None
+            tail = buf._whole_tail
+            if tail is None:
+                tail = buf._whole_tail = _tail(buf, rng, None)
+        else:
+            rng, off = _check_ranged(buf, access_range, access_offset)
+            tail = _tail(buf, rng, off)
+        kt = buf._ktypes.get(kmode)  # dtype and dimensions are the buffer's: cache per buffer
+        if kt is None:
+            key = (st.dtype, len(rng), kmode)
+            kt = _KTYPES.get(key)
+            if kt is None:
+                kt = _KTYPES[key] = AccessorType(st.dtype, len(rng), kmode)  # type: ignore[arg-type]
+            buf._ktypes = {**buf._ktypes, kmode: kt}
+        self._buf = buf
+        self._mode = m
+        self._no_init = no_init
+        self._range = rng
+        self._offset = off
+        self._ktype = kt
+        self._tail = tail
+        self._handler = None
+        self._hostview: np.ndarray | None = None  # set while a host_task runs
+        if handler is not None:
+            handler._require(self)
+
+    # --------------------------------------------------------------- queries
+    @property
+    def dtype(self) -> np.dtype:
+        """Element type."""
+        return self._buf.dtype
+
+    @property
+    def dimensions(self) -> int:
+        """Number of dimensions."""
+        return len(self._range)
+
+    @property
+    def access_mode(self) -> access_mode:
+        """The access mode."""
+        return self._mode
+
+    def get_range(self) -> _range:
+        """The access range."""
+        return self._range
+
+    def get_offset(self) -> _id:
+        """The access offset."""
+        return self._offset if self._offset is not None else _id(*([0] * len(self._range)))
+
+    def size(self) -> int:
+        """Number of accessible elements."""
+        return self._range.size()
+
+    get_count = size
+
+    def byte_size(self) -> int:
+        """Accessible bytes."""
+        return self.size() * self.dtype.itemsize
+
+    def is_placeholder(self) -> bool:
+        """Whether the accessor was created without a handler."""
+        return self._handler is None
+
+    def _host_only(self) -> np.ndarray:
+        if self._hostview is None:
+            raise exception(
+                errc.accessor,
+                "a device sycl.accessor can only be indexed inside a kernel or a host_task; on "
+                "the host use sycl.host_accessor(buf) (or buf.get_host_access())")
+        return self._hostview
+
+    def __getitem__(self, idx: Any) -> Any:
+        return self._host_only()[_np_index(idx)]
+
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        if self._ktype.mode == "read":
+            raise exception(errc.accessor, "cannot write through a read accessor")
+        self._host_only()[_np_index(idx)] = value
+
+    def __repr__(self) -> str:
+        return (f"sycl.accessor(dtype={self.dtype}, range={tuple(self._range)}, "
+                f"mode={self._mode.name})")
+
+
+class host_accessor:  # noqa: N801 - the spec's spelling
+    """``sycl::host_accessor``: the buffer's data on the host, as a numpy view.
+
+    Creating it waits for all device work on the buffer and copies the data
+    back if needed. ``np.asarray(ha)`` gives the view (read-only for
+    ``access_mode.read``); indexing works like numpy. Release it (``with``
+    block, or drop it) before submitting work that uses the buffer again.
+    """
+
+    def __init__(self, buf: buffer, mode: Any = access_mode.read_write) -> None:
+        from pysycl._commands.scheduler import acquire_host
+
+        if not isinstance(buf, buffer):
+            raise TypeError(f"sycl.host_accessor needs a sycl.buffer, got {type(buf).__name__}")
+        self._buf = buf
+        self._mode = _norm_mode(mode)
+        kmode, no_init = _MODES[self._mode]
+        acquire_host(buf._storage, writes=kmode != "read", no_init=no_init)
+        view = host_view(buf)
+        if kmode == "read":
+            view = view.view()
+            view.flags.writeable = False
+        self._view = view
+
+    def get_range(self) -> _range:
+        """The buffer's range."""
+        return self._buf.get_range()
+
+    def size(self) -> int:
+        """Number of elements."""
+        return self._buf.size()
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self._view if dtype is None else self._view.astype(dtype)
+
+    def __getitem__(self, idx: Any) -> Any:
+        return self._view[_np_index(idx)]
+
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        if not self._view.flags.writeable:
+            raise exception(errc.accessor, "cannot write through a read-only host_accessor")
+        self._view[_np_index(idx)] = value
+
+    def __len__(self) -> int:
+        return len(self._view)
+
+    def __enter__(self) -> host_accessor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return f"sycl.host_accessor({self._view!r})"
+
+
+_KTYPES: dict[tuple[Any, ...], AccessorType] = {}
+
+
+def _check_ranged(buf: buffer, access_range: Any, access_offset: Any) -> tuple[_range, _id]:
+    brange = buf.get_range()
+    n = len(brange)
+    rng = brange if access_range is None else (
+        access_range if isinstance(access_range, _range) else _range(access_range))
+    off = _id(*([0] * n)) if access_offset is None else (
+        access_offset if isinstance(access_offset, _id) else _id(access_offset))
+    if len(rng) != n or len(off) != n:
+        raise exception(errc.invalid, f"accessor range/offset must have {n} dimensions")
+    for d in range(n):
+        if off[d] < 0 or off[d] + rng[d] > brange[d]:
+            raise exception(errc.invalid, f"accessor range {tuple(rng)} at offset {tuple(off)} "
+                            f"exceeds the buffer range {tuple(brange)} in dimension {d}")
+    return rng, off
+
+
+def _tail(buf: buffer, rng: _range, off: _id | None) -> tuple[int, ...]:
+    """Flat kernel arguments after the cl buffer (see _kernel_abi): offset, range, mem_range[1:]."""
+    mem = buf._root_range()
+    lin_off = buf._offset + (linear_index(off, mem) if off is not None else 0)
+    return (lin_off, *rng, *tuple(mem)[1:])
+
+
+def _np_index(idx: Any) -> Any:
+    if isinstance(idx, (_id, _range)):
+        return tuple(idx)
+    if hasattr(idx, "get_id") and hasattr(idx, "get_linear_id"):  # an item
+        return tuple(idx.get_id())
+    return idx

@@ -1,0 +1,422 @@
+"""``sycl::buffer`` (SYCL 2020 §4.7.2) and its coherence state.
+
+A buffer owns one host copy (a C-contiguous, flat numpy array) and at most one
+device allocation per context. ``_valid`` says which copies hold the current
+data; the scheduler moves data only when the copy a command needs is stale,
+and writes back to the user's array exactly once, when the buffer is
+destroyed or its ``with`` block exits (§4.7.2.3).
+
+Sub-buffers share their root's storage and state; dependencies are tracked per
+root buffer, which orders more than strictly needed but never too little.
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+import os
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from pysycl import property as _prop
+from pysycl._core.exceptions import errc, exception
+from pysycl._objects.range import id as _id
+from pysycl._objects.range import linear_index
+from pysycl._objects.range import range as _range
+
+_log = logging.getLogger("pysycl.buffer")
+
+HOST = "host"
+
+_lazy: dict[str, Any] = {}  # modules imported on first use (circular at import time)
+
+# dtype kinds a kernel can use: bool, signed, unsigned, float, complex.
+_NUMERIC_KINDS = frozenset("biufc")
+
+
+def check_dtype(dtype: Any) -> np.dtype:
+    """Return ``dtype`` as a numpy dtype, or raise TypeError for non-numeric ones."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as e:
+        raise TypeError(f"sycl.buffer: {dtype!r} is not a numpy dtype") from e
+    if dt.kind not in _NUMERIC_KINDS or dt.hasobject or dt.fields is not None:
+        raise TypeError(
+            f"sycl.buffer: dtype {dt} is not supported; buffers hold numbers "
+            "(bool, int8..int64, uint8..uint64, float16/32/64, complex64/128)"
+        )
+    if not dt.isnative:
+        raise TypeError(f"sycl.buffer: dtype {dt} is not in native byte order; use .astype()")
+    return dt
+
+
+class _Storage:
+    """State shared by a root buffer and its sub-buffers."""
+
+    __slots__ = (
+        "_host", "closed", "dev", "dtype", "final", "host_accessors", "last_write", "nbytes", "origin",
+        "queue_of", "reads", "size", "user", "valid", "write_back",
+    )
+
+    def __init__(self, host: np.ndarray | None, user: Any, write_back: bool,
+                 dtype: np.dtype | None = None, size: int = 0) -> None:
+        self._host = host           # flat, contiguous host copy (allocated lazily if None)
+        self.user = user            # where write-back goes, if not `host` itself
+        self.dtype = host.dtype if host is not None else dtype
+        self.size = host.size if host is not None else size
+        self.nbytes = self.size * self.dtype.itemsize
+        self.write_back = write_back
+        self.origin = write_back    # built from writable host data: write-back is possible
+        self.final: Any = None      # set_final_data target
+        self.dev: dict[Any, Any] = {}        # context -> cl.Buffer
+        self.queue_of: dict[Any, Any] = {}   # context -> last cl queue that used it
+        self.valid: set[Any] = set()         # {HOST, context, ...}
+        self.last_write: tuple[Any, Any] | None = None   # (cl queue, cl event)
+        self.reads: dict[Any, Any] = {}      # cl queue -> its newest reading cl event since last write
+        self.host_accessors = 0
+        self.closed: str | None = None  # where the root buffer was closed (written back)
+
+    @property
+    def host(self) -> np.ndarray:
+        """The host copy; a ``buffer(range)`` allocates it on first host use."""
+        if self._host is None:
+            try:
+                self._host = np.empty(self.size, dtype=self.dtype)
+            except MemoryError as e:
+                raise exception(errc.memory_allocation, f"cannot allocate {self.nbytes} bytes "
+                                "of host memory for a buffer") from e
+        return self._host
+
+    def pending(self) -> list[Any]:
+        evs = list(self.reads.values())
+        if self.last_write is not None:
+            evs.append(self.last_write[1])
+        return evs
+
+
+class buffer:  # noqa: N801 - the spec's spelling
+    """``sycl::buffer``: data shared between the host and devices.
+
+    Constructors (C++ overloads → one function with optional arguments)::
+
+        sycl.buffer(ndarray)                      # shares the array, writes back
+        sycl.buffer(ndarray, sycl.range(...))     # same storage viewed with another range
+        sycl.buffer(sycl.range(...), dtype=np.float32)   # uninitialized, no host data
+        sycl.buffer([1, 2, 3], dtype=np.int32)    # from a container (written back to a list)
+        sycl.buffer(parent, sycl.id(...), sycl.range(...))  # sub-buffer
+
+    A C-contiguous writable array is used in place as the buffer's host storage;
+    any other array (non-contiguous, read-only) is copied, and written back to
+    the original (element-wise assignment) only when it is writable. The host
+    array must not be touched while the buffer is alive except through
+    ``host_accessor`` (§4.7.2.3).
+
+    Use it as a context manager (``with sycl.buffer(a) as A:``) to write back
+    deterministically on exit; otherwise write-back happens when the buffer is
+    garbage-collected.
+    """
+
+    _closed_at = ""  # file:line where the buffer was closed
+    _whole_tail: tuple[int, ...] | None = None  # cached flat kernel args of a whole-buffer accessor
+    _ktypes: dict[str, Any] = {}  # noqa: RUF012 - replaced, never mutated: access mode -> AccessorType
+
+    def __init__(
+        self,
+        data: Any = None,
+        range: Any = None,
+        sub_range: Any = None,
+        *,
+        dtype: Any = None,
+        properties: Iterable[Any] = (),
+    ) -> None:
+        # Closed until fully built: a constructor that raises leaves nothing for
+        # __del__ to write back (and no second error printed during collection).
+        self._closed = True
+        self._props = _prop.property_list(properties)
+        self._init(data, range, sub_range, dtype)
+        self._closed = False
+
+    def _init(self, data: Any, range: Any, sub_range: Any, dtype: Any) -> None:
+        if isinstance(data, buffer):
+            self._init_sub(data, range, sub_range)
+            return
+        if isinstance(data, _range):
+            if range is not None:
+                raise TypeError("sycl.buffer(range, ...): give the dtype as dtype=")
+            if dtype is None:
+                raise TypeError("sycl.buffer(sycl.range(...)) needs the element type: dtype=np.float32")
+            dt = check_dtype(dtype)
+            self._storage = _Storage(None, None, write_back=False, dtype=dt, size=data.size())
+            self._range = data
+            self._mem_range = data
+            self._offset = 0
+            return
+        if data is None:
+            raise TypeError("sycl.buffer needs host data, a sycl.range, or a parent buffer")
+        self._init_host(data, range, dtype)
+
+    def _init_host(self, data: Any, rng: Any, dtype: Any) -> None:
+        user = None
+        write_back = True
+        if isinstance(data, np.ndarray):
+            arr = data
+            if dtype is not None and np.dtype(dtype) != arr.dtype:
+                raise TypeError(f"sycl.buffer: array has dtype {arr.dtype}, dtype= says {np.dtype(dtype)}")
+            check_dtype(arr.dtype)
+            if arr.flags.c_contiguous and arr.flags.writeable:
+                host = arr.reshape(-1)  # a view: the user's memory is the host copy
+            else:
+                host = np.ascontiguousarray(arr).reshape(-1).copy()
+                if arr.flags.writeable:
+                    user = arr
+                else:
+                    write_back = False  # like a const T*: never written back
+            shape = arr.shape if arr.ndim else (1,)
+        elif isinstance(data, (list, tuple)) or hasattr(data, "__array__"):
+            arr = np.asarray(data, dtype=dtype)
+            check_dtype(arr.dtype)
+            host = np.ascontiguousarray(arr).reshape(-1).copy()
+            shape = arr.shape if arr.ndim else (1,)
+            if isinstance(data, list) and arr.ndim == 1:
+                user = data
+            else:
+                write_back = False
+        else:
+            raise TypeError(f"sycl.buffer cannot hold a {type(data).__name__}; give a numpy array")
+        if rng is not None:
+            rng = rng if isinstance(rng, _range) else _range(rng)
+            if rng.size() != host.size:
+                raise exception(errc.invalid, f"sycl.buffer: range {tuple(rng)} has {rng.size()} "
+                                f"elements but the data has {host.size}")
+        else:
+            if len(shape) > 3:
+                raise TypeError(f"sycl.buffer: at most 3 dimensions, the array has {len(shape)}")
+            rng = _range(*shape)
+        self._storage = _Storage(host, user, write_back)
+        self._storage.valid.add(HOST)
+        self._range = rng
+        self._mem_range = rng
+        self._offset = 0
+
+    def _init_sub(self, parent: buffer, base_index: Any, sub_range: Any) -> None:
+        if parent.is_sub_buffer():
+            raise exception(errc.invalid, "cannot create a sub-buffer of a sub-buffer (§4.7.2.1)")
+        if base_index is None or sub_range is None:
+            raise TypeError("sub-buffer: sycl.buffer(parent, sycl.id(...), sycl.range(...))")
+        base = base_index if isinstance(base_index, _id) else _id(base_index)
+        sub = sub_range if isinstance(sub_range, _range) else _range(sub_range)
+        prange = parent._range
+        if len(base) != len(prange) or len(sub) != len(prange):
+            raise exception(errc.invalid, "sub-buffer: base index and range need the parent's "
+                            f"{len(prange)} dimensions")
+        for d in builtins.range(len(prange)):
+            if base[d] < 0 or base[d] + sub[d] > prange[d]:
+                raise exception(
+                    errc.invalid,
+                    f"sub-buffer exceeds its parent in dimension {d}: base {tuple(base)} + range "
+                    f"{tuple(sub)} > parent range {tuple(prange)} (§4.7.2.1)")
+        # Contiguity: after the first dimension whose extent is partial, every
+        # later dimension must span the parent fully.
+        for d in builtins.range(1, len(prange)):
+            if sub[d] != prange[d] and any(sub[k] > 1 for k in builtins.range(d)):
+                raise exception(errc.invalid, f"sub-buffer range {tuple(sub)} at {tuple(base)} is "
+                                f"not contiguous in the parent of range {tuple(prange)} (§4.7.2.1)")
+        self._storage = parent._storage
+        self._range = sub
+        self._mem_range = prange
+        self._offset = linear_index(base, prange)
+        self._parent = parent  # keep the parent (and its write-back) alive
+
+    # ----------------------------------------------------------------- queries
+    @property
+    def dtype(self) -> np.dtype:
+        """Element type (the C++ template parameter ``T``)."""
+        return self._storage.dtype
+
+    @property
+    def dimensions(self) -> int:
+        """Number of dimensions."""
+        return len(self._range)
+
+    def get_range(self) -> _range:
+        """The buffer's range."""
+        return self._range
+
+    def size(self) -> int:
+        """Number of elements."""
+        return self._range.size()
+
+    get_count = size
+
+    def byte_size(self) -> int:
+        """Size in bytes."""
+        return self.size() * self._storage.dtype.itemsize
+
+    get_size = byte_size
+
+    def _root_range(self) -> _range:
+        """The range that row-major strides are computed from (the root's)."""
+        return self._mem_range
+
+    def is_sub_buffer(self) -> bool:
+        """Whether this is a sub-buffer."""
+        return hasattr(self, "_parent")
+
+    def has_property(self, kind: type) -> bool:
+        """Whether the buffer was built with a property of class ``kind``."""
+        return self._props.has_property(kind)
+
+    def get_property(self, kind: type) -> Any:
+        """The property of class ``kind`` (``errc.invalid`` when absent)."""
+        return self._props.get_property(kind)
+
+    def set_final_data(self, final_data: Any = None) -> None:
+        """Where to write back on destruction: a numpy array, or ``None`` for nowhere."""
+        st = self._storage
+        if final_data is None:
+            st.write_back = False
+            st.final = None
+            return
+        if not isinstance(final_data, np.ndarray) or final_data.size < st.size:
+            raise TypeError("set_final_data takes a numpy array with at least as many elements, or None")
+        st.final = final_data
+        st.write_back = True
+
+    def set_write_back(self, flag: bool = True) -> None:
+        """Enable or disable write-back on destruction."""
+        st = self._storage
+        st.write_back = bool(flag) and (st.origin or st.final is not None)
+
+    # --------------------------------------------------------------- accessors
+    def get_access(self, handler: Any = None, mode: Any = None, *, access_range: Any = None,
+                   access_offset: Any = None, properties: Iterable[Any] = ()) -> Any:
+        """An accessor in command group ``handler`` (``buf.get_access(h, sycl.access_mode.read)``)."""
+        acc_mod = _lazy.get("accessor")
+        if acc_mod is None:
+            import pysycl._memory.accessor as acc_mod
+
+            _lazy["accessor"] = acc_mod
+        if access_range is None and access_offset is None and not properties:
+            return acc_mod.accessor(self, handler, acc_mod.access_mode.read_write
+                                    if mode is None else mode)
+        return acc_mod.accessor(self, handler, acc_mod.access_mode.read_write
+                                if mode is None else mode, access_range=access_range,
+                                access_offset=access_offset, properties=properties)
+
+    def get_host_access(self, mode: Any = None) -> Any:
+        """A ``host_accessor`` (blocks until the data is on the host)."""
+        from pysycl._memory.accessor import access_mode, host_accessor
+
+        return host_accessor(self, access_mode.read_write if mode is None else mode)
+
+    def reinterpret(self, dtype: Any, range: Any = None) -> buffer:
+        """A view of the same storage with another element type and/or range."""
+        dt = check_dtype(dtype)
+        nbytes = self.byte_size()
+        if range is None:
+            if nbytes % dt.itemsize:
+                raise exception(errc.invalid, f"cannot reinterpret {nbytes} bytes as {dt}")
+            range = _range(nbytes // dt.itemsize)
+        rng = range if isinstance(range, _range) else _range(range)
+        if rng.size() * dt.itemsize != nbytes:
+            raise exception(errc.invalid, f"reinterpret: {rng.size()} x {dt} != {nbytes} bytes")
+        if self.is_sub_buffer() or dt != self.dtype:
+            raise exception(errc.feature_not_supported,
+                            "pysycl: reinterpret to another dtype or of a sub-buffer is not supported yet")
+        out = object.__new__(buffer)
+        out._props = self._props
+        out._closed = False
+        out._storage = self._storage
+        out._range = rng
+        out._mem_range = rng
+        out._offset = self._offset
+        out._keep = self
+        return out
+
+    # ------------------------------------------------------------- write-back
+    def _flush(self) -> None:
+        """Wait for all work on the buffer and write back (once) — §4.7.2.3."""
+        if self._closed:
+            return
+        self._closed = True
+        self._closed_at = _user_site()
+        if self.is_sub_buffer():
+            return
+        st = self._storage
+        st.closed = self._closed_at
+        _sched.wait_all(st)
+        if not st.write_back:
+            return
+        _sched.sync_to_host(st)
+        target = st.final if st.final is not None else st.user
+        if target is None:
+            return  # the host copy is the user's array itself
+        if isinstance(target, list):
+            target[:] = st.host.tolist()
+        elif isinstance(target, np.ndarray):
+            if target.shape == tuple(self._range) or (target.size == st.size and target.ndim == 1):
+                target[...] = st.host.reshape(target.shape)
+            else:
+                target.reshape(-1)[: st.size] = st.host
+        st.write_back = False
+
+    def _closed_message(self) -> str:
+        where = self._closed_at if self._closed else self._storage.closed
+        what = "it" if self._closed else "its parent buffer"
+        return (f"{self!r} is used in a command group at {_user_site()}, but {what} was "
+                f"already closed at {where} (the end of its with block, or its destruction) "
+                "and its data written back: work submitted now could not reach the host. "
+                "Create a new sycl.buffer over the data to use it again")
+
+    def __enter__(self) -> buffer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._flush()
+
+    def __del__(self) -> None:
+        if sys.is_finalizing():
+            return  # interpreter shutdown: the arrays written back to are going away too
+        try:
+            self._flush()
+        except Exception:
+            _log.exception("pysycl: write-back of a buffer failed during garbage collection")
+
+    def __repr__(self) -> str:
+        return f"sycl.buffer(range={tuple(self._range)}, dtype={self.dtype})"
+
+    # Common reference semantics: buffers compare by identity of their storage view.
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, buffer):
+            return (self._storage is other._storage and self._offset == other._offset
+                    and self._range == other._range)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((id(self._storage), self._offset, self._range))
+
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _user_site() -> str:
+    """``file:line`` of the innermost caller outside the pysycl package (for messages)."""
+    f = sys._getframe(1)
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PKG_DIR):
+        f = f.f_back
+    return "<unknown>" if f is None else f"{f.f_code.co_filename}:{f.f_lineno}"
+
+
+def host_view(buf: buffer) -> np.ndarray:
+    """The host copy of ``buf`` shaped by its range (no synchronization)."""
+    st = buf._storage
+    n = buf.size()
+    return st.host[buf._offset: buf._offset + n].reshape(tuple(buf._range))
+
+
+
+
+import pysycl._commands.scheduler as _sched  # noqa: E402 - circular: the scheduler uses _Storage

@@ -1,0 +1,1 @@
+"""Platforms, devices, contexts, selectors, aspects, info descriptors, index-space classes."""

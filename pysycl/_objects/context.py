@@ -1,0 +1,226 @@
+"""``sycl::context`` (SYCL 2020 §4.6.3) over OpenCL contexts.
+
+The C++ overloads (Table 19) become one constructor::
+
+    context()                         # default_selector_v's device
+    context(async_handler)            # same, with an async handler
+    context(dev[, async_handler])     # one device
+    context([dev0, dev1][, async_handler])   # devices of one platform
+    context(plat[, async_handler])    # every visible device of a platform (pysycl)
+
+Each construction makes a new OpenCL context. Queues built from only a device
+share the platform's default context (:func:`default_context_for`), so that
+their buffers and events live in one context, as in DPC++.
+
+Attributes used by the rest of the runtime:
+    ``_cl``: the pyopencl ``Context``; ``_async_handler``: the handler or ``None``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from pysycl._backends.opencl import discovery as _d
+from pysycl._core.backend import backend
+from pysycl._core.exceptions import errc, exception, exception_list
+from pysycl._objects.device import device
+from pysycl._objects.info import _context_info, _device_info
+from pysycl._objects.platform import platform
+
+AsyncHandler = Callable[[exception_list], None]
+
+_lock = threading.Lock()
+_per_device_default: dict[device, context] = {}
+_host_ids = itertools.count(2)  # -1 is the host platform's and device's handle
+
+
+def _create_cl(devs: Sequence[device]) -> Any:
+    """The OpenCL context of ``devs``; ``None`` for the host device (no OpenCL)."""
+    if devs[0].get_backend() is backend.ext_pysycl_host:
+        return None
+    return _d.create_context([d._cl for d in devs])
+
+
+class context:  # noqa: N801 - the spec's spelling
+    """A SYCL context: devices of one platform sharing memory objects.
+
+    Args:
+        devices: a ``device``, a sequence of devices (same platform), a
+            ``platform``, or ``None`` for the device ``default_selector_v`` picks.
+            A callable that is none of these is taken as ``async_handler``
+            (the ``context(async_handler)`` overload).
+        async_handler: called with an ``exception_list`` of asynchronous errors.
+        properties: the property list; SYCL 2020 defines no context property.
+
+    Raises:
+        exception: ``errc.invalid`` when the devices are empty or belong to more
+            than one platform; ``errc.runtime`` when no device can be selected.
+        TypeError: for arguments of the wrong type.
+    """
+
+    __slots__ = ("_async_handler", "_cl", "_devices", "_handle", "_platform", "_properties")
+
+    _cl: Any
+    _handle: int
+    _devices: tuple[device, ...]
+    _platform: platform
+    _async_handler: AsyncHandler | None
+    _properties: tuple[Any, ...]
+
+    def __init__(
+        self,
+        devices: device | Sequence[device] | platform | AsyncHandler | None = None,
+        async_handler: AsyncHandler | None = None,
+        properties: Iterable[Any] = (),
+    ) -> None:
+        if (callable(devices) and not isinstance(devices, (device, platform))
+                and async_handler is None):
+            devices, async_handler = None, devices  # the context(async_handler) overload
+        if async_handler is not None and not callable(async_handler):
+            raise TypeError(f"async_handler must be callable, not {async_handler!r}")
+        if devices is None:
+            devs = [device()]
+        elif isinstance(devices, device):
+            devs = [devices]
+        elif isinstance(devices, platform):
+            devs = devices.get_devices()
+        elif isinstance(devices, Sequence) and not isinstance(devices, (str, bytes)):
+            devs = list(devices)
+            for d in devs:
+                if not isinstance(d, device):
+                    raise TypeError(f"context devices must be sycl.device objects, not {d!r}")
+        else:
+            raise TypeError("context takes a device, a sequence of devices, a platform or an "
+                            f"async_handler, not {devices!r}")
+        devs = list(dict.fromkeys(devs))  # a device listed twice is one device
+        if not devs:
+            raise exception(errc.invalid, "a context needs at least one device")
+        plats = {d.get_platform() for d in devs}
+        if len(plats) > 1:
+            # Table 19: "all SYCL devices in the deviceList parameter have the same
+            # associated SYCL platform".
+            raise exception(errc.invalid, "the devices of a context must share one platform; got "
+                            + ", ".join(f"{d!r} on {d.get_platform()!r}" for d in devs))
+        self._init(_create_cl(devs), devs, async_handler, tuple(properties))
+
+    def _init(self, cl_context: Any, devs: Sequence[device],
+              async_handler: AsyncHandler | None, properties: tuple[Any, ...]) -> None:
+        self._cl = cl_context
+        # The host device's contexts have no OpenCL context: a unique negative handle.
+        self._handle = _d.handle(cl_context) if cl_context is not None else -next(_host_ids)
+        self._devices = tuple(devs)
+        self._platform = devs[0].get_platform()
+        self._async_handler = async_handler
+        self._properties = properties
+
+    @classmethod
+    def _from_cl(cls, cl_context: Any, async_handler: AsyncHandler | None = None) -> context:
+        """Wrap an existing pyopencl context (OpenCL interop, Appendix C)."""
+        self = object.__new__(cls)
+        devs = [device._from_cl(c) for c in _d.context_devices(cl_context)]
+        self._init(cl_context, devs, async_handler, ())
+        return self
+
+    # --- members ---
+
+    def get_backend(self) -> backend:
+        """The SYCL backend of this context (its platform's)."""
+        return self._platform.get_backend()
+
+    def get_platform(self) -> platform:
+        """The platform of this context's devices."""
+        return self._platform
+
+    def get_devices(self) -> list[device]:
+        """The devices of this context."""
+        return list(self._devices)
+
+    def get_info(self, param: _context_info) -> Any:
+        """Query ``info.context.*`` (Table 21).
+
+        The atomic capabilities are those every device of the context supports.
+        """
+        if not isinstance(param, _context_info):
+            raise TypeError(f"context.get_info takes a sycl.info.context descriptor, "
+                            f"not {param!r}")
+        if param is _context_info.platform:
+            return self._platform
+        if param is _context_info.devices:
+            return self.get_devices()
+        per_device = [d.get_info(_device_info[param.name]) for d in self._devices]
+        common = set(per_device[0]).intersection(*per_device[1:])
+        return [v for v in per_device[0] if v in common]
+
+    def has_property(self, prop_type: type) -> bool:
+        """Whether the context was constructed with a property of this type (§4.5.4)."""
+        return any(isinstance(p, prop_type) for p in self._properties)
+
+    def get_property(self, prop_type: type) -> Any:
+        """The property of this type the context was constructed with (§4.5.4).
+
+        Raises:
+            exception: ``errc.invalid`` when there is none.
+        """
+        for p in self._properties:
+            if isinstance(p, prop_type):
+                return p
+        raise exception(errc.invalid, f"this context was not constructed with "
+                        f"{getattr(prop_type, '__name__', prop_type)}")
+
+    # --- common reference semantics ---
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, context) and other._handle == self._handle
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(("context", self._handle))
+
+    def __copy__(self) -> context:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> context:
+        return self
+
+    def __repr__(self) -> str:
+        names = ", ".join(repr(d._name()) for d in self._devices)
+        return f"<sycl.context [{self.get_backend().name}] {names}>"
+
+
+def platform_default_context(plat: platform) -> context:
+    """The platform's default context: every device of the platform visible when first asked."""
+    with _lock:
+        ctx = plat._default_context
+        if ctx is None:
+            # Hidden devices (PYSYCL_DEVICE_FILTER) stay out, unless all are hidden.
+            devs = plat.get_devices() or plat._root_devices()
+            ctx = object.__new__(context)
+            ctx._init(_create_cl(devs), devs, None, ())
+            plat._default_context = ctx
+        return ctx
+
+
+def default_context_for(dev: device) -> context:
+    """The context a queue made from only a device uses (one per platform).
+
+    Root devices share their platform's default context; a sub-device (or a device
+    hidden when that context was made) gets its own cached one-device context.
+    """
+    if not isinstance(dev, device):
+        raise TypeError(f"default_context_for takes a sycl.device, not {dev!r}")
+    if dev._parent is None:
+        ctx = platform_default_context(dev.get_platform())
+        if dev in ctx._devices:
+            return ctx
+    with _lock:
+        ctx = _per_device_default.get(dev)
+        if ctx is None:
+            ctx = object.__new__(context)
+            ctx._init(_create_cl([dev]), [dev], None, ())
+            _per_device_default[dev] = ctx
+        return ctx

@@ -1,0 +1,215 @@
+"""Device selection (SYCL 2020 §4.6.1): the standard selectors and ``select_device``.
+
+A device selector is any callable taking a ``device`` and returning a value
+convertible to ``int``. :func:`select_device` scores every visible device of
+every platform, keeps the highest score (the first one in enumeration order on
+ties) and rejects strictly negative scores (§4.6.1.1).
+"""
+
+from __future__ import annotations
+
+import logging
+import operator
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from pysycl._core.exceptions import errc, exception
+from pysycl._objects.aspects import aspect
+from pysycl._objects.device import device
+from pysycl._objects.info import device_type
+from pysycl._objects.platform import FILTER_ENV, _all_platforms, device_filter
+
+_log = logging.getLogger("pysycl.selector")
+
+Selector = Callable[[device], Any]
+
+# default_selector_v's heuristic. The components are summed; every real device
+# scores >= 0 (the spec: default_selector_v "must always return a device").
+_SCORE_SPIRV = 1000   # can load SPIR-V, i.e. run Python kernels compiled by pysycl_numba
+_SCORE_GPU = 300
+_SCORE_ACCELERATOR = 200
+_SCORE_CPU = 100
+_SCORE_AVAILABLE = 10
+_SCORE_POCL = -50     # PoCL: selectable, but below a vendor runtime of the same kind
+_SCORE_HOST = -1      # the host_debuggable interpreter device: never the default
+
+
+def _default_score(dev: device) -> int:
+    score = 0
+    if dev.has(aspect.ext_pysycl_spirv):
+        score += _SCORE_SPIRV
+    if dev.has(aspect.gpu):
+        score += _SCORE_GPU
+    elif dev.has(aspect.accelerator):
+        score += _SCORE_ACCELERATOR
+    elif dev.has(aspect.cpu):
+        score += _SCORE_CPU
+    if dev._is_available():
+        score += _SCORE_AVAILABLE
+    if "portable computing language" in dev._platform_name().lower():
+        score += _SCORE_POCL
+    if dev.has(aspect.host_debuggable):
+        return _SCORE_HOST  # the interpreter device: only ever chosen on request
+    return max(score, 0)
+
+
+class default_selector:  # noqa: N801 - the spec's spelling (SYCL 1.2.1 compatibility type)
+    """Scores devices by pysycl's heuristic; ``default_selector_v`` is an instance.
+
+    Preference: devices that run Python kernels (``aspect.ext_pysycl_spirv``)
+    first; then GPU over accelerator over CPU; PoCL below a vendor runtime of the
+    same kind. Never negative for a real device; negative for the
+    host_debuggable interpreter device, which is never the default.
+    """
+
+    def __call__(self, dev: device) -> int:
+        return _default_score(dev)
+
+    def __repr__(self) -> str:
+        return "sycl.default_selector_v"
+
+
+class _TypeSelector:
+    _type: device_type
+
+    def __call__(self, dev: device) -> int:
+        # Table 14: only devices of this type; the others are rejected.
+        if dev._device_type() is not self._type:
+            return -1
+        return _default_score(dev)
+
+    def __repr__(self) -> str:
+        return f"sycl.{self._type.name}_selector_v"
+
+
+class cpu_selector(_TypeSelector):  # noqa: N801
+    """Selects a device of type ``info.device_type.cpu`` (Table 14)."""
+
+    _type = device_type.cpu
+
+
+class gpu_selector(_TypeSelector):  # noqa: N801
+    """Selects a device of type ``info.device_type.gpu`` (Table 14)."""
+
+    _type = device_type.gpu
+
+
+class accelerator_selector(_TypeSelector):  # noqa: N801
+    """Selects a device of type ``info.device_type.accelerator`` (Table 14)."""
+
+    _type = device_type.accelerator
+
+
+default_selector_v = default_selector()
+cpu_selector_v = cpu_selector()
+gpu_selector_v = gpu_selector()
+accelerator_selector_v = accelerator_selector()
+
+
+class _AspectSelector:
+    def __init__(self, required: Iterable[aspect], denied: Iterable[aspect]) -> None:
+        self.required = tuple(required)
+        self.denied = tuple(denied)
+        for a in (*self.required, *self.denied):
+            if not isinstance(a, aspect):
+                raise TypeError(f"aspect_selector takes sycl.aspect values, not {a!r}")
+
+    def __call__(self, dev: device) -> int:
+        if not all(dev.has(a) for a in self.required):
+            return -1
+        if any(dev.has(a) for a in self.denied):
+            return -1
+        # Among acceptable devices, rank as default_selector_v does ("If no aspects
+        # are passed in, the generated selector behaves like default_selector"),
+        # but accept every device that has the required aspects (the host device
+        # scores negative for default_selector_v only).
+        return max(_default_score(dev), 0)
+
+    def __repr__(self) -> str:
+        req = ", ".join(f"aspect.{a.name}" for a in self.required)
+        deny = ", ".join(f"aspect.{a.name}" for a in self.denied)
+        return f"sycl.aspect_selector([{req}], deny_list=[{deny}])"
+
+
+def aspect_selector(*aspects: aspect | Iterable[aspect],
+                    deny_list: Iterable[aspect] = ()) -> Selector:
+    """A selector accepting only devices with every given aspect and none denied (§4.6.1.1).
+
+    Both C++ overloads::
+
+        aspect_selector(aspect.gpu, aspect.fp16)
+        aspect_selector([aspect.fp16, aspect.fp64], [aspect.emulated, aspect.custom])
+        aspect_selector([aspect.fp16], deny_list=[aspect.custom])
+
+    Args:
+        *aspects: the required aspects, or one sequence of required aspects
+            optionally followed by a sequence of denied aspects.
+        deny_list: aspects the device must not have.
+
+    Returns:
+        A device selector.
+    """
+    if aspects and not isinstance(aspects[0], aspect):
+        if len(aspects) > 2 or (len(aspects) == 2 and deny_list):
+            raise TypeError("aspect_selector(aspect_list, deny_list=()) takes at most two lists")
+        required = list(aspects[0])  # type: ignore[arg-type]
+        denied = list(aspects[1]) if len(aspects) == 2 else list(deny_list)  # type: ignore
+    else:
+        required, denied = list(aspects), list(deny_list)  # type: ignore[arg-type]
+    return _AspectSelector(required, denied)  # type: ignore[arg-type]
+
+
+def _selector_name(selector: Any) -> str:
+    return getattr(selector, "__qualname__", None) or repr(selector)
+
+
+def select_device(selector: Selector) -> device:
+    """Pick the device a selector scores highest (§4.6.1.1).
+
+    Args:
+        selector: a callable ``device -> int-convertible``. A ``device`` is
+            accepted too and returned as is.
+
+    Returns:
+        The highest-scoring visible device; the first in enumeration order on ties.
+
+    Raises:
+        exception: ``errc.runtime`` when every score is negative or no device
+            is visible.
+        TypeError: when ``selector`` is not callable or returns a non-integer.
+    """
+    if isinstance(selector, device):
+        return selector
+    if not callable(selector):
+        raise TypeError(f"a device selector must be callable (device -> int), not {selector!r}")
+    candidates = device.get_devices()
+    best: device | None = None
+    best_score = -1
+    scores = []
+    for dev in candidates:
+        raw = selector(dev)
+        try:
+            score = operator.index(raw) if not isinstance(raw, bool) else int(raw)
+        except TypeError:
+            try:
+                score = int(raw)
+            except (TypeError, ValueError):
+                raise TypeError(f"device selector {_selector_name(selector)} returned {raw!r} "
+                                f"for {dev!r}; it must return an int") from None
+        scores.append((dev, score))
+        if score >= 0 and (best is None or score > best_score):
+            best, best_score = dev, score
+    _log.debug("select_device(%s): %s", _selector_name(selector), scores)
+    if best is None:
+        if not candidates:
+            # platforms_and_devices() already raised if the loader found nothing.
+            hidden = [d._name() for p in _all_platforms() for d in p._root_devices()]
+            raise exception(
+                errc.runtime,
+                f"no device satisfies {_selector_name(selector)}: {FILTER_ENV}="
+                f"{','.join(device_filter())!r} hides every device (there are: "
+                f"{', '.join(map(repr, hidden))})")
+        listed = "; ".join(f"{d!r} scored {s}" for d, s in scores)
+        raise exception(errc.runtime, f"no device satisfies {_selector_name(selector)}: every "
+                        f"device scored negative ({listed})")
+    return best
