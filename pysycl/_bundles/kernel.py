@@ -140,13 +140,13 @@ def _scalar(k: Any, i: int, v: Any) -> Any:
                     "passed; use an accessor, a local_accessor or a numpy scalar")
 
 
-def prepare_interop(q: Any, h: Any, cmd: tuple[Any, ...]) -> Any:
+def prepare_interop(q: Any, h: Any, cmd: Any) -> Any:
     """Check a ``sycl.kernel`` command and return ``launch(wait_for) -> cl event``."""
     from pysycl._backends.opencl import programs as clp
     from pysycl._memory.accessor import accessor
     from pysycl._objects.range import nd_range
 
-    kind, index_space, kobj = cmd[1], cmd[3], cmd[4]
+    kind, index_space, kobj = cmd.kind, cmd.index_space, cmd.fn
     ctx, dev = q._ctx, q._dev
     if kobj._bundle._ctx != ctx:
         raise exception(errc.invalid, "the kernel's context is not the queue's context", ctx)

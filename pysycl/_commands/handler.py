@@ -14,6 +14,15 @@ import numpy as np
 
 from pysycl._bundles.kernel import kernel as _sycl_kernel
 from pysycl._bundles.kernel_id import check_kernel_name
+from pysycl._commands.commands import (
+    COMMAND_NAMES,
+    Command,
+    CopyCommand,
+    FillCommand,
+    HostTaskCommand,
+    KernelCommand,
+    UpdateHostCommand,
+)
 from pysycl._commands.event import event
 from pysycl._core.exceptions import errc, exception
 from pysycl._memory.accessor import accessor
@@ -30,7 +39,7 @@ class handler:  # noqa: N801 - the spec's spelling
 
     def __init__(self, q: Any) -> None:
         self._queue = q
-        self._cmd: tuple[Any, ...] | None = None
+        self._cmd: Command | None = None
         self._reqs: list[accessor] = []
         self._deps: list[event] = []
         self._bundle: Any = None  # use_kernel_bundle
@@ -81,10 +90,11 @@ class handler:  # noqa: N801 - the spec's spelling
                 raise TypeError(f"depends_on takes sycl.event objects, got {type(e).__name__}")
             self._deps.append(e)
 
-    def _set(self, cmd: tuple[Any, ...]) -> None:
+    def _set(self, cmd: Command) -> None:
         if self._cmd is not None:
             raise exception(errc.invalid, "a command group may contain only one command "
-                            f"(already has {self._cmd[0]}, now {cmd[0]})")
+                            f"(already has {COMMAND_NAMES[type(self._cmd)]}, "
+                            f"now {COMMAND_NAMES[type(cmd)]})")
         self._cmd = cmd
 
     # --------------------------------------------------------------- kernels
@@ -121,7 +131,7 @@ class handler:  # noqa: N801 - the spec's spelling
         if type(kernel) is not _sycl_kernel:
             _check_kernel(kernel, len(rest), lambda: f"parallel_for over a {kind}"
                           + (f" with {len(rest) - 1} reduction(s)" if len(rest) > 1 else ""))
-        self._set(("kernel", kind, ndim, index_space, kernel, rest[:-1], kernel_name))
+        self._set(KernelCommand(kind, ndim, index_space, kernel, rest[:-1], kernel_name))
 
     def single_task(self, kernel: Callable[[], Any], *, kernel_name: str | None = None) -> None:
         """Run ``kernel`` (a function of no arguments) once."""
@@ -129,7 +139,7 @@ class handler:  # noqa: N801 - the spec's spelling
             check_kernel_name(kernel_name)
         if type(kernel) is not _sycl_kernel:
             _check_kernel(kernel, 0, "single_task")
-        self._set(("kernel", "single_task", 0, None, kernel, (), kernel_name))
+        self._set(KernelCommand("single_task", 0, None, kernel, (), kernel_name))
 
     # ------------------------------------------------------ kernel bundles
     def use_kernel_bundle(self, kb: Any) -> None:
@@ -211,7 +221,7 @@ class handler:  # noqa: N801 - the spec's spelling
         """
         if not callable(fn):
             raise TypeError("host_task takes a callable")
-        self._set(("host_task", fn, ()))
+        self._set(HostTaskCommand(fn))
 
     # ------------------------------------------------------- memory commands
     def copy(self, src: Any, dest: Any) -> None:
@@ -240,7 +250,7 @@ class handler:  # noqa: N801 - the spec's spelling
             if np.size(src) < dest.size():
                 raise exception(errc.invalid, f"copy: source has {np.size(src)} elements, the "
                                 f"accessor {dest.size()}")
-        self._set(("copy", src, dest))
+        self._set(CopyCommand(src, dest))
 
     def fill(self, dest: accessor, value: Any) -> None:
         """Set every element of ``dest`` to ``value``."""
@@ -248,16 +258,17 @@ class handler:  # noqa: N801 - the spec's spelling
             raise TypeError("handler.fill takes a sycl.accessor (USM fill is not supported yet)")
         if dest._ktype.mode == "read":
             raise exception(errc.invalid, "fill destination accessor has access_mode.read")
-        self._set(("fill", dest, value))
+        self._set(FillCommand(dest, value))
 
     def update_host(self, acc: accessor) -> None:
         """Bring the host copy of ``acc``'s buffer up to date."""
         if not isinstance(acc, accessor):
             raise TypeError("handler.update_host takes a sycl.accessor")
-        self._set(("update_host", acc))
+        self._set(UpdateHostCommand(acc))
 
     def __repr__(self) -> str:
-        return f"sycl.handler(command={None if self._cmd is None else self._cmd[0]})"
+        cmd = None if self._cmd is None else COMMAND_NAMES[type(self._cmd)]
+        return f"sycl.handler(command={cmd})"
 
 
 _checked: dict[Any, int] = {}  # code object -> the parameter count it was checked for

@@ -21,6 +21,13 @@ from typing import Any
 
 import numpy as np
 
+from pysycl._commands.commands import (
+    CopyCommand,
+    FillCommand,
+    HostTaskCommand,
+    KernelCommand,
+    UpdateHostCommand,
+)
 from pysycl._commands.event import event
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import bounds as _bounds
@@ -142,11 +149,10 @@ def submit(q: Any, h: Any) -> event:
 
         return _host_exec.submit(q, h)
     cmd = h._cmd
-    kind = cmd[0] if cmd is not None else None
     ctx = q._ctx
     clq = q._clq
     launch = None
-    if kind == "kernel":
+    if type(cmd) is KernelCommand:
         launch = _launcher().prepare(q, h, cmd)     # may compile; may raise: nothing moved yet
     wait_for: list[Any] = []
     for e in h._deps:
@@ -157,7 +163,7 @@ def submit(q: Any, h: Any) -> event:
                 wait_for.append(e._cl)
         else:
             e.wait()
-    if kind == "host_task":
+    if type(cmd) is HostTaskCommand:
         return _host_task(q, h, cmd, wait_for)
     # Requirements: allocate, move data, collect cross-queue dependencies.
     reqs = h._reqs
@@ -174,27 +180,27 @@ def submit(q: Any, h: Any) -> event:
                 and st.queue_of.get(key) is clq):
             continue
         _prepare_device(st, ctx, clq, writes, not acc._no_init, wait_for)
-    if kind == "kernel":
-        ev = launch(wait_for or None)  # type: ignore[misc]
-    elif kind == "fill":
-        ev = _fill(q, cmd, wait_for)
-    elif kind == "copy":
-        ev = _copy(q, cmd, wait_for)
-    elif kind == "update_host":
-        acc = cmd[1]
-        acquire_host(acc._buf._storage, writes=False)
-        return event._make(q, None, deps=h._deps)
-    else:  # an empty command group: a barrier on its dependencies
-        ev = _cl().marker(clq, wait_for=wait_for or None) if wait_for else None
-        if ev is None:
+    match cmd:
+        case KernelCommand():
+            ev = launch(wait_for or None)  # type: ignore[misc]
+        case FillCommand():
+            ev = _fill(q, cmd, wait_for)
+        case CopyCommand():
+            ev = _copy(q, cmd, wait_for)
+        case UpdateHostCommand(acc=acc):
+            acquire_host(acc._buf._storage, writes=False)
             return event._make(q, None, deps=h._deps)
+        case _:  # an empty command group: a barrier on its dependencies
+            ev = _cl().marker(clq, wait_for=wait_for or None) if wait_for else None
+            if ev is None:
+                return event._make(q, None, deps=h._deps)
     for acc in reqs:
         _record(acc._buf._storage, key, clq, ev, acc._ktype.mode != "read")
     return event._make(q, ev, deps=h._deps)
 
 
-def _fill(q: Any, cmd: tuple[Any, ...], wait_for: list[Any]) -> Any:
-    _, acc, value = cmd
+def _fill(q: Any, cmd: FillCommand, wait_for: list[Any]) -> Any:
+    acc, value = cmd.dest, cmd.value
     st = acc._buf._storage
     pattern = np.asarray(value, dtype=st.dtype).reshape(1)
     segments = _segments(acc)
@@ -224,8 +230,8 @@ def _segments(acc: Any) -> list[tuple[int, int]]:
     return out
 
 
-def _copy(q: Any, cmd: tuple[Any, ...], wait_for: list[Any]) -> Any:
-    _, src, dst = cmd
+def _copy(q: Any, cmd: CopyCommand, wait_for: list[Any]) -> Any:
+    src, dst = cmd.src, cmd.dest
     from pysycl._memory.accessor import accessor
 
     x = _cl()
@@ -263,8 +269,8 @@ def _copy(q: Any, cmd: tuple[Any, ...], wait_for: list[Any]) -> Any:
                    off * dst.dtype.itemsize, wait_for=wait_for or None)
 
 
-def _host_task(q: Any, h: Any, cmd: tuple[Any, ...], wait_for: list[Any]) -> event:
-    fn = cmd[1]
+def _host_task(q: Any, h: Any, cmd: HostTaskCommand, wait_for: list[Any]) -> event:
+    fn = cmd.fn
     if wait_for:
         _cl().wait(wait_for)
     q.wait()  # in-order semantics for the queue's earlier commands
@@ -272,7 +278,7 @@ def _host_task(q: Any, h: Any, cmd: tuple[Any, ...], wait_for: list[Any]) -> eve
         acquire_host(acc._buf._storage, writes=acc._ktype.mode != "read", no_init=acc._no_init)
         acc._hostview = host_view(acc._buf)
     try:
-        fn(*cmd[2])
+        fn(*cmd.args)
     except Exception as e:
         q._async_errors.append(e)
     finally:

@@ -127,13 +127,14 @@ def once(cache: dict[Any, T], key: Any, make: Callable[[], T]) -> T:
                 del _flights[key]
 
 
-def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
+def prepare(q: Any, h: Any, cmd: Any) -> Callable[[Any], Any]:
     """Compile/build as needed and return ``launch(wait_for) -> cl event``.
 
     Everything that can fail for a user mistake happens here, before the
     scheduler moves any data.
     """
-    _, kind, ndim, index_space, fn, reductions, kernel_name = cmd
+    kind, ndim, index_space, fn, reductions, kernel_name = (
+        cmd.kind, cmd.ndim, cmd.index_space, cmd.fn, cmd.reductions, cmd.name)
     if reductions:  # sycl.reduction arguments: a kernel plus a combine step
         from pysycl._kernels import reduction as _reduction
 

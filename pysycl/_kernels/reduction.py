@@ -394,9 +394,10 @@ def _partials_buffer(x: Any, ctx: Any, clq: Any, slot: int, nbytes: int) -> Any:
     return hit[1]
 
 
-def prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[Any], Any]:
+def prepare(q: Any, h: Any, cmd: Any) -> Callable[[Any], Any]:
     """Compile/build/validate a kernel with reductions; return ``launch(wait_for)``."""
-    _, kind, ndim, index_space, fn, reds, kernel_name = cmd
+    kind, ndim, index_space, fn, reds, kernel_name = (
+        cmd.kind, cmd.ndim, cmd.index_space, cmd.fn, cmd.reductions, cmd.name)
     where = getattr(getattr(fn, "__code__", None), "co_filename", "")
     if type(fn) is launch_mod._sycl_kernel or h._bundle is not None:
         raise exception(errc.feature_not_supported, "pysycl: reductions work with Python "

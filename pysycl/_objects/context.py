@@ -70,6 +70,17 @@ class context:  # noqa: N801 - the spec's spelling
     _async_handler: AsyncHandler | None
     _properties: tuple[Any, ...]
 
+
+    @property
+    def native(self) -> Any:
+        """The backend's own object (a pyopencl object; None on the host device)."""
+        return self._cl
+
+    @property
+    def key(self) -> int:
+        """A process-unique integer naming this object: what caches and residency are keyed by."""
+        return self._handle
+
     def __init__(
         self,
         devices: device | Sequence[device] | platform | AsyncHandler | None = None,

@@ -67,6 +67,17 @@ class device:  # noqa: N801 - the spec's spelling
     _info: dict[_device_info, Any]
     _type: device_type | None
 
+
+    @property
+    def native(self) -> Any:
+        """The backend's own object (a pyopencl object; None on the host device)."""
+        return self._cl
+
+    @property
+    def key(self) -> int:
+        """A process-unique integer naming this object: what caches and residency are keyed by."""
+        return self._handle
+
     def __new__(cls, selector: Callable[[device], Any] | None = None) -> device:
         from pysycl._objects.selector import default_selector_v, select_device
 

@@ -45,6 +45,12 @@ from typing import Any
 
 import numpy as np
 
+from pysycl._commands.commands import (
+    CopyCommand,
+    FillCommand,
+    HostTaskCommand,
+    KernelCommand,
+)
 from pysycl._commands.event import event
 from pysycl._commands.scheduler import _host_task, acquire_host
 from pysycl._core.exceptions import errc, exception
@@ -62,22 +68,23 @@ _atomic_lock = threading.Lock()
 def submit(q: Any, h: Any) -> event:
     """Execute the command group recorded in ``h`` on the host device queue ``q``."""
     cmd = h._cmd
-    kind = cmd[0] if cmd is not None else None
-    run = _prepare(q, h, cmd) if kind == "kernel" else None  # may raise: nothing moved yet
+    # may raise: nothing moved yet
+    run = _prepare(q, h, cmd) if type(cmd) is KernelCommand else None
     for e in h._deps:
         e.wait()
-    if kind == "host_task":
+    if type(cmd) is HostTaskCommand:
         return _host_task(q, h, cmd, [])
     for acc in h._reqs:
         acquire_host(acc._buf._storage, writes=acc._ktype.mode != "read", no_init=acc._no_init)
-    if run is not None:
-        run()
-    elif kind == "fill":
-        _, acc, value = cmd
-        region_view(acc)[...] = np.asarray(value, dtype=acc.dtype)
-    elif kind == "copy":
-        _copy(cmd[1], cmd[2])
-    # update_host: acquire_host above made the host copy current; empty groups: nothing.
+    match cmd:
+        case KernelCommand():
+            run()  # type: ignore[misc]
+        case FillCommand(dest=acc, value=value):
+            region_view(acc)[...] = np.asarray(value, dtype=acc.dtype)
+        case CopyCommand(src=src, dest=dest):
+            _copy(src, dest)
+        case _:  # update_host: acquire_host above made the host copy current; empty: nothing
+            pass
     return event._make(q, None, deps=h._deps)
 
 
@@ -153,13 +160,14 @@ def _describe(fn: Any) -> str:
     return f"kernel {getattr(fn, '__qualname__', fn)!r}{where}"
 
 
-def _prepare(q: Any, h: Any, cmd: tuple[Any, ...]) -> Callable[[], None]:
+def _prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[], None]:
     """Check a kernel command as the compiled path does; return the function that runs it."""
     from pysycl._bundles import kernel as _kernel
     from pysycl._kernels import launch as _launch
     from pysycl._kernels import specconst as _specconst
 
-    _, kind, _ndim, index_space, fn, reds, kernel_name = cmd
+    kind, index_space, fn, reds, kernel_name = (
+        cmd.kind, cmd.index_space, cmd.fn, cmd.reductions, cmd.name)
     if type(fn) is _kernel.kernel:
         raise exception(errc.kernel_not_supported, f"{fn!r} is an OpenCL kernel object; the "
                         "host_debuggable device runs Python kernels only")

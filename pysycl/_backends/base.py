@@ -1,0 +1,88 @@
+"""The backend interface: what a backend provides, and the registry of backends.
+
+A backend (OpenCL, the host interpreter) is one object implementing
+:class:`Backend`. It discovers its platforms and, for every ``sycl.queue`` on one
+of its devices, makes an :class:`Executor` that runs that queue's command groups.
+The layers below never import a backend: platform discovery iterates
+:func:`registered`, a queue asks :func:`get` for its device's backend, and
+buffers reach device copies through the executor that made them. The package
+root registers the backends (``pysycl/__init__.py``), so a new backend is a new
+folder under ``pysycl/_backends/`` plus one ``register`` call, never new branches.
+
+This module imports nothing of pysycl but ``_core``: every layer may use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pysycl._core.backend import backend
+from pysycl._core.exceptions import errc, exception
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+class Executor(Protocol):
+    """Runs the command groups of one ``sycl.queue`` on one device of a backend.
+
+    ``native`` is the backend's queue (a ``pyopencl.CommandQueue``; None for the
+    host device). Native events are whatever the backend's commands return
+    (``pyopencl.Event``; None for work already complete).
+    """
+
+    native: Any
+
+    def submit(self, q: Any, h: Any) -> Any:
+        """Run the command recorded in handler ``h`` of queue ``q``; return its ``sycl.event``."""
+        ...
+
+    def wait(self) -> None:
+        """Block until every command submitted to this executor has completed."""
+        ...
+
+    def wait_events(self, natives: Sequence[Any]) -> None:
+        """Block until the given native events of this backend have completed."""
+        ...
+
+    def read(self, host: np.ndarray, mem: Any, wait_for: Sequence[Any] | None) -> None:
+        """Blocking copy of device memory ``mem`` (this executor's context) into ``host``."""
+        ...
+
+
+class Backend(Protocol):
+    """One backend: discovery of its platforms and the executors of its queues."""
+
+    kind: backend
+
+    def platforms(self) -> list[Any]:
+        """This backend's ``sycl.platform`` objects that have devices, in enumeration order."""
+        ...
+
+    def executor(self, ctx: Any, dev: Any, *, profiling: bool) -> Executor:
+        """A new executor for a queue on device ``dev`` in context ``ctx``."""
+        ...
+
+
+_registry: list[Backend] = []
+
+
+def register(b: Backend) -> None:
+    """Add backend ``b`` (the package root registers OpenCL, then the host device)."""
+    if any(x.kind == b.kind for x in _registry):
+        raise exception(errc.invalid, f"pysycl: backend {b.kind} is registered twice")
+    _registry.append(b)
+
+
+def registered() -> tuple[Backend, ...]:
+    """The registered backends, in registration order (the platform enumeration order)."""
+    return tuple(_registry)
+
+
+def get(kind: backend) -> Backend:
+    """The registered backend of ``kind``."""
+    for b in _registry:
+        if b.kind == kind:
+            return b
+    raise exception(errc.backend_mismatch, f"pysycl: no backend {kind} is available")

@@ -1,0 +1,67 @@
+"""The commands a command group records (SYCL 2020 §4.9.4): one frozen dataclass each.
+
+A handler records at most one of these; executors dispatch on them with
+``match``. They hold what the user passed, already validated by the handler.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any, Literal
+
+#: The index space a kernel runs over: ``parallel_for(range)``,
+#: ``parallel_for(nd_range)`` or ``single_task``.
+KernelKind = Literal["range", "nd_range", "single_task"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class KernelCommand:
+    """``parallel_for`` / ``single_task``: a Python kernel or a ``sycl.kernel`` object."""
+
+    kind: KernelKind
+    ndim: int                       # 0 for single_task
+    index_space: Any                # sycl.range / sycl.nd_range; None for single_task
+    fn: Any                         # the Python callable, or a sycl.kernel object
+    reductions: tuple[Any, ...]     # sycl.reduction objects (parallel_for only)
+    name: str | None                # kernel_name=
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FillCommand:
+    """``h.fill(accessor, value)``."""
+
+    dest: Any
+    value: Any
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CopyCommand:
+    """``h.copy(src, dest)``: accessor to accessor, accessor to array, array to accessor."""
+
+    src: Any
+    dest: Any
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class UpdateHostCommand:
+    """``h.update_host(accessor)``."""
+
+    acc: Any
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class HostTaskCommand:
+    """``h.host_task(fn)``: ``fn(*args)`` runs on the host when its requirements are met."""
+
+    fn: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+
+
+Command = KernelCommand | FillCommand | CopyCommand | UpdateHostCommand | HostTaskCommand
+
+#: The name each command has in messages (``handler`` repr, "already has ...").
+COMMAND_NAMES: dict[type, str] = {
+    KernelCommand: "kernel", FillCommand: "fill", CopyCommand: "copy",
+    UpdateHostCommand: "update_host", HostTaskCommand: "host_task",
+}
