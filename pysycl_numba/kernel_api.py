@@ -22,6 +22,7 @@ from typing import Any
 
 from llvmlite import ir as llir
 
+from pysycl._core.memory_model import memory_order, memory_scope
 from pysycl._kernels.kernel_api import (
     KERNEL_ENUMS,
     _address_space,
@@ -40,7 +41,6 @@ from pysycl._kernels.kernel_api import (
     plus,
     private_array,
 )
-from pysycl._objects.info import memory_order, memory_scope
 from pysycl_numba._numba_compat import (
     AbstractTemplate,
     AttributeTemplate,

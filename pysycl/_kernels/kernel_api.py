@@ -30,6 +30,7 @@ import numpy as np
 
 from pysycl._core.abi import AccessorType
 from pysycl._core.exceptions import errc, exception
+from pysycl._objects.range import np_index as _np_index
 from pysycl._objects.range import range as _range
 
 
@@ -63,6 +64,17 @@ class access:  # noqa: N801 - the spec's namespace ``sycl::access``
 
 #: ``_host.active`` is true in a thread running a kernel on the host_debuggable device.
 _host = threading.local()
+
+
+#: What the host_debuggable backend installs (:func:`install_host_implementation`):
+#: ``atomic_ref(acc, index)`` and the array view class of private arrays.
+_host_impl: dict[str, Any] = {}
+
+
+def install_host_implementation(*, atomic_ref: Any, array_view: type) -> None:
+    """Called by the host backend: how device-side calls run in the interpreter."""
+    _host_impl["atomic_ref"] = atomic_ref
+    _host_impl["array_view"] = array_view
 
 
 def _in_host_kernel() -> bool:
@@ -137,13 +149,9 @@ class local_accessor:  # noqa: N801 - the spec's spelling
         return self._hostview
 
     def __getitem__(self, idx: Any) -> Any:
-        from pysycl._memory.accessor import _np_index
-
         return self._host_only()[_np_index(idx)]
 
     def __setitem__(self, idx: Any, value: Any) -> None:
-        from pysycl._memory.accessor import _np_index
-
         self._host_only()[_np_index(idx)] = value
 
     def __repr__(self) -> str:
@@ -216,9 +224,7 @@ def atomic_ref(acc: Any, index: Any, memory_order: Any, memory_scope: Any,
     """
     if getattr(acc, "_hostview", None) is None:
         _device_only("atomic_ref")
-    from pysycl._backends.host.executor import host_atomic_ref
-
-    return host_atomic_ref(acc, index)
+    return _host_impl["atomic_ref"](acc, index)
 
 
 def atomic_fence(memory_order: Any, memory_scope: Any) -> None:
@@ -231,9 +237,7 @@ def private_array(dtype: Any, n: int) -> Any:
     """A per-work-item array of ``n`` elements (``n`` an integer literal), e.g. a register tile."""
     if not _in_host_kernel():
         _device_only("private_array")
-    from pysycl._backends.host.executor import KernelView
-
-    return np.zeros(int(n), dtype=np.dtype(dtype)).view(KernelView)
+    return np.zeros(int(n), dtype=np.dtype(dtype)).view(_host_impl["array_view"])
 
 
 # ----------------------------------------------------------- function objects

@@ -20,6 +20,7 @@ from pysycl._core.exceptions import errc, exception
 from pysycl._memory.buffer import buffer, host_view
 from pysycl._objects.range import id as _id
 from pysycl._objects.range import linear_index
+from pysycl._objects.range import np_index as _np_index
 from pysycl._objects.range import range as _range
 
 
@@ -267,11 +268,3 @@ def _tail(buf: buffer, rng: _range, off: _id | None) -> tuple[int, ...]:
     mem = buf._root_range()
     lin_off = buf._offset + (linear_index(off, mem) if off is not None else 0)
     return (lin_off, *rng, *tuple(mem)[1:])
-
-
-def _np_index(idx: Any) -> Any:
-    if isinstance(idx, (_id, _range)):
-        return tuple(idx)
-    if hasattr(idx, "get_id") and hasattr(idx, "get_linear_id"):  # an item
-        return tuple(idx.get_id())
-    return idx

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pysycl._backends.opencl import discovery as _d
+from pysycl._core.memory_model import memory_order, memory_scope
 
 if TYPE_CHECKING:
     from pysycl._objects.device import device as _device_t
@@ -37,30 +38,10 @@ def _public_name(member: enum.Enum) -> str:
     return type(member).__name__.strip("_").removesuffix("_info")
 
 
-_PREFIX = {"memory_order": "sycl.", "memory_scope": "sycl."}
+_PREFIX: dict[str, str] = {}
 
 
 # --- enums returned by descriptors -----------------------------------------------
-
-
-class memory_order(_SpecEnum):  # noqa: N801 - the spec's spelling
-    """``sycl::memory_order`` (§3.8.3.1)."""
-
-    relaxed = "relaxed"
-    acquire = "acquire"
-    release = "release"
-    acq_rel = "acq_rel"
-    seq_cst = "seq_cst"
-
-
-class memory_scope(_SpecEnum):  # noqa: N801 - the spec's spelling
-    """``sycl::memory_scope`` (§3.8.3.2)."""
-
-    work_item = "work_item"
-    sub_group = "sub_group"
-    work_group = "work_group"
-    device = "device"
-    system = "system"
 
 
 class device_type(_SpecEnum):  # noqa: N801

@@ -451,3 +451,12 @@ class nd_item:  # noqa: N801 - the spec's spelling
 
     def __repr__(self) -> str:
         return f"sycl.nd_item(global_id={tuple(self._gid)}, nd_range={self._nd!r})"
+
+
+def np_index(idx: Any) -> Any:
+    """A numpy index for a SYCL index: ids and ranges become tuples, items their id."""
+    if isinstance(idx, (id, range)):
+        return tuple(idx)
+    if hasattr(idx, "get_id") and hasattr(idx, "get_linear_id"):  # an item
+        return tuple(idx.get_id())
+    return idx

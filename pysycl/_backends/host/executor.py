@@ -58,6 +58,7 @@ from pysycl._kernels import kernel_api as _kernel_api
 from pysycl._kernels.kernel_api import local_accessor
 from pysycl._memory.accessor import accessor
 from pysycl._objects.range import group, item, nd_item, nd_range
+from pysycl._objects.range import np_index as _np_index
 from pysycl._objects.range import range as _range
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -648,7 +649,6 @@ class _HostAtomicRef:
 
 def host_atomic_ref(acc: Any, index: Any) -> _HostAtomicRef:
     """An ``atomic_ref`` to ``acc[index]`` of a bound accessor or local accessor."""
-    from pysycl._memory.accessor import _np_index
 
     if isinstance(acc, accessor) and acc._ktype.mode == "read":
         raise exception(errc.kernel, "sycl.atomic_ref on an accessor with access_mode.read: "
@@ -716,3 +716,6 @@ class _HostReducer:
 
     def __repr__(self) -> str:
         return f"<sycl reducer {self._r!r} on the host device>"
+
+
+_kernel_api.install_host_implementation(atomic_ref=host_atomic_ref, array_view=KernelView)
