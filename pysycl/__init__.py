@@ -16,43 +16,18 @@ from pysycl._backends.opencl.icd import setup_icd_loader as _setup_icd_loader  #
 
 _setup_icd_loader()
 
-from pysycl import (  # noqa: E402
-    ext,
-    opencl,
-    property,
-)
-from pysycl._backends.opencl.interop import (  # noqa: E402
-    get_native,
-    make_context,
-    make_device,
-    make_event,
-    make_kernel,
-    make_kernel_bundle,
-    make_platform,
-    make_queue,
-)
-from pysycl._bundles.bundle import (  # noqa: E402
-    build,
-    bundle_state,
-    compile,
-    device_image,
-    get_kernel_bundle,
-    has_kernel_bundle,
-    is_compatible,
-    join,
-    kernel_bundle,
-    link,
-    specialization_id,
-)
-from pysycl._bundles.kernel import kernel  # noqa: E402
-from pysycl._bundles.kernel_id import (  # noqa: E402
-    get_kernel_id,
-    get_kernel_ids,
-    kernel_id,
-)
-from pysycl._commands.event import event  # noqa: E402
-from pysycl._commands.handler import handler  # noqa: E402
-from pysycl._commands.queue import queue  # noqa: E402
+# The backends, in platform enumeration order (a new backend is one more line here).
+from pysycl._backends import base as _backends  # noqa: E402
+from pysycl._backends.host.backend import HostBackend as _HostBackend  # noqa: E402
+from pysycl._backends.opencl.backend import OpenCLBackend as _OpenCLBackend  # noqa: E402
+
+_backends.register(_OpenCLBackend())
+_backends.register(_HostBackend())
+
+# --- namespaces ---------------------------------------------------------------------
+from pysycl import ext, opencl, property  # noqa: E402
+
+# --- errors (§4.13) -----------------------------------------------------------------
 from pysycl._core.backend import backend  # noqa: E402
 from pysycl._core.exceptions import (  # noqa: E402
     errc,
@@ -61,6 +36,38 @@ from pysycl._core.exceptions import (  # noqa: E402
     kernel_compile_error,
     kernel_signature_error,
 )
+from pysycl._core.memory_model import memory_order, memory_scope  # noqa: E402
+
+# --- platforms, devices, contexts, selectors, info (§4.6) ---------------------------
+from pysycl._objects.aspects import aspect  # noqa: E402
+from pysycl._objects.context import context  # noqa: E402
+from pysycl._objects.device import device  # noqa: E402
+from pysycl._objects.info import info  # noqa: E402
+from pysycl._objects.platform import platform  # noqa: E402
+from pysycl._objects.range import group, id, item, nd_item, nd_range, range  # noqa: E402
+from pysycl._objects.selector import (  # noqa: E402
+    accelerator_selector,
+    accelerator_selector_v,
+    aspect_selector,
+    cpu_selector,
+    cpu_selector_v,
+    default_selector,
+    default_selector_v,
+    gpu_selector,
+    gpu_selector_v,
+)
+
+# --- memory: buffers and accessors (§4.7) -------------------------------------------
+from pysycl._memory.accessor import access_mode, accessor, host_accessor, target  # noqa: E402
+from pysycl._memory.buffer import buffer  # noqa: E402
+from pysycl.property import no_init, property_list  # noqa: E402
+
+# --- command groups: queue, handler, event (§4.6.5, §4.9) ---------------------------
+from pysycl._commands.event import event  # noqa: E402
+from pysycl._commands.handler import handler  # noqa: E402
+from pysycl._commands.queue import queue  # noqa: E402
+
+# --- the kernel API: what kernels call (§4.10, §4.15, §4.17) ------------------------
 from pysycl._kernels.kernel_api import (  # noqa: E402
     access,
     all_of_group,
@@ -83,47 +90,37 @@ from pysycl._kernels.kernel_api import (  # noqa: E402
     private_array,
     reduce_over_group,
 )
-from pysycl._kernels.reduction import (  # noqa: E402
-    known_identity,
-    reduction,
-)
+from pysycl._kernels.reduction import known_identity, reduction  # noqa: E402
 from pysycl._kernels.specconst import kernel_handler  # noqa: E402
-from pysycl._memory.accessor import (  # noqa: E402
-    access_mode,
-    accessor,
-    host_accessor,
-    target,
+
+# --- kernel bundles (§4.11) ---------------------------------------------------------
+from pysycl._bundles.bundle import (  # noqa: E402
+    build,
+    bundle_state,
+    compile,
+    device_image,
+    get_kernel_bundle,
+    has_kernel_bundle,
+    is_compatible,
+    join,
+    kernel_bundle,
+    link,
+    specialization_id,
 )
-from pysycl._memory.buffer import buffer  # noqa: E402
-from pysycl._objects.aspects import aspect  # noqa: E402
-from pysycl._objects.context import context  # noqa: E402
-from pysycl._objects.device import device  # noqa: E402
-from pysycl._objects.info import (  # noqa: E402
-    info,
-    memory_order,
-    memory_scope,
+from pysycl._bundles.kernel import kernel  # noqa: E402
+from pysycl._bundles.kernel_id import get_kernel_id, get_kernel_ids, kernel_id  # noqa: E402
+
+# --- OpenCL backend interop (the backend appendix) ----------------------------------
+from pysycl._backends.opencl.interop import (  # noqa: E402
+    get_native,
+    make_context,
+    make_device,
+    make_event,
+    make_kernel,
+    make_kernel_bundle,
+    make_platform,
+    make_queue,
 )
-from pysycl._objects.platform import platform  # noqa: E402
-from pysycl._objects.range import (  # noqa: E402
-    group,
-    id,
-    item,
-    nd_item,
-    nd_range,
-    range,
-)
-from pysycl._objects.selector import (  # noqa: E402
-    accelerator_selector,
-    accelerator_selector_v,
-    aspect_selector,
-    cpu_selector,
-    cpu_selector_v,
-    default_selector,
-    default_selector_v,
-    gpu_selector,
-    gpu_selector_v,
-)
-from pysycl.property import no_init, property_list  # noqa: E402
 
 __version__ = "0.1.0"
 

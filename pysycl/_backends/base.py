@@ -46,8 +46,24 @@ class Executor(Protocol):
         """Block until the given native events of this backend have completed."""
         ...
 
+    def status(self, native: Any) -> str:
+        """``"submitted"``, ``"running"`` or ``"complete"`` (``errc.event`` if it failed)."""
+        ...
+
+    def profile(self, native: Any, which: str) -> int:
+        """A native event's ``"submit"``, ``"start"`` or ``"end"`` timestamp in nanoseconds."""
+        ...
+
     def read(self, host: np.ndarray, mem: Any, wait_for: Sequence[Any] | None) -> None:
         """Blocking copy of device memory ``mem`` (this executor's context) into ``host``."""
+        ...
+
+    def alloc(self, nbytes: int) -> Any:
+        """Device memory of ``nbytes`` in this executor's context."""
+        ...
+
+    def write(self, mem: Any, host: np.ndarray, wait_for: Sequence[Any] | None) -> Any:
+        """Copy ``host`` into device memory ``mem``; return the native event."""
         ...
 
 

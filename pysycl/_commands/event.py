@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from pysycl._core.backend import backend
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import bounds as _bounds
 
@@ -16,20 +17,24 @@ class event:  # noqa: N801 - the spec's spelling
     ``sycl.property.queue.enable_profiling()`` answer ``get_profiling_info``.
     """
 
-    __slots__ = ("_cl", "_deps", "_first", "_queue")
+    __slots__ = ("_cl", "_deps", "_exec", "_first", "_queue")
 
     def __init__(self) -> None:
         self._cl: Any = None       # the command's last OpenCL event (None: complete on the host)
         self._first: Any = None    # its first OpenCL event (for command_start)
         self._queue: Any = None    # the pysycl.queue that made it
+        self._exec: Any = None     # what waits for and reports on ``_cl`` (the queue's executor)
         self._deps: tuple[event, ...] = ()
 
     @classmethod
-    def _make(cls, q: Any, cl_event: Any, first: Any = None, deps: Sequence[event] = ()) -> event:
+    def _make(cls, q: Any, cl_event: Any, first: Any = None, deps: Sequence[event] = (),
+              ops: Any = None) -> event:
+        """An event of queue ``q`` (or, with ``q`` None, of native-event operations ``ops``)."""
         ev = cls.__new__(cls)
         ev._cl = cl_event
         ev._first = first if first is not None else cl_event
         ev._queue = q
+        ev._exec = q._exec if q is not None else ops
         ev._deps = tuple(deps)
         return ev
 
@@ -37,12 +42,7 @@ class event:  # noqa: N801 - the spec's spelling
         """Block until the command has completed (``event::wait``)."""
         cl_ev = self._cl
         if cl_ev is not None:
-            try:
-                cl_ev.wait()
-            except Exception as e:
-                from pysycl._backends.opencl import exec as _x
-
-                raise _x.translate(e, "the command failed") from e
+            self._exec.wait_events((cl_ev,))
             if _bounds.watching:  # bounds-checked launches: report violations
                 _bounds.sync()
 
@@ -70,27 +70,16 @@ class event:  # noqa: N801 - the spec's spelling
 
     def get_backend(self) -> Any:
         """The backend of the queue that made the event (OpenCL for ``event()``)."""
-        from pysycl._objects.platform import backend
-
         return self._queue.get_backend() if self._queue is not None else backend.opencl
 
     def get_info(self, param: Any) -> Any:
         """``info::event::command_execution_status`` (or ``reference_count``)."""
-        from pysycl._backends.opencl import exec as _x
         from pysycl._objects.info import info as _info
 
         if param is _info.event.command_execution_status:
             if self._cl is None:
                 return _info.event_command_status.complete
-            st = _x.status(self._cl)
-            if st < 0:
-                raise exception(errc.event, f"the command failed with OpenCL status {st}",
-                                cl_error=st)
-            if st == _x.COMPLETE:
-                return _info.event_command_status.complete
-            if st == _x.RUNNING:
-                return _info.event_command_status.running
-            return _info.event_command_status.submitted
+            return getattr(_info.event_command_status, self._exec.status(self._cl))
         if getattr(_info.event, "reference_count", None) is param:
             return 1 if self._cl is None else int(self._cl.reference_count)
         raise exception(errc.invalid, f"{param!r} is not an info::event descriptor")
@@ -102,7 +91,6 @@ class event:  # noqa: N801 - the spec's spelling
             pysycl.exception: ``errc.invalid`` if the queue was not built with
                 ``property.queue.enable_profiling`` (§4.6.6).
         """
-        from pysycl._backends.opencl import exec as _x
         from pysycl._objects.info import info as _info
 
         if self._queue is None or not self._queue._profiling:
@@ -112,12 +100,13 @@ class event:  # noqa: N801 - the spec's spelling
             raise exception(errc.invalid, "this command ran on the host and has no device "
                             "profiling information")
         self.wait()
+        profile = self._exec.profile
         if param is _info.event_profiling.command_submit:
-            return _x.profile(self._first, "submit")
+            return profile(self._first, "submit")
         if param is _info.event_profiling.command_start:
-            return _x.profile(self._first, "start")
+            return profile(self._first, "start")
         if param is _info.event_profiling.command_end:
-            return _x.profile(self._cl, "end")
+            return profile(self._cl, "end")
         raise exception(errc.invalid, f"{param!r} is not an info::event_profiling descriptor")
 
     def __eq__(self, other: object) -> bool:

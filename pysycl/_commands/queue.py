@@ -6,11 +6,10 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from pysycl import property as _prop
-from pysycl._commands import scheduler as _scheduler
+from pysycl._backends import base as _backends
 from pysycl._commands.event import event
 from pysycl._commands.handler import handler
 from pysycl._core.exceptions import errc, exception, exception_list
-from pysycl._kernels import bounds as _bounds
 
 
 def _default_async_handler(errors: exception_list) -> None:
@@ -44,7 +43,7 @@ class queue:  # noqa: N801 - the spec's spelling
         properties: ``sycl.property.queue.enable_profiling()``, ``sycl.property.queue.in_order()``.
     """
 
-    __slots__ = ("_async_errors", "_async_handler", "_clq", "_ctx", "_dev", "_in_order",
+    __slots__ = ("_async_errors", "_async_handler", "_clq", "_ctx", "_dev", "_exec", "_in_order",
                  "_last", "_profiling", "_props")
 
     def __init__(self, *args: Any, async_handler: Callable[[exception_list], None] | None = None,
@@ -101,12 +100,8 @@ class queue:  # noqa: N801 - the spec's spelling
         self._async_handler = async_handler
         self._async_errors: list[BaseException] = []
         self._last: event | None = None
-        if ctx._cl is None:  # the host device: commands run in the interpreter (_host_exec)
-            self._clq = None
-        else:
-            from pysycl._backends.opencl import exec as x
-
-            self._clq = x.create_queue(ctx._cl, dev._cl, self._profiling)
+        self._exec = _backends.get(dev.get_backend()).executor(ctx, dev, profiling=self._profiling)
+        self._clq = self._exec.native
 
     # ------------------------------------------------------------- queries
     def get_device(self) -> Any:
@@ -154,7 +149,7 @@ class queue:  # noqa: N801 - the spec's spelling
         h = handler(self)
         try:
             cgf(h)
-            return _scheduler.submit(self, h)
+            return self._exec.submit(self, h)
         except exception:
             if secondary_queue is None:
                 raise
@@ -163,19 +158,13 @@ class queue:  # noqa: N801 - the spec's spelling
         h2 = handler(secondary_queue)
         try:
             cgf(h2)
-            return _scheduler.submit(secondary_queue, h2)
+            return secondary_queue._exec.submit(secondary_queue, h2)
         finally:
             h2._release()
 
     def wait(self) -> None:
         """Block until every command submitted to this queue has completed."""
-        if self._clq is None:
-            return  # the host device completes each command group at submit
-        from pysycl._backends.opencl import exec as x
-
-        x.finish(self._clq)
-        if _bounds.watching:  # bounds-checked launches: report violations
-            _bounds.sync(self._clq)
+        self._exec.wait()
 
     def wait_and_throw(self) -> None:
         """Wait, then pass asynchronous errors to the async_handler."""

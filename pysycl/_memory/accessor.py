@@ -17,6 +17,7 @@ import numpy as np
 from pysycl import property as _prop
 from pysycl._core.abi import AccessorType
 from pysycl._core.exceptions import errc, exception
+from pysycl._memory import buffer as _buffer_mod
 from pysycl._memory.buffer import buffer, host_view
 from pysycl._objects.range import id as _id
 from pysycl._objects.range import linear_index
@@ -198,14 +199,12 @@ class host_accessor:  # noqa: N801 - the spec's spelling
     """
 
     def __init__(self, buf: buffer, mode: Any = access_mode.read_write) -> None:
-        from pysycl._commands.scheduler import acquire_host
-
         if not isinstance(buf, buffer):
             raise TypeError(f"sycl.host_accessor needs a sycl.buffer, got {type(buf).__name__}")
         self._buf = buf
         self._mode = _norm_mode(mode)
         kmode, no_init = _MODES[self._mode]
-        acquire_host(buf._storage, writes=kmode != "read", no_init=no_init)
+        buf._storage.acquire_host(writes=kmode != "read", no_init=no_init)
         view = host_view(buf)
         if kmode == "read":
             view = view.view()
@@ -268,3 +267,7 @@ def _tail(buf: buffer, rng: _range, off: _id | None) -> tuple[int, ...]:
     mem = buf._root_range()
     lin_off = buf._offset + (linear_index(off, mem) if off is not None else 0)
     return (lin_off, *rng, *tuple(mem)[1:])
+
+
+_buffer_mod._accessor_types.update(accessor=accessor, host_accessor=host_accessor,
+                                   read_write=access_mode.read_write)

@@ -1,9 +1,9 @@
-"""``sycl::buffer`` (SYCL 2020 §4.7.2) and its coherence state.
+"""``sycl::buffer`` (SYCL 2020 §4.7.2).
 
 A buffer owns one host copy (a C-contiguous, flat numpy array) and at most one
-device allocation per context. ``_valid`` says which copies hold the current
-data; the scheduler moves data only when the copy a command needs is stale,
-and writes back to the user's array exactly once, when the buffer is
+device allocation per context; its :class:`~pysycl._memory.coherence.Coherence`
+says which copies hold the current data. Data moves only when the copy a
+command needs is stale, and the buffer writes back to the user's array exactly once, when the buffer is
 destroyed or its ``with`` block exits (§4.7.2.3).
 
 Sub-buffers share their root's storage and state; dependencies are tracked per
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import builtins
 import logging
-import os
 import sys
 from collections.abc import Iterable
 from typing import Any
@@ -23,15 +22,17 @@ import numpy as np
 
 from pysycl import property as _prop
 from pysycl._core.exceptions import errc, exception
+from pysycl._core.sites import user_site as _user_site
+from pysycl._memory.coherence import HOST, Coherence
 from pysycl._objects.range import id as _id
 from pysycl._objects.range import linear_index
 from pysycl._objects.range import range as _range
 
 _log = logging.getLogger("pysycl.buffer")
 
-HOST = "host"
-
-_lazy: dict[str, Any] = {}  # modules imported on first use (circular at import time)
+#: The accessor classes ``get_access``/``get_host_access`` make, and the default mode.
+#: :mod:`pysycl._memory.accessor` (which builds on buffers) fills it when imported.
+_accessor_types: dict[str, Any] = {}
 
 # dtype kinds a kernel can use: bool, signed, unsigned, float, complex.
 _NUMERIC_KINDS = frozenset("biufc")
@@ -51,50 +52,6 @@ def check_dtype(dtype: Any) -> np.dtype:
     if not dt.isnative:
         raise TypeError(f"sycl.buffer: dtype {dt} is not in native byte order; use .astype()")
     return dt
-
-
-class _Storage:
-    """State shared by a root buffer and its sub-buffers."""
-
-    __slots__ = (
-        "_host", "closed", "dev", "dtype", "final", "host_accessors", "last_write", "nbytes", "origin",
-        "queue_of", "reads", "size", "user", "valid", "write_back",
-    )
-
-    def __init__(self, host: np.ndarray | None, user: Any, write_back: bool,
-                 dtype: np.dtype | None = None, size: int = 0) -> None:
-        self._host = host           # flat, contiguous host copy (allocated lazily if None)
-        self.user = user            # where write-back goes, if not `host` itself
-        self.dtype = host.dtype if host is not None else dtype
-        self.size = host.size if host is not None else size
-        self.nbytes = self.size * self.dtype.itemsize
-        self.write_back = write_back
-        self.origin = write_back    # built from writable host data: write-back is possible
-        self.final: Any = None      # set_final_data target
-        self.dev: dict[Any, Any] = {}        # context -> cl.Buffer
-        self.queue_of: dict[Any, Any] = {}   # context -> last cl queue that used it
-        self.valid: set[Any] = set()         # {HOST, context, ...}
-        self.last_write: tuple[Any, Any] | None = None   # (cl queue, cl event)
-        self.reads: dict[Any, Any] = {}      # cl queue -> its newest reading cl event since last write
-        self.host_accessors = 0
-        self.closed: str | None = None  # where the root buffer was closed (written back)
-
-    @property
-    def host(self) -> np.ndarray:
-        """The host copy; a ``buffer(range)`` allocates it on first host use."""
-        if self._host is None:
-            try:
-                self._host = np.empty(self.size, dtype=self.dtype)
-            except MemoryError as e:
-                raise exception(errc.memory_allocation, f"cannot allocate {self.nbytes} bytes "
-                                "of host memory for a buffer") from e
-        return self._host
-
-    def pending(self) -> list[Any]:
-        evs = list(self.reads.values())
-        if self.last_write is not None:
-            evs.append(self.last_write[1])
-        return evs
 
 
 class buffer:  # noqa: N801 - the spec's spelling
@@ -149,7 +106,7 @@ class buffer:  # noqa: N801 - the spec's spelling
             if dtype is None:
                 raise TypeError("sycl.buffer(sycl.range(...)) needs the element type: dtype=np.float32")
             dt = check_dtype(dtype)
-            self._storage = _Storage(None, None, write_back=False, dtype=dt, size=data.size())
+            self._storage = Coherence(None, None, write_back=False, dtype=dt, size=data.size())
             self._range = data
             self._mem_range = data
             self._offset = 0
@@ -195,7 +152,7 @@ class buffer:  # noqa: N801 - the spec's spelling
             if len(shape) > 3:
                 raise TypeError(f"sycl.buffer: at most 3 dimensions, the array has {len(shape)}")
             rng = _range(*shape)
-        self._storage = _Storage(host, user, write_back)
+        self._storage = Coherence(host, user, write_back)
         self._storage.valid.add(HOST)
         self._range = rng
         self._mem_range = rng
@@ -294,23 +251,18 @@ class buffer:  # noqa: N801 - the spec's spelling
     def get_access(self, handler: Any = None, mode: Any = None, *, access_range: Any = None,
                    access_offset: Any = None, properties: Iterable[Any] = ()) -> Any:
         """An accessor in command group ``handler`` (``buf.get_access(h, sycl.access_mode.read)``)."""
-        acc_mod = _lazy.get("accessor")
-        if acc_mod is None:
-            import pysycl._memory.accessor as acc_mod
-
-            _lazy["accessor"] = acc_mod
+        acc = _accessor_types["accessor"]
+        if mode is None:
+            mode = _accessor_types["read_write"]
         if access_range is None and access_offset is None and not properties:
-            return acc_mod.accessor(self, handler, acc_mod.access_mode.read_write
-                                    if mode is None else mode)
-        return acc_mod.accessor(self, handler, acc_mod.access_mode.read_write
-                                if mode is None else mode, access_range=access_range,
-                                access_offset=access_offset, properties=properties)
+            return acc(self, handler, mode)
+        return acc(self, handler, mode, access_range=access_range,
+                   access_offset=access_offset, properties=properties)
 
     def get_host_access(self, mode: Any = None) -> Any:
         """A ``host_accessor`` (blocks until the data is on the host)."""
-        from pysycl._memory.accessor import access_mode, host_accessor
-
-        return host_accessor(self, access_mode.read_write if mode is None else mode)
+        return _accessor_types["host_accessor"](self, _accessor_types["read_write"]
+                                                if mode is None else mode)
 
     def reinterpret(self, dtype: Any, range: Any = None) -> buffer:
         """A view of the same storage with another element type and/or range."""
@@ -347,10 +299,10 @@ class buffer:  # noqa: N801 - the spec's spelling
             return
         st = self._storage
         st.closed = self._closed_at
-        _sched.wait_all(st)
+        st.wait_all()
         if not st.write_back:
             return
-        _sched.sync_to_host(st)
+        st.sync_to_host()
         target = st.final if st.final is not None else st.user
         if target is None:
             return  # the host copy is the user's array itself
@@ -399,15 +351,6 @@ class buffer:  # noqa: N801 - the spec's spelling
         return hash((id(self._storage), self._offset, self._range))
 
 
-_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
-
-
-def _user_site() -> str:
-    """``file:line`` of the innermost caller outside the pysycl package (for messages)."""
-    f = sys._getframe(1)
-    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PKG_DIR):
-        f = f.f_back
-    return "<unknown>" if f is None else f"{f.f_code.co_filename}:{f.f_lineno}"
 
 
 def host_view(buf: buffer) -> np.ndarray:
@@ -415,8 +358,3 @@ def host_view(buf: buffer) -> np.ndarray:
     st = buf._storage
     n = buf.size()
     return st.host[buf._offset: buf._offset + n].reshape(tuple(buf._range))
-
-
-
-
-import pysycl._commands.scheduler as _sched  # noqa: E402 - circular: the scheduler uses _Storage

@@ -17,6 +17,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from pysycl._backends import base as _backend_registry
 from pysycl._backends.opencl import discovery as _d
 from pysycl._core.backend import backend
 from pysycl._core.exceptions import exception
@@ -67,11 +68,14 @@ def _visible_pairs(pairs: list[tuple[platform, device]], tokens: list[str]
 def _all_platforms() -> list[platform]:
     """Every platform that has devices, canonical objects, enumeration order.
 
-    The OpenCL platforms first, then pysycl's host interpreter platform (the
-    host_debuggable device, :mod:`pysycl._backends.host.device`).
+    Each registered backend's, in registration order: OpenCL's, then pysycl's
+    host interpreter platform (the host_debuggable device).
     """
-    from pysycl._backends.host.device import get_host_platform
+    return [p for b in _backend_registry.registered() for p in b.platforms()]
 
+
+def opencl_platforms() -> list[platform]:
+    """The OpenCL platforms that have devices (the OpenCL backend's discovery)."""
     result = []
     for cl_platform, cl_devices in _d.platforms_and_devices():
         key = _d.handle(cl_platform)
@@ -81,7 +85,6 @@ def _all_platforms() -> list[platform]:
                 p = platform._create(cl_platform, cl_devices)
                 _platforms[key] = p
         result.append(p)
-    result.append(get_host_platform())
     return result
 
 

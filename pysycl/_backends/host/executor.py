@@ -1,10 +1,11 @@
 """The host_debuggable device's executor: command groups run in the Python interpreter.
 
-The scheduler hands every command group of a queue on the host device
-(:mod:`pysycl._backends.host.device`) to :func:`submit`. Design: docs/design/host-device.md.
+A queue on the host device (:mod:`pysycl._backends.host.device`) has a
+:class:`HostExecutor`; its ``submit`` runs each command group to completion.
+Design: docs/design/host-device.md.
 
 * **Data**: for the host device a buffer's "device copy" is its host copy. Each
-  requirement calls :func:`pysycl._commands.scheduler.acquire_host`, which waits for
+  requirement calls ``Coherence.acquire_host`` (:mod:`pysycl._memory.coherence`), which waits for
   OpenCL work on the buffer and copies newer device data back; the buffer is
   then current on the host (and OpenCL queues copy it again when they need it).
   Commands complete before ``submit`` returns: events are complete host events.
@@ -36,7 +37,6 @@ import builtins
 import contextvars
 import itertools
 import operator
-import os
 import sys
 import threading
 import traceback
@@ -52,8 +52,9 @@ from pysycl._commands.commands import (
     KernelCommand,
 )
 from pysycl._commands.event import event
-from pysycl._commands.scheduler import _host_task, acquire_host
+from pysycl._commands.host_task import run_host_task
 from pysycl._core.exceptions import errc, exception
+from pysycl._core.sites import in_package
 from pysycl._kernels import kernel_api as _kernel_api
 from pysycl._kernels.kernel_api import local_accessor
 from pysycl._memory.accessor import accessor
@@ -61,11 +62,41 @@ from pysycl._objects.range import group, item, nd_item, nd_range
 from pysycl._objects.range import np_index as _np_index
 from pysycl._objects.range import range as _range
 
-_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 _atomic_lock = threading.Lock()
 
 
 # ------------------------------------------------------------------ submit
+class HostExecutor:
+    """The executor of a queue on the host device: every command completes at submit.
+
+    It holds no device memory: buffers' host copies are the device copies.
+    """
+
+    __slots__ = ("__weakref__",)
+    native = None  # no backend queue
+
+    def __init__(self, ctx: Any, dev: Any, *, profiling: bool) -> None:
+        pass
+
+    def submit(self, q: Any, h: Any) -> event:
+        return submit(q, h)
+
+    def wait(self) -> None:
+        pass  # each command group completed at submit
+
+    def wait_events(self, natives: Any) -> None:
+        pass
+
+    def status(self, native: Any) -> str:
+        return "complete"
+
+    def profile(self, native: Any, which: str) -> int:
+        raise exception(errc.invalid, "the host device has no profiling timestamps")
+
+    def read(self, host: np.ndarray, mem: Any, wait_for: Any) -> None:
+        raise exception(errc.invalid, "the host device holds no device copies")
+
+
 def submit(q: Any, h: Any) -> event:
     """Execute the command group recorded in ``h`` on the host device queue ``q``."""
     cmd = h._cmd
@@ -74,9 +105,9 @@ def submit(q: Any, h: Any) -> event:
     for e in h._deps:
         e.wait()
     if type(cmd) is HostTaskCommand:
-        return _host_task(q, h, cmd, [])
+        return run_host_task(q, h, cmd)
     for acc in h._reqs:
-        acquire_host(acc._buf._storage, writes=acc._ktype.mode != "read", no_init=acc._no_init)
+        acc._buf._storage.acquire_host(writes=acc._ktype.mode != "read", no_init=acc._no_init)
     match cmd:
         case KernelCommand():
             run()  # type: ignore[misc]
@@ -251,7 +282,7 @@ def _check_nd_range(desc: str, nd: nd_range, locals_: list[Any], reds: Any) -> N
 def _user_line(e: BaseException) -> str:
     """``file:line`` of the innermost traceback frame outside pysycl (the kernel's code)."""
     frames = [f for f in traceback.extract_tb(e.__traceback__)
-              if not os.path.abspath(f.filename).startswith(_PKG_DIR + os.sep)]
+              if not in_package(f.filename)]
     return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else "?"
 
 
@@ -334,7 +365,7 @@ _READY, _WAITING, _DONE = 0, 1, 2
 def _site() -> tuple[str, int]:
     """(file, line) of the kernel code that called into pysycl (a barrier or collective)."""
     f = sys._getframe(1)
-    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PKG_DIR + os.sep):
+    while f is not None and in_package(f.f_code.co_filename):
         f = f.f_back  # type: ignore[assignment]
     return (f.f_code.co_filename, f.f_lineno) if f is not None else ("?", 0)
 

@@ -109,6 +109,7 @@ def make_queue(cl_queue: Any, ctx: Any, async_handler: Any = None) -> Any:
     """
     from pysycl import property as _prop
     from pysycl._backends.opencl import programs as clp
+    from pysycl._backends.opencl.executor import OpenCLExecutor
     from pysycl._commands.queue import queue
     from pysycl._objects.device import device
 
@@ -126,6 +127,7 @@ def make_queue(cl_queue: Any, ctx: Any, async_handler: Any = None) -> Any:
     q._async_handler = async_handler
     q._async_errors = []
     q._last = None
+    q._exec = OpenCLExecutor(ctx, q._dev, profiling=False, native=cl_queue)
     q._clq = cl_queue
     return q
 
@@ -137,13 +139,14 @@ def make_event(cl_event: Any, ctx: Any) -> Any:
         exception: ``errc.invalid`` when the event's context is not ``ctx``'s.
     """
     from pysycl._backends.opencl import programs as clp
+    from pysycl._backends.opencl.executor import EVENTS
     from pysycl._commands.event import event
 
     _need(cl_event, "event", "make_event")
     if clp.handle(clp.event_context(cl_event)) != ctx._handle:
         raise exception(errc.invalid, "make_event: the OpenCL event belongs to another context",
                         ctx)
-    return event._make(None, cl_event)
+    return event._make(None, cl_event, ops=EVENTS)
 
 
 def make_kernel(cl_kernel: Any, ctx: Any) -> Any:

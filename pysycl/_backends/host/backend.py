@@ -1,0 +1,21 @@
+"""The host_debuggable backend: its one platform and the executor of its queues."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pysycl._backends.host.device import get_host_platform
+from pysycl._backends.host.executor import HostExecutor
+from pysycl._core.backend import backend
+
+
+class HostBackend:
+    """``backend.ext_pysycl_host``: kernels run in the Python interpreter."""
+
+    kind = backend.ext_pysycl_host
+
+    def platforms(self) -> list[Any]:
+        return [get_host_platform()]
+
+    def executor(self, ctx: Any, dev: Any, *, profiling: bool) -> HostExecutor:
+        return HostExecutor(ctx, dev, profiling=profiling)

@@ -1,0 +1,28 @@
+"""``handler.host_task``: the user's function runs on the host, on any backend."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pysycl._commands.commands import HostTaskCommand
+from pysycl._commands.event import event
+from pysycl._memory.buffer import host_view
+
+
+def run_host_task(q: Any, h: Any, cmd: HostTaskCommand) -> event:
+    """Run ``cmd`` once the queue's earlier commands are done (the caller waited for the rest).
+
+    Its accessors see the host copies; an exception is an asynchronous error of ``q``.
+    """
+    q.wait()  # in-order semantics for the queue's earlier commands
+    for acc in h._reqs:
+        acc._buf._storage.acquire_host(writes=acc._ktype.mode != "read", no_init=acc._no_init)
+        acc._hostview = host_view(acc._buf)
+    try:
+        cmd.fn(*cmd.args)
+    except Exception as e:
+        q._async_errors.append(e)
+    finally:
+        for acc in h._reqs:
+            acc._hostview = None
+    return event._make(q, None, deps=h._deps)

@@ -1,0 +1,177 @@
+"""Where a buffer's current data is: the one class that owns the coherence state.
+
+A root buffer and its sub-buffers share one :class:`Coherence`. It knows the
+host copy, one device allocation per context, which copies are current
+(``valid``), and the commands still using the data (the last writer and, per
+executor, the newest reader). Executors (``pysycl._backends``) ask it to
+prepare a device copy before a command and record the command afterwards;
+host access (host accessors, write-back) asks it to bring the host copy up to
+date. It reaches devices only through the executor that made each copy
+(``Executor.alloc/read/write/wait_events`` of :mod:`pysycl._backends.base`), so
+this module knows no backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from pysycl._core.exceptions import errc, exception
+
+#: The key of the host copy in ``Coherence.valid`` (contexts are keyed by ``context.key``).
+HOST = "host"
+
+
+class _Hooks:
+    """Calls a higher layer installs.
+
+    ``before_host_sees``: called with a :class:`Coherence` right before the host
+    sees its data while bounds-checked launches may be in flight (installed by
+    the OpenCL backend; ``None`` until then).
+    """
+
+    before_host_sees: Callable[[Coherence], None] | None = None
+
+
+hooks = _Hooks()
+
+
+class Coherence:
+    """State shared by a root buffer and its sub-buffers."""
+
+    __slots__ = (
+        "_host", "closed", "dev", "dtype", "final", "host_accessors", "last_write", "nbytes",
+        "origin", "queue_of", "reads", "size", "user", "valid", "write_back",
+    )
+
+    def __init__(self, host: np.ndarray | None, user: Any, write_back: bool,
+                 dtype: np.dtype | None = None, size: int = 0) -> None:
+        self._host = host           # flat, contiguous host copy (allocated lazily if None)
+        self.user = user            # where write-back goes, if not `host` itself
+        self.dtype: np.dtype = host.dtype if host is not None else dtype  # type: ignore[assignment]
+        self.size = host.size if host is not None else size
+        self.nbytes = self.size * self.dtype.itemsize
+        self.write_back = write_back
+        self.origin = write_back    # built from writable host data: write-back is possible
+        self.final: Any = None      # set_final_data target
+        self.dev: dict[int, Any] = {}        # context key -> the backend's memory object
+        self.queue_of: dict[int, Any] = {}   # context key -> the last executor that used it
+        self.valid: set[Any] = set()         # {HOST, context key, ...}
+        self.last_write: tuple[Any, Any] | None = None   # (executor, native event)
+        self.reads: dict[Any, Any] = {}      # executor -> its newest reading event since the write
+        self.host_accessors = 0
+        self.closed: str | None = None  # where the root buffer was closed (written back)
+
+    @property
+    def host(self) -> np.ndarray:
+        """The host copy; a ``buffer(range)`` allocates it on first host use."""
+        if self._host is None:
+            try:
+                self._host = np.empty(self.size, dtype=self.dtype)
+            except MemoryError as e:
+                raise exception(errc.memory_allocation, f"cannot allocate {self.nbytes} bytes "
+                                "of host memory for a buffer") from e
+        return self._host
+
+    # ------------------------------------------------------------ host side
+    def wait_all(self) -> None:
+        """Block until every command using the data has completed."""
+        lw = self.last_write
+        if lw is not None:
+            lw[0].wait_events([lw[1]])
+        for ex, ev in self.reads.items():
+            ex.wait_events([ev])
+        self.reads.clear()
+        self.last_write = None
+        if hooks.before_host_sees is not None:
+            hooks.before_host_sees(self)
+
+    def sync_to_host(self) -> None:
+        """Make the host copy current (a blocking read from a device holding the data)."""
+        valid = self.valid
+        if HOST in valid or not valid:
+            if not valid:
+                valid.add(HOST)  # never initialized: the host copy is as good as any
+            return
+        key = next(iter(valid))  # a context key
+        ex = self.queue_of[key]
+        wait_for = [e for q, e in self.pending(writes=False) if q is not ex]
+        ex.read(self.host, self.dev[key], wait_for or None)
+        valid.add(HOST)
+
+    def acquire_host(self, writes: bool, no_init: bool = False) -> None:
+        """Prepare for host access (``host_accessor``, write-back, host tasks)."""
+        if writes:
+            self.wait_all()
+        else:
+            lw = self.last_write
+            if lw is not None:
+                lw[0].wait_events([lw[1]])
+            if hooks.before_host_sees is not None:
+                hooks.before_host_sees(self)
+        if not no_init:
+            self.sync_to_host()
+        if writes:
+            self.valid = {HOST}
+
+    # ---------------------------------------------------------- device side
+    def pending(self, writes: bool) -> list[tuple[Any, Any]]:
+        """(executor, native event) pairs a new access must wait for."""
+        deps = [] if self.last_write is None else [self.last_write]
+        if writes:
+            deps.extend(self.reads.items())
+        return deps
+
+    def is_ready(self, key: int, ex: Any, writes: bool, needs_data: bool) -> bool:
+        """Nothing to do for a command of executor ``ex`` (context ``key``).
+
+        True when the copy is allocated there, current there (or not needed),
+        and every earlier command on the data ran on ``ex`` (an in-order queue).
+        """
+        lw = self.last_write
+        reads = self.reads
+        return (key in self.dev and (key in self.valid or not needs_data or not self.valid)
+                and (lw is None or lw[0] is ex)
+                and (not writes or not reads or (len(reads) == 1 and ex in reads))
+                and self.queue_of.get(key) is ex)
+
+    def prepare_device(self, key: int, ex: Any, writes: bool, needs_data: bool,
+                       wait_for: list[Any]) -> Any:
+        """Allocate and update the copy of context ``key`` for a command of ``ex``.
+
+        Appends the events of other executors the command must wait for to
+        ``wait_for``; returns the device memory object.
+        """
+        lw = self.last_write
+        if lw is not None and lw[0] is not ex:
+            wait_for.append(lw[1])
+        if writes and self.reads:
+            for q, e in self.reads.items():
+                if q is not ex:
+                    wait_for.append(e)
+        mem = self.dev.get(key)
+        if mem is None:
+            mem = self.dev[key] = ex.alloc(self.nbytes)
+        if needs_data and key not in self.valid and self.valid:
+            if HOST not in self.valid:
+                self.sync_to_host()
+            ex.write(mem, self.host, wait_for or None)
+            self.valid.add(key)
+        self.queue_of[key] = ex
+        return mem
+
+    def record(self, key: int, ex: Any, ev: Any, writes: bool) -> None:
+        """A command of ``ex`` (context ``key``) finishing with event ``ev`` used the data."""
+        if writes:
+            self.last_write = (ex, ev)
+            if self.reads:
+                self.reads.clear()
+            valid = self.valid
+            if len(valid) != 1 or key not in valid:
+                self.valid = {key}
+        else:
+            # In-order queues: the newest read event of an executor covers the older ones.
+            self.reads[ex] = ev
+            self.valid.add(key)
