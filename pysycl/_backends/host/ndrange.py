@@ -1,0 +1,272 @@
+"""nd_range kernels on the host device: one work-group at a time, one thread per work-item.
+
+:class:`_GroupRun` schedules the work-items of a group deterministically: exactly
+one runs at a time, in local-linear-id order, until it reaches a barrier or
+returns (see :mod:`pysycl._backends.host.executor` and docs/design/host-device.md).
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextvars
+import itertools
+import sys
+import threading
+from typing import Any
+
+import numpy as np
+
+from pysycl._backends.host.views import KernelView, raise_from
+from pysycl._core.exceptions import errc, exception
+from pysycl._core.sites import in_package
+from pysycl._kernels import kernel_api as _kernel_api
+from pysycl._objects.range import group, nd_item, nd_range
+from pysycl._objects.range import range as _range
+
+
+class _Abort(BaseException):
+    """Unwinds a work-item whose work-group failed (not an ``Exception``: kernels can't catch it)."""
+
+
+_READY, _WAITING, _DONE = 0, 1, 2
+
+
+def _site() -> tuple[str, int]:
+    """(file, line) of the kernel code that called into pysycl (a barrier or collective)."""
+    f = sys._getframe(1)
+    while f is not None and in_package(f.f_code.co_filename):
+        f = f.f_back  # type: ignore[assignment]
+    return (f.f_code.co_filename, f.f_lineno) if f is not None else ("?", 0)
+
+
+class _GroupRun:
+    """One work-group: its work-items' threads, run one at a time in local-id order.
+
+    The running work-item holds the turn until it reaches a barrier (or a group
+    collective, which is a barrier that also exchanges values) or returns; the
+    turn then passes to the lowest-numbered ready work-item. When none is ready,
+    every work-item still running waits at a barrier: they are released together,
+    unless some have returned or they wait at different lines -- a kernel bug
+    (non-uniform control flow around a barrier), reported as ``errc.kernel``.
+    """
+
+    def __init__(self, n: int, desc: str, group_id: tuple[int, ...]) -> None:
+        self.lock = threading.Lock()
+        # One condition per work-item, sharing the lock: passing the turn wakes
+        # exactly the work-item whose turn it is (not all of them).
+        self.conds = [threading.Condition(self.lock) for _ in builtins.range(n)]
+        self.n = n
+        self.desc = desc
+        self.group_id = group_id
+        self.state = [_READY] * n
+        self.sites: list[tuple[str, int] | None] = [None] * n
+        self.values: list[Any] = [None] * n
+        self.snapshot: list[Any] = []
+        self.turn = 0
+        self.error: tuple[BaseException, str] | None = None
+
+    def _fail(self, e: BaseException, who: str) -> None:
+        if self.error is None:
+            self.error = (e, who)
+        self.turn = -1
+        for c in self.conds:
+            c.notify()
+
+    def _advance(self) -> None:
+        """Pass the turn on (the condition's lock is held)."""
+        state = self.state
+        for j in builtins.range(self.n):
+            if state[j] == _READY:
+                self.turn = j
+                self.conds[j].notify()
+                return
+        waiting = [j for j in builtins.range(self.n) if state[j] == _WAITING]
+        if not waiting:
+            self.turn = -1  # every work-item returned
+            return
+        done = [j for j in builtins.range(self.n) if state[j] == _DONE]
+        sites = {self.sites[j] for j in waiting}
+        if done:
+            file, line = self.sites[waiting[0]]  # type: ignore[misc]
+            self._fail(exception(
+                errc.kernel, f"{self.desc}: in work-group {self.group_id}, work-items "
+                f"{_ids(waiting)} wait at the barrier at {file}:{line}, but work-items "
+                f"{_ids(done)} returned without reaching it; every work-item of a work-group "
+                "must reach each group barrier and group function (work-group uniform "
+                "control flow)"), "the work-group")
+            return
+        if len(sites) > 1:
+            where = "; ".join(f"work-items {_ids([j for j in waiting if self.sites[j] == s])} "
+                              f"at {s[0]}:{s[1]}" for s in sorted(sites))  # type: ignore[index]
+            self._fail(exception(
+                errc.kernel, f"{self.desc}: in work-group {self.group_id}, work-items wait at "
+                f"different barriers ({where}); every work-item of a work-group must reach "
+                "the same group barriers and group functions in the same order"),
+                "the work-group")
+            return
+        self.snapshot = list(self.values)
+        for j in waiting:
+            state[j] = _READY
+        self.turn = waiting[0]
+        self.conds[self.turn].notify()
+
+    def barrier(self, j: int, value: Any = None) -> list[Any]:
+        """Work-item ``j`` reaches a barrier; returns every work-item's ``value``."""
+        site = _site()
+        cond = self.conds[j]
+        with self.lock:
+            if self.turn != j:  # only after the group failed
+                raise _Abort
+            self.state[j] = _WAITING
+            self.sites[j] = site
+            self.values[j] = value
+            self._advance()
+            while self.turn != j and self.error is None:
+                cond.wait()
+            if self.error is not None:
+                raise _Abort
+            return self.snapshot
+
+    def work_item(self, j: int, fn: Any, args: tuple[Any, ...], who: str) -> None:
+        """Thread body of work-item ``j``: never lets an exception escape the thread."""
+        _kernel_api._host.active = True
+        cond = self.conds[j]
+        try:
+            with self.lock:
+                while self.turn != j and self.error is None:
+                    cond.wait()
+                if self.error is not None:
+                    return
+            fn(*args)  # in a copy of the launching thread's context: numpy's errstate
+        except _Abort:
+            pass
+        except BaseException as e:  # recorded, re-raised by the launching thread
+            with self.lock:
+                self._fail(e, who)
+        finally:
+            with self.lock:
+                self.state[j] = _DONE
+                if self.turn == j and self.error is None:
+                    self._advance()
+
+    def abort(self) -> None:
+        with self.lock:
+            self._fail(_Abort(), "interrupted")
+
+
+def _ids(items: list[int]) -> str:
+    if len(items) > 8:
+        return f"[{', '.join(map(str, items[:8]))}, ... ({len(items)} in all)]"
+    return f"[{', '.join(map(str, items))}]"
+
+
+class _HostGroup(group):
+    """A work-group seen from one work-item, with the host barrier behind it."""
+
+    __slots__ = ("_lin", "_run")
+
+    def _host_barrier(self) -> None:
+        self._run.barrier(self._lin)
+
+    def _host_collective(self, x: Any) -> list[Any]:
+        return self._run.barrier(self._lin, x)
+
+
+class _HostSubGroup:
+    """``sycl.sub_group`` on the host device: every work-item is a sub-group of one."""
+
+    __slots__ = ("_it",)
+
+    def __init__(self, it: _HostNdItem) -> None:
+        self._it = it
+
+    def get_local_id(self) -> int:
+        return 0
+
+    get_local_linear_id = get_local_id
+
+    def get_local_range(self) -> _range:
+        return _range(1)
+
+    get_max_local_range = get_local_range
+
+    def get_local_linear_range(self) -> int:
+        return 1
+
+    def get_group_id(self) -> int:
+        return int(self._it._lin)
+
+    get_group_linear_id = get_group_id
+
+    def get_group_range(self) -> _range:
+        return _range(self._it.get_local_range().size())
+
+    def get_group_linear_range(self) -> int:
+        return int(self._it.get_local_range().size())
+
+    def leader(self) -> bool:
+        return True
+
+    def _host_barrier(self) -> None:
+        pass
+
+    def _host_collective(self, x: Any) -> list[Any]:
+        return [x]
+
+
+class _HostNdItem(nd_item):
+    """An nd_range kernel's work-item on the host device."""
+
+    __slots__ = ("_group_id", "_lin", "_run")
+
+    def get_group(self, dimension: int | None = None) -> Any:
+        if dimension is not None:
+            return self._group_id[dimension]
+        g = _HostGroup(self._group_id, tuple(self.get_local_id()), self._nd)
+        g._run = self._run
+        g._lin = self._lin
+        return g
+
+    def get_sub_group(self) -> _HostSubGroup:
+        return _HostSubGroup(self)
+
+    def barrier(self, fence_space: Any = None) -> None:
+        self._run.barrier(self._lin)
+
+
+def _run_nd_range(desc: str, fn: Any, nd: nd_range, locals_: list[Any],
+                  reducers: list[Any], extra: list[Any]) -> None:
+    loc = tuple(nd._local)
+    groups = tuple(nd.get_group_range())
+    n = int(np.prod(loc))
+    local_ids = list(itertools.product(*(builtins.range(e) for e in loc)))
+    for gid in itertools.product(*(builtins.range(g) for g in groups)):
+        for la in locals_:  # fresh local memory per work-group; NaN shows uninitialized reads
+            la._hostview = np.full(tuple(la._range), np.nan if la.dtype.kind in "fc" else 0,
+                                   dtype=la.dtype).view(KernelView)
+        run = _GroupRun(n, desc, gid)
+        threads = []
+        for j, lid in enumerate(local_ids):
+            it = _HostNdItem([g * e + i for g, e, i in zip(gid, loc, lid, strict=True)], nd)
+            it._run, it._lin, it._group_id = run, j, gid
+            who = f"work-item {tuple(it.get_global_id())} (local {lid}) of work-group {gid}"
+            # Each thread runs in a copy of this context, which holds numpy's errstate
+            # (the caller entered it; entering it afresh in a new thread costs ~1 ms).
+            ctx = contextvars.copy_context()
+            threads.append(threading.Thread(target=ctx.run, daemon=True,
+                                            args=(run.work_item, j, fn,
+                                                  (it, *reducers, *extra), who),
+                                            name=f"pysycl work-item {j}"))
+        try:
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        except BaseException:  # KeyboardInterrupt while joining: release the work-items
+            run.abort()
+            raise
+        if run.error is not None:
+            e, who = run.error
+            if isinstance(e, Exception):
+                raise_from(desc, e, who)
+            raise e

@@ -1,0 +1,79 @@
+"""What a kernel on the host device sees: numpy views with SYCL's indexing, and its errors."""
+
+from __future__ import annotations
+
+import builtins
+import operator
+import traceback
+from typing import Any
+
+import numpy as np
+
+from pysycl._core.exceptions import errc, exception
+from pysycl._core.sites import in_package
+from pysycl._memory.accessor import accessor
+
+
+def region_view(acc: accessor, writable: bool = True) -> np.ndarray:
+    """The numpy view of an accessor's (ranged) region of its buffer's host copy.
+
+    The same addressing as the device ABI (:mod:`pysycl._core.abi`): a linear
+    offset, the access range, row-major strides of the root buffer's range.
+    """
+    host = acc._buf._storage.host
+    rng = tuple(acc._range)
+    mem = tuple(acc._buf._root_range())
+    strides = [host.itemsize] * len(mem)
+    for d in builtins.range(len(mem) - 2, -1, -1):
+        strides[d] = strides[d + 1] * mem[d + 1]
+    if 0 in rng:
+        return np.empty(rng, dtype=host.dtype)
+    return np.lib.stride_tricks.as_strided(host[acc._tail[0]:], shape=rng, strides=strides,
+                                           writeable=writable)
+
+
+class KernelView(np.ndarray):
+    """A numpy array indexed with SYCL's rules: a negative index is out of bounds.
+
+    Accessors, local accessors and private arrays are bound to such views while
+    a kernel runs, so ``acc[-1]`` raises ``IndexError`` (reported as ``errc.kernel``)
+    like ``acc[n]`` does, instead of wrapping around as numpy would.
+    """
+
+    def __getitem__(self, idx: Any) -> Any:
+        check_index(idx, self.shape)
+        return super().__getitem__(idx)
+
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        check_index(idx, self.shape)
+        super().__setitem__(idx, value)
+
+
+def check_index(idx: Any, shape: tuple[int, ...], past_end: bool = False) -> None:
+    """Raise ``IndexError`` for a negative index component (and one past the end if asked)."""
+    for d, i in enumerate(idx if type(idx) is tuple else (idx,)):
+        try:
+            v = operator.index(i)
+        except TypeError:
+            continue  # a slice or Ellipsis: numpy's own rules (host code only)
+        if v < 0 or (past_end and d < len(shape) and v >= shape[d]):
+            size = shape[d] if d < len(shape) else 0
+            why = " (SYCL indices do not wrap around)" if v < 0 else ""
+            raise IndexError(f"index {v} is out of bounds for axis {d} with size {size}{why}")
+
+
+
+def user_line(e: BaseException) -> str:
+    """``file:line`` of the innermost traceback frame outside pysycl (the kernel's code)."""
+    frames = [f for f in traceback.extract_tb(e.__traceback__)
+              if not in_package(f.filename)]
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else "?"
+
+
+def raise_from(desc: str, e: BaseException, who: str) -> None:
+    """Re-raise ``e`` (raised by the kernel as ``who``) as the kernel's error."""
+    if isinstance(e, exception):
+        e.add_note(f"raised in {desc}, {who}, at {user_line(e)} (host_debuggable device)")
+        raise e
+    raise exception(errc.kernel, f"{desc} raised {type(e).__name__}: {e} in {who}, at "
+                    f"{user_line(e)} (host_debuggable device)") from e
