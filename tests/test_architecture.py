@@ -228,3 +228,18 @@ def test_modules_and_functions_stay_small(pkg: str) -> None:
     assert big == [], "modules over the limit:\n" + "\n".join(big)
     assert long_fns == [], (f"functions over {MAX_FUNCTION_LINES} lines without a "
                             f"'{LONG_MARK} reason' comment:\n" + "\n".join(long_fns))
+
+
+def test_the_architecture_document_lists_every_module() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_arch_modules",
+                                                  REPO / "tools" / "architecture_modules.py")
+    assert spec is not None and spec.loader is not None
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    doc = gen.DOC.read_text()
+    assert gen.render(doc) == doc, ("docs/design/architecture.md's module list is out of "
+                                    "date: run python tools/architecture_modules.py")
+    for f in (REPO / "pysycl").rglob("*.py"):
+        assert f"`{f.relative_to(REPO)}`" in doc
