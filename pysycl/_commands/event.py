@@ -64,6 +64,16 @@ class event:  # noqa: N801 - the spec's spelling
         for e in events:
             e.wait_and_throw()
 
+    @property
+    def native(self) -> Any:
+        """The backend's event of the command's last operation (None: complete on the host)."""
+        return self._cl
+
+    @property
+    def queue(self) -> Any:
+        """The queue that made the event (None for ``event()`` and ``make_event``)."""
+        return self._queue
+
     def get_wait_list(self) -> list[event]:
         """Events this command depended on explicitly (``depends_on``)."""
         return list(self._deps)

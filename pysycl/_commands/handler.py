@@ -73,6 +73,32 @@ class handler:  # noqa: N801 - the spec's spelling
         self._bundle = None
         self._spec = None
 
+    # What executors read once the command group function returned (pysycl's own).
+    @property
+    def command(self) -> Command | None:
+        """The recorded command (None for an empty command group)."""
+        return self._cmd
+
+    @property
+    def requirements(self) -> list[accessor]:
+        """The accessors the command group uses."""
+        return self._reqs
+
+    @property
+    def dependencies(self) -> list[event]:
+        """The events given to ``depends_on``."""
+        return self._deps
+
+    @property
+    def kernel_bundle(self) -> Any:
+        """The bundle given to ``use_kernel_bundle``, or None."""
+        return self._bundle
+
+    @property
+    def specialization_values(self) -> dict[Any, Any] | None:
+        """``set_specialization_constant`` values, or None."""
+        return self._spec
+
     def require(self, acc: accessor) -> None:
         """Bind a placeholder accessor to this command group (``handler::require``)."""
         if not isinstance(acc, accessor):

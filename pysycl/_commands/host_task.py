@@ -15,14 +15,15 @@ def run_host_task(q: Any, h: Any, cmd: HostTaskCommand) -> event:
     Its accessors see the host copies; an exception is an asynchronous error of ``q``.
     """
     q.wait()  # in-order semantics for the queue's earlier commands
-    for acc in h._reqs:
-        acc._buf._storage.acquire_host(writes=acc._ktype.mode != "read", no_init=acc._no_init)
+    reqs = h.requirements
+    for acc in reqs:
+        acc.coherence.acquire_host(writes=acc.writes, no_init=acc.no_init)
         acc._hostview = host_view(acc._buf)
     try:
         cmd.fn(*cmd.args)
     except Exception as e:
         q._async_errors.append(e)
     finally:
-        for acc in h._reqs:
+        for acc in reqs:
             acc._hostview = None
-    return event._make(q, None, deps=h._deps)
+    return event._make(q, None, deps=h.dependencies)

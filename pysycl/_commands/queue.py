@@ -104,6 +104,11 @@ class queue:  # noqa: N801 - the spec's spelling
         self._clq = self._exec.native
 
     # ------------------------------------------------------------- queries
+    @property
+    def executor(self) -> Any:
+        """The backend's executor of this queue (``pysycl._backends.base.Executor``)."""
+        return self._exec
+
     def get_device(self) -> Any:
         """The queue's device."""
         return self._dev

@@ -9,6 +9,7 @@ answers queries: element access on the host goes through ``host_accessor``.
 from __future__ import annotations
 
 import enum
+import itertools
 from collections.abc import Iterable
 from typing import Any
 
@@ -145,6 +146,43 @@ class accessor:  # noqa: N801 - the spec's spelling
     def access_mode(self) -> access_mode:
         """The access mode."""
         return self._mode
+
+    # What executors and the kernel layer read (pysycl's own; not in the spec).
+    @property
+    def coherence(self) -> Any:
+        """The coherence state of the accessed buffer (shared with its sub-buffers)."""
+        return self._buf._storage
+
+    @property
+    def writes(self) -> bool:
+        """Whether commands through this accessor may write (any mode but read)."""
+        return self._ktype.mode != "read"
+
+    @property
+    def no_init(self) -> bool:
+        """Whether the previous contents are discarded (``no_init`` / ``discard_*`` modes)."""
+        return self._no_init
+
+    @property
+    def kernel_type(self) -> AccessorType:
+        """The accessor's type in the runtime/compiler ABI (dtype, dimensions, mode)."""
+        return self._ktype
+
+    @property
+    def kernel_tail(self) -> tuple[int, ...]:
+        """The kernel arguments after the memory object: linear offset, then the ranges."""
+        return self._tail
+
+    def segments(self) -> list[tuple[int, int]]:
+        """Contiguous (element offset, count) runs of the root buffer this accessor covers."""
+        rng = tuple(self._range)
+        mem = tuple(self._buf._root_range())
+        base = self._tail[0]
+        if len(rng) == 1 or rng[1:] == mem[1:]:
+            return [(base, self.size())]
+        strides = [int(np.prod(mem[d + 1:])) for d in range(len(mem))]
+        return [(base + sum(i * s for i, s in zip(outer, strides, strict=False)), rng[-1])
+                for outer in itertools.product(*(range(r) for r in rng[:-1]))]
 
     def get_range(self) -> _range:
         """The access range."""

@@ -94,15 +94,15 @@ class HostExecutor:
 
 def submit(q: Any, h: Any) -> event:
     """Execute the command group recorded in ``h`` on the host device queue ``q``."""
-    cmd = h._cmd
+    cmd = h.command
     # may raise: nothing moved yet
     run = _prepare(q, h, cmd) if type(cmd) is KernelCommand else None
-    for e in h._deps:
+    for e in h.dependencies:
         e.wait()
     if type(cmd) is HostTaskCommand:
         return run_host_task(q, h, cmd)
-    for acc in h._reqs:
-        acc._buf._storage.acquire_host(writes=acc._ktype.mode != "read", no_init=acc._no_init)
+    for acc in h.requirements:
+        acc.coherence.acquire_host(writes=acc.writes, no_init=acc.no_init)
     match cmd:
         case KernelCommand():
             run()  # type: ignore[misc]
@@ -112,7 +112,7 @@ def submit(q: Any, h: Any) -> event:
             _copy(src, dest)
         case _:  # update_host: acquire_host above made the host copy current; empty: nothing
             pass
-    return event._make(q, None, deps=h._deps)
+    return event._make(q, None, deps=h.dependencies)
 
 
 def _copy(src: Any, dst: Any) -> None:

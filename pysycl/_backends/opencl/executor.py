@@ -18,7 +18,6 @@ through each buffer's :class:`~pysycl._memory.coherence.Coherence`.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -74,9 +73,11 @@ EVENTS = OpenCLEvents()
 class OpenCLExecutor(OpenCLEvents):
     """The executor of one ``sycl.queue`` on an OpenCL device: one in-order OpenCL queue."""
 
-    __slots__ = ("__weakref__", "cl_context", "native")
+    __slots__ = ("__weakref__", "cl_context", "context", "key", "native")
 
     def __init__(self, ctx: Any, dev: Any, *, profiling: bool, native: Any = None) -> None:
+        self.context = ctx
+        self.key = ctx.key  # what buffers key their copies in this context by
         self.cl_context = ctx.native
         # ``native``: an application's own OpenCL queue (``make_queue``)
         self.native = native if native is not None else x.create_queue(ctx.native, dev.native,
@@ -103,19 +104,20 @@ class OpenCLExecutor(OpenCLEvents):
 # -------------------------------------------------------------------- submit
 def submit(ex: OpenCLExecutor, q: Any, h: Any) -> event:
     """Execute the command group recorded in handler ``h`` on queue ``q`` (executor ``ex``)."""
-    cmd = h._cmd
-    ctx = q._ctx
-    clq = ex.native
+    cmd = h.command
     launch = None
     if type(cmd) is KernelCommand:
         launch = _launch.prepare(q, h, cmd)     # may compile; may raise: nothing moved yet
     wait_for: list[Any] = []
-    for e in h._deps:
-        if e._cl is None:
+    deps = h.dependencies
+    for e in deps:
+        native = e.native
+        if native is None:
             continue
-        if e._queue is not None and e._queue._ctx == ctx:
-            if e._queue is not q:
-                wait_for.append(e._cl)
+        eq = e.queue
+        if eq is not None and eq.executor.key == ex.key:  # the same context: a wait list
+            if eq is not q:
+                wait_for.append(native)
         else:
             e.wait()
     if type(cmd) is HostTaskCommand:
@@ -123,92 +125,77 @@ def submit(ex: OpenCLExecutor, q: Any, h: Any) -> event:
             x.wait(wait_for)
         return run_host_task(q, h, cmd)
     # Requirements: allocate, move data, collect cross-queue dependencies.
-    reqs = h._reqs
-    key = ctx._handle
+    reqs = h.requirements
+    key = ex.key
     for acc in reqs:
-        st = acc._buf._storage
-        writes = acc._ktype.mode != "read"
-        if not st.is_ready(key, ex, writes, not acc._no_init):
-            st.prepare_device(key, ex, writes, not acc._no_init, wait_for)
+        st = acc.coherence
+        writes = acc.writes
+        needs_data = not acc.no_init
+        if not st.is_ready(key, ex, writes, needs_data):
+            st.prepare_device(key, ex, writes, needs_data, wait_for)
     match cmd:
         case KernelCommand():
             ev = launch(wait_for or None)  # type: ignore[misc]
         case FillCommand():
-            ev = _fill(q, cmd, wait_for)
+            ev = _fill(ex, cmd, wait_for)
         case CopyCommand():
-            ev = _copy(q, cmd, wait_for)
+            ev = _copy(ex, cmd, wait_for)
         case UpdateHostCommand(acc=acc):
-            acc._buf._storage.acquire_host(writes=False)
-            return event._make(q, None, deps=h._deps)
+            acc.coherence.acquire_host(writes=False)
+            return event._make(q, None, deps=deps)
         case _:  # an empty command group: a barrier on its dependencies
-            ev = x.marker(clq, wait_for=wait_for or None) if wait_for else None
+            ev = x.marker(ex.native, wait_for=wait_for or None) if wait_for else None
             if ev is None:
-                return event._make(q, None, deps=h._deps)
+                return event._make(q, None, deps=deps)
     for acc in reqs:
-        acc._buf._storage.record(key, ex, ev, acc._ktype.mode != "read")
-    return event._make(q, ev, deps=h._deps)
+        acc.coherence.record(key, ex, ev, acc.writes)
+    return event._make(q, ev, deps=deps)
 
 
-def _fill(q: Any, cmd: FillCommand, wait_for: list[Any]) -> Any:
-    acc, value = cmd.dest, cmd.value
-    st = acc._buf._storage
-    pattern = np.asarray(value, dtype=st.dtype).reshape(1)
-    segments = _segments(acc)
+def _fill(ex: OpenCLExecutor, cmd: FillCommand, wait_for: list[Any]) -> Any:
+    acc = cmd.dest
+    st = acc.coherence
+    pattern = np.asarray(cmd.value, dtype=st.dtype).reshape(1)
     ev = None
-    buf = st.dev[q._ctx._handle]
+    mem = st.dev[ex.key]
     isz = st.dtype.itemsize
-    for off, n in segments:
-        ev = x.fill(q._clq, buf, pattern, off * isz, n * isz, wait_for=wait_for or None)
+    for off, n in acc.segments():
+        ev = x.fill(ex.native, mem, pattern, off * isz, n * isz, wait_for=wait_for or None)
         wait_for = []
     return ev
 
 
-def _segments(acc: Any) -> list[tuple[int, int]]:
-    """Contiguous (element offset, count) runs covered by a (ranged) accessor."""
-    rng = tuple(acc._range)
-    mem = tuple(acc._buf._root_range())
-    base = acc._tail[0]
-    if len(rng) == 1 or rng[1:] == mem[1:]:
-        return [(base, acc.size())]
-    out = []
-    strides = [int(np.prod(mem[d + 1:])) for d in range(len(mem))]
-    for outer in itertools.product(*(range(r) for r in rng[:-1])):
-        off = base + sum(i * s for i, s in zip(outer, strides, strict=False))
-        out.append((off, rng[-1]))
-    return out
-
-
-def _copy(q: Any, cmd: CopyCommand, wait_for: list[Any]) -> Any:
+def _copy(ex: OpenCLExecutor, cmd: CopyCommand, wait_for: list[Any]) -> Any:
     src, dst = cmd.src, cmd.dest
+    clq, key = ex.native, ex.key
     if isinstance(src, accessor) and isinstance(dst, accessor):
-        ss, ds = _segments(src), _segments(dst)
+        ss, ds = src.segments(), dst.segments()
         if len(ss) == 1 and len(ds) == 1 and src.dtype == dst.dtype:
             isz = src.dtype.itemsize
-            return x.copy_buffer(q._clq, dst._buf._storage.dev[q._ctx._handle],
-                                 src._buf._storage.dev[q._ctx._handle], ss[0][1] * isz,
-                                 ds[0][0] * isz, ss[0][0] * isz, wait_for=wait_for or None)
+            return x.copy_buffer(clq, dst.coherence.dev[key], src.coherence.dev[key],
+                                 ss[0][1] * isz, ds[0][0] * isz, ss[0][0] * isz,
+                                 wait_for=wait_for or None)
         raise exception(errc.feature_not_supported,
                         "pysycl: accessor-to-accessor copy of non-contiguous regions or "
                         "different dtypes is not supported")
     if isinstance(src, accessor):  # device -> host array
-        segs = _segments(src)
-        dst_arr = dst
-        if len(segs) == 1 and dst_arr.flags.c_contiguous and dst_arr.dtype == src.dtype:
+        segs = src.segments()
+        if len(segs) == 1 and dst.flags.c_contiguous and dst.dtype == src.dtype:
             off, n = segs[0]
             if _bounds.watching:  # bounds-checked launches: report before results reach the host
                 x.wait([e for e in wait_for if e is not None])
-                x.finish(q._clq)
-                _bounds.sync(q._clq, src._buf._storage)
-            return x.read(q._clq, dst_arr.reshape(-1)[:n], src._buf._storage.dev[q._ctx._handle],
+                x.finish(clq)
+                _bounds.sync(clq, src.coherence)
+            return x.read(clq, dst.reshape(-1)[:n], src.coherence.dev[key],
                           off * src.dtype.itemsize, wait_for=wait_for or None, blocking=True)
         raise exception(errc.invalid, "copy(accessor, array): the destination must be a "
                         f"C-contiguous {src.dtype} array covering a contiguous accessor region")
     # host array -> device
-    segs = _segments(dst)
+    segs = dst.segments()
     src_arr = np.ascontiguousarray(src, dtype=dst.dtype).reshape(-1)
     if len(segs) != 1 or src_arr.size < segs[0][1]:
         raise exception(errc.invalid, "copy(array, accessor): the source must have at least as "
                         "many elements as the (contiguous) accessor region")
     off, n = segs[0]
-    return x.write(q._clq, dst._buf._storage.dev[q._ctx._handle], src_arr[:n].copy(),
-                   off * dst.dtype.itemsize, wait_for=wait_for or None)
+    return x.write(clq, dst.coherence.dev[key], src_arr[:n].copy(), off * dst.dtype.itemsize,
+                   wait_for=wait_for or None)
