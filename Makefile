@@ -27,6 +27,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_kernels.py --write
 	$(PY) benchmarks/bench_ndrange.py --write
 	$(PY) benchmarks/bench_bounds.py --write
+	$(PY) benchmarks/bench_submit.py --write
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -83,8 +83,8 @@ class OpenCLPeer:
         import pyopencl as cl
 
         self.cl = cl
-        self.ctx = q.get_context()._cl
-        self.q = cl.CommandQueue(self.ctx, q.get_device()._cl)
+        self.ctx = q.get_context().native
+        self.q = cl.CommandQueue(self.ctx, q.get_device().native)
         self.prg = cl.Program(self.ctx, source).build()
         self.k = {name: cl.Kernel(self.prg, name) for name in arg_dtypes}
         for name, dts in arg_dtypes.items():
