@@ -24,7 +24,7 @@ from collections.abc import Iterator
 import llvmlite.binding as ll
 from llvmlite import ir as llir
 
-from pysycl import errc
+from pysycl._core.exceptions import errc
 from pysycl_numba import bounds, emit_worker
 from pysycl_numba._numba_compat import CodeLibrary
 from pysycl_numba.errors import KernelSourceError

@@ -18,7 +18,6 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pysycl import errc, exception, kernel_compile_error
 from pysycl._core.abi import (
     AccessorType as AbiAccessor,
 )
@@ -31,6 +30,7 @@ from pysycl._core.abi import (
     TupleType,
     source_location,
 )
+from pysycl._core.exceptions import errc, exception, kernel_compile_error
 from pysycl_numba import specconst
 from pysycl_numba._numba_compat import (
     CompilerBase,

@@ -23,7 +23,7 @@ import re
 
 import llvmlite.binding as ll
 
-from pysycl import errc
+from pysycl._core.exceptions import errc
 from pysycl_numba.errors import KernelSourceError
 from pysycl_numba.ocl import KNOWN_BUILTINS
 

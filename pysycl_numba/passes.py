@@ -28,8 +28,8 @@ import types as pytypes
 from dataclasses import dataclass, field
 from typing import Any
 
-from pysycl import errc
 from pysycl._core.abi import ID_GLOBAL, ID_LOCAL
+from pysycl._core.exceptions import errc
 from pysycl._kernels.kernel_api import atomic_ref
 from pysycl_numba._numba_compat import (
     AnalysisPass,

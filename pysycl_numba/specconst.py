@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 from llvmlite import ir as llir
 
-from pysycl import errc, kernel_compile_error
 from pysycl._core.abi import Capture, SpecConstantType
+from pysycl._core.exceptions import errc, kernel_compile_error
 from pysycl_numba import ocl
 from pysycl_numba._numba_compat import (
     AttributeTemplate,
