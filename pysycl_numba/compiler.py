@@ -44,7 +44,6 @@ from pysycl_numba._numba_compat import (
     target_override,
     types,
 )
-from pysycl_numba.codegen import emit_spirv
 from pysycl_numba.dispatcher import compile_scope  # also registers the target dispatcher
 from pysycl_numba.errors import CompilerDiagnostic, KernelSourceError, from_numba_error
 from pysycl_numba.passes import (
@@ -59,6 +58,7 @@ from pysycl_numba.passes import (
 )
 from pysycl_numba.reduction import build_reduction_wrapper, compile_epilogue, reducer_type
 from pysycl_numba.target import TARGET_NAME, sycl_target
+from pysycl_numba.targets.spirv.codegen import emit_spirv
 from pysycl_numba.types import AccessorType, ItemType, NdItemType, numba_type_of_dtype
 from pysycl_numba.wrapper import build_kernel_wrapper
 

@@ -17,8 +17,8 @@ from typing import Any
 
 from llvmlite import ir as llir
 
-from pysycl_numba import ocl
 from pysycl_numba._numba_compat import LoweringRegistry, types
+from pysycl_numba.targets.spirv import ocl
 
 registry = LoweringRegistry("pysycl.math")
 lower = registry.lower

@@ -32,7 +32,6 @@ from pysycl._kernels.kernel_api import (
     none_of_group,
     reduce_over_group,
 )
-from pysycl_numba import ocl
 from pysycl_numba._numba_compat import (
     AbstractTemplate,
     AttributeTemplate,
@@ -44,6 +43,7 @@ from pysycl_numba._numba_compat import (
     types,
 )
 from pysycl_numba.impl import _select_dim, make_range
+from pysycl_numba.targets.spirv import ocl
 from pysycl_numba.types import (
     FunctorType,
     GroupType,

@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 from llvmlite import ir as llir
 
-from pysycl_numba import ocl
 from pysycl_numba._numba_compat import (
     AbstractTemplate,
     LoweringRegistry,
@@ -27,6 +26,7 @@ from pysycl_numba._numba_compat import (
     signature,
     types,
 )
+from pysycl_numba.targets.spirv import ocl
 
 typing_registry = TypingRegistry()
 registry = LoweringRegistry("pysycl.npmath")

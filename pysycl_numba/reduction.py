@@ -35,7 +35,7 @@ from llvmlite import ir as llir
 from pysycl._core.abi import AccessorType as AbiAccessor
 from pysycl._core.abi import IndexSpace, ReductionType
 from pysycl._kernels.kernel_api import access, maximum, minimum, plus, reduce_over_group
-from pysycl_numba import bounds, ocl
+from pysycl_numba import bounds
 from pysycl_numba._numba_compat import (
     AbstractTemplate,
     AttributeTemplate,
@@ -47,6 +47,7 @@ from pysycl_numba._numba_compat import (
     signature,
     types,
 )
+from pysycl_numba.targets.spirv import ocl
 from pysycl_numba.types import (
     AccessorType,
     ItemType,

@@ -26,7 +26,6 @@ from llvmlite import ir as llir
 
 from pysycl._core.abi import Capture, SpecConstantType
 from pysycl._core.exceptions import errc, kernel_compile_error
-from pysycl_numba import ocl
 from pysycl_numba._numba_compat import (
     AttributeTemplate,
     DataModelManager,
@@ -38,6 +37,7 @@ from pysycl_numba._numba_compat import (
     signature,
     types,
 )
+from pysycl_numba.targets.spirv import ocl
 from pysycl_numba.types import numba_type_of_dtype
 
 typing_registry = TypingRegistry()

@@ -29,7 +29,7 @@ from pysycl_numba._numba_compat import (
     target_registry,
     typing,
 )
-from pysycl_numba.codegen import SPIRVCodegen
+from pysycl_numba.targets.spirv.codegen import SPIRVCodegen
 from pysycl_numba.types import make_data_model_manager
 
 TARGET_NAME = "pysycl"

@@ -16,8 +16,9 @@ from llvmlite import ir as llir
 
 from pysycl._core.abi import AccessorType as AbiAccessor
 from pysycl._core.abi import IndexSpace
-from pysycl_numba import bounds, ocl, specconst
+from pysycl_numba import bounds, specconst
 from pysycl_numba._numba_compat import cgutils, types
+from pysycl_numba.targets.spirv import ocl
 from pysycl_numba.types import AccessorType, ItemType, NdItemType
 
 _I64 = llir.IntType(64)
