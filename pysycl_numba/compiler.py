@@ -37,7 +37,7 @@ from pysycl_numba.errors import CompilerDiagnostic, KernelSourceError, from_numb
 from pysycl_numba.passes import LiftSpec, hidden_kw, needed_aspects
 from pysycl_numba.pipelines import KernelPipeline, flags
 from pysycl_numba.target import TARGET_NAME, sycl_target
-from pysycl_numba.targets.spirv.codegen import emit_spirv
+from pysycl_numba.targets.spirv.codegen import SPIRVCodeLibrary, emit_spirv
 from pysycl_numba.types import (
     AccessorType,
     ItemType,
@@ -75,7 +75,8 @@ def _py_func(f: Any) -> Any:
 
 
 def lift_specs(captures: tuple[Capture, ...],
-               helpers: Sequence[tuple[Any, tuple[int, ...]]]) -> tuple[LiftSpec, dict[Any, Any]]:
+               helpers: Sequence[tuple[Any, tuple[int, ...]]],
+               ) -> tuple[LiftSpec, dict[Callable[..., Any], LiftedDispatcher]]:
     """The kernel's :class:`LiftSpec` and the dispatchers of its helpers (by Python function).
 
     ``helpers`` is the call graph (``pysycl._kernels.captures.call_graph``): entry ``k``
@@ -93,7 +94,7 @@ def lift_specs(captures: tuple[Capture, ...],
         owners.setdefault(c.owner, []).append(i)
     hidden = {g: _hidden_of(g, helpers, owners) for g in range(1, len(helpers))}
     specs: dict[int, LiftSpec] = {}
-    disps: dict[int, Any] = {}
+    disps: dict[int, LiftedDispatcher] = {}
     for g in range(1, len(helpers)):
         specs[g] = LiftSpec(names=tuple(hidden_kw(j) for j in range(len(hidden[g]))),
                             own={(captures[c].name, captures[c].source): j
@@ -273,6 +274,8 @@ def compile_kernel(
 ) -> CompiledKernel:
     """Compile a Python kernel to a SPIR-V module with one ``spir_kernel`` entry.
 
+    (Past 60 lines only by this docstring: it is the runtime's contract.)
+
     Args:
         pyfunc: the kernel: a lambda or function taking a ``sycl.item``
             (``range`` kernels) or nothing (``single_task``).
@@ -348,8 +351,8 @@ class _KernelJob:
         self.pyfunc, self.index, self.captures = pyfunc, index, captures
         self.entry_name, self.bounds_check = entry_name, bounds_check
         self.param_types, self.reducers, self.capture_types = param_types, reducers, capture_types
-        self.library: Any = None
-        self.direct_index: tuple[Any, ...] = ()
+        self.library: SPIRVCodeLibrary | None = None
+        self.direct_index: tuple[tuple[int, int, int, int, int], ...] = ()
 
     def compile(self, ctx: Any, name: str, lift: LiftSpec) -> tuple[bytes, str]:
         """Type and lower the kernel with target context ``ctx``, build its entry point,
@@ -381,6 +384,7 @@ class _KernelJob:
     def aspects(self, ir_text: str) -> set[str]:
         """The optional device aspects the compiled code needs."""
         aspects: set[str] = set()
+        assert self.library is not None, "aspects() after compile()"
         for lib in self.library.walk():
             aspects |= getattr(lib, "pysycl_aspects", set())
         for t in self.capture_types:

@@ -22,7 +22,7 @@ import contextlib
 import contextvars
 import inspect
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
 from pysycl_numba._numba_compat import (
@@ -48,7 +48,7 @@ class _Scope:
 
     __slots__ = ("dispatchers", "registered")
 
-    def __init__(self, dispatchers: dict[Any, DeviceDispatcher]) -> None:
+    def __init__(self, dispatchers: dict[Callable[..., Any], DeviceDispatcher]) -> None:
         self.dispatchers = dispatchers
         self.registered: list[Any] = []
 
@@ -75,7 +75,8 @@ class DeviceDispatcher(Dispatcher):
         for every plain function a kernel calls.
         """
         scope = _scope.get()
-        cache: Any = _by_function if scope is None else scope.dispatchers
+        cache: MutableMapping[Callable[..., Any], DeviceDispatcher] = (
+            _by_function if scope is None else scope.dispatchers)
         disp = cache.get(py_func)
         if disp is None:
             disp = DeviceDispatcher(py_func)
@@ -154,7 +155,7 @@ class LiftedDispatcher(DeviceDispatcher):
 
 
 @contextlib.contextmanager
-def compile_scope(lifted: dict[Any, DeviceDispatcher]) -> Iterator[None]:
+def compile_scope(lifted: dict[Callable[..., Any], LiftedDispatcher]) -> Iterator[None]:
     """Within: plain functions get fresh dispatchers, ``lifted``'s functions theirs.
 
     On exit the device functions they compiled are unregistered from the target
