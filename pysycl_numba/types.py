@@ -34,7 +34,7 @@ from pysycl_numba._numba_compat import (
 #: OpenCL address spaces as LLVM's SPIR-V backend numbers them.
 ADDRSPACE_PRIVATE = 0
 ADDRSPACE_GLOBAL = 1
-ADDRSPACE_CONSTANT = 2
+# 2 is UniformConstant (__constant), which no kernel object uses.
 ADDRSPACE_LOCAL = 3
 
 index_type = types.int64
