@@ -7,7 +7,7 @@ between the two is ``pysycl._core.abi``.
 
 from __future__ import annotations
 
-from pysycl_numba import emit_worker as _emit_worker
+from pysycl_numba.targets.spirv import emit_worker as _emit_worker
 
 # Start the SPIR-V emission worker now: its start-up overlaps Numba's import
 # and the typing/lowering of the first kernel.

@@ -11,7 +11,6 @@ Tested with Numba 0.68 / llvmlite 0.50.
 from __future__ import annotations
 
 from numba.core import (
-    callconv,
     cgutils,
     compiler,
     datamodel,
@@ -25,7 +24,7 @@ from numba.core import (
 from numba.core.analysis import compute_cfg_from_blocks
 from numba.core.base import BaseContext
 from numba.core.callconv import MinimalCallConv
-from numba.core.codegen import Codegen, CodeLibrary
+from numba.core.codegen import CodeLibrary
 from numba.core.compiler import CompilerBase, DefaultPassBuilder, Flags
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.compiler_machinery import AnalysisPass, FunctionPass, register_pass
@@ -34,9 +33,8 @@ from numba.core.datamodel.registry import DataModelManager
 from numba.core.descriptors import TargetDescriptor
 from numba.core.dispatcher import Dispatcher
 from numba.core.imputils import Registry as LoweringRegistry
-from numba.core.imputils import builtin_registry, lower_cast
+from numba.core.imputils import lower_cast
 from numba.core.lowering import Lower
-from numba.core.options import TargetOptions
 from numba.core.target_extension import (
     GPU,
     dispatcher_registry,
@@ -57,6 +55,13 @@ from numba.core.typing.templates import (
 from numba.core.typing.templates import Registry as TypingRegistry
 from numba.core.untyped_passes import TranslateByteCode
 from numba.np import numpy_support
+
+
+def math_typing_registries() -> tuple[TypingRegistry, ...]:
+    """Numba's typing of the ``math`` and ``cmath`` modules (the target installs them)."""
+    from numba.core.typing import cmathdecl, mathdecl
+
+    return mathdecl.registry, cmathdecl.registry
 
 
 def load_builtin_lowerings() -> None:
@@ -86,7 +91,6 @@ __all__ = [
     "AttributeTemplate",
     "BaseContext",
     "CodeLibrary",
-    "Codegen",
     "CompilerBase",
     "ConcreteTemplate",
     "Conversion",
@@ -101,12 +105,9 @@ __all__ = [
     "NativeLowering",
     "NopythonTypeInference",
     "TargetDescriptor",
-    "TargetOptions",
     "TranslateByteCode",
     "TypingRegistry",
     "bound_function",
-    "builtin_registry",
-    "callconv",
     "cgutils",
     "compiler",
     "compute_cfg_from_blocks",
@@ -119,6 +120,7 @@ __all__ = [
     "jit_registry",
     "load_builtin_lowerings",
     "lower_cast",
+    "math_typing_registries",
     "models",
     "numpy_support",
     "register_pass",

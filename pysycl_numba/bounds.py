@@ -34,7 +34,7 @@ from typing import Any
 from llvmlite import ir as llir
 
 from pysycl._core.abi import BOUNDS_ACCESS_KINDS
-from pysycl_numba import ocl
+from pysycl_numba.targets.spirv import ocl
 
 _I32 = llir.IntType(32)
 _I64 = llir.IntType(64)
@@ -110,7 +110,7 @@ def publish(builder: llir.IRBuilder, rec: Any, err: Any) -> None:
 def _publish_function(module: llir.Module, err_type: llir.Type) -> llir.Function:
     """``publish(err, site, i0, i1, i2)``: compare-exchange ``err[0]``; the winner writes.
 
-    A function of its own (``noinline``; :mod:`pysycl_numba.codegen` keeps it):
+    A function of its own (``noinline``; :mod:`pysycl_numba.targets.spirv.codegen` keeps it):
     inlined, the device compiler ran its atomic lane by lane in every vector even
     though no lane took the branch (+5 ms on a 2^22 vector add, 0.2 ms as a call).
     """

@@ -1,13 +1,11 @@
-"""The compiler driver: Numba pipelines and :func:`compile_kernel`.
+"""The compiler driver: :func:`compile_kernel`.
 
-Pipeline of a kernel (Numba's nopython pipeline plus our passes)::
-
-    TranslateByteCode -> LiftCaptures -> RejectUnsupportedPython -> FixupArgs
-    -> ... Numba's untyped passes ...
-    -> NopythonTypeInference -> ValidateTypedKernel -> ... -> NativeLowering
-    then: spir_kernel wrapper -> link -> O3 -> IR guard -> SPIR-V
-
-Device functions use the same pipeline without :class:`LiftCaptures`.
+A kernel compile: the kernel's parameter types (item, reducers,
+kernel_handler) and capture types; its helpers' hidden parameters
+(:func:`lift_specs`); the kernel pipeline (:mod:`pysycl_numba.pipelines`);
+the reductions' epilogues; the ``spir_kernel`` entry point
+(:mod:`pysycl_numba.wrapper`); then link -> O3 -> IR guard -> SPIR-V
+(:mod:`pysycl_numba.targets.spirv.codegen`).
 """
 
 from __future__ import annotations
@@ -18,7 +16,6 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pysycl import errc, exception, kernel_compile_error
 from pysycl._core.abi import (
     AccessorType as AbiAccessor,
 )
@@ -28,125 +25,33 @@ from pysycl._core.abi import (
     IndexSpace,
     ReductionType,
     ScalarType,
+    SpecConstantType,
     TupleType,
     source_location,
 )
-from pysycl_numba import specconst
-from pysycl_numba._numba_compat import (
-    CompilerBase,
-    DefaultPassBuilder,
-    Flags,
-    NativeLowering,
-    NopythonTypeInference,
-    TranslateByteCode,
-    errors,
-    global_compiler_lock,
-    target_override,
-    types,
-)
-from pysycl_numba.codegen import emit_spirv
-from pysycl_numba.dispatcher import compile_scope  # also registers the target dispatcher
+from pysycl._core.exceptions import errc, exception, kernel_compile_error
+from pysycl_numba._numba_compat import errors, global_compiler_lock, target_override, types
+from pysycl_numba.dispatcher import LiftedDispatcher, compile_scope
+from pysycl_numba.epilogue import compile_epilogue
 from pysycl_numba.errors import CompilerDiagnostic, KernelSourceError, from_numba_error
-from pysycl_numba.passes import (
-    FindDirectIndexing,
-    LiftCaptures,
-    LiftSpec,
-    LocLowering,
-    RejectUnsupportedPython,
-    ValidateTypedKernel,
-    hidden_kw,
-    needed_aspects,
-)
-from pysycl_numba.reduction import build_reduction_wrapper, compile_epilogue, reducer_type
+from pysycl_numba.passes import LiftSpec, hidden_kw, needed_aspects
+from pysycl_numba.pipelines import KernelPipeline, flags
 from pysycl_numba.target import TARGET_NAME, sycl_target
-from pysycl_numba.types import AccessorType, ItemType, NdItemType, numba_type_of_dtype
-from pysycl_numba.wrapper import build_kernel_wrapper
+from pysycl_numba.targets.spirv.codegen import SPIRVCodeLibrary, emit_spirv
+from pysycl_numba.types import (
+    AccessorType,
+    ItemType,
+    KernelHandlerType,
+    NdItemType,
+    ReducerType,
+    SpecConstRefType,
+    numba_type_of_dtype,
+)
+from pysycl_numba.wrapper import build_kernel_wrapper, build_reduction_wrapper
 
 _log = logging.getLogger("pysycl_numba.compiler")
 
 _FP_TYPES = {"double": "fp64", "half": "fp16"}
-
-
-def _flags() -> Flags:
-    flags = Flags()
-    flags.no_compile = True  # we emit SPIR-V ourselves; no host code
-    flags.no_cpython_wrapper = True
-    flags.no_cfunc_wrapper = True
-    flags.nrt = False
-    flags.error_model = "numpy"  # no ZeroDivisionError checks on the device
-    flags.boundscheck = False
-    flags.enable_looplift = False
-    flags.enable_pyobject = False
-    flags.inline = "never"
-    return flags
-
-
-def _use_loc_lowering(pm: Any) -> None:
-    """Lower with :class:`LocLowering` (source lines for bounds-checked accesses)."""
-    pm.passes = [(LocLowering if p is NativeLowering else p, d) for p, d in pm.passes]
-
-
-class DevicePipeline(CompilerBase):
-    """Numba's nopython pipeline plus pysycl's validation passes."""
-
-    def define_pipelines(self) -> list[Any]:
-        """One pipeline; there is no object-mode fallback on a device."""
-        pm = DefaultPassBuilder.define_nopython_pipeline(self.state, name="pysycl")
-        pm.add_pass_after(RejectUnsupportedPython, TranslateByteCode)
-        pm.add_pass_after(ValidateTypedKernel, NopythonTypeInference)
-        _use_loc_lowering(pm)
-        pm.finalize()
-        return [pm]
-
-
-def _lifting_pipeline(state: Any) -> Any:
-    """Numba's nopython passes plus capture lifting right after bytecode analysis.
-
-    Kernels and the helpers that read captures share it; each adds its own passes.
-    """
-    pm = DefaultPassBuilder.define_nopython_pipeline(state, name="pysycl")
-    pm.add_pass_after(LiftCaptures, TranslateByteCode)
-    pm.add_pass_after(RejectUnsupportedPython, LiftCaptures)
-    pm.add_pass_after(ValidateTypedKernel, NopythonTypeInference)
-    return pm
-
-
-class KernelPipeline(CompilerBase):
-    """The device pipeline with capture lifting right after bytecode analysis."""
-
-    def define_pipelines(self) -> list[Any]:
-        """Lift captures before anything looks at the function's arguments."""
-        pm = _lifting_pipeline(self.state)
-        pm.add_pass_after(FindDirectIndexing, ValidateTypedKernel)
-        _use_loc_lowering(pm)
-        pm.finalize()
-        return [pm]
-
-
-class HelperPipeline(CompilerBase):
-    """The device pipeline of a helper that reads captures (hidden parameters)."""
-
-    def define_pipelines(self) -> list[Any]:
-        """Lift the helper's captures and pass its callees' on, as for a kernel."""
-        pm = _lifting_pipeline(self.state)
-        pm.finalize()
-        return [pm]
-
-
-def compile_device(py_func: Callable[..., Any], args: tuple[Any, ...], return_type: Any,
-                   lift: LiftSpec | None = None) -> Any:
-    """Compile a device function for argument types ``args`` (Numba's CompileResult).
-
-    ``lift``: the helper's hidden parameters (the trailing ``args``) and the
-    hidden arguments it passes to the helpers it calls.
-    """
-    ctx = sycl_target.target_context
-    library = ctx.codegen().create_library(py_func.__qualname__)
-    cls = DevicePipeline if lift is None else HelperPipeline
-    pipeline = cls(sycl_target.typing_context, ctx, library, args, return_type, _flags(), {})
-    pipeline.state.pysycl_lift = lift
-    with target_override(TARGET_NAME):
-        return pipeline.compile_extra(py_func)
 
 
 def _hidden_of(g: int, helpers: Sequence[tuple[Any, tuple[int, ...]]],
@@ -170,7 +75,8 @@ def _py_func(f: Any) -> Any:
 
 
 def lift_specs(captures: tuple[Capture, ...],
-               helpers: Sequence[tuple[Any, tuple[int, ...]]]) -> tuple[LiftSpec, dict[Any, Any]]:
+               helpers: Sequence[tuple[Any, tuple[int, ...]]],
+               ) -> tuple[LiftSpec, dict[Callable[..., Any], LiftedDispatcher]]:
     """The kernel's :class:`LiftSpec` and the dispatchers of its helpers (by Python function).
 
     ``helpers`` is the call graph (``pysycl._kernels.captures.call_graph``): entry ``k``
@@ -179,8 +85,6 @@ def lift_specs(captures: tuple[Capture, ...],
     parameters for its captures and those of every helper it calls; each call
     passes them on from the caller's own parameters.
     """
-    from pysycl_numba.dispatcher import LiftedDispatcher
-
     for c in captures:
         if c.owner and not 0 < c.owner < len(helpers):
             raise kernel_compile_error(errc.kernel, f"capture {c.name!r} belongs to function "
@@ -190,7 +94,7 @@ def lift_specs(captures: tuple[Capture, ...],
         owners.setdefault(c.owner, []).append(i)
     hidden = {g: _hidden_of(g, helpers, owners) for g in range(1, len(helpers))}
     specs: dict[int, LiftSpec] = {}
-    disps: dict[int, Any] = {}
+    disps: dict[int, LiftedDispatcher] = {}
     for g in range(1, len(helpers)):
         specs[g] = LiftSpec(names=tuple(hidden_kw(j) for j in range(len(hidden[g]))),
                             own={(captures[c].name, captures[c].source): j
@@ -228,6 +132,28 @@ def capture_numba_type(capture: Capture, bounds_check: bool = False) -> types.Ty
     )
 
 
+def capture_numba_types(captures: Sequence[Capture], bounds_check: bool) -> list[types.Type]:
+    """Numba types of the captures; specialization ids are numbered 0.. in order.
+
+    A ``sycl.specialization_id`` becomes ``SpecConstRefType(k, dtype, default)``,
+    a tag with no OpenCL argument (``kh.get_specialization_constant``).
+    """
+    out: list[types.Type] = []
+    k = 0
+    for c in captures:
+        if isinstance(c.type, SpecConstantType):
+            out.append(SpecConstRefType(k, numba_type_of_dtype(c.type.dtype), c.type.default))
+            k += 1
+        else:
+            out.append(capture_numba_type(c, bounds_check))
+    return out
+
+
+def reducer_type(rt: ReductionType, combiner: Callable[..., Any]) -> ReducerType:
+    """The Numba type of the kernel parameter of reduction ``rt``."""
+    return ReducerType(numba_type_of_dtype(rt.dtype), rt.op, combiner)
+
+
 def _tuple_numba_type(ct: TupleType) -> types.Type:
     return types.Tuple([_tuple_numba_type(e) if isinstance(e, TupleType)
                         else numba_type_of_dtype(e.dtype) for e in ct.elements])
@@ -248,6 +174,30 @@ def _index_arg_types(index: IndexSpace, name: str) -> list[types.Type]:
         errc.feature_not_supported,
         f"kernel '{name}': {index.kind} kernels are not supported by the compiler yet",
     )
+
+
+def _kernel_param_types(
+    pyfunc: Callable[..., Any], index: IndexSpace,
+    reductions: tuple[tuple[ReductionType, Callable[..., Any]], ...], name: str, where: str,
+) -> tuple[list[types.Type], list[ReducerType]]:
+    """The kernel's own parameters (the item, a reducer per reduction, a kernel_handler), the reducers."""
+    argtypes = _index_arg_types(index, name)
+    reducers = [reducer_type(rt, comb) for rt, comb in reductions]
+    if reducers and index.kind == "single_task":
+        raise kernel_compile_error(errc.invalid, f"kernel '{name}' ({where}): a single_task "
+                                   "has no reductions; use parallel_for")
+    argtypes += reducers
+    if pyfunc.__code__.co_argcount == len(argtypes) + 1:  # a trailing kernel_handler
+        if reducers:
+            raise kernel_compile_error(
+                errc.feature_not_supported,
+                f"kernel '{name}' ({where}): a kernel with sycl.reduction parameters cannot "
+                "take a sycl.kernel_handler yet; read the specialization constant in a kernel "
+                "without reductions")
+        argtypes.append(KernelHandlerType())
+    _check_arity(pyfunc, len(argtypes), index, name)
+    _check_work_group_use(pyfunc, index, name)
+    return argtypes, reducers
 
 
 def _check_arity(pyfunc: Callable[..., Any], nparams: int, index: IndexSpace, name: str) -> None:
@@ -324,6 +274,8 @@ def compile_kernel(
 ) -> CompiledKernel:
     """Compile a Python kernel to a SPIR-V module with one ``spir_kernel`` entry.
 
+    (Past 60 lines only by this docstring: it is the runtime's contract.)
+
     Args:
         pyfunc: the kernel: a lambda or function taking a ``sycl.item``
             (``range`` kernels) or nothing (``single_task``).
@@ -355,56 +307,16 @@ def compile_kernel(
     name = getattr(pyfunc, "__qualname__", repr(pyfunc))
     where = source_location(pyfunc)
     start = time.perf_counter()
-    argtypes = _index_arg_types(index, name)
-    reducers = [reducer_type(rt, comb) for rt, comb in reductions]
-    if reducers and index.kind == "single_task":
-        raise kernel_compile_error(errc.invalid, f"kernel '{name}' ({where}): a single_task "
-                                   "has no reductions; use parallel_for")
-    argtypes += reducers
-    argtypes = specconst.add_kernel_handler(pyfunc, argtypes, reducers, name, where)
-    _check_arity(pyfunc, len(argtypes), index, name)
-    _check_work_group_use(pyfunc, index, name)
-    capture_types = specconst.capture_types(
-        captures, lambda c: capture_numba_type(c, bounds_check))
-    ctx = sycl_target.target_context
+    param_types, reducers = _kernel_param_types(pyfunc, index, reductions, name, where)
+    job = _KernelJob(pyfunc, index, captures, entry_name, bounds_check, param_types, reducers,
+                     capture_numba_types(captures, bounds_check))
+    ctx = sycl_target.target_context  # created outside the try: its failure is no kernel's
     failure: kernel_compile_error | None = None
     try:
         with global_compiler_lock, target_override(TARGET_NAME):
             lift, lifted = lift_specs(captures, helpers)
             with compile_scope(lifted):
-                library = ctx.codegen().create_library(name)
-                pipeline = KernelPipeline(
-                    sycl_target.typing_context,
-                    ctx,
-                    library,
-                    tuple(argtypes + capture_types),
-                    None,
-                    _flags(),
-                    {},
-                )
-                pipeline.state.pysycl_lift = lift
-                pipeline.state.pysycl_captures = captures
-                pipeline.state.pysycl_index = index
-                cres = pipeline.compile_extra(pyfunc)
-                if reducers:
-                    group_ndim = 1 if index.kind == "range" else index.ndim
-                    epilogues = [compile_epilogue(r, group_ndim) for r in reducers]
-                    for epi in epilogues:
-                        cres.library.add_linking_library(epi.library)
-                    wrapper = build_reduction_wrapper(
-                        cres.target_context, cres.fndesc, index, capture_types,
-                        [c.type for c in captures], reducers, epilogues, entry_name, bounds_check)
-                else:
-                    wrapper = build_kernel_wrapper(
-                        cres.target_context,
-                        cres.fndesc,
-                        index,
-                        capture_types,
-                        [c.type for c in captures],
-                        entry_name,
-                        bounds_check,
-                    )
-                binary, ir_text = emit_spirv(cres.library, wrapper, entry_name)
+                binary, ir_text = job.compile(ctx, name, lift)
     except kernel_compile_error:
         raise
     except (KernelSourceError, errors.NumbaError, NotImplementedError, TypeError, ValueError,
@@ -414,13 +326,6 @@ def compile_kernel(
         # Raised outside the except block: the traceback is the user's call
         # chain, and the cause is what the compiler said, without its frames.
         raise failure
-
-    aspects: set[str] = set()
-    for lib in cres.library.walk():
-        aspects |= getattr(lib, "pysycl_aspects", set())
-    for t in capture_types:
-        needed_aspects(t, aspects)
-    aspects |= _aspects_from_ir(ir_text)
     _log.debug("compiled kernel %s (%s) in %.3f s", name, entry_name, time.perf_counter() - start)
     return CompiledKernel(
         binary=binary,
@@ -428,9 +333,60 @@ def compile_kernel(
         entry=entry_name,
         captures=tuple(captures),
         index=index,
-        required_aspects=frozenset(aspects),
+        required_aspects=frozenset(job.aspects(ir_text)),
         source_location=where,
         reductions=tuple(rt for rt, _ in reductions),
-        direct_index=getattr(pipeline.state, "pysycl_direct_index", ()),
+        direct_index=job.direct_index,
         bounds_checked=bounds_check,
     )
+
+
+class _KernelJob:
+    """One kernel compile: Numba's pipeline, the entry point, the SPIR-V."""
+
+    def __init__(self, pyfunc: Callable[..., Any], index: IndexSpace,
+                 captures: tuple[Capture, ...], entry_name: str, bounds_check: bool,
+                 param_types: list[types.Type], reducers: list[ReducerType],
+                 capture_types: list[types.Type]) -> None:
+        self.pyfunc, self.index, self.captures = pyfunc, index, captures
+        self.entry_name, self.bounds_check = entry_name, bounds_check
+        self.param_types, self.reducers, self.capture_types = param_types, reducers, capture_types
+        self.library: SPIRVCodeLibrary | None = None
+        self.direct_index: tuple[tuple[int, int, int, int, int], ...] = ()
+
+    def compile(self, ctx: Any, name: str, lift: LiftSpec) -> tuple[bytes, str]:
+        """Type and lower the kernel with target context ``ctx``, build its entry point,
+        emit SPIR-V: (binary, IR text)."""
+        pipeline = KernelPipeline(sycl_target.typing_context, ctx, ctx.codegen().create_library(name),
+                                  tuple(self.param_types + self.capture_types), None, flags(), {})
+        pipeline.state.pysycl_lift = lift
+        pipeline.state.pysycl_captures = self.captures
+        pipeline.state.pysycl_index = self.index
+        cres = pipeline.compile_extra(self.pyfunc)
+        self.library = cres.library
+        self.direct_index = getattr(pipeline.state, "pysycl_direct_index", ())
+        abi_types = [c.type for c in self.captures]
+        if self.reducers:
+            index = self.index
+            group_ndim = 1 if index.kind == "range" else index.ndim
+            epilogues = [compile_epilogue(r, group_ndim) for r in self.reducers]
+            for epi in epilogues:
+                cres.library.add_linking_library(epi.library)
+            wrapper = build_reduction_wrapper(
+                cres.target_context, cres.fndesc, index, self.capture_types, abi_types,
+                self.reducers, epilogues, self.entry_name, self.bounds_check)
+        else:
+            wrapper = build_kernel_wrapper(cres.target_context, cres.fndesc, self.index,
+                                           self.capture_types, abi_types, self.entry_name,
+                                           self.bounds_check)
+        return emit_spirv(cres.library, wrapper, self.entry_name)
+
+    def aspects(self, ir_text: str) -> set[str]:
+        """The optional device aspects the compiled code needs."""
+        aspects: set[str] = set()
+        assert self.library is not None, "aspects() after compile()"
+        for lib in self.library.walk():
+            aspects |= getattr(lib, "pysycl_aspects", set())
+        for t in self.capture_types:
+            needed_aspects(t, aspects)
+        return aspects | _aspects_from_ir(ir_text)

@@ -22,7 +22,7 @@ import contextlib
 import contextvars
 import inspect
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
 from pysycl_numba._numba_compat import (
@@ -34,7 +34,8 @@ from pysycl_numba._numba_compat import (
     sigutils,
     typing,
 )
-from pysycl_numba.passes import hidden_kw
+from pysycl_numba.passes import LiftSpec, hidden_kw
+from pysycl_numba.pipelines import compile_device
 from pysycl_numba.target import SYCL, sycl_target
 
 _by_function: weakref.WeakKeyDictionary[Callable[..., Any], DeviceDispatcher] = (
@@ -47,7 +48,7 @@ class _Scope:
 
     __slots__ = ("dispatchers", "registered")
 
-    def __init__(self, dispatchers: dict[Any, DeviceDispatcher]) -> None:
+    def __init__(self, dispatchers: dict[Callable[..., Any], DeviceDispatcher]) -> None:
         self.dispatchers = dispatchers
         self.registered: list[Any] = []
 
@@ -64,15 +65,29 @@ class DeviceDispatcher(Dispatcher):
 
     targetdescr = sycl_target
 
-    _lift: Any = None  # a LiftedDispatcher's passes.LiftSpec
+    _lift: LiftSpec | None = None  # a LiftedDispatcher's hidden parameters
+
+    @classmethod
+    def for_function(cls, py_func: Callable[..., Any]) -> DeviceDispatcher:
+        """The device dispatcher of a plain Python function (one per kernel compile).
+
+        The typing context calls this (through Numba's ``dispatcher_registry``)
+        for every plain function a kernel calls.
+        """
+        scope = _scope.get()
+        cache: MutableMapping[Callable[..., Any], DeviceDispatcher] = (
+            _by_function if scope is None else scope.dispatchers)
+        disp = cache.get(py_func)
+        if disp is None:
+            disp = DeviceDispatcher(py_func)
+            cache[py_func] = disp
+        return disp
 
     def __init__(self, py_func: Callable[..., Any], **kwargs: Any) -> None:
         super().__init__(py_func, targetoptions={"nopython": True})
 
     def compile(self, sig: Any) -> Any:
         """Compile for ``sig`` (argument types) if not done yet; return the key."""
-        from pysycl_numba.compiler import compile_device
-
         with global_compiler_lock, self._compiling_counter:
             args, return_type = sigutils.normalize_signature(sig)
             existing = self.overloads.get(tuple(args))
@@ -106,7 +121,7 @@ class LiftedDispatcher(DeviceDispatcher):
     appends the hidden ones.
     """
 
-    def __init__(self, py_func: Callable[..., Any], lift: Any, nhidden: int) -> None:
+    def __init__(self, py_func: Callable[..., Any], lift: LiftSpec, nhidden: int) -> None:
         super().__init__(py_func)
         self._lift = lift
         self._hidden = tuple(hidden_kw(j) for j in range(nhidden))
@@ -140,7 +155,7 @@ class LiftedDispatcher(DeviceDispatcher):
 
 
 @contextlib.contextmanager
-def compile_scope(lifted: dict[Any, DeviceDispatcher]) -> Iterator[None]:
+def compile_scope(lifted: dict[Callable[..., Any], LiftedDispatcher]) -> Iterator[None]:
     """Within: plain functions get fresh dispatchers, ``lifted``'s functions theirs.
 
     On exit the device functions they compiled are unregistered from the target
@@ -158,17 +173,6 @@ def compile_scope(lifted: dict[Any, DeviceDispatcher]) -> Iterator[None]:
             ctx.remove_user_function(entry)
 
 
-def device_dispatcher_for(py_func: Callable[..., Any]) -> DeviceDispatcher:
-    """The device dispatcher of a plain Python function (one per kernel compile)."""
-    scope = _scope.get()
-    cache: Any = _by_function if scope is None else scope.dispatchers
-    disp = cache.get(py_func)
-    if disp is None:
-        disp = DeviceDispatcher(py_func)
-        cache[py_func] = disp
-    return disp
-
-
 class _DeviceJit:
     """``jit_registry`` entry: how Numba compiles overload implementations."""
 
@@ -179,5 +183,8 @@ class _DeviceJit:
         return DeviceDispatcher(py_func, **self._kwargs)
 
 
+# The target's entries in Numba's registries: how the typing context
+# (pysycl_numba.target) compiles a plain function a kernel calls, and how Numba
+# compiles @overload(..., target="generic") implementations for the target.
 dispatcher_registry[SYCL] = DeviceDispatcher
 jit_registry[SYCL] = _DeviceJit

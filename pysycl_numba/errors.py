@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from pysycl import errc, kernel_compile_error
+from pysycl._core.exceptions import errc, kernel_compile_error
 from pysycl_numba._numba_compat import errors as nb_errors
 
 # Numba message fragments -> what the user should do instead.

@@ -15,8 +15,6 @@
 * :class:`FindDirectIndexing` -- after type inference: which accessor
   dimensions every work-item indexes with its own id (the launcher's static
   bounds check, ``CompiledKernel.direct_index``).
-* :class:`LocLowering` -- Numba's lowering, leaving the source location of the
-  instruction being lowered on the IR builder (bounds-checked mode reports lines).
 """
 
 from __future__ import annotations
@@ -28,14 +26,12 @@ import types as pytypes
 from dataclasses import dataclass, field
 from typing import Any
 
-from pysycl import errc
 from pysycl._core.abi import ID_GLOBAL, ID_LOCAL
+from pysycl._core.exceptions import errc
 from pysycl._kernels.kernel_api import atomic_ref
 from pysycl_numba._numba_compat import (
     AnalysisPass,
     FunctionPass,
-    Lower,
-    NativeLowering,
     compute_cfg_from_blocks,
     ir,
     ir_utils,
@@ -583,23 +579,3 @@ def _index_dims(idx: ir.Var, ndim: int, func_ir: Any, typemap: dict) -> list[Dim
             return [None] * ndim
         return [_scalar_dim(v, func_ir, typemap) for v in defn.items]
     return [_scalar_dim(idx, func_ir, typemap)] if ndim == 1 else [None] * ndim
-
-
-# -------------------------------------------------------------------- lowering
-class _LocLower(Lower):  # type: ignore[misc]
-    def notify_loc(self, loc: ir.Loc) -> None:
-        # Bounds-checked accesses report the line of the code they lower.
-        self.builder.pysycl_loc = loc
-        super().notify_loc(loc)
-
-
-@register_pass(mutates_CFG=True, analysis_only=False)
-class LocLowering(NativeLowering):  # type: ignore[misc]
-    """Numba's native lowering with the source location on the IR builder."""
-
-    _name = "pysycl_native_lowering"
-
-    @property
-    def lowering_class(self) -> type:
-        """Numba's ``Lower`` that records each instruction's location."""
-        return _LocLower

@@ -10,6 +10,12 @@ and ``target="gpu"`` implementations apply to kernels and CPU-only ones do not.
 * :class:`SYCLTargetContext` lowers with Numba's builtin implementations plus
   ours, the "minimal" calling convention (status code return, no Python
   objects), no NRT, no bounds checks, and a SPIR-V code generator.
+
+Both install the registries of every module of :data:`OVERLOADS`, the one
+list of what kernels can use (:mod:`pysycl_numba.overloads`). Dependencies
+point down: the overloads know nothing of the target, and the dispatcher,
+which compiles device functions with this target, registers its class in
+Numba's ``dispatcher_registry[SYCL]``, where the typing context looks it up.
 """
 
 from __future__ import annotations
@@ -23,16 +29,39 @@ import numpy as np
 from pysycl_numba._numba_compat import (
     GPU,
     BaseContext,
+    Dispatcher,
     MinimalCallConv,
     TargetDescriptor,
+    dispatcher_registry,
     load_builtin_lowerings,
+    math_typing_registries,
     target_registry,
     typing,
 )
-from pysycl_numba.codegen import SPIRVCodegen
+from pysycl_numba.overloads import (
+    accessor,
+    atomics,
+    collectives,
+    constants,
+    index,
+    ndrange,
+    private_array,
+    reduction,
+    specconst,
+)
+from pysycl_numba.overloads import math as math_overloads
+from pysycl_numba.overloads.constants import resolve_kernel_value
+from pysycl_numba.targets.spirv.codegen import SPIRVCodegen
 from pysycl_numba.types import make_data_model_manager
 
 TARGET_NAME = "pysycl"
+
+#: Every overload module, in installation order: each has a ``typing_registry``
+#: and a ``lowering_registry`` (:mod:`pysycl_numba.overloads`).
+OVERLOADS: tuple[pytypes.ModuleType, ...] = (
+    index, accessor, ndrange, collectives, constants, atomics, private_array, specconst,
+    reduction, math_overloads,
+)
 
 
 class SYCL(GPU):
@@ -58,23 +87,11 @@ class SYCLTypingContext(typing.BaseContext):
     """Typing context of SYCL kernels and device functions."""
 
     def load_additional_registries(self) -> None:
-        """Install math typing (Numba's) and the SYCL declarations (ours)."""
-        from numba.core.typing import cmathdecl, mathdecl
-
-        from pysycl_numba import decl, kernel_api, ndrange, reduction
-
-        self.install_registry(mathdecl.registry)
-        self.install_registry(cmathdecl.registry)
-        self.install_registry(decl.registry)
-        self.install_registry(ndrange.typing_registry)
-        self.install_registry(kernel_api.typing_registry)
-        from pysycl_numba import specconst
-
-        self.install_registry(specconst.typing_registry)
-        self.install_registry(reduction.typing_registry)
-        from pysycl_numba import npmath
-
-        self.install_registry(npmath.typing_registry)
+        """Install Numba's math typing and the typing half of :data:`OVERLOADS`."""
+        for registry in math_typing_registries():
+            self.install_registry(registry)
+        for module in OVERLOADS:
+            self.install_registry(module.typing_registry)
 
     def resolve_value_type(self, val: Any) -> Any:
         """Type a global or closure value that the kernel uses as a constant.
@@ -82,9 +99,6 @@ class SYCLTypingContext(typing.BaseContext):
         Plain Python functions become device functions of this target; Numba
         CPU dispatchers are recompiled for the device from their ``py_func``.
         """
-        from pysycl_numba.dispatcher import DeviceDispatcher, device_dispatcher_for
-        from pysycl_numba.kernel_api import resolve_kernel_value
-
         sycl_type = resolve_kernel_value(val)
         if sycl_type is not None:
             return sycl_type
@@ -94,13 +108,12 @@ class SYCLTypingContext(typing.BaseContext):
                 # ValueError: Numba turns it into a TypingError at the
                 # statement's location.
                 raise ValueError(message)
+        device_dispatcher = dispatcher_registry[SYCL]  # pysycl_numba.dispatcher registers it
         if isinstance(val, pytypes.FunctionType):
             if not self._is_registered_global(val):
-                return device_dispatcher_for(val)._type
-        from pysycl_numba._numba_compat import Dispatcher
-
-        if isinstance(val, Dispatcher) and not isinstance(val, DeviceDispatcher):
-            return device_dispatcher_for(val.py_func)._type
+                return device_dispatcher.for_function(val)._type
+        if isinstance(val, Dispatcher) and not isinstance(val, device_dispatcher):
+            return device_dispatcher.for_function(val.py_func)._type
         return super().resolve_value_type(val)
 
     def _is_registered_global(self, val: Any) -> bool:
@@ -119,9 +132,6 @@ class SYCLTargetContext(BaseContext):
     def __init__(self, typingctx: SYCLTypingContext, target: str = TARGET_NAME) -> None:
         super().__init__(typingctx, target)
         self.data_model_manager = make_data_model_manager()
-        from pysycl_numba.specconst import register_models
-
-        register_models(self.data_model_manager)
 
     def init(self) -> None:
         """Create the SPIR-V code generator."""
@@ -142,28 +152,15 @@ class SYCLTargetContext(BaseContext):
         return
 
     def load_additional_registries(self) -> None:
-        """Install the SYCL object and OpenCL math lowerings."""
-        from pysycl_numba import impl, kernel_api, mathimpl, ndrange, reduction
-
+        """Load Numba's builtin lowerings; install the lowering half of :data:`OVERLOADS`."""
         load_builtin_lowerings()
-        self.install_registry(impl.registry)
-        self.install_registry(mathimpl.registry)
-        self.install_registry(ndrange.registry)
-        self.install_registry(kernel_api.registry)
-        from pysycl_numba import specconst
-
-        self.install_registry(specconst.registry)
-        self.install_registry(reduction.registry)
-        from pysycl_numba import npmath
-
-        self.install_registry(npmath.registry)
+        for module in OVERLOADS:
+            self.install_registry(module.lowering_registry)
 
     def refresh(self) -> None:
         """Install the registries, then our overrides of Numba's builtin lowerings."""
         super().refresh()
-        from pysycl_numba import mathimpl
-
-        self.install_registry(mathimpl.override_registry)
+        self.install_registry(math_overloads.override_registry)
 
     def codegen(self) -> SPIRVCodegen:
         """The SPIR-V code generator."""

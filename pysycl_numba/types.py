@@ -34,7 +34,7 @@ from pysycl_numba._numba_compat import (
 #: OpenCL address spaces as LLVM's SPIR-V backend numbers them.
 ADDRSPACE_PRIVATE = 0
 ADDRSPACE_GLOBAL = 1
-ADDRSPACE_CONSTANT = 2
+# 2 is UniformConstant (__constant), which no kernel object uses.
 ADDRSPACE_LOCAL = 3
 
 index_type = types.int64
@@ -269,6 +269,30 @@ class ReducerType(types.Type):
         return self.dtype, self.op, self.combiner
 
 
+class KernelHandlerType(types.Type):
+    """``sycl.kernel_handler``: the optional last kernel parameter (carries no data)."""
+
+    def __init__(self) -> None:
+        super().__init__(name="sycl.kernel_handler")
+
+
+class SpecConstRefType(types.Type):
+    """A captured ``sycl.specialization_id``: SpecId ``index``, value type, default.
+
+    A compile-time tag with no OpenCL argument: the value is an ``OpSpecConstant``.
+    """
+
+    def __init__(self, index: int, dtype: types.Type, default: bool | int | float) -> None:
+        self.index = index
+        self.dtype = dtype
+        self.default = default
+        super().__init__(name=f"sycl.specialization_id<{index}, {dtype}, {default!r}>")
+
+    @property
+    def key(self) -> tuple[int, types.Type, tuple[str, bool | int | float]]:
+        return self.index, self.dtype, (type(self.default).__name__, self.default)
+
+
 def numba_type_of_dtype(dtype: np.dtype) -> types.Type:
     """Numba scalar type of a numpy dtype (``bool`` maps to ``boolean``)."""
     return numpy_support.from_dtype(np.dtype(dtype))
@@ -318,7 +342,7 @@ class _AccessorModel(models.StructModel):
 
 
 class _TagModel(models.PrimitiveModel):
-    # Types whose value is implicit (work-item built-ins, compile-time enums).
+    # Types whose value is implicit (work-item built-ins, compile-time enums, spec ids).
     def __init__(self, dmm: DataModelManager, fe_type: types.Type) -> None:
         super().__init__(dmm, fe_type, llir.IntType(8))
 
@@ -348,11 +372,16 @@ class _ReducerModel(models.PrimitiveModel):
         super().__init__(dmm, fe_type, pointee.as_pointer(addrspace=ADDRSPACE_PRIVATE))
 
 
+def tag() -> llir.Constant:
+    """The value of a tag type (:class:`NdItemType`, enums, spec ids ...): an unused ``i8 0``."""
+    return llir.Constant(llir.IntType(8), 0)
+
+
 def make_data_model_manager() -> DataModelManager:
     """Numba's default data models plus the SYCL kernel objects'."""
     dmm = DataModelManager()
     for tag in (NdItemType, GroupType, SubGroupType, KernelEnumType, KernelEnumClassType,
-                FunctorType):
+                FunctorType, KernelHandlerType, SpecConstRefType):
         dmm.register(tag, _TagModel)
     dmm.register(NdRangeType, _NdRangeModel)
     dmm.register(AtomicRefType, _AtomicRefModel)

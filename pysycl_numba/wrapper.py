@@ -6,6 +6,19 @@ captures (``pysycl._core.abi``). It rebuilds each capture's Numba value
 built-ins (SYCL dimension ``d`` of an ``n``-D range is OpenCL dimension
 ``n - 1 - d``), and calls the kernel function with Numba's calling
 convention. The status code is ignored: kernels cannot raise.
+
+A kernel with reductions (:func:`build_reduction_wrapper`) has more
+parameters after the captures' and runs as follows:
+
+* each reducer parameter is a pointer to a private accumulator that the entry
+  point initialises with the identity (a kernel argument, so one module
+  serves every identity value);
+* after the user's function returns, every work-item hands its accumulator to
+  the reduction's epilogue (:mod:`pysycl_numba.epilogue`);
+* a ``range`` kernel runs as a padded 1-D ``nd_range``: the entry point
+  recomputes the user's n-D id from the linear global id and the user's range
+  (kernel arguments) and calls the user's function only for ids inside the
+  range; the others contribute the identity.
 """
 
 from __future__ import annotations
@@ -16,9 +29,19 @@ from llvmlite import ir as llir
 
 from pysycl._core.abi import AccessorType as AbiAccessor
 from pysycl._core.abi import IndexSpace
-from pysycl_numba import bounds, ocl, specconst
+from pysycl_numba import bounds
 from pysycl_numba._numba_compat import cgutils, types
-from pysycl_numba.types import AccessorType, ItemType, NdItemType
+from pysycl_numba.epilogue import epilogue_arg_types, partials_type, scratch_type
+from pysycl_numba.targets.spirv import ocl
+from pysycl_numba.types import (
+    AccessorType,
+    ItemType,
+    KernelHandlerType,
+    NdItemType,
+    ReducerType,
+    SpecConstRefType,
+    tag,
+)
 
 _I64 = llir.IntType(64)
 
@@ -26,7 +49,7 @@ _I64 = llir.IntType(64)
 def _flat_params(context: Any, capty: types.Type, abity: Any) -> list[llir.Type]:
     if isinstance(capty, types.BaseTuple):  # a tuple of numbers: its elements' arguments
         return [p for t in capty.types for p in _flat_params(context, t, None)]
-    if specconst.is_spec_ref(capty):
+    if isinstance(capty, SpecConstRefType):
         return []  # a specialization_id: the value is an OpSpecConstant, not an argument
     if isinstance(capty, AccessorType):
         ptr = context.get_data_type(capty.dtype).as_pointer(addrspace=capty.addrspace)
@@ -55,8 +78,8 @@ def _build_capture(
             acc.rec = rec
             acc.slot = llir.Constant(llir.IntType(32), slot)
         return acc._getvalue()
-    if specconst.is_spec_ref(capty):
-        return specconst.tag()
+    if isinstance(capty, SpecConstRefType):
+        return tag()
     if isinstance(capty, types.BaseTuple):
         items = []
         pos = 0
@@ -88,6 +111,62 @@ def build_item(context: Any, builder: llir.IRBuilder, ndim: int) -> Any:
 ERR_PARAM = llir.IntType(32).as_pointer(addrspace=1)
 
 
+class _Entry:
+    """An entry point being built: its module, function, builder and parameters.
+
+    Parameters: the captures' flat arguments, then ``extra`` (reduction
+    kernels), then the error buffer in bounds-checked mode.
+    """
+
+    def __init__(self, context: Any, entry_name: str, capture_types: list[types.Type],
+                 abi_types: list[Any], extra: list[llir.Type], bounds_checked: bool) -> None:
+        self.context = context
+        self.module = context.create_module(f"pysycl.wrapper.{entry_name}")
+        self.capture_types = capture_types
+        self.per_capture = [_flat_params(context, t, a)
+                            for t, a in zip(capture_types, abi_types, strict=True)]
+        for params, abity in zip(self.per_capture, abi_types, strict=True):
+            if isinstance(abity, AbiAccessor) and len(params) != abity.flat_arg_count():
+                raise AssertionError(f"accessor ABI mismatch: {abity} vs {len(params)} params")
+        flat = [p for params in self.per_capture for p in params] + extra
+        if bounds_checked:
+            flat.append(ERR_PARAM)
+        self.fn = llir.Function(self.module, llir.FunctionType(llir.VoidType(), flat),
+                                name=entry_name)
+        self.fn.calling_convention = "spir_kernel"
+        self.builder = llir.IRBuilder(self.fn.append_basic_block("entry"))
+        self.err = self.fn.args[-1] if bounds_checked else None
+        self.rec = bounds.new_record(self.builder) if bounds_checked else None
+        ncap = sum(len(params) for params in self.per_capture)
+        self.extra = list(self.fn.args[ncap:ncap + len(extra)])
+
+    def capture_values(self) -> list[Any]:
+        """The Numba values of the captures, rebuilt from their flat arguments."""
+        values: list[Any] = []
+        pos = 0
+        for slot, (capty, params) in enumerate(zip(self.capture_types, self.per_capture,
+                                                   strict=True)):
+            args = list(self.fn.args[pos:pos + len(params)])
+            pos += len(params)
+            values.append(_build_capture(self.context, self.builder, capty, args, self.err,
+                                         slot, self.rec))
+        return values
+
+    def call(self, fndesc: Any, argtypes: list[types.Type], values: list[Any]) -> None:
+        """Call the lowered function ``fndesc`` with Numba's calling convention."""
+        conv = self.context.call_conv
+        callee = llir.Function(self.module, conv.get_function_type(fndesc.restype, argtypes),
+                               name=fndesc.mangled_name)
+        conv.call_function(self.builder, callee, fndesc.restype, argtypes, values)
+
+    def finish(self) -> llir.Module:
+        """Publish a bounds violation (bounds-checked mode), return; the module."""
+        if self.err is not None:
+            bounds.publish(self.builder, self.rec, self.err)
+        self.builder.ret_void()
+        return self.module
+
+
 def build_kernel_wrapper(
     context: Any,
     fndesc: Any,
@@ -108,44 +187,103 @@ def build_kernel_wrapper(
         entry_name: the entry point's name.
         bounds_checked: add the error buffer as the last parameter (bounds-checked mode).
     """
-    module = context.create_module(f"pysycl.wrapper.{entry_name}")
-    per_capture = [_flat_params(context, t, a) for t, a in zip(capture_types, abi_types, strict=True)]
-    for params, abity in zip(per_capture, abi_types, strict=True):
-        if isinstance(abity, AbiAccessor) and len(params) != abity.flat_arg_count():
-            raise AssertionError(f"accessor ABI mismatch: {abity} vs {len(params)} params")
-    flat = [p for params in per_capture for p in params]
-    if bounds_checked:
-        flat.append(ERR_PARAM)
-    fn = llir.Function(module, llir.FunctionType(llir.VoidType(), flat), name=entry_name)
-    err = fn.args[-1] if bounds_checked else None
-    fn.calling_convention = "spir_kernel"
-    builder = llir.IRBuilder(fn.append_basic_block("entry"))
-    rec = bounds.new_record(builder) if bounds_checked else None
-
+    entry = _Entry(context, entry_name, capture_types, abi_types, [], bounds_checked)
     argtypes: list[types.Type] = []
     values: list[Any] = []
     if index.kind == "range":
         argtypes.append(ItemType(index.ndim))
-        values.append(build_item(context, builder, index.ndim))
+        values.append(build_item(context, entry.builder, index.ndim))
     elif index.kind == "nd_range":
         # An nd_item carries no data: its queries call the work-item built-ins.
         argtypes.append(NdItemType(index.ndim))
-        values.append(llir.Constant(llir.IntType(8), 0))
+        values.append(tag())
     for t in fndesc.argtypes[len(argtypes):len(fndesc.argtypes) - len(capture_types)]:
-        if specconst.is_kernel_handler(t):  # the trailing kernel_handler: no data
+        if isinstance(t, KernelHandlerType):  # the trailing kernel_handler: no data
             argtypes.append(t)
-            values.append(specconst.tag())
-    pos = 0
-    for slot, (capty, params) in enumerate(zip(capture_types, per_capture, strict=True)):
-        args = list(fn.args[pos : pos + len(params)])
-        pos += len(params)
-        argtypes.append(capty)
-        values.append(_build_capture(context, builder, capty, args, err, slot, rec))
+            values.append(tag())
+    entry.call(fndesc, [*argtypes, *capture_types], [*values, *entry.capture_values()])
+    return entry.finish()
 
-    callee_type = context.call_conv.get_function_type(fndesc.restype, argtypes)
-    callee = llir.Function(module, callee_type, name=fndesc.mangled_name)
-    context.call_conv.call_function(builder, callee, fndesc.restype, argtypes, values)
-    if bounds_checked:
-        bounds.publish(builder, rec, err)
-    builder.ret_void()
-    return module
+
+def build_reduction_wrapper(
+    context: Any,
+    fndesc: Any,
+    index: IndexSpace,
+    capture_types: list[types.Type],
+    abi_types: list[Any],
+    reducers: list[ReducerType],
+    epilogues: list[Any],
+    entry_name: str,
+    bounds_checked: bool = False,
+) -> llir.Module:
+    """The ``spir_kernel`` entry point of a kernel with reductions (ABI: ``pysycl._core.abi``).
+
+    After the captures' parameters: the user's range (``range`` kernels), then
+    per reduction its identity, partials (global) and scratch (local) pointers.
+    ``epilogues`` are the reductions' compiled epilogues (:mod:`pysycl_numba.epilogue`).
+    """
+    n_range = index.ndim if index.kind == "range" else 0
+    extra = [_I64] * n_range
+    for r in reducers:
+        elem = context.get_data_type(r.dtype)
+        extra += [context.get_value_type(r.dtype), elem.as_pointer(addrspace=1),
+                  elem.as_pointer(addrspace=3)]
+    entry = _Entry(context, entry_name, capture_types, abi_types, extra, bounds_checked)
+    builder = entry.builder
+    values = entry.capture_values()
+    user_range = entry.extra[:n_range]
+    accs: list[Any] = []
+    for k, r in enumerate(reducers):
+        acc = cgutils.alloca_once(builder, context.get_data_type(r.dtype))
+        context.pack_value(builder, r.dtype, entry.extra[n_range + 3 * k], acc)
+        accs.append(acc)
+
+    if index.kind == "range":
+        callee_args: list[types.Type] = [ItemType(index.ndim), *reducers, *capture_types]
+        lin = ocl.work_item_query(builder, "get_global_id", 0)
+        total = user_range[0]
+        for e in user_range[1:]:
+            total = builder.mul(total, e)
+        inside = builder.icmp_unsigned("<", lin, total)
+        with builder.if_then(inside, likely=True):
+            item = _item_from_linear(context, builder, lin, user_range)
+            entry.call(fndesc, callee_args, [item, *accs, *values])
+    else:
+        callee_args = [NdItemType(index.ndim), *reducers, *capture_types]
+        entry.call(fndesc, callee_args, [tag(), *accs, *values])
+
+    group_ndim = 1 if index.kind == "range" else index.ndim
+    for k, (r, acc, epi) in enumerate(zip(reducers, accs, epilogues, strict=True)):
+        _call_epilogue(entry, r, epi, group_ndim, context.unpack_value(builder, r.dtype, acc),
+                       part=entry.extra[n_range + 3 * k + 1],
+                       tmp=entry.extra[n_range + 3 * k + 2])
+    return entry.finish()
+
+
+def _call_epilogue(entry: _Entry, r: ReducerType, epi: Any, group_ndim: int, v: Any,
+                   part: Any, tmp: Any) -> None:
+    """Hand the work-item's accumulated value ``v`` to the reduction's epilogue."""
+    context, builder = entry.context, entry.builder
+    scratch = cgutils.create_struct_proxy(scratch_type(r))(context, builder)
+    scratch.base = tmp
+    scratch.range0 = _I64(0)
+    partials = cgutils.create_struct_proxy(partials_type(r))(context, builder)
+    partials.base = part
+    partials.offset = _I64(0)
+    partials.range0 = _I64(0)
+    entry.call(epi.fndesc, epilogue_arg_types(r, group_ndim),
+               [tag(), v, scratch._getvalue(), partials._getvalue()])
+
+
+def _item_from_linear(context: Any, builder: Any, lin: Any, rng: list[Any]) -> Any:
+    """The ``sycl.item`` of linear id ``lin`` in range ``rng`` (row-major, dimension 0 slowest)."""
+    n = len(rng)
+    item = cgutils.create_struct_proxy(ItemType(n))(context, builder)
+    rest = lin
+    for d in range(n - 1, 0, -1):
+        setattr(item, f"id{d}", builder.urem(rest, rng[d]))
+        rest = builder.udiv(rest, rng[d])
+    item.id0 = rest
+    for d in range(n):
+        setattr(item, f"range{d}", rng[d])
+    return item._getvalue()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 import pysycl as sycl
-from pysycl_numba import emit_worker
-from pysycl_numba.codegen import SPIRV_TRIPLE
+from pysycl_numba.targets.spirv import emit_worker
+from pysycl_numba.targets.spirv.codegen import SPIRV_TRIPLE
 
 GOOD = """
 target datalayout = "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024-G1"
@@ -72,7 +72,7 @@ _INTERRUPTED = '''
 import os, signal, sys, time
 import numpy as np
 import pysycl as sycl
-from pysycl_numba import emit_worker
+from pysycl_numba.targets.spirv import emit_worker
 emit_worker.client.start()
 signal.signal(signal.SIGINT, lambda *a: None)  # this process survives its own Ctrl-C
 os.killpg(os.getpgid(0), signal.SIGINT)        # what a terminal or Jupyter's interrupt does

@@ -6,7 +6,7 @@ import llvmlite.binding as ll
 import pytest
 
 from pysycl_numba.errors import KernelSourceError
-from pysycl_numba.irguard import check_module
+from pysycl_numba.targets.spirv.irguard import check_module
 
 HEADER = 'target triple = "spirv64v1.2-unknown-unknown"\n'
 

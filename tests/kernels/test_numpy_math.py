@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pysycl as sycl
-from pysycl_numba.npmath import BINARY, PREDICATES, SCALE, UNARY, result_supported
+from pysycl_numba.overloads.math import BINARY, PREDICATES, SCALE, UNARY, result_supported
 
 UNARY_FUNCS = [*UNARY, *SCALE, *PREDICATES, np.absolute]
 BINARY_FUNCS = list(BINARY)
@@ -101,7 +101,7 @@ def test_np_sqrt_and_friends_on_special_values(kq: sycl.queue, dt: type) -> None
 
 def test_np_sqrt_keeps_float32(kq: sycl.queue) -> None:
     from pysycl_numba._numba_compat import types
-    from pysycl_numba.npmath import _template
+    from pysycl_numba.overloads.math import _template
 
     ctx = None
     t = _template(np.sqrt)(ctx)

@@ -30,7 +30,7 @@ import subprocess
 import sys
 import threading
 
-from pysycl_numba._emit_server import _recv, _send  # one wire format for both ends
+from pysycl_numba.targets.spirv._emit_server import _recv, _send  # one wire format for both ends
 
 _log = logging.getLogger("pysycl_numba.emit_worker")
 

@@ -5,7 +5,7 @@ subroutines) into a :class:`SPIRVCodeLibrary` of ``llvmlite.ir`` modules.
 :func:`emit_spirv` links a kernel's library, everything it links to and the
 ``spir_kernel`` wrapper into one module, internalises everything except the
 entry point, runs LLVM's O3 pipeline (so the kernel inlines into one function
-like hand-written OpenCL C), checks it with :mod:`pysycl_numba.irguard` and
+like hand-written OpenCL C), checks it with :mod:`pysycl_numba.targets.spirv.irguard` and
 emits SPIR-V with llvmlite's built-in LLVM SPIR-V backend.
 
 Backend facts (measured, see DESIGN.md): the triple ``spirv64v1.2`` is used
@@ -24,12 +24,13 @@ from collections.abc import Iterator
 import llvmlite.binding as ll
 from llvmlite import ir as llir
 
-from pysycl import errc
-from pysycl_numba import bounds, emit_worker
+from pysycl._core.exceptions import errc
+from pysycl_numba import bounds
 from pysycl_numba._numba_compat import CodeLibrary
 from pysycl_numba.errors import KernelSourceError
-from pysycl_numba.irguard import check_module
-from pysycl_numba.ocl import PURE_BUILTINS
+from pysycl_numba.targets.spirv import emit_worker
+from pysycl_numba.targets.spirv.irguard import check_module
+from pysycl_numba.targets.spirv.ocl import PURE_BUILTINS
 
 _log = logging.getLogger("pysycl_numba.codegen")
 

@@ -23,9 +23,9 @@ import re
 
 import llvmlite.binding as ll
 
-from pysycl import errc
+from pysycl._core.exceptions import errc
 from pysycl_numba.errors import KernelSourceError
-from pysycl_numba.ocl import KNOWN_BUILTINS
+from pysycl_numba.targets.spirv.ocl import KNOWN_BUILTINS
 
 _INT_TYPE = re.compile(r"(?<![\w%@.$\"-])i(\d+)\b")
 _ALLOWED_INT_WIDTHS = {"1", "8", "16", "32", "64"}

@@ -1,4 +1,4 @@
-"""Typing and lowering of ``nd_range`` kernels: ``nd_item``, ``group``, ``sub_group``, barriers.
+"""``nd_range`` kernels: ``nd_item``, ``group``, ``sub_group``, ``nd_range``, barriers.
 
 Every query is an OpenCL work-item built-in (``get_local_id(d)`` ...), read
 with SYCL dimension ``d`` of an ``n``-D launch mapped to OpenCL dimension
@@ -6,14 +6,10 @@ with SYCL dimension ``d`` of an ``n``-D launch mapped to OpenCL dimension
 queries vanish and repeated ones are shared. Linear ids are row-major with
 dimension 0 slowest (SYCL), computed from the per-dimension ids.
 
-Group collectives map onto the OpenCL 2.0 work-group / sub-group built-ins
-(``work_group_reduce_add``, ``sub_group_broadcast`` ...), which LLVM's SPIR-V
-backend lowers to ``OpGroup*`` instructions; barriers are ``barrier(flags)``
-→ ``OpControlBarrier Workgroup`` with ``WorkgroupMemory``/``CrossWorkgroupMemory``
-| ``SequentiallyConsistent`` semantics.
-
-Typing (``typing_registry``) and lowering (``registry``) sit together here
-because each query's two halves are one line each.
+Barriers are ``barrier(flags)`` → ``OpControlBarrier Workgroup`` with
+``WorkgroupMemory``/``CrossWorkgroupMemory`` | ``SequentiallyConsistent``
+semantics. Group algorithms (broadcast, reductions, votes) are in
+:mod:`pysycl_numba.overloads.collectives`.
 """
 
 from __future__ import annotations
@@ -23,16 +19,7 @@ from typing import Any
 
 from llvmlite import ir as llir
 
-from pysycl._kernels.kernel_api import (
-    _fence_space,
-    all_of_group,
-    any_of_group,
-    group_barrier,
-    group_broadcast,
-    none_of_group,
-    reduce_over_group,
-)
-from pysycl_numba import ocl
+from pysycl._kernels.kernel_api import _fence_space, group_barrier
 from pysycl_numba._numba_compat import (
     AbstractTemplate,
     AttributeTemplate,
@@ -43,9 +30,9 @@ from pysycl_numba._numba_compat import (
     signature,
     types,
 )
-from pysycl_numba.impl import _select_dim, make_range
+from pysycl_numba.overloads.index import dim_query, linear, make_range, product, select_dim
+from pysycl_numba.targets.spirv import ocl
 from pysycl_numba.types import (
-    FunctorType,
     GroupType,
     KernelEnumType,
     NdItemType,
@@ -53,30 +40,20 @@ from pysycl_numba.types import (
     RangeType,
     SubGroupType,
     index_type,
+    tag,
 )
 
 typing_registry = TypingRegistry()
-registry = LoweringRegistry("pysycl.ndrange")
-lower = registry.lower
+lowering_registry = LoweringRegistry("pysycl.ndrange")
+lower = lowering_registry.lower
 
 _I32 = llir.IntType(32)
 _I64 = llir.IntType(64)
-_NSW = ("nsw",)
-_INT = (types.Integer, types.IntegerLiteral)
+#: The group types: barriers and collectives take either.
+GROUPS = (GroupType, SubGroupType)
 
 
-# ============================================================== typing helpers
-def _dims(args: tuple, kws: dict, whole: types.Type) -> object:
-    """``q()`` → ``whole``; ``q(d)`` → int64."""
-    if kws:
-        return None
-    if not args:
-        return signature(whole)
-    if len(args) == 1 and isinstance(args[0], _INT):
-        return signature(index_type, types.unliteral(args[0]))
-    return None
-
-
+# ==================================================================== typing
 def _scalar(args: tuple, kws: dict, ret: types.Type = index_type) -> object:
     return signature(ret) if not args and not kws else None
 
@@ -89,7 +66,8 @@ def _method(key: str, rule: Callable[..., object],
             ret: Callable[[Any], types.Type] | None = None) -> Any:
     """A typing-template method for ``key``: ``rule(args, kws[, ret(receiver type)])``.
 
-    ``rule`` is :func:`_dims` (``q()`` or ``q(d)``) or :func:`_scalar` (``q()``).
+    ``rule`` is :func:`~pysycl_numba.overloads.index.dim_query` (``q()`` or ``q(d)``)
+    or :func:`_scalar` (``q()``).
     """
     @bound_function(key)
     def method(self: Any, recv: types.Type, args: tuple, kws: dict) -> object:
@@ -112,15 +90,15 @@ class NdItemAttributes(AttributeTemplate):
 
     key = NdItemType
 
-    resolve_get_global_id = _method("nd_item.get_global_id", _dims, _ids_of)
+    resolve_get_global_id = _method("nd_item.get_global_id", dim_query, _ids_of)
     resolve_get_global_linear_id = _method("nd_item.get_global_linear_id", _scalar)
-    resolve_get_local_id = _method("nd_item.get_local_id", _dims, _ids_of)
+    resolve_get_local_id = _method("nd_item.get_local_id", dim_query, _ids_of)
     resolve_get_local_linear_id = _method("nd_item.get_local_linear_id", _scalar)
-    resolve_get_group = _method("nd_item.get_group", _dims, lambda it: GroupType(it.ndim))
+    resolve_get_group = _method("nd_item.get_group", dim_query, lambda it: GroupType(it.ndim))
     resolve_get_group_linear_id = _method("nd_item.get_group_linear_id", _scalar)
-    resolve_get_group_range = _method("nd_item.get_group_range", _dims, _range_of)
-    resolve_get_global_range = _method("nd_item.get_global_range", _dims, _range_of)
-    resolve_get_local_range = _method("nd_item.get_local_range", _dims, _range_of)
+    resolve_get_group_range = _method("nd_item.get_group_range", dim_query, _range_of)
+    resolve_get_global_range = _method("nd_item.get_global_range", dim_query, _range_of)
+    resolve_get_local_range = _method("nd_item.get_local_range", dim_query, _range_of)
     resolve_get_nd_range = _method("nd_item.get_nd_range", _scalar,
                                    lambda it: NdRangeType(it.ndim))
     resolve_get_sub_group = _method("nd_item.get_sub_group", _scalar, lambda it: SubGroupType())
@@ -143,11 +121,11 @@ class GroupAttributes(AttributeTemplate):
 
     key = GroupType
 
-    resolve_get_group_id = _method("group.get_group_id", _dims, _ids_of)
-    resolve_get_local_id = _method("group.get_local_id", _dims, _ids_of)
-    resolve_get_local_range = _method("group.get_local_range", _dims, _range_of)
+    resolve_get_group_id = _method("group.get_group_id", dim_query, _ids_of)
+    resolve_get_local_id = _method("group.get_local_id", dim_query, _ids_of)
+    resolve_get_local_range = _method("group.get_local_range", dim_query, _range_of)
     resolve_get_max_local_range = _method("group.get_local_range", _scalar, _range_of)
-    resolve_get_group_range = _method("group.get_group_range", _dims, _range_of)
+    resolve_get_group_range = _method("group.get_group_range", dim_query, _range_of)
     resolve_get_group_linear_id = _method("group.get_group_linear_id", _scalar)
     resolve_get_local_linear_id = _method("group.get_local_linear_id", _scalar)
     resolve_get_group_linear_range = _method("group.get_group_linear_range", _scalar)
@@ -191,111 +169,34 @@ class NdRangeAttributes(AttributeTemplate):
     resolve_get_group_range = _method("nd_range.get_group_range", _scalar, _range_of)
 
 
-_GROUPS = (GroupType, SubGroupType)
-#: Element types the OpenCL 2.0 work-group/sub-group collectives take.
-_COLLECTIVE = {
-    types.int32: "i", types.uint32: "j", types.int64: "l", types.uint64: "m",
-    types.float32: "f", types.float64: "d",
-}
-
 
 @typing_registry.register_global(group_barrier)
 class GroupBarrier(AbstractTemplate):
     """``sycl.group_barrier(g)``."""
 
     def generic(self, args: tuple, kws: dict) -> object:
-        if len(args) in (1, 2) and not kws and isinstance(args[0], _GROUPS):
+        if len(args) in (1, 2) and not kws and isinstance(args[0], GROUPS):
             return signature(types.none, *args)
         return None
 
 
-def _collective_type(t: types.Type) -> types.Type | None:
-    t = types.unliteral(t)
-    if isinstance(t, types.Boolean):
-        return types.int32
-    if isinstance(t, types.Integer) and t not in _COLLECTIVE:
-        return types.int64 if t.signed else types.uint64
-    return t if t in _COLLECTIVE else None
-
-
-@typing_registry.register_global(group_broadcast)
-class GroupBroadcast(AbstractTemplate):
-    """``sycl.group_broadcast(g, x[, local_linear_id])``."""
-
-    def generic(self, args: tuple, kws: dict) -> object:
-        if kws or len(args) not in (2, 3) or not isinstance(args[0], _GROUPS):
-            return None
-        t = _collective_type(args[1])
-        if t is None or (len(args) == 3 and not isinstance(args[2], _INT)):
-            return None
-        rest = (types.unliteral(args[2]),) if len(args) == 3 else ()
-        return signature(t, args[0], t, *rest)
-
-
-@typing_registry.register_global(reduce_over_group)
-class ReduceOverGroup(AbstractTemplate):
-    """``sycl.reduce_over_group(g, x, op)`` / ``(g, x, init, op)``, op plus/minimum/maximum."""
-
-    def generic(self, args: tuple, kws: dict) -> object:
-        if kws or len(args) not in (3, 4) or not isinstance(args[0], _GROUPS):
-            return None
-        op = args[-1]
-        if not isinstance(op, FunctorType) or op.op not in _REDUCE_OPS:
-            return None
-        t = _collective_type(args[1])
-        if t is None or isinstance(types.unliteral(args[1]), types.Boolean):
-            return None
-        if len(args) == 4:
-            return signature(t, args[0], t, t, op)
-        return signature(t, args[0], t, op)
-
-
-class _Vote(AbstractTemplate):
-    def generic(self, args: tuple, kws: dict) -> object:
-        if len(args) == 2 and not kws and isinstance(args[0], _GROUPS):
-            return signature(types.boolean, args[0], types.boolean)
-        return None
-
-
-for _fn in (any_of_group, all_of_group, none_of_group):
-    typing_registry.register_global(_fn)(type(f"Vote_{_fn.__name__}", (_Vote,), {}))
-
-
 # ================================================================== lowering
-def _q(builder: llir.IRBuilder, name: str, ndim: int) -> list[Any]:
+def work_item_queries(builder: llir.IRBuilder, name: str, ndim: int) -> list[Any]:
     """OpenCL work-item query ``name`` for every SYCL dimension (as i64)."""
     return [ocl.work_item_query(builder, name, ndim - 1 - d) for d in range(ndim)]
-
-
-def _linear(builder: llir.IRBuilder, ids: list[Any], ranges: list[Any]) -> Any:
-    lin = ids[0]
-    for d in range(1, len(ids)):
-        lin = builder.add(builder.mul(lin, ranges[d], flags=_NSW), ids[d], flags=_NSW)
-    return lin
-
-
-def _product(builder: llir.IRBuilder, values: list[Any]) -> Any:
-    total = values[0]
-    for v in values[1:]:
-        total = builder.mul(total, v, flags=_NSW)
-    return total
-
-
-def _tag(context: Any) -> Any:
-    return llir.Constant(llir.IntType(8), 0)
 
 
 def _lower_dims(key: str, tyclass: type, builtin: str, whole: str) -> None:
     """Register ``q()`` (a tuple or range) and ``q(d)`` lowerings of one query."""
 
     def one(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-        values = _q(builder, builtin, sig.args[0].ndim)
+        values = work_item_queries(builder, builtin, sig.args[0].ndim)
         dim = context.cast(builder, args[1], sig.args[1], index_type)
-        return _select_dim(builder, values, dim)
+        return select_dim(builder, values, dim)
 
     def every(context: Any, builder: Any, sig: Any, args: Any) -> Any:
         n = sig.args[0].ndim
-        values = _q(builder, builtin, n)
+        values = work_item_queries(builder, builtin, n)
         if whole == "tuple":
             return context.make_tuple(builder, sig.return_type, values)
         return make_range(context, builder, n, values)
@@ -321,24 +222,24 @@ for _key, _cls, _builtin, _whole in (
 @lower("nd_item.get_group", NdItemType, types.Integer)
 def nd_item_get_group_dim(context: Any, builder: Any, sig: Any, args: Any) -> Any:
     """``it.get_group(d)``: the work-group id in dimension ``d``."""
-    values = _q(builder, "get_group_id", sig.args[0].ndim)
-    return _select_dim(builder, values, context.cast(builder, args[1], sig.args[1], index_type))
+    values = work_item_queries(builder, "get_group_id", sig.args[0].ndim)
+    return select_dim(builder, values, context.cast(builder, args[1], sig.args[1], index_type))
 
 
 @lower("nd_item.get_group", NdItemType)
 def nd_item_get_group(context: Any, builder: Any, sig: Any, args: Any) -> Any:
     """``it.get_group()``: the ``sycl.group``."""
-    return _tag(context)
+    return tag()
 
 
 @lower("nd_item.get_sub_group", NdItemType)
 def nd_item_get_sub_group(context: Any, builder: Any, sig: Any, args: Any) -> Any:
     """``it.get_sub_group()``."""
-    return _tag(context)
+    return tag()
 
 
 def _lin(builder: Any, ndim: int, ids: str, ranges: str) -> Any:
-    return _linear(builder, _q(builder, ids, ndim), _q(builder, ranges, ndim))
+    return linear(builder, work_item_queries(builder, ids, ndim), work_item_queries(builder, ranges, ndim))
 
 
 @lower("nd_item.get_global_linear_id", NdItemType)
@@ -364,13 +265,13 @@ def group_linear(context: Any, builder: Any, sig: Any, args: Any) -> Any:
 @lower("group.get_group_linear_range", GroupType)
 def group_linear_range(context: Any, builder: Any, sig: Any, args: Any) -> Any:
     """Number of work-groups."""
-    return _product(builder, _q(builder, "get_num_groups", sig.args[0].ndim))
+    return product(builder, work_item_queries(builder, "get_num_groups", sig.args[0].ndim))
 
 
 @lower("group.get_local_linear_range", GroupType)
 def local_linear_range(context: Any, builder: Any, sig: Any, args: Any) -> Any:
     """Work-items per group."""
-    return _product(builder, _q(builder, "get_local_size", sig.args[0].ndim))
+    return product(builder, work_item_queries(builder, "get_local_size", sig.args[0].ndim))
 
 
 @lower("group.leader", GroupType)
@@ -385,8 +286,8 @@ def nd_item_get_nd_range(context: Any, builder: Any, sig: Any, args: Any) -> Any
     """``it.get_nd_range()``."""
     n = sig.args[0].ndim
     r = cgutils.create_struct_proxy(NdRangeType(n))(context, builder)
-    for d, (gv, lv) in enumerate(zip(_q(builder, "get_global_size", n),
-                                     _q(builder, "get_local_size", n), strict=True)):
+    for d, (gv, lv) in enumerate(zip(work_item_queries(builder, "get_global_size", n),
+                                     work_item_queries(builder, "get_local_size", n), strict=True)):
         setattr(r, f"g{d}", gv)
         setattr(r, f"l{d}", lv)
     return r._getvalue()
@@ -501,82 +402,3 @@ def lower_group_barrier(context: Any, builder: Any, sig: Any, args: Any) -> Any:
     """``sycl.group_barrier(g)``: all of ``g`` waits; local and global memory fenced."""
     _barrier(builder, isinstance(sig.args[0], SubGroupType), 3)
     return context.get_dummy_value()
-
-
-# --------------------------------------------------------- group collectives
-_REDUCE_OPS = {"plus": "add", "minimum": "min", "maximum": "max"}
-
-
-def _prefix(gty: types.Type) -> str:
-    return "sub_group" if isinstance(gty, SubGroupType) else "work_group"
-
-
-def _collective(builder: Any, gty: types.Type, op: str, t: types.Type, value: Any,
-                extra: list[Any], extra_kinds: str = "") -> Any:
-    name = f"{_prefix(gty)}_{op}"
-    mangled = f"_Z{len(name)}{name}{_COLLECTIVE[t]}{extra_kinds}"
-    return ocl.call(builder, mangled, value.type, [value, *extra], pure=False, convergent=True)
-
-
-@lower(group_broadcast, GroupType, types.Any)
-@lower(group_broadcast, SubGroupType, types.Any)
-@lower(group_broadcast, GroupType, types.Any, types.Integer)
-@lower(group_broadcast, SubGroupType, types.Any, types.Integer)
-def lower_group_broadcast(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-    """``sycl.group_broadcast(g, x[, local_linear_id])``."""
-    gty, t = sig.args[0], sig.args[1]
-    if len(args) == 3:
-        lin = context.cast(builder, args[2], sig.args[2], index_type)
-    else:
-        lin = _I64(0)
-    if isinstance(gty, SubGroupType):
-        return _collective(builder, gty, "broadcast", t, args[1], [builder.trunc(lin, _I32)], "j")
-    # OpenCL takes the source's per-dimension local id, fastest dimension first.
-    n = gty.ndim
-    sizes = _q(builder, "get_local_size", n)
-    ids = []
-    rest = lin
-    for d in range(n - 1, -1, -1):  # SYCL's last dimension is OpenCL's first
-        ids.append(builder.urem(rest, sizes[d]))
-        rest = builder.udiv(rest, sizes[d])
-    return _collective(builder, gty, "broadcast", t, args[1], ids, "m" * n)
-
-
-def _lower_reduce(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-    gty, t, op = sig.args[0], sig.args[1], sig.args[-1]
-    r = _collective(builder, gty, f"reduce_{_REDUCE_OPS[op.op]}", t, args[1], [])
-    if len(args) == 4:  # init: op(init, reduction)
-        init = args[2]
-        is_float = isinstance(t, types.Float)
-        if op.op == "plus":
-            return builder.fadd(init, r) if is_float else builder.add(init, r)
-        cmp = "<" if op.op == "minimum" else ">"
-        if is_float:
-            less = builder.fcmp_ordered(cmp, init, r)
-        elif t.signed:
-            less = builder.icmp_signed(cmp, init, r)
-        else:
-            less = builder.icmp_unsigned(cmp, init, r)
-        r = builder.select(less, init, r)
-    return r
-
-
-for _g in _GROUPS:
-    lower(reduce_over_group, _g, types.Any, FunctorType)(_lower_reduce)
-    lower(reduce_over_group, _g, types.Any, types.Any, FunctorType)(_lower_reduce)
-
-
-def _lower_vote(op: str, negate: bool) -> Any:
-    def impl(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-        pred = builder.zext(args[1], _I32)
-        r = _collective(builder, sig.args[0], op, types.int32, pred, [])
-        res = builder.icmp_unsigned("!=", r, _I32(0))
-        return builder.not_(res) if negate else res
-
-    return impl
-
-
-for _g in _GROUPS:
-    lower(any_of_group, _g, types.boolean)(_lower_vote("any", False))
-    lower(all_of_group, _g, types.boolean)(_lower_vote("all", False))
-    lower(none_of_group, _g, types.boolean)(_lower_vote("any", True))

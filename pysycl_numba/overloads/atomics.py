@@ -1,138 +1,42 @@
-"""Typing and lowering of ``atomic_ref``, ``atomic_fence``, ``private_array``, SYCL enums and functors.
+"""``sycl.atomic_ref`` and ``sycl.atomic_fence``: typing and lowering.
 
-* SYCL enum members (``sycl.memory_order.relaxed``, ``sycl.access.fence_space.local_space``)
-  are compile-time constants: their type (:class:`KernelEnumType`) carries the
-  member, so ``atomic_ref``'s order and scope pick the LLVM ordering and
-  ``syncscope`` of the instruction.
-* ``atomic_ref(acc, i, order, scope[, space])`` is a pointer to ``acc[i]`` in
-  the accessor's address space. Integer operations are LLVM ``atomicrmw`` /
-  ``cmpxchg`` (→ ``OpAtomic*``); floating-point ``fetch_add/sub/min/max``,
-  ``exchange`` and ``compare_exchange`` work on the integer bit pattern (a
-  ``cmpxchg`` loop), so they never need ``SPV_EXT_shader_atomic_float_add``
-  (whose absence makes LLVM abort).
-* ``private_array(dtype, n)``: ``n`` elements of private memory (an
-  ``alloca`` in address space 0 = SPIR-V Function storage), zero-initialised.
+``atomic_ref(acc, i, order, scope[, space])`` is a pointer to ``acc[i]`` in
+the accessor's address space (:class:`~pysycl_numba.types.AtomicRefType`).
+Integer operations are LLVM ``atomicrmw`` / ``cmpxchg`` (→ ``OpAtomic*``) with
+the order mapped to LLVM orderings and the scope as ``syncscope``;
+floating-point ``fetch_add/sub/min/max``, ``exchange`` and
+``compare_exchange`` work on the integer bit pattern (a ``cmpxchg`` loop), so
+they never need ``SPV_EXT_shader_atomic_float_add`` (whose absence makes LLVM
+abort).
 """
 
 from __future__ import annotations
 
-import enum
-import operator
 from typing import Any
 
 from llvmlite import ir as llir
 
 from pysycl._core.memory_model import memory_order, memory_scope
-from pysycl._kernels.kernel_api import (
-    KERNEL_ENUMS,
-    _address_space,
-    _functor,
-    access,
-    atomic_fence,
-    atomic_ref,
-    bit_and,
-    bit_or,
-    bit_xor,
-    logical_and,
-    logical_or,
-    maximum,
-    minimum,
-    multiplies,
-    plus,
-    private_array,
-)
+from pysycl._kernels.kernel_api import _address_space, atomic_fence, atomic_ref
 from pysycl_numba._numba_compat import (
     AbstractTemplate,
     AttributeTemplate,
     LoweringRegistry,
     TypingRegistry,
     bound_function,
-    cgutils,
     signature,
     types,
 )
-from pysycl_numba.decl import normalize_index
-from pysycl_numba.impl import element_pointer
-from pysycl_numba.types import (
-    ADDRSPACE_GLOBAL,
-    ADDRSPACE_LOCAL,
-    AccessorType,
-    AtomicRefType,
-    FunctorType,
-    KernelEnumClassType,
-    KernelEnumType,
-    PrivateArrayType,
-    index_type,
-)
+from pysycl_numba.overloads.accessor import element_pointer, normalize_index
+from pysycl_numba.overloads.constants import enum_member
+from pysycl_numba.types import AccessorType, AtomicRefType, KernelEnumType
 
 typing_registry = TypingRegistry()
-registry = LoweringRegistry("pysycl.kernel_api")
-lower = registry.lower
+lowering_registry = LoweringRegistry("pysycl.atomics")
+lower = lowering_registry.lower
 
-ENUM_CLASSES: tuple[type, ...] = (memory_order, memory_scope, *KERNEL_ENUMS)
-#: Namespaces whose attributes are enum classes (``sycl.access.fence_space``).
-NAMESPACES: tuple[type, ...] = (access,)
-FUNCTOR_CLASSES = (plus, multiplies, minimum, maximum, bit_and, bit_or, bit_xor, logical_and,
-                   logical_or)
 ATOMIC_TYPES = (types.int32, types.uint32, types.int64, types.uint64, types.float32,
                 types.float64)
-
-
-def resolve_kernel_value(val: Any) -> types.Type | None:
-    """The Numba type of a SYCL enum class/member or function object, else None."""
-    if isinstance(val, type) and (val in ENUM_CLASSES or val in NAMESPACES):
-        return KernelEnumClassType(val)
-    if isinstance(val, enum.Enum) and type(val) in ENUM_CLASSES:
-        return KernelEnumType(val)
-    if isinstance(val, _functor):
-        return FunctorType(val._op)
-    return None
-
-
-# ===================================================================== enums
-@typing_registry.register_attr
-class EnumClassAttributes(AttributeTemplate):
-    """``sycl.memory_order.relaxed`` → a compile-time constant."""
-
-    key = KernelEnumClassType
-
-    def generic_resolve(self, ty: KernelEnumClassType, attr: str) -> types.Type | None:
-        member = getattr(ty.cls, attr, None)
-        if isinstance(member, type) and member in ENUM_CLASSES:
-            return KernelEnumClassType(member)
-        return KernelEnumType(member) if isinstance(member, ty.cls) else None
-
-
-def _tag() -> llir.Constant:
-    return llir.Constant(llir.IntType(8), 0)
-
-
-@registry.lower_getattr_generic(KernelEnumClassType)
-def enum_member(context: Any, builder: Any, ty: Any, value: Any, attr: str) -> Any:
-    """An enum member's value is implicit in its type."""
-    return _tag()
-
-
-for _t in (KernelEnumType, KernelEnumClassType, FunctorType):
-    registry.lower_constant(_t)(lambda context, builder, ty, pyval: _tag())
-
-
-# ================================================================== functors
-for _cls in FUNCTOR_CLASSES:
-    def _functor_template(cls: type) -> type:
-        class Make(AbstractTemplate):
-            def generic(self, args: tuple, kws: dict) -> object:
-                return signature(FunctorType(cls._op)) if not args and not kws else None
-
-        return Make
-
-    typing_registry.register_global(_cls)(_functor_template(_cls))
-    lower(_cls)(lambda context, builder, sig, args: _tag())
-
-
-# ================================================================ atomic_ref
-def _enum_arg(t: types.Type, cls: type) -> Any:
-    return t.member if isinstance(t, KernelEnumType) and isinstance(t.member, cls) else None
 
 
 @typing_registry.register_global(atomic_ref)
@@ -144,12 +48,12 @@ class AtomicRefCtor(AbstractTemplate):
             return None
         acc, idx = args[0], args[1]
         norm = normalize_index(idx, acc.ndim)
-        order = _enum_arg(args[2], memory_order)
-        scope = _enum_arg(args[3], memory_scope)
+        order = enum_member(args[2], memory_order)
+        scope = enum_member(args[3], memory_scope)
         if norm is None or order is None or scope is None or acc.dtype not in ATOMIC_TYPES:
             return None
         if len(args) == 5:
-            space = _enum_arg(args[4], _address_space)
+            space = enum_member(args[4], _address_space)
             want = "local_space" if acc.space == "local" else "global_space"
             if space is None or space.name not in (want, "generic_space"):
                 return None
@@ -363,8 +267,8 @@ class AtomicFence(AbstractTemplate):
     """``sycl.atomic_fence(order, scope)``."""
 
     def generic(self, args: tuple, kws: dict) -> object:
-        if len(args) == 2 and not kws and _enum_arg(args[0], memory_order) is not None \
-                and _enum_arg(args[1], memory_scope) is not None:
+        if len(args) == 2 and not kws and enum_member(args[0], memory_order) is not None \
+                and enum_member(args[1], memory_scope) is not None:
             return signature(types.none, *args)
         return None
 
@@ -376,87 +280,3 @@ def lower_atomic_fence(context: Any, builder: Any, sig: Any, args: Any) -> Any:
     if order != "relaxed":
         builder.fence(_RMW_ORDER[order], _SCOPES[sig.args[1].member.name])
     return context.get_dummy_value()
-
-
-# ============================================================= private_array
-@typing_registry.register_global(private_array)
-class PrivateArrayCtor(AbstractTemplate):
-    """``sycl.private_array(dtype, n)`` with ``n`` an integer literal."""
-
-    def generic(self, args: tuple, kws: dict) -> object:
-        if len(args) != 2 or kws or not isinstance(args[0], types.NumberClass):
-            return None
-        n = args[1]
-        if not isinstance(n, types.IntegerLiteral) or n.literal_value <= 0:
-            return None
-        return signature(PrivateArrayType(args[0].instance_type, n.literal_value), *args)
-
-
-@lower(private_array, types.NumberClass, types.IntegerLiteral)
-def lower_private_array(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-    """An alloca in the function's entry block, zeroed."""
-    ty = sig.return_type
-    llty = context.get_data_type(ty.dtype)
-    ptr = cgutils.alloca_once(builder, llty, size=ty.size)
-    nbytes = ty.size * context.get_abi_sizeof(llty)
-    cgutils.memset(builder, ptr, llir.Constant(llir.IntType(64), nbytes), 0)
-    return ptr
-
-
-class _PrivateGetItem(AbstractTemplate):
-    def generic(self, args: tuple, kws: dict) -> object:
-        if len(args) == 2 and isinstance(args[0], PrivateArrayType) \
-                and isinstance(args[1], (types.Integer, types.IntegerLiteral)):
-            return signature(args[0].dtype, args[0], types.unliteral(args[1]))
-        return None
-
-
-class _PrivateSetItem(AbstractTemplate):
-    def generic(self, args: tuple, kws: dict) -> object:
-        if len(args) == 3 and isinstance(args[0], PrivateArrayType) \
-                and isinstance(args[1], (types.Integer, types.IntegerLiteral)) \
-                and self.context.can_convert(args[2], args[0].dtype) is not None:
-            return signature(types.none, args[0], types.unliteral(args[1]), args[0].dtype)
-        return None
-
-
-class _PrivateLen(AbstractTemplate):
-    def generic(self, args: tuple, kws: dict) -> object:
-        if len(args) == 1 and isinstance(args[0], PrivateArrayType):
-            return signature(index_type, args[0])
-        return None
-
-
-typing_registry.register_global(operator.getitem)(_PrivateGetItem)
-typing_registry.register_global(operator.setitem)(_PrivateSetItem)
-typing_registry.register_global(len)(_PrivateLen)
-
-
-def _private_ptr(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-    idx = context.cast(builder, args[1], sig.args[1], index_type)
-    return builder.gep(args[0], [idx], inbounds=True)
-
-
-@lower(operator.getitem, PrivateArrayType, types.Integer)
-def private_getitem(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-    """``arr[i]``."""
-    return context.unpack_value(builder, sig.args[0].dtype, _private_ptr(context, builder, sig,
-                                                                          args))
-
-
-@lower(operator.setitem, PrivateArrayType, types.Integer, types.Any)
-def private_setitem(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-    """``arr[i] = v``."""
-    ptr = _private_ptr(context, builder, sig, args)
-    context.pack_value(builder, sig.args[0].dtype, args[2], ptr)
-    return context.get_dummy_value()
-
-
-@lower(len, PrivateArrayType)
-def private_len(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-    """``len(arr)``."""
-    return context.get_constant(index_type, sig.args[0].size)
-
-
-__all__ = ["ADDRSPACE_GLOBAL", "ADDRSPACE_LOCAL", "registry", "resolve_kernel_value",
-           "typing_registry"]

@@ -1,0 +1,97 @@
+"""The work-group combine of a ``sycl.reduction``: a device function written in Python.
+
+After the user's function returns, every work-item hands its accumulator to
+the reduction's *epilogue*, which combines the work-group's values and lets
+work-item 0 write the group's partial result to ``partials[group_linear_id]``:
+
+* ``reduce_over_group`` (OpenCL's ``work_group_reduce_*``) for ``plus``/
+  ``minimum``/``maximum`` on the types OpenCL's work-group collectives take;
+* otherwise a tree in local memory (``T __local *scratch``, one element per
+  work-item) with ``(n + 1) >> 1`` halving, so any work-group size works.
+
+The epilogue is compiled as a device function (once per combiner and kind);
+the entry point (:func:`pysycl_numba.wrapper.build_reduction_wrapper`) calls
+it. The runtime folds the partials in a second kernel.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from pysycl._kernels.kernel_api import access, maximum, minimum, plus, reduce_over_group
+from pysycl_numba._numba_compat import types
+from pysycl_numba.dispatcher import DeviceDispatcher
+from pysycl_numba.types import AccessorType, NdItemType, ReducerType
+
+# Every work-item runs the loop the same number of times (n is uniform), so
+# the barriers are never divergent; readers read [half, n), writers write
+# [0, n - half): a step never reads what it writes.
+_TREE = '''
+def _pysycl_reduction_epilogue(it, v, tmp, part):
+    lid = it.get_local_linear_id()
+    n = it.get_local_range().size()
+    tmp[lid] = v
+    it.barrier(access.fence_space.local_space)
+    while n > 1:
+        half = (n + 1) >> 1
+        if lid + half < n:
+            tmp[lid] = combiner(tmp[lid], tmp[lid + half])
+        it.barrier(access.fence_space.local_space)
+        n = half
+    if lid == 0:
+        part[it.get_group_linear_id()] = tmp[0]
+'''
+
+_COLLECTIVE = '''
+def _pysycl_reduction_epilogue(it, v, tmp, part):
+    r = reduce_over_group(it.get_group(), v, functor)
+    if it.get_local_linear_id() == 0:
+        part[it.get_group_linear_id()] = r
+'''
+
+_FUNCTORS = {"plus": plus(), "minimum": minimum(), "maximum": maximum()}
+_COLLECTIVE_TYPES = (types.int32, types.uint32, types.int64, types.uint64, types.float32,
+                     types.float64)
+_epilogues: weakref.WeakKeyDictionary[Callable[..., Any], dict[bool, Callable[..., Any]]] = (
+    weakref.WeakKeyDictionary())
+
+
+def epilogue_function(r: ReducerType) -> Callable[..., Any]:
+    """The Python epilogue of reducer type ``r`` (cached per combiner)."""
+    collective = r.op in _FUNCTORS and r.dtype in _COLLECTIVE_TYPES
+    per = _epilogues.setdefault(r.combiner, {})
+    fn = per.get(collective)
+    if fn is None:
+        ns: dict[str, Any] = {
+            "access": access, "reduce_over_group": reduce_over_group,
+            "combiner": r.combiner, "functor": _FUNCTORS.get(r.op),
+        }
+        exec(compile(_COLLECTIVE if collective else _TREE,  # our own template
+                     f"<pysycl reduction epilogue {r.op}>", "exec"), ns)
+        fn = per[collective] = ns["_pysycl_reduction_epilogue"]
+    return fn
+
+
+def scratch_type(r: ReducerType) -> AccessorType:
+    """The epilogue's local scratch: one element per work-item."""
+    return AccessorType(r.dtype, 1, "read_write", "local")
+
+
+def partials_type(r: ReducerType) -> AccessorType:
+    """The epilogue's output: one partial result per work-group."""
+    return AccessorType(r.dtype, 1, "write", "global")
+
+
+def epilogue_arg_types(r: ReducerType, group_ndim: int) -> list[types.Type]:
+    """The epilogue's parameters: ``(nd_item, value, scratch, partials)``."""
+    return [NdItemType(group_ndim), r.dtype, scratch_type(r), partials_type(r)]
+
+
+def compile_epilogue(r: ReducerType, group_ndim: int) -> Any:
+    """Compile the epilogue of ``r`` for an ``nd_item`` of ``group_ndim`` dimensions."""
+    args = tuple(epilogue_arg_types(r, group_ndim))
+    disp = DeviceDispatcher.for_function(epilogue_function(r))
+    disp.compile(args)
+    return disp.overloads[args]

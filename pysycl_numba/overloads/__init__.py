@@ -1,0 +1,28 @@
+"""Typing and lowering of what a kernel can use, one module per SYCL concept.
+
+Every module here opens with the same two registries and registers both halves
+of its concept into them, typing beside lowering::
+
+    typing_registry = TypingRegistry()
+    lowering_registry = LoweringRegistry("pysycl.<concept>")
+
+:class:`pysycl_numba.target.SYCLTypingContext` and
+:class:`~pysycl_numba.target.SYCLTargetContext` install them, from the one list
+:data:`pysycl_numba.target.OVERLOADS` (after numba-cuda's
+``load_additional_registries``). These modules import the Numba types
+(:mod:`pysycl_numba.types`), the SPIR-V target's built-in declarations and
+each other, never the target, the dispatcher or the compiler.
+
+=================== ==========================================================
+``index``           ``sycl.item``, ``sycl.range``, ids as tuples
+``accessor``        ``sycl.accessor`` / ``local_accessor`` element access
+``ndrange``         ``nd_item``, ``group``, ``sub_group``, ``nd_range``, barriers
+``collectives``     group algorithms: broadcast, ``reduce_over_group``, votes
+``constants``       SYCL enum members and function objects (compile-time values)
+``atomics``         ``atomic_ref``, ``atomic_fence``
+``private_array``   ``sycl.private_array``
+``reduction``       ``sycl.reducer`` (``combine``, ``+=`` ...)
+``specconst``       ``kernel_handler.get_specialization_constant``
+``math``            ``math.*`` and numpy math ufuncs on numbers → OpenCL built-ins
+=================== ==========================================================
+"""

@@ -1,0 +1,175 @@
+"""Group algorithms: ``group_broadcast``, ``reduce_over_group``, ``any/all/none_of_group``.
+
+They map onto the OpenCL 2.0 work-group / sub-group built-ins
+(``work_group_reduce_add``, ``sub_group_broadcast`` ...), called by Itanium
+name; LLVM's SPIR-V backend lowers them to ``OpGroup*`` instructions
+(``OpGroupBroadcast``, ``OpGroupIAdd``/``FAdd``/..., ``OpGroupAny/All``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llvmlite import ir as llir
+
+from pysycl._kernels.kernel_api import (
+    all_of_group,
+    any_of_group,
+    group_broadcast,
+    none_of_group,
+    reduce_over_group,
+)
+from pysycl_numba._numba_compat import (
+    AbstractTemplate,
+    LoweringRegistry,
+    TypingRegistry,
+    signature,
+    types,
+)
+from pysycl_numba.overloads.index import INT
+from pysycl_numba.overloads.ndrange import GROUPS, work_item_queries
+from pysycl_numba.targets.spirv import ocl
+from pysycl_numba.types import FunctorType, GroupType, SubGroupType, index_type
+
+typing_registry = TypingRegistry()
+lowering_registry = LoweringRegistry("pysycl.collectives")
+lower = lowering_registry.lower
+
+_I32 = llir.IntType(32)
+_I64 = llir.IntType(64)
+#: Element types the OpenCL 2.0 work-group/sub-group collectives take.
+_COLLECTIVE = {
+    types.int32: "i", types.uint32: "j", types.int64: "l", types.uint64: "m",
+    types.float32: "f", types.float64: "d",
+}
+#: The SYCL function objects ``reduce_over_group`` takes, and OpenCL's names for them.
+_REDUCE_OPS = {"plus": "add", "minimum": "min", "maximum": "max"}
+
+
+# ==================================================================== typing
+def _collective_type(t: types.Type) -> types.Type | None:
+    t = types.unliteral(t)
+    if isinstance(t, types.Boolean):
+        return types.int32
+    if isinstance(t, types.Integer) and t not in _COLLECTIVE:
+        return types.int64 if t.signed else types.uint64
+    return t if t in _COLLECTIVE else None
+
+
+@typing_registry.register_global(group_broadcast)
+class GroupBroadcast(AbstractTemplate):
+    """``sycl.group_broadcast(g, x[, local_linear_id])``."""
+
+    def generic(self, args: tuple, kws: dict) -> object:
+        if kws or len(args) not in (2, 3) or not isinstance(args[0], GROUPS):
+            return None
+        t = _collective_type(args[1])
+        if t is None or (len(args) == 3 and not isinstance(args[2], INT)):
+            return None
+        rest = (types.unliteral(args[2]),) if len(args) == 3 else ()
+        return signature(t, args[0], t, *rest)
+
+
+@typing_registry.register_global(reduce_over_group)
+class ReduceOverGroup(AbstractTemplate):
+    """``sycl.reduce_over_group(g, x, op)`` / ``(g, x, init, op)``, op plus/minimum/maximum."""
+
+    def generic(self, args: tuple, kws: dict) -> object:
+        if kws or len(args) not in (3, 4) or not isinstance(args[0], GROUPS):
+            return None
+        op = args[-1]
+        if not isinstance(op, FunctorType) or op.op not in _REDUCE_OPS:
+            return None
+        t = _collective_type(args[1])
+        if t is None or isinstance(types.unliteral(args[1]), types.Boolean):
+            return None
+        if len(args) == 4:
+            return signature(t, args[0], t, t, op)
+        return signature(t, args[0], t, op)
+
+
+class _Vote(AbstractTemplate):
+    def generic(self, args: tuple, kws: dict) -> object:
+        if len(args) == 2 and not kws and isinstance(args[0], GROUPS):
+            return signature(types.boolean, args[0], types.boolean)
+        return None
+
+
+for _fn in (any_of_group, all_of_group, none_of_group):
+    typing_registry.register_global(_fn)(type(f"Vote_{_fn.__name__}", (_Vote,), {}))
+
+
+# ================================================================== lowering
+def _prefix(gty: types.Type) -> str:
+    return "sub_group" if isinstance(gty, SubGroupType) else "work_group"
+
+
+def _collective(builder: Any, gty: types.Type, op: str, t: types.Type, value: Any,
+                extra: list[Any], extra_kinds: str = "") -> Any:
+    name = f"{_prefix(gty)}_{op}"
+    mangled = f"_Z{len(name)}{name}{_COLLECTIVE[t]}{extra_kinds}"
+    return ocl.call(builder, mangled, value.type, [value, *extra], pure=False, convergent=True)
+
+
+@lower(group_broadcast, GroupType, types.Any)
+@lower(group_broadcast, SubGroupType, types.Any)
+@lower(group_broadcast, GroupType, types.Any, types.Integer)
+@lower(group_broadcast, SubGroupType, types.Any, types.Integer)
+def lower_group_broadcast(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    """``sycl.group_broadcast(g, x[, local_linear_id])``."""
+    gty, t = sig.args[0], sig.args[1]
+    if len(args) == 3:
+        lin = context.cast(builder, args[2], sig.args[2], index_type)
+    else:
+        lin = _I64(0)
+    if isinstance(gty, SubGroupType):
+        return _collective(builder, gty, "broadcast", t, args[1], [builder.trunc(lin, _I32)], "j")
+    # OpenCL takes the source's per-dimension local id, fastest dimension first.
+    n = gty.ndim
+    sizes = work_item_queries(builder, "get_local_size", n)
+    ids = []
+    rest = lin
+    for d in range(n - 1, -1, -1):  # SYCL's last dimension is OpenCL's first
+        ids.append(builder.urem(rest, sizes[d]))
+        rest = builder.udiv(rest, sizes[d])
+    return _collective(builder, gty, "broadcast", t, args[1], ids, "m" * n)
+
+
+def _lower_reduce(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    gty, t, op = sig.args[0], sig.args[1], sig.args[-1]
+    r = _collective(builder, gty, f"reduce_{_REDUCE_OPS[op.op]}", t, args[1], [])
+    if len(args) == 4:  # init: op(init, reduction)
+        init = args[2]
+        is_float = isinstance(t, types.Float)
+        if op.op == "plus":
+            return builder.fadd(init, r) if is_float else builder.add(init, r)
+        cmp = "<" if op.op == "minimum" else ">"
+        if is_float:
+            less = builder.fcmp_ordered(cmp, init, r)
+        elif t.signed:
+            less = builder.icmp_signed(cmp, init, r)
+        else:
+            less = builder.icmp_unsigned(cmp, init, r)
+        r = builder.select(less, init, r)
+    return r
+
+
+for _g in GROUPS:
+    lower(reduce_over_group, _g, types.Any, FunctorType)(_lower_reduce)
+    lower(reduce_over_group, _g, types.Any, types.Any, FunctorType)(_lower_reduce)
+
+
+def _lower_vote(op: str, negate: bool) -> Any:
+    def impl(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        pred = builder.zext(args[1], _I32)
+        r = _collective(builder, sig.args[0], op, types.int32, pred, [])
+        res = builder.icmp_unsigned("!=", r, _I32(0))
+        return builder.not_(res) if negate else res
+
+    return impl
+
+
+for _g in GROUPS:
+    lower(any_of_group, _g, types.boolean)(_lower_vote("any", False))
+    lower(all_of_group, _g, types.boolean)(_lower_vote("all", False))
+    lower(none_of_group, _g, types.boolean)(_lower_vote("any", True))

@@ -1,0 +1,377 @@
+"""``math.*`` and numpy's math ufuncs on numbers in kernels → OpenCL C built-ins.
+
+* ``math``: typing is Numba's (``mathdecl``/``cmathdecl``, installed by the
+  target) plus ``math.fmod`` here; Numba's own CPU lowering calls libm symbols
+  (``tanf``, ``erf``) that do not exist on an OpenCL device, so this module
+  replaces it: every function becomes an OpenCL built-in (``_Z3tanf``) that
+  LLVM's SPIR-V backend turns into an ``OpenCL.std`` extended instruction.
+  Integer arguments are converted to the signature's floating-point type first,
+  as Python does. ``floor/ceil/trunc`` convert to int (Python semantics);
+  ``isnan/isinf/isfinite`` are ``fcmp``; ``degrees/radians`` multiply.
+* numpy: a kernel computes on scalars, and ``np.sqrt(acc[i])`` means the same as
+  ``math.sqrt(acc[i])``: numpy's math ufuncs applied to numbers lower to the same
+  built-ins, with numpy's result types (``ufunc.resolve_dtypes``:
+  ``np.sqrt(np.float32(x))`` is a float32, ``np.sqrt(2)`` a float64,
+  ``np.floor(x)`` stays a float). float16 is computed in float32 and rounded, as
+  numpy does. Arrays do not exist in kernels, and complex arguments are not
+  supported (no device implementation), so those fail typing and ``errors.py``
+  says what to write instead.
+* ``override_registry``: complex division as numpy's ``npy_math`` (Numba's raises
+  ``ZeroDivisionError``, a string the device cannot have), installed after
+  Numba's builtin lowerings (``SYCLTargetContext.refresh``).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any
+
+import numpy as np
+from llvmlite import ir as llir
+
+from pysycl_numba._numba_compat import (
+    AbstractTemplate,
+    ConcreteTemplate,
+    LoweringRegistry,
+    TypingRegistry,
+    numpy_support,
+    signature,
+    types,
+)
+from pysycl_numba.targets.spirv import ocl
+
+typing_registry = TypingRegistry()
+lowering_registry = LoweringRegistry("pysycl.math")
+lower = lowering_registry.lower
+
+
+@typing_registry.register_global(math.fmod)
+class MathFmod(ConcreteTemplate):
+    """``math.fmod`` (Numba types it on no target)."""
+
+    cases = [  # noqa: RUF012 - Numba's template protocol
+        signature(types.float64, types.int64, types.int64),
+        signature(types.float64, types.uint64, types.uint64),
+        signature(types.float32, types.float32, types.float32),
+        signature(types.float64, types.float64, types.float64),
+    ]
+
+
+# ====================================================================== math
+# math.<fn> -> OpenCL C built-in of the same meaning.
+_MATH_UNARY = {
+    math.sqrt: "sqrt",
+    math.exp: "exp",
+    math.exp2: "exp2",
+    math.expm1: "expm1",
+    math.log: "log",
+    math.log2: "log2",
+    math.log10: "log10",
+    math.log1p: "log1p",
+    math.sin: "sin",
+    math.cos: "cos",
+    math.tan: "tan",
+    math.asin: "asin",
+    math.acos: "acos",
+    math.atan: "atan",
+    math.sinh: "sinh",
+    math.cosh: "cosh",
+    math.tanh: "tanh",
+    math.asinh: "asinh",
+    math.acosh: "acosh",
+    math.atanh: "atanh",
+    math.fabs: "fabs",
+    math.erf: "erf",
+    math.erfc: "erfc",
+    math.gamma: "tgamma",
+    math.lgamma: "lgamma",
+}
+
+_MATH_BINARY = {
+    math.atan2: "atan2",
+    math.pow: "pow",
+    math.hypot: "hypot",
+    math.copysign: "copysign",
+    math.fmod: "fmod",
+}
+
+# Python's math.floor/ceil/trunc return int.
+_TO_INT = {math.floor: "floor", math.ceil: "ceil", math.trunc: "trunc"}
+
+
+def _as_float_args(context: Any, builder: Any, sig: Any, args: Any, fty: types.Type) -> list[Any]:
+    return [context.cast(builder, a, t, fty) for a, t in zip(args, sig.args, strict=True)]
+
+
+def _float_result_type(sig: Any) -> types.Type:
+    ret = sig.return_type
+    return ret if isinstance(ret, types.Float) else types.float64
+
+
+def _make_float_impl(name: str) -> Any:
+    def impl(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        fty = _float_result_type(sig)
+        return ocl.call_math(builder, name, _as_float_args(context, builder, sig, args, fty))
+
+    impl.__name__ = f"ocl_{name}"
+    return impl
+
+
+for _fn, _name in _MATH_UNARY.items():
+    lowering_registry.lower(_fn, types.Number)(_make_float_impl(_name))
+for _fn, _name in _MATH_BINARY.items():
+    lowering_registry.lower(_fn, types.Number, types.Number)(_make_float_impl(_name))
+
+
+def _make_to_int_impl(name: str) -> Any:
+    def impl(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        (argty,) = sig.args
+        if isinstance(argty, types.Integer):
+            return context.cast(builder, args[0], argty, sig.return_type)
+        value = ocl.call_math(builder, name, [args[0]])
+        return context.cast(builder, value, argty, sig.return_type)
+
+    impl.__name__ = f"ocl_{name}_to_int"
+    return impl
+
+
+for _fn, _name in _TO_INT.items():
+    lowering_registry.lower(_fn, types.Number)(_make_to_int_impl(_name))
+
+
+def _fabs(builder: Any, x: Any) -> Any:
+    return ocl.call_math(builder, "fabs", [x])
+
+
+@lower(math.isnan, types.Float)
+def isnan_float(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    """NaN compares unordered with itself."""
+    return builder.fcmp_unordered("uno", args[0], args[0])
+
+
+@lower(math.isinf, types.Float)
+def isinf_float(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    """``|x| == inf``."""
+    return builder.fcmp_ordered("==", _fabs(builder, args[0]), args[0].type(math.inf))
+
+
+@lower(math.isfinite, types.Float)
+def isfinite_float(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    """Ordered and ``|x| != inf``."""
+    return builder.fcmp_ordered("!=", _fabs(builder, args[0]), args[0].type(math.inf))
+
+
+@lower(math.isnan, types.Integer)
+@lower(math.isinf, types.Integer)
+def int_never(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    """Integers are never NaN nor infinite."""
+    return llir.Constant(llir.IntType(1), 0)
+
+
+@lower(math.isfinite, types.Integer)
+def int_always(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    """Integers are always finite."""
+    return llir.Constant(llir.IntType(1), 1)
+
+
+def _scale(factor: float) -> Any:
+    def impl(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        fty = _float_result_type(sig)
+        (x,) = _as_float_args(context, builder, sig, args, fty)
+        return builder.fmul(x, x.type(factor))
+
+    return impl
+
+
+lower(math.degrees, types.Number)(_scale(180.0 / math.pi))
+lower(math.radians, types.Number)(_scale(math.pi / 180.0))
+
+
+# ---------------------------------------------------------------- overrides
+#: Installed after Numba's builtin registry (``SYCLTargetContext.refresh``), so
+#: these replace Numba's own lowering of the same operation.
+override_registry = LoweringRegistry("pysycl.math.overrides")
+
+
+def _complex_div(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    """``a / b`` for complex numbers, as numpy divides them (``npy_math``'s Smith division).
+
+    Numba's lowering raises ``ZeroDivisionError`` (a string, which cannot exist
+    on a device); numpy gives inf/nan instead, as a device must. Computed in
+    the component type (complex64 in float32).
+    """
+    ty = sig.args[0]
+    a = context.make_complex(builder, ty, value=args[0])
+    b = context.make_complex(builder, ty, value=args[1])
+    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+    one = br.type(1.0)
+    abr, abi = _fabs(builder, br), _fabs(builder, bi)
+    out = context.make_complex(builder, ty)
+    with builder.if_else(builder.fcmp_ordered(">=", abr, abi)) as (real_big, imag_big):
+        with real_big:
+            zero = builder.and_(builder.fcmp_ordered("==", abr, abr.type(0.0)),
+                                builder.fcmp_ordered("==", abi, abi.type(0.0)))
+            with builder.if_else(zero) as (by_zero, normal):
+                with by_zero:  # a complex inf or nan
+                    out.real = builder.fdiv(ar, abr)
+                    out.imag = builder.fdiv(ai, abr)
+                with normal:
+                    rat = builder.fdiv(bi, br)
+                    scl = builder.fdiv(one, builder.fadd(br, builder.fmul(bi, rat)))
+                    out.real = builder.fmul(builder.fadd(ar, builder.fmul(ai, rat)), scl)
+                    out.imag = builder.fmul(builder.fsub(ai, builder.fmul(ar, rat)), scl)
+        with imag_big:  # also taken when b has a NaN part
+            rat = builder.fdiv(br, bi)
+            scl = builder.fdiv(one, builder.fadd(bi, builder.fmul(br, rat)))
+            out.real = builder.fmul(builder.fadd(builder.fmul(ar, rat), ai), scl)
+            out.imag = builder.fmul(builder.fsub(builder.fmul(ai, rat), ar), scl)
+    return out._getvalue()
+
+
+for _ty in (types.complex64, types.complex128):
+    override_registry.lower(operator.truediv, _ty, _ty)(_complex_div)
+    override_registry.lower(operator.itruediv, _ty, _ty)(_complex_div)
+
+
+# ===================================================================== numpy
+#: numpy ufunc -> OpenCL C built-in of one floating-point argument.
+UNARY: dict[np.ufunc, str] = {
+    np.sqrt: "sqrt", np.cbrt: "cbrt", np.exp: "exp", np.exp2: "exp2", np.expm1: "expm1",
+    np.log: "log", np.log2: "log2", np.log10: "log10", np.log1p: "log1p",
+    np.sin: "sin", np.cos: "cos", np.tan: "tan", np.arcsin: "asin", np.arccos: "acos",
+    np.arctan: "atan", np.sinh: "sinh", np.cosh: "cosh", np.tanh: "tanh",
+    np.arcsinh: "asinh", np.arccosh: "acosh", np.arctanh: "atanh", np.fabs: "fabs",
+    np.floor: "floor", np.ceil: "ceil", np.trunc: "trunc", np.rint: "rint",
+}
+#: numpy ufunc -> OpenCL C built-in of two floating-point arguments.
+BINARY: dict[np.ufunc, str] = {
+    np.arctan2: "atan2", np.hypot: "hypot", np.copysign: "copysign", np.fmod: "fmod",
+    np.power: "pow", np.fmin: "fmin", np.fmax: "fmax",
+}
+#: Unit conversions: a multiplication.
+SCALE: dict[np.ufunc, float] = {
+    np.deg2rad: math.pi / 180.0, np.radians: math.pi / 180.0,
+    np.rad2deg: 180.0 / math.pi, np.degrees: 180.0 / math.pi,
+}
+PREDICATES = (np.isnan, np.isinf, np.isfinite)
+SUPPORTED = (*UNARY, *BINARY, *SCALE, *PREDICATES, np.absolute)
+
+
+def _dtype(t: types.Type) -> np.dtype | None:
+    t = types.unliteral(t)
+    if not isinstance(t, (types.Integer, types.Float, types.Boolean)):
+        return None  # complex numbers, arrays, objects: no device implementation
+    return numpy_support.as_dtype(t)
+
+
+def result_supported(ufunc: np.ufunc, res: np.dtype) -> bool:
+    """Whether numpy's result type ``res`` of ``ufunc`` has a device implementation here.
+
+    Floating-point results (the built-ins compute in floating point), the
+    predicates' bools, and ``np.absolute`` of any number.
+    """
+    if ufunc is np.absolute:
+        return res.kind in "biuf"
+    return res.kind == "f" or (res.kind == "b" and ufunc in PREDICATES)
+
+
+def _template(ufunc: np.ufunc) -> type:
+    nin = ufunc.nin
+
+    class NumpyScalarMath(AbstractTemplate):
+        key = ufunc
+
+        def generic(self, args: tuple, kws: dict) -> object:
+            if kws or len(args) != nin:
+                return None
+            dts = [_dtype(a) for a in args]
+            if any(d is None for d in dts):
+                return None
+            try:
+                res = ufunc.resolve_dtypes((*dts, None))[-1]
+            except (TypeError, np.exceptions.DTypePromotionError):
+                return None
+            if not result_supported(ufunc, res):
+                return None  # e.g. np.power of integers: use **
+            return signature(numpy_support.from_dtype(res), *(types.unliteral(a) for a in args))
+
+    NumpyScalarMath.__name__ = f"Numpy_{ufunc.__name__}"
+    return NumpyScalarMath
+
+
+for _uf in SUPPORTED:
+    typing_registry.register_global(_uf)(_template(_uf))
+
+
+def _compute_type(ret: types.Type) -> types.Type:
+    # float16 math runs in float32 and is rounded to the result, as numpy does.
+    return types.float32 if ret == types.float16 else ret
+
+
+def _float_args(context: Any, builder: Any, sig: Any, args: Any, ty: types.Type) -> list[Any]:
+    return [context.cast(builder, a, t, ty) for a, t in zip(args, sig.args, strict=True)]
+
+
+def _make_call(name: str) -> Any:
+    def impl(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        comp = _compute_type(sig.return_type)
+        r = ocl.call_math(builder, name, _float_args(context, builder, sig, args, comp))
+        return context.cast(builder, r, comp, sig.return_type)
+
+    impl.__name__ = f"np_{name}"
+    return impl
+
+
+def _make_scale(factor: float) -> Any:
+    def impl(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        comp = _compute_type(sig.return_type)
+        (x,) = _float_args(context, builder, sig, args, comp)
+        return context.cast(builder, builder.fmul(x, x.type(factor)), comp, sig.return_type)
+
+    return impl
+
+
+def _predicate(which: np.ufunc) -> Any:
+    def impl(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        (argty,) = sig.args
+        if not isinstance(argty, types.Float):  # integers and bools: never nan nor inf
+            return llir.Constant(llir.IntType(1), int(which is np.isfinite))
+        x = args[0]
+        if which is np.isnan:
+            return builder.fcmp_unordered("uno", x, x)
+        ax = ocl.call_math(builder, "fabs", [context.cast(builder, x, argty,
+                                                          _compute_type(argty))])
+        inf = ax.type(math.inf)
+        return (builder.fcmp_ordered("==", ax, inf) if which is np.isinf
+                else builder.fcmp_ordered("!=", ax, inf))  # ordered: false for nan
+
+    return impl
+
+
+def _absolute(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    (argty,) = sig.args
+    ret = sig.return_type
+    if isinstance(ret, types.Float):
+        return _make_call("fabs")(context, builder, sig, args)
+    x = context.cast(builder, args[0], argty, ret)
+    if isinstance(ret, types.Integer) and ret.signed:  # wraps at the minimum, as numpy
+        return builder.select(builder.icmp_signed("<", x, x.type(0)), builder.neg(x), x)
+    return x
+
+
+for _uf, _name in UNARY.items():
+    for _t in (types.Number, types.Boolean):
+        lowering_registry.lower(_uf, _t)(_make_call(_name))
+for _uf, _name in BINARY.items():
+    for _a in (types.Number, types.Boolean):
+        for _b in (types.Number, types.Boolean):
+            lowering_registry.lower(_uf, _a, _b)(_make_call(_name))
+for _uf, _f in SCALE.items():
+    for _t in (types.Number, types.Boolean):
+        lowering_registry.lower(_uf, _t)(_make_scale(_f))
+for _uf in PREDICATES:
+    for _t in (types.Number, types.Boolean):
+        lowering_registry.lower(_uf, _t)(_predicate(_uf))
+for _t in (types.Number, types.Boolean):
+    lowering_registry.lower(np.absolute, _t)(_absolute)

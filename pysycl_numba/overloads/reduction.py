@@ -1,0 +1,110 @@
+"""``sycl.reducer`` in kernels: ``r.combine(x)`` and ``r op= x``.
+
+A reducer parameter is a :class:`~pysycl_numba.types.ReducerType`: a pointer
+to the work-item's private accumulator. ``r.combine(x)`` and ``r += x``
+(``*=``, ``&=``, ``|=``, ``^=`` for the matching function object) load, call
+the combiner, cast to the element type and store; SROA turns the accumulator
+into a register after inlining. The combiner is always a Python function
+compiled as a device function (the runtime gives the known SYCL function
+objects as small Python functions). The work-group combine and the entry
+point are :mod:`pysycl_numba.epilogue` and :mod:`pysycl_numba.wrapper`.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+from pysycl_numba._numba_compat import (
+    AbstractTemplate,
+    AttributeTemplate,
+    LoweringRegistry,
+    TypingRegistry,
+    bound_function,
+    errors,
+    signature,
+    types,
+)
+from pysycl_numba.types import ReducerType
+
+typing_registry = TypingRegistry()
+lowering_registry = LoweringRegistry("pysycl.reduction")
+lower = lowering_registry.lower
+
+#: SYCL's reducer operators (§4.10.2.3): ``r op= x`` exists for exactly one function object.
+_INPLACE = {
+    operator.iadd: "plus",
+    operator.imul: "multiplies",
+    operator.iand: "bit_and",
+    operator.ior: "bit_or",
+    operator.ixor: "bit_xor",
+}
+
+
+def _combiner_signature(typingctx: Any, r: ReducerType) -> Any:
+    fnty = typingctx.resolve_value_type(r.combiner)
+    sig = typingctx.resolve_function_type(fnty, (r.dtype, r.dtype), {})
+    if sig is None:
+        name = getattr(r.combiner, "__qualname__", repr(r.combiner))
+        raise errors.TypingError(
+            f"the reduction's combiner {name} cannot be called with two {r.dtype} values "
+            "on the device")
+    return fnty, sig
+
+
+# ==================================================================== typing
+@typing_registry.register_attr
+class ReducerAttributes(AttributeTemplate):
+    """Methods of ``sycl.reducer``."""
+
+    key = ReducerType
+
+    @bound_function("reducer.combine")
+    def resolve_combine(self, r: ReducerType, args: tuple, kws: dict) -> object:
+        if kws or len(args) != 1 or self.context.can_convert(args[0], r.dtype) is None:
+            return None
+        _combiner_signature(self.context, r)
+        return signature(types.none, r.dtype)
+
+
+def _inplace_template(fn: Any, op: str) -> type:
+    class InplaceReducer(AbstractTemplate):
+        def generic(self, args: tuple, kws: dict) -> object:
+            if len(args) != 2 or kws or not isinstance(args[0], ReducerType):
+                return None
+            r = args[0]
+            # Only the matching function object has the operator (errors.py hints).
+            if r.op != op or self.context.can_convert(args[1], r.dtype) is None:
+                return None
+            _combiner_signature(self.context, r)
+            return signature(r, r, r.dtype)
+
+    return InplaceReducer
+
+
+for _fn, _op in _INPLACE.items():
+    typing_registry.register_global(_fn)(_inplace_template(_fn, _op))
+
+
+# ================================================================== lowering
+def _combine(context: Any, builder: Any, r: ReducerType, ptr: Any, x: Any) -> None:
+    fnty, sig = _combiner_signature(context.typing_context, r)
+    old = builder.load(ptr)
+    res = context.get_function(fnty, sig)(builder, (old, x))
+    builder.store(context.cast(builder, res, sig.return_type, r.dtype), ptr)
+
+
+@lower("reducer.combine", ReducerType, types.Any)
+def lower_combine(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    """``r.combine(x)``: ``acc = combiner(acc, x)`` in private memory."""
+    _combine(context, builder, sig.args[0], args[0], args[1])
+    return context.get_dummy_value()
+
+
+def _lower_inplace(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    _combine(context, builder, sig.args[0], args[0], args[1])
+    return args[0]
+
+
+for _fn in _INPLACE:
+    lower(_fn, ReducerType, types.Any)(_lower_inplace)

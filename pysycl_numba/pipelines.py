@@ -1,0 +1,144 @@
+"""The Numba pipelines of kernels, helpers and device functions, and :func:`compile_device`.
+
+Pipeline of a kernel (Numba's nopython pipeline plus pysycl's passes)::
+
+    TranslateByteCode -> LiftCaptures -> RejectUnsupportedPython -> FixupArgs
+    -> ... Numba's untyped passes ...
+    -> NopythonTypeInference -> ValidateTypedKernel -> FindDirectIndexing
+    -> ... -> LocLowering (Numba's NativeLowering + source locations)
+
+A helper that reads captures uses the same pipeline without
+``FindDirectIndexing``; a plain device function the device pipeline without
+``LiftCaptures``. The driver (:mod:`pysycl_numba.compiler`) adds the entry
+point, linking and SPIR-V emission; the dispatcher
+(:mod:`pysycl_numba.dispatcher`) compiles device functions with
+:func:`compile_device`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pysycl_numba._numba_compat import (
+    CompilerBase,
+    DefaultPassBuilder,
+    Flags,
+    Lower,
+    NativeLowering,
+    NopythonTypeInference,
+    TranslateByteCode,
+    ir,
+    register_pass,
+    target_override,
+)
+from pysycl_numba.passes import (
+    FindDirectIndexing,
+    LiftCaptures,
+    LiftSpec,
+    RejectUnsupportedPython,
+    ValidateTypedKernel,
+)
+from pysycl_numba.target import TARGET_NAME, sycl_target
+
+
+def flags() -> Flags:
+    """Numba's compile flags of every pysycl pipeline."""
+    f = Flags()
+    f.no_compile = True  # we emit SPIR-V ourselves; no host code
+    f.no_cpython_wrapper = True
+    f.no_cfunc_wrapper = True
+    f.nrt = False
+    f.error_model = "numpy"  # no ZeroDivisionError checks on the device
+    f.boundscheck = False
+    f.enable_looplift = False
+    f.enable_pyobject = False
+    f.inline = "never"
+    return f
+
+
+class _LocLower(Lower):  # type: ignore[misc]
+    def notify_loc(self, loc: ir.Loc) -> None:
+        # Bounds-checked accesses report the line of the code they lower.
+        self.builder.pysycl_loc = loc
+        super().notify_loc(loc)
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class LocLowering(NativeLowering):  # type: ignore[misc]
+    """Numba's native lowering with the source location on the IR builder."""
+
+    _name = "pysycl_native_lowering"
+
+    @property
+    def lowering_class(self) -> type:
+        """Numba's ``Lower`` that records each instruction's location."""
+        return _LocLower
+
+
+def _use_loc_lowering(pm: Any) -> None:
+    """Lower with :class:`LocLowering` (source lines for bounds-checked accesses)."""
+    pm.passes = [(LocLowering if p is NativeLowering else p, d) for p, d in pm.passes]
+
+
+class DevicePipeline(CompilerBase):
+    """Numba's nopython pipeline plus pysycl's validation passes."""
+
+    def define_pipelines(self) -> list[Any]:
+        """One pipeline; there is no object-mode fallback on a device."""
+        pm = DefaultPassBuilder.define_nopython_pipeline(self.state, name="pysycl")
+        pm.add_pass_after(RejectUnsupportedPython, TranslateByteCode)
+        pm.add_pass_after(ValidateTypedKernel, NopythonTypeInference)
+        _use_loc_lowering(pm)
+        pm.finalize()
+        return [pm]
+
+
+def _lifting_pipeline(state: Any) -> Any:
+    """Numba's nopython passes plus capture lifting right after bytecode analysis.
+
+    Kernels and the helpers that read captures share it; each adds its own passes.
+    """
+    pm = DefaultPassBuilder.define_nopython_pipeline(state, name="pysycl")
+    pm.add_pass_after(LiftCaptures, TranslateByteCode)
+    pm.add_pass_after(RejectUnsupportedPython, LiftCaptures)
+    pm.add_pass_after(ValidateTypedKernel, NopythonTypeInference)
+    return pm
+
+
+class KernelPipeline(CompilerBase):
+    """The device pipeline with capture lifting right after bytecode analysis."""
+
+    def define_pipelines(self) -> list[Any]:
+        """Lift captures before anything looks at the function's arguments."""
+        pm = _lifting_pipeline(self.state)
+        pm.add_pass_after(FindDirectIndexing, ValidateTypedKernel)
+        _use_loc_lowering(pm)
+        pm.finalize()
+        return [pm]
+
+
+class HelperPipeline(CompilerBase):
+    """The device pipeline of a helper that reads captures (hidden parameters)."""
+
+    def define_pipelines(self) -> list[Any]:
+        """Lift the helper's captures and pass its callees' on, as for a kernel."""
+        pm = _lifting_pipeline(self.state)
+        pm.finalize()
+        return [pm]
+
+
+def compile_device(py_func: Callable[..., Any], args: tuple[Any, ...], return_type: Any,
+                   lift: LiftSpec | None = None) -> Any:
+    """Compile a device function for argument types ``args`` (Numba's CompileResult).
+
+    ``lift``: the helper's hidden parameters (the trailing ``args``) and the
+    hidden arguments it passes to the helpers it calls.
+    """
+    ctx = sycl_target.target_context
+    library = ctx.codegen().create_library(py_func.__qualname__)
+    cls = DevicePipeline if lift is None else HelperPipeline
+    pipeline = cls(sycl_target.typing_context, ctx, library, args, return_type, flags(), {})
+    pipeline.state.pysycl_lift = lift
+    with target_override(TARGET_NAME):
+        return pipeline.compile_extra(py_func)
