@@ -58,7 +58,7 @@ def main() -> None:
     rows = []
     for label, f_sycl, f_cl in _cases(q, peer):
         t_s, t_c = paired(f_sycl, f_cl, reps, warmup=200)
-        rows.append(f"| {label} | {t_s * 1e6:.2f} | {t_c * 1e6:.2f} | **{t_s / t_c:.2f}×** |")
+        rows.append(f"| {label} | {t_s * 1e6:.2f} | {t_c * 1e6:.2f} | **{t_s / t_c:.2f}x** |")
         print(rows[-1])
     text = "\n".join([
         f"Measured on `{platform.node()}`, device **{dev}**, Python "

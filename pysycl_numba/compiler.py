@@ -262,6 +262,7 @@ def _compile_failure(name: str, where: str, e: BaseException) -> kernel_compile_
     return err
 
 
+# long: its docstring is the runtime/compiler contract; the body is short.
 def compile_kernel(
     pyfunc: Callable[..., Any],
     index: IndexSpace,

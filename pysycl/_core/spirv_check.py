@@ -18,7 +18,7 @@ bound and defined once; at least one ``OpCapability`` before anything else;
 one ``OpMemoryModel``; ``OpFunction``/``OpFunctionEnd`` paired; every
 ``OpEntryPoint`` naming a function of the module, and at least one unless the
 module is a library (``Linkage`` capability). It is no semantic validator
-(``spirv-val``, :mod:`pysycl_numba.spirv_check` wraps a part of it for the
+(``spirv-val``, :mod:`pysycl_numba.targets.spirv.spirv_check` wraps a part of it for the
 compiler): a module that passes can still fail to build, with the driver's
 log, and the driver is not hardened against every well-framed lie.
 
