@@ -140,11 +140,49 @@ def _scalar(k: Any, i: int, v: Any) -> Any:
                     "passed; use an accessor, a local_accessor or a numpy scalar")
 
 
+def _arg_plan(clk: Any, given: dict[int, Any], n: int, ctx: Any) -> list[tuple[str, Any]]:
+    """How each ``set_arg`` argument is passed: ``("acc", accessor)``, ``("local", bytes)``
+    or ``("val", numpy scalar)``."""
+    from pysycl._memory.accessor import accessor
+
+    plan: list[tuple[str, Any]] = []
+    for i in range(n):
+        v = given[i]
+        if isinstance(v, accessor):
+            if v._tail[0] != 0:
+                raise exception(errc.feature_not_supported, f"kernel argument {i}: an accessor "
+                                "with an offset cannot be passed to an interop kernel", ctx)
+            plan.append(("acc", v))
+        elif hasattr(v, "byte_size") and getattr(getattr(v, "_ktype", None), "space",
+                                                 "") == "local":
+            plan.append(("local", v.byte_size()))  # a sycl.local_accessor
+        else:
+            plan.append(("val", _scalar(clk, i, v)))
+    return plan
+
+
+def _interop_sizes(kind: str, index_space: Any, ctx: Any
+                   ) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
+    """OpenCL global and local sizes (SYCL's order reversed), nd_range divisibility checked."""
+    from pysycl._objects.range import nd_range
+
+    if kind == "single_task":
+        return (1,), None
+    if not isinstance(index_space, nd_range):
+        return tuple(index_space)[::-1], None
+    gsize = tuple(index_space.get_global_range())[::-1]
+    lsize = tuple(index_space.get_local_range())[::-1]
+    for g, loc in zip(gsize, lsize, strict=False):
+        if loc == 0 or g % loc:
+            raise exception(errc.nd_range, f"nd_range: global range "
+                            f"{tuple(index_space.get_global_range())} is not divisible by "
+                            f"the local range {tuple(index_space.get_local_range())}", ctx)
+    return gsize, lsize
+
+
 def prepare_interop(q: Any, h: Any, cmd: Any) -> Any:
     """Check a ``sycl.kernel`` command and return ``launch(wait_for) -> cl event``."""
     from pysycl._backends.opencl import programs as clp
-    from pysycl._memory.accessor import accessor
-    from pysycl._objects.range import nd_range
 
     kind, index_space, kobj = cmd.kind, cmd.index_space, cmd.fn
     ctx, dev = q._ctx, q._dev
@@ -165,33 +203,8 @@ def prepare_interop(q: Any, h: Any, cmd: Any) -> Any:
     if extra:
         raise exception(errc.kernel_argument, f"kernel {kobj._name!r} takes {n} argument(s); "
                         f"set_arg index {extra} is out of range", ctx)
-    plan: list[Any] = []
-    for i in range(n):
-        v = given[i]
-        if isinstance(v, accessor):
-            if v._tail[0] != 0:
-                raise exception(errc.feature_not_supported, f"kernel argument {i}: an accessor "
-                                "with an offset cannot be passed to an interop kernel", ctx)
-            plan.append(("acc", v))
-        elif hasattr(v, "byte_size") and getattr(getattr(v, "_ktype", None), "space",
-                                                 "") == "local":
-            plan.append(("local", v.byte_size()))  # a sycl.local_accessor
-        else:
-            plan.append(("val", _scalar(clk, i, v)))
-    if kind == "single_task":
-        gsize: tuple[int, ...] = (1,)
-        lsize = None
-    elif isinstance(index_space, nd_range):
-        gsize = tuple(index_space.get_global_range())[::-1]
-        lsize = tuple(index_space.get_local_range())[::-1]
-        for g, loc in zip(gsize, lsize, strict=False):
-            if loc == 0 or g % loc:
-                raise exception(errc.nd_range, f"nd_range: global range "
-                                f"{tuple(index_space.get_global_range())} is not divisible by "
-                                f"the local range {tuple(index_space.get_local_range())}", ctx)
-    else:
-        gsize = tuple(index_space)[::-1]
-        lsize = None
+    plan = _arg_plan(clk, given, n, ctx)
+    gsize, lsize = _interop_sizes(kind, index_space, ctx)
     key = ctx._handle
     clq = q._clq
 

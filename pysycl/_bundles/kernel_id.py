@@ -355,6 +355,18 @@ def declare_kernel(factory: Callable[..., Any] | None = None, *, kernel_name: st
         return deco
     if not callable(factory):
         raise TypeError(f"declare_kernel takes a kernel factory (a function), not {factory!r}")
+    needs = _aspect_names(device_has)
+    ctypes = {n: _capture_type(n, t) for n, t in (captures or {}).items()}
+    index = _index_of(index_space)
+    fn = _kernel_of(factory, ctypes)
+    nparams = 0 if index.kind == "single_task" else 1
+    check_kernel(fn, nparams, f"a {index.kind} kernel declared with declare_kernel")
+    caps, tkey = _declared_captures(fn, ctypes)
+    name = auto_name(fn) if kernel_name is None else check_kernel_name(kernel_name)
+    return _declare(name, fn, caps, tkey, index, needs)
+
+
+def _aspect_names(device_has: Iterable[Any]) -> frozenset[str]:
     from pysycl._objects.aspects import aspect
 
     needs = set()
@@ -362,8 +374,12 @@ def declare_kernel(factory: Callable[..., Any] | None = None, *, kernel_name: st
         if not isinstance(a, aspect):
             raise TypeError(f"declare_kernel: device_has takes sycl.aspect members, not {a!r}")
         needs.add(a.name)
-    ctypes = {n: _capture_type(n, t) for n, t in (captures or {}).items()}
-    index = _index_of(index_space)
+    return frozenset(needs)
+
+
+def _kernel_of(factory: Callable[..., Any], ctypes: Mapping[str, CaptureType]
+               ) -> types.FunctionType:
+    """The kernel the factory returns when called with placeholders for its captures."""
     try:
         fn = factory(**{n: _Placeholder(n, t) for n, t in ctypes.items()})
     except TypeError as e:
@@ -372,26 +388,27 @@ def declare_kernel(factory: Callable[..., Any] | None = None, *, kernel_name: st
     if not isinstance(fn, types.FunctionType):
         raise TypeError("declare_kernel: the factory must return the kernel (a lambda or "
                         f"function), it returned {type(fn).__name__}")
-    nparams = 0 if index.kind == "single_task" else 1
-    check_kernel(fn, nparams, f"a {index.kind} kernel declared with declare_kernel")
-    caps, tkey = _declared_captures(fn, ctypes)
+    return fn
+
+
+def _declare(name: str, fn: Any, caps: list[Any], tkey: tuple[Any, ...], index: IndexSpace,
+             needs: frozenset[str]) -> kernel_id:
+    """Register a declared variant under ``name`` (its ``device_has`` merged if known)."""
     mkey = (fn.__code__, tkey, index.kind, index.ndim)
-    name = auto_name(fn) if kernel_name is None else check_kernel_name(kernel_name)
     with _lock:
         kid = _intern(name)
         v = kid._variants.get(mkey)
         if v is not None:
-            v.device_has = v.device_has | frozenset(needs)
+            v.device_has = v.device_has | needs
             return kid
         # Each distinct name is its own kernel_id; names of one code share its compile.
         other = _by_mkey.get(mkey)
-        v = _Variant(kid, mkey, fn, caps, tkey, index, frozenset(needs))
+        v = _Variant(kid, mkey, fn, caps, tkey, index, needs)
         if other is not None:
             v.kernel = other.kernel
         kid._variants[mkey] = v
         _by_mkey.setdefault(mkey, v)
     return kid
-
 
 def _declared_captures(fn: Any, ctypes: Mapping[str, CaptureType]) -> tuple[list[Any],
                                                                             tuple[Any, ...]]:

@@ -83,6 +83,24 @@ def fast_checks(direct_index: tuple[tuple[int, int, int, int, int], ...],
     return fast, len(fast) != len(direct_index)
 
 
+def check_static(k: Any, location: str, filename: str, kind: str, index_space: Any,
+                 values: list[Any]) -> None:
+    """The static check of a launch of ``k`` (a ``range`` or ``nd_range``): int compares first.
+
+    ``k.direct`` entries are compared here; :func:`check_launch` runs only for a
+    violation, or when entries only it knows (``k.direct_rest``) exist.
+    """
+    g = index_space._v if kind == "range" else index_space._global._v
+    for ci, t, d in k.direct:
+        if g[d] > values[ci]._tail[t]:
+            break
+    else:
+        if not k.direct_rest:
+            return
+    check_launch(k, location, filename, g, None if kind == "range" else index_space._local._v,
+                 values)
+
+
 def check_launch(k: Any, location: str, filename: str, g: tuple[int, ...],
                  loc: tuple[int, ...] | None, values: list[Any]) -> None:
     """Raise ``errc.invalid`` if the launch is certain to index outside an accessor.

@@ -349,7 +349,7 @@ def classify(fn: Any, info: CodeInfo, h: Any, name: str, source: str, v: Any,
                                        "int64")
         if t is bool or t is np.bool_:
             v = np.uint8(v)
-        elif t in _COMPLEX:  # two arguments, real and imaginary part (see _kernel_abi)
+        elif t in _COMPLEX:  # two arguments, real and imaginary part (see _core.abi)
             v = (v.real, v.imag)
         values.append(v)
         caps.append((name, source, st, owner) if owner else (name, source, st))
@@ -386,9 +386,16 @@ def classify(fn: Any, info: CodeInfo, h: Any, name: str, source: str, v: Any,
         caps.append((name, source, tt[0], owner) if owner else (name, source, tt[0]))
         key.append(tt[0])
         return
+    if not _classify_static(info, name, v, key, fns):
+        raise _bad_capture(fn, info, name, v, owner)
+
+
+def _classify_static(info: CodeInfo, name: str, v: Any, key: list[Any],
+                     fns: list[Any] | None) -> bool:
+    """Add a compile-time constant read as ``name`` to the key; False if ``v`` is none."""
     if isinstance(v, (enum.Enum, _functor)):
         key.append(v)  # compile-time constants: memory orders, fence spaces, sycl.plus(), ...
-        return
+        return True
     if isinstance(v, _STATIC_TYPES) or hasattr(v, "py_func"):
         # Functions, modules, classes: resolved by the compiler at compile time.
         # A helper function is walked (its captures are the kernel's too): the key
@@ -407,14 +414,14 @@ def classify(fn: Any, info: CodeInfo, h: Any, name: str, source: str, v: Any,
                     _classify_attr(path, a, key, fns)
         else:
             key.append(v)
-        return
+        return True
     if isinstance(v, (str, bytes, type(None), tuple, np.dtype)) or (
             type(v).__module__.startswith("numba.core.types")):
         # Compile-time constants (rare): strings, dtypes (DT.type(x)), Numba types,
         # named tuples (Numba freezes them); the value is part of the key.
         key.append((name, v))
-        return
-    raise _bad_capture(fn, info, name, v, owner)
+        return True
+    return False
 
 
 def _classify_attr(path: str, v: Any, key: list[Any], fns: list[Any] | None) -> None:

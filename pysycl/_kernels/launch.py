@@ -90,7 +90,7 @@ def prepare(q: Any, h: Any, cmd: Any) -> Callable[[Any], Any]:
     else:
         gsize, lsize = ndrange_sizes(k, dev, clk, index_space, values)
     if k.direct or k.direct_rest:  # the static bounds check: a few int compares
-        _static_check(k, info, kind, index_space, values)
+        _bounds.check_static(k, info.location, info.code.co_filename, kind, index_space, values)
     if checked:
         return _checked_launch(q, k, info, fn, cmd, clk, gsize, lsize, values)
     if k.has_local:
@@ -139,21 +139,6 @@ def _spec_values(k: Kernel, values: list[Any], h: Any) -> tuple[Any, ...]:
     """The values of the kernel's specialization constants for this command group."""
     return _specconst.values_for([v for v, kind in zip(values, k.arg_kinds, strict=True)
                                   if kind is ArgKind.SPEC_CONSTANT], h._spec)
-
-
-def _static_check(k: Kernel, info: CodeInfo, kind: str, index_space: Any,
-                  values: list[Any]) -> None:
-    """The static bounds check of a launch (:mod:`pysycl._kernels.bounds`): int compares first."""
-    g = index_space._v if kind == "range" else index_space._global._v
-    for ci, t, d in k.direct:
-        if g[d] > values[ci]._tail[t]:
-            break
-    else:
-        if not k.direct_rest:
-            return
-    # a violation, or entries only the full check knows
-    _bounds.check_launch(k, info.location, info.code.co_filename, g,
-                         None if kind == "range" else index_space._local._v, values)
 
 
 def _local_values(k: Kernel, kind: str, values: list[Any]) -> list[Any]:

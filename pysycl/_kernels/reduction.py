@@ -116,6 +116,54 @@ def _caller() -> str:
     return f"{f.f_code.co_filename}:{f.f_lineno}"
 
 
+def _variable_dtype(var: Any, h: Any, where: str) -> np.dtype:
+    """The element type of a reduction variable, checked (one element, writable, this group's)."""
+    if isinstance(var, buffer):
+        n = var.size()
+        dt = var._storage.dtype
+    elif isinstance(var, accessor):
+        n = var.size()
+        dt = var.dtype
+        if var._handler is not h:
+            raise exception(errc.invalid, f"{where}: the reduction's accessor was not "
+                            "created in this command group")
+        if var._ktype.mode == "read":
+            raise exception(errc.invalid, f"{where}: the reduction's accessor has "
+                            "access_mode.read; a reduction writes its variable")
+    else:
+        raise TypeError(f"{where}: sycl.reduction takes a sycl.buffer or sycl.accessor of "
+                        f"one element, not {type(var).__name__}")
+    if n != 1:
+        raise exception(errc.invalid, f"{where}: a reduction variable has exactly one "
+                        f"element; this {type(var).__name__} has {n}")
+    dt = np.dtype(dt)
+    if dt.kind not in "iuf":
+        raise TypeError(f"{where}: reductions of {dt} are not supported (integer and "
+                        "floating-point types are)")
+    return dt
+
+
+def _combiner_of(combiner: Any, identity: Any, dt: np.dtype, where: str
+                 ) -> tuple[str, Callable[..., Any], Any]:
+    """(operator name or ``"custom"``, the combine function, the identity) of a reduction."""
+    if isinstance(combiner, _functor):
+        op = combiner._op
+        if op in _BITWISE and dt.kind == "f":
+            raise TypeError(f"{where}: sycl.{op}() needs an integer type, the reduction "
+                            f"variable is {dt}")
+        return op, _COMBINERS[op], known_identity(op, dt) if identity is None else identity
+    if isinstance(combiner, (types.FunctionType, types.BuiltinFunctionType)) \
+            or hasattr(combiner, "py_func"):
+        if identity is None:
+            raise exception(errc.invalid, f"{where}: a reduction with the custom combiner "
+                            f"{getattr(combiner, '__qualname__', combiner)!r} needs "
+                            "identity=... (SYCL knows the identity only of its function "
+                            "objects such as sycl.plus())")
+        return "custom", combiner, identity
+    raise TypeError(f"{where}: the reduction's combiner must be a SYCL function object "
+                    f"(sycl.plus(), ...) or a Python function, not {type(combiner).__name__}")
+
+
 # ------------------------------------------------------------------ reduction
 class reduction:  # noqa: N801 - the spec's spelling
     """A reduction variable of one ``parallel_for`` (``sycl::reduction``).
@@ -156,48 +204,8 @@ class reduction:  # noqa: N801 - the spec's spelling
             combiner, identity = identity, combiner
         props = property_list(properties or ())
         init = props.has_property(_reduction_props.initialize_to_identity)
-        if isinstance(var, buffer):
-            n = var.size()
-            dt = var._storage.dtype
-        elif isinstance(var, accessor):
-            n = var.size()
-            dt = var.dtype
-            if var._handler is not h:
-                raise exception(errc.invalid, f"{where}: the reduction's accessor was not "
-                                "created in this command group")
-            if var._ktype.mode == "read":
-                raise exception(errc.invalid, f"{where}: the reduction's accessor has "
-                                "access_mode.read; a reduction writes its variable")
-        else:
-            raise TypeError(f"{where}: sycl.reduction takes a sycl.buffer or sycl.accessor of "
-                            f"one element, not {type(var).__name__}")
-        if n != 1:
-            raise exception(errc.invalid, f"{where}: a reduction variable has exactly one "
-                            f"element; this {type(var).__name__} has {n}")
-        dt = np.dtype(dt)
-        if dt.kind not in "iuf":
-            raise TypeError(f"{where}: reductions of {dt} are not supported (integer and "
-                            "floating-point types are)")
-        if isinstance(combiner, _functor):
-            op = combiner._op
-            if op in _BITWISE and dt.kind == "f":
-                raise TypeError(f"{where}: sycl.{op}() needs an integer type, the reduction "
-                                f"variable is {dt}")
-            comb: Callable[..., Any] = _COMBINERS[op]
-            if identity is None:
-                identity = known_identity(op, dt)
-        elif isinstance(combiner, (types.FunctionType, types.BuiltinFunctionType)) \
-                or hasattr(combiner, "py_func"):
-            op, comb = "custom", combiner
-            if identity is None:
-                raise exception(errc.invalid, f"{where}: a reduction with the custom combiner "
-                                f"{getattr(combiner, '__qualname__', combiner)!r} needs "
-                                "identity=... (SYCL knows the identity only of its function "
-                                "objects such as sycl.plus())")
-        else:
-            raise TypeError(f"{where}: the reduction's combiner must be a SYCL function object "
-                            f"(sycl.plus(), ...) or a Python function, not "
-                            f"{type(combiner).__name__}")
+        dt = _variable_dtype(var, h, where)
+        op, comb, identity = _combiner_of(combiner, identity, dt, where)
         try:
             with np.errstate(all="raise"):
                 ident = dt.type(identity)
@@ -415,6 +423,16 @@ def _sizes(k: Kernel, dev: Any, clk: Any, cmd: Any, values: list[Any]
     return (-(-total // wg) * wg,), (wg,), list(user)
 
 
+def _check_local_memory(k: Kernel, dev: Any, clk: Any, values: list[Any],
+                        reds: tuple[reduction, ...], wg: int) -> None:
+    local = _args.local_bytes(values, k.arg_kinds) + sum(wg * r._dtype.itemsize for r in reds)
+    lim = dev_limits(dev, clk)
+    if local > lim[2]:
+        raise exception(errc.nd_range, f"{k.where}: its local accessors and reductions need "
+                        f"{local} bytes of local memory per work-group, more than the "
+                        f"{lim[2]} bytes available; use a smaller local range")
+
+
 def prepare(q: Any, h: Any, cmd: Any) -> Callable[[Any], Any]:
     """Compile/build/validate a kernel with reductions; return ``launch(wait_for)``.
 
@@ -422,8 +440,7 @@ def prepare(q: Any, h: Any, cmd: Any) -> Callable[[Any], Any]:
     objects and ``use_kernel_bundle``.
     """
     _check(h, cmd)
-    kind, ndim, index_space, fn, reds = (cmd.kind, cmd.ndim, cmd.index_space, cmd.fn,
-                                         cmd.reductions)
+    kind, ndim, fn, reds = cmd.kind, cmd.ndim, cmd.fn, cmd.reductions
     info, values, caps, tkey = capture_values(fn, h)
     rtypes = tuple(ReductionType(r._dtype, r._op) for r in reds)
     ckeys = tuple(_combiner_key(r._combiner) for r in reds)
@@ -441,17 +458,11 @@ def prepare(q: Any, h: Any, cmd: Any) -> Callable[[Any], Any]:
     gsize, lsize, extra = _sizes(k, dev, clk, cmd, values)
     wg = int(np.prod(lsize))
     groups = int(np.prod(gsize)) // wg
-    if k.compiled.direct_index:  # the static bounds check (as launch.prepare; not hot)
-        g = index_space._v if kind == "range" else index_space._global._v
-        _bounds.check_launch(k, info.location, info.code.co_filename, g,
-                             None if kind == "range" else index_space._local._v, values)
+    if k.direct or k.direct_rest:
+        _bounds.check_static(k, info.location, info.code.co_filename, kind, cmd.index_space,
+                             values)
+    _check_local_memory(k, dev, clk, values, reds, wg)
     ranges = _args.accessor_ranges(values, k.arg_kinds)
-    local = _args.local_bytes(values, k.arg_kinds) + sum(wg * r._dtype.itemsize for r in reds)
-    lim = dev_limits(dev, clk)
-    if local > lim[2]:
-        raise exception(errc.nd_range, f"{k.where}: its local accessors and reductions need "
-                        f"{local} bytes of local memory per work-group, more than the "
-                        f"{lim[2]} bytes available; use a smaller local range")
     values = _args.with_local_memory(values, k.arg_kinds)
     x, clq, key = _args.cl(), q._clq, ctx._handle
     parts = [_partials_buffer(ctx, clq, i, max(groups, 1) * r._dtype.itemsize)
