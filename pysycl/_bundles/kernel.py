@@ -53,7 +53,7 @@ class kernel:  # noqa: N801 - the spec's spelling
         if dev not in self._image.programs:
             raise exception(errc.kernel_not_supported, f"kernel {self._name!r} is not built for "
                             f"device {dev!r} (its bundle's devices: "
-                            f"{self._bundle.get_devices()})", self._bundle._ctx)
+                            f"{self._bundle.get_devices()})", self._bundle.get_context())
         return self._image.cl_kernel(dev, self._name)
 
     def _any_cl(self) -> Any:
@@ -66,7 +66,7 @@ class kernel:  # noqa: N801 - the spec's spelling
 
     def get_context(self) -> Any:
         """The kernel's context."""
-        return self._bundle._ctx
+        return self._bundle.get_context()
 
     def get_kernel_bundle(self) -> Any:
         """The executable bundle the kernel comes from."""
@@ -97,7 +97,7 @@ class kernel:  # noqa: N801 - the spec's spelling
             raise TypeError(f"{param!r} needs a device: kernel.get_info(param, dev)")
         if dev not in self._bundle._devices:
             raise exception(errc.invalid, f"device {dev!r} is not associated with the kernel's "
-                            "bundle", self._bundle._ctx)
+                            "bundle", self._bundle.get_context())
         k = self._cl(dev)
         if param is kds.global_work_size:
             raise exception(errc.invalid, "info.kernel_device_specific.global_work_size is "
@@ -186,7 +186,7 @@ def prepare_interop(q: Any, h: Any, cmd: Any) -> Any:
 
     kind, index_space, kobj = cmd.kind, cmd.index_space, cmd.fn
     ctx, dev = q._ctx, q._dev
-    if kobj._bundle._ctx != ctx:
+    if kobj._bundle.get_context() != ctx:
         raise exception(errc.invalid, "the kernel's context is not the queue's context", ctx)
     if kobj._is_python():
         raise exception(errc.invalid, f"kernel {kobj._name!r} is a Python kernel: submit the "

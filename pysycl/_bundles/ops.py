@@ -272,19 +272,19 @@ def join(bundles: Sequence[kernel_bundle]) -> kernel_bundle:
         raise TypeError("join needs at least one kernel_bundle")
     first = bl[0]
     for b in bl[1:]:
-        if b._state is not first._state:
-            raise TypeError(f"join: bundles must share one state ({first._state.name} vs "
-                            f"{b._state.name})")
-        if b._ctx != first._ctx:
+        if b.get_state() is not first.get_state():
+            raise TypeError(f"join: bundles must share one state ({first.get_state().name} vs "
+                            f"{b.get_state().name})")
+        if b.get_context() != first.get_context():
             raise exception(errc.invalid, "join: the bundles have different contexts",
-                            first._ctx)
+                            first.get_context())
         if set(b._devices) != set(first._devices):
             raise exception(errc.invalid, "join: the bundles have different device sets",
-                            first._ctx)
+                            first.get_context())
     spec: dict[Any, Any] = {}
     for b in bl:
         spec.update(b._spec)
-    return kernel_bundle._make(first._ctx, first._devices, first._state,
+    return kernel_bundle._make(first.get_context(), first._devices, first.get_state(),
                                [i for b in bl for i in b._images], spec)
 
 
@@ -308,9 +308,9 @@ def _check_subset(devs: Any, allowed: Sequence[Any], ctx: Any, what: str) -> lis
 def _input_bundle(b: Any, what: str) -> kernel_bundle:
     if not isinstance(b, kernel_bundle):
         raise TypeError(f"{what} takes a sycl.kernel_bundle, not {type(b).__name__}")
-    if b._state is not bundle_state.input:
+    if b.get_state() is not bundle_state.input:
         raise TypeError(f"{what} takes a bundle in bundle_state.input, this one is "
-                        f"{b._state.name}")
+                        f"{b.get_state().name}")
     return b
 
 
@@ -323,7 +323,7 @@ def compile(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
             bundle; ``errc.build`` — the online compile fails (with the log).
     """
     kb = _input_bundle(input_bundle, "compile")
-    dl = _check_subset(kb._devices if devs is None else devs, kb._devices, kb._ctx, "compile")
+    dl = _check_subset(kb._devices if devs is None else devs, kb._devices, kb.get_context(), "compile")
     opts = _options(properties, "compile")
     clp = _programs()
     t0 = time.perf_counter()
@@ -332,7 +332,7 @@ def compile(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
         cdevs = [d for d in dl if img.compatible(d)]
         if not cdevs:
             continue
-        prg = _new_program(kb._ctx, img, kb._spec, cdevs)
+        prg = _new_program(kb.get_context(), img, kb._spec, cdevs)
         clp.compile_program(prg, [d._cl for d in cdevs], opts)
         count("cl_compiles")
         out.append(_Image(bundle_state.object, img.format,
@@ -342,7 +342,7 @@ def compile(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
                           programs={d: prg for d in cdevs}, names=img.names, lang=img.lang,
                           options=opts, specs=img.specs))
     _log.info("compiled %d kernel image(s) in %.1f ms", len(out), 1e3 * (time.perf_counter() - t0))
-    return kernel_bundle._make(kb._ctx, dl, bundle_state.object, out, kb._spec)
+    return kernel_bundle._make(kb.get_context(), dl, bundle_state.object, out, kb._spec)
 
 
 def _new_program(ctx: Any, img: _Image, spec: dict[Any, Any] | None = None,
@@ -410,11 +410,11 @@ def link(object_bundles: Any, devs: Sequence[Any] | None = None,
     if not bl:
         raise TypeError("link needs at least one kernel_bundle")
     for b in bl:
-        if b._state is not bundle_state.object:
-            raise TypeError(f"link takes bundles in bundle_state.object, one is {b._state.name}")
-    ctx = bl[0]._ctx
+        if b.get_state() is not bundle_state.object:
+            raise TypeError(f"link takes bundles in bundle_state.object, one is {b.get_state().name}")
+    ctx = bl[0].get_context()
     for b in bl[1:]:
-        if b._ctx != ctx:
+        if b.get_context() != ctx:
             raise exception(errc.invalid, "link: the bundles have different contexts", ctx)
     common = [d for d in bl[0]._devices if all(d in b._devices for b in bl[1:])]
     dl = _check_subset(common if devs is None else devs, common, ctx, "link")
@@ -461,12 +461,12 @@ def build(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
             bundle; ``errc.build`` — the online compile or link fails.
     """
     kb = _input_bundle(input_bundle, "build")
-    dl = _check_subset(kb._devices if devs is None else devs, kb._devices, kb._ctx, "build")
+    dl = _check_subset(kb._devices if devs is None else devs, kb._devices, kb.get_context(), "build")
     opts = _options(properties, "build")
     from pysycl._bundles import bincache as _bincache
 
     clp = _programs()
-    ctx = kb._ctx
+    ctx = kb.get_context()
     out = []
     for group in _groups(kb._images):
         key = _digest("exe", opts, *sorted(
@@ -516,10 +516,10 @@ def check_use(kb: Any, q: Any) -> None:
     """``handler.use_kernel_bundle`` checks (§4.9.4.4)."""
     if not isinstance(kb, kernel_bundle):
         raise TypeError(f"use_kernel_bundle takes a sycl.kernel_bundle, not {type(kb).__name__}")
-    if kb._state is not bundle_state.executable:
+    if kb.get_state() is not bundle_state.executable:
         raise TypeError("use_kernel_bundle takes an executable kernel_bundle, this one is "
-                        f"{kb._state.name}")
-    if kb._ctx != q._ctx:
+                        f"{kb.get_state().name}")
+    if kb.get_context() != q._ctx:
         raise exception(errc.invalid, "use_kernel_bundle: the bundle's context is not the "
                         "queue's context", q._ctx)
 
@@ -532,7 +532,7 @@ def launch_kernel(kb: kernel_bundle, mkey: Any, ctx: Any, dev: Any, fn: Any) -> 
             ``errc.kernel_not_supported`` when the bundle lacks the kernel (for
             these capture types) or has it only for other devices.
     """
-    if kb._ctx != ctx:
+    if kb.get_context() != ctx:
         raise exception(errc.invalid, "the kernel bundle's context is not the queue's", ctx)
     elsewhere = False
     for img in kb._images:

@@ -102,11 +102,11 @@ def build(source_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
 
     if not isinstance(source_bundle, kernel_bundle):
         raise TypeError(f"build takes a sycl.kernel_bundle, not {type(source_bundle).__name__}")
-    if source_bundle._state is not bundle_state.ext_oneapi_source:
+    if source_bundle.get_state() is not bundle_state.ext_oneapi_source:
         raise TypeError("sycl.ext.oneapi.experimental.build takes a bundle in "
-                        f"bundle_state.ext_oneapi_source, not {source_bundle._state.name}; "
+                        f"bundle_state.ext_oneapi_source, not {source_bundle.get_state().name}; "
                         "use sycl.build for input bundles")
-    ctx = source_bundle._ctx
+    ctx = source_bundle.get_context()
     dl = _check_devs(ctx, ctx.get_devices() if devs is None else devs, "build")
     opts: list[str] = []
     logs: list[save_log] = []
