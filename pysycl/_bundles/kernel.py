@@ -10,12 +10,15 @@ index order is reversed into OpenCL's (dimension 0 is OpenCL's last).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pysycl._core.backend import backend
 from pysycl._core.exceptions import errc, exception
+
+if TYPE_CHECKING:
+    from pysycl._commands.commands import KernelCommand
 
 # OpenCL C scalar type names -> numpy dtypes (for Python int/float/bool arguments).
 _CL_TYPES = {
@@ -180,7 +183,7 @@ def _interop_sizes(kind: str, index_space: Any, ctx: Any
     return gsize, lsize
 
 
-def prepare_interop(q: Any, h: Any, cmd: Any) -> Any:
+def prepare_interop(q: Any, h: Any, cmd: KernelCommand) -> Any:
     """Check a ``sycl.kernel`` command and return ``launch(wait_for) -> cl event``."""
     from pysycl._backends.opencl import programs as clp
 

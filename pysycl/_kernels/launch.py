@@ -16,7 +16,7 @@ which itself stands on the rest of :mod:`pysycl._kernels`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pysycl._bundles import kernel as _kernel
 from pysycl._bundles import kernel_id as _kernel_id
@@ -33,6 +33,9 @@ from pysycl._kernels.captures import CodeInfo, capture_values, captures_of
 from pysycl._kernels.digest import stable_digest
 from pysycl._kernels.ndrange import check_nd_range, ndrange_sizes
 
+if TYPE_CHECKING:
+    from pysycl._commands.commands import KernelCommand
+
 _sycl_kernel = _kernel.kernel
 _CHECKED = "bounds_check"  # the memory-cache key's suffix in bounds-checked mode
 
@@ -44,7 +47,7 @@ _kernels = kernels.memory
 __all__ = ["check_nd_range", "prepare"]
 
 
-def prepare(q: Any, h: Any, cmd: Any) -> Callable[[Any], Any]:
+def prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[Any], Any]:
     """Compile/build as needed and return ``launch(wait_for) -> cl event``.
 
     Everything that can fail for a user mistake happens here, before the
@@ -109,7 +112,7 @@ def prepare(q: Any, h: Any, cmd: Any) -> Callable[[Any], Any]:
 
 
 def _compile(fn: Any, info: CodeInfo, caps: list[Any], tkey: tuple[Any, ...], mkey: Any,
-             cmd: Any, checked: bool) -> Kernel:
+             cmd: KernelCommand, checked: bool) -> Kernel:
     """A memory miss: the kernel from the disk cache or the compiler, registered by name."""
     index = IndexSpace(cmd.kind, cmd.ndim)
     name = cmd.name or fn.__qualname__
@@ -125,7 +128,7 @@ def _compile(fn: Any, info: CodeInfo, caps: list[Any], tkey: tuple[Any, ...], mk
 
 
 def _register(k: Kernel | None, fn: Any, info: CodeInfo, caps: list[Any], tkey: tuple[Any, ...],
-              mkey: Any, cmd: Any, checked: bool = False) -> None:
+              mkey: Any, cmd: KernelCommand, checked: bool = False) -> None:
     """Add the kernel to the kernel-id registry (under ``cmd.name`` or its automatic name).
 
     Bundles never get a bounds-checked kernel: the registry gets the plain variant
@@ -150,7 +153,7 @@ def _local_values(k: Kernel, kind: str, values: list[Any]) -> list[Any]:
     return with_local_memory(values, k.arg_kinds)
 
 
-def _checked_launch(q: Any, k: Kernel, info: CodeInfo, fn: Any, cmd: Any, clk: Any,
+def _checked_launch(q: Any, k: Kernel, info: CodeInfo, fn: Any, cmd: KernelCommand, clk: Any,
                     gsize: tuple[int, ...], lsize: tuple[int, ...] | None,
                     values: list[Any]) -> Callable[[Any], Any]:
     """``launch(wait_for)`` of a bounds-checked kernel: an error buffer, read back after it."""

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import args as _args
 
+if TYPE_CHECKING:
+    from pysycl._kernels.cache import Kernel
 
-def ndrange_sizes(k: Any, dev: Any, clk: Any, nd: Any, values: list[Any]
+
+def ndrange_sizes(k: Kernel, dev: Any, clk: Any, nd: Any, values: list[Any]
                   ) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """OpenCL global and local sizes of an nd_range launch of kernel ``k``, validated."""
     lim = dev_limits(dev, clk)

@@ -20,7 +20,7 @@ import hashlib
 import sys
 import types
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,6 +43,9 @@ from pysycl._memory.accessor import access_mode, accessor
 from pysycl._memory.buffer import buffer
 from pysycl.property import no_init, property_list
 from pysycl.property import reduction as _reduction_props
+
+if TYPE_CHECKING:
+    from pysycl._commands.commands import KernelCommand
 
 
 # ----------------------------------------------------------- known operators
@@ -400,14 +403,14 @@ def _partials_buffer(ctx: Any, clq: Any, slot: int, nbytes: int) -> Any:
     return hit[1]
 
 
-def _check(h: Any, cmd: Any) -> None:
+def _check(h: Any, cmd: KernelCommand) -> None:
     for r in cmd.reductions:
         if r._handler is not h:
             raise exception(errc.invalid, f"{r._where}: the reduction was created in another "
                             "command group")
 
 
-def _sizes(k: Kernel, dev: Any, clk: Any, cmd: Any, values: list[Any]
+def _sizes(k: Kernel, dev: Any, clk: Any, cmd: KernelCommand, values: list[Any]
            ) -> tuple[tuple[int, ...], tuple[int, ...], list[Any]]:
     """(global size, local size, extra arguments): a range runs as a padded 1-D nd_range."""
     if cmd.kind != "range":
@@ -433,7 +436,7 @@ def _check_local_memory(k: Kernel, dev: Any, clk: Any, values: list[Any],
                         f"{lim[2]} bytes available; use a smaller local range")
 
 
-def prepare(q: Any, h: Any, cmd: Any) -> Callable[[Any], Any]:
+def prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[Any], Any]:
     """Compile/build/validate a kernel with reductions; return ``launch(wait_for)``.
 
     The caller (:func:`pysycl._kernels.launch.prepare`) has refused ``sycl.kernel``
