@@ -10,12 +10,15 @@ index order is reversed into OpenCL's (dimension 0 is OpenCL's last).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pysycl._core.backend import backend
 from pysycl._core.exceptions import errc, exception
+
+if TYPE_CHECKING:
+    from pysycl._commands.commands import KernelCommand
 
 # OpenCL C scalar type names -> numpy dtypes (for Python int/float/bool arguments).
 _CL_TYPES = {
@@ -53,7 +56,7 @@ class kernel:  # noqa: N801 - the spec's spelling
         if dev not in self._image.programs:
             raise exception(errc.kernel_not_supported, f"kernel {self._name!r} is not built for "
                             f"device {dev!r} (its bundle's devices: "
-                            f"{self._bundle.get_devices()})", self._bundle._ctx)
+                            f"{self._bundle.get_devices()})", self._bundle.get_context())
         return self._image.cl_kernel(dev, self._name)
 
     def _any_cl(self) -> Any:
@@ -66,7 +69,7 @@ class kernel:  # noqa: N801 - the spec's spelling
 
     def get_context(self) -> Any:
         """The kernel's context."""
-        return self._bundle._ctx
+        return self._bundle.get_context()
 
     def get_kernel_bundle(self) -> Any:
         """The executable bundle the kernel comes from."""
@@ -97,7 +100,7 @@ class kernel:  # noqa: N801 - the spec's spelling
             raise TypeError(f"{param!r} needs a device: kernel.get_info(param, dev)")
         if dev not in self._bundle._devices:
             raise exception(errc.invalid, f"device {dev!r} is not associated with the kernel's "
-                            "bundle", self._bundle._ctx)
+                            "bundle", self._bundle.get_context())
         k = self._cl(dev)
         if param is kds.global_work_size:
             raise exception(errc.invalid, "info.kernel_device_specific.global_work_size is "
@@ -140,15 +143,53 @@ def _scalar(k: Any, i: int, v: Any) -> Any:
                     "passed; use an accessor, a local_accessor or a numpy scalar")
 
 
-def prepare_interop(q: Any, h: Any, cmd: Any) -> Any:
+def _arg_plan(clk: Any, given: dict[int, Any], n: int, ctx: Any) -> list[tuple[str, Any]]:
+    """How each ``set_arg`` argument is passed: ``("acc", accessor)``, ``("local", bytes)``
+    or ``("val", numpy scalar)``."""
+    from pysycl._memory.accessor import accessor
+
+    plan: list[tuple[str, Any]] = []
+    for i in range(n):
+        v = given[i]
+        if isinstance(v, accessor):
+            if v._tail[0] != 0:
+                raise exception(errc.feature_not_supported, f"kernel argument {i}: an accessor "
+                                "with an offset cannot be passed to an interop kernel", ctx)
+            plan.append(("acc", v))
+        elif hasattr(v, "byte_size") and getattr(getattr(v, "_ktype", None), "space",
+                                                 "") == "local":
+            plan.append(("local", v.byte_size()))  # a sycl.local_accessor
+        else:
+            plan.append(("val", _scalar(clk, i, v)))
+    return plan
+
+
+def _interop_sizes(kind: str, index_space: Any, ctx: Any
+                   ) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
+    """OpenCL global and local sizes (SYCL's order reversed), nd_range divisibility checked."""
+    from pysycl._objects.range import nd_range
+
+    if kind == "single_task":
+        return (1,), None
+    if not isinstance(index_space, nd_range):
+        return tuple(index_space)[::-1], None
+    gsize = tuple(index_space.get_global_range())[::-1]
+    lsize = tuple(index_space.get_local_range())[::-1]
+    for g, loc in zip(gsize, lsize, strict=False):
+        if loc == 0 or g % loc:
+            raise exception(errc.nd_range, f"nd_range: global range "
+                            f"{tuple(index_space.get_global_range())} is not divisible by "
+                            f"the local range {tuple(index_space.get_local_range())}", ctx)
+    return gsize, lsize
+
+
+def prepare_interop(q: Any, h: Any, cmd: KernelCommand) -> Any:
     """Check a ``sycl.kernel`` command and return ``launch(wait_for) -> cl event``."""
     from pysycl._backends.opencl import programs as clp
-    from pysycl._memory.accessor import accessor
-    from pysycl._objects.range import nd_range
 
     kind, index_space, kobj = cmd.kind, cmd.index_space, cmd.fn
     ctx, dev = q._ctx, q._dev
-    if kobj._bundle._ctx != ctx:
+    if kobj._bundle.get_context() != ctx:
         raise exception(errc.invalid, "the kernel's context is not the queue's context", ctx)
     if kobj._is_python():
         raise exception(errc.invalid, f"kernel {kobj._name!r} is a Python kernel: submit the "
@@ -165,33 +206,8 @@ def prepare_interop(q: Any, h: Any, cmd: Any) -> Any:
     if extra:
         raise exception(errc.kernel_argument, f"kernel {kobj._name!r} takes {n} argument(s); "
                         f"set_arg index {extra} is out of range", ctx)
-    plan: list[Any] = []
-    for i in range(n):
-        v = given[i]
-        if isinstance(v, accessor):
-            if v._tail[0] != 0:
-                raise exception(errc.feature_not_supported, f"kernel argument {i}: an accessor "
-                                "with an offset cannot be passed to an interop kernel", ctx)
-            plan.append(("acc", v))
-        elif hasattr(v, "byte_size") and getattr(getattr(v, "_ktype", None), "space",
-                                                 "") == "local":
-            plan.append(("local", v.byte_size()))  # a sycl.local_accessor
-        else:
-            plan.append(("val", _scalar(clk, i, v)))
-    if kind == "single_task":
-        gsize: tuple[int, ...] = (1,)
-        lsize = None
-    elif isinstance(index_space, nd_range):
-        gsize = tuple(index_space.get_global_range())[::-1]
-        lsize = tuple(index_space.get_local_range())[::-1]
-        for g, loc in zip(gsize, lsize, strict=False):
-            if loc == 0 or g % loc:
-                raise exception(errc.nd_range, f"nd_range: global range "
-                                f"{tuple(index_space.get_global_range())} is not divisible by "
-                                f"the local range {tuple(index_space.get_local_range())}", ctx)
-    else:
-        gsize = tuple(index_space)[::-1]
-        lsize = None
+    plan = _arg_plan(clk, given, n, ctx)
+    gsize, lsize = _interop_sizes(kind, index_space, ctx)
     key = ctx._handle
     clq = q._clq
 

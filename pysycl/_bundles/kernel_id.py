@@ -36,7 +36,10 @@ from pysycl._core.abi import (
     SpecConstantType,
     detached,
 )
-from pysycl._kernels.captures import captures_of
+from pysycl._kernels.cache import Kernel, kernels
+from pysycl._kernels.captures import captures_of, classify, info_of, walk_helpers
+from pysycl._kernels.digest import stable_digest
+from pysycl._kernels.signature import check_kernel
 from pysycl._kernels.specconst import spec_ids_of
 
 
@@ -97,44 +100,32 @@ class _Variant:
         self.tkey = tkey
         self.index = index
         self.device_has = device_has
-        self.kernel: Any = None   # pysycl._kernels.launch._Kernel once compiled or loaded
+        self.kernel: Kernel | None = None  # once compiled or loaded
         self.image: Any = None    # its input-state device image (pysycl._bundles.bundle)
 
     def load(self) -> Any:
         """The compiled kernel: from memory, the disk cache, or the compiler."""
-        if self.kernel is not None:
-            return self.kernel
-        from pysycl._kernels import launch as _launch
-
-        k = _launch._kernels.get(self.mkey)
-        if k is None:
-            info = _launch._code_infos.get(self.fn.__code__)
-            if info is None:
-                info = _launch._code_infos[self.fn.__code__] = _launch._CodeInfo(self.fn.__code__)
-            k = _launch.once(_launch._kernels, self.mkey, lambda: _launch._load_or_compile(
-                self.fn, info, self.caps, self.tkey, self.index, self.kid._name))
-        self.kernel = k
-        return k
+        if self.kernel is None:
+            self.kernel = kernels.once(self.mkey, lambda: kernels.load_or_compile(
+                self._digest(), self.fn, self.index, captures_of(self.caps), self.kid._name))
+        return self.kernel
 
     def peek(self) -> Any:
         """The compiled kernel if it is in memory or in the disk cache (never compiles)."""
         if self.kernel is not None:
             return self.kernel
-        from pysycl._kernels import launch as _launch
-
-        k = _launch._kernels.get(self.mkey)
+        k = kernels.peek(self.mkey)
         if k is None and self.fn is not None:
-            if self.fn.__code__ not in _launch._code_infos:
-                _launch._code_infos[self.fn.__code__] = _launch._CodeInfo(self.fn.__code__)
             captures = captures_of(self.caps)
-            digest = _launch.stable_digest(self.fn, captures, self.tkey, self.index)
-            compiled = _launch.disk_load(digest, self.fn)
-            if compiled is not None and compiled.captures == captures:
-                _launch.stats["disk_hits"] += 1
-                k = _launch._kernels[self.mkey] = _launch._Kernel(compiled, self.kid._name)
+            compiled = kernels.load(self._digest(), self.fn, lambda c: c.captures == captures)
+            if compiled is not None:
+                k = kernels.add(self.mkey, Kernel(compiled, self.kid.get_name()))
         if k is not None:
             self.kernel = k
         return k
+
+    def _digest(self) -> str:
+        return stable_digest(self.fn, captures_of(self.caps), self.index)
 
     def required_aspects(self) -> tuple[frozenset[str], bool]:
         """(aspect names the kernel needs, whether that is exact).
@@ -211,6 +202,11 @@ def is_registered(kernel_name: str, mkey: Any) -> bool:
     """Whether the variant ``mkey`` is registered under ``kernel_name`` (launcher fast path)."""
     kid = _ids.get(kernel_name)
     return kid is not None and mkey in kid._variants
+
+
+def variants_of(kid: kernel_id) -> list[_Variant]:
+    """The variants of ``kid`` registered so far (a snapshot)."""
+    return list(kid._variants.values())
 
 
 def variant_of(mkey: Any) -> _Variant | None:
@@ -359,6 +355,18 @@ def declare_kernel(factory: Callable[..., Any] | None = None, *, kernel_name: st
         return deco
     if not callable(factory):
         raise TypeError(f"declare_kernel takes a kernel factory (a function), not {factory!r}")
+    needs = _aspect_names(device_has)
+    ctypes = {n: _capture_type(n, t) for n, t in (captures or {}).items()}
+    index = _index_of(index_space)
+    fn = _kernel_of(factory, ctypes)
+    nparams = 0 if index.kind == "single_task" else 1
+    check_kernel(fn, nparams, f"a {index.kind} kernel declared with declare_kernel")
+    caps, tkey = _declared_captures(fn, ctypes)
+    name = auto_name(fn) if kernel_name is None else check_kernel_name(kernel_name)
+    return _declare(name, fn, caps, tkey, index, needs)
+
+
+def _aspect_names(device_has: Iterable[Any]) -> frozenset[str]:
     from pysycl._objects.aspects import aspect
 
     needs = set()
@@ -366,8 +374,12 @@ def declare_kernel(factory: Callable[..., Any] | None = None, *, kernel_name: st
         if not isinstance(a, aspect):
             raise TypeError(f"declare_kernel: device_has takes sycl.aspect members, not {a!r}")
         needs.add(a.name)
-    ctypes = {n: _capture_type(n, t) for n, t in (captures or {}).items()}
-    index = _index_of(index_space)
+    return frozenset(needs)
+
+
+def _kernel_of(factory: Callable[..., Any], ctypes: Mapping[str, CaptureType]
+               ) -> types.FunctionType:
+    """The kernel the factory returns when called with placeholders for its captures."""
     try:
         fn = factory(**{n: _Placeholder(n, t) for n, t in ctypes.items()})
     except TypeError as e:
@@ -376,38 +388,33 @@ def declare_kernel(factory: Callable[..., Any] | None = None, *, kernel_name: st
     if not isinstance(fn, types.FunctionType):
         raise TypeError("declare_kernel: the factory must return the kernel (a lambda or "
                         f"function), it returned {type(fn).__name__}")
-    from pysycl._commands.handler import _check_kernel
+    return fn
 
-    nparams = 0 if index.kind == "single_task" else 1
-    _check_kernel(fn, nparams, f"a {index.kind} kernel declared with declare_kernel")
-    caps, tkey = _declared_captures(fn, ctypes)
+
+def _declare(name: str, fn: Any, caps: list[Any], tkey: tuple[Any, ...], index: IndexSpace,
+             needs: frozenset[str]) -> kernel_id:
+    """Register a declared variant under ``name`` (its ``device_has`` merged if known)."""
     mkey = (fn.__code__, tkey, index.kind, index.ndim)
-    name = auto_name(fn) if kernel_name is None else check_kernel_name(kernel_name)
     with _lock:
         kid = _intern(name)
         v = kid._variants.get(mkey)
         if v is not None:
-            v.device_has = v.device_has | frozenset(needs)
+            v.device_has = v.device_has | needs
             return kid
         # Each distinct name is its own kernel_id; names of one code share its compile.
         other = _by_mkey.get(mkey)
-        v = _Variant(kid, mkey, fn, caps, tkey, index, frozenset(needs))
+        v = _Variant(kid, mkey, fn, caps, tkey, index, needs)
         if other is not None:
             v.kernel = other.kernel
         kid._variants[mkey] = v
         _by_mkey.setdefault(mkey, v)
     return kid
 
-
 def _declared_captures(fn: Any, ctypes: Mapping[str, CaptureType]) -> tuple[list[Any],
                                                                             tuple[Any, ...]]:
     """Capture descriptors and type key of a declared kernel, in the launcher's order."""
-    from pysycl._kernels import launch as _launch
-
     code = fn.__code__
-    info = _launch._code_infos.get(code)
-    if info is None:
-        info = _launch._code_infos[code] = _launch._CodeInfo(code)
+    info = info_of(code)
     values: list[Any] = []
     caps: list[Any] = []
     key: list[Any] = []
@@ -420,7 +427,7 @@ def _declared_captures(fn: Any, ctypes: Mapping[str, CaptureType]) -> tuple[list
             caps.append((name, source, v.type))
             key.append(v.type)
         else:
-            _launch._classify(fn, info, None, name, source, v, values, caps, key, fns)
+            classify(fn, info, None, name, source, v, values, caps, key, fns)
 
     for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=False):
         try:
@@ -434,16 +441,10 @@ def _declared_captures(fn: Any, ctypes: Mapping[str, CaptureType]) -> tuple[list
         if name in g:
             one(name, "global", g[name])
     if len(fns) > 1:
-        _launch._walk_helpers(fns, None, values, caps, key)
+        walk_helpers(fns, None, values, caps, key)
     unused = set(ctypes) - used
     if unused:
         raise TypeError(f"declare_kernel: the kernel does not capture {sorted(unused)}; every "
                         "declared capture must be used by the returned kernel")
     return caps, tuple(key)
 
-
-def forget_all() -> None:
-    """Drop every kernel id (tests only)."""
-    with _lock:
-        _ids.clear()
-        _by_mkey.clear()

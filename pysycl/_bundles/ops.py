@@ -1,7 +1,7 @@
 """Kernel-bundle operations (SYCL 2020 §4.11.6 to §4.11.11): get_kernel_bundle,
 has_kernel_bundle, is_compatible, join, compile, link, build, and the hooks the
 launcher uses (``use_kernel_bundle``). The bundle and device-image classes are in
-:mod:`pysycl._bundles.bundle`.
+:mod:`pysycl._bundles.kernel_bundle`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from pysycl._bundles.bundle import (
+from pysycl._bundles.kernel_bundle import (
     _aspect,
     _check_state,
     _digest,
@@ -19,11 +19,20 @@ from pysycl._bundles.bundle import (
     _input_image,
     _programs,
     bundle_state,
+    count,
     device_image,
     kernel_bundle,
-    stats,
 )
-from pysycl._bundles.kernel_id import _ids, _Variant, kernel_id
+from pysycl._bundles.kernel_id import (
+    _Variant,
+    auto_name,
+    get_kernel_id,
+    kernel_id,
+    variant_of,
+    variants_of,
+)
+from pysycl._bundles.kernel_id import get_kernel_ids as _all_kernel_ids
+from pysycl._bundles.properties import build_options
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import specconst as _specconst
 
@@ -86,8 +95,6 @@ def _check_kids(kids: Any, what: str) -> list[kernel_id]:
 
 def _options(properties: Iterable[Any], what: str) -> str:
     """Build options from ``properties`` (pysycl accepts kernel_compiler's build_options)."""
-    from pysycl.ext.oneapi.experimental import build_options
-
     opts: list[str] = []
     for p in properties or ():
         if isinstance(p, build_options):
@@ -110,7 +117,7 @@ def _variant_compatible(v: _Variant, dev: Any) -> bool:
 
 
 def _kid_compatible(kid: kernel_id, dev: Any) -> bool:
-    return any(_variant_compatible(v, dev) for v in list(kid._variants.values()))
+    return any(_variant_compatible(v, dev) for v in variants_of(kid))
 
 
 def is_compatible(kernel_ids: Any, dev: Any) -> bool:
@@ -119,7 +126,6 @@ def is_compatible(kernel_ids: Any, dev: Any) -> bool:
     ``is_compatible(kernel_name_or_id, dev)`` also takes one kernel name (the
     C++ ``is_compatible<KernelName>(dev)``) or one id.
     """
-    from pysycl._bundles.kernel_id import get_kernel_id
     from pysycl._objects.device import device
 
     if isinstance(kernel_ids, str):
@@ -133,7 +139,6 @@ def is_compatible(kernel_ids: Any, dev: Any) -> bool:
 def _parse(ctx: Any, args: tuple[Any, ...], devs: Any, kernel_ids: Any, selector: Any,
            kernel_name: str | None, what: str) -> tuple[list[Any], list[kernel_id] | None, Any]:
     """Sort the positional overload arguments into devs, kernel ids and a selector."""
-    from pysycl._bundles.kernel_id import get_kernel_id
     from pysycl._objects.context import context
     from pysycl._objects.device import device
 
@@ -194,14 +199,14 @@ def get_kernel_bundle(ctx: Any, *args: Any, state: bundle_state, devs: Any = Non
     if kids is not None:
         for k in kids:
             if not any(_kid_compatible(k, d) for d in dl):
-                raise exception(errc.invalid, f"{what}: kernel {k._name!r} is not compatible "
+                raise exception(errc.invalid, f"{what}: kernel {k.get_name()!r} is not compatible "
                                 f"with any of the devices {dl}", ctx)
     _check_online(dl, state, what)
-    wanted = list(_ids.values()) if kids is None else kids
+    wanted = _all_kernel_ids() if kids is None else kids
     t0 = time.perf_counter()
     images = []
     for kid in wanted:
-        for v in list(kid._variants.values()):
+        for v in variants_of(kid):
             if not any(_variant_compatible(v, d) for d in dl):
                 continue
             img = _input_image(v)  # compiles (or loads from the SPIR-V cache)
@@ -239,7 +244,7 @@ def has_kernel_bundle(ctx: Any, *args: Any, state: bundle_state, devs: Any = Non
     if need is not None and not all(d.has(need) for d in dl):
         return False
     if kids is None:
-        return any(_kid_compatible(k, d) for k in list(_ids.values()) for d in dl)
+        return any(_kid_compatible(k, d) for k in _all_kernel_ids() for d in dl)
     return all(any(_kid_compatible(k, d) for d in dl) for k in kids)
 
 
@@ -267,19 +272,19 @@ def join(bundles: Sequence[kernel_bundle]) -> kernel_bundle:
         raise TypeError("join needs at least one kernel_bundle")
     first = bl[0]
     for b in bl[1:]:
-        if b._state is not first._state:
-            raise TypeError(f"join: bundles must share one state ({first._state.name} vs "
-                            f"{b._state.name})")
-        if b._ctx != first._ctx:
+        if b.get_state() is not first.get_state():
+            raise TypeError(f"join: bundles must share one state ({first.get_state().name} vs "
+                            f"{b.get_state().name})")
+        if b.get_context() != first.get_context():
             raise exception(errc.invalid, "join: the bundles have different contexts",
-                            first._ctx)
+                            first.get_context())
         if set(b._devices) != set(first._devices):
             raise exception(errc.invalid, "join: the bundles have different device sets",
-                            first._ctx)
+                            first.get_context())
     spec: dict[Any, Any] = {}
     for b in bl:
         spec.update(b._spec)
-    return kernel_bundle._make(first._ctx, first._devices, first._state,
+    return kernel_bundle._make(first.get_context(), first._devices, first.get_state(),
                                [i for b in bl for i in b._images], spec)
 
 
@@ -303,9 +308,9 @@ def _check_subset(devs: Any, allowed: Sequence[Any], ctx: Any, what: str) -> lis
 def _input_bundle(b: Any, what: str) -> kernel_bundle:
     if not isinstance(b, kernel_bundle):
         raise TypeError(f"{what} takes a sycl.kernel_bundle, not {type(b).__name__}")
-    if b._state is not bundle_state.input:
+    if b.get_state() is not bundle_state.input:
         raise TypeError(f"{what} takes a bundle in bundle_state.input, this one is "
-                        f"{b._state.name}")
+                        f"{b.get_state().name}")
     return b
 
 
@@ -318,7 +323,7 @@ def compile(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
             bundle; ``errc.build`` — the online compile fails (with the log).
     """
     kb = _input_bundle(input_bundle, "compile")
-    dl = _check_subset(kb._devices if devs is None else devs, kb._devices, kb._ctx, "compile")
+    dl = _check_subset(kb._devices if devs is None else devs, kb._devices, kb.get_context(), "compile")
     opts = _options(properties, "compile")
     clp = _programs()
     t0 = time.perf_counter()
@@ -327,9 +332,9 @@ def compile(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
         cdevs = [d for d in dl if img.compatible(d)]
         if not cdevs:
             continue
-        prg = _new_program(kb._ctx, img, kb._spec, cdevs)
+        prg = _new_program(kb.get_context(), img, kb._spec, cdevs)
         clp.compile_program(prg, [d._cl for d in cdevs], opts)
-        stats["cl_compiles"] += 1
+        count("cl_compiles")
         out.append(_Image(bundle_state.object, img.format,
                           _digest("obj", img.key, opts, *_specconst.image_key(img, kb._spec)),
                           kernel_ids=img.kernel_ids, aspects=img.aspects,
@@ -337,7 +342,7 @@ def compile(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
                           programs={d: prg for d in cdevs}, names=img.names, lang=img.lang,
                           options=opts, specs=img.specs))
     _log.info("compiled %d kernel image(s) in %.1f ms", len(out), 1e3 * (time.perf_counter() - t0))
-    return kernel_bundle._make(kb._ctx, dl, bundle_state.object, out, kb._spec)
+    return kernel_bundle._make(kb.get_context(), dl, bundle_state.object, out, kb._spec)
 
 
 def _new_program(ctx: Any, img: _Image, spec: dict[Any, Any] | None = None,
@@ -405,11 +410,11 @@ def link(object_bundles: Any, devs: Sequence[Any] | None = None,
     if not bl:
         raise TypeError("link needs at least one kernel_bundle")
     for b in bl:
-        if b._state is not bundle_state.object:
-            raise TypeError(f"link takes bundles in bundle_state.object, one is {b._state.name}")
-    ctx = bl[0]._ctx
+        if b.get_state() is not bundle_state.object:
+            raise TypeError(f"link takes bundles in bundle_state.object, one is {b.get_state().name}")
+    ctx = bl[0].get_context()
     for b in bl[1:]:
-        if b._ctx != ctx:
+        if b.get_context() != ctx:
             raise exception(errc.invalid, "link: the bundles have different contexts", ctx)
     common = [d for d in bl[0]._devices if all(d in b._devices for b in bl[1:])]
     dl = _check_subset(common if devs is None else devs, common, ctx, "link")
@@ -433,7 +438,7 @@ def link(object_bundles: Any, devs: Sequence[Any] | None = None,
         for members, ds in by_set.items():
             exe = clp.link_programs(ctx._cl, [group[i].programs[ds[0]] for i in members],
                                   [d._cl for d in ds], opts)
-            stats["cl_links"] += 1
+            count("cl_links")
             for d in ds:
                 programs[d] = exe
         if programs:
@@ -456,12 +461,12 @@ def build(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
             bundle; ``errc.build`` — the online compile or link fails.
     """
     kb = _input_bundle(input_bundle, "build")
-    dl = _check_subset(kb._devices if devs is None else devs, kb._devices, kb._ctx, "build")
+    dl = _check_subset(kb._devices if devs is None else devs, kb._devices, kb.get_context(), "build")
     opts = _options(properties, "build")
     from pysycl._bundles import bincache as _bincache
 
     clp = _programs()
-    ctx = kb._ctx
+    ctx = kb.get_context()
     out = []
     for group in _groups(kb._images):
         key = _digest("exe", opts, *sorted(
@@ -483,7 +488,7 @@ def build(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
                 try:
                     exe = clp.from_binaries(ctx._cl, [d._cl], [binary])
                     clp.build_program(exe, [d._cl], opts)
-                    stats["binary_hits"] += 1
+                    count("binary_hits")
                 except exception:
                     exe = None  # a binary the driver no longer takes: rebuild it
             if exe is None:
@@ -491,13 +496,13 @@ def build(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
                 for img in members:
                     prg = _new_program(ctx, img, kb._spec, [d])
                     clp.compile_program(prg, [d._cl], opts)
-                    stats["cl_compiles"] += 1
+                    count("cl_compiles")
                     objs.append(prg)
                 exe = clp.link_programs(ctx._cl, objs, [d._cl], opts)
-                stats["cl_links"] += 1
+                count("cl_links")
                 bins = clp.binaries(exe)
                 if cacheable and _bincache.store(bkey, bins.get(clp.handle(d._cl), b"")):
-                    stats["binary_writes"] += 1
+                    count("binary_writes")
             _log.info("built %d kernel image(s) for %s in %.1f ms", len(members), d._name(),
                       1e3 * (time.perf_counter() - t0))
             programs[d] = exe
@@ -511,10 +516,10 @@ def check_use(kb: Any, q: Any) -> None:
     """``handler.use_kernel_bundle`` checks (§4.9.4.4)."""
     if not isinstance(kb, kernel_bundle):
         raise TypeError(f"use_kernel_bundle takes a sycl.kernel_bundle, not {type(kb).__name__}")
-    if kb._state is not bundle_state.executable:
+    if kb.get_state() is not bundle_state.executable:
         raise TypeError("use_kernel_bundle takes an executable kernel_bundle, this one is "
-                        f"{kb._state.name}")
-    if kb._ctx != q._ctx:
+                        f"{kb.get_state().name}")
+    if kb.get_context() != q._ctx:
         raise exception(errc.invalid, "use_kernel_bundle: the bundle's context is not the "
                         "queue's context", q._ctx)
 
@@ -527,7 +532,7 @@ def launch_kernel(kb: kernel_bundle, mkey: Any, ctx: Any, dev: Any, fn: Any) -> 
             ``errc.kernel_not_supported`` when the bundle lacks the kernel (for
             these capture types) or has it only for other devices.
     """
-    if kb._ctx != ctx:
+    if kb.get_context() != ctx:
         raise exception(errc.invalid, "the kernel bundle's context is not the queue's", ctx)
     elsewhere = False
     for img in kb._images:
@@ -538,13 +543,11 @@ def launch_kernel(kb: kernel_bundle, mkey: Any, ctx: Any, dev: Any, fn: Any) -> 
             elsewhere = True
             continue
         return img.variants[entry], img.cl_kernel(dev, entry)
-    from pysycl._bundles.kernel_id import auto_name, variant_of
-
     v = variant_of(mkey)
-    name = v.kid._name if v is not None else auto_name(fn)
+    name = v.kid.get_name() if v is not None else auto_name(fn)
     if elsewhere:
         why = f"it holds kernel {name!r} only for other devices than {dev!r}"
-    elif any(k._name == name for img in kb._images for k in img.kernel_ids):
+    elif any(k.get_name() == name for img in kb._images for k in img.kernel_ids):
         why = (f"it holds kernel {name!r}, but not compiled for these capture types or "
                "index space; declare this variant or submit it before building the bundle")
     else:
@@ -552,7 +555,3 @@ def launch_kernel(kb: kernel_bundle, mkey: Any, ctx: Any, dev: Any, fn: Any) -> 
     raise exception(errc.kernel_not_supported, f"the kernel bundle given to use_kernel_bundle "
                     f"cannot run this kernel: {why}", ctx)
 
-
-def stats_snapshot() -> dict[str, int]:
-    """A copy of :data:`stats`."""
-    return dict(stats)

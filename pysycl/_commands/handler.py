@@ -25,6 +25,7 @@ from pysycl._commands.commands import (
 )
 from pysycl._commands.event import event
 from pysycl._core.exceptions import errc, exception
+from pysycl._kernels.signature import check_kernel as _check_kernel
 from pysycl._memory.accessor import accessor
 from pysycl._objects.range import nd_range
 from pysycl._objects.range import range as _range
@@ -295,37 +296,3 @@ class handler:  # noqa: N801 - the spec's spelling
     def __repr__(self) -> str:
         cmd = None if self._cmd is None else COMMAND_NAMES[type(self._cmd)]
         return f"sycl.handler(command={cmd})"
-
-
-_checked: dict[Any, int] = {}  # code object -> the parameter count it was checked for
-
-
-def _check_kernel(kernel: Any, nparams: int, where: str | Callable[[], str]) -> None:
-    """Check a kernel's parameters against its launch (once per code object).
-
-    ``where`` names the launch in the message; a callable is called only on failure,
-    so the per-submit fast path builds no string.
-    """
-    code = getattr(kernel, "__code__", None)
-    if _checked.get(code) == nparams:
-        return
-    if callable(where):
-        where = where()
-    if code is None:
-        raise TypeError(f"{where}: the kernel must be a Python function or lambda, got "
-                        f"{type(kernel).__name__}")
-    got = code.co_argcount
-    # nparams + 1: a trailing sycl.kernel_handler (specialization constants)
-    if got not in (nparams, nparams + 1) or code.co_kwonlyargcount \
-            or code.co_flags & 0x0C:  # *args/**kwargs
-        from pysycl._core.exceptions import kernel_signature_error
-
-        loc = f"{code.co_filename}:{code.co_firstlineno}"
-        want = "no parameters" if nparams == 0 else (
-            "one parameter (the work-item)" if nparams == 1 else
-            f"{nparams} parameters (the work-item, then one reducer per reduction)")
-        raise kernel_signature_error(
-            errc.invalid,
-            f"{loc}: kernel {kernel.__qualname__} takes {got} parameter(s) but {where} passes "
-            f"{want} (and optionally a trailing sycl.kernel_handler)")
-    _checked[code] = nparams

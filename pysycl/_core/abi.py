@@ -56,6 +56,7 @@ the accessor has dimensions); ``[8 + d]`` its ``get_global_id(d)`` (OpenCL order
 
 from __future__ import annotations
 
+import enum
 import re
 import types
 from collections.abc import Callable
@@ -73,6 +74,43 @@ BOUNDS_ACCESS_KINDS = ("read", "write", "atomic_ref")
 #: ``DirectIndex.source``: the index is the work-item's global id / its local id.
 ID_GLOBAL, ID_LOCAL = 0, 1
 AccessMode = Literal["read", "write", "read_write"]
+
+
+class ArgKind(enum.IntEnum):
+    """How one capture becomes OpenCL arguments (the list above), as the launcher sets them.
+
+    An ``IntEnum``: the launcher compares a kernel's kinds on every submit, and
+    identity tests of the members cost what integer tests did.
+    """
+
+    #: One scalar argument (``ScalarType`` of a real or bool dtype).
+    SCALAR = 0
+    #: A global accessor: its ``cl_mem``, then offset and ranges.
+    ACCESSOR = 1
+    #: A local accessor: ``clSetKernelArg(NULL)`` of its size, then its range.
+    LOCAL_ACCESSOR = 2
+    #: A ``specialization_id``: no argument (the value lives in the module).
+    SPEC_CONSTANT = 3
+    #: Several scalars: a complex number's two parts, a tuple's elements.
+    SCALARS = 4
+
+
+class ReductionOp(enum.IntEnum):
+    """The SYCL function objects a ``sycl.reduction`` combines with (``ReductionType.op``).
+
+    The value is the operator's code in the runtime's final combine kernel
+    (one kernel per dtype serves every known operator: the code is its argument).
+    """
+
+    plus = 0
+    multiplies = 1
+    minimum = 2
+    maximum = 3
+    bit_and = 4
+    bit_or = 5
+    bit_xor = 6
+    logical_and = 7
+    logical_or = 8
 
 
 @dataclass(frozen=True)
@@ -183,10 +221,11 @@ CaptureType = AccessorType | ScalarType | TupleType | SpecConstantType
 class ReductionType:
     """Type of one ``sycl.reduction`` of a kernel: element dtype and operator.
 
-    ``op`` is a known SYCL function object's name (``"plus"``, ``"multiplies"``,
-    ``"minimum"``, ``"maximum"``, ``"bit_and"``, ``"bit_or"``, ``"bit_xor"``,
-    ``"logical_and"``, ``"logical_or"``) or ``"custom"`` (a Python function;
-    the runtime hands the function itself to the compiler beside this type).
+    ``op`` is a known SYCL function object's name (a :class:`ReductionOp` name:
+    ``"plus"``, ``"multiplies"``, ``"minimum"``, ``"maximum"``, ``"bit_and"``,
+    ``"bit_or"``, ``"bit_xor"``, ``"logical_and"``, ``"logical_or"``) or
+    ``"custom"`` (a Python function; the runtime hands the function itself to
+    the compiler beside this type).
     """
 
     dtype: np.dtype
@@ -261,6 +300,17 @@ def flat_arg_count(captures: tuple[Capture, ...]) -> int:
     return sum(c.type.flat_arg_count() for c in captures)
 
 
+def arg_kind(t: CaptureType) -> ArgKind:
+    """How a capture of type ``t`` is passed (see :class:`ArgKind`)."""
+    if isinstance(t, SpecConstantType):
+        return ArgKind.SPEC_CONSTANT
+    if isinstance(t, AccessorType):
+        return ArgKind.LOCAL_ACCESSOR if t.space == "local" else ArgKind.ACCESSOR
+    if isinstance(t, ScalarType) and t.flat_arg_count() == 1:
+        return ArgKind.SCALAR
+    return ArgKind.SCALARS
+
+
 class _Lifted:
     """Stands in a compiled copy's closure for a capture that becomes a kernel argument."""
 
@@ -307,8 +357,7 @@ PLAIN_SCHEMA = 1
 
 _DTYPE_RE = re.compile(r"[<>|=]?[biufc][0-9]{1,2}")
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.$]{0,200}")
-_REDUCTION_OPS = frozenset(("plus", "multiplies", "minimum", "maximum", "bit_and", "bit_or",
-                            "bit_xor", "logical_and", "logical_or", "custom"))
+_REDUCTION_OPS = frozenset([*(op.name for op in ReductionOp), "custom"])
 
 
 def _dtype_to_plain(dt: np.dtype) -> str:

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from pysycl._core.abi import BOUNDS_ACCESS_KINDS, BOUNDS_ERR_BYTES, ID_LOCAL
+from pysycl._core.abi import BOUNDS_ACCESS_KINDS, BOUNDS_ERR_BYTES, ID_LOCAL, ArgKind
 from pysycl._core.exceptions import errc, exception
 
 ENV = "PYSYCL_BOUNDS_CHECK"
@@ -70,7 +70,7 @@ def set_enabled(flag: bool | None) -> None:
 
 # --------------------------------------------------------------- static check
 def fast_checks(direct_index: tuple[tuple[int, int, int, int, int], ...],
-                slots: tuple[int, ...]) -> tuple[tuple[tuple[int, int, int], ...], bool]:
+                kinds: tuple[ArgKind, ...]) -> tuple[tuple[tuple[int, int, int], ...], bool]:
     """The launcher's precomputed form of ``direct_index``.
 
     Returns ``(fast, rest)``: ``fast`` holds ``(capture, 1 + accessor dimension,
@@ -79,8 +79,26 @@ def fast_checks(direct_index: tuple[tuple[int, int, int, int, int], ...],
     whether other entries (local ids, local accessors) need :func:`check_launch`.
     """
     fast = tuple((ci, 1 + ad, d) for ci, ad, src, d, _ in direct_index
-                 if src != ID_LOCAL and slots[ci] == 1)
+                 if src != ID_LOCAL and kinds[ci] is ArgKind.ACCESSOR)
     return fast, len(fast) != len(direct_index)
+
+
+def check_static(k: Any, location: str, filename: str, kind: str, index_space: Any,
+                 values: list[Any]) -> None:
+    """The static check of a launch of ``k`` (a ``range`` or ``nd_range``): int compares first.
+
+    ``k.direct`` entries are compared here; :func:`check_launch` runs only for a
+    violation, or when entries only it knows (``k.direct_rest``) exist.
+    """
+    g = index_space._v if kind == "range" else index_space._global._v
+    for ci, t, d in k.direct:
+        if g[d] > values[ci]._tail[t]:
+            break
+    else:
+        if not k.direct_rest:
+            return
+    check_launch(k, location, filename, g, None if kind == "range" else index_space._local._v,
+                 values)
 
 
 def check_launch(k: Any, location: str, filename: str, g: tuple[int, ...],
@@ -88,7 +106,7 @@ def check_launch(k: Any, location: str, filename: str, g: tuple[int, ...],
     """Raise ``errc.invalid`` if the launch is certain to index outside an accessor.
 
     Args:
-        k: the ``_launch._Kernel``.
+        k: the :class:`pysycl._kernels.cache.Kernel`.
         location: ``file:line`` of the kernel's definition (the submitting function's).
         filename: the kernel's source file (the recorded lines are in it).
         g: the global range (SYCL order).
@@ -127,7 +145,7 @@ def _reject(k: Any, location: str, filename: str, g: tuple[int, ...],
 
 
 # -------------------------------------------------------- bounds-checked mode
-class _Watch:
+class Watch:
     """One bounds-checked launch whose error buffer has not been inspected yet."""
 
     __slots__ = ("buf", "files", "host", "kernel", "kernel_ev", "linear", "location", "ndim",
@@ -142,8 +160,9 @@ class _Watch:
         self.files = files
         self.ranges = ranges
         # The buffers it used (ids: a watch must not keep their memory alive).
-        self.storages = frozenset(id(v._buf._storage) for v, s in
-                                  zip(values, kernel.acc_slots, strict=False) if s == 1)
+        self.storages = frozenset(id(v._buf._storage) for v, kind in
+                                  zip(values, kernel.arg_kinds, strict=False)
+                                  if kind is ArgKind.ACCESSOR)
         self.ndim = ndim
         self.buf = buf
         self.host = host
@@ -178,7 +197,7 @@ class _Watch:
 
 
 #: Bounds-checked launches not reported yet, in launch order (empty: nothing to do).
-watching: list[_Watch] = []
+watching: list[Watch] = []
 _pool: dict[Any, list[tuple[Any, np.ndarray]]] = {}
 _files: dict[types.CodeType, dict[int, str]] = {}
 _ZEROS = np.zeros(BOUNDS_ERR_BYTES // 4, dtype=np.int32)
@@ -221,7 +240,7 @@ def error_buffer(x: Any, ctx: Any, clq: Any) -> tuple[Any, np.ndarray]:
     return buf, np.empty_like(_ZEROS)
 
 
-def watch(x: Any, w: _Watch, clq: Any, kernel_ev: Any) -> None:
+def watch(x: Any, w: Watch, clq: Any, kernel_ev: Any) -> None:
     """Read ``w``'s error buffer back after ``kernel_ev`` (non-blocking) and keep it."""
     w.kernel_ev = kernel_ev
     w.read_ev = x.read(clq, w.host, w.buf, blocking=False)
@@ -231,7 +250,7 @@ def watch(x: Any, w: _Watch, clq: Any, kernel_ev: Any) -> None:
             _inspect(x, None)
 
 
-def _inspect(x: Any, clq: Any) -> list[_Watch]:
+def _inspect(x: Any, clq: Any) -> list[Watch]:
     """Recycle finished clean launches; return the finished ones that found a violation.
 
     Every launch on ``clq`` (a finished OpenCL queue, or None) has finished. The

@@ -1,14 +1,14 @@
 """What a kernel captures, and the keys of both kernel caches (one rule).
 
-The submit hot path starts here: :func:`_capture_values` reads a kernel's
+The submit hot path starts here: :func:`capture_values` reads a kernel's
 captured values -- closure cells and module globals it loads, and those of the
 plain Python helper functions it calls, however deep -- and classifies each
-(:func:`_classify`): numbers, tuples of numbers, accessors and specialization
+(:func:`classify`): numbers, tuples of numbers, accessors and specialization
 ids are kernel *arguments* (a value, a :class:`~pysycl._core.abi.Capture`, its
 type in the key); functions are walked; modules, classes, enums, function
 objects, strings and attributes read off a user's module are compile-time
 constants (in the key by identity or value). The per-code-object analysis
-(:class:`_CodeInfo`) is done once.
+(:class:`CodeInfo`) is done once.
 
 The in-memory key is ``(code, key tuple, index kind, ndim)``;
 :func:`stable_digest` hashes the same things stably across processes for the
@@ -19,20 +19,15 @@ from __future__ import annotations
 
 import dis
 import enum
-import hashlib
 import types
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from pysycl._core.abi import (
-    AccessorType,
     Capture,
-    IndexSpace,
     ScalarType,
-    SpecConstantType,
     TupleType,
 )
 from pysycl._core.exceptions import errc, exception, kernel_compile_error
@@ -61,7 +56,7 @@ _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _LIBRARY_ROOTS = frozenset({"math", "cmath", "numpy", "pysycl", "numba", "builtins", "operator"})
 
 
-class _CodeInfo:
+class CodeInfo:
     """What a kernel's (or helper's) code object reads, computed once per code object.
 
     ``globals``: names loaded with ``LOAD_GLOBAL``, in order; ``attrs``: for a
@@ -99,14 +94,15 @@ class _CodeInfo:
         self.location = f"{code.co_filename}:{code.co_firstlineno}"
 
 
-_code_infos: dict[types.CodeType, _CodeInfo] = {}
+_infos: dict[types.CodeType, CodeInfo] = {}
 _MISSING = object()
 
 
-def _info_of(code: types.CodeType) -> _CodeInfo:
-    info = _code_infos.get(code)
+def info_of(code: types.CodeType) -> CodeInfo:
+    """The :class:`CodeInfo` of ``code`` (made once)."""
+    info = _infos.get(code)
     if info is None:
-        info = _code_infos[code] = _CodeInfo(code)
+        info = _infos[code] = CodeInfo(code)
     return info
 
 
@@ -117,7 +113,15 @@ def _who(fn: Any, owner: int) -> str:
     return f"kernel {fn.__qualname__} captures"
 
 
-def _bad_capture(fn: Any, info: _CodeInfo, name: str, value: Any,
+def _unassigned(fn: Any, info: CodeInfo, name: str, owner: int) -> kernel_compile_error:
+    """The error of a closure cell read before assignment."""
+    who = (f"function {fn.__qualname__} (called by the kernel)" if owner
+           else f"kernel {fn.__qualname__}")
+    return kernel_compile_error(errc.kernel, f"{info.location}: {who} uses {name!r} before "
+                                "it is assigned")
+
+
+def _bad_capture(fn: Any, info: CodeInfo, name: str, value: Any,
                  owner: int = 0) -> kernel_compile_error:
     line = info.lines.get(name, fn.__code__.co_firstlineno)
     where = f"{fn.__code__.co_filename}:{line}"
@@ -135,7 +139,7 @@ def _bad_capture(fn: Any, info: _CodeInfo, name: str, value: Any,
     return kernel_compile_error(errc.kernel, f"{where}: {_who(fn, owner)} {name!r}: {hint}")
 
 
-def _walkable(v: Any) -> types.FunctionType | None:
+def walkable(v: Any) -> types.FunctionType | None:
     """The Python function of a helper the kernel calls (None for library functions)."""
     f = v.py_func if hasattr(v, "py_func") else v  # a Numba dispatcher: its Python function
     if type(f) is not types.FunctionType:
@@ -146,7 +150,7 @@ def _walkable(v: Any) -> types.FunctionType | None:
     return f
 
 
-def _plan_index(fns: list[Any], v: Any) -> int:
+def plan_index(fns: list[Any], v: Any) -> int:
     for k, x in enumerate(fns):
         if x is v:
             return k
@@ -154,16 +158,16 @@ def _plan_index(fns: list[Any], v: Any) -> int:
     return len(fns) - 1
 
 
-def _capture_values(fn: Any, h: Any) -> tuple[_CodeInfo, list[Any], list[Any], tuple[Any, ...]]:
+def capture_values(fn: Any, h: Any) -> tuple[CodeInfo, list[Any], list[Any], tuple[Any, ...]]:
     """Captured argument values, their Capture descriptors' parts, and the type key.
 
     The captures of the kernel come first (closure cells, then globals), then
-    those of the functions it calls, directly or not (see :func:`_walk_helpers`).
+    those of the functions it calls, directly or not (see :func:`walk_helpers`).
     """
     code = fn.__code__
-    info = _code_infos.get(code)
-    if info is None:
-        info = _code_infos[code] = _CodeInfo(code)
+    info = _infos.get(code)
+    if info is None:  # info_of, inlined: the submit hot path
+        info = _infos[code] = CodeInfo(code)
     values: list[Any] = []
     caps: list[Any] = []
     key: list[Any] = []
@@ -174,28 +178,26 @@ def _capture_values(fn: Any, h: Any) -> tuple[_CodeInfo, list[Any], list[Any], t
             try:
                 v = cell.cell_contents
             except ValueError:
-                raise kernel_compile_error(
-                    errc.kernel, f"{info.location}: kernel {fn.__qualname__} uses {name!r} "
-                    "before it is assigned") from None
+                raise _unassigned(fn, info, name, 0) from None
             if type(v) is accessor and v._handler is h:  # the common case, inlined
                 kt = v._ktype
                 values.append(v)
                 caps.append((name, "freevar", kt))
                 key.append(kt)
             else:
-                _classify(fn, info, h, name, "freevar", v, values, caps, key, fns)
+                classify(fn, info, h, name, "freevar", v, values, caps, key, fns)
     g = fn.__globals__
     for name in info.globals:
         v = g.get(name, _MISSING)
         if v is _MISSING:
             continue  # a builtin, or an undefined name the compiler reports
-        _classify(fn, info, h, name, "global", v, values, caps, key, fns)
+        classify(fn, info, h, name, "global", v, values, caps, key, fns)
     if len(fns) > 1:
-        _walk_helpers(fns, h, values, caps, key)
+        walk_helpers(fns, h, values, caps, key)
     return info, values, caps, tuple(key)
 
 
-def _walk_helpers(fns: list[Any], h: Any, values: list[Any], caps: list[Any],
+def walk_helpers(fns: list[Any], h: Any, values: list[Any], caps: list[Any],
                   key: list[Any]) -> None:
     """Add the captures of the helper functions ``fns[1:]`` (growing as they call others).
 
@@ -211,7 +213,7 @@ def _walk_helpers(fns: list[Any], h: Any, values: list[Any], caps: list[Any],
         if type(f) is not types.FunctionType:
             f = f.py_func  # a Numba dispatcher
         code = f.__code__
-        info = _info_of(code)
+        info = info_of(code)
         key.append(code)
         closure = f.__closure__
         if closure:
@@ -219,19 +221,17 @@ def _walk_helpers(fns: list[Any], h: Any, values: list[Any], caps: list[Any],
                 try:
                     v = cell.cell_contents
                 except ValueError:
-                    raise kernel_compile_error(
-                        errc.kernel, f"{info.location}: function {f.__qualname__} (called by "
-                        f"the kernel) uses {name!r} before it is assigned") from None
-                _classify(f, info, h, name, "freevar", v, values, caps, key, fns, k)
+                    raise _unassigned(f, info, name, k) from None
+                classify(f, info, h, name, "freevar", v, values, caps, key, fns, k)
         g = f.__globals__
         for name in info.globals:
             v = g.get(name, _MISSING)
             if v is not _MISSING:
-                _classify(f, info, h, name, "global", v, values, caps, key, fns, k)
+                classify(f, info, h, name, "global", v, values, caps, key, fns, k)
         k += 1
 
 
-def _references(f: types.FunctionType, info: _CodeInfo) -> Iterator[tuple[str, Any]]:
+def references(f: types.FunctionType, info: CodeInfo) -> Iterator[tuple[str, Any]]:
     """``(name, value)`` of what ``f`` reads, in the capture walk's order.
 
     Closure cells, then globals, each module global followed by the attributes
@@ -249,25 +249,25 @@ def _references(f: types.FunctionType, info: _CodeInfo) -> Iterator[tuple[str, A
             continue
         yield name, v
         if isinstance(v, types.ModuleType):
-            yield from _module_attrs(v, info.attrs.get(name, ()))
+            yield from module_attrs(v, info.attrs.get(name, ()))
 
 
 def call_graph(fn: Any) -> tuple[tuple[Any, tuple[int, ...]], ...]:
     """The functions a kernel calls, as ``compile_kernel(helpers=...)`` takes them.
 
     Entry ``k`` is ``(function, indices of the entries it references)``; entry 0
-    is the kernel. The numbering is :func:`_capture_values`'s (``Capture.owner``).
+    is the kernel. The numbering is :func:`capture_values`'s (``Capture.owner``).
     """
     fns = [fn]
     edges: list[tuple[int, ...]] = []
     k = 0
     while k < len(fns):
-        f = fn if k == 0 else _walkable(fns[k])
+        f = fn if k == 0 else walkable(fns[k])
         assert f is not None
         out: list[int] = []
-        for _, v in _references(f, _info_of(f.__code__)):
-            if _walkable(v) is not None:
-                i = _plan_index(fns, v)
+        for _, v in references(f, info_of(f.__code__)):
+            if walkable(v) is not None:
+                i = plan_index(fns, v)
                 if i not in out:
                     out.append(i)
         edges.append(tuple(out))
@@ -275,14 +275,14 @@ def call_graph(fn: Any) -> tuple[tuple[Any, tuple[int, ...]], ...]:
     return tuple(zip(fns, edges, strict=True))
 
 
-def _is_argument(v: Any) -> bool:
-    """Whether a value read by a kernel or helper is a kernel argument (see :func:`_classify`)."""
+def is_argument(v: Any) -> bool:
+    """Whether a value read by a kernel or helper is a kernel argument (see :func:`classify`)."""
     t = type(v)
     return (t in _SCALAR_KEYS or t is accessor or t is local_accessor
             or t is _specconst.specialization_id or (t is tuple and bool(v)))
 
 
-def _module_attrs(mod: types.ModuleType,
+def module_attrs(mod: types.ModuleType,
                   chains: tuple[tuple[str, ...], ...]) -> list[tuple[str, Any]]:
     """``(dotted path, value)`` of the attributes read off a user's module."""
     out: list[tuple[str, Any]] = []
@@ -332,13 +332,13 @@ def _tuple_type(v: tuple[Any, ...]) -> tuple[TupleType, list[Any]] | None:
     return TupleType(tuple(elements)), flat
 
 
-def _classify(fn: Any, info: _CodeInfo, h: Any, name: str, source: str, v: Any,
+def classify(fn: Any, info: CodeInfo, h: Any, name: str, source: str, v: Any,
               values: list[Any], caps: list[Any], key: list[Any],
               fns: list[Any] | None = None, owner: int = 0) -> None:
     """Classify one value that ``fn`` reads (its ``owner``-th function of the kernel's calls).
 
     Arguments (values, caps, key type) or compile-time constants (key only);
-    functions are appended to ``fns`` for :func:`_walk_helpers`.
+    functions are appended to ``fns`` for :func:`walk_helpers`.
     """
     t = type(v)
     st = _SCALAR_KEYS.get(t)
@@ -349,7 +349,7 @@ def _classify(fn: Any, info: _CodeInfo, h: Any, name: str, source: str, v: Any,
                                        "int64")
         if t is bool or t is np.bool_:
             v = np.uint8(v)
-        elif t in _COMPLEX:  # two arguments, real and imaginary part (see _kernel_abi)
+        elif t in _COMPLEX:  # two arguments, real and imaginary part (see _core.abi)
             v = (v.real, v.imag)
         values.append(v)
         caps.append((name, source, st, owner) if owner else (name, source, st))
@@ -358,7 +358,7 @@ def _classify(fn: Any, info: _CodeInfo, h: Any, name: str, source: str, v: Any,
     if t is _FunctionType and fns is not None:  # a helper (the common static value)
         mod = v.__module__
         if mod is None or mod.partition(".")[0] not in _LIBRARY_ROOTS:
-            key.append(("fn", _plan_index(fns, v)))
+            key.append(("fn", plan_index(fns, v)))
             return
     if t is accessor or t is local_accessor:
         if v._handler is not h:
@@ -386,35 +386,42 @@ def _classify(fn: Any, info: _CodeInfo, h: Any, name: str, source: str, v: Any,
         caps.append((name, source, tt[0], owner) if owner else (name, source, tt[0]))
         key.append(tt[0])
         return
+    if not _classify_static(info, name, v, key, fns):
+        raise _bad_capture(fn, info, name, v, owner)
+
+
+def _classify_static(info: CodeInfo, name: str, v: Any, key: list[Any],
+                     fns: list[Any] | None) -> bool:
+    """Add a compile-time constant read as ``name`` to the key; False if ``v`` is none."""
     if isinstance(v, (enum.Enum, _functor)):
         key.append(v)  # compile-time constants: memory orders, fence spaces, sycl.plus(), ...
-        return
+        return True
     if isinstance(v, _STATIC_TYPES) or hasattr(v, "py_func"):
         # Functions, modules, classes: resolved by the compiler at compile time.
         # A helper function is walked (its captures are the kernel's too): the key
         # refers to it by its place in the call graph, its code comes later.
-        f = _walkable(v)
+        f = walkable(v)
         if f is not None:
             if fns is None:  # a caller that does not walk helpers
                 key.append(f.__code__)
             else:
-                key.append(("fn", _plan_index(fns, v)))
+                key.append(("fn", plan_index(fns, v)))
         elif isinstance(v, types.ModuleType):
             key.append(v.__name__)
             chains = info.attrs.get(name)
             if chains:
-                for path, a in _module_attrs(v, chains):
+                for path, a in module_attrs(v, chains):
                     _classify_attr(path, a, key, fns)
         else:
             key.append(v)
-        return
+        return True
     if isinstance(v, (str, bytes, type(None), tuple, np.dtype)) or (
             type(v).__module__.startswith("numba.core.types")):
         # Compile-time constants (rare): strings, dtypes (DT.type(x)), Numba types,
         # named tuples (Numba freezes them); the value is part of the key.
         key.append((name, v))
-        return
-    raise _bad_capture(fn, info, name, v, owner)
+        return True
+    return False
 
 
 def _classify_attr(path: str, v: Any, key: list[Any], fns: list[Any] | None) -> None:
@@ -423,11 +430,11 @@ def _classify_attr(path: str, v: Any, key: list[Any], fns: list[Any] | None) -> 
     Numba freezes what a kernel reads off a module, so the value is part of the
     key (a changed ``mod.N`` compiles again); functions are walked like helpers.
     """
-    if _walkable(v) is not None:
+    if walkable(v) is not None:
         if fns is not None:
-            key.append(("fn", _plan_index(fns, v)))
+            key.append(("fn", plan_index(fns, v)))
             return
-        v = _walkable(v).__code__  # type: ignore[union-attr]
+        v = walkable(v).__code__  # type: ignore[union-attr]
     elif isinstance(v, types.ModuleType):
         v = v.__name__
     elif not isinstance(v, (bool, int, float, complex, np.generic, str, bytes, type(None),
@@ -442,139 +449,10 @@ def _classify_attr(path: str, v: Any, key: list[Any], fns: list[Any] | None) -> 
 
 
 def captures_of(caps: list[Any]) -> tuple[Capture, ...]:
-    """The :class:`Capture` descriptors of :func:`_capture_values`'s ``caps``."""
+    """The :class:`Capture` descriptors of :func:`capture_values`'s ``caps``."""
     return tuple(Capture(*c) for c in caps)
 
 
-# ------------------------------------------------------------- stable digest
-def _versions() -> str:
-    global _VERSIONS
-    if _VERSIONS is None:
-        from importlib import metadata
-
-        from pysycl import __version__
-
-        parts = [f"pysycl={__version__}", f"compiler={_compiler_fingerprint()}"]
-        for dist in ("numba", "llvmlite"):
-            try:
-                parts.append(f"{dist}={metadata.version(dist)}")
-            except metadata.PackageNotFoundError:
-                parts.append(f"{dist}=none")
-        _VERSIONS = ";".join(parts)
-    return _VERSIONS
-
-
-def _compiler_fingerprint() -> str:
-    """A hash of the compiler's source files (read, not imported: no Numba).
-
-    A change to code generation between releases, or in a developer's checkout,
-    must never hand out SPIR-V compiled by the old compiler from the disk cache.
-    """
-    import pysycl
-
-    root = Path(pysycl.__file__).resolve().parent.parent
-    h = hashlib.sha256()
-    files = [*sorted((root / "pysycl_numba").glob("*.py")), root / "pysycl" / "_kernel_abi.py"]
-    for f in files:
-        try:
-            h.update(f.name.encode() + f.read_bytes())
-        except OSError:
-            h.update(f.name.encode() + b"<unreadable>")
-    return h.hexdigest()[:16]
-
-
-_VERSIONS: str | None = None
-
-
-def _hash_code(code: types.CodeType, h: Any) -> None:
-    h.update(code.co_code)
-    h.update(repr((code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars,
-                   code.co_argcount, code.co_name)).encode())
-    for c in code.co_consts:
-        if isinstance(c, types.CodeType):
-            _hash_code(c, h)
-        else:
-            h.update(repr((type(c).__name__, c)).encode())
-
-
-def _hash_static(v: Any, h: Any, seen: set[int]) -> None:
-    """Hash a compile-time value: functions recursively (helpers compile with the kernel)."""
-    if hasattr(v, "py_func"):
-        v = v.py_func
-    if isinstance(v, types.FunctionType):
-        if id(v) in seen:
-            return
-        seen.add(id(v))
-        h.update(b"fn:")
-        _hash_code(v.__code__, h)
-        if v.__closure__:
-            for cell in v.__closure__:
-                try:
-                    _hash_static(cell.cell_contents, h, seen)
-                except ValueError:
-                    h.update(b"<empty cell>")
-        g = v.__globals__
-        for ins in dis.get_instructions(v.__code__):
-            if ins.opname == "LOAD_GLOBAL" and ins.argval in g:
-                h.update(ins.argval.encode())
-                _hash_static(g[ins.argval], h, seen)
-    elif isinstance(v, types.ModuleType):
-        h.update(f"mod:{v.__name__}".encode())
-    elif isinstance(v, (bool, int, float, complex, str, bytes, tuple, type(None), np.generic)):
-        h.update(repr((type(v).__name__, v)).encode())  # frozen into helpers by Numba
-    elif isinstance(v, (type, types.BuiltinFunctionType)):
-        h.update(f"obj:{getattr(v, '__module__', '')}.{getattr(v, '__qualname__', v)}".encode())
-    else:
-        h.update(f"other:{type(v).__module__}.{type(v).__qualname__}".encode())
-
-
-def _type_repr(t: Any) -> str:
-    """A stable text of a capture type."""
-    if isinstance(t, TupleType):
-        return "tuple(" + ",".join(_type_repr(e) for e in t.elements) + ")"
-    if isinstance(t, SpecConstantType):
-        return f"spec({t.dtype.str},{t.default!r})"
-    if isinstance(t, AccessorType):
-        return f"acc({t.dtype.str},{t.ndim},{t.mode},{t.space})"
-    return f"scalar({getattr(t, 'dtype', np.dtype(np.void)).str})"
-
-
-def stable_digest(fn: Any, captures: tuple[Capture, ...], tkey: tuple[Any, ...],
-                  index: IndexSpace) -> str:
-    """A digest of everything the compiled module depends on, stable across processes.
-
-    The same rule as the in-memory key (:func:`_classify`): the code of the
-    kernel and of every helper function it calls, the capture names and types
-    (values that are kernel arguments count by type only, so a changed helper
-    global needs no new entry), and the compile-time constants by value; plus
-    the index space and the tool versions. (``tkey`` is accepted for callers;
-    everything in it is derived again from ``fn``.)
-    """
-    h = hashlib.sha256()
-    h.update(_versions().encode())
-    h.update(repr((index.kind, index.ndim)).encode())
-    for c in captures:
-        h.update(repr((c.name, c.source, c.owner, _type_repr(c.type))).encode())
-    captured = {(c.owner, c.name) for c in captures}
-    fns = [fn]
-    seen: set[int] = set()
-    k = 0
-    while k < len(fns):
-        f = fn if k == 0 else _walkable(fns[k])
-        assert f is not None
-        h.update(f"def {k}:".encode())
-        _hash_code(f.__code__, h)
-        for name, v in _references(f, _info_of(f.__code__)):
-            h.update(f"\n{name}=".encode())
-            if _walkable(v) is not None:
-                h.update(f"fn{_plan_index(fns, v)}".encode())
-            elif (k, name) in captured or ("." not in name and _is_argument(v)):
-                h.update(b"arg")  # its type is in the captures (mod.N is a constant)
-            elif isinstance(v, enum.Enum):
-                h.update(f"enum:{type(v).__module__}.{type(v).__qualname__}.{v.name}".encode())
-            elif isinstance(v, _functor):
-                h.update(f"functor:{type(v).__qualname__}".encode())
-            else:
-                _hash_static(v, h, seen)
-        k += 1
-    return h.hexdigest()
+def forget_code_infos() -> None:
+    """Drop the per-code analyses (with the memory cache of kernels)."""
+    _infos.clear()

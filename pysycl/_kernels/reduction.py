@@ -20,25 +20,32 @@ import hashlib
 import sys
 import types
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pysycl._core.abi import (
     AccessorType,
     IndexSpace,
+    ReductionOp,
     ReductionType,
     ScalarType,
 )
 from pysycl._core.exceptions import errc, exception
+from pysycl._kernels import args as _args
 from pysycl._kernels import bounds as _bounds
-from pysycl._kernels import diskcache as _diskcache
-from pysycl._kernels import launch as launch_mod
+from pysycl._kernels.cache import Kernel, kernels
+from pysycl._kernels.captures import capture_values, captures_of
+from pysycl._kernels.digest import hash_static, stable_digest
 from pysycl._kernels.kernel_api import _functor, group_barrier
+from pysycl._kernels.ndrange import dev_limits, ndrange_sizes
 from pysycl._memory.accessor import access_mode, accessor
 from pysycl._memory.buffer import buffer
 from pysycl.property import no_init, property_list
 from pysycl.property import reduction as _reduction_props
+
+if TYPE_CHECKING:
+    from pysycl._commands.commands import KernelCommand
 
 
 # ----------------------------------------------------------- known operators
@@ -85,6 +92,7 @@ _COMBINERS: dict[str, Callable[[Any, Any], Any]] = {
     "bit_and": _bit_and, "bit_or": _bit_or, "bit_xor": _bit_xor,
     "logical_and": _logical_and, "logical_or": _logical_or,
 }
+assert list(_COMBINERS) == [op.name for op in ReductionOp]
 _BITWISE = ("bit_and", "bit_or", "bit_xor")
 
 
@@ -109,6 +117,54 @@ def known_identity(op: str, dtype: np.dtype) -> Any:
 def _caller() -> str:
     f = sys._getframe(2)
     return f"{f.f_code.co_filename}:{f.f_lineno}"
+
+
+def _variable_dtype(var: Any, h: Any, where: str) -> np.dtype:
+    """The element type of a reduction variable, checked (one element, writable, this group's)."""
+    if isinstance(var, buffer):
+        n = var.size()
+        dt = var._storage.dtype
+    elif isinstance(var, accessor):
+        n = var.size()
+        dt = var.dtype
+        if var._handler is not h:
+            raise exception(errc.invalid, f"{where}: the reduction's accessor was not "
+                            "created in this command group")
+        if var._ktype.mode == "read":
+            raise exception(errc.invalid, f"{where}: the reduction's accessor has "
+                            "access_mode.read; a reduction writes its variable")
+    else:
+        raise TypeError(f"{where}: sycl.reduction takes a sycl.buffer or sycl.accessor of "
+                        f"one element, not {type(var).__name__}")
+    if n != 1:
+        raise exception(errc.invalid, f"{where}: a reduction variable has exactly one "
+                        f"element; this {type(var).__name__} has {n}")
+    dt = np.dtype(dt)
+    if dt.kind not in "iuf":
+        raise TypeError(f"{where}: reductions of {dt} are not supported (integer and "
+                        "floating-point types are)")
+    return dt
+
+
+def _combiner_of(combiner: Any, identity: Any, dt: np.dtype, where: str
+                 ) -> tuple[str, Callable[..., Any], Any]:
+    """(operator name or ``"custom"``, the combine function, the identity) of a reduction."""
+    if isinstance(combiner, _functor):
+        op = combiner._op
+        if op in _BITWISE and dt.kind == "f":
+            raise TypeError(f"{where}: sycl.{op}() needs an integer type, the reduction "
+                            f"variable is {dt}")
+        return op, _COMBINERS[op], known_identity(op, dt) if identity is None else identity
+    if isinstance(combiner, (types.FunctionType, types.BuiltinFunctionType)) \
+            or hasattr(combiner, "py_func"):
+        if identity is None:
+            raise exception(errc.invalid, f"{where}: a reduction with the custom combiner "
+                            f"{getattr(combiner, '__qualname__', combiner)!r} needs "
+                            "identity=... (SYCL knows the identity only of its function "
+                            "objects such as sycl.plus())")
+        return "custom", combiner, identity
+    raise TypeError(f"{where}: the reduction's combiner must be a SYCL function object "
+                    f"(sycl.plus(), ...) or a Python function, not {type(combiner).__name__}")
 
 
 # ------------------------------------------------------------------ reduction
@@ -151,48 +207,8 @@ class reduction:  # noqa: N801 - the spec's spelling
             combiner, identity = identity, combiner
         props = property_list(properties or ())
         init = props.has_property(_reduction_props.initialize_to_identity)
-        if isinstance(var, buffer):
-            n = var.size()
-            dt = var._storage.dtype
-        elif isinstance(var, accessor):
-            n = var.size()
-            dt = var.dtype
-            if var._handler is not h:
-                raise exception(errc.invalid, f"{where}: the reduction's accessor was not "
-                                "created in this command group")
-            if var._ktype.mode == "read":
-                raise exception(errc.invalid, f"{where}: the reduction's accessor has "
-                                "access_mode.read; a reduction writes its variable")
-        else:
-            raise TypeError(f"{where}: sycl.reduction takes a sycl.buffer or sycl.accessor of "
-                            f"one element, not {type(var).__name__}")
-        if n != 1:
-            raise exception(errc.invalid, f"{where}: a reduction variable has exactly one "
-                            f"element; this {type(var).__name__} has {n}")
-        dt = np.dtype(dt)
-        if dt.kind not in "iuf":
-            raise TypeError(f"{where}: reductions of {dt} are not supported (integer and "
-                            "floating-point types are)")
-        if isinstance(combiner, _functor):
-            op = combiner._op
-            if op in _BITWISE and dt.kind == "f":
-                raise TypeError(f"{where}: sycl.{op}() needs an integer type, the reduction "
-                                f"variable is {dt}")
-            comb: Callable[..., Any] = _COMBINERS[op]
-            if identity is None:
-                identity = known_identity(op, dt)
-        elif isinstance(combiner, (types.FunctionType, types.BuiltinFunctionType)) \
-                or hasattr(combiner, "py_func"):
-            op, comb = "custom", combiner
-            if identity is None:
-                raise exception(errc.invalid, f"{where}: a reduction with the custom combiner "
-                                f"{getattr(combiner, '__qualname__', combiner)!r} needs "
-                                "identity=... (SYCL knows the identity only of its function "
-                                "objects such as sycl.plus())")
-        else:
-            raise TypeError(f"{where}: the reduction's combiner must be a SYCL function object "
-                            f"(sycl.plus(), ...) or a Python function, not "
-                            f"{type(combiner).__name__}")
+        dt = _variable_dtype(var, h, where)
+        op, comb, identity = _combiner_of(combiner, identity, dt, where)
         try:
             with np.errstate(all="raise"):
                 ident = dt.type(identity)
@@ -216,45 +232,45 @@ class reduction:  # noqa: N801 - the spec's spelling
 
 
 # ------------------------------------------------------------- final kernel
-# One final kernel serves every known operator of a dtype (the operator is a
-# kernel argument, a uniform branch), so a program using several operators
-# compiles it once per dtype; a custom combiner gets its own.
-_OPCODES = {op: i for i, op in enumerate(_COMBINERS)}
+# One final kernel serves every known operator of a dtype (the operator's
+# ReductionOp code is a kernel argument, a uniform branch), so a program using
+# several operators compiles it once per dtype; a custom combiner gets its own.
+# Numba types enum *members* read from globals (compile-time constants), not
+# attributes of an enum class: hence these names.
+(_PLUS, _MULTIPLIES, _MINIMUM, _MAXIMUM, _BIT_AND, _BIT_OR, _BIT_XOR, _LOGICAL_AND,
+ _LOGICAL_OR) = ReductionOp
+
+
+def _int_bitwise(opc: Any, a: Any, b: Any) -> Any:
+    if opc == _BIT_AND:
+        return a & b
+    if opc == _BIT_OR:
+        return a | b
+    return a ^ b
+
+
+def _no_bitwise(opc: Any, a: Any, b: Any) -> Any:
+    return a  # never called: bitwise reductions of floats are refused by sycl.reduction
 
 
 def _known_combiner(dt: type, integer: bool) -> Callable[..., Any]:
-    if integer:
-        def comb(opc: Any, a: Any, b: Any) -> Any:
-            if opc == 0:
-                return dt(a + b)
-            if opc == 1:
-                return dt(a * b)
-            if opc == 2:
-                return a if a < b else b
-            if opc == 3:
-                return a if a > b else b
-            if opc == 4:
-                return dt(a & b)
-            if opc == 5:
-                return dt(a | b)
-            if opc == 6:
-                return dt(a ^ b)
-            if opc == 7:
-                return dt(1 if (a != 0 and b != 0) else 0)
+    bitwise = _int_bitwise if integer else _no_bitwise  # `a & b` does not type for floats
+
+    def comb(opc: Any, a: Any, b: Any) -> Any:
+        if opc == _PLUS:
+            return dt(a + b)
+        if opc == _MULTIPLIES:
+            return dt(a * b)
+        if opc == _MINIMUM:
+            return a if a < b else b
+        if opc == _MAXIMUM:
+            return a if a > b else b
+        if opc == _LOGICAL_AND:
+            return dt(1 if (a != 0 and b != 0) else 0)
+        if opc == _LOGICAL_OR:
             return dt(1 if (a != 0 or b != 0) else 0)
-    else:
-        def comb(opc: Any, a: Any, b: Any) -> Any:
-            if opc == 0:
-                return dt(a + b)
-            if opc == 1:
-                return dt(a * b)
-            if opc == 2:
-                return a if a < b else b
-            if opc == 3:
-                return a if a > b else b
-            if opc == 7:
-                return dt(1 if (a != 0 and b != 0) else 0)
-            return dt(1 if (a != 0 or b != 0) else 0)
+        return dt(bitwise(opc, a, b))
+
     return comb
 
 
@@ -308,24 +324,32 @@ def _final_captures(fn: Any, dt: np.dtype) -> list[tuple[str, str, Any]]:
     return [(n, "freevar", kinds[n]) for n in fn.__code__.co_freevars if n in kinds]
 
 
-_finals: dict[tuple[Any, ...], Any] = {}
+def _final_kernel(r: reduction, ckey: Any) -> Kernel:
+    what = "custom" if r._op == "custom" else "known"
+    key = ("reduction_final", ckey if what == "custom" else what, r._dtype)
 
-
-def _final_kernel(r: reduction, ckey: Any) -> Any:
-    key = ("known" if r._op != "custom" else ckey, r._dtype)
-    k = _finals.get(key)
-    if k is None:
+    def make() -> Kernel:
         dt = r._dtype.type
-        comb = (_custom_combiner(r._combiner, dt) if r._op == "custom"
+        comb = (_custom_combiner(r._combiner, dt) if what == "custom"
                 else _known_combiner(dt, r._dtype.kind in "iu"))
         fn = _make_final(comb)
-        launch_mod._code_infos[fn.__code__] = info = launch_mod._CodeInfo(fn.__code__)
-        caps = _final_captures(fn, r._dtype)
-        what = "custom" if r._op == "custom" else "known"
-        k = _finals[key] = launch_mod._load_or_compile(fn, info, caps, tuple(c[2] for c in caps),
-                                              IndexSpace("nd_range", 1),
-                                              f"reduction_final<{r._dtype},{what}>")
-    return k
+        captures = captures_of(_final_captures(fn, r._dtype))
+        index = IndexSpace("nd_range", 1)
+        return kernels.load_or_compile(stable_digest(fn, captures, index), fn, index, captures,
+                                       f"reduction_final<{r._dtype},{what}>")
+
+    return kernels.once(key, make)  # uncounted: the stats count the user's kernels
+
+
+def _final_args(r: reduction, part: Any, groups: int, fl: int, key: int) -> dict[str, Any]:
+    """The final kernel's arguments by capture name (``fl``: its work-group size)."""
+    out = r._acc
+    return {"part": (part, 0, max(groups, 1)),
+            "out": (out._buf._storage.dev[key], out._tail[0], 1),
+            "tmp": (_args.cl().local_memory(fl * r._dtype.itemsize), fl),
+            "npart": (groups,), "ident": (r._identity,),
+            "keep": (np.uint8(not r._init),),
+            "opc": (np.int32(ReductionOp[r._op] if r._op != "custom" else -1),)}
 
 
 # --------------------------------------------------------------- main kernel
@@ -335,40 +359,25 @@ def _combiner_key(comb: Any) -> Any:
     return comb
 
 
-_kernels: dict[tuple[Any, ...], Any] = {}
-
-
-def _load_or_compile(fn: Any, info: Any, caps: list[Any], tkey: tuple[Any, ...],
-                     index: IndexSpace, reds: tuple[reduction, ...],
-                     rtypes: tuple[ReductionType, ...], kernel_name: str | None,
-                     bounds_check: bool = False) -> Any:
-    captures = launch_mod.captures_of(caps)
-    h = hashlib.sha256(launch_mod.stable_digest(fn, captures, tkey, index).encode())
+def _load_or_compile(fn: Any, caps: list[Any], index: IndexSpace,
+                     reds: tuple[reduction, ...], rtypes: tuple[ReductionType, ...],
+                     kernel_name: str | None, bounds_check: bool) -> Kernel:
+    captures = captures_of(caps)
+    h = hashlib.sha256(stable_digest(fn, captures, index).encode())
     h.update(repr(tuple((t.dtype.str, t.op) for t in rtypes)).encode())
     if bounds_check:
         h.update(b"bounds_check")
     seen: set[int] = set()
     for r in reds:
-        launch_mod._hash_static(r._combiner, h, seen)
+        hash_static(r._combiner, h, seen)
     digest = h.hexdigest()
     name = kernel_name or fn.__qualname__
-    compiled = launch_mod.disk_load(digest, fn)
-    if compiled is None or compiled.captures != captures or compiled.reductions != rtypes \
-            or compiled.bounds_checked != bounds_check:
-        from pysycl_numba import compile_kernel
-
-        compiled = compile_kernel(launch_mod.detached(fn, captures), index, captures,
-                                  entry_name="pysycl_" + digest[:24],
-                                  reductions=tuple((t, r._combiner)
-                                                   for t, r in zip(rtypes, reds, strict=True)),
-                                  bounds_check=bounds_check,
-                                  helpers=launch_mod.call_graph(fn))
-        launch_mod.stats["compiles"] += 1
-        if _diskcache.store(digest, compiled):
-            launch_mod.stats["disk_writes"] += 1
-    else:
-        launch_mod.stats["disk_hits"] += 1
-    k = launch_mod._Kernel(compiled, name)
+    compiled = kernels.load(digest, fn, lambda c: c.captures == captures
+                            and c.reductions == rtypes and c.bounds_checked == bounds_check)
+    if compiled is None:
+        compiled = kernels.compile(digest, fn, index, captures, name, bounds_check, tuple(
+            (t, r._combiner) for t, r in zip(rtypes, reds, strict=True)))
+    k = Kernel(compiled, name)
     if index.kind == "range":
         k.arg_dtypes.extend([np.int64] * index.ndim)
     for t in rtypes:
@@ -381,7 +390,7 @@ def _load_or_compile(fn: Any, info: Any, caps: list[Any], tkey: tuple[Any, ...],
 _partials: dict[tuple[Any, int], tuple[Any, Any, int]] = {}
 
 
-def _partials_buffer(x: Any, ctx: Any, clq: Any, slot: int, nbytes: int) -> Any:
+def _partials_buffer(ctx: Any, clq: Any, slot: int, nbytes: int) -> Any:
     # One temporary per (OpenCL queue, reduction slot): the queue is in order,
     # so a later command group's kernels never overlap this one's.
     key = (id(clq), slot)
@@ -390,93 +399,84 @@ def _partials_buffer(x: Any, ctx: Any, clq: Any, slot: int, nbytes: int) -> Any:
         if len(_partials) > 64:
             _partials.clear()  # enqueued commands keep their buffers alive (OpenCL retains)
         size = max(nbytes, 4096)
-        hit = _partials[key] = (clq, x.alloc(ctx._cl, size), size)
+        hit = _partials[key] = (clq, _args.cl().alloc(ctx._cl, size), size)
     return hit[1]
 
 
-def prepare(q: Any, h: Any, cmd: Any) -> Callable[[Any], Any]:
-    """Compile/build/validate a kernel with reductions; return ``launch(wait_for)``."""
-    kind, ndim, index_space, fn, reds, kernel_name = (
-        cmd.kind, cmd.ndim, cmd.index_space, cmd.fn, cmd.reductions, cmd.name)
-    where = getattr(getattr(fn, "__code__", None), "co_filename", "")
-    if type(fn) is launch_mod._sycl_kernel or h._bundle is not None:
-        raise exception(errc.feature_not_supported, "pysycl: reductions work with Python "
-                        "kernels compiled at submit, not with sycl.kernel objects or "
-                        "use_kernel_bundle")
-    for r in reds:
+def _check(h: Any, cmd: KernelCommand) -> None:
+    for r in cmd.reductions:
         if r._handler is not h:
             raise exception(errc.invalid, f"{r._where}: the reduction was created in another "
                             "command group")
-    info, values, caps, tkey = launch_mod._capture_values(fn, h)
+
+
+def _sizes(k: Kernel, dev: Any, clk: Any, cmd: KernelCommand, values: list[Any]
+           ) -> tuple[tuple[int, ...], tuple[int, ...], list[Any]]:
+    """(global size, local size, extra arguments): a range runs as a padded 1-D nd_range."""
+    if cmd.kind != "range":
+        gsize, lsize = ndrange_sizes(k, dev, clk, cmd.index_space, values)
+        return gsize, lsize, []
+    if k.has_local:
+        raise exception(errc.kernel_argument, f"{k.where} captures a sycl.local_accessor, but "
+                        "local memory exists only in nd_range kernels")
+    lim = dev_limits(dev, clk)
+    user = tuple(cmd.index_space)
+    total = int(np.prod(user, dtype=np.int64)) if user else 0
+    wg = max(1, min(256, lim[0], lim[1][0], total))
+    return (-(-total // wg) * wg,), (wg,), list(user)
+
+
+def _check_local_memory(k: Kernel, dev: Any, clk: Any, values: list[Any],
+                        reds: tuple[reduction, ...], wg: int) -> None:
+    local = _args.local_bytes(values, k.arg_kinds) + sum(wg * r._dtype.itemsize for r in reds)
+    lim = dev_limits(dev, clk)
+    if local > lim[2]:
+        raise exception(errc.nd_range, f"{k.where}: its local accessors and reductions need "
+                        f"{local} bytes of local memory per work-group, more than the "
+                        f"{lim[2]} bytes available; use a smaller local range")
+
+
+def prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[Any], Any]:
+    """Compile/build/validate a kernel with reductions; return ``launch(wait_for)``.
+
+    The caller (:func:`pysycl._kernels.launch.prepare`) has refused ``sycl.kernel``
+    objects and ``use_kernel_bundle``.
+    """
+    _check(h, cmd)
+    kind, ndim, fn, reds = cmd.kind, cmd.ndim, cmd.fn, cmd.reductions
+    info, values, caps, tkey = capture_values(fn, h)
     rtypes = tuple(ReductionType(r._dtype, r._op) for r in reds)
     ckeys = tuple(_combiner_key(r._combiner) for r in reds)
     checked = _bounds.enabled()
     mkey = (info.code, tkey, kind, ndim, rtypes, ckeys, checked)
-    k = _kernels.get(mkey)
-    index = IndexSpace(kind, ndim)
-    if k is None:
-        k = launch_mod.once(_kernels, mkey, lambda: _load_or_compile(
-            fn, info, caps, tkey, index, reds, rtypes, kernel_name, checked))
-    else:
-        launch_mod.stats["memory_hits"] += 1
-    finals = [_final_kernel(r, ck) for r, ck in zip(reds, ckeys, strict=True)]
-    dev, ctx = q._dev, q._ctx
-    ckey = (ctx._handle, dev._handle)
-    clk = k.kernels.get(ckey)
-    if clk is None:
-        clk = k.kernels[ckey] = launch_mod._build(k, ctx, dev)
-    fclks = []
-    for fk in finals:
-        c = fk.kernels.get(ckey)
-        if c is None:
-            c = fk.kernels[ckey] = launch_mod._build(fk, ctx, dev)
-        fclks.append(c)
-    acc_slots = k.acc_slots
-    if 3 in acc_slots:
+    k = kernels.get(mkey) or kernels.once(mkey, lambda: _load_or_compile(
+        fn, caps, IndexSpace(kind, ndim), reds, rtypes, cmd.name, checked))
+    if k.has_spec:
         raise exception(errc.feature_not_supported, f"kernel {k.name}: pysycl does not support "
                         "specialization constants in kernels with reductions yet")
-    x = launch_mod._cl_exec()
-    lim = launch_mod._dev_limits(dev, clk)
-    kdesc = f"kernel {k.name} ({k.compiled.source_location or where})"
-    if kind == "range":
-        if 2 in acc_slots:
-            raise exception(errc.kernel_argument, f"{kdesc} captures a sycl.local_accessor, but "
-                            "local memory exists only in nd_range kernels")
-        user = tuple(index_space)
-        total = int(np.prod(user, dtype=np.int64)) if user else 0
-        wg = max(1, min(256, lim[0], lim[1][0], total))
-        groups = -(-total // wg)
-        gsize, lsize = (groups * wg,), (wg,)
-        extra: list[Any] = list(user)
-    else:
-        gsize, lsize = launch_mod._ndrange_sizes(k, dev, clk, index_space, values, acc_slots)
-        wg = int(np.prod(lsize))
-        groups = int(np.prod(gsize)) // wg
-        extra = []
-    if k.compiled.direct_index:  # the static bounds check (as _launch.prepare; not hot)
-        g = index_space._v if kind == "range" else index_space._global._v
-        _bounds.check_launch(k, info.location, info.code.co_filename, g,
-                             None if kind == "range" else index_space._local._v, values)
-    ranges = [v._range if s in (1, 2) else None for v, s in zip(values, acc_slots, strict=True)]
-    local_bytes = sum(v.byte_size() for v, s in zip(values, acc_slots, strict=True) if s == 2)
-    local_bytes += sum(wg * r._dtype.itemsize for r in reds)
-    if local_bytes > lim[2]:
-        raise exception(errc.nd_range, f"{kdesc}: its local accessors and reductions need "
-                        f"{local_bytes} bytes of local memory per work-group, more than the "
-                        f"{lim[2]} bytes available; use a smaller local range")
-    values = [(x.local_memory(v.byte_size()), v._tail()) if s == 2 else v
-              for v, s in zip(values, acc_slots, strict=True)]
-    clq = q._clq
-    key = ctx._handle
-    parts = [_partials_buffer(x, ctx, clq, i, max(groups, 1) * r._dtype.itemsize)
+    dev, ctx = q._dev, q._ctx
+    clk = kernels.cl_kernel(k, ctx, dev)
+    finals = [_final_kernel(r, ck) for r, ck in zip(reds, ckeys, strict=True)]
+    fclks = [kernels.cl_kernel(fk, ctx, dev) for fk in finals]
+    gsize, lsize, extra = _sizes(k, dev, clk, cmd, values)
+    wg = int(np.prod(lsize))
+    groups = int(np.prod(gsize)) // wg
+    if k.direct or k.direct_rest:
+        _bounds.check_static(k, info.location, info.code.co_filename, kind, cmd.index_space,
+                             values)
+    _check_local_memory(k, dev, clk, values, reds, wg)
+    ranges = _args.accessor_ranges(values, k.arg_kinds)
+    values = _args.with_local_memory(values, k.arg_kinds)
+    x, clq, key = _args.cl(), q._clq, ctx._handle
+    parts = [_partials_buffer(ctx, clq, i, max(groups, 1) * r._dtype.itemsize)
              for i, r in enumerate(reds)]
-    flims = [launch_mod._dev_limits(dev, c)[0] for c in fclks]
+    flims = [dev_limits(dev, c)[0] for c in fclks]
     files = _bounds.files_of(fn) if checked else {}
 
     def launch(wait_for: Any) -> Any:
         ev = None
         if groups:
-            args = launch_mod.flat_args(values, acc_slots, key)
+            args = _args.flat_args(values, k.arg_kinds, key)
             args.extend(extra)
             for r, p in zip(reds, parts, strict=True):
                 args.extend((r._identity, p, x.local_memory(wg * r._dtype.itemsize)))
@@ -485,18 +485,12 @@ def prepare(q: Any, h: Any, cmd: Any) -> Callable[[Any], Any]:
                 args.append(buf)
             ev = x.launch(clq, clk, gsize, lsize, args, wait_for)
             if checked:
-                _bounds.watch(x, _bounds._Watch(q, k, info.location, files, values, ranges,
-                                                ndim, buf, host, tuple(extra) or None), clq, ev)
+                _bounds.watch(x, _bounds.Watch(q, k, info.location, files, values, ranges,
+                                               ndim, buf, host, tuple(extra) or None), clq, ev)
             wait_for = None
         for r, p, fk, fclk, flim in zip(reds, parts, finals, fclks, flims, strict=True):
             fl = max(1, min(256, flim, groups))
-            out = r._acc
-            fargs = {"part": (p, 0, max(groups, 1)),
-                     "out": (out._buf._storage.dev[key], out._tail[0], 1),
-                     "tmp": (x.local_memory(fl * r._dtype.itemsize), fl),
-                     "npart": (groups,), "ident": (r._identity,),
-                     "keep": (np.uint8(not r._init),),
-                     "opc": (np.int32(_OPCODES.get(r._op, -1)),)}
+            fargs = _final_args(r, p, groups, fl, key)
             flat = [a for c in fk.compiled.captures for a in fargs[c.name]]
             ev = x.launch(clq, fclk, (fl,), (fl,), flat, wait_for)
             wait_for = None

@@ -100,12 +100,6 @@ class kernel_handler:  # noqa: N801 - the spec's spelling
 
 
 # ------------------------------------------------------------------ runtime
-def spec_slots(compiled: Any) -> tuple[int, ...]:
-    """Positions in ``compiled.captures`` of the spec-id captures (SpecId order)."""
-    return tuple(i for i, c in enumerate(compiled.captures)
-                 if isinstance(c.type, SpecConstantType))
-
-
 def spec_ids_of(fn: Any, captures: Sequence[Any]) -> tuple[specialization_id | None, ...]:
     """The ``specialization_id`` objects a kernel function captures, in SpecId order."""
     out: list[specialization_id | None] = []

@@ -40,27 +40,26 @@ def kernel_cache_stats() -> dict[str, int]:
     ``cl_source_builds`` (kernel_compiler builds), ``binary_hits`` and
     ``binary_writes`` (the per-device binary cache).
     """
-    from pysycl._bundles import bundle as _bundle
-    from pysycl._kernels import launch as _launch
+    from pysycl._bundles.kernel_bundle import stats_snapshot
+    from pysycl._kernels.cache import kernels
 
-    return {**_launch.stats, **_bundle.stats}
+    return {**kernels.stats, **stats_snapshot()}
 
 
 def reset_kernel_cache_stats() -> None:
     """Zero the counters of :func:`kernel_cache_stats`."""
-    from pysycl._bundles import bundle as _bundle
-    from pysycl._kernels import launch as _launch
+    from pysycl._bundles.kernel_bundle import reset_stats
+    from pysycl._kernels.cache import kernels
 
-    _launch.reset_stats()
-    for k in _bundle.stats:
-        _bundle.stats[k] = 0
+    kernels.reset_stats()
+    reset_stats()
 
 
 def clear_kernel_memory_cache() -> None:
     """Forget compiled kernels held in memory (the disk cache is kept)."""
-    from pysycl._kernels import launch as _launch
+    from pysycl._kernels.cache import kernels
 
-    _launch.clear_memory_cache()
+    kernels.clear_memory()
 
 
 def kernel_cache_dir() -> Path | None:

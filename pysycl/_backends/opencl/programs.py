@@ -19,7 +19,6 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 import pyopencl as cl
 from pyopencl import _cl as _rawcl
 
@@ -146,11 +145,6 @@ def binaries(prg: Any) -> dict[int, bytes]:
     return {d.int_ptr: bytes(b) for d, b in zip(devs, bins, strict=False)}
 
 
-def program_devices(prg: Any) -> list[Any]:
-    """``CL_PROGRAM_DEVICES``."""
-    return list(prg.get_info(cl.program_info.DEVICES))
-
-
 def program_context(prg: Any) -> Any:
     """``CL_PROGRAM_CONTEXT``."""
     return prg.get_info(cl.program_info.CONTEXT)
@@ -204,14 +198,6 @@ def kernel_arg_type_name(k: Any, index: int) -> str | None:
         return str(k.get_arg_info(index, cl.kernel_arg_info.TYPE_NAME))
     except cl.Error:
         return None
-
-
-def set_spec_constant(prg: Any, spec_id: int, value: np.ndarray) -> None:
-    """``clSetProgramSpecializationConstant``."""
-    try:
-        prg.set_specialization_constant(int(spec_id), value.tobytes())
-    except cl.Error as e:
-        raise translate(e, "clSetProgramSpecializationConstant failed", errc.invalid) from e
 
 
 def launch_interop(q: Any, k: Any, gsize: tuple[int, ...], lsize: tuple[int, ...] | None,
@@ -294,11 +280,6 @@ def queue_context_device(q: Any) -> tuple[Any, Any]:
 def event_context(ev: Any) -> Any:
     """The context of a pyopencl event."""
     return ev.get_info(cl.event_info.CONTEXT)
-
-
-def buffer_info(mem: Any) -> tuple[Any, int]:
-    """(context, size in bytes) of a pyopencl buffer."""
-    return mem.get_info(cl.mem_info.CONTEXT), int(mem.get_info(cl.mem_info.SIZE))
 
 
 def handle(obj: Any) -> int:

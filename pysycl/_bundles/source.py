@@ -1,0 +1,142 @@
+"""The kernel_compiler extension (``sycl::ext::oneapi::experimental``): bundles from source.
+
+:mod:`pysycl.ext.oneapi.experimental` re-exports it.
+
+Kernel bundles from source, built at run time (``sycl_ext_oneapi_kernel_compiler``)::
+
+    kb_src = syclex.create_kernel_bundle_from_source(ctx, syclex.source_language.opencl, src)
+    kb_exe = syclex.build(kb_src, properties=[syclex.build_options(["-cl-fast-relaxed-math"])])
+    k = kb_exe.ext_oneapi_get_kernel("my_kernel")
+    q.submit(lambda h: (h.set_args(acc, np.float32(2)), h.parallel_for(sycl.range(n), k)))
+
+Languages: ``source_language.opencl`` (OpenCL C text, ``clCreateProgramWithSource``;
+runs on every device with an online compiler, PoCL included) and
+``source_language.spirv`` (SPIR-V bytes, ``clCreateProgramWithIL``; devices with
+``aspect.ext_pysycl_spirv``). ``build_options`` strings are passed to
+``clBuildProgram`` unchanged (``shared/spec/clBuildProgram.txt``); kernel names are
+the OpenCL C function names / SPIR-V entry points.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pysycl._bundles.kernel_bundle import _digest, _Image, bundle_state, count, kernel_bundle
+from pysycl._bundles.ops import _check_devs
+from pysycl._bundles.properties import build_options, save_log
+from pysycl._core.exceptions import errc, exception
+
+
+class source_language(enum.Enum):  # noqa: N801 - the spec's spelling
+    """Languages of ``create_kernel_bundle_from_source``."""
+
+    opencl = "opencl"   # text
+    spirv = "spirv"     # bytes
+
+    def __repr__(self) -> str:
+        return f"sycl.ext.oneapi.experimental.source_language.{self.name}"
+
+
+def can_compile(dev: Any, lang: source_language) -> bool:
+    """``device.ext_oneapi_can_compile(lang)``."""
+    from pysycl._objects.aspects import aspect
+
+    if not isinstance(lang, source_language):
+        raise TypeError(f"ext_oneapi_can_compile takes a source_language, not {lang!r}")
+    if not dev.has(aspect.online_compiler):
+        return False
+    if lang is source_language.spirv:
+        return dev.has(aspect.ext_pysycl_spirv)
+    return True
+
+
+def create_kernel_bundle_from_source(ctxt: Any, lang: source_language,
+                                     source: str | bytes) -> kernel_bundle:
+    """A bundle in ``bundle_state.ext_oneapi_source`` holding ``source`` (not compiled).
+
+    Raises:
+        exception: ``errc.invalid`` when no device of ``ctxt`` supports ``lang``.
+        TypeError: text given for a binary language or bytes for a text one.
+    """
+    from pysycl._objects.context import context
+
+    if not isinstance(ctxt, context):
+        raise TypeError(f"create_kernel_bundle_from_source takes a sycl.context, not {ctxt!r}")
+    if not isinstance(lang, source_language):
+        raise TypeError(f"expected a source_language, not {lang!r}")
+    if lang is source_language.opencl:
+        if not isinstance(source, str):
+            raise TypeError("source_language.opencl is a text format: pass a str")
+        img = _Image(bundle_state.ext_oneapi_source, "opencl_c", _digest("cl", source),
+                     source=source, lang=lang)
+    else:
+        if not isinstance(source, (bytes, bytearray, memoryview)):
+            raise TypeError("source_language.spirv is a binary format: pass bytes")
+        il = bytes(source)
+        img = _Image(bundle_state.ext_oneapi_source, "spirv", _digest("spv", il), il=il,
+                     lang=lang)
+    if not any(can_compile(d, lang) for d in ctxt.get_devices()):
+        raise exception(errc.invalid, f"no device of the context can compile {lang!r} "
+                        f"(devices: {ctxt.get_devices()})", ctxt)
+    return kernel_bundle._make(ctxt, ctxt.get_devices(), bundle_state.ext_oneapi_source, [img])
+
+
+def build(source_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
+          properties: Iterable[Any] = ()) -> kernel_bundle:
+    """Build a source bundle into an executable bundle (``clBuildProgram``).
+
+    ``build(kb_src)`` builds for the context's devices; ``build(kb_src, devs)``
+    for ``devs``. Properties: :class:`build_options`, :class:`save_log`.
+
+    Raises:
+        exception: ``errc.invalid`` — a device not in the bundle's context, a
+            device that cannot compile the language, options the driver
+            rejects; ``errc.build`` — the build fails (the message is the full
+            build log).
+        TypeError: the bundle is not in ``ext_oneapi_source`` state, or an
+            unsupported property (ill formed in C++).
+    """
+    from pysycl._backends.opencl import programs as clp
+
+    if not isinstance(source_bundle, kernel_bundle):
+        raise TypeError(f"build takes a sycl.kernel_bundle, not {type(source_bundle).__name__}")
+    if source_bundle.get_state() is not bundle_state.ext_oneapi_source:
+        raise TypeError("sycl.ext.oneapi.experimental.build takes a bundle in "
+                        f"bundle_state.ext_oneapi_source, not {source_bundle.get_state().name}; "
+                        "use sycl.build for input bundles")
+    ctx = source_bundle.get_context()
+    dl = _check_devs(ctx, ctx.get_devices() if devs is None else devs, "build")
+    opts: list[str] = []
+    logs: list[save_log] = []
+    for p in properties or ():
+        if isinstance(p, build_options):
+            opts.extend(p.opts)
+        elif isinstance(p, save_log):
+            logs.append(p)
+        else:
+            raise TypeError(f"build: unsupported property {p!r} (build_options and save_log "
+                            "are allowed)")
+    (img,) = source_bundle._images
+    for d in dl:
+        if not can_compile(d, img.lang):
+            raise exception(errc.invalid, f"build: device {d!r} cannot compile {img.lang!r}",
+                            ctx)
+    options = " ".join(opts)
+    if img.lang is source_language.opencl:
+        prg = clp.from_source(ctx._cl, img.source)
+    else:
+        prg = clp.from_il(ctx._cl, img.il)
+    clp.build_program(prg, [d._cl for d in dl], options)
+    count("cl_source_builds")
+    for sl in logs:
+        sl._put(clp.build_log(prg, [d._cl for d in dl]))
+    names = clp.kernel_names(prg)
+    exe = _Image(bundle_state.executable, img.format, _digest("exe", options, img.key),
+                 programs={d: prg for d in dl}, names=names, lang=img.lang, options=options)
+    return kernel_bundle._make(ctx, dl, bundle_state.executable, [exe])
+
+
+__all__ = ["build", "build_options", "create_kernel_bundle_from_source", "save_log",
+           "source_language"]

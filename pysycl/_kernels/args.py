@@ -1,0 +1,64 @@
+"""The OpenCL arguments of a launch, from the captured values and their :class:`ArgKind`.
+
+The layout is the ABI's (:mod:`pysycl._core.abi`): a global accessor passes its
+buffer's ``cl_mem`` in the queue's context, then its offset and ranges; a local
+accessor a ``clSetKernelArg(NULL)`` size, then its range; a spec id nothing.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+from pysycl._core.abi import ArgKind
+
+_SCALAR, _ACCESSOR, _LOCAL, _SCALARS = (ArgKind.SCALAR, ArgKind.ACCESSOR,
+                                        ArgKind.LOCAL_ACCESSOR, ArgKind.SCALARS)
+_cl_mod: list[ModuleType] = []
+
+
+def cl() -> ModuleType:
+    """:mod:`pysycl._backends.opencl.exec`, imported on first use (``import pysycl`` stays light)."""
+    if not _cl_mod:
+        from pysycl._backends.opencl import exec as x
+
+        _cl_mod.append(x)
+    return _cl_mod[0]
+
+
+def flat_args(values: list[Any], kinds: tuple[ArgKind, ...], key: int) -> list[Any]:
+    """The OpenCL arguments of captured ``values`` in the context whose handle is ``key``.
+
+    Local accessors must have been replaced by :func:`with_local_memory` first.
+    """
+    args: list[Any] = []
+    for v, kind in zip(values, kinds, strict=False):
+        if kind is _ACCESSOR:
+            args.append(v._buf._storage.dev[key])
+            args.extend(v._tail)
+        elif kind is _SCALAR:
+            args.append(v)
+        elif kind is _LOCAL:
+            args.append(v[0])
+            args.extend(v[1])
+        elif kind is _SCALARS:
+            args.extend(v)
+    return args
+
+
+def with_local_memory(values: list[Any], kinds: tuple[ArgKind, ...]) -> list[Any]:
+    """``values`` with each local accessor as ``(cl.LocalMemory of its size, its range)``."""
+    x = cl()
+    return [(x.local_memory(v.byte_size()), v._tail()) if kind is _LOCAL else v
+            for v, kind in zip(values, kinds, strict=True)]
+
+
+def accessor_ranges(values: list[Any], kinds: tuple[ArgKind, ...]) -> list[Any]:
+    """The range of each (global or local) accessor capture, None for the others."""
+    return [v._range if kind is _ACCESSOR or kind is _LOCAL else None
+            for v, kind in zip(values, kinds, strict=True)]
+
+
+def local_bytes(values: list[Any], kinds: tuple[ArgKind, ...]) -> int:
+    """Local memory the local accessors among ``values`` need per work-group."""
+    return sum(v.byte_size() for v, kind in zip(values, kinds, strict=True) if kind is _LOCAL)

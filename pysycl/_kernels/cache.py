@@ -1,0 +1,264 @@
+"""The kernel cache: compiled kernels in memory and on disk, and the one call into the compiler.
+
+Levels (docs/design/caching.md):
+
+1. memory: a launcher key ``(code object, capture types, index kind, ndim, ...)``
+   → :class:`Kernel` (the compiled module, plus one ``cl_kernel`` per context,
+   device and spec-constant values);
+2. disk: a stable digest of the same key (:mod:`pysycl._kernels.digest`) →
+   SPIR-V (:mod:`pysycl._kernels.diskcache`); a hit skips Numba entirely;
+3. the compiler (``pysycl_numba``), imported on first use by :func:`_compile`,
+   the runtime's only way into it.
+
+:data:`kernels` is the process's cache; its :attr:`KernelCache.stats` are what
+``pysycl.ext.kernel_cache_stats()`` reports.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import time
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
+
+import numpy as np
+
+from pysycl._core.abi import (
+    ArgKind,
+    Capture,
+    CompiledKernel,
+    IndexSpace,
+    ReductionType,
+    arg_kind,
+    detached,
+    source_location,
+)
+from pysycl._core.exceptions import errc, exception
+from pysycl._kernels import bounds as _bounds
+from pysycl._kernels import diskcache as _diskcache
+from pysycl._kernels import specconst as _specconst
+from pysycl._kernels.captures import call_graph, forget_code_infos
+
+_log = logging.getLogger("pysycl.kernel")
+T = TypeVar("T")
+
+
+class Kernel:
+    """A compiled kernel as the launcher uses it: argument kinds and its ``cl_kernel`` objects.
+
+    Attributes:
+        compiled: the compiler's (or the disk cache's) :class:`CompiledKernel`.
+        name: the kernel's name in messages.
+        arg_kinds: one :class:`ArgKind` per capture.
+        arg_dtypes: the OpenCL arguments' dtypes (None: a memory object).
+        has_spec, has_local: whether some capture is a spec id / a local accessor.
+        direct, direct_rest: the static bounds check's entries
+            (:func:`pysycl._kernels.bounds.fast_checks`).
+        kernels: ``cl_kernel`` by (context, device[, spec-constant values]).
+    """
+
+    __slots__ = ("arg_dtypes", "arg_kinds", "compiled", "direct", "direct_rest", "has_local",
+                 "has_spec", "kernels", "name")
+
+    def __init__(self, compiled: CompiledKernel, name: str) -> None:
+        self.compiled = compiled
+        self.name = name
+        dts: list[Any] = []
+        kinds = tuple(arg_kind(c.type) for c in compiled.captures)
+        for c, kind in zip(compiled.captures, kinds, strict=True):
+            if kind is ArgKind.ACCESSOR or kind is ArgKind.LOCAL_ACCESSOR:
+                dts.append(None)  # the memory object, then offset and ranges
+                dts.extend([np.int64] * (c.type.flat_arg_count() - 1))
+            elif kind is not ArgKind.SPEC_CONSTANT:
+                dts.extend(c.type.flat_dtypes())  # type: ignore[union-attr]
+        if compiled.bounds_checked and not compiled.reductions:
+            dts.append(None)  # the error buffer (reduction kernels add it after theirs)
+        self.arg_dtypes = dts
+        self.arg_kinds = kinds
+        self.has_spec = ArgKind.SPEC_CONSTANT in kinds
+        self.has_local = ArgKind.LOCAL_ACCESSOR in kinds
+        self.direct, self.direct_rest = _bounds.fast_checks(compiled.direct_index, kinds)
+        self.kernels: dict[tuple[Any, ...], Any] = {}
+
+    @property
+    def where(self) -> str:
+        """``kernel NAME (file:line)`` for messages."""
+        return f"kernel {self.name} ({self.compiled.source_location})"
+
+
+def _compile(fn: Any, index: IndexSpace, captures: tuple[Capture, ...], entry: str,
+             bounds_check: bool, reductions: tuple[tuple[ReductionType, Any], ...] = ()
+             ) -> CompiledKernel:
+    """The runtime's one call into the compiler (imported here, on first use: no Numba before)."""
+    from pysycl_numba import compile_kernel
+
+    return compile_kernel(detached(fn, captures), index, captures, entry_name=entry,
+                          reductions=reductions, bounds_check=bounds_check,
+                          helpers=call_graph(fn))
+
+
+def _dev_name(dev: Any) -> str:
+    return dev._name()
+
+
+def _check_device(k: Kernel, dev: Any) -> None:
+    """Raise ``errc.kernel_not_supported`` unless ``dev`` can run ``k`` (before anything runs)."""
+    from pysycl._objects.aspects import aspect
+
+    missing = [name for name in sorted(k.compiled.required_aspects)
+               if not dev.has(getattr(aspect, name))]
+    if missing:
+        raise exception(
+            errc.kernel_not_supported,
+            f"{k.where} needs {', '.join('aspect.' + m for m in missing)}, which device "
+            f"{_dev_name(dev)!r} does not have (float16 needs fp16, float64 and Python floats "
+            "need fp64)")
+    if k.compiled.format == "spirv" and not dev.has(aspect.ext_pysycl_spirv):
+        raise exception(
+            errc.kernel_not_supported,
+            f"{k.where} is a SPIR-V device image, but device {_dev_name(dev)!r} cannot load "
+            "SPIR-V (no OpenCL IL support; PoCL from PyPI is such a device). Run it on a "
+            "device with aspect.ext_pysycl_spirv, e.g. "
+            "sycl.queue(sycl.aspect_selector(sycl.aspect.ext_pysycl_spirv)).")
+
+
+class KernelCache:
+    """Compiled kernels by launcher key, in memory and on disk, with counters.
+
+    Counters (:attr:`stats`): ``compiles`` (compiler runs), ``memory_hits``,
+    ``disk_hits``, ``disk_writes``, ``cl_builds`` (OpenCL builds of its kernels).
+    """
+
+    def __init__(self) -> None:
+        self.memory: dict[Hashable, Kernel] = {}
+        self.stats = {"compiles": 0, "memory_hits": 0, "disk_hits": 0, "disk_writes": 0,
+                      "cl_builds": 0}
+        self._flights: dict[Any, threading.Lock] = {}
+        self._flights_lock = threading.Lock()
+
+    # --- memory
+    def get(self, key: Hashable) -> Kernel | None:
+        """The kernel in memory under ``key`` (a hit is counted), else None."""
+        k = self.memory.get(key)
+        if k is not None:
+            self.stats["memory_hits"] += 1
+        return k
+
+    def peek(self, key: Hashable) -> Kernel | None:
+        """The kernel in memory under ``key``, else None (not counted: no submit asked)."""
+        return self.memory.get(key)
+
+    def add(self, key: Hashable, k: Kernel) -> Kernel:
+        """Keep ``k`` under ``key`` unless a kernel is there already; the one kept."""
+        return self.memory.setdefault(key, k)
+
+    def once(self, key: Hashable, make: Callable[[], Kernel]) -> Kernel:
+        """``memory[key]``, made by ``make()`` exactly once however many threads ask at once.
+
+        Threads that miss the same key together wait for the first one's compile
+        instead of compiling again; if it fails, the next waiter tries (and gets its
+        own error).
+        """
+        with self._flights_lock:
+            v = self.memory.get(key)
+            if v is not None:
+                return v
+            lock = self._flights.setdefault(key, threading.Lock())
+        try:
+            with lock:
+                v = self.memory.get(key)
+                if v is None:
+                    v = self.memory[key] = make()
+                return v
+        finally:
+            with self._flights_lock:
+                if self._flights.get(key) is lock and key in self.memory:
+                    del self._flights[key]
+
+    def clear_memory(self) -> None:
+        """Forget every compiled kernel held in memory (the disk cache stays)."""
+        self.memory.clear()
+        forget_code_infos()
+
+    def reset_stats(self) -> None:
+        """Zero the counters."""
+        for k in self.stats:
+            self.stats[k] = 0
+
+    # --- disk and compiler
+    def load(self, digest: str, fn: Any, accept: Callable[[CompiledKernel], bool]
+             ) -> CompiledKernel | None:
+        """The disk-cached kernel ``digest`` if ``accept`` takes it (a hit is counted).
+
+        An entry may have been written by another program whose kernel had the same
+        bytecode: messages must name the file:line of the function being submitted,
+        never what the cache remembers.
+        """
+        compiled = _diskcache.load(digest)
+        if compiled is None or not accept(compiled):
+            return None
+        self.stats["disk_hits"] += 1
+        here = source_location(fn)
+        if compiled.source_location != here:
+            compiled = dataclasses.replace(compiled, source_location=here)
+        return compiled
+
+    def compile(self, digest: str, fn: Any, index: IndexSpace, captures: tuple[Capture, ...],
+                name: str, bounds_check: bool,
+                reductions: tuple[tuple[ReductionType, Any], ...] = ()) -> CompiledKernel:
+        """Compile ``fn`` (entry point named after ``digest``) and store it on disk."""
+        t0 = time.perf_counter()
+        compiled = _compile(fn, index, captures, "pysycl_" + digest[:24], bounds_check,
+                            reductions)
+        self.stats["compiles"] += 1
+        _log.info("compiled kernel %s (%s) in %.1f ms", name, source_location(fn),
+                  1e3 * (time.perf_counter() - t0))
+        if _diskcache.store(digest, compiled):
+            self.stats["disk_writes"] += 1
+        return compiled
+
+    def load_or_compile(self, digest: str, fn: Any, index: IndexSpace,
+                        captures: tuple[Capture, ...], name: str,
+                        bounds_check: bool = False) -> Kernel:
+        """The kernel of ``digest``: from the disk cache, else compiled."""
+        compiled = self.load(digest, fn, lambda c: c.captures == captures
+                             and c.bounds_checked == bounds_check)
+        if compiled is not None:
+            _log.debug("kernel %s: disk cache hit %s", name, digest[:16])
+        else:
+            compiled = self.compile(digest, fn, index, captures, name, bounds_check)
+        return Kernel(compiled, name)
+
+    # --- OpenCL
+    def cl_kernel(self, k: Kernel, ctx: Any, dev: Any, spec: tuple[Any, ...] | None = None,
+                  key: tuple[Any, ...] | None = None) -> Any:
+        """``k``'s ``cl_kernel`` for (``ctx``, ``dev``[, ``spec`` values]), built once."""
+        if key is None:
+            key = (ctx._handle, dev._handle)
+            if spec is not None:
+                key += _specconst.value_key(spec)
+        clk = k.kernels.get(key)
+        if clk is None:
+            clk = k.kernels[key] = self._build(k, ctx, dev, spec)
+        return clk
+
+    def _build(self, k: Kernel, ctx: Any, dev: Any, spec: tuple[Any, ...] | None) -> Any:
+        from pysycl._backends.opencl import exec as x
+
+        _check_device(k, dev)
+        t0 = time.perf_counter()
+        if spec is None:
+            prg = x.build_il(ctx._cl, [dev._cl], k.compiled.binary)
+            clk = x.create_kernel(prg, k.compiled.entry, k.arg_dtypes)
+        else:  # specialization constant values applied to the SPIR-V module (no Numba)
+            clk = _specconst.build_for(k, ctx, dev, spec)
+        self.stats["cl_builds"] += 1
+        _log.info("built kernel %s for %s in %.1f ms", k.name, _dev_name(dev),
+                  1e3 * (time.perf_counter() - t0))
+        return clk
+
+
+#: The process's kernel cache.
+kernels = KernelCache()

@@ -1,0 +1,101 @@
+"""The launch checks of an ``nd_range`` (SYCL 2020 §4.9.4.2.2), for every device.
+
+:func:`check_nd_range` is shared by the OpenCL launcher (limits from the device
+and the built kernel, :func:`ndrange_sizes`) and the host_debuggable device
+(its own limits).
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pysycl._core.exceptions import errc, exception
+from pysycl._kernels import args as _args
+
+if TYPE_CHECKING:
+    from pysycl._kernels.cache import Kernel
+
+
+def ndrange_sizes(k: Kernel, dev: Any, clk: Any, nd: Any, values: list[Any]
+                  ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """OpenCL global and local sizes of an nd_range launch of kernel ``k``, validated."""
+    lim = dev_limits(dev, clk)
+    name = dev._name()
+
+    def describe(what: str) -> str:  # built only when a check fails
+        if what == "where":
+            return k.where
+        if what == "wg":
+            return (f"the {lim[0]} this kernel can have on {name!r} "
+                    "(info.device.max_work_group_size and the kernel's own limit); use a "
+                    "smaller local range")
+        return (f"the {lim[2]} bytes device {name!r} has (info.device.local_mem_size, "
+                "less what the kernel itself uses); use smaller local accessors or work-groups")
+
+    check_nd_range(nd, lim[0], lim[1], _args.local_bytes(values, k.arg_kinds), lim[2], describe)
+    return tuple(nd._global)[::-1], tuple(nd._local)[::-1]
+
+
+def check_nd_range(nd: Any, max_wg: int, item_caps: tuple[int, ...] | None, local_bytes: int,
+                   local_limit: int, describe: Callable[[str], str]) -> None:
+    """The launch checks of an nd_range (§4.9.4.2.2), for any device.
+
+    Args:
+        nd: the ``sycl.nd_range``.
+        max_wg: the largest work-group (the device's, and the kernel's own limit).
+        item_caps: max work-item sizes in OpenCL order, or None when unlimited.
+        local_bytes: local memory the kernel's local accessors need per work-group.
+        local_limit: local memory available per work-group.
+        describe: texts for the messages, asked for only on failure: ``"where"``
+            (the kernel), ``"wg"`` (the work-group limit), ``"mem"`` (the memory limit).
+
+    Raises:
+        exception: ``errc.nd_range`` (``errc.feature_not_supported`` for offsets).
+    """
+    g, loc = tuple(nd._global), tuple(nd._local)
+    if any(nd._offset):
+        raise exception(errc.feature_not_supported, f"{describe('where')}: nd_range offsets "
+                        "(deprecated in SYCL 2020) are not supported by pysycl; add the offset "
+                        "to the ids")
+    if 0 in loc:
+        raise exception(errc.nd_range, f"{describe('where')}: the local range {loc} has a zero "
+                        "extent; every work-group needs at least one work-item")
+    bad = [d for d in builtins.range(len(g)) if g[d] % loc[d]]
+    if bad:
+        d = bad[0]
+        raise exception(errc.nd_range, f"{describe('where')}: global range {g} is not a multiple "
+                        f"of the local range {loc} in dimension {d} ({g[d]} % {loc[d]} != 0); "
+                        "round the global range up to a multiple and skip the extra work-items "
+                        "in the kernel")
+    size = 1
+    for e in loc:
+        size *= e
+    if size > max_wg:
+        raise exception(errc.nd_range, f"{describe('where')}: a work-group of {loc} = {size} "
+                        f"work-items exceeds {describe('wg')}")
+    if item_caps is not None:
+        n = len(loc)
+        for d in builtins.range(n):
+            cap = item_caps[n - 1 - d]  # SYCL dimension d is OpenCL dimension n-1-d
+            if loc[d] > cap:
+                raise exception(errc.nd_range, f"{describe('where')}: local range {loc} exceeds "
+                                f"the device's max_work_item_sizes in dimension {d} "
+                                f"({loc[d]} > {cap})")
+    if local_bytes > local_limit:
+        raise exception(errc.nd_range, f"{describe('where')}: its local accessors need "
+                        f"{local_bytes} bytes of local memory per work-group, more than "
+                        f"{describe('mem')}")
+
+
+_limits: dict[tuple[Any, Any], tuple[int, tuple[int, ...], int]] = {}
+
+
+def dev_limits(dev: Any, clk: Any) -> tuple[int, tuple[int, ...], int]:
+    """(max work-group size, max work-item sizes in OpenCL order, free local memory bytes)."""
+    key = (dev._handle, id(clk))
+    lim = _limits.get(key)
+    if lim is None:
+        lim = _limits[key] = _args.cl().kernel_limits(clk, dev._cl)
+    return lim

@@ -1,0 +1,44 @@
+"""A kernel function's parameters checked against its launch (once per code object)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pysycl._core.exceptions import errc, kernel_signature_error
+
+_checked: dict[Any, int] = {}  # code object -> the parameter count it was checked for
+
+
+def check_kernel(kernel: Any, nparams: int, where: str | Callable[[], str]) -> None:
+    """Check a kernel's parameters against its launch (once per code object).
+
+    ``where`` names the launch in the message; a callable is called only on failure,
+    so the per-submit fast path builds no string.
+
+    Raises:
+        TypeError: ``kernel`` is not a Python function.
+        kernel_signature_error: it takes other parameters than ``nparams`` (and
+            optionally a trailing ``sycl.kernel_handler``).
+    """
+    code = getattr(kernel, "__code__", None)
+    if _checked.get(code) == nparams:
+        return
+    if callable(where):
+        where = where()
+    if code is None:
+        raise TypeError(f"{where}: the kernel must be a Python function or lambda, got "
+                        f"{type(kernel).__name__}")
+    got = code.co_argcount
+    # nparams + 1: a trailing sycl.kernel_handler (specialization constants)
+    if got not in (nparams, nparams + 1) or code.co_kwonlyargcount \
+            or code.co_flags & 0x0C:  # *args/**kwargs
+        loc = f"{code.co_filename}:{code.co_firstlineno}"
+        want = "no parameters" if nparams == 0 else (
+            "one parameter (the work-item)" if nparams == 1 else
+            f"{nparams} parameters (the work-item, then one reducer per reduction)")
+        raise kernel_signature_error(
+            errc.invalid,
+            f"{loc}: kernel {kernel.__qualname__} takes {got} parameter(s) but {where} passes "
+            f"{want} (and optionally a trailing sycl.kernel_handler)")
+    _checked[code] = nparams
