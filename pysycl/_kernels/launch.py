@@ -39,9 +39,7 @@ if TYPE_CHECKING:
 _sycl_kernel = _kernel.kernel
 _CHECKED = "bounds_check"  # the memory-cache key's suffix in bounds-checked mode
 
-# Compatibility names for the backends (host executor) and tests, until they
-# import from their new homes; nothing in pysycl._kernels or _bundles uses them.
-_capture_values = capture_values
+# The kernel cache's counters and memory, under the names the tests read.
 stats = kernels.stats
 _kernels = kernels.memory
 __all__ = ["check_nd_range", "prepare"]

@@ -54,7 +54,9 @@ from pysycl._commands.event import event
 from pysycl._commands.host_task import run_host_task
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import kernel_api as _kernel_api
+from pysycl._kernels.captures import capture_values
 from pysycl._kernels.kernel_api import local_accessor
+from pysycl._kernels.ndrange import check_nd_range
 from pysycl._memory.accessor import accessor
 from pysycl._objects.range import item, nd_range
 from pysycl._objects.range import range as _range
@@ -142,7 +144,6 @@ def _describe(fn: Any) -> str:
 def _prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[], None]:
     """Check a kernel command as the compiled path does; return the function that runs it."""
     from pysycl._bundles import kernel as _kernel
-    from pysycl._kernels import launch as _launch
     from pysycl._kernels import specconst as _specconst
 
     kind, index_space, fn, reds, kernel_name = (
@@ -159,7 +160,7 @@ def _prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[], None]:
         if r._handler is not h:
             raise exception(errc.invalid, f"{r._where}: the reduction was created in another "
                             "command group")
-    _, values, _, _ = _launch._capture_values(fn, h)  # the compiled path's capture rules
+    _, values, _, _ = capture_values(fn, h)  # the compiled path's capture rules
     locals_ = [v for v in values if type(v) is local_accessor]
     if locals_ and kind != "nd_range":
         raise exception(errc.kernel_argument, f"{desc} captures a sycl.local_accessor, but "
@@ -223,9 +224,8 @@ def _check_nd_range(desc: str, nd: nd_range, locals_: list[Any], reds: Any) -> N
         return (f"the {LOCAL_MEM_SIZE} bytes of the host_debuggable device "
                 "(info.device.local_mem_size)")
 
-    from pysycl._kernels import launch as _launch
 
-    _launch.check_nd_range(nd, MAX_WORK_GROUP_SIZE, None,
+    check_nd_range(nd, MAX_WORK_GROUP_SIZE, None,
                            sum(la.byte_size() for la in locals_), LOCAL_MEM_SIZE, describe)
 
 
