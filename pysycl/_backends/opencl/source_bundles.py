@@ -7,10 +7,11 @@ from typing import Any
 
 from pysycl._bundles.bundle import _check_devs, _digest, _Image, bundle_state, kernel_bundle, stats
 from pysycl._core.exceptions import errc, exception
+from pysycl._objects.context import context
 
 
 def _state_of(clp: Any, prg: Any, devs: Sequence[Any]) -> str:
-    types = {clp.binary_type(prg, d._cl) for d in devs}
+    types = {clp.binary_type(prg, d.native) for d in devs}
     if types <= {clp.BINARY_TYPE_EXECUTABLE}:
         return "executable"
     if types <= {clp.BINARY_TYPE_COMPILED_OBJECT, clp.BINARY_TYPE_INTERMEDIATE,
@@ -38,7 +39,6 @@ def create_bundle(ctx: Any, devs: Sequence[Any], cl_objects: Sequence[Any], *,
         TypeError: mixed or non-pyopencl objects.
     """
     from pysycl._backends.opencl import programs as clp
-    from pysycl._objects.context import context
 
     what = "make_kernel_bundle" if _single else "create_bundle"
     if not isinstance(ctx, context):
@@ -54,23 +54,23 @@ def create_bundle(ctx: Any, devs: Sequence[Any], cl_objects: Sequence[Any], *,
             raise TypeError("create_bundle from cl_kernel objects makes executable bundles only")
         images = []
         for k in objs:
-            if clp.handle(clp.kernel_context(k)) != ctx._handle:
+            if clp.handle(clp.kernel_context(k)) != ctx.key:
                 raise exception(errc.invalid, f"{what}: a kernel belongs to another context",
                                 ctx)
             prg = clp.kernel_program(k)
             name = clp.kernel_name(k)
             img = _Image(bundle_state.executable, "native", _digest("clk", str(clp.handle(k))),
                          programs={d: prg for d in dl}, names=[name])
-            img.clk.update({(d._handle, name): k for d in dl})
+            img.clk.update({(d.key, name): k for d in dl})
             images.append(img)
         return kernel_bundle._make(ctx, dl, state, images)
     if not all(clp.is_cl_object(o, "program") for o in objs):
         raise TypeError(f"{what} takes pyopencl Program objects or Kernel objects (not mixed)")
     progs = [clp.raw(o) for o in objs]
     for prg in progs:
-        if clp.handle(clp.program_context(prg)) != ctx._handle:
+        if clp.handle(clp.program_context(prg)) != ctx.key:
             raise exception(errc.invalid, f"{what}: a program belongs to another context", ctx)
-    cl_devs = [d._cl for d in dl]
+    cl_devs = [d.native for d in dl]
     states = [_state_of(clp, p, dl) for p in progs]
     rank = {"input": 0, "object": 1, "executable": 2}
     want = rank[state.value]
@@ -94,7 +94,7 @@ def create_bundle(ctx: Any, devs: Sequence[Any], cl_objects: Sequence[Any], *,
         if want == 2 and any(s == "object" for s in states):
             objects = [p for p, s in zip(progs, states, strict=False) if s == "object"]
             exes = [p for p, s in zip(progs, states, strict=False) if s == "executable"]
-            progs = [*exes, clp.link_programs(ctx._cl, objects, cl_devs)]
+            progs = [*exes, clp.link_programs(ctx.native, objects, cl_devs)]
             stats["cl_links"] += 1
     except exception as e:
         if e.code() is errc.build:
