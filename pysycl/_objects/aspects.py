@@ -39,5 +39,9 @@ class aspect(enum.Enum):  # noqa: N801 - the spec's spelling
     usm_system_allocations = "usm_system_allocations"
     ext_pysycl_spirv = "ext_pysycl_spirv"
 
+    # Members are singletons compared by identity: hash them so too (``device.has``
+    # is a set lookup on hot paths; Enum's hash is Python code).
+    __hash__ = object.__hash__
+
     def __repr__(self) -> str:
         return f"sycl.aspect.{self.name}"

@@ -45,7 +45,7 @@ class common_reference:  # noqa: N801 - named after the spec's concept
         return not self == other
 
     def __hash__(self) -> int:
-        return hash((self._kind.__name__, self._handle))
+        return hash(self._handle)
 
     def __copy__(self) -> Any:
         return self

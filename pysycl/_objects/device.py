@@ -62,7 +62,7 @@ class device(common_reference):  # noqa: N801 - the spec's spelling
     _platform: platform
     _parent: device | None
     _aspects: frozenset[aspect] | None
-    _info: dict[Any, Any]
+    _info: dict[_device_info, Any]
 
     def __new__(cls, selector: Callable[[device], Any] | device | None = None) -> device:
         if isinstance(selector, device):
@@ -80,7 +80,7 @@ class device(common_reference):  # noqa: N801 - the spec's spelling
 
     # --- what a backend answers ---
 
-    def _query(self, param: Any) -> Any:
+    def _query(self, param: _device_info) -> Any:
         """The answer to one ``info.device`` descriptor, asked of the backend."""
         raise NotImplementedError
 

@@ -10,6 +10,7 @@ import html
 from collections.abc import Iterable
 from typing import Any
 
+from pysycl import property as _prop
 from pysycl._core.exceptions import exception
 from pysycl._objects.info import info
 
@@ -77,7 +78,8 @@ def queue_html(q: Any) -> str:
     return table([("device", dev.get_info(info.device.name)),
                   ("platform", dev.get_platform().get_info(info.platform.name)),
                   ("in order", q.is_in_order()),
-                  ("profiling", q._profiling)], title="sycl.queue")
+                  ("profiling", q.has_property(_prop.queue.enable_profiling))],
+                 title="sycl.queue")
 
 
 def event_html(ev: Any) -> str:

@@ -24,6 +24,10 @@ import enum
 class _SpecEnum(enum.Enum):
     """An enum whose repr is its spec spelling: ``sycl.info.device.name``."""
 
+    # Members are singletons compared by identity: hash them so too (``get_info``
+    # looks descriptors up in a cache on every call; Enum's hash is Python code).
+    __hash__ = object.__hash__
+
     def __repr__(self) -> str:
         name = type(self).__name__.strip("_").removesuffix("_info")
         return f"sycl.info.{name}.{self.name}"

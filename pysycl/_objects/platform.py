@@ -25,10 +25,6 @@ from pysycl._objects.display import object_list, platform_html
 from pysycl._objects.info import _platform_info, device_type
 from pysycl._objects.selector import default_selector_v, select_device
 
-# Kept importable from here (its former home).
-FILTER_ENV = discovery.FILTER_ENV
-device_filter = discovery.device_filter
-
 
 class platform(common_reference):  # noqa: N801 - the spec's spelling
     """A SYCL platform: one backend platform and its devices.
@@ -51,7 +47,7 @@ class platform(common_reference):  # noqa: N801 - the spec's spelling
     _backend: ClassVar[backend]
 
     _devices: list[device] | None
-    _info: dict[Any, Any]
+    _info: dict[_platform_info, Any]
     _default_context: context | None
 
     def __new__(cls, selector: Callable[[device], Any] | device | None = None) -> platform:
@@ -69,7 +65,7 @@ class platform(common_reference):  # noqa: N801 - the spec's spelling
 
     # --- what a backend answers ---
 
-    def _query(self, param: Any) -> Any:
+    def _query(self, param: _platform_info) -> Any:
         """The answer to one ``info.platform`` descriptor, asked of the backend."""
         raise NotImplementedError
 
@@ -103,9 +99,6 @@ class platform(common_reference):  # noqa: N801 - the spec's spelling
         if self._devices is None:
             self._devices = self._make_root_devices()
         return self._devices
-
-    def _visible_devices(self) -> list[device]:
-        return discovery.visible_devices(self)
 
     def get_backend(self) -> backend:
         """The SYCL backend of this platform."""

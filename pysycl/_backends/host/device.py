@@ -20,6 +20,7 @@ aspects, contexts.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import platform as _pyplatform
@@ -129,7 +130,7 @@ class host_device(device):  # noqa: N801 - spelled like the class it specializes
     def _cl_platform(self) -> None:
         return None
 
-    def _query(self, param: Any) -> Any:
+    def _query(self, param: _device_info) -> Any:
         return _host_info(param)
 
     def _is_available(self) -> bool:
@@ -143,11 +144,23 @@ _FP = [fp_config.denorm, fp_config.inf_nan, fp_config.round_to_nearest, fp_confi
 
 
 def _host_info(param: _device_info) -> Any:
-    """The answer to one ``info.device`` descriptor (computed once, then cached)."""
+    """The answer to one ``info.device`` descriptor (the device caches it)."""
+    table = _host_table()
+    if param in table:
+        return table[param]
+    if param.name.startswith(("preferred_vector_width_", "native_vector_width_")):
+        return 1
+    # Image limits and the like: the host device has no images.
+    return 0
+
+
+@functools.cache
+def _host_table() -> dict[_device_info, Any]:
+    # One line per descriptor: a table, not logic, hence the length.
     D = _device_info  # noqa: N806 - the spec's namespace, short
     wg = MAX_WORK_GROUP_SIZE
     mem = _memory_bytes()
-    table: dict[_device_info, Any] = {
+    return {
         D.device_type: device_type.custom,
         D.vendor_id: 0,
         D.max_compute_units: 1,
@@ -206,10 +219,3 @@ def _host_info(param: _device_info) -> Any:
         D.partition_type_property: partition_property.no_partition,
         D.partition_type_affinity_domain: partition_affinity_domain.not_applicable,
     }
-    if param in table:
-        return table[param]
-    name = param.name
-    if name.startswith(("preferred_vector_width_", "native_vector_width_")):
-        return 1
-    # Image limits and the like: the host device has no images.
-    return 0

@@ -18,9 +18,9 @@ from pysycl._backends.opencl import discovery as _d
 from pysycl._backends.opencl.device_info import DEVICE_QUERIES, derive_aspects
 from pysycl._core.backend import backend
 from pysycl._objects.aspects import aspect
-from pysycl._objects.context import context
+from pysycl._objects.context import AsyncHandler, context
 from pysycl._objects.device import device
-from pysycl._objects.info import _platform_info, partition_property
+from pysycl._objects.info import _device_info, _platform_info, partition_property
 from pysycl._objects.platform import platform
 
 _lock = threading.Lock()
@@ -36,7 +36,7 @@ class opencl_platform(platform):  # noqa: N801 - spelled like the class it speci
     _backend = backend.opencl
     _cl_devices: tuple[Any, ...]
 
-    def _query(self, param: Any) -> Any:
+    def _query(self, param: _platform_info) -> Any:
         if param is _platform_info.extensions:
             return str(_d.platform_info(self._native, "EXTENSIONS")).split()
         return str(_d.platform_info(self._native, param.name.upper())).strip()
@@ -64,7 +64,7 @@ class opencl_device(device):  # noqa: N801 - spelled like the class it specializ
         # The pyopencl Platform; the former attribute, kept for its readers.
         return self._native.platform
 
-    def _query(self, param: Any) -> Any:
+    def _query(self, param: _device_info) -> Any:
         return DEVICE_QUERIES[param](self)
 
     def _derive_aspects(self) -> frozenset[aspect]:
@@ -143,7 +143,7 @@ def device_of(cl_device: Any, plat: platform | None = None,
         return dev
 
 
-def context_of(cl_context: Any, async_handler: Any = None) -> context:
+def context_of(cl_context: Any, async_handler: AsyncHandler | None = None) -> context:
     """A ``sycl.context`` over an existing ``pyopencl.Context`` (retained, not copied)."""
     devs = [device_of(c) for c in _d.context_devices(cl_context)]
     return context._wrap(cl_context, _d.handle(cl_context), devs, async_handler)

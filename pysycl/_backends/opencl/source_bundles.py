@@ -52,24 +52,38 @@ def create_bundle(ctx: Any, devs: Sequence[Any], cl_objects: Sequence[Any], *,
     if all(clp.is_cl_object(o, "kernel") for o in objs):
         if state is not bundle_state.executable:
             raise TypeError("create_bundle from cl_kernel objects makes executable bundles only")
-        images = []
-        for k in objs:
-            if clp.handle(clp.kernel_context(k)) != ctx.key:
-                raise exception(errc.invalid, f"{what}: a kernel belongs to another context",
-                                ctx)
-            prg = clp.kernel_program(k)
-            name = clp.kernel_name(k)
-            img = _Image(bundle_state.executable, "native", _digest("clk", str(clp.handle(k))),
-                         programs={d: prg for d in dl}, names=[name])
-            img.clk.update({(d.key, name): k for d in dl})
-            images.append(img)
-        return kernel_bundle._make(ctx, dl, state, images)
+        return kernel_bundle._make(ctx, dl, state, [_kernel_image(clp, ctx, dl, k, what)
+                                                    for k in objs])
     if not all(clp.is_cl_object(o, "program") for o in objs):
         raise TypeError(f"{what} takes pyopencl Program objects or Kernel objects (not mixed)")
     progs = [clp.raw(o) for o in objs]
     for prg in progs:
         if clp.handle(clp.program_context(prg)) != ctx.key:
             raise exception(errc.invalid, f"{what}: a program belongs to another context", ctx)
+    progs = _advance(clp, ctx, dl, progs, state, what)
+    images = []
+    for p in progs:
+        names = clp.kernel_names(p) if state is bundle_state.executable else []
+        images.append(_Image(state, "native", _digest("clp", str(clp.handle(p))),
+                             programs={d: p for d in dl}, names=names))
+    return kernel_bundle._make(ctx, dl, state, images)
+
+
+def _kernel_image(clp: Any, ctx: context, dl: Sequence[Any], k: Any, what: str) -> _Image:
+    """The executable image of one OpenCL kernel (its program, its name)."""
+    if clp.handle(clp.kernel_context(k)) != ctx.key:
+        raise exception(errc.invalid, f"{what}: a kernel belongs to another context", ctx)
+    prg = clp.kernel_program(k)
+    name = clp.kernel_name(k)
+    img = _Image(bundle_state.executable, "native", _digest("clk", str(clp.handle(k))),
+                 programs={d: prg for d in dl}, names=[name])
+    img.clk.update({(d.key, name): k for d in dl})
+    return img
+
+
+def _advance(clp: Any, ctx: context, dl: Sequence[Any], progs: list[Any],
+             state: bundle_state, what: str) -> list[Any]:
+    """Compile and link OpenCL programs as far as ``state`` needs; the resulting programs."""
     cl_devs = [d.native for d in dl]
     states = [_state_of(clp, p, dl) for p in progs]
     rank = {"input": 0, "object": 1, "executable": 2}
@@ -100,9 +114,4 @@ def create_bundle(ctx: Any, devs: Sequence[Any], cl_objects: Sequence[Any], *,
         if e.code() is errc.build:
             raise
         raise exception(errc.build, f"{what}: {e.what()}", ctx) from e
-    images = []
-    for p in progs:
-        names = clp.kernel_names(p) if state is bundle_state.executable else []
-        images.append(_Image(state, "native", _digest("clp", str(clp.handle(p))),
-                             programs={d: p for d in dl}, names=names))
-    return kernel_bundle._make(ctx, dl, state, images)
+    return progs
