@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pysycl import property as _prop
 from pysycl._core.exceptions import exception
 from pysycl._objects.info import info
+
+if TYPE_CHECKING:  # below the classes it renders: types only
+    from pysycl._objects.device import device
+    from pysycl._objects.platform import platform
 
 _STYLE = "border-collapse:collapse;font-family:monospace;font-size:90%"
 _TH = "text-align:left;padding:2px 8px;border-bottom:1px solid #999"
@@ -39,7 +43,7 @@ def _fmt_bytes(n: int) -> str:
     return str(n)
 
 
-def device_rows(dev: Any) -> list[tuple[str, Any]]:
+def device_rows(dev: device) -> list[tuple[str, Any]]:
     """The key facts of a device."""
     g = dev.get_info
     return [
@@ -56,12 +60,12 @@ def device_rows(dev: Any) -> list[tuple[str, Any]]:
     ]
 
 
-def device_html(dev: Any) -> str:
+def device_html(dev: device) -> str:
     """A device as an HTML table."""
     return table(device_rows(dev), title=f"sycl.device: {dev.get_info(info.device.name)}")
 
 
-def platform_html(plat: Any) -> str:
+def platform_html(plat: platform) -> str:
     """A platform and its devices as HTML."""
     rows = [("vendor", plat.get_info(info.platform.vendor)),
             ("version", plat.get_info(info.platform.version)),

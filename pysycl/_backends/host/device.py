@@ -126,10 +126,6 @@ class host_device(device):  # noqa: N801 - spelled like the class it specializes
         self._aspects = ASPECTS
         return self
 
-    @property
-    def _cl_platform(self) -> None:
-        return None
-
     def _query(self, param: _device_info) -> Any:
         return _host_info(param)
 

@@ -16,7 +16,7 @@ from typing import Any
 from pysycl._backends.opencl.objects import context_of, device_of, platform_of
 from pysycl._core.backend import backend as _backend
 from pysycl._core.exceptions import errc, exception
-from pysycl._objects.context import context
+from pysycl._objects.context import AsyncHandler, context
 from pysycl._objects.device import device
 from pysycl._objects.platform import platform
 
@@ -86,19 +86,19 @@ def _need(obj: Any, kind: str, what: str) -> None:
         raise TypeError(f"{what} takes a pyopencl {kind} object, not {type(obj).__name__}")
 
 
-def make_platform(cl_platform: Any) -> Any:
+def make_platform(cl_platform: Any) -> platform:
     """The SYCL platform of a ``pyopencl.Platform``."""
     _need(cl_platform, "platform", "make_platform")
     return platform_of(cl_platform)
 
 
-def make_device(cl_device: Any) -> Any:
+def make_device(cl_device: Any) -> device:
     """The SYCL device of a ``pyopencl.Device``."""
     _need(cl_device, "device", "make_device")
     return device_of(cl_device)
 
 
-def make_context(cl_context: Any, async_handler: Any = None) -> Any:
+def make_context(cl_context: Any, async_handler: AsyncHandler | None = None) -> context:
     """A SYCL context over a ``pyopencl.Context`` (retained, not copied)."""
     _need(cl_context, "context", "make_context")
     return context_of(cl_context, async_handler)

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import ModuleType
 from typing import Any
 
 from pysycl._bundles.bundle import _check_devs, _digest, _Image, bundle_state, kernel_bundle, stats
 from pysycl._core.exceptions import errc, exception
 from pysycl._objects.context import context
+from pysycl._objects.device import device
 
 
-def _state_of(clp: Any, prg: Any, devs: Sequence[Any]) -> str:
+def _state_of(clp: ModuleType, prg: Any, devs: Sequence[device]) -> str:
     types = {clp.binary_type(prg, d.native) for d in devs}
     if types <= {clp.BINARY_TYPE_EXECUTABLE}:
         return "executable"
@@ -22,7 +24,7 @@ def _state_of(clp: Any, prg: Any, devs: Sequence[Any]) -> str:
     return "mixed"
 
 
-def create_bundle(ctx: Any, devs: Sequence[Any], cl_objects: Sequence[Any], *,
+def create_bundle(ctx: context, devs: Sequence[device], cl_objects: Sequence[Any], *,
                   state: bundle_state = bundle_state.executable,
                   _single: bool = False) -> kernel_bundle:
     """A bundle in ``state`` from OpenCL programs, or an executable one from OpenCL kernels.
@@ -69,7 +71,8 @@ def create_bundle(ctx: Any, devs: Sequence[Any], cl_objects: Sequence[Any], *,
     return kernel_bundle._make(ctx, dl, state, images)
 
 
-def _kernel_image(clp: Any, ctx: context, dl: Sequence[Any], k: Any, what: str) -> _Image:
+def _kernel_image(clp: ModuleType, ctx: context, dl: Sequence[device], k: Any, what: str
+                  ) -> _Image:
     """The executable image of one OpenCL kernel (its program, its name)."""
     if clp.handle(clp.kernel_context(k)) != ctx.key:
         raise exception(errc.invalid, f"{what}: a kernel belongs to another context", ctx)
@@ -81,7 +84,7 @@ def _kernel_image(clp: Any, ctx: context, dl: Sequence[Any], k: Any, what: str) 
     return img
 
 
-def _advance(clp: Any, ctx: context, dl: Sequence[Any], progs: list[Any],
+def _advance(clp: ModuleType, ctx: context, dl: Sequence[device], progs: list[Any],
              state: bundle_state, what: str) -> list[Any]:
     """Compile and link OpenCL programs as far as ``state`` needs; the resulting programs."""
     cl_devs = [d.native for d in dl]
