@@ -18,8 +18,9 @@ from typing import Any
 
 from pysycl._core.exceptions import exception
 from pysycl._objects.device import device
+from pysycl._objects.discovery import FILTER_ENV
 from pysycl._objects.info import _device_info, _platform_info
-from pysycl._objects.platform import FILTER_ENV, platform
+from pysycl._objects.platform import platform
 from pysycl._objects.selector import default_selector_v, select_device
 
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from pysycl._core.exceptions import exception
+from pysycl._objects.device import device
+from pysycl._objects.info import info
+from pysycl._objects.platform import platform
 
 
 def get_error_code(exc: exception) -> int | None:
@@ -24,20 +27,11 @@ def get_error_code(exc: exception) -> int | None:
 
 def has_extension(obj: Any, extension: str) -> bool:
     """Whether a platform or device reports an OpenCL extension (``opencl::has_extension``)."""
-    from pysycl._objects.device import device
-    from pysycl._objects.platform import platform
-
     if isinstance(obj, device):
         return obj.has_extension(extension)
     if isinstance(obj, platform):
-        return extension in obj.get_info(_platform_extensions())
+        return extension in obj.get_info(info.platform.extensions)
     raise TypeError(f"has_extension takes a sycl.platform or sycl.device, not {type(obj).__name__}")
-
-
-def _platform_extensions() -> Any:
-    from pysycl._objects.info import info
-
-    return info.platform.extensions
 
 
 def get_reference_count(obj: Any) -> int:

@@ -19,7 +19,6 @@ the OpenCL C function names / SPIR-V entry points.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -27,29 +26,7 @@ from pysycl._bundles.kernel_bundle import _digest, _Image, bundle_state, count, 
 from pysycl._bundles.ops import _check_devs
 from pysycl._bundles.properties import build_options, save_log
 from pysycl._core.exceptions import errc, exception
-
-
-class source_language(enum.Enum):  # noqa: N801 - the spec's spelling
-    """Languages of ``create_kernel_bundle_from_source``."""
-
-    opencl = "opencl"   # text
-    spirv = "spirv"     # bytes
-
-    def __repr__(self) -> str:
-        return f"sycl.ext.oneapi.experimental.source_language.{self.name}"
-
-
-def can_compile(dev: Any, lang: source_language) -> bool:
-    """``device.ext_oneapi_can_compile(lang)``."""
-    from pysycl._objects.aspects import aspect
-
-    if not isinstance(lang, source_language):
-        raise TypeError(f"ext_oneapi_can_compile takes a source_language, not {lang!r}")
-    if not dev.has(aspect.online_compiler):
-        return False
-    if lang is source_language.spirv:
-        return dev.has(aspect.ext_pysycl_spirv)
-    return True
+from pysycl._objects.info import source_language
 
 
 def create_kernel_bundle_from_source(ctxt: Any, lang: source_language,
@@ -77,7 +54,7 @@ def create_kernel_bundle_from_source(ctxt: Any, lang: source_language,
         il = bytes(source)
         img = _Image(bundle_state.ext_oneapi_source, "spirv", _digest("spv", il), il=il,
                      lang=lang)
-    if not any(can_compile(d, lang) for d in ctxt.get_devices()):
+    if not any(d.ext_oneapi_can_compile(lang) for d in ctxt.get_devices()):
         raise exception(errc.invalid, f"no device of the context can compile {lang!r} "
                         f"(devices: {ctxt.get_devices()})", ctxt)
     return kernel_bundle._make(ctxt, ctxt.get_devices(), bundle_state.ext_oneapi_source, [img])
@@ -120,7 +97,7 @@ def build(source_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
                             "are allowed)")
     (img,) = source_bundle._images
     for d in dl:
-        if not can_compile(d, img.lang):
+        if not d.ext_oneapi_can_compile(img.lang):
             raise exception(errc.invalid, f"build: device {d!r} cannot compile {img.lang!r}",
                             ctx)
     options = " ".join(opts)

@@ -50,6 +50,7 @@ class queue:  # noqa: N801 - the spec's spelling
                  properties: Iterable[Any] = ()) -> None:
         from pysycl._objects.context import context, default_context_for
         from pysycl._objects.device import device
+        from pysycl._objects.selector import default_selector_v, select_device
 
         args_l = list(args)
         ctx = None
@@ -68,14 +69,12 @@ class queue:  # noqa: N801 - the spec's spelling
             dev = ctx.get_devices()[0] if ctx is not None and len(ctx.get_devices()) == 1 \
                 else device()
             if ctx is not None and dev not in ctx.get_devices():
-                from pysycl._objects.selector import default_selector_v
-
-                dev = _select_from(ctx.get_devices(), default_selector_v)
+                dev = select_device(default_selector_v, ctx.get_devices())
         elif isinstance(target, device):
             dev = target
         elif callable(target):
             if ctx is not None:
-                dev = _select_from(ctx.get_devices(), target)
+                dev = select_device(target, ctx.get_devices())
             else:
                 dev = device(target)
         else:
@@ -234,18 +233,6 @@ class queue:  # noqa: N801 - the spec's spelling
 
     def __repr__(self) -> str:
         return f"sycl.queue(device={self._dev._name()!r})"
-
-
-def _select_from(devices: Sequence[Any], selector: Callable[[Any], Any]) -> Any:
-    """The device of ``devices`` that ``selector`` scores highest (§4.6.1.1 rules)."""
-    best, best_score = None, -1
-    for d in devices:
-        score = int(selector(d))
-        if score >= 0 and (best is None or score > best_score):
-            best, best_score = d, score
-    if best is None:
-        raise exception(errc.runtime, "no device of the context satisfies the selector")
-    return best
 
 
 def _require_all(h: handler, *objs: Any) -> None:

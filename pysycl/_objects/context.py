@@ -1,4 +1,4 @@
-"""``sycl::context`` (SYCL 2020 §4.6.3) over OpenCL contexts.
+"""``sycl::context`` (SYCL 2020 §4.6.3), backend-neutral.
 
 The C++ overloads (Table 19) become one constructor::
 
@@ -8,43 +8,43 @@ The C++ overloads (Table 19) become one constructor::
     context([dev0, dev1][, async_handler])   # devices of one platform
     context(plat[, async_handler])    # every visible device of a platform (pysycl)
 
-Each construction makes a new OpenCL context. Queues built from only a device
-share the platform's default context (:func:`default_context_for`), so that
-their buffers and events live in one context, as in DPC++.
+Each construction makes a new backend context (the platform's
+``_new_native_context``: an OpenCL context; nothing for the host device).
+Queues built from only a device share the platform's default context
+(:func:`default_context_for`), so that their buffers and events live in one
+context, as in DPC++.
 
-Attributes used by the rest of the runtime:
-    ``_cl``: the pyopencl ``Context``; ``_async_handler``: the handler or ``None``.
+``platform`` lies above this module (its default context is a context), so a
+platform argument is recognised by its class's ``get_platforms``.
 """
 
 from __future__ import annotations
 
-import itertools
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pysycl._backends.opencl import discovery as _d
 from pysycl._core.backend import backend
 from pysycl._core.exceptions import errc, exception, exception_list
+from pysycl._objects.common import common_reference
 from pysycl._objects.device import device
 from pysycl._objects.info import _context_info, _device_info
-from pysycl._objects.platform import platform
+
+if TYPE_CHECKING:
+    from pysycl._objects.platform import platform
 
 AsyncHandler = Callable[[exception_list], None]
 
 _lock = threading.Lock()
 _per_device_default: dict[device, context] = {}
-_host_ids = itertools.count(2)  # -1 is the host platform's and device's handle
 
 
-def _create_cl(devs: Sequence[device]) -> Any:
-    """The OpenCL context of ``devs``; ``None`` for the host device (no OpenCL)."""
-    if devs[0].get_backend() is backend.ext_pysycl_host:
-        return None
-    return _d.create_context([d._cl for d in devs])
+def _is_platform(obj: object) -> bool:
+    # Only the platform class has the static get_platforms (context and device do not).
+    return callable(getattr(type(obj), "get_platforms", None))
 
 
-class context:  # noqa: N801 - the spec's spelling
+class context(common_reference):  # noqa: N801 - the spec's spelling
     """A SYCL context: devices of one platform sharing memory objects.
 
     Args:
@@ -61,25 +61,12 @@ class context:  # noqa: N801 - the spec's spelling
         TypeError: for arguments of the wrong type.
     """
 
-    __slots__ = ("_async_handler", "_cl", "_devices", "_handle", "_platform", "_properties")
+    __slots__ = ("_async_handler", "_devices", "_handle", "_native", "_platform", "_properties")
 
-    _cl: Any
-    _handle: int
     _devices: tuple[device, ...]
     _platform: platform
     _async_handler: AsyncHandler | None
     _properties: tuple[Any, ...]
-
-
-    @property
-    def native(self) -> Any:
-        """The backend's own object (a pyopencl object; None on the host device)."""
-        return self._cl
-
-    @property
-    def key(self) -> int:
-        """A process-unique integer naming this object: what caches and residency are keyed by."""
-        return self._handle
 
     def __init__(
         self,
@@ -87,8 +74,7 @@ class context:  # noqa: N801 - the spec's spelling
         async_handler: AsyncHandler | None = None,
         properties: Iterable[Any] = (),
     ) -> None:
-        if (callable(devices) and not isinstance(devices, (device, platform))
-                and async_handler is None):
+        if callable(devices) and async_handler is None:
             devices, async_handler = None, devices  # the context(async_handler) overload
         if async_handler is not None and not callable(async_handler):
             raise TypeError(f"async_handler must be callable, not {async_handler!r}")
@@ -96,8 +82,8 @@ class context:  # noqa: N801 - the spec's spelling
             devs = [device()]
         elif isinstance(devices, device):
             devs = [devices]
-        elif isinstance(devices, platform):
-            devs = devices.get_devices()
+        elif _is_platform(devices):
+            devs = devices.get_devices()  # type: ignore[union-attr]
         elif isinstance(devices, Sequence) and not isinstance(devices, (str, bytes)):
             devs = list(devices)
             for d in devs:
@@ -115,25 +101,30 @@ class context:  # noqa: N801 - the spec's spelling
             # associated SYCL platform".
             raise exception(errc.invalid, "the devices of a context must share one platform; got "
                             + ", ".join(f"{d!r} on {d.get_platform()!r}" for d in devs))
-        self._init(_create_cl(devs), devs, async_handler, tuple(properties))
+        self._init(*devs[0].get_platform()._new_native_context(devs), devs, async_handler,
+                   tuple(properties))
 
-    def _init(self, cl_context: Any, devs: Sequence[device],
+    def _init(self, native: Any, key: int, devs: Sequence[device],
               async_handler: AsyncHandler | None, properties: tuple[Any, ...]) -> None:
-        self._cl = cl_context
-        # The host device's contexts have no OpenCL context: a unique negative handle.
-        self._handle = _d.handle(cl_context) if cl_context is not None else -next(_host_ids)
+        self._native = native
+        self._handle = key
         self._devices = tuple(devs)
         self._platform = devs[0].get_platform()
         self._async_handler = async_handler
         self._properties = properties
 
     @classmethod
-    def _from_cl(cls, cl_context: Any, async_handler: AsyncHandler | None = None) -> context:
-        """Wrap an existing pyopencl context (OpenCL interop, Appendix C)."""
+    def _wrap(cls, native: Any, key: int, devs: Sequence[device],
+              async_handler: AsyncHandler | None = None) -> context:
+        """A context over an existing backend context (interop: ``make_context``)."""
         self = object.__new__(cls)
-        devs = [device._from_cl(c) for c in _d.context_devices(cl_context)]
-        self._init(cl_context, devs, async_handler, ())
+        self._init(native, key, devs, async_handler, ())
         return self
+
+    @classmethod
+    def _of_devices(cls, devs: Sequence[device]) -> context:
+        """A new context of ``devs`` (one platform), no handler, no properties."""
+        return cls._wrap(*devs[0].get_platform()._new_native_context(devs), devs)
 
     # --- members ---
 
@@ -181,25 +172,8 @@ class context:  # noqa: N801 - the spec's spelling
         raise exception(errc.invalid, f"this context was not constructed with "
                         f"{getattr(prop_type, '__name__', prop_type)}")
 
-    # --- common reference semantics ---
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, context) and other._handle == self._handle
-
-    def __ne__(self, other: object) -> bool:
-        return not self == other
-
-    def __hash__(self) -> int:
-        return hash(("context", self._handle))
-
-    def __copy__(self) -> context:
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> context:
-        return self
-
     def __repr__(self) -> str:
-        names = ", ".join(repr(d._name()) for d in self._devices)
+        names = ", ".join(repr(d.display_name) for d in self._devices)
         return f"<sycl.context [{self.get_backend().name}] {names}>"
 
 
@@ -210,8 +184,7 @@ def platform_default_context(plat: platform) -> context:
         if ctx is None:
             # Hidden devices (PYSYCL_DEVICE_FILTER) stay out, unless all are hidden.
             devs = plat.get_devices() or plat._root_devices()
-            ctx = object.__new__(context)
-            ctx._init(_create_cl(devs), devs, None, ())
+            ctx = context._of_devices(devs)
             plat._default_context = ctx
         return ctx
 
@@ -231,7 +204,6 @@ def default_context_for(dev: device) -> context:
     with _lock:
         ctx = _per_device_default.get(dev)
         if ctx is None:
-            ctx = object.__new__(context)
-            ctx._init(_create_cl([dev]), [dev], None, ())
+            ctx = context._of_devices([dev])
             _per_device_default[dev] = ctx
         return ctx

@@ -1,47 +1,44 @@
-"""``sycl::device`` (SYCL 2020 §4.6.4) over OpenCL devices.
+"""``sycl::device`` (SYCL 2020 §4.6.4), backend-neutral.
 
-Device objects are canonical: one Python object per ``cl_device_id`` (a cache),
-so equality, hashing (common reference semantics, §4.5.2) and identity agree
-and are cheap. Info answers and the aspect set are cached per device, since a
-device does not change while a program runs (§4.6.4).
-
-Attributes used by the rest of the runtime:
-    ``_cl``: the pyopencl ``Device``; ``_cl_platform``: the pyopencl ``Platform``.
+A backend makes its devices as subclasses of :class:`device` that answer the
+backend part (``_query``: one info descriptor; ``_derive_aspects``;
+``_partition``: sub-devices), as ``pysycl._backends.opencl.objects`` and
+``pysycl._backends.host.device`` do. Device objects are canonical (the backend
+hands out one object per device), so equality, hashing (common reference
+semantics, §4.5.2) and identity agree and are cheap. Info answers and the aspect
+set are cached per device, since a device does not change while a program runs
+(§4.6.4).
 """
 
 from __future__ import annotations
 
-import logging
-import threading
-import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from pysycl._backends.opencl import discovery as _d
 from pysycl._core.backend import backend
 from pysycl._core.exceptions import errc, exception
-from pysycl._objects.aspects import aspect, derive_aspects
+from pysycl._objects import discovery
+from pysycl._objects.aspects import aspect
+from pysycl._objects.common import common_reference
+from pysycl._objects.display import device_html, object_list
 from pysycl._objects.info import (
-    DEVICE_QUERIES,
-    UNCACHED_DEVICE_INFO,
     _device_info,
     device_type,
-    device_type_of,
     partition_affinity_domain,
     partition_property,
+    source_language,
 )
-from pysycl._objects.platform import _platform_of, platform
+from pysycl._objects.selector import default_selector_v, select_device
 
-_log = logging.getLogger("pysycl.device")
+if TYPE_CHECKING:
+    from pysycl._objects.platform import platform
 
-_lock = threading.Lock()
-# Canonical device per cl_device_id. Root devices are also held strongly by
-# their platform; sub-devices live as long as the user holds them.
-_devices: weakref.WeakValueDictionary[int, device] = weakref.WeakValueDictionary()
+#: Descriptors whose answer may change while the program runs: never cached.
+UNCACHED_DEVICE_INFO = frozenset({_device_info.is_available})
 
 
-class device:  # noqa: N801 - the spec's spelling
-    """A SYCL device: one OpenCL device (or sub-device).
+class device(common_reference):  # noqa: N801 - the spec's spelling
+    """A SYCL device: one device (or sub-device) of a backend.
 
     ``device()`` is the device ``default_selector_v`` picks; ``device(selector)``
     the device ``selector`` picks (Table 22). The result is the same object as
@@ -49,91 +46,84 @@ class device:  # noqa: N801 - the spec's spelling
 
     Args:
         selector: a device selector (callable taking a device, returning an
-            int-convertible score), default ``default_selector_v``.
+            int-convertible score), default ``default_selector_v``; a device
+            is returned as it is.
 
     Raises:
         exception: ``errc.runtime`` when no device satisfies the selector.
     """
 
-    __slots__ = ("__weakref__", "_aspects", "_cl", "_cl_platform", "_handle", "_info",
-                 "_parent", "_platform", "_type")
+    __slots__ = ("__weakref__", "_aspects", "_handle", "_info", "_native", "_parent",
+                 "_platform")
 
-    _cl: Any
-    _cl_platform: Any
-    _handle: int
+    #: The backend of the class's devices (set by each backend's subclass).
+    _backend: ClassVar[backend]
+
     _platform: platform
     _parent: device | None
     _aspects: frozenset[aspect] | None
     _info: dict[_device_info, Any]
-    _type: device_type | None
 
-
-    @property
-    def native(self) -> Any:
-        """The backend's own object (a pyopencl object; None on the host device)."""
-        return self._cl
-
-    @property
-    def key(self) -> int:
-        """A process-unique integer naming this object: what caches and residency are keyed by."""
-        return self._handle
-
-    def __new__(cls, selector: Callable[[device], Any] | None = None) -> device:
-        from pysycl._objects.selector import default_selector_v, select_device
-
+    def __new__(cls, selector: Callable[[device], Any] | device | None = None) -> device:
+        if isinstance(selector, device):
+            return selector
         return select_device(default_selector_v if selector is None else selector)
 
-    @classmethod
-    def _from_cl(cls, cl_device: Any, plat: platform | None = None,
-                 parent: device | None = None) -> device:
-        """The canonical device of a pyopencl device."""
-        key = _d.handle(cl_device)
-        with _lock:
-            dev = _devices.get(key)
-            if dev is not None:
-                return dev
-            dev = object.__new__(cls)
-            dev._cl = cl_device
-            dev._cl_platform = cl_device.platform
-            dev._handle = key
-            dev._platform = plat if plat is not None else _platform_of(dev._cl_platform)
-            dev._parent = parent
-            dev._aspects = None
-            dev._info = {}
-            dev._type = None
-            _devices[key] = dev
-            return dev
+    def _setup(self, native: Any, key: int, plat: platform, parent: device | None) -> None:
+        """Fill in a new device (backends call it on ``object.__new__(their_class)``)."""
+        self._native = native
+        self._handle = key
+        self._platform = plat
+        self._parent = parent
+        self._aspects = None
+        self._info = {}
+
+    # --- what a backend answers ---
+
+    def _query(self, param: _device_info) -> Any:
+        """The answer to one ``info.device`` descriptor, asked of the backend."""
+        raise NotImplementedError
+
+    def _derive_aspects(self) -> frozenset[aspect]:
+        """Every aspect the device has, asked of the backend (then cached)."""
+        raise NotImplementedError
+
+    def _partition(self, prop: partition_property, value: Any) -> list[device]:
+        """Sub-devices: ``value`` is the count, the non-zero counts, or the affinity domain.
+
+        Called once the arguments are checked against the device's info.
+        """
+        raise NotImplementedError
 
     # --- static ---
 
     @staticmethod
     def get_devices(device_type: device_type = device_type.all) -> list[device]:
         """All visible devices of all platforms with the given type (Table 24)."""
-        from pysycl._objects.display import object_list
-
-        return object_list(d for p in platform.get_platforms() for d in p.get_devices(device_type))
+        return object_list(d for p in discovery.visible_platforms()
+                           for d in p.get_devices(device_type))
 
     # --- queries ---
 
-    def _name(self) -> str:
+    @property
+    def display_name(self) -> str:
+        """``info.device.name`` as a ``str`` (what messages and reprs show)."""
         return str(self.get_info(_device_info.name))
 
+    def _name(self) -> str:
+        # The former spelling of ``display_name``, kept for callers not yet moved.
+        return self.display_name
+
     def _device_type(self) -> device_type:
-        if self._type is None:
-            self._type = device_type_of(int(_d.device_info(self._cl, "TYPE")))
-        return self._type
-
-    def _platform_name(self) -> str:
-        from pysycl._objects.info import _platform_info
-
-        return str(self._platform.get_info(_platform_info.name))
+        return self.get_info(_device_info.device_type)  # type: ignore[no-any-return]
 
     def _is_available(self) -> bool:
-        return bool(_d.device_info(self._cl, "AVAILABLE", True))
+        """Whether the device is available (what selectors score)."""
+        return bool(self.get_info(_device_info.is_available))
 
     def get_backend(self) -> backend:
-        """The SYCL backend of this device: always ``backend.opencl`` here."""
-        return backend.opencl
+        """The SYCL backend of this device."""
+        return self._backend
 
     def get_platform(self) -> platform:
         """The platform this device belongs to."""
@@ -153,24 +143,29 @@ class device:  # noqa: N801 - the spec's spelling
 
     def has(self, asp: aspect) -> bool:
         """Whether this device has the aspect ``asp`` (§4.6.4.3)."""
+        aspects = self._aspects
+        if aspects is None:
+            aspects = self._aspects = self._derive_aspects()
+        if asp in aspects:
+            return True
         if not isinstance(asp, aspect):
             raise TypeError(f"device.has takes a sycl.aspect, not {asp!r}")
-        return asp in self._aspect_set()
+        return False
 
-    def _aspect_set(self) -> frozenset[aspect]:
-        if self._aspects is None:
-            self._aspects = derive_aspects(self._cl)
-        return self._aspects
+    def ext_oneapi_can_compile(self, lang: source_language) -> bool:
+        """Whether this device builds kernel bundles from source in ``lang`` (kernel_compiler).
 
-    def ext_oneapi_can_compile(self, lang: Any) -> bool:
-        """Whether this device builds kernel bundles from source in ``lang`` (kernel_compiler)."""
-        from pysycl.ext.oneapi.experimental import can_compile
-
-        return can_compile(self, lang)
+        OpenCL C needs an online compiler; SPIR-V also ``aspect.ext_pysycl_spirv``.
+        """
+        if not isinstance(lang, source_language):
+            raise TypeError(f"ext_oneapi_can_compile takes a source_language, not {lang!r}")
+        if not self.has(aspect.online_compiler):
+            return False
+        return lang is not source_language.spirv or self.has(aspect.ext_pysycl_spirv)
 
     def has_extension(self, extension: str) -> bool:
         """Deprecated: whether the device reports an OpenCL extension."""
-        return extension in _d.extensions(self._cl)
+        return extension in self.get_info(_device_info.extensions)
 
     def get_info(self, param: _device_info) -> Any:
         """Query ``info.device.*`` (Table 25); returns the spec's type.
@@ -181,13 +176,22 @@ class device:  # noqa: N801 - the spec's spelling
         """
         try:
             return self._info[param]
-        except KeyError:
-            pass
-        except TypeError:  # unhashable
+        except (KeyError, TypeError):  # not asked yet, or unhashable
             pass
         if not isinstance(param, _device_info):
             raise TypeError(f"device.get_info takes a sycl.info.device descriptor, not {param!r}")
-        value = DEVICE_QUERIES[param](self)
+        if param is _device_info.parent_device:
+            if self._parent is None:
+                # Table 25: errc::invalid when this is not a sub-device.
+                raise exception(errc.invalid, f"info.device.parent_device: {self!r} is not a "
+                                "sub-device")
+            value: Any = self._parent
+        elif param is _device_info.platform:
+            value = self._platform
+        elif param is _device_info.aspects:
+            value = [a for a in aspect if self.has(a)]
+        else:
+            value = self._query(param)
         if param not in UNCACHED_DEVICE_INFO:
             self._info[param] = value
         return value
@@ -216,81 +220,70 @@ class device:  # noqa: N801 - the spec's spelling
         if prop not in supported:
             raise exception(
                 errc.feature_not_supported,
-                f"{self._name()!r} does not support {prop.name} "
+                f"{self.display_name!r} does not support {prop.name} "
                 f"(it supports: {', '.join(p.name for p in supported) or 'no partitioning'})")
-        max_cu = int(self.get_info(_device_info.max_compute_units))
         if prop is partition_property.partition_equally:
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"partition_equally takes an int count, not {value!r}")
-            if value > max_cu:
-                raise exception(errc.invalid, f"partition_equally count {value} exceeds the "
-                                f"{max_cu} compute units of {self._name()!r}")
-            if value < 1:
-                raise exception(errc.invalid, f"partition_equally count must be at least 1, "
-                                f"not {value}")
-            props: list[int] = [_d.PARTITION_EQUALLY, value]
+            self._check_equally(value)
         elif prop is partition_property.partition_by_counts:
-            if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-                raise TypeError(f"partition_by_counts takes a sequence of counts, not {value!r}")
-            counts = [int(c) for c in value]
-            if any(c < 0 for c in counts):
-                raise exception(errc.invalid, f"partition_by_counts counts must not be "
-                                f"negative: {counts}")
-            # "For each non-zero value M in the counts vector, a sub device is created";
-            # OpenCL ends the list at 0 (CL_DEVICE_PARTITION_BY_COUNTS_LIST_END).
-            nonzero = [c for c in counts if c]
-            max_sub = int(self.get_info(_device_info.partition_max_sub_devices))
-            if len(nonzero) > max_sub:
-                raise exception(errc.invalid, f"partition_by_counts asks for {len(nonzero)} "
-                                f"sub-devices; {self._name()!r} allows at most {max_sub}")
-            if sum(nonzero) > max_cu:
-                raise exception(errc.invalid, f"partition_by_counts asks for {sum(nonzero)} "
-                                f"compute units; {self._name()!r} has {max_cu}")
-            if not nonzero:
+            value = self._check_counts(value)
+            if not value:
                 return []
-            props = [_d.PARTITION_BY_COUNTS, *nonzero, _d.PARTITION_BY_COUNTS_LIST_END]
         else:
-            if not isinstance(value, partition_affinity_domain):
-                raise TypeError("partition_by_affinity_domain takes an "
-                                f"info.partition_affinity_domain, not {value!r}")
-            domains = self.get_info(_device_info.partition_affinity_domains)
-            if value not in domains:
-                raise exception(
-                    errc.feature_not_supported,
-                    f"{self._name()!r} does not support partitioning by affinity domain "
-                    f"{value.name} (it supports: "
-                    f"{', '.join(d.name for d in domains) or 'none'})")
-            props = [_d.PARTITION_BY_AFFINITY_DOMAIN, value.value]
-        cl_subs = _d.create_sub_devices(self._cl, props)
-        return [device._from_cl(c, self._platform, parent=self) for c in cl_subs]
+            self._check_domain(value)
+        return self._partition(prop, value)
 
-    # --- common reference semantics ---
+    def _check_equally(self, count: Any) -> None:
+        if isinstance(count, bool) or not isinstance(count, int):
+            raise TypeError(f"partition_equally takes an int count, not {count!r}")
+        max_cu = int(self.get_info(_device_info.max_compute_units))
+        if count > max_cu:
+            raise exception(errc.invalid, f"partition_equally count {count} exceeds the "
+                            f"{max_cu} compute units of {self.display_name!r}")
+        if count < 1:
+            raise exception(errc.invalid, f"partition_equally count must be at least 1, "
+                            f"not {count}")
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, device) and other._handle == self._handle
+    def _check_counts(self, value: Any) -> list[int]:
+        """The non-zero counts of a ``partition_by_counts`` request, checked."""
+        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+            raise TypeError(f"partition_by_counts takes a sequence of counts, not {value!r}")
+        counts = [int(c) for c in value]
+        if any(c < 0 for c in counts):
+            raise exception(errc.invalid, f"partition_by_counts counts must not be "
+                            f"negative: {counts}")
+        # "For each non-zero value M in the counts vector, a sub device is created".
+        nonzero = [c for c in counts if c]
+        max_sub = int(self.get_info(_device_info.partition_max_sub_devices))
+        if len(nonzero) > max_sub:
+            raise exception(errc.invalid, f"partition_by_counts asks for {len(nonzero)} "
+                            f"sub-devices; {self.display_name!r} allows at most {max_sub}")
+        max_cu = int(self.get_info(_device_info.max_compute_units))
+        if sum(nonzero) > max_cu:
+            raise exception(errc.invalid, f"partition_by_counts asks for {sum(nonzero)} "
+                            f"compute units; {self.display_name!r} has {max_cu}")
+        return nonzero
 
-    def __ne__(self, other: object) -> bool:
-        return not self == other
+    def _check_domain(self, value: Any) -> None:
+        if not isinstance(value, partition_affinity_domain):
+            raise TypeError("partition_by_affinity_domain takes an "
+                            f"info.partition_affinity_domain, not {value!r}")
+        domains = self.get_info(_device_info.partition_affinity_domains)
+        if value not in domains:
+            raise exception(
+                errc.feature_not_supported,
+                f"{self.display_name!r} does not support partitioning by affinity domain "
+                f"{value.name} (it supports: {', '.join(d.name for d in domains) or 'none'})")
 
-    def __hash__(self) -> int:
-        return hash(("device", self._handle))
-
-    def __copy__(self) -> device:
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> device:
-        return self
+    # --- display ---
 
     def _repr_html_(self) -> str:
-        from pysycl._objects.display import device_html
-
         return device_html(self)
 
     def __repr__(self) -> str:
         try:
             kind = self._device_type().name
-            name = self._name()
+            name = self.display_name
         except exception:
             kind, name = "?", "?"
         sub = " (sub-device)" if self._parent is not None else ""
-        return f"<sycl.device [opencl:{kind}] {name!r}{sub}>"
+        return f"<sycl.device [{self._backend.name}:{kind}] {name!r}{sub}>"

@@ -8,7 +8,15 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from pysycl import property as _prop
+from pysycl._core.exceptions import exception
+from pysycl._objects.info import info
+
+if TYPE_CHECKING:  # below the classes it renders: types only
+    from pysycl._objects.device import device
+    from pysycl._objects.platform import platform
 
 _STYLE = "border-collapse:collapse;font-family:monospace;font-size:90%"
 _TH = "text-align:left;padding:2px 8px;border-bottom:1px solid #999"
@@ -35,10 +43,8 @@ def _fmt_bytes(n: int) -> str:
     return str(n)
 
 
-def device_rows(dev: Any) -> list[tuple[str, Any]]:
+def device_rows(dev: device) -> list[tuple[str, Any]]:
     """The key facts of a device."""
-    from pysycl._objects.info import info
-
     g = dev.get_info
     return [
         ("platform", dev.get_platform().get_info(info.platform.name)),
@@ -54,17 +60,13 @@ def device_rows(dev: Any) -> list[tuple[str, Any]]:
     ]
 
 
-def device_html(dev: Any) -> str:
+def device_html(dev: device) -> str:
     """A device as an HTML table."""
-    from pysycl._objects.info import info
-
     return table(device_rows(dev), title=f"sycl.device: {dev.get_info(info.device.name)}")
 
 
-def platform_html(plat: Any) -> str:
+def platform_html(plat: platform) -> str:
     """A platform and its devices as HTML."""
-    from pysycl._objects.info import info
-
     rows = [("vendor", plat.get_info(info.platform.vendor)),
             ("version", plat.get_info(info.platform.version)),
             ("backend", plat.get_backend().name)]
@@ -76,20 +78,16 @@ def platform_html(plat: Any) -> str:
 
 def queue_html(q: Any) -> str:
     """A queue as an HTML table."""
-    from pysycl._objects.info import info
-
     dev = q.get_device()
     return table([("device", dev.get_info(info.device.name)),
                   ("platform", dev.get_platform().get_info(info.platform.name)),
                   ("in order", q.is_in_order()),
-                  ("profiling", q._profiling)], title="sycl.queue")
+                  ("profiling", q.has_property(_prop.queue.enable_profiling))],
+                 title="sycl.queue")
 
 
 def event_html(ev: Any) -> str:
     """An event: its status, and profiling times when available."""
-    from pysycl._core.exceptions import exception
-    from pysycl._objects.info import info
-
     try:
         status = ev.get_info(info.event.command_execution_status).name
     except exception as e:
@@ -112,8 +110,6 @@ def bundle_html(kb: Any) -> str:
     Each image row gives the format, the kernels it holds (kernel ids by name, or
     the OpenCL names of source/interop images) and the aspects it requires.
     """
-    from pysycl._objects.info import info
-
     rows: list[tuple[str, Any]] = [
         ("state", kb._state.name),
         ("devices", ", ".join(d.get_info(info.device.name) for d in kb._devices)),
@@ -135,8 +131,6 @@ class object_list(list):  # type: ignore[type-arg]  # noqa: N801
     __slots__ = ()
 
     def _repr_html_(self) -> str:
-        from pysycl._objects.info import info
-
         rows: list[tuple[str, Any]] = []
         for i, obj in enumerate(self):
             if hasattr(obj, "get_platform"):  # a device

@@ -2,26 +2,32 @@
 
 A device selector is any callable taking a ``device`` and returning a value
 convertible to ``int``. :func:`select_device` scores every visible device of
-every platform, keeps the highest score (the first one in enumeration order on
-ties) and rejects strictly negative scores (§4.6.1.1).
+every platform (or the devices it is given, e.g. a context's), keeps the highest
+score (the first one in enumeration order on ties) and rejects strictly negative
+scores (§4.6.1.1).
+
+This module lies below ``device`` and ``platform`` (their constructors select):
+it uses devices only through their methods.
 """
 
 from __future__ import annotations
 
 import logging
 import operator
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from pysycl._core.exceptions import errc, exception
+from pysycl._objects import discovery
 from pysycl._objects.aspects import aspect
-from pysycl._objects.device import device
-from pysycl._objects.info import device_type
-from pysycl._objects.platform import FILTER_ENV, _all_platforms, device_filter
+from pysycl._objects.info import _platform_info, device_type
+
+if TYPE_CHECKING:
+    from pysycl._objects.device import device
 
 _log = logging.getLogger("pysycl.selector")
 
-Selector = Callable[[device], Any]
+Selector = Callable[["device"], Any]
 
 # default_selector_v's heuristic. The components are summed; every real device
 # scores >= 0 (the spec: default_selector_v "must always return a device").
@@ -46,7 +52,8 @@ def _default_score(dev: device) -> int:
         score += _SCORE_CPU
     if dev._is_available():
         score += _SCORE_AVAILABLE
-    if "portable computing language" in dev._platform_name().lower():
+    if "portable computing language" in str(
+            dev.get_platform().get_info(_platform_info.name)).lower():
         score += _SCORE_POCL
     if dev.has(aspect.host_debuggable):
         return _SCORE_HOST  # the interpreter device: only ever chosen on request
@@ -163,26 +170,26 @@ def _selector_name(selector: Any) -> str:
     return getattr(selector, "__qualname__", None) or repr(selector)
 
 
-def select_device(selector: Selector) -> device:
+def select_device(selector: Selector, devices: Sequence[device] | None = None) -> device:
     """Pick the device a selector scores highest (§4.6.1.1).
 
     Args:
-        selector: a callable ``device -> int-convertible``. A ``device`` is
-            accepted too and returned as is.
+        selector: a callable ``device -> int-convertible``.
+        devices: the candidates (a context's devices, say); default every
+            visible device of every platform, in enumeration order.
 
     Returns:
-        The highest-scoring visible device; the first in enumeration order on ties.
+        The highest-scoring device; the first in order on ties.
 
     Raises:
         exception: ``errc.runtime`` when every score is negative or no device
             is visible.
         TypeError: when ``selector`` is not callable or returns a non-integer.
     """
-    if isinstance(selector, device):
-        return selector
     if not callable(selector):
         raise TypeError(f"a device selector must be callable (device -> int), not {selector!r}")
-    candidates = device.get_devices()
+    candidates = list(devices) if devices is not None else [
+        d for p in discovery.visible_platforms() for d in p.get_devices()]
     best: device | None = None
     best_score = -1
     scores = []
@@ -201,14 +208,13 @@ def select_device(selector: Selector) -> device:
             best, best_score = dev, score
     _log.debug("select_device(%s): %s", _selector_name(selector), scores)
     if best is None:
-        if not candidates:
-            # platforms_and_devices() already raised if the loader found nothing.
-            hidden = [d._name() for p in _all_platforms() for d in p._root_devices()]
+        if not candidates and devices is None:
+            # all_platforms() already raised if the loader found nothing.
             raise exception(
                 errc.runtime,
-                f"no device satisfies {_selector_name(selector)}: {FILTER_ENV}="
-                f"{','.join(device_filter())!r} hides every device (there are: "
-                f"{', '.join(map(repr, hidden))})")
+                f"no device satisfies {_selector_name(selector)}: {discovery.FILTER_ENV}="
+                f"{','.join(discovery.device_filter())!r} hides every device (there are: "
+                f"{', '.join(map(repr, discovery.hidden_device_names()))})")
         listed = "; ".join(f"{d!r} scored {s}" for d, s in scores)
         raise exception(errc.runtime, f"no device satisfies {_selector_name(selector)}: every "
                         f"device scored negative ({listed})")

@@ -10,24 +10,28 @@ them (docs/debugging.md, docs/design/host-device.md).
   ``custom``, ``emulated``, ``host_debuggable``, ``fp16``, ``fp64`` and
   ``atomic64``: ``cpu/gpu/accelerator_selector_v`` never pick it, and
   ``default_selector_v`` scores it negative, so it is only ever chosen on request.
-* No OpenCL object exists for it: ``_cl`` is ``None`` on the device, its platform,
-  contexts and queues, and nothing here imports pyopencl.
+* No OpenCL object exists for it: ``native`` is ``None`` on the device, its
+  platform, contexts and queues, and nothing here imports pyopencl.
 
-Both classes are subclasses of the OpenCL-backed ``platform``/``device`` (so
-``isinstance`` checks and common reference semantics hold); they override every
-member that would ask OpenCL.
+Both classes are subclasses of the backend-neutral ``platform``/``device`` (as
+the OpenCL backend's are), answering what a backend answers: info descriptors,
+aspects, contexts.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import os
 import platform as _pyplatform
 import sys
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 from pysycl._core.backend import backend
-from pysycl._core.exceptions import errc, exception
+from pysycl._core.memory_model import memory_order, memory_scope
+from pysycl._core.version import __version__
 from pysycl._objects.aspects import aspect
 from pysycl._objects.device import device
 from pysycl._objects.info import (
@@ -38,8 +42,6 @@ from pysycl._objects.info import (
     fp_config,
     global_mem_cache_type,
     local_mem_type,
-    memory_order,
-    memory_scope,
     partition_affinity_domain,
     partition_property,
 )
@@ -62,6 +64,7 @@ ASPECTS = frozenset({aspect.custom, aspect.emulated, aspect.host_debuggable,
 
 _lock = threading.Lock()
 _singleton: list[host_platform] = []
+_context_keys = itertools.count(2)  # contexts: -2, -3, ... (HOST_HANDLE is -1)
 
 
 def _memory_bytes() -> int:
@@ -69,12 +72,6 @@ def _memory_bytes() -> int:
         return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
     except (ValueError, OSError, AttributeError):  # not POSIX
         return 1 << 34
-
-
-def _version() -> str:
-    from pysycl import __version__
-
-    return str(__version__)
 
 
 def get_host_platform() -> host_platform:
@@ -86,60 +83,33 @@ def get_host_platform() -> host_platform:
     return _singleton[0]
 
 
-def is_host(obj: Any) -> bool:
-    """Whether a device, platform or context belongs to the host interpreter backend."""
-    return obj.get_backend() is backend.ext_pysycl_host
-
-
 class host_platform(platform):  # noqa: N801 - spelled like the class it specializes
     """The "pysycl host interpreter" platform: one device, ``host_device``."""
 
     __slots__ = ()
 
+    _backend = backend.ext_pysycl_host
+
     @classmethod
     def _make(cls) -> host_platform:
         self = object.__new__(cls)
-        self._cl = None
-        self._cl_devices = ()
-        self._handle = HOST_HANDLE
+        self._setup(None, HOST_HANDLE)
         self._info = {
             _platform_info.name: PLATFORM_NAME,
             _platform_info.vendor: VENDOR,
-            _platform_info.version: f"pysycl {_version()} (Python {_pyplatform.python_version()})",
+            _platform_info.version: f"pysycl {__version__} (Python {_pyplatform.python_version()})",
             _platform_info.extensions: [],
         }
-        self._default_context = None
         self._devices = [host_device._make(self)]
         return self
 
-    def get_backend(self) -> backend:
-        """``backend.ext_pysycl_host``."""
-        return backend.ext_pysycl_host
-
-    def get_devices(self, device_type: device_type = device_type.all) -> list[device]:
-        """The host device when visible and of ``device_type`` (``automatic`` never picks it)."""
-        from pysycl._objects.info import device_type as dt
-
-        if not isinstance(device_type, dt):
-            raise TypeError(f"device_type must be a sycl.info.device_type, not {device_type!r}")
-        devices = self._visible_devices()
-        if device_type is dt.all:
-            return devices
-        return [d for d in devices if d._device_type() is device_type]
-
-    def get_info(self, param: _platform_info) -> Any:
-        """Query ``info.platform.*`` (Table 18)."""
-        if not isinstance(param, _platform_info):
-            raise TypeError(f"platform.get_info takes a sycl.info.platform descriptor, "
-                            f"not {param!r}")
-        return self._info[param]
+    def _new_native_context(self, devs: Sequence[device]) -> tuple[Any, int]:
+        # No backend context: a key of its own (negative, never an OpenCL handle).
+        return None, -next(_context_keys)
 
     def has_extension(self, extension: str) -> bool:
         """Deprecated: the host platform has no OpenCL extensions."""
         return False
-
-    def __repr__(self) -> str:
-        return f"<sycl.platform [ext_pysycl_host] {PLATFORM_NAME!r}>"
 
 
 class host_device(device):  # noqa: N801 - spelled like the class it specializes
@@ -147,64 +117,20 @@ class host_device(device):  # noqa: N801 - spelled like the class it specializes
 
     __slots__ = ()
 
+    _backend = backend.ext_pysycl_host
+
     @classmethod
     def _make(cls, plat: host_platform) -> host_device:
         self = object.__new__(cls)
-        self._cl = None
-        self._cl_platform = None
-        self._handle = HOST_HANDLE
-        self._platform = plat
-        self._parent = None
+        self._setup(None, HOST_HANDLE, plat, None)
         self._aspects = ASPECTS
-        self._info = {}
-        self._type = device_type.custom
         return self
 
-    def get_backend(self) -> backend:
-        """``backend.ext_pysycl_host``."""
-        return backend.ext_pysycl_host
+    def _query(self, param: _device_info) -> Any:
+        return _host_info(param)
 
     def _is_available(self) -> bool:
         return True
-
-    def has_extension(self, extension: str) -> bool:
-        """Deprecated: the host device has no OpenCL extensions."""
-        return False
-
-    def ext_oneapi_can_compile(self, lang: Any) -> bool:
-        """The host device builds no kernel bundles from source."""
-        return False
-
-    def get_info(self, param: _device_info) -> Any:
-        """Query ``info.device.*`` (Table 25) of the host device."""
-        if not isinstance(param, _device_info):
-            raise TypeError(f"device.get_info takes a sycl.info.device descriptor, not {param!r}")
-        if param is _device_info.parent_device:
-            raise exception(errc.invalid, f"info.device.parent_device: {self!r} is not a "
-                            "sub-device")
-        try:
-            return self._info[param]
-        except KeyError:
-            pass
-        value = _host_info(self, param)
-        self._info[param] = value
-        return value
-
-    def create_sub_devices(self, prop: partition_property, value: Any) -> list[device]:
-        """The host device cannot be partitioned.
-
-        Raises:
-            exception: ``errc.feature_not_supported`` (Table 23).
-        """
-        if not isinstance(prop, partition_property) or prop is partition_property.no_partition:
-            raise ValueError(
-                "create_sub_devices needs info.partition_property.partition_equally, "
-                f"partition_by_counts or partition_by_affinity_domain, not {prop!r}")
-        raise exception(errc.feature_not_supported, f"{self._name()!r} does not support "
-                        f"{prop.name} (it supports: no partitioning)")
-
-    def __repr__(self) -> str:
-        return f"<sycl.device [ext_pysycl_host:custom] {self._name()!r}>"
 
 
 _ALL_ORDERS = list(memory_order)
@@ -213,12 +139,24 @@ _FP = [fp_config.denorm, fp_config.inf_nan, fp_config.round_to_nearest, fp_confi
        fp_config.correctly_rounded_divide_sqrt]
 
 
-def _host_info(dev: host_device, param: _device_info) -> Any:
-    """The answer to one ``info.device`` descriptor (computed once, then cached)."""
+def _host_info(param: _device_info) -> Any:
+    """The answer to one ``info.device`` descriptor (the device caches it)."""
+    table = _host_table()
+    if param in table:
+        return table[param]
+    if param.name.startswith(("preferred_vector_width_", "native_vector_width_")):
+        return 1
+    # Image limits and the like: the host device has no images.
+    return 0
+
+
+@functools.cache
+def _host_table() -> dict[_device_info, Any]:
+    # One line per descriptor: a table, not logic, hence the length.
     D = _device_info  # noqa: N806 - the spec's namespace, short
     wg = MAX_WORK_GROUP_SIZE
     mem = _memory_bytes()
-    table: dict[_device_info, Any] = {
+    return {
         D.device_type: device_type.custom,
         D.vendor_id: 0,
         D.max_compute_units: 1,
@@ -262,14 +200,12 @@ def _host_info(dev: host_device, param: _device_info) -> Any:
         D.queue_profiling: False,
         D.built_in_kernel_ids: [],
         D.built_in_kernels: [],
-        D.platform: dev.get_platform(),
         D.name: f"Python {_pyplatform.python_version()} interpreter",
         D.vendor: VENDOR,
-        D.driver_version: _version(),
+        D.driver_version: __version__,
         D.profile: "FULL_PROFILE",
-        D.version: f"pysycl host {_version()}",
-        D.backend_version: _version(),
-        D.aspects: [a for a in aspect if a in ASPECTS],
+        D.version: f"pysycl host {__version__}",
+        D.backend_version: __version__,
         D.extensions: [],
         D.printf_buffer_size: 0,
         D.preferred_interop_user_sync: False,
@@ -279,10 +215,3 @@ def _host_info(dev: host_device, param: _device_info) -> Any:
         D.partition_type_property: partition_property.no_partition,
         D.partition_type_affinity_domain: partition_affinity_domain.not_applicable,
     }
-    if param in table:
-        return table[param]
-    name = param.name
-    if name.startswith(("preferred_vector_width_", "native_vector_width_")):
-        return 1
-    # Image limits and the like: the host device has no images.
-    return 0

@@ -1,11 +1,15 @@
-"""The OpenCL backend: platforms from the ICD loader, one in-order queue per sycl.queue."""
+"""The OpenCL backend: platforms from the ICD loader, one in-order queue per sycl.queue.
+
+Its platforms and devices are :mod:`pysycl._backends.opencl.objects`; their
+info answers and aspects :mod:`pysycl._backends.opencl.device_info`.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from pysycl._backends.opencl.objects import opencl_platforms
 from pysycl._core.backend import backend
-from pysycl._objects.platform import opencl_platforms
 
 
 class OpenCLBackend:

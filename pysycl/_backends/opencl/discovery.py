@@ -1,10 +1,10 @@
 """OpenCL discovery through pyopencl: platforms, devices, info queries, sub-devices, contexts.
 
-This is the one module of the runtime's object model (platform, device, context,
-selectors, info) that calls pyopencl. It returns plain Python values (``int``
-bitfields, ``str``, ``list``) and pyopencl handles; the SYCL-level types
-(``info.fp_config``, ``aspect``, ...) are built from them in ``pysycl._objects.info``
-and ``pysycl._objects.aspects``.
+This is the one module of the OpenCL backend's object model (platforms,
+devices, contexts, info) that calls pyopencl. It returns plain Python values
+(``int`` bitfields, ``str``, ``list``) and pyopencl handles; the SYCL-level
+objects and types (``sycl.device``, ``info.fp_config``, ``aspect``, ...) are built
+from them in ``pysycl._backends.opencl.objects`` and ``.device_info``.
 
 pyopencl is imported lazily (:func:`cl`), so ``import pysycl`` stays free of it.
 OpenCL errors become :class:`pysycl.exception` through :func:`translate_cl_error`

@@ -13,8 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from pysycl._backends.opencl.objects import context_of, device_of, platform_of
 from pysycl._core.backend import backend as _backend
 from pysycl._core.exceptions import errc, exception
+from pysycl._objects.context import AsyncHandler, context
+from pysycl._objects.device import device
+from pysycl._objects.platform import platform
 
 
 def _check_backend(obj: Any, be: Any) -> None:
@@ -22,8 +26,16 @@ def _check_backend(obj: Any, be: Any) -> None:
         raise TypeError(f"backend must be a sycl.backend, not {be!r}")
     own = obj.get_backend() if hasattr(obj, "get_backend") else _backend.opencl
     if be is not own:
-        raise exception(errc.backend_mismatch, f"get_native: {type(obj).__name__} belongs to "
+        raise exception(errc.backend_mismatch, f"get_native: {_sycl_name(obj)} belongs to "
                         f"{own!r}, not {be!r}")
+
+
+def _sycl_name(obj: Any) -> str:
+    """The SYCL class of ``obj`` (``device``, not the backend's ``opencl_device``)."""
+    for cls in (platform, device, context):
+        if isinstance(obj, cls):
+            return cls.__name__
+    return type(obj).__name__
 
 
 def get_native(obj: Any, backend: Any = _backend.opencl) -> Any:
@@ -40,9 +52,6 @@ def get_native(obj: Any, backend: Any = _backend.opencl) -> Any:
     from pysycl._commands.event import event
     from pysycl._commands.queue import queue
     from pysycl._memory.buffer import buffer
-    from pysycl._objects.context import context
-    from pysycl._objects.device import device
-    from pysycl._objects.platform import platform
 
     if not isinstance(obj, (platform, device, context, queue, event, buffer, kernel_bundle,
                             kernel)):
@@ -56,7 +65,7 @@ def get_native(obj: Any, backend: Any = _backend.opencl) -> Any:
         return list(obj._storage.dev.values())
     _check_backend(obj, backend)
     if isinstance(obj, (platform, device, context)):
-        return obj._cl
+        return obj.native
     if isinstance(obj, queue):
         return obj._clq
     if isinstance(obj, event):
@@ -77,28 +86,22 @@ def _need(obj: Any, kind: str, what: str) -> None:
         raise TypeError(f"{what} takes a pyopencl {kind} object, not {type(obj).__name__}")
 
 
-def make_platform(cl_platform: Any) -> Any:
+def make_platform(cl_platform: Any) -> platform:
     """The SYCL platform of a ``pyopencl.Platform``."""
-    from pysycl._objects.platform import _platform_of
-
     _need(cl_platform, "platform", "make_platform")
-    return _platform_of(cl_platform)
+    return platform_of(cl_platform)
 
 
-def make_device(cl_device: Any) -> Any:
+def make_device(cl_device: Any) -> device:
     """The SYCL device of a ``pyopencl.Device``."""
-    from pysycl._objects.device import device
-
     _need(cl_device, "device", "make_device")
-    return device._from_cl(cl_device)
+    return device_of(cl_device)
 
 
-def make_context(cl_context: Any, async_handler: Any = None) -> Any:
+def make_context(cl_context: Any, async_handler: AsyncHandler | None = None) -> context:
     """A SYCL context over a ``pyopencl.Context`` (retained, not copied)."""
-    from pysycl._objects.context import context
-
     _need(cl_context, "context", "make_context")
-    return context._from_cl(cl_context, async_handler)
+    return context_of(cl_context, async_handler)
 
 
 def make_queue(cl_queue: Any, ctx: Any, async_handler: Any = None) -> Any:
@@ -111,18 +114,17 @@ def make_queue(cl_queue: Any, ctx: Any, async_handler: Any = None) -> Any:
     from pysycl._backends.opencl import programs as clp
     from pysycl._backends.opencl.executor import OpenCLExecutor
     from pysycl._commands.queue import queue
-    from pysycl._objects.device import device
 
     _need(cl_queue, "queue", "make_queue")
     qctx, qdev = clp.queue_context_device(cl_queue)
-    if clp.handle(qctx) != ctx._handle:
+    if clp.handle(qctx) != ctx.key:
         raise exception(errc.invalid, "make_queue: the OpenCL queue belongs to another context",
                         ctx)
     q = object.__new__(queue)
     q._props = _prop.property_list([])
     q._profiling = False
     q._in_order = False
-    q._dev = device._from_cl(qdev)
+    q._dev = device_of(qdev)
     q._ctx = ctx
     q._async_handler = async_handler
     q._async_errors = []
@@ -143,7 +145,7 @@ def make_event(cl_event: Any, ctx: Any) -> Any:
     from pysycl._commands.event import event
 
     _need(cl_event, "event", "make_event")
-    if clp.handle(clp.event_context(cl_event)) != ctx._handle:
+    if clp.handle(clp.event_context(cl_event)) != ctx.key:
         raise exception(errc.invalid, "make_event: the OpenCL event belongs to another context",
                         ctx)
     return event._make(None, cl_event, ops=EVENTS)

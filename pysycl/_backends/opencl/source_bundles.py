@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import ModuleType
 from typing import Any
 
 from pysycl._bundles.bundle import _check_devs, _digest, _Image, bundle_state, kernel_bundle, stats
 from pysycl._core.exceptions import errc, exception
+from pysycl._objects.context import context
+from pysycl._objects.device import device
 
 
-def _state_of(clp: Any, prg: Any, devs: Sequence[Any]) -> str:
-    types = {clp.binary_type(prg, d._cl) for d in devs}
+def _state_of(clp: ModuleType, prg: Any, devs: Sequence[device]) -> str:
+    types = {clp.binary_type(prg, d.native) for d in devs}
     if types <= {clp.BINARY_TYPE_EXECUTABLE}:
         return "executable"
     if types <= {clp.BINARY_TYPE_COMPILED_OBJECT, clp.BINARY_TYPE_INTERMEDIATE,
@@ -21,7 +24,7 @@ def _state_of(clp: Any, prg: Any, devs: Sequence[Any]) -> str:
     return "mixed"
 
 
-def create_bundle(ctx: Any, devs: Sequence[Any], cl_objects: Sequence[Any], *,
+def create_bundle(ctx: context, devs: Sequence[device], cl_objects: Sequence[Any], *,
                   state: bundle_state = bundle_state.executable,
                   _single: bool = False) -> kernel_bundle:
     """A bundle in ``state`` from OpenCL programs, or an executable one from OpenCL kernels.
@@ -38,7 +41,6 @@ def create_bundle(ctx: Any, devs: Sequence[Any], cl_objects: Sequence[Any], *,
         TypeError: mixed or non-pyopencl objects.
     """
     from pysycl._backends.opencl import programs as clp
-    from pysycl._objects.context import context
 
     what = "make_kernel_bundle" if _single else "create_bundle"
     if not isinstance(ctx, context):
@@ -52,25 +54,40 @@ def create_bundle(ctx: Any, devs: Sequence[Any], cl_objects: Sequence[Any], *,
     if all(clp.is_cl_object(o, "kernel") for o in objs):
         if state is not bundle_state.executable:
             raise TypeError("create_bundle from cl_kernel objects makes executable bundles only")
-        images = []
-        for k in objs:
-            if clp.handle(clp.kernel_context(k)) != ctx._handle:
-                raise exception(errc.invalid, f"{what}: a kernel belongs to another context",
-                                ctx)
-            prg = clp.kernel_program(k)
-            name = clp.kernel_name(k)
-            img = _Image(bundle_state.executable, "native", _digest("clk", str(clp.handle(k))),
-                         programs={d: prg for d in dl}, names=[name])
-            img.clk.update({(d._handle, name): k for d in dl})
-            images.append(img)
-        return kernel_bundle._make(ctx, dl, state, images)
+        return kernel_bundle._make(ctx, dl, state, [_kernel_image(clp, ctx, dl, k, what)
+                                                    for k in objs])
     if not all(clp.is_cl_object(o, "program") for o in objs):
         raise TypeError(f"{what} takes pyopencl Program objects or Kernel objects (not mixed)")
     progs = [clp.raw(o) for o in objs]
     for prg in progs:
-        if clp.handle(clp.program_context(prg)) != ctx._handle:
+        if clp.handle(clp.program_context(prg)) != ctx.key:
             raise exception(errc.invalid, f"{what}: a program belongs to another context", ctx)
-    cl_devs = [d._cl for d in dl]
+    progs = _advance(clp, ctx, dl, progs, state, what)
+    images = []
+    for p in progs:
+        names = clp.kernel_names(p) if state is bundle_state.executable else []
+        images.append(_Image(state, "native", _digest("clp", str(clp.handle(p))),
+                             programs={d: p for d in dl}, names=names))
+    return kernel_bundle._make(ctx, dl, state, images)
+
+
+def _kernel_image(clp: ModuleType, ctx: context, dl: Sequence[device], k: Any, what: str
+                  ) -> _Image:
+    """The executable image of one OpenCL kernel (its program, its name)."""
+    if clp.handle(clp.kernel_context(k)) != ctx.key:
+        raise exception(errc.invalid, f"{what}: a kernel belongs to another context", ctx)
+    prg = clp.kernel_program(k)
+    name = clp.kernel_name(k)
+    img = _Image(bundle_state.executable, "native", _digest("clk", str(clp.handle(k))),
+                 programs={d: prg for d in dl}, names=[name])
+    img.clk.update({(d.key, name): k for d in dl})
+    return img
+
+
+def _advance(clp: ModuleType, ctx: context, dl: Sequence[device], progs: list[Any],
+             state: bundle_state, what: str) -> list[Any]:
+    """Compile and link OpenCL programs as far as ``state`` needs; the resulting programs."""
+    cl_devs = [d.native for d in dl]
     states = [_state_of(clp, p, dl) for p in progs]
     rank = {"input": 0, "object": 1, "executable": 2}
     want = rank[state.value]
@@ -94,15 +111,10 @@ def create_bundle(ctx: Any, devs: Sequence[Any], cl_objects: Sequence[Any], *,
         if want == 2 and any(s == "object" for s in states):
             objects = [p for p, s in zip(progs, states, strict=False) if s == "object"]
             exes = [p for p, s in zip(progs, states, strict=False) if s == "executable"]
-            progs = [*exes, clp.link_programs(ctx._cl, objects, cl_devs)]
+            progs = [*exes, clp.link_programs(ctx.native, objects, cl_devs)]
             stats["cl_links"] += 1
     except exception as e:
         if e.code() is errc.build:
             raise
         raise exception(errc.build, f"{what}: {e.what()}", ctx) from e
-    images = []
-    for p in progs:
-        names = clp.kernel_names(p) if state is bundle_state.executable else []
-        images.append(_Image(state, "native", _digest("clp", str(clp.handle(p))),
-                             programs={d: p for d in dl}, names=names))
-    return kernel_bundle._make(ctx, dl, state, images)
+    return progs

@@ -20,7 +20,6 @@ from __future__ import annotations
 from pysycl._bundles.properties import build_options, save_log
 from pysycl._bundles.source import (
     build,
-    can_compile,  # noqa: F401 - for device.ext_oneapi_can_compile
     create_kernel_bundle_from_source,
     source_language,
 )

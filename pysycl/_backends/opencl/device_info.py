@@ -1,0 +1,378 @@
+"""The OpenCL backend's device facts: ``info.device`` answers and the aspect set.
+
+Each ``info.device`` descriptor is answered from the OpenCL query that
+``pysycl._backends.opencl.discovery`` makes (:data:`DEVICE_QUERIES`), converted
+to the spec's type; ``platform``, ``aspects`` and ``parent_device`` are answered
+by ``sycl.device`` itself. Each aspect is derived from what the OpenCL device
+reports (:func:`derive_aspects`), following Table 26 and the OpenCL backend's
+aspect/extension table (``sycl2020-opencl-backend.adoc``, "SYCL support of
+non-core OpenCL features"). Both are cached by the device.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pysycl._backends.opencl import discovery as _d
+from pysycl._core.memory_model import memory_order, memory_scope
+from pysycl._objects.aspects import aspect
+from pysycl._objects.info import (
+    _device_info,
+    device_type,
+    execution_capability,
+    fp_config,
+    global_mem_cache_type,
+    local_mem_type,
+    partition_affinity_domain,
+    partition_property,
+)
+from pysycl._objects.range import id as sycl_id
+
+if TYPE_CHECKING:
+    from pysycl._backends.opencl.objects import opencl_device as _device_t
+
+
+# --- OpenCL value -> SYCL value conversions ---------------------------------------
+
+
+def bits_to_members(bits: int, enum_cls: type[enum.Enum]) -> list[Any]:
+    """The members of a bit-valued enum whose (non-zero) bit is set in ``bits``."""
+    return [m for m in enum_cls if m.value and (bits & m.value) == m.value]
+
+
+def device_type_of(cl_type: int) -> device_type:
+    """The SYCL device type of an OpenCL ``cl_device_type`` (DEFAULT bit ignored)."""
+    for t in (device_type.gpu, device_type.cpu, device_type.accelerator, device_type.custom):
+        if cl_type & t.value:
+            return t
+    return device_type.custom
+
+
+def memory_orders(bits: int) -> list[memory_order]:
+    """``cl_device_atomic_capabilities`` order bits -> ``memory_order`` list.
+
+    OpenCL's ACQ_REL capability covers acquire, release and acq_rel (OpenCL 3.0
+    §4.2, CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES).
+    """
+    out = [memory_order.relaxed]  # SYCL guarantees relaxed (Table 25)
+    if bits & _d.ATOMIC_ORDER_ACQ_REL:
+        out += [memory_order.acquire, memory_order.release, memory_order.acq_rel]
+    if bits & _d.ATOMIC_ORDER_SEQ_CST:
+        out.append(memory_order.seq_cst)
+    return out
+
+
+def memory_scopes(bits: int) -> list[memory_scope]:
+    """``cl_device_atomic_capabilities`` scope bits -> ``memory_scope`` list.
+
+    OpenCL has no sub-group capability bit; a sub-group lies within its work-group,
+    so work-group scope support implies sub-group scope (as in DPC++'s OpenCL
+    adapter). SYCL guarantees ``work_group`` (Table 25).
+    """
+    out = []
+    if bits & _d.ATOMIC_SCOPE_WORK_ITEM:
+        out.append(memory_scope.work_item)
+    out += [memory_scope.sub_group, memory_scope.work_group]
+    if bits & _d.ATOMIC_SCOPE_DEVICE:
+        out.append(memory_scope.device)
+    if bits & _d.ATOMIC_SCOPE_ALL_DEVICES:
+        out.append(memory_scope.system)
+    return out
+
+
+# --- device queries ---------------------------------------------------------------
+
+# OpenCL < 3.0 devices have no atomic capability queries; OpenCL 3.0 §4.2 gives
+# their implied value: relaxed order, work-group and device scopes.
+_LEGACY_ATOMIC_CAPS = _d.ATOMIC_ORDER_RELAXED | _d.ATOMIC_SCOPE_WORK_GROUP | _d.ATOMIC_SCOPE_DEVICE
+_LEGACY_FENCE_CAPS = (_d.ATOMIC_ORDER_RELAXED | _d.ATOMIC_ORDER_ACQ_REL
+                      | _d.ATOMIC_SCOPE_WORK_GROUP | _d.ATOMIC_SCOPE_DEVICE)
+
+
+def _q(key: str, default: Any = _d.REQUIRED, conv: Callable[[Any], Any] = lambda v: v
+       ) -> Callable[[_device_t], Any]:
+    def get(dev: _device_t) -> Any:
+        return conv(_d.device_info(dev._native, key, default))
+    return get
+
+
+def _work_item_sizes(n: int) -> Callable[[_device_t], Any]:
+    # SYCL dimension 0 is the slowest-varying; OpenCL's dimension 0 the fastest
+    # (OpenCL backend appendix, "syclOpenCL.mapping"): reverse the first n sizes.
+    def get(dev: _device_t) -> Any:
+        sizes = list(_d.device_info(dev._native, "MAX_WORK_ITEM_SIZES"))[:n]
+        values = tuple(int(s) for s in reversed(sizes))
+        try:
+            return sycl_id(*values)
+        except TypeError:  # a device reporting no sizes: the tuple, same length
+            return values
+    return get
+
+
+def _fp(key: str) -> Callable[[_device_t], list[fp_config]]:
+    def get(dev: _device_t) -> list[fp_config]:
+        return bits_to_members(int(_d.device_info(dev._native, key, 0) or 0), fp_config)
+    return get
+
+
+def _half_fp(dev: _device_t) -> list[fp_config]:
+    # Table 25: empty unless the device has aspect::fp16.
+    if not dev.has(aspect.fp16):
+        return []
+    bits = _d.device_info(dev._native, "HALF_FP_CONFIG", 0) or 0
+    return bits_to_members(int(bits), fp_config)
+
+
+def _atomic(key: str, legacy: int, conv: Callable[[int], list[Any]]) -> Callable[[_device_t], Any]:
+    def get(dev: _device_t) -> Any:
+        bits = _d.device_info(dev._native, key, None)
+        return conv(legacy if bits is None else int(bits))
+    return get
+
+
+def _can_split(dev: _device_t) -> bool:
+    # Table 25: a partition property (or affinity domain) is listed "only if the
+    # device can be partitioned into at least two sub devices along" it.
+    return (int(_d.device_info(dev._native, "MAX_COMPUTE_UNITS")) >= 2
+            and int(_d.device_info(dev._native, "PARTITION_MAX_SUB_DEVICES", 0) or 0) >= 2)
+
+
+def _partition_properties(dev: _device_t) -> list[partition_property]:
+    if not _can_split(dev):
+        return []
+    props = _d.device_info(dev._native, "PARTITION_PROPERTIES", []) or []
+    known = {p.value: p for p in partition_property if p.value}
+    return [known[p] for p in props if p in known]
+
+
+def _affinity_domains(dev: _device_t) -> list[partition_affinity_domain]:
+    if not _can_split(dev):
+        return []
+    bits = _d.device_info(dev._native, "PARTITION_AFFINITY_DOMAIN", 0) or 0
+    if isinstance(bits, (list, tuple)):  # some pyopencl versions answer a list
+        bits = bits[0] if bits else 0
+    return bits_to_members(int(bits), partition_affinity_domain)
+
+
+def _partition_type(dev: _device_t) -> tuple[partition_property, partition_affinity_domain]:
+    if dev._parent is None:
+        return partition_property.no_partition, partition_affinity_domain.not_applicable
+    props = list(_d.device_info(dev._native, "PARTITION_TYPE", []) or [])
+    prop = partition_property.no_partition
+    domain = partition_affinity_domain.not_applicable
+    if props:
+        try:
+            prop = partition_property(props[0])
+        except ValueError:
+            prop = partition_property.no_partition
+        if prop is partition_property.partition_by_affinity_domain and len(props) > 1:
+            try:
+                domain = partition_affinity_domain(props[1])
+            except ValueError:
+                domain = partition_affinity_domain.not_applicable
+    return prop, domain
+
+
+def _backend_version(dev: _device_t) -> str:
+    # The OpenCL version the device supports, e.g. "3.0" from "OpenCL 3.0 (Build 0)".
+    parts = str(_d.device_info(dev._native, "VERSION")).split()
+    return parts[1] if len(parts) > 1 else "".join(parts)
+
+
+def _exec_caps(dev: _device_t) -> list[execution_capability]:
+    return bits_to_members(int(_d.device_info(dev._native, "EXECUTION_CAPABILITIES", 1)),
+                           execution_capability)
+
+
+def _built_in_kernels(dev: _device_t) -> list[str]:
+    return [k for k in str(_d.device_info(dev._native, "BUILT_IN_KERNELS", "") or "").split(";") if k]
+
+
+def _queue_profiling(dev: _device_t) -> bool:
+    return bool(int(_d.device_info(dev._native, "QUEUE_PROPERTIES", 0)) & _d.QUEUE_PROFILING_ENABLE)
+
+
+def _u(key: str, default: Any = _d.REQUIRED) -> Callable[[_device_t], int]:
+    return _q(key, default, int)
+
+
+def _b(key: str, default: Any = _d.REQUIRED) -> Callable[[_device_t], bool]:
+    return _q(key, default, bool)
+
+
+def _s(key: str, default: Any = _d.REQUIRED) -> Callable[[_device_t], str]:
+    return _q(key, default, lambda v: str(v).strip())
+
+
+D = _device_info
+
+#: How each device descriptor is answered (but those ``sycl.device`` answers
+#: itself); devices do not change, so the device caches the results.
+DEVICE_QUERIES: dict[_device_info, Callable[[_device_t], Any]] = {
+    D.device_type: lambda dev: device_type_of(int(_d.device_info(dev._native, "TYPE"))),
+    D.vendor_id: _u("VENDOR_ID"),
+    D.max_compute_units: _u("MAX_COMPUTE_UNITS"),
+    D.max_work_item_dimensions: _u("MAX_WORK_ITEM_DIMENSIONS"),
+    D.max_work_item_sizes_1d: _work_item_sizes(1),
+    D.max_work_item_sizes_2d: _work_item_sizes(2),
+    D.max_work_item_sizes_3d: _work_item_sizes(3),
+    D.max_work_group_size: _u("MAX_WORK_GROUP_SIZE"),
+    D.max_num_sub_groups: _u("MAX_NUM_SUB_GROUPS", 0),
+    D.sub_group_independent_forward_progress: _b("SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS", False),
+    D.sub_group_sizes: lambda dev: _d.sub_group_sizes(dev._native),
+    D.preferred_vector_width_char: _u("PREFERRED_VECTOR_WIDTH_CHAR"),
+    D.preferred_vector_width_short: _u("PREFERRED_VECTOR_WIDTH_SHORT"),
+    D.preferred_vector_width_int: _u("PREFERRED_VECTOR_WIDTH_INT"),
+    D.preferred_vector_width_long: _u("PREFERRED_VECTOR_WIDTH_LONG"),
+    D.preferred_vector_width_float: _u("PREFERRED_VECTOR_WIDTH_FLOAT"),
+    D.preferred_vector_width_double: _u("PREFERRED_VECTOR_WIDTH_DOUBLE"),
+    D.preferred_vector_width_half: _u("PREFERRED_VECTOR_WIDTH_HALF", 0),
+    D.native_vector_width_char: _u("NATIVE_VECTOR_WIDTH_CHAR"),
+    D.native_vector_width_short: _u("NATIVE_VECTOR_WIDTH_SHORT"),
+    D.native_vector_width_int: _u("NATIVE_VECTOR_WIDTH_INT"),
+    D.native_vector_width_long: _u("NATIVE_VECTOR_WIDTH_LONG"),
+    D.native_vector_width_float: _u("NATIVE_VECTOR_WIDTH_FLOAT"),
+    D.native_vector_width_double: _u("NATIVE_VECTOR_WIDTH_DOUBLE"),
+    D.native_vector_width_half: _u("NATIVE_VECTOR_WIDTH_HALF", 0),
+    D.max_clock_frequency: _u("MAX_CLOCK_FREQUENCY"),
+    D.address_bits: _u("ADDRESS_BITS"),
+    D.max_mem_alloc_size: _u("MAX_MEM_ALLOC_SIZE"),
+    D.image_support: _b("IMAGE_SUPPORT", False),
+    D.max_read_image_args: _u("MAX_READ_IMAGE_ARGS", 0),
+    D.max_write_image_args: _u("MAX_WRITE_IMAGE_ARGS", 0),
+    D.image2d_max_width: _u("IMAGE2D_MAX_WIDTH", 0),
+    D.image2d_max_height: _u("IMAGE2D_MAX_HEIGHT", 0),
+    D.image3d_max_width: _u("IMAGE3D_MAX_WIDTH", 0),
+    D.image3d_max_height: _u("IMAGE3D_MAX_HEIGHT", 0),
+    D.image3d_max_depth: _u("IMAGE3D_MAX_DEPTH", 0),
+    D.image_max_buffer_size: _u("IMAGE_MAX_BUFFER_SIZE", 0),
+    D.max_samplers: _u("MAX_SAMPLERS", 0),
+    D.max_parameter_size: _u("MAX_PARAMETER_SIZE"),
+    D.mem_base_addr_align: _u("MEM_BASE_ADDR_ALIGN"),
+    D.half_fp_config: _half_fp,
+    D.single_fp_config: _fp("SINGLE_FP_CONFIG"),
+    D.double_fp_config: _fp("DOUBLE_FP_CONFIG"),
+    D.global_mem_cache_type: _q("GLOBAL_MEM_CACHE_TYPE", 0, global_mem_cache_type),
+    D.global_mem_cache_line_size: _u("GLOBAL_MEM_CACHELINE_SIZE", 0),
+    D.global_mem_cache_size: _u("GLOBAL_MEM_CACHE_SIZE", 0),
+    D.global_mem_size: _u("GLOBAL_MEM_SIZE"),
+    D.max_constant_buffer_size: _u("MAX_CONSTANT_BUFFER_SIZE"),
+    D.max_constant_args: _u("MAX_CONSTANT_ARGS"),
+    D.local_mem_type: _q("LOCAL_MEM_TYPE", 0, local_mem_type),
+    D.local_mem_size: _u("LOCAL_MEM_SIZE"),
+    D.error_correction_support: _b("ERROR_CORRECTION_SUPPORT", False),
+    D.host_unified_memory: _b("HOST_UNIFIED_MEMORY", False),
+    D.atomic_memory_order_capabilities:
+        _atomic("ATOMIC_MEMORY_CAPABILITIES", _LEGACY_ATOMIC_CAPS, memory_orders),
+    D.atomic_fence_order_capabilities:
+        _atomic("ATOMIC_FENCE_CAPABILITIES", _LEGACY_FENCE_CAPS, memory_orders),
+    D.atomic_memory_scope_capabilities:
+        _atomic("ATOMIC_MEMORY_CAPABILITIES", _LEGACY_ATOMIC_CAPS, memory_scopes),
+    D.atomic_fence_scope_capabilities:
+        _atomic("ATOMIC_FENCE_CAPABILITIES", _LEGACY_FENCE_CAPS, memory_scopes),
+    D.profiling_timer_resolution: _u("PROFILING_TIMER_RESOLUTION"),
+    D.is_endian_little: _b("ENDIAN_LITTLE", True),
+    D.is_available: _b("AVAILABLE"),
+    D.is_compiler_available: _b("COMPILER_AVAILABLE", False),
+    D.is_linker_available: _b("LINKER_AVAILABLE", False),
+    D.execution_capabilities: _exec_caps,
+    D.queue_profiling: _queue_profiling,
+    # kernel_id objects of built-in kernels: pysycl exposes no OpenCL built-in
+    # kernels as kernel_ids, so the list is empty (allowed by Table 25).
+    D.built_in_kernel_ids: lambda dev: [],
+    D.built_in_kernels: _built_in_kernels,
+    D.name: _s("NAME"),
+    D.vendor: _s("VENDOR"),
+    D.driver_version: _s("DRIVER_VERSION"),
+    D.profile: _s("PROFILE"),
+    D.version: _s("VERSION"),
+    D.backend_version: _backend_version,
+    D.extensions: lambda dev: sorted(_d.extensions(dev._native)),
+    D.printf_buffer_size: _u("PRINTF_BUFFER_SIZE", 0),
+    D.preferred_interop_user_sync: _b("PREFERRED_INTEROP_USER_SYNC", True),
+    D.partition_max_sub_devices: _u("PARTITION_MAX_SUB_DEVICES", 0),
+    D.partition_properties: _partition_properties,
+    D.partition_affinity_domains: _affinity_domains,
+    D.partition_type_property: lambda dev: _partition_type(dev)[0],
+    D.partition_type_affinity_domain: lambda dev: _partition_type(dev)[1],
+}
+
+_ANSWERED_BY_DEVICE = {D.platform, D.aspects, D.parent_device}
+assert set(DEVICE_QUERIES) | _ANSWERED_BY_DEVICE == set(_device_info), \
+    "every info.device descriptor has a query"
+
+
+# --- aspects ----------------------------------------------------------------------
+
+_SPIRV_RE = re.compile(r"SPIR-V_(\d+)\.(\d+)")
+
+
+def spirv_versions(il_version: str) -> list[tuple[int, int]]:
+    """The SPIR-V versions named in a ``CL_DEVICE_IL_VERSION`` string, in order."""
+    return [(int(a), int(b)) for a, b in _SPIRV_RE.findall(il_version)]
+
+
+def derive_aspects(cl_device: Any) -> frozenset[aspect]:
+    """Compute the aspect set of an OpenCL device from its reported properties.
+
+    Args:
+        cl_device: the pyopencl device.
+
+    Returns:
+        Every aspect the device has.
+    """
+    has: set[aspect] = set()
+    # Device-type aspects (Table 26): exactly one, as info::device::device_type.
+    has.add(_TYPE_ASPECT[device_type_of(int(_d.device_info(cl_device, "TYPE")))])
+    ext = _d.extensions(cl_device)
+    # OpenCL backend table: fp16 <-> cl_khr_fp16; atomic64 <-> both int64 atomics.
+    if "cl_khr_fp16" in ext:
+        has.add(aspect.fp16)
+    if "cl_khr_fp64" in ext or int(_d.device_info(cl_device, "DOUBLE_FP_CONFIG", 0) or 0):
+        has.add(aspect.fp64)
+    if {"cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics"} <= ext:
+        has.add(aspect.atomic64)
+    if _d.device_info(cl_device, "IMAGE_SUPPORT", False):
+        has.add(aspect.image)
+    if _d.device_info(cl_device, "COMPILER_AVAILABLE", False):
+        has.add(aspect.online_compiler)
+        # Table 26: every device with online_linker also has online_compiler.
+        if _d.device_info(cl_device, "LINKER_AVAILABLE", False):
+            has.add(aspect.online_linker)
+    if int(_d.device_info(cl_device, "QUEUE_PROPERTIES", 0) or 0) & _d.QUEUE_PROFILING_ENABLE:
+        has.add(aspect.queue_profiling)
+    has |= _usm_aspects(cl_device)
+    if spirv_versions(_d.il_version(cl_device)):
+        has.add(aspect.ext_pysycl_spirv)
+    return frozenset(has)
+
+
+_TYPE_ASPECT = {device_type.gpu: aspect.gpu, device_type.cpu: aspect.cpu,
+                device_type.accelerator: aspect.accelerator, device_type.custom: aspect.custom}
+
+
+def _usm_aspects(cl_device: Any) -> set[aspect]:
+    """USM aspects from ``cl_intel_unified_shared_memory`` capability queries (as DPC++ does)."""
+    has = set()
+    usm = _d.usm_capabilities(cl_device)
+    access = _d.UNIFIED_SHARED_MEMORY_ACCESS_INTEL
+    concurrent_atomic = _d.UNIFIED_SHARED_MEMORY_CONCURRENT_ATOMIC_ACCESS_INTEL
+    if usm[_d.DEVICE_DEVICE_MEM_CAPABILITIES_INTEL] & access:
+        has.add(aspect.usm_device_allocations)
+    host = usm[_d.DEVICE_HOST_MEM_CAPABILITIES_INTEL]
+    if host & access:
+        has.add(aspect.usm_host_allocations)
+    # Table 26: host and device may *concurrently* access and modify atomically.
+    if host & concurrent_atomic:
+        has.add(aspect.usm_atomic_host_allocations)
+    shared = usm[_d.DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL]
+    if shared & access:
+        has.add(aspect.usm_shared_allocations)
+    if shared & concurrent_atomic:
+        has.add(aspect.usm_atomic_shared_allocations)
+    if usm[_d.DEVICE_SHARED_SYSTEM_MEM_CAPABILITIES_INTEL] & access:
+        has.add(aspect.usm_system_allocations)
+    return has

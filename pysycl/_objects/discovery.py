@@ -1,0 +1,78 @@
+"""Platform discovery: the registered backends' platforms, and which devices are visible.
+
+Every registered backend (``pysycl._backends.base``) lists its platforms, in
+registration order: OpenCL's, then pysycl's host interpreter platform.
+
+``PYSYCL_DEVICE_FILTER`` (comma-separated, case-insensitive substrings, e.g.
+``intel`` or ``pocl,nvidia``) hides every device that matches none of them, and
+every platform left without devices. A token matches a platform's name or vendor
+(then it keeps the whole platform) or, if it matches no platform, a device name.
+
+This module knows platforms and devices only through their methods (it lies
+below the classes, which use it).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from pysycl._backends import base as _backend_registry
+from pysycl._objects.info import _platform_info
+
+if TYPE_CHECKING:
+    from pysycl._objects.device import device
+    from pysycl._objects.platform import platform
+
+FILTER_ENV = "PYSYCL_DEVICE_FILTER"
+
+
+def device_filter() -> list[str]:
+    """The lower-cased substrings of ``PYSYCL_DEVICE_FILTER`` (empty: everything visible)."""
+    raw = os.environ.get(FILTER_ENV, "")
+    return [t.strip().lower() for t in raw.split(",") if t.strip()]
+
+
+def all_platforms() -> list[platform]:
+    """Every platform that has devices, canonical objects, enumeration order (filter ignored)."""
+    return [p for b in _backend_registry.registered() for p in b.platforms()]
+
+
+def _names(p: platform) -> tuple[str, str]:
+    return (str(p.get_info(_platform_info.name)).lower(),
+            str(p.get_info(_platform_info.vendor)).lower())
+
+
+def _visible_pairs(tokens: list[str]) -> set[tuple[int, int]]:
+    """The (platform, device) keys the filter keeps.
+
+    A token that occurs in some platform's name or vendor selects whole platforms
+    (``intel``, ``pocl``, ``nvidia``); a token that occurs in no platform's name or
+    vendor is matched against device names (``epyc``, ``h200``). So ``intel``
+    never picks PoCL's ``pthread-Intel(R) Xeon`` device on an Intel host.
+    """
+    pairs = [(p, d) for p in all_platforms() for d in p._root_devices()]
+    platform_tokens = {t for t in tokens for p, _ in pairs if any(t in n for n in _names(p))}
+    device_tokens = [t for t in tokens if t not in platform_tokens]
+    return {(p.key, d.key) for p, d in pairs
+            if any(t in n for t in platform_tokens for n in _names(p))
+            or any(t in d.display_name.lower() for t in device_tokens)}
+
+
+def visible_devices(plat: platform) -> list[device]:
+    """The root devices of ``plat`` that ``PYSYCL_DEVICE_FILTER`` leaves visible."""
+    tokens = device_filter()
+    if not tokens:
+        return list(plat._root_devices())
+    keep = _visible_pairs(tokens)
+    return [d for d in plat._root_devices() if (plat.key, d.key) in keep]
+
+
+def visible_platforms() -> list[platform]:
+    """The platforms with at least one visible device, in enumeration order."""
+    return [p for p in all_platforms() if visible_devices(p)]
+
+
+def hidden_device_names() -> list[str]:
+    """The names of every root device, visible or not (for "the filter hides all" errors)."""
+    return [d.display_name for p in all_platforms() for d in p._root_devices()]
