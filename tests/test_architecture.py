@@ -142,8 +142,6 @@ def _layer(mod: str) -> int:
 
 GRAPH = _import_graph()
 
-#: Removed when the layered redesign (issue #10) lands; strict, so it cannot outlive it.
-_IN_PROGRESS = pytest.mark.xfail(strict=True, reason="issue #10: layered redesign in progress")
 
 
 def test_the_graph_is_computed() -> None:
@@ -152,7 +150,6 @@ def test_the_graph_is_computed() -> None:
     assert "pysycl._core.exceptions" in GRAPH["pysycl._commands.queue"]
 
 
-@_IN_PROGRESS
 def test_no_import_cycles() -> None:
     cycles = _cycles(GRAPH)
     assert cycles == [], "import cycles (counting imports inside functions):\n" + "\n".join(
@@ -165,7 +162,6 @@ def test_cycle_detection_finds_a_planted_cycle() -> None:
     assert any("pysycl._core.exceptions" in c for c in _cycles(g))
 
 
-@_IN_PROGRESS
 def test_imports_point_down_the_layers() -> None:
     upward = [f"{a} -> {b}" for a, deps in sorted(GRAPH.items()) for b in sorted(deps)
               if _layer(b) > _layer(a)]
@@ -207,7 +203,7 @@ MAX_FUNCTION_LINES = 60
 LONG_MARK = "# long:"
 
 
-@pytest.mark.parametrize("pkg", [pytest.param("pysycl", marks=_IN_PROGRESS), "pysycl_numba"])
+@pytest.mark.parametrize("pkg", PACKAGES)
 def test_modules_and_functions_stay_small(pkg: str) -> None:
     big, long_fns = [], []
     for path in sorted((REPO / pkg).rglob("*.py")):

@@ -448,6 +448,7 @@ def link(object_bundles: Any, devs: Sequence[Any] | None = None,
     return kernel_bundle._make(ctx, dl, bundle_state.executable, out, spec)
 
 
+# long: the spec's build steps in order, each with its own error message.
 def build(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
           properties: Iterable[Any] = ()) -> kernel_bundle:
     """Compile and link an input bundle (``link(compile(kb, devs), devs)``), with a binary cache.

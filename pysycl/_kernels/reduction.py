@@ -436,10 +436,11 @@ def _check_local_memory(k: Kernel, dev: Any, clk: Any, values: list[Any],
                         f"{lim[2]} bytes available; use a smaller local range")
 
 
+# long: the reduction launch's checks, in the order their errors must be reported.
 def prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[Any], Any]:
     """Compile/build/validate a kernel with reductions; return ``launch(wait_for)``.
 
-    The caller (:func:`pysycl._kernels.launch.prepare`) has refused ``sycl.kernel``
+    The caller (:func:`pysycl._commands.launch.prepare`) has refused ``sycl.kernel``
     objects and ``use_kernel_bundle``.
     """
     _check(h, cmd)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import pysycl as sycl
-from pysycl._kernels import launch as _launch
+from pysycl._commands import launch as _launch
 from pysycl._kernels import specconst as _specconst
 
 S = sycl.bundle_state

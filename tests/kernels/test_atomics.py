@@ -164,7 +164,7 @@ def test_load_store_exchange_compare_exchange(kq: sycl.queue, dtype: type) -> No
 
 
 def test_int64_atomics_require_atomic64(kq: sycl.queue) -> None:
-    from pysycl._kernels import launch as _launch
+    from pysycl._commands import launch as _launch
 
     x = np.zeros(1, dtype=np.int64)
     with sycl.buffer(x) as X:

@@ -177,7 +177,7 @@ def test_custom_combiner_and_spec_argument_order(any_kernel_queue: sycl.queue) -
 
 
 def test_one_compile_for_many_submits(kq: sycl.queue) -> None:
-    from pysycl._kernels import launch as _launch
+    from pysycl._commands import launch as _launch
 
     def total(values: np.ndarray) -> float:
         out = np.zeros(1, np.float32)

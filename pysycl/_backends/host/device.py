@@ -150,6 +150,7 @@ def _host_info(param: _device_info) -> Any:
     return 0
 
 
+# long: one line per info descriptor, a table rather than logic.
 @functools.cache
 def _host_table() -> dict[_device_info, Any]:
     # One line per descriptor: a table, not logic, hence the length.

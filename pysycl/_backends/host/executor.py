@@ -10,7 +10,7 @@ Design: docs/design/host-device.md.
   then current on the host (and OpenCL queues copy it again when they need it).
   Commands complete before ``submit`` returns: events are complete host events.
 * **Kernels** are the user's Python function itself. The capture rules are the
-  compiled path's (:func:`pysycl._kernels.launch._capture_values`), so the same kernel is
+  compiled path's (:func:`pysycl._commands.launch._capture_values`), so the same kernel is
   accepted or rejected with the same error on both devices. While the kernel runs,
   each accessor is bound to a numpy view of its (ranged) region, each
   ``local_accessor`` to a fresh array per work-group.

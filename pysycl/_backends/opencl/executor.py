@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from pysycl._backends.opencl import exec as x
+from pysycl._commands import launch as _launch
 from pysycl._commands.commands import (
     CopyCommand,
     FillCommand,
@@ -35,7 +36,6 @@ from pysycl._commands.event import event
 from pysycl._commands.host_task import run_host_task
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import bounds as _bounds
-from pysycl._kernels import launch as _launch
 from pysycl._memory import coherence
 from pysycl._memory.accessor import accessor
 

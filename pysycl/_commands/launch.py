@@ -1,4 +1,4 @@
-"""From a recorded kernel command to an enqueued OpenCL kernel: the top of the kernel layer.
+"""From a recorded kernel command to an enqueued OpenCL kernel (above the kernel and bundle layers).
 
 The submit hot path: read the kernel's captured values and type-key them
 (:mod:`pysycl._kernels.captures`), look the key up in the kernel cache
@@ -8,7 +8,7 @@ flatten the values into OpenCL arguments (:mod:`pysycl._kernels.args`), enqueue.
 The per-``__code__`` analysis is done once; a command group that creates a
 fresh lambda object on every submit hits the same cache entry.
 
-Only the scheduler and the backends import this module: it needs the bundle
+Only the executors import this module: it needs the bundle
 layer (``use_kernel_bundle``, the kernel-id registry, ``sycl.kernel`` objects),
 which itself stands on the rest of :mod:`pysycl._kernels`.
 """
@@ -45,6 +45,7 @@ _kernels = kernels.memory
 __all__ = ["check_nd_range", "prepare"]
 
 
+# long: the per-submit hot path, kept in one frame (each helper call costs ~50 ns).
 def prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[Any], Any]:
     """Compile/build as needed and return ``launch(wait_for) -> cl event``.
 
