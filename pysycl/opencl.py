@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from pysycl._core.exceptions import exception
-from pysycl._objects.device import device
-from pysycl._objects.info import info
-from pysycl._objects.platform import platform
+from pysycl._objects.device import device as _device
+from pysycl._objects.info import info as _info
+from pysycl._objects.platform import platform as _platform
 
 
 def get_error_code(exc: exception) -> int | None:
@@ -27,10 +27,10 @@ def get_error_code(exc: exception) -> int | None:
 
 def has_extension(obj: Any, extension: str) -> bool:
     """Whether a platform or device reports an OpenCL extension (``opencl::has_extension``)."""
-    if isinstance(obj, device):
+    if isinstance(obj, _device):
         return obj.has_extension(extension)
-    if isinstance(obj, platform):
-        return extension in obj.get_info(info.platform.extensions)
+    if isinstance(obj, _platform):
+        return extension in obj.get_info(_info.platform.extensions)
     raise TypeError(f"has_extension takes a sycl.platform or sycl.device, not {type(obj).__name__}")
 
 
