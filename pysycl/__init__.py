@@ -122,7 +122,7 @@ from pysycl._backends.opencl.interop import (  # noqa: E402
     make_queue,
 )
 
-from pysycl._core.version import __version__  # noqa: E402
+from pysycl._core.version import __version__ as __version__  # noqa: E402
 
 __all__ = [
     "accelerator_selector",
