@@ -39,6 +39,7 @@ from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import diskcache as _diskcache
 from pysycl._kernels import specconst as _specconst
+from pysycl._kernels.args import cl
 from pysycl._kernels.captures import call_graph, forget_code_infos
 
 _log = logging.getLogger("pysycl.kernel")
@@ -179,6 +180,9 @@ class KernelCache:
 
     def clear_memory(self) -> None:
         """Forget every compiled kernel held in memory (the disk cache stays)."""
+        for k in self.memory.values():
+            for clk in k.kernels.values():
+                cl().forget_arguments(clk)  # and the memory objects it was last launched with
         self.memory.clear()
         forget_code_infos()
 

@@ -20,6 +20,7 @@ from pysycl._core.abi import AccessorType
 from pysycl._core.exceptions import errc, exception
 from pysycl._memory import buffer as _buffer_mod
 from pysycl._memory.buffer import buffer, host_view
+from pysycl._memory.coherence import Coherence
 from pysycl._objects.range import id as _id
 from pysycl._objects.range import linear_index
 from pysycl._objects.range import np_index as _np_index
@@ -79,8 +80,10 @@ class accessor:  # noqa: N801 - the spec's spelling
     later with ``h.require(acc)``.
     """
 
-    __slots__ = ("_buf", "_handler", "_hostview", "_ktype", "_mode", "_no_init", "_offset",
-                 "_range", "_tail")
+    # ``coherence``, ``writes``, ``no_init``: what executors read on every submit, plain
+    # slots (a property call would cost more than the read).
+    __slots__ = ("_buf", "_handler", "_hostview", "_ktype", "_mode", "_offset", "_range", "_tail",
+                 "coherence", "no_init", "writes")
 
     def __init__(self, buf: buffer, handler: Any = None, mode: Any = access_mode.read_write,
                  target: target = target.device, *, access_range: Any = None,
@@ -121,7 +124,9 @@ class accessor:  # noqa: N801 - the spec's spelling
             buf._ktypes = {**buf._ktypes, kmode: kt}
         self._buf = buf
         self._mode = m
-        self._no_init = no_init
+        self.no_init: bool = no_init  # the previous contents are discarded (no_init, discard_*)
+        self.coherence: Coherence = st  # the accessed buffer's (shared with its sub-buffers)
+        self.writes: bool = kmode != "read"  # commands through it may write
         self._range = rng
         self._offset = off
         self._ktype = kt
@@ -148,21 +153,6 @@ class accessor:  # noqa: N801 - the spec's spelling
         return self._mode
 
     # What executors and the kernel layer read (pysycl's own; not in the spec).
-    @property
-    def coherence(self) -> Any:
-        """The coherence state of the accessed buffer (shared with its sub-buffers)."""
-        return self._buf._storage
-
-    @property
-    def writes(self) -> bool:
-        """Whether commands through this accessor may write (any mode but read)."""
-        return self._ktype.mode != "read"
-
-    @property
-    def no_init(self) -> bool:
-        """Whether the previous contents are discarded (``no_init`` / ``discard_*`` modes)."""
-        return self._no_init
-
     @property
     def kernel_type(self) -> AccessorType:
         """The accessor's type in the runtime/compiler ABI (dtype, dimensions, mode)."""

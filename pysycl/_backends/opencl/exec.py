@@ -168,14 +168,39 @@ def create_kernel(prg: cl.Program, name: str, arg_dtypes: Sequence[Any]) -> cl.K
     return k
 
 
+#: The arguments each kernel object was last launched with. A kernel object keeps its
+#: arguments between launches (clSetKernelArg), so a launch with the same ones (the
+#: same buffers and sizes: a loop submitting one command group) skips setting them.
+#: It holds the last arguments' memory objects until the kernel's next launch.
+_bound: dict[cl.Kernel, list[Any]] = {}
+#: Setting arguments and enqueuing is one step per kernel object: another thread
+#: must not set its own arguments in between.
+_launch_lock = threading.Lock()
+_enqueue = cl.enqueue_nd_range_kernel
+
+
 def launch(q: cl.CommandQueue, kernel: cl.Kernel, gsize: tuple[int, ...],
-           lsize: tuple[int, ...] | None, args: Sequence[Any],
+           lsize: tuple[int, ...] | None, args: list[Any],
            wait_for: Sequence[cl.Event] | None) -> cl.Event:
-    """Set ``args`` and enqueue ``kernel`` over OpenCL-ordered sizes."""
+    """Set ``args`` (unless the kernel holds them already) and enqueue ``kernel``."""
     try:
-        return kernel(q, gsize, lsize, *args, wait_for=wait_for)
+        with _launch_lock:
+            if _bound.get(kernel) != args:
+                _bound[kernel] = args
+                try:
+                    kernel.set_args(*args)
+                except BaseException:
+                    del _bound[kernel]
+                    raise
+            return _enqueue(q, kernel, gsize, lsize, wait_for=wait_for)
     except cl.Error as e:
         raise translate(e, "kernel launch failed", errc.kernel) from e
+
+
+def forget_arguments(kernel: Any) -> None:
+    """Drop what :func:`launch` remembers of ``kernel`` (its memory objects can go)."""
+    with _launch_lock:
+        _bound.pop(kernel, None)
 
 
 def kernel_limits(kernel: cl.Kernel, dev: cl.Device) -> tuple[int, tuple[int, ...], int]:
@@ -192,6 +217,14 @@ def kernel_limits(kernel: cl.Kernel, dev: cl.Device) -> tuple[int, tuple[int, ..
 def local_memory(nbytes: int) -> cl.LocalMemory:
     """A ``__local`` kernel argument of ``nbytes``."""
     return cl.LocalMemory(max(int(nbytes), 1))
+
+
+def wait_one(ev: cl.Event) -> None:
+    """Block until ``ev`` completes; raise if its command failed."""
+    try:
+        ev.wait()
+    except cl.Error as e:
+        raise translate(e, "a command failed while waiting for it") from e
 
 
 def wait(events: Sequence[cl.Event]) -> None:

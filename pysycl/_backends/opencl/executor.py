@@ -54,7 +54,11 @@ class OpenCLEvents:
     __slots__ = ()
 
     def wait_events(self, natives: Sequence[Any]) -> None:
-        x.wait([e for e in natives if e is not None])
+        if len(natives) == 1:  # the common case: one event.wait()
+            if natives[0] is not None:
+                x.wait_one(natives[0])
+        else:
+            x.wait([e for e in natives if e is not None])
 
     def status(self, native: Any) -> str:
         st = x.status(native)
