@@ -40,8 +40,8 @@ _sycl_kernel = _kernel.kernel
 _CHECKED = "bounds_check"  # the memory-cache key's suffix in bounds-checked mode
 
 # The kernel cache's counters and memory, under the names the tests read.
-stats = kernels.stats
-_kernels = kernels.memory
+stats = _stats = kernels.stats
+_kernels = _memory = kernels.memory
 __all__ = ["check_nd_range", "prepare"]
 
 
@@ -75,11 +75,13 @@ def prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[Any], Any]:
         if cmd.name is not None and not _kernel_id.is_registered(cmd.name, mkey):
             _register(k, fn, info, caps, tkey, mkey, cmd)
     else:
-        k = kernels.get(mkey if not checked else (*mkey, _CHECKED))
+        k = _memory.get(mkey if not checked else (*mkey, _CHECKED))
         if k is None:
             k = _compile(fn, info, caps, tkey, mkey, cmd, checked)
-        elif cmd.name is not None and not _kernel_id.is_registered(cmd.name, mkey):
-            _register(k, fn, info, caps, tkey, mkey, cmd, checked)
+        else:
+            _stats["memory_hits"] += 1
+            if cmd.name is not None and not _kernel_id.is_registered(cmd.name, mkey):
+                _register(k, fn, info, caps, tkey, mkey, cmd, checked)
         if k.has_spec:  # spec constants: one build per set of values
             clk = kernels.cl_kernel(k, ctx, dev, _spec_values(k, values, h))
         else:
