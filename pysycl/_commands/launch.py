@@ -100,6 +100,7 @@ def prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[Any], Any]:
     if k.has_local:
         values = _local_values(k, kind, values)
     kinds = k.arg_kinds
+    bound = k.bound
     x = _cl()
     clq = q._clq
     key = ctx._handle
@@ -107,7 +108,7 @@ def prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[Any], Any]:
     def launch(wait_for: Any) -> Any:
         if 0 in gsize:
             return x.marker(clq, wait_for=wait_for)  # an empty range runs no work-item
-        return x.launch(clq, clk, gsize, lsize, flat_args(values, kinds, key), wait_for)
+        return x.launch(clq, clk, gsize, lsize, flat_args(values, kinds, key), wait_for, bound)
 
     return launch
 

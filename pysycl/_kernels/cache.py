@@ -39,7 +39,6 @@ from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import diskcache as _diskcache
 from pysycl._kernels import specconst as _specconst
-from pysycl._kernels.args import cl
 from pysycl._kernels.captures import call_graph, forget_code_infos
 
 _log = logging.getLogger("pysycl.kernel")
@@ -58,10 +57,13 @@ class Kernel:
         direct, direct_rest: the static bounds check's entries
             (:func:`pysycl._kernels.bounds.fast_checks`).
         kernels: ``cl_kernel`` by (context, device[, spec-constant values]).
+        bound: ``cl_kernel`` -> the arguments it was last launched with, so that a
+            launch with the same ones does not set them again; it keeps those
+            memory objects alive until the next launch or until this entry goes.
     """
 
-    __slots__ = ("arg_dtypes", "arg_kinds", "compiled", "direct", "direct_rest", "has_local",
-                 "has_spec", "kernels", "name")
+    __slots__ = ("arg_dtypes", "arg_kinds", "bound", "compiled", "direct", "direct_rest",
+                 "has_local", "has_spec", "kernels", "name")
 
     def __init__(self, compiled: CompiledKernel, name: str) -> None:
         self.compiled = compiled
@@ -82,6 +84,8 @@ class Kernel:
         self.has_local = ArgKind.LOCAL_ACCESSOR in kinds
         self.direct, self.direct_rest = _bounds.fast_checks(compiled.direct_index, kinds)
         self.kernels: dict[tuple[Any, ...], Any] = {}
+        # cl_kernel -> the arguments it was last launched with (exec.launch sets only changes)
+        self.bound: dict[Any, list[Any]] = {}
 
     @property
     def where(self) -> str:
@@ -180,9 +184,6 @@ class KernelCache:
 
     def clear_memory(self) -> None:
         """Forget every compiled kernel held in memory (the disk cache stays)."""
-        for k in self.memory.values():
-            for clk in k.kernels.values():
-                cl().forget_arguments(clk)  # and the memory objects it was last launched with
         self.memory.clear()
         forget_code_infos()
 

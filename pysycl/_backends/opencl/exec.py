@@ -168,11 +168,6 @@ def create_kernel(prg: cl.Program, name: str, arg_dtypes: Sequence[Any]) -> cl.K
     return k
 
 
-#: The arguments each kernel object was last launched with. A kernel object keeps its
-#: arguments between launches (clSetKernelArg), so a launch with the same ones (the
-#: same buffers and sizes: a loop submitting one command group) skips setting them.
-#: It holds the last arguments' memory objects until the kernel's next launch.
-_bound: dict[cl.Kernel, list[Any]] = {}
 #: Setting arguments and enqueuing is one step per kernel object: another thread
 #: must not set its own arguments in between.
 _launch_lock = threading.Lock()
@@ -181,26 +176,26 @@ _enqueue = cl.enqueue_nd_range_kernel
 
 def launch(q: cl.CommandQueue, kernel: cl.Kernel, gsize: tuple[int, ...],
            lsize: tuple[int, ...] | None, args: list[Any],
-           wait_for: Sequence[cl.Event] | None) -> cl.Event:
-    """Set ``args`` (unless the kernel holds them already) and enqueue ``kernel``."""
+           wait_for: Sequence[cl.Event] | None,
+           bound: dict[cl.Kernel, list[Any]] | None = None) -> cl.Event:
+    """Set ``args`` and enqueue ``kernel`` over OpenCL-ordered sizes.
+
+    A kernel object keeps its arguments between launches (``clSetKernelArg``):
+    with ``bound`` (kernel -> its last arguments, owned by the caller's kernel
+    cache entry) a launch with the same arguments as the last one — a loop
+    submitting the same command group — does not set them again.
+    """
     try:
         with _launch_lock:
-            if _bound.get(kernel) != args:
-                _bound[kernel] = args
-                try:
-                    kernel.set_args(*args)
-                except BaseException:
-                    del _bound[kernel]
-                    raise
+            if bound is None or bound.get(kernel) != args:
+                if bound is not None:
+                    bound.pop(kernel, None)  # set_args may fail half-way
+                kernel.set_args(*args)
+                if bound is not None:
+                    bound[kernel] = args
             return _enqueue(q, kernel, gsize, lsize, wait_for=wait_for)
     except cl.Error as e:
         raise translate(e, "kernel launch failed", errc.kernel) from e
-
-
-def forget_arguments(kernel: Any) -> None:
-    """Drop what :func:`launch` remembers of ``kernel`` (its memory objects can go)."""
-    with _launch_lock:
-        _bound.pop(kernel, None)
 
 
 def kernel_limits(kernel: cl.Kernel, dev: cl.Device) -> tuple[int, tuple[int, ...], int]:
