@@ -106,15 +106,15 @@ class kernel:  # noqa: N801 - the spec's spelling
             raise exception(errc.invalid, "info.kernel_device_specific.global_work_size is "
                             "only defined for built-in kernels or custom devices")
         if param is kds.work_group_size:
-            return int(clp.kernel_work_group_info(k, dev._cl, "WORK_GROUP_SIZE"))
+            return int(clp.kernel_work_group_info(k, dev.native, "WORK_GROUP_SIZE"))
         if param is kds.compile_work_group_size:
-            sizes = list(clp.kernel_work_group_info(k, dev._cl, "COMPILE_WORK_GROUP_SIZE"))
+            sizes = list(clp.kernel_work_group_info(k, dev.native, "COMPILE_WORK_GROUP_SIZE"))
             return _range(*sizes[::-1])
         if param is kds.preferred_work_group_size_multiple:
-            return int(clp.kernel_work_group_info(k, dev._cl,
+            return int(clp.kernel_work_group_info(k, dev.native,
                                                 "PREFERRED_WORK_GROUP_SIZE_MULTIPLE"))
         if param is kds.private_mem_size:
-            return int(clp.kernel_work_group_info(k, dev._cl, "PRIVATE_MEM_SIZE"))
+            return int(clp.kernel_work_group_info(k, dev.native, "PRIVATE_MEM_SIZE"))
         raise exception(errc.feature_not_supported, f"{param!r} is not supported by pysycl yet")
 
     def ext_pysycl_name(self) -> str:
@@ -208,7 +208,7 @@ def prepare_interop(q: Any, h: Any, cmd: KernelCommand) -> Any:
                         f"set_arg index {extra} is out of range", ctx)
     plan = _arg_plan(clk, given, n, ctx)
     gsize, lsize = _interop_sizes(kind, index_space, ctx)
-    key = ctx._handle
+    key = ctx.key
     clq = q._clq
 
     def launch(wait_for: Any) -> Any:

@@ -232,10 +232,10 @@ def files_of(fn: Any) -> dict[int, str]:
 
 def error_buffer(x: Any, ctx: Any, clq: Any) -> tuple[Any, np.ndarray]:
     """A zeroed error buffer of context ``ctx`` and the host array it is read into."""
-    free = _pool.get(ctx._handle)
+    free = _pool.get(ctx.key)
     if free:
         return free.pop()
-    buf = x.alloc(ctx._cl, BOUNDS_ERR_BYTES)
+    buf = x.alloc(ctx.native, BOUNDS_ERR_BYTES)
     x.write(clq, buf, _ZEROS)
     return buf, np.empty_like(_ZEROS)
 

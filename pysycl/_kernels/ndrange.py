@@ -94,8 +94,8 @@ _limits: dict[tuple[Any, Any], tuple[int, tuple[int, ...], int]] = {}
 
 def dev_limits(dev: Any, clk: Any) -> tuple[int, tuple[int, ...], int]:
     """(max work-group size, max work-item sizes in OpenCL order, free local memory bytes)."""
-    key = (dev._handle, id(clk))
+    key = (dev.key, id(clk))
     lim = _limits.get(key)
     if lim is None:
-        lim = _limits[key] = _args.cl().kernel_limits(clk, dev._cl)
+        lim = _limits[key] = _args.cl().kernel_limits(clk, dev.native)
     return lim

@@ -399,7 +399,7 @@ def _partials_buffer(ctx: Any, clq: Any, slot: int, nbytes: int) -> Any:
         if len(_partials) > 64:
             _partials.clear()  # enqueued commands keep their buffers alive (OpenCL retains)
         size = max(nbytes, 4096)
-        hit = _partials[key] = (clq, _args.cl().alloc(ctx._cl, size), size)
+        hit = _partials[key] = (clq, _args.cl().alloc(ctx.native, size), size)
     return hit[1]
 
 
@@ -468,7 +468,7 @@ def prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[Any], Any]:
     _check_local_memory(k, dev, clk, values, reds, wg)
     ranges = _args.accessor_ranges(values, k.arg_kinds)
     values = _args.with_local_memory(values, k.arg_kinds)
-    x, clq, key = _args.cl(), q._clq, ctx._handle
+    x, clq, key = _args.cl(), q._clq, ctx.key
     parts = [_partials_buffer(ctx, clq, i, max(groups, 1) * r._dtype.itemsize)
              for i, r in enumerate(reds)]
     flims = [dev_limits(dev, c)[0] for c in fclks]

@@ -140,6 +140,11 @@ class context(common_reference):  # noqa: N801 - the spec's spelling
         """The devices of this context."""
         return list(self._devices)
 
+    @property
+    def devices(self) -> tuple[device, ...]:
+        """The devices of this context, as the tuple the context holds (no copy)."""
+        return self._devices
+
     def get_info(self, param: _context_info) -> Any:
         """Query ``info.context.*`` (Table 21).
 
@@ -197,9 +202,9 @@ def default_context_for(dev: device) -> context:
     """
     if not isinstance(dev, device):
         raise TypeError(f"default_context_for takes a sycl.device, not {dev!r}")
-    if dev._parent is None:
+    if dev.parent is None:
         ctx = platform_default_context(dev.get_platform())
-        if dev in ctx._devices:
+        if dev in ctx.devices:
             return ctx
     with _lock:
         ctx = _per_device_default.get(dev)

@@ -69,11 +69,11 @@ def get_native(obj: Any, backend: Any = _backend.opencl) -> Any:
     if isinstance(obj, queue):
         return obj._clq
     if isinstance(obj, event):
-        return [] if obj._cl is None else [obj._cl]
+        return [] if obj.native is None else [obj.native]
     if isinstance(obj, kernel):
         return obj._any_cl()
     progs: dict[int, Any] = {}
-    for img in obj._images:
+    for img in obj.images:
         for prg in img.programs.values():
             progs.setdefault(clp.handle(prg), prg)
     return [clp.wrap_program(p) for p in progs.values()]
