@@ -134,6 +134,11 @@ class kernel:  # noqa: N801 - the spec's spelling
         return f"<sycl.kernel {self._name!r}>"
 
 
+def new_kernel(kb: Any, img: Any, name: str, kid: Any) -> kernel:
+    """The ``sycl.kernel`` ``name`` of image ``img`` of bundle ``kb`` (``kid``: its id, or None)."""
+    return kernel._make(kb, img, name, kid)
+
+
 def _scalar(k: Any, i: int, v: Any) -> Any:
     from pysycl._backends.opencl import programs as clp
 

@@ -29,7 +29,7 @@ import logging
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from pysycl._bundles.kernel import kernel
+from pysycl._bundles.kernel import new_kernel
 from pysycl._bundles.kernel_id import _Variant, kernel_id, variant_of
 from pysycl._core.backend import backend
 from pysycl._core.exceptions import errc, exception
@@ -326,7 +326,7 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
             if kid in img.kernel_ids:
                 entry = next(e for e, k in img.variants.items()
                              if _kernel_name_of(img, e) is kid)
-                return kernel._make(self, img, entry, kid)
+                return new_kernel(self, img, entry, kid)
         raise exception(errc.invalid, f"the kernel bundle does not contain kernel {kid.get_name()!r}",
                         self._ctx)
 
@@ -345,7 +345,7 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
             raise TypeError("ext_oneapi_get_kernel needs an executable kernel_bundle")
         for img in self._images:
             if img.lang is not None and name in img.names:
-                return kernel._make(self, img, name, None)
+                return new_kernel(self, img, name, None)
         known = sorted(n for img in self._images if img.lang is not None for n in img.names)
         raise exception(errc.invalid, f"the bundle built from source has no kernel {name!r} "
                         f"(it has: {', '.join(known) or 'none'})", self._ctx)
@@ -355,7 +355,7 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
         for img in self._images:
             if name in img.names or name in img.variants:
                 kid = _kernel_name_of(img, name) if name in img.variants else None
-                return kernel._make(self, img, name, kid)
+                return new_kernel(self, img, name, kid)
         raise exception(errc.invalid, f"the kernel bundle has no kernel named {name!r}")
 
     def __iter__(self) -> Iterator[device_image]:

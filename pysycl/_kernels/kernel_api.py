@@ -151,6 +151,11 @@ class local_accessor:  # noqa: N801 - the spec's spelling
         return self._ktype
 
     @property
+    def kernel_tail(self) -> tuple[int, ...]:
+        """The kernel arguments after the local memory: the per-work-group range."""
+        return tuple(self._range)
+
+    @property
     def host_view(self) -> np.ndarray | None:
         """The current work-group's local memory while a kernel runs on the host device."""
         return self._hostview
