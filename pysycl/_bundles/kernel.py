@@ -160,6 +160,7 @@ def _scalar(k: Any, i: int, v: Any) -> Any:
 def _arg_plan(clk: Any, given: dict[int, Any], n: int, ctx: Any) -> list[tuple[str, Any]]:
     """How each ``set_arg`` argument is passed: ``("acc", accessor)``, ``("local", bytes)``
     or ``("val", numpy scalar)``."""
+    from pysycl._kernels.kernel_api import local_accessor
     from pysycl._memory.accessor import accessor
 
     plan: list[tuple[str, Any]] = []
@@ -170,9 +171,8 @@ def _arg_plan(clk: Any, given: dict[int, Any], n: int, ctx: Any) -> list[tuple[s
                 raise exception(errc.feature_not_supported, f"kernel argument {i}: an accessor "
                                 "with an offset cannot be passed to an interop kernel", ctx)
             plan.append(("acc", v))
-        elif hasattr(v, "byte_size") and getattr(getattr(v, "_ktype", None), "space",
-                                                 "") == "local":
-            plan.append(("local", v.byte_size()))  # a sycl.local_accessor
+        elif isinstance(v, local_accessor):
+            plan.append(("local", v.byte_size()))
         else:
             plan.append(("val", _scalar(clk, i, v)))
     return plan

@@ -115,7 +115,7 @@ def build(source_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
     clp.build_program(prg, [d.native for d in dl], options)
     count("cl_source_builds")
     for sl in logs:
-        sl._put(clp.build_log(prg, [d.native for d in dl]))
+        sl.put(clp.build_log(prg, [d.native for d in dl]))
     names = clp.kernel_names(prg)
     exe = _Image(bundle_state.executable, img.format, _digest("exe", options, img.key),
                  programs={d: prg for d in dl}, names=names, lang=img.lang, options=options)

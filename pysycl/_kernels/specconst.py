@@ -113,6 +113,13 @@ class kernel_handler:  # noqa: N801 - the spec's spelling
         return self._values.get(spec_id, spec_id.default_value)
 
 
+def host_kernel_handler(values: dict[Any, Any] | None) -> kernel_handler:
+    """The ``kernel_handler`` a kernel on the host device gets: ``values`` by ``specialization_id``."""
+    kh = object.__new__(kernel_handler)
+    kh._values = dict(values or {})
+    return kh
+
+
 # ------------------------------------------------------------------ runtime
 def spec_ids_of(fn: Any, captures: Sequence[Any]) -> tuple[specialization_id | None, ...]:
     """The ``specialization_id`` objects a kernel function captures, in SpecId order."""
