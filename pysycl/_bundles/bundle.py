@@ -13,6 +13,7 @@ from pysycl._bundles.kernel_bundle import (
     count,
     device_image,
     kernel_bundle,
+    new_bundle,
     reset_stats,
     stats,
     stats_snapshot,
@@ -33,5 +34,5 @@ from pysycl._kernels.specconst import specialization_id
 
 __all__ = ["_Image", "_check_devs", "_digest", "build", "bundle_state", "check_use", "compile",
            "count", "device_image", "get_kernel_bundle", "has_kernel_bundle", "is_compatible",
-           "join", "kernel_bundle", "launch_kernel", "link", "reset_stats", "specialization_id",
+           "join", "kernel_bundle", "launch_kernel", "link", "new_bundle", "reset_stats", "specialization_id",
            "stats", "stats_snapshot"]

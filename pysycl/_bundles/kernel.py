@@ -49,19 +49,28 @@ class kernel:  # noqa: N801 - the spec's spelling
         self._kid = kid
         return self
 
-    def _is_python(self) -> bool:
+    # What interop and the launcher read (pysycl's own; not in the spec).
+    @property
+    def is_python(self) -> bool:
+        """Whether this is a Python kernel (launched through ``use_kernel_bundle``, not ``set_arg``)."""
         return self._name in self._image.variants
 
-    def _cl(self, dev: Any) -> Any:
+    def native_for(self, dev: Any) -> Any:
+        """The backend kernel (a ``pyopencl.Kernel``) on ``dev``.
+
+        Raises:
+            exception: ``errc.kernel_not_supported`` when the kernel is not built for ``dev``.
+        """
         if dev not in self._image.programs:
             raise exception(errc.kernel_not_supported, f"kernel {self._name!r} is not built for "
                             f"device {dev!r} (its bundle's devices: "
                             f"{self._bundle.get_devices()})", self._bundle.get_context())
         return self._image.cl_kernel(dev, self._name)
 
-    def _any_cl(self) -> Any:
+    def native_any(self) -> Any:
+        """The backend kernel on the first device the kernel is built for."""
         dev = next(iter(self._image.programs))
-        return self._cl(dev)
+        return self.native_for(dev)
 
     def get_backend(self) -> backend:
         """Always ``backend.opencl``."""
@@ -89,7 +98,7 @@ class kernel:  # noqa: N801 - the spec's spelling
         from pysycl._objects.range import range as _range
 
         if isinstance(param, kinfo):
-            k = self._any_cl()
+            k = self.native_any()
             if param is kinfo.num_args:
                 return int(clp.kernel_info(k, "NUM_ARGS"))
             return str(clp.kernel_info(k, "ATTRIBUTES"))
@@ -98,23 +107,23 @@ class kernel:  # noqa: N801 - the spec's spelling
                             f"sycl.info.kernel_device_specific descriptor, not {param!r}")
         if dev is None:
             raise TypeError(f"{param!r} needs a device: kernel.get_info(param, dev)")
-        if dev not in self._bundle._devices:
+        if dev not in self._bundle.devices:
             raise exception(errc.invalid, f"device {dev!r} is not associated with the kernel's "
                             "bundle", self._bundle.get_context())
-        k = self._cl(dev)
+        k = self.native_for(dev)
         if param is kds.global_work_size:
             raise exception(errc.invalid, "info.kernel_device_specific.global_work_size is "
                             "only defined for built-in kernels or custom devices")
         if param is kds.work_group_size:
-            return int(clp.kernel_work_group_info(k, dev._cl, "WORK_GROUP_SIZE"))
+            return int(clp.kernel_work_group_info(k, dev.native, "WORK_GROUP_SIZE"))
         if param is kds.compile_work_group_size:
-            sizes = list(clp.kernel_work_group_info(k, dev._cl, "COMPILE_WORK_GROUP_SIZE"))
+            sizes = list(clp.kernel_work_group_info(k, dev.native, "COMPILE_WORK_GROUP_SIZE"))
             return _range(*sizes[::-1])
         if param is kds.preferred_work_group_size_multiple:
-            return int(clp.kernel_work_group_info(k, dev._cl,
+            return int(clp.kernel_work_group_info(k, dev.native,
                                                 "PREFERRED_WORK_GROUP_SIZE_MULTIPLE"))
         if param is kds.private_mem_size:
-            return int(clp.kernel_work_group_info(k, dev._cl, "PRIVATE_MEM_SIZE"))
+            return int(clp.kernel_work_group_info(k, dev.native, "PRIVATE_MEM_SIZE"))
         raise exception(errc.feature_not_supported, f"{param!r} is not supported by pysycl yet")
 
     def ext_pysycl_name(self) -> str:
@@ -123,6 +132,11 @@ class kernel:  # noqa: N801 - the spec's spelling
 
     def __repr__(self) -> str:
         return f"<sycl.kernel {self._name!r}>"
+
+
+def new_kernel(kb: Any, img: Any, name: str, kid: Any) -> kernel:
+    """The ``sycl.kernel`` ``name`` of image ``img`` of bundle ``kb`` (``kid``: its id, or None)."""
+    return kernel._make(kb, img, name, kid)
 
 
 def _scalar(k: Any, i: int, v: Any) -> Any:
@@ -146,19 +160,19 @@ def _scalar(k: Any, i: int, v: Any) -> Any:
 def _arg_plan(clk: Any, given: dict[int, Any], n: int, ctx: Any) -> list[tuple[str, Any]]:
     """How each ``set_arg`` argument is passed: ``("acc", accessor)``, ``("local", bytes)``
     or ``("val", numpy scalar)``."""
+    from pysycl._kernels.kernel_api import local_accessor
     from pysycl._memory.accessor import accessor
 
     plan: list[tuple[str, Any]] = []
     for i in range(n):
         v = given[i]
         if isinstance(v, accessor):
-            if v._tail[0] != 0:
+            if v.kernel_tail[0] != 0:
                 raise exception(errc.feature_not_supported, f"kernel argument {i}: an accessor "
                                 "with an offset cannot be passed to an interop kernel", ctx)
             plan.append(("acc", v))
-        elif hasattr(v, "byte_size") and getattr(getattr(v, "_ktype", None), "space",
-                                                 "") == "local":
-            plan.append(("local", v.byte_size()))  # a sycl.local_accessor
+        elif isinstance(v, local_accessor):
+            plan.append(("local", v.byte_size()))
         else:
             plan.append(("val", _scalar(clk, i, v)))
     return plan
@@ -188,28 +202,29 @@ def prepare_interop(q: Any, h: Any, cmd: KernelCommand) -> Any:
     from pysycl._backends.opencl import programs as clp
 
     kind, index_space, kobj = cmd.kind, cmd.index_space, cmd.fn
-    ctx, dev = q._ctx, q._dev
-    if kobj._bundle.get_context() != ctx:
+    ctx, dev = q.get_context(), q.get_device()
+    if kobj.get_context() != ctx:
         raise exception(errc.invalid, "the kernel's context is not the queue's context", ctx)
-    if kobj._is_python():
-        raise exception(errc.invalid, f"kernel {kobj._name!r} is a Python kernel: submit the "
+    name = kobj.ext_pysycl_name()
+    if kobj.is_python:
+        raise exception(errc.invalid, f"kernel {name!r} is a Python kernel: submit the "
                         "Python function with h.use_kernel_bundle(kb); sycl.kernel objects with "
                         "set_arg are for kernels built from source or OpenCL interop", ctx)
-    clk = kobj._cl(dev)
+    clk = kobj.native_for(dev)
     n = int(clp.kernel_info(clk, "NUM_ARGS"))
     given = dict(h._args or {})
     missing = [i for i in range(n) if i not in given]
     if missing:
-        raise exception(errc.kernel_argument, f"kernel {kobj._name!r} takes {n} argument(s); "
+        raise exception(errc.kernel_argument, f"kernel {name!r} takes {n} argument(s); "
                         f"set_arg was not called for index {missing}", ctx)
     extra = [i for i in given if i >= n]
     if extra:
-        raise exception(errc.kernel_argument, f"kernel {kobj._name!r} takes {n} argument(s); "
+        raise exception(errc.kernel_argument, f"kernel {name!r} takes {n} argument(s); "
                         f"set_arg index {extra} is out of range", ctx)
     plan = _arg_plan(clk, given, n, ctx)
     gsize, lsize = _interop_sizes(kind, index_space, ctx)
-    key = ctx._handle
-    clq = q._clq
+    key = ctx.key
+    clq = q.executor.native
 
     def launch(wait_for: Any) -> Any:
         if 0 in gsize:
@@ -219,7 +234,7 @@ def prepare_interop(q: Any, h: Any, cmd: KernelCommand) -> Any:
         args = []
         for what, v in plan:
             if what == "acc":
-                args.append(v._buf._storage.dev[key])
+                args.append(v.coherence.dev[key])
             elif what == "local":
                 args.append(("local", v))
             else:

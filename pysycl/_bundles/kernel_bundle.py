@@ -29,7 +29,7 @@ import logging
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from pysycl._bundles.kernel import kernel
+from pysycl._bundles.kernel import new_kernel
 from pysycl._bundles.kernel_id import _Variant, kernel_id, variant_of
 from pysycl._core.backend import backend
 from pysycl._core.exceptions import errc, exception
@@ -127,7 +127,7 @@ class _Image:
 
     def cl_kernel(self, dev: Any, name: str) -> Any:
         """The ``cl_kernel`` ``name`` of this executable image on ``dev`` (cached)."""
-        key = (dev._handle, name)
+        key = (dev.key, name)
         k = self.clk.get(key)
         if k is None:
             prg = self.programs[dev]
@@ -246,6 +246,25 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
         self._spec = dict(spec or {})
         return self
 
+    # What the bundle operations, the launcher and interop read (pysycl's own; not in the spec).
+    @property
+    def devices(self) -> tuple[Any, ...]:
+        """The associated devices, as the tuple the bundle holds (no copy)."""
+        return self._devices
+
+    @property
+    def images(self) -> tuple[_Image, ...]:
+        """The bundle's device images (internal ``_Image`` records, not ``device_image`` views)."""
+        return self._images
+
+    @property
+    def spec_values(self) -> dict[Any, Any]:
+        """The specialization constant values set on the bundle, by ``specialization_id``.
+
+        The bundle's own dict: callers read it or copy it, never change it.
+        """
+        return self._spec
+
     def _not_source(self, what: str) -> None:
         if self._state is bundle_state.ext_oneapi_source:
             raise TypeError(f"kernel_bundle.{what} is not available for a bundle in "
@@ -307,7 +326,7 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
             if kid in img.kernel_ids:
                 entry = next(e for e, k in img.variants.items()
                              if _kernel_name_of(img, e) is kid)
-                return kernel._make(self, img, entry, kid)
+                return new_kernel(self, img, entry, kid)
         raise exception(errc.invalid, f"the kernel bundle does not contain kernel {kid.get_name()!r}",
                         self._ctx)
 
@@ -326,7 +345,7 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
             raise TypeError("ext_oneapi_get_kernel needs an executable kernel_bundle")
         for img in self._images:
             if img.lang is not None and name in img.names:
-                return kernel._make(self, img, name, None)
+                return new_kernel(self, img, name, None)
         known = sorted(n for img in self._images if img.lang is not None for n in img.names)
         raise exception(errc.invalid, f"the bundle built from source has no kernel {name!r} "
                         f"(it has: {', '.join(known) or 'none'})", self._ctx)
@@ -336,12 +355,12 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
         for img in self._images:
             if name in img.names or name in img.variants:
                 kid = _kernel_name_of(img, name) if name in img.variants else None
-                return kernel._make(self, img, name, kid)
+                return new_kernel(self, img, name, kid)
         raise exception(errc.invalid, f"the kernel bundle has no kernel named {name!r}")
 
     def __iter__(self) -> Iterator[device_image]:
         self._not_source("begin/end")
-        return iter([device_image._make(i) for i in self._images])
+        return iter([image_view(i) for i in self._images])
 
     def begin(self) -> Iterator[device_image]:
         """Iterator over the device images (the C++ spelling of ``iter()``)."""
@@ -380,13 +399,13 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
             raise TypeError("set_specialization_constant is available only for bundles in "
                             f"bundle_state.input; this one is {self._state.name}")
         _check_spec_id(spec_id)
-        self._spec[spec_id] = spec_id._convert(value)
+        self._spec[spec_id] = spec_id.convert(value)
 
     def get_specialization_constant(self, spec_id: Any) -> Any:
         """The value of ``spec_id`` in this bundle (its default unless set)."""
         self._not_source("get_specialization_constant")
         _check_spec_id(spec_id)
-        return self._spec.get(spec_id, spec_id._default)
+        return self._spec.get(spec_id, spec_id.default_value)
 
     def _repr_html_(self) -> str:
         from pysycl._objects.display import bundle_html
@@ -396,6 +415,17 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
     def __repr__(self) -> str:
         return (f"<sycl.kernel_bundle {self._state.name}: {len(self._images)} image(s), "
                 f"{len(self._devices)} device(s)>")
+
+
+def new_bundle(ctx: Any, devs: Sequence[Any], state: bundle_state, images: Iterable[_Image],
+               spec: dict[Any, Any] | None = None) -> kernel_bundle:
+    """A kernel bundle of ``images`` (duplicates dropped) for ``devs`` of ``ctx``."""
+    return kernel_bundle._make(ctx, devs, state, images, spec)
+
+
+def image_view(img: _Image) -> device_image:
+    """The ``sycl.device_image`` view of ``img``."""
+    return device_image._make(img)
 
 
 def _kernel_name_of(img: _Image, entry: str) -> kernel_id | None:

@@ -67,6 +67,11 @@ class kernel_id:  # noqa: N801 - the spec's spelling
         """The kernel's name (``kernel_name=`` or the automatic ``qualname@file:line``)."""
         return self._name
 
+    @property
+    def variants(self) -> dict[Any, _Variant]:
+        """The registry's variants of this kernel by launcher key (changed under its lock only)."""
+        return self._variants
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, kernel_id) and other._name == self._name
 
@@ -107,7 +112,7 @@ class _Variant:
         """The compiled kernel: from memory, the disk cache, or the compiler."""
         if self.kernel is None:
             self.kernel = kernels.once(self.mkey, lambda: kernels.load_or_compile(
-                self._digest(), self.fn, self.index, captures_of(self.caps), self.kid._name))
+                self._digest(), self.fn, self.index, captures_of(self.caps), self.kid.get_name()))
         return self.kernel
 
     def peek(self) -> Any:
@@ -187,26 +192,26 @@ def register_submitted(k: Any, fn: Any, kernel_name: str | None, mkey: Any,
     name = kernel_name or auto_name(fn)
     with _lock:
         kid = _intern(name)
-        v = kid._variants.get(mkey)
+        v = kid.variants.get(mkey)
         if v is not None:
             if v.kernel is None:
                 v.kernel = k
             return
         v = _Variant(kid, mkey, fn, caps, tkey, index, frozenset())
         v.kernel = k
-        kid._variants[mkey] = v
+        kid.variants[mkey] = v
         _by_mkey.setdefault(mkey, v)
 
 
 def is_registered(kernel_name: str, mkey: Any) -> bool:
     """Whether the variant ``mkey`` is registered under ``kernel_name`` (launcher fast path)."""
     kid = _ids.get(kernel_name)
-    return kid is not None and mkey in kid._variants
+    return kid is not None and mkey in kid.variants
 
 
 def variants_of(kid: kernel_id) -> list[_Variant]:
     """The variants of ``kid`` registered so far (a snapshot)."""
-    return list(kid._variants.values())
+    return list(kid.variants.values())
 
 
 def variant_of(mkey: Any) -> _Variant | None:
@@ -397,7 +402,7 @@ def _declare(name: str, fn: Any, caps: list[Any], tkey: tuple[Any, ...], index: 
     mkey = (fn.__code__, tkey, index.kind, index.ndim)
     with _lock:
         kid = _intern(name)
-        v = kid._variants.get(mkey)
+        v = kid.variants.get(mkey)
         if v is not None:
             v.device_has = v.device_has | needs
             return kid
@@ -406,7 +411,7 @@ def _declare(name: str, fn: Any, caps: list[Any], tkey: tuple[Any, ...], index: 
         v = _Variant(kid, mkey, fn, caps, tkey, index, needs)
         if other is not None:
             v.kernel = other.kernel
-        kid._variants[mkey] = v
+        kid.variants[mkey] = v
         _by_mkey.setdefault(mkey, v)
     return kid
 

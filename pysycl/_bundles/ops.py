@@ -21,7 +21,9 @@ from pysycl._bundles.kernel_bundle import (
     bundle_state,
     count,
     device_image,
+    image_view,
     kernel_bundle,
+    new_bundle,
 )
 from pysycl._bundles.kernel_id import (
     _Variant,
@@ -40,12 +42,12 @@ _log = logging.getLogger("pysycl.bundle")
 
 
 def _in_context(ctx: Any, dev: Any) -> bool:
-    devs = ctx._devices
+    devs = ctx.devices
     d = dev
     while d is not None:
         if d in devs:
             return True
-        d = d._parent
+        d = d.parent
     return False
 
 
@@ -213,17 +215,16 @@ def get_kernel_bundle(ctx: Any, *args: Any, state: bundle_state, devs: Any = Non
             if any(img.compatible(d) for d in dl):
                 images.append(img)
     if sel is not None and state is bundle_state.input:
-        images = [i for i in images if sel(device_image._make(i))]
+        images = [i for i in images if sel(image_view(i))]
     _log.info("kernel bundle: %d input image(s) of %d kernel id(s) ready in %.1f ms",
               len(images), len(wanted), 1e3 * (time.perf_counter() - t0))
-    kb = kernel_bundle._make(ctx, dl, bundle_state.input, images)
+    kb = new_bundle(ctx, dl, bundle_state.input, images)
     if state is bundle_state.object:
         kb = compile(kb, dl)
     elif state is bundle_state.executable:
         kb = build(kb, dl)
     if sel is not None and state is not bundle_state.input:
-        kb = kernel_bundle._make(ctx, dl, state, [i for i in kb._images
-                                                  if sel(device_image._make(i))])
+        kb = new_bundle(ctx, dl, state, [i for i in kb.images if sel(image_view(i))])
     return kb
 
 
@@ -278,14 +279,14 @@ def join(bundles: Sequence[kernel_bundle]) -> kernel_bundle:
         if b.get_context() != first.get_context():
             raise exception(errc.invalid, "join: the bundles have different contexts",
                             first.get_context())
-        if set(b._devices) != set(first._devices):
+        if set(b.devices) != set(first.devices):
             raise exception(errc.invalid, "join: the bundles have different device sets",
                             first.get_context())
     spec: dict[Any, Any] = {}
     for b in bl:
-        spec.update(b._spec)
-    return kernel_bundle._make(first.get_context(), first._devices, first.get_state(),
-                               [i for b in bl for i in b._images], spec)
+        spec.update(b.spec_values)
+    return new_bundle(first.get_context(), first.devices, first.get_state(),
+                      [i for b in bl for i in b.images], spec)
 
 
 def _check_subset(devs: Any, allowed: Sequence[Any], ctx: Any, what: str) -> list[Any]:
@@ -323,26 +324,26 @@ def compile(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
             bundle; ``errc.build`` — the online compile fails (with the log).
     """
     kb = _input_bundle(input_bundle, "compile")
-    dl = _check_subset(kb._devices if devs is None else devs, kb._devices, kb.get_context(), "compile")
+    dl = _check_subset(kb.devices if devs is None else devs, kb.devices, kb.get_context(), "compile")
     opts = _options(properties, "compile")
     clp = _programs()
     t0 = time.perf_counter()
     out = []
-    for img in kb._images:
+    for img in kb.images:
         cdevs = [d for d in dl if img.compatible(d)]
         if not cdevs:
             continue
-        prg = _new_program(kb.get_context(), img, kb._spec, cdevs)
-        clp.compile_program(prg, [d._cl for d in cdevs], opts)
+        prg = _new_program(kb.get_context(), img, kb.spec_values, cdevs)
+        clp.compile_program(prg, [d.native for d in cdevs], opts)
         count("cl_compiles")
         out.append(_Image(bundle_state.object, img.format,
-                          _digest("obj", img.key, opts, *_specconst.image_key(img, kb._spec)),
+                          _digest("obj", img.key, opts, *_specconst.image_key(img, kb.spec_values)),
                           kernel_ids=img.kernel_ids, aspects=img.aspects,
                           variants=img.variants, mkeys=img.mkeys, il=img.il, source=img.source,
                           programs={d: prg for d in cdevs}, names=img.names, lang=img.lang,
                           options=opts, specs=img.specs))
     _log.info("compiled %d kernel image(s) in %.1f ms", len(out), 1e3 * (time.perf_counter() - t0))
-    return kernel_bundle._make(kb.get_context(), dl, bundle_state.object, out, kb._spec)
+    return new_bundle(kb.get_context(), dl, bundle_state.object, out, kb.spec_values)
 
 
 def _new_program(ctx: Any, img: _Image, spec: dict[Any, Any] | None = None,
@@ -355,11 +356,11 @@ def _new_program(ctx: Any, img: _Image, spec: dict[Any, Any] | None = None,
     clp = _programs()
     if img.il is not None:
         if img.specs:
-            return _specconst.program_for(ctx._cl, devs, img.il,
+            return _specconst.program_for(ctx.native, devs, img.il,
                                           _specconst.image_values(img, spec))
-        return clp.from_il(ctx._cl, img.il)
+        return clp.from_il(ctx.native, img.il)
     if img.source is not None:
-        return clp.from_source(ctx._cl, img.source)
+        return clp.from_source(ctx.native, img.source)
     return next(iter(img.programs.values()))  # an OpenCL program given through interop
 
 
@@ -416,14 +417,14 @@ def link(object_bundles: Any, devs: Sequence[Any] | None = None,
     for b in bl[1:]:
         if b.get_context() != ctx:
             raise exception(errc.invalid, "link: the bundles have different contexts", ctx)
-    common = [d for d in bl[0]._devices if all(d in b._devices for b in bl[1:])]
+    common = [d for d in bl[0].devices if all(d in b.devices for b in bl[1:])]
     dl = _check_subset(common if devs is None else devs, common, ctx, "link")
     opts = _options(properties, "link")
     spec: dict[Any, Any] = {}
     images: dict[str, _Image] = {}
     for b in bl:
-        spec.update(b._spec)
-        for img in b._images:
+        spec.update(b.spec_values)
+        for img in b.images:
             images.setdefault(img.key, img)
     clp = _programs()
     t0 = time.perf_counter()
@@ -436,8 +437,8 @@ def link(object_bundles: Any, devs: Sequence[Any] | None = None,
                 by_set.setdefault(members, []).append(d)
         programs: dict[Any, Any] = {}
         for members, ds in by_set.items():
-            exe = clp.link_programs(ctx._cl, [group[i].programs[ds[0]] for i in members],
-                                  [d._cl for d in ds], opts)
+            exe = clp.link_programs(ctx.native, [group[i].programs[ds[0]] for i in members],
+                                  [d.native for d in ds], opts)
             count("cl_links")
             for d in ds:
                 programs[d] = exe
@@ -445,7 +446,7 @@ def link(object_bundles: Any, devs: Sequence[Any] | None = None,
             key = _digest("exe", opts, *sorted(i.key for i in group))
             out.append(_merged(bundle_state.executable, group, key, programs, opts))
     _log.info("linked %d executable image(s) in %.1f ms", len(out), 1e3 * (time.perf_counter() - t0))
-    return kernel_bundle._make(ctx, dl, bundle_state.executable, out, spec)
+    return new_bundle(ctx, dl, bundle_state.executable, out, spec)
 
 
 # long: the spec's build steps in order, each with its own error message.
@@ -462,54 +463,54 @@ def build(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
             bundle; ``errc.build`` — the online compile or link fails.
     """
     kb = _input_bundle(input_bundle, "build")
-    dl = _check_subset(kb._devices if devs is None else devs, kb._devices, kb.get_context(), "build")
+    dl = _check_subset(kb.devices if devs is None else devs, kb.devices, kb.get_context(), "build")
     opts = _options(properties, "build")
     from pysycl._bundles import bincache as _bincache
 
     clp = _programs()
     ctx = kb.get_context()
     out = []
-    for group in _groups(kb._images):
+    for group in _groups(kb.images):
         key = _digest("exe", opts, *sorted(
-            _digest("obj", i.key, opts, *_specconst.image_key(i, kb._spec)) for i in group))
+            _digest("obj", i.key, opts, *_specconst.image_key(i, kb.spec_values)) for i in group))
         programs: dict[Any, Any] = {}
         for d in dl:
             members = [img for img in group if img.compatible(d)]
             if not members:
                 continue
             mkey = _digest("exe", opts, *sorted(_digest("obj", i.key, opts,
-                                                        *_specconst.image_key(i, kb._spec))
+                                                        *_specconst.image_key(i, kb.spec_values))
                                                 for i in members))
-            bkey = _bincache.key(mkey, clp.device_cache_key(d._cl))
+            bkey = _bincache.key(mkey, clp.device_cache_key(d.native))
             t0 = time.perf_counter()
             cacheable = all(i.il is not None or i.source is not None for i in members)
             binary = _bincache.load(bkey) if cacheable else None
             exe = None
             if binary is not None:
                 try:
-                    exe = clp.from_binaries(ctx._cl, [d._cl], [binary])
-                    clp.build_program(exe, [d._cl], opts)
+                    exe = clp.from_binaries(ctx.native, [d.native], [binary])
+                    clp.build_program(exe, [d.native], opts)
                     count("binary_hits")
                 except exception:
                     exe = None  # a binary the driver no longer takes: rebuild it
             if exe is None:
                 objs = []
                 for img in members:
-                    prg = _new_program(ctx, img, kb._spec, [d])
-                    clp.compile_program(prg, [d._cl], opts)
+                    prg = _new_program(ctx, img, kb.spec_values, [d])
+                    clp.compile_program(prg, [d.native], opts)
                     count("cl_compiles")
                     objs.append(prg)
-                exe = clp.link_programs(ctx._cl, objs, [d._cl], opts)
+                exe = clp.link_programs(ctx.native, objs, [d.native], opts)
                 count("cl_links")
                 bins = clp.binaries(exe)
-                if cacheable and _bincache.store(bkey, bins.get(clp.handle(d._cl), b"")):
+                if cacheable and _bincache.store(bkey, bins.get(clp.handle(d.native), b"")):
                     count("binary_writes")
-            _log.info("built %d kernel image(s) for %s in %.1f ms", len(members), d._name(),
+            _log.info("built %d kernel image(s) for %s in %.1f ms", len(members), d.display_name,
                       1e3 * (time.perf_counter() - t0))
             programs[d] = exe
         if programs:
             out.append(_merged(bundle_state.executable, group, key, programs, opts))
-    return kernel_bundle._make(ctx, dl, bundle_state.executable, out, kb._spec)
+    return new_bundle(ctx, dl, bundle_state.executable, out, kb.spec_values)
 
 
 # ------------------------------------------------------------- launcher hooks
@@ -520,9 +521,9 @@ def check_use(kb: Any, q: Any) -> None:
     if kb.get_state() is not bundle_state.executable:
         raise TypeError("use_kernel_bundle takes an executable kernel_bundle, this one is "
                         f"{kb.get_state().name}")
-    if kb.get_context() != q._ctx:
+    if kb.get_context() != q.get_context():
         raise exception(errc.invalid, "use_kernel_bundle: the bundle's context is not the "
-                        "queue's context", q._ctx)
+                        "queue's context", q.get_context())
 
 
 def launch_kernel(kb: kernel_bundle, mkey: Any, ctx: Any, dev: Any, fn: Any) -> tuple[Any, Any]:
@@ -536,7 +537,7 @@ def launch_kernel(kb: kernel_bundle, mkey: Any, ctx: Any, dev: Any, fn: Any) -> 
     if kb.get_context() != ctx:
         raise exception(errc.invalid, "the kernel bundle's context is not the queue's", ctx)
     elsewhere = False
-    for img in kb._images:
+    for img in kb.images:
         entry = img.mkeys.get(mkey)
         if entry is None:
             continue
@@ -548,7 +549,7 @@ def launch_kernel(kb: kernel_bundle, mkey: Any, ctx: Any, dev: Any, fn: Any) -> 
     name = v.kid.get_name() if v is not None else auto_name(fn)
     if elsewhere:
         why = f"it holds kernel {name!r} only for other devices than {dev!r}"
-    elif any(k.get_name() == name for img in kb._images for k in img.kernel_ids):
+    elif any(k.get_name() == name for img in kb.images for k in img.kernel_ids):
         why = (f"it holds kernel {name!r}, but not compiled for these capture types or "
                "index space; declare this variant or submit it before building the bundle")
     else:

@@ -42,7 +42,8 @@ class save_log:  # noqa: N801 - the spec's spelling
             raise TypeError("save_log takes a list (the log is appended) or a text stream")
         self.to = to
 
-    def _put(self, log: str) -> None:
+    def put(self, log: str) -> None:
+        """Store a build log where the property says (appended to the list, or written to the stream)."""
         if isinstance(self.to, list):
             self.to.append(log)
         else:

@@ -22,7 +22,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pysycl._bundles.kernel_bundle import _digest, _Image, bundle_state, count, kernel_bundle
+from pysycl._bundles.kernel_bundle import (
+    _digest,
+    _Image,
+    bundle_state,
+    count,
+    kernel_bundle,
+    new_bundle,
+)
 from pysycl._bundles.ops import _check_devs
 from pysycl._bundles.properties import build_options, save_log
 from pysycl._core.exceptions import errc, exception
@@ -57,7 +64,7 @@ def create_kernel_bundle_from_source(ctxt: Any, lang: source_language,
     if not any(d.ext_oneapi_can_compile(lang) for d in ctxt.get_devices()):
         raise exception(errc.invalid, f"no device of the context can compile {lang!r} "
                         f"(devices: {ctxt.get_devices()})", ctxt)
-    return kernel_bundle._make(ctxt, ctxt.get_devices(), bundle_state.ext_oneapi_source, [img])
+    return new_bundle(ctxt, ctxt.get_devices(), bundle_state.ext_oneapi_source, [img])
 
 
 def build(source_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
@@ -95,24 +102,24 @@ def build(source_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
         else:
             raise TypeError(f"build: unsupported property {p!r} (build_options and save_log "
                             "are allowed)")
-    (img,) = source_bundle._images
+    (img,) = source_bundle.images
     for d in dl:
         if not d.ext_oneapi_can_compile(img.lang):
             raise exception(errc.invalid, f"build: device {d!r} cannot compile {img.lang!r}",
                             ctx)
     options = " ".join(opts)
     if img.lang is source_language.opencl:
-        prg = clp.from_source(ctx._cl, img.source)
+        prg = clp.from_source(ctx.native, img.source)
     else:
-        prg = clp.from_il(ctx._cl, img.il)
-    clp.build_program(prg, [d._cl for d in dl], options)
+        prg = clp.from_il(ctx.native, img.il)
+    clp.build_program(prg, [d.native for d in dl], options)
     count("cl_source_builds")
     for sl in logs:
-        sl._put(clp.build_log(prg, [d._cl for d in dl]))
+        sl.put(clp.build_log(prg, [d.native for d in dl]))
     names = clp.kernel_names(prg)
     exe = _Image(bundle_state.executable, img.format, _digest("exe", options, img.key),
                  programs={d: prg for d in dl}, names=names, lang=img.lang, options=options)
-    return kernel_bundle._make(ctx, dl, bundle_state.executable, [exe])
+    return new_bundle(ctx, dl, bundle_state.executable, [exe])
 
 
 __all__ = ["build", "build_options", "create_kernel_bundle_from_source", "save_log",

@@ -90,14 +90,15 @@ def check_static(k: Any, location: str, filename: str, kind: str, index_space: A
     ``k.direct`` entries are compared here; :func:`check_launch` runs only for a
     violation, or when entries only it knows (``k.direct_rest``) exist.
     """
-    g = index_space._v if kind == "range" else index_space._global._v
+    g = index_space.values if kind == "range" else index_space.get_global_range().values
     for ci, t, d in k.direct:
-        if g[d] > values[ci]._tail[t]:
+        if g[d] > values[ci].kernel_tail[t]:
             break
     else:
         if not k.direct_rest:
             return
-    check_launch(k, location, filename, g, None if kind == "range" else index_space._local._v,
+    check_launch(k, location, filename, g,
+                 None if kind == "range" else index_space.get_local_range().values,
                  values)
 
 
@@ -115,10 +116,8 @@ def check_launch(k: Any, location: str, filename: str, g: tuple[int, ...],
     """
     for ci, ad, src, d, line in k.compiled.direct_index:
         n = g[d] if src != ID_LOCAL else (loc[d] if loc is not None else 0)
-        v = values[ci]
-        tail = v._tail
-        extent = tail[1 + ad] if type(tail) is tuple else v._range[ad]
-        if n > extent:
+        v = values[ci]  # an accessor or a local accessor: the range of its dimension ad
+        if n > v.get_range().values[ad]:
             _reject(k, location, filename, g, loc, ci, ad, src, d, line, v, n)
 
 
@@ -128,7 +127,7 @@ def _reject(k: Any, location: str, filename: str, g: tuple[int, ...],
     if 0 in g:
         return  # an empty range runs no work-item: nothing goes out of bounds
     name = k.compiled.captures[ci].name
-    rng = tuple(v._range)
+    rng = tuple(v.get_range())
     what = "local range" if src == ID_LOCAL else ("global range" if loc is not None else "range")
     ids = "local id" if src == ID_LOCAL else "id"
     space = f"sycl.range({', '.join(map(str, loc if src == ID_LOCAL and loc else g))})"
@@ -160,7 +159,7 @@ class Watch:
         self.files = files
         self.ranges = ranges
         # The buffers it used (ids: a watch must not keep their memory alive).
-        self.storages = frozenset(id(v._buf._storage) for v, kind in
+        self.storages = frozenset(id(v.coherence) for v, kind in
                                   zip(values, kernel.arg_kinds, strict=False)
                                   if kind is ArgKind.ACCESSOR)
         self.ndim = ndim
@@ -232,10 +231,10 @@ def files_of(fn: Any) -> dict[int, str]:
 
 def error_buffer(x: Any, ctx: Any, clq: Any) -> tuple[Any, np.ndarray]:
     """A zeroed error buffer of context ``ctx`` and the host array it is read into."""
-    free = _pool.get(ctx._handle)
+    free = _pool.get(ctx.key)
     if free:
         return free.pop()
-    buf = x.alloc(ctx._cl, BOUNDS_ERR_BYTES)
+    buf = x.alloc(ctx.native, BOUNDS_ERR_BYTES)
     x.write(clq, buf, _ZEROS)
     return buf, np.empty_like(_ZEROS)
 
@@ -261,14 +260,14 @@ def _inspect(x: Any, clq: Any) -> list[Watch]:
         if w.kernel_ev is None:  # already read: a violation waiting for a synchronization point
             bad.append(w)
             keep.append(w)
-        elif (clq is not None and w.queue._clq is clq) or x.status(w.kernel_ev) == x.COMPLETE:
+        elif (clq is not None and w.queue.executor.native is clq) or x.status(w.kernel_ev) == x.COMPLETE:
             x.wait([w.read_ev])  # right behind the kernel on its in-order queue
             w.kernel_ev = w.read_ev = None
             if w.host[0]:
                 bad.append(w)
                 keep.append(w)
             else:  # clean: still all zeros, ready for another launch
-                _pool.setdefault(w.queue._ctx._handle, []).append((w.buf, w.host))
+                _pool.setdefault(w.queue.get_context().key, []).append((w.buf, w.host))
         elif x.status(w.kernel_ev) < 0:
             continue  # the kernel failed: the wait that sees it raises that error
         else:
@@ -300,7 +299,7 @@ def sync(clq: Any = None, storage: Any = None) -> None:
     if len(bad) > 1:
         err.add_note(f"{len(bad) - 1} more bounds-checked launch(es) also went out of bounds")
     q = first.queue
-    if q._async_handler is not None or getattr(q._ctx, "_async_handler", None) is not None:
+    if q._async_handler is not None or q.get_context().async_handler is not None:
         q._async_errors.append(err)
         q.throw_asynchronous()
         return

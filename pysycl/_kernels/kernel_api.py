@@ -81,6 +81,16 @@ def _in_host_kernel() -> bool:
     return getattr(_host, "active", False)
 
 
+def set_host_kernel_active(active: bool) -> bool:
+    """Mark this thread as running a kernel on the host device (or not); the previous state.
+
+    The host backend's executor sets it around the kernels it runs in the interpreter.
+    """
+    prev = getattr(_host, "active", False)
+    _host.active = active
+    return prev
+
+
 def _device_only(name: str) -> NoReturn:
     raise exception(errc.invalid, f"sycl.{name} can only be called inside a kernel "
                     "(a lambda or def handed to handler.parallel_for)")
@@ -128,6 +138,31 @@ class local_accessor:  # noqa: N801 - the spec's spelling
     def get_range(self) -> _range:
         """The per-work-group range."""
         return self._range
+
+    # What the launcher and the host device read (pysycl's own; not in the spec).
+    @property
+    def handler(self) -> Any:
+        """The command group's handler the local accessor was created with."""
+        return self._handler
+
+    @property
+    def kernel_type(self) -> AccessorType:
+        """The local accessor's type in the runtime/compiler ABI (``space == "local"``)."""
+        return self._ktype
+
+    @property
+    def kernel_tail(self) -> tuple[int, ...]:
+        """The kernel arguments after the local memory: the per-work-group range."""
+        return tuple(self._range)
+
+    @property
+    def host_view(self) -> np.ndarray | None:
+        """The current work-group's local memory while a kernel runs on the host device."""
+        return self._hostview
+
+    @host_view.setter
+    def host_view(self, view: np.ndarray | None) -> None:
+        self._hostview = view
 
     def size(self) -> int:
         """Elements per work-group."""
@@ -246,6 +281,11 @@ class _functor:  # noqa: N801
 
     __slots__ = ()
     _op = ""
+
+    @property
+    def op(self) -> str:
+        """The operator's name (a ``ReductionOp`` name: ``"plus"``, ``"minimum"``, ...)."""
+        return self._op
 
     def __call__(self, x: Any, y: Any) -> Any:
         return _HOST_OPS[self._op](x, y)

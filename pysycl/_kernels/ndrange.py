@@ -22,7 +22,7 @@ def ndrange_sizes(k: Kernel, dev: Any, clk: Any, nd: Any, values: list[Any]
                   ) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """OpenCL global and local sizes of an nd_range launch of kernel ``k``, validated."""
     lim = dev_limits(dev, clk)
-    name = dev._name()
+    name = dev.display_name
 
     def describe(what: str) -> str:  # built only when a check fails
         if what == "where":
@@ -35,7 +35,7 @@ def ndrange_sizes(k: Kernel, dev: Any, clk: Any, nd: Any, values: list[Any]
                 "less what the kernel itself uses); use smaller local accessors or work-groups")
 
     check_nd_range(nd, lim[0], lim[1], _args.local_bytes(values, k.arg_kinds), lim[2], describe)
-    return tuple(nd._global)[::-1], tuple(nd._local)[::-1]
+    return nd.get_global_range().values[::-1], nd.get_local_range().values[::-1]
 
 
 def check_nd_range(nd: Any, max_wg: int, item_caps: tuple[int, ...] | None, local_bytes: int,
@@ -54,8 +54,8 @@ def check_nd_range(nd: Any, max_wg: int, item_caps: tuple[int, ...] | None, loca
     Raises:
         exception: ``errc.nd_range`` (``errc.feature_not_supported`` for offsets).
     """
-    g, loc = tuple(nd._global), tuple(nd._local)
-    if any(nd._offset):
+    g, loc = nd.get_global_range().values, nd.get_local_range().values
+    if any(nd.get_offset()):
         raise exception(errc.feature_not_supported, f"{describe('where')}: nd_range offsets "
                         "(deprecated in SYCL 2020) are not supported by pysycl; add the offset "
                         "to the ids")
@@ -94,8 +94,8 @@ _limits: dict[tuple[Any, Any], tuple[int, tuple[int, ...], int]] = {}
 
 def dev_limits(dev: Any, clk: Any) -> tuple[int, tuple[int, ...], int]:
     """(max work-group size, max work-item sizes in OpenCL order, free local memory bytes)."""
-    key = (dev._handle, id(clk))
+    key = (dev.key, id(clk))
     lim = _limits.get(key)
     if lim is None:
-        lim = _limits[key] = _args.cl().kernel_limits(clk, dev._cl)
+        lim = _limits[key] = _args.cl().kernel_limits(clk, dev.native)
     return lim

@@ -123,14 +123,14 @@ def _variable_dtype(var: Any, h: Any, where: str) -> np.dtype:
     """The element type of a reduction variable, checked (one element, writable, this group's)."""
     if isinstance(var, buffer):
         n = var.size()
-        dt = var._storage.dtype
+        dt = var.dtype
     elif isinstance(var, accessor):
         n = var.size()
         dt = var.dtype
         if var._handler is not h:
             raise exception(errc.invalid, f"{where}: the reduction's accessor was not "
                             "created in this command group")
-        if var._ktype.mode == "read":
+        if not var.writes:
             raise exception(errc.invalid, f"{where}: the reduction's accessor has "
                             "access_mode.read; a reduction writes its variable")
     else:
@@ -150,7 +150,7 @@ def _combiner_of(combiner: Any, identity: Any, dt: np.dtype, where: str
                  ) -> tuple[str, Callable[..., Any], Any]:
     """(operator name or ``"custom"``, the combine function, the identity) of a reduction."""
     if isinstance(combiner, _functor):
-        op = combiner._op
+        op = combiner.op
         if op in _BITWISE and dt.kind == "f":
             raise TypeError(f"{where}: sycl.{op}() needs an integer type, the reduction "
                             f"variable is {dt}")
@@ -225,6 +225,47 @@ class reduction:  # noqa: N801 - the spec's spelling
         self._identity = ident
         self._init = init
         self._where = where
+
+    # What the launcher and the host device read (pysycl's own; not in the spec).
+    @property
+    def accessor(self) -> accessor:
+        """The reduction variable as an accessor of this command group (a buffer's, made here)."""
+        return self._acc
+
+    @property
+    def handler(self) -> Any:
+        """The command group's handler the reduction was created with."""
+        return self._handler
+
+    @property
+    def where(self) -> str:
+        """``file:line`` of the ``sycl.reduction(...)`` call (for error messages)."""
+        return self._where
+
+    @property
+    def op(self) -> str:
+        """The operator's name (a :class:`ReductionOp` name such as ``"plus"``) or ``"custom"``."""
+        return self._op
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The reduction variable's element type."""
+        return self._dtype
+
+    @property
+    def identity(self) -> Any:
+        """The combiner's identity, a numpy scalar of :attr:`dtype`."""
+        return self._identity
+
+    @property
+    def combiner(self) -> Callable[..., Any]:
+        """The combine function of two values (the Python form of a known operator)."""
+        return self._combiner
+
+    @property
+    def initialize_to_identity(self) -> bool:
+        """Whether the variable's old value is discarded (``initialize_to_identity``)."""
+        return self._init
 
     def __repr__(self) -> str:
         return (f"sycl.reduction({self._dtype}, {self._op}, identity={self._identity!r}, "
@@ -325,31 +366,31 @@ def _final_captures(fn: Any, dt: np.dtype) -> list[tuple[str, str, Any]]:
 
 
 def _final_kernel(r: reduction, ckey: Any) -> Kernel:
-    what = "custom" if r._op == "custom" else "known"
-    key = ("reduction_final", ckey if what == "custom" else what, r._dtype)
+    what = "custom" if r.op == "custom" else "known"
+    key = ("reduction_final", ckey if what == "custom" else what, r.dtype)
 
     def make() -> Kernel:
-        dt = r._dtype.type
-        comb = (_custom_combiner(r._combiner, dt) if what == "custom"
-                else _known_combiner(dt, r._dtype.kind in "iu"))
+        dt = r.dtype.type
+        comb = (_custom_combiner(r.combiner, dt) if what == "custom"
+                else _known_combiner(dt, r.dtype.kind in "iu"))
         fn = _make_final(comb)
-        captures = captures_of(_final_captures(fn, r._dtype))
+        captures = captures_of(_final_captures(fn, r.dtype))
         index = IndexSpace("nd_range", 1)
         return kernels.load_or_compile(stable_digest(fn, captures, index), fn, index, captures,
-                                       f"reduction_final<{r._dtype},{what}>")
+                                       f"reduction_final<{r.dtype},{what}>")
 
     return kernels.once(key, make)  # uncounted: the stats count the user's kernels
 
 
 def _final_args(r: reduction, part: Any, groups: int, fl: int, key: int) -> dict[str, Any]:
     """The final kernel's arguments by capture name (``fl``: its work-group size)."""
-    out = r._acc
+    out = r.accessor
     return {"part": (part, 0, max(groups, 1)),
-            "out": (out._buf._storage.dev[key], out._tail[0], 1),
-            "tmp": (_args.cl().local_memory(fl * r._dtype.itemsize), fl),
-            "npart": (groups,), "ident": (r._identity,),
-            "keep": (np.uint8(not r._init),),
-            "opc": (np.int32(ReductionOp[r._op] if r._op != "custom" else -1),)}
+            "out": (out.coherence.dev[key], out.kernel_tail[0], 1),
+            "tmp": (_args.cl().local_memory(fl * r.dtype.itemsize), fl),
+            "npart": (groups,), "ident": (r.identity,),
+            "keep": (np.uint8(not r.initialize_to_identity),),
+            "opc": (np.int32(ReductionOp[r.op] if r.op != "custom" else -1),)}
 
 
 # --------------------------------------------------------------- main kernel
@@ -369,14 +410,14 @@ def _load_or_compile(fn: Any, caps: list[Any], index: IndexSpace,
         h.update(b"bounds_check")
     seen: set[int] = set()
     for r in reds:
-        hash_static(r._combiner, h, seen)
+        hash_static(r.combiner, h, seen)
     digest = h.hexdigest()
     name = kernel_name or fn.__qualname__
     compiled = kernels.load(digest, fn, lambda c: c.captures == captures
                             and c.reductions == rtypes and c.bounds_checked == bounds_check)
     if compiled is None:
         compiled = kernels.compile(digest, fn, index, captures, name, bounds_check, tuple(
-            (t, r._combiner) for t, r in zip(rtypes, reds, strict=True)))
+            (t, r.combiner) for t, r in zip(rtypes, reds, strict=True)))
     k = Kernel(compiled, name)
     if index.kind == "range":
         k.arg_dtypes.extend([np.int64] * index.ndim)
@@ -399,14 +440,14 @@ def _partials_buffer(ctx: Any, clq: Any, slot: int, nbytes: int) -> Any:
         if len(_partials) > 64:
             _partials.clear()  # enqueued commands keep their buffers alive (OpenCL retains)
         size = max(nbytes, 4096)
-        hit = _partials[key] = (clq, _args.cl().alloc(ctx._cl, size), size)
+        hit = _partials[key] = (clq, _args.cl().alloc(ctx.native, size), size)
     return hit[1]
 
 
 def _check(h: Any, cmd: KernelCommand) -> None:
     for r in cmd.reductions:
-        if r._handler is not h:
-            raise exception(errc.invalid, f"{r._where}: the reduction was created in another "
+        if r.handler is not h:
+            raise exception(errc.invalid, f"{r.where}: the reduction was created in another "
                             "command group")
 
 
@@ -428,7 +469,7 @@ def _sizes(k: Kernel, dev: Any, clk: Any, cmd: KernelCommand, values: list[Any]
 
 def _check_local_memory(k: Kernel, dev: Any, clk: Any, values: list[Any],
                         reds: tuple[reduction, ...], wg: int) -> None:
-    local = _args.local_bytes(values, k.arg_kinds) + sum(wg * r._dtype.itemsize for r in reds)
+    local = _args.local_bytes(values, k.arg_kinds) + sum(wg * r.dtype.itemsize for r in reds)
     lim = dev_limits(dev, clk)
     if local > lim[2]:
         raise exception(errc.nd_range, f"{k.where}: its local accessors and reductions need "
@@ -446,8 +487,8 @@ def prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[Any], Any]:
     _check(h, cmd)
     kind, ndim, fn, reds = cmd.kind, cmd.ndim, cmd.fn, cmd.reductions
     info, values, caps, tkey = capture_values(fn, h)
-    rtypes = tuple(ReductionType(r._dtype, r._op) for r in reds)
-    ckeys = tuple(_combiner_key(r._combiner) for r in reds)
+    rtypes = tuple(ReductionType(r.dtype, r.op) for r in reds)
+    ckeys = tuple(_combiner_key(r.combiner) for r in reds)
     checked = _bounds.enabled()
     mkey = (info.code, tkey, kind, ndim, rtypes, ckeys, checked)
     k = kernels.get(mkey) or kernels.once(mkey, lambda: _load_or_compile(
@@ -455,7 +496,7 @@ def prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[Any], Any]:
     if k.has_spec:
         raise exception(errc.feature_not_supported, f"kernel {k.name}: pysycl does not support "
                         "specialization constants in kernels with reductions yet")
-    dev, ctx = q._dev, q._ctx
+    dev, ctx = q.get_device(), q.get_context()
     clk = kernels.cl_kernel(k, ctx, dev)
     finals = [_final_kernel(r, ck) for r, ck in zip(reds, ckeys, strict=True)]
     fclks = [kernels.cl_kernel(fk, ctx, dev) for fk in finals]
@@ -468,8 +509,8 @@ def prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[Any], Any]:
     _check_local_memory(k, dev, clk, values, reds, wg)
     ranges = _args.accessor_ranges(values, k.arg_kinds)
     values = _args.with_local_memory(values, k.arg_kinds)
-    x, clq, key = _args.cl(), q._clq, ctx._handle
-    parts = [_partials_buffer(ctx, clq, i, max(groups, 1) * r._dtype.itemsize)
+    x, clq, key = _args.cl(), q.executor.native, ctx.key
+    parts = [_partials_buffer(ctx, clq, i, max(groups, 1) * r.dtype.itemsize)
              for i, r in enumerate(reds)]
     flims = [dev_limits(dev, c)[0] for c in fclks]
     files = _bounds.files_of(fn) if checked else {}
@@ -480,7 +521,7 @@ def prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[Any], Any]:
             args = _args.flat_args(values, k.arg_kinds, key)
             args.extend(extra)
             for r, p in zip(reds, parts, strict=True):
-                args.extend((r._identity, p, x.local_memory(wg * r._dtype.itemsize)))
+                args.extend((r.identity, p, x.local_memory(wg * r.dtype.itemsize)))
             if checked:
                 buf, host = _bounds.error_buffer(x, ctx, clq)
                 args.append(buf)

@@ -65,6 +65,20 @@ class specialization_id:  # noqa: N801 - the spec's spelling
         except (TypeError, ValueError, OverflowError) as e:
             raise TypeError(f"specialization constant of {self._dtype}: bad value {value!r}") from e
 
+    @property
+    def default_value(self) -> Any:
+        """The default value, a numpy scalar of the constant's type."""
+        return self._default
+
+    def convert(self, value: Any) -> Any:
+        """``value`` as a numpy scalar of the constant's type (``TypeError`` if it is not one)."""
+        return self._convert(value)
+
+    @property
+    def kernel_type(self) -> SpecConstantType:
+        """The constant's type in the runtime/compiler ABI (dtype and default)."""
+        return self._type()
+
     def _type(self) -> SpecConstantType:
         return SpecConstantType(self._dtype, self._default.item())
 
@@ -96,7 +110,14 @@ class kernel_handler:  # noqa: N801 - the spec's spelling
     def get_specialization_constant(self, spec_id: specialization_id) -> Any:
         """The constant's value for this launch (device code; see the class doc)."""
         check_spec_id(spec_id)
-        return self._values.get(spec_id, spec_id._default)
+        return self._values.get(spec_id, spec_id.default_value)
+
+
+def host_kernel_handler(values: dict[Any, Any] | None) -> kernel_handler:
+    """The ``kernel_handler`` a kernel on the host device gets: ``values`` by ``specialization_id``."""
+    kh = object.__new__(kernel_handler)
+    kh._values = dict(values or {})
+    return kh
 
 
 # ------------------------------------------------------------------ runtime
@@ -129,7 +150,7 @@ def values_for(ids: Sequence[specialization_id | None], table: dict[Any, Any] | 
         elif table and sid in table:
             out.append(table[sid])
         else:
-            out.append(sid._default)
+            out.append(sid.default_value)
     return tuple(out)
 
 
@@ -150,7 +171,7 @@ def is_native(dev: Any) -> bool:
     if not dev.has(aspect.ext_pysycl_spirv):
         return False
     try:
-        major, minor = (int(x) for x in dev._cl.version.split()[1].split(".")[:2])
+        major, minor = (int(x) for x in dev.native.version.split()[1].split(".")[:2])
     except (ValueError, IndexError, AttributeError):
         return False
     return (major, minor) >= (2, 2)
@@ -263,8 +284,8 @@ def build_for(k: Any, ctx: Any, dev: Any, values: Sequence[Any]) -> Any:
     from pysycl._backends.opencl import exec as x
     from pysycl._backends.opencl import programs as clp
 
-    prg = program_for(ctx._cl, [dev], k.compiled.binary, values)
-    clp.build_program(prg, [dev._cl], "")
+    prg = program_for(ctx.native, [dev], k.compiled.binary, values)
+    clp.build_program(prg, [dev.native], "")
     return x.create_kernel(clp.wrap_program(prg), k.compiled.entry, k.arg_dtypes)
 
 

@@ -140,6 +140,16 @@ class context(common_reference):  # noqa: N801 - the spec's spelling
         """The devices of this context."""
         return list(self._devices)
 
+    @property
+    def async_handler(self) -> AsyncHandler | None:
+        """The asynchronous error handler the context was made with, or None."""
+        return self._async_handler
+
+    @property
+    def devices(self) -> tuple[device, ...]:
+        """The devices of this context, as the tuple the context holds (no copy)."""
+        return self._devices
+
     def get_info(self, param: _context_info) -> Any:
         """Query ``info.context.*`` (Table 21).
 
@@ -177,18 +187,6 @@ class context(common_reference):  # noqa: N801 - the spec's spelling
         return f"<sycl.context [{self.get_backend().name}] {names}>"
 
 
-def platform_default_context(plat: platform) -> context:
-    """The platform's default context: every device of the platform visible when first asked."""
-    with _lock:
-        ctx = plat._default_context
-        if ctx is None:
-            # Hidden devices (PYSYCL_DEVICE_FILTER) stay out, unless all are hidden.
-            devs = plat.get_devices() or plat._root_devices()
-            ctx = context._of_devices(devs)
-            plat._default_context = ctx
-        return ctx
-
-
 def default_context_for(dev: device) -> context:
     """The context a queue made from only a device uses (one per platform).
 
@@ -197,9 +195,9 @@ def default_context_for(dev: device) -> context:
     """
     if not isinstance(dev, device):
         raise TypeError(f"default_context_for takes a sycl.device, not {dev!r}")
-    if dev._parent is None:
-        ctx = platform_default_context(dev.get_platform())
-        if dev in ctx._devices:
+    if dev.parent is None:
+        ctx = dev.get_platform().ext_oneapi_get_default_context()
+        if dev in ctx.devices:
             return ctx
     with _lock:
         ctx = _per_device_default.get(dev)

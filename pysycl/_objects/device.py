@@ -110,6 +110,11 @@ class device(common_reference):  # noqa: N801 - the spec's spelling
         """``info.device.name`` as a ``str`` (what messages and reprs show)."""
         return str(self.get_info(_device_info.name))
 
+    @property
+    def parent(self) -> device | None:
+        """The device this sub-device was partitioned from; None for a root device."""
+        return self._parent
+
     def _name(self) -> str:
         # The former spelling of ``display_name``, kept for callers not yet moved.
         return self.display_name

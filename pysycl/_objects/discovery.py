@@ -51,7 +51,7 @@ def _visible_pairs(tokens: list[str]) -> set[tuple[int, int]]:
     vendor is matched against device names (``epyc``, ``h200``). So ``intel``
     never picks PoCL's ``pthread-Intel(R) Xeon`` device on an Intel host.
     """
-    pairs = [(p, d) for p in all_platforms() for d in p._root_devices()]
+    pairs = [(p, d) for p in all_platforms() for d in p.root_devices]
     platform_tokens = {t for t in tokens for p, _ in pairs if any(t in n for n in _names(p))}
     device_tokens = [t for t in tokens if t not in platform_tokens]
     return {(p.key, d.key) for p, d in pairs
@@ -63,9 +63,9 @@ def visible_devices(plat: platform) -> list[device]:
     """The root devices of ``plat`` that ``PYSYCL_DEVICE_FILTER`` leaves visible."""
     tokens = device_filter()
     if not tokens:
-        return list(plat._root_devices())
+        return list(plat.root_devices)
     keep = _visible_pairs(tokens)
-    return [d for d in plat._root_devices() if (plat.key, d.key) in keep]
+    return [d for d in plat.root_devices if (plat.key, d.key) in keep]
 
 
 def visible_platforms() -> list[platform]:
@@ -75,4 +75,4 @@ def visible_platforms() -> list[platform]:
 
 def hidden_device_names() -> list[str]:
     """The names of every root device, visible or not (for "the filter hides all" errors)."""
-    return [d.display_name for p in all_platforms() for d in p._root_devices()]
+    return [d.display_name for p in all_platforms() for d in p.root_devices]

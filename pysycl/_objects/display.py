@@ -93,8 +93,9 @@ def event_html(ev: Any) -> str:
     except exception as e:
         status = f"failed ({e.what()})"
     rows: list[tuple[str, Any]] = [("status", status)]
-    q = ev._queue
-    if q is not None and q._profiling and ev._cl is not None and status == "complete":
+    q = ev.queue
+    profiled = q is not None and q.has_property(_prop.queue.enable_profiling)
+    if profiled and ev.native is not None and status == "complete":
         p = info.event_profiling
         start = ev.get_profiling_info(p.command_start)
         end = ev.get_profiling_info(p.command_end)
@@ -111,10 +112,10 @@ def bundle_html(kb: Any) -> str:
     the OpenCL names of source/interop images) and the aspects it requires.
     """
     rows: list[tuple[str, Any]] = [
-        ("state", kb._state.name),
-        ("devices", ", ".join(d.get_info(info.device.name) for d in kb._devices)),
+        ("state", kb.get_state().name),
+        ("devices", ", ".join(d.get_info(info.device.name) for d in kb.devices)),
     ]
-    for i, img in enumerate(kb._images):
+    for i, img in enumerate(kb.images):
         names = sorted(k.get_name() for k in img.kernel_ids) or list(img.names)
         aspects = " ".join(sorted(img.aspects)) or "-"
         rows.append((f"image {i}", f"{img.format} [{', '.join(names)}] requires: {aspects}"))

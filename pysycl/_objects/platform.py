@@ -11,6 +11,7 @@ platforms exist and which devices are visible is :mod:`pysycl._objects.discovery
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
@@ -19,7 +20,7 @@ from pysycl._core.exceptions import exception
 from pysycl._objects import discovery
 from pysycl._objects.aspects import aspect
 from pysycl._objects.common import common_reference
-from pysycl._objects.context import context, platform_default_context
+from pysycl._objects.context import context
 from pysycl._objects.device import device
 from pysycl._objects.display import object_list, platform_html
 from pysycl._objects.info import _platform_info, device_type
@@ -95,7 +96,9 @@ class platform(common_reference):  # noqa: N801 - the spec's spelling
 
     # --- members ---
 
-    def _root_devices(self) -> list[device]:
+    @property
+    def root_devices(self) -> list[device]:
+        """Every root device of the platform, ``PYSYCL_DEVICE_FILTER`` ignored (the cached list)."""
         if self._devices is None:
             self._devices = self._make_root_devices()
         return self._devices
@@ -148,8 +151,17 @@ class platform(common_reference):  # noqa: N801 - the spec's spelling
         return all(d.has_extension(extension) for d in discovery.visible_devices(self))
 
     def ext_oneapi_get_default_context(self) -> context:
-        """The platform's default context: all its devices (oneAPI extension spelling)."""
-        return platform_default_context(self)
+        """The platform's default context: all its devices (oneAPI extension spelling).
+
+        Made when first asked, of every device of the platform visible then
+        (hidden ones stay out, unless all are hidden).
+        """
+        with _default_lock:
+            ctx = self._default_context
+            if ctx is None:
+                ctx = self._default_context = context._of_devices(
+                    self.get_devices() or self.root_devices)
+            return ctx
 
     def __reduce__(self) -> Any:
         raise TypeError("sycl.platform objects cannot be pickled")
@@ -165,4 +177,5 @@ class platform(common_reference):  # noqa: N801 - the spec's spelling
         return f"<sycl.platform [{self._backend.name}] {name!r}>"
 
 
+_default_lock = threading.Lock()  # one default context per platform, made once
 _device_type = device_type  # get_devices' parameter hides the enum's name

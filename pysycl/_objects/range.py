@@ -43,6 +43,11 @@ class _Vec:
         self._v = v
 
     @property
+    def values(self) -> tuple[int, ...]:
+        """The components as a tuple of ``int`` (what launches and checks read; no copy)."""
+        return self._v
+
+    @property
     def dimensions(self) -> int:
         """Number of dimensions (the C++ template parameter)."""
         return len(self._v)

@@ -93,7 +93,7 @@ class _HostAtomicRef:
 def host_atomic_ref(acc: Any, index: Any) -> _HostAtomicRef:
     """An ``atomic_ref`` to ``acc[index]`` of a bound accessor or local accessor."""
 
-    if isinstance(acc, accessor) and acc._ktype.mode == "read":
+    if isinstance(acc, accessor) and not acc.writes:
         raise exception(errc.kernel, "sycl.atomic_ref on an accessor with access_mode.read: "
                         "atomics write; use access_mode.read_write")
     arr = acc._hostview
@@ -117,10 +117,10 @@ class _HostReducer:
 
     def __init__(self, r: Any) -> None:
         self._r = r
-        self._dt = r._dtype.type
-        self._fn = r._combiner
-        self._op = r._op
-        self._acc = r._identity
+        self._dt = r.dtype.type
+        self._fn = r.combiner
+        self._op = r.op
+        self._acc = r.identity
         self._lock = threading.Lock()
 
     def combine(self, x: Any) -> _HostReducer:
@@ -152,10 +152,10 @@ class _HostReducer:
         return self._only("bit_xor", "^=", x)
 
     def write_back(self) -> None:
-        out = self._r._acc._hostview
+        out = self._r.accessor._hostview
         flat = out.reshape(-1)
         with np.errstate(all="ignore"):
-            flat[0] = self._acc if self._r._init else self._dt(self._fn(flat[0], self._acc))
+            flat[0] = self._acc if self._r.initialize_to_identity else self._dt(self._fn(flat[0], self._acc))
 
     def __repr__(self) -> str:
         return f"<sycl reducer {self._r!r} on the host device>"

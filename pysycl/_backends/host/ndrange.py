@@ -129,7 +129,7 @@ class _GroupRun:
 
     def work_item(self, j: int, fn: Any, args: tuple[Any, ...], who: str) -> None:
         """Thread body of work-item ``j``: never lets an exception escape the thread."""
-        _kernel_api._host.active = True
+        _kernel_api.set_host_kernel_active(True)
         cond = self.conds[j]
         try:
             with self.lock:
@@ -165,6 +165,12 @@ class _HostGroup(group):
 
     __slots__ = ("_lin", "_run")
 
+    def __init__(self, group_id: Any, local_id: Any, nd: nd_range, run: _GroupRun,
+                 lin: int) -> None:
+        super().__init__(group_id, local_id, nd)
+        self._run = run
+        self._lin = lin
+
     def _host_barrier(self) -> None:
         self._run.barrier(self._lin)
 
@@ -175,10 +181,11 @@ class _HostGroup(group):
 class _HostSubGroup:
     """``sycl.sub_group`` on the host device: every work-item is a sub-group of one."""
 
-    __slots__ = ("_it",)
+    __slots__ = ("_it", "_lin")
 
-    def __init__(self, it: _HostNdItem) -> None:
+    def __init__(self, it: _HostNdItem, lin: int) -> None:
         self._it = it
+        self._lin = lin
 
     def get_local_id(self) -> int:
         return 0
@@ -194,7 +201,7 @@ class _HostSubGroup:
         return 1
 
     def get_group_id(self) -> int:
-        return int(self._it._lin)
+        return int(self._lin)
 
     get_group_linear_id = get_group_id
 
@@ -219,16 +226,21 @@ class _HostNdItem(nd_item):
 
     __slots__ = ("_group_id", "_lin", "_run")
 
+    def __init__(self, global_id: Any, nd: nd_range, run: _GroupRun, lin: int,
+                 group_id: tuple[int, ...]) -> None:
+        super().__init__(global_id, nd)
+        self._run = run
+        self._lin = lin
+        self._group_id = group_id
+
     def get_group(self, dimension: int | None = None) -> Any:
         if dimension is not None:
             return self._group_id[dimension]
-        g = _HostGroup(self._group_id, tuple(self.get_local_id()), self._nd)
-        g._run = self._run
-        g._lin = self._lin
-        return g
+        return _HostGroup(self._group_id, tuple(self.get_local_id()), self._nd, self._run,
+                          self._lin)
 
     def get_sub_group(self) -> _HostSubGroup:
-        return _HostSubGroup(self)
+        return _HostSubGroup(self, self._lin)
 
     def barrier(self, fence_space: Any = None) -> None:
         self._run.barrier(self._lin)
@@ -236,19 +248,19 @@ class _HostNdItem(nd_item):
 
 def _run_nd_range(desc: str, fn: Any, nd: nd_range, locals_: list[Any],
                   reducers: list[Any], extra: list[Any]) -> None:
-    loc = tuple(nd._local)
+    loc = tuple(nd.get_local_range())
     groups = tuple(nd.get_group_range())
     n = int(np.prod(loc))
     local_ids = list(itertools.product(*(builtins.range(e) for e in loc)))
     for gid in itertools.product(*(builtins.range(g) for g in groups)):
         for la in locals_:  # fresh local memory per work-group; NaN shows uninitialized reads
-            la._hostview = np.full(tuple(la._range), np.nan if la.dtype.kind in "fc" else 0,
+            la.host_view = np.full(tuple(la.get_range()), np.nan if la.dtype.kind in "fc" else 0,
                                    dtype=la.dtype).view(KernelView)
         run = _GroupRun(n, desc, gid)
         threads = []
         for j, lid in enumerate(local_ids):
-            it = _HostNdItem([g * e + i for g, e, i in zip(gid, loc, lid, strict=True)], nd)
-            it._run, it._lin, it._group_id = run, j, gid
+            it = _HostNdItem([g * e + i for g, e, i in zip(gid, loc, lid, strict=True)], nd,
+                             run, j, gid)
             who = f"work-item {tuple(it.get_global_id())} (local {lid}) of work-group {gid}"
             # Each thread runs in a copy of this context, which holds numpy's errstate
             # (the caller entered it; entering it afresh in a new thread costs ~1 ms).

@@ -20,15 +20,15 @@ def region_view(acc: accessor, writable: bool = True) -> np.ndarray:
     The same addressing as the device ABI (:mod:`pysycl._core.abi`): a linear
     offset, the access range, row-major strides of the root buffer's range.
     """
-    host = acc._buf._storage.host
-    rng = tuple(acc._range)
+    host = acc.coherence.host
+    rng = tuple(acc.get_range())
     mem = tuple(acc._buf._root_range())
     strides = [host.itemsize] * len(mem)
     for d in builtins.range(len(mem) - 2, -1, -1):
         strides[d] = strides[d + 1] * mem[d + 1]
     if 0 in rng:
         return np.empty(rng, dtype=host.dtype)
-    return np.lib.stride_tricks.as_strided(host[acc._tail[0]:], shape=rng, strides=strides,
+    return np.lib.stride_tricks.as_strided(host[acc.kernel_tail[0]:], shape=rng, strides=strides,
                                            writeable=writable)
 
 

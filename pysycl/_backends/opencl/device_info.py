@@ -95,7 +95,7 @@ _LEGACY_FENCE_CAPS = (_d.ATOMIC_ORDER_RELAXED | _d.ATOMIC_ORDER_ACQ_REL
 def _q(key: str, default: Any = _d.REQUIRED, conv: Callable[[Any], Any] = lambda v: v
        ) -> Callable[[_device_t], Any]:
     def get(dev: _device_t) -> Any:
-        return conv(_d.device_info(dev._native, key, default))
+        return conv(_d.device_info(dev.native, key, default))
     return get
 
 
@@ -103,7 +103,7 @@ def _work_item_sizes(n: int) -> Callable[[_device_t], Any]:
     # SYCL dimension 0 is the slowest-varying; OpenCL's dimension 0 the fastest
     # (OpenCL backend appendix, "syclOpenCL.mapping"): reverse the first n sizes.
     def get(dev: _device_t) -> Any:
-        sizes = list(_d.device_info(dev._native, "MAX_WORK_ITEM_SIZES"))[:n]
+        sizes = list(_d.device_info(dev.native, "MAX_WORK_ITEM_SIZES"))[:n]
         values = tuple(int(s) for s in reversed(sizes))
         try:
             return sycl_id(*values)
@@ -114,7 +114,7 @@ def _work_item_sizes(n: int) -> Callable[[_device_t], Any]:
 
 def _fp(key: str) -> Callable[[_device_t], list[fp_config]]:
     def get(dev: _device_t) -> list[fp_config]:
-        return bits_to_members(int(_d.device_info(dev._native, key, 0) or 0), fp_config)
+        return bits_to_members(int(_d.device_info(dev.native, key, 0) or 0), fp_config)
     return get
 
 
@@ -122,13 +122,13 @@ def _half_fp(dev: _device_t) -> list[fp_config]:
     # Table 25: empty unless the device has aspect::fp16.
     if not dev.has(aspect.fp16):
         return []
-    bits = _d.device_info(dev._native, "HALF_FP_CONFIG", 0) or 0
+    bits = _d.device_info(dev.native, "HALF_FP_CONFIG", 0) or 0
     return bits_to_members(int(bits), fp_config)
 
 
 def _atomic(key: str, legacy: int, conv: Callable[[int], list[Any]]) -> Callable[[_device_t], Any]:
     def get(dev: _device_t) -> Any:
-        bits = _d.device_info(dev._native, key, None)
+        bits = _d.device_info(dev.native, key, None)
         return conv(legacy if bits is None else int(bits))
     return get
 
@@ -136,14 +136,14 @@ def _atomic(key: str, legacy: int, conv: Callable[[int], list[Any]]) -> Callable
 def _can_split(dev: _device_t) -> bool:
     # Table 25: a partition property (or affinity domain) is listed "only if the
     # device can be partitioned into at least two sub devices along" it.
-    return (int(_d.device_info(dev._native, "MAX_COMPUTE_UNITS")) >= 2
-            and int(_d.device_info(dev._native, "PARTITION_MAX_SUB_DEVICES", 0) or 0) >= 2)
+    return (int(_d.device_info(dev.native, "MAX_COMPUTE_UNITS")) >= 2
+            and int(_d.device_info(dev.native, "PARTITION_MAX_SUB_DEVICES", 0) or 0) >= 2)
 
 
 def _partition_properties(dev: _device_t) -> list[partition_property]:
     if not _can_split(dev):
         return []
-    props = _d.device_info(dev._native, "PARTITION_PROPERTIES", []) or []
+    props = _d.device_info(dev.native, "PARTITION_PROPERTIES", []) or []
     known = {p.value: p for p in partition_property if p.value}
     return [known[p] for p in props if p in known]
 
@@ -151,16 +151,16 @@ def _partition_properties(dev: _device_t) -> list[partition_property]:
 def _affinity_domains(dev: _device_t) -> list[partition_affinity_domain]:
     if not _can_split(dev):
         return []
-    bits = _d.device_info(dev._native, "PARTITION_AFFINITY_DOMAIN", 0) or 0
+    bits = _d.device_info(dev.native, "PARTITION_AFFINITY_DOMAIN", 0) or 0
     if isinstance(bits, (list, tuple)):  # some pyopencl versions answer a list
         bits = bits[0] if bits else 0
     return bits_to_members(int(bits), partition_affinity_domain)
 
 
 def _partition_type(dev: _device_t) -> tuple[partition_property, partition_affinity_domain]:
-    if dev._parent is None:
+    if dev.parent is None:
         return partition_property.no_partition, partition_affinity_domain.not_applicable
-    props = list(_d.device_info(dev._native, "PARTITION_TYPE", []) or [])
+    props = list(_d.device_info(dev.native, "PARTITION_TYPE", []) or [])
     prop = partition_property.no_partition
     domain = partition_affinity_domain.not_applicable
     if props:
@@ -178,21 +178,21 @@ def _partition_type(dev: _device_t) -> tuple[partition_property, partition_affin
 
 def _backend_version(dev: _device_t) -> str:
     # The OpenCL version the device supports, e.g. "3.0" from "OpenCL 3.0 (Build 0)".
-    parts = str(_d.device_info(dev._native, "VERSION")).split()
+    parts = str(_d.device_info(dev.native, "VERSION")).split()
     return parts[1] if len(parts) > 1 else "".join(parts)
 
 
 def _exec_caps(dev: _device_t) -> list[execution_capability]:
-    return bits_to_members(int(_d.device_info(dev._native, "EXECUTION_CAPABILITIES", 1)),
+    return bits_to_members(int(_d.device_info(dev.native, "EXECUTION_CAPABILITIES", 1)),
                            execution_capability)
 
 
 def _built_in_kernels(dev: _device_t) -> list[str]:
-    return [k for k in str(_d.device_info(dev._native, "BUILT_IN_KERNELS", "") or "").split(";") if k]
+    return [k for k in str(_d.device_info(dev.native, "BUILT_IN_KERNELS", "") or "").split(";") if k]
 
 
 def _queue_profiling(dev: _device_t) -> bool:
-    return bool(int(_d.device_info(dev._native, "QUEUE_PROPERTIES", 0)) & _d.QUEUE_PROFILING_ENABLE)
+    return bool(int(_d.device_info(dev.native, "QUEUE_PROPERTIES", 0)) & _d.QUEUE_PROFILING_ENABLE)
 
 
 def _u(key: str, default: Any = _d.REQUIRED) -> Callable[[_device_t], int]:
@@ -212,7 +212,7 @@ D = _device_info
 #: How each device descriptor is answered (but those ``sycl.device`` answers
 #: itself); devices do not change, so the device caches the results.
 DEVICE_QUERIES: dict[_device_info, Callable[[_device_t], Any]] = {
-    D.device_type: lambda dev: device_type_of(int(_d.device_info(dev._native, "TYPE"))),
+    D.device_type: lambda dev: device_type_of(int(_d.device_info(dev.native, "TYPE"))),
     D.vendor_id: _u("VENDOR_ID"),
     D.max_compute_units: _u("MAX_COMPUTE_UNITS"),
     D.max_work_item_dimensions: _u("MAX_WORK_ITEM_DIMENSIONS"),
@@ -222,7 +222,7 @@ DEVICE_QUERIES: dict[_device_info, Callable[[_device_t], Any]] = {
     D.max_work_group_size: _u("MAX_WORK_GROUP_SIZE"),
     D.max_num_sub_groups: _u("MAX_NUM_SUB_GROUPS", 0),
     D.sub_group_independent_forward_progress: _b("SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS", False),
-    D.sub_group_sizes: lambda dev: _d.sub_group_sizes(dev._native),
+    D.sub_group_sizes: lambda dev: _d.sub_group_sizes(dev.native),
     D.preferred_vector_width_char: _u("PREFERRED_VECTOR_WIDTH_CHAR"),
     D.preferred_vector_width_short: _u("PREFERRED_VECTOR_WIDTH_SHORT"),
     D.preferred_vector_width_int: _u("PREFERRED_VECTOR_WIDTH_INT"),
@@ -290,7 +290,7 @@ DEVICE_QUERIES: dict[_device_info, Callable[[_device_t], Any]] = {
     D.profile: _s("PROFILE"),
     D.version: _s("VERSION"),
     D.backend_version: _backend_version,
-    D.extensions: lambda dev: sorted(_d.extensions(dev._native)),
+    D.extensions: lambda dev: sorted(_d.extensions(dev.native)),
     D.printf_buffer_size: _u("PRINTF_BUFFER_SIZE", 0),
     D.preferred_interop_user_sync: _b("PREFERRED_INTEROP_USER_SYNC", True),
     D.partition_max_sub_devices: _u("PARTITION_MAX_SUB_DEVICES", 0),

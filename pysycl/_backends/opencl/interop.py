@@ -67,13 +67,13 @@ def get_native(obj: Any, backend: Any = _backend.opencl) -> Any:
     if isinstance(obj, (platform, device, context)):
         return obj.native
     if isinstance(obj, queue):
-        return obj._clq
+        return obj.executor.native
     if isinstance(obj, event):
-        return [] if obj._cl is None else [obj._cl]
+        return [] if obj.native is None else [obj.native]
     if isinstance(obj, kernel):
-        return obj._any_cl()
+        return obj.native_any()
     progs: dict[int, Any] = {}
-    for img in obj._images:
+    for img in obj.images:
         for prg in img.programs.values():
             progs.setdefault(clp.handle(prg), prg)
     return [clp.wrap_program(p) for p in progs.values()]
@@ -124,12 +124,12 @@ def make_queue(cl_queue: Any, ctx: Any, async_handler: Any = None) -> Any:
     q._props = _prop.property_list([])
     q._profiling = False
     q._in_order = False
-    q._dev = device_of(qdev)
+    q._dev = dev = device_of(qdev)
     q._ctx = ctx
     q._async_handler = async_handler
     q._async_errors = []
     q._last = None
-    q._exec = OpenCLExecutor(ctx, q._dev, profiling=False, native=cl_queue)
+    q._exec = OpenCLExecutor(ctx, dev, profiling=False, native=cl_queue)
     q._clq = cl_queue
     return q
 

@@ -28,6 +28,10 @@ from pysycl._core.spirv_check import check as check_spirv
 
 _log = logging.getLogger("pysycl.opencl")
 
+# pyopencl's raw program class and IL constructor have no public spelling: named once here.
+_RawProgram = _rawcl._Program
+_create_program_with_il = _rawcl._create_program_with_il
+
 #: OpenCL status codes meaning "these options are not valid".
 _BAD_OPTIONS = frozenset((-43, -66, -67))  # INVALID_BUILD/COMPILER/LINKER_OPTIONS
 
@@ -48,7 +52,7 @@ def from_il(ctx: Any, il: bytes) -> Any:
     """``clCreateProgramWithIL``, after the structural check of :mod:`pysycl._core.spirv_check`."""
     check_spirv(il)
     try:
-        return _rawcl._create_program_with_il(ctx, il)
+        return _create_program_with_il(ctx, il)
     except cl.Error as e:
         raise translate(e, "clCreateProgramWithIL rejected the SPIR-V module", errc.build) from e
 
@@ -56,7 +60,7 @@ def from_il(ctx: Any, il: bytes) -> Any:
 def from_source(ctx: Any, source: str) -> Any:
     """``clCreateProgramWithSource`` (OpenCL C)."""
     try:
-        return _rawcl._Program(ctx, source)
+        return _RawProgram(ctx, source)
     except cl.Error as e:
         raise translate(e, "clCreateProgramWithSource failed", errc.build) from e
 
@@ -64,14 +68,14 @@ def from_source(ctx: Any, source: str) -> Any:
 def from_binaries(ctx: Any, devices: Sequence[Any], binaries: Sequence[bytes]) -> Any:
     """``clCreateProgramWithBinary`` (one binary per device)."""
     try:
-        return _rawcl._Program(ctx, list(devices), list(binaries))
+        return _RawProgram(ctx, list(devices), list(binaries))
     except cl.Error as e:
         raise translate(e, "clCreateProgramWithBinary rejected the binary", errc.build) from e
 
 
 def from_int_ptr(ptr: int, retain: bool = True) -> Any:
     """A program object from a raw ``cl_program`` handle."""
-    return _rawcl._Program.from_int_ptr(int(ptr), retain)
+    return _RawProgram.from_int_ptr(int(ptr), retain)
 
 
 def raw(prg: Any) -> Any:
@@ -118,7 +122,7 @@ def link_programs(ctx: Any, programs: Sequence[Any], devices: Sequence[Any],
                   options: str | Sequence[str] = "") -> Any:
     """``clLinkProgram`` of compiled objects into one executable for ``devices``."""
     try:
-        return quiet(_rawcl._Program.link, ctx, list(programs), _opts(options), list(devices))
+        return quiet(_RawProgram.link, ctx, list(programs), _opts(options), list(devices))
     except cl.Error as e:
         raise _fail(e, None, devices, "online link (clLinkProgram)") from e
 
@@ -239,7 +243,7 @@ _CLASSES = {
 
 def is_cl_object(obj: Any, kind: str) -> bool:
     """Whether ``obj`` is a pyopencl object of ``kind`` (``"program"`` accepts raw programs)."""
-    if kind == "program" and isinstance(obj, _rawcl._Program):
+    if kind == "program" and isinstance(obj, _RawProgram):
         return True
     if kind == "buffer":
         return isinstance(obj, cl.MemoryObject)
@@ -260,7 +264,7 @@ def reference_count(obj: Any) -> int:
         cl.Kernel: (cl.kernel_info, "REFERENCE_COUNT"),
         cl.Device: (cl.device_info, "REFERENCE_COUNT"),
     }
-    if isinstance(obj, cl.Program) or isinstance(obj, _rawcl._Program):
+    if isinstance(obj, cl.Program) or isinstance(obj, _RawProgram):
         return int(obj.get_info(cl.program_info.REFERENCE_COUNT))
     if isinstance(obj, cl.MemoryObject):
         return int(obj.get_info(cl.mem_info.REFERENCE_COUNT))

@@ -6,7 +6,15 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
-from pysycl._bundles.bundle import _check_devs, _digest, _Image, bundle_state, kernel_bundle, stats
+from pysycl._bundles.bundle import (
+    _check_devs,
+    _digest,
+    _Image,
+    bundle_state,
+    count,
+    kernel_bundle,
+    new_bundle,
+)
 from pysycl._core.exceptions import errc, exception
 from pysycl._objects.context import context
 from pysycl._objects.device import device
@@ -54,8 +62,7 @@ def create_bundle(ctx: context, devs: Sequence[device], cl_objects: Sequence[Any
     if all(clp.is_cl_object(o, "kernel") for o in objs):
         if state is not bundle_state.executable:
             raise TypeError("create_bundle from cl_kernel objects makes executable bundles only")
-        return kernel_bundle._make(ctx, dl, state, [_kernel_image(clp, ctx, dl, k, what)
-                                                    for k in objs])
+        return new_bundle(ctx, dl, state, [_kernel_image(clp, ctx, dl, k, what) for k in objs])
     if not all(clp.is_cl_object(o, "program") for o in objs):
         raise TypeError(f"{what} takes pyopencl Program objects or Kernel objects (not mixed)")
     progs = [clp.raw(o) for o in objs]
@@ -68,7 +75,7 @@ def create_bundle(ctx: context, devs: Sequence[device], cl_objects: Sequence[Any
         names = clp.kernel_names(p) if state is bundle_state.executable else []
         images.append(_Image(state, "native", _digest("clp", str(clp.handle(p))),
                              programs={d: p for d in dl}, names=names))
-    return kernel_bundle._make(ctx, dl, state, images)
+    return new_bundle(ctx, dl, state, images)
 
 
 def _kernel_image(clp: ModuleType, ctx: context, dl: Sequence[device], k: Any, what: str
@@ -106,13 +113,13 @@ def _advance(clp: ModuleType, ctx: context, dl: Sequence[device], progs: list[An
             for i, (p, s) in enumerate(zip(progs, states, strict=False)):
                 if s == "input":
                     clp.compile_program(p, cl_devs)
-                    stats["cl_compiles"] += 1
+                    count("cl_compiles")
                     states[i] = "object"
         if want == 2 and any(s == "object" for s in states):
             objects = [p for p, s in zip(progs, states, strict=False) if s == "object"]
             exes = [p for p, s in zip(progs, states, strict=False) if s == "executable"]
             progs = [*exes, clp.link_programs(ctx.native, objects, cl_devs)]
-            stats["cl_links"] += 1
+            count("cl_links")
     except exception as e:
         if e.code() is errc.build:
             raise
