@@ -20,8 +20,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pysycl._core.backend import backend
 from pysycl._core.exceptions import errc, exception
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: this module must stay below everything it names
     import numpy as np
+
+    from pysycl._commands.event import event
+    from pysycl._commands.handler import handler
+    from pysycl._commands.queue import queue
+    from pysycl._objects.context import context
+    from pysycl._objects.device import device
+    from pysycl._objects.platform import platform
 
 
 class Executor(Protocol):
@@ -34,7 +41,7 @@ class Executor(Protocol):
 
     native: Any
 
-    def submit(self, q: Any, h: Any) -> Any:
+    def submit(self, q: queue, h: handler) -> event:
         """Run the command recorded in handler ``h`` of queue ``q``; return its ``sycl.event``."""
         ...
 
@@ -72,11 +79,11 @@ class Backend(Protocol):
 
     kind: backend
 
-    def platforms(self) -> list[Any]:
+    def platforms(self) -> list[platform]:
         """This backend's ``sycl.platform`` objects that have devices, in enumeration order."""
         ...
 
-    def executor(self, ctx: Any, dev: Any, *, profiling: bool) -> Executor:
+    def executor(self, ctx: context, dev: device, *, profiling: bool) -> Executor:
         """A new executor for a queue on device ``dev`` in context ``ctx``."""
         ...
 
