@@ -212,7 +212,7 @@ def prepare_interop(q: Any, h: Any, cmd: KernelCommand) -> Any:
                         "set_arg are for kernels built from source or OpenCL interop", ctx)
     clk = kobj.native_for(dev)
     n = int(clp.kernel_info(clk, "NUM_ARGS"))
-    given = dict(h._args or {})
+    given = dict(h.kernel_args or {})
     missing = [i for i in range(n) if i not in given]
     if missing:
         raise exception(errc.kernel_argument, f"kernel {name!r} takes {n} argument(s); "

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from pysycl import property as _prop
 from pysycl._core.backend import backend
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import bounds as _bounds
@@ -30,13 +31,13 @@ class event:  # noqa: N801 - the spec's spelling
     def _make(cls, q: Any, cl_event: Any, first: Any = None, deps: Sequence[event] = (),
               ops: Any = None) -> event:
         """An event of queue ``q`` (or, with ``q`` None, of native-event operations ``ops``)."""
-        ev = cls.__new__(cls)
-        ev._cl = cl_event
-        ev._first = first if first is not None else cl_event
-        ev._queue = q
-        ev._exec = q._exec if q is not None else ops
-        ev._deps = tuple(deps)
-        return ev
+        self = cls.__new__(cls)
+        self._cl = cl_event
+        self._first = first if first is not None else cl_event
+        self._queue = q
+        self._exec = q.executor if q is not None else ops
+        self._deps = tuple(deps)
+        return self
 
     def wait(self) -> None:
         """Block until the command has completed (``event::wait``)."""
@@ -103,7 +104,8 @@ class event:  # noqa: N801 - the spec's spelling
         """
         from pysycl._objects.info import info as _info
 
-        if self._queue is None or not self._queue._profiling:
+        q = self._queue
+        if q is None or not q.has_property(_prop.queue.enable_profiling):
             raise exception(errc.invalid, "get_profiling_info needs a queue constructed with "
                             "properties=[sycl.property.queue.enable_profiling()]")
         if self._cl is None:

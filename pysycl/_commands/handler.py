@@ -36,93 +36,72 @@ _SUBMITTED = object()  # an accessor's handler once its command group has been s
 class handler:  # noqa: N801 - the spec's spelling
     """The command-group handler passed to the function given to ``queue.submit``."""
 
-    __slots__ = ("_args", "_bundle", "_cmd", "_deps", "_queue", "_reqs", "_spec")
+    # What executors read once the command group function returned (pysycl's own, not the
+    # spec's): plain slots, read on every submit (a property call would cost more).
+    #   command                the recorded command (None for an empty command group)
+    #   requirements           the accessors the command group uses
+    #   dependencies           the events given to ``depends_on``
+    #   kernel_bundle          the bundle given to ``use_kernel_bundle``, or None
+    #   specialization_values  ``set_specialization_constant`` values, or None
+    #   kernel_args            ``set_arg`` values by index (``sycl.kernel`` launches), or None
+    __slots__ = ("_queue", "command", "dependencies", "kernel_args", "kernel_bundle",
+                 "requirements", "specialization_values")
 
     def __init__(self, q: Any) -> None:
         self._queue = q
-        self._cmd: Command | None = None
-        self._reqs: list[accessor] = []
-        self._deps: list[event] = []
-        self._bundle: Any = None  # use_kernel_bundle
-        self._args: dict[int, Any] | None = None  # set_arg (sycl.kernel objects)
-        self._spec: dict[Any, Any] | None = None  # set_specialization_constant
+        self.command: Command | None = None
+        self.requirements: list[accessor] = []
+        self.dependencies: list[event] = []
+        self.kernel_bundle: Any = None
+        self.kernel_args: dict[int, Any] | None = None
+        self.specialization_values: dict[Any, Any] | None = None
 
     # ---------------------------------------------------------- requirements
-    def _require(self, acc: accessor) -> None:
-        if acc._handler is not None and acc._handler is not self:
-            raise exception(errc.invalid, "this accessor belongs to another command group")
-        if acc._buf._storage.closed or acc._buf._closed:
-            raise exception(errc.invalid, acc._buf._closed_message())
-        acc._handler = self
-        self._reqs.append(acc)
-
-    def _release(self) -> None:
+    def release(self) -> None:
         """Drop everything the command group referenced, once it is submitted (or failed).
 
-        The recorded kernel's closure holds the accessors and they point back at
+        The queue calls it after submitting (pysycl's own, not the spec's). The recorded
+        kernel's closure holds the accessors and they point back at
         their handler: without this, handler, accessors, buffers and the user's
         host arrays would form a reference cycle that only the cyclic garbage
         collector frees — and a buffer's write-back would wait for it (§4.7.2.3
         says destruction writes back; in CPython that must be reference counting).
         """
-        for acc in self._reqs:
-            acc._handler = _SUBMITTED  # still "belongs to another command group"
-        self._reqs = []
-        self._deps = []  # events made from this group keep their own reference
-        self._cmd = None
-        self._args = None
-        self._bundle = None
-        self._spec = None
-
-    # What executors read once the command group function returned (pysycl's own).
-    @property
-    def command(self) -> Command | None:
-        """The recorded command (None for an empty command group)."""
-        return self._cmd
-
-    @property
-    def requirements(self) -> list[accessor]:
-        """The accessors the command group uses."""
-        return self._reqs
-
-    @property
-    def dependencies(self) -> list[event]:
-        """The events given to ``depends_on``."""
-        return self._deps
-
-    @property
-    def kernel_bundle(self) -> Any:
-        """The bundle given to ``use_kernel_bundle``, or None."""
-        return self._bundle
-
-    @property
-    def specialization_values(self) -> dict[Any, Any] | None:
-        """``set_specialization_constant`` values, or None."""
-        return self._spec
+        for acc in self.requirements:
+            acc.handler = _SUBMITTED  # still "belongs to another command group"
+        self.requirements = []
+        self.dependencies = []  # events made from this group keep their own reference
+        self.command = None
+        self.kernel_args = None
+        self.kernel_bundle = None
+        self.specialization_values = None
 
     def require(self, acc: accessor) -> None:
         """Bind a placeholder accessor to this command group (``handler::require``)."""
         if not isinstance(acc, accessor):
             raise TypeError(f"handler.require takes a sycl.accessor, got {type(acc).__name__}")
-        acc._handler = None
-        self._require(acc)
+        buf = acc.buffer
+        if acc.coherence.closed or buf.closed:
+            raise exception(errc.invalid, buf.closed_message())
+        acc.handler = self
+        self.requirements.append(acc)
 
     def depends_on(self, events: event | Iterable[event]) -> None:
         """This command group runs after ``events`` (one event or a sequence)."""
         if isinstance(events, event):
-            self._deps.append(events)
+            self.dependencies.append(events)
             return
         for e in events:
             if not isinstance(e, event):
                 raise TypeError(f"depends_on takes sycl.event objects, got {type(e).__name__}")
-            self._deps.append(e)
+            self.dependencies.append(e)
 
     def _set(self, cmd: Command) -> None:
-        if self._cmd is not None:
+        if self.command is not None:
             raise exception(errc.invalid, "a command group may contain only one command "
-                            f"(already has {COMMAND_NAMES[type(self._cmd)]}, "
+                            f"(already has {COMMAND_NAMES[type(self.command)]}, "
                             f"now {COMMAND_NAMES[type(cmd)]})")
-        self._cmd = cmd
+        self.command = cmd
 
     # --------------------------------------------------------------- kernels
     def parallel_for(self, index_space: Any, *rest: Any, kernel_name: str | None = None) -> None:
@@ -179,11 +158,11 @@ class handler:  # noqa: N801 - the spec's spelling
         from pysycl._bundles.bundle import check_use
 
         check_use(kb, self._queue)
-        if self._spec:
+        if self.specialization_values:
             raise exception(errc.invalid, "use_kernel_bundle after set_specialization_constant: "
                             "a command group takes its specialization constants from the "
-                            "handler or from a kernel bundle, not both", self._queue._ctx)
-        self._bundle = kb
+                            "handler or from a kernel bundle, not both", self._queue.get_context())
+        self.kernel_bundle = kb
 
     def set_specialization_constant(self, spec_id: Any, value: Any) -> None:
         """Set ``spec_id``'s value for this command group's kernel (§4.9.4.4).
@@ -196,14 +175,14 @@ class handler:  # noqa: N801 - the spec's spelling
         """
         from pysycl._kernels.specconst import check_spec_id
 
-        if self._bundle is not None:
+        if self.kernel_bundle is not None:
             raise exception(errc.invalid, "set_specialization_constant after use_kernel_bundle: "
                             "the kernel bundle's specialization constant values apply; set "
-                            "them on the input bundle before building it", self._queue._ctx)
+                            "them on the input bundle before building it", self._queue.get_context())
         check_spec_id(spec_id)
-        if self._spec is None:
-            self._spec = {}
-        self._spec[spec_id] = spec_id._convert(value)
+        if self.specialization_values is None:
+            self.specialization_values = {}
+        self.specialization_values[spec_id] = spec_id.convert(value)
 
     def get_specialization_constant(self, spec_id: Any) -> Any:
         """``spec_id``'s value in this command group (its default unless set).
@@ -213,12 +192,12 @@ class handler:  # noqa: N801 - the spec's spelling
         """
         from pysycl._kernels.specconst import check_spec_id
 
-        if self._bundle is not None:
+        if self.kernel_bundle is not None:
             raise exception(errc.invalid, "get_specialization_constant after use_kernel_bundle: "
                             "ask the kernel bundle (kb.get_specialization_constant)",
-                            self._queue._ctx)
+                            self._queue.get_context())
         check_spec_id(spec_id)
-        return (self._spec or {}).get(spec_id, spec_id._default)
+        return (self.specialization_values or {}).get(spec_id, spec_id.default_value)
 
     def set_arg(self, index: int, arg: Any) -> None:
         """Set argument ``index`` of a ``sycl.kernel`` launched by this command group.
@@ -229,11 +208,11 @@ class handler:  # noqa: N801 - the spec's spelling
         """
         if isinstance(index, bool) or not isinstance(index, int) or index < 0:
             raise TypeError(f"set_arg: index must be a non-negative int, not {index!r}")
-        if isinstance(arg, accessor) and arg._handler is None:
+        if isinstance(arg, accessor) and arg.handler is None:
             self.require(arg)
-        if self._args is None:
-            self._args = {}
-        self._args[index] = arg
+        if self.kernel_args is None:
+            self.kernel_args = {}
+        self.kernel_args[index] = arg
 
     def set_args(self, *args: Any) -> None:
         """``set_arg(i, args[i])`` for every argument, in order."""
@@ -257,9 +236,9 @@ class handler:  # noqa: N801 - the spec's spelling
         if not (s_acc or d_acc):
             raise TypeError("handler.copy needs at least one sycl.accessor (USM copies are "
                             "not supported by pysycl yet)")
-        if d_acc and dest._ktype.mode == "read":
+        if d_acc and not dest.writes:
             raise exception(errc.invalid, "copy destination accessor has access_mode.read")
-        if s_acc and src._ktype.mode == "write":
+        if s_acc and src.kernel_type.mode == "write":
             raise exception(errc.invalid, "copy source accessor has access_mode.write")
         if s_acc and d_acc:
             if src.size() > dest.size():
@@ -283,7 +262,7 @@ class handler:  # noqa: N801 - the spec's spelling
         """Set every element of ``dest`` to ``value``."""
         if not isinstance(dest, accessor):
             raise TypeError("handler.fill takes a sycl.accessor (USM fill is not supported yet)")
-        if dest._ktype.mode == "read":
+        if not dest.writes:
             raise exception(errc.invalid, "fill destination accessor has access_mode.read")
         self._set(FillCommand(dest, value))
 
@@ -294,5 +273,5 @@ class handler:  # noqa: N801 - the spec's spelling
         self._set(UpdateHostCommand(acc))
 
     def __repr__(self) -> str:
-        cmd = None if self._cmd is None else COMMAND_NAMES[type(self._cmd)]
+        cmd = None if self.command is None else COMMAND_NAMES[type(self.command)]
         return f"sycl.handler(command={cmd})"

@@ -18,12 +18,12 @@ def run_host_task(q: Any, h: Any, cmd: HostTaskCommand) -> event:
     reqs = h.requirements
     for acc in reqs:
         acc.coherence.acquire_host(writes=acc.writes, no_init=acc.no_init)
-        acc._hostview = host_view(acc._buf)
+        acc.host_view = host_view(acc.buffer)
     try:
         cmd.fn(*cmd.args)
     except Exception as e:
-        q._async_errors.append(e)
+        q.add_async_error(e)
     finally:
         for acc in reqs:
-            acc._hostview = None
+            acc.host_view = None
     return event._make(q, None, deps=h.dependencies)

@@ -56,7 +56,7 @@ def prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[Any], Any]:
     """
     fn = cmd.fn
     if cmd.reductions:  # sycl.reduction arguments: a kernel plus a combine step
-        if type(fn) is _sycl_kernel or h._bundle is not None:
+        if type(fn) is _sycl_kernel or h.kernel_bundle is not None:
             raise exception(errc.feature_not_supported, "pysycl: reductions work with Python "
                             "kernels compiled at submit, not with sycl.kernel objects or "
                             "use_kernel_bundle")
@@ -66,9 +66,10 @@ def prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[Any], Any]:
     kind, index_space = cmd.kind, cmd.index_space
     info, values, caps, tkey = capture_values(fn, h)
     mkey = (info.code, tkey, kind, cmd.ndim)
-    kb = h._bundle
-    dev = q._dev
-    ctx = q._ctx
+    kb = h.kernel_bundle
+    ex = q.executor
+    dev = ex.device
+    ctx = ex.context
     checked = kb is None and _bounds.enabled()  # bounds-checked mode: another compiled kernel
     if kb is not None:  # use_kernel_bundle: the kernel comes from the bundle, never compiled
         k, clk = _bundle_kernel(kb, mkey, ctx, dev, fn)
@@ -85,9 +86,9 @@ def prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[Any], Any]:
         if k.has_spec:  # spec constants: one build per set of values
             clk = kernels.cl_kernel(k, ctx, dev, _spec_values(k, values, h))
         else:
-            clk = k.kernels.get((ctx._handle, dev._handle)) or kernels.cl_kernel(k, ctx, dev)
+            clk = k.kernels.get(ex.build_key) or kernels.cl_kernel(k, ctx, dev)
     if kind == "range":
-        gsize = index_space._v[::-1]  # SYCL dim 0 is the slowest: OpenCL's last
+        gsize = index_space.values[::-1]  # SYCL dim 0 is the slowest: OpenCL's last
         lsize = None
     elif kind == "single_task":
         gsize, lsize = (1,), None
@@ -102,8 +103,8 @@ def prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[Any], Any]:
     kinds = k.arg_kinds
     bound = k.bound
     x = _cl()
-    clq = q._clq
-    key = ctx._handle
+    clq = ex.native
+    key = ex.key
 
     def launch(wait_for: Any) -> Any:
         if 0 in gsize:
@@ -143,7 +144,7 @@ def _register(k: Kernel | None, fn: Any, info: CodeInfo, caps: list[Any], tkey: 
 def _spec_values(k: Kernel, values: list[Any], h: Any) -> tuple[Any, ...]:
     """The values of the kernel's specialization constants for this command group."""
     return _specconst.values_for([v for v, kind in zip(values, k.arg_kinds, strict=True)
-                                  if kind is ArgKind.SPEC_CONSTANT], h._spec)
+                                  if kind is ArgKind.SPEC_CONSTANT], h.specialization_values)
 
 
 def _local_values(k: Kernel, kind: str, values: list[Any]) -> list[Any]:
@@ -163,7 +164,8 @@ def _checked_launch(q: Any, k: Kernel, info: CodeInfo, fn: Any, cmd: KernelComma
     if k.has_local:
         values = _local_values(k, cmd.kind, values)
     x = _cl()
-    clq, ctx, kinds = q._clq, q._ctx, k.arg_kinds
+    ex = q.executor
+    clq, ctx, key, kinds = ex.native, ex.context, ex.key, k.arg_kinds
     files = _bounds.files_of(fn)
     ndim = max(cmd.ndim, 1)
 
@@ -171,7 +173,7 @@ def _checked_launch(q: Any, k: Kernel, info: CodeInfo, fn: Any, cmd: KernelComma
         if 0 in gsize:
             return x.marker(clq, wait_for=wait_for)
         buf, host = _bounds.error_buffer(x, ctx, clq)
-        args = flat_args(values, kinds, ctx._handle)
+        args = flat_args(values, kinds, key)
         args.append(buf)
         ev = x.launch(clq, clk, gsize, lsize, args, wait_for)
         _bounds.watch(x, _bounds.Watch(q, k, info.location, files, values, ranges, ndim, buf,

@@ -43,8 +43,10 @@ class queue:  # noqa: N801 - the spec's spelling
         properties: ``sycl.property.queue.enable_profiling()``, ``sycl.property.queue.in_order()``.
     """
 
-    __slots__ = ("_async_errors", "_async_handler", "_clq", "_ctx", "_dev", "_exec", "_in_order",
-                 "_last", "_profiling", "_props")
+    # ``executor``: the backend's executor of this queue (``pysycl._backends.base.Executor``;
+    # pysycl's own), a plain slot: the submit path reads it on every command group.
+    __slots__ = ("_async_errors", "_async_handler", "_ctx", "_dev", "_in_order", "_profiling",
+                 "_props", "executor")
 
     def __init__(self, *args: Any, async_handler: Callable[[exception_list], None] | None = None,
                  properties: Iterable[Any] = ()) -> None:
@@ -93,20 +95,40 @@ class queue:  # noqa: N801 - the spec's spelling
 
             if not dev.has(aspect.queue_profiling):
                 raise exception(errc.feature_not_supported,
-                                f"device {dev._name()!r} has no aspect.queue_profiling")
+                                f"device {dev.display_name!r} has no aspect.queue_profiling")
+        self._setup(ctx, dev, _backends.get(dev.get_backend()).executor(
+            ctx, dev, profiling=self._profiling), async_handler)
+
+    def _setup(self, ctx: Any, dev: Any, executor: Any,
+               async_handler: Callable[[exception_list], None] | None) -> None:
         self._dev = dev
         self._ctx = ctx
         self._async_handler = async_handler
         self._async_errors: list[BaseException] = []
-        self._last: event | None = None
-        self._exec = _backends.get(dev.get_backend()).executor(ctx, dev, profiling=self._profiling)
-        self._clq = self._exec.native
+        self.executor: Any = executor
+
+    @classmethod
+    def _from_executor(cls, ctx: Any, dev: Any, executor: Any,
+                       async_handler: Callable[[exception_list], None] | None = None) -> queue:
+        """A queue of ``dev`` in ``ctx`` over an existing executor, no properties (interop:
+        ``make_queue`` wraps an application's own OpenCL queue)."""
+        self = object.__new__(cls)
+        self._props = _prop.property_list([])
+        self._profiling = False
+        self._in_order = False
+        self._setup(ctx, dev, executor, async_handler)
+        return self
 
     # ------------------------------------------------------------- queries
     @property
-    def executor(self) -> Any:
-        """The backend's executor of this queue (``pysycl._backends.base.Executor``)."""
-        return self._exec
+    def async_handler(self) -> Callable[[exception_list], None] | None:
+        """The async_handler given to the constructor, or None (pysycl's own)."""
+        return self._async_handler
+
+    def add_async_error(self, err: BaseException) -> None:
+        """Record an asynchronous error for the next ``wait_and_throw``/``throw_asynchronous``
+        (pysycl's own: what executors and host tasks report)."""
+        self._async_errors.append(err)
 
     def get_device(self) -> Any:
         """The queue's device."""
@@ -153,22 +175,22 @@ class queue:  # noqa: N801 - the spec's spelling
         h = handler(self)
         try:
             cgf(h)
-            return self._exec.submit(self, h)
+            return self.executor.submit(self, h)
         except exception:
             if secondary_queue is None:
                 raise
         finally:
-            h._release()  # no handler <-> accessor cycle outlives the submit
+            h.release()  # no handler <-> accessor cycle outlives the submit
         h2 = handler(secondary_queue)
         try:
             cgf(h2)
-            return secondary_queue._exec.submit(secondary_queue, h2)
+            return secondary_queue.executor.submit(secondary_queue, h2)
         finally:
-            h2._release()
+            h2.release()
 
     def wait(self) -> None:
         """Block until every command submitted to this queue has completed."""
-        self._exec.wait()
+        self.executor.wait()
 
     def wait_and_throw(self) -> None:
         """Wait, then pass asynchronous errors to the async_handler."""
@@ -181,8 +203,7 @@ class queue:  # noqa: N801 - the spec's spelling
             return
         errs = exception_list(self._async_errors)
         self._async_errors = []
-        h = self._async_handler or getattr(self._ctx, "_async_handler", None) \
-            or _default_async_handler
+        h = self._async_handler or self._ctx.async_handler or _default_async_handler
         h(errs)
 
     # ---------------------------------------------------- shortcut functions
@@ -232,7 +253,7 @@ class queue:  # noqa: N801 - the spec's spelling
         return queue_html(self)
 
     def __repr__(self) -> str:
-        return f"sycl.queue(device={self._dev._name()!r})"
+        return f"sycl.queue(device={self._dev.display_name!r})"
 
 
 def _require_all(h: handler, *objs: Any) -> None:

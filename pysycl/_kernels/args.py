@@ -34,8 +34,8 @@ def flat_args(values: list[Any], kinds: tuple[ArgKind, ...], key: int) -> list[A
     args: list[Any] = []
     for v, kind in zip(values, kinds, strict=False):
         if kind is _ACCESSOR:
-            args.append(v._buf._storage.dev[key])
-            args.extend(v._tail)
+            args.append(v.coherence.dev[key])
+            args.extend(v.kernel_tail)
         elif kind is _SCALAR:
             args.append(v)
         elif kind is _LOCAL:
@@ -49,13 +49,13 @@ def flat_args(values: list[Any], kinds: tuple[ArgKind, ...], key: int) -> list[A
 def with_local_memory(values: list[Any], kinds: tuple[ArgKind, ...]) -> list[Any]:
     """``values`` with each local accessor as ``(cl.LocalMemory of its size, its range)``."""
     x = cl()
-    return [(x.local_memory(v.byte_size()), v._tail()) if kind is _LOCAL else v
+    return [(x.local_memory(v.byte_size()), v.kernel_tail) if kind is _LOCAL else v
             for v, kind in zip(values, kinds, strict=True)]
 
 
 def accessor_ranges(values: list[Any], kinds: tuple[ArgKind, ...]) -> list[Any]:
     """The range of each (global or local) accessor capture, None for the others."""
-    return [v._range if kind is _ACCESSOR or kind is _LOCAL else None
+    return [v.get_range() if kind is _ACCESSOR or kind is _LOCAL else None
             for v, kind in zip(values, kinds, strict=True)]
 
 

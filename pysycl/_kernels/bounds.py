@@ -75,7 +75,7 @@ def fast_checks(direct_index: tuple[tuple[int, int, int, int, int], ...],
 
     Returns ``(fast, rest)``: ``fast`` holds ``(capture, 1 + accessor dimension,
     launch dimension)`` of the global-id indexing of (global) accessors, compared
-    on the hot path as ``g[d] > values[capture]._tail[1 + ad]``; ``rest`` says
+    on the hot path as ``g[d] > values[capture].kernel_tail[1 + ad]``; ``rest`` says
     whether other entries (local ids, local accessors) need :func:`check_launch`.
     """
     fast = tuple((ci, 1 + ad, d) for ci, ad, src, d, _ in direct_index
@@ -299,8 +299,8 @@ def sync(clq: Any = None, storage: Any = None) -> None:
     if len(bad) > 1:
         err.add_note(f"{len(bad) - 1} more bounds-checked launch(es) also went out of bounds")
     q = first.queue
-    if q._async_handler is not None or q.get_context().async_handler is not None:
-        q._async_errors.append(err)
+    if q.async_handler is not None or q.get_context().async_handler is not None:
+        q.add_async_error(err)
         q.throw_asynchronous()
         return
     raise err

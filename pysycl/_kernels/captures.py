@@ -179,8 +179,8 @@ def capture_values(fn: Any, h: Any) -> tuple[CodeInfo, list[Any], list[Any], tup
                 v = cell.cell_contents
             except ValueError:
                 raise _unassigned(fn, info, name, 0) from None
-            if type(v) is accessor and v._handler is h:  # the common case, inlined
-                kt = v._ktype
+            if type(v) is accessor and v.handler is h:  # the common case, inlined
+                kt = v.kernel_type
                 values.append(v)
                 caps.append((name, "freevar", kt))
                 key.append(kt)
@@ -361,7 +361,7 @@ def classify(fn: Any, info: CodeInfo, h: Any, name: str, source: str, v: Any,
             key.append(("fn", plan_index(fns, v)))
             return
     if t is accessor or t is local_accessor:
-        if v._handler is not h:
+        if v.handler is not h:
             line = info.lines.get(name, fn.__code__.co_firstlineno)
             what = "accessor" if t is accessor else "local_accessor"
             how = ("was not created in (or required by) this command group" if t is accessor
@@ -369,11 +369,12 @@ def classify(fn: Any, info: CodeInfo, h: Any, name: str, source: str, v: Any,
             raise exception(errc.invalid, f"{fn.__code__.co_filename}:{line}: {_who(fn, owner)} "
                             f"{what} {name!r} that {how}")
         values.append(v)
-        caps.append((name, source, v._ktype, owner) if owner else (name, source, v._ktype))
-        key.append(v._ktype)
+        kt = v.kernel_type
+        caps.append((name, source, kt, owner) if owner else (name, source, kt))
+        key.append(kt)
         return
     if t is _specconst.specialization_id:  # read with kh.get_specialization_constant
-        st = v._type()
+        st = v.kernel_type
         values.append(v)
         caps.append((name, source, st, owner) if owner else (name, source, st))
         key.append(st)

@@ -116,7 +116,7 @@ class local_accessor:  # noqa: N801 - the spec's spelling
         if dt.kind not in _NUMERIC and dt != np.bool_:
             raise TypeError(f"sycl.local_accessor: element type must be numeric, got {dt}")
         rng = access_range if isinstance(access_range, _range) else _range(access_range)
-        if handler is None or not hasattr(handler, "_require"):
+        if handler is None or not hasattr(handler, "requirements"):
             raise TypeError("sycl.local_accessor(dtype, range, h) needs the command group's "
                             "handler as third argument")
         self._dtype = dt
@@ -173,9 +173,6 @@ class local_accessor:  # noqa: N801 - the spec's spelling
     def byte_size(self) -> int:
         """Bytes of local memory per work-group."""
         return self.size() * self._dtype.itemsize
-
-    def _tail(self) -> tuple[int, ...]:
-        return tuple(self._range)
 
     def _host_only(self) -> np.ndarray:
         if self._hostview is None:
@@ -257,7 +254,7 @@ def atomic_ref(acc: Any, index: Any, memory_order: Any, memory_scope: Any,
     ``compare_exchange_strong(expected, desired)`` / ``_weak`` → ``(success, observed)``,
     ``fetch_add/sub/and/or/xor/min/max(v)`` (the value before the operation).
     """
-    if getattr(acc, "_hostview", None) is None:
+    if getattr(acc, "host_view", None) is None:
         _device_only("atomic_ref")
     return _host_impl["atomic_ref"](acc, index)
 

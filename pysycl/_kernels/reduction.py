@@ -127,7 +127,7 @@ def _variable_dtype(var: Any, h: Any, where: str) -> np.dtype:
     elif isinstance(var, accessor):
         n = var.size()
         dt = var.dtype
-        if var._handler is not h:
+        if var.handler is not h:
             raise exception(errc.invalid, f"{where}: the reduction's accessor was not "
                             "created in this command group")
         if not var.writes:
@@ -200,7 +200,7 @@ class reduction:  # noqa: N801 - the spec's spelling
     def __init__(self, var: Any, h: Any, combiner: Any, identity: Any = None,
                  properties: Iterable[Any] | None = None) -> None:
         where = _caller()
-        if not hasattr(h, "_require"):
+        if not hasattr(h, "requirements"):
             raise TypeError(f"{where}: sycl.reduction(var, h, combiner): the second argument "
                             f"must be the command group's handler, not {type(h).__name__}")
         if not callable(combiner) and callable(identity):  # the spec's (var, h, identity, op)

@@ -80,10 +80,20 @@ class accessor:  # noqa: N801 - the spec's spelling
     later with ``h.require(acc)``.
     """
 
-    # ``coherence``, ``writes``, ``no_init``: what executors read on every submit, plain
-    # slots (a property call would cost more than the read).
-    __slots__ = ("_buf", "_handler", "_hostview", "_ktype", "_mode", "_offset", "_range", "_tail",
-                 "coherence", "no_init", "writes")
+    # What executors, the launcher and the kernel layer read on every submit (pysycl's own,
+    # not the spec's): plain slots, as a property call would cost more than the read.
+    #   coherence     the accessed buffer's Coherence (shared with its sub-buffers)
+    #   writes        commands through it may write (the mode is not read)
+    #   no_init       the previous contents are discarded (no_init, discard_*)
+    #   handler       the command group's handler it belongs to; None for an unbound
+    #                 placeholder (and a private marker once its command group was submitted)
+    #   kernel_type   its type in the runtime/compiler ABI (dtype, dimensions, mode)
+    #   kernel_tail   the kernel arguments after the memory object: linear offset, then the
+    #                 access range, then the root range without its first dimension
+    #   host_view     the numpy view it indexes while a kernel or host task runs on the host
+    #                 (None otherwise; set by the executor running it)
+    __slots__ = ("_buf", "_mode", "_offset", "_range", "coherence", "handler", "host_view",
+                 "kernel_tail", "kernel_type", "no_init", "writes")
 
     def __init__(self, buf: buffer, handler: Any = None, mode: Any = access_mode.read_write,
                  target: target = target.device, *, access_range: Any = None,
@@ -92,7 +102,7 @@ class accessor:  # noqa: N801 - the spec's spelling
         # (whole buffer, no properties) free of allocations beyond the object itself.
         if type(buf) is not buffer and not isinstance(buf, buffer):
             raise TypeError(f"sycl.accessor needs a sycl.buffer, got {type(buf).__name__}")
-        if handler is not None and not hasattr(handler, "_require"):
+        if handler is not None and not hasattr(handler, "requirements"):
             # accessor(buf, mode) with no handler: a placeholder.
             if isinstance(handler, (access_mode, str)):
                 mode, handler = handler, None
@@ -105,36 +115,27 @@ class accessor:  # noqa: N801 - the spec's spelling
             no_init = no_init or props.has_property(_prop.no_init_property)
         if no_init and kmode == "read":
             raise exception(errc.invalid, "no_init cannot be used with access_mode.read")
-        st = buf._storage
+        st = buf.coherence
         if access_range is None and access_offset is None:
-            rng = buf._range
-            off = None
-            tail = buf._whole_tail
-            if tail is None:
-                tail = buf._whole_tail = _tail(buf, rng, None)
+            parts = buf.accessor_parts.get(kmode)  # cached per buffer and kernel mode
+            if parts is None:
+                parts = _whole_parts(buf, kmode)
         else:
-            rng, off = _check_ranged(buf, access_range, access_offset)
-            tail = _tail(buf, rng, off)
-        kt = buf._ktypes.get(kmode)  # dtype and dimensions are the buffer's: cache per buffer
-        if kt is None:
-            key = (st.dtype, len(rng), kmode)
-            kt = _KTYPES.get(key)
-            if kt is None:
-                kt = _KTYPES[key] = AccessorType(st.dtype, len(rng), kmode)  # type: ignore[arg-type]
-            buf._ktypes = {**buf._ktypes, kmode: kt}
+            parts = _ranged_parts(buf, kmode, access_range, access_offset)
         self._buf = buf
         self._mode = m
-        self.no_init: bool = no_init  # the previous contents are discarded (no_init, discard_*)
-        self.coherence: Coherence = st  # the accessed buffer's (shared with its sub-buffers)
-        self.writes: bool = kmode != "read"  # commands through it may write
-        self._range = rng
-        self._offset = off
-        self._ktype = kt
-        self._tail = tail
-        self._handler = None
-        self._hostview: np.ndarray | None = None  # set while a host_task runs
-        if handler is not None:
-            handler._require(self)
+        self.no_init: bool = no_init
+        self.coherence: Coherence = st
+        self.writes: bool = kmode != "read"
+        self._range, self._offset, self.kernel_tail, self.kernel_type = parts
+        self.host_view: np.ndarray | None = None
+        if handler is None:
+            self.handler: Any = None
+            return
+        if st.closed or buf.closed:
+            raise exception(errc.invalid, buf.closed_message())
+        self.handler = handler
+        handler.requirements.append(self)
 
     # --------------------------------------------------------------- queries
     @property
@@ -152,22 +153,22 @@ class accessor:  # noqa: N801 - the spec's spelling
         """The access mode."""
         return self._mode
 
-    # What executors and the kernel layer read (pysycl's own; not in the spec).
+    # pysycl's own, not the spec's (what the host device and the launcher read).
     @property
-    def kernel_type(self) -> AccessorType:
-        """The accessor's type in the runtime/compiler ABI (dtype, dimensions, mode)."""
-        return self._ktype
+    def root_range(self) -> _range:
+        """The range of the accessed buffer's root buffer (row-major strides come from it)."""
+        return self._buf.root_range
 
     @property
-    def kernel_tail(self) -> tuple[int, ...]:
-        """The kernel arguments after the memory object: linear offset, then the ranges."""
-        return self._tail
+    def buffer(self) -> buffer:
+        """The accessed buffer."""
+        return self._buf
 
     def segments(self) -> list[tuple[int, int]]:
         """Contiguous (element offset, count) runs of the root buffer this accessor covers."""
         rng = tuple(self._range)
-        mem = tuple(self._buf._root_range())
-        base = self._tail[0]
+        mem = tuple(self._buf.root_range)
+        base = self.kernel_tail[0]
         if len(rng) == 1 or rng[1:] == mem[1:]:
             return [(base, self.size())]
         strides = [int(np.prod(mem[d + 1:])) for d in range(len(mem))]
@@ -194,21 +195,21 @@ class accessor:  # noqa: N801 - the spec's spelling
 
     def is_placeholder(self) -> bool:
         """Whether the accessor was created without a handler."""
-        return self._handler is None
+        return self.handler is None
 
     def _host_only(self) -> np.ndarray:
-        if self._hostview is None:
+        if self.host_view is None:
             raise exception(
                 errc.accessor,
                 "a device sycl.accessor can only be indexed inside a kernel or a host_task; on "
                 "the host use sycl.host_accessor(buf) (or buf.get_host_access())")
-        return self._hostview
+        return self.host_view
 
     def __getitem__(self, idx: Any) -> Any:
         return self._host_only()[_np_index(idx)]
 
     def __setitem__(self, idx: Any, value: Any) -> None:
-        if self._ktype.mode == "read":
+        if not self.writes:
             raise exception(errc.accessor, "cannot write through a read accessor")
         self._host_only()[_np_index(idx)] = value
 
@@ -232,7 +233,7 @@ class host_accessor:  # noqa: N801 - the spec's spelling
         self._buf = buf
         self._mode = _norm_mode(mode)
         kmode, no_init = _MODES[self._mode]
-        buf._storage.acquire_host(writes=kmode != "read", no_init=no_init)
+        buf.coherence.acquire_host(writes=kmode != "read", no_init=no_init)
         view = host_view(buf)
         if kmode == "read":
             view = view.view()
@@ -292,9 +293,32 @@ def _check_ranged(buf: buffer, access_range: Any, access_offset: Any) -> tuple[_
 
 def _tail(buf: buffer, rng: _range, off: _id | None) -> tuple[int, ...]:
     """Flat kernel arguments after the cl buffer (see _kernel_abi): offset, range, mem_range[1:]."""
-    mem = buf._root_range()
-    lin_off = buf._offset + (linear_index(off, mem) if off is not None else 0)
+    mem = buf.root_range
+    lin_off = buf.root_offset + (linear_index(off, mem) if off is not None else 0)
     return (lin_off, *rng, *tuple(mem)[1:])
+
+
+def _ktype(buf: buffer, rng: _range, kmode: str) -> AccessorType:
+    key = (buf.dtype, len(rng), kmode)
+    kt = _KTYPES.get(key)
+    if kt is None:
+        kt = _KTYPES[key] = AccessorType(buf.dtype, len(rng), kmode)  # type: ignore[arg-type]
+    return kt
+
+
+def _whole_parts(buf: buffer, kmode: str) -> tuple[Any, ...]:
+    """``(range, offset, kernel tail, kernel type)`` of a whole-buffer accessor, cached on ``buf``."""
+    rng = buf.get_range()
+    parts = (rng, None, _tail(buf, rng, None), _ktype(buf, rng, kmode))
+    buf.accessor_parts = {**buf.accessor_parts, kmode: parts}
+    return parts
+
+
+def _ranged_parts(buf: buffer, kmode: str, access_range: Any,
+                  access_offset: Any) -> tuple[Any, ...]:
+    """``(range, offset, kernel tail, kernel type)`` of a ranged accessor."""
+    rng, off = _check_ranged(buf, access_range, access_offset)
+    return rng, off, _tail(buf, rng, off), _ktype(buf, rng, kmode)
 
 
 _buffer_mod._accessor_types.update(accessor=accessor, host_accessor=host_accessor,

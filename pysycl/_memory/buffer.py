@@ -77,8 +77,18 @@ class buffer:  # noqa: N801 - the spec's spelling
     """
 
     _closed_at = ""  # file:line where the buffer was closed
-    _whole_tail: tuple[int, ...] | None = None  # cached flat kernel args of a whole-buffer accessor
-    _ktypes: dict[str, Any] = {}  # noqa: RUF012 - replaced, never mutated: access mode -> AccessorType
+
+    # What accessors read on every submit (pysycl's own, not the spec's): plain
+    # attributes, as a property call would cost more than the read.
+    #: Where the buffer's current data is (shared with its sub-buffers and reinterpretations).
+    coherence: Coherence
+    #: Whether the buffer was closed (its ``with`` block ended, or it was destroyed):
+    #: command groups may not use it any more (its root's ``coherence.closed`` says the same
+    #: of a closed parent).
+    closed: bool
+    #: Per kernel access mode, ``(range, offset, kernel tail, kernel type)`` of a whole-buffer
+    #: accessor, filled by :mod:`pysycl._memory.accessor`; replaced, never mutated.
+    accessor_parts: dict[str, tuple[Any, ...]] = {}  # noqa: RUF012 - replaced, never mutated
 
     def __init__(
         self,
@@ -91,10 +101,10 @@ class buffer:  # noqa: N801 - the spec's spelling
     ) -> None:
         # Closed until fully built: a constructor that raises leaves nothing for
         # __del__ to write back (and no second error printed during collection).
-        self._closed = True
+        self.closed = True
         self._props = _prop.property_list(properties)
         self._init(data, range, sub_range, dtype)
-        self._closed = False
+        self.closed = False
 
     def _init(self, data: Any, range: Any, sub_range: Any, dtype: Any) -> None:
         if isinstance(data, buffer):
@@ -106,7 +116,7 @@ class buffer:  # noqa: N801 - the spec's spelling
             if dtype is None:
                 raise TypeError("sycl.buffer(sycl.range(...)) needs the element type: dtype=np.float32")
             dt = check_dtype(dtype)
-            self._storage = Coherence(None, None, write_back=False, dtype=dt, size=data.size())
+            self.coherence = Coherence(None, None, write_back=False, dtype=dt, size=data.size())
             self._range = data
             self._mem_range = data
             self._offset = 0
@@ -152,8 +162,8 @@ class buffer:  # noqa: N801 - the spec's spelling
             if len(shape) > 3:
                 raise TypeError(f"sycl.buffer: at most 3 dimensions, the array has {len(shape)}")
             rng = _range(*shape)
-        self._storage = Coherence(host, user, write_back)
-        self._storage.valid.add(HOST)
+        self.coherence = Coherence(host, user, write_back)
+        self.coherence.valid.add(HOST)
         self._range = rng
         self._mem_range = rng
         self._offset = 0
@@ -181,7 +191,7 @@ class buffer:  # noqa: N801 - the spec's spelling
             if sub[d] != prange[d] and any(sub[k] > 1 for k in builtins.range(d)):
                 raise exception(errc.invalid, f"sub-buffer range {tuple(sub)} at {tuple(base)} is "
                                 f"not contiguous in the parent of range {tuple(prange)} (§4.7.2.1)")
-        self._storage = parent._storage
+        self.coherence = parent.coherence
         self._range = sub
         self._mem_range = prange
         self._offset = linear_index(base, prange)
@@ -191,7 +201,7 @@ class buffer:  # noqa: N801 - the spec's spelling
     @property
     def dtype(self) -> np.dtype:
         """Element type (the C++ template parameter ``T``)."""
-        return self._storage.dtype
+        return self.coherence.dtype
 
     @property
     def dimensions(self) -> int:
@@ -210,13 +220,22 @@ class buffer:  # noqa: N801 - the spec's spelling
 
     def byte_size(self) -> int:
         """Size in bytes."""
-        return self.size() * self._storage.dtype.itemsize
+        return self.size() * self.coherence.dtype.itemsize
 
     get_size = byte_size
 
-    def _root_range(self) -> _range:
-        """The range that row-major strides are computed from (the root's)."""
+    @property
+    def root_range(self) -> _range:
+        """The range that row-major strides are computed from (the root buffer's; pysycl's own)."""
         return self._mem_range
+
+    @property
+    def root_offset(self) -> int:
+        """The linear element offset of this (sub-)buffer in its root buffer (pysycl's own)."""
+        return self._offset
+
+    # The former spelling of ``coherence`` (tests read it).
+    _storage = property(lambda self: self.coherence)
 
     def is_sub_buffer(self) -> bool:
         """Whether this is a sub-buffer."""
@@ -232,7 +251,7 @@ class buffer:  # noqa: N801 - the spec's spelling
 
     def set_final_data(self, final_data: Any = None) -> None:
         """Where to write back on destruction: a numpy array, or ``None`` for nowhere."""
-        st = self._storage
+        st = self.coherence
         if final_data is None:
             st.write_back = False
             st.final = None
@@ -244,7 +263,7 @@ class buffer:  # noqa: N801 - the spec's spelling
 
     def set_write_back(self, flag: bool = True) -> None:
         """Enable or disable write-back on destruction."""
-        st = self._storage
+        st = self.coherence
         st.write_back = bool(flag) and (st.origin or st.final is not None)
 
     # --------------------------------------------------------------- accessors
@@ -280,8 +299,8 @@ class buffer:  # noqa: N801 - the spec's spelling
                             "pysycl: reinterpret to another dtype or of a sub-buffer is not supported yet")
         out = object.__new__(buffer)
         out._props = self._props
-        out._closed = False
-        out._storage = self._storage
+        out.closed = False
+        out.coherence = self.coherence
         out._range = rng
         out._mem_range = rng
         out._offset = self._offset
@@ -291,13 +310,13 @@ class buffer:  # noqa: N801 - the spec's spelling
     # ------------------------------------------------------------- write-back
     def _flush(self) -> None:
         """Wait for all work on the buffer and write back (once) — §4.7.2.3."""
-        if self._closed:
+        if self.closed:
             return
-        self._closed = True
+        self.closed = True
         self._closed_at = _user_site()
         if self.is_sub_buffer():
             return
-        st = self._storage
+        st = self.coherence
         st.closed = self._closed_at
         st.wait_all()
         if not st.write_back:
@@ -315,9 +334,10 @@ class buffer:  # noqa: N801 - the spec's spelling
                 target.reshape(-1)[: st.size] = st.host
         st.write_back = False
 
-    def _closed_message(self) -> str:
-        where = self._closed_at if self._closed else self._storage.closed
-        what = "it" if self._closed else "its parent buffer"
+    def closed_message(self) -> str:
+        """Why a command group may not use this closed buffer (its error's message)."""
+        where = self._closed_at if self.closed else self.coherence.closed
+        what = "it" if self.closed else "its parent buffer"
         return (f"{self!r} is used in a command group at {_user_site()}, but {what} was "
                 f"already closed at {where} (the end of its with block, or its destruction) "
                 "and its data written back: work submitted now could not reach the host. "
@@ -343,18 +363,18 @@ class buffer:  # noqa: N801 - the spec's spelling
     # Common reference semantics: buffers compare by identity of their storage view.
     def __eq__(self, other: object) -> bool:
         if isinstance(other, buffer):
-            return (self._storage is other._storage and self._offset == other._offset
+            return (self.coherence is other.coherence and self._offset == other._offset
                     and self._range == other._range)
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash((id(self._storage), self._offset, self._range))
+        return hash((id(self.coherence), self._offset, self._range))
 
 
 
 
 def host_view(buf: buffer) -> np.ndarray:
     """The host copy of ``buf`` shaped by its range (no synchronization)."""
-    st = buf._storage
     n = buf.size()
-    return st.host[buf._offset: buf._offset + n].reshape(tuple(buf._range))
+    off = buf.root_offset
+    return buf.coherence.host[off: off + n].reshape(tuple(buf.get_range()))

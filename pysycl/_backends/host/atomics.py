@@ -96,7 +96,7 @@ def host_atomic_ref(acc: Any, index: Any) -> _HostAtomicRef:
     if isinstance(acc, accessor) and not acc.writes:
         raise exception(errc.kernel, "sycl.atomic_ref on an accessor with access_mode.read: "
                         "atomics write; use access_mode.read_write")
-    arr = acc._hostview
+    arr = acc.host_view
     if arr.dtype.kind not in _ATOMIC_KINDS or arr.dtype.itemsize not in (4, 8):
         raise TypeError(f"sycl.atomic_ref: element type {arr.dtype} is not supported (int32, "
                         "uint32, int64, uint64, float32, float64)")
@@ -152,7 +152,7 @@ class _HostReducer:
         return self._only("bit_xor", "^=", x)
 
     def write_back(self) -> None:
-        out = self._r.accessor._hostview
+        out = self._r.accessor.host_view
         flat = out.reshape(-1)
         with np.errstate(all="ignore"):
             flat[0] = self._acc if self._r.initialize_to_identity else self._dt(self._fn(flat[0], self._acc))

@@ -151,14 +151,14 @@ def _prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[], None]:
     if type(fn) is _kernel.kernel:
         raise exception(errc.kernel_not_supported, f"{fn!r} is an OpenCL kernel object; the "
                         "host_debuggable device runs Python kernels only")
-    if h._bundle is not None:
+    if h.kernel_bundle is not None:
         raise exception(errc.kernel_not_supported, "use_kernel_bundle: kernel bundles hold "
                         "device images for OpenCL devices; the host_debuggable device runs the "
                         "Python kernel itself (submit it without use_kernel_bundle)")
     desc = _describe(fn) if kernel_name is None else f"kernel {kernel_name!r}"
     for r in reds:
-        if r._handler is not h:
-            raise exception(errc.invalid, f"{r._where}: the reduction was created in another "
+        if r.handler is not h:
+            raise exception(errc.invalid, f"{r.where}: the reduction was created in another "
                             "command group")
     _, values, _, _ = capture_values(fn, h)  # the compiled path's capture rules
     locals_ = [v for v in values if type(v) is local_accessor]
@@ -171,10 +171,8 @@ def _prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[], None]:
     nparams = 0 if kind == "single_task" else 1 + len(reds)
     extra: list[Any] = []
     if fn.__code__.co_argcount == nparams + 1:  # a trailing sycl.kernel_handler
-        kh = object.__new__(_specconst.kernel_handler)
-        kh._values = dict(h._spec or {})
-        extra.append(kh)
-    reqs = list(h._reqs)
+        extra.append(_specconst.host_kernel_handler(h.specialization_values))
+    reqs = list(h.requirements)
     return lambda: _run(desc, kind, fn, index_space, reqs, locals_, reds, extra)
 
 
@@ -185,11 +183,11 @@ def _run(desc: str, kind: str, fn: Any, index_space: Any, reqs: list[Any], local
     reducers = [_HostReducer(r) for r in reds]
     backups = {}
     for acc in reqs:
-        st = acc._buf._storage
-        if acc._ktype.mode != "read" and id(st) not in backups:
+        st = acc.coherence
+        if acc.writes and id(st) not in backups:
             backups[id(st)] = (st.host, st.host.copy())
     for acc in reqs:
-        acc._hostview = region_view(acc, writable=acc._ktype.mode != "read").view(KernelView)
+        acc.host_view = region_view(acc, writable=acc.writes).view(KernelView)
     try:
         if kind == "single_task":
             _call(desc, fn, (*extra,), "the single task")
@@ -206,9 +204,9 @@ def _run(desc: str, kind: str, fn: Any, index_space: Any, reqs: list[Any], local
         raise
     finally:
         for acc in reqs:
-            acc._hostview = None
+            acc.host_view = None
         for la in locals_:
-            la._hostview = None
+            la.host_view = None
 
 
 def _check_nd_range(desc: str, nd: nd_range, locals_: list[Any], reds: Any) -> None:
@@ -230,15 +228,14 @@ def _check_nd_range(desc: str, nd: nd_range, locals_: list[Any], reds: Any) -> N
 
 
 def _call(desc: str, fn: Any, args: tuple[Any, ...], who: str) -> None:
-    prev = getattr(_kernel_api._host, "active", False)
-    _kernel_api._host.active = True
+    prev = _kernel_api.set_host_kernel_active(True)
     try:
         with np.errstate(all="ignore"):  # device arithmetic: wrap-around, inf/nan, no warnings
             fn(*args)
     except Exception as e:
         raise_from(desc, e, who)
     finally:
-        _kernel_api._host.active = prev
+        _kernel_api.set_host_kernel_active(prev)
 
 
 class _HostItem(item):
@@ -275,8 +272,7 @@ _HostItem.__neg__ = lambda self: -operator.index(self)  # type: ignore[attr-defi
 
 
 def _run_range(desc: str, fn: Any, rng: _range, reducers: list[Any], extra: list[Any]) -> None:
-    prev = getattr(_kernel_api._host, "active", False)
-    _kernel_api._host.active = True
+    prev = _kernel_api.set_host_kernel_active(True)
     idx: tuple[int, ...] = ()
     try:
         with np.errstate(all="ignore"):
@@ -285,7 +281,7 @@ def _run_range(desc: str, fn: Any, rng: _range, reducers: list[Any], extra: list
     except Exception as e:
         raise_from(desc, e, f"work-item {idx}")
     finally:
-        _kernel_api._host.active = prev
+        _kernel_api.set_host_kernel_active(prev)
 
 
 _kernel_api.install_host_implementation(atomic_ref=host_atomic_ref, array_view=KernelView)

@@ -22,7 +22,7 @@ def region_view(acc: accessor, writable: bool = True) -> np.ndarray:
     """
     host = acc.coherence.host
     rng = tuple(acc.get_range())
-    mem = tuple(acc._buf._root_range())
+    mem = tuple(acc.root_range)
     strides = [host.itemsize] * len(mem)
     for d in builtins.range(len(mem) - 2, -1, -1):
         strides[d] = strides[d + 1] * mem[d + 1]

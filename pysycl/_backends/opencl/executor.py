@@ -77,11 +77,19 @@ EVENTS = OpenCLEvents()
 class OpenCLExecutor(OpenCLEvents):
     """The executor of one ``sycl.queue`` on an OpenCL device: one in-order OpenCL queue."""
 
-    __slots__ = ("__weakref__", "cl_context", "context", "key", "native")
+    # Plain slots, read on every submit:
+    #   context, device   the queue's
+    #   key               ``context.key``: what buffers key their copies in this context by
+    #   build_key         ``(context.key, device.key)``: what built kernels are cached by
+    #   cl_context        ``context.native``
+    #   native            the OpenCL command queue
+    __slots__ = ("__weakref__", "build_key", "cl_context", "context", "device", "key", "native")
 
     def __init__(self, ctx: Any, dev: Any, *, profiling: bool, native: Any = None) -> None:
         self.context = ctx
-        self.key = ctx.key  # what buffers key their copies in this context by
+        self.device = dev
+        self.key = ctx.key
+        self.build_key = (ctx.key, dev.key)
         self.cl_context = ctx.native
         # ``native``: an application's own OpenCL queue (``make_queue``)
         self.native = native if native is not None else x.create_queue(ctx.native, dev.native,

@@ -62,7 +62,7 @@ def get_native(obj: Any, backend: Any = _backend.opencl) -> Any:
         if backend is not _backend.opencl:
             raise exception(errc.backend_mismatch, f"get_native: buffer belongs to "
                             f"sycl.backend.opencl, not {backend!r}")
-        return list(obj._storage.dev.values())
+        return list(obj.coherence.dev.values())
     _check_backend(obj, backend)
     if isinstance(obj, (platform, device, context)):
         return obj.native
@@ -110,7 +110,6 @@ def make_queue(cl_queue: Any, ctx: Any, async_handler: Any = None) -> Any:
     Raises:
         exception: ``errc.invalid`` when the queue's context is not ``ctx``'s.
     """
-    from pysycl import property as _prop
     from pysycl._backends.opencl import programs as clp
     from pysycl._backends.opencl.executor import OpenCLExecutor
     from pysycl._commands.queue import queue
@@ -120,18 +119,9 @@ def make_queue(cl_queue: Any, ctx: Any, async_handler: Any = None) -> Any:
     if clp.handle(qctx) != ctx.key:
         raise exception(errc.invalid, "make_queue: the OpenCL queue belongs to another context",
                         ctx)
-    q = object.__new__(queue)
-    q._props = _prop.property_list([])
-    q._profiling = False
-    q._in_order = False
-    q._dev = dev = device_of(qdev)
-    q._ctx = ctx
-    q._async_handler = async_handler
-    q._async_errors = []
-    q._last = None
-    q._exec = OpenCLExecutor(ctx, dev, profiling=False, native=cl_queue)
-    q._clq = cl_queue
-    return q
+    dev = device_of(qdev)
+    return queue._from_executor(ctx, dev, OpenCLExecutor(ctx, dev, profiling=False,
+                                                         native=cl_queue), async_handler)
 
 
 def make_event(cl_event: Any, ctx: Any) -> Any:
