@@ -22,7 +22,7 @@ def get_error_code(exc: exception) -> int | None:
     """
     if not isinstance(exc, exception):
         raise TypeError(f"get_error_code takes a sycl.exception, not {type(exc).__name__}")
-    return exc._cl_error
+    return exc.cl_error
 
 
 def has_extension(obj: Any, extension: str) -> bool:

@@ -72,6 +72,11 @@ class exception(Exception):  # noqa: N801,N818 - the spec's spelling
         """Return the message (``sycl::exception::what``)."""
         return self._what
 
+    @property
+    def cl_error(self) -> int | None:
+        """The OpenCL status (``CL_*``, negative) that caused this error, or None (pysycl's own)."""
+        return self._cl_error
+
     def category(self) -> str:
         """Return the error category name; always ``"sycl"`` here."""
         return "sycl"

@@ -105,7 +105,7 @@ def _compile(fn: Any, index: IndexSpace, captures: tuple[Capture, ...], entry: s
 
 
 def _dev_name(dev: Any) -> str:
-    return dev._name()
+    return dev.display_name
 
 
 def _check_device(k: Kernel, dev: Any) -> None:
@@ -241,7 +241,7 @@ class KernelCache:
                   key: tuple[Any, ...] | None = None) -> Any:
         """``k``'s ``cl_kernel`` for (``ctx``, ``dev``[, ``spec`` values]), built once."""
         if key is None:
-            key = (ctx._handle, dev._handle)
+            key = (ctx.key, dev.key)
             if spec is not None:
                 key += _specconst.value_key(spec)
         clk = k.kernels.get(key)
@@ -255,7 +255,7 @@ class KernelCache:
         _check_device(k, dev)
         t0 = time.perf_counter()
         if spec is None:
-            prg = x.build_il(ctx._cl, [dev._cl], k.compiled.binary)
+            prg = x.build_il(ctx.native, [dev.native], k.compiled.binary)
             clk = x.create_kernel(prg, k.compiled.entry, k.arg_dtypes)
         else:  # specialization constant values applied to the SPIR-V module (no Numba)
             clk = _specconst.build_for(k, ctx, dev, spec)
