@@ -29,65 +29,62 @@ def _as_ints(values: Iterable[Any], what: str) -> tuple[int, ...]:
 class _Vec:
     """Shared behaviour of ``id`` and ``range``: 1-3 integer components."""
 
-    __slots__ = ("_v",)
+    # ``values``: the components as a tuple of ``int`` (pysycl's own; what launches and checks
+    # read on every submit, so a plain slot). Never reassigned after construction.
+    __slots__ = ("values",)
     _kind = "vec"
 
     def __init__(self, *dims: SupportsIndex | Iterable[SupportsIndex]) -> None:
         if len(dims) == 1 and not isinstance(dims[0], (int, _Vec)) and hasattr(dims[0], "__iter__"):
             dims = tuple(dims[0])  # type: ignore[arg-type]
         elif len(dims) == 1 and isinstance(dims[0], _Vec):
-            dims = dims[0]._v
+            dims = dims[0].values
         v = _as_ints(dims, f"sycl.{self._kind}")
         if not 1 <= len(v) <= 3:
             raise TypeError(f"sycl.{self._kind} takes 1, 2 or 3 dimensions, got {len(v)}")
-        self._v = v
-
-    @property
-    def values(self) -> tuple[int, ...]:
-        """The components as a tuple of ``int`` (what launches and checks read; no copy)."""
-        return self._v
+        self.values = v
 
     @property
     def dimensions(self) -> int:
         """Number of dimensions (the C++ template parameter)."""
-        return len(self._v)
+        return len(self.values)
 
     def get(self, dimension: int) -> int:
         """Component ``dimension``."""
-        return self._v[dimension]
+        return self.values[dimension]
 
     def __getitem__(self, dimension: int) -> int:
-        return self._v[dimension]
+        return self.values[dimension]
 
     def __len__(self) -> int:
-        return len(self._v)
+        return len(self.values)
 
     def __iter__(self) -> Iterator[int]:
-        return iter(self._v)
+        return iter(self.values)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, _Vec) and type(other) is type(self):
-            return self._v == other._v
+            return self.values == other.values
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash((self._kind, self._v))
+        return hash((self._kind, self.values))
 
     def __repr__(self) -> str:
-        return f"sycl.{self._kind}({', '.join(map(str, self._v))})"
+        return f"sycl.{self._kind}({', '.join(map(str, self.values))})"
 
     def _binop(self, other: Any, op: Callable[[int, int], int], reflected: bool = False) -> Any:
         if isinstance(other, _Vec):
-            if len(other._v) != len(self._v):
+            if len(other.values) != len(self.values):
                 raise TypeError(f"dimension mismatch: {self!r} and {other!r}")
-            ov = other._v
+            ov = other.values
         else:
             try:
                 s = operator.index(other)
             except TypeError:
                 return NotImplemented
-            ov = (s,) * len(self._v)
-        pairs = zip(ov, self._v, strict=False) if reflected else zip(self._v, ov, strict=False)
+            ov = (s,) * len(self.values)
+        pairs = zip(ov, self.values, strict=False) if reflected else zip(self.values, ov, strict=False)
         return type(self)(*(op(a, b) for a, b in pairs))
 
     def __add__(self, o: Any) -> Any: return self._binop(o, operator.add)
@@ -151,13 +148,13 @@ class range(_Vec):  # noqa: N801 - the spec's spelling
 
     def __init__(self, *dims: SupportsIndex | Iterable[SupportsIndex]) -> None:
         super().__init__(*dims)
-        if any(x < 0 for x in self._v):
-            raise exception(errc.invalid, f"sycl.range components must be >= 0, got {self._v}")
+        if any(x < 0 for x in self.values):
+            raise exception(errc.invalid, f"sycl.range components must be >= 0, got {self.values}")
 
     def size(self) -> int:
         """Product of all components (the number of work-items)."""
         n = 1
-        for x in self._v:
+        for x in self.values:
             n *= x
         return n
 
@@ -175,9 +172,9 @@ class id(_Vec):  # noqa: N801 - the spec's spelling
 
     def __index__(self) -> int:
         # A 1-D id converts to size_t (spec: "operator size_t() const" if dims == 1).
-        if len(self._v) != 1:
+        if len(self.values) != 1:
             raise TypeError("only a 1-D sycl.id converts to an integer")
-        return self._v[0]
+        return self.values[0]
 
     __int__ = __index__
 
