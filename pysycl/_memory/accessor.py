@@ -321,5 +321,5 @@ def _ranged_parts(buf: buffer, kmode: str, access_range: Any,
     return rng, off, _tail(buf, rng, off), _ktype(buf, rng, kmode)
 
 
-_buffer_mod._accessor_types.update(accessor=accessor, host_accessor=host_accessor,
+_buffer_mod.accessor_types.update(accessor=accessor, host_accessor=host_accessor,
                                    read_write=access_mode.read_write)

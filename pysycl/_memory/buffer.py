@@ -32,7 +32,7 @@ _log = logging.getLogger("pysycl.buffer")
 
 #: The accessor classes ``get_access``/``get_host_access`` make, and the default mode.
 #: :mod:`pysycl._memory.accessor` (which builds on buffers) fills it when imported.
-_accessor_types: dict[str, Any] = {}
+accessor_types: dict[str, Any] = {}
 
 # dtype kinds a kernel can use: bool, signed, unsigned, float, complex.
 _NUMERIC_KINDS = frozenset("biufc")
@@ -175,7 +175,7 @@ class buffer:  # noqa: N801 - the spec's spelling
             raise TypeError("sub-buffer: sycl.buffer(parent, sycl.id(...), sycl.range(...))")
         base = base_index if isinstance(base_index, _id) else _id(base_index)
         sub = sub_range if isinstance(sub_range, _range) else _range(sub_range)
-        prange = parent._range
+        prange = parent.get_range()
         if len(base) != len(prange) or len(sub) != len(prange):
             raise exception(errc.invalid, "sub-buffer: base index and range need the parent's "
                             f"{len(prange)} dimensions")
@@ -270,9 +270,9 @@ class buffer:  # noqa: N801 - the spec's spelling
     def get_access(self, handler: Any = None, mode: Any = None, *, access_range: Any = None,
                    access_offset: Any = None, properties: Iterable[Any] = ()) -> Any:
         """An accessor in command group ``handler`` (``buf.get_access(h, sycl.access_mode.read)``)."""
-        acc = _accessor_types["accessor"]
+        acc = accessor_types["accessor"]
         if mode is None:
-            mode = _accessor_types["read_write"]
+            mode = accessor_types["read_write"]
         if access_range is None and access_offset is None and not properties:
             return acc(self, handler, mode)
         return acc(self, handler, mode, access_range=access_range,
@@ -280,7 +280,7 @@ class buffer:  # noqa: N801 - the spec's spelling
 
     def get_host_access(self, mode: Any = None) -> Any:
         """A ``host_accessor`` (blocks until the data is on the host)."""
-        return _accessor_types["host_accessor"](self, _accessor_types["read_write"]
+        return accessor_types["host_accessor"](self, accessor_types["read_write"]
                                                 if mode is None else mode)
 
     def reinterpret(self, dtype: Any, range: Any = None) -> buffer:

@@ -36,6 +36,14 @@ class opencl_platform(platform):  # noqa: N801 - spelled like the class it speci
     _backend = backend.opencl
     _cl_devices: tuple[Any, ...]
 
+    @classmethod
+    def _make(cls, cl_platform: Any, cl_devices: Iterable[Any]) -> opencl_platform:
+        """The platform of a ``pyopencl.Platform`` whose root devices are ``cl_devices``."""
+        self = object.__new__(cls)
+        self._setup(cl_platform, _d.handle(cl_platform))
+        self._cl_devices = tuple(cl_devices)
+        return self
+
     def _query(self, param: _platform_info) -> Any:
         if param is _platform_info.extensions:
             return str(_d.platform_info(self._native, "EXTENSIONS")).split()
@@ -58,6 +66,13 @@ class opencl_device(device):  # noqa: N801 - spelled like the class it specializ
     __slots__ = ()
 
     _backend = backend.opencl
+
+    @classmethod
+    def _make(cls, cl_device: Any, key: int, plat: platform, parent: device | None) -> opencl_device:
+        """The device of a ``pyopencl.Device`` (``key``: its handle)."""
+        self = object.__new__(cls)
+        self._setup(cl_device, key, plat, parent)
+        return self
 
     @property
     def _cl_platform(self) -> Any:
@@ -86,13 +101,6 @@ class opencl_device(device):  # noqa: N801 - spelled like the class it specializ
         return [device_of(c, self._platform, parent=self) for c in subs]
 
 
-def _new_platform(cl_platform: Any, cl_devices: Iterable[Any]) -> opencl_platform:
-    p = object.__new__(opencl_platform)
-    p._setup(cl_platform, _d.handle(cl_platform))
-    p._cl_devices = tuple(cl_devices)
-    return p
-
-
 def opencl_platforms() -> list[platform]:
     """The OpenCL platforms that have devices (the OpenCL backend's discovery).
 
@@ -106,7 +114,7 @@ def opencl_platforms() -> list[platform]:
         with _lock:
             p = _platforms.get(key)
             if p is None:
-                p = _platforms[key] = _new_platform(cl_platform, cl_devices)
+                p = _platforms[key] = opencl_platform._make(cl_platform, cl_devices)
         result.append(p)
     return result
 
@@ -120,7 +128,7 @@ def platform_of(cl_platform: Any) -> platform:
         p = _platforms.get(key)
     if p is None:  # a platform the enumeration did not show (no devices)
         with _lock:
-            p = _platforms.setdefault(key, _new_platform(cl_platform, ()))
+            p = _platforms.setdefault(key, opencl_platform._make(cl_platform, ()))
     return p
 
 
@@ -137,9 +145,7 @@ def device_of(cl_device: Any, plat: platform | None = None,
     with _lock:
         dev = _devices.get(key)
         if dev is None:
-            dev = object.__new__(opencl_device)
-            dev._setup(cl_device, key, owner, parent)
-            _devices[key] = dev
+            dev = _devices[key] = opencl_device._make(cl_device, key, owner, parent)
         return dev
 
 
