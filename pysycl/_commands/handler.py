@@ -137,7 +137,7 @@ class handler:  # noqa: N801 - the spec's spelling
         if type(kernel) is not _sycl_kernel:
             _check_kernel(kernel, len(rest), lambda: f"parallel_for over a {kind}"
                           + (f" with {len(rest) - 1} reduction(s)" if len(rest) > 1 else ""))
-        self._set(KernelCommand(kind, ndim, index_space, kernel, rest[:-1], kernel_name))
+        self._set(KernelCommand.record(kind, ndim, index_space, kernel, rest[:-1], kernel_name))
 
     def single_task(self, kernel: Callable[[], Any], *, kernel_name: str | None = None) -> None:
         """Run ``kernel`` (a function of no arguments) once."""
@@ -145,7 +145,7 @@ class handler:  # noqa: N801 - the spec's spelling
             check_kernel_name(kernel_name)
         if type(kernel) is not _sycl_kernel:
             _check_kernel(kernel, 0, "single_task")
-        self._set(KernelCommand("single_task", 0, None, kernel, (), kernel_name))
+        self._set(KernelCommand.record("single_task", 0, None, kernel, (), kernel_name))
 
     # ------------------------------------------------------ kernel bundles
     def use_kernel_bundle(self, kb: Any) -> None:

@@ -193,7 +193,7 @@ def launch(q: cl.CommandQueue, kernel: cl.Kernel, gsize: tuple[int, ...],
                 kernel.set_args(*args)
                 if bound is not None:
                     bound[kernel] = args
-            return _enqueue(q, kernel, gsize, lsize, wait_for=wait_for)
+            return _enqueue(q, kernel, gsize, lsize, None, wait_for)
     except cl.Error as e:
         raise translate(e, "kernel launch failed", errc.kernel) from e
 
