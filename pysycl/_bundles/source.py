@@ -1,20 +1,7 @@
-"""The kernel_compiler extension (``sycl::ext::oneapi::experimental``): bundles from source.
+"""The kernel_compiler extension (``sycl_ext_oneapi_kernel_compiler``): bundles from source.
 
-:mod:`pysycl.ext.oneapi.experimental` re-exports it.
-
-Kernel bundles from source, built at run time (``sycl_ext_oneapi_kernel_compiler``)::
-
-    kb_src = syclex.create_kernel_bundle_from_source(ctx, syclex.source_language.opencl, src)
-    kb_exe = syclex.build(kb_src, properties=[syclex.build_options(["-cl-fast-relaxed-math"])])
-    k = kb_exe.ext_oneapi_get_kernel("my_kernel")
-    q.submit(lambda h: (h.set_args(acc, np.float32(2)), h.parallel_for(sycl.range(n), k)))
-
-Languages: ``source_language.opencl`` (OpenCL C text, ``clCreateProgramWithSource``;
-runs on every device with an online compiler, PoCL included) and
-``source_language.spirv`` (SPIR-V bytes, ``clCreateProgramWithIL``; devices with
-``aspect.ext_pysycl_spirv``). ``build_options`` strings are passed to
-``clBuildProgram`` unchanged (``shared/spec/clBuildProgram.txt``); kernel names are
-the OpenCL C function names / SPIR-V entry points.
+:mod:`pysycl.ext.oneapi.experimental` re-exports it; its docstring is the user's
+description (languages, build options, an example).
 """
 
 from __future__ import annotations
