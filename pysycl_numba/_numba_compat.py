@@ -10,6 +10,8 @@ Tested with Numba 0.68 / llvmlite 0.50.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from numba.core import (
     cgutils,
     compiler,
@@ -56,6 +58,15 @@ from numba.core.typing.templates import Registry as TypingRegistry
 from numba.core.untyped_passes import TranslateByteCode
 from numba.np import numpy_support
 
+if TYPE_CHECKING:  # names used only in annotations
+    from numba.core.cgutils import _StructProxy as StructProxy
+    from numba.core.compiler import CompileResult, StateDict
+    from numba.core.compiler_machinery import PassManager
+    from numba.core.environment import Environment
+    from numba.core.funcdesc import FunctionDescriptor
+    from numba.core.typing.context import BaseContext as TypingContext
+    from numba.core.typing.templates import Signature
+
 
 def math_typing_registries() -> tuple[TypingRegistry, ...]:
     """Numba's typing of the ``math`` and ``cmath`` modules (the target installs them)."""
@@ -91,21 +102,29 @@ __all__ = [
     "AttributeTemplate",
     "BaseContext",
     "CodeLibrary",
+    "CompileResult",
     "CompilerBase",
     "ConcreteTemplate",
     "Conversion",
     "DataModelManager",
     "DefaultPassBuilder",
     "Dispatcher",
+    "Environment",
     "Flags",
+    "FunctionDescriptor",
     "FunctionPass",
     "Lower",
     "LoweringRegistry",
     "MinimalCallConv",
     "NativeLowering",
     "NopythonTypeInference",
+    "PassManager",
+    "Signature",
+    "StateDict",
+    "StructProxy",
     "TargetDescriptor",
     "TranslateByteCode",
+    "TypingContext",
     "TypingRegistry",
     "bound_function",
     "cgutils",

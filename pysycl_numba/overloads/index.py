@@ -13,7 +13,7 @@ chain (:func:`select_dim`), never through memory.
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pysycl_numba._numba_compat import (
     AbstractTemplate,
@@ -26,6 +26,13 @@ from pysycl_numba._numba_compat import (
     types,
 )
 from pysycl_numba.types import ItemType, RangeType, index_type
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from llvmlite import ir as llir
+
+    from pysycl_numba._numba_compat import BaseContext, Signature, StructProxy
 
 typing_registry = TypingRegistry()
 lowering_registry = LoweringRegistry("pysycl.index")
@@ -126,12 +133,12 @@ class RangeLen(AbstractTemplate):
 
 
 # ================================================================== lowering
-def struct(context: Any, builder: Any, ty: types.Type, value: Any) -> Any:
+def struct(context: BaseContext, builder: llir.IRBuilder, ty: types.Type, value: llir.Value) -> StructProxy:
     """The struct proxy of ``value`` (an item, range or accessor)."""
     return cgutils.create_struct_proxy(ty)(context, builder, value=value)
 
 
-def select_dim(builder: Any, values: list[Any], dim: Any) -> Any:
+def select_dim(builder: llir.IRBuilder, values: Sequence[llir.Value], dim: llir.Value) -> llir.Value:
     """``values[dim]`` for a runtime ``dim``, as a select chain (no memory)."""
     dim = builder.sext(dim, values[0].type) if dim.type.width < 64 else dim
     result = values[0]
@@ -141,24 +148,27 @@ def select_dim(builder: Any, values: list[Any], dim: Any) -> Any:
     return result
 
 
-def to_index(context: Any, builder: Any, value: Any, ty: types.Type) -> Any:
+def to_index(context: BaseContext, builder: llir.IRBuilder, value: llir.Value, ty: types.Type) -> llir.Value:
     """``value`` of type ``ty`` as an ``int64`` index."""
     return context.cast(builder, value, ty, index_type)
 
 
-def item_ids(context: Any, builder: Any, ty: ItemType, value: Any) -> list[Any]:
+def item_ids(context: BaseContext, builder: llir.IRBuilder, ty: ItemType, value: llir.Value,
+             ) -> list[llir.Value]:
     """The ids of an item, SYCL dimension order."""
     s = struct(context, builder, ty, value)
     return [getattr(s, f"id{d}") for d in range(ty.ndim)]
 
 
-def item_ranges(context: Any, builder: Any, ty: ItemType, value: Any) -> list[Any]:
+def item_ranges(context: BaseContext, builder: llir.IRBuilder, ty: ItemType, value: llir.Value,
+                ) -> list[llir.Value]:
     """The launch range of an item, SYCL dimension order."""
     s = struct(context, builder, ty, value)
     return [getattr(s, f"range{d}") for d in range(ty.ndim)]
 
 
-def make_range(context: Any, builder: Any, ndim: int, values: list[Any]) -> Any:
+def make_range(context: BaseContext, builder: llir.IRBuilder, ndim: int, values: Sequence[llir.Value],
+               ) -> llir.Value:
     """Build a ``RangeType(ndim)`` value from ``i64`` extents."""
     r = cgutils.create_struct_proxy(RangeType(ndim))(context, builder)
     for d, v in enumerate(values):
@@ -166,7 +176,7 @@ def make_range(context: Any, builder: Any, ndim: int, values: list[Any]) -> Any:
     return r._getvalue()
 
 
-def product(builder: Any, values: list[Any]) -> Any:
+def product(builder: llir.IRBuilder, values: Sequence[llir.Value]) -> llir.Value:
     """The product of ``i64`` extents."""
     total = values[0]
     for v in values[1:]:
@@ -174,7 +184,7 @@ def product(builder: Any, values: list[Any]) -> Any:
     return total
 
 
-def linear(builder: Any, ids: list[Any], ranges: list[Any]) -> Any:
+def linear(builder: llir.IRBuilder, ids: Sequence[llir.Value], ranges: Sequence[llir.Value]) -> llir.Value:
     """The row-major linear id (dimension 0 slowest) of ``ids`` in ``ranges``."""
     lin = ids[0]
     for d in range(1, len(ids)):
@@ -182,41 +192,47 @@ def linear(builder: Any, ids: list[Any], ranges: list[Any]) -> Any:
     return lin
 
 
-def _dim_arg(context: Any, builder: Any, sig: Any, args: Any, pos: int) -> Any:
+def _dim_arg(context: BaseContext, builder: llir.IRBuilder, sig: Signature, args: Sequence[llir.Value],
+             pos: int) -> llir.Value:
     return to_index(context, builder, args[pos], sig.args[pos])
 
 
 @lower(operator.getitem, ItemType, types.Integer)
 @lower("item.get_id", ItemType, types.Integer)
-def item_getitem(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def item_getitem(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                 args: Sequence[llir.Value]) -> llir.Value:
     """``it[d]`` / ``it.get_id(d)``."""
     ids = item_ids(context, builder, sig.args[0], args[0])
     return select_dim(builder, ids, _dim_arg(context, builder, sig, args, 1))
 
 
 @lower("item.get_id", ItemType)
-def item_get_id(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def item_get_id(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                args: Sequence[llir.Value]) -> llir.Value:
     """``it.get_id()``: the id as a tuple of ``int64``."""
     ids = item_ids(context, builder, sig.args[0], args[0])
     return context.make_tuple(builder, sig.return_type, ids)
 
 
 @lower("item.get_range", ItemType)
-def item_get_range(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def item_get_range(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                   args: Sequence[llir.Value]) -> llir.Value:
     """``it.get_range()``."""
     ty = sig.args[0]
     return make_range(context, builder, ty.ndim, item_ranges(context, builder, ty, args[0]))
 
 
 @lower("item.get_range", ItemType, types.Integer)
-def item_get_range_dim(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def item_get_range_dim(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                       args: Sequence[llir.Value]) -> llir.Value:
     """``it.get_range(d)``."""
     ranges = item_ranges(context, builder, sig.args[0], args[0])
     return select_dim(builder, ranges, _dim_arg(context, builder, sig, args, 1))
 
 
 @lower("item.get_linear_id", ItemType)
-def item_get_linear_id(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def item_get_linear_id(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                       args: Sequence[llir.Value]) -> llir.Value:
     """Row-major linear id (dimension 0 slowest)."""
     ty = sig.args[0]
     return linear(builder, item_ids(context, builder, ty, args[0]),
@@ -224,13 +240,15 @@ def item_get_linear_id(context: Any, builder: Any, sig: Any, args: Any) -> Any:
 
 
 @lower(int, ItemType)
-def item_to_int(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def item_to_int(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                args: Sequence[llir.Value]) -> llir.Value:
     """``int(it)`` of a 1-D item."""
     return item_ids(context, builder, sig.args[0], args[0])[0]
 
 
 @lower(float, ItemType)
-def item_to_float(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def item_to_float(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                  args: Sequence[llir.Value]) -> llir.Value:
     """``float(it)`` of a 1-D item."""
     ident = item_ids(context, builder, sig.args[0], args[0])[0]
     return context.cast(builder, ident, index_type, sig.return_type)
@@ -238,13 +256,15 @@ def item_to_float(context: Any, builder: Any, sig: Any, args: Any) -> Any:
 
 @lowering_registry.lower_cast(ItemType, types.Integer)
 @lowering_registry.lower_cast(ItemType, types.Float)
-def item_to_number(context: Any, builder: Any, fromty: Any, toty: Any, val: Any) -> Any:
+def item_to_number(context: BaseContext, builder: llir.IRBuilder, fromty: ItemType, toty: types.Type,
+                   val: llir.Value) -> llir.Value:
     """Implicit conversion of a 1-D item to its id (SYCL ``item<1>`` -> ``size_t``)."""
     ident = item_ids(context, builder, fromty, val)[0]
     return context.cast(builder, ident, index_type, toty)
 
 
-def range_values(context: Any, builder: Any, ty: RangeType, value: Any) -> list[Any]:
+def range_values(context: BaseContext, builder: llir.IRBuilder, ty: RangeType, value: llir.Value,
+                 ) -> list[llir.Value]:
     """The extents of a range value."""
     s = struct(context, builder, ty, value)
     return [getattr(s, f"r{d}") for d in range(ty.ndim)]
@@ -252,19 +272,22 @@ def range_values(context: Any, builder: Any, ty: RangeType, value: Any) -> list[
 
 @lower(operator.getitem, RangeType, types.Integer)
 @lower("range.get", RangeType, types.Integer)
-def range_getitem(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def range_getitem(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                  args: Sequence[llir.Value]) -> llir.Value:
     """``r[d]`` / ``r.get(d)``."""
     values = range_values(context, builder, sig.args[0], args[0])
     return select_dim(builder, values, _dim_arg(context, builder, sig, args, 1))
 
 
 @lower("range.size", RangeType)
-def range_size(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def range_size(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+               args: Sequence[llir.Value]) -> llir.Value:
     """``r.size()``: the product of the extents."""
     return product(builder, range_values(context, builder, sig.args[0], args[0]))
 
 
 @lower(len, RangeType)
-def range_len(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def range_len(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+              args: Sequence[llir.Value]) -> llir.Value:
     """``len(r)``: the number of dimensions."""
     return context.get_constant(index_type, sig.args[0].ndim)

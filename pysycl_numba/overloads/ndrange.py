@@ -15,7 +15,7 @@ semantics. Group algorithms (broadcast, reductions, votes) are in
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llvmlite import ir as llir
 
@@ -43,6 +43,11 @@ from pysycl_numba.types import (
     tag,
 )
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from pysycl_numba._numba_compat import BaseContext, Signature
+
 typing_registry = TypingRegistry()
 lowering_registry = LoweringRegistry("pysycl.ndrange")
 lower = lowering_registry.lower
@@ -63,24 +68,25 @@ def _ids(n: int) -> types.Type:
 
 
 def _method(key: str, rule: Callable[..., object],
-            ret: Callable[[Any], types.Type] | None = None) -> Any:
+            ret: Callable[[Any], types.Type] | None = None,
+            ) -> Callable[[AttributeTemplate, types.Type], types.BoundFunction]:
     """A typing-template method for ``key``: ``rule(args, kws[, ret(receiver type)])``.
 
     ``rule`` is :func:`~pysycl_numba.overloads.index.dim_query` (``q()`` or ``q(d)``)
     or :func:`_scalar` (``q()``).
     """
     @bound_function(key)
-    def method(self: Any, recv: types.Type, args: tuple, kws: dict) -> object:
+    def method(self: AttributeTemplate, recv: types.Type, args: tuple, kws: dict) -> object:
         return rule(args, kws) if ret is None else rule(args, kws, ret(recv))
 
     return method
 
 
-def _ids_of(t: Any) -> types.Type:
+def _ids_of(t: NdItemType | GroupType) -> types.Type:
     return _ids(t.ndim)
 
 
-def _range_of(t: Any) -> types.Type:
+def _range_of(t: NdItemType | GroupType | NdRangeType) -> types.Type:
     return RangeType(t.ndim)
 
 
@@ -181,7 +187,7 @@ class GroupBarrier(AbstractTemplate):
 
 
 # ================================================================== lowering
-def work_item_queries(builder: llir.IRBuilder, name: str, ndim: int) -> list[Any]:
+def work_item_queries(builder: llir.IRBuilder, name: str, ndim: int) -> list[llir.Value]:
     """OpenCL work-item query ``name`` for every SYCL dimension (as i64)."""
     return [ocl.work_item_query(builder, name, ndim - 1 - d) for d in range(ndim)]
 
@@ -189,12 +195,14 @@ def work_item_queries(builder: llir.IRBuilder, name: str, ndim: int) -> list[Any
 def _lower_dims(key: str, tyclass: type, builtin: str, whole: str) -> None:
     """Register ``q()`` (a tuple or range) and ``q(d)`` lowerings of one query."""
 
-    def one(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    def one(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+            args: Sequence[llir.Value]) -> llir.Value:
         values = work_item_queries(builder, builtin, sig.args[0].ndim)
         dim = context.cast(builder, args[1], sig.args[1], index_type)
         return select_dim(builder, values, dim)
 
-    def every(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    def every(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+              args: Sequence[llir.Value]) -> llir.Value:
         n = sig.args[0].ndim
         values = work_item_queries(builder, builtin, n)
         if whole == "tuple":
@@ -220,69 +228,79 @@ for _key, _cls, _builtin, _whole in (
 
 
 @lower("nd_item.get_group", NdItemType, types.Integer)
-def nd_item_get_group_dim(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def nd_item_get_group_dim(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                          args: Sequence[llir.Value]) -> llir.Value:
     """``it.get_group(d)``: the work-group id in dimension ``d``."""
     values = work_item_queries(builder, "get_group_id", sig.args[0].ndim)
     return select_dim(builder, values, context.cast(builder, args[1], sig.args[1], index_type))
 
 
 @lower("nd_item.get_group", NdItemType)
-def nd_item_get_group(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def nd_item_get_group(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                      args: Sequence[llir.Value]) -> llir.Value:
     """``it.get_group()``: the ``sycl.group``."""
     return tag()
 
 
 @lower("nd_item.get_sub_group", NdItemType)
-def nd_item_get_sub_group(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def nd_item_get_sub_group(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                          args: Sequence[llir.Value]) -> llir.Value:
     """``it.get_sub_group()``."""
     return tag()
 
 
-def _lin(builder: Any, ndim: int, ids: str, ranges: str) -> Any:
+def _lin(builder: llir.IRBuilder, ndim: int, ids: str, ranges: str) -> llir.Value:
     return linear(builder, work_item_queries(builder, ids, ndim), work_item_queries(builder, ranges, ndim))
 
 
 @lower("nd_item.get_global_linear_id", NdItemType)
-def nd_item_global_linear(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def nd_item_global_linear(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                          args: Sequence[llir.Value]) -> llir.Value:
     """Row-major linear global id."""
     return _lin(builder, sig.args[0].ndim, "get_global_id", "get_global_size")
 
 
 @lower("nd_item.get_local_linear_id", NdItemType)
 @lower("group.get_local_linear_id", GroupType)
-def local_linear(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def local_linear(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                 args: Sequence[llir.Value]) -> llir.Value:
     """Row-major linear id inside the work-group."""
     return _lin(builder, sig.args[0].ndim, "get_local_id", "get_local_size")
 
 
 @lower("nd_item.get_group_linear_id", NdItemType)
 @lower("group.get_group_linear_id", GroupType)
-def group_linear(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def group_linear(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                 args: Sequence[llir.Value]) -> llir.Value:
     """Row-major linear work-group id."""
     return _lin(builder, sig.args[0].ndim, "get_group_id", "get_num_groups")
 
 
 @lower("group.get_group_linear_range", GroupType)
-def group_linear_range(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def group_linear_range(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                       args: Sequence[llir.Value]) -> llir.Value:
     """Number of work-groups."""
     return product(builder, work_item_queries(builder, "get_num_groups", sig.args[0].ndim))
 
 
 @lower("group.get_local_linear_range", GroupType)
-def local_linear_range(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def local_linear_range(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                       args: Sequence[llir.Value]) -> llir.Value:
     """Work-items per group."""
     return product(builder, work_item_queries(builder, "get_local_size", sig.args[0].ndim))
 
 
 @lower("group.leader", GroupType)
-def group_leader(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def group_leader(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                 args: Sequence[llir.Value]) -> llir.Value:
     """Whether this is work-item 0 of the group."""
     lin = _lin(builder, sig.args[0].ndim, "get_local_id", "get_local_size")
     return builder.icmp_signed("==", lin, _I64(0))
 
 
 @lower("nd_item.get_nd_range", NdItemType)
-def nd_item_get_nd_range(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def nd_item_get_nd_range(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                         args: Sequence[llir.Value]) -> llir.Value:
     """``it.get_nd_range()``."""
     n = sig.args[0].ndim
     r = cgutils.create_struct_proxy(NdRangeType(n))(context, builder)
@@ -293,28 +311,32 @@ def nd_item_get_nd_range(context: Any, builder: Any, sig: Any, args: Any) -> Any
     return r._getvalue()
 
 
-def _nd_parts(context: Any, builder: Any, sig: Any, args: Any, prefix: str) -> list[Any]:
+def _nd_parts(context: BaseContext, builder: llir.IRBuilder, sig: Signature, args: Sequence[llir.Value],
+              prefix: str) -> list[llir.Value]:
     n = sig.args[0].ndim
     r = cgutils.create_struct_proxy(NdRangeType(n))(context, builder, value=args[0])
     return [getattr(r, f"{prefix}{d}") for d in range(n)]
 
 
 @lower("nd_range.get_global_range", NdRangeType)
-def nd_range_global(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def nd_range_global(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                    args: Sequence[llir.Value]) -> llir.Value:
     """``nd.get_global_range()``."""
     return make_range(context, builder, sig.args[0].ndim,
                       _nd_parts(context, builder, sig, args, "g"))
 
 
 @lower("nd_range.get_local_range", NdRangeType)
-def nd_range_local(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def nd_range_local(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                   args: Sequence[llir.Value]) -> llir.Value:
     """``nd.get_local_range()``."""
     return make_range(context, builder, sig.args[0].ndim,
                       _nd_parts(context, builder, sig, args, "l"))
 
 
 @lower("nd_range.get_group_range", NdRangeType)
-def nd_range_groups(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def nd_range_groups(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                    args: Sequence[llir.Value]) -> llir.Value:
     """``nd.get_group_range()`` = global / local."""
     g = _nd_parts(context, builder, sig, args, "g")
     loc = _nd_parts(context, builder, sig, args, "l")
@@ -323,7 +345,7 @@ def nd_range_groups(context: Any, builder: Any, sig: Any, args: Any) -> Any:
 
 
 # ----------------------------------------------------------------- sub-group
-def _sg(builder: Any, name: str) -> Any:
+def _sg(builder: llir.IRBuilder, name: str) -> llir.Value:
     v = ocl.call(builder, ocl.mangle(name, "void"), _I32, [])
     return builder.zext(v, _I64)
 
@@ -338,7 +360,8 @@ _SG_QUERIES = {
 
 def _lower_sg(method: str, builtin: str) -> None:
     @lower(f"sub_group.{method}", SubGroupType)
-    def impl(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    def impl(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+             args: Sequence[llir.Value]) -> llir.Value:
         return _sg(builder, builtin)
 
 
@@ -347,25 +370,29 @@ for _m, _b in _SG_QUERIES.items():
 
 
 @lower("sub_group.get_local_range", SubGroupType)
-def sg_local_range(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def sg_local_range(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                   args: Sequence[llir.Value]) -> llir.Value:
     """``sg.get_local_range()``: the size of this sub-group."""
     return make_range(context, builder, 1, [_sg(builder, "get_sub_group_size")])
 
 
 @lower("sub_group.get_max_local_range", SubGroupType)
-def sg_max_local_range(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def sg_max_local_range(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                       args: Sequence[llir.Value]) -> llir.Value:
     """``sg.get_max_local_range()``."""
     return make_range(context, builder, 1, [_sg(builder, "get_max_sub_group_size")])
 
 
 @lower("sub_group.get_group_range", SubGroupType)
-def sg_group_range(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def sg_group_range(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                   args: Sequence[llir.Value]) -> llir.Value:
     """``sg.get_group_range()``: sub-groups in the work-group."""
     return make_range(context, builder, 1, [_sg(builder, "get_num_sub_groups")])
 
 
 @lower("sub_group.leader", SubGroupType)
-def sg_leader(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def sg_leader(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+              args: Sequence[llir.Value]) -> llir.Value:
     """Whether this is work-item 0 of the sub-group."""
     return builder.icmp_unsigned("==", _sg(builder, "get_sub_group_local_id"), _I64(0))
 
@@ -374,21 +401,23 @@ def sg_leader(context: Any, builder: Any, sig: Any, args: Any) -> Any:
 _FENCE_FLAGS = {"local_space": 1, "global_space": 2, "global_and_local": 3}
 
 
-def _barrier(builder: Any, is_sub_group: bool, flags: int) -> None:
+def _barrier(builder: llir.IRBuilder, is_sub_group: bool, flags: int) -> None:
     name = "sub_group_barrier" if is_sub_group else "barrier"
     ocl.call(builder, ocl.mangle(name, "uint"), llir.VoidType(), [_I32(flags)], pure=False,
              convergent=True)
 
 
 @lower("nd_item.barrier", NdItemType)
-def nd_item_barrier(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def nd_item_barrier(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                    args: Sequence[llir.Value]) -> llir.Value:
     """``it.barrier()``: work-group barrier fencing local and global memory."""
     _barrier(builder, False, 3)
     return context.get_dummy_value()
 
 
 @lower("nd_item.barrier", NdItemType, KernelEnumType)
-def nd_item_barrier_fence(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def nd_item_barrier_fence(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                          args: Sequence[llir.Value]) -> llir.Value:
     """``it.barrier(sycl.access.fence_space.local_space)``."""
     _barrier(builder, False, _FENCE_FLAGS[sig.args[1].member.name])
     return context.get_dummy_value()
@@ -398,7 +427,8 @@ def nd_item_barrier_fence(context: Any, builder: Any, sig: Any, args: Any) -> An
 @lower(group_barrier, SubGroupType)
 @lower(group_barrier, GroupType, types.Any)
 @lower(group_barrier, SubGroupType, types.Any)
-def lower_group_barrier(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def lower_group_barrier(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                        args: Sequence[llir.Value]) -> llir.Value:
     """``sycl.group_barrier(g)``: all of ``g`` waits; local and global memory fenced."""
     _barrier(builder, isinstance(sig.args[0], SubGroupType), 3)
     return context.get_dummy_value()
