@@ -59,6 +59,9 @@ from numba.core.untyped_passes import TranslateByteCode
 from numba.np import numpy_support
 
 if TYPE_CHECKING:  # names used only in annotations
+    from collections.abc import Callable, Sequence
+
+    from llvmlite import ir as llir
     from numba.core.cgutils import _StructProxy as StructProxy
     from numba.core.compiler import CompileResult, StateDict
     from numba.core.compiler_machinery import PassManager
@@ -66,6 +69,9 @@ if TYPE_CHECKING:  # names used only in annotations
     from numba.core.funcdesc import FunctionDescriptor
     from numba.core.typing.context import BaseContext as TypingContext
     from numba.core.typing.templates import Signature
+
+    #: A lowering implementation: ``impl(context, builder, sig, args) -> value``.
+    LoweringImpl = Callable[[BaseContext, llir.IRBuilder, Signature, Sequence[llir.Value]], llir.Value]
 
 
 def math_typing_registries() -> tuple[TypingRegistry, ...]:
@@ -114,6 +120,7 @@ __all__ = [
     "FunctionDescriptor",
     "FunctionPass",
     "Lower",
+    "LoweringImpl",
     "LoweringRegistry",
     "MinimalCallConv",
     "NativeLowering",

@@ -28,8 +28,8 @@ leaves the location of the instruction being lowered on the IR builder.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import overload
 
 from llvmlite import ir as llir
 
@@ -48,7 +48,8 @@ _LOCAL_SCRATCH = "pysycl.bounds.local_scratch"
 PUBLISH = "pysycl.bounds.publish"
 
 
-def in_bounds(builder: llir.IRBuilder, ids: list[Any], ranges: list[Any]) -> Any:
+def in_bounds(builder: llir.IRBuilder, ids: Sequence[llir.Value], ranges: Sequence[llir.Value],
+              ) -> llir.Value:
     """``0 <= ids[d] < ranges[d]`` for every ``d`` (unsigned compares)."""
     ok = None
     for i, r in zip(ids, ranges, strict=True):
@@ -65,11 +66,11 @@ def _loc(builder: llir.IRBuilder) -> tuple[int, int]:
     return int(loc.line or 0), zlib.crc32(str(loc.filename).encode())
 
 
-def _word(builder: llir.IRBuilder, ptr: Any, k: int) -> Any:
+def _word(builder: llir.IRBuilder, ptr: llir.Value, k: int) -> llir.Value:
     return builder.gep(ptr, [_I32(k)], inbounds=True)
 
 
-def _site(builder: llir.IRBuilder, slot: Any, kind: str) -> Any:
+def _site(builder: llir.IRBuilder, slot: llir.Value, kind: str) -> llir.Value:
     """The packed, never zero, ``long`` naming an access: kind, slot, line, file CRC."""
     line, crc = _loc(builder)
     const = (BOUNDS_ACCESS_KINDS.index(kind) + 1) | (min(line, (1 << 22) - 1) << 10) | (crc << 32)
@@ -77,7 +78,8 @@ def _site(builder: llir.IRBuilder, slot: Any, kind: str) -> Any:
     return builder.or_(_I64(const), builder.shl(slot, _I64(2)))
 
 
-def record(builder: llir.IRBuilder, rec: Any, slot: Any, kind: str, ids: list[Any]) -> None:
+def record(builder: llir.IRBuilder, rec: llir.Value, slot: llir.Value, kind: str,
+           ids: Sequence[llir.Value]) -> None:
     """Write this violation into the private record unless the work-item has one already."""
     first = builder.icmp_unsigned("==", builder.load(_word(builder, rec, 0)), _I64(0))
     for k, v in enumerate([_site(builder, slot, kind), *ids]):
@@ -85,7 +87,7 @@ def record(builder: llir.IRBuilder, rec: Any, slot: Any, kind: str, ids: list[An
         builder.store(builder.select(first, v, builder.load(p)), p)
 
 
-def new_record(builder: llir.IRBuilder) -> Any:
+def new_record(builder: llir.IRBuilder) -> llir.Value:
     """The work-item's private violation record (entry point), cleared."""
     with builder.goto_entry_block():
         rec = builder.alloca(_I64, size=RECORD_WORDS, name="pysycl.bounds.record")
@@ -94,7 +96,7 @@ def new_record(builder: llir.IRBuilder) -> Any:
     return rec
 
 
-def publish(builder: llir.IRBuilder, rec: Any, err: Any) -> None:
+def publish(builder: llir.IRBuilder, rec: llir.Value, err: llir.Value) -> None:
     """At the end of the entry point: the first failing work-item's record into ``err``."""
     site = builder.load(_word(builder, rec, 0))
     failed = builder.icmp_unsigned("!=", site, _I64(0))
@@ -136,7 +138,7 @@ def _publish_function(module: llir.Module, err_type: llir.Type) -> llir.Function
     return fn
 
 
-def scratch(builder: llir.IRBuilder, err: Any, elem_ptr_type: llir.Type, space: str) -> Any:
+def scratch(builder: llir.IRBuilder, err: llir.Value, elem_ptr_type: llir.Type, space: str) -> llir.Value:
     """A scratch word of ``elem_ptr_type`` for an out-of-range atomic to work on.
 
     Global accessors use the error buffer's scratch word; local ones a
@@ -155,8 +157,15 @@ def scratch(builder: llir.IRBuilder, err: Any, elem_ptr_type: llir.Type, space: 
     return builder.bitcast(_word(builder, words, _SCRATCH_WORD), elem_ptr_type)
 
 
-def checked(builder: llir.IRBuilder, ok: Any, rec: Any, slot: Any, kind: str,
-            ids: list[Any], body: Callable[[], Any], default: Any = None) -> Any:
+@overload
+def checked(builder: llir.IRBuilder, ok: llir.Value, rec: llir.Value, slot: llir.Value, kind: str,
+            ids: Sequence[llir.Value], body: Callable[[], llir.Value], default: llir.Value) -> llir.Value: ...
+@overload
+def checked(builder: llir.IRBuilder, ok: llir.Value, rec: llir.Value, slot: llir.Value, kind: str,
+            ids: Sequence[llir.Value], body: Callable[[], object], default: None = None) -> None: ...
+def checked(builder: llir.IRBuilder, ok: llir.Value, rec: llir.Value, slot: llir.Value, kind: str,
+            ids: Sequence[llir.Value], body: Callable[[], object], default: llir.Value | None = None,
+            ) -> llir.Value | None:
     """Run ``body()`` if ``ok``, else record; the value of ``body`` or ``default``."""
     with builder.if_else(ok, likely=True) as (then, otherwise):
         with then:

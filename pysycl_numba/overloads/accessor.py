@@ -23,7 +23,7 @@ indices, and it is deliberately *not* Python-like:
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pysycl_numba import bounds
 from pysycl_numba._numba_compat import (
@@ -37,6 +37,13 @@ from pysycl_numba._numba_compat import (
 )
 from pysycl_numba.overloads.index import NSW, item_ids, make_range, product, struct, to_index
 from pysycl_numba.types import AccessorType, ItemType, RangeType, index_type
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from llvmlite import ir as llir
+
+    from pysycl_numba._numba_compat import BaseContext, Signature, StructProxy
 
 typing_registry = TypingRegistry()
 lowering_registry = LoweringRegistry("pysycl.accessor")
@@ -132,7 +139,8 @@ class AccessorAttributes(AttributeTemplate):
 
 
 # ================================================================== lowering
-def _index_values(context: Any, builder: Any, idxty: types.Type, idx: Any) -> list[Any]:
+def _index_values(context: BaseContext, builder: llir.IRBuilder, idxty: types.Type, idx: llir.Value,
+                  ) -> list[llir.Value]:
     if isinstance(idxty, ItemType):
         return item_ids(context, builder, idxty, idx)
     if isinstance(idxty, types.Integer):
@@ -145,7 +153,8 @@ def _index_values(context: Any, builder: Any, idxty: types.Type, idx: Any) -> li
     raise TypeError(f"unsupported accessor index type {idxty}")
 
 
-def _pointer(builder: Any, accty: AccessorType, a: Any, ids: list[Any]) -> Any:
+def _pointer(builder: llir.IRBuilder, accty: AccessorType, a: StructProxy, ids: Sequence[llir.Value],
+             ) -> llir.Value:
     lin = ids[0]
     for d in range(1, accty.ndim):
         extent = getattr(a, f"mem_range{d}") if accty.space == "global" else getattr(a, f"range{d}")
@@ -155,14 +164,14 @@ def _pointer(builder: Any, accty: AccessorType, a: Any, ids: list[Any]) -> Any:
     return builder.gep(a.base, [lin], inbounds=True)
 
 
-def _ranges(accty: AccessorType, a: Any) -> list[Any]:
+def _ranges(accty: AccessorType, a: StructProxy) -> list[llir.Value]:
     return [getattr(a, f"range{d}") for d in range(accty.ndim)]
 
 
 def element_pointer(
-    context: Any, builder: Any, accty: AccessorType, acc: Any, idxty: types.Type, idx: Any,
-    kind: str = "atomic_ref",
-) -> Any:
+    context: BaseContext, builder: llir.IRBuilder, accty: AccessorType, acc: llir.Value,
+    idxty: types.Type, idx: llir.Value, kind: str = "atomic_ref",
+) -> llir.Value:
     """Pointer (in the accessor's address space) to the indexed element.
 
     In bounds-checked mode an index outside the access range is reported as a
@@ -178,20 +187,21 @@ def element_pointer(
                           default=bounds.scratch(builder, a.err, a.base.type, accty.space))
 
 
-def _alignment(context: Any, ty: types.Type) -> int:
+def _alignment(context: BaseContext, ty: types.Type) -> int:
     return context.get_abi_alignment(context.get_data_type(ty))
 
 
 @lower(operator.getitem, AccessorType, types.Any)
 @lower("accessor.__getitem__", AccessorType, types.Any)
-def accessor_getitem(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def accessor_getitem(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                     args: Sequence[llir.Value]) -> llir.Value:
     """``acc[idx]``: a load from global (or local) memory (0 if out of range when checked)."""
     accty, idxty = sig.args
     a = struct(context, builder, accty, args[0])
     ids = _index_values(context, builder, idxty, args[1])
     align = _alignment(context, accty.dtype)
 
-    def load() -> Any:
+    def load() -> llir.Value:
         ptr = _pointer(builder, accty, a, ids)
         return context.unpack_value(builder, accty.dtype, ptr, align=align)
 
@@ -204,7 +214,8 @@ def accessor_getitem(context: Any, builder: Any, sig: Any, args: Any) -> Any:
 
 @lower(operator.setitem, AccessorType, types.Any, types.Any)
 @lower("accessor.__setitem__", AccessorType, types.Any, types.Any)
-def accessor_setitem(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def accessor_setitem(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                     args: Sequence[llir.Value]) -> llir.Value:
     """``acc[idx] = value``: a store to global (or local) memory (skipped if out of range when checked)."""
     accty, idxty, valty = sig.args
     a = struct(context, builder, accty, args[0])
@@ -225,7 +236,8 @@ def accessor_setitem(context: Any, builder: Any, sig: Any, args: Any) -> Any:
 
 
 @lower("accessor.get_range", AccessorType)
-def accessor_get_range(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def accessor_get_range(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                       args: Sequence[llir.Value]) -> llir.Value:
     """``acc.get_range()``: the access range."""
     accty = sig.args[0]
     a = struct(context, builder, accty, args[0])
@@ -233,7 +245,8 @@ def accessor_get_range(context: Any, builder: Any, sig: Any, args: Any) -> Any:
 
 
 @lower("accessor.size", AccessorType)
-def accessor_size(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def accessor_size(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                  args: Sequence[llir.Value]) -> llir.Value:
     """``acc.size()`` / ``acc.get_count()``: elements in the access range."""
     accty = sig.args[0]
     return product(builder, _ranges(accty, struct(context, builder, accty, args[0])))

@@ -12,7 +12,7 @@ abort).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from llvmlite import ir as llir
 
@@ -30,6 +30,11 @@ from pysycl_numba._numba_compat import (
 from pysycl_numba.overloads.accessor import element_pointer, normalize_index
 from pysycl_numba.overloads.constants import enum_member
 from pysycl_numba.types import AccessorType, AtomicRefType, KernelEnumType
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from pysycl_numba._numba_compat import BaseContext, Signature
 
 typing_registry = TypingRegistry()
 lowering_registry = LoweringRegistry("pysycl.atomics")
@@ -65,7 +70,8 @@ class AtomicRefCtor(AbstractTemplate):
 
 @lower(atomic_ref, AccessorType, types.Any, KernelEnumType, KernelEnumType)
 @lower(atomic_ref, AccessorType, types.Any, KernelEnumType, KernelEnumType, KernelEnumType)
-def lower_atomic_ref(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def lower_atomic_ref(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                     args: Sequence[llir.Value]) -> llir.Value:
     """The element pointer."""
     return element_pointer(context, builder, sig.args[0], args[0], sig.args[1], args[1])
 
@@ -97,11 +103,11 @@ def _int_type(ty: AtomicRefType) -> llir.IntType:
     return llir.IntType(ty.dtype.bitwidth)
 
 
-def _to_bits(builder: Any, ty: AtomicRefType, v: Any) -> Any:
+def _to_bits(builder: llir.IRBuilder, ty: AtomicRefType, v: llir.Value) -> llir.Value:
     return builder.bitcast(v, _int_type(ty)) if _is_float(ty) else v
 
 
-def _from_bits(builder: Any, ty: AtomicRefType, v: Any) -> Any:
+def _from_bits(builder: llir.IRBuilder, ty: AtomicRefType, v: llir.Value) -> llir.Value:
     if not _is_float(ty):
         return v
     return builder.bitcast(v, llir.FloatType() if ty.dtype.bitwidth == 32 else llir.DoubleType())
@@ -156,7 +162,7 @@ class AtomicRefAttributes(AttributeTemplate):
 
 def _add_fetch(op: str, ints_only: bool) -> None:
     @bound_function(f"atomic_ref.fetch_{op}")
-    def method(self: Any, a: AtomicRefType, args: tuple, kws: dict) -> object:
+    def method(self: AtomicRefAttributes, a: AtomicRefType, args: tuple, kws: dict) -> object:
         return self._fetch(a, args, kws, ints_only)
 
     setattr(AtomicRefAttributes, f"resolve_fetch_{op}", method)
@@ -168,7 +174,8 @@ for _op, _ints in (("add", False), ("sub", False), ("min", False), ("max", False
 
 
 @lower("atomic_ref.load", AtomicRefType)
-def atomic_load(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def atomic_load(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                args: Sequence[llir.Value]) -> llir.Value:
     """``a.load()``."""
     ty = sig.args[0]
     v = builder.load_atomic(args[0], _ordering(ty, _LOAD_ORDER), _align(ty), typ=_int_type(ty))
@@ -176,7 +183,8 @@ def atomic_load(context: Any, builder: Any, sig: Any, args: Any) -> Any:
 
 
 @lower("atomic_ref.store", AtomicRefType, types.Any)
-def atomic_store(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def atomic_store(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                 args: Sequence[llir.Value]) -> llir.Value:
     """``a.store(v)``."""
     ty = sig.args[0]
     ptr = args[0]
@@ -188,7 +196,8 @@ def atomic_store(context: Any, builder: Any, sig: Any, args: Any) -> Any:
 
 
 @lower("atomic_ref.exchange", AtomicRefType, types.Any)
-def atomic_exchange(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def atomic_exchange(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                    args: Sequence[llir.Value]) -> llir.Value:
     """``a.exchange(v)``: the previous value."""
     ty = sig.args[0]
     old = builder.atomic_rmw("xchg", args[0], _to_bits(builder, ty, args[1]),
@@ -196,8 +205,8 @@ def atomic_exchange(context: Any, builder: Any, sig: Any, args: Any) -> Any:
     return _from_bits(builder, ty, old)
 
 
-def _cmpxchg(builder: Any, ty: AtomicRefType, ptr: Any, expected: Any,
-             desired: Any) -> tuple[Any, Any]:
+def _cmpxchg(builder: llir.IRBuilder, ty: AtomicRefType, ptr: llir.Value, expected: llir.Value,
+             desired: llir.Value) -> tuple[llir.Value, llir.Value]:
     order = _ordering(ty, _RMW_ORDER)
     pair = builder.cmpxchg(ptr, expected, desired, order, _FAIL_ORDER[ty.order])
     return builder.extract_value(pair, 1), builder.extract_value(pair, 0)
@@ -205,7 +214,8 @@ def _cmpxchg(builder: Any, ty: AtomicRefType, ptr: Any, expected: Any,
 
 @lower("atomic_ref.compare_exchange_strong", AtomicRefType, types.Any, types.Any)
 @lower("atomic_ref.compare_exchange_weak", AtomicRefType, types.Any, types.Any)
-def atomic_cas(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def atomic_cas(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+               args: Sequence[llir.Value]) -> llir.Value:
     """``a.compare_exchange_strong(expected, desired)`` → ``(success, observed)``.
 
     Floating-point values compare by bit pattern, as C++'s ``compare_exchange``.
@@ -220,7 +230,7 @@ def atomic_cas(context: Any, builder: Any, sig: Any, args: Any) -> Any:
 _INT_RMW = {"add": "add", "sub": "sub", "and": "and", "or": "or", "xor": "xor"}
 
 
-def _float_update(builder: Any, op: str, old: Any, v: Any) -> Any:
+def _float_update(builder: llir.IRBuilder, op: str, old: llir.Value, v: llir.Value) -> llir.Value:
     if op == "add":
         return builder.fadd(old, v)
     if op == "sub":
@@ -231,7 +241,8 @@ def _float_update(builder: Any, op: str, old: Any, v: Any) -> Any:
 
 def _lower_fetch(op: str) -> None:
     @lower(f"atomic_ref.fetch_{op}", AtomicRefType, types.Any)
-    def impl(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    def impl(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+             args: Sequence[llir.Value]) -> llir.Value:
         ty = sig.args[0]
         ptr, v = args
         if not _is_float(ty):
@@ -274,7 +285,8 @@ class AtomicFence(AbstractTemplate):
 
 
 @lower(atomic_fence, KernelEnumType, KernelEnumType)
-def lower_atomic_fence(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def lower_atomic_fence(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                       args: Sequence[llir.Value]) -> llir.Value:
     """An LLVM ``fence`` (→ ``OpMemoryBarrier``); a relaxed fence does nothing."""
     order = sig.args[0].member.name
     if order != "relaxed":

@@ -8,7 +8,7 @@ name; LLVM's SPIR-V backend lowers them to ``OpGroup*`` instructions
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from llvmlite import ir as llir
 
@@ -30,6 +30,11 @@ from pysycl_numba.overloads.index import INT
 from pysycl_numba.overloads.ndrange import GROUPS, work_item_queries
 from pysycl_numba.targets.spirv import ocl
 from pysycl_numba.types import FunctorType, GroupType, SubGroupType, index_type
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from pysycl_numba._numba_compat import BaseContext, LoweringImpl, Signature
 
 typing_registry = TypingRegistry()
 lowering_registry = LoweringRegistry("pysycl.collectives")
@@ -104,8 +109,8 @@ def _prefix(gty: types.Type) -> str:
     return "sub_group" if isinstance(gty, SubGroupType) else "work_group"
 
 
-def _collective(builder: Any, gty: types.Type, op: str, t: types.Type, value: Any,
-                extra: list[Any], extra_kinds: str = "") -> Any:
+def _collective(builder: llir.IRBuilder, gty: types.Type, op: str, t: types.Type, value: llir.Value,
+                extra: list[llir.Value], extra_kinds: str = "") -> llir.Value:
     name = f"{_prefix(gty)}_{op}"
     mangled = f"_Z{len(name)}{name}{_COLLECTIVE[t]}{extra_kinds}"
     return ocl.call(builder, mangled, value.type, [value, *extra], pure=False, convergent=True)
@@ -115,7 +120,8 @@ def _collective(builder: Any, gty: types.Type, op: str, t: types.Type, value: An
 @lower(group_broadcast, SubGroupType, types.Any)
 @lower(group_broadcast, GroupType, types.Any, types.Integer)
 @lower(group_broadcast, SubGroupType, types.Any, types.Integer)
-def lower_group_broadcast(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def lower_group_broadcast(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                          args: Sequence[llir.Value]) -> llir.Value:
     """``sycl.group_broadcast(g, x[, local_linear_id])``."""
     gty, t = sig.args[0], sig.args[1]
     if len(args) == 3:
@@ -135,7 +141,8 @@ def lower_group_broadcast(context: Any, builder: Any, sig: Any, args: Any) -> An
     return _collective(builder, gty, "broadcast", t, args[1], ids, "m" * n)
 
 
-def _lower_reduce(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def _lower_reduce(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                  args: Sequence[llir.Value]) -> llir.Value:
     gty, t, op = sig.args[0], sig.args[1], sig.args[-1]
     r = _collective(builder, gty, f"reduce_{_REDUCE_OPS[op.op]}", t, args[1], [])
     if len(args) == 4:  # init: op(init, reduction)
@@ -159,8 +166,9 @@ for _g in GROUPS:
     lower(reduce_over_group, _g, types.Any, types.Any, FunctorType)(_lower_reduce)
 
 
-def _lower_vote(op: str, negate: bool) -> Any:
-    def impl(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def _lower_vote(op: str, negate: bool) -> LoweringImpl:
+    def impl(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+             args: Sequence[llir.Value]) -> llir.Value:
         pred = builder.zext(args[1], _I32)
         r = _collective(builder, sig.args[0], op, types.int32, pred, [])
         res = builder.icmp_unsigned("!=", r, _I32(0))

@@ -8,7 +8,7 @@ small arrays to registers. ``arr[i]``, ``arr[i] = v``, ``len(arr)``.
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from llvmlite import ir as llir
 
@@ -22,6 +22,11 @@ from pysycl_numba._numba_compat import (
     types,
 )
 from pysycl_numba.types import PrivateArrayType, index_type
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from pysycl_numba._numba_compat import BaseContext, Signature
 
 typing_registry = TypingRegistry()
 lowering_registry = LoweringRegistry("pysycl.private_array")
@@ -42,7 +47,8 @@ class PrivateArrayCtor(AbstractTemplate):
 
 
 @lower(private_array, types.NumberClass, types.IntegerLiteral)
-def lower_private_array(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def lower_private_array(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                        args: Sequence[llir.Value]) -> llir.Value:
     """An alloca in the function's entry block, zeroed."""
     ty = sig.return_type
     llty = context.get_data_type(ty.dtype)
@@ -81,20 +87,23 @@ typing_registry.register_global(operator.setitem)(_PrivateSetItem)
 typing_registry.register_global(len)(_PrivateLen)
 
 
-def _private_ptr(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def _private_ptr(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                 args: Sequence[llir.Value]) -> llir.Value:
     idx = context.cast(builder, args[1], sig.args[1], index_type)
     return builder.gep(args[0], [idx], inbounds=True)
 
 
 @lower(operator.getitem, PrivateArrayType, types.Integer)
-def private_getitem(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def private_getitem(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                    args: Sequence[llir.Value]) -> llir.Value:
     """``arr[i]``."""
     return context.unpack_value(builder, sig.args[0].dtype, _private_ptr(context, builder, sig,
                                                                           args))
 
 
 @lower(operator.setitem, PrivateArrayType, types.Integer, types.Any)
-def private_setitem(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def private_setitem(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                    args: Sequence[llir.Value]) -> llir.Value:
     """``arr[i] = v``."""
     ptr = _private_ptr(context, builder, sig, args)
     context.pack_value(builder, sig.args[0].dtype, args[2], ptr)
@@ -102,6 +111,7 @@ def private_setitem(context: Any, builder: Any, sig: Any, args: Any) -> Any:
 
 
 @lower(len, PrivateArrayType)
-def private_len(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def private_len(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                args: Sequence[llir.Value]) -> llir.Value:
     """``len(arr)``."""
     return context.get_constant(index_type, sig.args[0].size)

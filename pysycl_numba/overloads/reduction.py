@@ -13,7 +13,7 @@ point are :mod:`pysycl_numba.epilogue` and :mod:`pysycl_numba.wrapper`.
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pysycl_numba._numba_compat import (
     AbstractTemplate,
@@ -26,6 +26,13 @@ from pysycl_numba._numba_compat import (
     types,
 )
 from pysycl_numba.types import ReducerType
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from llvmlite import ir as llir
+
+    from pysycl_numba._numba_compat import BaseContext, Signature, TypingContext
 
 typing_registry = TypingRegistry()
 lowering_registry = LoweringRegistry("pysycl.reduction")
@@ -41,7 +48,7 @@ _INPLACE = {
 }
 
 
-def _combiner_signature(typingctx: Any, r: ReducerType) -> Any:
+def _combiner_signature(typingctx: TypingContext, r: ReducerType) -> tuple[types.Type, Signature]:
     fnty = typingctx.resolve_value_type(r.combiner)
     sig = typingctx.resolve_function_type(fnty, (r.dtype, r.dtype), {})
     if sig is None:
@@ -67,7 +74,7 @@ class ReducerAttributes(AttributeTemplate):
         return signature(types.none, r.dtype)
 
 
-def _inplace_template(fn: Any, op: str) -> type:
+def _inplace_template(fn: Callable[..., object], op: str) -> type[AbstractTemplate]:
     class InplaceReducer(AbstractTemplate):
         def generic(self, args: tuple, kws: dict) -> object:
             if len(args) != 2 or kws or not isinstance(args[0], ReducerType):
@@ -87,7 +94,8 @@ for _fn, _op in _INPLACE.items():
 
 
 # ================================================================== lowering
-def _combine(context: Any, builder: Any, r: ReducerType, ptr: Any, x: Any) -> None:
+def _combine(context: BaseContext, builder: llir.IRBuilder, r: ReducerType, ptr: llir.Value,
+             x: llir.Value) -> None:
     fnty, sig = _combiner_signature(context.typing_context, r)
     old = builder.load(ptr)
     res = context.get_function(fnty, sig)(builder, (old, x))
@@ -95,13 +103,15 @@ def _combine(context: Any, builder: Any, r: ReducerType, ptr: Any, x: Any) -> No
 
 
 @lower("reducer.combine", ReducerType, types.Any)
-def lower_combine(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def lower_combine(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                  args: Sequence[llir.Value]) -> llir.Value:
     """``r.combine(x)``: ``acc = combiner(acc, x)`` in private memory."""
     _combine(context, builder, sig.args[0], args[0], args[1])
     return context.get_dummy_value()
 
 
-def _lower_inplace(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def _lower_inplace(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                   args: Sequence[llir.Value]) -> llir.Value:
     _combine(context, builder, sig.args[0], args[0], args[1])
     return args[0]
 
