@@ -15,7 +15,7 @@ compile-time constants in the kernel's cache key.
 from __future__ import annotations
 
 import enum
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pysycl._core.memory_model import memory_order, memory_scope
 from pysycl._kernels.kernel_api import (
@@ -42,6 +42,11 @@ from pysycl_numba._numba_compat import (
 )
 from pysycl_numba.types import FunctorType, KernelEnumClassType, KernelEnumType, tag
 
+if TYPE_CHECKING:
+    from llvmlite import ir as llir
+
+    from pysycl_numba._numba_compat import BaseContext
+
 typing_registry = TypingRegistry()
 lowering_registry = LoweringRegistry("pysycl.constants")
 lower = lowering_registry.lower
@@ -64,7 +69,7 @@ def resolve_kernel_value(val: object) -> types.Type | None:
     return None
 
 
-def enum_member(t: types.Type, cls: type) -> Any:
+def enum_member(t: types.Type, cls: type) -> enum.Enum | None:
     """The member of enum ``cls`` that type ``t`` stands for, else None."""
     return t.member if isinstance(t, KernelEnumType) and isinstance(t.member, cls) else None
 
@@ -84,7 +89,8 @@ class EnumClassAttributes(AttributeTemplate):
 
 
 @lowering_registry.lower_getattr_generic(KernelEnumClassType)
-def lower_enum_member(context: Any, builder: Any, ty: Any, value: Any, attr: str) -> Any:
+def lower_enum_member(context: BaseContext, builder: llir.IRBuilder, ty: KernelEnumClassType,
+                      value: llir.Value, attr: str) -> llir.Value:
     """An enum member's value is implicit in its type."""
     return tag()
 

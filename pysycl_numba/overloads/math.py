@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from llvmlite import ir as llir
@@ -40,6 +40,11 @@ from pysycl_numba._numba_compat import (
     types,
 )
 from pysycl_numba.targets.spirv import ocl
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from pysycl_numba._numba_compat import BaseContext, LoweringImpl, Signature
 
 typing_registry = TypingRegistry()
 lowering_registry = LoweringRegistry("pysycl.math")
@@ -100,17 +105,19 @@ _MATH_BINARY = {
 _TO_INT = {math.floor: "floor", math.ceil: "ceil", math.trunc: "trunc"}
 
 
-def _as_float_args(context: Any, builder: Any, sig: Any, args: Any, fty: types.Type) -> list[Any]:
+def _as_float_args(context: BaseContext, builder: llir.IRBuilder, sig: Signature, args: Sequence[llir.Value],
+                   fty: types.Type) -> list[llir.Value]:
     return [context.cast(builder, a, t, fty) for a, t in zip(args, sig.args, strict=True)]
 
 
-def _float_result_type(sig: Any) -> types.Type:
+def _float_result_type(sig: Signature) -> types.Type:
     ret = sig.return_type
     return ret if isinstance(ret, types.Float) else types.float64
 
 
-def _make_float_impl(name: str) -> Any:
-    def impl(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def _make_float_impl(name: str) -> LoweringImpl:
+    def impl(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+             args: Sequence[llir.Value]) -> llir.Value:
         fty = _float_result_type(sig)
         return ocl.call_math(builder, name, _as_float_args(context, builder, sig, args, fty))
 
@@ -124,8 +131,9 @@ for _fn, _name in _MATH_BINARY.items():
     lowering_registry.lower(_fn, types.Number, types.Number)(_make_float_impl(_name))
 
 
-def _make_to_int_impl(name: str) -> Any:
-    def impl(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def _make_to_int_impl(name: str) -> LoweringImpl:
+    def impl(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+             args: Sequence[llir.Value]) -> llir.Value:
         (argty,) = sig.args
         if isinstance(argty, types.Integer):
             return context.cast(builder, args[0], argty, sig.return_type)
@@ -140,43 +148,49 @@ for _fn, _name in _TO_INT.items():
     lowering_registry.lower(_fn, types.Number)(_make_to_int_impl(_name))
 
 
-def _fabs(builder: Any, x: Any) -> Any:
+def _fabs(builder: llir.IRBuilder, x: llir.Value) -> llir.Value:
     return ocl.call_math(builder, "fabs", [x])
 
 
 @lower(math.isnan, types.Float)
-def isnan_float(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def isnan_float(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                args: Sequence[llir.Value]) -> llir.Value:
     """NaN compares unordered with itself."""
     return builder.fcmp_unordered("uno", args[0], args[0])
 
 
 @lower(math.isinf, types.Float)
-def isinf_float(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def isinf_float(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                args: Sequence[llir.Value]) -> llir.Value:
     """``|x| == inf``."""
     return builder.fcmp_ordered("==", _fabs(builder, args[0]), args[0].type(math.inf))
 
 
 @lower(math.isfinite, types.Float)
-def isfinite_float(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def isfinite_float(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                   args: Sequence[llir.Value]) -> llir.Value:
     """Ordered and ``|x| != inf``."""
     return builder.fcmp_ordered("!=", _fabs(builder, args[0]), args[0].type(math.inf))
 
 
 @lower(math.isnan, types.Integer)
 @lower(math.isinf, types.Integer)
-def int_never(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def int_never(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+              args: Sequence[llir.Value]) -> llir.Value:
     """Integers are never NaN nor infinite."""
     return llir.Constant(llir.IntType(1), 0)
 
 
 @lower(math.isfinite, types.Integer)
-def int_always(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def int_always(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+               args: Sequence[llir.Value]) -> llir.Value:
     """Integers are always finite."""
     return llir.Constant(llir.IntType(1), 1)
 
 
-def _scale(factor: float) -> Any:
-    def impl(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def _scale(factor: float) -> LoweringImpl:
+    def impl(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+             args: Sequence[llir.Value]) -> llir.Value:
         fty = _float_result_type(sig)
         (x,) = _as_float_args(context, builder, sig, args, fty)
         return builder.fmul(x, x.type(factor))
@@ -194,7 +208,8 @@ lower(math.radians, types.Number)(_scale(math.pi / 180.0))
 override_registry = LoweringRegistry("pysycl.math.overrides")
 
 
-def _complex_div(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def _complex_div(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                 args: Sequence[llir.Value]) -> llir.Value:
     """``a / b`` for complex numbers, as numpy divides them (``npy_math``'s Smith division).
 
     Numba's lowering raises ``ZeroDivisionError`` (a string, which cannot exist
@@ -309,12 +324,14 @@ def _compute_type(ret: types.Type) -> types.Type:
     return types.float32 if ret == types.float16 else ret
 
 
-def _float_args(context: Any, builder: Any, sig: Any, args: Any, ty: types.Type) -> list[Any]:
+def _float_args(context: BaseContext, builder: llir.IRBuilder, sig: Signature, args: Sequence[llir.Value],
+                ty: types.Type) -> list[llir.Value]:
     return [context.cast(builder, a, t, ty) for a, t in zip(args, sig.args, strict=True)]
 
 
-def _make_call(name: str) -> Any:
-    def impl(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def _make_call(name: str) -> LoweringImpl:
+    def impl(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+             args: Sequence[llir.Value]) -> llir.Value:
         comp = _compute_type(sig.return_type)
         r = ocl.call_math(builder, name, _float_args(context, builder, sig, args, comp))
         return context.cast(builder, r, comp, sig.return_type)
@@ -323,8 +340,9 @@ def _make_call(name: str) -> Any:
     return impl
 
 
-def _make_scale(factor: float) -> Any:
-    def impl(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def _make_scale(factor: float) -> LoweringImpl:
+    def impl(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+             args: Sequence[llir.Value]) -> llir.Value:
         comp = _compute_type(sig.return_type)
         (x,) = _float_args(context, builder, sig, args, comp)
         return context.cast(builder, builder.fmul(x, x.type(factor)), comp, sig.return_type)
@@ -332,8 +350,9 @@ def _make_scale(factor: float) -> Any:
     return impl
 
 
-def _predicate(which: np.ufunc) -> Any:
-    def impl(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def _predicate(which: np.ufunc) -> LoweringImpl:
+    def impl(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+             args: Sequence[llir.Value]) -> llir.Value:
         (argty,) = sig.args
         if not isinstance(argty, types.Float):  # integers and bools: never nan nor inf
             return llir.Constant(llir.IntType(1), int(which is np.isfinite))
@@ -349,7 +368,8 @@ def _predicate(which: np.ufunc) -> Any:
     return impl
 
 
-def _absolute(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+def _absolute(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+              args: Sequence[llir.Value]) -> llir.Value:
     (argty,) = sig.args
     ret = sig.return_type
     if isinstance(ret, types.Float):

@@ -13,7 +13,7 @@ call is pure, so LLVM hoists it like a constant.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from llvmlite import ir as llir
@@ -29,6 +29,11 @@ from pysycl_numba._numba_compat import (
 )
 from pysycl_numba.targets.spirv import ocl
 from pysycl_numba.types import KernelHandlerType, SpecConstRefType
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from pysycl_numba._numba_compat import BaseContext, Signature
 
 typing_registry = TypingRegistry()
 lowering_registry = LoweringRegistry("pysycl.specconst")
@@ -59,7 +64,7 @@ _MANGLE = {"b1": "b", "i1": "a", "u1": "h", "i2": "s", "u2": "t", "i4": "i", "u4
            "i8": "l", "u8": "m", "f2": "Dh", "f4": "f", "f8": "d"}
 
 
-def _default_constant(llty: llir.Type, dtype: np.dtype, default: Any) -> llir.Constant:
+def _default_constant(llty: llir.Type, dtype: np.dtype, default: bool | int | float) -> llir.Constant:
     if dtype.kind == "b":
         return llir.Constant(llty, 1 if default else 0)
     if dtype.kind in "iu":
@@ -71,7 +76,8 @@ def _default_constant(llty: llir.Type, dtype: np.dtype, default: Any) -> llir.Co
 
 @lowering_registry.lower("kernel_handler.get_specialization_constant", KernelHandlerType,
                 SpecConstRefType)
-def _get_spec_constant(context: Any, builder: llir.IRBuilder, sig: Any, args: Any) -> Any:
+def _get_spec_constant(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                       args: Sequence[llir.Value]) -> llir.Value:
     sid = sig.args[1]
     dtype = np.dtype(str(sid.dtype)) if sid.dtype != types.boolean else np.dtype(np.bool_)
     code = _MANGLE[f"{dtype.kind}{dtype.itemsize}"]
