@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pysycl._kernels.kernel_api import access, maximum, minimum, plus, reduce_over_group
 from pysycl_numba._numba_compat import types
 from pysycl_numba.dispatcher import DeviceDispatcher
 from pysycl_numba.types import AccessorType, NdItemType, ReducerType
+
+if TYPE_CHECKING:
+    from pysycl_numba._numba_compat import CompileResult
 
 # Every work-item runs the loop the same number of times (n is uniform), so
 # the barriers are never divergent; readers read [half, n), writers write
@@ -89,7 +92,7 @@ def epilogue_arg_types(r: ReducerType, group_ndim: int) -> list[types.Type]:
     return [NdItemType(group_ndim), r.dtype, scratch_type(r), partials_type(r)]
 
 
-def compile_epilogue(r: ReducerType, group_ndim: int) -> Any:
+def compile_epilogue(r: ReducerType, group_ndim: int) -> CompileResult:
     """Compile the epilogue of ``r`` for an ``nd_item`` of ``group_ndim`` dimensions."""
     args = tuple(epilogue_arg_types(r, group_ndim))
     disp = DeviceDispatcher.for_function(epilogue_function(r))

@@ -23,7 +23,7 @@ parameters after the captures' and runs as follows:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from llvmlite import ir as llir
 
@@ -43,10 +43,14 @@ from pysycl_numba.types import (
     tag,
 )
 
+if TYPE_CHECKING:
+    from pysycl._core.abi import CaptureType
+    from pysycl_numba._numba_compat import BaseContext, CompileResult, FunctionDescriptor
+
 _I64 = llir.IntType(64)
 
 
-def _flat_params(context: Any, capty: types.Type, abity: Any) -> list[llir.Type]:
+def _flat_params(context: BaseContext, capty: types.Type, abity: CaptureType | None) -> list[llir.Type]:
     if isinstance(capty, types.BaseTuple):  # a tuple of numbers: its elements' arguments
         return [p for t in capty.types for p in _flat_params(context, t, None)]
     if isinstance(capty, SpecConstRefType):
@@ -66,9 +70,9 @@ def _flat_params(context: Any, capty: types.Type, abity: Any) -> list[llir.Type]
 
 
 def _build_capture(
-    context: Any, builder: llir.IRBuilder, capty: types.Type, params: list[llir.Argument],
-    err: Any = None, slot: int = 0, rec: Any = None,
-) -> Any:
+    context: BaseContext, builder: llir.IRBuilder, capty: types.Type, params: list[llir.Argument],
+    err: llir.Value | None = None, slot: int = 0, rec: llir.Value | None = None,
+) -> llir.Value:
     if isinstance(capty, AccessorType):
         acc = cgutils.create_struct_proxy(capty)(context, builder)
         for name, value in zip(capty.member_names(), params, strict=True):
@@ -98,7 +102,7 @@ def _build_capture(
     return value
 
 
-def build_item(context: Any, builder: llir.IRBuilder, ndim: int) -> Any:
+def build_item(context: BaseContext, builder: llir.IRBuilder, ndim: int) -> llir.Value:
     """A ``sycl.item<ndim>`` value of the current work-item."""
     item = cgutils.create_struct_proxy(ItemType(ndim))(context, builder)
     for d in range(ndim):
@@ -118,8 +122,8 @@ class _Entry:
     kernels), then the error buffer in bounds-checked mode.
     """
 
-    def __init__(self, context: Any, entry_name: str, capture_types: list[types.Type],
-                 abi_types: list[Any], extra: list[llir.Type], bounds_checked: bool) -> None:
+    def __init__(self, context: BaseContext, entry_name: str, capture_types: list[types.Type],
+                 abi_types: list[CaptureType], extra: list[llir.Type], bounds_checked: bool) -> None:
         self.context = context
         self.module = context.create_module(f"pysycl.wrapper.{entry_name}")
         self.capture_types = capture_types
@@ -140,9 +144,9 @@ class _Entry:
         ncap = sum(len(params) for params in self.per_capture)
         self.extra = list(self.fn.args[ncap:ncap + len(extra)])
 
-    def capture_values(self) -> list[Any]:
+    def capture_values(self) -> list[llir.Value]:
         """The Numba values of the captures, rebuilt from their flat arguments."""
-        values: list[Any] = []
+        values: list[llir.Value] = []
         pos = 0
         for slot, (capty, params) in enumerate(zip(self.capture_types, self.per_capture,
                                                    strict=True)):
@@ -152,7 +156,8 @@ class _Entry:
                                          slot, self.rec))
         return values
 
-    def call(self, fndesc: Any, argtypes: list[types.Type], values: list[Any]) -> None:
+    def call(self, fndesc: FunctionDescriptor, argtypes: list[types.Type], values: list[llir.Value],
+             ) -> None:
         """Call the lowered function ``fndesc`` with Numba's calling convention."""
         conv = self.context.call_conv
         callee = llir.Function(self.module, conv.get_function_type(fndesc.restype, argtypes),
@@ -168,11 +173,11 @@ class _Entry:
 
 
 def build_kernel_wrapper(
-    context: Any,
-    fndesc: Any,
+    context: BaseContext,
+    fndesc: FunctionDescriptor,
     index: IndexSpace,
     capture_types: list[types.Type],
-    abi_types: list[Any],
+    abi_types: list[CaptureType],
     entry_name: str,
     bounds_checked: bool = False,
 ) -> llir.Module:
@@ -189,7 +194,7 @@ def build_kernel_wrapper(
     """
     entry = _Entry(context, entry_name, capture_types, abi_types, [], bounds_checked)
     argtypes: list[types.Type] = []
-    values: list[Any] = []
+    values: list[llir.Value] = []
     if index.kind == "range":
         argtypes.append(ItemType(index.ndim))
         values.append(build_item(context, entry.builder, index.ndim))
@@ -206,13 +211,13 @@ def build_kernel_wrapper(
 
 
 def build_reduction_wrapper(
-    context: Any,
-    fndesc: Any,
+    context: BaseContext,
+    fndesc: FunctionDescriptor,
     index: IndexSpace,
     capture_types: list[types.Type],
-    abi_types: list[Any],
+    abi_types: list[CaptureType],
     reducers: list[ReducerType],
-    epilogues: list[Any],
+    epilogues: list[CompileResult],
     entry_name: str,
     bounds_checked: bool = False,
 ) -> llir.Module:
@@ -232,7 +237,7 @@ def build_reduction_wrapper(
     builder = entry.builder
     values = entry.capture_values()
     user_range = entry.extra[:n_range]
-    accs: list[Any] = []
+    accs: list[llir.Value] = []
     for k, r in enumerate(reducers):
         acc = cgutils.alloca_once(builder, context.get_data_type(r.dtype))
         context.pack_value(builder, r.dtype, entry.extra[n_range + 3 * k], acc)
@@ -260,8 +265,8 @@ def build_reduction_wrapper(
     return entry.finish()
 
 
-def _call_epilogue(entry: _Entry, r: ReducerType, epi: Any, group_ndim: int, v: Any,
-                   part: Any, tmp: Any) -> None:
+def _call_epilogue(entry: _Entry, r: ReducerType, epi: CompileResult, group_ndim: int, v: llir.Value,
+                   part: llir.Value, tmp: llir.Value) -> None:
     """Hand the work-item's accumulated value ``v`` to the reduction's epilogue."""
     context, builder = entry.context, entry.builder
     scratch = cgutils.create_struct_proxy(scratch_type(r))(context, builder)
@@ -275,7 +280,8 @@ def _call_epilogue(entry: _Entry, r: ReducerType, epi: Any, group_ndim: int, v: 
                [tag(), v, scratch._getvalue(), partials._getvalue()])
 
 
-def _item_from_linear(context: Any, builder: Any, lin: Any, rng: list[Any]) -> Any:
+def _item_from_linear(context: BaseContext, builder: llir.IRBuilder, lin: llir.Value,
+                      rng: list[llir.Value]) -> llir.Value:
     """The ``sycl.item`` of linear id ``lin`` in range ``rng`` (row-major, dimension 0 slowest)."""
     n = len(rng)
     item = cgutils.create_struct_proxy(ItemType(n))(context, builder)
