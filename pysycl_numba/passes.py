@@ -24,7 +24,7 @@ import sys
 import sysconfig
 import types as pytypes
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pysycl._core.abi import ID_GLOBAL, ID_LOCAL
 from pysycl._core.exceptions import errc
@@ -40,6 +40,10 @@ from pysycl_numba._numba_compat import (
 )
 from pysycl_numba.errors import KernelSourceError
 from pysycl_numba.types import AccessorType, AtomicRefType, GlobalPointer, ItemType, NdItemType
+
+if TYPE_CHECKING:
+    from pysycl_numba._numba_compat import StateDict
+    from pysycl_numba.dispatcher import LiftedDispatcher
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,7 @@ class LiftSpec:
 
     names: tuple[str, ...]
     own: dict[tuple[str, str], int] = field(default_factory=dict)
-    calls: dict[int, tuple[Any, tuple[int, ...]]] = field(default_factory=dict)
+    calls: dict[int, tuple[LiftedDispatcher, tuple[int, ...]]] = field(default_factory=dict)
 
 
 def hidden_kw(j: int) -> str:
@@ -84,7 +88,7 @@ class LiftCaptures(FunctionPass):
     def __init__(self) -> None:
         FunctionPass.__init__(self)
 
-    def run_pass(self, state: Any) -> bool:
+    def run_pass(self, state: StateDict) -> bool:
         """Rewrite ``state.func_ir`` in place."""
         spec: LiftSpec = state.pysycl_lift
         func_ir = state.func_ir
@@ -137,7 +141,7 @@ class LiftCaptures(FunctionPass):
         return changed or bool(spec.names)
 
     @staticmethod
-    def _check_only_called(func_ir: Any, helper_vars: dict[str, tuple[int, ...]],
+    def _check_only_called(func_ir: ir.FunctionIR, helper_vars: dict[str, tuple[int, ...]],
                            helper_names: dict[str, str]) -> None:
         """A helper with hidden parameters can be called, not passed around as a value."""
         for block in func_ir.blocks.values():
@@ -157,7 +161,7 @@ class LiftCaptures(FunctionPass):
                             "it, or pass the values it needs as arguments", stmt.loc)
 
     @staticmethod
-    def _pass_hidden(func_ir: Any, first: int, names: tuple[str, ...],
+    def _pass_hidden(func_ir: ir.FunctionIR, first: int, names: tuple[str, ...],
                      helper_vars: dict[str, tuple[int, ...]]) -> None:
         """Add the hidden keyword arguments to every call of a rewritten helper."""
         entry = func_ir.blocks[min(func_ir.blocks)]
@@ -207,7 +211,7 @@ class RejectUnsupportedPython(AnalysisPass):
     def __init__(self) -> None:
         AnalysisPass.__init__(self)
 
-    def run_pass(self, state: Any) -> bool:
+    def run_pass(self, state: StateDict) -> bool:
         """Raise :class:`KernelSourceError` on the first unsupported statement."""
         modules: dict[str, pytypes.ModuleType] = {}
         for block in state.func_ir.blocks.values():
@@ -264,7 +268,7 @@ _DEVICE_STDLIB = frozenset({"math", "cmath", "operator"})
 _STDLIB = os.path.normcase(sysconfig.get_paths()["stdlib"])
 
 
-def _check_host_module(mod: pytypes.ModuleType, attr: str, loc: Any) -> None:
+def _check_host_module(mod: pytypes.ModuleType, attr: str, loc: ir.Loc) -> None:
     """``mod.attr`` of a standard-library module that is host code (``time``, ``random``).
 
     Numba types some of them (``random.random`` calls a host runtime symbol
@@ -327,7 +331,7 @@ class ValidateTypedKernel(AnalysisPass):
     def __init__(self) -> None:
         AnalysisPass.__init__(self)
 
-    def run_pass(self, state: Any) -> bool:
+    def run_pass(self, state: StateDict) -> bool:
         """Raise on read-only writes and recursion; collect aspects."""
         typemap = state.typemap
         for block in state.func_ir.blocks.values():
@@ -382,7 +386,7 @@ class ValidateTypedKernel(AnalysisPass):
             )
 
 
-def _assigned(func_ir: ir.FunctionIR, name: str) -> Any:
+def _assigned(func_ir: ir.FunctionIR, name: str) -> ir.AbstractRHS | None:
     """The value assigned to variable ``name`` (a temporary is assigned once), or None."""
     for block in func_ir.blocks.values():
         for stmt in block.body:
@@ -414,7 +418,7 @@ def _user_name(var: ir.Var, func_ir: ir.FunctionIR) -> str:
     return "an expression's result"
 
 
-def _first_loc(func_ir: ir.FunctionIR) -> Any:
+def _first_loc(func_ir: ir.FunctionIR) -> ir.Loc:
     return func_ir.loc
 
 
@@ -447,7 +451,7 @@ class FindDirectIndexing(AnalysisPass):
     def __init__(self) -> None:
         AnalysisPass.__init__(self)
 
-    def run_pass(self, state: Any) -> bool:
+    def run_pass(self, state: StateDict) -> bool:
         """Compute ``state.pysycl_direct_index``."""
         state.pysycl_direct_index = ()
         index = getattr(state, "pysycl_index", None)
@@ -477,7 +481,7 @@ class FindDirectIndexing(AnalysisPass):
         return False
 
 
-def _access(stmt: ir.Stmt, func_ir: Any, typemap: dict) -> tuple[ir.Var, ir.Var] | None:
+def _access(stmt: ir.Stmt, func_ir: ir.FunctionIR, typemap: dict) -> tuple[ir.Var, ir.Var] | None:
     """(accessor variable, index variable) of an element access statement."""
     if isinstance(stmt, ir.SetItem):
         acc, idx = stmt.target, stmt.index
@@ -504,18 +508,19 @@ def _access(stmt: ir.Stmt, func_ir: Any, typemap: dict) -> tuple[ir.Var, ir.Var]
     return acc, idx
 
 
-def _is_id_param(var: ir.Var, func_ir: Any, typemap: dict) -> bool:
+def _is_id_param(var: ir.Var, func_ir: ir.FunctionIR, typemap: dict) -> bool:
     """Whether ``var`` is the kernel's item / nd_item parameter itself."""
     defn = ir_utils.guard(func_ir.get_definition, var)
     return isinstance(defn, ir.Arg) and defn.index == 0 \
         and isinstance(typemap.get(var.name), (ItemType, NdItemType))
 
 
-def _const(var: Any, func_ir: Any) -> Any:
+def _const(var: Any, func_ir: ir.FunctionIR) -> Any:
     return ir_utils.guard(ir_utils.find_const, func_ir, var) if isinstance(var, ir.Var) else var
 
 
-def _id_call(defn: Any, func_ir: Any, typemap: dict) -> tuple[str, Any, list[Any]] | None:
+def _id_call(defn: ir.AbstractRHS | None, func_ir: ir.FunctionIR, typemap: dict,
+             ) -> tuple[str, ir.Var, list[ir.Var]] | None:
     """(method, receiver, args) of a call of a method of the kernel's item/nd_item."""
     if not (isinstance(defn, ir.Expr) and defn.op == "call"):
         return None
@@ -526,7 +531,7 @@ def _id_call(defn: Any, func_ir: Any, typemap: dict) -> tuple[str, Any, list[Any
     return None
 
 
-def _id_tuple(var: ir.Var, func_ir: Any, typemap: dict) -> list[Dim] | None:
+def _id_tuple(var: ir.Var, func_ir: ir.FunctionIR, typemap: dict) -> list[Dim] | None:
     """The dims of an id tuple: the item itself, ``it.get_id()``, ``it.get_global_id()``."""
     if _is_id_param(var, func_ir, typemap):
         ty = typemap[var.name]
@@ -541,7 +546,7 @@ def _id_tuple(var: ir.Var, func_ir: Any, typemap: dict) -> list[Dim] | None:
     return None
 
 
-def _scalar_dim(var: ir.Var, func_ir: Any, typemap: dict) -> Dim:
+def _scalar_dim(var: ir.Var, func_ir: ir.FunctionIR, typemap: dict) -> Dim:
     """The id dimension a scalar index is, exactly, or None."""
     if _is_id_param(var, func_ir, typemap):
         ty = typemap[var.name]
@@ -568,7 +573,7 @@ def _scalar_dim(var: ir.Var, func_ir: Any, typemap: dict) -> Dim:
     return None
 
 
-def _index_dims(idx: ir.Var, ndim: int, func_ir: Any, typemap: dict) -> list[Dim]:
+def _index_dims(idx: ir.Var, ndim: int, func_ir: ir.FunctionIR, typemap: dict) -> list[Dim]:
     """Per accessor dimension, the id dimension its index component is, or None."""
     whole = _id_tuple(idx, func_ir, typemap)
     if whole is not None:
