@@ -23,7 +23,7 @@ import contextvars
 import inspect
 import weakref
 from collections.abc import Callable, Iterator, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pysycl_numba._numba_compat import (
     Dispatcher,
@@ -38,6 +38,9 @@ from pysycl_numba.passes import LiftSpec, hidden_kw
 from pysycl_numba.pipelines import compile_device
 from pysycl_numba.target import SYCL, sycl_target
 
+if TYPE_CHECKING:
+    from pysycl_numba._numba_compat import ConcreteTemplate, Signature, types
+
 _by_function: weakref.WeakKeyDictionary[Callable[..., Any], DeviceDispatcher] = (
     weakref.WeakKeyDictionary()
 )
@@ -50,7 +53,7 @@ class _Scope:
 
     def __init__(self, dispatchers: dict[Callable[..., Any], DeviceDispatcher]) -> None:
         self.dispatchers = dispatchers
-        self.registered: list[Any] = []
+        self.registered: list[tuple[str, str]] = []  # entry points
 
 
 #: The kernel being compiled (``compile_scope``): each kernel compile compiles
@@ -86,7 +89,7 @@ class DeviceDispatcher(Dispatcher):
     def __init__(self, py_func: Callable[..., Any], **kwargs: Any) -> None:
         super().__init__(py_func, targetoptions={"nopython": True})
 
-    def compile(self, sig: Any) -> Any:
+    def compile(self, sig: tuple[types.Type, ...] | Signature) -> tuple[str, str]:
         """Compile for ``sig`` (argument types) if not done yet; return the key."""
         with global_compiler_lock, self._compiling_counter:
             args, return_type = sigutils.normalize_signature(sig)
@@ -130,7 +133,8 @@ class LiftedDispatcher(DeviceDispatcher):
         params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY) for n in self._hidden]
         self._full_pysig = inspect.Signature(params)
 
-    def fold_argument_types(self, args: Any, kws: Any) -> tuple[Any, tuple[Any, ...]]:
+    def fold_argument_types(self, args: tuple[types.Type, ...], kws: dict[str, types.Type],
+                            ) -> tuple[inspect.Signature, tuple[types.Type, ...]]:
         """Fold the user's arguments with the function's signature, then append the hidden ones.
 
         (Numba also calls this for a recursive call, which then fails as recursion.)
@@ -144,7 +148,9 @@ class LiftedDispatcher(DeviceDispatcher):
         _, user = self._compiler.fold_argument_types(tuple(args[:len(args) - n]), kws)
         return self._full_pysig, (*user, *hidden)
 
-    def get_call_template(self, args: Any, kws: Any) -> Any:
+    def get_call_template(self, args: tuple[types.Type, ...], kws: dict[str, types.Type],
+                          ) -> tuple[type[ConcreteTemplate], inspect.Signature,
+                                     tuple[types.Type, ...], dict[str, types.Type]]:
         """Fold the arguments (:meth:`fold_argument_types`) and compile for them."""
         _, full = self.fold_argument_types(args, kws)
         self.compile(full)

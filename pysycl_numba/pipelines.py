@@ -18,7 +18,7 @@ point, linking and SPIR-V emission; the dispatcher
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pysycl_numba._numba_compat import (
     CompilerBase,
@@ -40,6 +40,9 @@ from pysycl_numba.passes import (
     ValidateTypedKernel,
 )
 from pysycl_numba.target import TARGET_NAME, sycl_target
+
+if TYPE_CHECKING:
+    from pysycl_numba._numba_compat import CompileResult, PassManager, StateDict, types
 
 
 def flags() -> Flags:
@@ -76,7 +79,7 @@ class LocLowering(NativeLowering):  # type: ignore[misc]
         return _LocLower
 
 
-def _use_loc_lowering(pm: Any) -> None:
+def _use_loc_lowering(pm: PassManager) -> None:
     """Lower with :class:`LocLowering` (source lines for bounds-checked accesses)."""
     pm.passes = [(LocLowering if p is NativeLowering else p, d) for p, d in pm.passes]
 
@@ -84,7 +87,7 @@ def _use_loc_lowering(pm: Any) -> None:
 class DevicePipeline(CompilerBase):
     """Numba's nopython pipeline plus pysycl's validation passes."""
 
-    def define_pipelines(self) -> list[Any]:
+    def define_pipelines(self) -> list[PassManager]:
         """One pipeline; there is no object-mode fallback on a device."""
         pm = DefaultPassBuilder.define_nopython_pipeline(self.state, name="pysycl")
         pm.add_pass_after(RejectUnsupportedPython, TranslateByteCode)
@@ -94,7 +97,7 @@ class DevicePipeline(CompilerBase):
         return [pm]
 
 
-def _lifting_pipeline(state: Any) -> Any:
+def _lifting_pipeline(state: StateDict) -> PassManager:
     """Numba's nopython passes plus capture lifting right after bytecode analysis.
 
     Kernels and the helpers that read captures share it; each adds its own passes.
@@ -109,7 +112,7 @@ def _lifting_pipeline(state: Any) -> Any:
 class KernelPipeline(CompilerBase):
     """The device pipeline with capture lifting right after bytecode analysis."""
 
-    def define_pipelines(self) -> list[Any]:
+    def define_pipelines(self) -> list[PassManager]:
         """Lift captures before anything looks at the function's arguments."""
         pm = _lifting_pipeline(self.state)
         pm.add_pass_after(FindDirectIndexing, ValidateTypedKernel)
@@ -121,15 +124,15 @@ class KernelPipeline(CompilerBase):
 class HelperPipeline(CompilerBase):
     """The device pipeline of a helper that reads captures (hidden parameters)."""
 
-    def define_pipelines(self) -> list[Any]:
+    def define_pipelines(self) -> list[PassManager]:
         """Lift the helper's captures and pass its callees' on, as for a kernel."""
         pm = _lifting_pipeline(self.state)
         pm.finalize()
         return [pm]
 
 
-def compile_device(py_func: Callable[..., Any], args: tuple[Any, ...], return_type: Any,
-                   lift: LiftSpec | None = None) -> Any:
+def compile_device(py_func: Callable[..., Any], args: tuple[types.Type, ...],
+                   return_type: types.Type | None, lift: LiftSpec | None = None) -> CompileResult:
     """Compile a device function for argument types ``args`` (Numba's CompileResult).
 
     ``lift``: the helper's hidden parameters (the trailing ``args``) and the
