@@ -14,7 +14,7 @@ import dis
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pysycl._core.abi import (
     AccessorType as AbiAccessor,
@@ -49,12 +49,15 @@ from pysycl_numba.types import (
 )
 from pysycl_numba.wrapper import build_kernel_wrapper, build_reduction_wrapper
 
+if TYPE_CHECKING:
+    from pysycl_numba.target import SYCLTargetContext
+
 _log = logging.getLogger("pysycl_numba.compiler")
 
 _FP_TYPES = {"double": "fp64", "half": "fp16"}
 
 
-def _hidden_of(g: int, helpers: Sequence[tuple[Any, tuple[int, ...]]],
+def _hidden_of(g: int, helpers: Sequence[tuple[Callable[..., Any], tuple[int, ...]]],
                owners: dict[int, list[int]]) -> list[int]:
     """The captures helper ``g`` needs: its own and those of everything it calls."""
     out: list[int] = []
@@ -70,12 +73,12 @@ def _hidden_of(g: int, helpers: Sequence[tuple[Any, tuple[int, ...]]],
     return out
 
 
-def _py_func(f: Any) -> Any:
+def _py_func(f: Callable[..., Any]) -> Callable[..., Any]:
     return getattr(f, "py_func", f)
 
 
 def lift_specs(captures: tuple[Capture, ...],
-               helpers: Sequence[tuple[Any, tuple[int, ...]]],
+               helpers: Sequence[tuple[Callable[..., Any], tuple[int, ...]]],
                ) -> tuple[LiftSpec, dict[Callable[..., Any], LiftedDispatcher]]:
     """The kernel's :class:`LiftSpec` and the dispatchers of its helpers (by Python function).
 
@@ -271,7 +274,7 @@ def compile_kernel(
     entry_name: str,
     reductions: tuple[tuple[ReductionType, Callable[..., Any]], ...] = (),
     bounds_check: bool = False,
-    helpers: Sequence[tuple[Any, tuple[int, ...]]] = (),
+    helpers: Sequence[tuple[Callable[..., Any], tuple[int, ...]]] = (),
 ) -> CompiledKernel:
     """Compile a Python kernel to a SPIR-V module with one ``spir_kernel`` entry.
 
@@ -355,7 +358,7 @@ class _KernelJob:
         self.library: SPIRVCodeLibrary | None = None
         self.direct_index: tuple[tuple[int, int, int, int, int], ...] = ()
 
-    def compile(self, ctx: Any, name: str, lift: LiftSpec) -> tuple[bytes, str]:
+    def compile(self, ctx: SYCLTargetContext, name: str, lift: LiftSpec) -> tuple[bytes, str]:
         """Type and lower the kernel with target context ``ctx``, build its entry point,
         emit SPIR-V: (binary, IR text)."""
         pipeline = KernelPipeline(sycl_target.typing_context, ctx, ctx.codegen().create_library(name),

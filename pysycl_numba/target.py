@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import types as pytypes
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -53,6 +53,12 @@ from pysycl_numba.overloads import math as math_overloads
 from pysycl_numba.overloads.constants import resolve_kernel_value
 from pysycl_numba.targets.spirv.codegen import SPIRVCodegen
 from pysycl_numba.types import make_data_model_manager
+
+if TYPE_CHECKING:
+    import llvmlite.binding as ll
+    from llvmlite import ir as llir
+
+    from pysycl_numba._numba_compat import CodeLibrary, Environment, FunctionDescriptor, types
 
 TARGET_NAME = "pysycl"
 
@@ -93,7 +99,7 @@ class SYCLTypingContext(typing.BaseContext):
         for module in OVERLOADS:
             self.install_registry(module.typing_registry)
 
-    def resolve_value_type(self, val: Any) -> Any:
+    def resolve_value_type(self, val: Any) -> types.Type:
         """Type a global or closure value that the kernel uses as a constant.
 
         Plain Python functions become device functions of this target; Numba
@@ -167,11 +173,11 @@ class SYCLTargetContext(BaseContext):
         return self._internal_codegen
 
     @property
-    def target_data(self) -> Any:
+    def target_data(self) -> ll.TargetData:
         """spirv64 sizes and alignments."""
         return self._internal_codegen.target_data
 
-    def create_module(self, name: str) -> Any:
+    def create_module(self, name: str) -> llir.Module:
         """A new LLVM module with the spirv64 triple and data layout."""
         return self._internal_codegen._create_empty_module(name)
 
@@ -180,11 +186,12 @@ class SYCLTargetContext(BaseContext):
         """Status-code calling convention without Python objects."""
         return MinimalCallConv(self)
 
-    def post_lowering(self, mod: Any, library: Any) -> None:
+    def post_lowering(self, mod: llir.Module, library: CodeLibrary) -> None:
         """Nothing to link: no NRT, no CPython helpers."""
         return
 
-    def get_executable(self, library: Any, fndesc: Any, env: Any) -> None:
+    def get_executable(self, library: CodeLibrary, fndesc: FunctionDescriptor, env: Environment,
+                       ) -> None:
         """Kernels never run on the host."""
         raise NotImplementedError("pysycl kernels cannot be called from the host")
 
