@@ -13,12 +13,15 @@ import linecache
 import os
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pysycl._core.exceptions import errc, kernel_compile_error
 from pysycl_numba._numba_compat import errors as nb_errors
+
+if TYPE_CHECKING:
+    from pysycl_numba._numba_compat import ir
 
 # Numba message fragments -> what the user should do instead.
 _HINTS: list[tuple[str, str]] = [
@@ -68,21 +71,21 @@ class KernelSourceError(Exception):
     through it.
     """
 
-    def __init__(self, message: str, loc: Any = None, code: errc = errc.kernel) -> None:
+    def __init__(self, message: str, loc: ir.Loc | None = None, code: errc = errc.kernel) -> None:
         super().__init__(message)
         self.message = message
         self.loc = loc
         self.code = code
 
 
-def format_loc(loc: Any) -> str:
+def format_loc(loc: ir.Loc | None) -> str:
     """``file:line`` of a Numba ``ir.Loc`` (``"<unknown>"`` without one)."""
     if loc is None or getattr(loc, "filename", None) is None:
         return "<unknown location>"
     return f"{loc.filename}:{loc.line}"
 
 
-def _source_line(loc: Any) -> str:
+def _source_line(loc: ir.Loc) -> str:
     """The text of the source line at ``loc`` (empty when unknown)."""
     filename, line = getattr(loc, "filename", None), getattr(loc, "line", None)
     if not filename or not line:
