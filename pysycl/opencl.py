@@ -8,7 +8,7 @@ objects are pyopencl objects (see ``sycl.get_native``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pysycl._core.exceptions import exception
 from pysycl._objects.device import device as _device
@@ -16,8 +16,6 @@ from pysycl._objects.info import info as _info
 from pysycl._objects.platform import platform as _platform
 
 if TYPE_CHECKING:
-    import pyopencl as cl
-
     from pysycl._bundles.kernel_bundle import bundle_state, kernel_bundle
     from pysycl._objects.context import context
 
@@ -53,7 +51,7 @@ def get_reference_count(obj: object) -> int:
 
 
 def create_bundle(ctxt: context, devs: Sequence[_device],
-                  cl_objects: Sequence[cl.Program | cl.Kernel], *,
+                  cl_objects: Sequence[Any], *,
                   state: bundle_state | None = None) -> kernel_bundle:
     """A kernel bundle from ``pyopencl.Program`` objects (in ``state``) or ``pyopencl.Kernel``
     objects (executable) — ``sycl::opencl::create_bundle``.
