@@ -7,12 +7,17 @@ objects are pyopencl objects (see ``sycl.get_native``).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from pysycl._core.exceptions import exception
 from pysycl._objects.device import device as _device
 from pysycl._objects.info import info as _info
 from pysycl._objects.platform import platform as _platform
+
+if TYPE_CHECKING:
+    from pysycl._bundles.kernel_bundle import bundle_state, kernel_bundle
+    from pysycl._objects.context import context
 
 
 def get_error_code(exc: exception) -> int | None:
@@ -25,7 +30,7 @@ def get_error_code(exc: exception) -> int | None:
     return exc.cl_error
 
 
-def has_extension(obj: Any, extension: str) -> bool:
+def has_extension(obj: _device | _platform, extension: str) -> bool:
     """Whether a platform or device reports an OpenCL extension (``opencl::has_extension``)."""
     if isinstance(obj, _device):
         return obj.has_extension(extension)
@@ -34,7 +39,7 @@ def has_extension(obj: Any, extension: str) -> bool:
     raise TypeError(f"has_extension takes a sycl.platform or sycl.device, not {type(obj).__name__}")
 
 
-def get_reference_count(obj: Any) -> int:
+def get_reference_count(obj: object) -> int:
     """The OpenCL reference count of a native (pyopencl) object (``opencl::get_reference_count``).
 
     Raises:
@@ -45,7 +50,9 @@ def get_reference_count(obj: Any) -> int:
     return programs.reference_count(obj)
 
 
-def create_bundle(ctxt: Any, devs: Any, cl_objects: Any, *, state: Any = None) -> Any:
+def create_bundle(ctxt: context, devs: Sequence[_device],
+                  cl_objects: Sequence[Any], *,
+                  state: bundle_state | None = None) -> kernel_bundle:
     """A kernel bundle from ``pyopencl.Program`` objects (in ``state``) or ``pyopencl.Kernel``
     objects (executable) — ``sycl::opencl::create_bundle``.
 

@@ -7,8 +7,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, TypeVar
+from collections.abc import Hashable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from pysycl._objects.context import context as _context
 
 
 class _Property:
@@ -16,7 +19,7 @@ class _Property:
 
     __slots__ = ()
 
-    def _key(self) -> tuple[Any, ...]:
+    def _key(self) -> tuple[Hashable, ...]:
         return ()
 
     def __eq__(self, other: object) -> bool:
@@ -60,7 +63,7 @@ class buffer:  # noqa: N801 - namespace, the spec's spelling
         def __init__(self, mutex: Any = None) -> None:
             self.mutex = mutex
 
-        def _key(self) -> tuple[Any, ...]:
+        def _key(self) -> tuple[Hashable, ...]:
             return (id(self.mutex),)
 
         def get_mutex_ptr(self) -> Any:
@@ -72,13 +75,13 @@ class buffer:  # noqa: N801 - namespace, the spec's spelling
 
         __slots__ = ("context",)
 
-        def __init__(self, context: Any) -> None:
+        def __init__(self, context: _context) -> None:
             self.context = context
 
-        def _key(self) -> tuple[Any, ...]:
+        def _key(self) -> tuple[Hashable, ...]:
             return (self.context,)
 
-        def get_context(self) -> Any:
+        def get_context(self) -> _context:
             """The bound context."""
             return self.context
 
@@ -111,7 +114,7 @@ class property_list:  # noqa: N801 - the spec's spelling
 
     __slots__ = ("_props",)
 
-    def __init__(self, props: Iterable[Any] = ()) -> None:
+    def __init__(self, props: Iterable[_Property] = ()) -> None:
         self._props = tuple(props)
         for p in self._props:
             if not isinstance(p, _Property):
@@ -134,7 +137,7 @@ class property_list:  # noqa: N801 - the spec's spelling
 
         raise exception(errc.invalid, f"property {kind.__qualname__} is not in this property list")
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[_Property]:
         return iter(self._props)
 
     def __repr__(self) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import itertools
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,6 +25,13 @@ from pysycl._objects.range import id as _id
 from pysycl._objects.range import linear_index
 from pysycl._objects.range import np_index as _np_index
 from pysycl._objects.range import range as _range
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+
+    from pysycl._commands.handler import handler as _handler
+    from pysycl._memory.buffer import AccessorParts, Extent
+    from pysycl.property import _Property
 
 
 class access_mode(enum.Enum):  # noqa: N801 - the spec's spelling
@@ -60,7 +67,7 @@ _MODES = {
 }
 
 
-def _norm_mode(mode: Any) -> access_mode:
+def _norm_mode(mode: object) -> access_mode:
     if isinstance(mode, access_mode):
         return mode
     if isinstance(mode, str):
@@ -95,9 +102,10 @@ class accessor:  # noqa: N801 - the spec's spelling
     __slots__ = ("_buf", "_mode", "_offset", "_range", "coherence", "handler", "host_view",
                  "kernel_tail", "kernel_type", "no_init", "writes")
 
-    def __init__(self, buf: buffer, handler: Any = None, mode: Any = access_mode.read_write,
-                 target: target = target.device, *, access_range: Any = None,
-                 access_offset: Any = None, properties: Iterable[Any] = ()) -> None:
+    def __init__(self, buf: buffer, handler: _handler | access_mode | str | None = None,
+                 mode: access_mode | str = access_mode.read_write,
+                 target: target = target.device, *, access_range: Extent | None = None,
+                 access_offset: Extent | None = None, properties: Iterable[_Property] = ()) -> None:
         # This constructor runs once per accessor per submit: keep the common case
         # (whole buffer, no properties) free of allocations beyond the object itself.
         if type(buf) is not buffer and not isinstance(buf, buffer):
@@ -130,7 +138,8 @@ class accessor:  # noqa: N801 - the spec's spelling
         self._range, self._offset, self.kernel_tail, self.kernel_type = parts
         self.host_view: np.ndarray | None = None
         if handler is None:
-            self.handler: Any = None
+            # the handler; None for a placeholder; a marker object once submitted
+            self.handler: _handler | object | None = None
             return
         if st.closed or buf.closed:
             raise exception(errc.invalid, buf.closed_message())
@@ -227,7 +236,7 @@ class host_accessor:  # noqa: N801 - the spec's spelling
     block, or drop it) before submitting work that uses the buffer again.
     """
 
-    def __init__(self, buf: buffer, mode: Any = access_mode.read_write) -> None:
+    def __init__(self, buf: buffer, mode: access_mode | str = access_mode.read_write) -> None:
         if not isinstance(buf, buffer):
             raise TypeError(f"sycl.host_accessor needs a sycl.buffer, got {type(buf).__name__}")
         self._buf = buf
@@ -248,7 +257,7 @@ class host_accessor:  # noqa: N801 - the spec's spelling
         """Number of elements."""
         return self._buf.size()
 
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+    def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
         return self._view if dtype is None else self._view.astype(dtype)
 
     def __getitem__(self, idx: Any) -> Any:
@@ -272,10 +281,11 @@ class host_accessor:  # noqa: N801 - the spec's spelling
         return f"sycl.host_accessor({self._view!r})"
 
 
-_KTYPES: dict[tuple[Any, ...], AccessorType] = {}
+_KTYPES: dict[tuple[np.dtype, int, str], AccessorType] = {}
 
 
-def _check_ranged(buf: buffer, access_range: Any, access_offset: Any) -> tuple[_range, _id]:
+def _check_ranged(buf: buffer, access_range: Extent | None,
+                  access_offset: Extent | None) -> tuple[_range, _id]:
     brange = buf.get_range()
     n = len(brange)
     rng = brange if access_range is None else (
@@ -306,7 +316,7 @@ def _ktype(buf: buffer, rng: _range, kmode: str) -> AccessorType:
     return kt
 
 
-def _whole_parts(buf: buffer, kmode: str) -> tuple[Any, ...]:
+def _whole_parts(buf: buffer, kmode: str) -> AccessorParts:
     """``(range, offset, kernel tail, kernel type)`` of a whole-buffer accessor, cached on ``buf``."""
     rng = buf.get_range()
     parts = (rng, None, _tail(buf, rng, None), _ktype(buf, rng, kmode))
@@ -314,8 +324,8 @@ def _whole_parts(buf: buffer, kmode: str) -> tuple[Any, ...]:
     return parts
 
 
-def _ranged_parts(buf: buffer, kmode: str, access_range: Any,
-                  access_offset: Any) -> tuple[Any, ...]:
+def _ranged_parts(buf: buffer, kmode: str, access_range: Extent | None,
+                  access_offset: Extent | None) -> AccessorParts:
     """``(range, offset, kernel tail, kernel type)`` of a ranged accessor."""
     rng, off = _check_ranged(buf, access_range, access_offset)
     return rng, off, _tail(buf, rng, off), _ktype(buf, rng, kmode)

@@ -16,7 +16,7 @@ import builtins
 import logging
 import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import numpy as np
 
@@ -28,6 +28,21 @@ from pysycl._objects.range import id as _id
 from pysycl._objects.range import linear_index
 from pysycl._objects.range import range as _range
 
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from numpy.typing import ArrayLike, DTypeLike
+
+    from pysycl._commands.handler import handler as _handler
+    from pysycl._core.abi import AccessorType
+    from pysycl._memory.accessor import access_mode, accessor, host_accessor
+    from pysycl.property import P, _Property
+
+    #: A range or an id as the constructors take it: the object, or its components.
+    Extent: TypeAlias = _range | _id | SupportsIndex | Iterable[SupportsIndex]
+    #: ``(range, offset, kernel tail, kernel type)`` of an accessor (see ``accessor_parts``).
+    AccessorParts: TypeAlias = tuple[_range, _id | None, tuple[int, ...], AccessorType]
+
 _log = logging.getLogger("pysycl.buffer")
 
 #: The accessor classes ``get_access``/``get_host_access`` make, and the default mode.
@@ -38,7 +53,7 @@ accessor_types: dict[str, Any] = {}
 _NUMERIC_KINDS = frozenset("biufc")
 
 
-def check_dtype(dtype: Any) -> np.dtype:
+def check_dtype(dtype: DTypeLike) -> np.dtype:
     """Return ``dtype`` as a numpy dtype, or raise TypeError for non-numeric ones."""
     try:
         dt = np.dtype(dtype)
@@ -88,16 +103,16 @@ class buffer:  # noqa: N801 - the spec's spelling
     closed: bool
     #: Per kernel access mode, ``(range, offset, kernel tail, kernel type)`` of a whole-buffer
     #: accessor, filled by :mod:`pysycl._memory.accessor`; replaced, never mutated.
-    accessor_parts: dict[str, tuple[Any, ...]] = {}  # noqa: RUF012 - replaced, never mutated
+    accessor_parts: dict[str, AccessorParts] = {}  # noqa: RUF012 - replaced, never mutated
 
     def __init__(
         self,
-        data: Any = None,
-        range: Any = None,
-        sub_range: Any = None,
+        data: ArrayLike | _range | buffer | None = None,
+        range: Extent | None = None,
+        sub_range: Extent | None = None,
         *,
-        dtype: Any = None,
-        properties: Iterable[Any] = (),
+        dtype: DTypeLike | None = None,
+        properties: Iterable[_Property] = (),
     ) -> None:
         # Closed until fully built: a constructor that raises leaves nothing for
         # __del__ to write back (and no second error printed during collection).
@@ -106,7 +121,8 @@ class buffer:  # noqa: N801 - the spec's spelling
         self._init(data, range, sub_range, dtype)
         self.closed = False
 
-    def _init(self, data: Any, range: Any, sub_range: Any, dtype: Any) -> None:
+    def _init(self, data: ArrayLike | _range | buffer | None, range: Extent | None,
+              sub_range: Extent | None, dtype: DTypeLike | None) -> None:
         if isinstance(data, buffer):
             self._init_sub(data, range, sub_range)
             return
@@ -125,8 +141,8 @@ class buffer:  # noqa: N801 - the spec's spelling
             raise TypeError("sycl.buffer needs host data, a sycl.range, or a parent buffer")
         self._init_host(data, range, dtype)
 
-    def _init_host(self, data: Any, rng: Any, dtype: Any) -> None:
-        user = None
+    def _init_host(self, data: ArrayLike, rng: Extent | None, dtype: DTypeLike | None) -> None:
+        user: np.ndarray | list[Any] | None = None
         write_back = True
         if isinstance(data, np.ndarray):
             arr = data
@@ -168,7 +184,7 @@ class buffer:  # noqa: N801 - the spec's spelling
         self._mem_range = rng
         self._offset = 0
 
-    def _init_sub(self, parent: buffer, base_index: Any, sub_range: Any) -> None:
+    def _init_sub(self, parent: buffer, base_index: Extent | None, sub_range: Extent | None) -> None:
         if parent.is_sub_buffer():
             raise exception(errc.invalid, "cannot create a sub-buffer of a sub-buffer (§4.7.2.1)")
         if base_index is None or sub_range is None:
@@ -241,15 +257,15 @@ class buffer:  # noqa: N801 - the spec's spelling
         """Whether this is a sub-buffer."""
         return hasattr(self, "_parent")
 
-    def has_property(self, kind: type) -> bool:
+    def has_property(self, kind: type[_Property]) -> bool:
         """Whether the buffer was built with a property of class ``kind``."""
         return self._props.has_property(kind)
 
-    def get_property(self, kind: type) -> Any:
+    def get_property(self, kind: type[P]) -> P:
         """The property of class ``kind`` (``errc.invalid`` when absent)."""
         return self._props.get_property(kind)
 
-    def set_final_data(self, final_data: Any = None) -> None:
+    def set_final_data(self, final_data: np.ndarray | None = None) -> None:
         """Where to write back on destruction: a numpy array, or ``None`` for nowhere."""
         st = self.coherence
         if final_data is None:
@@ -267,8 +283,10 @@ class buffer:  # noqa: N801 - the spec's spelling
         st.write_back = bool(flag) and (st.origin or st.final is not None)
 
     # --------------------------------------------------------------- accessors
-    def get_access(self, handler: Any = None, mode: Any = None, *, access_range: Any = None,
-                   access_offset: Any = None, properties: Iterable[Any] = ()) -> Any:
+    def get_access(self, handler: _handler | access_mode | str | None = None,
+                   mode: access_mode | str | None = None, *, access_range: Extent | None = None,
+                   access_offset: Extent | None = None,
+                   properties: Iterable[_Property] = ()) -> accessor:
         """An accessor in command group ``handler`` (``buf.get_access(h, sycl.access_mode.read)``)."""
         acc = accessor_types["accessor"]
         if mode is None:
@@ -278,12 +296,12 @@ class buffer:  # noqa: N801 - the spec's spelling
         return acc(self, handler, mode, access_range=access_range,
                    access_offset=access_offset, properties=properties)
 
-    def get_host_access(self, mode: Any = None) -> Any:
+    def get_host_access(self, mode: access_mode | str | None = None) -> host_accessor:
         """A ``host_accessor`` (blocks until the data is on the host)."""
         return accessor_types["host_accessor"](self, accessor_types["read_write"]
                                                 if mode is None else mode)
 
-    def reinterpret(self, dtype: Any, range: Any = None) -> buffer:
+    def reinterpret(self, dtype: DTypeLike, range: Extent | None = None) -> buffer:
         """A view of the same storage with another element type and/or range."""
         dt = check_dtype(dtype)
         nbytes = self.byte_size()

@@ -14,11 +14,14 @@ this module knows no backend.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pysycl._core.exceptions import errc, exception
+
+if TYPE_CHECKING:
+    from pysycl._backends.base import Executor
 
 #: The key of the host copy in ``Coherence.valid`` (contexts are keyed by ``context.key``).
 HOST = "host"
@@ -46,7 +49,7 @@ class Coherence:
         "origin", "queue_of", "reads", "size", "user", "valid", "write_back",
     )
 
-    def __init__(self, host: np.ndarray | None, user: Any, write_back: bool,
+    def __init__(self, host: np.ndarray | None, user: np.ndarray | list[Any] | None, write_back: bool,
                  dtype: np.dtype | None = None, size: int = 0) -> None:
         self._host = host           # flat, contiguous host copy (allocated lazily if None)
         self.user = user            # where write-back goes, if not `host` itself
@@ -55,12 +58,12 @@ class Coherence:
         self.nbytes = self.size * self.dtype.itemsize
         self.write_back = write_back
         self.origin = write_back    # built from writable host data: write-back is possible
-        self.final: Any = None      # set_final_data target
+        self.final: np.ndarray | None = None  # set_final_data target
         self.dev: dict[int, Any] = {}        # context key -> the backend's memory object
-        self.queue_of: dict[int, Any] = {}   # context key -> the last executor that used it
-        self.valid: set[Any] = set()         # {HOST, context key, ...}
-        self.last_write: tuple[Any, Any] | None = None   # (executor, native event)
-        self.reads: dict[Any, Any] = {}      # executor -> its newest reading event since the write
+        self.queue_of: dict[int, Executor] = {}  # context key -> the last executor that used it
+        self.valid: set[str | int] = set()   # {HOST, context key, ...}
+        self.last_write: tuple[Executor, Any] | None = None  # (executor, native event)
+        self.reads: dict[Executor, Any] = {}  # executor -> its newest reading event since the write
         self.host_accessors = 0
         self.closed: str | None = None  # where the root buffer was closed (written back)
 
@@ -117,14 +120,14 @@ class Coherence:
             self.valid = {HOST}
 
     # ---------------------------------------------------------- device side
-    def pending(self, writes: bool) -> list[tuple[Any, Any]]:
+    def pending(self, writes: bool) -> list[tuple[Executor, Any]]:
         """(executor, native event) pairs a new access must wait for."""
         deps = [] if self.last_write is None else [self.last_write]
         if writes:
             deps.extend(self.reads.items())
         return deps
 
-    def is_ready(self, key: int, ex: Any, writes: bool, needs_data: bool) -> bool:
+    def is_ready(self, key: int, ex: Executor, writes: bool, needs_data: bool) -> bool:
         """Nothing to do for a command of executor ``ex`` (context ``key``).
 
         True when the copy is allocated there, current there (or not needed),
@@ -137,7 +140,7 @@ class Coherence:
                 and (not writes or not reads or (len(reads) == 1 and ex in reads))
                 and self.queue_of.get(key) is ex)
 
-    def prepare_device(self, key: int, ex: Any, writes: bool, needs_data: bool,
+    def prepare_device(self, key: int, ex: Executor, writes: bool, needs_data: bool,
                        wait_for: list[Any]) -> Any:
         """Allocate and update the copy of context ``key`` for a command of ``ex``.
 
@@ -162,7 +165,7 @@ class Coherence:
         self.queue_of[key] = ex
         return mem
 
-    def record(self, key: int, ex: Any, ev: Any, writes: bool) -> None:
+    def record(self, key: int, ex: Executor, ev: Any, writes: bool) -> None:
         """A command of ``ex`` (context ``key``) finishing with event ``ev`` used the data."""
         if writes:
             self.last_write = (ex, ev)

@@ -9,7 +9,10 @@ platform and device objects backends hand out.
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 
 class common_reference:  # noqa: N801 - named after the spec's concept
@@ -47,8 +50,8 @@ class common_reference:  # noqa: N801 - named after the spec's concept
     def __hash__(self) -> int:
         return hash(self._handle)
 
-    def __copy__(self) -> Any:
+    def __copy__(self) -> Self:
         return self
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+    def __deepcopy__(self, memo: dict[int, Any]) -> Self:
         return self

@@ -32,6 +32,7 @@ from pysycl._objects.info import _context_info, _device_info
 
 if TYPE_CHECKING:
     from pysycl._objects.platform import platform
+    from pysycl.property import P, _Property
 
 AsyncHandler = Callable[[exception_list], None]
 
@@ -66,13 +67,13 @@ class context(common_reference):  # noqa: N801 - the spec's spelling
     _devices: tuple[device, ...]
     _platform: platform
     _async_handler: AsyncHandler | None
-    _properties: tuple[Any, ...]
+    _properties: tuple[_Property, ...]
 
     def __init__(
         self,
         devices: device | Sequence[device] | platform | AsyncHandler | None = None,
         async_handler: AsyncHandler | None = None,
-        properties: Iterable[Any] = (),
+        properties: Iterable[_Property] = (),
     ) -> None:
         if callable(devices) and async_handler is None:
             devices, async_handler = None, devices  # the context(async_handler) overload
@@ -105,7 +106,7 @@ class context(common_reference):  # noqa: N801 - the spec's spelling
                    tuple(properties))
 
     def _init(self, native: Any, key: int, devs: Sequence[device],
-              async_handler: AsyncHandler | None, properties: tuple[Any, ...]) -> None:
+              async_handler: AsyncHandler | None, properties: tuple[_Property, ...]) -> None:
         self._native = native
         self._handle = key
         self._devices = tuple(devs)
@@ -166,11 +167,11 @@ class context(common_reference):  # noqa: N801 - the spec's spelling
         common = set(per_device[0]).intersection(*per_device[1:])
         return [v for v in per_device[0] if v in common]
 
-    def has_property(self, prop_type: type) -> bool:
+    def has_property(self, prop_type: type[_Property]) -> bool:
         """Whether the context was constructed with a property of this type (§4.5.4)."""
         return any(isinstance(p, prop_type) for p in self._properties)
 
-    def get_property(self, prop_type: type) -> Any:
+    def get_property(self, prop_type: type[P]) -> P:
         """The property of this type the context was constructed with (§4.5.4).
 
         Raises:

@@ -88,7 +88,8 @@ class device(common_reference):  # noqa: N801 - the spec's spelling
         """Every aspect the device has, asked of the backend (then cached)."""
         raise NotImplementedError
 
-    def _partition(self, prop: partition_property, value: Any) -> list[device]:
+    def _partition(self, prop: partition_property,
+                   value: int | Sequence[int] | partition_affinity_domain) -> list[device]:
         """Sub-devices: ``value`` is the count, the non-zero counts, or the affinity domain.
 
         Called once the arguments are checked against the device's info.
@@ -203,7 +204,8 @@ class device(common_reference):  # noqa: N801 - the spec's spelling
 
     # --- sub-devices ---
 
-    def create_sub_devices(self, prop: partition_property, value: Any) -> list[device]:
+    def create_sub_devices(self, prop: partition_property,
+                           value: int | Sequence[int] | partition_affinity_domain) -> list[device]:
         """Partition this device (Table 23); ``prop`` stands for the template parameter.
 
         * ``create_sub_devices(info.partition_property.partition_equally, count)``
@@ -237,7 +239,7 @@ class device(common_reference):  # noqa: N801 - the spec's spelling
             self._check_domain(value)
         return self._partition(prop, value)
 
-    def _check_equally(self, count: Any) -> None:
+    def _check_equally(self, count: object) -> None:
         if isinstance(count, bool) or not isinstance(count, int):
             raise TypeError(f"partition_equally takes an int count, not {count!r}")
         max_cu = int(self.get_info(_device_info.max_compute_units))
@@ -268,7 +270,7 @@ class device(common_reference):  # noqa: N801 - the spec's spelling
                             f"compute units; {self.display_name!r} has {max_cu}")
         return nonzero
 
-    def _check_domain(self, value: Any) -> None:
+    def _check_domain(self, value: object) -> None:
         if not isinstance(value, partition_affinity_domain):
             raise TypeError("partition_by_affinity_domain takes an "
                             f"info.partition_affinity_domain, not {value!r}")

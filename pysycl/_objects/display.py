@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pysycl import property as _prop
 from pysycl._core.exceptions import exception
 from pysycl._objects.info import info
 
 if TYPE_CHECKING:  # below the classes it renders: types only
+    from pysycl._bundles.kernel_bundle import kernel_bundle
+    from pysycl._commands.event import event
+    from pysycl._commands.queue import queue
     from pysycl._objects.device import device
     from pysycl._objects.platform import platform
 
@@ -23,7 +26,7 @@ _TH = "text-align:left;padding:2px 8px;border-bottom:1px solid #999"
 _TD = "text-align:left;padding:2px 8px;vertical-align:top"
 
 
-def table(rows: Iterable[tuple[str, Any]], title: str = "") -> str:
+def table(rows: Iterable[tuple[str, object]], title: str = "") -> str:
     """A two-column HTML table of (key, value) rows, escaped."""
     out = [f'<table style="{_STYLE}">']
     if title:
@@ -43,7 +46,7 @@ def _fmt_bytes(n: int) -> str:
     return str(n)
 
 
-def device_rows(dev: device) -> list[tuple[str, Any]]:
+def device_rows(dev: device) -> list[tuple[str, object]]:
     """The key facts of a device."""
     g = dev.get_info
     return [
@@ -76,7 +79,7 @@ def platform_html(plat: platform) -> str:
     return table(rows, title=f"sycl.platform: {plat.get_info(info.platform.name)}")
 
 
-def queue_html(q: Any) -> str:
+def queue_html(q: queue) -> str:
     """A queue as an HTML table."""
     dev = q.get_device()
     return table([("device", dev.get_info(info.device.name)),
@@ -86,13 +89,13 @@ def queue_html(q: Any) -> str:
                  title="sycl.queue")
 
 
-def event_html(ev: Any) -> str:
+def event_html(ev: event) -> str:
     """An event: its status, and profiling times when available."""
     try:
         status = ev.get_info(info.event.command_execution_status).name
     except exception as e:
         status = f"failed ({e.what()})"
-    rows: list[tuple[str, Any]] = [("status", status)]
+    rows: list[tuple[str, object]] = [("status", status)]
     q = ev.queue
     profiled = q is not None and q.has_property(_prop.queue.enable_profiling)
     if profiled and ev.native is not None and status == "complete":
@@ -105,13 +108,13 @@ def event_html(ev: Any) -> str:
     return table(rows, title="sycl.event")
 
 
-def bundle_html(kb: Any) -> str:
+def bundle_html(kb: kernel_bundle) -> str:
     """A kernel bundle: its state, devices, and one row per device image.
 
     Each image row gives the format, the kernels it holds (kernel ids by name, or
     the OpenCL names of source/interop images) and the aspects it requires.
     """
-    rows: list[tuple[str, Any]] = [
+    rows: list[tuple[str, object]] = [
         ("state", kb.get_state().name),
         ("devices", ", ".join(d.get_info(info.device.name) for d in kb.devices)),
     ]
@@ -132,7 +135,7 @@ class object_list(list):  # type: ignore[type-arg]  # noqa: N801
     __slots__ = ()
 
     def _repr_html_(self) -> str:
-        rows: list[tuple[str, Any]] = []
+        rows: list[tuple[str, object]] = []
         for i, obj in enumerate(self):
             if hasattr(obj, "get_platform"):  # a device
                 rows.append((f"[{i}] {obj.get_info(info.device.name)}",

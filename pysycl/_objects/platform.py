@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 from pysycl._core.backend import backend
 from pysycl._core.exceptions import exception
@@ -163,7 +163,7 @@ class platform(common_reference):  # noqa: N801 - the spec's spelling
                     self.get_devices() or self.root_devices)
             return ctx
 
-    def __reduce__(self) -> Any:
+    def __reduce__(self) -> NoReturn:
         raise TypeError("sycl.platform objects cannot be pickled")
 
     def _repr_html_(self) -> str:

@@ -11,9 +11,12 @@ from __future__ import annotations
 import builtins
 import operator
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, SupportsIndex
+from typing import TYPE_CHECKING, Any, SupportsIndex
 
 from pysycl._core.exceptions import errc, exception
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 
 def _as_ints(values: Iterable[Any], what: str) -> tuple[int, ...]:
@@ -73,7 +76,8 @@ class _Vec:
     def __repr__(self) -> str:
         return f"sycl.{self._kind}({', '.join(map(str, self.values))})"
 
-    def _binop(self, other: Any, op: Callable[[int, int], int], reflected: bool = False) -> Any:
+    def _binop(self, other: _Vec | SupportsIndex, op: Callable[[int, int], int],
+               reflected: bool = False) -> Self:
         if isinstance(other, _Vec):
             if len(other.values) != len(self.values):
                 raise TypeError(f"dimension mismatch: {self!r} and {other!r}")
@@ -87,40 +91,40 @@ class _Vec:
         pairs = zip(ov, self.values, strict=False) if reflected else zip(self.values, ov, strict=False)
         return type(self)(*(op(a, b) for a, b in pairs))
 
-    def __add__(self, o: Any) -> Any: return self._binop(o, operator.add)
-    def __radd__(self, o: Any) -> Any: return self._binop(o, operator.add, True)
-    def __sub__(self, o: Any) -> Any: return self._binop(o, operator.sub)
-    def __rsub__(self, o: Any) -> Any: return self._binop(o, operator.sub, True)
-    def __mul__(self, o: Any) -> Any: return self._binop(o, operator.mul)
-    def __rmul__(self, o: Any) -> Any: return self._binop(o, operator.mul, True)
-    def __floordiv__(self, o: Any) -> Any: return self._binop(o, _cdiv)
-    def __rfloordiv__(self, o: Any) -> Any: return self._binop(o, _cdiv, True)
+    def __add__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, operator.add)
+    def __radd__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, operator.add, True)
+    def __sub__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, operator.sub)
+    def __rsub__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, operator.sub, True)
+    def __mul__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, operator.mul)
+    def __rmul__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, operator.mul, True)
+    def __floordiv__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, _cdiv)
+    def __rfloordiv__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, _cdiv, True)
     __truediv__ = __floordiv__
     __rtruediv__ = __rfloordiv__
-    def __mod__(self, o: Any) -> Any: return self._binop(o, _cmod)
-    def __rmod__(self, o: Any) -> Any: return self._binop(o, _cmod, True)
-    def __lshift__(self, o: Any) -> Any: return self._binop(o, operator.lshift)
-    def __rshift__(self, o: Any) -> Any: return self._binop(o, operator.rshift)
-    def __and__(self, o: Any) -> Any: return self._binop(o, operator.and_)
-    def __or__(self, o: Any) -> Any: return self._binop(o, operator.or_)
-    def __xor__(self, o: Any) -> Any: return self._binop(o, operator.xor)
+    def __mod__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, _cmod)
+    def __rmod__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, _cmod, True)
+    def __lshift__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, operator.lshift)
+    def __rshift__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, operator.rshift)
+    def __and__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, operator.and_)
+    def __or__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, operator.or_)
+    def __xor__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, operator.xor)
 
     # The spec's comparison operators are element-wise and return a vector of
     # bools; Python's rich comparisons must return truth values for sorting and
     # containers, so element-wise comparisons are spelled as methods instead.
-    def elementwise_lt(self, o: Any) -> Any:
+    def elementwise_lt(self, o: _Vec | SupportsIndex) -> Self:
         """Element-wise ``<`` (the spec's ``operator<``), as a vector of 0/1."""
         return self._binop(o, lambda a, b: int(a < b))
 
-    def elementwise_le(self, o: Any) -> Any:
+    def elementwise_le(self, o: _Vec | SupportsIndex) -> Self:
         """Element-wise ``<=``."""
         return self._binop(o, lambda a, b: int(a <= b))
 
-    def elementwise_gt(self, o: Any) -> Any:
+    def elementwise_gt(self, o: _Vec | SupportsIndex) -> Self:
         """Element-wise ``>``."""
         return self._binop(o, lambda a, b: int(a > b))
 
-    def elementwise_ge(self, o: Any) -> Any:
+    def elementwise_ge(self, o: _Vec | SupportsIndex) -> Self:
         """Element-wise ``>=``."""
         return self._binop(o, lambda a, b: int(a >= b))
 
@@ -217,14 +221,14 @@ class item:  # noqa: N801 - the spec's spelling
         """Number of dimensions."""
         return len(self._range)
 
-    def get_id(self, dimension: int | None = None) -> Any:
+    def get_id(self, dimension: int | None = None) -> id | int:
         """The id, or its component ``dimension``."""
         return self._id if dimension is None else self._id[dimension]
 
     def __getitem__(self, dimension: int) -> int:
         return self._id[dimension]
 
-    def get_range(self, dimension: int | None = None) -> Any:
+    def get_range(self, dimension: int | None = None) -> range | int:
         """The launch range, or its component ``dimension``."""
         return self._range if dimension is None else self._range[dimension]
 
@@ -317,23 +321,23 @@ class group:  # noqa: N801 - the spec's spelling
         """Number of dimensions."""
         return self._nd.dimensions
 
-    def get_group_id(self, dimension: int | None = None) -> Any:
+    def get_group_id(self, dimension: int | None = None) -> id | int:
         """The work-group's id in the group range, or its component ``dimension``."""
         return self._group_id if dimension is None else self._group_id[dimension]
 
     def __getitem__(self, dimension: int) -> int:
         return self._group_id[dimension]
 
-    def get_local_id(self, dimension: int | None = None) -> Any:
+    def get_local_id(self, dimension: int | None = None) -> id | int:
         """The calling work-item's id inside the group."""
         return self._local_id if dimension is None else self._local_id[dimension]
 
-    def get_local_range(self, dimension: int | None = None) -> Any:
+    def get_local_range(self, dimension: int | None = None) -> range | int:
         """The work-group size."""
         r = self._nd.get_local_range()
         return r if dimension is None else r[dimension]
 
-    def get_group_range(self, dimension: int | None = None) -> Any:
+    def get_group_range(self, dimension: int | None = None) -> range | int:
         """The number of work-groups."""
         r = self._nd.get_group_range()
         return r if dimension is None else r[dimension]
@@ -396,7 +400,7 @@ class nd_item:  # noqa: N801 - the spec's spelling
         """Number of dimensions."""
         return self._nd.dimensions
 
-    def get_global_id(self, dimension: int | None = None) -> Any:
+    def get_global_id(self, dimension: int | None = None) -> id | int:
         """The global id, or its component ``dimension``."""
         return self._gid if dimension is None else self._gid[dimension]
 
@@ -404,7 +408,7 @@ class nd_item:  # noqa: N801 - the spec's spelling
         """Row-major linear global id."""
         return linear_index(self._gid, self._nd.get_global_range())
 
-    def get_local_id(self, dimension: int | None = None) -> Any:
+    def get_local_id(self, dimension: int | None = None) -> id | int:
         """The id inside the work-group."""
         lid = id(*(g % r for g, r in zip(self._gid, self._nd.get_local_range(), strict=False)))
         return lid if dimension is None else lid[dimension]
@@ -413,7 +417,7 @@ class nd_item:  # noqa: N801 - the spec's spelling
         """Row-major linear id inside the work-group."""
         return linear_index(self.get_local_id(), self._nd.get_local_range())
 
-    def get_group(self, dimension: int | None = None) -> Any:
+    def get_group(self, dimension: int | None = None) -> group | int:
         """The work-group (a ``sycl.group``), or its id in ``dimension``."""
         gid = tuple(g // r for g, r in zip(self._gid, self._nd.get_local_range(), strict=False))
         if dimension is not None:
@@ -424,17 +428,17 @@ class nd_item:  # noqa: N801 - the spec's spelling
         """Row-major linear id of the work-group."""
         return self.get_group().get_group_linear_id()
 
-    def get_group_range(self, dimension: int | None = None) -> Any:
+    def get_group_range(self, dimension: int | None = None) -> range | int:
         """Number of work-groups."""
         r = self._nd.get_group_range()
         return r if dimension is None else r[dimension]
 
-    def get_global_range(self, dimension: int | None = None) -> Any:
+    def get_global_range(self, dimension: int | None = None) -> range | int:
         """The global range."""
         r = self._nd.get_global_range()
         return r if dimension is None else r[dimension]
 
-    def get_local_range(self, dimension: int | None = None) -> Any:
+    def get_local_range(self, dimension: int | None = None) -> range | int:
         """The work-group size."""
         r = self._nd.get_local_range()
         return r if dimension is None else r[dimension]

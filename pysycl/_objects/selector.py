@@ -166,7 +166,7 @@ def aspect_selector(*aspects: aspect | Iterable[aspect],
     return _AspectSelector(required, denied)  # type: ignore[arg-type]
 
 
-def _selector_name(selector: Any) -> str:
+def _selector_name(selector: object) -> str:
     return getattr(selector, "__qualname__", None) or repr(selector)
 
 

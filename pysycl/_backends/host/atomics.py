@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -13,6 +13,10 @@ from pysycl._backends.host.views import check_index
 from pysycl._core.exceptions import errc, exception
 from pysycl._memory.accessor import accessor
 from pysycl._objects.range import np_index as _np_index
+
+if TYPE_CHECKING:
+    from pysycl._kernels.kernel_api import local_accessor
+    from pysycl._kernels.reduction import reduction
 
 _atomic_lock = threading.Lock()
 
@@ -90,7 +94,7 @@ class _HostAtomicRef:
         return self._fetch(op, v)
 
 
-def host_atomic_ref(acc: Any, index: Any) -> _HostAtomicRef:
+def host_atomic_ref(acc: accessor | local_accessor, index: Any) -> _HostAtomicRef:
     """An ``atomic_ref`` to ``acc[index]`` of a bound accessor or local accessor."""
 
     if isinstance(acc, accessor) and not acc.writes:
@@ -115,7 +119,7 @@ class _HostReducer:
 
     __slots__ = ("_acc", "_dt", "_fn", "_lock", "_op", "_r")
 
-    def __init__(self, r: Any) -> None:
+    def __init__(self, r: reduction) -> None:
         self._r = r
         self._dt = r.dtype.type
         self._fn = r.combiner

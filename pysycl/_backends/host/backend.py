@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pysycl._backends.host.device import get_host_platform
 from pysycl._backends.host.executor import HostExecutor
 from pysycl._core.backend import backend
+
+if TYPE_CHECKING:
+    from pysycl._backends.host.device import host_platform
+    from pysycl._objects.context import context
+    from pysycl._objects.device import device
 
 
 class HostBackend:
@@ -14,8 +19,8 @@ class HostBackend:
 
     kind = backend.ext_pysycl_host
 
-    def platforms(self) -> list[Any]:
+    def platforms(self) -> list[host_platform]:
         return [get_host_platform()]
 
-    def executor(self, ctx: Any, dev: Any, *, profiling: bool) -> HostExecutor:
+    def executor(self, ctx: context, dev: device, *, profiling: bool) -> HostExecutor:
         return HostExecutor(ctx, dev, profiling=profiling)

@@ -103,7 +103,7 @@ class host_platform(platform):  # noqa: N801 - spelled like the class it special
         self._devices = [host_device._make(self)]
         return self
 
-    def _new_native_context(self, devs: Sequence[device]) -> tuple[Any, int]:
+    def _new_native_context(self, devs: Sequence[device]) -> tuple[None, int]:
         # No backend context: a key of its own (negative, never an OpenCL handle).
         return None, -next(_context_keys)
 

@@ -36,8 +36,8 @@ from __future__ import annotations
 import builtins
 import itertools
 import operator
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -61,6 +61,13 @@ from pysycl._memory.accessor import accessor
 from pysycl._objects.range import item, nd_range
 from pysycl._objects.range import range as _range
 
+if TYPE_CHECKING:
+    from pysycl._commands.handler import handler
+    from pysycl._commands.queue import queue
+    from pysycl._kernels.reduction import reduction
+    from pysycl._objects.context import context
+    from pysycl._objects.device import device
+
 
 # ------------------------------------------------------------------ submit
 class HostExecutor:
@@ -72,29 +79,29 @@ class HostExecutor:
     __slots__ = ("__weakref__",)
     native = None  # no backend queue
 
-    def __init__(self, ctx: Any, dev: Any, *, profiling: bool) -> None:
+    def __init__(self, ctx: context, dev: device, *, profiling: bool) -> None:
         pass
 
-    def submit(self, q: Any, h: Any) -> event:
+    def submit(self, q: queue, h: handler) -> event:
         return submit(q, h)
 
     def wait(self) -> None:
         pass  # each command group completed at submit
 
-    def wait_events(self, natives: Any) -> None:
+    def wait_events(self, natives: Sequence[Any]) -> None:
         pass
 
-    def status(self, native: Any) -> str:
+    def status(self, native: None) -> str:
         return "complete"
 
-    def profile(self, native: Any, which: str) -> int:
+    def profile(self, native: None, which: str) -> int:
         raise exception(errc.invalid, "the host device has no profiling timestamps")
 
-    def read(self, host: np.ndarray, mem: Any, wait_for: Any) -> None:
+    def read(self, host: np.ndarray, mem: object, wait_for: Sequence[Any] | None) -> None:
         raise exception(errc.invalid, "the host device holds no device copies")
 
 
-def submit(q: Any, h: Any) -> event:
+def submit(q: queue, h: handler) -> event:
     """Execute the command group recorded in ``h`` on the host device queue ``q``."""
     cmd = h.command
     # may raise: nothing moved yet
@@ -117,7 +124,7 @@ def submit(q: Any, h: Any) -> event:
     return event._make(q, None, deps=h.dependencies)
 
 
-def _copy(src: Any, dst: Any) -> None:
+def _copy(src: accessor | np.ndarray, dst: accessor | np.ndarray) -> None:
     if isinstance(src, accessor):
         s = region_view(src, writable=False).reshape(-1)
     else:
@@ -135,13 +142,13 @@ def _copy(src: Any, dst: Any) -> None:
 
 
 # ----------------------------------------------------------------- kernels
-def _describe(fn: Any) -> str:
+def _describe(fn: object) -> str:
     code = getattr(fn, "__code__", None)
     where = f" ({code.co_filename}:{code.co_firstlineno})" if code is not None else ""
     return f"kernel {getattr(fn, '__qualname__', fn)!r}{where}"
 
 
-def _prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[], None]:
+def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
     """Check a kernel command as the compiled path does; return the function that runs it."""
     from pysycl._bundles import kernel as _kernel
     from pysycl._kernels import specconst as _specconst
@@ -177,8 +184,9 @@ def _prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[], None]:
 
 
 
-def _run(desc: str, kind: str, fn: Any, index_space: Any, reqs: list[Any], locals_: list[Any],
-         reds: Any, extra: list[Any]) -> None:
+def _run(desc: str, kind: str, fn: Any, index_space: _range | nd_range | None,
+         reqs: list[accessor], locals_: list[local_accessor],
+         reds: Sequence[reduction], extra: list[Any]) -> None:
     """Run a checked kernel command; a failed kernel leaves its buffers as they were."""
     reducers = [_HostReducer(r) for r in reds]
     backups = {}
@@ -209,7 +217,8 @@ def _run(desc: str, kind: str, fn: Any, index_space: Any, reqs: list[Any], local
             la.host_view = None
 
 
-def _check_nd_range(desc: str, nd: nd_range, locals_: list[Any], reds: Any) -> None:
+def _check_nd_range(desc: str, nd: nd_range, locals_: list[local_accessor],
+                    reds: Sequence[reduction]) -> None:
     """The compiled path's launch checks (§4.9.4.2.2), with the host device's limits."""
     from pysycl._backends.host.device import LOCAL_MEM_SIZE, MAX_WORK_GROUP_SIZE
 
@@ -271,7 +280,8 @@ _HostItem.__int__ = item.__index__  # type: ignore[method-assign]
 _HostItem.__neg__ = lambda self: -operator.index(self)  # type: ignore[attr-defined]
 
 
-def _run_range(desc: str, fn: Any, rng: _range, reducers: list[Any], extra: list[Any]) -> None:
+def _run_range(desc: str, fn: Any, rng: _range, reducers: list[_HostReducer],
+               extra: list[Any]) -> None:
     prev = _kernel_api.set_host_kernel_active(True)
     idx: tuple[int, ...] = ()
     try:

@@ -12,7 +12,8 @@ import contextvars
 import itertools
 import sys
 import threading
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +23,10 @@ from pysycl._core.sites import in_package
 from pysycl._kernels import kernel_api as _kernel_api
 from pysycl._objects.range import group, nd_item, nd_range
 from pysycl._objects.range import range as _range
+
+if TYPE_CHECKING:
+    from pysycl._backends.host.atomics import _HostReducer
+    from pysycl._kernels.kernel_api import local_accessor
 
 
 class _Abort(BaseException):
@@ -165,7 +170,7 @@ class _HostGroup(group):
 
     __slots__ = ("_lin", "_run")
 
-    def __init__(self, group_id: Any, local_id: Any, nd: nd_range, run: _GroupRun,
+    def __init__(self, group_id: Iterable[int], local_id: Iterable[int], nd: nd_range, run: _GroupRun,
                  lin: int) -> None:
         super().__init__(group_id, local_id, nd)
         self._run = run
@@ -226,14 +231,14 @@ class _HostNdItem(nd_item):
 
     __slots__ = ("_group_id", "_lin", "_run")
 
-    def __init__(self, global_id: Any, nd: nd_range, run: _GroupRun, lin: int,
+    def __init__(self, global_id: Iterable[int], nd: nd_range, run: _GroupRun, lin: int,
                  group_id: tuple[int, ...]) -> None:
         super().__init__(global_id, nd)
         self._run = run
         self._lin = lin
         self._group_id = group_id
 
-    def get_group(self, dimension: int | None = None) -> Any:
+    def get_group(self, dimension: int | None = None) -> _HostGroup | int:
         if dimension is not None:
             return self._group_id[dimension]
         return _HostGroup(self._group_id, tuple(self.get_local_id()), self._nd, self._run,
@@ -242,12 +247,12 @@ class _HostNdItem(nd_item):
     def get_sub_group(self) -> _HostSubGroup:
         return _HostSubGroup(self, self._lin)
 
-    def barrier(self, fence_space: Any = None) -> None:
+    def barrier(self, fence_space: object = None) -> None:
         self._run.barrier(self._lin)
 
 
-def _run_nd_range(desc: str, fn: Any, nd: nd_range, locals_: list[Any],
-                  reducers: list[Any], extra: list[Any]) -> None:
+def _run_nd_range(desc: str, fn: Any, nd: nd_range, locals_: list[local_accessor],
+                  reducers: list[_HostReducer], extra: list[Any]) -> None:
     loc = tuple(nd.get_local_range())
     groups = tuple(nd.get_group_range())
     n = int(np.prod(loc))

@@ -6,10 +6,16 @@ info answers and aspects :mod:`pysycl._backends.opencl.device_info`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pysycl._backends.opencl.objects import opencl_platforms
 from pysycl._core.backend import backend
+
+if TYPE_CHECKING:
+    from pysycl._backends.opencl.executor import OpenCLExecutor
+    from pysycl._objects.context import context
+    from pysycl._objects.device import device
+    from pysycl._objects.platform import platform
 
 
 class OpenCLBackend:
@@ -17,10 +23,10 @@ class OpenCLBackend:
 
     kind = backend.opencl
 
-    def platforms(self) -> list[Any]:
+    def platforms(self) -> list[platform]:
         return opencl_platforms()
 
-    def executor(self, ctx: Any, dev: Any, *, profiling: bool) -> Any:
+    def executor(self, ctx: context, dev: device, *, profiling: bool) -> OpenCLExecutor:
         # pyopencl and the kernel machinery load with the first OpenCL queue, not at import
         from pysycl._backends.opencl.executor import OpenCLExecutor
 

@@ -19,7 +19,7 @@ through each buffer's :class:`~pysycl._memory.coherence.Coherence`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -39,6 +39,14 @@ from pysycl._kernels import bounds as _bounds
 from pysycl._memory import coherence
 from pysycl._memory.accessor import accessor
 
+if TYPE_CHECKING:
+    import pyopencl as cl
+
+    from pysycl._commands.handler import handler
+    from pysycl._commands.queue import queue
+    from pysycl._objects.context import context
+    from pysycl._objects.device import device
+
 
 def _before_host_sees(st: coherence.Coherence) -> None:
     if _bounds.watching:  # bounds-checked kernels that used st: report before the host sees it
@@ -53,20 +61,20 @@ class OpenCLEvents:
 
     __slots__ = ()
 
-    def wait_events(self, natives: Sequence[Any]) -> None:
+    def wait_events(self, natives: Sequence[cl.Event | None]) -> None:
         if len(natives) == 1:  # the common case: one event.wait()
             if natives[0] is not None:
                 x.wait_one(natives[0])
         else:
             x.wait([e for e in natives if e is not None])
 
-    def status(self, native: Any) -> str:
+    def status(self, native: cl.Event) -> str:
         st = x.status(native)
         if st < 0:
             raise exception(errc.event, f"the command failed with OpenCL status {st}", cl_error=st)
         return "complete" if st == x.COMPLETE else "running" if st == x.RUNNING else "submitted"
 
-    def profile(self, native: Any, which: str) -> int:
+    def profile(self, native: cl.Event, which: str) -> int:
         return x.profile(native, which)
 
 
@@ -85,7 +93,8 @@ class OpenCLExecutor(OpenCLEvents):
     #   native            the OpenCL command queue
     __slots__ = ("__weakref__", "build_key", "cl_context", "context", "device", "key", "native")
 
-    def __init__(self, ctx: Any, dev: Any, *, profiling: bool, native: Any = None) -> None:
+    def __init__(self, ctx: context, dev: device, *, profiling: bool,
+                 native: cl.CommandQueue | None = None) -> None:
         self.context = ctx
         self.device = dev
         self.key = ctx.key
@@ -95,7 +104,7 @@ class OpenCLExecutor(OpenCLEvents):
         self.native = native if native is not None else x.create_queue(ctx.native, dev.native,
                                                                        profiling)
 
-    def submit(self, q: Any, h: Any) -> event:
+    def submit(self, q: queue, h: handler) -> event:
         return submit(self, q, h)
 
     def wait(self) -> None:
@@ -103,24 +112,24 @@ class OpenCLExecutor(OpenCLEvents):
         if _bounds.watching:  # bounds-checked launches: report violations
             _bounds.sync(self.native)
 
-    def read(self, host: np.ndarray, mem: Any, wait_for: Sequence[Any] | None) -> None:
+    def read(self, host: np.ndarray, mem: cl.Buffer, wait_for: Sequence[cl.Event] | None) -> None:
         x.read(self.native, host, mem, wait_for=wait_for, blocking=True)
 
-    def alloc(self, nbytes: int) -> Any:
+    def alloc(self, nbytes: int) -> cl.Buffer:
         return x.alloc(self.cl_context, nbytes)
 
-    def write(self, mem: Any, host: np.ndarray, wait_for: Sequence[Any] | None) -> Any:
+    def write(self, mem: cl.Buffer, host: np.ndarray, wait_for: Sequence[cl.Event] | None) -> cl.Event:
         return x.write(self.native, mem, host, wait_for=wait_for)
 
 
 # -------------------------------------------------------------------- submit
-def submit(ex: OpenCLExecutor, q: Any, h: Any) -> event:
+def submit(ex: OpenCLExecutor, q: queue, h: handler) -> event:
     """Execute the command group recorded in handler ``h`` on queue ``q`` (executor ``ex``)."""
     cmd = h.command
     launch = None
     if type(cmd) is KernelCommand:
         launch = _launch.prepare(q, h, cmd)     # may compile; may raise: nothing moved yet
-    wait_for: list[Any] = []
+    wait_for: list[cl.Event] = []
     deps = h.dependencies
     for e in deps:
         native = e.native
@@ -164,7 +173,7 @@ def submit(ex: OpenCLExecutor, q: Any, h: Any) -> event:
     return event._make(q, ev, deps=deps)
 
 
-def _fill(ex: OpenCLExecutor, cmd: FillCommand, wait_for: list[Any]) -> Any:
+def _fill(ex: OpenCLExecutor, cmd: FillCommand, wait_for: list[cl.Event]) -> cl.Event | None:
     acc = cmd.dest
     st = acc.coherence
     pattern = np.asarray(cmd.value, dtype=st.dtype).reshape(1)
@@ -177,7 +186,7 @@ def _fill(ex: OpenCLExecutor, cmd: FillCommand, wait_for: list[Any]) -> Any:
     return ev
 
 
-def _copy(ex: OpenCLExecutor, cmd: CopyCommand, wait_for: list[Any]) -> Any:
+def _copy(ex: OpenCLExecutor, cmd: CopyCommand, wait_for: list[cl.Event]) -> cl.Event | None:
     src, dst = cmd.src, cmd.dest
     clq, key = ex.native, ex.key
     if isinstance(src, accessor) and isinstance(dst, accessor):

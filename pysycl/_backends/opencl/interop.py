@@ -11,7 +11,7 @@ gone and vice versa.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pysycl._backends.opencl.objects import context_of, device_of, platform_of
 from pysycl._core.backend import backend as _backend
@@ -20,8 +20,16 @@ from pysycl._objects.context import AsyncHandler, context
 from pysycl._objects.device import device
 from pysycl._objects.platform import platform
 
+if TYPE_CHECKING:
+    import pyopencl as cl
 
-def _check_backend(obj: Any, be: Any) -> None:
+    from pysycl._bundles.kernel import kernel
+    from pysycl._bundles.kernel_bundle import bundle_state, kernel_bundle
+    from pysycl._commands.event import event
+    from pysycl._commands.queue import queue
+
+
+def _check_backend(obj: object, be: object) -> None:
     if not isinstance(be, _backend):
         raise TypeError(f"backend must be a sycl.backend, not {be!r}")
     own = obj.get_backend() if hasattr(obj, "get_backend") else _backend.opencl
@@ -30,7 +38,7 @@ def _check_backend(obj: Any, be: Any) -> None:
                         f"{own!r}, not {be!r}")
 
 
-def _sycl_name(obj: Any) -> str:
+def _sycl_name(obj: object) -> str:
     """The SYCL class of ``obj`` (``device``, not the backend's ``opencl_device``)."""
     for cls in (platform, device, context):
         if isinstance(obj, cls):
@@ -38,7 +46,7 @@ def _sycl_name(obj: Any) -> str:
     return type(obj).__name__
 
 
-def get_native(obj: Any, backend: Any = _backend.opencl) -> Any:
+def get_native(obj: Any, backend: _backend = _backend.opencl) -> Any:
     """The native OpenCL object(s) behind a SYCL object (``sycl::get_native<backend::opencl>``).
 
     Raises:
@@ -72,39 +80,40 @@ def get_native(obj: Any, backend: Any = _backend.opencl) -> Any:
         return [] if obj.native is None else [obj.native]
     if isinstance(obj, kernel):
         return obj.native_any()
-    progs: dict[int, Any] = {}
+    progs: dict[int, cl.Program] = {}
     for img in obj.images:
         for prg in img.programs.values():
             progs.setdefault(clp.handle(prg), prg)
     return [clp.wrap_program(p) for p in progs.values()]
 
 
-def _need(obj: Any, kind: str, what: str) -> None:
+def _need(obj: object, kind: str, what: str) -> None:
     from pysycl._backends.opencl import programs as clp
 
     if not clp.is_cl_object(obj, kind):
         raise TypeError(f"{what} takes a pyopencl {kind} object, not {type(obj).__name__}")
 
 
-def make_platform(cl_platform: Any) -> platform:
+def make_platform(cl_platform: cl.Platform) -> platform:
     """The SYCL platform of a ``pyopencl.Platform``."""
     _need(cl_platform, "platform", "make_platform")
     return platform_of(cl_platform)
 
 
-def make_device(cl_device: Any) -> device:
+def make_device(cl_device: cl.Device) -> device:
     """The SYCL device of a ``pyopencl.Device``."""
     _need(cl_device, "device", "make_device")
     return device_of(cl_device)
 
 
-def make_context(cl_context: Any, async_handler: AsyncHandler | None = None) -> context:
+def make_context(cl_context: cl.Context, async_handler: AsyncHandler | None = None) -> context:
     """A SYCL context over a ``pyopencl.Context`` (retained, not copied)."""
     _need(cl_context, "context", "make_context")
     return context_of(cl_context, async_handler)
 
 
-def make_queue(cl_queue: Any, ctx: Any, async_handler: Any = None) -> Any:
+def make_queue(cl_queue: cl.CommandQueue, ctx: context,
+               async_handler: AsyncHandler | None = None) -> queue:
     """A SYCL queue over a ``pyopencl.CommandQueue`` of ``ctx``'s OpenCL context.
 
     Raises:
@@ -124,7 +133,7 @@ def make_queue(cl_queue: Any, ctx: Any, async_handler: Any = None) -> Any:
                                                          native=cl_queue), async_handler)
 
 
-def make_event(cl_event: Any, ctx: Any) -> Any:
+def make_event(cl_event: cl.Event, ctx: context) -> event:
     """A SYCL event over a ``pyopencl.Event`` of ``ctx``.
 
     Raises:
@@ -141,7 +150,7 @@ def make_event(cl_event: Any, ctx: Any) -> Any:
     return event._make(None, cl_event, ops=EVENTS)
 
 
-def make_kernel(cl_kernel: Any, ctx: Any) -> Any:
+def make_kernel(cl_kernel: cl.Kernel, ctx: context) -> kernel:
     """A SYCL kernel over a ``pyopencl.Kernel`` (its bundle holds the kernel's program)."""
     from pysycl._backends.opencl.source_bundles import create_bundle
 
@@ -152,7 +161,8 @@ def make_kernel(cl_kernel: Any, ctx: Any) -> Any:
     return kb.ext_pysycl_get_kernel_by_name(clp.kernel_name(cl_kernel))
 
 
-def make_kernel_bundle(cl_program: Any, ctx: Any, *, state: Any) -> Any:
+def make_kernel_bundle(cl_program: cl.Program, ctx: context, *,
+                       state: bundle_state) -> kernel_bundle:
     """A bundle in ``state`` from a ``pyopencl.Program`` (compiled/linked as needed).
 
     Raises:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pysycl._backends.opencl import discovery as _d
 from pysycl._backends.opencl.device_info import DEVICE_QUERIES, derive_aspects
@@ -22,6 +22,11 @@ from pysycl._objects.context import AsyncHandler, context
 from pysycl._objects.device import device
 from pysycl._objects.info import _device_info, _platform_info, partition_property
 from pysycl._objects.platform import platform
+
+if TYPE_CHECKING:
+    import pyopencl as cl
+
+    from pysycl._objects.info import partition_affinity_domain
 
 _lock = threading.Lock()
 _platforms: dict[int, opencl_platform] = {}
@@ -34,10 +39,10 @@ class opencl_platform(platform):  # noqa: N801 - spelled like the class it speci
     __slots__ = ("_cl_devices",)
 
     _backend = backend.opencl
-    _cl_devices: tuple[Any, ...]
+    _cl_devices: tuple[cl.Device, ...]
 
     @classmethod
-    def _make(cls, cl_platform: Any, cl_devices: Iterable[Any]) -> opencl_platform:
+    def _make(cls, cl_platform: cl.Platform, cl_devices: Iterable[cl.Device]) -> opencl_platform:
         """The platform of a ``pyopencl.Platform`` whose root devices are ``cl_devices``."""
         self = object.__new__(cls)
         self._setup(cl_platform, _d.handle(cl_platform))
@@ -55,7 +60,7 @@ class opencl_platform(platform):  # noqa: N801 - spelled like the class it speci
     def _automatic_devices(self) -> list[device]:
         return [device_of(d, self) for d in _d.default_devices(self._native)]
 
-    def _new_native_context(self, devs: Sequence[device]) -> tuple[Any, int]:
+    def _new_native_context(self, devs: Sequence[device]) -> tuple[cl.Context, int]:
         native = _d.create_context([d.native for d in devs])
         return native, _d.handle(native)
 
@@ -68,14 +73,14 @@ class opencl_device(device):  # noqa: N801 - spelled like the class it specializ
     _backend = backend.opencl
 
     @classmethod
-    def _make(cls, cl_device: Any, key: int, plat: platform, parent: device | None) -> opencl_device:
+    def _make(cls, cl_device: cl.Device, key: int, plat: platform, parent: device | None) -> opencl_device:
         """The device of a ``pyopencl.Device`` (``key``: its handle)."""
         self = object.__new__(cls)
         self._setup(cl_device, key, plat, parent)
         return self
 
     @property
-    def _cl_platform(self) -> Any:
+    def _cl_platform(self) -> cl.Platform:
         # The pyopencl Platform; the former attribute, kept for its readers.
         return self._native.platform
 
@@ -89,7 +94,8 @@ class opencl_device(device):  # noqa: N801 - spelled like the class it specializ
         # Selectors score availability; a device that cannot say counts as available.
         return bool(_d.device_info(self._native, "AVAILABLE", True))
 
-    def _partition(self, prop: partition_property, value: Any) -> list[device]:
+    def _partition(self, prop: partition_property,
+                   value: int | Sequence[int] | partition_affinity_domain) -> list[device]:
         if prop is partition_property.partition_equally:
             props = [_d.PARTITION_EQUALLY, value]
         elif prop is partition_property.partition_by_counts:
@@ -119,7 +125,7 @@ def opencl_platforms() -> list[platform]:
     return result
 
 
-def platform_of(cl_platform: Any) -> platform:
+def platform_of(cl_platform: cl.Platform) -> platform:
     """The canonical platform of a ``pyopencl.Platform``."""
     key = _d.handle(cl_platform)
     p = _platforms.get(key)
@@ -132,7 +138,7 @@ def platform_of(cl_platform: Any) -> platform:
     return p
 
 
-def device_of(cl_device: Any, plat: platform | None = None,
+def device_of(cl_device: cl.Device, plat: platform | None = None,
               parent: device | None = None) -> device:
     """The canonical device of a ``pyopencl.Device`` (of ``plat``, sub-device of ``parent``)."""
     key = _d.handle(cl_device)
@@ -149,7 +155,7 @@ def device_of(cl_device: Any, plat: platform | None = None,
         return dev
 
 
-def context_of(cl_context: Any, async_handler: AsyncHandler | None = None) -> context:
+def context_of(cl_context: cl.Context, async_handler: AsyncHandler | None = None) -> context:
     """A ``sycl.context`` over an existing ``pyopencl.Context`` (retained, not copied)."""
     devs = [device_of(c) for c in _d.context_devices(cl_context)]
     return context._wrap(cl_context, _d.handle(cl_context), devs, async_handler)
