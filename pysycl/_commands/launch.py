@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from pysycl._commands.commands import KernelCommand
     from pysycl._commands.handler import handler
     from pysycl._commands.queue import queue
+    from pysycl._kernels.captures import CaptureEntry
 
 _sycl_kernel = _kernel.kernel
 _CHECKED = "bounds_check"  # the memory-cache key's suffix in bounds-checked mode
@@ -119,7 +120,7 @@ def prepare(q: queue, h: handler,
     return launch
 
 
-def _compile(fn: Callable[..., Any], info: CodeInfo, caps: list[Capture], tkey: tuple[Hashable, ...],
+def _compile(fn: Callable[..., Any], info: CodeInfo, caps: list[CaptureEntry], tkey: tuple[Hashable, ...],
              mkey: tuple[Hashable, ...], cmd: KernelCommand, checked: bool) -> Kernel:
     """A memory miss: the kernel from the disk cache or the compiler, registered by name."""
     index = IndexSpace(cmd.kind, cmd.ndim)
@@ -135,7 +136,7 @@ def _compile(fn: Callable[..., Any], info: CodeInfo, caps: list[Capture], tkey: 
     return k
 
 
-def _register(k: Kernel | None, fn: Callable[..., Any], info: CodeInfo, caps: list[Capture],
+def _register(k: Kernel | None, fn: Callable[..., Any], info: CodeInfo, caps: list[CaptureEntry],
               tkey: tuple[Hashable, ...], mkey: tuple[Hashable, ...], cmd: KernelCommand,
               checked: bool = False) -> None:
     """Add the kernel to the kernel-id registry (under ``cmd.name`` or its automatic name).

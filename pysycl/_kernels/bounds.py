@@ -26,12 +26,18 @@ import os
 import threading
 import types
 import zlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pysycl._core.abi import BOUNDS_ACCESS_KINDS, BOUNDS_ERR_BYTES, ID_LOCAL, ArgKind
 from pysycl._core.exceptions import errc, exception
+
+if TYPE_CHECKING:
+    import pyopencl as cl
+
+    from pysycl._objects.context import context
+
 
 ENV = "PYSYCL_BOUNDS_CHECK"
 _FALSE = ("", "0", "false", "no", "off")
@@ -229,7 +235,7 @@ def files_of(fn: Any) -> dict[int, str]:
     return out
 
 
-def error_buffer(x: Any, ctx: Any, clq: Any) -> tuple[Any, np.ndarray]:
+def error_buffer(x: Any, ctx: context, clq: cl.CommandQueue) -> tuple[Any, np.ndarray]:
     """A zeroed error buffer of context ``ctx`` and the host array it is read into."""
     free = _pool.get(ctx.key)
     if free:
@@ -239,7 +245,7 @@ def error_buffer(x: Any, ctx: Any, clq: Any) -> tuple[Any, np.ndarray]:
     return buf, np.empty_like(_ZEROS)
 
 
-def watch(x: Any, w: Watch, clq: Any, kernel_ev: Any) -> None:
+def watch(x: Any, w: Watch, clq: cl.CommandQueue, kernel_ev: Any) -> None:
     """Read ``w``'s error buffer back after ``kernel_ev`` (non-blocking) and keep it."""
     w.kernel_ev = kernel_ev
     w.read_ev = x.read(clq, w.host, w.buf, blocking=False)
@@ -249,7 +255,7 @@ def watch(x: Any, w: Watch, clq: Any, kernel_ev: Any) -> None:
             _inspect(x, None)
 
 
-def _inspect(x: Any, clq: Any) -> list[Watch]:
+def _inspect(x: Any, clq: cl.CommandQueue) -> list[Watch]:
     """Recycle finished clean launches; return the finished ones that found a violation.
 
     Every launch on ``clq`` (a finished OpenCL queue, or None) has finished. The
@@ -276,7 +282,7 @@ def _inspect(x: Any, clq: Any) -> list[Watch]:
     return bad
 
 
-def sync(clq: Any = None, storage: Any = None) -> None:
+def sync(clq: cl.CommandQueue | None = None, storage: Any = None) -> None:
     """A synchronization point: report the first violation of the launches that finished.
 
     Args:
