@@ -19,8 +19,6 @@ from pysycl._core.backend import backend
 from pysycl._core.exceptions import errc, exception
 
 if TYPE_CHECKING:
-    import pyopencl as cl
-
     from pysycl._bundles.kernel_bundle import kernel_bundle
     from pysycl._commands.commands import KernelCommand
     from pysycl._commands.handler import handler
@@ -165,7 +163,7 @@ def _scalar(k: Any, i: int, v: Any) -> Any:
                     "passed; use an accessor, a local_accessor or a numpy scalar")
 
 
-def _arg_plan(clk: cl.Kernel, given: dict[int, Any], n: int, ctx: context) -> list[tuple[str, Any]]:
+def _arg_plan(clk: Any, given: dict[int, Any], n: int, ctx: context) -> list[tuple[str, Any]]:
     """How each ``set_arg`` argument is passed: ``("acc", accessor)``, ``("local", bytes)``
     or ``("val", numpy scalar)``."""
     from pysycl._kernels.kernel_api import local_accessor
@@ -234,7 +232,7 @@ def prepare_interop(q: queue, h: handler, cmd: KernelCommand) -> Any:
     key = ctx.key
     clq = q.executor.native
 
-    def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
+    def launch(wait_for: Sequence[Any] | None) -> Any:
         if 0 in gsize:
             from pysycl._backends.opencl import exec as x
 

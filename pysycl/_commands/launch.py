@@ -34,8 +34,6 @@ from pysycl._kernels.digest import stable_digest
 from pysycl._kernels.ndrange import check_nd_range, ndrange_sizes
 
 if TYPE_CHECKING:
-    import pyopencl as cl
-
     from pysycl._commands.commands import KernelCommand
     from pysycl._commands.handler import handler
     from pysycl._commands.queue import queue
@@ -52,7 +50,7 @@ __all__ = ["check_nd_range", "prepare"]
 
 # long: the per-submit hot path, kept in one frame (each helper call costs ~50 ns).
 def prepare(q: queue, h: handler,
-            cmd: KernelCommand) -> Callable[[Sequence[cl.Event] | None], cl.Event]:
+            cmd: KernelCommand) -> Callable[[Sequence[Any] | None], Any]:
     """Compile/build as needed and return ``launch(wait_for) -> cl event``.
 
     Everything that can fail for a user mistake happens here, before the
@@ -112,7 +110,7 @@ def prepare(q: queue, h: handler,
     clq = ex.native
     key = ex.key
 
-    def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
+    def launch(wait_for: Sequence[Any] | None) -> Any:
         if 0 in gsize:
             return x.marker(clq, wait_for=wait_for)  # an empty range runs no work-item
         return x.launch(clq, clk, gsize, lsize, flat_args(values, kinds, key), wait_for, bound)
@@ -164,8 +162,8 @@ def _local_values(k: Kernel, kind: str, values: list[Any]) -> list[Any]:
 
 
 def _checked_launch(q: queue, k: Kernel, info: CodeInfo, fn: Callable[..., Any], cmd: KernelCommand,
-                    clk: cl.Kernel, gsize: tuple[int, ...], lsize: tuple[int, ...] | None,
-                    values: list[Any]) -> Callable[[Sequence[cl.Event] | None], cl.Event]:
+                    clk: Any, gsize: tuple[int, ...], lsize: tuple[int, ...] | None,
+                    values: list[Any]) -> Callable[[Sequence[Any] | None], Any]:
     """``launch(wait_for)`` of a bounds-checked kernel: an error buffer, read back after it."""
     ranges = accessor_ranges(values, k.arg_kinds)
     if k.has_local:
@@ -176,7 +174,7 @@ def _checked_launch(q: queue, k: Kernel, info: CodeInfo, fn: Callable[..., Any],
     files = _bounds.files_of(fn)
     ndim = max(cmd.ndim, 1)
 
-    def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
+    def launch(wait_for: Sequence[Any] | None) -> Any:
         if 0 in gsize:
             return x.marker(clq, wait_for=wait_for)
         buf, host = _bounds.error_buffer(x, ctx, clq)
