@@ -10,6 +10,7 @@ index order is reversed into OpenCL's (dimension 0 is OpenCL's last).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -18,7 +19,12 @@ from pysycl._core.backend import backend
 from pysycl._core.exceptions import errc, exception
 
 if TYPE_CHECKING:
+    from pysycl._bundles.kernel_bundle import kernel_bundle
     from pysycl._commands.commands import KernelCommand
+    from pysycl._commands.handler import handler
+    from pysycl._commands.queue import queue
+    from pysycl._objects.context import context
+    from pysycl._objects.device import device
 
 # OpenCL C scalar type names -> numpy dtypes (for Python int/float/bool arguments).
 _CL_TYPES = {
@@ -41,7 +47,7 @@ class kernel:  # noqa: N801 - the spec's spelling
                         "ext_oneapi_get_kernel or sycl.make_kernel")
 
     @classmethod
-    def _make(cls, kb: Any, img: Any, name: str, kid: Any) -> kernel:
+    def _make(cls, kb: kernel_bundle, img: Any, name: str, kid: Any) -> kernel:
         self = object.__new__(cls)
         self._bundle = kb
         self._image = img
@@ -55,7 +61,7 @@ class kernel:  # noqa: N801 - the spec's spelling
         """Whether this is a Python kernel (launched through ``use_kernel_bundle``, not ``set_arg``)."""
         return self._name in self._image.variants
 
-    def native_for(self, dev: Any) -> Any:
+    def native_for(self, dev: device) -> Any:
         """The backend kernel (a ``pyopencl.Kernel``) on ``dev``.
 
         Raises:
@@ -84,7 +90,7 @@ class kernel:  # noqa: N801 - the spec's spelling
         """The executable bundle the kernel comes from."""
         return self._bundle
 
-    def get_info(self, param: Any, dev: Any = None) -> Any:
+    def get_info(self, param: Any, dev: device | None = None) -> Any:
         """``info.kernel.*`` (no device) or ``info.kernel_device_specific.*`` (with ``dev``).
 
         Raises:
@@ -134,7 +140,7 @@ class kernel:  # noqa: N801 - the spec's spelling
         return f"<sycl.kernel {self._name!r}>"
 
 
-def new_kernel(kb: Any, img: Any, name: str, kid: Any) -> kernel:
+def new_kernel(kb: kernel_bundle, img: Any, name: str, kid: Any) -> kernel:
     """The ``sycl.kernel`` ``name`` of image ``img`` of bundle ``kb`` (``kid``: its id, or None)."""
     return kernel._make(kb, img, name, kid)
 
@@ -157,7 +163,7 @@ def _scalar(k: Any, i: int, v: Any) -> Any:
                     "passed; use an accessor, a local_accessor or a numpy scalar")
 
 
-def _arg_plan(clk: Any, given: dict[int, Any], n: int, ctx: Any) -> list[tuple[str, Any]]:
+def _arg_plan(clk: Any, given: dict[int, Any], n: int, ctx: context) -> list[tuple[str, Any]]:
     """How each ``set_arg`` argument is passed: ``("acc", accessor)``, ``("local", bytes)``
     or ``("val", numpy scalar)``."""
     from pysycl._kernels.kernel_api import local_accessor
@@ -178,7 +184,7 @@ def _arg_plan(clk: Any, given: dict[int, Any], n: int, ctx: Any) -> list[tuple[s
     return plan
 
 
-def _interop_sizes(kind: str, index_space: Any, ctx: Any
+def _interop_sizes(kind: str, index_space: Any, ctx: context
                    ) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
     """OpenCL global and local sizes (SYCL's order reversed), nd_range divisibility checked."""
     from pysycl._objects.range import nd_range
@@ -197,7 +203,7 @@ def _interop_sizes(kind: str, index_space: Any, ctx: Any
     return gsize, lsize
 
 
-def prepare_interop(q: Any, h: Any, cmd: KernelCommand) -> Any:
+def prepare_interop(q: queue, h: handler, cmd: KernelCommand) -> Any:
     """Check a ``sycl.kernel`` command and return ``launch(wait_for) -> cl event``."""
     from pysycl._backends.opencl import programs as clp
 
@@ -226,7 +232,7 @@ def prepare_interop(q: Any, h: Any, cmd: KernelCommand) -> Any:
     key = ctx.key
     clq = q.executor.native
 
-    def launch(wait_for: Any) -> Any:
+    def launch(wait_for: Sequence[Any] | None) -> Any:
         if 0 in gsize:
             from pysycl._backends.opencl import exec as x
 

@@ -27,7 +27,7 @@ import enum
 import hashlib
 import logging
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pysycl._bundles.kernel import new_kernel
 from pysycl._bundles.kernel_id import _Variant, kernel_id, variant_of
@@ -35,6 +35,12 @@ from pysycl._core.backend import backend
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import specconst as _specconst
 from pysycl._kernels.specconst import check_spec_id as _check_spec_id
+
+if TYPE_CHECKING:
+    from pysycl._kernels.specconst import specialization_id
+    from pysycl._objects.context import context
+    from pysycl._objects.device import device
+
 
 _log = logging.getLogger("pysycl.bundle")
 
@@ -113,7 +119,7 @@ class _Image:
         self.specs = specs or {}            # entry name -> its specialization_ids by SpecId
         self.clk: dict[tuple[int, str], Any] = {}
 
-    def compatible(self, dev: Any) -> bool:
+    def compatible(self, dev: device) -> bool:
         """Whether this image can run (or be built) on ``dev``, without compiling."""
         if self.state in (bundle_state.object, bundle_state.executable):
             return dev in self.programs
@@ -125,7 +131,7 @@ class _Image:
             return False
         return all(dev.has(_aspect(a)) for a in self.aspects)
 
-    def cl_kernel(self, dev: Any, name: str) -> Any:
+    def cl_kernel(self, dev: device, name: str) -> Any:
         """The ``cl_kernel`` ``name`` of this executable image on ``dev`` (cached)."""
         key = (dev.key, name)
         k = self.clk.get(key)
@@ -180,7 +186,7 @@ class device_image:  # noqa: N801 - the spec's spelling
         self._img = img
         return self
 
-    def has_kernel(self, kid: kernel_id, dev: Any = None) -> bool:
+    def has_kernel(self, kid: kernel_id, dev: device | None = None) -> bool:
         """Whether the image holds ``kid`` (and, with ``dev``, is compatible with it)."""
         if not isinstance(kid, kernel_id):
             raise TypeError(f"has_kernel takes a sycl.kernel_id, not {type(kid).__name__}")
@@ -233,7 +239,7 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
                         "sycl.get_kernel_bundle(ctx, state=...)")
 
     @classmethod
-    def _make(cls, ctx: Any, devs: Sequence[Any], state: bundle_state,
+    def _make(cls, ctx: context, devs: Sequence[Any], state: bundle_state,
               images: Iterable[_Image], spec: dict[Any, Any] | None = None) -> kernel_bundle:
         self = object.__new__(cls)
         self._ctx = ctx
@@ -293,7 +299,7 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
         self._not_source("empty")
         return not self._images
 
-    def has_kernel(self, kid: kernel_id, dev: Any = None) -> bool:
+    def has_kernel(self, kid: kernel_id, dev: device | None = None) -> bool:
         """Whether some image holds ``kid`` (compatible with ``dev`` when given)."""
         self._not_source("has_kernel")
         if not isinstance(kid, kernel_id):
@@ -387,13 +393,13 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
         return self.contains_specialization_constants() and all(
             _specconst.is_native(d) for d in self._devices)
 
-    def has_specialization_constant(self, spec_id: Any) -> bool:
+    def has_specialization_constant(self, spec_id: specialization_id) -> bool:
         """Whether a kernel of the bundle reads ``spec_id``."""
         self._not_source("has_specialization_constant")
         _check_spec_id(spec_id)
         return spec_id in self._spec_ids()
 
-    def set_specialization_constant(self, spec_id: Any, value: Any) -> None:
+    def set_specialization_constant(self, spec_id: specialization_id, value: Any) -> None:
         """Set ``spec_id``'s value for this (input) bundle."""
         if self._state is not bundle_state.input:
             raise TypeError("set_specialization_constant is available only for bundles in "
@@ -401,7 +407,7 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
         _check_spec_id(spec_id)
         self._spec[spec_id] = spec_id.convert(value)
 
-    def get_specialization_constant(self, spec_id: Any) -> Any:
+    def get_specialization_constant(self, spec_id: specialization_id) -> Any:
         """The value of ``spec_id`` in this bundle (its default unless set)."""
         self._not_source("get_specialization_constant")
         _check_spec_id(spec_id)
@@ -417,7 +423,7 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
                 f"{len(self._devices)} device(s)>")
 
 
-def new_bundle(ctx: Any, devs: Sequence[Any], state: bundle_state, images: Iterable[_Image],
+def new_bundle(ctx: context, devs: Sequence[Any], state: bundle_state, images: Iterable[_Image],
                spec: dict[Any, Any] | None = None) -> kernel_bundle:
     """A kernel bundle of ``images`` (duplicates dropped) for ``devs`` of ``ctx``."""
     return kernel_bundle._make(ctx, devs, state, images, spec)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pysycl._bundles.kernel_bundle import (
     _aspect,
@@ -38,10 +38,16 @@ from pysycl._bundles.properties import build_options
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import specconst as _specconst
 
+if TYPE_CHECKING:
+    from pysycl._commands.queue import queue
+    from pysycl._objects.context import context
+    from pysycl._objects.device import device
+
+
 _log = logging.getLogger("pysycl.bundle")
 
 
-def _in_context(ctx: Any, dev: Any) -> bool:
+def _in_context(ctx: context, dev: device) -> bool:
     devs = ctx.devices
     d = dev
     while d is not None:
@@ -51,7 +57,7 @@ def _in_context(ctx: Any, dev: Any) -> bool:
     return False
 
 
-def _check_devs(ctx: Any, devs: Any, what: str) -> list[Any]:
+def _check_devs(ctx: context, devs: Any, what: str) -> list[Any]:
     from pysycl._objects.device import device
 
     if isinstance(devs, device):
@@ -109,7 +115,7 @@ def _options(properties: Iterable[Any], what: str) -> str:
 
 
 # ---------------------------------------------------------------- compatibility
-def _variant_compatible(v: _Variant, dev: Any) -> bool:
+def _variant_compatible(v: _Variant, dev: device) -> bool:
     from pysycl._objects.aspects import aspect
 
     if not (dev.has(aspect.ext_pysycl_spirv) and dev.has(aspect.online_compiler)):
@@ -118,11 +124,11 @@ def _variant_compatible(v: _Variant, dev: Any) -> bool:
     return all(dev.has(_aspect(a)) for a in need)
 
 
-def _kid_compatible(kid: kernel_id, dev: Any) -> bool:
+def _kid_compatible(kid: kernel_id, dev: device) -> bool:
     return any(_variant_compatible(v, dev) for v in variants_of(kid))
 
 
-def is_compatible(kernel_ids: Any, dev: Any) -> bool:
+def is_compatible(kernel_ids: Any, dev: device) -> bool:
     """Whether every kernel of ``kernel_ids`` can run on ``dev`` (answered without compiling).
 
     ``is_compatible(kernel_name_or_id, dev)`` also takes one kernel name (the
@@ -138,7 +144,7 @@ def is_compatible(kernel_ids: Any, dev: Any) -> bool:
     return all(_kid_compatible(k, dev) for k in kids)
 
 
-def _parse(ctx: Any, args: tuple[Any, ...], devs: Any, kernel_ids: Any, selector: Any,
+def _parse(ctx: context, args: tuple[Any, ...], devs: Any, kernel_ids: Any, selector: Any,
            kernel_name: str | None, what: str) -> tuple[list[Any], list[kernel_id] | None, Any]:
     """Sort the positional overload arguments into devs, kernel ids and a selector."""
     from pysycl._objects.context import context
@@ -174,7 +180,7 @@ def _parse(ctx: Any, args: tuple[Any, ...], devs: Any, kernel_ids: Any, selector
     return dl, kids, selector
 
 
-def get_kernel_bundle(ctx: Any, *args: Any, state: bundle_state, devs: Any = None,
+def get_kernel_bundle(ctx: context, *args: Any, state: bundle_state, devs: Any = None,
                       kernel_ids: Any = None, selector: Callable[[device_image], Any] | None = None,
                       kernel_name: str | None = None) -> kernel_bundle:
     """A bundle in ``state`` of the application's kernels (§4.11.7), all overloads::
@@ -228,7 +234,7 @@ def get_kernel_bundle(ctx: Any, *args: Any, state: bundle_state, devs: Any = Non
     return kb
 
 
-def has_kernel_bundle(ctx: Any, *args: Any, state: bundle_state, devs: Any = None,
+def has_kernel_bundle(ctx: context, *args: Any, state: bundle_state, devs: Any = None,
                       kernel_ids: Any = None, kernel_name: str | None = None) -> bool:
     """Whether ``get_kernel_bundle`` with these arguments would find kernels (no compiling).
 
@@ -289,7 +295,7 @@ def join(bundles: Sequence[kernel_bundle]) -> kernel_bundle:
                       [i for b in bl for i in b.images], spec)
 
 
-def _check_subset(devs: Any, allowed: Sequence[Any], ctx: Any, what: str) -> list[Any]:
+def _check_subset(devs: Any, allowed: Sequence[Any], ctx: context, what: str) -> list[Any]:
     from pysycl._objects.device import device
 
     if isinstance(devs, device):
@@ -346,7 +352,7 @@ def compile(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
     return new_bundle(kb.get_context(), dl, bundle_state.object, out, kb.spec_values)
 
 
-def _new_program(ctx: Any, img: _Image, spec: dict[Any, Any] | None = None,
+def _new_program(ctx: context, img: _Image, spec: dict[Any, Any] | None = None,
                  devs: Sequence[Any] = ()) -> Any:
     """A fresh OpenCL program of an input image (interop images reuse their program).
 
@@ -514,7 +520,7 @@ def build(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
 
 
 # ------------------------------------------------------------- launcher hooks
-def check_use(kb: Any, q: Any) -> None:
+def check_use(kb: kernel_bundle, q: queue) -> None:
     """``handler.use_kernel_bundle`` checks (§4.9.4.4)."""
     if not isinstance(kb, kernel_bundle):
         raise TypeError(f"use_kernel_bundle takes a sycl.kernel_bundle, not {type(kb).__name__}")
@@ -526,7 +532,7 @@ def check_use(kb: Any, q: Any) -> None:
                         "queue's context", q.get_context())
 
 
-def launch_kernel(kb: kernel_bundle, mkey: Any, ctx: Any, dev: Any, fn: Any) -> tuple[Any, Any]:
+def launch_kernel(kb: kernel_bundle, mkey: Any, ctx: context, dev: device, fn: Any) -> tuple[Any, Any]:
     """(compiled kernel, cl_kernel) of a Python kernel from bundle ``kb`` — no compiling.
 
     Raises:

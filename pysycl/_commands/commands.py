@@ -8,7 +8,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from pysycl._bundles.kernel import kernel
+    from pysycl._kernels.reduction import reduction
+    from pysycl._memory.accessor import accessor
+    from pysycl._objects.range import nd_range
+    from pysycl._objects.range import range as range_
 
 #: The index space a kernel runs over: ``parallel_for(range)``,
 #: ``parallel_for(nd_range)`` or ``single_task``.
@@ -26,14 +35,15 @@ class KernelCommand:
 
     kind: KernelKind
     ndim: int                       # 0 for single_task
-    index_space: Any                # sycl.range / sycl.nd_range; None for single_task
-    fn: Any                         # the Python callable, or a sycl.kernel object
-    reductions: tuple[Any, ...]     # sycl.reduction objects (parallel_for only)
+    index_space: range_ | nd_range | None  # None for single_task
+    fn: Callable[..., Any] | kernel        # the Python callable, or a sycl.kernel object
+    reductions: tuple[reduction, ...]      # parallel_for only
     name: str | None                # kernel_name=
 
     @classmethod
-    def record(cls, kind: KernelKind, ndim: int, index_space: Any, fn: Any,
-               reductions: tuple[Any, ...], name: str | None) -> KernelCommand:
+    def record(cls, kind: KernelKind, ndim: int, index_space: range_ | nd_range | None,
+               fn: Callable[..., Any] | kernel, reductions: tuple[reduction, ...],
+               name: str | None) -> KernelCommand:
         """The same as ``KernelCommand(...)``, faster (the submit hot path)."""
         self = object.__new__(cls)
         d = self.__dict__
@@ -50,23 +60,23 @@ class KernelCommand:
 class FillCommand:
     """``h.fill(accessor, value)``."""
 
-    dest: Any
-    value: Any
+    dest: accessor
+    value: Any  # a scalar of the accessor's element type
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class CopyCommand:
     """``h.copy(src, dest)``: accessor to accessor, accessor to array, array to accessor."""
 
-    src: Any
-    dest: Any
+    src: accessor | np.ndarray
+    dest: accessor | np.ndarray
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class UpdateHostCommand:
     """``h.update_host(accessor)``."""
 
-    acc: Any
+    acc: accessor
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

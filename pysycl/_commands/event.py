@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pysycl import property as _prop
 from pysycl._core.backend import backend
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import bounds as _bounds
+
+if TYPE_CHECKING:
+    from pysycl._backends.base import Executor
+    from pysycl._backends.opencl.executor import OpenCLEvents
+    from pysycl._commands.queue import queue as _queue
+    from pysycl._objects.info import _event_info, _event_profiling, event_command_status
 
 
 class event:  # noqa: N801 - the spec's spelling
@@ -21,15 +27,16 @@ class event:  # noqa: N801 - the spec's spelling
     __slots__ = ("_cl", "_deps", "_exec", "_first", "_queue")
 
     def __init__(self) -> None:
-        self._cl: Any = None       # the command's last OpenCL event (None: complete on the host)
-        self._first: Any = None    # its first OpenCL event (for command_start)
-        self._queue: Any = None    # the pysycl.queue that made it
-        self._exec: Any = None     # what waits for and reports on ``_cl`` (the queue's executor)
+        self._cl: Any = None     # the command's last pyopencl.Event (None: on the host)
+        self._first: Any = None  # its first pyopencl.Event (for command_start)
+        self._queue: _queue | None = None    # the pysycl.queue that made it
+        # what waits for and reports on ``_cl`` (the queue's executor)
+        self._exec: Executor | OpenCLEvents | None = None
         self._deps: tuple[event, ...] = ()
 
     @classmethod
-    def _make(cls, q: Any, cl_event: Any, first: Any = None, deps: Sequence[event] = (),
-              ops: Any = None) -> event:
+    def _make(cls, q: _queue | None, cl_event: Any, first: Any = None,
+              deps: Sequence[event] = (), ops: OpenCLEvents | None = None) -> event:
         """An event of queue ``q`` (or, with ``q`` None, of native-event operations ``ops``)."""
         self = cls.__new__(cls)
         self._cl = cl_event
@@ -71,7 +78,7 @@ class event:  # noqa: N801 - the spec's spelling
         return self._cl
 
     @property
-    def queue(self) -> Any:
+    def queue(self) -> _queue | None:
         """The queue that made the event (None for ``event()`` and ``make_event``)."""
         return self._queue
 
@@ -79,11 +86,11 @@ class event:  # noqa: N801 - the spec's spelling
         """Events this command depended on explicitly (``depends_on``)."""
         return list(self._deps)
 
-    def get_backend(self) -> Any:
+    def get_backend(self) -> backend:
         """The backend of the queue that made the event (OpenCL for ``event()``)."""
         return self._queue.get_backend() if self._queue is not None else backend.opencl
 
-    def get_info(self, param: Any) -> Any:
+    def get_info(self, param: _event_info) -> event_command_status | int:
         """``info::event::command_execution_status`` (or ``reference_count``)."""
         from pysycl._objects.info import info as _info
 
@@ -95,7 +102,7 @@ class event:  # noqa: N801 - the spec's spelling
             return 1 if self._cl is None else int(self._cl.reference_count)
         raise exception(errc.invalid, f"{param!r} is not an info::event descriptor")
 
-    def get_profiling_info(self, param: Any) -> int:
+    def get_profiling_info(self, param: _event_profiling) -> int:
         """Nanosecond timestamps: ``info.event_profiling.command_submit/start/end``.
 
         Raises:

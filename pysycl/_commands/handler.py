@@ -8,7 +8,7 @@ function returns, so an exception inside the command group changes nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +30,13 @@ from pysycl._memory.accessor import accessor
 from pysycl._objects.range import nd_range
 from pysycl._objects.range import range as _range
 
+if TYPE_CHECKING:
+    from pysycl._bundles.kernel_bundle import kernel_bundle
+    from pysycl._commands.queue import queue
+    from pysycl._kernels.kernel_api import local_accessor
+    from pysycl._kernels.reduction import reduction
+    from pysycl._kernels.specconst import specialization_id
+
 _SUBMITTED = object()  # an accessor's handler once its command group has been submitted
 
 
@@ -47,14 +54,14 @@ class handler:  # noqa: N801 - the spec's spelling
     __slots__ = ("_queue", "command", "dependencies", "kernel_args", "kernel_bundle",
                  "requirements", "specialization_values")
 
-    def __init__(self, q: Any) -> None:
+    def __init__(self, q: queue) -> None:
         self._queue = q
         self.command: Command | None = None
         self.requirements: list[accessor] = []
         self.dependencies: list[event] = []
-        self.kernel_bundle: Any = None
-        self.kernel_args: dict[int, Any] | None = None
-        self.specialization_values: dict[Any, Any] | None = None
+        self.kernel_bundle: kernel_bundle | None = None
+        self.kernel_args: dict[int, accessor | local_accessor | np.generic | complex] | None = None
+        self.specialization_values: dict[specialization_id, Any] | None = None
 
     # ---------------------------------------------------------- requirements
     def release(self) -> None:
@@ -104,7 +111,9 @@ class handler:  # noqa: N801 - the spec's spelling
         self.command = cmd
 
     # --------------------------------------------------------------- kernels
-    def parallel_for(self, index_space: Any, *rest: Any, kernel_name: str | None = None) -> None:
+    def parallel_for(self, index_space: int | _range | nd_range,
+                     *rest: reduction | Callable[..., Any] | _sycl_kernel,
+                     kernel_name: str | None = None) -> None:
         """Run ``kernel`` once per work-item of ``index_space``.
 
         ``h.parallel_for(sycl.range(n), lambda i: ...)``,
@@ -148,7 +157,7 @@ class handler:  # noqa: N801 - the spec's spelling
         self._set(KernelCommand.record("single_task", 0, None, kernel, (), kernel_name))
 
     # ------------------------------------------------------ kernel bundles
-    def use_kernel_bundle(self, kb: Any) -> None:
+    def use_kernel_bundle(self, kb: kernel_bundle) -> None:
         """Run this command group's kernel from executable bundle ``kb`` (no compiling).
 
         Raises:
@@ -164,7 +173,7 @@ class handler:  # noqa: N801 - the spec's spelling
                             "handler or from a kernel bundle, not both", self._queue.get_context())
         self.kernel_bundle = kb
 
-    def set_specialization_constant(self, spec_id: Any, value: Any) -> None:
+    def set_specialization_constant(self, spec_id: specialization_id, value: Any) -> None:
         """Set ``spec_id``'s value for this command group's kernel (§4.9.4.4).
 
         Raises:
@@ -184,7 +193,7 @@ class handler:  # noqa: N801 - the spec's spelling
             self.specialization_values = {}
         self.specialization_values[spec_id] = spec_id.convert(value)
 
-    def get_specialization_constant(self, spec_id: Any) -> Any:
+    def get_specialization_constant(self, spec_id: specialization_id) -> Any:
         """``spec_id``'s value in this command group (its default unless set).
 
         Raises:
@@ -199,7 +208,7 @@ class handler:  # noqa: N801 - the spec's spelling
         check_spec_id(spec_id)
         return (self.specialization_values or {}).get(spec_id, spec_id.default_value)
 
-    def set_arg(self, index: int, arg: Any) -> None:
+    def set_arg(self, index: int, arg: accessor | local_accessor | np.generic | complex) -> None:
         """Set argument ``index`` of a ``sycl.kernel`` launched by this command group.
 
         ``arg``: an accessor (created with this handler), a ``local_accessor`` or
@@ -230,7 +239,7 @@ class handler:  # noqa: N801 - the spec's spelling
         self._set(HostTaskCommand(fn))
 
     # ------------------------------------------------------- memory commands
-    def copy(self, src: Any, dest: Any) -> None:
+    def copy(self, src: accessor | np.ndarray, dest: accessor | np.ndarray) -> None:
         """Copy accessor→array, array→accessor or accessor→accessor (§4.9.4.3)."""
         s_acc, d_acc = isinstance(src, accessor), isinstance(dest, accessor)
         if not (s_acc or d_acc):

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pysycl._commands.commands import HostTaskCommand
 from pysycl._commands.event import event
 from pysycl._memory.buffer import host_view
 
+if TYPE_CHECKING:
+    from pysycl._commands.handler import handler
+    from pysycl._commands.queue import queue
 
-def run_host_task(q: Any, h: Any, cmd: HostTaskCommand) -> event:
+
+def run_host_task(q: queue, h: handler, cmd: HostTaskCommand) -> event:
     """Run ``cmd`` once the queue's earlier commands are done (the caller waited for the rest).
 
     Its accessors see the host copies; an exception is an asynchronous error of ``q``.

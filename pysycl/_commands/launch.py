@@ -15,7 +15,7 @@ which itself stands on the rest of :mod:`pysycl._kernels`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pysycl._bundles import kernel as _kernel
@@ -35,6 +35,9 @@ from pysycl._kernels.ndrange import check_nd_range, ndrange_sizes
 
 if TYPE_CHECKING:
     from pysycl._commands.commands import KernelCommand
+    from pysycl._commands.handler import handler
+    from pysycl._commands.queue import queue
+    from pysycl._kernels.captures import CaptureEntry
 
 _sycl_kernel = _kernel.kernel
 _CHECKED = "bounds_check"  # the memory-cache key's suffix in bounds-checked mode
@@ -46,7 +49,8 @@ __all__ = ["check_nd_range", "prepare"]
 
 
 # long: the per-submit hot path, kept in one frame (each helper call costs ~50 ns).
-def prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[Any], Any]:
+def prepare(q: queue, h: handler,
+            cmd: KernelCommand) -> Callable[[Sequence[Any] | None], Any]:
     """Compile/build as needed and return ``launch(wait_for) -> cl event``.
 
     Everything that can fail for a user mistake happens here, before the
@@ -106,7 +110,7 @@ def prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[Any], Any]:
     clq = ex.native
     key = ex.key
 
-    def launch(wait_for: Any) -> Any:
+    def launch(wait_for: Sequence[Any] | None) -> Any:
         if 0 in gsize:
             return x.marker(clq, wait_for=wait_for)  # an empty range runs no work-item
         return x.launch(clq, clk, gsize, lsize, flat_args(values, kinds, key), wait_for, bound)
@@ -114,8 +118,8 @@ def prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[Any], Any]:
     return launch
 
 
-def _compile(fn: Any, info: CodeInfo, caps: list[Any], tkey: tuple[Any, ...], mkey: Any,
-             cmd: KernelCommand, checked: bool) -> Kernel:
+def _compile(fn: Callable[..., Any], info: CodeInfo, caps: list[CaptureEntry], tkey: tuple[Hashable, ...],
+             mkey: tuple[Hashable, ...], cmd: KernelCommand, checked: bool) -> Kernel:
     """A memory miss: the kernel from the disk cache or the compiler, registered by name."""
     index = IndexSpace(cmd.kind, cmd.ndim)
     name = cmd.name or fn.__qualname__
@@ -130,8 +134,9 @@ def _compile(fn: Any, info: CodeInfo, caps: list[Any], tkey: tuple[Any, ...], mk
     return k
 
 
-def _register(k: Kernel | None, fn: Any, info: CodeInfo, caps: list[Any], tkey: tuple[Any, ...],
-              mkey: Any, cmd: KernelCommand, checked: bool = False) -> None:
+def _register(k: Kernel | None, fn: Callable[..., Any], info: CodeInfo, caps: list[CaptureEntry],
+              tkey: tuple[Hashable, ...], mkey: tuple[Hashable, ...], cmd: KernelCommand,
+              checked: bool = False) -> None:
     """Add the kernel to the kernel-id registry (under ``cmd.name`` or its automatic name).
 
     Bundles never get a bounds-checked kernel: the registry gets the plain variant
@@ -141,7 +146,7 @@ def _register(k: Kernel | None, fn: Any, info: CodeInfo, caps: list[Any], tkey: 
                                   IndexSpace(cmd.kind, cmd.ndim), caps, tkey)
 
 
-def _spec_values(k: Kernel, values: list[Any], h: Any) -> tuple[Any, ...]:
+def _spec_values(k: Kernel, values: list[Any], h: handler) -> tuple[Any, ...]:
     """The values of the kernel's specialization constants for this command group."""
     return _specconst.values_for([v for v, kind in zip(values, k.arg_kinds, strict=True)
                                   if kind is ArgKind.SPEC_CONSTANT], h.specialization_values)
@@ -156,9 +161,9 @@ def _local_values(k: Kernel, kind: str, values: list[Any]) -> list[Any]:
     return with_local_memory(values, k.arg_kinds)
 
 
-def _checked_launch(q: Any, k: Kernel, info: CodeInfo, fn: Any, cmd: KernelCommand, clk: Any,
-                    gsize: tuple[int, ...], lsize: tuple[int, ...] | None,
-                    values: list[Any]) -> Callable[[Any], Any]:
+def _checked_launch(q: queue, k: Kernel, info: CodeInfo, fn: Callable[..., Any], cmd: KernelCommand,
+                    clk: Any, gsize: tuple[int, ...], lsize: tuple[int, ...] | None,
+                    values: list[Any]) -> Callable[[Sequence[Any] | None], Any]:
     """``launch(wait_for)`` of a bounds-checked kernel: an error buffer, read back after it."""
     ranges = accessor_ranges(values, k.arg_kinds)
     if k.has_local:
@@ -169,7 +174,7 @@ def _checked_launch(q: Any, k: Kernel, info: CodeInfo, fn: Any, cmd: KernelComma
     files = _bounds.files_of(fn)
     ndim = max(cmd.ndim, 1)
 
-    def launch(wait_for: Any) -> Any:
+    def launch(wait_for: Sequence[Any] | None) -> Any:
         if 0 in gsize:
             return x.marker(clq, wait_for=wait_for)
         buf, host = _bounds.error_buffer(x, ctx, clq)

@@ -3,13 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pysycl import property as _prop
 from pysycl._backends import base as _backends
 from pysycl._commands.event import event
 from pysycl._commands.handler import handler
 from pysycl._core.exceptions import errc, exception, exception_list
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from pysycl._backends.base import Executor
+    from pysycl._core.backend import backend
+    from pysycl._kernels.reduction import reduction
+    from pysycl._memory.accessor import accessor
+    from pysycl._objects.context import context
+    from pysycl._objects.device import device
+    from pysycl._objects.info import _queue_info
+    from pysycl._objects.range import nd_range
+    from pysycl._objects.range import range as range_
+    from pysycl.property import P
 
 
 def _default_async_handler(errors: exception_list) -> None:
@@ -99,16 +113,16 @@ class queue:  # noqa: N801 - the spec's spelling
         self._setup(ctx, dev, _backends.get(dev.get_backend()).executor(
             ctx, dev, profiling=self._profiling), async_handler)
 
-    def _setup(self, ctx: Any, dev: Any, executor: Any,
+    def _setup(self, ctx: context, dev: device, executor: Executor,
                async_handler: Callable[[exception_list], None] | None) -> None:
         self._dev = dev
         self._ctx = ctx
         self._async_handler = async_handler
         self._async_errors: list[BaseException] = []
-        self.executor: Any = executor
+        self.executor: Executor = executor
 
     @classmethod
-    def _from_executor(cls, ctx: Any, dev: Any, executor: Any,
+    def _from_executor(cls, ctx: context, dev: device, executor: Executor,
                        async_handler: Callable[[exception_list], None] | None = None) -> queue:
         """A queue of ``dev`` in ``ctx`` over an existing executor, no properties (interop:
         ``make_queue`` wraps an application's own OpenCL queue)."""
@@ -130,15 +144,15 @@ class queue:  # noqa: N801 - the spec's spelling
         (pysycl's own: what executors and host tasks report)."""
         self._async_errors.append(err)
 
-    def get_device(self) -> Any:
+    def get_device(self) -> device:
         """The queue's device."""
         return self._dev
 
-    def get_context(self) -> Any:
+    def get_context(self) -> context:
         """The queue's context."""
         return self._ctx
 
-    def get_backend(self) -> Any:
+    def get_backend(self) -> backend:
         """The backend of the queue's device."""
         return self._dev.get_backend()
 
@@ -150,11 +164,11 @@ class queue:  # noqa: N801 - the spec's spelling
         """Whether a property of class ``kind`` was given."""
         return self._props.has_property(kind)
 
-    def get_property(self, kind: type) -> Any:
+    def get_property(self, kind: type[P]) -> P:
         """The property of class ``kind`` (``errc.invalid`` when absent)."""
         return self._props.get_property(kind)
 
-    def get_info(self, param: Any) -> Any:
+    def get_info(self, param: _queue_info) -> context | device:
         """``info.queue.context`` or ``info.queue.device``."""
         from pysycl._objects.info import info
 
@@ -207,7 +221,8 @@ class queue:  # noqa: N801 - the spec's spelling
         h(errs)
 
     # ---------------------------------------------------- shortcut functions
-    def _shortcut(self, deps: Any, record: Callable[[handler], None]) -> event:
+    def _shortcut(self, deps: event | Sequence[event] | None,
+                  record: Callable[[handler], None]) -> event:
         def cgf(h: handler) -> None:
             if deps is not None:
                 h.depends_on(deps)
@@ -220,7 +235,9 @@ class queue:  # noqa: N801 - the spec's spelling
         deps, kernel = _split_deps(args, 1, "single_task")
         return self._shortcut(deps, lambda h: h.single_task(kernel[0], kernel_name=kernel_name))
 
-    def parallel_for(self, index_space: Any, *rest: Any, kernel_name: str | None = None) -> event:
+    def parallel_for(self, index_space: int | range_ | nd_range,
+                     *rest: event | Sequence[event] | reduction | Callable[..., Any],
+                     kernel_name: str | None = None) -> event:
         """``q.parallel_for(range, [dep_event(s),] kernel)``.
 
         Shortcut kernels cannot use accessors (§4.6.5.2): they capture scalars only.
@@ -229,15 +246,18 @@ class queue:  # noqa: N801 - the spec's spelling
         return self._shortcut(deps, lambda h: h.parallel_for(index_space, *tail,
                                                              kernel_name=kernel_name))
 
-    def copy(self, src: Any, dest: Any, depends_on: Any = None) -> event:
+    def copy(self, src: accessor | np.ndarray, dest: accessor | np.ndarray,
+             depends_on: event | Sequence[event] | None = None) -> event:
         """Shortcut for ``handler.copy`` (accessor arguments are required for you)."""
         return self._shortcut(depends_on, lambda h: _require_all(h, src, dest) or h.copy(src, dest))
 
-    def fill(self, dest: Any, value: Any, depends_on: Any = None) -> event:
+    def fill(self, dest: accessor, value: Any,
+             depends_on: event | Sequence[event] | None = None) -> event:
         """Shortcut for ``handler.fill``."""
         return self._shortcut(depends_on, lambda h: _require_all(h, dest) or h.fill(dest, value))
 
-    def update_host(self, acc: Any, depends_on: Any = None) -> event:
+    def update_host(self, acc: accessor,
+                    depends_on: event | Sequence[event] | None = None) -> event:
         """Shortcut for ``handler.update_host``."""
         return self._shortcut(depends_on, lambda h: _require_all(h, acc) or h.update_host(acc))
 
@@ -256,7 +276,7 @@ class queue:  # noqa: N801 - the spec's spelling
         return f"sycl.queue(device={self._dev.display_name!r})"
 
 
-def _require_all(h: handler, *objs: Any) -> None:
+def _require_all(h: handler, *objs: accessor | np.ndarray) -> None:
     from pysycl._memory.accessor import accessor
 
     for o in objs:
@@ -264,7 +284,8 @@ def _require_all(h: handler, *objs: Any) -> None:
             h.require(o)
 
 
-def _split_deps(args: Sequence[Any], n_tail: int | None, what: str) -> tuple[Any, tuple[Any, ...]]:
+def _split_deps(args: Sequence[Any], n_tail: int | None,
+                what: str) -> tuple[event | Sequence[event] | None, tuple[Any, ...]]:
     if not args:
         raise TypeError(f"{what}: the kernel is missing")
     first = args[0]

@@ -26,12 +26,22 @@ import os
 import threading
 import types
 import zlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pysycl._core.abi import BOUNDS_ACCESS_KINDS, BOUNDS_ERR_BYTES, ID_LOCAL, ArgKind
 from pysycl._core.exceptions import errc, exception
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from pysycl._commands.queue import queue as _queue
+    from pysycl._kernels.cache import Kernel
+    from pysycl._objects.context import context
+    from pysycl._objects.range import nd_range
+    from pysycl._objects.range import range as range_
+
 
 ENV = "PYSYCL_BOUNDS_CHECK"
 _FALSE = ("", "0", "false", "no", "off")
@@ -83,7 +93,8 @@ def fast_checks(direct_index: tuple[tuple[int, int, int, int, int], ...],
     return fast, len(fast) != len(direct_index)
 
 
-def check_static(k: Any, location: str, filename: str, kind: str, index_space: Any,
+def check_static(k: Kernel, location: str, filename: str, kind: str,
+                 index_space: range_ | nd_range | None,
                  values: list[Any]) -> None:
     """The static check of a launch of ``k`` (a ``range`` or ``nd_range``): int compares first.
 
@@ -102,7 +113,7 @@ def check_static(k: Any, location: str, filename: str, kind: str, index_space: A
                  values)
 
 
-def check_launch(k: Any, location: str, filename: str, g: tuple[int, ...],
+def check_launch(k: Kernel, location: str, filename: str, g: tuple[int, ...],
                  loc: tuple[int, ...] | None, values: list[Any]) -> None:
     """Raise ``errc.invalid`` if the launch is certain to index outside an accessor.
 
@@ -121,7 +132,7 @@ def check_launch(k: Any, location: str, filename: str, g: tuple[int, ...],
             _reject(k, location, filename, g, loc, ci, ad, src, d, line, v, n)
 
 
-def _reject(k: Any, location: str, filename: str, g: tuple[int, ...],
+def _reject(k: Kernel, location: str, filename: str, g: tuple[int, ...],
             loc: tuple[int, ...] | None, ci: int, ad: int, src: int, d: int, line: int,
             v: Any, n: int) -> None:
     if 0 in g:
@@ -150,7 +161,7 @@ class Watch:
     __slots__ = ("buf", "files", "host", "kernel", "kernel_ev", "linear", "location", "ndim",
                  "queue", "ranges", "read_ev", "storages")
 
-    def __init__(self, queue: Any, kernel: Any, location: str, files: dict[int, str],
+    def __init__(self, queue: _queue, kernel: Kernel, location: str, files: dict[int, str],
                  values: list[Any], ranges: list[Any], ndim: int, buf: Any, host: np.ndarray,
                  linear: tuple[int, ...] | None = None) -> None:
         self.queue = queue
@@ -229,7 +240,7 @@ def files_of(fn: Any) -> dict[int, str]:
     return out
 
 
-def error_buffer(x: Any, ctx: Any, clq: Any) -> tuple[Any, np.ndarray]:
+def error_buffer(x: ModuleType, ctx: context, clq: Any) -> tuple[Any, np.ndarray]:
     """A zeroed error buffer of context ``ctx`` and the host array it is read into."""
     free = _pool.get(ctx.key)
     if free:
@@ -239,7 +250,7 @@ def error_buffer(x: Any, ctx: Any, clq: Any) -> tuple[Any, np.ndarray]:
     return buf, np.empty_like(_ZEROS)
 
 
-def watch(x: Any, w: Watch, clq: Any, kernel_ev: Any) -> None:
+def watch(x: ModuleType, w: Watch, clq: Any, kernel_ev: Any) -> None:
     """Read ``w``'s error buffer back after ``kernel_ev`` (non-blocking) and keep it."""
     w.kernel_ev = kernel_ev
     w.read_ev = x.read(clq, w.host, w.buf, blocking=False)
@@ -249,7 +260,7 @@ def watch(x: Any, w: Watch, clq: Any, kernel_ev: Any) -> None:
             _inspect(x, None)
 
 
-def _inspect(x: Any, clq: Any) -> list[Watch]:
+def _inspect(x: ModuleType, clq: Any) -> list[Watch]:
     """Recycle finished clean launches; return the finished ones that found a violation.
 
     Every launch on ``clq`` (a finished OpenCL queue, or None) has finished. The

@@ -21,7 +21,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Hashable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -40,6 +40,11 @@ from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import diskcache as _diskcache
 from pysycl._kernels import specconst as _specconst
 from pysycl._kernels.captures import call_graph, forget_code_infos
+
+if TYPE_CHECKING:
+    from pysycl._objects.context import context
+    from pysycl._objects.device import device
+
 
 _log = logging.getLogger("pysycl.kernel")
 T = TypeVar("T")
@@ -104,11 +109,11 @@ def _compile(fn: Any, index: IndexSpace, captures: tuple[Capture, ...], entry: s
                           helpers=call_graph(fn))
 
 
-def _dev_name(dev: Any) -> str:
+def _dev_name(dev: device) -> str:
     return dev.display_name
 
 
-def _check_device(k: Kernel, dev: Any) -> None:
+def _check_device(k: Kernel, dev: device) -> None:
     """Raise ``errc.kernel_not_supported`` unless ``dev`` can run ``k`` (before anything runs)."""
     from pysycl._objects.aspects import aspect
 
@@ -237,7 +242,7 @@ class KernelCache:
         return Kernel(compiled, name)
 
     # --- OpenCL
-    def cl_kernel(self, k: Kernel, ctx: Any, dev: Any, spec: tuple[Any, ...] | None = None,
+    def cl_kernel(self, k: Kernel, ctx: context, dev: device, spec: tuple[Any, ...] | None = None,
                   key: tuple[Any, ...] | None = None) -> Any:
         """``k``'s ``cl_kernel`` for (``ctx``, ``dev``[, ``spec`` values]), built once."""
         if key is None:
@@ -249,7 +254,7 @@ class KernelCache:
             clk = k.kernels[key] = self._build(k, ctx, dev, spec)
         return clk
 
-    def _build(self, k: Kernel, ctx: Any, dev: Any, spec: tuple[Any, ...] | None) -> Any:
+    def _build(self, k: Kernel, ctx: context, dev: device, spec: tuple[Any, ...] | None) -> Any:
         from pysycl._backends.opencl import exec as x
 
         _check_device(k, dev)

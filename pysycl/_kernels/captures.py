@@ -20,8 +20,8 @@ from __future__ import annotations
 import dis
 import enum
 import types
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Hashable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -35,6 +35,15 @@ from pysycl._kernels import specconst as _specconst
 from pysycl._kernels.kernel_api import _functor, local_accessor
 from pysycl._memory.accessor import accessor
 from pysycl._memory.buffer import buffer
+
+if TYPE_CHECKING:
+    from pysycl._commands.handler import handler
+    from pysycl._core.abi import CaptureType
+
+    #: One capture as the analysis records it, :class:`Capture`'s arguments:
+    #: ``(name, source, type)``, or ``(name, source, type, owner)`` for a helper's.
+    CaptureEntry = tuple[str, str, CaptureType] | tuple[str, str, CaptureType, int]
+
 
 _SCALAR_KEYS: dict[type, ScalarType] = {
     bool: ScalarType(np.dtype(np.bool_)),
@@ -106,14 +115,14 @@ def info_of(code: types.CodeType) -> CodeInfo:
     return info
 
 
-def _who(fn: Any, owner: int) -> str:
+def _who(fn: types.FunctionType, owner: int) -> str:
     """How a message names the function that reads a capture."""
     if owner:
         return f"function {fn.__qualname__} (called by the kernel) reads"
     return f"kernel {fn.__qualname__} captures"
 
 
-def _unassigned(fn: Any, info: CodeInfo, name: str, owner: int) -> kernel_compile_error:
+def _unassigned(fn: types.FunctionType, info: CodeInfo, name: str, owner: int) -> kernel_compile_error:
     """The error of a closure cell read before assignment."""
     who = (f"function {fn.__qualname__} (called by the kernel)" if owner
            else f"kernel {fn.__qualname__}")
@@ -121,7 +130,7 @@ def _unassigned(fn: Any, info: CodeInfo, name: str, owner: int) -> kernel_compil
                                 "it is assigned")
 
 
-def _bad_capture(fn: Any, info: CodeInfo, name: str, value: Any,
+def _bad_capture(fn: types.FunctionType, info: CodeInfo, name: str, value: Any,
                  owner: int = 0) -> kernel_compile_error:
     line = info.lines.get(name, fn.__code__.co_firstlineno)
     where = f"{fn.__code__.co_filename}:{line}"
@@ -150,7 +159,7 @@ def walkable(v: Any) -> types.FunctionType | None:
     return f
 
 
-def plan_index(fns: list[Any], v: Any) -> int:
+def plan_index(fns: list[Callable[..., Any]], v: Callable[..., Any]) -> int:
     for k, x in enumerate(fns):
         if x is v:
             return k
@@ -158,7 +167,8 @@ def plan_index(fns: list[Any], v: Any) -> int:
     return len(fns) - 1
 
 
-def capture_values(fn: Any, h: Any) -> tuple[CodeInfo, list[Any], list[Any], tuple[Any, ...]]:
+def capture_values(fn: types.FunctionType, h: handler
+                   ) -> tuple[CodeInfo, list[Any], list[CaptureEntry], tuple[Hashable, ...]]:
     """Captured argument values, their Capture descriptors' parts, and the type key.
 
     The captures of the kernel come first (closure cells, then globals), then
@@ -169,8 +179,8 @@ def capture_values(fn: Any, h: Any) -> tuple[CodeInfo, list[Any], list[Any], tup
     if info is None:  # info_of, inlined: the submit hot path
         info = _infos[code] = CodeInfo(code)
     values: list[Any] = []
-    caps: list[Any] = []
-    key: list[Any] = []
+    caps: list[CaptureEntry] = []
+    key: list[Hashable] = []
     fns = [fn]
     closure = fn.__closure__
     if closure:
@@ -197,8 +207,8 @@ def capture_values(fn: Any, h: Any) -> tuple[CodeInfo, list[Any], list[Any], tup
     return info, values, caps, tuple(key)
 
 
-def walk_helpers(fns: list[Any], h: Any, values: list[Any], caps: list[Any],
-                  key: list[Any]) -> None:
+def walk_helpers(fns: list[Callable[..., Any]], h: handler, values: list[Any],
+                 caps: list[CaptureEntry], key: list[Hashable]) -> None:
     """Add the captures of the helper functions ``fns[1:]`` (growing as they call others).
 
     A helper's closure cells and globals follow the kernel's rules: numbers,
@@ -252,7 +262,7 @@ def references(f: types.FunctionType, info: CodeInfo) -> Iterator[tuple[str, Any
             yield from module_attrs(v, info.attrs.get(name, ()))
 
 
-def call_graph(fn: Any) -> tuple[tuple[Any, tuple[int, ...]], ...]:
+def call_graph(fn: types.FunctionType) -> tuple[tuple[Callable[..., Any], tuple[int, ...]], ...]:
     """The functions a kernel calls, as ``compile_kernel(helpers=...)`` takes them.
 
     Entry ``k`` is ``(function, indices of the entries it references)``; entry 0
@@ -306,7 +316,7 @@ def module_attrs(mod: types.ModuleType,
 
 def _tuple_type(v: tuple[Any, ...]) -> tuple[TupleType, list[Any]] | None:
     """The type and flat argument values of a tuple of numbers (None for anything else)."""
-    elements: list[Any] = []
+    elements: list[ScalarType | TupleType] = []
     flat: list[Any] = []
     for e in v:
         t = type(e)
@@ -332,9 +342,9 @@ def _tuple_type(v: tuple[Any, ...]) -> tuple[TupleType, list[Any]] | None:
     return TupleType(tuple(elements)), flat
 
 
-def classify(fn: Any, info: CodeInfo, h: Any, name: str, source: str, v: Any,
-              values: list[Any], caps: list[Any], key: list[Any],
-              fns: list[Any] | None = None, owner: int = 0) -> None:
+def classify(fn: types.FunctionType, info: CodeInfo, h: handler, name: str, source: str, v: Any,
+             values: list[Any], caps: list[CaptureEntry], key: list[Hashable],
+             fns: list[Callable[..., Any]] | None = None, owner: int = 0) -> None:
     """Classify one value that ``fn`` reads (its ``owner``-th function of the kernel's calls).
 
     Arguments (values, caps, key type) or compile-time constants (key only);
@@ -391,8 +401,8 @@ def classify(fn: Any, info: CodeInfo, h: Any, name: str, source: str, v: Any,
         raise _bad_capture(fn, info, name, v, owner)
 
 
-def _classify_static(info: CodeInfo, name: str, v: Any, key: list[Any],
-                     fns: list[Any] | None) -> bool:
+def _classify_static(info: CodeInfo, name: str, v: Any, key: list[Hashable],
+                     fns: list[Callable[..., Any]] | None) -> bool:
     """Add a compile-time constant read as ``name`` to the key; False if ``v`` is none."""
     if isinstance(v, (enum.Enum, _functor)):
         key.append(v)  # compile-time constants: memory orders, fence spaces, sycl.plus(), ...
@@ -425,7 +435,8 @@ def _classify_static(info: CodeInfo, name: str, v: Any, key: list[Any],
     return False
 
 
-def _classify_attr(path: str, v: Any, key: list[Any], fns: list[Any] | None) -> None:
+def _classify_attr(path: str, v: Any, key: list[Hashable],
+                   fns: list[Callable[..., Any]] | None) -> None:
     """An attribute of a user's module (``mod.N``, ``mod.f``): a compile-time constant.
 
     Numba freezes what a kernel reads off a module, so the value is part of the
@@ -449,7 +460,7 @@ def _classify_attr(path: str, v: Any, key: list[Any], fns: list[Any] | None) -> 
     key.append((path, type(v), v))
 
 
-def captures_of(caps: list[Any]) -> tuple[Capture, ...]:
+def captures_of(caps: list[CaptureEntry]) -> tuple[Capture, ...]:
     """The :class:`Capture` descriptors of :func:`capture_values`'s ``caps``."""
     return tuple(Capture(*c) for c in caps)
 

@@ -16,9 +16,10 @@ from pysycl._kernels import args as _args
 
 if TYPE_CHECKING:
     from pysycl._kernels.cache import Kernel
+    from pysycl._objects.device import device
 
 
-def ndrange_sizes(k: Kernel, dev: Any, clk: Any, nd: Any, values: list[Any]
+def ndrange_sizes(k: Kernel, dev: device, clk: Any, nd: Any, values: list[Any]
                   ) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """OpenCL global and local sizes of an nd_range launch of kernel ``k``, validated."""
     lim = dev_limits(dev, clk)
@@ -92,7 +93,7 @@ def check_nd_range(nd: Any, max_wg: int, item_caps: tuple[int, ...] | None, loca
 _limits: dict[tuple[Any, Any], tuple[int, tuple[int, ...], int]] = {}
 
 
-def dev_limits(dev: Any, clk: Any) -> tuple[int, tuple[int, ...], int]:
+def dev_limits(dev: device, clk: Any) -> tuple[int, tuple[int, ...], int]:
     """(max work-group size, max work-item sizes in OpenCL order, free local memory bytes)."""
     key = (dev.key, id(clk))
     lim = _limits.get(key)

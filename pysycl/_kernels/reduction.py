@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import sys
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -46,6 +46,11 @@ from pysycl.property import reduction as _reduction_props
 
 if TYPE_CHECKING:
     from pysycl._commands.commands import KernelCommand
+    from pysycl._commands.handler import handler
+    from pysycl._commands.handler import handler as _handler
+    from pysycl._commands.queue import queue
+    from pysycl._objects.context import context
+    from pysycl._objects.device import device
 
 
 # ----------------------------------------------------------- known operators
@@ -119,7 +124,7 @@ def _caller() -> str:
     return f"{f.f_code.co_filename}:{f.f_lineno}"
 
 
-def _variable_dtype(var: Any, h: Any, where: str) -> np.dtype:
+def _variable_dtype(var: buffer | accessor, h: handler, where: str) -> np.dtype:
     """The element type of a reduction variable, checked (one element, writable, this group's)."""
     if isinstance(var, buffer):
         n = var.size()
@@ -146,7 +151,7 @@ def _variable_dtype(var: Any, h: Any, where: str) -> np.dtype:
     return dt
 
 
-def _combiner_of(combiner: Any, identity: Any, dt: np.dtype, where: str
+def _combiner_of(combiner: _functor | Callable[..., Any], identity: Any, dt: np.dtype, where: str
                  ) -> tuple[str, Callable[..., Any], Any]:
     """(operator name or ``"custom"``, the combine function, the identity) of a reduction."""
     if isinstance(combiner, _functor):
@@ -197,7 +202,8 @@ class reduction:  # noqa: N801 - the spec's spelling
     __slots__ = ("_acc", "_combiner", "_dtype", "_handler", "_identity", "_init", "_op",
                  "_where")
 
-    def __init__(self, var: Any, h: Any, combiner: Any, identity: Any = None,
+    def __init__(self, var: buffer | accessor, h: _handler,
+                 combiner: _functor | Callable[..., Any], identity: Any = None,
                  properties: Iterable[Any] | None = None) -> None:
         where = _caller()
         if not hasattr(h, "requirements"):
@@ -233,7 +239,7 @@ class reduction:  # noqa: N801 - the spec's spelling
         return self._acc
 
     @property
-    def handler(self) -> Any:
+    def handler(self) -> _handler:
         """The command group's handler the reduction was created with."""
         return self._handler
 
@@ -428,10 +434,10 @@ def _load_or_compile(fn: Any, caps: list[Any], index: IndexSpace,
     return k
 
 
-_partials: dict[tuple[Any, int], tuple[Any, Any, int]] = {}
+_partials: dict[tuple[int, int], tuple[Any, Any, int]] = {}
 
 
-def _partials_buffer(ctx: Any, clq: Any, slot: int, nbytes: int) -> Any:
+def _partials_buffer(ctx: context, clq: Any, slot: int, nbytes: int) -> Any:
     # One temporary per (OpenCL queue, reduction slot): the queue is in order,
     # so a later command group's kernels never overlap this one's.
     key = (id(clq), slot)
@@ -444,14 +450,14 @@ def _partials_buffer(ctx: Any, clq: Any, slot: int, nbytes: int) -> Any:
     return hit[1]
 
 
-def _check(h: Any, cmd: KernelCommand) -> None:
+def _check(h: handler, cmd: KernelCommand) -> None:
     for r in cmd.reductions:
         if r.handler is not h:
             raise exception(errc.invalid, f"{r.where}: the reduction was created in another "
                             "command group")
 
 
-def _sizes(k: Kernel, dev: Any, clk: Any, cmd: KernelCommand, values: list[Any]
+def _sizes(k: Kernel, dev: device, clk: Any, cmd: KernelCommand, values: list[Any]
            ) -> tuple[tuple[int, ...], tuple[int, ...], list[Any]]:
     """(global size, local size, extra arguments): a range runs as a padded 1-D nd_range."""
     if cmd.kind != "range":
@@ -467,7 +473,7 @@ def _sizes(k: Kernel, dev: Any, clk: Any, cmd: KernelCommand, values: list[Any]
     return (-(-total // wg) * wg,), (wg,), list(user)
 
 
-def _check_local_memory(k: Kernel, dev: Any, clk: Any, values: list[Any],
+def _check_local_memory(k: Kernel, dev: device, clk: Any, values: list[Any],
                         reds: tuple[reduction, ...], wg: int) -> None:
     local = _args.local_bytes(values, k.arg_kinds) + sum(wg * r.dtype.itemsize for r in reds)
     lim = dev_limits(dev, clk)
@@ -478,7 +484,8 @@ def _check_local_memory(k: Kernel, dev: Any, clk: Any, values: list[Any],
 
 
 # long: the reduction launch's checks, in the order their errors must be reported.
-def prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[Any], Any]:
+def prepare(q: queue, h: handler,
+            cmd: KernelCommand) -> Callable[[Sequence[Any] | None], Any]:
     """Compile/build/validate a kernel with reductions; return ``launch(wait_for)``.
 
     The caller (:func:`pysycl._commands.launch.prepare`) has refused ``sycl.kernel``
@@ -515,7 +522,7 @@ def prepare(q: Any, h: Any, cmd: KernelCommand) -> Callable[[Any], Any]:
     flims = [dev_limits(dev, c)[0] for c in fclks]
     files = _bounds.files_of(fn) if checked else {}
 
-    def launch(wait_for: Any) -> Any:
+    def launch(wait_for: Sequence[Any] | None) -> Any:
         ev = None
         if groups:
             args = _args.flat_args(values, k.arg_kinds, key)

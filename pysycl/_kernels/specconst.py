@@ -24,12 +24,17 @@ from __future__ import annotations
 import os
 import struct
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pysycl._core.abi import SpecConstantType
 from pysycl._core.exceptions import errc, exception
+
+if TYPE_CHECKING:
+    from pysycl._objects.context import context
+    from pysycl._objects.device import device
+
 
 #: Tests flip this to exercise the emulated path on a device that is native.
 _force_emulation = os.environ.get("PYSYCL_EMULATE_SPEC_CONSTANTS", "") not in ("", "0")
@@ -86,7 +91,7 @@ class specialization_id:  # noqa: N801 - the spec's spelling
         return f"sycl.specialization_id({self._dtype}, {self._default!r})"
 
 
-def check_spec_id(spec_id: Any) -> None:
+def check_spec_id(spec_id: specialization_id) -> None:
     """``TypeError`` unless ``spec_id`` is a :class:`specialization_id`."""
     if not isinstance(spec_id, specialization_id):
         raise TypeError(f"expected a sycl.specialization_id, not {type(spec_id).__name__}")
@@ -159,7 +164,7 @@ def value_key(values: Sequence[Any]) -> tuple[Any, ...]:
     return tuple(None if v is None else (v.dtype.str, v.tobytes()) for v in values)
 
 
-def is_native(dev: Any) -> bool:
+def is_native(dev: device) -> bool:
     """Whether ``dev`` applies values with ``clSetProgramSpecializationConstant``.
 
     OpenCL 2.2 introduced the call; a 3.0 device that loads SPIR-V supports it.
@@ -279,7 +284,7 @@ def program_for(ctx_cl: Any, devs: Sequence[Any], il: bytes, values: Sequence[An
     return clp.from_il(ctx_cl, patch_spirv(il, values))
 
 
-def build_for(k: Any, ctx: Any, dev: Any, values: Sequence[Any]) -> Any:
+def build_for(k: Any, ctx: context, dev: device, values: Sequence[Any]) -> Any:
     """Build a kernel's SPIR-V for ``dev`` with spec values ``values``; its ``cl_kernel``."""
     from pysycl._backends.opencl import exec as x
     from pysycl._backends.opencl import programs as clp
