@@ -14,7 +14,7 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pysycl._backends.opencl import discovery as _d
 from pysycl._core.memory_model import memory_order, memory_scope
@@ -32,13 +32,18 @@ from pysycl._objects.info import (
 from pysycl._objects.range import id as sycl_id
 
 if TYPE_CHECKING:
+    import pyopencl
+
     from pysycl._backends.opencl.objects import opencl_device as _device_t
+
+_E = TypeVar("_E", bound=enum.Enum)
+_M = TypeVar("_M")
 
 
 # --- OpenCL value -> SYCL value conversions ---------------------------------------
 
 
-def bits_to_members(bits: int, enum_cls: type[enum.Enum]) -> list[Any]:
+def bits_to_members(bits: int, enum_cls: type[_E]) -> list[_E]:
     """The members of a bit-valued enum whose (non-zero) bit is set in ``bits``."""
     return [m for m in enum_cls if m.value and (bits & m.value) == m.value]
 
@@ -99,10 +104,10 @@ def _q(key: str, default: Any = _d.REQUIRED, conv: Callable[[Any], Any] = lambda
     return get
 
 
-def _work_item_sizes(n: int) -> Callable[[_device_t], Any]:
+def _work_item_sizes(n: int) -> Callable[[_device_t], sycl_id | tuple[int, ...]]:
     # SYCL dimension 0 is the slowest-varying; OpenCL's dimension 0 the fastest
     # (OpenCL backend appendix, "syclOpenCL.mapping"): reverse the first n sizes.
-    def get(dev: _device_t) -> Any:
+    def get(dev: _device_t) -> sycl_id | tuple[int, ...]:
         sizes = list(_d.device_info(dev.native, "MAX_WORK_ITEM_SIZES"))[:n]
         values = tuple(int(s) for s in reversed(sizes))
         try:
@@ -126,8 +131,9 @@ def _half_fp(dev: _device_t) -> list[fp_config]:
     return bits_to_members(int(bits), fp_config)
 
 
-def _atomic(key: str, legacy: int, conv: Callable[[int], list[Any]]) -> Callable[[_device_t], Any]:
-    def get(dev: _device_t) -> Any:
+def _atomic(key: str, legacy: int, conv: Callable[[int], list[_M]]
+            ) -> Callable[[_device_t], list[_M]]:
+    def get(dev: _device_t) -> list[_M]:
         bits = _d.device_info(dev.native, key, None)
         return conv(legacy if bits is None else int(bits))
     return get
@@ -315,7 +321,7 @@ def spirv_versions(il_version: str) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in _SPIRV_RE.findall(il_version)]
 
 
-def derive_aspects(cl_device: Any) -> frozenset[aspect]:
+def derive_aspects(cl_device: pyopencl.Device) -> frozenset[aspect]:
     """Compute the aspect set of an OpenCL device from its reported properties.
 
     Args:
@@ -354,7 +360,8 @@ _TYPE_ASPECT = {device_type.gpu: aspect.gpu, device_type.cpu: aspect.cpu,
                 device_type.accelerator: aspect.accelerator, device_type.custom: aspect.custom}
 
 
-def _usm_aspects(cl_device: Any) -> set[aspect]:
+def _usm_aspects(cl_device: pyopencl.Device) -> set[aspect]:
+
     """USM aspects from ``cl_intel_unified_shared_memory`` capability queries (as DPC++ does)."""
     has = set()
     usm = _d.usm_capabilities(cl_device)

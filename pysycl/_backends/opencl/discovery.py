@@ -21,9 +21,23 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pysycl._core.exceptions import errc, exception
+
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    import pyopencl
+
+    from pysycl._objects.context import context as sycl_context
+
+    class HasIntPtr(Protocol):
+        """Any pyopencl object: each has its raw handle as ``int_ptr``."""
+
+        @property
+        def int_ptr(self) -> int: ...
+
 
 _log = logging.getLogger("pysycl.cl")
 
@@ -81,7 +95,7 @@ INSTALL_HINT = (
 
 
 #: ``default`` of :func:`device_info` meaning "raise when the device cannot answer".
-REQUIRED: Any = object()
+REQUIRED: object = object()
 
 
 @functools.cache
@@ -141,7 +155,8 @@ def status_name(code: int) -> str:
 
 
 def translate_cl_error(
-    e: BaseException, what: str = "", code: errc | None = None, context: Any = None
+    e: BaseException, what: str = "", code: errc | None = None,
+    context: sycl_context | None = None
 ) -> exception:
     """Turn a ``pyopencl.Error`` into a :class:`pysycl.exception`.
 
@@ -178,7 +193,7 @@ def cl_call(fn: Callable[..., T], *args: Any, what: str = "", **kwargs: Any) -> 
 
 
 @functools.cache
-def _enumerate() -> tuple[tuple[Any, tuple[Any, ...]], ...]:
+def _enumerate() -> tuple[tuple[pyopencl.Platform, tuple[pyopencl.Device, ...]], ...]:
     """All (platform, root devices) pairs, cached: SYCL §4.6.2 says the set is fixed."""
     mod = cl()
     try:
@@ -199,14 +214,14 @@ def _enumerate() -> tuple[tuple[Any, tuple[Any, ...]], ...]:
     return tuple(result)
 
 
-def _safe(fn: Callable[[], T], default: Any = None) -> T | Any:
+def _safe(fn: Callable[[], T], default: T | None = None) -> T | None:
     try:
         return fn()
     except Exception:
         return default
 
 
-def platforms_and_devices() -> tuple[tuple[Any, tuple[Any, ...]], ...]:
+def platforms_and_devices() -> tuple[tuple[pyopencl.Platform, tuple[pyopencl.Device, ...]], ...]:
     """Return every OpenCL platform with at least one device, and its root devices.
 
     Raises:
@@ -218,7 +233,7 @@ def platforms_and_devices() -> tuple[tuple[Any, tuple[Any, ...]], ...]:
     return found
 
 
-def default_devices(cl_platform: Any) -> list[Any]:
+def default_devices(cl_platform: pyopencl.Platform) -> list[pyopencl.Device]:
     """The platform's ``CL_DEVICE_TYPE_DEFAULT`` devices (``info::device_type::automatic``)."""
     mod = cl()
     try:
@@ -227,7 +242,7 @@ def default_devices(cl_platform: Any) -> list[Any]:
         return []
 
 
-def handle(obj: Any) -> int:
+def handle(obj: HasIntPtr) -> int:
     """The raw OpenCL handle (``cl_platform_id``, ``cl_device_id``, ...) as an int."""
     return int(obj.int_ptr)
 
@@ -235,14 +250,14 @@ def handle(obj: Any) -> int:
 # --- info queries ---------------------------------------------------------------------
 
 
-def platform_info(cl_platform: Any, key: str) -> Any:
+def platform_info(cl_platform: pyopencl.Platform, key: str) -> Any:
     """Query a platform: ``key`` is a ``pyopencl.platform_info`` name (``"NAME"``)."""
     mod = cl()
     return cl_call(cl_platform.get_info, getattr(mod.platform_info, key),
                    what=f"clGetPlatformInfo(CL_PLATFORM_{key})")
 
 
-def device_info(cl_device: Any, key: str, default: Any = REQUIRED) -> Any:
+def device_info(cl_device: pyopencl.Device, key: str, default: Any = REQUIRED) -> Any:
     """Query a device: ``key`` is a ``pyopencl.device_info`` name (``"MAX_COMPUTE_UNITS"``).
 
     Args:
@@ -267,7 +282,7 @@ def device_info(cl_device: Any, key: str, default: Any = REQUIRED) -> Any:
 
 
 @functools.cache
-def _opencl_library() -> Any:
+def _opencl_library() -> ctypes.CDLL | None:
     """The ICD loader pyopencl uses, opened through ctypes (for raw queries).
 
     OpenCL handles carry their ICD dispatch table, so any loader could dispatch
@@ -302,7 +317,7 @@ def _opencl_library() -> Any:
     return None
 
 
-def raw_device_info(cl_device: Any, param: int) -> bytes | None:
+def raw_device_info(cl_device: pyopencl.Device, param: int) -> bytes | None:
     """``clGetDeviceInfo`` for a parameter pyopencl does not know; ``None`` if unanswered."""
     lib = _opencl_library()
     if lib is None:
@@ -317,7 +332,7 @@ def raw_device_info(cl_device: Any, param: int) -> bytes | None:
     return buf.raw
 
 
-def raw_device_info_uint(cl_device: Any, param: int) -> int | None:
+def raw_device_info_uint(cl_device: pyopencl.Device, param: int) -> int | None:
     """A scalar (``cl_bitfield``/``cl_uint``/``size_t``) raw query; ``None`` if unanswered."""
     raw = raw_device_info(cl_device, param)
     if raw is None or len(raw) not in (4, 8):
@@ -325,7 +340,7 @@ def raw_device_info_uint(cl_device: Any, param: int) -> int | None:
     return int.from_bytes(raw, sys.byteorder)
 
 
-def raw_device_info_size_array(cl_device: Any, param: int) -> list[int] | None:
+def raw_device_info_size_array(cl_device: pyopencl.Device, param: int) -> list[int] | None:
     """A ``size_t[]`` raw query; ``None`` if unanswered."""
     raw = raw_device_info(cl_device, param)
     width = ctypes.sizeof(ctypes.c_size_t)
@@ -334,7 +349,7 @@ def raw_device_info_size_array(cl_device: Any, param: int) -> list[int] | None:
     return [int.from_bytes(raw[i:i + width], sys.byteorder) for i in range(0, len(raw), width)]
 
 
-def usm_capabilities(cl_device: Any) -> dict[int, int]:
+def usm_capabilities(cl_device: pyopencl.Device) -> dict[int, int]:
     """The ``cl_intel_unified_shared_memory`` capability bitfields, by query (0 if absent)."""
     params = (DEVICE_HOST_MEM_CAPABILITIES_INTEL, DEVICE_DEVICE_MEM_CAPABILITIES_INTEL,
               DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL,
@@ -345,17 +360,17 @@ def usm_capabilities(cl_device: Any) -> dict[int, int]:
     return {p: raw_device_info_uint(cl_device, p) or 0 for p in params}
 
 
-def extensions(cl_device: Any) -> frozenset[str]:
+def extensions(cl_device: pyopencl.Device) -> frozenset[str]:
     """The device's extension names."""
     return frozenset(str(device_info(cl_device, "EXTENSIONS", "")).split())
 
 
-def il_version(cl_device: Any) -> str:
+def il_version(cl_device: pyopencl.Device) -> str:
     """``CL_DEVICE_IL_VERSION`` (e.g. ``"SPIR-V_1.0 SPIR-V_1.1"``), empty when unsupported."""
     return str(device_info(cl_device, "IL_VERSION", "") or "").strip()
 
 
-def sub_group_sizes(cl_device: Any) -> list[int]:
+def sub_group_sizes(cl_device: pyopencl.Device) -> list[int]:
     """Supported sub-group sizes: Intel's query, NVIDIA's warp size, else none known."""
     sizes = raw_device_info_size_array(cl_device, DEVICE_SUB_GROUP_SIZES_INTEL)
     if sizes:
@@ -370,16 +385,18 @@ def sub_group_sizes(cl_device: Any) -> list[int]:
 # --- sub-devices and contexts ---------------------------------------------------------
 
 
-def create_sub_devices(cl_device: Any, properties: Sequence[int]) -> list[Any]:
+def create_sub_devices(cl_device: pyopencl.Device,
+                       properties: Sequence[int]) -> list[pyopencl.Device]:
     """``clCreateSubDevices`` with a zero-terminated property list (terminator added here)."""
     return cl_call(cl_device.create_sub_devices, [*properties, 0], what="clCreateSubDevices")
 
 
-def create_context(cl_devices: Sequence[Any]) -> Any:
+def create_context(cl_devices: Sequence[pyopencl.Device]) -> pyopencl.Context:
     """``clCreateContext`` for devices of one platform."""
     return cl_call(cl().Context, list(cl_devices), what="clCreateContext")
 
 
-def context_devices(cl_context: Any) -> list[Any]:
+def context_devices(cl_context: pyopencl.Context) -> list[pyopencl.Device]:
+
     """The devices of a pyopencl context."""
     return list(cl_context.devices)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 import threading
 import warnings
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pyopencl as cl
@@ -19,6 +19,11 @@ import pyopencl as cl
 from pysycl._backends.opencl.discovery import translate_cl_error
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.spirv_check import check as check_spirv
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+
+_T = TypeVar("_T")
 
 _log = logging.getLogger("pysycl.opencl")
 
@@ -112,7 +117,7 @@ def marker(q: cl.CommandQueue, wait_for: Sequence[cl.Event] | None = None) -> cl
 _quiet_lock = threading.Lock()
 
 
-def quiet(fn: Any, *args: Any, **kwargs: Any) -> Any:
+def quiet(fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
     """``fn(*args, **kwargs)`` with pyopencl's build-log warnings silenced.
 
     Drivers print informational build logs (Intel: "Compilation started/done");
@@ -158,7 +163,8 @@ def _build_log(prg: cl.Program, devices: Sequence[cl.Device]) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def create_kernel(prg: cl.Program, name: str, arg_dtypes: Sequence[Any]) -> cl.Kernel:
+def create_kernel(prg: cl.Program, name: str, arg_dtypes: Sequence[DTypeLike]) -> cl.Kernel:
+
     """A kernel object with its scalar argument dtypes set (pyopencl's fast invoker)."""
     try:
         k = cl.Kernel(prg, name)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyopencl as cl
 from pyopencl import _cl as _rawcl
@@ -25,6 +25,9 @@ from pyopencl import _cl as _rawcl
 from pysycl._backends.opencl.exec import cl_error_code, quiet, translate
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.spirv_check import check as check_spirv
+
+if TYPE_CHECKING:
+    from pysycl._backends.opencl.discovery import HasIntPtr
 
 _log = logging.getLogger("pysycl.opencl")
 
@@ -48,7 +51,7 @@ def _opts(options: str | Sequence[str]) -> bytes:
     return " ".join(options).encode()
 
 
-def from_il(ctx: Any, il: bytes) -> Any:
+def from_il(ctx: cl.Context, il: bytes) -> _RawProgram:
     """``clCreateProgramWithIL``, after the structural check of :mod:`pysycl._core.spirv_check`."""
     check_spirv(il)
     try:
@@ -57,7 +60,7 @@ def from_il(ctx: Any, il: bytes) -> Any:
         raise translate(e, "clCreateProgramWithIL rejected the SPIR-V module", errc.build) from e
 
 
-def from_source(ctx: Any, source: str) -> Any:
+def from_source(ctx: cl.Context, source: str) -> _RawProgram:
     """``clCreateProgramWithSource`` (OpenCL C)."""
     try:
         return _RawProgram(ctx, source)
@@ -65,7 +68,8 @@ def from_source(ctx: Any, source: str) -> Any:
         raise translate(e, "clCreateProgramWithSource failed", errc.build) from e
 
 
-def from_binaries(ctx: Any, devices: Sequence[Any], binaries: Sequence[bytes]) -> Any:
+def from_binaries(ctx: cl.Context, devices: Sequence[cl.Device],
+                  binaries: Sequence[bytes]) -> _RawProgram:
     """``clCreateProgramWithBinary`` (one binary per device)."""
     try:
         return _RawProgram(ctx, list(devices), list(binaries))
@@ -73,19 +77,19 @@ def from_binaries(ctx: Any, devices: Sequence[Any], binaries: Sequence[bytes]) -
         raise translate(e, "clCreateProgramWithBinary rejected the binary", errc.build) from e
 
 
-def from_int_ptr(ptr: int, retain: bool = True) -> Any:
+def from_int_ptr(ptr: int, retain: bool = True) -> _RawProgram:
     """A program object from a raw ``cl_program`` handle."""
     return _RawProgram.from_int_ptr(int(ptr), retain)
 
 
-def raw(prg: Any) -> Any:
+def raw(prg: cl.Program | _RawProgram) -> _RawProgram:
     """The raw program behind a ``pyopencl.Program`` (or the raw program itself)."""
     if isinstance(prg, cl.Program):
         return prg._get_prg()
     return prg
 
 
-def build_log(prg: Any, devices: Sequence[Any]) -> str:
+def build_log(prg: _RawProgram, devices: Sequence[cl.Device]) -> str:
     """The build logs of ``devices``, each headed by the device's name."""
     parts = []
     for d in devices:
@@ -99,7 +103,8 @@ def build_log(prg: Any, devices: Sequence[Any]) -> str:
     return "\n".join(parts)
 
 
-def _fail(e: BaseException, prg: Any, devices: Sequence[Any], what: str) -> exception:
+def _fail(e: BaseException, prg: _RawProgram | None, devices: Sequence[cl.Device],
+          what: str) -> exception:
     status = cl_error_code(e)
     log = build_log(prg, devices) if prg is not None else ""
     if status in _BAD_OPTIONS:
@@ -110,7 +115,8 @@ def _fail(e: BaseException, prg: Any, devices: Sequence[Any], what: str) -> exce
     return exception(errc.build, f"{what} failed:\n{log or e}", cl_error=status)
 
 
-def compile_program(prg: Any, devices: Sequence[Any], options: str | Sequence[str] = "") -> None:
+def compile_program(prg: _RawProgram, devices: Sequence[cl.Device],
+                    options: str | Sequence[str] = "") -> None:
     """``clCompileProgram`` for ``devices`` (IL or source → compiled object)."""
     try:
         quiet(prg.compile, _opts(options), list(devices), [])
@@ -118,8 +124,8 @@ def compile_program(prg: Any, devices: Sequence[Any], options: str | Sequence[st
         raise _fail(e, prg, devices, "online compile (clCompileProgram)") from e
 
 
-def link_programs(ctx: Any, programs: Sequence[Any], devices: Sequence[Any],
-                  options: str | Sequence[str] = "") -> Any:
+def link_programs(ctx: cl.Context, programs: Sequence[_RawProgram], devices: Sequence[cl.Device],
+                  options: str | Sequence[str] = "") -> _RawProgram:
     """``clLinkProgram`` of compiled objects into one executable for ``devices``."""
     try:
         return quiet(_RawProgram.link, ctx, list(programs), _opts(options), list(devices))
@@ -127,7 +133,8 @@ def link_programs(ctx: Any, programs: Sequence[Any], devices: Sequence[Any],
         raise _fail(e, None, devices, "online link (clLinkProgram)") from e
 
 
-def build_program(prg: Any, devices: Sequence[Any], options: str | Sequence[str] = "") -> None:
+def build_program(prg: _RawProgram, devices: Sequence[cl.Device],
+                  options: str | Sequence[str] = "") -> None:
     """``clBuildProgram`` (source, IL or binary → executable)."""
     try:
         quiet(prg.build, _opts(options), list(devices))
@@ -137,24 +144,24 @@ def build_program(prg: Any, devices: Sequence[Any], options: str | Sequence[str]
         _log.debug("build log: %s", build_log(prg, devices))
 
 
-def binary_type(prg: Any, device: Any) -> int:
+def binary_type(prg: _RawProgram, device: cl.Device) -> int:
     """``CL_PROGRAM_BINARY_TYPE`` of ``prg`` for ``device``."""
     return int(prg.get_build_info(device, cl.program_build_info.BINARY_TYPE))
 
 
-def binaries(prg: Any) -> dict[int, bytes]:
+def binaries(prg: _RawProgram) -> dict[int, bytes]:
     """``CL_PROGRAM_BINARIES`` keyed by device handle."""
     devs = prg.get_info(cl.program_info.DEVICES)
     bins = prg.get_info(cl.program_info.BINARIES)
     return {d.int_ptr: bytes(b) for d, b in zip(devs, bins, strict=False)}
 
 
-def program_context(prg: Any) -> Any:
+def program_context(prg: _RawProgram) -> cl.Context:
     """``CL_PROGRAM_CONTEXT``."""
     return prg.get_info(cl.program_info.CONTEXT)
 
 
-def kernel_names(prg: Any) -> list[str]:
+def kernel_names(prg: _RawProgram) -> list[str]:
     """``CL_PROGRAM_KERNEL_NAMES`` of a built program."""
     try:
         names = prg.get_info(cl.program_info.KERNEL_NAMES)
@@ -163,7 +170,7 @@ def kernel_names(prg: Any) -> list[str]:
     return [n for n in str(names).split(";") if n]
 
 
-def create_kernel(prg: Any, name: str) -> Any:
+def create_kernel(prg: _RawProgram, name: str) -> cl.Kernel:
     """A ``cl_kernel`` (pyopencl ``Kernel``) of a built program."""
     try:
         return cl.Kernel(cl.Program(prg), name)
@@ -171,32 +178,32 @@ def create_kernel(prg: Any, name: str) -> Any:
         raise translate(e, f"kernel {name!r} not found in the program", errc.kernel) from e
 
 
-def kernel_program(k: Any) -> Any:
+def kernel_program(k: cl.Kernel) -> _RawProgram:
     """The raw program a ``cl_kernel`` belongs to."""
     return raw(k.get_info(cl.kernel_info.PROGRAM))
 
 
-def kernel_name(k: Any) -> str:
+def kernel_name(k: cl.Kernel) -> str:
     """``CL_KERNEL_FUNCTION_NAME``."""
     return str(k.get_info(cl.kernel_info.FUNCTION_NAME))
 
 
-def kernel_context(k: Any) -> Any:
+def kernel_context(k: cl.Kernel) -> cl.Context:
     """``CL_KERNEL_CONTEXT``."""
     return k.get_info(cl.kernel_info.CONTEXT)
 
 
-def kernel_info(k: Any, key: str) -> Any:
+def kernel_info(k: cl.Kernel, key: str) -> Any:
     """``clGetKernelInfo`` by ``pyopencl.kernel_info`` name."""
     return k.get_info(getattr(cl.kernel_info, key))
 
 
-def kernel_work_group_info(k: Any, device: Any, key: str) -> Any:
+def kernel_work_group_info(k: cl.Kernel, device: cl.Device, key: str) -> Any:
     """``clGetKernelWorkGroupInfo`` by ``pyopencl.kernel_work_group_info`` name."""
     return k.get_work_group_info(getattr(cl.kernel_work_group_info, key), device)
 
 
-def kernel_arg_type_name(k: Any, index: int) -> str | None:
+def kernel_arg_type_name(k: cl.Kernel, index: int) -> str | None:
     """The OpenCL C type name of argument ``index`` (None without ``-cl-kernel-arg-info``)."""
     try:
         return str(k.get_arg_info(index, cl.kernel_arg_info.TYPE_NAME))
@@ -204,8 +211,9 @@ def kernel_arg_type_name(k: Any, index: int) -> str | None:
         return None
 
 
-def launch_interop(q: Any, k: Any, gsize: tuple[int, ...], lsize: tuple[int, ...] | None,
-                   args: Sequence[Any], wait_for: Sequence[Any] | None) -> Any:
+def launch_interop(q: cl.CommandQueue, k: cl.Kernel, gsize: tuple[int, ...],
+                   lsize: tuple[int, ...] | None, args: Sequence[Any],
+                   wait_for: Sequence[cl.Event] | None) -> cl.Event:
     """Set the arguments of an interop kernel and enqueue it (OpenCL-ordered sizes)."""
     try:
         for i, a in enumerate(args):
@@ -220,7 +228,7 @@ def launch_interop(q: Any, k: Any, gsize: tuple[int, ...], lsize: tuple[int, ...
         raise exception(errc.kernel_argument, f"bad kernel argument: {e}") from e
 
 
-def device_cache_key(device: Any) -> str:
+def device_cache_key(device: cl.Device) -> str:
     """What makes a device binary reusable: platform, device, versions, driver."""
     p = device.platform
     parts = (p.name, p.vendor, p.version, device.name, device.vendor, device.version,
@@ -241,7 +249,7 @@ _CLASSES = {
 }
 
 
-def is_cl_object(obj: Any, kind: str) -> bool:
+def is_cl_object(obj: object, kind: str) -> bool:
     """Whether ``obj`` is a pyopencl object of ``kind`` (``"program"`` accepts raw programs)."""
     if kind == "program" and isinstance(obj, _RawProgram):
         return True
@@ -250,12 +258,12 @@ def is_cl_object(obj: Any, kind: str) -> bool:
     return isinstance(obj, _CLASSES[kind])
 
 
-def wrap_program(prg: Any) -> Any:
+def wrap_program(prg: cl.Program | _RawProgram) -> cl.Program:
     """A ``pyopencl.Program`` for a raw program (what users get from ``get_native``)."""
     return prg if isinstance(prg, cl.Program) else cl.Program(prg)
 
 
-def reference_count(obj: Any) -> int:
+def reference_count(obj: object) -> int:
     """``CL_*_REFERENCE_COUNT`` of a pyopencl object."""
     infos = {
         cl.Context: (cl.context_info, "REFERENCE_COUNT"),
@@ -276,16 +284,16 @@ def reference_count(obj: Any) -> int:
     raise TypeError(f"get_reference_count takes a pyopencl object, not {type(obj).__name__}")
 
 
-def queue_context_device(q: Any) -> tuple[Any, Any]:
+def queue_context_device(q: cl.CommandQueue) -> tuple[cl.Context, cl.Device]:
     """(context, device) of a pyopencl queue."""
     return q.context, q.device
 
 
-def event_context(ev: Any) -> Any:
+def event_context(ev: cl.Event) -> cl.Context:
     """The context of a pyopencl event."""
     return ev.get_info(cl.event_info.CONTEXT)
 
 
-def handle(obj: Any) -> int:
+def handle(obj: HasIntPtr) -> int:
     """The raw handle (``int_ptr``) of a pyopencl object."""
     return int(obj.int_ptr)

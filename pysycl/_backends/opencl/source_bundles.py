@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pysycl._bundles.bundle import (
     _check_devs,
@@ -19,8 +19,13 @@ from pysycl._core.exceptions import errc, exception
 from pysycl._objects.context import context
 from pysycl._objects.device import device
 
+if TYPE_CHECKING:
+    import pyopencl
 
-def _state_of(clp: ModuleType, prg: Any, devs: Sequence[device]) -> str:
+    from pysycl._backends.opencl.programs import _RawProgram
+
+
+def _state_of(clp: ModuleType, prg: _RawProgram, devs: Sequence[device]) -> str:
     types = {clp.binary_type(prg, d.native) for d in devs}
     if types <= {clp.BINARY_TYPE_EXECUTABLE}:
         return "executable"
@@ -78,8 +83,8 @@ def create_bundle(ctx: context, devs: Sequence[device], cl_objects: Sequence[Any
     return new_bundle(ctx, dl, state, images)
 
 
-def _kernel_image(clp: ModuleType, ctx: context, dl: Sequence[device], k: Any, what: str
-                  ) -> _Image:
+def _kernel_image(clp: ModuleType, ctx: context, dl: Sequence[device], k: pyopencl.Kernel,
+                  what: str) -> _Image:
     """The executable image of one OpenCL kernel (its program, its name)."""
     if clp.handle(clp.kernel_context(k)) != ctx.key:
         raise exception(errc.invalid, f"{what}: a kernel belongs to another context", ctx)
@@ -91,8 +96,9 @@ def _kernel_image(clp: ModuleType, ctx: context, dl: Sequence[device], k: Any, w
     return img
 
 
-def _advance(clp: ModuleType, ctx: context, dl: Sequence[device], progs: list[Any],
-             state: bundle_state, what: str) -> list[Any]:
+def _advance(clp: ModuleType, ctx: context, dl: Sequence[device], progs: list[_RawProgram],
+             state: bundle_state, what: str) -> list[_RawProgram]:
+
     """Compile and link OpenCL programs as far as ``state`` needs; the resulting programs."""
     cl_devs = [d.native for d in dl]
     states = [_state_of(clp, p, dl) for p in progs]
