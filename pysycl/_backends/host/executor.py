@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from pysycl._commands.handler import handler
     from pysycl._commands.queue import queue
     from pysycl._kernels.reduction import reduction
+    from pysycl._kernels.specconst import kernel_handler
     from pysycl._objects.context import context
     from pysycl._objects.device import device
 
@@ -88,7 +89,7 @@ class HostExecutor:
     def wait(self) -> None:
         pass  # each command group completed at submit
 
-    def wait_events(self, natives: Sequence[Any]) -> None:
+    def wait_events(self, natives: Sequence[None]) -> None:
         pass
 
     def status(self, native: None) -> str:
@@ -97,7 +98,7 @@ class HostExecutor:
     def profile(self, native: None, which: str) -> int:
         raise exception(errc.invalid, "the host device has no profiling timestamps")
 
-    def read(self, host: np.ndarray, mem: object, wait_for: Sequence[Any] | None) -> None:
+    def read(self, host: np.ndarray, mem: object, wait_for: Sequence[None] | None) -> None:
         raise exception(errc.invalid, "the host device holds no device copies")
 
 
@@ -176,7 +177,7 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
     if kind == "nd_range":
         _check_nd_range(desc, index_space, locals_, reds)
     nparams = 0 if kind == "single_task" else 1 + len(reds)
-    extra: list[Any] = []
+    extra: list[kernel_handler] = []
     if fn.__code__.co_argcount == nparams + 1:  # a trailing sycl.kernel_handler
         extra.append(_specconst.host_kernel_handler(h.specialization_values))
     reqs = list(h.requirements)
@@ -184,9 +185,9 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
 
 
 
-def _run(desc: str, kind: str, fn: Any, index_space: _range | nd_range | None,
+def _run(desc: str, kind: str, fn: Callable[..., object], index_space: _range | nd_range | None,
          reqs: list[accessor], locals_: list[local_accessor],
-         reds: Sequence[reduction], extra: list[Any]) -> None:
+         reds: Sequence[reduction], extra: list[kernel_handler]) -> None:
     """Run a checked kernel command; a failed kernel leaves its buffers as they were."""
     reducers = [_HostReducer(r) for r in reds]
     backups = {}
@@ -236,7 +237,7 @@ def _check_nd_range(desc: str, nd: nd_range, locals_: list[local_accessor],
                            sum(la.byte_size() for la in locals_), LOCAL_MEM_SIZE, describe)
 
 
-def _call(desc: str, fn: Any, args: tuple[Any, ...], who: str) -> None:
+def _call(desc: str, fn: Callable[..., object], args: tuple[Any, ...], who: str) -> None:
     prev = _kernel_api.set_host_kernel_active(True)
     try:
         with np.errstate(all="ignore"):  # device arithmetic: wrap-around, inf/nan, no warnings
@@ -280,8 +281,9 @@ _HostItem.__int__ = item.__index__  # type: ignore[method-assign]
 _HostItem.__neg__ = lambda self: -operator.index(self)  # type: ignore[attr-defined]
 
 
-def _run_range(desc: str, fn: Any, rng: _range, reducers: list[_HostReducer],
-               extra: list[Any]) -> None:
+def _run_range(desc: str, fn: Callable[..., object], rng: _range, reducers: list[_HostReducer],
+               extra: list[kernel_handler]) -> None:
+
     prev = _kernel_api.set_host_kernel_active(True)
     idx: tuple[int, ...] = ()
     try:

@@ -12,7 +12,7 @@ import contextvars
 import itertools
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -27,6 +27,7 @@ from pysycl._objects.range import range as _range
 if TYPE_CHECKING:
     from pysycl._backends.host.atomics import _HostReducer
     from pysycl._kernels.kernel_api import local_accessor
+    from pysycl._kernels.specconst import kernel_handler
 
 
 class _Abort(BaseException):
@@ -132,7 +133,7 @@ class _GroupRun:
                 raise _Abort
             return self.snapshot
 
-    def work_item(self, j: int, fn: Any, args: tuple[Any, ...], who: str) -> None:
+    def work_item(self, j: int, fn: Callable[..., object], args: tuple[Any, ...], who: str) -> None:
         """Thread body of work-item ``j``: never lets an exception escape the thread."""
         _kernel_api.set_host_kernel_active(True)
         cond = self.conds[j]
@@ -251,8 +252,10 @@ class _HostNdItem(nd_item):
         self._run.barrier(self._lin)
 
 
-def _run_nd_range(desc: str, fn: Any, nd: nd_range, locals_: list[local_accessor],
-                  reducers: list[_HostReducer], extra: list[Any]) -> None:
+def _run_nd_range(desc: str, fn: Callable[..., object], nd: nd_range,
+                  locals_: list[local_accessor], reducers: list[_HostReducer],
+                  extra: list[kernel_handler]) -> None:
+
     loc = tuple(nd.get_local_range())
     groups = tuple(nd.get_group_range())
     n = int(np.prod(loc))
