@@ -14,7 +14,7 @@ import argparse
 import enum
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pysycl._core.exceptions import exception
 from pysycl._objects.device import device
@@ -22,6 +22,9 @@ from pysycl._objects.discovery import FILTER_ENV
 from pysycl._objects.info import _device_info, _platform_info
 from pysycl._objects.platform import platform
 from pysycl._objects.selector import default_selector_v, select_device
+
+if TYPE_CHECKING:
+    from pysycl._core.backend import backend
 
 
 def _fmt(value: Any) -> str:
@@ -83,7 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except exception as e:
         print(f"pysycl-ls: {e.what()}", file=sys.stderr)
         return 1
-    index: dict[Any, int] = {}  # numbered per backend, as sycl-ls does
+    index: dict[backend, int] = {}
+  # numbered per backend, as sycl-ls does
     for p in plats:
         for dev in p.get_devices():
             i = index.get(dev.get_backend(), 0)

@@ -323,7 +323,8 @@ class _Lifted:
         return f"<kernel argument {self.name}>"
 
 
-def detached(fn: Any, captures: tuple[Capture, ...]) -> Any:
+def detached(fn: types.FunctionType, captures: tuple[Capture, ...]) -> types.FunctionType:
+
     """A copy of ``fn`` for the compiler, whose closure holds no captured value.
 
     Numba keeps the function it compiles in objects that form reference cycles;

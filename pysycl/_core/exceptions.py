@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pysycl._objects.context import context as sycl_context
 
 
 class errc(enum.IntEnum):  # noqa: N801 - the spec's spelling
@@ -54,7 +57,7 @@ class exception(Exception):  # noqa: N801,N818 - the spec's spelling
         self,
         code: errc = errc.runtime,
         what: str = "",
-        context: Any = None,
+        context: sycl_context | None = None,
         *,
         cl_error: int | None = None,
     ) -> None:
@@ -85,7 +88,8 @@ class exception(Exception):  # noqa: N801,N818 - the spec's spelling
         """Whether a context is associated with this error."""
         return self._context is not None
 
-    def get_context(self) -> Any:
+    def get_context(self) -> sycl_context:
+
         """Return the associated context.
 
         Raises:
