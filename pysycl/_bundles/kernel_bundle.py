@@ -38,6 +38,7 @@ from pysycl._kernels import specconst as _specconst
 from pysycl._kernels.specconst import check_spec_id as _check_spec_id
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyopencl as cl
     from pyopencl._cl import _Program
 
@@ -250,7 +251,7 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
 
     @classmethod
     def _make(cls, ctx: context, devs: Sequence[device], state: bundle_state,
-              images: Iterable[_Image], spec: dict[specialization_id, Any] | None = None
+              images: Iterable[_Image], spec: dict[specialization_id, np.generic] | None = None
               ) -> kernel_bundle:
         self = object.__new__(cls)
         self._ctx = ctx
@@ -275,7 +276,7 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
         return self._images
 
     @property
-    def spec_values(self) -> dict[specialization_id, Any]:
+    def spec_values(self) -> dict[specialization_id, np.generic]:
         """The specialization constant values set on the bundle, by ``specialization_id``.
 
         The bundle's own dict: callers read it or copy it, never change it.
@@ -418,7 +419,7 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
         _check_spec_id(spec_id)
         self._spec[spec_id] = spec_id.convert(value)
 
-    def get_specialization_constant(self, spec_id: specialization_id) -> Any:
+    def get_specialization_constant(self, spec_id: specialization_id) -> np.generic:
         """The value of ``spec_id`` in this bundle (its default unless set)."""
         self._not_source("get_specialization_constant")
         _check_spec_id(spec_id)
@@ -435,7 +436,7 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
 
 
 def new_bundle(ctx: context, devs: Sequence[device], state: bundle_state, images: Iterable[_Image],
-               spec: dict[specialization_id, Any] | None = None) -> kernel_bundle:
+               spec: dict[specialization_id, np.generic] | None = None) -> kernel_bundle:
     """A kernel bundle of ``images`` (duplicates dropped) for ``devs`` of ``ctx``."""
     return kernel_bundle._make(ctx, devs, state, images, spec)
 

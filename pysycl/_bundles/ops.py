@@ -40,6 +40,7 @@ from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import specconst as _specconst
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyopencl as cl
     from pyopencl._cl import _Program
 
@@ -301,7 +302,7 @@ def join(bundles: Sequence[kernel_bundle]) -> kernel_bundle:
         if set(b.devices) != set(first.devices):
             raise exception(errc.invalid, "join: the bundles have different device sets",
                             first.get_context())
-    spec: dict[specialization_id, Any] = {}
+    spec: dict[specialization_id, np.generic] = {}
     for b in bl:
         spec.update(b.spec_values)
     return new_bundle(first.get_context(), first.devices, first.get_state(),
@@ -366,7 +367,7 @@ def compile(input_bundle: kernel_bundle, devs: Sequence[device] | None = None,
     return new_bundle(kb.get_context(), dl, bundle_state.object, out, kb.spec_values)
 
 
-def _new_program(ctx: context, img: _Image, spec: dict[specialization_id, Any] | None = None,
+def _new_program(ctx: context, img: _Image, spec: dict[specialization_id, np.generic] | None = None,
                  devs: Sequence[device] = ()) -> _Program:
     """A fresh OpenCL program of an input image (interop images reuse their program).
 
@@ -441,7 +442,7 @@ def link(object_bundles: kernel_bundle | Iterable[kernel_bundle],
     common = [d for d in bl[0].devices if all(d in b.devices for b in bl[1:])]
     dl = _check_subset(common if devs is None else devs, common, ctx, "link")
     opts = _options(properties, "link")
-    spec: dict[specialization_id, Any] = {}
+    spec: dict[specialization_id, np.generic] = {}
     images: dict[str, _Image] = {}
     for b in bl:
         spec.update(b.spec_values)
