@@ -26,7 +26,6 @@ from __future__ import annotations
 import enum
 import hashlib
 import logging
-import types
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +37,8 @@ from pysycl._kernels import specconst as _specconst
 from pysycl._kernels.specconst import check_spec_id as _check_spec_id
 
 if TYPE_CHECKING:
+    import types
+
     import numpy as np
     import pyopencl as cl
     from pyopencl._cl import _Program

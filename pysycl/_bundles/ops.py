@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import time
-import types
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +39,8 @@ from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import specconst as _specconst
 
 if TYPE_CHECKING:
+    import types
+
     import numpy as np
     import pyopencl as cl
     from pyopencl._cl import _Program

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import struct
-import types
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +32,8 @@ from pysycl._core.abi import SpecConstantType
 from pysycl._core.exceptions import errc, exception
 
 if TYPE_CHECKING:
+    import types
+
     import pyopencl as cl
     from numpy.typing import DTypeLike
     from pyopencl._cl import _Program
