@@ -55,7 +55,7 @@ __all__ = ["check_nd_range", "prepare"]
 
 # long: the per-submit hot path, kept in one frame (each helper call costs ~50 ns).
 def prepare(q: queue, h: handler,
-            cmd: KernelCommand) -> Callable[[Sequence[cl.Event] | None], cl.Event]:
+            cmd: KernelCommand) -> Callable[[Sequence[cl.Event] | None], cl.Event | None]:
     """Compile/build as needed and return ``launch(wait_for) -> cl event``.
 
     Everything that can fail for a user mistake happens here, before the
