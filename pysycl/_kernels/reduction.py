@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from pysycl._kernels.captures import CaptureEntry
     from pysycl._objects.context import context
     from pysycl._objects.device import device
+    from pysycl.property import _Property
 
 
 # ----------------------------------------------------------- known operators
@@ -105,7 +106,7 @@ assert list(_COMBINERS) == [op.name for op in ReductionOp]
 _BITWISE = ("bit_and", "bit_or", "bit_xor")
 
 
-def known_identity(op: str, dtype: np.dtype) -> Any:
+def known_identity(op: str, dtype: np.dtype) -> np.generic | None:
     """``sycl::known_identity<op, T>`` (§4.10.2.1) as a numpy scalar, or None."""
     dt = np.dtype(dtype)
     if op in ("plus", "bit_or", "bit_xor", "logical_or"):
@@ -208,7 +209,7 @@ class reduction:  # noqa: N801 - the spec's spelling
 
     def __init__(self, var: buffer | accessor, h: _handler,
                  combiner: _functor | Callable[..., Any], identity: Any = None,
-                 properties: Iterable[Any] | None = None) -> None:
+                 properties: Iterable[_Property] | None = None) -> None:
         where = _caller()
         if not hasattr(h, "requirements"):
             raise TypeError(f"{where}: sycl.reduction(var, h, combiner): the second argument "
@@ -263,7 +264,7 @@ class reduction:  # noqa: N801 - the spec's spelling
         return self._dtype
 
     @property
-    def identity(self) -> Any:
+    def identity(self) -> np.generic:
         """The combiner's identity, a numpy scalar of :attr:`dtype`."""
         return self._identity
 
