@@ -294,7 +294,7 @@ def local_accessor_type(dtype: DTypeLike, dimensions: int = 1) -> AccessorType:
     return AccessorType(np.dtype(dtype), dimensions, "read_write", "local")
 
 
-def _capture_type(name: str, t: Any) -> CaptureType:
+def _capture_type(name: str, t: CaptureType | DTypeLike) -> CaptureType:
     if isinstance(t, (AccessorType, ScalarType)):
         return t
     if t is bool:
@@ -330,7 +330,7 @@ def _index_of(index_space: nd_range | sycl_range | int | None) -> IndexSpace:
 
 def declare_kernel(factory: Callable[..., Any] | None = None, *, kernel_name: str | None = None,
                    index_space: nd_range | sycl_range | int | None = None,
-                   captures: Mapping[str, Any] | None = None,
+                   captures: Mapping[str, CaptureType | DTypeLike] | None = None,
                    device_has: Iterable[aspect] = ()) -> Any:
     """Declare a kernel up front, so bundles know it before any submit.
 
