@@ -10,7 +10,7 @@ index order is reversed into OpenCL's (dimension 0 is OpenCL's last).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,12 +19,18 @@ from pysycl._core.backend import backend
 from pysycl._core.exceptions import errc, exception
 
 if TYPE_CHECKING:
-    from pysycl._bundles.kernel_bundle import kernel_bundle
+    import pyopencl as cl
+
+    from pysycl._bundles.kernel_bundle import _Image, kernel_bundle
+    from pysycl._bundles.kernel_id import kernel_id
     from pysycl._commands.commands import KernelCommand
     from pysycl._commands.handler import handler
     from pysycl._commands.queue import queue
     from pysycl._objects.context import context
     from pysycl._objects.device import device
+    from pysycl._objects.info import _kernel_device_specific, _kernel_info
+    from pysycl._objects.range import nd_range
+    from pysycl._objects.range import range as sycl_range
 
 # OpenCL C scalar type names -> numpy dtypes (for Python int/float/bool arguments).
 _CL_TYPES = {
@@ -47,7 +53,7 @@ class kernel:  # noqa: N801 - the spec's spelling
                         "ext_oneapi_get_kernel or sycl.make_kernel")
 
     @classmethod
-    def _make(cls, kb: kernel_bundle, img: Any, name: str, kid: Any) -> kernel:
+    def _make(cls, kb: kernel_bundle, img: _Image, name: str, kid: kernel_id | None) -> kernel:
         self = object.__new__(cls)
         self._bundle = kb
         self._image = img
@@ -61,7 +67,7 @@ class kernel:  # noqa: N801 - the spec's spelling
         """Whether this is a Python kernel (launched through ``use_kernel_bundle``, not ``set_arg``)."""
         return self._name in self._image.variants
 
-    def native_for(self, dev: device) -> Any:
+    def native_for(self, dev: device) -> cl.Kernel:
         """The backend kernel (a ``pyopencl.Kernel``) on ``dev``.
 
         Raises:
@@ -73,7 +79,7 @@ class kernel:  # noqa: N801 - the spec's spelling
                             f"{self._bundle.get_devices()})", self._bundle.get_context())
         return self._image.cl_kernel(dev, self._name)
 
-    def native_any(self) -> Any:
+    def native_any(self) -> cl.Kernel:
         """The backend kernel on the first device the kernel is built for."""
         dev = next(iter(self._image.programs))
         return self.native_for(dev)
@@ -82,15 +88,16 @@ class kernel:  # noqa: N801 - the spec's spelling
         """Always ``backend.opencl``."""
         return backend.opencl
 
-    def get_context(self) -> Any:
+    def get_context(self) -> context:
         """The kernel's context."""
         return self._bundle.get_context()
 
-    def get_kernel_bundle(self) -> Any:
+    def get_kernel_bundle(self) -> kernel_bundle:
         """The executable bundle the kernel comes from."""
         return self._bundle
 
-    def get_info(self, param: Any, dev: device | None = None) -> Any:
+    def get_info(self, param: _kernel_info | _kernel_device_specific,
+                 dev: device | None = None) -> int | str | sycl_range:
         """``info.kernel.*`` (no device) or ``info.kernel_device_specific.*`` (with ``dev``).
 
         Raises:
@@ -140,12 +147,12 @@ class kernel:  # noqa: N801 - the spec's spelling
         return f"<sycl.kernel {self._name!r}>"
 
 
-def new_kernel(kb: kernel_bundle, img: Any, name: str, kid: Any) -> kernel:
+def new_kernel(kb: kernel_bundle, img: _Image, name: str, kid: kernel_id | None) -> kernel:
     """The ``sycl.kernel`` ``name`` of image ``img`` of bundle ``kb`` (``kid``: its id, or None)."""
     return kernel._make(kb, img, name, kid)
 
 
-def _scalar(k: Any, i: int, v: Any) -> Any:
+def _scalar(k: cl.Kernel, i: int, v: Any) -> np.generic:
     from pysycl._backends.opencl import programs as clp
 
     if isinstance(v, np.generic):
@@ -163,7 +170,7 @@ def _scalar(k: Any, i: int, v: Any) -> Any:
                     "passed; use an accessor, a local_accessor or a numpy scalar")
 
 
-def _arg_plan(clk: Any, given: dict[int, Any], n: int, ctx: context) -> list[tuple[str, Any]]:
+def _arg_plan(clk: cl.Kernel, given: dict[int, Any], n: int, ctx: context) -> list[tuple[str, Any]]:
     """How each ``set_arg`` argument is passed: ``("acc", accessor)``, ``("local", bytes)``
     or ``("val", numpy scalar)``."""
     from pysycl._kernels.kernel_api import local_accessor
@@ -184,7 +191,7 @@ def _arg_plan(clk: Any, given: dict[int, Any], n: int, ctx: context) -> list[tup
     return plan
 
 
-def _interop_sizes(kind: str, index_space: Any, ctx: context
+def _interop_sizes(kind: str, index_space: sycl_range | nd_range | None, ctx: context
                    ) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
     """OpenCL global and local sizes (SYCL's order reversed), nd_range divisibility checked."""
     from pysycl._objects.range import nd_range
@@ -203,7 +210,8 @@ def _interop_sizes(kind: str, index_space: Any, ctx: context
     return gsize, lsize
 
 
-def prepare_interop(q: queue, h: handler, cmd: KernelCommand) -> Any:
+def prepare_interop(q: queue, h: handler, cmd: KernelCommand
+                    ) -> Callable[[Sequence[cl.Event] | None], cl.Event]:
     """Check a ``sycl.kernel`` command and return ``launch(wait_for) -> cl event``."""
     from pysycl._backends.opencl import programs as clp
 
@@ -232,7 +240,7 @@ def prepare_interop(q: queue, h: handler, cmd: KernelCommand) -> Any:
     key = ctx.key
     clq = q.executor.native
 
-    def launch(wait_for: Sequence[Any] | None) -> Any:
+    def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
         if 0 in gsize:
             from pysycl._backends.opencl import exec as x
 

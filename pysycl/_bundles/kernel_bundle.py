@@ -26,7 +26,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import logging
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pysycl._bundles.kernel import new_kernel
@@ -37,9 +37,19 @@ from pysycl._kernels import specconst as _specconst
 from pysycl._kernels.specconst import check_spec_id as _check_spec_id
 
 if TYPE_CHECKING:
+    import types
+
+    import numpy as np
+    import pyopencl as cl
+    from pyopencl._cl import _Program
+
+    from pysycl._bundles.kernel import kernel
+    from pysycl._kernels.cache import Kernel
     from pysycl._kernels.specconst import specialization_id
+    from pysycl._objects.aspects import aspect
     from pysycl._objects.context import context
     from pysycl._objects.device import device
+    from pysycl._objects.info import source_language
 
 
 _log = logging.getLogger("pysycl.bundle")
@@ -78,13 +88,13 @@ class bundle_state(enum.Enum):  # noqa: N801 - the spec's spelling
         return f"sycl.bundle_state.{self.name}"
 
 
-def _programs() -> Any:
+def _programs() -> types.ModuleType:
     from pysycl._backends.opencl import programs
 
     return programs
 
 
-def _aspect(name: str) -> Any:
+def _aspect(name: str) -> aspect:
     from pysycl._objects.aspects import aspect
 
     return getattr(aspect, name)
@@ -99,10 +109,12 @@ class _Image:
 
     def __init__(self, state: bundle_state, fmt: str, key: str, *,
                  kernel_ids: Iterable[kernel_id] = (), aspects: Iterable[str] = (),
-                 variants: dict[str, Any] | None = None, mkeys: dict[Any, str] | None = None,
+                 variants: dict[str, Kernel] | None = None,
+                 mkeys: dict[Hashable, str] | None = None,
                  il: bytes | None = None, source: str | None = None,
-                 programs: dict[Any, Any] | None = None, names: Iterable[str] = (),
-                 lang: Any = None, options: str = "", specs: dict[str, Any] | None = None) -> None:
+                 programs: dict[device, _Program] | None = None, names: Iterable[str] = (),
+                 lang: source_language | None = None, options: str = "",
+                 specs: dict[str, tuple[specialization_id | None, ...]] | None = None) -> None:
         self.state = state
         self.format = fmt
         self.key = key
@@ -117,7 +129,7 @@ class _Image:
         self.lang = lang
         self.options = options
         self.specs = specs or {}            # entry name -> its specialization_ids by SpecId
-        self.clk: dict[tuple[int, str], Any] = {}
+        self.clk: dict[tuple[int, str], cl.Kernel] = {}
 
     def compatible(self, dev: device) -> bool:
         """Whether this image can run (or be built) on ``dev``, without compiling."""
@@ -131,7 +143,7 @@ class _Image:
             return False
         return all(dev.has(_aspect(a)) for a in self.aspects)
 
-    def cl_kernel(self, dev: device, name: str) -> Any:
+    def cl_kernel(self, dev: device, name: str) -> cl.Kernel:
         """The ``cl_kernel`` ``name`` of this executable image on ``dev`` (cached)."""
         key = (dev.key, name)
         k = self.clk.get(key)
@@ -198,7 +210,7 @@ class device_image:  # noqa: N801 - the spec's spelling
         """``"spirv"``, ``"opencl_c"`` or ``"native"`` (device binary)."""
         return self._img.format
 
-    def ext_pysycl_required_aspects(self) -> frozenset[Any]:
+    def ext_pysycl_required_aspects(self) -> frozenset[aspect]:
         """The aspects a device needs to load this image."""
         return frozenset(_aspect(a) for a in self._img.aspects)
 
@@ -239,8 +251,9 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
                         "sycl.get_kernel_bundle(ctx, state=...)")
 
     @classmethod
-    def _make(cls, ctx: context, devs: Sequence[Any], state: bundle_state,
-              images: Iterable[_Image], spec: dict[Any, Any] | None = None) -> kernel_bundle:
+    def _make(cls, ctx: context, devs: Sequence[device], state: bundle_state,
+              images: Iterable[_Image], spec: dict[specialization_id, np.generic] | None = None
+              ) -> kernel_bundle:
         self = object.__new__(cls)
         self._ctx = ctx
         self._devices = tuple(dict.fromkeys(devs))
@@ -254,7 +267,7 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
 
     # What the bundle operations, the launcher and interop read (pysycl's own; not in the spec).
     @property
-    def devices(self) -> tuple[Any, ...]:
+    def devices(self) -> tuple[device, ...]:
         """The associated devices, as the tuple the bundle holds (no copy)."""
         return self._devices
 
@@ -264,7 +277,7 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
         return self._images
 
     @property
-    def spec_values(self) -> dict[Any, Any]:
+    def spec_values(self) -> dict[specialization_id, np.generic]:
         """The specialization constant values set on the bundle, by ``specialization_id``.
 
         The bundle's own dict: callers read it or copy it, never change it.
@@ -286,11 +299,11 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
         """Always ``backend.opencl``."""
         return backend.opencl
 
-    def get_context(self) -> Any:
+    def get_context(self) -> context:
         """The bundle's context."""
         return self._ctx
 
-    def get_devices(self) -> list[Any]:
+    def get_devices(self) -> list[device]:
         """The bundle's associated devices."""
         return list(self._devices)
 
@@ -316,7 +329,7 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
                 out[k] = None
         return list(out)
 
-    def get_kernel(self, kid: kernel_id) -> Any:
+    def get_kernel(self, kid: kernel_id) -> kernel:
         """The ``sycl.kernel`` for ``kid`` (executable bundles only).
 
         Raises:
@@ -341,7 +354,7 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
         self._not_source("ext_oneapi_has_kernel")
         return any(name in img.names for img in self._images if img.lang is not None)
 
-    def ext_oneapi_get_kernel(self, name: str) -> Any:
+    def ext_oneapi_get_kernel(self, name: str) -> kernel:
         """The kernel named ``name`` of a bundle built from source.
 
         Raises:
@@ -356,7 +369,7 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
         raise exception(errc.invalid, f"the bundle built from source has no kernel {name!r} "
                         f"(it has: {', '.join(known) or 'none'})", self._ctx)
 
-    def ext_pysycl_get_kernel_by_name(self, name: str) -> Any:
+    def ext_pysycl_get_kernel_by_name(self, name: str) -> kernel:
         """The kernel whose OpenCL function name is ``name`` (interop bundles)."""
         for img in self._images:
             if name in img.names or name in img.variants:
@@ -373,7 +386,7 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
         return iter(self)
 
     # --- specialization constants (docs/bundles.md) ---
-    def _spec_ids(self) -> set[Any]:
+    def _spec_ids(self) -> set[specialization_id]:
         return {sid for img in self._images for ids in img.specs.values() for sid in ids
                 if sid is not None}
 
@@ -407,7 +420,7 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
         _check_spec_id(spec_id)
         self._spec[spec_id] = spec_id.convert(value)
 
-    def get_specialization_constant(self, spec_id: specialization_id) -> Any:
+    def get_specialization_constant(self, spec_id: specialization_id) -> np.generic:
         """The value of ``spec_id`` in this bundle (its default unless set)."""
         self._not_source("get_specialization_constant")
         _check_spec_id(spec_id)
@@ -423,8 +436,8 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
                 f"{len(self._devices)} device(s)>")
 
 
-def new_bundle(ctx: context, devs: Sequence[Any], state: bundle_state, images: Iterable[_Image],
-               spec: dict[Any, Any] | None = None) -> kernel_bundle:
+def new_bundle(ctx: context, devs: Sequence[device], state: bundle_state, images: Iterable[_Image],
+               spec: dict[specialization_id, np.generic] | None = None) -> kernel_bundle:
     """A kernel bundle of ``images`` (duplicates dropped) for ``devs`` of ``ctx``."""
     return kernel_bundle._make(ctx, devs, state, images, spec)
 
@@ -444,7 +457,7 @@ def _kernel_name_of(img: _Image, entry: str) -> kernel_id | None:
 
 
 # ------------------------------------------------------------ argument checks
-def _check_state(state: Any, what: str) -> bundle_state:
+def _check_state(state: bundle_state, what: str) -> bundle_state:
     if not isinstance(state, bundle_state):
         raise TypeError(f"{what}: state= must be a sycl.bundle_state, not {state!r}")
     if state is bundle_state.ext_oneapi_source:

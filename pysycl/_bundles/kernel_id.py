@@ -23,8 +23,8 @@ from __future__ import annotations
 import os
 import threading
 import types
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -41,6 +41,17 @@ from pysycl._kernels.captures import captures_of, classify, info_of, walk_helper
 from pysycl._kernels.digest import stable_digest
 from pysycl._kernels.signature import check_kernel
 from pysycl._kernels.specconst import spec_ids_of
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+
+    from pysycl._bundles.kernel_bundle import _Image
+    from pysycl._kernels.captures import CaptureEntry
+    from pysycl._kernels.specconst import specialization_id
+    from pysycl._memory.accessor import access_mode
+    from pysycl._objects.aspects import aspect
+    from pysycl._objects.range import nd_range
+    from pysycl._objects.range import range as sycl_range
 
 
 class kernel_id:  # noqa: N801 - the spec's spelling
@@ -60,7 +71,7 @@ class kernel_id:  # noqa: N801 - the spec's spelling
     def _make(cls, name: str) -> kernel_id:
         self = object.__new__(cls)
         self._name = name
-        self._variants: dict[Any, _Variant] = {}
+        self._variants: dict[Hashable, _Variant] = {}
         return self
 
     def get_name(self) -> str:
@@ -68,7 +79,7 @@ class kernel_id:  # noqa: N801 - the spec's spelling
         return self._name
 
     @property
-    def variants(self) -> dict[Any, _Variant]:
+    def variants(self) -> dict[Hashable, _Variant]:
         """The registry's variants of this kernel by launcher key (changed under its lock only)."""
         return self._variants
 
@@ -88,8 +99,9 @@ class _Variant:
     __slots__ = ("caps", "device_has", "fn", "image", "index", "kernel", "kid", "mkey", "spec_ids",
                  "tkey")
 
-    def __init__(self, kid: kernel_id, mkey: Any, fn: Any, caps: list[Any] | None,
-                 tkey: tuple[Any, ...], index: IndexSpace, device_has: frozenset[str]) -> None:
+    def __init__(self, kid: kernel_id, mkey: Hashable, fn: types.FunctionType,
+                 caps: list[CaptureEntry] | None, tkey: tuple[Hashable, ...], index: IndexSpace,
+                 device_has: frozenset[str]) -> None:
         captures = captures_of(caps or [])
         self.kid = kid
         self.mkey = mkey
@@ -98,7 +110,7 @@ class _Variant:
         # values (they hold accessors, buffers and host arrays: see docs/memory.md).
         self.fn = detached(fn, captures)
         # specialization_ids (declarations, not data), read from the real closure
-        self.spec_ids: tuple[Any, ...] = (
+        self.spec_ids: tuple[specialization_id | None, ...] = (
             spec_ids_of(fn, captures) if any(isinstance(c.type, SpecConstantType)
                                              for c in captures) else ())
         self.caps = caps
@@ -106,16 +118,16 @@ class _Variant:
         self.index = index
         self.device_has = device_has
         self.kernel: Kernel | None = None  # once compiled or loaded
-        self.image: Any = None    # its input-state device image (pysycl._bundles.bundle)
+        self.image: _Image | None = None    # its input-state device image (pysycl._bundles.bundle)
 
-    def load(self) -> Any:
+    def load(self) -> Kernel:
         """The compiled kernel: from memory, the disk cache, or the compiler."""
         if self.kernel is None:
             self.kernel = kernels.once(self.mkey, lambda: kernels.load_or_compile(
                 self._digest(), self.fn, self.index, captures_of(self.caps), self.kid.get_name()))
         return self.kernel
 
-    def peek(self) -> Any:
+    def peek(self) -> Kernel | None:
         """The compiled kernel if it is in memory or in the disk cache (never compiles)."""
         if self.kernel is not None:
             return self.kernel
@@ -154,7 +166,7 @@ class _Variant:
 
 _lock = threading.RLock()
 _ids: dict[str, kernel_id] = {}
-_by_mkey: dict[Any, _Variant] = {}
+_by_mkey: dict[Hashable, _Variant] = {}
 
 
 def _intern(name: str) -> kernel_id:
@@ -171,14 +183,15 @@ def check_kernel_name(kernel_name: object) -> str:
     return kernel_name
 
 
-def auto_name(fn: Any) -> str:
+def auto_name(fn: types.FunctionType) -> str:
     """The automatic, run-to-run stable name of a kernel function."""
     code = fn.__code__
     return f"{fn.__qualname__}@{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
 
 
-def register_submitted(k: Any, fn: Any, kernel_name: str | None, mkey: Any,
-                       index: IndexSpace, caps: list[Any], tkey: tuple[Any, ...]) -> None:
+def register_submitted(k: Kernel | None, fn: types.FunctionType, kernel_name: str | None,
+                       mkey: Hashable, index: IndexSpace, caps: list[CaptureEntry],
+                       tkey: tuple[Hashable, ...]) -> None:
     """Add a kernel met at a submit under ``kernel_name`` (or its automatic name).
 
     Called by the launcher on a memory miss, and whenever a submit names a kernel
@@ -203,7 +216,7 @@ def register_submitted(k: Any, fn: Any, kernel_name: str | None, mkey: Any,
         _by_mkey.setdefault(mkey, v)
 
 
-def is_registered(kernel_name: str, mkey: Any) -> bool:
+def is_registered(kernel_name: str, mkey: Hashable) -> bool:
     """Whether the variant ``mkey`` is registered under ``kernel_name`` (launcher fast path)."""
     kid = _ids.get(kernel_name)
     return kid is not None and mkey in kid.variants
@@ -214,7 +227,7 @@ def variants_of(kid: kernel_id) -> list[_Variant]:
     return list(kid.variants.values())
 
 
-def variant_of(mkey: Any) -> _Variant | None:
+def variant_of(mkey: Hashable) -> _Variant | None:
     """The registered variant with launcher key ``mkey``."""
     return _by_mkey.get(mkey)
 
@@ -257,7 +270,8 @@ class _Placeholder:
         return f"<declared capture {self.name}: {self.type}>"
 
 
-def accessor_type(dtype: Any, dimensions: int = 1, mode: Any = "read_write") -> AccessorType:
+def accessor_type(dtype: DTypeLike, dimensions: int = 1,
+                  mode: access_mode | str = "read_write") -> AccessorType:
     """The type of a captured (global) accessor, for :func:`declare_kernel`.
 
     Args:
@@ -273,14 +287,14 @@ def accessor_type(dtype: Any, dimensions: int = 1, mode: Any = "read_write") -> 
     return AccessorType(np.dtype(dtype), dimensions, kmode)  # type: ignore[arg-type]
 
 
-def local_accessor_type(dtype: Any, dimensions: int = 1) -> AccessorType:
+def local_accessor_type(dtype: DTypeLike, dimensions: int = 1) -> AccessorType:
     """The type of a captured ``local_accessor``, for :func:`declare_kernel`."""
     if not isinstance(dimensions, int) or not 1 <= dimensions <= 3:
         raise ValueError(f"local_accessor_type: dimensions must be 1, 2 or 3, not {dimensions!r}")
     return AccessorType(np.dtype(dtype), dimensions, "read_write", "local")
 
 
-def _capture_type(name: str, t: Any) -> CaptureType:
+def _capture_type(name: str, t: CaptureType | DTypeLike) -> CaptureType:
     if isinstance(t, (AccessorType, ScalarType)):
         return t
     if t is bool:
@@ -297,7 +311,7 @@ def _capture_type(name: str, t: Any) -> CaptureType:
                         "dtype, int, float or bool") from None
 
 
-def _index_of(index_space: Any) -> IndexSpace:
+def _index_of(index_space: nd_range | sycl_range | int | None) -> IndexSpace:
     from pysycl._objects.range import nd_range
     from pysycl._objects.range import range as _range
 
@@ -315,8 +329,9 @@ def _index_of(index_space: Any) -> IndexSpace:
 
 
 def declare_kernel(factory: Callable[..., Any] | None = None, *, kernel_name: str | None = None,
-                   index_space: Any = None, captures: Mapping[str, Any] | None = None,
-                   device_has: Iterable[Any] = ()) -> Any:
+                   index_space: nd_range | sycl_range | int | None = None,
+                   captures: Mapping[str, CaptureType | DTypeLike] | None = None,
+                   device_has: Iterable[aspect] = ()) -> Any:
     """Declare a kernel up front, so bundles know it before any submit.
 
     Python kernels get their arguments from what they capture; a declaration
@@ -371,7 +386,7 @@ def declare_kernel(factory: Callable[..., Any] | None = None, *, kernel_name: st
     return _declare(name, fn, caps, tkey, index, needs)
 
 
-def _aspect_names(device_has: Iterable[Any]) -> frozenset[str]:
+def _aspect_names(device_has: Iterable[aspect]) -> frozenset[str]:
     from pysycl._objects.aspects import aspect
 
     needs = set()
@@ -396,7 +411,8 @@ def _kernel_of(factory: Callable[..., Any], ctypes: Mapping[str, CaptureType]
     return fn
 
 
-def _declare(name: str, fn: Any, caps: list[Any], tkey: tuple[Any, ...], index: IndexSpace,
+def _declare(name: str, fn: types.FunctionType, caps: list[CaptureEntry],
+             tkey: tuple[Hashable, ...], index: IndexSpace,
              needs: frozenset[str]) -> kernel_id:
     """Register a declared variant under ``name`` (its ``device_has`` merged if known)."""
     mkey = (fn.__code__, tkey, index.kind, index.ndim)
@@ -415,14 +431,14 @@ def _declare(name: str, fn: Any, caps: list[Any], tkey: tuple[Any, ...], index: 
         _by_mkey.setdefault(mkey, v)
     return kid
 
-def _declared_captures(fn: Any, ctypes: Mapping[str, CaptureType]) -> tuple[list[Any],
-                                                                            tuple[Any, ...]]:
+def _declared_captures(fn: types.FunctionType, ctypes: Mapping[str, CaptureType]
+                       ) -> tuple[list[CaptureEntry], tuple[Hashable, ...]]:
     """Capture descriptors and type key of a declared kernel, in the launcher's order."""
     code = fn.__code__
     info = info_of(code)
     values: list[Any] = []
-    caps: list[Any] = []
-    key: list[Any] = []
+    caps: list[CaptureEntry] = []
+    key: list[Hashable] = []
     used = set()
     fns = [fn]  # the kernel, then the helper functions it calls (walked like a submit's)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pysycl._bundles.kernel_bundle import (
@@ -39,7 +39,16 @@ from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import specconst as _specconst
 
 if TYPE_CHECKING:
+    import types
+
+    import numpy as np
+    import pyopencl as cl
+    from pyopencl._cl import _Program
+
+    from pysycl._bundles.properties import save_log
     from pysycl._commands.queue import queue
+    from pysycl._kernels.cache import Kernel
+    from pysycl._kernels.specconst import specialization_id
     from pysycl._objects.context import context
     from pysycl._objects.device import device
 
@@ -57,7 +66,7 @@ def _in_context(ctx: context, dev: device) -> bool:
     return False
 
 
-def _check_devs(ctx: context, devs: Any, what: str) -> list[Any]:
+def _check_devs(ctx: context, devs: device | Iterable[device], what: str) -> list[device]:
     from pysycl._objects.device import device
 
     if isinstance(devs, device):
@@ -76,7 +85,7 @@ def _check_devs(ctx: context, devs: Any, what: str) -> list[Any]:
     return out
 
 
-def _check_online(devs: Sequence[Any], state: bundle_state, what: str) -> None:
+def _check_online(devs: Sequence[device], state: bundle_state, what: str) -> None:
     from pysycl._objects.aspects import aspect
 
     need = {bundle_state.input: aspect.online_compiler,
@@ -89,7 +98,7 @@ def _check_online(devs: Sequence[Any], state: bundle_state, what: str) -> None:
                             f"which device {d!r} does not have")
 
 
-def _check_kids(kids: Any, what: str) -> list[kernel_id]:
+def _check_kids(kids: kernel_id | Iterable[kernel_id], what: str) -> list[kernel_id]:
     if isinstance(kids, kernel_id):
         kids = [kids]
     if isinstance(kids, (str, bytes)) or not isinstance(kids, Iterable):
@@ -101,7 +110,7 @@ def _check_kids(kids: Any, what: str) -> list[kernel_id]:
     return out
 
 
-def _options(properties: Iterable[Any], what: str) -> str:
+def _options(properties: Iterable[build_options | save_log], what: str) -> str:
     """Build options from ``properties`` (pysycl accepts kernel_compiler's build_options)."""
     opts: list[str] = []
     for p in properties or ():
@@ -128,7 +137,7 @@ def _kid_compatible(kid: kernel_id, dev: device) -> bool:
     return any(_variant_compatible(v, dev) for v in variants_of(kid))
 
 
-def is_compatible(kernel_ids: Any, dev: device) -> bool:
+def is_compatible(kernel_ids: str | kernel_id | Iterable[kernel_id], dev: device) -> bool:
     """Whether every kernel of ``kernel_ids`` can run on ``dev`` (answered without compiling).
 
     ``is_compatible(kernel_name_or_id, dev)`` also takes one kernel name (the
@@ -144,8 +153,10 @@ def is_compatible(kernel_ids: Any, dev: device) -> bool:
     return all(_kid_compatible(k, dev) for k in kids)
 
 
-def _parse(ctx: context, args: tuple[Any, ...], devs: Any, kernel_ids: Any, selector: Any,
-           kernel_name: str | None, what: str) -> tuple[list[Any], list[kernel_id] | None, Any]:
+def _parse(ctx: context, args: tuple[Any, ...], devs: device | Iterable[device] | None,
+           kernel_ids: kernel_id | Iterable[kernel_id] | None,
+           selector: Callable[[device_image], Any] | None, kernel_name: str | None, what: str
+           ) -> tuple[list[device], list[kernel_id] | None, Callable[[device_image], Any] | None]:
     """Sort the positional overload arguments into devs, kernel ids and a selector."""
     from pysycl._objects.context import context
     from pysycl._objects.device import device
@@ -180,8 +191,10 @@ def _parse(ctx: context, args: tuple[Any, ...], devs: Any, kernel_ids: Any, sele
     return dl, kids, selector
 
 
-def get_kernel_bundle(ctx: context, *args: Any, state: bundle_state, devs: Any = None,
-                      kernel_ids: Any = None, selector: Callable[[device_image], Any] | None = None,
+def get_kernel_bundle(ctx: context, *args: Any, state: bundle_state,
+                      devs: device | Iterable[device] | None = None,
+                      kernel_ids: kernel_id | Iterable[kernel_id] | None = None,
+                      selector: Callable[[device_image], Any] | None = None,
                       kernel_name: str | None = None) -> kernel_bundle:
     """A bundle in ``state`` of the application's kernels (§4.11.7), all overloads::
 
@@ -234,8 +247,10 @@ def get_kernel_bundle(ctx: context, *args: Any, state: bundle_state, devs: Any =
     return kb
 
 
-def has_kernel_bundle(ctx: context, *args: Any, state: bundle_state, devs: Any = None,
-                      kernel_ids: Any = None, kernel_name: str | None = None) -> bool:
+def has_kernel_bundle(ctx: context, *args: Any, state: bundle_state,
+                      devs: device | Iterable[device] | None = None,
+                      kernel_ids: kernel_id | Iterable[kernel_id] | None = None,
+                      kernel_name: str | None = None) -> bool:
     """Whether ``get_kernel_bundle`` with these arguments would find kernels (no compiling).
 
     Raises:
@@ -255,7 +270,7 @@ def has_kernel_bundle(ctx: context, *args: Any, state: bundle_state, devs: Any =
     return all(any(_kid_compatible(k, d) for d in dl) for k in kids)
 
 
-def _bundles(bundles: Any, what: str) -> list[kernel_bundle]:
+def _bundles(bundles: kernel_bundle | Iterable[kernel_bundle], what: str) -> list[kernel_bundle]:
     if isinstance(bundles, kernel_bundle):
         return [bundles]
     if not isinstance(bundles, Iterable):
@@ -288,14 +303,15 @@ def join(bundles: Sequence[kernel_bundle]) -> kernel_bundle:
         if set(b.devices) != set(first.devices):
             raise exception(errc.invalid, "join: the bundles have different device sets",
                             first.get_context())
-    spec: dict[Any, Any] = {}
+    spec: dict[specialization_id, np.generic] = {}
     for b in bl:
         spec.update(b.spec_values)
     return new_bundle(first.get_context(), first.devices, first.get_state(),
                       [i for b in bl for i in b.images], spec)
 
 
-def _check_subset(devs: Any, allowed: Sequence[Any], ctx: context, what: str) -> list[Any]:
+def _check_subset(devs: device | Iterable[device], allowed: Sequence[device], ctx: context,
+                  what: str) -> list[device]:
     from pysycl._objects.device import device
 
     if isinstance(devs, device):
@@ -312,7 +328,7 @@ def _check_subset(devs: Any, allowed: Sequence[Any], ctx: context, what: str) ->
     return dl
 
 
-def _input_bundle(b: Any, what: str) -> kernel_bundle:
+def _input_bundle(b: kernel_bundle, what: str) -> kernel_bundle:
     if not isinstance(b, kernel_bundle):
         raise TypeError(f"{what} takes a sycl.kernel_bundle, not {type(b).__name__}")
     if b.get_state() is not bundle_state.input:
@@ -321,8 +337,8 @@ def _input_bundle(b: Any, what: str) -> kernel_bundle:
     return b
 
 
-def compile(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
-            properties: Iterable[Any] = ()) -> kernel_bundle:
+def compile(input_bundle: kernel_bundle, devs: Sequence[device] | None = None,
+            properties: Iterable[build_options | save_log] = ()) -> kernel_bundle:
     """Compile an input bundle into an object bundle (``clCompileProgram`` per image).
 
     Raises:
@@ -352,8 +368,8 @@ def compile(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
     return new_bundle(kb.get_context(), dl, bundle_state.object, out, kb.spec_values)
 
 
-def _new_program(ctx: context, img: _Image, spec: dict[Any, Any] | None = None,
-                 devs: Sequence[Any] = ()) -> Any:
+def _new_program(ctx: context, img: _Image, spec: dict[specialization_id, np.generic] | None = None,
+                 devs: Sequence[device] = ()) -> _Program:
     """A fresh OpenCL program of an input image (interop images reuse their program).
 
     Specialization constant values (``spec``, else defaults) are applied natively
@@ -372,18 +388,18 @@ def _new_program(ctx: context, img: _Image, spec: dict[Any, Any] | None = None,
 
 def _groups(images: Iterable[_Image]) -> list[list[_Image]]:
     """Images that may share one executable: same format family and same aspects."""
-    groups: dict[tuple[Any, ...], list[_Image]] = {}
+    groups: dict[tuple[Hashable, ...], list[_Image]] = {}
     for img in images:
         groups.setdefault((img.lang, img.aspects), []).append(img)
     return list(groups.values())
 
 
 def _merged(state: bundle_state, group: Sequence[_Image], key: str,
-            programs: dict[Any, Any], options: str) -> _Image:
+            programs: dict[device, _Program], options: str) -> _Image:
     kids: set[kernel_id] = set()
-    variants: dict[str, Any] = {}
-    mkeys: dict[Any, str] = {}
-    specs: dict[str, Any] = {}
+    variants: dict[str, Kernel] = {}
+    mkeys: dict[Hashable, str] = {}
+    specs: dict[str, tuple[specialization_id | None, ...]] = {}
     names: list[str] = []
     for img in group:
         kids |= img.kernel_ids
@@ -402,8 +418,9 @@ def _merged(state: bundle_state, group: Sequence[_Image], key: str,
                   specs=specs)
 
 
-def link(object_bundles: Any, devs: Sequence[Any] | None = None,
-         properties: Iterable[Any] = ()) -> kernel_bundle:
+def link(object_bundles: kernel_bundle | Iterable[kernel_bundle],
+         devs: Sequence[device] | None = None,
+         properties: Iterable[build_options | save_log] = ()) -> kernel_bundle:
     """Link object bundles into an executable bundle (``clLinkProgram`` per device).
 
     ``link(kb)``, ``link([kb1, kb2])``, with ``devs`` or, by default, the devices
@@ -426,7 +443,7 @@ def link(object_bundles: Any, devs: Sequence[Any] | None = None,
     common = [d for d in bl[0].devices if all(d in b.devices for b in bl[1:])]
     dl = _check_subset(common if devs is None else devs, common, ctx, "link")
     opts = _options(properties, "link")
-    spec: dict[Any, Any] = {}
+    spec: dict[specialization_id, np.generic] = {}
     images: dict[str, _Image] = {}
     for b in bl:
         spec.update(b.spec_values)
@@ -436,12 +453,12 @@ def link(object_bundles: Any, devs: Sequence[Any] | None = None,
     t0 = time.perf_counter()
     out = []
     for group in _groups(images.values()):
-        by_set: dict[tuple[int, ...], list[Any]] = {}
+        by_set: dict[tuple[int, ...], list[device]] = {}
         for d in dl:
             members = tuple(i for i, img in enumerate(group) if d in img.programs)
             if members:
                 by_set.setdefault(members, []).append(d)
-        programs: dict[Any, Any] = {}
+        programs: dict[device, _Program] = {}
         for members, ds in by_set.items():
             exe = clp.link_programs(ctx.native, [group[i].programs[ds[0]] for i in members],
                                   [d.native for d in ds], opts)
@@ -456,8 +473,8 @@ def link(object_bundles: Any, devs: Sequence[Any] | None = None,
 
 
 # long: the spec's build steps in order, each with its own error message.
-def build(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
-          properties: Iterable[Any] = ()) -> kernel_bundle:
+def build(input_bundle: kernel_bundle, devs: Sequence[device] | None = None,
+          properties: Iterable[build_options | save_log] = ()) -> kernel_bundle:
     """Compile and link an input bundle (``link(compile(kb, devs), devs)``), with a binary cache.
 
     Each executable program is looked up in the per-device binary cache first
@@ -479,7 +496,7 @@ def build(input_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
     for group in _groups(kb.images):
         key = _digest("exe", opts, *sorted(
             _digest("obj", i.key, opts, *_specconst.image_key(i, kb.spec_values)) for i in group))
-        programs: dict[Any, Any] = {}
+        programs: dict[device, _Program] = {}
         for d in dl:
             members = [img for img in group if img.compatible(d)]
             if not members:
@@ -532,7 +549,8 @@ def check_use(kb: kernel_bundle, q: queue) -> None:
                         "queue's context", q.get_context())
 
 
-def launch_kernel(kb: kernel_bundle, mkey: Any, ctx: context, dev: device, fn: Any) -> tuple[Any, Any]:
+def launch_kernel(kb: kernel_bundle, mkey: Hashable, ctx: context, dev: device,
+                  fn: types.FunctionType) -> tuple[Kernel, cl.Kernel]:
     """(compiled kernel, cl_kernel) of a Python kernel from bundle ``kb`` — no compiling.
 
     Raises:

@@ -7,7 +7,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 
 class build_options:  # noqa: N801 - the spec's spelling
@@ -37,7 +40,7 @@ class save_log:  # noqa: N801 - the spec's spelling
 
     __slots__ = ("to",)
 
-    def __init__(self, to: Any) -> None:
+    def __init__(self, to: list[str] | SupportsWrite[str]) -> None:
         if not (isinstance(to, list) or hasattr(to, "write")):
             raise TypeError("save_log takes a list (the log is appended) or a text stream")
         self.to = to

@@ -7,7 +7,7 @@ description (languages, build options, an example).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pysycl._bundles.kernel_bundle import (
     _digest,
@@ -22,8 +22,12 @@ from pysycl._bundles.properties import build_options, save_log
 from pysycl._core.exceptions import errc, exception
 from pysycl._objects.info import source_language
 
+if TYPE_CHECKING:
+    from pysycl._objects.context import context
+    from pysycl._objects.device import device
 
-def create_kernel_bundle_from_source(ctxt: Any, lang: source_language,
+
+def create_kernel_bundle_from_source(ctxt: context, lang: source_language,
                                      source: str | bytes) -> kernel_bundle:
     """A bundle in ``bundle_state.ext_oneapi_source`` holding ``source`` (not compiled).
 
@@ -54,8 +58,8 @@ def create_kernel_bundle_from_source(ctxt: Any, lang: source_language,
     return new_bundle(ctxt, ctxt.get_devices(), bundle_state.ext_oneapi_source, [img])
 
 
-def build(source_bundle: kernel_bundle, devs: Sequence[Any] | None = None,
-          properties: Iterable[Any] = ()) -> kernel_bundle:
+def build(source_bundle: kernel_bundle, devs: Sequence[device] | None = None,
+          properties: Iterable[build_options | save_log] = ()) -> kernel_bundle:
     """Build a source bundle into an executable bundle (``clBuildProgram``).
 
     ``build(kb_src)`` builds for the context's devices; ``build(kb_src, devs)``

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pysycl import property as _prop
 from pysycl._core.backend import backend
@@ -11,6 +11,8 @@ from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import bounds as _bounds
 
 if TYPE_CHECKING:
+    import pyopencl as cl
+
     from pysycl._backends.base import Executor
     from pysycl._backends.opencl.executor import OpenCLEvents
     from pysycl._commands.queue import queue as _queue
@@ -27,15 +29,15 @@ class event:  # noqa: N801 - the spec's spelling
     __slots__ = ("_cl", "_deps", "_exec", "_first", "_queue")
 
     def __init__(self) -> None:
-        self._cl: Any = None     # the command's last pyopencl.Event (None: on the host)
-        self._first: Any = None  # its first pyopencl.Event (for command_start)
+        self._cl: cl.Event | None = None     # the command's last pyopencl.Event (None: on the host)
+        self._first: cl.Event | None = None  # its first pyopencl.Event (for command_start)
         self._queue: _queue | None = None    # the pysycl.queue that made it
         # what waits for and reports on ``_cl`` (the queue's executor)
         self._exec: Executor | OpenCLEvents | None = None
         self._deps: tuple[event, ...] = ()
 
     @classmethod
-    def _make(cls, q: _queue | None, cl_event: Any, first: Any = None,
+    def _make(cls, q: _queue | None, cl_event: cl.Event | None, first: cl.Event | None = None,
               deps: Sequence[event] = (), ops: OpenCLEvents | None = None) -> event:
         """An event of queue ``q`` (or, with ``q`` None, of native-event operations ``ops``)."""
         self = cls.__new__(cls)
@@ -73,7 +75,7 @@ class event:  # noqa: N801 - the spec's spelling
             e.wait_and_throw()
 
     @property
-    def native(self) -> Any:
+    def native(self) -> cl.Event | None:
         """The backend's event of the command's last operation (None: complete on the host)."""
         return self._cl
 

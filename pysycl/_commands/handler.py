@@ -61,7 +61,7 @@ class handler:  # noqa: N801 - the spec's spelling
         self.dependencies: list[event] = []
         self.kernel_bundle: kernel_bundle | None = None
         self.kernel_args: dict[int, accessor | local_accessor | np.generic | complex] | None = None
-        self.specialization_values: dict[specialization_id, Any] | None = None
+        self.specialization_values: dict[specialization_id, np.generic] | None = None
 
     # ---------------------------------------------------------- requirements
     def release(self) -> None:
@@ -193,7 +193,7 @@ class handler:  # noqa: N801 - the spec's spelling
             self.specialization_values = {}
         self.specialization_values[spec_id] = spec_id.convert(value)
 
-    def get_specialization_constant(self, spec_id: specialization_id) -> Any:
+    def get_specialization_constant(self, spec_id: specialization_id) -> np.generic:
         """``spec_id``'s value in this command group (its default unless set).
 
         Raises:

@@ -34,6 +34,11 @@ from pysycl._kernels.digest import stable_digest
 from pysycl._kernels.ndrange import check_nd_range, ndrange_sizes
 
 if TYPE_CHECKING:
+    import types
+
+    import numpy as np
+    import pyopencl as cl
+
     from pysycl._commands.commands import KernelCommand
     from pysycl._commands.handler import handler
     from pysycl._commands.queue import queue
@@ -50,7 +55,7 @@ __all__ = ["check_nd_range", "prepare"]
 
 # long: the per-submit hot path, kept in one frame (each helper call costs ~50 ns).
 def prepare(q: queue, h: handler,
-            cmd: KernelCommand) -> Callable[[Sequence[Any] | None], Any]:
+            cmd: KernelCommand) -> Callable[[Sequence[cl.Event] | None], cl.Event | None]:
     """Compile/build as needed and return ``launch(wait_for) -> cl event``.
 
     Everything that can fail for a user mistake happens here, before the
@@ -110,7 +115,7 @@ def prepare(q: queue, h: handler,
     clq = ex.native
     key = ex.key
 
-    def launch(wait_for: Sequence[Any] | None) -> Any:
+    def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
         if 0 in gsize:
             return x.marker(clq, wait_for=wait_for)  # an empty range runs no work-item
         return x.launch(clq, clk, gsize, lsize, flat_args(values, kinds, key), wait_for, bound)
@@ -118,7 +123,7 @@ def prepare(q: queue, h: handler,
     return launch
 
 
-def _compile(fn: Callable[..., Any], info: CodeInfo, caps: list[CaptureEntry], tkey: tuple[Hashable, ...],
+def _compile(fn: types.FunctionType, info: CodeInfo, caps: list[CaptureEntry], tkey: tuple[Hashable, ...],
              mkey: tuple[Hashable, ...], cmd: KernelCommand, checked: bool) -> Kernel:
     """A memory miss: the kernel from the disk cache or the compiler, registered by name."""
     index = IndexSpace(cmd.kind, cmd.ndim)
@@ -134,7 +139,7 @@ def _compile(fn: Callable[..., Any], info: CodeInfo, caps: list[CaptureEntry], t
     return k
 
 
-def _register(k: Kernel | None, fn: Callable[..., Any], info: CodeInfo, caps: list[CaptureEntry],
+def _register(k: Kernel | None, fn: types.FunctionType, info: CodeInfo, caps: list[CaptureEntry],
               tkey: tuple[Hashable, ...], mkey: tuple[Hashable, ...], cmd: KernelCommand,
               checked: bool = False) -> None:
     """Add the kernel to the kernel-id registry (under ``cmd.name`` or its automatic name).
@@ -146,7 +151,7 @@ def _register(k: Kernel | None, fn: Callable[..., Any], info: CodeInfo, caps: li
                                   IndexSpace(cmd.kind, cmd.ndim), caps, tkey)
 
 
-def _spec_values(k: Kernel, values: list[Any], h: handler) -> tuple[Any, ...]:
+def _spec_values(k: Kernel, values: list[Any], h: handler) -> tuple[np.generic | None, ...]:
     """The values of the kernel's specialization constants for this command group."""
     return _specconst.values_for([v for v, kind in zip(values, k.arg_kinds, strict=True)
                                   if kind is ArgKind.SPEC_CONSTANT], h.specialization_values)
@@ -161,9 +166,9 @@ def _local_values(k: Kernel, kind: str, values: list[Any]) -> list[Any]:
     return with_local_memory(values, k.arg_kinds)
 
 
-def _checked_launch(q: queue, k: Kernel, info: CodeInfo, fn: Callable[..., Any], cmd: KernelCommand,
-                    clk: Any, gsize: tuple[int, ...], lsize: tuple[int, ...] | None,
-                    values: list[Any]) -> Callable[[Sequence[Any] | None], Any]:
+def _checked_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType, cmd: KernelCommand,
+                    clk: cl.Kernel, gsize: tuple[int, ...], lsize: tuple[int, ...] | None,
+                    values: list[Any]) -> Callable[[Sequence[cl.Event] | None], cl.Event]:
     """``launch(wait_for)`` of a bounds-checked kernel: an error buffer, read back after it."""
     ranges = accessor_ranges(values, k.arg_kinds)
     if k.has_local:
@@ -174,7 +179,7 @@ def _checked_launch(q: queue, k: Kernel, info: CodeInfo, fn: Callable[..., Any],
     files = _bounds.files_of(fn)
     ndim = max(cmd.ndim, 1)
 
-    def launch(wait_for: Sequence[Any] | None) -> Any:
+    def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
         if 0 in gsize:
             return x.marker(clq, wait_for=wait_for)
         buf, host = _bounds.error_buffer(x, ctx, clq)

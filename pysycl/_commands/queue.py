@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from pysycl._objects.info import _queue_info
     from pysycl._objects.range import nd_range
     from pysycl._objects.range import range as range_
+    from pysycl._objects.selector import Selector
     from pysycl.property import P
 
 
@@ -63,7 +64,7 @@ class queue:  # noqa: N801 - the spec's spelling
                  "_props", "executor")
 
     def __init__(self, *args: Any, async_handler: Callable[[exception_list], None] | None = None,
-                 properties: Iterable[Any] = ()) -> None:
+                 properties: Iterable[_prop._Property] = ()) -> None:
         from pysycl._objects.context import context, default_context_for
         from pysycl._objects.device import device
         from pysycl._objects.selector import default_selector_v, select_device
@@ -72,7 +73,7 @@ class queue:  # noqa: N801 - the spec's spelling
         ctx = None
         if args_l and isinstance(args_l[0], context):
             ctx = args_l.pop(0)
-        target: Any = args_l.pop(0) if args_l else None
+        target: device | Selector | None = args_l.pop(0) if args_l else None
         if args_l:
             if async_handler is not None:
                 raise TypeError("async_handler given twice")

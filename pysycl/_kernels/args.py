@@ -8,9 +8,12 @@ accessor a ``clSetKernelArg(NULL)`` size, then its range; a spec id nothing.
 from __future__ import annotations
 
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pysycl._core.abi import ArgKind
+
+if TYPE_CHECKING:
+    from pysycl._objects.range import range as range_
 
 _SCALAR, _ACCESSOR, _LOCAL, _SCALARS = (ArgKind.SCALAR, ArgKind.ACCESSOR,
                                         ArgKind.LOCAL_ACCESSOR, ArgKind.SCALARS)
@@ -53,7 +56,7 @@ def with_local_memory(values: list[Any], kinds: tuple[ArgKind, ...]) -> list[Any
             for v, kind in zip(values, kinds, strict=True)]
 
 
-def accessor_ranges(values: list[Any], kinds: tuple[ArgKind, ...]) -> list[Any]:
+def accessor_ranges(values: list[Any], kinds: tuple[ArgKind, ...]) -> list[range_ | None]:
     """The range of each (global or local) accessor capture, None for the others."""
     return [v.get_range() if kind is _ACCESSOR or kind is _LOCAL else None
             for v, kind in zip(values, kinds, strict=True)]

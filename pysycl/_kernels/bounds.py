@@ -36,8 +36,11 @@ from pysycl._core.exceptions import errc, exception
 if TYPE_CHECKING:
     from types import ModuleType
 
+    import pyopencl as cl
+
     from pysycl._commands.queue import queue as _queue
     from pysycl._kernels.cache import Kernel
+    from pysycl._memory.coherence import Coherence
     from pysycl._objects.context import context
     from pysycl._objects.range import nd_range
     from pysycl._objects.range import range as range_
@@ -162,7 +165,8 @@ class Watch:
                  "queue", "ranges", "read_ev", "storages")
 
     def __init__(self, queue: _queue, kernel: Kernel, location: str, files: dict[int, str],
-                 values: list[Any], ranges: list[Any], ndim: int, buf: Any, host: np.ndarray,
+                 values: list[Any], ranges: list[range_ | None], ndim: int, buf: cl.Buffer,
+                 host: np.ndarray,
                  linear: tuple[int, ...] | None = None) -> None:
         self.queue = queue
         self.kernel = kernel
@@ -177,8 +181,8 @@ class Watch:
         self.buf = buf
         self.host = host
         self.linear = linear  # a range launched as 1-D (reductions): the user's range
-        self.kernel_ev: Any = None
-        self.read_ev: Any = None
+        self.kernel_ev: cl.Event | None = None
+        self.read_ev: cl.Event | None = None
 
     def error(self) -> exception:
         """The violation this launch recorded, as ``errc.kernel``."""
@@ -208,14 +212,14 @@ class Watch:
 
 #: Bounds-checked launches not reported yet, in launch order (empty: nothing to do).
 watching: list[Watch] = []
-_pool: dict[Any, list[tuple[Any, np.ndarray]]] = {}
+_pool: dict[int, list[tuple[cl.Buffer, np.ndarray]]] = {}
 _files: dict[types.CodeType, dict[int, str]] = {}
 _ZEROS = np.zeros(BOUNDS_ERR_BYTES // 4, dtype=np.int32)
 _MAX_WATCHING = 256
 _lock = threading.Lock()  # queues may be used from several threads
 
 
-def files_of(fn: Any) -> dict[int, str]:
+def files_of(fn: types.FunctionType) -> dict[int, str]:
     """CRC-32 → file name of the kernel's source file and its helper functions' (once per code)."""
     code = fn.__code__
     out = _files.get(code)
@@ -240,7 +244,8 @@ def files_of(fn: Any) -> dict[int, str]:
     return out
 
 
-def error_buffer(x: ModuleType, ctx: context, clq: Any) -> tuple[Any, np.ndarray]:
+def error_buffer(x: ModuleType, ctx: context, clq: cl.CommandQueue
+                 ) -> tuple[cl.Buffer, np.ndarray]:
     """A zeroed error buffer of context ``ctx`` and the host array it is read into."""
     free = _pool.get(ctx.key)
     if free:
@@ -250,7 +255,7 @@ def error_buffer(x: ModuleType, ctx: context, clq: Any) -> tuple[Any, np.ndarray
     return buf, np.empty_like(_ZEROS)
 
 
-def watch(x: ModuleType, w: Watch, clq: Any, kernel_ev: Any) -> None:
+def watch(x: ModuleType, w: Watch, clq: cl.CommandQueue, kernel_ev: cl.Event) -> None:
     """Read ``w``'s error buffer back after ``kernel_ev`` (non-blocking) and keep it."""
     w.kernel_ev = kernel_ev
     w.read_ev = x.read(clq, w.host, w.buf, blocking=False)
@@ -260,7 +265,7 @@ def watch(x: ModuleType, w: Watch, clq: Any, kernel_ev: Any) -> None:
             _inspect(x, None)
 
 
-def _inspect(x: ModuleType, clq: Any) -> list[Watch]:
+def _inspect(x: ModuleType, clq: cl.CommandQueue | None) -> list[Watch]:
     """Recycle finished clean launches; return the finished ones that found a violation.
 
     Every launch on ``clq`` (a finished OpenCL queue, or None) has finished. The
@@ -287,7 +292,7 @@ def _inspect(x: ModuleType, clq: Any) -> list[Watch]:
     return bad
 
 
-def sync(clq: Any = None, storage: Any = None) -> None:
+def sync(clq: cl.CommandQueue | None = None, storage: Coherence | None = None) -> None:
     """A synchronization point: report the first violation of the launches that finished.
 
     Args:

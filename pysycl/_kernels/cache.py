@@ -42,6 +42,10 @@ from pysycl._kernels import specconst as _specconst
 from pysycl._kernels.captures import call_graph, forget_code_infos
 
 if TYPE_CHECKING:
+    import types
+
+    import pyopencl as cl
+
     from pysycl._objects.context import context
     from pysycl._objects.device import device
 
@@ -73,7 +77,7 @@ class Kernel:
     def __init__(self, compiled: CompiledKernel, name: str) -> None:
         self.compiled = compiled
         self.name = name
-        dts: list[Any] = []
+        dts: list[np.dtype | type[np.int64] | None] = []
         kinds = tuple(arg_kind(c.type) for c in compiled.captures)
         for c, kind in zip(compiled.captures, kinds, strict=True):
             if kind is ArgKind.ACCESSOR or kind is ArgKind.LOCAL_ACCESSOR:
@@ -88,9 +92,9 @@ class Kernel:
         self.has_spec = ArgKind.SPEC_CONSTANT in kinds
         self.has_local = ArgKind.LOCAL_ACCESSOR in kinds
         self.direct, self.direct_rest = _bounds.fast_checks(compiled.direct_index, kinds)
-        self.kernels: dict[tuple[Any, ...], Any] = {}
+        self.kernels: dict[tuple[Hashable, ...], cl.Kernel] = {}
         # cl_kernel -> the arguments it was last launched with (exec.launch sets only changes)
-        self.bound: dict[Any, list[Any]] = {}
+        self.bound: dict[cl.Kernel, list[Any]] = {}
 
     @property
     def where(self) -> str:
@@ -98,8 +102,9 @@ class Kernel:
         return f"kernel {self.name} ({self.compiled.source_location})"
 
 
-def _compile(fn: Any, index: IndexSpace, captures: tuple[Capture, ...], entry: str,
-             bounds_check: bool, reductions: tuple[tuple[ReductionType, Any], ...] = ()
+def _compile(fn: types.FunctionType, index: IndexSpace, captures: tuple[Capture, ...], entry: str,
+             bounds_check: bool,
+             reductions: tuple[tuple[ReductionType, Callable[..., Any]], ...] = ()
              ) -> CompiledKernel:
     """The runtime's one call into the compiler (imported here, on first use: no Numba before)."""
     from pysycl_numba import compile_kernel
@@ -145,7 +150,7 @@ class KernelCache:
         self.memory: dict[Hashable, Kernel] = {}
         self.stats = {"compiles": 0, "memory_hits": 0, "disk_hits": 0, "disk_writes": 0,
                       "cl_builds": 0}
-        self._flights: dict[Any, threading.Lock] = {}
+        self._flights: dict[Hashable, threading.Lock] = {}
         self._flights_lock = threading.Lock()
 
     # --- memory
@@ -198,7 +203,7 @@ class KernelCache:
             self.stats[k] = 0
 
     # --- disk and compiler
-    def load(self, digest: str, fn: Any, accept: Callable[[CompiledKernel], bool]
+    def load(self, digest: str, fn: types.FunctionType, accept: Callable[[CompiledKernel], bool]
              ) -> CompiledKernel | None:
         """The disk-cached kernel ``digest`` if ``accept`` takes it (a hit is counted).
 
@@ -215,9 +220,9 @@ class KernelCache:
             compiled = dataclasses.replace(compiled, source_location=here)
         return compiled
 
-    def compile(self, digest: str, fn: Any, index: IndexSpace, captures: tuple[Capture, ...],
-                name: str, bounds_check: bool,
-                reductions: tuple[tuple[ReductionType, Any], ...] = ()) -> CompiledKernel:
+    def compile(self, digest: str, fn: types.FunctionType, index: IndexSpace,
+                captures: tuple[Capture, ...], name: str, bounds_check: bool,
+                reductions: tuple[tuple[ReductionType, Callable[..., Any]], ...] = ()) -> CompiledKernel:
         """Compile ``fn`` (entry point named after ``digest``) and store it on disk."""
         t0 = time.perf_counter()
         compiled = _compile(fn, index, captures, "pysycl_" + digest[:24], bounds_check,
@@ -229,7 +234,7 @@ class KernelCache:
             self.stats["disk_writes"] += 1
         return compiled
 
-    def load_or_compile(self, digest: str, fn: Any, index: IndexSpace,
+    def load_or_compile(self, digest: str, fn: types.FunctionType, index: IndexSpace,
                         captures: tuple[Capture, ...], name: str,
                         bounds_check: bool = False) -> Kernel:
         """The kernel of ``digest``: from the disk cache, else compiled."""
@@ -242,8 +247,9 @@ class KernelCache:
         return Kernel(compiled, name)
 
     # --- OpenCL
-    def cl_kernel(self, k: Kernel, ctx: context, dev: device, spec: tuple[Any, ...] | None = None,
-                  key: tuple[Any, ...] | None = None) -> Any:
+    def cl_kernel(self, k: Kernel, ctx: context, dev: device,
+                  spec: tuple[np.generic | None, ...] | None = None,
+                  key: tuple[Hashable, ...] | None = None) -> cl.Kernel:
         """``k``'s ``cl_kernel`` for (``ctx``, ``dev``[, ``spec`` values]), built once."""
         if key is None:
             key = (ctx.key, dev.key)
@@ -254,7 +260,8 @@ class KernelCache:
             clk = k.kernels[key] = self._build(k, ctx, dev, spec)
         return clk
 
-    def _build(self, k: Kernel, ctx: context, dev: device, spec: tuple[Any, ...] | None) -> Any:
+    def _build(self, k: Kernel, ctx: context, dev: device,
+               spec: tuple[np.generic | None, ...] | None) -> cl.Kernel:
         from pysycl._backends.opencl import exec as x
 
         _check_device(k, dev)

@@ -15,13 +15,18 @@ import hashlib
 import types
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pysycl._core.abi import AccessorType, Capture, IndexSpace, SpecConstantType, TupleType
 from pysycl._kernels.captures import info_of, is_argument, plan_index, references, walkable
 from pysycl._kernels.kernel_api import _functor
+
+if TYPE_CHECKING:
+    from _hashlib import HASH
+
+    from pysycl._core.abi import CaptureType
 
 
 def _versions() -> str:
@@ -57,7 +62,7 @@ def _compiler_fingerprint() -> str:
 _VERSIONS: str | None = None
 
 
-def _hash_code(code: types.CodeType, h: Any) -> None:
+def _hash_code(code: types.CodeType, h: HASH) -> None:
     h.update(code.co_code)
     h.update(repr((code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars,
                    code.co_argcount, code.co_name)).encode())
@@ -68,7 +73,7 @@ def _hash_code(code: types.CodeType, h: Any) -> None:
             h.update(repr((type(c).__name__, c)).encode())
 
 
-def hash_static(v: Any, h: Any, seen: set[int]) -> None:
+def hash_static(v: Any, h: HASH, seen: set[int]) -> None:
     """Hash a compile-time value: functions recursively (helpers compile with the kernel)."""
     if hasattr(v, "py_func"):
         v = v.py_func
@@ -99,7 +104,7 @@ def hash_static(v: Any, h: Any, seen: set[int]) -> None:
         h.update(f"other:{type(v).__module__}.{type(v).__qualname__}".encode())
 
 
-def _type_repr(t: Any) -> str:
+def _type_repr(t: CaptureType) -> str:
     """A stable text of a capture type."""
     if isinstance(t, TupleType):
         return "tuple(" + ",".join(_type_repr(e) for e in t.elements) + ")"
@@ -110,7 +115,7 @@ def _type_repr(t: Any) -> str:
     return f"scalar({getattr(t, 'dtype', np.dtype(np.void)).str})"
 
 
-def stable_digest(fn: Any, captures: tuple[Capture, ...], index: IndexSpace,
+def stable_digest(fn: types.FunctionType, captures: tuple[Capture, ...], index: IndexSpace,
                   bounds_check: bool = False) -> str:
     """A digest of everything the compiled module depends on, stable across processes.
 
@@ -127,7 +132,7 @@ def stable_digest(fn: Any, captures: tuple[Capture, ...], index: IndexSpace,
     return d
 
 
-def _digest(fn: Any, captures: tuple[Capture, ...], index: IndexSpace) -> str:
+def _digest(fn: types.FunctionType, captures: tuple[Capture, ...], index: IndexSpace) -> str:
     h = hashlib.sha256()
     h.update(_versions().encode())
     h.update(repr((index.kind, index.ndim)).encode())

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import enum
 import threading
-from typing import Any, NoReturn
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, NoReturn, SupportsIndex
 
 import numpy as np
 
@@ -32,6 +33,15 @@ from pysycl._core.abi import AccessorType
 from pysycl._core.exceptions import errc, exception
 from pysycl._objects.range import np_index as _np_index
 from pysycl._objects.range import range as _range
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+
+    from pysycl._backends.host.ndrange import _HostSubGroup
+    from pysycl._commands.handler import handler as _handler
+    from pysycl._core.memory_model import memory_order, memory_scope
+    from pysycl._memory.accessor import accessor
+    from pysycl._objects.range import group
 
 
 class _fence_space(enum.Enum):  # noqa: N801 - the spec's spelling
@@ -68,10 +78,10 @@ _host = threading.local()
 
 #: What the host_debuggable backend installs (:func:`install_host_implementation`):
 #: ``atomic_ref(acc, index)`` and the array view class of private arrays.
-_host_impl: dict[str, Any] = {}
+_host_impl: dict[str, Callable[..., Any]] = {}
 
 
-def install_host_implementation(*, atomic_ref: Any, array_view: type) -> None:
+def install_host_implementation(*, atomic_ref: Callable[..., Any], array_view: type) -> None:
     """Called by the host backend: how device-side calls run in the interpreter."""
     _host_impl["atomic_ref"] = atomic_ref
     _host_impl["array_view"] = array_view
@@ -111,7 +121,9 @@ class local_accessor:  # noqa: N801 - the spec's spelling
 
     __slots__ = ("_dtype", "_handler", "_hostview", "_ktype", "_range")
 
-    def __init__(self, dtype: Any, access_range: Any, handler: Any) -> None:
+    def __init__(self, dtype: DTypeLike,
+                 access_range: _range | SupportsIndex | Iterable[SupportsIndex],
+                 handler: _handler) -> None:
         dt = np.dtype(dtype)
         if dt.kind not in _NUMERIC and dt != np.bool_:
             raise TypeError(f"sycl.local_accessor: element type must be numeric, got {dt}")
@@ -141,7 +153,7 @@ class local_accessor:  # noqa: N801 - the spec's spelling
 
     # What the launcher and the host device read (pysycl's own; not in the spec).
     @property
-    def handler(self) -> Any:
+    def handler(self) -> _handler:
         """The command group's handler the local accessor was created with."""
         return self._handler
 
@@ -191,7 +203,7 @@ class local_accessor:  # noqa: N801 - the spec's spelling
 
 
 # --------------------------------------------------------------- group functions
-def group_barrier(g: Any, fence_scope: Any = None) -> None:
+def group_barrier(g: group | _HostSubGroup, fence_scope: memory_scope | None = None) -> None:
     """Wait until every work-item of group ``g`` reaches the barrier (§4.17.1)."""
     hb = getattr(g, "_host_barrier", None)
     if hb is None:
@@ -199,7 +211,7 @@ def group_barrier(g: Any, fence_scope: Any = None) -> None:
     hb()
 
 
-def group_broadcast(g: Any, x: Any, local_linear_id: Any = 0) -> Any:
+def group_broadcast(g: group | _HostSubGroup, x: Any, local_linear_id: SupportsIndex = 0) -> Any:
     """``x`` of the work-item with ``local_linear_id`` (default: the leader), to all of ``g``."""
     values = _host_collective(g, x, "group_broadcast")
     i = int(local_linear_id)
@@ -209,7 +221,7 @@ def group_broadcast(g: Any, x: Any, local_linear_id: Any = 0) -> Any:
     return values[i]
 
 
-def reduce_over_group(g: Any, x: Any, *args: Any) -> Any:
+def reduce_over_group(g: group | _HostSubGroup, x: Any, *args: Any) -> Any:
     """``reduce_over_group(g, x, op)`` / ``(g, x, init, op)``: combine ``x`` over ``g``."""
     values = _host_collective(g, x, "reduce_over_group")
     if len(args) not in (1, 2) or not isinstance(args[-1], _functor):
@@ -222,22 +234,22 @@ def reduce_over_group(g: Any, x: Any, *args: Any) -> Any:
     return acc
 
 
-def any_of_group(g: Any, pred: Any) -> bool:
+def any_of_group(g: group | _HostSubGroup, pred: Any) -> bool:
     """Whether ``pred`` is true for any work-item of ``g``."""
     return any(_host_collective(g, bool(pred), "any_of_group"))
 
 
-def all_of_group(g: Any, pred: Any) -> bool:
+def all_of_group(g: group | _HostSubGroup, pred: Any) -> bool:
     """Whether ``pred`` is true for all work-items of ``g``."""
     return all(_host_collective(g, bool(pred), "all_of_group"))
 
 
-def none_of_group(g: Any, pred: Any) -> bool:
+def none_of_group(g: group | _HostSubGroup, pred: Any) -> bool:
     """Whether ``pred`` is false for all work-items of ``g``."""
     return not any(_host_collective(g, bool(pred), "none_of_group"))
 
 
-def _host_collective(g: Any, x: Any, name: str) -> list[Any]:
+def _host_collective(g: group | _HostSubGroup, x: Any, name: str) -> list[Any]:
     """Every work-item's ``x``, by local linear id (host_debuggable device only)."""
     hc = getattr(g, "_host_collective", None)
     if hc is None:
@@ -246,8 +258,8 @@ def _host_collective(g: Any, x: Any, name: str) -> list[Any]:
     return values
 
 
-def atomic_ref(acc: Any, index: Any, memory_order: Any, memory_scope: Any,
-               address_space: Any = None) -> Any:
+def atomic_ref(acc: accessor | local_accessor, index: Any, memory_order: memory_order,
+               memory_scope: memory_scope, address_space: _address_space | None = None) -> Any:
     """``sycl::atomic_ref`` to ``acc[index]`` (inside kernels only).
 
     Methods: ``load()``, ``store(v)``, ``exchange(v)``,
@@ -259,13 +271,13 @@ def atomic_ref(acc: Any, index: Any, memory_order: Any, memory_scope: Any,
     return _host_impl["atomic_ref"](acc, index)
 
 
-def atomic_fence(memory_order: Any, memory_scope: Any) -> None:
+def atomic_fence(memory_order: memory_order, memory_scope: memory_scope) -> None:
     """``sycl::atomic_fence``: a memory fence of ``memory_order`` at ``memory_scope``."""
     if not _in_host_kernel():  # the interpreter runs one work-item at a time: nothing to do
         _device_only("atomic_fence")
 
 
-def private_array(dtype: Any, n: int) -> Any:
+def private_array(dtype: DTypeLike, n: int) -> np.ndarray:
     """A per-work-item array of ``n`` elements (``n`` an integer literal), e.g. a register tile."""
     if not _in_host_kernel():
         _device_only("private_array")
@@ -351,7 +363,7 @@ class logical_or(_functor):  # noqa: N801
     _op = "logical_or"
 
 
-_HOST_OPS: dict[str, Any] = {
+_HOST_OPS: dict[str, Callable[[Any, Any], Any]] = {
     "plus": lambda x, y: x + y,
     "multiplies": lambda x, y: x * y,
     "minimum": lambda x, y: min(x, y),

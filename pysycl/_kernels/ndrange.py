@@ -15,11 +15,14 @@ from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import args as _args
 
 if TYPE_CHECKING:
+    import pyopencl as cl
+
     from pysycl._kernels.cache import Kernel
     from pysycl._objects.device import device
+    from pysycl._objects.range import nd_range
 
 
-def ndrange_sizes(k: Kernel, dev: device, clk: Any, nd: Any, values: list[Any]
+def ndrange_sizes(k: Kernel, dev: device, clk: cl.Kernel, nd: nd_range, values: list[Any]
                   ) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """OpenCL global and local sizes of an nd_range launch of kernel ``k``, validated."""
     lim = dev_limits(dev, clk)
@@ -39,7 +42,7 @@ def ndrange_sizes(k: Kernel, dev: device, clk: Any, nd: Any, values: list[Any]
     return nd.get_global_range().values[::-1], nd.get_local_range().values[::-1]
 
 
-def check_nd_range(nd: Any, max_wg: int, item_caps: tuple[int, ...] | None, local_bytes: int,
+def check_nd_range(nd: nd_range, max_wg: int, item_caps: tuple[int, ...] | None, local_bytes: int,
                    local_limit: int, describe: Callable[[str], str]) -> None:
     """The launch checks of an nd_range (§4.9.4.2.2), for any device.
 
@@ -90,10 +93,10 @@ def check_nd_range(nd: Any, max_wg: int, item_caps: tuple[int, ...] | None, loca
                         f"{describe('mem')}")
 
 
-_limits: dict[tuple[Any, Any], tuple[int, tuple[int, ...], int]] = {}
+_limits: dict[tuple[int, int], tuple[int, tuple[int, ...], int]] = {}
 
 
-def dev_limits(dev: device, clk: Any) -> tuple[int, tuple[int, ...], int]:
+def dev_limits(dev: device, clk: cl.Kernel) -> tuple[int, tuple[int, ...], int]:
     """(max work-group size, max work-item sizes in OpenCL order, free local memory bytes)."""
     key = (dev.key, id(clk))
     lim = _limits.get(key)

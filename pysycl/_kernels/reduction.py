@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import sys
 import types
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -45,12 +45,17 @@ from pysycl.property import no_init, property_list
 from pysycl.property import reduction as _reduction_props
 
 if TYPE_CHECKING:
+    import pyopencl as cl
+
     from pysycl._commands.commands import KernelCommand
     from pysycl._commands.handler import handler
     from pysycl._commands.handler import handler as _handler
     from pysycl._commands.queue import queue
+    from pysycl._core.abi import CaptureType
+    from pysycl._kernels.captures import CaptureEntry
     from pysycl._objects.context import context
     from pysycl._objects.device import device
+    from pysycl.property import _Property
 
 
 # ----------------------------------------------------------- known operators
@@ -101,7 +106,7 @@ assert list(_COMBINERS) == [op.name for op in ReductionOp]
 _BITWISE = ("bit_and", "bit_or", "bit_xor")
 
 
-def known_identity(op: str, dtype: np.dtype) -> Any:
+def known_identity(op: str, dtype: np.dtype) -> np.generic | None:
     """``sycl::known_identity<op, T>`` (§4.10.2.1) as a numpy scalar, or None."""
     dt = np.dtype(dtype)
     if op in ("plus", "bit_or", "bit_xor", "logical_or"):
@@ -204,7 +209,7 @@ class reduction:  # noqa: N801 - the spec's spelling
 
     def __init__(self, var: buffer | accessor, h: _handler,
                  combiner: _functor | Callable[..., Any], identity: Any = None,
-                 properties: Iterable[Any] | None = None) -> None:
+                 properties: Iterable[_Property] | None = None) -> None:
         where = _caller()
         if not hasattr(h, "requirements"):
             raise TypeError(f"{where}: sycl.reduction(var, h, combiner): the second argument "
@@ -259,7 +264,7 @@ class reduction:  # noqa: N801 - the spec's spelling
         return self._dtype
 
     @property
-    def identity(self) -> Any:
+    def identity(self) -> np.generic:
         """The combiner's identity, a numpy scalar of :attr:`dtype`."""
         return self._identity
 
@@ -358,7 +363,7 @@ def _make_final(comb: Callable[..., Any]) -> Callable[..., Any]:
     return _pysycl_reduction_final
 
 
-def _final_captures(fn: Any, dt: np.dtype) -> list[tuple[str, str, Any]]:
+def _final_captures(fn: types.FunctionType, dt: np.dtype) -> list[tuple[str, str, CaptureType]]:
     kinds = {
         "part": AccessorType(dt, 1, "read"),
         "out": AccessorType(dt, 1, "read_write"),
@@ -371,7 +376,7 @@ def _final_captures(fn: Any, dt: np.dtype) -> list[tuple[str, str, Any]]:
     return [(n, "freevar", kinds[n]) for n in fn.__code__.co_freevars if n in kinds]
 
 
-def _final_kernel(r: reduction, ckey: Any) -> Kernel:
+def _final_kernel(r: reduction, ckey: Hashable) -> Kernel:
     what = "custom" if r.op == "custom" else "known"
     key = ("reduction_final", ckey if what == "custom" else what, r.dtype)
 
@@ -388,7 +393,7 @@ def _final_kernel(r: reduction, ckey: Any) -> Kernel:
     return kernels.once(key, make)  # uncounted: the stats count the user's kernels
 
 
-def _final_args(r: reduction, part: Any, groups: int, fl: int, key: int) -> dict[str, Any]:
+def _final_args(r: reduction, part: cl.Buffer, groups: int, fl: int, key: int) -> dict[str, Any]:
     """The final kernel's arguments by capture name (``fl``: its work-group size)."""
     out = r.accessor
     return {"part": (part, 0, max(groups, 1)),
@@ -400,13 +405,13 @@ def _final_args(r: reduction, part: Any, groups: int, fl: int, key: int) -> dict
 
 
 # --------------------------------------------------------------- main kernel
-def _combiner_key(comb: Any) -> Any:
+def _combiner_key(comb: _functor | Callable[..., Any]) -> Hashable:
     if isinstance(comb, types.FunctionType):
         return comb if comb.__closure__ else comb.__code__
     return comb
 
 
-def _load_or_compile(fn: Any, caps: list[Any], index: IndexSpace,
+def _load_or_compile(fn: types.FunctionType, caps: list[CaptureEntry], index: IndexSpace,
                      reds: tuple[reduction, ...], rtypes: tuple[ReductionType, ...],
                      kernel_name: str | None, bounds_check: bool) -> Kernel:
     captures = captures_of(caps)
@@ -434,10 +439,10 @@ def _load_or_compile(fn: Any, caps: list[Any], index: IndexSpace,
     return k
 
 
-_partials: dict[tuple[int, int], tuple[Any, Any, int]] = {}
+_partials: dict[tuple[int, int], tuple[cl.CommandQueue, cl.Buffer, int]] = {}
 
 
-def _partials_buffer(ctx: context, clq: Any, slot: int, nbytes: int) -> Any:
+def _partials_buffer(ctx: context, clq: cl.CommandQueue, slot: int, nbytes: int) -> cl.Buffer:
     # One temporary per (OpenCL queue, reduction slot): the queue is in order,
     # so a later command group's kernels never overlap this one's.
     key = (id(clq), slot)
@@ -457,7 +462,7 @@ def _check(h: handler, cmd: KernelCommand) -> None:
                             "command group")
 
 
-def _sizes(k: Kernel, dev: device, clk: Any, cmd: KernelCommand, values: list[Any]
+def _sizes(k: Kernel, dev: device, clk: cl.Kernel, cmd: KernelCommand, values: list[Any]
            ) -> tuple[tuple[int, ...], tuple[int, ...], list[Any]]:
     """(global size, local size, extra arguments): a range runs as a padded 1-D nd_range."""
     if cmd.kind != "range":
@@ -473,7 +478,7 @@ def _sizes(k: Kernel, dev: device, clk: Any, cmd: KernelCommand, values: list[An
     return (-(-total // wg) * wg,), (wg,), list(user)
 
 
-def _check_local_memory(k: Kernel, dev: device, clk: Any, values: list[Any],
+def _check_local_memory(k: Kernel, dev: device, clk: cl.Kernel, values: list[Any],
                         reds: tuple[reduction, ...], wg: int) -> None:
     local = _args.local_bytes(values, k.arg_kinds) + sum(wg * r.dtype.itemsize for r in reds)
     lim = dev_limits(dev, clk)
@@ -485,7 +490,7 @@ def _check_local_memory(k: Kernel, dev: device, clk: Any, values: list[Any],
 
 # long: the reduction launch's checks, in the order their errors must be reported.
 def prepare(q: queue, h: handler,
-            cmd: KernelCommand) -> Callable[[Sequence[Any] | None], Any]:
+            cmd: KernelCommand) -> Callable[[Sequence[cl.Event] | None], cl.Event | None]:
     """Compile/build/validate a kernel with reductions; return ``launch(wait_for)``.
 
     The caller (:func:`pysycl._commands.launch.prepare`) has refused ``sycl.kernel``
@@ -522,7 +527,7 @@ def prepare(q: queue, h: handler,
     flims = [dev_limits(dev, c)[0] for c in fclks]
     files = _bounds.files_of(fn) if checked else {}
 
-    def launch(wait_for: Sequence[Any] | None) -> Any:
+    def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event | None:
         ev = None
         if groups:
             args = _args.flat_args(values, k.arg_kinds, key)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pysycl._core.exceptions import errc, kernel_signature_error
 
-_checked: dict[Any, int] = {}  # code object -> the parameter count it was checked for
+if TYPE_CHECKING:
+    import types
+
+_checked: dict[types.CodeType | None, int] = {}  # code object -> the parameter count it was checked for
 
 
 def check_kernel(kernel: Any, nparams: int, where: str | Callable[[], str]) -> None:

@@ -32,6 +32,15 @@ from pysycl._core.abi import SpecConstantType
 from pysycl._core.exceptions import errc, exception
 
 if TYPE_CHECKING:
+    import types
+
+    import pyopencl as cl
+    from numpy.typing import DTypeLike
+    from pyopencl._cl import _Program
+
+    from pysycl._bundles.kernel_bundle import _Image
+    from pysycl._core.abi import Capture
+    from pysycl._kernels.cache import Kernel
     from pysycl._objects.context import context
     from pysycl._objects.device import device
 
@@ -56,7 +65,7 @@ class specialization_id:  # noqa: N801 - the spec's spelling
 
     __slots__ = ("__weakref__", "_default", "_dtype")
 
-    def __init__(self, dtype: Any, default: Any = 0) -> None:
+    def __init__(self, dtype: DTypeLike, default: Any = 0) -> None:
         dt = np.dtype(dtype)
         if dt.kind not in "biuf" or dt.itemsize > 8:
             raise TypeError(f"specialization_id: {dt} is not a supported type (bool, integers "
@@ -64,18 +73,18 @@ class specialization_id:  # noqa: N801 - the spec's spelling
         self._dtype = dt
         self._default = self._convert(default)
 
-    def _convert(self, value: Any) -> Any:
+    def _convert(self, value: Any) -> np.generic:
         try:
             return np.asarray(value, dtype=self._dtype)[()]
         except (TypeError, ValueError, OverflowError) as e:
             raise TypeError(f"specialization constant of {self._dtype}: bad value {value!r}") from e
 
     @property
-    def default_value(self) -> Any:
+    def default_value(self) -> np.generic:
         """The default value, a numpy scalar of the constant's type."""
         return self._default
 
-    def convert(self, value: Any) -> Any:
+    def convert(self, value: Any) -> np.generic:
         """``value`` as a numpy scalar of the constant's type (``TypeError`` if it is not one)."""
         return self._convert(value)
 
@@ -112,13 +121,13 @@ class kernel_handler:  # noqa: N801 - the spec's spelling
         raise TypeError("sycl.kernel_handler has no public constructor: declare it as the last "
                         "kernel parameter")
 
-    def get_specialization_constant(self, spec_id: specialization_id) -> Any:
+    def get_specialization_constant(self, spec_id: specialization_id) -> np.generic:
         """The constant's value for this launch (device code; see the class doc)."""
         check_spec_id(spec_id)
         return self._values.get(spec_id, spec_id.default_value)
 
 
-def host_kernel_handler(values: dict[Any, Any] | None) -> kernel_handler:
+def host_kernel_handler(values: dict[specialization_id, np.generic] | None) -> kernel_handler:
     """The ``kernel_handler`` a kernel on the host device gets: ``values`` by ``specialization_id``."""
     kh = object.__new__(kernel_handler)
     kh._values = dict(values or {})
@@ -126,7 +135,7 @@ def host_kernel_handler(values: dict[Any, Any] | None) -> kernel_handler:
 
 
 # ------------------------------------------------------------------ runtime
-def spec_ids_of(fn: Any, captures: Sequence[Any]) -> tuple[specialization_id | None, ...]:
+def spec_ids_of(fn: types.FunctionType, captures: Sequence[Capture]) -> tuple[specialization_id | None, ...]:
     """The ``specialization_id`` objects a kernel function captures, in SpecId order."""
     out: list[specialization_id | None] = []
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=False))
@@ -145,8 +154,9 @@ def spec_ids_of(fn: Any, captures: Sequence[Any]) -> tuple[specialization_id | N
     return tuple(out)
 
 
-def values_for(ids: Sequence[specialization_id | None], table: dict[Any, Any] | None
-               ) -> tuple[Any, ...]:
+def values_for(ids: Sequence[specialization_id | None],
+               table: dict[specialization_id, np.generic] | None
+               ) -> tuple[np.generic | None, ...]:
     """The value of each id (from ``table``, else its default), as numpy scalars."""
     out = []
     for sid in ids:
@@ -159,7 +169,7 @@ def values_for(ids: Sequence[specialization_id | None], table: dict[Any, Any] | 
     return tuple(out)
 
 
-def value_key(values: Sequence[Any]) -> tuple[Any, ...]:
+def value_key(values: Sequence[np.generic | None]) -> tuple[tuple[str, bytes] | None, ...]:
     """A hashable, exact key of a tuple of values (bit patterns: -0.0 and NaN differ)."""
     return tuple(None if v is None else (v.dtype.str, v.tobytes()) for v in values)
 
@@ -182,14 +192,14 @@ def is_native(dev: device) -> bool:
     return (major, minor) >= (2, 2)
 
 
-def _raw_value(v: Any) -> bytes:
+def _raw_value(v: np.generic) -> bytes:
     """The bytes ``clSetProgramSpecializationConstant`` takes (bool: one ``uchar``)."""
     if v.dtype == np.bool_:
         return bytes([1 if v else 0])
     return v.tobytes()
 
 
-def apply_native(raw_program: Any, values: Sequence[Any]) -> None:
+def apply_native(raw_program: _Program, values: Sequence[np.generic | None]) -> None:
     """``clSetProgramSpecializationConstant(SpecId i, values[i])`` for each known value."""
     for i, v in enumerate(values):
         if v is None:
@@ -210,7 +220,7 @@ _DEC_SPEC_ID = 1
 _HEADER_WORDS = 5
 
 
-def _literal_words(v: Any) -> list[int]:
+def _literal_words(v: np.generic) -> list[int]:
     """The literal words of value ``v`` (low-order word first, narrow types zero-extended)."""
     raw = v.tobytes()
     if len(raw) < 4:
@@ -218,7 +228,7 @@ def _literal_words(v: Any) -> list[int]:
     return list(struct.unpack(f"<{len(raw) // 4}I", raw))
 
 
-def patch_spirv(il: bytes, values: Sequence[Any]) -> bytes:
+def patch_spirv(il: bytes, values: Sequence[np.generic | None]) -> bytes:
     """Emulation: ``il`` with the defaults of its spec constants replaced by ``values``.
 
     ``values[i]`` goes to the constant decorated ``SpecId i`` (``None``: keep the
@@ -257,18 +267,20 @@ def patch_spirv(il: bytes, values: Sequence[Any]) -> bytes:
     return struct.pack(f"<{len(out)}I", *out)
 
 
-def image_values(img: Any, spec: dict[Any, Any] | None) -> tuple[Any, ...]:
+def image_values(img: _Image, spec: dict[specialization_id, np.generic] | None
+                 ) -> tuple[np.generic | None, ...]:
     """Values of an input image's spec constants from a bundle's table (else defaults)."""
     ids = next(iter(img.specs.values()), ())  # an input image holds one kernel variant
     return values_for(ids, spec)
 
 
-def image_key(img: Any, spec: dict[Any, Any] | None) -> tuple[str, ...]:
+def image_key(img: _Image, spec: dict[specialization_id, np.generic] | None) -> tuple[str, ...]:
     """Digest parts naming an image's spec constant values (none without spec constants)."""
     return (repr(value_key(image_values(img, spec))),) if img.specs else ()
 
 
-def program_for(ctx_cl: Any, devs: Sequence[Any], il: bytes, values: Sequence[Any]) -> Any:
+def program_for(ctx_cl: cl.Context, devs: Sequence[device], il: bytes,
+                values: Sequence[np.generic | None]) -> _Program:
     """A raw (unbuilt) OpenCL program of ``il`` with ``values`` applied for ``devs``.
 
     Native when every device supports it, else the SPIR-V literals are rewritten.
@@ -284,7 +296,8 @@ def program_for(ctx_cl: Any, devs: Sequence[Any], il: bytes, values: Sequence[An
     return clp.from_il(ctx_cl, patch_spirv(il, values))
 
 
-def build_for(k: Any, ctx: context, dev: device, values: Sequence[Any]) -> Any:
+def build_for(k: Kernel, ctx: context, dev: device, values: Sequence[np.generic | None]
+              ) -> cl.Kernel:
     """Build a kernel's SPIR-V for ``dev`` with spec values ``values``; its ``cl_kernel``."""
     from pysycl._backends.opencl import exec as x
     from pysycl._backends.opencl import programs as clp
