@@ -1,1 +1,1 @@
-"""Command groups: handler, typed commands, queue, event, scheduler."""
+"""Command groups: handler, typed commands, launch preparation, queue, event, host tasks."""

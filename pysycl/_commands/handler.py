@@ -1,7 +1,7 @@
 """``sycl::handler`` (SYCL 2020 §4.9.4): records exactly one command per command group.
 
 The handler neither compiles nor enqueues: it validates its arguments and
-records the command; the scheduler executes it after the command-group
+records the command; the queue's executor runs it after the command-group
 function returns, so an exception inside the command group changes nothing.
 """
 

@@ -59,7 +59,7 @@ def prepare(q: queue, h: handler,
     """Compile/build as needed and return ``launch(wait_for) -> cl event``.
 
     Everything that can fail for a user mistake happens here, before the
-    scheduler moves any data. The hot path of every submit: kept to the
+    executor moves any data. The hot path of every submit: kept to the
     lookups and checks a launch needs (one function, no helper calls on a hit;
     that is why it is longer than the others).
     """

@@ -302,7 +302,7 @@ def _check_ranged(buf: buffer, access_range: Extent | None,
 
 
 def _tail(buf: buffer, rng: _range, off: _id | None) -> tuple[int, ...]:
-    """Flat kernel arguments after the cl buffer (see _kernel_abi): offset, range, mem_range[1:]."""
+    """Flat kernel arguments after the cl buffer (see pysycl._core.abi): offset, range, mem_range[1:]."""
     mem = buf.root_range
     lin_off = buf.root_offset + (linear_index(off, mem) if off is not None else 0)
     return (lin_off, *rng, *tuple(mem)[1:])

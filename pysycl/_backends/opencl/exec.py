@@ -1,6 +1,6 @@
 """OpenCL execution: queues, memory objects, programs, kernels, events.
 
-Thin, allocation-light wrappers over pyopencl used by the scheduler; every
+Thin, allocation-light wrappers over pyopencl used by the executor and the kernel layers; every
 OpenCL error is translated into a :class:`pysycl.exception` here so that the
 rest of ``pysycl`` never sees ``pyopencl.Error``.
 """
