@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from pysycl_numba.targets.ptx.retarget import emit_ptx, retarget
+
 TOOL = Path(__file__).resolve().parents[2] / "tools" / "ptx_spike.py"
 
 
@@ -30,15 +32,16 @@ def spike():  # type: ignore[no-untyped-def]
 def test_a_compiled_kernel_retargets_to_ptx(spike, kernel_device, tmp_path) -> None:  # type: ignore[no-untyped-def]
     ir, entry, dtypes = spike.kernel_ir()
     assert "spir_kernel" in ir and "_Z13get_global_idj" in ir  # what the retarget rewrites
-    nv = spike.retarget(ir, entry)
+    nv = retarget(ir)
     assert "spir_" not in nv and 'target triple = "nvptx64-nvidia-cuda"' in nv
-    ptx = spike.emit_ptx(nv)
+    ptx = emit_ptx(nv)
     assert f".visible .entry {entry}(" in ptx
     params = [ln for ln in ptx.splitlines()
               if ln.strip().startswith(".param") and f"{entry}_param_" in ln]
     assert len(params) == len(dtypes)  # one PTX parameter per OpenCL argument
     assert ".param .f32" in params[0] and ".ptr .global" in params[1]
     assert "%ctaid.x" in ptx and "%ntid.x" in ptx and "%tid.x" in ptx
+    assert "call" not in ptx  # the built-in helpers are inlined into the entry point
     ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
     if Path(ptxas).exists():  # CUDA installed: NVIDIA's assembler accepts it too
         f = tmp_path / "k.ptx"
@@ -47,8 +50,8 @@ def test_a_compiled_kernel_retargets_to_ptx(spike, kernel_device, tmp_path) -> N
                        check=True)
 
 
-def test_unmapped_builtins_are_named(spike) -> None:  # type: ignore[no-untyped-def]
+def test_unmapped_builtins_are_named() -> None:
     ir = ('target triple = "spirv64v1.2-unknown-unknown"\n'
           "declare spir_func void @_Z7barrierj(i32)\n")
     with pytest.raises(NotImplementedError, match="_Z7barrierj"):
-        spike.retarget(ir, "k")
+        retarget(ir)
