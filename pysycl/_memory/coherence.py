@@ -79,13 +79,14 @@ class Coherence:
         return self._host
 
     # ------------------------------------------------------------ host side
+    def _wait(self, writes: bool) -> None:
+        """Block until the commands a new access would depend on (:meth:`pending`) completed."""
+        for ex, ev in self.pending(writes):
+            ex.wait_events((ev,))
+
     def wait_all(self) -> None:
         """Block until every command using the data has completed."""
-        lw = self.last_write
-        if lw is not None:
-            lw[0].wait_events([lw[1]])
-        for ex, ev in self.reads.items():
-            ex.wait_events([ev])
+        self._wait(writes=True)
         self.reads.clear()
         self.last_write = None
         if hooks.before_host_sees is not None:
@@ -109,9 +110,7 @@ class Coherence:
         if writes:
             self.wait_all()
         else:
-            lw = self.last_write
-            if lw is not None:
-                lw[0].wait_events([lw[1]])
+            self._wait(writes=False)  # the last writer
             if hooks.before_host_sees is not None:
                 hooks.before_host_sees(self)
         if not no_init:
