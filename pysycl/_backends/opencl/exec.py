@@ -193,12 +193,12 @@ def launch(q: cl.CommandQueue, kernel: cl.Kernel, gsize: tuple[int, ...],
     """
     try:
         with _launch_lock:
-            if bound is None or bound.get(kernel) != args:
-                if bound is not None:
-                    bound.pop(kernel, None)  # set_args may fail half-way
+            if bound is None:
                 kernel.set_args(*args)
-                if bound is not None:
-                    bound[kernel] = args
+            elif bound.get(kernel) != args:
+                bound.pop(kernel, None)  # set_args may fail half-way
+                kernel.set_args(*args)
+                bound[kernel] = args
             return _enqueue(q, kernel, gsize, lsize, None, wait_for)
     except cl.Error as e:
         raise translate(e, "kernel launch failed", errc.kernel) from e
