@@ -37,7 +37,8 @@ from pysycl_numba.errors import CompilerDiagnostic, KernelSourceError, from_numb
 from pysycl_numba.passes import LiftSpec, hidden_kw, needed_aspects
 from pysycl_numba.pipelines import KernelPipeline, flags
 from pysycl_numba.target import TARGET_NAME, sycl_target
-from pysycl_numba.targets.spirv.codegen import SPIRVCodeLibrary, emit_spirv
+from pysycl_numba.targets.ptx.emit import emit_ptx
+from pysycl_numba.targets.spirv.codegen import SPIRVCodeLibrary, emit_spirv, optimised_ir
 from pysycl_numba.types import (
     AccessorType,
     ItemType,
@@ -275,8 +276,10 @@ def compile_kernel(
     reductions: tuple[tuple[ReductionType, Callable[..., Any]], ...] = (),
     bounds_check: bool = False,
     helpers: Sequence[tuple[Callable[..., Any], tuple[int, ...]]] = (),
+    image_format: str = "spirv",
+    arch: str = "",
 ) -> CompiledKernel:
-    """Compile a Python kernel to a SPIR-V module with one ``spir_kernel`` entry.
+    """Compile a Python kernel to a SPIR-V module (or PTX) with one kernel entry.
 
     (Past 60 lines only by this docstring: it is the runtime's contract.)
 
@@ -298,9 +301,12 @@ def compile_kernel(
             entry ``k`` is ``(function, indices of the entries it references)``
             and entry 0 the kernel. Needed when a capture has ``owner > 0``
             (a helper reads it); each compile compiles the helpers afresh.
+        image_format: ``"spirv"`` or ``"ptx"`` (the same lowering, retargeted
+            to NVPTX: :mod:`pysycl_numba.targets.ptx`).
+        arch: for PTX, the compute capability (``"sm_90"``).
 
     Returns:
-        The compiled kernel (``format == "spirv"``).
+        The compiled kernel (``format == image_format``).
 
     Raises:
         pysycl.kernel_compile_error: the code cannot run on a device; the
@@ -312,8 +318,10 @@ def compile_kernel(
     where = source_location(pyfunc)
     start = time.perf_counter()
     param_types, reducers = _kernel_param_types(pyfunc, index, reductions, name, where)
+    if image_format not in ("spirv", "ptx") or (image_format == "ptx") != bool(arch):
+        raise ValueError(f"no image format {image_format!r} for architecture {arch!r}")
     job = _KernelJob(pyfunc, index, captures, entry_name, bounds_check, param_types, reducers,
-                     capture_numba_types(captures, bounds_check))
+                     capture_numba_types(captures, bounds_check), arch)
     ctx = sycl_target.target_context  # created outside the try: its failure is no kernel's
     failure: kernel_compile_error | None = None
     try:
@@ -333,7 +341,8 @@ def compile_kernel(
     _log.debug("compiled kernel %s (%s) in %.3f s", name, entry_name, time.perf_counter() - start)
     return CompiledKernel(
         binary=binary,
-        format="spirv",
+        format=image_format,
+        arch=arch,
         entry=entry_name,
         captures=tuple(captures),
         index=index,
@@ -351,16 +360,17 @@ class _KernelJob:
     def __init__(self, pyfunc: Callable[..., Any], index: IndexSpace,
                  captures: tuple[Capture, ...], entry_name: str, bounds_check: bool,
                  param_types: list[types.Type], reducers: list[ReducerType],
-                 capture_types: list[types.Type]) -> None:
+                 capture_types: list[types.Type], arch: str = "") -> None:
         self.pyfunc, self.index, self.captures = pyfunc, index, captures
         self.entry_name, self.bounds_check = entry_name, bounds_check
         self.param_types, self.reducers, self.capture_types = param_types, reducers, capture_types
+        self.arch = arch  # "" for SPIR-V, "sm_XY" for PTX
         self.library: SPIRVCodeLibrary | None = None
         self.direct_index: tuple[tuple[int, int, int, int, int], ...] = ()
 
     def compile(self, ctx: SYCLTargetContext, name: str, lift: LiftSpec) -> tuple[bytes, str]:
         """Type and lower the kernel with target context ``ctx``, build its entry point,
-        emit SPIR-V: (binary, IR text)."""
+        emit SPIR-V or PTX: (binary, optimised SPIR-flavoured IR text)."""
         pipeline = KernelPipeline(sycl_target.typing_context, ctx, ctx.codegen().create_library(name),
                                   tuple(self.param_types + self.capture_types), None, flags(), {})
         pipeline.state.pysycl_lift = lift
@@ -383,7 +393,10 @@ class _KernelJob:
             wrapper = build_kernel_wrapper(cres.target_context, cres.fndesc, self.index,
                                            self.capture_types, abi_types, self.entry_name,
                                            self.bounds_check)
-        return emit_spirv(cres.library, wrapper, self.entry_name)
+        if not self.arch:
+            return emit_spirv(cres.library, wrapper, self.entry_name)
+        text = optimised_ir(cres.library, wrapper, self.entry_name)
+        return emit_ptx(text, self.entry_name, self.arch), text
 
     def aspects(self, ir_text: str) -> set[str]:
         """The optional device aspects the compiled code needs."""

@@ -8,6 +8,8 @@ e.g. ``PYSYCL_TEST_DEVICES=intel`` or ``PYSYCL_TEST_DEVICES=pocl``.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import tempfile
 
 import pytest
@@ -107,3 +109,47 @@ def any_kernel_queue(request: pytest.FixtureRequest) -> sycl.queue:
     if request.param == "host":
         return sycl.queue(request.getfixturevalue("host_device"))
     return sycl.queue(request.getfixturevalue("kernel_device"))
+
+
+# ---------------------------------------------------------------- PTX on CPU-only machines
+PTXAS = shutil.which("ptxas") or ("/usr/local/cuda/bin/ptxas"
+                                  if os.path.exists("/usr/local/cuda/bin/ptxas") else None)
+
+
+def ptxas_check(ptx: bytes, arch: str = "sm_90") -> None:
+    """NVIDIA's assembler accepts ``ptx`` (when CUDA is installed; else nothing to do)."""
+    if PTXAS is None:
+        return
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "k.ptx")
+        with open(src, "wb") as f:
+            f.write(ptx)
+        r = subprocess.run([PTXAS, f"-arch={arch}", src, "-o", os.path.join(d, "k.cubin")],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, f"ptxas refused the PTX:\n{r.stderr}"
+
+
+@pytest.fixture
+def ptx_images(monkeypatch: pytest.MonkeyPatch) -> list:
+    """Kernels run where the test runs them; each is also compiled to PTX (sm_90).
+
+    The list fills with the PTX ``CompiledKernel``s as kernels compile (the disk
+    cache is bypassed for the test, so every kernel compiles).
+    """
+    import pysycl_numba
+
+    real = pysycl_numba.compile_kernel
+    images: list = []
+
+    def both(*args, **kw):  # type: ignore[no-untyped-def]
+        ck = real(*args, **kw)
+        if kw.get("image_format", "spirv") == "spirv":
+            images.append(real(*args, **dict(kw, image_format="ptx", arch="sm_90")))
+        return ck
+
+    monkeypatch.setattr(pysycl_numba, "compile_kernel", both)
+    monkeypatch.setenv("PYSYCL_CACHE_DIR", tempfile.mkdtemp(prefix="pysycl-ptx-test-"))
+    from pysycl._kernels.cache import kernels
+
+    kernels.clear_memory()  # every kernel the test submits compiles (and so gets its PTX)
+    return images

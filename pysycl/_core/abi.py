@@ -263,8 +263,9 @@ class CompiledKernel:
     """A kernel compiled to one device image format.
 
     Attributes:
-        binary: the module (SPIR-V words as bytes for ``format == "spirv"``).
-        format: ``"spirv"`` (room for ``"ptx"``).
+        binary: the module: SPIR-V words as bytes for ``format == "spirv"``,
+            PTX text (ASCII) for ``format == "ptx"``.
+        format: the device image format, ``"spirv"`` or ``"ptx"``.
         entry: the kernel entry point's name inside ``binary``.
         captures: the captures, in kernel-argument order.
         index: the index space it was compiled for.
@@ -281,6 +282,8 @@ class CompiledKernel:
             accessor's range before anything is enqueued.
         bounds_checked: compiled in bounds-checked mode (the entry point takes
             the error buffer as its last argument).
+        arch: the image's architecture within its format: ``"sm_90"`` for PTX
+            (the device's compute capability), ``""`` for SPIR-V.
     """
 
     binary: bytes
@@ -293,6 +296,7 @@ class CompiledKernel:
     reductions: tuple[ReductionType, ...] = ()
     direct_index: tuple[tuple[int, int, int, int, int], ...] = ()
     bounds_checked: bool = False
+    arch: str = ""
 
 
 def flat_arg_count(captures: tuple[Capture, ...]) -> int:

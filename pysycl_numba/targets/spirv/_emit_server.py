@@ -1,7 +1,8 @@
 """The SPIR-V emission worker (see emit_worker.py). Run as a script, never imported.
 
 Reads length-prefixed pickled requests ``{"ir", "triple", "options"}`` on stdin
-and answers ``("ok", spirv)``, ``("dup", ids)`` (the backend numbered two
+(a PTX request also has ``"ptx": {"cpu", "entry", "libdevice"}``) and answers
+``("ok", spirv_or_ptx)``, ``("dup", ids)`` (the backend numbered two
 definitions alike: the client replaces this process) or ``("err", message)``.
 Imports only llvmlite and the sibling ``spirv_check`` module (by path).
 """
@@ -29,6 +30,26 @@ def _send(stream: BinaryIO, obj: Any) -> None:
     data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
     stream.write(struct.pack("<Q", len(data)) + data)
     stream.flush()
+
+
+def _emit_ptx(ll: Any, req: dict[str, Any]) -> bytes:
+    """PTX for an NVPTX module: link libdevice if asked, optimise for the GPU, emit."""
+    opts = req["ptx"]
+    context = ll.create_context()
+    module = ll.parse_assembly(req["ir"], context=context)
+    if opts.get("libdevice"):
+        with open(opts["libdevice"], "rb") as f:
+            lib = ll.parse_bitcode(f.read(), context=context)
+        lib.triple, lib.data_layout = module.triple, module.data_layout
+        module.link_in(lib)
+    for fn in module.functions:  # only the entry point is the module's interface
+        if not fn.is_declaration and fn.name != opts["entry"]:
+            fn.linkage = ll.Linkage.internal
+    module.verify()
+    tm = ll.Target.from_triple(req["triple"]).create_target_machine(cpu=opts["cpu"], opt=3)
+    pb = ll.create_pass_builder(tm, ll.create_pipeline_tuning_options(speed_level=3))
+    pb.getModulePassManager().run(module, pb)
+    return str(tm.emit_assembly(module)).encode()
 
 
 def main() -> None:
@@ -67,6 +88,9 @@ def main() -> None:
                 ll.set_option("", opt)
                 applied.add(opt)
         try:
+            if "ptx" in req:
+                _send(out, ("ok", _emit_ptx(ll, req)))
+                continue
             module = ll.parse_assembly(req["ir"], context=ll.create_context())
             target = ll.Target.from_triple(req["triple"])
             binary = target.create_target_machine(opt=3).emit_object(module)

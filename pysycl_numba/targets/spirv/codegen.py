@@ -203,19 +203,15 @@ def _optimize(module: ll.ModuleRef, tm: ll.TargetMachine, level: int) -> None:
     mpm.run(module, pb)
 
 
-def emit_spirv(library: SPIRVCodeLibrary, wrapper: llir.Module, entry: str) -> tuple[bytes, str]:
-    """Link, optimise, check and emit one kernel as SPIR-V.
+def optimised_ir(library: SPIRVCodeLibrary, wrapper: llir.Module, entry: str) -> str:
+    """Link, optimise and check one kernel: the module's LLVM IR text.
 
-    Args:
-        library: the code library of the kernel's Numba function.
-        wrapper: the module holding the ``spir_kernel`` entry point.
-        entry: the entry point's name.
-
-    Returns:
-        ``(spirv_binary, optimised_llvm_ir_text)``.
+    The IR is SPIR-flavoured (``spir_kernel``, OpenCL C built-ins by their
+    mangled names): the SPIR-V target emits it as is, the PTX target
+    (:mod:`pysycl_numba.targets.ptx`) retargets it.
 
     Raises:
-        pysycl_numba.errors.KernelSourceError: if the IR cannot be emitted.
+        pysycl_numba.errors.KernelSourceError: if the IR is not a valid kernel.
     """
     with _emit_lock:
         # A fresh LLVMContext per kernel keeps modules independent. Modules are
@@ -237,11 +233,28 @@ def emit_spirv(library: SPIRVCodeLibrary, wrapper: llir.Module, entry: str) -> t
                 module.close()
                 module = stripped
             check_module(module, entry)
-            text = str(module)
+            return str(module)
         finally:
             if module is not None:
                 module.close()
             context.close()
+
+
+def emit_spirv(library: SPIRVCodeLibrary, wrapper: llir.Module, entry: str) -> tuple[bytes, str]:
+    """Link, optimise, check and emit one kernel as SPIR-V.
+
+    Args:
+        library: the code library of the kernel's Numba function.
+        wrapper: the module holding the ``spir_kernel`` entry point.
+        entry: the entry point's name.
+
+    Returns:
+        ``(spirv_binary, optimised_llvm_ir_text)``.
+
+    Raises:
+        pysycl_numba.errors.KernelSourceError: if the IR cannot be emitted.
+    """
+    text = optimised_ir(library, wrapper, entry)
     binary = _emit_checked(text, entry)
     _log.debug("emitted %s: %d bytes of SPIR-V", entry, len(binary))
     return binary, text

@@ -90,8 +90,10 @@ class _Client:
             if p.stdout:
                 p.stdout.close()
 
-    def emit(self, ir: str, triple: str, options: tuple[str, ...] = ()) -> bytes:
-        """SPIR-V for ``ir``; raises EmitCrash or RuntimeError on failure."""
+    def emit(self, ir: str, triple: str, options: tuple[str, ...] = (),
+             ptx: dict[str, str] | None = None) -> bytes:
+        """SPIR-V for ``ir`` (PTX with ``ptx={"cpu", "entry", "libdevice"}``);
+        raises EmitCrash or RuntimeError on failure."""
         with self._lock:
             crashes = 0
             last = ""
@@ -103,7 +105,10 @@ class _Client:
                 p = self._proc
                 assert p is not None and p.stdin is not None and p.stdout is not None
                 try:
-                    _send(p.stdin, {"ir": ir, "triple": triple, "options": options})
+                    req = {"ir": ir, "triple": triple, "options": options}
+                    if ptx is not None:
+                        req["ptx"] = ptx
+                    _send(p.stdin, req)
                     kind, payload = _recv(p.stdout)
                 except BaseException as e:
                     if not isinstance(e, (EOFError, OSError)):
