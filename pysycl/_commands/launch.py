@@ -28,7 +28,7 @@ from pysycl._kernels import reduction as _reduction
 from pysycl._kernels import specconst as _specconst
 from pysycl._kernels.args import accessor_ranges, flat_args, with_local_memory
 from pysycl._kernels.args import cl as _cl
-from pysycl._kernels.cache import Kernel, kernels
+from pysycl._kernels.cache import Kernel, kernels, target_of
 from pysycl._kernels.captures import CodeInfo, capture_values, captures_of
 from pysycl._kernels.digest import stable_digest
 from pysycl._kernels.ndrange import check_nd_range, ndrange_sizes
@@ -87,15 +87,15 @@ def prepare(q: queue, h: handler,
     else:
         k = _memory.get(mkey if not checked else (*mkey, _CHECKED))
         if k is None:
-            k = _compile(fn, info, caps, tkey, mkey, cmd, checked)
+            k = _compile(fn, info, caps, tkey, mkey, cmd, checked, target_of(dev))
         else:
             _stats["memory_hits"] += 1
             if cmd.name is not None and not _kernel_id.is_registered(cmd.name, mkey):
                 _register(k, fn, info, caps, tkey, mkey, cmd, checked)
         if k.has_spec:  # spec constants: one build per set of values
-            clk = kernels.cl_kernel(k, ctx, dev, _spec_values(k, values, h))
+            clk = kernels.cl_kernel(k, ctx, dev, _spec_values(k, values, h), fn=fn)
         else:
-            clk = k.kernels.get(ex.build_key) or kernels.cl_kernel(k, ctx, dev)
+            clk = k.kernels.get(ex.build_key) or kernels.cl_kernel(k, ctx, dev, fn=fn)
     if kind == "range":
         gsize = index_space.values[::-1]  # SYCL dim 0 is the slowest: OpenCL's last
         lsize = None
@@ -124,15 +124,17 @@ def prepare(q: queue, h: handler,
 
 
 def _compile(fn: types.FunctionType, info: CodeInfo, caps: list[CaptureEntry], tkey: tuple[Hashable, ...],
-             mkey: tuple[Hashable, ...], cmd: KernelCommand, checked: bool) -> Kernel:
-    """A memory miss: the kernel from the disk cache or the compiler, registered by name."""
+             mkey: tuple[Hashable, ...], cmd: KernelCommand, checked: bool,
+             target: tuple[str, str]) -> Kernel:
+    """A memory miss: the kernel (its image for ``target``) from the disk cache or the
+    compiler, registered by name."""
     index = IndexSpace(cmd.kind, cmd.ndim)
     name = cmd.name or fn.__qualname__
 
     def make() -> Kernel:
         captures = captures_of(caps)
         return kernels.load_or_compile(stable_digest(fn, captures, index, checked), fn, index,
-                                       captures, name, checked)
+                                       captures, name, checked, target)
 
     k = kernels.once(mkey if not checked else (*mkey, _CHECKED), make)
     _register(k, fn, info, caps, tkey, mkey, cmd, checked)

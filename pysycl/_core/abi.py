@@ -358,7 +358,7 @@ def source_location(fn: Callable[..., object]) -> str:
 
 # ------------------------------------------------------- plain-data form (disk cache)
 #: Version of the plain form below; an entry of another version is rebuilt, never read.
-PLAIN_SCHEMA = 1
+PLAIN_SCHEMA = 2
 
 _DTYPE_RE = re.compile(r"[<>|=]?[biufc][0-9]{1,2}")
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.$]{0,200}")
@@ -473,6 +473,7 @@ def kernel_to_plain(k: CompiledKernel) -> dict[str, object]:
         "reductions": [{"dtype": _dtype_to_plain(r.dtype), "op": r.op} for r in k.reductions],
         "direct_index": [list(t) for t in k.direct_index],
         "bounds_checked": k.bounds_checked,
+        "arch": k.arch,
     }
 
 
@@ -484,7 +485,7 @@ def kernel_from_plain(d: object, binary: bytes) -> CompiledKernel:
     is imported or looked up by a name read from ``d``.
     """
     f = _fields(d, {"schema", "format", "entry", "captures", "index", "required_aspects",
-                    "source_location", "reductions", "direct_index", "bounds_checked"},
+                    "source_location", "reductions", "direct_index", "bounds_checked", "arch"},
                 "compiled kernel")
     if f["schema"] != PLAIN_SCHEMA:
         raise ValueError(f"schema {f['schema']!r:.20}, not {PLAIN_SCHEMA}")
@@ -504,9 +505,12 @@ def kernel_from_plain(d: object, binary: bytes) -> CompiledKernel:
         rf = _fields(r, {"dtype", "op"}, "reduction")
         reductions.append(ReductionType(_dtype_from_plain(rf["dtype"]),
                                         _choice(rf["op"], _REDUCTION_OPS, "reduction op")))
+    fmt = _choice(f["format"], ("spirv", "ptx"), "format")
+    if (fmt == "ptx") != bool(f["arch"]):
+        raise ValueError(f"format {fmt} with architecture {f['arch']!r:.20}")
     return CompiledKernel(
         binary=bytes(binary),
-        format=_choice(f["format"], ("spirv", "ptx"), "format"),
+        format=fmt,
         entry=_str(f["entry"], "entry point", _NAME_RE),
         captures=tuple(captures),
         index=IndexSpace(_choice(idx["kind"], ("range", "nd_range", "single_task"), "index"),
@@ -516,7 +520,11 @@ def kernel_from_plain(d: object, binary: bytes) -> CompiledKernel:
         reductions=tuple(reductions),
         direct_index=tuple(_direct_index_from_plain(t) for t in _list(f["direct_index"])),
         bounds_checked=_bool(f["bounds_checked"], "bounds_checked"),
+        arch=_str(f["arch"], "architecture", _ARCH_RE),
     )
+
+
+_ARCH_RE = re.compile(r"(sm_[0-9]{2,3}[a-z]?)?")
 
 
 def _list(v: object) -> list[Any]:

@@ -17,6 +17,7 @@ Levels (docs/design/caching.md):
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import logging
 import threading
 import time
@@ -58,7 +59,12 @@ class Kernel:
     """A compiled kernel as the launcher uses it: argument kinds and its ``cl_kernel`` objects.
 
     Attributes:
-        compiled: the compiler's (or the disk cache's) :class:`CompiledKernel`.
+        compiled: the compiler's (or the disk cache's) :class:`CompiledKernel`: the
+            first image made, for the device it was first submitted to.
+        images: its images by target ``(format, arch)`` (SPIR-V, PTX per compute
+            capability); :meth:`KernelCache.image` adds one when a device needs it.
+        digest: the disk-cache digest of the kernel (every target's entry derives
+            from it).
         name: the kernel's name in messages.
         arg_kinds: one :class:`ArgKind` per capture.
         arg_dtypes: the OpenCL arguments' dtypes (None: a memory object).
@@ -71,12 +77,17 @@ class Kernel:
             memory objects alive until the next launch or until this entry goes.
     """
 
-    __slots__ = ("arg_dtypes", "arg_kinds", "bound", "compiled", "direct", "direct_rest",
-                 "has_local", "has_spec", "kernels", "name")
+    __slots__ = ("arg_dtypes", "arg_kinds", "bound", "compiled", "digest", "direct",
+                 "direct_rest", "has_local", "has_spec", "images", "kernels", "name")
 
-    def __init__(self, compiled: CompiledKernel, name: str) -> None:
+    def __init__(self, compiled: CompiledKernel, name: str, digest: str = "") -> None:
         self.compiled = compiled
         self.name = name
+        self.digest = digest  # the disk-cache digest of its SPIR-V image ("" if none)
+        # (format, arch) -> the kernel's image for that target; the argument layout
+        # (everything above but the binary) is the same in all of them.
+        self.images: dict[tuple[str, str], CompiledKernel] = {
+            (compiled.format, compiled.arch): compiled}
         dts: list[np.dtype | type[np.int64] | None] = []
         kinds = tuple(arg_kind(c.type) for c in compiled.captures)
         for c, kind in zip(compiled.captures, kinds, strict=True):
@@ -102,16 +113,33 @@ class Kernel:
         return f"kernel {self.name} ({self.compiled.source_location})"
 
 
+SPIRV = ("spirv", "")
+
+
 def _compile(fn: types.FunctionType, index: IndexSpace, captures: tuple[Capture, ...], entry: str,
              bounds_check: bool,
-             reductions: tuple[tuple[ReductionType, Callable[..., Any]], ...] = ()
-             ) -> CompiledKernel:
+             reductions: tuple[tuple[ReductionType, Callable[..., Any]], ...] = (),
+             target: tuple[str, str] = SPIRV) -> CompiledKernel:
     """The runtime's one call into the compiler (imported here, on first use: no Numba before)."""
     from pysycl_numba import compile_kernel
 
     return compile_kernel(detached(fn, captures), index, captures, entry_name=entry,
                           reductions=reductions, bounds_check=bounds_check,
-                          helpers=call_graph(fn))
+                          helpers=call_graph(fn), image_format=target[0], arch=target[1])
+
+
+def target_of(dev: device) -> tuple[str, str]:
+    """The image target Python kernels compile to for ``dev`` (SPIR-V when it loads none:
+    :func:`_check_device` then says why the kernel cannot run there)."""
+    t = dev.image_targets
+    return t[0] if t else SPIRV
+
+
+def target_digest(digest: str, target: tuple[str, str]) -> str:
+    """The disk-cache digest of a kernel's image for ``target`` (SPIR-V: ``digest`` itself)."""
+    if target == SPIRV:
+        return digest
+    return hashlib.sha256(f"{digest}:{target[0]}:{target[1]}".encode()).hexdigest()
 
 
 def _dev_name(dev: device) -> str:
@@ -130,12 +158,12 @@ def _check_device(k: Kernel, dev: device) -> None:
             f"{k.where} needs {', '.join('aspect.' + m for m in missing)}, which device "
             f"{_dev_name(dev)!r} does not have (float16 needs fp16, float64 and Python floats "
             "need fp64)")
-    if k.compiled.format == "spirv" and not dev.has(aspect.ext_pysycl_spirv):
+    if not dev.image_targets:
         raise exception(
             errc.kernel_not_supported,
-            f"{k.where} is a SPIR-V device image, but device {_dev_name(dev)!r} cannot load "
-            "SPIR-V (no OpenCL IL support; PoCL from PyPI is such a device). Run it on a "
-            "device with aspect.ext_pysycl_spirv, e.g. "
+            f"{k.where} is a Python kernel, but device {_dev_name(dev)!r} loads neither SPIR-V "
+            "(no OpenCL IL support; PoCL from PyPI is such a device) nor PTX (an NVIDIA GPU). "
+            "Run it on a device with aspect.ext_pysycl_spirv or aspect.ext_pysycl_ptx, e.g. "
             "sycl.queue(sycl.aspect_selector(sycl.aspect.ext_pysycl_spirv)).")
 
 
@@ -222,55 +250,93 @@ class KernelCache:
 
     def compile(self, digest: str, fn: types.FunctionType, index: IndexSpace,
                 captures: tuple[Capture, ...], name: str, bounds_check: bool,
-                reductions: tuple[tuple[ReductionType, Callable[..., Any]], ...] = ()) -> CompiledKernel:
-        """Compile ``fn`` (entry point named after ``digest``) and store it on disk."""
+                reductions: tuple[tuple[ReductionType, Callable[..., Any]], ...] = (),
+                target: tuple[str, str] = SPIRV) -> CompiledKernel:
+        """Compile ``fn`` for ``target`` (entry point named after ``digest``) and store
+        it on disk (under :func:`target_digest`)."""
         t0 = time.perf_counter()
         compiled = _compile(fn, index, captures, "pysycl_" + digest[:24], bounds_check,
-                            reductions)
+                            reductions, target)
         self.stats["compiles"] += 1
-        _log.info("compiled kernel %s (%s) in %.1f ms", name, source_location(fn),
-                  1e3 * (time.perf_counter() - t0))
-        if _diskcache.store(digest, compiled):
+        _log.info("compiled kernel %s (%s) in %.1f ms (%s)", name, source_location(fn),
+                  1e3 * (time.perf_counter() - t0), ":".join(p for p in target if p))
+        if _diskcache.store(target_digest(digest, target), compiled):
             self.stats["disk_writes"] += 1
         return compiled
 
     def load_or_compile(self, digest: str, fn: types.FunctionType, index: IndexSpace,
                         captures: tuple[Capture, ...], name: str,
-                        bounds_check: bool = False) -> Kernel:
-        """The kernel of ``digest``: from the disk cache, else compiled."""
-        compiled = self.load(digest, fn, lambda c: c.captures == captures
-                             and c.bounds_checked == bounds_check)
+                        bounds_check: bool = False, target: tuple[str, str] = SPIRV) -> Kernel:
+        """The kernel of ``digest`` with its image for ``target``: from the disk cache,
+        else compiled."""
+        return Kernel(self.load_or_compile_image(digest, fn, index, captures, name,
+                                                 bounds_check, target), name, digest)
+
+    def load_or_compile_image(self, digest: str, fn: types.FunctionType, index: IndexSpace,
+                              captures: tuple[Capture, ...], name: str, bounds_check: bool,
+                              target: tuple[str, str],
+                              reductions: tuple[tuple[ReductionType, Callable[..., Any]], ...]
+                              = ()) -> CompiledKernel:
+        """One image of the kernel ``digest``: from the disk cache, else compiled."""
+        compiled = self.load(target_digest(digest, target), fn,
+                             lambda c: c.captures == captures and c.bounds_checked == bounds_check
+                             and (c.format, c.arch) == target
+                             and tuple(c.reductions) == tuple(r for r, _ in reductions))
         if compiled is not None:
-            _log.debug("kernel %s: disk cache hit %s", name, digest[:16])
-        else:
-            compiled = self.compile(digest, fn, index, captures, name, bounds_check)
-        return Kernel(compiled, name)
+            _log.debug("kernel %s: disk cache hit %s (%s)", name, digest[:16], target[0])
+            return compiled
+        return self.compile(digest, fn, index, captures, name, bounds_check, reductions, target)
+
+    def image(self, k: Kernel, dev: device, fn: types.FunctionType | None) -> CompiledKernel:
+        """``k``'s image for ``dev``'s target, compiled (or loaded) the first time one is asked.
+
+        ``fn`` is the kernel's Python function, needed only for a target ``k`` has no
+        image for yet (a kernel first submitted to a CPU, now to a GPU).
+        """
+        target = target_of(dev)
+        img = k.images.get(target)
+        if img is None:
+            c = k.compiled
+            if fn is None or not k.digest or c.reductions:  # reductions: one target per entry
+                raise exception(errc.kernel_not_supported,
+                                f"{k.where} has no {target[0]} image for {_dev_name(dev)!r} "
+                                "and no Python function to compile one from")
+            img = k.images.setdefault(target, self.load_or_compile_image(
+                k.digest, fn, c.index, c.captures, k.name, c.bounds_checked, target))
+        return img
 
     # --- OpenCL
     def cl_kernel(self, k: Kernel, ctx: context, dev: device,
                   spec: tuple[np.generic | None, ...] | None = None,
-                  key: tuple[Hashable, ...] | None = None) -> cl.Kernel:
-        """``k``'s ``cl_kernel`` for (``ctx``, ``dev``[, ``spec`` values]), built once."""
+                  key: tuple[Hashable, ...] | None = None,
+                  fn: types.FunctionType | None = None) -> cl.Kernel:
+        """``k``'s ``cl_kernel`` for (``ctx``, ``dev``[, ``spec`` values]), built once
+        (from the image for ``dev``'s target: :meth:`image`)."""
         if key is None:
             key = (ctx.key, dev.key)
             if spec is not None:
                 key += _specconst.value_key(spec)
         clk = k.kernels.get(key)
         if clk is None:
-            clk = k.kernels[key] = self._build(k, ctx, dev, spec)
+            clk = k.kernels[key] = self._build(k, ctx, dev, spec, fn)
         return clk
 
     def _build(self, k: Kernel, ctx: context, dev: device,
-               spec: tuple[np.generic | None, ...] | None) -> cl.Kernel:
+               spec: tuple[np.generic | None, ...] | None,
+               fn: types.FunctionType | None) -> cl.Kernel:
         from pysycl._backends.opencl import exec as x
 
         _check_device(k, dev)
+        img = self.image(k, dev, fn)
         t0 = time.perf_counter()
-        if spec is None:
-            prg = x.build_il(ctx.native, [dev.native], k.compiled.binary)
-            clk = x.create_kernel(prg, k.compiled.entry, k.arg_dtypes)
-        else:  # specialization constant values applied to the SPIR-V module (no Numba)
-            clk = _specconst.build_for(k, ctx, dev, spec)
+        if spec is not None:  # specialization constant values applied to the image (no Numba)
+            clk = _specconst.build_for(k, img, ctx, dev, spec)
+        else:
+            if img.format == "ptx":
+                prg = x.build_ptx(ctx.native, [dev.native], img.binary)
+            else:
+                prg = x.build_il(ctx.native, [dev.native], img.binary)
+            clk = x.create_kernel(prg, img.entry, k.arg_dtypes)
         self.stats["cl_builds"] += 1
         _log.info("built kernel %s for %s in %.1f ms", k.name, _dev_name(dev),
                   1e3 * (time.perf_counter() - t0))

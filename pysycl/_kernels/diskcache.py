@@ -157,7 +157,14 @@ def decode_kernel(payload: bytes) -> CompiledKernel:
         bad = spirv_problem(kernel.binary)
         if bad is not None:
             raise ValueError(f"malformed SPIR-V: {bad[1]} at word {bad[0]}")
+    elif not ptx_plausible(kernel.binary, kernel.entry):
+        raise ValueError("not PTX text with the kernel's entry point")
     return kernel
+
+
+def ptx_plausible(ptx: bytes, entry: str) -> bool:
+    """Printable ASCII PTX text that declares ``.entry <entry>(``."""
+    return ptx.isascii() and b"\x00" not in ptx and f".entry {entry}(".encode() in ptx
 
 
 def load(digest: str) -> CompiledKernel | None:

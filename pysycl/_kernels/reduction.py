@@ -34,7 +34,7 @@ from pysycl._core.abi import (
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import args as _args
 from pysycl._kernels import bounds as _bounds
-from pysycl._kernels.cache import Kernel, kernels
+from pysycl._kernels.cache import Kernel, kernels, target_of
 from pysycl._kernels.captures import capture_values, captures_of
 from pysycl._kernels.digest import hash_static, stable_digest
 from pysycl._kernels.kernel_api import _functor, group_barrier
@@ -376,9 +376,9 @@ def _final_captures(fn: types.FunctionType, dt: np.dtype) -> list[tuple[str, str
     return [(n, "freevar", kinds[n]) for n in fn.__code__.co_freevars if n in kinds]
 
 
-def _final_kernel(r: reduction, ckey: Hashable) -> Kernel:
+def _final_kernel(r: reduction, ckey: Hashable, target: tuple[str, str]) -> Kernel:
     what = "custom" if r.op == "custom" else "known"
-    key = ("reduction_final", ckey if what == "custom" else what, r.dtype)
+    key = ("reduction_final", ckey if what == "custom" else what, r.dtype, target)
 
     def make() -> Kernel:
         dt = r.dtype.type
@@ -388,7 +388,7 @@ def _final_kernel(r: reduction, ckey: Hashable) -> Kernel:
         captures = captures_of(_final_captures(fn, r.dtype))
         index = IndexSpace("nd_range", 1)
         return kernels.load_or_compile(stable_digest(fn, captures, index), fn, index, captures,
-                                       f"reduction_final<{r.dtype},{what}>")
+                                       f"reduction_final<{r.dtype},{what}>", target=target)
 
     return kernels.once(key, make)  # uncounted: the stats count the user's kernels
 
@@ -413,7 +413,8 @@ def _combiner_key(comb: _functor | Callable[..., Any]) -> Hashable:
 
 def _load_or_compile(fn: types.FunctionType, caps: list[CaptureEntry], index: IndexSpace,
                      reds: tuple[reduction, ...], rtypes: tuple[ReductionType, ...],
-                     kernel_name: str | None, bounds_check: bool) -> Kernel:
+                     kernel_name: str | None, bounds_check: bool,
+                     target: tuple[str, str]) -> Kernel:
     captures = captures_of(caps)
     h = hashlib.sha256(stable_digest(fn, captures, index).encode())
     h.update(repr(tuple((t.dtype.str, t.op) for t in rtypes)).encode())
@@ -424,12 +425,10 @@ def _load_or_compile(fn: types.FunctionType, caps: list[CaptureEntry], index: In
         hash_static(r.combiner, h, seen)
     digest = h.hexdigest()
     name = kernel_name or fn.__qualname__
-    compiled = kernels.load(digest, fn, lambda c: c.captures == captures
-                            and c.reductions == rtypes and c.bounds_checked == bounds_check)
-    if compiled is None:
-        compiled = kernels.compile(digest, fn, index, captures, name, bounds_check, tuple(
-            (t, r.combiner) for t, r in zip(rtypes, reds, strict=True)))
-    k = Kernel(compiled, name)
+    compiled = kernels.load_or_compile_image(
+        digest, fn, index, captures, name, bounds_check, target,
+        tuple((t, r.combiner) for t, r in zip(rtypes, reds, strict=True)))
+    k = Kernel(compiled, name, digest)
     if index.kind == "range":
         k.arg_dtypes.extend([np.int64] * index.ndim)
     for t in rtypes:
@@ -502,15 +501,16 @@ def prepare(q: queue, h: handler,
     rtypes = tuple(ReductionType(r.dtype, r.op) for r in reds)
     ckeys = tuple(_combiner_key(r.combiner) for r in reds)
     checked = _bounds.enabled()
-    mkey = (info.code, tkey, kind, ndim, rtypes, ckeys, checked)
+    dev, ctx = q.get_device(), q.get_context()
+    target = target_of(dev)  # one image per entry: the combiners are not kept to compile more
+    mkey = (info.code, tkey, kind, ndim, rtypes, ckeys, checked, target)
     k = kernels.get(mkey) or kernels.once(mkey, lambda: _load_or_compile(
-        fn, caps, IndexSpace(kind, ndim), reds, rtypes, cmd.name, checked))
+        fn, caps, IndexSpace(kind, ndim), reds, rtypes, cmd.name, checked, target))
     if k.has_spec:
         raise exception(errc.feature_not_supported, f"kernel {k.name}: pysycl does not support "
                         "specialization constants in kernels with reductions yet")
-    dev, ctx = q.get_device(), q.get_context()
     clk = kernels.cl_kernel(k, ctx, dev)
-    finals = [_final_kernel(r, ck) for r, ck in zip(reds, ckeys, strict=True)]
+    finals = [_final_kernel(r, ck, target) for r, ck in zip(reds, ckeys, strict=True)]
     fclks = [kernels.cl_kernel(fk, ctx, dev) for fk in finals]
     gsize, lsize, extra = _sizes(k, dev, clk, cmd, values)
     wg = int(np.prod(lsize))

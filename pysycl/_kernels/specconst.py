@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pysycl._core.abi import SpecConstantType
+from pysycl._core.abi import CompiledKernel, SpecConstantType
 from pysycl._core.exceptions import errc, exception
 
 if TYPE_CHECKING:
@@ -296,15 +296,18 @@ def program_for(ctx_cl: cl.Context, devs: Sequence[device], il: bytes,
     return clp.from_il(ctx_cl, patch_spirv(il, values))
 
 
-def build_for(k: Kernel, ctx: context, dev: device, values: Sequence[np.generic | None]
-              ) -> cl.Kernel:
-    """Build a kernel's SPIR-V for ``dev`` with spec values ``values``; its ``cl_kernel``."""
+def build_for(k: Kernel, img: CompiledKernel, ctx: context, dev: device,
+              values: Sequence[np.generic | None]) -> cl.Kernel:
+    """Build ``k``'s image ``img`` for ``dev`` with spec values ``values``; its ``cl_kernel``."""
     from pysycl._backends.opencl import exec as x
     from pysycl._backends.opencl import programs as clp
 
-    prg = program_for(ctx.native, [dev], k.compiled.binary, values)
+    if img.format == "ptx":
+        raise exception(errc.feature_not_supported,
+                        f"{k.where}: specialization constants on PTX devices are not wired yet")
+    prg = program_for(ctx.native, [dev], img.binary, values)
     clp.build_program(prg, [dev.native], "")
-    return x.create_kernel(clp.wrap_program(prg), k.compiled.entry, k.arg_dtypes)
+    return x.create_kernel(clp.wrap_program(prg), img.entry, k.arg_dtypes)
 
 
 __all__ = ["kernel_handler", "specialization_id"]

@@ -11,11 +11,16 @@ import enum
 
 
 class aspect(enum.Enum):  # noqa: N801 - the spec's spelling
-    """The SYCL 2020 device aspects, plus pysycl's ``ext_pysycl_spirv``.
+    """The SYCL 2020 device aspects, plus pysycl's ``ext_pysycl_spirv`` and ``ext_pysycl_ptx``.
 
     ``ext_pysycl_spirv``: the device ingests SPIR-V (``CL_DEVICE_IL_VERSION``
     names a SPIR-V version), so device images compiled from Python kernels to
     SPIR-V load on it.
+
+    ``ext_pysycl_ptx``: an NVIDIA GPU (compute capability 6.0 or later) whose
+    OpenCL builds PTX: Python kernels compile to PTX for its compute capability.
+
+    A device with either runs Python kernels (``device.ext_pysycl_runs_python_kernels``).
     """
 
     cpu = "cpu"
@@ -38,6 +43,7 @@ class aspect(enum.Enum):  # noqa: N801 - the spec's spelling
     usm_atomic_shared_allocations = "usm_atomic_shared_allocations"
     usm_system_allocations = "usm_system_allocations"
     ext_pysycl_spirv = "ext_pysycl_spirv"
+    ext_pysycl_ptx = "ext_pysycl_ptx"
 
     # Members are singletons compared by identity: hash them so too (``device.has``
     # is a set lookup on hot paths; Enum's hash is Python code).

@@ -54,7 +54,7 @@ class device(common_reference):  # noqa: N801 - the spec's spelling
     """
 
     __slots__ = ("__weakref__", "_aspects", "_handle", "_info", "_native", "_parent",
-                 "_platform")
+                 "_platform", "_targets")
 
     #: The backend of the class's devices (set by each backend's subclass).
     _backend: ClassVar[backend]
@@ -77,6 +77,7 @@ class device(common_reference):  # noqa: N801 - the spec's spelling
         self._parent = parent
         self._aspects = None
         self._info = {}
+        self._targets: tuple[tuple[str, str], ...] | None = None
 
     # --- what a backend answers ---
 
@@ -87,6 +88,10 @@ class device(common_reference):  # noqa: N801 - the spec's spelling
     def _derive_aspects(self) -> frozenset[aspect]:
         """Every aspect the device has, asked of the backend (then cached)."""
         raise NotImplementedError
+
+    def _image_targets(self) -> tuple[tuple[str, str], ...]:
+        """The Python-kernel image targets ``(format, arch)`` it loads, preferred first."""
+        return ()
 
     def _partition(self, prop: partition_property,
                    value: int | Sequence[int] | partition_affinity_domain) -> list[device]:
@@ -157,6 +162,22 @@ class device(common_reference):  # noqa: N801 - the spec's spelling
         if not isinstance(asp, aspect):
             raise TypeError(f"device.has takes a sycl.aspect, not {asp!r}")
         return False
+
+    @property
+    def image_targets(self) -> tuple[tuple[str, str], ...]:
+        """The device-image targets its Python kernels compile to, preferred first.
+
+        ``(format, arch)``: ``("spirv", "")`` or ``("ptx", "sm_90")``; empty for a
+        device that loads neither (the host_debuggable device interprets kernels).
+        """
+        t = self._targets
+        if t is None:
+            t = self._targets = self._image_targets()
+        return t
+
+    def ext_pysycl_image_formats(self) -> list[str]:
+        """The image formats Python kernels compile to for this device: ``["ptx:sm_90"]``..."""
+        return [f"{f}:{a}" if a else f for f, a in self.image_targets]
 
     def ext_oneapi_can_compile(self, lang: source_language) -> bool:
         """Whether this device builds kernel bundles from source in ``lang`` (kernel_compiler).

@@ -31,7 +31,7 @@ Selector = Callable[["device"], Any]
 
 # default_selector_v's heuristic. The components are summed; every real device
 # scores >= 0 (the spec: default_selector_v "must always return a device").
-_SCORE_SPIRV = 1000   # can load SPIR-V, i.e. run Python kernels compiled by pysycl_numba
+_SCORE_KERNELS = 1000  # loads SPIR-V or PTX, i.e. runs Python kernels compiled by pysycl_numba
 _SCORE_GPU = 300
 _SCORE_ACCELERATOR = 200
 _SCORE_CPU = 100
@@ -42,8 +42,8 @@ _SCORE_HOST = -1      # the host_debuggable interpreter device: never the defaul
 
 def _default_score(dev: device) -> int:
     score = 0
-    if dev.has(aspect.ext_pysycl_spirv):
-        score += _SCORE_SPIRV
+    if dev.image_targets:
+        score += _SCORE_KERNELS
     if dev.has(aspect.gpu):
         score += _SCORE_GPU
     elif dev.has(aspect.accelerator):
@@ -63,8 +63,9 @@ def _default_score(dev: device) -> int:
 class default_selector:  # noqa: N801 - the spec's spelling (SYCL 1.2.1 compatibility type)
     """Scores devices by pysycl's heuristic; ``default_selector_v`` is an instance.
 
-    Preference: devices that run Python kernels (``aspect.ext_pysycl_spirv``)
-    first; then GPU over accelerator over CPU; PoCL below a vendor runtime of the
+    Preference: devices that run Python kernels (``aspect.ext_pysycl_spirv`` or
+    ``aspect.ext_pysycl_ptx``) first; then GPU over accelerator over CPU (so an
+    NVIDIA GPU beats Intel's CPU runtime); PoCL below a vendor runtime of the
     same kind. Never negative for a real device; negative for the
     host_debuggable interpreter device, which is never the default.
     """

@@ -351,9 +351,30 @@ def derive_aspects(cl_device: pyopencl.Device) -> frozenset[aspect]:
     if int(_d.device_info(cl_device, "QUEUE_PROPERTIES", 0) or 0) & _d.QUEUE_PROFILING_ENABLE:
         has.add(aspect.queue_profiling)
     has |= _usm_aspects(cl_device)
-    if spirv_versions(_d.il_version(cl_device)):
-        has.add(aspect.ext_pysycl_spirv)
+    for fmt, _arch in image_targets(cl_device):
+        has.add(aspect.ext_pysycl_spirv if fmt == "spirv" else aspect.ext_pysycl_ptx)
     return frozenset(has)
+
+
+#: Oldest compute capability the PTX target supports (LLVM's NVPTX backend, the
+#: PTX ISA the drivers of such GPUs take, native float atomics: sm_60 and later).
+MIN_COMPUTE_CAPABILITY = (6, 0)
+
+
+def image_targets(cl_device: pyopencl.Device) -> tuple[tuple[str, str], ...]:
+    """The Python-kernel image targets a device loads, ``(format, arch)``, preferred first.
+
+    ``("spirv", "")`` where the device ingests SPIR-V (``CL_DEVICE_IL_VERSION``);
+    ``("ptx", "sm_XY")`` for an NVIDIA GPU of compute capability X.Y ≥ 6.0, whose
+    OpenCL builds PTX handed to ``clCreateProgramWithBinary``.
+    """
+    out = []
+    if spirv_versions(_d.il_version(cl_device)):
+        out.append(("spirv", ""))
+    cc = _d.compute_capability(cl_device)
+    if cc is not None and cc >= MIN_COMPUTE_CAPABILITY:
+        out.append(("ptx", f"sm_{cc[0]}{cc[1]}"))
+    return tuple(out)
 
 
 _TYPE_ASPECT = {device_type.gpu: aspect.gpu, device_type.cpu: aspect.cpu,

@@ -74,6 +74,8 @@ UNIFIED_SHARED_MEMORY_CONCURRENT_ATOMIC_ACCESS_INTEL = 1 << 3
 # any parameter missing from its own switch), read through clGetDeviceInfo.
 DEVICE_SUB_GROUP_SIZES_INTEL = 0x4108
 DEVICE_WARP_SIZE_NV = 0x4003
+DEVICE_COMPUTE_CAPABILITY_MAJOR_NV = 0x4000
+DEVICE_COMPUTE_CAPABILITY_MINOR_NV = 0x4001
 
 # OpenCL 3.0 atomic capability bits (cl_device_atomic_capabilities).
 ATOMIC_ORDER_RELAXED = 1 << 0
@@ -380,6 +382,15 @@ def sub_group_sizes(cl_device: pyopencl.Device) -> list[int]:
         if warp:
             return [warp]
     return []
+
+
+def compute_capability(cl_device: pyopencl.Device) -> tuple[int, int] | None:
+    """An NVIDIA device's compute capability (``cl_nv_device_attribute_query``), else None."""
+    if "cl_nv_device_attribute_query" not in extensions(cl_device):
+        return None
+    major = raw_device_info_uint(cl_device, DEVICE_COMPUTE_CAPABILITY_MAJOR_NV)
+    minor = raw_device_info_uint(cl_device, DEVICE_COMPUTE_CAPABILITY_MINOR_NV)
+    return (major, minor) if major else None
 
 
 # --- sub-devices and contexts ---------------------------------------------------------

@@ -153,6 +153,27 @@ def build_il(ctx: cl.Context, devices: Sequence[cl.Device], il: bytes, options: 
     return prg
 
 
+def build_ptx(ctx: cl.Context, devices: Sequence[cl.Device], ptx: bytes,
+              options: str = "") -> cl.Program:
+    """Create a program from PTX text (clCreateProgramWithBinary, NVIDIA) and build it.
+
+    NVIDIA's OpenCL takes PTX as a program "binary" and assembles it for the
+    device (ptxas, inside the driver) during the build: a PTX the assembler
+    refuses is ``errc.build`` with the driver's log.
+    """
+    try:
+        prg = cl.Program(ctx, list(devices), [ptx] * len(devices))
+    except cl.Error as e:
+        raise translate(e, "clCreateProgramWithBinary rejected the PTX module", errc.build) from e
+    try:
+        quiet(prg.build, options=options, devices=list(devices))
+    except cl.Error as e:
+        log = _build_log(prg, devices)
+        raise exception(errc.build, f"building the PTX module failed: {e}\n{log}",
+                        cl_error=cl_error_code(e)) from e
+    return prg
+
+
 def _build_log(prg: cl.Program, devices: Sequence[cl.Device]) -> str:
     parts = []
     for d in devices:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pysycl._backends.opencl import discovery as _d
-from pysycl._backends.opencl.device_info import DEVICE_QUERIES, derive_aspects
+from pysycl._backends.opencl.device_info import DEVICE_QUERIES, derive_aspects, image_targets
 from pysycl._core.backend import backend
 from pysycl._objects.aspects import aspect
 from pysycl._objects.context import AsyncHandler, context
@@ -89,6 +89,9 @@ class opencl_device(device):  # noqa: N801 - spelled like the class it specializ
 
     def _derive_aspects(self) -> frozenset[aspect]:
         return derive_aspects(self._native)
+
+    def _image_targets(self) -> tuple[tuple[str, str], ...]:
+        return image_targets(self._native)
 
     def _is_available(self) -> bool:
         # Selectors score availability; a device that cannot say counts as available.
