@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pysycl._core.exceptions import exception
+from pysycl._objects.aspects import aspect
 from pysycl._objects.device import device
 from pysycl._objects.discovery import FILTER_ENV
 from pysycl._objects.info import _device_info, _platform_info
@@ -71,6 +72,16 @@ def _verbose(plats: Sequence[platform]) -> None:
                 print(f"        {desc.name}: {value}")
 
 
+def _kernel_formats(dev: device) -> str:
+    """What Python kernels become on ``dev``: its image formats, or why they cannot run."""
+    formats = dev.ext_pysycl_image_formats()
+    if formats:
+        return " ".join(formats)
+    if dev.has(aspect.host_debuggable):
+        return "interpreted (host_debuggable)"
+    return "no (loads neither SPIR-V nor PTX; OpenCL C bundles only)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``pysycl-ls`` and ``python -m pysycl``."""
     parser = argparse.ArgumentParser(
@@ -93,6 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             i = index.get(dev.get_backend(), 0)
             print(device_line(dev, i))
             print("    aspects: " + " ".join(a.name for a in dev.get_info(_device_info.aspects)))
+            print("    Python kernels: " + _kernel_formats(dev))
             index[dev.get_backend()] = i + 1
     if not plats:
         print(f"pysycl-ls: no device visible ({FILTER_ENV} hides them all)", file=sys.stderr)

@@ -132,7 +132,8 @@ def ptxas_check(ptx: bytes, arch: str = "sm_90") -> None:
 
 @pytest.fixture
 def ptx_images(monkeypatch: pytest.MonkeyPatch) -> list:
-    """Kernels run where the test runs them; each is also compiled to PTX (sm_90).
+    """Kernels run where the test runs them; each is also compiled to PTX (sm_90), or is
+    PTX already (on an NVIDIA GPU: then for the GPU's compute capability).
 
     The list fills with the PTX ``CompiledKernel``s as kernels compile (the disk
     cache is bypassed for the test, so every kernel compiles).
@@ -144,7 +145,9 @@ def ptx_images(monkeypatch: pytest.MonkeyPatch) -> list:
 
     def both(*args, **kw):  # type: ignore[no-untyped-def]
         ck = real(*args, **kw)
-        if kw.get("image_format", "spirv") == "spirv":
+        if kw.get("image_format", "spirv") == "ptx":  # on a GPU: the kernel's own image
+            images.append(ck)
+        else:
             images.append(real(*args, **dict(kw, image_format="ptx", arch="sm_90")))
         return ck
 

@@ -7,11 +7,19 @@ States map onto OpenCL (``docs/bundles.md``):
 * ``object``: per device, a ``clCompileProgram``'d program of each image;
 * ``executable``: per device, a ``clLinkProgram``'d program; kernels are ready.
 
-A device image records its format (``spirv``, ``opencl_c``, ``native``; room
-for ``ptx``), the kernel ids it holds and the aspects it needs. Compatibility
+A device image records its format (``spirv``, ``ptx``, ``opencl_c``,
+``native``), the kernel ids it holds and the aspects it needs. Compatibility
 with a device is decided from those alone (never by compiling): a SPIR-V image
-needs ``aspect.ext_pysycl_spirv``, every image needs its aspects; object and
-executable images are compatible with the devices they were built for.
+needs ``aspect.ext_pysycl_spirv`` (and an online compiler), a PTX image an
+NVIDIA device of its compute capability (``ptx:sm_90``), every image needs its
+aspects; object and executable images are compatible with the devices they
+were built for. A Python kernel in a bundle for a CPU and a GPU has one input
+image per format.
+
+PTX images and the states: NVIDIA's OpenCL builds a PTX "binary" but neither
+compiles nor links one (``clCompileProgram`` takes source or IL), so
+``compile`` builds a PTX image into its object state (the program is already
+executable) and ``link`` keeps each PTX image its own executable image.
 ``link``/``build`` put kernels into one executable image only when they need
 the same aspects (the spec's warning on optional features).
 
@@ -104,7 +112,7 @@ def _aspect(name: str) -> aspect:
 class _Image:
     """One device image: the indivisible unit of compilation and linking."""
 
-    __slots__ = ("aspects", "clk", "format", "il", "kernel_ids", "key", "lang", "mkeys",
+    __slots__ = ("arch", "aspects", "clk", "format", "il", "kernel_ids", "key", "lang", "mkeys",
                  "names", "options", "programs", "source", "specs", "state", "variants")
 
     def __init__(self, state: bundle_state, fmt: str, key: str, *,
@@ -114,15 +122,17 @@ class _Image:
                  il: bytes | None = None, source: str | None = None,
                  programs: dict[device, _Program] | None = None, names: Iterable[str] = (),
                  lang: source_language | None = None, options: str = "",
-                 specs: dict[str, tuple[specialization_id | None, ...]] | None = None) -> None:
+                 specs: dict[str, tuple[specialization_id | None, ...]] | None = None,
+                 arch: str = "") -> None:
         self.state = state
         self.format = fmt
+        self.arch = arch                    # PTX: the compute capability ("sm_90")
         self.key = key
         self.kernel_ids = frozenset(kernel_ids)
         self.aspects = frozenset(aspects)
         self.variants = variants or {}      # entry name -> pysycl._kernels.cache.Kernel
         self.mkeys = mkeys or {}            # launcher key -> entry name
-        self.il = il
+        self.il = il                        # the SPIR-V module, or the PTX text
         self.source = source
         self.programs = programs or {}      # sycl.device -> raw cl program
         self.names = tuple(names)           # kernel function names (source/interop images)
@@ -137,6 +147,9 @@ class _Image:
             return dev in self.programs
         from pysycl._objects.aspects import aspect
 
+        if self.format == "ptx":
+            return ("ptx", self.arch) in dev.image_targets and all(
+                dev.has(_aspect(a)) for a in self.aspects)
         if self.format == "spirv" and not dev.has(aspect.ext_pysycl_spirv):
             return False
         if self.format in ("spirv", "opencl_c") and not dev.has(aspect.online_compiler):
@@ -171,17 +184,20 @@ def _digest(*parts: bytes | str) -> str:
     return h.hexdigest()
 
 
-def _input_image(v: _Variant) -> _Image:
-    """The input-state image of a Python kernel variant (compiles it if needed)."""
-    if v.image is None:
-        k = v.load()
-        c = k.compiled
+def _input_image(v: _Variant, target: tuple[str, str]) -> _Image:
+    """The input-state image of a Python kernel variant for ``target`` (compiles it if
+    needed)."""
+    img = v.images.get(target)
+    if img is None:
+        k = v.load(target)
+        c = k.images[target]
         ids = v.spec_ids
-        v.image = _Image(bundle_state.input, c.format, _digest(c.format, c.binary),
-                         kernel_ids=[v.kid], aspects=frozenset(c.required_aspects) | v.device_has,
-                         variants={c.entry: k}, mkeys={v.mkey: c.entry}, il=c.binary,
-                         specs={c.entry: ids} if ids else None)
-    return v.image
+        img = v.images[target] = _Image(
+            bundle_state.input, c.format, _digest(c.format, c.arch, c.binary),
+            kernel_ids=[v.kid], aspects=frozenset(c.required_aspects) | v.device_has,
+            variants={c.entry: k}, mkeys={v.mkey: c.entry}, il=c.binary,
+            specs={c.entry: ids} if ids else None, arch=c.arch)
+    return img
 
 
 class device_image:  # noqa: N801 - the spec's spelling

@@ -36,7 +36,7 @@ from pysycl._core.abi import (
     SpecConstantType,
     detached,
 )
-from pysycl._kernels.cache import Kernel, kernels
+from pysycl._kernels.cache import SPIRV, Kernel, kernels
 from pysycl._kernels.captures import captures_of, classify, info_of, walk_helpers
 from pysycl._kernels.digest import stable_digest
 from pysycl._kernels.signature import check_kernel
@@ -96,8 +96,8 @@ class kernel_id:  # noqa: N801 - the spec's spelling
 class _Variant:
     """One compiled (or compilable) form of a kernel: code + capture types + index kind."""
 
-    __slots__ = ("caps", "device_has", "fn", "image", "index", "kernel", "kid", "mkey", "spec_ids",
-                 "tkey")
+    __slots__ = ("caps", "device_has", "fn", "images", "index", "kernel", "kid", "mkey",
+                 "spec_ids", "tkey")
 
     def __init__(self, kid: kernel_id, mkey: Hashable, fn: types.FunctionType,
                  caps: list[CaptureEntry] | None, tkey: tuple[Hashable, ...], index: IndexSpace,
@@ -118,13 +118,17 @@ class _Variant:
         self.index = index
         self.device_has = device_has
         self.kernel: Kernel | None = None  # once compiled or loaded
-        self.image: _Image | None = None    # its input-state device image (pysycl._bundles.bundle)
+        # its input-state device images by target (format, arch) (pysycl._bundles.kernel_bundle)
+        self.images: dict[tuple[str, str], _Image] = {}
 
-    def load(self) -> Kernel:
-        """The compiled kernel: from memory, the disk cache, or the compiler."""
+    def load(self, target: tuple[str, str] = SPIRV) -> Kernel:
+        """The compiled kernel, with its image for ``target``: from memory, the disk cache,
+        or the compiler."""
         if self.kernel is None:
             self.kernel = kernels.once(self.mkey, lambda: kernels.load_or_compile(
-                self._digest(), self.fn, self.index, captures_of(self.caps), self.kid.get_name()))
+                self._digest(), self.fn, self.index, captures_of(self.caps), self.kid.get_name(),
+                target=target))
+        kernels.target_image(self.kernel, target, self.fn)
         return self.kernel
 
     def peek(self) -> Kernel | None:

@@ -124,11 +124,19 @@ def _options(properties: Iterable[build_options | save_log], what: str) -> str:
 
 
 # ---------------------------------------------------------------- compatibility
-def _variant_compatible(v: _Variant, dev: device) -> bool:
+def _variant_target(dev: device) -> tuple[str, str] | None:
+    """The image target a Python kernel's bundle image takes for ``dev``, or None."""
     from pysycl._objects.aspects import aspect
 
-    if not (dev.has(aspect.ext_pysycl_spirv) and dev.has(aspect.online_compiler)):
-        return False  # the compiler emits SPIR-V only
+    for t in dev.image_targets:
+        if t[0] == "ptx" or dev.has(aspect.online_compiler):  # SPIR-V is compiled online
+            return t
+    return None
+
+
+def _variant_compatible(v: _Variant, dev: device) -> bool:
+    if _variant_target(dev) is None:
+        return False
     need, _exact = v.required_aspects()
     return all(dev.has(_aspect(a)) for a in need)
 
@@ -228,11 +236,11 @@ def get_kernel_bundle(ctx: context, *args: Any, state: bundle_state,
     images = []
     for kid in wanted:
         for v in variants_of(kid):
-            if not any(_variant_compatible(v, d) for d in dl):
-                continue
-            img = _input_image(v)  # compiles (or loads from the SPIR-V cache)
-            if any(img.compatible(d) for d in dl):
-                images.append(img)
+            targets = {_variant_target(d) for d in dl if _variant_compatible(v, d)}
+            for target in sorted(t for t in targets if t is not None):
+                img = _input_image(v, target)  # compiles (or loads from the kernel cache)
+                if any(img.compatible(d) for d in dl):
+                    images.append(img)
     if sel is not None and state is bundle_state.input:
         images = [i for i in images if sel(image_view(i))]
     _log.info("kernel bundle: %d input image(s) of %d kernel id(s) ready in %.1f ms",
@@ -356,14 +364,17 @@ def compile(input_bundle: kernel_bundle, devs: Sequence[device] | None = None,
         if not cdevs:
             continue
         prg = _new_program(kb.get_context(), img, kb.spec_values, cdevs)
-        clp.compile_program(prg, [d.native for d in cdevs], opts)
+        if img.format == "ptx":  # NVIDIA builds PTX but cannot compile it to an object
+            clp.build_program(prg, [d.native for d in cdevs], opts)
+        else:
+            clp.compile_program(prg, [d.native for d in cdevs], opts)
         count("cl_compiles")
         out.append(_Image(bundle_state.object, img.format,
                           _digest("obj", img.key, opts, *_specconst.image_key(img, kb.spec_values)),
                           kernel_ids=img.kernel_ids, aspects=img.aspects,
                           variants=img.variants, mkeys=img.mkeys, il=img.il, source=img.source,
                           programs={d: prg for d in cdevs}, names=img.names, lang=img.lang,
-                          options=opts, specs=img.specs))
+                          options=opts, specs=img.specs, arch=img.arch))
     _log.info("compiled %d kernel image(s) in %.1f ms", len(out), 1e3 * (time.perf_counter() - t0))
     return new_bundle(kb.get_context(), dl, bundle_state.object, out, kb.spec_values)
 
@@ -376,6 +387,11 @@ def _new_program(ctx: context, img: _Image, spec: dict[specialization_id, np.gen
     when every device in ``devs`` supports it, else by rewriting the SPIR-V.
     """
     clp = _programs()
+    if img.format == "ptx":
+        ptx = img.il
+        if img.specs:
+            ptx = _specconst.ptx_for(ptx, _specconst.image_values(img, spec))
+        return clp.from_binaries(ctx.native, [d.native for d in devs], [ptx] * len(devs))
     if img.il is not None:
         if img.specs:
             return _specconst.program_for(ctx.native, devs, img.il,
@@ -387,10 +403,12 @@ def _new_program(ctx: context, img: _Image, spec: dict[specialization_id, np.gen
 
 
 def _groups(images: Iterable[_Image]) -> list[list[_Image]]:
-    """Images that may share one executable: same format family and same aspects."""
+    """Images that may share one executable: same format family and same aspects (a PTX
+    image is alone: NVIDIA's OpenCL cannot link PTX programs together)."""
     groups: dict[tuple[Hashable, ...], list[_Image]] = {}
     for img in images:
-        groups.setdefault((img.lang, img.aspects), []).append(img)
+        alone = img.key if img.format == "ptx" else None
+        groups.setdefault((img.lang, img.aspects, alone), []).append(img)
     return list(groups.values())
 
 
@@ -415,7 +433,7 @@ def _merged(state: bundle_state, group: Sequence[_Image], key: str,
     fmt = first.format if all(i.format == first.format for i in group) else "mixed"
     return _Image(state, fmt, key, kernel_ids=kids, aspects=first.aspects, variants=variants,
                   mkeys=mkeys, programs=programs, names=names, lang=first.lang, options=options,
-                  specs=specs)
+                  specs=specs, arch=first.arch)
 
 
 def link(object_bundles: kernel_bundle | Iterable[kernel_bundle],
@@ -460,6 +478,10 @@ def link(object_bundles: kernel_bundle | Iterable[kernel_bundle],
                 by_set.setdefault(members, []).append(d)
         programs: dict[device, _Program] = {}
         for members, ds in by_set.items():
+            if group[0].format == "ptx":  # built already (compile): executable as it is
+                for d in ds:
+                    programs[d] = group[0].programs[d]
+                continue
             exe = clp.link_programs(ctx.native, [group[i].programs[ds[0]] for i in members],
                                   [d.native for d in ds], opts)
             count("cl_links")
@@ -516,6 +538,13 @@ def build(input_bundle: kernel_bundle, devs: Sequence[device] | None = None,
                     count("binary_hits")
                 except exception:
                     exe = None  # a binary the driver no longer takes: rebuild it
+            if exe is None and members[0].format == "ptx":  # one image: built, not linked
+                exe = _new_program(ctx, members[0], kb.spec_values, [d])
+                clp.build_program(exe, [d.native], opts)
+                count("cl_compiles")
+                if cacheable and _bincache.store(bkey, clp.binaries(exe).get(clp.handle(d.native),
+                                                                             b"")):
+                    count("binary_writes")
             if exe is None:
                 objs = []
                 for img in members:

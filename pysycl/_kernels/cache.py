@@ -288,18 +288,22 @@ class KernelCache:
         return self.compile(digest, fn, index, captures, name, bounds_check, reductions, target)
 
     def image(self, k: Kernel, dev: device, fn: types.FunctionType | None) -> CompiledKernel:
-        """``k``'s image for ``dev``'s target, compiled (or loaded) the first time one is asked.
+        """``k``'s image for ``dev``'s target (:meth:`target_image`)."""
+        return self.target_image(k, target_of(dev), fn, dev.display_name)
+
+    def target_image(self, k: Kernel, target: tuple[str, str], fn: types.FunctionType | None,
+                     where: str = "") -> CompiledKernel:
+        """``k``'s image for ``target``, compiled (or loaded) the first time one is asked.
 
         ``fn`` is the kernel's Python function, needed only for a target ``k`` has no
         image for yet (a kernel first submitted to a CPU, now to a GPU).
         """
-        target = target_of(dev)
         img = k.images.get(target)
         if img is None:
             c = k.compiled
             if fn is None or not k.digest or c.reductions:  # reductions: one target per entry
                 raise exception(errc.kernel_not_supported,
-                                f"{k.where} has no {target[0]} image for {_dev_name(dev)!r} "
+                                f"{k.where} has no {target[0]} image (for {where or target[1]}) "
                                 "and no Python function to compile one from")
             img = k.images.setdefault(target, self.load_or_compile_image(
                 k.digest, fn, c.index, c.captures, k.name, c.bounds_checked, target))

@@ -319,6 +319,8 @@ def test_aspects_follow_opencl_properties(device: sycl.device) -> None:
         aspect.queue_profiling: bool(d.queue_properties
                                      & cl.command_queue_properties.PROFILING_ENABLE),
         aspect.ext_pysycl_spirv: _spirv_capable(d),
+        aspect.ext_pysycl_ptx: "cl_nv_device_attribute_query" in ext
+        and (d.compute_capability_major_nv, d.compute_capability_minor_nv) >= (6, 0),
         aspect.emulated: False,
         aspect.host_debuggable: False,
     }
@@ -647,12 +649,13 @@ def test_pysycl_ls_lists_every_device() -> None:
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     cl_devices = [(p, d) for p in cl.get_platforms() for d in p.get_devices()]
-    dev_lines, aspect_lines = lines[0::2], lines[1::2]
+    dev_lines, aspect_lines, kernel_lines = lines[0::3], lines[1::3], lines[2::3]
     # The host_debuggable interpreter device comes last, numbered in its own backend.
     assert dev_lines[-1].startswith("[ext_pysycl_host:custom][ext_pysycl_host:0] ")
     assert aspect_lines[-1].split()[1:] == ["custom", "emulated", "host_debuggable", "fp16",
                                             "fp64", "atomic64"]
-    dev_lines, aspect_lines = dev_lines[:-1], aspect_lines[:-1]
+    assert kernel_lines[-1] == "    Python kernels: interpreted (host_debuggable)"
+    dev_lines, aspect_lines, kernel_lines = dev_lines[:-1], aspect_lines[:-1], kernel_lines[:-1]
     assert len(dev_lines) == len(aspect_lines) == len(cl_devices)
     for i, (line, asp, (p, d)) in enumerate(zip(dev_lines, aspect_lines, cl_devices, strict=True)):
         assert line.startswith("[opencl:"), line
@@ -663,6 +666,16 @@ def test_pysycl_ls_lists_every_device() -> None:
         assert asp.startswith("    aspects: ")
         assert ("fp16" in asp.split()) == ("cl_khr_fp16" in d.extensions.split())
         assert ("ext_pysycl_spirv" in asp.split()) == ("SPIR-V" in (d.il_version or ""))
+        # The formats line: SPIR-V iff IL versions; PTX for NVIDIA's compute capability.
+        formats = kernel_lines[i].removeprefix("    Python kernels: ").split()
+        assert ("spirv" in formats) == ("SPIR-V" in (d.il_version or ""))
+        nv = "cl_nv_device_attribute_query" in d.extensions.split()
+        assert any(f.startswith("ptx:sm_") for f in formats) == nv
+        if nv:
+            cc = f"ptx:sm_{d.compute_capability_major_nv}{d.compute_capability_minor_nv}"
+            assert cc in formats
+        if not formats or formats[0] == "no":
+            assert "ext_pysycl_spirv" not in asp.split() and "ext_pysycl_ptx" not in asp.split()
 
 
 def test_pysycl_ls_verbose_and_filter() -> None:

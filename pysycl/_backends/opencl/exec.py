@@ -241,22 +241,28 @@ def local_memory(nbytes: int) -> cl.LocalMemory:
     return cl.LocalMemory(max(int(nbytes), 1))
 
 
+#: What a failed wait means: commands were accepted, the device failed running one.
+_WAIT_FAILED = ("a command failed on the device while waiting for it (on an NVIDIA GPU, "
+                "CL_OUT_OF_RESOURCES here is a kernel that faulted, e.g. an out-of-bounds "
+                "access: the queue's context is unusable afterwards; create a new queue)")
+
+
 def wait_one(ev: cl.Event) -> None:
-    """Block until ``ev`` completes; raise if its command failed."""
+    """Block until ``ev`` completes; raise ``errc.runtime`` if its command failed."""
     try:
         ev.wait()
     except cl.Error as e:
-        raise translate(e, "a command failed while waiting for it") from e
+        raise translate_cl_error(e, _WAIT_FAILED, errc.runtime) from e
 
 
 def wait(events: Sequence[cl.Event]) -> None:
-    """Block until ``events`` complete; raise on any failed command."""
+    """Block until ``events`` complete; raise ``errc.runtime`` on any failed command."""
     if not events:
         return
     try:
         cl.wait_for_events(list(events))
     except cl.Error as e:
-        raise translate(e, "a command failed while waiting for it") from e
+        raise translate_cl_error(e, _WAIT_FAILED, errc.runtime) from e
 
 
 def status(ev: cl.Event) -> int:
