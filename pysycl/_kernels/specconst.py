@@ -310,4 +310,11 @@ def build_for(k: Kernel, img: CompiledKernel, ctx: context, dev: device,
     return x.create_kernel(clp.wrap_program(prg), img.entry, k.arg_dtypes)
 
 
+
+def ptx_for(ptx: bytes, values: Sequence[np.generic | None]) -> bytes:
+    """A PTX image with specialization constant values applied."""
+    raise exception(errc.feature_not_supported,
+                    "specialization constants on PTX devices are not wired yet")
+
+
 __all__ = ["kernel_handler", "specialization_id"]
