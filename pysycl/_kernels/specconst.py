@@ -310,7 +310,6 @@ def build_for(k: Kernel, img: CompiledKernel, ctx: context, dev: device,
     return x.create_kernel(clp.wrap_program(prg), img.entry, k.arg_dtypes)
 
 
-
 def ptx_for(ptx: bytes, values: Sequence[np.generic | None]) -> bytes:
     """A PTX image with specialization constant values applied."""
     raise exception(errc.feature_not_supported,
