@@ -104,9 +104,10 @@ def hq(host_device: sycl.device) -> sycl.queue:
     return sycl.queue(host_device)
 
 
-@pytest.fixture(params=["spirv", "host"])
+@pytest.fixture(params=["compiled", "host"])
 def any_kernel_queue(request: pytest.FixtureRequest) -> sycl.queue:
-    """A queue on the SPIR-V device, then on the host_debuggable device (the oracle)."""
+    """A queue on the device kernels compile for (SPIR-V or PTX), then on the
+    host_debuggable device (the oracle)."""
     if request.param == "host":
         return sycl.queue(request.getfixturevalue("host_device"))
     return sycl.queue(request.getfixturevalue("kernel_device"))

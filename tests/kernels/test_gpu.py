@@ -69,7 +69,7 @@ def test_a_kernel_needing_fp16_is_refused_naming_the_aspect(gq: sycl.queue) -> N
     assert ei.value.code() == sycl.errc.kernel_not_supported
     assert "aspect.fp16" in str(ei.value)
     with b.get_host_access() as h:
-        assert (h == 0).all()  # nothing ran, nothing lost
+        assert not np.asarray(h).any()  # nothing ran, nothing lost
 
 
 def test_a_ptx_module_the_driver_refuses_is_a_build_error(gq: sycl.queue) -> None:

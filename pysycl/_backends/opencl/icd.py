@@ -1,4 +1,4 @@
-"""Make the OpenCL ICD loader see the pip-installed Intel CPU runtime.
+"""Make the OpenCL ICD loader see the pip-installed Intel CPU runtime and NVIDIA's OpenCL.
 
 PyPI's ``intel-opencl-rt`` installs ``libintelocl.so`` into ``<prefix>/lib`` but
 its ``.icd`` file holds an unreplaced placeholder path, so no loader finds it.
@@ -11,6 +11,13 @@ wheels bundle) at a vendors folder that holds exactly
   ``/etc/OpenCL/vendors``), so NVIDIA, Debian's PoCL and any other system ICD
   stay visible,
 
+* one ``.icd`` naming NVIDIA's ``libnvidia-opencl.so.1`` when the driver is
+  installed but not registered — as in containers, where the NVIDIA container
+  toolkit mounts the driver's libraries (``/usr/local/nvidia/lib64``) but no
+  ``.icd`` file. Only fixed, root-owned system locations are looked in
+  (:data:`NVIDIA_OPENCL_PATHS`), and only a root-owned file that no one else
+  may write is named; a registered NVIDIA ICD is left as it is,
+
 and nothing else: the loader loads whatever library an ``.icd`` there names.
 The folder is ``<cache folder>/icd/<digest of its contents>``, private (0700,
 checked like every cache folder by :mod:`pysycl._core.cachefs`). It is used only
@@ -19,7 +26,8 @@ with an unpredictable name (``mkdtemp``) is written and renamed into place,
 and whatever was there is removed. When the cache folder cannot be used
 (read-only, a file, refused), the vendors folder is a private ``mkdtemp``
 folder in the temporary directory, removed at exit. Nothing is written at
-all when there is no pip-installed Intel runtime; ``PYSYCL_NO_ICD_SETUP=1``
+all when there is neither a pip-installed Intel runtime nor an unregistered
+NVIDIA driver; ``PYSYCL_NO_ICD_SETUP=1``
 turns this off. The variable must be set before the loader's first
 ``clGetPlatformIDs``; ``pysycl`` does it at import.
 """
@@ -47,6 +55,11 @@ SYSTEM_VENDORS = "/etc/OpenCL/vendors"
 _DONE_MARKER = "PYSYCL_ICD_VENDORS_SET"    # the folder pysycl put in OCL_ICD_VENDORS
 _ORIGINAL = "PYSYCL_ICD_VENDORS_ORIGINAL"  # OCL_ICD_VENDORS before that ("" when unset)
 INTEL_ICD = "pysycl-intel-cpu.icd"
+NVIDIA_ICD = "pysycl-nvidia.icd"
+#: Where an unregistered NVIDIA OpenCL driver library is looked for (root-owned folders).
+NVIDIA_OPENCL_PATHS = ("/usr/local/nvidia/lib64/libnvidia-opencl.so.1",
+                       "/usr/lib/x86_64-linux-gnu/libnvidia-opencl.so.1",
+                       "/usr/lib64/libnvidia-opencl.so.1")
 
 
 def find_intel_cpu_runtime() -> Path | None:
@@ -66,6 +79,25 @@ def find_intel_cpu_runtime() -> Path | None:
             return c.resolve()
 
 
+def find_unregistered_nvidia(icd_texts: list[bytes],
+                             paths: tuple[str, ...] = NVIDIA_OPENCL_PATHS) -> Path | None:
+    """NVIDIA's OpenCL library when no ICD in ``icd_texts`` names it and a safe copy exists.
+
+    Safe: a regular file (after links) owned by root, writable by no one else.
+    """
+    if any(b"nvidia-opencl" in t for t in icd_texts):
+        return None
+    for p in paths:
+        try:
+            real = Path(p).resolve(strict=True)
+            st = real.stat()
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_uid == 0 and not st.st_mode & 0o022:
+            return real
+    return None
+
+
 def _icd_sources(original: str) -> list[Path]:
     """The ``.icd`` files the loader would read for ``OCL_ICD_VENDORS=original`` ("" unset)."""
     if original:
@@ -78,8 +110,11 @@ def _icd_sources(original: str) -> list[Path]:
     return sorted(Path(x) for x in glob.glob(os.path.join(SYSTEM_VENDORS, "*.icd")))
 
 
-def _entries(original: str, lib: Path) -> dict[str, bytes]:
-    """The vendors folder's files: name -> bytes (copied as bytes: any encoding is kept)."""
+def _entries(original: str, lib: Path | None, nvidia: bool = True) -> dict[str, bytes]:
+    """The vendors folder's files: name -> bytes (copied as bytes: any encoding is kept).
+
+    Empty when there is nothing to add (no Intel runtime, no unregistered NVIDIA).
+    """
     entries: dict[str, bytes] = {}
     for icd in _icd_sources(original):
         try:
@@ -89,9 +124,15 @@ def _entries(original: str, lib: Path) -> dict[str, bytes]:
         except OSError as e:  # a folder or an unreadable file named *.icd: the loader skips it too
             _log.debug("skipping ICD file %s: %s", icd, e)
             continue
-        if icd.name != INTEL_ICD and b"\0" not in data:
+        if icd.name not in (INTEL_ICD, NVIDIA_ICD) and b"\0" not in data:
             entries[icd.name] = data
-    entries[INTEL_ICD] = os.fsencode(str(lib)) + b"\n"
+    nv = find_unregistered_nvidia(list(entries.values())) if nvidia else None
+    if lib is None and nv is None:
+        return {}
+    if lib is not None:
+        entries[INTEL_ICD] = os.fsencode(str(lib)) + b"\n"
+    if nv is not None:
+        entries[NVIDIA_ICD] = os.fsencode(str(nv)) + b"\n"
     return entries
 
 
@@ -183,22 +224,23 @@ def _temporary_folder(entries: dict[str, bytes]) -> Path:
 
 
 def setup_icd_loader() -> str | None:
-    """Point the ICD loader at the pip-installed Intel runtime plus system ICDs.
+    """Point the ICD loader at the pip-installed Intel runtime (and an unregistered
+    NVIDIA driver) plus system ICDs.
 
     Returns:
         The vendors folder now in ``OCL_ICD_VENDORS``, or ``None`` when nothing
-        was changed (no pip runtime, disabled, or no folder could be written).
+        was changed (nothing to add, disabled, or no folder could be written).
     """
     if os.environ.get("PYSYCL_NO_ICD_SETUP") == "1":
         return None
     lib = find_intel_cpu_runtime()
-    if lib is None:
-        return None
     current = os.environ.get("OCL_ICD_VENDORS", "")
     inherited = bool(current) and os.environ.get(_DONE_MARKER) == current
     # A process started by one that ran this inherits its folder: checked, never trusted.
     original = os.environ.get(_ORIGINAL, "") if inherited else current
     entries = _entries(original, lib)
+    if not entries:
+        return None
     folder = Path(current) if inherited and _is_exact(Path(current), entries) else None
     try:
         if folder is None:
