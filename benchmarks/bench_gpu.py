@@ -650,7 +650,7 @@ def row_reduce(b: Bench) -> Row:
     def check(got: float) -> None:
         if not abs(got - want) <= 2e-4 * abs(want):
             raise WrongResultError(f"sum {got!r}, float64 numpy {want!r} "
-                              f"(relative error {abs(got - want) / abs(want):.2e} > 2e-4)")
+                                   f"(relative error {abs(got - want) / abs(want):.2e} > 2e-4)")
 
     return run_row(row, {"pysycl": sy, "opencl": ocl, "cupy": cpy}, check,
                    b.args.batch, b.args.reps)
