@@ -28,6 +28,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_ndrange.py --write
 	$(PY) benchmarks/bench_bounds.py --write
 	$(PY) benchmarks/bench_submit.py --write
+	$(PY) benchmarks/bench_gpu.py --device cpu --small
 
 clean:
 	rm -rf $(VENV) build *.egg-info
