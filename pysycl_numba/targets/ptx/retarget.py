@@ -10,6 +10,8 @@ would refuse it), so retargeting is textual and small:
 * the calling conventions (``spir_kernel`` → ``ptx_kernel``, ``spir_func`` → C);
 * the ``syncscope``s: ``workgroup``/``subgroup`` → ``block`` (PTX has no warp
   scope for memory operations; the block scope includes it), ``device`` stays;
+* each specialization constant read as a load of a patchable ``.const``
+  global (:mod:`.specconst`);
 * each declared OpenCL built-in replaced by a definition from the providers
   (:mod:`.workitem`, :mod:`.groups`, :mod:`.math_builtins`, registry in :mod:`.builtins`).
 
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 
 from pysycl_numba.targets.ptx import groups, math_builtins, workitem  # noqa: F401  (register providers)
 from pysycl_numba.targets.ptx.builtins import Decl, lookup
+from pysycl_numba.targets.ptx.specconst import lower_spec_constants
 
 NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
 NVPTX_LAYOUT = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
@@ -56,8 +59,9 @@ def retarget(ir: str) -> Retargeted:
     ir = ir.replace("spir_kernel ", "ptx_kernel ").replace("spir_func ", "")
     ir = re.sub(r'syncscope\("(\w+)"\)',
                 lambda m: f'syncscope("{_SCOPES.get(m.group(1), m.group(1))}")', ir)
+    ir, spec_globals = lower_spec_constants(ir)
     bodies: list[str] = []
-    needs: set[str] = set()
+    needs: set[str] = set(spec_globals)
     libdevice = False
     unknown: list[str] = []
     for m in _DECLARE.finditer(ir):
@@ -74,4 +78,9 @@ def retarget(ir: str) -> Retargeted:
         raise NotImplementedError(
             "OpenCL built-ins without a PTX definition: " + ", ".join(sorted(set(unknown))))
     ir = _DECLARE.sub("", ir)
+    # An intrinsic the kernel already declares (``llvm.umax.i32`` from a ``max``) is
+    # not declared twice: LLVM refuses a redefinition.
+    declared = set(re.findall(r"^declare [^@\n]*@([\w.$]+)\(", ir, re.M))
+    needs = {n for n in needs if (m := re.match(r"declare [^@]*@([\w.$]+)\(", n)) is None
+             or m.group(1) not in declared}
     return Retargeted("\n".join([ir, *sorted(needs), *bodies]), libdevice)
