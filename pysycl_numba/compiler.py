@@ -328,7 +328,11 @@ def compile_kernel(
         with global_compiler_lock, target_override(TARGET_NAME):
             lift, lifted = lift_specs(captures, helpers)
             with compile_scope(lifted):
-                binary, ir_text = job.compile(ctx, name, lift)
+                ctx.image_format = image_format  # the lowering's few target choices (atomics)
+                try:
+                    binary, ir_text = job.compile(ctx, name, lift)
+                finally:
+                    ctx.image_format = "spirv"
     except kernel_compile_error:
         raise
     except (KernelSourceError, errors.NumbaError, NotImplementedError, TypeError, ValueError,
@@ -395,7 +399,7 @@ class _KernelJob:
                                            self.bounds_check)
         if not self.arch:
             return emit_spirv(cres.library, wrapper, self.entry_name)
-        text = optimised_ir(cres.library, wrapper, self.entry_name)
+        text = optimised_ir(cres.library, wrapper, self.entry_name, float_atomics=True)
         return emit_ptx(text, self.entry_name, self.arch), text
 
     def aspects(self, ir_text: str) -> set[str]:

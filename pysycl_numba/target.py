@@ -134,6 +134,10 @@ class SYCLTargetContext(BaseContext):
     implement_powi_as_math_call = True
     strict_alignment = True
     allow_dynamic_globals = False
+    #: The image format being compiled (``"spirv"`` or ``"ptx"``), set by the compiler
+    #: for one kernel under the compiler lock: the lowering differs only where a
+    #: target has a better instruction (PTX's native float atomic add).
+    image_format = "spirv"
 
     def __init__(self, typingctx: SYCLTypingContext, target: str = TARGET_NAME) -> None:
         super().__init__(typingctx, target)

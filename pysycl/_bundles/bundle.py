@@ -6,6 +6,7 @@ Nothing in :mod:`pysycl._bundles` imports this module.
 
 from __future__ import annotations
 
+from pysycl._bundles.compat import is_compatible
 from pysycl._bundles.kernel_bundle import (
     _digest,
     _Image,
@@ -25,7 +26,6 @@ from pysycl._bundles.ops import (
     compile,
     get_kernel_bundle,
     has_kernel_bundle,
-    is_compatible,
     join,
     launch_kernel,
     link,

@@ -11,8 +11,13 @@ import time
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pysycl._bundles.compat import (
+    _check_kids,
+    _kid_compatible,
+    _variant_compatible,
+    _variant_target,
+)
 from pysycl._bundles.kernel_bundle import (
-    _aspect,
     _check_state,
     _digest,
     _Image,
@@ -26,7 +31,6 @@ from pysycl._bundles.kernel_bundle import (
     new_bundle,
 )
 from pysycl._bundles.kernel_id import (
-    _Variant,
     auto_name,
     get_kernel_id,
     kernel_id,
@@ -98,18 +102,6 @@ def _check_online(devs: Sequence[device], state: bundle_state, what: str) -> Non
                             f"which device {d!r} does not have")
 
 
-def _check_kids(kids: kernel_id | Iterable[kernel_id], what: str) -> list[kernel_id]:
-    if isinstance(kids, kernel_id):
-        kids = [kids]
-    if isinstance(kids, (str, bytes)) or not isinstance(kids, Iterable):
-        raise TypeError(f"{what}: kernel ids must be a sequence of sycl.kernel_id")
-    out = list(dict.fromkeys(kids))
-    for k in out:
-        if not isinstance(k, kernel_id):
-            raise TypeError(f"{what}: expected sycl.kernel_id objects, not {k!r}")
-    return out
-
-
 def _options(properties: Iterable[build_options | save_log], what: str) -> str:
     """Build options from ``properties`` (pysycl accepts kernel_compiler's build_options)."""
     opts: list[str] = []
@@ -121,44 +113,6 @@ def _options(properties: Iterable[build_options | save_log], what: str) -> str:
                             "defines none; pysycl accepts "
                             "sycl.ext.oneapi.experimental.build_options)")
     return " ".join(opts)
-
-
-# ---------------------------------------------------------------- compatibility
-def _variant_target(dev: device) -> tuple[str, str] | None:
-    """The image target a Python kernel's bundle image takes for ``dev``, or None."""
-    from pysycl._objects.aspects import aspect
-
-    for t in dev.image_targets:
-        if t[0] == "ptx" or dev.has(aspect.online_compiler):  # SPIR-V is compiled online
-            return t
-    return None
-
-
-def _variant_compatible(v: _Variant, dev: device) -> bool:
-    if _variant_target(dev) is None:
-        return False
-    need, _exact = v.required_aspects()
-    return all(dev.has(_aspect(a)) for a in need)
-
-
-def _kid_compatible(kid: kernel_id, dev: device) -> bool:
-    return any(_variant_compatible(v, dev) for v in variants_of(kid))
-
-
-def is_compatible(kernel_ids: str | kernel_id | Iterable[kernel_id], dev: device) -> bool:
-    """Whether every kernel of ``kernel_ids`` can run on ``dev`` (answered without compiling).
-
-    ``is_compatible(kernel_name_or_id, dev)`` also takes one kernel name (the
-    C++ ``is_compatible<KernelName>(dev)``) or one id.
-    """
-    from pysycl._objects.device import device
-
-    if isinstance(kernel_ids, str):
-        kernel_ids = [get_kernel_id(kernel_ids)]
-    kids = _check_kids(kernel_ids, "is_compatible")
-    if not isinstance(dev, device):
-        raise TypeError(f"is_compatible takes a sycl.device, not {type(dev).__name__}")
-    return all(_kid_compatible(k, dev) for k in kids)
 
 
 def _parse(ctx: context, args: tuple[Any, ...], devs: device | Iterable[device] | None,

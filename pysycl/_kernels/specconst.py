@@ -30,6 +30,7 @@ import numpy as np
 
 from pysycl._core.abi import CompiledKernel, SpecConstantType
 from pysycl._core.exceptions import errc, exception
+from pysycl._kernels.ptx_specconst import specialize_ptx
 
 if TYPE_CHECKING:
     import types
@@ -302,18 +303,18 @@ def build_for(k: Kernel, img: CompiledKernel, ctx: context, dev: device,
     from pysycl._backends.opencl import exec as x
     from pysycl._backends.opencl import programs as clp
 
-    if img.format == "ptx":
-        raise exception(errc.feature_not_supported,
-                        f"{k.where}: specialization constants on PTX devices are not wired yet")
+    if img.format == "ptx":  # always emulated: the values are the .const initializers
+        clk_prg = x.build_ptx(ctx.native, [dev.native], ptx_for(img.binary, values))
+        return x.create_kernel(clk_prg, img.entry, k.arg_dtypes)
     prg = program_for(ctx.native, [dev], img.binary, values)
     clp.build_program(prg, [dev.native], "")
     return x.create_kernel(clp.wrap_program(prg), img.entry, k.arg_dtypes)
 
 
 def ptx_for(ptx: bytes, values: Sequence[np.generic | None]) -> bytes:
-    """A PTX image with specialization constant values applied."""
-    raise exception(errc.feature_not_supported,
-                    "specialization constants on PTX devices are not wired yet")
+    """A PTX image with specialization constant values (by SpecId; None: the default)
+    applied to its ``.const`` initializers (:mod:`pysycl._kernels.ptx_specconst`)."""
+    return specialize_ptx(ptx, [(i, v) for i, v in enumerate(values) if v is not None])
 
 
 __all__ = ["kernel_handler", "specialization_id"]

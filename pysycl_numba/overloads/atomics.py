@@ -251,6 +251,10 @@ def _lower_fetch(op: str) -> None:
             else:
                 rmw = _INT_RMW[op]
             return builder.atomic_rmw(rmw, ptr, v, _ordering(ty, _RMW_ORDER))
+        if op in ("add", "sub") and getattr(context, "image_format", "spirv") == "ptx":
+            # PTX has it natively (atom.add.f32/.f64); SPIR-V would need an extension.
+            return builder.atomic_rmw("fadd", ptr, v if op == "add" else builder.fneg(v),
+                                      _ordering(ty, _RMW_ORDER))
         # Floating point: a compare-exchange loop on the bit pattern.
         ity = _int_type(ty)
         first = builder.load_atomic(ptr, _ordering(ty, None), _align(ty), typ=ity)

@@ -341,19 +341,29 @@ def test_integer_fetch_add_is_a_native_atom(kq: sycl.queue, ptx_images: list, dt
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_float_fetch_add_is_a_compare_exchange_loop(kq: sycl.queue, ptx_images: list,
-                                                    dtype: type) -> None:
-    # The lowering writes float RMW as a cmpxchg loop (SPIR-V without
-    # SPV_EXT_shader_atomic_float_add); PTX has a native atom.add.f32/.f64.
+def test_float_fetch_add_is_a_native_atom(kq: sycl.queue, ptx_images: list, dtype: type) -> None:
+    # SPIR-V gets a compare-exchange loop (no SPV_EXT_shader_atomic_float_add); PTX
+    # has atom.add.f32/.f64, and the lowering uses it when compiling for PTX.
     ptx = _atomic_ptx(kq, ptx_images, dtype, "relaxed", "work_group")
     bits = np.dtype(dtype).itemsize * 8
-    assert re.search(rf"\batom\.relaxed\.cta\.global\.cas\.b{bits}\b", ptx)
-    assert f"atom.global.add.f{bits}" not in ptx
+    assert re.search(rf"\batom\.global\.add\.f{bits}\b", ptx)
+    assert ".cas." not in ptx
 
 
-@pytest.mark.xfail(strict=True, reason="LLVM 22's NVPTX drops atomicrmw orderings: acq_rel "
-                   "fetch_add is a relaxed atom.global.add (llvm/llvm-project#176015 fixes it "
-                   "after 22; rust-lang/rust#136480)")
-def test_acq_rel_fetch_add_keeps_its_ordering(kq: sycl.queue, ptx_images: list) -> None:
-    ptx = _atomic_ptx(kq, ptx_images, np.int32, "acq_rel", "device")
-    assert re.search(r"\batom\.acq_rel\.gpu\.global\.add|fence\.acq_rel\.gpu", ptx)
+@pytest.mark.parametrize(("order", "scope", "before", "after"), [
+    ("acq_rel", "device", "fence.acq_rel.gpu", "fence.acq_rel.gpu"),
+    ("seq_cst", "work_group", "fence.sc.cta", "fence.sc.cta"),
+    ("release", "system", "fence.acq_rel.sys", None),
+    ("acquire", "device", None, "fence.acq_rel.gpu"),
+    ("relaxed", "device", None, None),
+])
+def test_ordered_fetch_add_keeps_its_ordering_with_fences(
+        kq: sycl.queue, ptx_images: list, order: str, scope: str, before: str | None,
+        after: str | None) -> None:
+    # LLVM 22's NVPTX drops atomicrmw orderings (llvm/llvm-project#176015 fixes it
+    # after 22); retarget turns an ordered RMW into fence + relaxed atom + fence.
+    ptx = _atomic_ptx(kq, ptx_images, np.int32, order, scope)
+    lines = [ln.strip() for ln in ptx.splitlines()]
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("atom.") and ".add." in ln)
+    assert (lines[at - 1].rstrip(";") == before) if before else not lines[at - 1].startswith("fence")
+    assert (lines[at + 1].rstrip(";") == after) if after else not lines[at + 1].startswith("fence")

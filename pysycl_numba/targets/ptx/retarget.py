@@ -48,6 +48,38 @@ def _param_types(params: str) -> tuple[str, ...]:
     return tuple(p.strip().split()[0] for p in params.split(",") if p.strip())
 
 
+# `%x = atomicrmw OP ... [syncscope("S")] ORDER, align N` / `cmpxchg ... ORDER FAILORDER, ...`
+_ORDERED = re.compile(
+    r'^(?P<indent>\s*)(?P<head>%\S+ = (?:atomicrmw|cmpxchg) .*?)'
+    r'(?P<scope> syncscope\("\w*"\))? (?P<order>acquire|release|acq_rel|seq_cst)'
+    r'(?P<fail> (?:monotonic|acquire|seq_cst))?(?P<tail>(?:, align \d+)?)$', re.M)
+
+
+def _fence_ordered_rmw(ir: str) -> str:
+    """Ordered read-modify-writes as fence + relaxed operation + fence.
+
+    LLVM 22's NVPTX backend drops the ordering (and the system scope) of
+    ``atomicrmw``/``cmpxchg``: ``acq_rel`` came out as a relaxed ``atom``
+    (fixed upstream after this LLVM; llvm-project #176015). The C++ memory
+    model's equivalent with fences keeps the spec's ``memory_order``: a release
+    (or stronger) fence before, an acquire (or stronger) fence after, the
+    operation itself relaxed, all at the operation's scope.
+    """
+    def fenced(m: re.Match[str]) -> str:
+        order, scope, ind = m.group("order"), m.group("scope") or "", m.group("indent")
+        before = "seq_cst" if order == "seq_cst" else "release"
+        after = "seq_cst" if order == "seq_cst" else "acquire"
+        fail = " monotonic" if m.group("fail") else ""
+        lines = []
+        if order != "acquire":
+            lines.append(f"{ind}fence{scope} {before}")
+        lines.append(f"{ind}{m.group('head')}{scope} monotonic{fail}{m.group('tail')}")
+        if order != "release":
+            lines.append(f"{ind}fence{scope} {after}")
+        return "\n".join(lines)
+    return _ORDERED.sub(fenced, ir)
+
+
 def retarget(ir: str) -> Retargeted:
     """The SPIR-flavoured optimised IR of one kernel, rewritten for NVPTX.
 
@@ -59,6 +91,7 @@ def retarget(ir: str) -> Retargeted:
     ir = ir.replace("spir_kernel ", "ptx_kernel ").replace("spir_func ", "")
     ir = re.sub(r'syncscope\("(\w+)"\)',
                 lambda m: f'syncscope("{_SCOPES.get(m.group(1), m.group(1))}")', ir)
+    ir = _fence_ordered_rmw(ir)
     ir, spec_globals = lower_spec_constants(ir)
     bodies: list[str] = []
     needs: set[str] = set(spec_globals)

@@ -203,12 +203,14 @@ def _optimize(module: ll.ModuleRef, tm: ll.TargetMachine, level: int) -> None:
     mpm.run(module, pb)
 
 
-def optimised_ir(library: SPIRVCodeLibrary, wrapper: llir.Module, entry: str) -> str:
+def optimised_ir(library: SPIRVCodeLibrary, wrapper: llir.Module, entry: str,
+                 float_atomics: bool = False) -> str:
     """Link, optimise and check one kernel: the module's LLVM IR text.
 
     The IR is SPIR-flavoured (``spir_kernel``, OpenCL C built-ins by their
     mangled names): the SPIR-V target emits it as is, the PTX target
-    (:mod:`pysycl_numba.targets.ptx`) retargets it.
+    (:mod:`pysycl_numba.targets.ptx`) retargets it (``float_atomics``: PTX has
+    native floating-point ``atomicrmw``, SPIR-V does not).
 
     Raises:
         pysycl_numba.errors.KernelSourceError: if the IR is not a valid kernel.
@@ -232,7 +234,7 @@ def optimised_ir(library: SPIRVCodeLibrary, wrapper: llir.Module, entry: str) ->
             if stripped is not module:
                 module.close()
                 module = stripped
-            check_module(module, entry)
+            check_module(module, entry, float_atomics)
             return str(module)
         finally:
             if module is not None:

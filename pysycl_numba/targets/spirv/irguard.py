@@ -124,7 +124,7 @@ def _check_declaration(fn: ll.ValueRef) -> None:
     )
 
 
-def check_module(module: ll.ModuleRef, entry: str) -> None:
+def check_module(module: ll.ModuleRef, entry: str, float_atomics: bool = False) -> None:
     """Raise :class:`KernelSourceError` if ``module`` would abort emission.
 
     Args:
@@ -154,7 +154,7 @@ def check_module(module: ll.ModuleRef, entry: str) -> None:
                             "first-class function value); SPIR-V for OpenCL has no "
                             "function pointers -- call the function directly"
                         )
-                elif opcode == "atomicrmw":
+                elif opcode == "atomicrmw" and not float_atomics:
                     text = str(instr)
                     if re.search(r"atomicrmw\s+(volatile\s+)?f(add|sub|min|max)", text) or any(
                         t in text for t in (" float ", " double ", " half ")
