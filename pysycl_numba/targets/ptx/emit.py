@@ -11,7 +11,7 @@ from __future__ import annotations
 from pysycl._core.exceptions import errc
 from pysycl_numba.errors import KernelSourceError
 from pysycl_numba.targets.ptx.math_builtins import libdevice_path
-from pysycl_numba.targets.ptx.retarget import NVPTX_OPTIONS, NVPTX_TRIPLE, retarget
+from pysycl_numba.targets.ptx.retarget import NVPTX_TRIPLE, retarget
 from pysycl_numba.targets.spirv import emit_worker
 
 
@@ -31,7 +31,7 @@ def emit_ptx(ir: str, entry: str, arch: str) -> bytes:
     nv = retarget(ir)
     opts = {"cpu": arch, "entry": entry, "libdevice": libdevice_path() if nv.libdevice else ""}
     try:
-        return emit_worker.client.emit(nv.ir, NVPTX_TRIPLE, NVPTX_OPTIONS, ptx=opts)
+        return emit_worker.client.emit(nv.ir, NVPTX_TRIPLE, ptx=opts)
     except emit_worker.EmitCrash as e:
         raise KernelSourceError(
             f"LLVM's NVPTX backend crashed on {entry} ({e}); your Python process is fine. "

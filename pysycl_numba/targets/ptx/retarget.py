@@ -29,12 +29,7 @@ from pysycl_numba.targets.ptx.builtins import Decl, lookup
 from pysycl_numba.targets.ptx.specconst import lower_spec_constants
 
 NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
-# Shared (3), constant (4) and local (5) pointers are 32-bit (``--nvptx-short-ptr``),
-# as NVIDIA's OpenCL passes a ``__local`` kernel argument: a 32-bit shared-window
-# address (``.param .u32 .ptr .shared``), which a 64-bit parameter would misread.
-NVPTX_LAYOUT = "e-p3:32:32-p4:32:32-p5:32:32-i64:64-i128:128-v16:16-v32:32-n16:32:64"
-#: LLVM options the NVPTX emission needs (matching :data:`NVPTX_LAYOUT`).
-NVPTX_OPTIONS = ("--nvptx-short-ptr",)
+NVPTX_LAYOUT = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 
 _DECLARE = re.compile(r"^declare (?:[a-z_]+ )*?(?P<ret>[^@\s]+) @(?P<name>_Z\w+)\((?P<params>[^)]*)\)"
                       r"[^\n]*$", re.M)
