@@ -40,6 +40,7 @@ from pysycl._bundles.kernel_id import (
 from pysycl._bundles.kernel_id import get_kernel_ids as _all_kernel_ids
 from pysycl._bundles.properties import build_options
 from pysycl._core.exceptions import errc, exception
+from pysycl._core.ptx_link import link_ptx
 from pysycl._kernels import specconst as _specconst
 
 if TYPE_CHECKING:
@@ -357,13 +358,22 @@ def _new_program(ctx: context, img: _Image, spec: dict[specialization_id, np.gen
 
 
 def _groups(images: Iterable[_Image]) -> list[list[_Image]]:
-    """Images that may share one executable: same format family and same aspects (a PTX
-    image is alone: NVIDIA's OpenCL cannot link PTX programs together)."""
+    """Images that may share one executable: same format family and same aspects (PTX
+    images of one compute capability link by text: :mod:`pysycl._core.ptx_link`)."""
     groups: dict[tuple[Hashable, ...], list[_Image]] = {}
     for img in images:
-        alone = img.key if img.format == "ptx" else None
-        groups.setdefault((img.lang, img.aspects, alone), []).append(img)
+        family = ("ptx", img.arch) if img.format == "ptx" else None
+        groups.setdefault((img.lang, img.aspects, family), []).append(img)
     return list(groups.values())
+
+
+def _ptx_program(ctx: context, members: Sequence[_Image], devs: Sequence[device],
+                 spec: dict[specialization_id, np.generic] | None) -> _Program:
+    """One program of the PTX images ``members`` (spec values applied, modules merged)."""
+    texts = [_specconst.ptx_for(i.il, _specconst.image_values(i, spec)) if i.specs else i.il
+             for i in members]
+    return _programs().from_binaries(ctx.native, [d.native for d in devs],
+                                     [link_ptx(texts)] * len(devs))
 
 
 def _merged(state: bundle_state, group: Sequence[_Image], key: str,
@@ -432,12 +442,12 @@ def link(object_bundles: kernel_bundle | Iterable[kernel_bundle],
                 by_set.setdefault(members, []).append(d)
         programs: dict[device, _Program] = {}
         for members, ds in by_set.items():
-            if group[0].format == "ptx":  # built already (compile): executable as it is
-                for d in ds:
-                    programs[d] = group[0].programs[d]
-                continue
-            exe = clp.link_programs(ctx.native, [group[i].programs[ds[0]] for i in members],
-                                  [d.native for d in ds], opts)
+            if group[0].format == "ptx":  # NVIDIA links no PTX: merge the texts, build once
+                exe = _ptx_program(ctx, [group[i] for i in members], ds, spec)
+                clp.build_program(exe, [d.native for d in ds], opts)
+            else:
+                exe = clp.link_programs(ctx.native, [group[i].programs[ds[0]] for i in members],
+                                        [d.native for d in ds], opts)
             count("cl_links")
             for d in ds:
                 programs[d] = exe
@@ -492,8 +502,8 @@ def build(input_bundle: kernel_bundle, devs: Sequence[device] | None = None,
                     count("binary_hits")
                 except exception:
                     exe = None  # a binary the driver no longer takes: rebuild it
-            if exe is None and members[0].format == "ptx":  # one image: built, not linked
-                exe = _new_program(ctx, members[0], kb.spec_values, [d])
+            if exe is None and members[0].format == "ptx":  # merged, then built once
+                exe = _ptx_program(ctx, members, [d], kb.spec_values)
                 clp.build_program(exe, [d.native], opts)
                 count("cl_compiles")
                 if cacheable and _bincache.store(bkey, clp.binaries(exe).get(clp.handle(d.native),

@@ -58,6 +58,15 @@ def create_kernel_bundle_from_source(ctxt: context, lang: source_language,
     return new_bundle(ctxt, ctxt.get_devices(), bundle_state.ext_oneapi_source, [img])
 
 
+def _put_logs(logs: list[save_log], log: str, dl: Sequence[device]) -> None:
+    """Give each ``save_log`` the build log (saying so where the driver's is empty)."""
+    if logs:
+        log = log or "\n".join(f"--- {d.display_name} ---\n(the driver's build log is empty)"
+                               for d in dl)
+        for sl in logs:
+            sl.put(log)
+
+
 def build(source_bundle: kernel_bundle, devs: Sequence[device] | None = None,
           properties: Iterable[build_options | save_log] = ()) -> kernel_bundle:
     """Build a source bundle into an executable bundle (``clBuildProgram``).
@@ -100,13 +109,17 @@ def build(source_bundle: kernel_bundle, devs: Sequence[device] | None = None,
                             ctx)
     options = " ".join(opts)
     if img.lang is source_language.opencl:
+        # Argument info lets a Python int take the kernel's declared type (set_arg);
+        # Intel's compiler keeps it anyway, NVIDIA's only when asked.
+        build_opts = options if "-cl-kernel-arg-info" in opts else \
+            f"{options} -cl-kernel-arg-info".strip()
         prg = clp.from_source(ctx.native, img.source)
     else:
+        build_opts = options
         prg = clp.from_il(ctx.native, img.il)
-    clp.build_program(prg, [d.native for d in dl], options)
+    clp.build_program(prg, [d.native for d in dl], build_opts)
     count("cl_source_builds")
-    for sl in logs:
-        sl.put(clp.build_log(prg, [d.native for d in dl]))
+    _put_logs(logs, clp.build_log(prg, [d.native for d in dl]), dl)
     names = clp.kernel_names(prg)
     exe = _Image(bundle_state.executable, img.format, _digest("exe", options, img.key),
                  programs={d: prg for d in dl}, names=names, lang=img.lang, options=options)

@@ -24,7 +24,7 @@ from pysycl._core.exceptions import errc, exception
 
 _GLOBAL = re.compile(
     rb"^(?P<decl>[ \t]*\.const[ \t]+\.align[ \t]+\d+[ \t]+\.[ubs](?P<bits>8|16|32|64)[ \t]+"
-    rb"__pysycl_sc_(?P<id>\d+))[ \t]*=[ \t]*[^;\n]*;", re.M)
+    rb"__pysycl_sc_(?P<id>\d+))(?:[ \t]*=[ \t]*[^;\n]*)?;", re.M)  # a zero default: no "="
 
 
 def _literal(value: np.generic, bits: int, sid: int) -> bytes:

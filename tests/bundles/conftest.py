@@ -6,12 +6,14 @@ import numpy as np
 import pytest
 
 import pysycl as sycl
-from bundles._decl import RD, RW16, WR, half_factory, scale_factory, vadd_factory
+from bundles._decl import RD, WR, optional, scale_factory, vadd_factory
 
 
 @pytest.fixture(scope="session")
-def declared() -> dict[str, sycl.kernel_id]:
-    """Three declared kernels: float32 vadd, float32 scale, float16 halve."""
+def declared(kernel_device: sycl.device) -> dict[str, sycl.kernel_id]:
+    """Three declared kernels: float32 vadd, float32 scale, and "half", which needs an
+    optional aspect: float16 halve (fp16), or float64 on a device without fp16."""
+    dt, _asp, factory = optional(kernel_device)
     return {
         "vadd": sycl.ext.declare_kernel(vadd_factory, kernel_name="bundles.vadd",
                                         index_space=sycl.range(1),
@@ -20,8 +22,9 @@ def declared() -> dict[str, sycl.kernel_id]:
             scale_factory, kernel_name="bundles.scale", index_space=sycl.range(1),
             captures={"x": sycl.ext.accessor_type(np.float32, 1, sycl.access_mode.read_write),
                       "f": np.float32}),
-        "half": sycl.ext.declare_kernel(half_factory, kernel_name="bundles.half",
-                                        index_space=sycl.range(1), captures={"h": RW16}),
+        "half": sycl.ext.declare_kernel(
+            factory, kernel_name="bundles.half", index_space=sycl.range(1),
+            captures={"h": sycl.ext.accessor_type(dt, 1, sycl.access_mode.read_write)}),
     }
 
 

@@ -8,6 +8,8 @@ same kernels run on an NVIDIA GPU in the GPU suite (docs/gpu.md).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -48,3 +50,70 @@ def test_unmapped_builtins_are_named() -> None:
           "declare spir_func void @_Z9no_such_fj(i32)\n")
     with pytest.raises(NotImplementedError, match="_Z9no_such_fj"):
         retarget(ir)
+
+
+def test_local_accessor_parameters_are_16_byte_aligned(kq: sycl.queue, ptx_images: list) -> None:
+    # NVIDIA's OpenCL lays __local arguments out by the PTX parameter's alignment;
+    # LLVM's default (.align 1) made such kernels fault on an H100.
+    n, wg = 128, 32
+    b = sycl.buffer(np.zeros(n, np.float32))
+
+    def cg(h: sycl.handler) -> None:
+        acc = b.get_access(h, sycl.access_mode.write)
+        loc = sycl.local_accessor(np.float32, sycl.range(wg), h)
+
+        def k(it):  # type: ignore[no-untyped-def]
+            lid = it.get_local_id(0)
+            loc[lid] = it.get_global_id(0)
+            it.barrier()
+            acc[it.get_global_id(0)] = loc[(lid + 1) % wg]
+        h.parallel_for(sycl.nd_range(sycl.range(n), sycl.range(wg)), k)
+
+    kq.submit(cg).wait()
+    with b.get_host_access() as h:
+        g = np.arange(n)
+        np.testing.assert_array_equal(h, g - g % wg + (g % wg + 1) % wg)
+    (img,) = ptx_images
+    shared = [ln for ln in img.binary.decode().splitlines() if ".ptr .shared" in ln]
+    assert shared and all(".align 16" in ln for ln in shared)
+    ptxas_check(img.binary)
+
+
+@pytest.mark.parametrize(("dtype", "default", "value"), [(bool, False, True), (np.int32, 0, 7)])
+def test_spec_constants_with_a_zero_default_are_specialised(dtype, default, value) -> None:  # type: ignore[no-untyped-def]
+    # LLVM prints a zero-initialised .const global without "= 0": the rewrite must
+    # add the initializer, not skip the constant.
+    from pysycl._kernels.ptx_specconst import specialize_ptx
+
+    bits = 8 if dtype is bool else 32
+    ptx = f".const .align 4 .u{bits} __pysycl_sc_0;\n".encode()
+    got = specialize_ptx(ptx, [(0, np.dtype(dtype).type(value))]).decode()
+    assert got.strip() == f".const .align 4 .u{bits} __pysycl_sc_0 = {int(value)};"
+
+
+def test_ptx_modules_link_by_text(kq: sycl.queue, ptx_images: list) -> None:
+    # Two kernels that both carry libdevice's internal slow path (double sin) and its
+    # tables: merged into one module, the second module's copies are renamed.
+    from pysycl._core.ptx_link import link_ptx, module_symbols
+
+    x = np.linspace(0, 1e6, 64)
+    for f in (lambda v: math.sin(v), lambda v: math.cos(v) * 2.0):
+        b = sycl.buffer(x.copy())
+
+        def cg(h: sycl.handler, f=f, b=b) -> None:  # type: ignore[no-untyped-def]
+            acc = b.get_access(h, sycl.access_mode.read_write)
+            h.parallel_for(sycl.range(64), lambda i: acc.__setitem__(i, f(acc[i])))
+        kq.submit(cg).wait()
+    assert len(ptx_images) == 2
+    a, c = (img.binary for img in ptx_images)
+    shared = module_symbols(a.decode()) & module_symbols(c.decode())
+    assert shared  # the same internal functions/tables in both
+    linked = link_ptx([a, c]).decode()
+    for img in ptx_images:
+        assert f".entry {img.entry}(" in linked
+    for name in shared:
+        assert f"{name}_m1" in linked
+    assert linked.count(".version") == 1
+    ptxas_check(linked.encode())
+    with pytest.raises(ValueError, match="different targets"):
+        link_ptx([a, c.replace(b".target sm_90", b".target sm_80")])

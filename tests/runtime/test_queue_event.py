@@ -24,7 +24,7 @@ def test_queue_constructors(sycl_device: sycl.device) -> None:
 
 def test_default_queue_can_run_python_kernels() -> None:
     q = sycl.queue()
-    assert q.get_device().has(sycl.aspect.ext_pysycl_spirv)
+    assert q.get_device().image_targets  # SPIR-V or PTX
 
 
 def test_queue_with_device_outside_context(sycl_device: sycl.device) -> None:
@@ -160,8 +160,12 @@ def test_memory_allocation_error_keeps_cl_code(q: sycl.queue) -> None:
 
 
 def test_opencl_error_code_of_failed_allocation(q: sycl.queue) -> None:
-    limit = q.get_device().get_info(sycl.info.device.max_mem_alloc_size)
-    B = sycl.buffer(sycl.range(limit // 4 + (1 << 20)), dtype=np.float32)  # never touched on host
+    dev = q.get_device()
+    # More than the device has at all: NVIDIA's OpenCL accepts buffers past
+    # max_mem_alloc_size, so that alone is not an allocation failure there.
+    limit = max(dev.get_info(sycl.info.device.max_mem_alloc_size),
+                dev.get_info(sycl.info.device.global_mem_size))
+    B = sycl.buffer(sycl.range((limit + (1 << 30)) // 4), dtype=np.float32)  # never touched on host
     with pytest.raises(sycl.exception) as ei:
         q.fill(sycl.accessor(B, None, sycl.access_mode.write, properties=[sycl.no_init]), 0.0).wait()
     code = sycl.opencl.get_error_code(ei.value)

@@ -51,7 +51,7 @@ CHILD = textwrap.dedent("""
     print(json.dumps({
         "platform": plat,
         "device": dev.get_info(sycl.info.device.name),
-        "spirv": dev.has(sycl.aspect.ext_pysycl_spirv),
+        "kernels": bool(dev.image_targets),
         "ok": all(results),
         "compiles": stats["compiles"], "disk_hits": stats["disk_hits"],
         "disk_writes": stats["disk_writes"],
@@ -78,9 +78,10 @@ def run_child(cache: Path | str | None, *, cwd: Path | None = None, timeout: flo
 
 
 def assert_healthy(report: dict[str, Any], *, max_warnings: int = 0) -> None:
-    """The kernel ran right on the Intel CPU device, the default, with few warnings."""
+    """The kernel ran right on the default device (Intel's CPU runtime in CI, an NVIDIA GPU
+    where there is one), with few warnings."""
     assert report["ok"], report
-    assert report["spirv"] and "Intel" in report["platform"], report
+    assert report["kernels"], report
     assert len(report["warnings"]) <= max_warnings, report["warnings"]
 
 

@@ -48,12 +48,22 @@ def translate(e: BaseException, what: str, code: errc | None = None) -> exceptio
     return translate_cl_error(e, what, code)
 
 
+#: The status NVIDIA's OpenCL returns once a kernel faulted (a sticky CUDA error: every
+#: later call in the process fails with it).
+NV_KERNEL_FAULT = -9999
+_POISONED = ("the device is unusable: a kernel faulted on it earlier in this process "
+             "(NVIDIA's OpenCL keeps the error; restart the Python process, or the Jupyter "
+             "kernel)")
+
+
 def create_queue(ctx: cl.Context, dev: cl.Device, profiling: bool) -> cl.CommandQueue:
     """An in-order OpenCL queue (SYCL ordering is enforced with events on top)."""
     props = cl.command_queue_properties.PROFILING_ENABLE if profiling else 0
     try:
         return cl.CommandQueue(ctx, dev, properties=props)
     except cl.Error as e:
+        if cl_error_code(e) == NV_KERNEL_FAULT:
+            raise translate_cl_error(e, _POISONED, errc.runtime) from e
         raise translate(e, "cannot create an OpenCL command queue") from e
 
 
@@ -243,8 +253,9 @@ def local_memory(nbytes: int) -> cl.LocalMemory:
 
 #: What a failed wait means: commands were accepted, the device failed running one.
 _WAIT_FAILED = ("a command failed on the device while waiting for it (on an NVIDIA GPU, "
-                "CL_OUT_OF_RESOURCES here is a kernel that faulted, e.g. an out-of-bounds "
-                "access: the queue's context is unusable afterwards; create a new queue)")
+                "status -9999 or CL_OUT_OF_RESOURCES here is a kernel that faulted, e.g. an "
+                "out-of-bounds access; NVIDIA's OpenCL stays unusable in this process "
+                "afterwards: restart the Python process, or the Jupyter kernel)")
 
 
 def wait_one(ev: cl.Event) -> None:

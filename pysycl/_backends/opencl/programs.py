@@ -107,7 +107,8 @@ def _fail(e: BaseException, prg: _RawProgram | None, devices: Sequence[cl.Device
           what: str) -> exception:
     status = cl_error_code(e)
     log = build_log(prg, devices) if prg is not None else ""
-    if status in _BAD_OPTIONS:
+    # NVIDIA reports an option it does not know as a build failure with this log line.
+    if status in _BAD_OPTIONS or "processing command line" in log:
         return exception(errc.invalid, f"{what}: the OpenCL driver rejected the options ({e})"
                          + (f"\n{log}" if log else ""), cl_error=status)
     if status in (-4, -5, -6):
