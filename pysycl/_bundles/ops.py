@@ -320,6 +320,7 @@ def compile(input_bundle: kernel_bundle, devs: Sequence[device] | None = None,
             continue
         prg = _new_program(kb.get_context(), img, kb.spec_values, cdevs)
         if img.format == "ptx":  # NVIDIA builds PTX but cannot compile it to an object
+            check_ptx_options(opts, "compile")
             clp.build_program(prg, [d.native for d in cdevs], opts)
         else:
             clp.compile_program(prg, [d.native for d in cdevs], opts)
@@ -365,6 +366,19 @@ def _groups(images: Iterable[_Image]) -> list[list[_Image]]:
         family = ("ptx", img.arch) if img.format == "ptx" else None
         groups.setdefault((img.lang, img.aspects, family), []).append(img)
     return list(groups.values())
+
+
+def check_ptx_options(opts: str, what: str) -> None:
+    """``errc.invalid`` for an option a PTX build cannot mean.
+
+    NVIDIA's OpenCL ignores what it does not know when it builds PTX (a source build
+    fails instead): a misspelt option would pass silently. The OpenCL options
+    (``-cl-...``, ``-w``, ``-Werror``) and NVIDIA's (``-nv-...``, ``-cl-nv-...``) pass.
+    """
+    for o in opts.split():
+        if not o.startswith(("-cl-", "-nv-")) and o not in ("-w", "-Werror"):
+            raise exception(errc.invalid, f"{what}: {o!r} is not an OpenCL build option "
+                            "(PTX images take -cl-... and NVIDIA's -cl-nv-... options)")
 
 
 def _ptx_program(ctx: context, members: Sequence[_Image], devs: Sequence[device],
@@ -443,6 +457,7 @@ def link(object_bundles: kernel_bundle | Iterable[kernel_bundle],
         programs: dict[device, _Program] = {}
         for members, ds in by_set.items():
             if group[0].format == "ptx":  # NVIDIA links no PTX: merge the texts, build once
+                check_ptx_options(opts, "link")
                 exe = _ptx_program(ctx, [group[i] for i in members], ds, spec)
                 clp.build_program(exe, [d.native for d in ds], opts)
             else:
@@ -503,6 +518,7 @@ def build(input_bundle: kernel_bundle, devs: Sequence[device] | None = None,
                 except exception:
                     exe = None  # a binary the driver no longer takes: rebuild it
             if exe is None and members[0].format == "ptx":  # merged, then built once
+                check_ptx_options(opts, "build")
                 exe = _ptx_program(ctx, members, [d], kb.spec_values)
                 clp.build_program(exe, [d.native], opts)
                 count("cl_compiles")

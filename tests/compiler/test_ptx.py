@@ -117,3 +117,13 @@ def test_ptx_modules_link_by_text(kq: sycl.queue, ptx_images: list) -> None:
     ptxas_check(linked.encode())
     with pytest.raises(ValueError, match="different targets"):
         link_ptx([a, c.replace(b".target sm_90", b".target sm_80")])
+
+
+def test_ptx_build_options_are_checked() -> None:
+    # NVIDIA's OpenCL ignores unknown options when it builds PTX: pysycl refuses them.
+    from pysycl._bundles.ops import check_ptx_options
+
+    check_ptx_options("-cl-fast-relaxed-math -cl-nv-maxrregcount=32 -w", "build")
+    with pytest.raises(sycl.exception) as ei:
+        check_ptx_options("-cl-mad-enable -no-such-option", "build")
+    assert ei.value.code() == sycl.errc.invalid and "-no-such-option" in str(ei.value)

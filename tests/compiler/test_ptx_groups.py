@@ -277,6 +277,8 @@ def _sc_globals(ptx: str) -> dict[int, tuple[str, int]]:
 
 
 def test_spec_constants_are_patchable_const_globals(kq: sycl.queue, ptx_images: list) -> None:
+    if not kq.get_device().has(sycl.aspect.fp16):
+        pytest.skip("the kernel reads a float16 constant; the device has no fp16")
     n = 8
     want = (np.arange(n) * -3 + 0.5 + 0.1 + 1.5 + 200 - 2**40 * 1e-12 + 1000)
     np.testing.assert_allclose(_spec_kernel(kq, n), want)
