@@ -244,14 +244,16 @@ def build_reduction_wrapper(
         accs.append(acc)
 
     if index.kind == "range":
+        # A grid-stride loop: the runtime launches as many work-items as keep the device
+        # busy (not one per item), so few partial results are left for the final step.
         callee_args: list[types.Type] = [ItemType(index.ndim), *reducers, *capture_types]
         lin = ocl.work_item_query(builder, "get_global_id", 0)
+        stride = ocl.work_item_query(builder, "get_global_size", 0)
         total = user_range[0]
         for e in user_range[1:]:
             total = builder.mul(total, e)
-        inside = builder.icmp_unsigned("<", lin, total)
-        with builder.if_then(inside, likely=True):
-            item = _item_from_linear(context, builder, lin, user_range)
+        with cgutils.for_range_slice(builder, lin, total, stride) as (i, _count):
+            item = _item_from_linear(context, builder, i, user_range)
             entry.call(fndesc, callee_args, [item, *accs, *values])
     else:
         callee_args = [NdItemType(index.ndim), *reducers, *capture_types]

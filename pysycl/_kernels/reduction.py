@@ -461,6 +461,14 @@ def _check(h: handler, cmd: KernelCommand) -> None:
                             "command group")
 
 
+#: Work-groups per compute unit of a ``range`` reduction's launch: a GPU's final step
+#: reads every group's partial from one work-group (fewer is faster: 0.2x -> see
+#: docs/performance.md); Intel's CPU compiler vectorises the loop less well, so a CPU
+#: gets more groups (fewer items per work-item).
+_GROUPS_PER_UNIT_GPU = 16
+_GROUPS_PER_UNIT = 256
+
+
 def _sizes(k: Kernel, dev: device, clk: cl.Kernel, cmd: KernelCommand, values: list[Any]
            ) -> tuple[tuple[int, ...], tuple[int, ...], list[Any]]:
     """(global size, local size, extra arguments): a range runs as a padded 1-D nd_range."""
@@ -474,7 +482,12 @@ def _sizes(k: Kernel, dev: device, clk: cl.Kernel, cmd: KernelCommand, values: l
     user = tuple(cmd.index_space)
     total = int(np.prod(user, dtype=np.int64)) if user else 0
     wg = max(1, min(256, lim[0], lim[1][0], total))
-    return (-(-total // wg) * wg,), (wg,), list(user)
+    # The kernel loops over the items (grid-stride): enough groups to fill the device,
+    # few enough that the final step has little to combine.
+    units = max(1, int(dev.native.max_compute_units))
+    per_unit = _GROUPS_PER_UNIT_GPU if dev.is_gpu() else _GROUPS_PER_UNIT
+    groups = min(-(-total // wg), per_unit * units)
+    return (groups * wg,), (wg,), list(user)
 
 
 def _check_local_memory(k: Kernel, dev: device, clk: cl.Kernel, values: list[Any],
