@@ -923,13 +923,14 @@ def render(res: Results, args: argparse.Namespace, elapsed: float) -> str:
                 lines.append(f"| {e['label']} | error [{note(e['error'])}] | | | | | | |")
                 continue
             s = e["stats"]
-            builds = s.get("cl_builds", 0) + s.get("cl_compiles", 0)
+            hits = s.get("binary_hits", 0) + s.get("native_hits", 0)  # bundles' + submits'
+            builds = s.get("cl_builds", 0) + s.get("cl_compiles", 0) - s.get("native_hits", 0)
             build = f"{e['build_s']:.3f}" if e["bundle"] else "—"
             lines.append(
                 f"| {e['label']} | {e['first_result_s']:.3f} | {e['import_queue_s']:.3f} | "
                 f"{build} | {e['first_submit_s']:.3f} | {'yes' if e['numba'] else 'no'} | "
                 f"{s.get('compiles', 0)} / {s.get('disk_hits', 0)} / {builds} / "
-                f"{s.get('binary_hits', 0)} | {e['cache']['kernel_entries']} / "
+                f"{hits} | {e['cache']['kernel_entries']} / "
                 f"{e['cache']['binaries']} |")
     if notes:
         lines += ["", "Errors and wrong results:", ""]

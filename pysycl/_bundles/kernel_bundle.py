@@ -24,7 +24,7 @@ executable) and ``link`` keeps each PTX image its own executable image.
 the same aspects (the spec's warning on optional features).
 
 Executable programs built by ``build`` are cached on disk per device
-(:mod:`pysycl._bundles.bincache`); a fresh process that builds known kernels needs
+(:mod:`pysycl._kernels.bincache`); a fresh process that builds known kernels needs
 neither Numba nor the OpenCL compiler. The operations (``get_kernel_bundle``,
 ``compile``, ``link``, ``build``, ...) are in :mod:`pysycl._bundles.ops`.
 """

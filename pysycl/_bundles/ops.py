@@ -489,7 +489,7 @@ def build(input_bundle: kernel_bundle, devs: Sequence[device] | None = None,
     kb = _input_bundle(input_bundle, "build")
     dl = _check_subset(kb.devices if devs is None else devs, kb.devices, kb.get_context(), "build")
     opts = _options(properties, "build")
-    from pysycl._bundles import bincache as _bincache
+    from pysycl._kernels import bincache as _bincache
 
     clp = _programs()
     ctx = kb.get_context()

@@ -1,7 +1,7 @@
 """The file side of pysycl's caches: where they live, whether to trust them, safe I/O.
 
 Shared by the kernel cache (:mod:`pysycl._kernels.diskcache`), the device-binary cache
-(:mod:`pysycl._bundles.bincache`) and the ICD vendors folder (:mod:`pysycl._backends.opencl.icd`).
+(:mod:`pysycl._kernels.bincache`) and the ICD vendors folder (:mod:`pysycl._backends.opencl.icd`).
 docs/caching.md describes the rules; in short:
 
 * **Where.** ``$PYSYCL_CACHE_DIR`` or the platform's user cache folder, made

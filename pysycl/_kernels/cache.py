@@ -37,6 +37,7 @@ from pysycl._core.abi import (
     source_location,
 )
 from pysycl._core.exceptions import errc, exception
+from pysycl._kernels import bincache as _bincache
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import diskcache as _diskcache
 from pysycl._kernels import specconst as _specconst
@@ -177,7 +178,7 @@ class KernelCache:
     def __init__(self) -> None:
         self.memory: dict[Hashable, Kernel] = {}
         self.stats = {"compiles": 0, "memory_hits": 0, "disk_hits": 0, "disk_writes": 0,
-                      "cl_builds": 0}
+                      "cl_builds": 0, "native_hits": 0, "native_writes": 0}
         self._flights: dict[Hashable, threading.Lock] = {}
         self._flights_lock = threading.Lock()
 
@@ -336,15 +337,38 @@ class KernelCache:
         if spec is not None:  # specialization constant values applied to the image (no Numba)
             clk = _specconst.build_for(k, img, ctx, dev, spec)
         else:
-            if img.format == "ptx":
-                prg = x.build_ptx(ctx.native, [dev.native], img.binary)
-            else:
-                prg = x.build_il(ctx.native, [dev.native], img.binary)
-            clk = x.create_kernel(prg, img.entry, k.arg_dtypes)
+            clk = x.create_kernel(self._program(img, ctx, dev), img.entry, k.arg_dtypes)
         self.stats["cl_builds"] += 1
         _log.info("built kernel %s for %s in %.1f ms", k.name, _dev_name(dev),
                   1e3 * (time.perf_counter() - t0))
         return clk
+
+
+    def _program(self, img: CompiledKernel, ctx: context, dev: device) -> cl.Program:
+        """The built program of ``img`` for ``dev``: from the device-binary cache when the
+        driver built it before (no device compiler), else built and its binary stored."""
+        from pysycl._backends.opencl import exec as x
+        from pysycl._backends.opencl import programs as clp
+
+        bkey = _bincache.key("kernel", img.format, img.arch,
+                             hashlib.sha256(img.binary).hexdigest(),
+                             clp.device_cache_key(dev.native))
+        binary = _bincache.load(bkey)
+        if binary is not None:
+            try:
+                prg = clp.from_binaries(ctx.native, [dev.native], [binary])
+                clp.build_program(prg, [dev.native], "")
+                self.stats["native_hits"] += 1
+                return clp.wrap_program(prg)
+            except exception:
+                pass  # a binary this driver no longer takes: build from the image
+        if img.format == "ptx":
+            built = x.build_ptx(ctx.native, [dev.native], img.binary)
+        else:
+            built = x.build_il(ctx.native, [dev.native], img.binary)
+        if _bincache.store(bkey, clp.binaries(built).get(clp.handle(dev.native), b"")):
+            self.stats["native_writes"] += 1
+        return built
 
 
 #: The process's kernel cache.

@@ -73,7 +73,7 @@ def read_entry(base: Path, p: Path, kind: bytes, key: str, decode: Callable[[byt
 
     ``base`` is the trusted folder ``p`` lies below; every folder between them
     is checked too. Shared by the SPIR-V cache and the device-binary cache
-    (:mod:`pysycl._bundles.bincache`).
+    (:mod:`pysycl._kernels.bincache`).
     """
     for d in _folders(base, p):
         problem = _cachefs.dir_problem(d, create=False)

@@ -72,3 +72,41 @@ def test_corrupt_binary_is_rebuilt(tmp_path: Path) -> None:
     rebuilt = again["cl_links"] if again["format"] == "spirv" else again["cl_compiles"]
     assert again["binary_hits"] == 0 and rebuilt == 1 and again["binary_writes"] == 1
     assert again["result"] == [2.0, 3.0, 4.0, 5.0]
+
+
+SUBMIT = textwrap.dedent("""
+    import json, sys, time
+    import numpy as np
+    import pysycl as sycl
+
+    q = sycl.queue()
+    x = np.arange(8, dtype=np.float32)
+    t0 = time.perf_counter()
+    with sycl.buffer(x) as X:
+        def cg(h):
+            a = X.get_access(h, sycl.access_mode.read_write)
+            h.parallel_for(sycl.range(8), lambda i: a.__setitem__(i, a[i] * 3.0 + 1.0))
+        q.submit(cg)
+    out = sycl.ext.kernel_cache_stats()
+    out["first_submit_s"] = time.perf_counter() - t0
+    out["numba_imported"] = "numba" in sys.modules
+    out["result"] = x.tolist()
+    print(json.dumps(out))
+""")
+
+
+def test_a_warm_process_submits_without_numba_or_the_device_compiler(tmp_path: Path) -> None:
+    # The kernel cache keeps the image (SPIR-V/PTX) and, per device, the driver's binary.
+    env = dict(os.environ, PYSYCL_CACHE_DIR=str(tmp_path))
+    runs = []
+    for _ in range(2):
+        r = subprocess.run([sys.executable, "-c", SUBMIT], env=env, capture_output=True,
+                           text=True, timeout=120, check=False)
+        assert r.returncode == 0, r.stderr
+        runs.append(json.loads(r.stdout.strip().splitlines()[-1]))
+    cold, warm = runs
+    want = [v * 3 + 1 for v in range(8)]
+    assert cold["result"] == warm["result"] == want
+    assert cold["compiles"] == 1 and cold["native_writes"] == 1 and cold["native_hits"] == 0
+    assert warm["compiles"] == 0 and warm["disk_hits"] == 1 and not warm["numba_imported"]
+    assert warm["native_hits"] == 1 and warm["native_writes"] == 0
