@@ -1,8 +1,9 @@
-"""The PTX target (issue #11, in progress): kernels as PTX for NVIDIA's OpenCL.
+"""The PTX target: Python kernels as PTX for NVIDIA GPUs through NVIDIA's OpenCL.
 
 * :mod:`.retarget` -- the SPIR-flavoured optimised IR of a kernel, rewritten for
-  ``nvptx64-nvidia-cuda``, and PTX emission.
+  ``nvptx64-nvidia-cuda``; :mod:`.builtins` the registry of OpenCL built-in
+  definitions (:mod:`.workitem`, :mod:`.groups`, :mod:`.math_builtins`,
+  :mod:`.specconst`); :mod:`.emit` PTX emission in the emit worker.
 
-Not used by the runtime yet (docs/design/gpu.md). Importing this package imports
-none of its modules.
+docs/design/gpu.md. Importing this package imports none of its modules.
 """
