@@ -96,7 +96,14 @@ def compile_for(fn: Callable[..., Any], ndim: int | None) -> CompiledKernel:
 
     index = IndexSpace("single_task", 0) if ndim is None else IndexSpace("range", ndim)
     caps, _ = make_captures(fn)
-    return compile_kernel(fn, index, caps, entry_name="k_" + fn.__name__.replace("<", "").replace(">", ""))
+    fmt, arch = TARGET
+    return compile_kernel(fn, index, caps, entry_name="k_" + fn.__name__.replace("<", "").replace(">", ""),
+                          image_format=fmt, arch=arch)
+
+
+#: The image target the harness compiles for: SPIR-V, or PTX where the only device with
+#: Python kernels is an NVIDIA GPU (set by :class:`Device`).
+TARGET = ("spirv", "")
 
 
 def spirv_validate(binary: bytes, tmp_path: Any, env: str = "opencl2.2") -> None:
@@ -105,6 +112,11 @@ def spirv_validate(binary: bytes, tmp_path: Any, env: str = "opencl2.2") -> None
     fp16 kernels use ``env="spv1.2"``: the OpenCL environments of spirv-val
     reject the Float16 capability, which OpenCL grants via cl_khr_fp16.
     """
+    if binary[:4] != b"\x03\x02\x23\x07":  # PTX (the harness on an NVIDIA GPU)
+        from tests.conftest import ptxas_check
+
+        ptxas_check(binary, TARGET[1])
+        return
     if SPIRV_VAL is None:
         pytest.skip("spirv-val not installed")
     p = tmp_path / "k.spv"
@@ -114,24 +126,39 @@ def spirv_validate(binary: bytes, tmp_path: Any, env: str = "opencl2.2") -> None
 
 
 class Device:
-    """An OpenCL context + queue on the first SPIR-V capable device."""
+    """An OpenCL context + queue on the first SPIR-V capable device, else an NVIDIA GPU
+    (the harness then compiles PTX for its compute capability)."""
 
     def __init__(self) -> None:
+        global TARGET
+        nvidia = None
         for plat in cl.get_platforms():
             for dev in plat.get_devices():
                 if "SPIR-V" in (getattr(dev, "il_version", "") or ""):
-                    self.device = dev
-                    self.ctx = cl.Context([dev])
-                    self.queue = cl.CommandQueue(self.ctx)
+                    self._use(dev)
                     return
-        raise LookupError("no SPIR-V capable OpenCL device")
+                if nvidia is None and "cl_nv_device_attribute_query" in dev.extensions.split():
+                    nvidia = dev
+        if nvidia is None:
+            raise LookupError("no SPIR-V capable OpenCL device and no NVIDIA GPU")
+        TARGET = ("ptx", f"sm_{nvidia.compute_capability_major_nv}"
+                         f"{nvidia.compute_capability_minor_nv}")
+        self._use(nvidia)
+
+    def _use(self, dev: cl.Device) -> None:
+        self.device = dev
+        self.ctx = cl.Context([dev])
+        self.queue = cl.CommandQueue(self.ctx)
 
     def build(self, ck: CompiledKernel) -> cl.Kernel:
-        """Build the SPIR-V module and return its kernel."""
+        """Build the SPIR-V (or PTX) module and return its kernel."""
         with warnings.catch_warnings():
             # The Intel runtime's build log ("successfully vectorized") is noise.
             warnings.simplefilter("ignore", cl.CompilerWarning)
-            prg = cl.Program(self.ctx, ck.binary).build()
+            if ck.format == "ptx":
+                prg = cl.Program(self.ctx, [self.device], [ck.binary]).build()
+            else:
+                prg = cl.Program(self.ctx, ck.binary).build()
         return cl.Kernel(prg, ck.entry)
 
     def launch(self, ck: CompiledKernel, values: list[Any], global_range: tuple[int, ...] | None) -> None:
@@ -184,8 +211,11 @@ def run(device: Device) -> Callable[..., CompiledKernel]:
     def _run(fn: Callable[..., Any], global_range: tuple[int, ...] | int | None) -> CompiledKernel:
         if isinstance(global_range, int):
             global_range = (global_range,)
+        caps, values = make_captures(fn)
+        if "cl_khr_fp16" not in device.device.extensions.split() and any(
+                getattr(c.type, "dtype", None) == np.float16 for c in caps):
+            pytest.skip("float16 needs fp16, which this device lacks")
         ck = compile_for(fn, None if global_range is None else len(global_range))
-        _, values = make_captures(fn)
         device.launch(ck, values, global_range)
         return ck
 

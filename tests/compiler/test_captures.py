@@ -8,6 +8,7 @@ import numpy as np
 
 from pysycl._core.abi import AccessorType, Capture, IndexSpace, flat_arg_count
 
+from . import conftest
 from .conftest import R, W, compile_for, make_captures
 
 GLOBAL_SCALE = np.float32(2.5)
@@ -33,7 +34,9 @@ def test_scalar_value_not_embedded(device):
         device.launch(ck, [vals[c.name] for c in ck.captures], (8,))
         np.testing.assert_array_equal(out, x * value)
     # Recompiling is deterministic: same code, same capture types, same binary.
-    assert compile_kernel(kern, IndexSpace("range", 1), caps, entry_name=ck.entry).binary == ck.binary
+    fmt, arch = conftest.TARGET
+    assert compile_kernel(kern, IndexSpace("range", 1), caps, entry_name=ck.entry,
+                          image_format=fmt, arch=arch).binary == ck.binary
 
 
 def test_same_code_other_capture_types_compiles_differently():
