@@ -344,10 +344,7 @@ def _new_program(ctx: context, img: _Image, spec: dict[specialization_id, np.gen
     """
     clp = _programs()
     if img.format == "ptx":
-        ptx = img.il
-        if img.specs:
-            ptx = _specconst.ptx_for(ptx, _specconst.image_values(img, spec))
-        return clp.from_binaries(ctx.native, [d.native for d in devs], [ptx] * len(devs))
+        return _ptx_program(ctx, [img], devs, spec)
     if img.il is not None:
         if img.specs:
             return _specconst.program_for(ctx.native, devs, img.il,
@@ -517,25 +514,23 @@ def build(input_bundle: kernel_bundle, devs: Sequence[device] | None = None,
                     count("binary_hits")
                 except exception:
                     exe = None  # a binary the driver no longer takes: rebuild it
-            if exe is None and members[0].format == "ptx":  # merged, then built once
-                check_ptx_options(opts, "build")
-                exe = _ptx_program(ctx, members, [d], kb.spec_values)
-                clp.build_program(exe, [d.native], opts)
-                count("cl_compiles")
-                if cacheable and _bincache.store(bkey, clp.binaries(exe).get(clp.handle(d.native),
-                                                                             b"")):
-                    count("binary_writes")
             if exe is None:
-                objs = []
-                for img in members:
-                    prg = _new_program(ctx, img, kb.spec_values, [d])
-                    clp.compile_program(prg, [d.native], opts)
+                if members[0].format == "ptx":  # merged, then built once
+                    check_ptx_options(opts, "build")
+                    exe = _ptx_program(ctx, members, [d], kb.spec_values)
+                    clp.build_program(exe, [d.native], opts)
                     count("cl_compiles")
-                    objs.append(prg)
-                exe = clp.link_programs(ctx.native, objs, [d.native], opts)
-                count("cl_links")
-                bins = clp.binaries(exe)
-                if cacheable and _bincache.store(bkey, bins.get(clp.handle(d.native), b"")):
+                else:
+                    objs = []
+                    for img in members:
+                        prg = _new_program(ctx, img, kb.spec_values, [d])
+                        clp.compile_program(prg, [d.native], opts)
+                        count("cl_compiles")
+                        objs.append(prg)
+                    exe = clp.link_programs(ctx.native, objs, [d.native], opts)
+                    count("cl_links")
+                binary = clp.binaries(exe).get(clp.handle(d.native), b"")
+                if cacheable and _bincache.store(bkey, binary):
                     count("binary_writes")
             _log.info("built %d kernel image(s) for %s in %.1f ms", len(members), d.display_name,
                       1e3 * (time.perf_counter() - t0))

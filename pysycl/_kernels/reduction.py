@@ -41,6 +41,7 @@ from pysycl._kernels.kernel_api import _functor, group_barrier
 from pysycl._kernels.ndrange import dev_limits, ndrange_sizes
 from pysycl._memory.accessor import access_mode, accessor
 from pysycl._memory.buffer import buffer
+from pysycl._objects.info import _device_info
 from pysycl.property import no_init, property_list
 from pysycl.property import reduction as _reduction_props
 
@@ -484,7 +485,7 @@ def _sizes(k: Kernel, dev: device, clk: cl.Kernel, cmd: KernelCommand, values: l
     wg = max(1, min(256, lim[0], lim[1][0], total))
     # The kernel loops over the items (grid-stride): enough groups to fill the device,
     # few enough that the final step has little to combine.
-    units = max(1, int(dev.native.max_compute_units))
+    units = max(1, int(dev.get_info(_device_info.max_compute_units)))  # cached per device
     per_unit = _GROUPS_PER_UNIT_GPU if dev.is_gpu() else _GROUPS_PER_UNIT
     groups = min(-(-total // wg), per_unit * units)
     return (groups * wg,), (wg,), list(user)

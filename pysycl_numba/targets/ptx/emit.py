@@ -8,11 +8,9 @@ the user's interpreter, and the kernel gets ``errc.build``.
 
 from __future__ import annotations
 
-from pysycl._core.exceptions import errc
-from pysycl_numba.errors import KernelSourceError
 from pysycl_numba.targets.ptx.math_builtins import libdevice_path
 from pysycl_numba.targets.ptx.retarget import NVPTX_TRIPLE, retarget
-from pysycl_numba.targets.spirv import emit_worker
+from pysycl_numba.targets.spirv.codegen import emit_in_worker
 
 
 def emit_ptx(ir: str, entry: str, arch: str) -> bytes:
@@ -30,13 +28,4 @@ def emit_ptx(ir: str, entry: str, arch: str) -> bytes:
     """
     nv = retarget(ir)
     opts = {"cpu": arch, "entry": entry, "libdevice": libdevice_path() if nv.libdevice else ""}
-    try:
-        return emit_worker.client.emit(nv.ir, NVPTX_TRIPLE, ptx=opts)
-    except emit_worker.EmitCrash as e:
-        raise KernelSourceError(
-            f"LLVM's NVPTX backend crashed on {entry} ({e}); your Python process is fine. "
-            "Simplify the kernel or report this with the kernel's code", None, errc.build,
-        ) from e
-    except RuntimeError as e:
-        raise KernelSourceError(
-            f"LLVM's NVPTX backend could not emit {entry}: {e}", None, errc.build) from e
+    return emit_in_worker(nv.ir, NVPTX_TRIPLE, "NVPTX", entry, ptx=opts)

@@ -265,16 +265,27 @@ def emit_spirv(library: SPIRVCodeLibrary, wrapper: llir.Module, entry: str) -> t
 def _emit_checked(text: str, entry: str) -> bytes:
     # Emission runs in a worker process (see emit_worker): the backend's
     # process-wide state can go bad (duplicate result ids) or abort().
+    return emit_in_worker(text, SPIRV_TRIPLE, "SPIR-V", entry)
+
+
+def emit_in_worker(text: str, triple: str, backend: str, entry: str,
+                   ptx: dict[str, str] | None = None) -> bytes:
+    """The emit worker's output for ``text``; its failures as the kernel's ``errc.build``.
+
+    Args:
+        backend: the LLVM backend's name for messages (``"SPIR-V"``, ``"NVPTX"``).
+        ptx: the PTX request's options (``emit_worker._Client.emit``).
+    """
     try:
-        return emit_worker.client.emit(text, SPIRV_TRIPLE)
+        return emit_worker.client.emit(text, triple, ptx=ptx)
     except emit_worker.EmitCrash as e:
         raise KernelSourceError(
-            f"LLVM's SPIR-V backend crashed on {entry} ({e}); your Python process is fine. "
+            f"LLVM's {backend} backend crashed on {entry} ({e}); your Python process is fine. "
             "Simplify the kernel or report this with the kernel's code", None, errc.build,
         ) from e
     except RuntimeError as e:
         raise KernelSourceError(
-            f"LLVM's SPIR-V backend could not emit {entry}: {e}", None, errc.build,
+            f"LLVM's {backend} backend could not emit {entry}: {e}", None, errc.build,
         ) from e
 
 
