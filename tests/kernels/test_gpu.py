@@ -86,7 +86,8 @@ def test_a_ptx_module_the_driver_refuses_is_a_build_error(gq: sycl.queue) -> Non
 _FAULT = textwrap.dedent("""
     import numpy as np, pysycl as sycl
     q = sycl.queue(sycl.aspect_selector(sycl.aspect.ext_pysycl_ptx))
-    b = sycl.buffer(np.zeros(16, np.float32))
+    host = np.full(16, 7.0, np.float32)
+    b = sycl.buffer(host)
     def cg(h):
         acc = b.get_access(h, sycl.access_mode.write)
         far = 1 << 40
@@ -96,6 +97,7 @@ _FAULT = textwrap.dedent("""
         print("no error")
     except sycl.exception as e:
         print("caught", e.code().name, str(e).splitlines()[0])
+    print("intact" if (host == 7.0).all() else "host data changed")
     print("alive")
 """)
 
@@ -106,6 +108,7 @@ def test_a_faulting_kernel_is_a_runtime_error_not_a_crash_or_hang() -> None:
     assert r.returncode == 0, r.stderr
     assert "alive" in r.stdout
     assert "caught runtime" in r.stdout, r.stdout + r.stderr
+    assert "intact" in r.stdout  # the host array keeps its values
 
 
 _WARM = textwrap.dedent("""
