@@ -24,6 +24,11 @@ Flat OpenCL arguments of one capture, in order:
   as two arguments of its component type, real then imaginary part (a by-value
   struct argument crashes Intel's OpenCL CPU compiler, and OpenCL C has no
   complex type), and the entry point reassembles it.
+* ``PointerType`` (a captured USM pointer, ``sycl.malloc_*``'s result, or an
+  array whose memory the device can use): one ``T __global *`` argument, the
+  element the pointer points at (set with ``clSetKernelArgSVMPointer``). Inside
+  the kernel ``p[i]`` loads/stores element ``i`` from there (no bounds: C++'s
+  ``p[i]``); a ``readonly`` pointer accepts no stores or atomics.
 * ``SpecConstantType`` (a captured ``sycl.specialization_id``): no argument;
   the kernel's ``k``-th such capture is the module's ``OpSpecConstant`` with
   ``SpecId k``. A kernel reading spec constants takes a trailing
@@ -93,6 +98,8 @@ class ArgKind(enum.IntEnum):
     SPEC_CONSTANT = 3
     #: Several scalars: a complex number's two parts, a tuple's elements.
     SCALARS = 4
+    #: A USM pointer: ``clSetKernelArgSVMPointer`` of its address.
+    POINTER = 5
 
 
 class ReductionOp(enum.IntEnum):
@@ -195,6 +202,33 @@ class TupleType:
 
 
 @dataclass(frozen=True)
+class PointerType:
+    """Type of a captured USM pointer: its element dtype, and whether it is read-only.
+
+    One OpenCL argument, ``T __global *`` (address space 1), pointing at the
+    pointer's first element; kernels index it ``p[i]`` (loads, stores,
+    ``sycl.atomic_ref(p, i, ...)``). ``readonly`` pointers (a read-only numpy
+    array's memory) accept loads only.
+    """
+
+    dtype: np.dtype
+    readonly: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_h", hash(("pointer", self.dtype, self.readonly)))
+
+    def __hash__(self) -> int:
+        return self._h  # type: ignore[attr-defined,no-any-return]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (PointerType, (self.dtype, self.readonly))
+
+    def flat_arg_count(self) -> int:
+        """Number of OpenCL kernel arguments this capture occupies."""
+        return 1
+
+
+@dataclass(frozen=True)
 class SpecConstantType:
     """Type of a captured ``sycl.specialization_id``: no OpenCL argument.
 
@@ -214,7 +248,7 @@ class SpecConstantType:
         return 0
 
 
-CaptureType = AccessorType | ScalarType | TupleType | SpecConstantType
+CaptureType = AccessorType | ScalarType | TupleType | PointerType | SpecConstantType
 
 
 @dataclass(frozen=True)
@@ -310,6 +344,8 @@ def arg_kind(t: CaptureType) -> ArgKind:
         return ArgKind.SPEC_CONSTANT
     if isinstance(t, AccessorType):
         return ArgKind.LOCAL_ACCESSOR if t.space == "local" else ArgKind.ACCESSOR
+    if isinstance(t, PointerType):
+        return ArgKind.POINTER
     if isinstance(t, ScalarType) and t.flat_arg_count() == 1:
         return ArgKind.SCALAR
     return ArgKind.SCALARS
@@ -407,6 +443,8 @@ def _type_to_plain(t: CaptureType) -> dict[str, object]:
                 "default": _default_to_plain(t.default)}
     if isinstance(t, TupleType):
         return {"kind": "tuple", "elements": [_type_to_plain(e) for e in t.elements]}
+    if isinstance(t, PointerType):
+        return {"kind": "pointer", "dtype": _dtype_to_plain(t.dtype), "readonly": t.readonly}
     raise TypeError(f"no plain form for capture type {type(t).__name__}")
 
 
@@ -439,6 +477,11 @@ def _type_from_plain(d: object, depth: int = 0) -> CaptureType:
     if kind == "scalar":
         f = _fields(d, {"kind", "dtype"}, "scalar type")
         return ScalarType(_dtype_from_plain(f["dtype"]))
+    if kind == "pointer":
+        f = _fields(d, {"kind", "dtype", "readonly"}, "pointer type")
+        if not isinstance(f["readonly"], bool):
+            raise ValueError(f"pointer type: readonly must be a bool, got {f['readonly']!r:.50}")
+        return PointerType(_dtype_from_plain(f["dtype"]), f["readonly"])
     if kind == "spec_constant":
         f = _fields(d, {"kind", "dtype", "default"}, "spec constant type")
         return SpecConstantType(_dtype_from_plain(f["dtype"]), _default_from_plain(f["default"]))

@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pysycl._core.abi import AccessorType, Capture, IndexSpace, SpecConstantType, TupleType
+from pysycl._core.abi import (
+    AccessorType,
+    Capture,
+    IndexSpace,
+    PointerType,
+    SpecConstantType,
+    TupleType,
+)
 from pysycl._kernels.captures import info_of, is_argument, plan_index, references, walkable
 from pysycl._kernels.kernel_api import _functor
 
@@ -112,6 +119,8 @@ def _type_repr(t: CaptureType) -> str:
         return f"spec({t.dtype.str},{t.default!r})"
     if isinstance(t, AccessorType):
         return f"acc({t.dtype.str},{t.ndim},{t.mode},{t.space})"
+    if isinstance(t, PointerType):
+        return f"ptr({t.dtype.str},{'ro' if t.readonly else 'rw'})"
     return f"scalar({getattr(t, 'dtype', np.dtype(np.void)).str})"
 
 
