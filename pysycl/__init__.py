@@ -62,6 +62,22 @@ from pysycl._memory.accessor import access_mode, accessor, host_accessor, target
 from pysycl._memory.buffer import buffer  # noqa: E402
 from pysycl.property import no_init, property_list  # noqa: E402
 
+# --- memory: unified shared memory (§4.8) -------------------------------------------
+from pysycl._memory.usm import usm, usm_pointer  # noqa: E402
+from pysycl._memory.usm_api import (  # noqa: E402
+    aligned_alloc,
+    aligned_alloc_device,
+    aligned_alloc_host,
+    aligned_alloc_shared,
+    free,
+    get_pointer_device,
+    get_pointer_type,
+    malloc,
+    malloc_device,
+    malloc_host,
+    malloc_shared,
+)
+
 # --- command groups: queue, handler, event (§4.6.5, §4.9) ---------------------------
 from pysycl._commands.event import event  # noqa: E402
 from pysycl._commands.handler import handler  # noqa: E402
@@ -130,6 +146,10 @@ __all__ = [
     "access",
     "access_mode",
     "accessor",
+    "aligned_alloc",
+    "aligned_alloc_device",
+    "aligned_alloc_host",
+    "aligned_alloc_shared",
     "all_of_group",
     "any_of_group",
     "aspect",
@@ -156,10 +176,13 @@ __all__ = [
     "exception",
     "exception_list",
     "ext",
+    "free",
     "get_kernel_bundle",
     "get_kernel_id",
     "get_kernel_ids",
     "get_native",
+    "get_pointer_device",
+    "get_pointer_type",
     "gpu_selector",
     "gpu_selector_v",
     "group",
@@ -191,6 +214,10 @@ __all__ = [
     "make_kernel_bundle",
     "make_platform",
     "make_queue",
+    "malloc",
+    "malloc_device",
+    "malloc_host",
+    "malloc_shared",
     "maximum",
     "memory_order",
     "memory_scope",
@@ -212,4 +239,6 @@ __all__ = [
     "reduction",
     "specialization_id",
     "target",
+    "usm",
+    "usm_pointer",
 ]

@@ -87,6 +87,19 @@ class Backend(Protocol):
         """A new executor for a queue on device ``dev`` in context ``ctx``."""
         ...
 
+    def usm_alloc(self, ctx: context, dev: device | None, kind: str, nbytes: int,
+                  alignment: int) -> Any:
+        """A USM allocation (``kind``: ``"device"``, ``"host"``, ``"shared"``) of ``nbytes``.
+
+        The result has ``address`` (an ``int``), ``kernel_arg(byte_offset)`` (the
+        backend's kernel argument of a pointer into it) and ``release()``.
+        """
+        ...
+
+    def usm_borrow(self, owner: np.ndarray) -> Any:
+        """Host memory ``owner`` as an allocation's native side (never released by pysycl)."""
+        ...
+
 
 _registry: list[Backend] = []
 

@@ -87,10 +87,42 @@ class HostTaskCommand:
     args: tuple[Any, ...] = ()
 
 
-Command = KernelCommand | FillCommand | CopyCommand | UpdateHostCommand | HostTaskCommand
+@dataclasses.dataclass(frozen=True, slots=True)
+class USMCopyCommand:
+    """``h.memcpy`` / ``h.copy`` between USM pointers and host memory (checked addresses)."""
+
+    dst: int
+    src: int
+    nbytes: int
+    keep: tuple[Any, ...]  # what owns the two ends (pointers, host arrays)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class USMFillCommand:
+    """``h.memset`` / ``h.fill`` of USM memory with a repeated pattern."""
+
+    dst: int
+    pattern: np.ndarray  # its bytes are the pattern (1 byte for memset)
+    nbytes: int
+    keep: tuple[Any, ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PrefetchCommand:
+    """``h.prefetch`` (``advice`` is None) or ``h.mem_advise``: hints about USM memory."""
+
+    address: int
+    nbytes: int
+    advice: int | None
+    keep: tuple[Any, ...]
+
+
+Command = (KernelCommand | FillCommand | CopyCommand | UpdateHostCommand | HostTaskCommand
+           | USMCopyCommand | USMFillCommand | PrefetchCommand)
 
 #: The name each command has in messages (``handler`` repr, "already has ...").
 COMMAND_NAMES: dict[type, str] = {
     KernelCommand: "kernel", FillCommand: "fill", CopyCommand: "copy",
     UpdateHostCommand: "update_host", HostTaskCommand: "host_task",
+    USMCopyCommand: "memcpy", USMFillCommand: "fill", PrefetchCommand: "prefetch",
 }

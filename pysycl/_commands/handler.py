@@ -21,12 +21,17 @@ from pysycl._commands.commands import (
     FillCommand,
     HostTaskCommand,
     KernelCommand,
+    PrefetchCommand,
     UpdateHostCommand,
+    USMCopyCommand,
+    USMFillCommand,
 )
 from pysycl._commands.event import event
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels.signature import check_kernel as _check_kernel
 from pysycl._memory.accessor import accessor
+from pysycl._memory.usm import usm_pointer
+from pysycl._memory.usm_api import endpoint
 from pysycl._objects.range import nd_range
 from pysycl._objects.range import range as _range
 
@@ -239,12 +244,18 @@ class handler:  # noqa: N801 - the spec's spelling
         self._set(HostTaskCommand(fn))
 
     # ------------------------------------------------------- memory commands
-    def copy(self, src: accessor | np.ndarray, dest: accessor | np.ndarray) -> None:
-        """Copy accessor→array, array→accessor or accessor→accessor (§4.9.4.3)."""
+    def copy(self, src: Any, dest: Any, count: int | None = None) -> None:
+        """Copy accessor→array, array→accessor or accessor→accessor (§4.9.4.3), or
+        ``count`` elements between USM pointers and host arrays (``h.copy(src, dest,
+        count)``, C++'s ``copy<T>(src, dest, count)``: the count is in elements of
+        the source)."""
         s_acc, d_acc = isinstance(src, accessor), isinstance(dest, accessor)
         if not (s_acc or d_acc):
-            raise TypeError("handler.copy needs at least one sycl.accessor (USM copies are "
-                            "not supported by pysycl yet)")
+            self._usm_copy(src, dest, count)
+            return
+        if count is not None:
+            raise TypeError("handler.copy with an accessor takes no count: it copies the "
+                            "accessor's range")
         if d_acc and not dest.writes:
             raise exception(errc.invalid, "copy destination accessor has access_mode.read")
         if s_acc and src.kernel_type.mode == "write":
@@ -267,13 +278,85 @@ class handler:  # noqa: N801 - the spec's spelling
                                 f"accessor {dest.size()}")
         self._set(CopyCommand(src, dest))
 
-    def fill(self, dest: accessor, value: Any) -> None:
-        """Set every element of ``dest`` to ``value``."""
+    def fill(self, dest: Any, value: Any, count: int | None = None) -> None:
+        """Set every element of accessor ``dest`` to ``value``, or ``count`` elements of USM
+        pointer ``dest`` (``h.fill(ptr, pattern, count)``)."""
         if not isinstance(dest, accessor):
-            raise TypeError("handler.fill takes a sycl.accessor (USM fill is not supported yet)")
+            self._usm_fill(dest, value, count)
+            return
+        if count is not None:
+            raise TypeError("handler.fill with an accessor takes no count: it fills the "
+                            "accessor's range")
         if not dest.writes:
             raise exception(errc.invalid, "fill destination accessor has access_mode.read")
         self._set(FillCommand(dest, value))
+
+    # ------------------------------------------------------------ USM commands
+    def memcpy(self, dest: Any, src: Any, num_bytes: int) -> None:
+        """Copy ``num_bytes`` from ``src`` to ``dest``: USM pointers or host arrays (§4.9.4.3).
+
+        Raises:
+            exception: ``errc.invalid`` when ``num_bytes`` exceeds either end, for a
+                freed pointer or one of another context (nothing is enqueued).
+        """
+        n = _nbytes(num_bytes, "memcpy")
+        d, dk = endpoint(dest, self._queue, n, True, "memcpy destination")
+        s_, sk = endpoint(src, self._queue, n, False, "memcpy source")
+        self._set(USMCopyCommand(d, s_, n, (dk, sk)))
+
+    def _usm_copy(self, src: Any, dest: Any, count: int | None) -> None:
+        if count is None:
+            raise TypeError("handler.copy(src, dest, count): a USM copy needs the element count")
+        dt = _dtype_of(src) or _dtype_of(dest)
+        if dt is None:
+            raise TypeError("handler.copy(src, dest, count): give a sycl.accessor, or at least "
+                            "one typed end (a USM pointer or an array); use memcpy for bytes")
+        other = _dtype_of(dest) if _dtype_of(src) is not None else None
+        if other is not None and other != dt:
+            raise TypeError(f"handler.copy: the source holds {dt}, the destination {other}; "
+                            "copy converts nothing (C++'s copy<T> has one T)")
+        n = _nbytes(count, "copy", what="count") * dt.itemsize
+        d, dk = endpoint(dest, self._queue, n, True, "copy destination")
+        s_, sk = endpoint(src, self._queue, n, False, "copy source")
+        self._set(USMCopyCommand(d, s_, n, (dk, sk)))
+
+    def memset(self, ptr: Any, value: int, num_bytes: int) -> None:
+        """Set ``num_bytes`` bytes at ``ptr`` to ``value`` (its low 8 bits, as C's memset)."""
+        n = _nbytes(num_bytes, "memset")
+        d, dk = endpoint(ptr, self._queue, n, True, "memset")
+        self._set(USMFillCommand(d, np.array([int(value) & 0xFF], np.uint8), n, (dk,)))
+
+    def _usm_fill(self, ptr: Any, pattern: Any, count: int | None) -> None:
+        if count is None:
+            raise TypeError("handler.fill(ptr, pattern, count): a USM fill needs the element "
+                            "count")
+        dt = _dtype_of(ptr) or np.asarray(pattern).dtype
+        try:
+            pat = np.array(pattern, dtype=dt).reshape(1)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"handler.fill: the pattern {pattern!r} does not convert to {dt}: "
+                            f"{e}") from None
+        n = _nbytes(count, "fill", what="count") * dt.itemsize
+        d, dk = endpoint(ptr, self._queue, n, True, "fill")
+        if d % dt.itemsize:
+            raise exception(errc.invalid, f"fill: the destination is not aligned to "
+                            f"{dt.itemsize} bytes")
+        self._set(USMFillCommand(d, pat, n, (dk,)))
+
+    def prefetch(self, ptr: Any, num_bytes: int) -> None:
+        """Hint that ``num_bytes`` at ``ptr`` will be used on the device soon."""
+        n = _nbytes(num_bytes, "prefetch", zero_ok=True)
+        d, dk = endpoint(ptr, self._queue, n, False, "prefetch")
+        self._set(PrefetchCommand(d, n, None, (dk,)))
+
+    def mem_advise(self, ptr: Any, num_bytes: int, advice: int) -> None:
+        """Give the backend ``advice`` about ``num_bytes`` at ``ptr`` (a device-defined hint;
+        OpenCL has none to give, so it only orders like any other command)."""
+        n = _nbytes(num_bytes, "mem_advise", zero_ok=True)
+        if isinstance(advice, bool) or not isinstance(advice, (int, np.integer)):
+            raise TypeError(f"mem_advise: advice must be an int, not {advice!r}")
+        d, dk = endpoint(ptr, self._queue, n, False, "mem_advise")
+        self._set(PrefetchCommand(d, n, int(advice), (dk,)))
 
     def update_host(self, acc: accessor) -> None:
         """Bring the host copy of ``acc``'s buffer up to date."""
@@ -284,3 +367,23 @@ class handler:  # noqa: N801 - the spec's spelling
     def __repr__(self) -> str:
         cmd = None if self.command is None else COMMAND_NAMES[type(self.command)]
         return f"sycl.handler(command={cmd})"
+
+
+def _dtype_of(v: Any) -> np.dtype | None:
+    """The element type of a typed copy end (a pointer, an array, a USM array)."""
+    if isinstance(v, usm_pointer):
+        return v.dtype
+    if isinstance(v, np.ndarray):
+        return v.dtype
+    iface = getattr(v, "__sycl_usm_array_interface__", None)
+    if isinstance(iface, dict) and "typestr" in iface:
+        return np.dtype(iface["typestr"])
+    return None
+
+
+def _nbytes(n: Any, fn: str, what: str = "num_bytes", zero_ok: bool = True) -> int:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"{fn}: {what} must be an int, not {n!r}")
+    if n < 0:
+        raise ValueError(f"{fn}: {what} must not be negative, got {n}")
+    return int(n)

@@ -32,6 +32,7 @@ from pysycl._kernels.cache import Kernel, kernels, target_of
 from pysycl._kernels.captures import CodeInfo, capture_values, captures_of
 from pysycl._kernels.digest import stable_digest
 from pysycl._kernels.ndrange import check_nd_range, ndrange_sizes
+from pysycl._memory.usm_api import keep_until_complete
 
 if TYPE_CHECKING:
     import types
@@ -114,6 +115,15 @@ def prepare(q: queue, h: handler,
     x = _cl()
     clq = ex.native
     key = ex.key
+    if k.has_pointer:  # USM: the pointers (and host arrays) live until the kernel completes
+        def launch_usm(wait_for: Sequence[cl.Event] | None) -> cl.Event:
+            if 0 in gsize:
+                return x.marker(clq, wait_for=wait_for)
+            ev = x.launch(clq, clk, gsize, lsize, flat_args(values, kinds, key), wait_for, bound)
+            keep_until_complete(ex, ev, values)
+            return ev
+
+        return launch_usm
 
     def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
         if 0 in gsize:
@@ -188,6 +198,8 @@ def _checked_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType,
         args = flat_args(values, kinds, key)
         args.append(buf)
         ev = x.launch(clq, clk, gsize, lsize, args, wait_for)
+        if k.has_pointer:
+            keep_until_complete(ex, ev, values)
         _bounds.watch(x, _bounds.Watch(q, k, info.location, files, values, ranges, ndim, buf,
                                        host), clq, ev)
         return ev

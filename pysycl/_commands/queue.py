@@ -10,6 +10,7 @@ from pysycl._backends import base as _backends
 from pysycl._commands.event import event
 from pysycl._commands.handler import handler
 from pysycl._core.exceptions import errc, exception, exception_list
+from pysycl._memory.usm_api import track_executor
 
 if TYPE_CHECKING:
     import numpy as np
@@ -121,6 +122,7 @@ class queue:  # noqa: N801 - the spec's spelling
         self._async_handler = async_handler
         self._async_errors: list[BaseException] = []
         self.executor: Executor = executor
+        track_executor(ctx.key, executor)  # sycl.free waits for the context's queues
 
     @classmethod
     def _from_executor(cls, ctx: context, dev: device, executor: Executor,
@@ -231,31 +233,65 @@ class queue:  # noqa: N801 - the spec's spelling
 
         return self.submit(cgf)
 
-    def single_task(self, *args: Any, kernel_name: str | None = None) -> event:
+    def single_task(self, *args: Any, kernel_name: str | None = None,
+                    depends_on: event | Sequence[event] | None = None) -> event:
         """``q.single_task(kernel)`` or ``q.single_task(dep_event(s), kernel)``."""
-        deps, kernel = _split_deps(args, 1, "single_task")
+        deps, kernel = _split_deps(args, 1, "single_task", depends_on)
         return self._shortcut(deps, lambda h: h.single_task(kernel[0], kernel_name=kernel_name))
 
     def parallel_for(self, index_space: int | range_ | nd_range,
                      *rest: event | Sequence[event] | reduction | Callable[..., Any],
-                     kernel_name: str | None = None) -> event:
-        """``q.parallel_for(range, [dep_event(s),] kernel)``.
+                     kernel_name: str | None = None,
+                     depends_on: event | Sequence[event] | None = None) -> event:
+        """``q.parallel_for(range, [dep_event(s),] kernel)`` (§4.6.5.2).
 
-        Shortcut kernels cannot use accessors (§4.6.5.2): they capture scalars only.
+        The kernel captures USM pointers and numbers (a shortcut has no handler, so
+        no accessors); ``depends_on=`` is the keyword form of the events.
         """
-        deps, tail = _split_deps(rest, None, "parallel_for")
+        deps, tail = _split_deps(rest, None, "parallel_for", depends_on)
         return self._shortcut(deps, lambda h: h.parallel_for(index_space, *tail,
                                                              kernel_name=kernel_name))
 
-    def copy(self, src: accessor | np.ndarray, dest: accessor | np.ndarray,
-             depends_on: event | Sequence[event] | None = None) -> event:
-        """Shortcut for ``handler.copy`` (accessor arguments are required for you)."""
-        return self._shortcut(depends_on, lambda h: _require_all(h, src, dest) or h.copy(src, dest))
+    def memcpy(self, dest: Any, src: Any, num_bytes: int, *deps: event | Sequence[event],
+               depends_on: event | Sequence[event] | None = None) -> event:
+        """``q.memcpy(dest, src, num_bytes[, dep_event(s)])``: USM pointers or host arrays."""
+        return self._shortcut(_deps(deps, depends_on, "memcpy"),
+                              lambda h: h.memcpy(dest, src, num_bytes))
 
-    def fill(self, dest: accessor, value: Any,
+    def memset(self, ptr: Any, value: int, num_bytes: int, *deps: event | Sequence[event],
+               depends_on: event | Sequence[event] | None = None) -> event:
+        """``q.memset(ptr, value, num_bytes[, dep_event(s)])``."""
+        return self._shortcut(_deps(deps, depends_on, "memset"),
+                              lambda h: h.memset(ptr, value, num_bytes))
+
+    def prefetch(self, ptr: Any, num_bytes: int, *deps: event | Sequence[event],
+                 depends_on: event | Sequence[event] | None = None) -> event:
+        """``q.prefetch(ptr, num_bytes[, dep_event(s)])``."""
+        return self._shortcut(_deps(deps, depends_on, "prefetch"),
+                              lambda h: h.prefetch(ptr, num_bytes))
+
+    def mem_advise(self, ptr: Any, num_bytes: int, advice: int, *deps: event | Sequence[event],
+                   depends_on: event | Sequence[event] | None = None) -> event:
+        """``q.mem_advise(ptr, num_bytes, advice[, dep_event(s)])``."""
+        return self._shortcut(_deps(deps, depends_on, "mem_advise"),
+                              lambda h: h.mem_advise(ptr, num_bytes, advice))
+
+    def copy(self, src: Any, dest: Any, *rest: Any,
              depends_on: event | Sequence[event] | None = None) -> event:
-        """Shortcut for ``handler.fill``."""
-        return self._shortcut(depends_on, lambda h: _require_all(h, dest) or h.fill(dest, value))
+        """``q.copy(src, dest)`` with an accessor (accessors are required for you), or
+        ``q.copy(src, dest, count[, dep_event(s)])`` between USM pointers and arrays."""
+        count, deps = _count_and_deps(rest, depends_on, "copy")
+        if count is None:
+            return self._shortcut(deps, lambda h: _require_all(h, src, dest) or h.copy(src, dest))
+        return self._shortcut(deps, lambda h: h.copy(src, dest, count))
+
+    def fill(self, dest: Any, value: Any, *rest: Any,
+             depends_on: event | Sequence[event] | None = None) -> event:
+        """``q.fill(accessor, value)``, or ``q.fill(ptr, pattern, count[, dep_event(s)])``."""
+        count, deps = _count_and_deps(rest, depends_on, "fill")
+        if count is None:
+            return self._shortcut(deps, lambda h: _require_all(h, dest) or h.fill(dest, value))
+        return self._shortcut(deps, lambda h: h.fill(dest, value, count))
 
     def update_host(self, acc: accessor,
                     depends_on: event | Sequence[event] | None = None) -> event:
@@ -285,12 +321,40 @@ def _require_all(h: handler, *objs: accessor | np.ndarray) -> None:
             h.require(o)
 
 
-def _split_deps(args: Sequence[Any], n_tail: int | None,
-                what: str) -> tuple[event | Sequence[event] | None, tuple[Any, ...]]:
+def _is_deps(x: Any) -> bool:
+    return isinstance(x, event) or (isinstance(x, (list, tuple))
+                                    and all(isinstance(e, event) for e in x))
+
+
+def _deps(args: Sequence[Any], kw: event | Sequence[event] | None,
+          what: str) -> event | Sequence[event] | None:
+    """The dependencies of a shortcut: one positional event (list) or ``depends_on=``."""
+    if len(args) > 1 or (args and not _is_deps(args[0])):
+        raise TypeError(f"q.{what}: after the arguments comes one sycl.event or a list of "
+                        "them")
+    if args and kw is not None:
+        raise TypeError(f"q.{what}: the events are given twice (positionally and as "
+                        "depends_on=)")
+    return args[0] if args else kw
+
+
+def _count_and_deps(rest: Sequence[Any], kw: event | Sequence[event] | None,
+                    what: str) -> tuple[int | None, event | Sequence[event] | None]:
+    if rest and not _is_deps(rest[0]):
+        return rest[0], _deps(rest[1:], kw, what)
+    return None, _deps(rest, kw, what)
+
+
+def _split_deps(args: Sequence[Any], n_tail: int | None, what: str,
+                kw: event | Sequence[event] | None = None
+                ) -> tuple[event | Sequence[event] | None, tuple[Any, ...]]:
     if not args:
         raise TypeError(f"{what}: the kernel is missing")
     first = args[0]
     if isinstance(first, event) or (isinstance(first, (list, tuple)) and len(args) > 1
                                     and all(isinstance(e, event) for e in first)):
+        if kw is not None:
+            raise TypeError(f"q.{what}: the events are given twice (positionally and as "
+                            "depends_on=)")
         return first, tuple(args[1:])
-    return None, tuple(args)
+    return kw, tuple(args)

@@ -2,7 +2,8 @@
 
 The layout is the ABI's (:mod:`pysycl._core.abi`): a global accessor passes its
 buffer's ``cl_mem`` in the queue's context, then its offset and ranges; a local
-accessor a ``clSetKernelArg(NULL)`` size, then its range; a spec id nothing.
+accessor a ``clSetKernelArg(NULL)`` size, then its range; a USM pointer its SVM
+address; a spec id nothing.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from pysycl._core.abi import ArgKind
 if TYPE_CHECKING:
     from pysycl._objects.range import range as range_
 
-_SCALAR, _ACCESSOR, _LOCAL, _SCALARS = (ArgKind.SCALAR, ArgKind.ACCESSOR,
-                                        ArgKind.LOCAL_ACCESSOR, ArgKind.SCALARS)
+_SCALAR, _ACCESSOR, _LOCAL, _SCALARS, _POINTER = (
+    ArgKind.SCALAR, ArgKind.ACCESSOR, ArgKind.LOCAL_ACCESSOR, ArgKind.SCALARS, ArgKind.POINTER)
 _cl_mod: list[ModuleType] = []
 
 
@@ -46,6 +47,11 @@ def flat_args(values: list[Any], kinds: tuple[ArgKind, ...], key: int) -> list[A
             args.extend(v[1])
         elif kind is _SCALARS:
             args.extend(v)
+        elif kind is _POINTER:  # a USM pointer: its backend argument, made once
+            karg = v._karg
+            if karg is None:
+                karg = v._karg = v._alloc.native.kernel_arg(v._offset)
+            args.append(karg)
     return args
 
 

@@ -70,6 +70,8 @@ class Kernel:
         arg_kinds: one :class:`ArgKind` per capture.
         arg_dtypes: the OpenCL arguments' dtypes (None: a memory object).
         has_spec, has_local: whether some capture is a spec id / a local accessor.
+        has_pointer: whether some capture is a USM pointer (its launches keep the
+            pointers alive until they complete).
         direct, direct_rest: the static bounds check's entries
             (:func:`pysycl._kernels.bounds.fast_checks`).
         kernels: ``cl_kernel`` by (context, device[, spec-constant values]).
@@ -79,7 +81,7 @@ class Kernel:
     """
 
     __slots__ = ("arg_dtypes", "arg_kinds", "bound", "compiled", "digest", "direct",
-                 "direct_rest", "has_local", "has_spec", "images", "kernels", "name")
+                 "direct_rest", "has_local", "has_pointer", "has_spec", "images", "kernels", "name")
 
     def __init__(self, compiled: CompiledKernel, name: str, digest: str = "") -> None:
         self.compiled = compiled
@@ -103,6 +105,7 @@ class Kernel:
         self.arg_kinds = kinds
         self.has_spec = ArgKind.SPEC_CONSTANT in kinds
         self.has_local = ArgKind.LOCAL_ACCESSOR in kinds
+        self.has_pointer = ArgKind.POINTER in kinds
         self.direct, self.direct_rest = _bounds.fast_checks(compiled.direct_index, kinds)
         self.kernels: dict[tuple[Hashable, ...], cl.Kernel] = {}
         # cl_kernel -> the arguments it was last launched with (exec.launch sets only changes)

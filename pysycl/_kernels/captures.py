@@ -27,6 +27,7 @@ import numpy as np
 
 from pysycl._core.abi import (
     Capture,
+    PointerType,
     ScalarType,
     TupleType,
 )
@@ -35,6 +36,8 @@ from pysycl._kernels import specconst as _specconst
 from pysycl._kernels.kernel_api import _functor, local_accessor
 from pysycl._memory.accessor import accessor
 from pysycl._memory.buffer import buffer
+from pysycl._memory.usm import usm_pointer
+from pysycl._memory.usm_api import adopt
 
 if TYPE_CHECKING:
     from pysycl._commands.handler import handler
@@ -130,13 +133,42 @@ def _unassigned(fn: types.FunctionType, info: CodeInfo, name: str, owner: int) -
                                 "it is assigned")
 
 
+_POINTER_TYPES: dict[tuple[np.dtype, bool], PointerType] = {}
+
+
+def _foreign_accessor(fn: types.FunctionType, info: CodeInfo, name: str, is_global: bool,
+                      owner: int) -> exception:
+    what = "accessor" if is_global else "local_accessor"
+    how = ("was not created in (or required by) this command group" if is_global
+           else "was not created in this command group")
+    return exception(errc.invalid, f"{_where(fn, info, name)}: {_who(fn, owner)} "
+                     f"{what} {name!r} that {how}")
+
+
+def _where(fn: types.FunctionType, info: CodeInfo, name: str) -> str:
+    return f"{fn.__code__.co_filename}:{info.lines.get(name, fn.__code__.co_firstlineno)}"
+
+
+def _bad_pointer(fn: types.FunctionType, info: CodeInfo, name: str, v: usm_pointer, h: handler,
+                 owner: int) -> exception:
+    if not v._alloc.live:
+        why = "points into memory that was freed with sycl.free"
+    else:
+        why = (f"was allocated in {v._alloc.ctx!r}, not in the queue's context "
+               f"{h._queue.get_context()!r}")
+    return exception(errc.invalid, f"{_where(fn, info, name)}: {_who(fn, owner)} {name!r}: "
+                     f"{v!r} {why}")
+
+
 def _bad_capture(fn: types.FunctionType, info: CodeInfo, name: str, value: Any,
                  owner: int = 0) -> kernel_compile_error:
     line = info.lines.get(name, fn.__code__.co_firstlineno)
     where = f"{fn.__code__.co_filename}:{line}"
     if isinstance(value, np.ndarray):
-        hint = ("a numpy array cannot be used in a kernel directly: wrap it in a sycl.buffer "
-                "and capture an accessor (buf.get_access(h, sycl.access_mode.read))")
+        hint = ("a numpy array is a kernel argument only on a device with "
+                "aspect.usm_system_allocations, and only 1-D and C-contiguous: wrap it in a "
+                "sycl.buffer and capture an accessor (buf.get_access(h, sycl.access_mode.read)), "
+                "or copy it into USM (sycl.malloc_device + q.memcpy)")
     elif isinstance(value, buffer):
         hint = "capture an accessor of the buffer (buf.get_access(h, mode)), not the buffer"
     elif isinstance(value, tuple):
@@ -288,7 +320,7 @@ def call_graph(fn: types.FunctionType) -> tuple[tuple[Callable[..., Any], tuple[
 def is_argument(v: Any) -> bool:
     """Whether a value read by a kernel or helper is a kernel argument (see :func:`classify`)."""
     t = type(v)
-    return (t in _SCALAR_KEYS or t is accessor or t is local_accessor
+    return (t in _SCALAR_KEYS or t is accessor or t is local_accessor or t is usm_pointer
             or t is _specconst.specialization_id or (t is tuple and bool(v)))
 
 
@@ -342,6 +374,7 @@ def _tuple_type(v: tuple[Any, ...]) -> tuple[TupleType, list[Any]] | None:
     return TupleType(tuple(elements)), flat
 
 
+# long: the per-capture type dispatch of the submit hot path, kept in one frame.
 def classify(fn: types.FunctionType, info: CodeInfo, h: handler, name: str, source: str, v: Any,
              values: list[Any], caps: list[CaptureEntry], key: list[Hashable],
              fns: list[Callable[..., Any]] | None = None, owner: int = 0) -> None:
@@ -372,16 +405,17 @@ def classify(fn: types.FunctionType, info: CodeInfo, h: handler, name: str, sour
             return
     if t is accessor or t is local_accessor:
         if v.handler is not h:
-            line = info.lines.get(name, fn.__code__.co_firstlineno)
-            what = "accessor" if t is accessor else "local_accessor"
-            how = ("was not created in (or required by) this command group" if t is accessor
-                   else "was not created in this command group")
-            raise exception(errc.invalid, f"{fn.__code__.co_filename}:{line}: {_who(fn, owner)} "
-                            f"{what} {name!r} that {how}")
+            raise _foreign_accessor(fn, info, name, t is accessor, owner)
         values.append(v)
         kt = v.kernel_type
         caps.append((name, source, kt, owner) if owner else (name, source, kt))
         key.append(kt)
+        return
+    if t is usm_pointer:
+        a = v._alloc
+        if not a.live or a.ctx_key != h._queue._ctx._handle:
+            raise _bad_pointer(fn, info, name, v, h, owner)
+        _add_pointer(v, name, source, values, caps, key, owner)
         return
     if t is _specconst.specialization_id:  # read with kh.get_specialization_constant
         st = v.kernel_type
@@ -397,8 +431,23 @@ def classify(fn: types.FunctionType, info: CodeInfo, h: handler, name: str, sour
         caps.append((name, source, tt[0], owner) if owner else (name, source, tt[0]))
         key.append(tt[0])
         return
-    if not _classify_static(info, name, v, key, fns):
+    if _classify_static(info, name, v, key, fns):
+        return
+    ptr = adopt(v, h._queue, f"{_where(fn, info, name)}: {_who(fn, owner)} {name!r}")
+    if ptr is None:
         raise _bad_capture(fn, info, name, v, owner)
+    _add_pointer(ptr, name, source, values, caps, key, owner)
+
+
+def _add_pointer(v: usm_pointer, name: str, source: str, values: list[Any],
+                 caps: list[CaptureEntry], key: list[Hashable], owner: int) -> None:
+    """A USM pointer capture: the pointer is the value, its dtype (and constness) the type."""
+    pt = _POINTER_TYPES.get((v.dtype, v.readonly))
+    if pt is None:
+        pt = _POINTER_TYPES[(v.dtype, v.readonly)] = PointerType(v.dtype, v.readonly)
+    values.append(v)
+    caps.append((name, source, pt, owner) if owner else (name, source, pt))  # type: ignore[arg-type]
+    key.append(pt)
 
 
 def _classify_static(info: CodeInfo, name: str, v: Any, key: list[Hashable],

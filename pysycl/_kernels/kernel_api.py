@@ -31,6 +31,8 @@ import numpy as np
 
 from pysycl._core.abi import AccessorType
 from pysycl._core.exceptions import errc, exception
+from pysycl._memory import usm as _usm
+from pysycl._memory.usm import usm_pointer
 from pysycl._objects.range import np_index as _np_index
 from pysycl._objects.range import range as _range
 
@@ -98,6 +100,7 @@ def set_host_kernel_active(active: bool) -> bool:
     """
     prev = getattr(_host, "active", False)
     _host.active = active
+    _usm.set_host_kernel_active(active)
     return prev
 
 
@@ -258,7 +261,7 @@ def _host_collective(g: group | _HostSubGroup, x: Any, name: str) -> list[Any]:
     return values
 
 
-def atomic_ref(acc: accessor | local_accessor, index: Any, memory_order: memory_order,
+def atomic_ref(acc: accessor | local_accessor | usm_pointer, index: Any, memory_order: memory_order,
                memory_scope: memory_scope, address_space: _address_space | None = None) -> Any:
     """``sycl::atomic_ref`` to ``acc[index]`` (inside kernels only).
 
@@ -266,7 +269,8 @@ def atomic_ref(acc: accessor | local_accessor, index: Any, memory_order: memory_
     ``compare_exchange_strong(expected, desired)`` / ``_weak`` → ``(success, observed)``,
     ``fetch_add/sub/and/or/xor/min/max(v)`` (the value before the operation).
     """
-    if getattr(acc, "host_view", None) is None:
+    if getattr(acc, "host_view", None) is None and not (type(acc) is usm_pointer
+                                                         and _in_host_kernel()):
         _device_only("atomic_ref")
     return _host_impl["atomic_ref"](acc, index)
 

@@ -223,17 +223,19 @@ def test_wrong_arity_is_reported_at_parallel_for(kq: sycl.queue) -> None:
 
 
 def test_numpy_array_capture_is_rejected_with_location(kq: sycl.queue) -> None:
-    host = np.arange(4, dtype=np.float32)
+    """A 2-D numpy array is no kernel argument on any device (a 1-D one is USM system
+    memory where the device has aspect.usm_system_allocations: tests/kernels/test_usm.py)."""
+    host = np.arange(4, dtype=np.float32).reshape(2, 2)
     out = np.zeros(4, np.float32)
     with sycl.buffer(out) as O:
         def cg(h: sycl.handler) -> None:
             o = O.get_access(h, sycl.access_mode.write)
-            h.parallel_for(sycl.range(4), lambda i: o.__setitem__(i, host[i]))
+            h.parallel_for(sycl.range(4), lambda i: o.__setitem__(i, host[i, 0]))
 
-        with pytest.raises(sycl.kernel_compile_error) as ei:
+        with pytest.raises(sycl.exception) as ei:
             kq.submit(cg)
     msg = str(ei.value)
-    assert ei.value.code() == sycl.errc.kernel and isinstance(ei.value, TypeError)
+    assert ei.value.code() in (sycl.errc.kernel, sycl.errc.invalid)
     assert "'host'" in msg and "sycl.buffer" in msg and "test_submit.py:" in msg
     assert (out == 0).all()
 

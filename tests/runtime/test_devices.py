@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pyopencl as cl
 import pytest
 
@@ -329,26 +330,26 @@ def test_aspects_follow_opencl_properties(device: sycl.device) -> None:
     assert set(device.get_info(info.device.aspects)) == {a for a in aspect if device.has(a)}
 
 
-def test_usm_aspects_follow_the_intel_usm_queries(device: sycl.device) -> None:
-    usm = [a for a in aspect if a.name.startswith("usm_")]
-    if "cl_intel_unified_shared_memory" not in device._cl.extensions.split():
-        assert not any(device.has(a) for a in usm)
-        return
-    raw = discovery.usm_capabilities(device._cl)
-    assert device.has(aspect.usm_device_allocations) == bool(
-        raw[discovery.DEVICE_DEVICE_MEM_CAPABILITIES_INTEL] & 1)
-    assert device.has(aspect.usm_host_allocations) == bool(
-        raw[discovery.DEVICE_HOST_MEM_CAPABILITIES_INTEL] & 1)
-    assert device.has(aspect.usm_shared_allocations) == bool(
-        raw[discovery.DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL] & 1)
-    assert device.has(aspect.usm_atomic_host_allocations) == bool(
-        raw[discovery.DEVICE_HOST_MEM_CAPABILITIES_INTEL] & 8)
-    assert device.has(aspect.usm_atomic_shared_allocations) == bool(
-        raw[discovery.DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL] & 8)
-    assert device.has(aspect.usm_system_allocations) == bool(
-        raw[discovery.DEVICE_SHARED_SYSTEM_MEM_CAPABILITIES_INTEL] & 1)
-    # A device that reports the extension answers at least device allocations.
-    assert device.has(aspect.usm_device_allocations)
+def test_usm_aspects_follow_the_svm_capabilities(device: sycl.device) -> None:
+    """pysycl's USM is OpenCL SVM: the aspects are what CL_DEVICE_SVM_CAPABILITIES allows."""
+    caps = device._cl.svm_capabilities
+    assert device.has(aspect.usm_device_allocations) == bool(caps & 1)
+    assert device.has(aspect.usm_host_allocations) == bool(caps & 2)
+    assert device.has(aspect.usm_shared_allocations) == bool(caps & 2)
+    assert device.has(aspect.usm_atomic_host_allocations) == bool(caps & 2 and caps & 8)
+    assert device.has(aspect.usm_atomic_shared_allocations) == bool(caps & 2 and caps & 8)
+    assert device.has(aspect.usm_system_allocations) == bool(caps & 4)
+    for a in (aspect.usm_device_allocations, aspect.usm_shared_allocations):
+        if device.has(a):  # an aspect claimed is an allocation that works
+            kind = sycl.usm.alloc.device if a is aspect.usm_device_allocations \
+                else sycl.usm.alloc.shared
+            q = sycl.queue(device)
+            p = sycl.malloc(16, q, kind, dtype=np.int32)
+            q.fill(p, np.int32(5), 16).wait()
+            out = np.zeros(16, np.int32)
+            q.memcpy(out, p, out.nbytes).wait()
+            sycl.free(p, q)
+            assert (out == 5).all()
 
 
 def test_platform_has_means_every_device_has(device: sycl.device) -> None:
@@ -652,8 +653,10 @@ def test_pysycl_ls_lists_every_device() -> None:
     dev_lines, aspect_lines, kernel_lines = lines[0::3], lines[1::3], lines[2::3]
     # The host_debuggable interpreter device comes last, numbered in its own backend.
     assert dev_lines[-1].startswith("[ext_pysycl_host:custom][ext_pysycl_host:0] ")
-    assert aspect_lines[-1].split()[1:] == ["custom", "emulated", "host_debuggable", "fp16",
-                                            "fp64", "atomic64"]
+    assert aspect_lines[-1].split()[1:] == [
+        "custom", "emulated", "host_debuggable", "fp16", "fp64", "atomic64",
+        "usm_device_allocations", "usm_host_allocations", "usm_atomic_host_allocations",
+        "usm_shared_allocations", "usm_atomic_shared_allocations", "usm_system_allocations"]
     assert kernel_lines[-1] == "    Python kernels: interpreted (host_debuggable)"
     dev_lines, aspect_lines, kernel_lines = dev_lines[:-1], aspect_lines[:-1], kernel_lines[:-1]
     assert len(dev_lines) == len(aspect_lines) == len(cl_devices)

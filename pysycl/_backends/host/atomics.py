@@ -12,6 +12,7 @@ import numpy as np
 from pysycl._backends.host.views import check_index
 from pysycl._core.exceptions import errc, exception
 from pysycl._memory.accessor import accessor
+from pysycl._memory.usm import usm_pointer
 from pysycl._objects.range import np_index as _np_index
 
 if TYPE_CHECKING:
@@ -95,8 +96,17 @@ class _HostAtomicRef:
 
 
 def host_atomic_ref(acc: accessor | local_accessor, index: Any) -> _HostAtomicRef:
-    """An ``atomic_ref`` to ``acc[index]`` of a bound accessor or local accessor."""
-
+    """An ``atomic_ref`` to ``acc[index]`` of a bound accessor or local accessor, or of a
+    USM pointer."""
+    if isinstance(acc, usm_pointer):
+        if acc.readonly:
+            raise exception(errc.kernel, "sycl.atomic_ref on a read-only pointer (the memory "
+                            "of a read-only array): atomics write")
+        view = acc._typed("sycl.atomic_ref")
+        if view.dtype.kind not in _ATOMIC_KINDS or view.dtype.itemsize not in (4, 8):
+            raise TypeError(f"sycl.atomic_ref: element type {view.dtype} is not supported "
+                            "(int32, uint32, int64, uint64, float32, float64)")
+        return _HostAtomicRef(view, (acc._index(index),))
     if isinstance(acc, accessor) and not acc.writes:
         raise exception(errc.kernel, "sycl.atomic_ref on an accessor with access_mode.read: "
                         "atomics write; use access_mode.read_write")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from pysycl._backends.host.device import get_host_platform
 from pysycl._backends.host.executor import HostExecutor
 from pysycl._core.backend import backend
@@ -24,3 +26,37 @@ class HostBackend:
 
     def executor(self, ctx: context, dev: device, *, profiling: bool) -> HostExecutor:
         return HostExecutor(ctx, dev, profiling=profiling)
+
+    def usm_alloc(self, ctx: context, dev: device | None, kind: str, nbytes: int,
+                  alignment: int) -> HostMemory:
+        return HostMemory(nbytes, alignment)
+
+    def usm_borrow(self, owner: np.ndarray) -> HostMemory:
+        return HostMemory.borrowing(owner)
+
+
+class HostMemory:
+    """A USM allocation of the host device: plain host memory (numpy-owned)."""
+
+    __slots__ = ("address", "mem")
+
+    def __init__(self, nbytes: int, alignment: int) -> None:
+        align = max(alignment, 64)
+        raw = np.zeros(nbytes + align, dtype=np.uint8)
+        start = -raw.ctypes.data % align
+        self.mem: np.ndarray | None = raw[start:start + nbytes]
+        self.address = self.mem.ctypes.data
+
+    @classmethod
+    def borrowing(cls, owner: np.ndarray) -> HostMemory:
+        """Host memory a kernel uses as it is: a numpy array's."""
+        self = object.__new__(cls)
+        self.mem = owner
+        self.address = owner.ctypes.data
+        return self
+
+    def kernel_arg(self, byte_offset: int) -> None:
+        return None  # kernels on the host device read the pointer object itself
+
+    def release(self) -> None:
+        self.mem = None

@@ -60,7 +60,12 @@ MAX_WORK_GROUP_SIZE = 256
 LOCAL_MEM_SIZE = 1 << 20
 
 ASPECTS = frozenset({aspect.custom, aspect.emulated, aspect.host_debuggable,
-                     aspect.fp16, aspect.fp64, aspect.atomic64})
+                     aspect.fp16, aspect.fp64, aspect.atomic64,
+                     # USM: every kind is plain host memory; kernels run one work-item
+                     # at a time, so host and kernel atomics never race
+                     aspect.usm_device_allocations, aspect.usm_host_allocations,
+                     aspect.usm_shared_allocations, aspect.usm_atomic_host_allocations,
+                     aspect.usm_atomic_shared_allocations, aspect.usm_system_allocations})
 
 _lock = threading.Lock()
 _singleton: list[host_platform] = []

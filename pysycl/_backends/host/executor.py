@@ -34,6 +34,7 @@ Design: docs/design/host-device.md.
 from __future__ import annotations
 
 import builtins
+import ctypes
 import itertools
 import operator
 from collections.abc import Callable, Sequence
@@ -49,6 +50,8 @@ from pysycl._commands.commands import (
     FillCommand,
     HostTaskCommand,
     KernelCommand,
+    USMCopyCommand,
+    USMFillCommand,
 )
 from pysycl._commands.event import event
 from pysycl._commands.host_task import run_host_task
@@ -58,6 +61,7 @@ from pysycl._kernels.captures import capture_values
 from pysycl._kernels.kernel_api import local_accessor
 from pysycl._kernels.ndrange import check_nd_range
 from pysycl._memory.accessor import accessor
+from pysycl._memory.usm import bytes_at, usm_pointer
 from pysycl._objects.range import item, nd_range
 from pysycl._objects.range import range as _range
 
@@ -120,6 +124,12 @@ def submit(q: queue, h: handler) -> event:
             region_view(acc)[...] = np.asarray(value, dtype=acc.dtype)
         case CopyCommand(src=src, dest=dest):
             _copy(src, dest)
+        case USMCopyCommand(dst=dst, src=src, nbytes=n):
+            ctypes.memmove(dst, src, n)
+        case USMFillCommand(dst=dst, pattern=pattern, nbytes=n):
+            if n:
+                pat = pattern.reshape(1).view(np.uint8)
+                bytes_at(dst, n).reshape(-1, pat.size)[...] = pat
         case _:  # update_host: acquire_host above made the host copy current; empty: nothing
             pass
     return event._make(q, None, deps=h.dependencies)
@@ -181,20 +191,28 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
     if fn.__code__.co_argcount == nparams + 1:  # a trailing sycl.kernel_handler
         extra.append(_specconst.host_kernel_handler(h.specialization_values))
     reqs = list(h.requirements)
-    return lambda: _run(desc, kind, fn, index_space, reqs, locals_, reds, extra)
+    ptrs = [v for v in values if type(v) is usm_pointer and not v.readonly]
+    return lambda: _run(desc, kind, fn, index_space, reqs, locals_, reds, extra, ptrs)
 
 
 
 def _run(desc: str, kind: str, fn: Callable[..., object], index_space: _range | nd_range | None,
          reqs: list[accessor], locals_: list[local_accessor],
-         reds: Sequence[reduction], extra: list[kernel_handler]) -> None:
-    """Run a checked kernel command; a failed kernel leaves its buffers as they were."""
+         reds: Sequence[reduction], extra: list[kernel_handler],
+         ptrs: Sequence[usm_pointer] = ()) -> None:
+    """Run a checked kernel command; a failed kernel leaves its buffers and the USM
+    memory it could write as they were."""
     reducers = [_HostReducer(r) for r in reds]
     backups = {}
     for acc in reqs:
         st = acc.coherence
         if acc.writes and id(st) not in backups:
             backups[id(st)] = (st.host, st.host.copy())
+    for p in ptrs:
+        a = p._alloc
+        if id(a) not in backups:
+            mem = bytes_at(a.address, a.nbytes)
+            backups[id(a)] = (mem, mem.copy())
     for acc in reqs:
         acc.host_view = region_view(acc, writable=acc.writes).view(KernelView)
     try:

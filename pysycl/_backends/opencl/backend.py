@@ -12,7 +12,10 @@ from pysycl._backends.opencl.objects import opencl_platforms
 from pysycl._core.backend import backend
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from pysycl._backends.opencl.executor import OpenCLExecutor
+    from pysycl._backends.opencl.usm import Borrowed, SVMMemory
     from pysycl._objects.context import context
     from pysycl._objects.device import device
     from pysycl._objects.platform import platform
@@ -31,3 +34,14 @@ class OpenCLBackend:
         from pysycl._backends.opencl.executor import OpenCLExecutor
 
         return OpenCLExecutor(ctx, dev, profiling=profiling)
+
+    def usm_alloc(self, ctx: context, dev: device | None, kind: str, nbytes: int,
+                  alignment: int) -> SVMMemory:
+        from pysycl._backends.opencl.usm import usm_alloc
+
+        return usm_alloc(ctx, dev, kind, nbytes, alignment)
+
+    def usm_borrow(self, owner: np.ndarray) -> Borrowed:
+        from pysycl._backends.opencl.usm import Borrowed
+
+        return Borrowed(owner)

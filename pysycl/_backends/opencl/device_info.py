@@ -382,25 +382,19 @@ _TYPE_ASPECT = {device_type.gpu: aspect.gpu, device_type.cpu: aspect.cpu,
 
 
 def _usm_aspects(cl_device: pyopencl.Device) -> set[aspect]:
+    """USM aspects from ``CL_DEVICE_SVM_CAPABILITIES``: pysycl's USM is OpenCL SVM
+    (:mod:`pysycl._backends.opencl.usm` says how each kind maps)."""
+    from pysycl._backends.opencl.usm import ATOMICS, COARSE, FINE, SYSTEM, svm_caps
 
-    """USM aspects from ``cl_intel_unified_shared_memory`` capability queries (as DPC++ does)."""
+    caps = svm_caps(cl_device)
     has = set()
-    usm = _d.usm_capabilities(cl_device)
-    access = _d.UNIFIED_SHARED_MEMORY_ACCESS_INTEL
-    concurrent_atomic = _d.UNIFIED_SHARED_MEMORY_CONCURRENT_ATOMIC_ACCESS_INTEL
-    if usm[_d.DEVICE_DEVICE_MEM_CAPABILITIES_INTEL] & access:
+    if caps & COARSE:
         has.add(aspect.usm_device_allocations)
-    host = usm[_d.DEVICE_HOST_MEM_CAPABILITIES_INTEL]
-    if host & access:
-        has.add(aspect.usm_host_allocations)
-    # Table 26: host and device may *concurrently* access and modify atomically.
-    if host & concurrent_atomic:
-        has.add(aspect.usm_atomic_host_allocations)
-    shared = usm[_d.DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL]
-    if shared & access:
-        has.add(aspect.usm_shared_allocations)
-    if shared & concurrent_atomic:
-        has.add(aspect.usm_atomic_shared_allocations)
-    if usm[_d.DEVICE_SHARED_SYSTEM_MEM_CAPABILITIES_INTEL] & access:
+    if caps & FINE:
+        has |= {aspect.usm_host_allocations, aspect.usm_shared_allocations}
+        if caps & ATOMICS:
+            # Table 26: host and device may concurrently access and modify atomically.
+            has |= {aspect.usm_atomic_host_allocations, aspect.usm_atomic_shared_allocations}
+    if caps & SYSTEM:
         has.add(aspect.usm_system_allocations)
     return has

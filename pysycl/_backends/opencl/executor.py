@@ -24,13 +24,17 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pysycl._backends.opencl import exec as x
+from pysycl._backends.opencl import usm as _usm
 from pysycl._commands import launch as _launch
 from pysycl._commands.commands import (
     CopyCommand,
     FillCommand,
     HostTaskCommand,
     KernelCommand,
+    PrefetchCommand,
     UpdateHostCommand,
+    USMCopyCommand,
+    USMFillCommand,
 )
 from pysycl._commands.event import event
 from pysycl._commands.host_task import run_host_task
@@ -38,6 +42,7 @@ from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import bounds as _bounds
 from pysycl._memory import coherence
 from pysycl._memory.accessor import accessor
+from pysycl._memory.usm_api import forget_inflight, keep_until_complete
 
 if TYPE_CHECKING:
     import pyopencl as cl
@@ -111,6 +116,7 @@ class OpenCLExecutor(OpenCLEvents):
         x.finish(self.native)
         if _bounds.watching:  # bounds-checked launches: report violations
             _bounds.sync(self.native)
+        forget_inflight(self)
 
     def read(self, host: np.ndarray, mem: cl.Buffer, wait_for: Sequence[cl.Event] | None) -> None:
         x.read(self.native, host, mem, wait_for=wait_for, blocking=True)
@@ -161,6 +167,17 @@ def submit(ex: OpenCLExecutor, q: queue, h: handler) -> event:
             ev = _fill(ex, cmd, wait_for)
         case CopyCommand():
             ev = _copy(ex, cmd, wait_for)
+        case USMCopyCommand(dst=dst, src=src, nbytes=n):
+            ev = (_usm.memcpy(ex.native, dst, src, n, wait_for or None) if n
+                  else x.marker(ex.native, wait_for=wait_for or None))
+            keep_until_complete(ex, ev, cmd.keep)
+        case USMFillCommand(dst=dst, pattern=pattern, nbytes=n):
+            ev = (_usm.fill(ex.native, dst, pattern, n, wait_for or None) if n
+                  else x.marker(ex.native, wait_for=wait_for or None))
+            keep_until_complete(ex, ev, cmd.keep)
+        case PrefetchCommand(address=address, nbytes=n, advice=advice):
+            ev = (_usm.migrate(ex.native, address, n, wait_for or None) if n and advice is None
+                  else x.marker(ex.native, wait_for=wait_for or None))
         case UpdateHostCommand(acc=acc):
             acc.coherence.acquire_host(writes=False)
             return event._make(q, None, deps=deps)

@@ -1,0 +1,441 @@
+"""The USM free functions (SYCL 2020 §4.8.3-4.8.5): malloc, aligned_alloc, free, queries.
+
+C++'s template parameter becomes the ``dtype=`` keyword (DESIGN.md's mapping
+rules): ``sycl::malloc_device<float>(n, q)`` is ``sycl.malloc_device(n, q,
+dtype=np.float32)``; without ``dtype`` the count is in bytes (C++'s ``void*``
+forms) and the pointer's elements are ``uint8``. Each function takes a queue, or
+the ``(device, context)`` pair (``malloc_host``: a context), as in C++.
+
+Deviations (docs/memory.md): an allocation that fails raises
+``errc.memory_allocation`` instead of returning ``nullptr``; a zero, negative or
+overflowing count raises ``ValueError``; ``free`` waits for the context's queues
+before it releases memory (C++ leaves freeing memory in use undefined).
+"""
+
+from __future__ import annotations
+
+import operator
+import threading
+import weakref
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pysycl._backends import base as _backends
+from pysycl._core.exceptions import errc, exception
+from pysycl._memory.usm import Allocation, find, new_pointer, usm, usm_pointer
+from pysycl._objects.aspects import aspect
+from pysycl._objects.context import context, default_context_for
+from pysycl._objects.device import device
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+
+_ASPECTS = {usm.alloc.device: aspect.usm_device_allocations,
+            usm.alloc.host: aspect.usm_host_allocations,
+            usm.alloc.shared: aspect.usm_shared_allocations}
+_MAX_BYTES = 1 << 62
+
+
+# ------------------------------------------------------------------ allocation
+def _where(q_or_dev: Any, ctx: Any, fn: str, host: bool = False) -> tuple[device | None, context]:
+    """The device and context of an allocation call's ``(queue)`` or ``(device, context)``."""
+    if ctx is None and hasattr(q_or_dev, "get_context") and hasattr(q_or_dev, "get_device"):
+        return q_or_dev.get_device(), q_or_dev.get_context()  # a sycl.queue
+    if host and ctx is None and isinstance(q_or_dev, context):
+        return None, q_or_dev  # malloc_host(count, ctx)
+    if isinstance(q_or_dev, device):
+        if ctx is None:
+            ctx = default_context_for(q_or_dev)
+        if not isinstance(ctx, context):
+            raise TypeError(f"sycl.{fn}: expected a sycl.context after the device, got "
+                            f"{type(ctx).__name__}")
+        if q_or_dev not in ctx.devices:
+            raise exception(errc.invalid, f"sycl.{fn}: device {q_or_dev.display_name!r} is not "
+                            f"in context {ctx!r}")
+        return q_or_dev, ctx
+    want = "a sycl.queue, or a sycl.context" if host else "a sycl.queue, or a device and context"
+    raise TypeError(f"sycl.{fn}: expected {want}, got {type(q_or_dev).__name__}")
+
+
+def _count(count: Any, itemsize: int, fn: str) -> int:
+    if isinstance(count, bool):
+        raise TypeError(f"sycl.{fn}: the count must be an integer, not {count!r}")
+    try:
+        n = operator.index(count)
+    except TypeError:
+        raise TypeError(f"sycl.{fn}: the count must be an integer, not "
+                        f"{type(count).__name__}") from None
+    if n <= 0:
+        raise ValueError(f"sycl.{fn}: the count must be positive, got {n}")
+    if n * itemsize > _MAX_BYTES:
+        raise ValueError(f"sycl.{fn}: {n} elements of {itemsize} bytes overflow any memory")
+    return n
+
+
+def _alignment(alignment: Any, fn: str) -> int:
+    a = operator.index(alignment)
+    if a < 0 or (a & (a - 1)):
+        raise ValueError(f"sycl.{fn}: the alignment must be 0 or a power of two, got {a}")
+    return a
+
+
+# long: the one place every allocation form goes through (checks, then the backend call).
+def allocate(count: Any, q_or_dev: Any, ctx: Any, kind: Any, dtype: DTypeLike | None,
+             alignment: Any = 0, fn: str = "malloc") -> usm_pointer:
+    """Allocate ``count`` elements of ``dtype`` (bytes when None) of ``kind``."""
+    if not isinstance(kind, usm.alloc) or kind is usm.alloc.unknown:
+        raise TypeError(f"sycl.{fn}: kind must be sycl.usm.alloc.device, .host or .shared, "
+                        f"not {kind!r}")
+    dt = np.dtype(np.uint8 if dtype is None else dtype)
+    if dt.hasobject or dt.itemsize == 0 or dt.fields is not None:
+        raise TypeError(f"sycl.{fn}: dtype must be a numeric dtype, not {dt}")
+    dev, c = _where(q_or_dev, ctx, fn, host=kind is usm.alloc.host)
+    n = _count(count, dt.itemsize, fn)
+    align = _alignment(alignment, fn)
+    nbytes = n * dt.itemsize
+    devs = [dev] if dev is not None else list(c.devices)
+    asp = _ASPECTS[kind]
+    lacking = [d for d in devs if not d.has(asp)]
+    if lacking:
+        raise exception(errc.feature_not_supported, f"sycl.{fn}: device "
+                        f"{lacking[0].display_name!r} has no aspect.{asp.name}: it cannot make "
+                        f"{kind.name} allocations (see device.has(sycl.aspect.{asp.name}))")
+    limit = min(d.get_info(_MAX_ALLOC) for d in devs)
+    if nbytes > limit:
+        raise exception(errc.memory_allocation, f"sycl.{fn}: {n} elements of {dt} "
+                        f"({nbytes} bytes) exceed the device's largest allocation "
+                        f"(info.device.max_mem_alloc_size = {limit} bytes)")
+    backend = _backends.get(c.get_backend())
+    native = backend.usm_alloc(c, dev, kind.name, nbytes, align)
+    host_ok = kind is not usm.alloc.device
+    a = Allocation(native, nbytes, kind, c, dev, host_ok)
+    return new_pointer(a, dt, n)
+
+
+def _max_alloc() -> Any:
+    from pysycl._objects.info import info
+
+    return info.device.max_mem_alloc_size
+
+
+_MAX_ALLOC = _max_alloc()
+
+
+def malloc_device(count: int, q_or_dev: Any, ctx: context | None = None, *,
+                  dtype: DTypeLike | None = None, properties: Iterable[Any] = ()) -> usm_pointer:
+    """``sycl::malloc_device``: ``count`` elements of ``dtype`` (bytes if None) on the device.
+
+    ``malloc_device(count, q, dtype=...)`` or ``malloc_device(count, dev, ctx, dtype=...)``.
+    The host cannot read or write it directly: copy with ``q.memcpy``/``q.copy``.
+    """
+    return allocate(count, q_or_dev, ctx, usm.alloc.device, dtype, 0, "malloc_device")
+
+
+def malloc_host(count: int, q_or_ctx: Any, *, dtype: DTypeLike | None = None,
+                properties: Iterable[Any] = ()) -> usm_pointer:
+    """``sycl::malloc_host``: host memory the context's devices can read and write."""
+    return allocate(count, q_or_ctx, None, usm.alloc.host, dtype, 0, "malloc_host")
+
+
+def malloc_shared(count: int, q_or_dev: Any, ctx: context | None = None, *,
+                  dtype: DTypeLike | None = None, properties: Iterable[Any] = ()) -> usm_pointer:
+    """``sycl::malloc_shared``: memory both the host and the device read and write."""
+    return allocate(count, q_or_dev, ctx, usm.alloc.shared, dtype, 0, "malloc_shared")
+
+
+def malloc(count: int, q_or_dev: Any, *args: Any, dtype: DTypeLike | None = None,
+           properties: Iterable[Any] = ()) -> usm_pointer:
+    """``sycl::malloc(count, q, kind)`` or ``malloc(count, dev, ctx, kind)``."""
+    ctx, kind = (None, args[0]) if len(args) == 1 else _two(args, "malloc")
+    return allocate(count, q_or_dev, ctx, kind, dtype, 0, "malloc")
+
+
+def aligned_alloc_device(alignment: int, count: int, q_or_dev: Any, ctx: context | None = None,
+                         *, dtype: DTypeLike | None = None,
+                         properties: Iterable[Any] = ()) -> usm_pointer:
+    """``sycl::aligned_alloc_device``: as ``malloc_device``, aligned to ``alignment`` bytes."""
+    return allocate(count, q_or_dev, ctx, usm.alloc.device, dtype, alignment,
+                    "aligned_alloc_device")
+
+
+def aligned_alloc_host(alignment: int, count: int, q_or_ctx: Any, *,
+                       dtype: DTypeLike | None = None,
+                       properties: Iterable[Any] = ()) -> usm_pointer:
+    """``sycl::aligned_alloc_host``: as ``malloc_host``, aligned to ``alignment`` bytes."""
+    return allocate(count, q_or_ctx, None, usm.alloc.host, dtype, alignment, "aligned_alloc_host")
+
+
+def aligned_alloc_shared(alignment: int, count: int, q_or_dev: Any, ctx: context | None = None,
+                         *, dtype: DTypeLike | None = None,
+                         properties: Iterable[Any] = ()) -> usm_pointer:
+    """``sycl::aligned_alloc_shared``: as ``malloc_shared``, aligned to ``alignment`` bytes."""
+    return allocate(count, q_or_dev, ctx, usm.alloc.shared, dtype, alignment,
+                    "aligned_alloc_shared")
+
+
+def aligned_alloc(alignment: int, count: int, q_or_dev: Any, *args: Any,
+                  dtype: DTypeLike | None = None, properties: Iterable[Any] = ()) -> usm_pointer:
+    """``sycl::aligned_alloc(alignment, count, q, kind)`` or ``(..., dev, ctx, kind)``."""
+    ctx, kind = (None, args[0]) if len(args) == 1 else _two(args, "aligned_alloc")
+    return allocate(count, q_or_dev, ctx, kind, dtype, alignment, "aligned_alloc")
+
+
+def _two(args: tuple[Any, ...], fn: str) -> tuple[Any, Any]:
+    if len(args) != 2:
+        raise TypeError(f"sycl.{fn}(count, q, kind) or sycl.{fn}(count, device, context, kind)")
+    return args[0], args[1]
+
+
+# ------------------------------------------------------------------ free and queries
+def _context(q_or_ctx: Any, fn: str) -> context:
+    if isinstance(q_or_ctx, context):
+        return q_or_ctx
+    if hasattr(q_or_ctx, "get_context") and hasattr(q_or_ctx, "submit"):
+        return q_or_ctx.get_context()  # type: ignore[no-any-return]
+    raise TypeError(f"sycl.{fn}: expected a sycl.queue or sycl.context, got "
+                    f"{type(q_or_ctx).__name__}")
+
+
+def free(ptr: usm_pointer | None, q_or_ctx: Any) -> None:
+    """``sycl::free``: release the allocation ``ptr`` (``malloc``'s result) points to.
+
+    ``None`` is ignored (C++'s ``free(nullptr)``). The context's queues finish
+    first, so a kernel still using the memory completes on valid memory.
+
+    Raises:
+        exception: ``errc.invalid`` for a pointer of another context, a double
+            free, or a pointer that is not the start of its allocation.
+    """
+    c = _context(q_or_ctx, "free")
+    if ptr is None:
+        return
+    if not isinstance(ptr, usm_pointer):
+        raise TypeError(f"sycl.free takes a pointer sycl.malloc_* returned, not "
+                        f"{type(ptr).__name__}")
+    a = ptr._alloc
+    if a.ctx_key != c.key:
+        raise exception(errc.invalid, f"sycl.free: {ptr!r} was allocated in {a.ctx!r}, not in "
+                        f"{c!r}")
+    if not a.live:
+        raise exception(errc.invalid, f"sycl.free: {ptr!r} was already freed (double free)")
+    if ptr._offset:
+        raise exception(errc.invalid, f"sycl.free: {ptr!r} is not the start of its allocation "
+                        f"({a.where()}); free the pointer sycl.malloc_* returned")
+    finish_context(a.ctx_key)
+    a.release()
+
+
+def get_pointer_type(ptr: Any, ctx: context) -> usm.alloc:
+    """``sycl::get_pointer_type``: the kind of the allocation ``ptr`` points into.
+
+    ``usm.alloc.unknown`` for anything else: memory of another context, freed
+    memory, a host array, an address (``int``) outside every allocation.
+    """
+    a = _lookup(ptr, ctx, "get_pointer_type")
+    return usm.alloc.unknown if a is None else a.kind
+
+
+def get_pointer_device(ptr: Any, ctx: context) -> device:
+    """``sycl::get_pointer_device``: the device of a device or shared allocation; for a
+    host allocation, the context's first device.
+
+    Raises:
+        exception: ``errc.invalid`` when ``ptr`` is no USM allocation of ``ctx``.
+    """
+    a = _lookup(ptr, ctx, "get_pointer_device")
+    if a is None:
+        raise exception(errc.invalid, f"sycl.get_pointer_device: {ptr!r} points into no USM "
+                        f"allocation of {ctx!r}")
+    return a.dev if a.dev is not None else ctx.devices[0]
+
+
+def _lookup(ptr: Any, ctx: context, fn: str) -> Allocation | None:
+    if not isinstance(ctx, context):
+        raise TypeError(f"sycl.{fn}: the second argument must be a sycl.context, not "
+                        f"{type(ctx).__name__}")
+    if isinstance(ptr, usm_pointer):
+        a = ptr._alloc
+        return a if a.live and a.ctx_key == ctx.key else None
+    try:
+        address = operator.index(ptr)
+    except TypeError:
+        iface = getattr(ptr, "__sycl_usm_array_interface__", None)
+        if not isinstance(iface, dict):
+            return None
+        address = int(iface["data"][0])
+    return find(ctx.key, address)
+
+
+# ------------------------------------------------------------------ queues of a context
+_executors: dict[int, weakref.WeakSet[Any]] = {}
+_executors_lock = threading.Lock()
+
+
+def track_executor(ctx_key: int, ex: Any) -> None:
+    """Remember a queue's executor of context ``ctx_key`` (``free`` finishes them first)."""
+    with _executors_lock:
+        _executors.setdefault(ctx_key, weakref.WeakSet()).add(ex)
+
+
+def finish_context(ctx_key: int) -> None:
+    """Wait for every live queue of context ``ctx_key``."""
+    with _executors_lock:
+        exs = list(_executors.get(ctx_key, ()))
+    for ex in exs:
+        ex.wait()
+
+
+# ------------------------------------------------------------------ commands in flight
+#: ``(executor, native event, objects)`` of commands that use USM or host memory and
+#: may still run: the objects (pointers, host arrays) stay alive until they complete.
+_inflight: list[tuple[Any, Any, Any]] = []
+_prune_at = [64]  # grows with the commands still running, so pruning stays amortised O(1)
+
+
+def keep_until_complete(ex: Any, native: Any, objs: Any) -> None:
+    """Hold ``objs`` until ``native`` (an event of ``ex``) has completed."""
+    if native is None:
+        return
+    _inflight.append((ex, native, objs))
+    if len(_inflight) > _prune_at[0]:
+        _prune()
+
+
+def _prune() -> None:
+    keep = []
+    for entry in _inflight:
+        try:
+            done = entry[0].status(entry[1]) == "complete"
+        except exception:
+            done = True  # a failed command runs no more
+        if not done:
+            keep.append(entry)
+    _inflight[:] = keep
+    _prune_at[0] = max(64, 2 * len(keep))
+
+
+# ------------------------------------------------------------------ foreign memory
+def _usm_interface(v: Any) -> dict[str, Any] | None:
+    try:
+        iface = getattr(v, "__sycl_usm_array_interface__", None)
+    except Exception:
+        return None
+    return iface if isinstance(iface, dict) else None
+
+
+def _flat(shape: Any, strides: Any, dt: np.dtype, who: str) -> int:
+    shape = tuple(int(n) for n in shape)
+    if len(shape) != 1:
+        raise exception(errc.invalid, f"{who}: a {len(shape)}-D array; USM pointers are "
+                        "1-D: pass a 1-D view (arr.reshape(-1)) and index it flat, or wrap the "
+                        "array in a sycl.buffer and capture an accessor")
+    if strides is not None and tuple(strides) not in ((dt.itemsize,), ()) and shape[0] > 1:
+        raise exception(errc.invalid, f"{who}: the array is not contiguous (strides "
+                        f"{tuple(strides)}); pass a contiguous copy")
+    return shape[0]
+
+
+def _from_interface(iface: dict[str, Any], q: Any, who: str) -> usm_pointer:
+    """A pointer into the pysycl allocation a ``__sycl_usm_array_interface__`` describes."""
+    ctx = q.get_context()
+    try:
+        address, ro = int(iface["data"][0]), bool(iface["data"][1])
+        dt = np.dtype(iface["typestr"])
+        n = _flat(iface["shape"], iface.get("strides"), dt, who)
+    except (KeyError, TypeError, ValueError, IndexError) as e:
+        raise exception(errc.invalid, f"{who}: a malformed __sycl_usm_array_interface__ "
+                        f"({e})") from None
+    a = find(ctx.key, address)
+    if a is None or address + n * dt.itemsize > a.address + a.nbytes:
+        raise exception(errc.invalid, f"{who}: its __sycl_usm_array_interface__ (address "
+                        f"{address:#x}, {n} x {dt}) is no USM memory of the queue's context "
+                        f"{ctx!r}")
+    return usm_pointer(a, address - a.address, dt, n, ro)
+
+
+def _host_array(v: Any) -> np.ndarray | None:
+    """``v`` as a numpy view of host memory, without copying (None when it is none)."""
+    if isinstance(v, np.ndarray):
+        return v
+    try:
+        if hasattr(v, "__dlpack__") and v.__dlpack_device__()[0] == 1:  # kDLCPU
+            return np.from_dlpack(v)
+        if hasattr(v, "__array_interface__"):
+            return np.asarray(v)
+    except (BufferError, TypeError, ValueError, RuntimeError):
+        return None
+    return None
+
+
+def _borrow(arr: np.ndarray, q: Any, who: str) -> usm_pointer:
+    """A pointer to a host array's memory (unregistered: the array owns it)."""
+    if arr.dtype.hasobject or arr.dtype.fields is not None or arr.dtype.itemsize == 0:
+        raise exception(errc.invalid, f"{who}: arrays of {arr.dtype} cannot be passed to a "
+                        "device")
+    n = _flat(arr.shape, arr.strides, arr.dtype, who)
+    ctx = q.get_context()
+    native = _backends.get(ctx.get_backend()).usm_borrow(arr)
+    a = Allocation(native, max(arr.nbytes, 0), usm.alloc.unknown, ctx, None, True)
+    a.exported = True  # the array owns the memory: never released by pysycl
+    return usm_pointer(a, 0, arr.dtype, n, not arr.flags.writeable)
+
+
+def adopt(v: Any, q: Any, who: str) -> usm_pointer | None:
+    """A kernel capture that is foreign USM or host memory, as a pointer (None: neither).
+
+    Objects with ``__sycl_usm_array_interface__`` must point into a pysycl
+    allocation of the queue's context; host arrays (numpy, or any DLPack producer
+    of host memory) are kernel arguments where the device can use any host memory
+    (``aspect.usm_system_allocations``).
+    """
+    iface = _usm_interface(v)
+    if iface is not None:
+        return _from_interface(iface, q, who)
+    if not q.get_device().has(aspect.usm_system_allocations):
+        return None
+    arr = _host_array(v)
+    return None if arr is None else _borrow(arr, q, who)
+
+
+def endpoint(v: Any, q: Any, nbytes: int, writes: bool, who: str) -> tuple[int, Any]:
+    """``(address, owner)`` of one end of a USM copy/fill: ``nbytes`` must fit in it.
+
+    A pointer (live, of the queue's context), an object with
+    ``__sycl_usm_array_interface__``, or host memory (a numpy array or a host
+    DLPack producer; C-contiguous). The owner is what keeps the memory alive.
+    """
+    ctx_key = q.get_context().key
+    if isinstance(v, usm_pointer):
+        a = v.check_live(who)
+        if a.ctx_key != ctx_key:
+            raise exception(errc.invalid, f"{who}: {v!r} was allocated in {a.ctx!r}, not in the "
+                            f"queue's context {q.get_context()!r}")
+        if nbytes > v.nbytes:
+            raise exception(errc.invalid, f"{who}: {nbytes} bytes do not fit in {v!r} "
+                            f"({v.nbytes} bytes to the end of its allocation)")
+        return v.address, v
+    iface = _usm_interface(v)
+    if iface is not None:
+        p = _from_interface(iface, q, who)
+        return endpoint(p, q, nbytes, writes, who)
+    arr = _host_array(v)
+    if arr is None:
+        raise TypeError(f"{who}: expected a USM pointer (sycl.malloc_*), an object with "
+                        f"__sycl_usm_array_interface__, or a host array; got {type(v).__name__}")
+    if not arr.flags.c_contiguous:
+        raise exception(errc.invalid, f"{who}: the host array is not C-contiguous; pass "
+                        "np.ascontiguousarray(...)")
+    if writes and not arr.flags.writeable:
+        raise exception(errc.invalid, f"{who}: the destination array is read-only")
+    if nbytes > arr.nbytes:
+        raise exception(errc.invalid, f"{who}: {nbytes} bytes do not fit in the host array "
+                        f"({arr.nbytes} bytes, {arr.size} x {arr.dtype})")
+    return arr.ctypes.data, arr
+
+
+def forget_inflight(ex: Any) -> None:
+    """``ex`` finished everything it was given: drop what its commands held."""
+    if _inflight:
+        _inflight[:] = [entry for entry in _inflight if entry[0] is not ex]
