@@ -70,7 +70,8 @@ def _count(count: Any, itemsize: int, fn: str) -> int:
     if n <= 0:
         raise ValueError(f"sycl.{fn}: the count must be positive, got {n}")
     if n * itemsize > _MAX_BYTES:
-        raise ValueError(f"sycl.{fn}: {n} elements of {itemsize} bytes overflow any memory")
+        raise ValueError(f"sycl.{fn}: a count of {n} elements of {itemsize} bytes overflows "
+                         "any memory")
     return n
 
 

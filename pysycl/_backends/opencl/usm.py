@@ -34,6 +34,7 @@ from pysycl._backends.opencl.exec import translate
 from pysycl._core.exceptions import errc
 
 COARSE, FINE, SYSTEM, ATOMICS = 1, 2, 4, 8
+_MAX_SVM_ALIGN = 128  # sizeof(long16): the largest alignment clSVMAlloc must honour
 
 
 class _At:
@@ -62,13 +63,18 @@ class SVMMemory:
             flags |= cl.svm_mem_flags.SVM_FINE_GRAIN_BUFFER
             if caps & ATOMICS:
                 flags |= cl.svm_mem_flags.SVM_ATOMICS
+        # clSVMAlloc aligns to at most the largest OpenCL type (128 bytes): a larger
+        # alignment is a larger allocation, the pointer rounded up inside it.
+        extra = alignment if alignment > _MAX_SVM_ALIGN else 0
         try:
-            self.mem = cl.SVMAllocation(ctx, nbytes, alignment, flags)
+            self.mem = cl.SVMAllocation(ctx, nbytes + extra, min(alignment, _MAX_SVM_ALIGN),
+                                        flags)
         except cl.Error as e:
             raise translate(e, f"clSVMAlloc of {nbytes} bytes ({kind} allocation) failed",
                             errc.memory_allocation) from e
-        self.address: int = int(self.mem.svm_ptr)
-        if not self.address:
+        base = int(self.mem.svm_ptr)
+        self.address: int = base + (-base % extra if extra else 0)
+        if not base:
             raise translate(cl.Error("clSVMAlloc returned NULL"),  # type: ignore[arg-type]
                             f"clSVMAlloc of {nbytes} bytes ({kind} allocation) returned no "
                             "memory", errc.memory_allocation)
