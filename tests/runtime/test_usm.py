@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 
 import pysycl as sycl
 from pysycl._memory import usm as _usm
-
 from tests.conftest import ALL_DEVICES, _dev_id
 
 KINDS = {
