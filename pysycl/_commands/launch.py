@@ -54,6 +54,22 @@ _kernels = _memory = kernels.memory
 __all__ = ["check_nd_range", "prepare"]
 
 
+class Shortcut:
+    """The handler of a kernel launched without a command group (``q.parallel_for(r, k)``).
+
+    :func:`prepare` reads a handler's queue (the capture rules: an accessor belongs
+    to no shortcut), its bundle and its specialization constants; a shortcut has
+    none of them, and costs a fraction of a :class:`handler` on the USM fast path.
+    """
+
+    __slots__ = ("_queue",)
+    kernel_bundle = None
+    specialization_values = None
+
+    def __init__(self, q: queue) -> None:
+        self._queue = q
+
+
 # long: the per-submit hot path, kept in one frame (each helper call costs ~50 ns).
 def prepare(q: queue, h: handler,
             cmd: KernelCommand) -> Callable[[Sequence[cl.Event] | None], cl.Event | None]:

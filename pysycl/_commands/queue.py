@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from types import FunctionType
 from typing import TYPE_CHECKING, Any
 
 from pysycl import property as _prop
 from pysycl._backends import base as _backends
+from pysycl._bundles.kernel_id import check_kernel_name
+from pysycl._commands.commands import KernelCommand
 from pysycl._commands.event import event
 from pysycl._commands.handler import handler
 from pysycl._core.exceptions import errc, exception, exception_list
+from pysycl._kernels.signature import check_kernel
 from pysycl._memory.usm_api import track_executor
+from pysycl._objects.range import nd_range as _nd_range
+from pysycl._objects.range import range as _range
 
 if TYPE_CHECKING:
     import numpy as np
@@ -248,6 +254,18 @@ class queue:  # noqa: N801 - the spec's spelling
         The kernel captures USM pointers and numbers (a shortcut has no handler, so
         no accessors); ``depends_on=`` is the keyword form of the events.
         """
+        if len(rest) == 1 and depends_on is None:  # the USM fast path: no command group
+            fn = rest[0]
+            t = type(index_space)
+            if type(fn) is FunctionType and (t is _range or t is _nd_range):
+                direct = getattr(self.executor, "submit_kernel", None)
+                if direct is not None:
+                    kind = "range" if t is _range else "nd_range"
+                    check_kernel(fn, 1, f"parallel_for over a {kind}")
+                    if kernel_name is not None:
+                        check_kernel_name(kernel_name)
+                    return direct(self, KernelCommand.record(  # type: ignore[no-any-return]
+                        kind, index_space.dimensions, index_space, fn, (), kernel_name))
         deps, tail = _split_deps(rest, None, "parallel_for", depends_on)
         return self._shortcut(deps, lambda h: h.parallel_for(index_space, *tail,
                                                              kernel_name=kernel_name))

@@ -112,6 +112,11 @@ class OpenCLExecutor(OpenCLEvents):
     def submit(self, q: queue, h: handler) -> event:
         return submit(self, q, h)
 
+    def submit_kernel(self, q: queue, cmd: KernelCommand) -> event:
+        """A kernel with no dependencies and no accessors (``q.parallel_for(r, kernel)``
+        with USM pointers): the launch alone, no command-group bookkeeping."""
+        return event._make(q, _launch.prepare(q, _launch.Shortcut(q), cmd)(None))  # type: ignore[arg-type]
+
     def wait(self) -> None:
         x.finish(self.native)
         if _bounds.watching:  # bounds-checked launches: report violations
