@@ -23,6 +23,7 @@ from pysycl._core.abi import (
     Capture,
     CompiledKernel,
     IndexSpace,
+    PointerType,
     ReductionType,
     ScalarType,
     SpecConstantType,
@@ -46,6 +47,7 @@ from pysycl_numba.types import (
     NdItemType,
     ReducerType,
     SpecConstRefType,
+    USMPointerType,
     numba_type_of_dtype,
 )
 from pysycl_numba.wrapper import build_kernel_wrapper, build_reduction_wrapper
@@ -129,6 +131,8 @@ def capture_numba_type(capture: Capture, bounds_check: bool = False) -> types.Ty
                             checked=bounds_check)
     if isinstance(ct, ScalarType):
         return numba_type_of_dtype(ct.dtype)
+    if isinstance(ct, PointerType):  # never bounds-checked: a pointer has no range
+        return USMPointerType(numba_type_of_dtype(ct.dtype), ct.readonly)
     if isinstance(ct, TupleType):
         return _tuple_numba_type(ct)
     raise kernel_compile_error(

@@ -203,6 +203,8 @@ def _unsupported_call(fname: str, call: str) -> tuple[str, str]:
                 "numpy's len) or acc.size() (all its elements)")
     if fname in ("setitem", "getitem") and call.startswith(f"{fname}(sycl.accessor<"):
         return _accessor_item(fname, call)
+    if "sycl.usm_pointer<" in call:
+        return _pointer_use(fname, call)
     if fname in ("str", "repr", "format"):
         return f"{fname}()", _STRINGS
     ufunc = getattr(np, fname, None)
@@ -234,6 +236,25 @@ def _accessor_item(fname: str, call: str) -> tuple[str, str]:
             f"index it with {ndim} integer(s), a sycl.item or a tuple of {ndim} integers")
 
 
+def _pointer_use(fname: str, call: str) -> tuple[str, str]:
+    """A USM pointer used in a way kernels do not support."""
+    if fname == "len":
+        return ("len() of a USM pointer", "a pointer has no length: capture the element "
+                "count as a number beside it")
+    if fname in ("setitem", "getitem") and call.startswith(f"{fname}(sycl.usm_pointer<"):
+        ptr, _, rest = call[len(fname) + 1:-1].partition(">, ")
+        elem = ptr.removeprefix("sycl.usm_pointer<").split(", ")[0]
+        index, _, value = rest.rpartition(", ") if fname == "setitem" else (rest, "", "")
+        if value.startswith("complex") and not elem.startswith("complex"):
+            return (f"storing a {value} through a {elem} USM pointer",
+                    "store z.real, z.imag or abs(z) (numpy would drop the imaginary part)")
+        return (f"indexing a USM pointer with {index}",
+                "index it with one integer (p[i]), a 1-D sycl.item or it.get_id()")
+    return (f"{call} on a USM pointer",
+            "kernels index pointers (p[i], sycl.atomic_ref(p, i, ...)) and offset them by an "
+            "integer (p + k, p - k); compute the index instead")
+
+
 def _explain(message: str) -> tuple[str, str] | None:
     """(the construct the user wrote, what to write instead) for a known Numba failure."""
     m = re.search(r"Unknown attribute '(\w+)' of type Module\(<module '([\w.]+)'", message)
@@ -260,6 +281,9 @@ def _explain(message: str) -> tuple[str, str] | None:
         if what.startswith("sycl.accessor"):
             return ("iterating over an accessor (for x in acc)",
                     "loop over its indices: for j in range(acc.get_range()[0]): x = acc[j]")
+        if what.startswith("sycl.usm_pointer"):
+            return ("iterating over a USM pointer (for x in p)",
+                    "loop over indices: for j in range(n): x = p[j] (n captured beside p)")
         return f"iterating over a {what}", "loop over indices with range()"
     m = re.search(r"Cannot bind 'args=[^\n]*' to signature '(\([^\n]*\))'", message)
     if m:

@@ -11,7 +11,7 @@
   device (raise/assert, generators, lists, dicts, print, with) with its
   source line, before Numba's rewrites obscure it.
 * :class:`ValidateTypedKernel` -- after type inference: writes through read
-  accessors, recursion, and the optional device aspects the code needs.
+  accessors and read-only USM pointers, recursion, and the optional device aspects the code needs.
 * :class:`FindDirectIndexing` -- after type inference: which accessor
   dimensions every work-item indexes with its own id (the launcher's static
   bounds check, ``CompiledKernel.direct_index``).
@@ -39,7 +39,14 @@ from pysycl_numba._numba_compat import (
     types,
 )
 from pysycl_numba.errors import KernelSourceError
-from pysycl_numba.types import AccessorType, AtomicRefType, GlobalPointer, ItemType, NdItemType
+from pysycl_numba.types import (
+    AccessorType,
+    AtomicRefType,
+    GlobalPointer,
+    ItemType,
+    NdItemType,
+    USMPointerType,
+)
 
 if TYPE_CHECKING:
     from pysycl_numba._numba_compat import StateDict
@@ -310,7 +317,7 @@ def needed_aspects(ty: types.Type, out: set[str]) -> None:
             if t.dtype.bitwidth == 64:  # 64-bit atomics (a float64 one is a 64-bit CAS loop)
                 out.add("atomic64")
             stack.append(t.dtype)
-        elif isinstance(t, (AccessorType, GlobalPointer)):
+        elif isinstance(t, (AccessorType, GlobalPointer, USMPointerType)):
             stack.append(t.dtype)
         elif isinstance(t, types.BaseTuple):
             stack.extend(t.types)
@@ -355,15 +362,16 @@ class ValidateTypedKernel(AnalysisPass):
     @staticmethod
     def _check_write(stmt: ir.Stmt, typemap: dict, func_ir: ir.FunctionIR) -> None:
         target = None
+        what = "write through"
         if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
             target = stmt.target
-        elif (
-            isinstance(stmt, ir.Assign)
-            and isinstance(stmt.value, ir.Expr)
-            and stmt.value.op == "getattr"
-            and stmt.value.attr == "__setitem__"
-        ):
-            target = stmt.value.value
+        elif isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
+            e = stmt.value
+            if e.op == "getattr" and e.attr == "__setitem__":
+                target = e.value
+            elif e.op == "call" and e.args \
+                    and getattr(typemap.get(e.func.name), "typing_key", None) is atomic_ref:
+                target, what = e.args[0], "make a sycl.atomic_ref to"
         if target is None:
             return
         ty = typemap.get(target.name)
@@ -373,6 +381,11 @@ class ValidateTypedKernel(AnalysisPass):
                 "request it with sycl.access_mode.write or read_write",
                 stmt.loc,
             )
+        if isinstance(ty, USMPointerType) and ty.readonly:
+            raise KernelSourceError(
+                f"cannot {what} the read-only USM pointer '{_user_name(target, func_ir)}': it "
+                "points at read-only memory (a numpy array with flags.writeable False); "
+                "capture a writable array or a sycl.malloc_* pointer to store into it", stmt.loc)
 
     @staticmethod
     def _check_recursive_call(stmt: ir.Assign, typemap: dict) -> None:

@@ -45,6 +45,7 @@ from pysycl_numba.overloads import (
     constants,
     index,
     ndrange,
+    pointer,
     private_array,
     reduction,
     specconst,
@@ -65,7 +66,7 @@ TARGET_NAME = "pysycl"
 #: Every overload module, in installation order: each has a ``typing_registry``
 #: and a ``lowering_registry`` (:mod:`pysycl_numba.overloads`).
 OVERLOADS: tuple[pytypes.ModuleType, ...] = (
-    index, accessor, ndrange, collectives, constants, atomics, private_array, specconst,
+    index, accessor, pointer, ndrange, collectives, constants, atomics, private_array, specconst,
     reduction, math_overloads,
 )
 

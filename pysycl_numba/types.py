@@ -8,6 +8,9 @@
 * :class:`AccessorType` -- a captured ``sycl.accessor``. Its LLVM value is a
   struct ``{T addrspace(1)* base, i64 offset, i64 range[n], i64 mem_range[1..n-1]}``
   built from the flat kernel arguments of ``pysycl._core.abi``.
+* :class:`USMPointerType` -- a captured USM pointer (``sycl.malloc_*``'s
+  ``usm_pointer``, or an array the device can use): one ``T addrspace(1)*``,
+  the flat kernel argument itself.
 * :class:`GlobalPointer` -- a data pointer in an OpenCL address space. Numba's
   own ``CPointer`` model drops the address space, and an address-space-0
   pointer in SPIR-V is *Function* storage: buffers would silently be wrong.
@@ -127,6 +130,29 @@ class AccessorType(types.Type):
         if self.space == "global":
             names += [f"mem_range{d}" for d in range(1, self.ndim)]
         return names
+
+
+class USMPointerType(types.Type):
+    """A captured USM pointer to ``dtype`` elements in global memory (C++'s ``T*``).
+
+    Its value is one ``T addrspace(1)*`` (the flat kernel argument of
+    ``pysycl._core.abi.PointerType``); ``p[i]`` is element ``i`` with no bounds
+    check, also in bounds-checked mode. ``readonly`` pointers (a read-only
+    array's memory) type stores and atomics, which
+    :class:`pysycl_numba.passes.ValidateTypedKernel` rejects with the source line.
+    """
+
+    addrspace = ADDRSPACE_GLOBAL
+
+    def __init__(self, dtype: types.Type, readonly: bool = False) -> None:
+        self.dtype = dtype
+        self.readonly = readonly
+        suffix = ", readonly" if readonly else ""
+        super().__init__(name=f"sycl.usm_pointer<{dtype}{suffix}>")
+
+    @property
+    def key(self) -> tuple[types.Type, bool]:
+        return self.dtype, self.readonly
 
 
 class NdItemType(types.Type):
@@ -304,6 +330,13 @@ class _GlobalPointerModel(models.PrimitiveModel):
         super().__init__(dmm, fe_type, pointee.as_pointer(addrspace=fe_type.addrspace))
 
 
+class _USMPointerModel(models.PrimitiveModel):
+    # One global pointer: an address-space-0 pointer would be Function storage in SPIR-V.
+    def __init__(self, dmm: DataModelManager, fe_type: USMPointerType) -> None:
+        pointee = dmm.lookup(fe_type.dtype).get_data_type()
+        super().__init__(dmm, fe_type, pointee.as_pointer(addrspace=ADDRSPACE_GLOBAL))
+
+
 class _FloatModel(models.PrimitiveModel):
     # Numba's FloatModel has no float16; OpenCL has `half` (cl_khr_fp16).
     _LLVM = {16: llir.HalfType(), 32: llir.FloatType(), 64: llir.DoubleType()}  # noqa: RUF012
@@ -392,4 +425,5 @@ def make_data_model_manager() -> DataModelManager:
     dmm.register(ItemType, _ItemModel)
     dmm.register(RangeType, _RangeModel)
     dmm.register(AccessorType, _AccessorModel)
+    dmm.register(USMPointerType, _USMPointerModel)
     return dmm.chain(datamodel.default_manager)

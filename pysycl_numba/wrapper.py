@@ -2,7 +2,7 @@
 
 The entry point's parameters are exactly the flat OpenCL arguments of the
 captures (``pysycl._core.abi``). It rebuilds each capture's Numba value
-(accessor struct, scalar), builds the ``sycl.item`` from OpenCL work-item
+(accessor struct, USM pointer, scalar), builds the ``sycl.item`` from OpenCL work-item
 built-ins (SYCL dimension ``d`` of an ``n``-D range is OpenCL dimension
 ``n - 1 - d``), and calls the kernel function with Numba's calling
 convention. The status code is ignored: kernels cannot raise.
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from llvmlite import ir as llir
 
 from pysycl._core.abi import AccessorType as AbiAccessor
-from pysycl._core.abi import IndexSpace
+from pysycl._core.abi import IndexSpace, PointerType
 from pysycl_numba import bounds
 from pysycl_numba._numba_compat import cgutils, types
 from pysycl_numba.epilogue import epilogue_arg_types, partials_type, scratch_type
@@ -40,6 +40,7 @@ from pysycl_numba.types import (
     NdItemType,
     ReducerType,
     SpecConstRefType,
+    USMPointerType,
     tag,
 )
 
@@ -58,6 +59,8 @@ def _flat_params(context: BaseContext, capty: types.Type, abity: CaptureType | N
     if isinstance(capty, AccessorType):
         ptr = context.get_data_type(capty.dtype).as_pointer(addrspace=capty.addrspace)
         return [ptr] + [_I64] * (len(capty.member_names()) - 1)
+    if isinstance(capty, USMPointerType):  # one T addrspace(1)*: the value itself
+        return [context.get_data_type(capty.dtype).as_pointer(addrspace=capty.addrspace)]
     if isinstance(capty, types.Boolean):
         # OpenCL forbids bool kernel arguments; the ABI sends uchar.
         return [llir.IntType(8)]
@@ -130,8 +133,9 @@ class _Entry:
         self.per_capture = [_flat_params(context, t, a)
                             for t, a in zip(capture_types, abi_types, strict=True)]
         for params, abity in zip(self.per_capture, abi_types, strict=True):
-            if isinstance(abity, AbiAccessor) and len(params) != abity.flat_arg_count():
-                raise AssertionError(f"accessor ABI mismatch: {abity} vs {len(params)} params")
+            if isinstance(abity, (AbiAccessor, PointerType)) \
+                    and len(params) != abity.flat_arg_count():
+                raise AssertionError(f"capture ABI mismatch: {abity} vs {len(params)} params")
         flat = [p for params in self.per_capture for p in params] + extra
         if bounds_checked:
             flat.append(ERR_PARAM)

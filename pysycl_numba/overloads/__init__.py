@@ -16,6 +16,7 @@ each other, never the target, the dispatcher or the compiler.
 =================== ==========================================================
 ``index``           ``sycl.item``, ``sycl.range``, ids as tuples
 ``accessor``        ``sycl.accessor`` / ``local_accessor`` element access
+``pointer``         captured USM pointers: ``p[i]``, ``p + k``
 ``ndrange``         ``nd_item``, ``group``, ``sub_group``, ``nd_range``, barriers
 ``collectives``     group algorithms: broadcast, ``reduce_over_group``, votes
 ``constants``       SYCL enum members and function objects (compile-time values)

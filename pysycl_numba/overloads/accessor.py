@@ -139,8 +139,9 @@ class AccessorAttributes(AttributeTemplate):
 
 
 # ================================================================== lowering
-def _index_values(context: BaseContext, builder: llir.IRBuilder, idxty: types.Type, idx: llir.Value,
-                  ) -> list[llir.Value]:
+def index_values(context: BaseContext, builder: llir.IRBuilder, idxty: types.Type, idx: llir.Value,
+                 ) -> list[llir.Value]:
+    """The ``i64`` index components of an index typed by :func:`normalize_index`."""
     if isinstance(idxty, ItemType):
         return item_ids(context, builder, idxty, idx)
     if isinstance(idxty, types.Integer):
@@ -178,7 +179,7 @@ def element_pointer(
     ``kind`` access and the pointer is the error buffer's scratch word instead.
     """
     a = struct(context, builder, accty, acc)
-    ids = _index_values(context, builder, idxty, idx)
+    ids = index_values(context, builder, idxty, idx)
     if not accty.checked:
         return _pointer(builder, accty, a, ids)
     ok = bounds.in_bounds(builder, ids, _ranges(accty, a))
@@ -187,7 +188,8 @@ def element_pointer(
                           default=bounds.scratch(builder, a.err, a.base.type, accty.space))
 
 
-def _alignment(context: BaseContext, ty: types.Type) -> int:
+def element_alignment(context: BaseContext, ty: types.Type) -> int:
+    """The ABI alignment of a ``ty`` element in memory."""
     return context.get_abi_alignment(context.get_data_type(ty))
 
 
@@ -198,8 +200,8 @@ def accessor_getitem(context: BaseContext, builder: llir.IRBuilder, sig: Signatu
     """``acc[idx]``: a load from global (or local) memory (0 if out of range when checked)."""
     accty, idxty = sig.args
     a = struct(context, builder, accty, args[0])
-    ids = _index_values(context, builder, idxty, args[1])
-    align = _alignment(context, accty.dtype)
+    ids = index_values(context, builder, idxty, args[1])
+    align = element_alignment(context, accty.dtype)
 
     def load() -> llir.Value:
         ptr = _pointer(builder, accty, a, ids)
@@ -219,9 +221,9 @@ def accessor_setitem(context: BaseContext, builder: llir.IRBuilder, sig: Signatu
     """``acc[idx] = value``: a store to global (or local) memory (skipped if out of range when checked)."""
     accty, idxty, valty = sig.args
     a = struct(context, builder, accty, args[0])
-    ids = _index_values(context, builder, idxty, args[1])
+    ids = index_values(context, builder, idxty, args[1])
     value = context.cast(builder, args[2], valty, accty.dtype)
-    align = _alignment(context, accty.dtype)
+    align = element_alignment(context, accty.dtype)
 
     def store() -> None:
         ptr = _pointer(builder, accty, a, ids)

@@ -1,7 +1,10 @@
 """``sycl.atomic_ref`` and ``sycl.atomic_fence``: typing and lowering.
 
 ``atomic_ref(acc, i, order, scope[, space])`` is a pointer to ``acc[i]`` in
-the accessor's address space (:class:`~pysycl_numba.types.AtomicRefType`).
+the accessor's address space (:class:`~pysycl_numba.types.AtomicRefType`);
+``atomic_ref(p, i, ...)`` on a captured USM pointer one to ``p[i]`` in global
+memory (a ``readonly`` pointer's atomic_ref types, and
+:class:`pysycl_numba.passes.ValidateTypedKernel` rejects it at its line).
 Integer operations are LLVM ``atomicrmw`` / ``cmpxchg`` (→ ``OpAtomic*``) with
 the order mapped to LLVM orderings and the scope as ``syncscope``;
 floating-point ``fetch_add/sub/min/max``, ``exchange`` and
@@ -29,7 +32,14 @@ from pysycl_numba._numba_compat import (
 )
 from pysycl_numba.overloads.accessor import element_pointer, normalize_index
 from pysycl_numba.overloads.constants import enum_member
-from pysycl_numba.types import AccessorType, AtomicRefType, KernelEnumType
+from pysycl_numba.overloads.pointer import element_address, pointer_index
+from pysycl_numba.types import (
+    ADDRSPACE_GLOBAL,
+    AccessorType,
+    AtomicRefType,
+    KernelEnumType,
+    USMPointerType,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -44,28 +54,40 @@ ATOMIC_TYPES = (types.int32, types.uint32, types.int64, types.uint64, types.floa
                 types.float64)
 
 
+def _order_scope_space(args: tuple, space_name: str) -> tuple[str, str] | None:
+    """(order, scope) names of ``atomic_ref``'s arguments 2.., if they are valid."""
+    order = enum_member(args[2], memory_order)
+    scope = enum_member(args[3], memory_scope)
+    if order is None or scope is None:
+        return None
+    if len(args) == 5:
+        space = enum_member(args[4], _address_space)
+        if space is None or space.name not in (space_name, "generic_space"):
+            return None
+    return order.name, scope.name
+
+
 @typing_registry.register_global(atomic_ref)
 class AtomicRefCtor(AbstractTemplate):
-    """``sycl.atomic_ref(acc, index, order, scope[, address_space])``."""
+    """``sycl.atomic_ref(acc_or_pointer, index, order, scope[, address_space])``."""
 
     def generic(self, args: tuple, kws: dict) -> object:
-        if kws or len(args) not in (4, 5) or not isinstance(args[0], AccessorType):
+        if kws or len(args) not in (4, 5):
             return None
-        acc, idx = args[0], args[1]
-        norm = normalize_index(idx, acc.ndim)
-        order = enum_member(args[2], memory_order)
-        scope = enum_member(args[3], memory_scope)
-        if norm is None or order is None or scope is None or acc.dtype not in ATOMIC_TYPES:
+        target, idx = args[0], args[1]
+        if isinstance(target, USMPointerType):
+            norm, space, addrspace = pointer_index(idx), "global_space", ADDRSPACE_GLOBAL
+        elif isinstance(target, AccessorType) and target.mode != "read":
+            norm = normalize_index(idx, target.ndim)
+            space = "local_space" if target.space == "local" else "global_space"
+            addrspace = target.addrspace
+        else:
             return None
-        if len(args) == 5:
-            space = enum_member(args[4], _address_space)
-            want = "local_space" if acc.space == "local" else "global_space"
-            if space is None or space.name not in (want, "generic_space"):
-                return None
-        if acc.mode == "read":
+        how = _order_scope_space(args, space)
+        if norm is None or how is None or target.dtype not in ATOMIC_TYPES:
             return None
-        ty = AtomicRefType(acc.dtype, acc.addrspace, order.name, scope.name)
-        return signature(ty, acc, norm, *args[2:])
+        ty = AtomicRefType(target.dtype, addrspace, *how)
+        return signature(ty, target, norm, *args[2:])
 
 
 @lower(atomic_ref, AccessorType, types.Any, KernelEnumType, KernelEnumType)
@@ -74,6 +96,14 @@ def lower_atomic_ref(context: BaseContext, builder: llir.IRBuilder, sig: Signatu
                      args: Sequence[llir.Value]) -> llir.Value:
     """The element pointer."""
     return element_pointer(context, builder, sig.args[0], args[0], sig.args[1], args[1])
+
+
+@lower(atomic_ref, USMPointerType, types.Any, KernelEnumType, KernelEnumType)
+@lower(atomic_ref, USMPointerType, types.Any, KernelEnumType, KernelEnumType, KernelEnumType)
+def lower_pointer_atomic_ref(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                             args: Sequence[llir.Value]) -> llir.Value:
+    """``&p[i]`` (no bounds check, also in bounds-checked mode)."""
+    return element_address(context, builder, sig.args[1], args[0], args[1])
 
 
 _SCOPES = {"work_item": "singlethread", "sub_group": "subgroup", "work_group": "workgroup",

@@ -2,7 +2,8 @@
 
 ``run(kernel, shape, ...)`` finds the kernel's captures the way the runtime
 does (closure cells, then referenced globals), maps numpy arrays wrapped in
-:class:`R`/:class:`W`/:class:`RW` to accessors and numbers to scalars,
+:class:`R`/:class:`W`/:class:`RW` to accessors, arrays wrapped in :class:`Ptr`
+to USM pointers (pyopencl SVM) and numbers to scalars,
 compiles with ``pysycl_numba.compile_kernel``, builds the SPIR-V with
 ``pyopencl.Program(ctx, il)``, sets the flat arguments of
 ``pysycl._core.abi`` and enqueues with the SYCL range reversed.
@@ -22,7 +23,15 @@ import pyopencl as cl
 import pytest
 
 import pysycl  # noqa: F401 - sets up the OpenCL ICD loader before pyopencl
-from pysycl._core.abi import AccessorType, Capture, CompiledKernel, IndexSpace, ScalarType
+from pysycl._core.abi import (
+    BOUNDS_ERR_BYTES,
+    AccessorType,
+    Capture,
+    CompiledKernel,
+    IndexSpace,
+    PointerType,
+    ScalarType,
+)
 
 SPIRV_VAL = shutil.which("spirv-val")
 
@@ -52,18 +61,32 @@ def RW(a: np.ndarray, **kw: Any) -> Acc:  # noqa: N802
     return Acc(a, "read_write", **kw)
 
 
+@dataclass
+class Ptr:
+    """A numpy array captured as a USM pointer to its element ``offset``.
+
+    The harness copies the whole array into an SVM allocation, passes
+    ``cl.SVM`` of the view at ``offset`` (``clSetKernelArgSVMPointer``) and,
+    unless ``readonly``, copies the allocation back into ``array`` afterwards.
+    """
+
+    array: np.ndarray
+    readonly: bool = False
+    offset: int = 0
+
+
 def capture_values(fn: Callable[..., Any]) -> dict[str, tuple[str, Any]]:
     """name -> (source, value) of what ``fn`` captures (accessors and numbers only)."""
     out: dict[str, tuple[str, Any]] = {}
     code = fn.__code__
     for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=True):
         v = cell.cell_contents
-        if isinstance(v, (Acc, bool, int, float, complex, np.generic)):
+        if isinstance(v, (Acc, Ptr, bool, int, float, complex, np.generic)):
             out[name] = ("freevar", v)
     for name in code.co_names:
         if name in fn.__globals__ and name not in out:
             v = fn.__globals__[name]
-            if isinstance(v, (Acc, np.generic)):
+            if isinstance(v, (Acc, Ptr, np.generic)):
                 out[name] = ("global", v)
     return out
 
@@ -72,6 +95,8 @@ def capture_type(v: Any) -> Any:
     """The ABI type of a captured test value."""
     if isinstance(v, Acc):
         return AccessorType(v.array.dtype, v.array.ndim, v.mode)
+    if isinstance(v, Ptr):
+        return PointerType(v.array.dtype, v.readonly)
     if isinstance(v, bool):
         return ScalarType(np.dtype(np.bool_))
     if isinstance(v, int):
@@ -165,10 +190,18 @@ class Device:
         """Set the flat args of ``values`` (per ``ck.captures``), run, copy results back."""
         kernel = self.build(ck)
         args: list[Any] = []
-        copies: list[tuple[cl.Buffer, np.ndarray]] = []
+        copies: list[tuple[Any, np.ndarray]] = []
         mf = cl.mem_flags
         for cap, v in zip(ck.captures, values, strict=True):
-            if isinstance(cap.type, AccessorType):
+            if isinstance(cap.type, PointerType):
+                svm = cl.svm_empty(self.ctx, cl.svm_mem_flags.READ_WRITE, v.array.size,
+                                   v.array.dtype)
+                # (a copy: pyopencl refuses read-only host arrays as copy sources)
+                cl.enqueue_copy(self.queue, cl.SVM(svm), np.array(v.array).ravel())
+                args.append(cl.SVM(svm[v.offset:]))
+                if not cap.type.readonly:
+                    copies.append((cl.SVM(svm), v.array))
+            elif isinstance(cap.type, AccessorType):
                 arr = np.ascontiguousarray(v.array)
                 buf = cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=arr)
                 shape = arr.shape
@@ -183,6 +216,10 @@ class Device:
             else:
                 dt = cap.type.dtype
                 args.append(np.uint8(v) if dt == np.bool_ else dt.type(v))
+        if ck.bounds_checked:  # the error buffer (pysycl._core.abi), read by last_error()
+            self.err = cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR,
+                                 hostbuf=np.zeros(BOUNDS_ERR_BYTES, np.uint8))
+            args.append(self.err)
         kernel.set_args(*args)
         if global_range is None:
             cl.enqueue_nd_range_kernel(self.queue, kernel, (1,), None)
@@ -190,9 +227,17 @@ class Device:
             cl.enqueue_nd_range_kernel(self.queue, kernel, tuple(reversed(global_range)), None)
         for buf, host in copies:
             tmp = np.empty_like(np.ascontiguousarray(host))
-            cl.enqueue_copy(self.queue, tmp, buf)
+            cl.enqueue_copy(self.queue, tmp.reshape(-1) if isinstance(buf, cl.SVM) else tmp, buf)
             host[...] = tmp
         self.queue.finish()
+
+
+    def last_error(self) -> np.ndarray:
+        """The ``long`` words of the last bounds-checked launch's error buffer."""
+        out = np.zeros(BOUNDS_ERR_BYTES // 8, np.int64)
+        cl.enqueue_copy(self.queue, out, self.err)
+        self.queue.finish()
+        return out
 
 
 @pytest.fixture(scope="session")
