@@ -94,7 +94,9 @@ class Kernel:
         dts: list[np.dtype | type[np.int64] | None] = []
         kinds = tuple(arg_kind(c.type) for c in compiled.captures)
         for c, kind in zip(compiled.captures, kinds, strict=True):
-            if kind is ArgKind.ACCESSOR or kind is ArgKind.LOCAL_ACCESSOR:
+            if kind is ArgKind.POINTER:
+                dts.append(None)  # an SVM pointer
+            elif kind is ArgKind.ACCESSOR or kind is ArgKind.LOCAL_ACCESSOR:
                 dts.append(None)  # the memory object, then offset and ranges
                 dts.extend([np.int64] * (c.type.flat_arg_count() - 1))
             elif kind is not ArgKind.SPEC_CONSTANT:

@@ -236,18 +236,23 @@ def test_usm_array_interface_objects_are_kernel_arguments(kq: sycl.queue) -> Non
     sycl.free(p, q)
 
 
+def _launch_and_drop(q: sycl.queue, n: int) -> sycl.usm_pointer:
+    """Submit a kernel reading a temporary allocation nothing else references."""
+    tmp = _to_device(q, np.ones(n, np.float32))
+    ptr_out = sycl.malloc_device(n, q, dtype=np.float32)
+
+    def k(i: sycl.item) -> None:
+        ptr_out[i] = tmp[i] * 2
+
+    q.parallel_for(sycl.range(n), k)
+    return ptr_out  # tmp goes with this frame while the kernel may still run
+
+
 def test_pointers_live_until_their_kernel_completes(kq: sycl.queue) -> None:
     n = 1 << 20
     out = np.zeros(n, np.float32)
     for _ in range(3):
-        tmp = _to_device(kq, np.ones(n, np.float32))
-        ptr_out = sycl.malloc_device(n, kq, dtype=np.float32)
-
-        def k(i: sycl.item) -> None:
-            ptr_out[i] = tmp[i] * 2
-
-        kq.parallel_for(sycl.range(n), k)
-        del tmp  # dropped while the kernel may still run: pysycl holds it
+        ptr_out = _launch_and_drop(kq, n)
         kq.memcpy(out, ptr_out, out.nbytes).wait()
         assert (out == 2).all()
         sycl.free(ptr_out, kq)
