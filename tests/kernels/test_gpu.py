@@ -137,3 +137,46 @@ def test_a_warm_process_loads_ptx_from_the_disk_cache(tmp_path) -> None:  # type
                             env=env, timeout=300)
     assert second.returncode == 0, second.stderr
     assert second.stdout.split() == ["0", "1"]  # no Numba: the PTX came from disk
+
+
+def test_usm_on_nvidia_is_coarse_grained_svm(gq: sycl.queue) -> None:
+    """NVIDIA's OpenCL has coarse-grained SVM only: device allocations work, host and
+    shared ones are refused by aspect, and pointers reach PTX kernels."""
+    dev = gq.get_device()
+    caps = dev.native.svm_capabilities
+    assert dev.has(sycl.aspect.usm_device_allocations) == bool(caps & 1)
+    assert dev.has(sycl.aspect.usm_shared_allocations) == bool(caps & 2)
+    if not dev.has(sycl.aspect.usm_shared_allocations):
+        with pytest.raises(sycl.exception) as e:
+            sycl.malloc_shared(16, gq, dtype=np.float32)
+        assert e.value.code() == sycl.errc.feature_not_supported
+        assert "usm_shared_allocations" in str(e.value)
+    n = 1 << 22
+    b_h, c_h = np.arange(n, dtype=np.float32), np.full(n, 0.25, np.float32)
+    a, b, c = (sycl.malloc_device(n, gq, dtype=np.float32) for _ in range(3))
+    gq.memset(a, 0, n * 4)
+    gq.memcpy(b, b_h, n * 4)
+    gq.copy(c_h, c, n)
+    s = np.float32(4)
+
+    def nstream(i: sycl.item) -> None:
+        a[i] += b[i] + s * c[i]
+
+    for _ in range(3):
+        gq.parallel_for(sycl.range(n), nstream)
+    hist = sycl.malloc_device(8, gq, dtype=np.int32)
+    gq.memset(hist, 0, 32)
+
+    def count(i: sycl.item) -> None:
+        sycl.atomic_ref(hist, i % 8, sycl.memory_order.relaxed,
+                        sycl.memory_scope.device).fetch_add(1)
+
+    gq.parallel_for(sycl.range(1000), count)
+    out = np.empty(n, np.float32)
+    gq.memcpy(out, a, n * 4)
+    h = np.empty(8, np.int32)
+    gq.copy(hist, h, 8).wait()
+    np.testing.assert_allclose(out, 3 * (b_h + 4 * c_h), rtol=1e-6)
+    np.testing.assert_array_equal(h, np.bincount(np.arange(1000) % 8))
+    for p in (a, b, c, hist):
+        sycl.free(p, gq)
