@@ -17,6 +17,7 @@ import numpy as np
 
 from pysycl._core.backend import backend
 from pysycl._core.exceptions import errc, exception
+from pysycl._memory.usm_api import keep_until_complete
 
 if TYPE_CHECKING:
     import pyopencl as cl
@@ -171,10 +172,11 @@ def _scalar(k: cl.Kernel, i: int, v: Any) -> np.generic:
 
 
 def _arg_plan(clk: cl.Kernel, given: dict[int, Any], n: int, ctx: context) -> list[tuple[str, Any]]:
-    """How each ``set_arg`` argument is passed: ``("acc", accessor)``, ``("local", bytes)``
-    or ``("val", numpy scalar)``."""
+    """How each ``set_arg`` argument is passed: ``("acc", accessor)``, ``("local", bytes)``,
+    ``("ptr", usm_pointer)`` (an SVM pointer argument) or ``("val", numpy scalar)``."""
     from pysycl._kernels.kernel_api import local_accessor
     from pysycl._memory.accessor import accessor
+    from pysycl._memory.usm import usm_pointer
 
     plan: list[tuple[str, Any]] = []
     for i in range(n):
@@ -186,6 +188,12 @@ def _arg_plan(clk: cl.Kernel, given: dict[int, Any], n: int, ctx: context) -> li
             plan.append(("acc", v))
         elif isinstance(v, local_accessor):
             plan.append(("local", v.byte_size()))
+        elif isinstance(v, usm_pointer):
+            a = v.check_live(f"kernel argument {i}")
+            if a.ctx_key != ctx.key:
+                raise exception(errc.invalid, f"kernel argument {i}: {v!r} was allocated in "
+                                f"{a.ctx!r}, not in the queue's context", ctx)
+            plan.append(("ptr", v))
         else:
             plan.append(("val", _scalar(clk, i, v)))
     return plan
@@ -239,6 +247,7 @@ def prepare_interop(q: queue, h: handler, cmd: KernelCommand
     gsize, lsize = _interop_sizes(kind, index_space, ctx)
     key = ctx.key
     clq = q.executor.native
+    ptrs = [v for what, v in plan if what == "ptr"]
 
     def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
         if 0 in gsize:
@@ -251,8 +260,13 @@ def prepare_interop(q: queue, h: handler, cmd: KernelCommand
                 args.append(v.coherence.dev[key])
             elif what == "local":
                 args.append(("local", v))
+            elif what == "ptr":
+                args.append(v._alloc.native.kernel_arg(v._offset))
             else:
                 args.append(v)
-        return clp.launch_interop(clq, clk, gsize, lsize, args, wait_for)
+        ev = clp.launch_interop(clq, clk, gsize, lsize, args, wait_for)
+        if ptrs:  # the pointers' memory lives until the kernel completes
+            keep_until_complete(q.executor, ev, ptrs)
+        return ev
 
     return launch

@@ -216,8 +216,8 @@ class handler:  # noqa: N801 - the spec's spelling
     def set_arg(self, index: int, arg: accessor | local_accessor | np.generic | complex) -> None:
         """Set argument ``index`` of a ``sycl.kernel`` launched by this command group.
 
-        ``arg``: an accessor (created with this handler), a ``local_accessor`` or
-        a numpy scalar (a Python number takes the kernel's declared argument type
+        ``arg``: an accessor (created with this handler), a ``local_accessor``, a
+        USM pointer (an SVM argument: a ``__global T *`` parameter) or a numpy scalar (a Python number takes the kernel's declared argument type
         when the program has argument info).
         """
         if isinstance(index, bool) or not isinstance(index, int) or index < 0:

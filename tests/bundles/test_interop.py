@@ -161,3 +161,29 @@ def test_has_extension(sycl_device):
     for e in exts[:3]:
         assert sycl.opencl.has_extension(sycl_device, e)
     assert not sycl.opencl.has_extension(sycl_device.get_platform(), "cl_no_such_ext")
+
+
+def test_usm_pointers_are_set_arg_arguments_of_opencl_c_kernels(q):
+    """An OpenCL C kernel takes a USM pointer for its ``__global int *`` (an SVM argument)."""
+    ctx, devs = q.get_context(), [q.get_device()]
+    k = sycl.opencl.create_bundle(ctx, devs, [_built(ctx)]).ext_pysycl_get_kernel_by_name("inc")
+    p = sycl.malloc_device(6, q, dtype=np.int32)
+    q.memcpy(p, np.arange(6, dtype=np.int32), 24).wait()
+
+    def cg(h):
+        h.set_arg(0, p + 1)  # an offset pointer: elements 1..5
+        h.parallel_for(sycl.range(5), k)
+
+    q.submit(cg).wait()
+    out = np.zeros(6, np.int32)
+    q.memcpy(out, p, 24).wait()
+    assert out.tolist() == [0, 2, 3, 4, 5, 6]
+    sycl.free(p, q)
+
+    def freed(h):
+        h.set_arg(0, p)
+        h.parallel_for(sycl.range(5), k)
+
+    with pytest.raises(sycl.exception) as ei:
+        q.submit(freed)
+    assert ei.value.code() == sycl.errc.invalid and "freed" in str(ei.value)
