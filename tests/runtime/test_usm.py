@@ -351,3 +351,52 @@ def test_events_order_usm_commands_across_queues(uq: sycl.queue) -> None:
     sycl.free(p, uq)
     with pytest.raises(TypeError, match="given twice"):
         uq.memset(p, 0, 4, e1, depends_on=e1)
+
+
+def test_handler_forms_and_hints(uq: sycl.queue) -> None:
+    """``h.memcpy/memset/fill/copy/prefetch/mem_advise`` in command groups, with ``depends_on``."""
+    kind = _kinds(uq)[0]
+    p = sycl.malloc(16, uq, kind, dtype=np.int16)
+    e = uq.submit(lambda h: h.memset(p, 0, 32))
+    e = uq.submit(lambda h: (h.depends_on(e), h.fill(p + 4, np.int16(-3), 8)))
+    e = uq.submit(lambda h: (h.depends_on([e]), h.copy(np.arange(2, dtype=np.int16), p + 14, 2)))
+    e = uq.submit(lambda h: (h.depends_on(e), h.prefetch(p, 32)))
+    e = uq.mem_advise(p, 32, 0, e)
+    e = uq.prefetch(p + 8, 8, depends_on=e)
+    got = np.zeros(16, np.int16)
+    uq.submit(lambda h: (h.depends_on(e), h.memcpy(got, p, 32))).wait()
+    assert got.tolist() == [0] * 4 + [-3] * 8 + [0, 0, 0, 1]
+    with pytest.raises(TypeError, match="advice must be an int"):
+        uq.mem_advise(p, 4, "read_mostly")  # type: ignore[arg-type]
+    with pytest.raises(sycl.exception) as e_info:
+        uq.prefetch(p, 64)
+    assert e_info.value.code() == sycl.errc.invalid
+    with pytest.raises(sycl.exception) as e_info:  # one command per command group
+        uq.submit(lambda h: (h.memset(p, 0, 2), h.memset(p, 1, 2)))
+    assert e_info.value.code() == sycl.errc.invalid
+    with pytest.raises(TypeError, match="needs the element count"):
+        uq.submit(lambda h: h.copy(p, got))
+    sycl.free(p, uq)
+
+
+def test_host_dlpack_producers_are_copy_ends(uq: sycl.queue) -> None:
+    """An object that speaks only DLPack (as a CPU tensor of another library does)."""
+
+    class Tensor:
+        def __init__(self, a: np.ndarray) -> None:
+            self._a = a
+
+        def __dlpack__(self, **kw: object) -> object:
+            return self._a.__dlpack__(**kw)
+
+        def __dlpack_device__(self) -> tuple[int, int]:
+            return self._a.__dlpack_device__()
+
+    src, dst = Tensor(np.arange(6, dtype=np.float64)), Tensor(np.zeros(6))
+    p = sycl.malloc(6, uq, _kinds(uq)[0], dtype=np.float64)
+    uq.memcpy(p, src, 48).wait()
+    uq.memcpy(dst, p, 48).wait()
+    assert dst._a.tolist() == list(range(6))
+    with pytest.raises(TypeError, match="expected a USM pointer"):
+        uq.memcpy(object(), p, 8)
+    sycl.free(p, uq)
