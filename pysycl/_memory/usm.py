@@ -167,15 +167,6 @@ def find(ctx_key: int, address: int) -> Allocation | None:
     return a if address < a.address + max(a.nbytes, 1) else None
 
 
-def find_any(address: int) -> Allocation | None:
-    """The live allocation of any context that contains ``address``, if any."""
-    for key in list(_live):
-        a = find(key, address)
-        if a is not None:
-            return a
-    return None
-
-
 # ------------------------------------------------------------------ pointers
 class usm_pointer:  # noqa: N801 - pysycl's name for C++'s ``T*`` to USM
     """A typed pointer into a USM allocation: ``sycl.malloc_*``'s result.

@@ -293,15 +293,17 @@ def finish_context(ctx_key: int) -> None:
 #: may still run: the objects (pointers, host arrays) stay alive until they complete.
 _inflight: list[tuple[Any, Any, Any]] = []
 _prune_at = [64]  # grows with the commands still running, so pruning stays amortised O(1)
+_inflight_lock = threading.Lock()
 
 
 def keep_until_complete(ex: Any, native: Any, objs: Any) -> None:
     """Hold ``objs`` until ``native`` (an event of ``ex``) has completed."""
     if native is None:
         return
-    _inflight.append((ex, native, objs))
-    if len(_inflight) > _prune_at[0]:
-        _prune()
+    with _inflight_lock:
+        _inflight.append((ex, native, objs))
+        if len(_inflight) > _prune_at[0]:
+            _prune()
 
 
 def _prune() -> None:
@@ -439,4 +441,5 @@ def endpoint(v: Any, q: Any, nbytes: int, writes: bool, who: str) -> tuple[int, 
 def forget_inflight(ex: Any) -> None:
     """``ex`` finished everything it was given: drop what its commands held."""
     if _inflight:
-        _inflight[:] = [entry for entry in _inflight if entry[0] is not ex]
+        with _inflight_lock:
+            _inflight[:] = [entry for entry in _inflight if entry[0] is not ex]
