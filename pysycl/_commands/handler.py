@@ -217,8 +217,9 @@ class handler:  # noqa: N801 - the spec's spelling
         """Set argument ``index`` of a ``sycl.kernel`` launched by this command group.
 
         ``arg``: an accessor (created with this handler), a ``local_accessor``, a
-        USM pointer (an SVM argument: a ``__global T *`` parameter) or a numpy scalar (a Python number takes the kernel's declared argument type
-        when the program has argument info).
+        USM pointer (an SVM argument: a ``__global T *`` parameter) or a numpy
+        scalar (a Python number takes the kernel's declared argument type when the
+        program has argument info).
         """
         if isinstance(index, bool) or not isinstance(index, int) or index < 0:
             raise TypeError(f"set_arg: index must be a non-negative int, not {index!r}")
