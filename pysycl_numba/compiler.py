@@ -128,7 +128,7 @@ def capture_numba_type(capture: Capture, bounds_check: bool = False) -> types.Ty
                 errc.kernel, f"accessor '{capture.name}' has {ct.ndim} dimensions; 1 to 3 allowed"
             )
         return AccessorType(numba_type_of_dtype(ct.dtype), ct.ndim, ct.mode, ct.space,
-                            checked=bounds_check)
+                            checked=bounds_check, shape=ct.shape)
     if isinstance(ct, ScalarType):
         return numba_type_of_dtype(ct.dtype)
     if isinstance(ct, PointerType):  # never bounds-checked: a pointer has no range

@@ -98,18 +98,22 @@ class AccessorType(types.Type):
     """
 
     def __init__(self, dtype: types.Type, ndim: int, mode: str, space: str = "global",
-                 checked: bool = False) -> None:
+                 checked: bool = False, shape: tuple[int, ...] | None = None) -> None:
         self.dtype = dtype
         self.ndim = ndim
         self.mode = mode
         self.space = space
         self.checked = checked
+        #: a local accessor's range known at compile time (constant strides), or None
+        self.shape = shape
         suffix = ", checked" if checked else ""
+        if shape is not None:
+            suffix += ", " + "x".join(map(str, shape))
         super().__init__(name=f"sycl.accessor<{dtype}, {ndim}, {mode}, {space}{suffix}>")
 
     @property
-    def key(self) -> tuple[types.Type, int, str, str, bool]:
-        return self.dtype, self.ndim, self.mode, self.space, self.checked
+    def key(self) -> tuple[types.Type, int, str, str, bool, tuple[int, ...] | None]:
+        return self.dtype, self.ndim, self.mode, self.space, self.checked, self.shape
 
     @property
     def writable(self) -> bool:

@@ -80,6 +80,9 @@ def _build_capture(
         acc = cgutils.create_struct_proxy(capty)(context, builder)
         for name, value in zip(capty.member_names(), params, strict=True):
             setattr(acc, name, value)
+        if capty.shape is not None:  # a specialised local accessor: constant ranges
+            for d, n in enumerate(capty.shape):
+                setattr(acc, f"range{d}", llir.Constant(_I64, n))
         if capty.checked:  # bounds-checked mode: error buffer, violation record, slot
             acc.err = err
             acc.rec = rec

@@ -29,7 +29,7 @@ from pysycl._kernels import specconst as _specconst
 from pysycl._kernels.args import accessor_ranges, flat_args, with_local_memory
 from pysycl._kernels.args import cl as _cl
 from pysycl._kernels.cache import Kernel, kernels, target_of
-from pysycl._kernels.captures import CodeInfo, capture_values, captures_of
+from pysycl._kernels.captures import CodeInfo, capture_values, captures_of, generic_key
 from pysycl._kernels.digest import stable_digest
 from pysycl._kernels.ndrange import check_nd_range, ndrange_sizes
 from pysycl._memory.usm_api import keep_until_complete
@@ -98,8 +98,9 @@ def prepare(q: queue, h: handler,
     ctx = ex.context
     checked = kb is None and _bounds.enabled()  # bounds-checked mode: another compiled kernel
     if kb is not None:  # use_kernel_bundle: the kernel comes from the bundle, never compiled
-        k, clk = _bundle_kernel(kb, mkey, ctx, dev, fn)
-        if cmd.name is not None and not _kernel_id.is_registered(cmd.name, mkey):
+        k, clk = _bundle_kernel(kb, generic_key(caps, tkey, mkey)[2], ctx, dev, fn)
+        if cmd.name is not None and not _kernel_id.is_registered(
+                cmd.name, generic_key(caps, tkey, mkey)[2]):
             _register(k, fn, info, caps, tkey, mkey, cmd)
     else:
         k = _memory.get(mkey if not checked else (*mkey, _CHECKED))
@@ -107,7 +108,8 @@ def prepare(q: queue, h: handler,
             k = _compile(fn, info, caps, tkey, mkey, cmd, checked, target_of(dev))
         else:
             _stats["memory_hits"] += 1
-            if cmd.name is not None and not _kernel_id.is_registered(cmd.name, mkey):
+            if cmd.name is not None and not _kernel_id.is_registered(
+                cmd.name, generic_key(caps, tkey, mkey)[2]):
                 _register(k, fn, info, caps, tkey, mkey, cmd, checked)
         if k.has_spec:  # spec constants: one build per set of values
             clk = kernels.cl_kernel(k, ctx, dev, _spec_values(k, values, h), fn=fn)
@@ -175,6 +177,9 @@ def _register(k: Kernel | None, fn: types.FunctionType, info: CodeInfo, caps: li
     Bundles never get a bounds-checked kernel: the registry gets the plain variant
     (compiled when a bundle asks for it).
     """
+    caps, tkey, mkey, specialised = generic_key(caps, tkey, mkey)
+    if specialised:  # the registry's kernel is the generic one, compiled when asked for
+        k = None
     _kernel_id.register_submitted(None if checked else k, fn, cmd.name, mkey,
                                   IndexSpace(cmd.kind, cmd.ndim), caps, tkey)
 

@@ -136,17 +136,22 @@ class AccessorType:
     ndim: int
     mode: AccessMode
     space: Literal["global", "local"] = "global"
+    #: A local accessor's per-work-group range, when the kernel is specialised on it
+    #: (constant strides in the code, as C++'s fixed-size local tiles); its range
+    #: arguments are still passed, and ignored. None for global accessors.
+    shape: tuple[int, ...] | None = None
 
     # Hashed on every submit (it is part of the in-memory cache key): cache the
     # hash, and keep it out of pickles (str hashes differ between processes).
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_h", hash((self.dtype, self.ndim, self.mode, self.space)))
+        object.__setattr__(self, "_h", hash((self.dtype, self.ndim, self.mode, self.space,
+                                             self.shape)))
 
     def __hash__(self) -> int:
         return self._h  # type: ignore[attr-defined,no-any-return]
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (AccessorType, (self.dtype, self.ndim, self.mode, self.space))
+        return (AccessorType, (self.dtype, self.ndim, self.mode, self.space, self.shape))
 
     def flat_arg_count(self) -> int:
         """Number of OpenCL kernel arguments this capture occupies."""
@@ -434,8 +439,11 @@ def _default_from_plain(d: object) -> bool | int | float:
 
 def _type_to_plain(t: CaptureType) -> dict[str, object]:
     if isinstance(t, AccessorType):
-        return {"kind": "accessor", "dtype": _dtype_to_plain(t.dtype), "ndim": t.ndim,
-                "mode": t.mode, "space": t.space}
+        plain: dict[str, object] = {"kind": "accessor", "dtype": _dtype_to_plain(t.dtype),
+                                    "ndim": t.ndim, "mode": t.mode, "space": t.space}
+        if t.shape is not None:
+            plain["shape"] = list(t.shape)
+        return plain
     if isinstance(t, ScalarType):
         return {"kind": "scalar", "dtype": _dtype_to_plain(t.dtype)}
     if isinstance(t, SpecConstantType):
@@ -470,10 +478,18 @@ def _type_from_plain(d: object, depth: int = 0) -> CaptureType:
     # A closed set of type names, checked one by one: nothing is looked up by name.
     kind = d.get("kind") if isinstance(d, dict) else None
     if kind == "accessor":
-        f = _fields(d, {"kind", "dtype", "ndim", "mode", "space"}, "accessor type")
-        return AccessorType(_dtype_from_plain(f["dtype"]), _int(f["ndim"], 1, 3, "ndim"),
+        keys = {"kind", "dtype", "ndim", "mode", "space"}
+        f = _fields(d, keys | {"shape"} if isinstance(d, dict) and "shape" in d else keys,
+                    "accessor type")
+        ndim = _int(f["ndim"], 1, 3, "ndim")
+        shape = None
+        if "shape" in f:
+            if not isinstance(f["shape"], list) or len(f["shape"]) != ndim:
+                raise ValueError(f"accessor type: shape {f['shape']!r:.50} is not {ndim} sizes")
+            shape = tuple(_int(n, 0, 1 << 31, "shape") for n in f["shape"])
+        return AccessorType(_dtype_from_plain(f["dtype"]), ndim,
                             _choice(f["mode"], ("read", "write", "read_write"), "mode"),
-                            _choice(f["space"], ("global", "local"), "space"))
+                            _choice(f["space"], ("global", "local"), "space"), shape)
     if kind == "scalar":
         f = _fields(d, {"kind", "dtype"}, "scalar type")
         return ScalarType(_dtype_from_plain(f["dtype"]))

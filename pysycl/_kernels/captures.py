@@ -17,6 +17,7 @@ disk cache (docs/kernels.md, "Helper functions: one rule for what they read").
 
 from __future__ import annotations
 
+import dataclasses
 import dis
 import enum
 import types
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pysycl._core.abi import (
+    AccessorType,
     Capture,
     PointerType,
     ScalarType,
@@ -507,6 +509,28 @@ def _classify_attr(path: str, v: Any, key: list[Hashable],
         except TypeError:
             v = tuple
     key.append((path, type(v), v))
+
+
+def _generic(t: Any) -> Any:
+    if type(t) is AccessorType and t.shape is not None:
+        return dataclasses.replace(t, shape=None)
+    return t
+
+
+def generic_key(caps: list[CaptureEntry], tkey: tuple[Hashable, ...],
+                mkey: tuple[Hashable, ...]
+                ) -> tuple[list[CaptureEntry], tuple[Hashable, ...], tuple[Hashable, ...], bool]:
+    """The captures and keys with local accessors not specialised on their range.
+
+    Compiled kernels are specialised on their local accessors' ranges (constant tile
+    strides); kernel bundles and the kernel-id registry hold the generic kernel, which
+    takes any range. The last item says whether anything was specialised.
+    """
+    if not any(type(t) is AccessorType and t.shape is not None for t in tkey):
+        return caps, tkey, mkey, False
+    gcaps = [(c[0], c[1], _generic(c[2]), *c[3:]) for c in caps]
+    gtkey = tuple(_generic(t) for t in tkey)
+    return gcaps, gtkey, (mkey[0], gtkey, *mkey[2:]), True  # type: ignore[return-value]
 
 
 def captures_of(caps: list[CaptureEntry]) -> tuple[Capture, ...]:

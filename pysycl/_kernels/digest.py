@@ -118,7 +118,8 @@ def _type_repr(t: CaptureType) -> str:
     if isinstance(t, SpecConstantType):
         return f"spec({t.dtype.str},{t.default!r})"
     if isinstance(t, AccessorType):
-        return f"acc({t.dtype.str},{t.ndim},{t.mode},{t.space})"
+        shape = "" if t.shape is None else "," + "x".join(map(str, t.shape))
+        return f"acc({t.dtype.str},{t.ndim},{t.mode},{t.space}{shape})"
     if isinstance(t, PointerType):
         return f"ptr({t.dtype.str},{'ro' if t.readonly else 'rw'})"
     return f"scalar({getattr(t, 'dtype', np.dtype(np.void)).str})"

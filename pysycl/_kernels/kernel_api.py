@@ -137,7 +137,8 @@ class local_accessor:  # noqa: N801 - the spec's spelling
         self._dtype = dt
         self._range = rng
         self._handler = handler
-        self._ktype = AccessorType(dt, len(rng), "read_write", "local")
+        # specialised on its range: the kernel's tile strides are constants
+        self._ktype = AccessorType(dt, len(rng), "read_write", "local", tuple(rng))
         self._hostview: np.ndarray | None = None  # a work-group's memory on the host device
 
     @property

@@ -275,3 +275,34 @@ def test_local_accessor_host_side() -> None:
     assert seen == {"size": 32, "nbytes": 256, "dims": 2, "rng": (4, 8)}
     with pytest.raises(TypeError):
         sycl.local_accessor(np.float32, sycl.range(4), None)
+
+
+def test_kernels_are_specialised_on_local_accessor_ranges(any_kernel_queue: sycl.queue) -> None:
+    """One kernel code with two tile sizes: each launch compiles (or finds) the variant with
+    its constant tile strides, and both give numpy's row sums."""
+    q = any_kernel_queue
+    rows, cols = 8, 32
+    x = np.arange(rows * cols, dtype=np.int32).reshape(rows, cols)
+    for wg in (4, 8):
+        out = np.zeros(rows * cols, np.int32)
+        with sycl.buffer(x) as X, sycl.buffer(out) as O:
+            def cg(h: sycl.handler) -> None:
+                xa = X.get_access(h, sycl.access_mode.read)
+                o = O.get_access(h, sycl.access_mode.write)
+                tile = sycl.local_accessor(np.int32, sycl.range(2, wg), h)  # row 1: stride wg
+
+                def k(it: sycl.nd_item) -> None:
+                    r, c = it.get_global_id(0), it.get_global_id(1)
+                    lc = it.get_local_id(1)
+                    tile[1, lc] = xa[r, c]
+                    it.barrier(sycl.access.fence_space.local_space)
+                    s = 0
+                    for j in range(wg):
+                        s += tile[1, j]
+                    o[r * cols + c] = s
+
+                h.parallel_for(sycl.nd_range(sycl.range(rows, cols), sycl.range(1, wg)), k)
+
+            q.submit(cg)
+        want = np.repeat(x.reshape(rows, cols // wg, wg).sum(axis=2), wg, axis=1).reshape(-1)
+        np.testing.assert_array_equal(out, want)
