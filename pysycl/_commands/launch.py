@@ -151,6 +151,17 @@ def prepare(q: queue, h: handler,
     return launch
 
 
+def resolved(q: queue, cmd: KernelCommand) -> tuple[Kernel | None, cl.Kernel | None]:
+    """The memory-cached kernel and built ``cl_kernel`` a handler-less launch of ``cmd``
+    used (after :func:`prepare`; None when they are not plain cached ones)."""
+    fn = cmd.fn
+    info, _, _, tkey = capture_values(fn, Shortcut(q))  # type: ignore[arg-type]
+    k = _memory.get((info.code, tkey, cmd.kind, cmd.ndim))
+    if k is None or k.has_spec:
+        return None, None
+    return k, k.kernels.get(q.executor.build_key)
+
+
 def _compile(fn: types.FunctionType, info: CodeInfo, caps: list[CaptureEntry], tkey: tuple[Hashable, ...],
              mkey: tuple[Hashable, ...], cmd: KernelCommand, checked: bool,
              target: tuple[str, str]) -> Kernel:

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 from pysycl import property as _prop
 from pysycl._backends import base as _backends
 from pysycl._bundles.kernel_id import check_kernel_name
-from pysycl._commands.commands import KernelCommand
 from pysycl._commands.event import event
 from pysycl._commands.handler import handler
 from pysycl._core.exceptions import errc, exception, exception_list
@@ -67,8 +66,8 @@ class queue:  # noqa: N801 - the spec's spelling
 
     # ``executor``: the backend's executor of this queue (``pysycl._backends.base.Executor``;
     # pysycl's own), a plain slot: the submit path reads it on every command group.
-    __slots__ = ("_async_errors", "_async_handler", "_ctx", "_dev", "_in_order", "_profiling",
-                 "_props", "executor")
+    __slots__ = ("_async_errors", "_async_handler", "_ctx", "_dev", "_direct", "_in_order",
+                 "_profiling", "_props", "executor")
 
     def __init__(self, *args: Any, async_handler: Callable[[exception_list], None] | None = None,
                  properties: Iterable[_prop._Property] = ()) -> None:
@@ -128,6 +127,8 @@ class queue:  # noqa: N801 - the spec's spelling
         self._async_handler = async_handler
         self._async_errors: list[BaseException] = []
         self.executor: Executor = executor
+        # the executor's handler-less kernel launch, if it has one (the USM fast path)
+        self._direct = getattr(executor, "submit_kernel", None)
         track_executor(ctx.key, executor)  # sycl.free waits for the context's queues
 
     @classmethod
@@ -258,14 +259,13 @@ class queue:  # noqa: N801 - the spec's spelling
             fn = rest[0]
             t = type(index_space)
             if type(fn) is FunctionType and (t is _range or t is _nd_range):
-                direct = getattr(self.executor, "submit_kernel", None)
+                direct = self._direct
                 if direct is not None:
                     kind = "range" if t is _range else "nd_range"
                     check_kernel(fn, 1, f"parallel_for over a {kind}")
                     if kernel_name is not None:
                         check_kernel_name(kernel_name)
-                    return direct(self, KernelCommand.record(  # type: ignore[no-any-return]
-                        kind, index_space.dimensions, index_space, fn, (), kernel_name))
+                    return direct(self, kind, index_space, fn, kernel_name)  # type: ignore[no-any-return]
         deps, tail = _split_deps(rest, None, "parallel_for", depends_on)
         return self._shortcut(deps, lambda h: h.parallel_for(index_space, *tail,
                                                              kernel_name=kernel_name))

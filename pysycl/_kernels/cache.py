@@ -182,6 +182,8 @@ class KernelCache:
 
     def __init__(self) -> None:
         self.memory: dict[Hashable, Kernel] = {}
+        #: bumped when the memory is cleared (launch plans of ``_commands.fastpath`` check it)
+        self.generation = 0
         self.stats = {"compiles": 0, "memory_hits": 0, "disk_hits": 0, "disk_writes": 0,
                       "cl_builds": 0, "native_hits": 0, "native_writes": 0}
         self._flights: dict[Hashable, threading.Lock] = {}
@@ -229,6 +231,7 @@ class KernelCache:
     def clear_memory(self) -> None:
         """Forget every compiled kernel held in memory (the disk cache stays)."""
         self.memory.clear()
+        self.generation += 1  # launch plans made before are void
         forget_code_infos()
 
     def reset_stats(self) -> None:

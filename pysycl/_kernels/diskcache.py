@@ -7,7 +7,7 @@ disk cache off. File handling, trust rules and the entry header live in
 
 An entry is plain data, never code: the header (magic ``PYSYCLK2``, the key,
 length, SHA-256) then a payload of ``u32 n``, ``n`` bytes of UTF-8 JSON
-(:func:`pysycl._core.abi.kernel_to_plain`, a versioned schema) and the
+(:func:`pysycl._core.abi_plain.kernel_to_plain`, a versioned schema) and the
 SPIR-V module, which must pass :mod:`pysycl._core.spirv_check`. Entries are written
 atomically, so concurrent processes never see a half-written entry and need no
 lock: two processes compiling the same kernel write identical contents and the
@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from pysycl._core import cachefs as _cachefs
-from pysycl._core.abi import CompiledKernel, kernel_from_plain, kernel_to_plain
+from pysycl._core.abi import CompiledKernel
+from pysycl._core.abi_plain import kernel_from_plain, kernel_to_plain
 from pysycl._core.cachefs import CacheWarning
 from pysycl._core.spirv_check import problem as spirv_problem
 

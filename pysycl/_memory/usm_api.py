@@ -443,3 +443,18 @@ def forget_inflight(ex: Any) -> None:
     if _inflight:
         with _inflight_lock:
             _inflight[:] = [entry for entry in _inflight if entry[0] is not ex]
+
+
+def forget_until(native: Any) -> None:
+    """``native`` completed: drop what it and the commands before it on its queue held
+    (each queue is one in-order OpenCL queue, so they completed too)."""
+    with _inflight_lock:
+        if len(_inflight) == 1 and _inflight[0][1] is native:  # a loop: submit, wait
+            _inflight.clear()
+            return
+        for i in range(len(_inflight) - 1, -1, -1):
+            ex, ev, _ = _inflight[i]
+            if ev is native:
+                _inflight[:] = [e for e in _inflight[:i + 1] if e[0] is not ex] \
+                    + _inflight[i + 1:]
+                return

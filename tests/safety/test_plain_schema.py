@@ -16,9 +16,8 @@ from pysycl._core.abi import (
     ScalarType,
     SpecConstantType,
     TupleType,
-    kernel_from_plain,
-    kernel_to_plain,
 )
+from pysycl._core.abi_plain import kernel_from_plain, kernel_to_plain
 
 
 def _kernel() -> CompiledKernel:

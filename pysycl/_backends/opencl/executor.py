@@ -18,13 +18,14 @@ through each buffer's :class:`~pysycl._memory.coherence.Coherence`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pysycl._backends.opencl import exec as x
 from pysycl._backends.opencl import usm as _usm
+from pysycl._commands import fastpath as _fastpath
 from pysycl._commands import launch as _launch
 from pysycl._commands.commands import (
     CopyCommand,
@@ -42,7 +43,7 @@ from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import bounds as _bounds
 from pysycl._memory import coherence
 from pysycl._memory.accessor import accessor
-from pysycl._memory.usm_api import forget_inflight, keep_until_complete
+from pysycl._memory.usm_api import _inflight, forget_inflight, forget_until, keep_until_complete
 
 if TYPE_CHECKING:
     import pyopencl as cl
@@ -51,6 +52,8 @@ if TYPE_CHECKING:
     from pysycl._commands.queue import queue
     from pysycl._objects.context import context
     from pysycl._objects.device import device
+    from pysycl._objects.range import nd_range
+    from pysycl._objects.range import range as range_
 
 
 def _before_host_sees(st: coherence.Coherence) -> None:
@@ -70,6 +73,8 @@ class OpenCLEvents:
         if len(natives) == 1:  # the common case: one event.wait()
             if natives[0] is not None:
                 x.wait_one(natives[0])
+                if _inflight:  # what commands up to this one held (USM) may go
+                    forget_until(natives[0])
         else:
             x.wait([e for e in natives if e is not None])
 
@@ -96,7 +101,9 @@ class OpenCLExecutor(OpenCLEvents):
     #   build_key         ``(context.key, device.key)``: what built kernels are cached by
     #   cl_context        ``context.native``
     #   native            the OpenCL command queue
-    __slots__ = ("__weakref__", "build_key", "cl_context", "context", "device", "key", "native")
+    #   plans             kernel code -> launch plan of handler-less launches (fastpath)
+    __slots__ = ("__weakref__", "build_key", "cl_context", "context", "device", "key", "native",
+                 "plans")
 
     def __init__(self, ctx: context, dev: device, *, profiling: bool,
                  native: cl.CommandQueue | None = None) -> None:
@@ -108,14 +115,23 @@ class OpenCLExecutor(OpenCLEvents):
         # ``native``: an application's own OpenCL queue (``make_queue``)
         self.native = native if native is not None else x.create_queue(ctx.native, dev.native,
                                                                        profiling)
+        self.plans: dict[object, object] = {}
 
     def submit(self, q: queue, h: handler) -> event:
         return submit(self, q, h)
 
-    def submit_kernel(self, q: queue, cmd: KernelCommand) -> event:
+    def submit_kernel(self, q: queue, kind: str, index_space: range_ | nd_range,
+                      fn: Callable[..., Any], name: str | None) -> event:
         """A kernel with no dependencies and no accessors (``q.parallel_for(r, kernel)``
-        with USM pointers): the launch alone, no command-group bookkeeping."""
-        return event._make(q, _launch.prepare(q, _launch.Shortcut(q), cmd)(None))  # type: ignore[arg-type]
+        with USM pointers): the launch alone, no command-group bookkeeping; from the
+        kernel's launch plan when it has one (:mod:`pysycl._commands.fastpath`)."""
+        ev = _fastpath.launch(self, kind, index_space, fn) if name is None else None
+        if ev is None:
+            cmd = KernelCommand.record(kind, index_space.dimensions, index_space, fn, (), name)
+            ev = _launch.prepare(q, _launch.Shortcut(q), cmd)(None)  # type: ignore[arg-type]
+            if self.plans.get(fn.__code__) is not _fastpath.NONE:
+                _fastpath.remember(self, q, cmd, *_launch.resolved(q, cmd))
+        return event._make(q, ev)
 
     def wait(self) -> None:
         x.finish(self.native)

@@ -1,0 +1,217 @@
+"""The steady state of handler-less launches: ``q.parallel_for(range, kernel)`` again and again.
+
+A USM program launches the same kernel in a loop, with the same pointers or others
+of the same type. The first launch goes the whole way (:func:`launch.prepare`: the
+capture walk, the cache lookups, the launch checks); when the kernel is simple enough
+to check cheaply, the queue's executor remembers the *plan* of that launch, keyed by
+the kernel's code object: the compiled kernel, the built ``cl_kernel``, the sizes,
+and for each closure cell what it must hold -- a type (numbers, pointers: the value
+itself is read again on every launch and becomes the argument) or, for a library
+object the kernel uses as a constant (``sycl.plus()``, ``np``), that object. A plan
+holds no user value: no pointer, no number, no function of the user's.
+
+A later launch whose cells still match (and whose range is the same, and with the
+kernel cache not cleared, and bounds-checked mode off) only reads the cells, checks
+their types, sets the arguments if they changed and enqueues. Anything else takes
+the whole way again, which raises the proper errors and makes a new plan.
+
+Eligible: closure captures only (no argument read from a module global, no helper
+functions, no attribute of a user's module), numbers and USM pointers of a pysycl
+allocation, no specialization constants, reductions or kernel names.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import TYPE_CHECKING, Any
+
+from pysycl._core.abi import ArgKind
+from pysycl._kernels import bounds as _bounds
+from pysycl._kernels.args import cl as _cl
+from pysycl._kernels.args import flat_args
+from pysycl._kernels.cache import kernels
+from pysycl._kernels.captures import _LIBRARY_ROOTS, info_of, is_argument
+from pysycl._kernels.ndrange import ndrange_sizes
+from pysycl._memory.usm import usm, usm_pointer
+from pysycl._memory.usm_api import keep_until_complete
+
+if TYPE_CHECKING:
+    import pyopencl as cl
+
+    from pysycl._commands.commands import KernelCommand
+    from pysycl._commands.queue import queue
+    from pysycl._kernels.cache import Kernel
+
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+_MISSING = object()
+_stats = kernels.stats
+#: what a plan's cell check is: the value's type and how it becomes an argument
+_SAME, _INT, _BOOL, _POINTER, _CONSTANT = range(5)
+
+
+class Plan:
+    """A remembered launch (see the module docstring). No user values."""
+
+    __slots__ = ("bound", "cells", "clk", "generation", "globals", "gsize", "kernel", "kinds",
+                 "lsize", "space", "with_pointers")
+
+    def __init__(self, k: Kernel, clk: cl.Kernel, space: tuple[str, tuple[int, ...]],
+                 gsize: tuple[int, ...], lsize: tuple[int, ...] | None,
+                 cells: tuple[tuple[int, Any], ...],
+                 glob: tuple[tuple[str, Any], ...]) -> None:
+        self.kernel = k
+        self.clk = clk
+        self.space = space
+        self.gsize = gsize
+        self.lsize = lsize
+        self.cells = cells
+        self.globals = glob
+        self.kinds = k.arg_kinds
+        self.bound = k.bound
+        self.with_pointers = k.has_pointer
+        self.generation = kernels.generation
+
+
+def _space(kind: str, sp: Any) -> tuple[str, tuple[int, ...]]:
+    if kind == "range":
+        return ("range", sp.values)
+    return ("nd_range", (*sp.get_global_range(), *sp.get_local_range()))
+
+
+_x: list[Any] = []  # pysycl._backends.opencl.exec, once loaded
+
+
+# long: the steady-state launch, one frame (each call costs on this path).
+def launch(ex: Any, kind: str, index_space: Any, fn: types.FunctionType) -> cl.Event | None:
+    """Launch from the executor's plan for ``fn``; None when there is none that fits."""
+    plan = ex.plans.get(fn.__code__)
+    if plan is None or plan is NONE or plan.generation != kernels.generation \
+            or _bounds.enabled():
+        return None
+    if kind == "range":
+        if plan.space[0] != "range" or plan.space[1] != index_space.values:
+            return None
+    elif plan.space != _space(kind, index_space):
+        return None
+    if plan.globals:
+        g = fn.__globals__
+        for name, obj in plan.globals:
+            if g.get(name, _MISSING) is not obj:
+                return None
+    values: list[Any] = []
+    key = ex.key
+    for (how, want), cell in zip(plan.cells, fn.__closure__ or (), strict=True):
+        try:
+            v = cell.cell_contents
+        except ValueError:
+            return None
+        t = type(v)
+        if how == _POINTER:
+            a = v._alloc if t is usm_pointer else None
+            if a is None or not a.live or a.ctx_key != key or (v.dtype, v.readonly) != want:
+                return None
+            values.append(v)
+        elif how == _CONSTANT:
+            if v is not want:
+                return None
+        elif t is not want:
+            return None
+        elif how == _INT:
+            if not _INT64_MIN <= v <= _INT64_MAX:
+                return None
+            values.append(v)
+        elif how == _BOOL:
+            values.append(int(v))
+        else:
+            values.append(v)
+    _stats["memory_hits"] += 1
+    x = _x[0] if _x else _load_x()
+    ev = x.launch(ex.native, plan.clk, plan.gsize, plan.lsize,
+                  flat_args(values, plan.kinds, key), None, plan.bound)
+    if plan.with_pointers:
+        keep_until_complete(ex, ev, values)
+    return ev
+
+
+def _load_x() -> Any:
+    _x.append(_cl())
+    return _x[0]
+
+
+#: the plan of a kernel that cannot have one (its launches take the whole way)
+NONE = object()
+
+
+def remember(ex: Any, q: queue, cmd: KernelCommand, k: Kernel | None, clk: Any) -> None:
+    """Make a plan for ``cmd`` after a whole-way launch with kernel ``k`` (if eligible)."""
+    if k is None or _bounds.enabled():
+        return
+    fn = cmd.fn
+    if len(ex.plans) >= 64:
+        ex.plans.clear()
+    if (type(fn) is not types.FunctionType or cmd.name is not None or cmd.reductions
+            or k.has_spec or k.has_local or k.direct or k.direct_rest):
+        ex.plans[fn.__code__] = NONE  # type: ignore[union-attr]
+        return
+    cells = _cell_checks(fn, k)
+    glob = _static_globals(fn)
+    if cells is None or glob is None:
+        ex.plans[fn.__code__] = NONE
+        return
+    if cmd.kind == "range":
+        gsize, lsize = tuple(cmd.index_space)[::-1], None  # type: ignore[arg-type]
+    else:
+        gsize, lsize = ndrange_sizes(k, q.get_device(), clk, cmd.index_space, [])  # type: ignore[arg-type]
+    ex.plans[fn.__code__] = Plan(k, clk, _space(cmd.kind, cmd.index_space), gsize, lsize, cells,
+                                 glob)
+
+
+def _cell_checks(fn: types.FunctionType, k: Kernel) -> tuple[tuple[int, Any], ...] | None:
+    """What each closure cell must hold, in order; None when a cell cannot be checked cheaply."""
+    caps = k.compiled.captures
+    if any(c.owner or c.source != "freevar" for c in caps):
+        return None
+    by_name = {c.name: kind for c, kind in zip(caps, k.arg_kinds, strict=True)}
+    out: list[tuple[int, Any]] = []
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True):
+        v = cell.cell_contents
+        kind = by_name.get(name)
+        if kind is None:  # not an argument: a constant of the key
+            if not _library_object(v):
+                return None
+            out.append((_CONSTANT, v))
+        elif kind is ArgKind.POINTER:
+            if type(v) is not usm_pointer or v._alloc.kind is usm.alloc.unknown:
+                return None
+            out.append((_POINTER, (v.dtype, v.readonly)))
+        elif kind is ArgKind.SCALAR:
+            t = type(v)
+            out.append((_INT if t is int else _BOOL if t is bool else _SAME, t))
+        else:  # tuples, complex numbers, accessors: the whole way
+            return None
+    return tuple(out)
+
+
+def _library_object(v: Any) -> bool:
+    """A constant the kernel may hold by identity: library code, enums, SYCL function objects."""
+    if isinstance(v, types.ModuleType):
+        return v.__name__.partition(".")[0] in _LIBRARY_ROOTS
+    mod = getattr(type(v), "__module__", "") if not isinstance(v, type) else v.__module__
+    if callable(v) and not isinstance(v, type):
+        mod = getattr(v, "__module__", None) or mod
+    return (mod or "").partition(".")[0] in _LIBRARY_ROOTS
+
+
+def _static_globals(fn: types.FunctionType) -> tuple[tuple[str, Any], ...] | None:
+    """The globals the kernel reads, each a library object (checked by identity)."""
+    info = info_of(fn.__code__)
+    g = fn.__globals__
+    out = []
+    for name in info.globals:
+        v = g.get(name, _MISSING)
+        if v is _MISSING:
+            continue  # a builtin
+        if is_argument(v) or not _library_object(v):
+            return None
+        out.append((name, v))
+    return tuple(out)
