@@ -25,10 +25,10 @@ from __future__ import annotations
 import types
 from typing import TYPE_CHECKING, Any
 
+from pysycl._backends.opencl import exec as _x
 from pysycl._core.abi import ArgKind
+from pysycl._core.exceptions import errc
 from pysycl._kernels import bounds as _bounds
-from pysycl._kernels.args import cl as _cl
-from pysycl._kernels.args import flat_args
 from pysycl._kernels.cache import kernels
 from pysycl._kernels.captures import _LIBRARY_ROOTS, info_of, is_argument
 from pysycl._kernels.ndrange import ndrange_sizes
@@ -52,8 +52,8 @@ _SAME, _INT, _BOOL, _POINTER, _CONSTANT = range(5)
 class Plan:
     """A remembered launch (see the module docstring). No user values."""
 
-    __slots__ = ("bound", "cells", "clk", "generation", "globals", "gsize", "kernel", "kinds",
-                 "lsize", "space", "with_pointers")
+    __slots__ = ("bound", "cells", "clk", "generation", "globals", "gsize", "kernel", "lsize",
+                 "space")
 
     def __init__(self, k: Kernel, clk: cl.Kernel, space: tuple[str, tuple[int, ...]],
                  gsize: tuple[int, ...], lsize: tuple[int, ...] | None,
@@ -66,9 +66,7 @@ class Plan:
         self.lsize = lsize
         self.cells = cells
         self.globals = glob
-        self.kinds = k.arg_kinds
         self.bound = k.bound
-        self.with_pointers = k.has_pointer
         self.generation = kernels.generation
 
 
@@ -76,9 +74,6 @@ def _space(kind: str, sp: Any) -> tuple[str, tuple[int, ...]]:
     if kind == "range":
         return ("range", sp.values)
     return ("nd_range", (*sp.get_global_range(), *sp.get_local_range()))
-
-
-_x: list[Any] = []  # pysycl._backends.opencl.exec, once loaded
 
 
 # long: the steady-state launch, one frame (each call costs on this path).
@@ -99,6 +94,7 @@ def launch(ex: Any, kind: str, index_space: Any, fn: types.FunctionType) -> cl.E
             if g.get(name, _MISSING) is not obj:
                 return None
     values: list[Any] = []
+    args: list[Any] = []  # the OpenCL arguments, built here (flat_args' work, inlined)
     key = ex.key
     for (how, want), cell in zip(plan.cells, fn.__closure__ or (), strict=True):
         try:
@@ -110,7 +106,11 @@ def launch(ex: Any, kind: str, index_space: Any, fn: types.FunctionType) -> cl.E
             a = v._alloc if t is usm_pointer else None
             if a is None or not a.live or a.ctx_key != key or (v.dtype, v.readonly) != want:
                 return None
+            karg = v._karg
+            if karg is None:
+                karg = v._karg = a.native.kernel_arg(v._offset)
             values.append(v)
+            args.append(karg)
         elif how == _CONSTANT:
             if v is not want:
                 return None
@@ -119,23 +119,23 @@ def launch(ex: Any, kind: str, index_space: Any, fn: types.FunctionType) -> cl.E
         elif how == _INT:
             if not _INT64_MIN <= v <= _INT64_MAX:
                 return None
-            values.append(v)
-        elif how == _BOOL:
-            values.append(int(v))
+            args.append(v)
         else:
-            values.append(v)
+            args.append(int(v) if how == _BOOL else v)
     _stats["memory_hits"] += 1
-    x = _x[0] if _x else _load_x()
-    ev = x.launch(ex.native, plan.clk, plan.gsize, plan.lsize,
-                  flat_args(values, plan.kinds, key), None, plan.bound)
-    if plan.with_pointers:
+    clk, bound = plan.clk, plan.bound
+    try:
+        with _x.launch_lock:
+            if bound.get(clk) != args:
+                bound.pop(clk, None)  # set_args may fail half-way
+                clk.set_args(*args)
+                bound[clk] = args
+            ev = _x.enqueue(ex.native, clk, plan.gsize, plan.lsize, None, None)
+    except _x.cl.Error as e:
+        raise _x.translate(e, "kernel launch failed", errc.kernel) from e
+    if values:
         keep_until_complete(ex, ev, values)
     return ev
-
-
-def _load_x() -> Any:
-    _x.append(_cl())
-    return _x[0]
 
 
 #: the plan of a kernel that cannot have one (its launches take the whole way)

@@ -8,11 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from pysycl import property as _prop
 from pysycl._backends import base as _backends
-from pysycl._bundles.kernel_id import check_kernel_name
 from pysycl._commands.event import event
 from pysycl._commands.handler import handler
 from pysycl._core.exceptions import errc, exception, exception_list
-from pysycl._kernels.signature import check_kernel
 from pysycl._memory.usm_api import track_executor
 from pysycl._objects.range import nd_range as _nd_range
 from pysycl._objects.range import range as _range
@@ -259,13 +257,10 @@ class queue:  # noqa: N801 - the spec's spelling
             fn = rest[0]
             t = type(index_space)
             if type(fn) is FunctionType and (t is _range or t is _nd_range):
-                direct = self._direct
+                direct = self._direct  # it checks the kernel's signature and name itself
                 if direct is not None:
-                    kind = "range" if t is _range else "nd_range"
-                    check_kernel(fn, 1, f"parallel_for over a {kind}")
-                    if kernel_name is not None:
-                        check_kernel_name(kernel_name)
-                    return direct(self, kind, index_space, fn, kernel_name)  # type: ignore[no-any-return]
+                    return direct(self, "range" if t is _range else "nd_range",  # type: ignore[no-any-return]
+                                  index_space, fn, kernel_name)
         deps, tail = _split_deps(rest, None, "parallel_for", depends_on)
         return self._shortcut(deps, lambda h: h.parallel_for(index_space, *tail,
                                                              kernel_name=kernel_name))

@@ -289,34 +289,51 @@ def finish_context(ctx_key: int) -> None:
 
 
 # ------------------------------------------------------------------ commands in flight
-#: ``(executor, native event, objects)`` of commands that use USM or host memory and
-#: may still run: the objects (pointers, host arrays) stay alive until they complete.
-_inflight: list[tuple[Any, Any, Any]] = []
-_prune_at = [64]  # grows with the commands still running, so pruning stays amortised O(1)
-_inflight_lock = threading.Lock()
+# Each OpenCL executor has ``inflight``, a deque of ``(native event, objects)`` of its
+# commands that use USM or host memory and may still run; its queue is in order, so
+# the entries complete from the left. deque appends and pops are atomic: threads
+# submitting to one queue need no lock.
+_PRUNE_AT = 64
 
 
 def keep_until_complete(ex: Any, native: Any, objs: Any) -> None:
-    """Hold ``objs`` until ``native`` (an event of ``ex``) has completed."""
+    """Hold ``objs`` (pointers, host arrays) until ``native``, a command of ``ex``, completes."""
     if native is None:
         return
-    with _inflight_lock:
-        _inflight.append((ex, native, objs))
-        if len(_inflight) > _prune_at[0]:
-            _prune()
+    d = ex.inflight
+    d.append((native, objs))
+    if len(d) > _PRUNE_AT:
+        _prune(ex, d)
 
 
-def _prune() -> None:
-    keep = []
-    for entry in _inflight:
+def _prune(ex: Any, d: Any) -> None:
+    """Drop the entries of commands that completed (from the left: the queue is in order)."""
+    while d:
         try:
-            done = entry[0].status(entry[1]) == "complete"
+            done = ex.status(d[0][0]) == "complete"
         except exception:
             done = True  # a failed command runs no more
         if not done:
-            keep.append(entry)
-    _inflight[:] = keep
-    _prune_at[0] = max(64, 2 * len(keep))
+            return
+        try:
+            d.popleft()
+        except IndexError:
+            return
+
+
+def forget_until(d: Any, native: Any) -> None:
+    """``native`` completed: drop what it and the commands before it in ``d`` held."""
+    if d[-1][0] is native:  # the common case: the last command was waited for
+        d.clear()
+        return
+    if any(e[0] is native for e in list(d)):
+        while d:
+            try:
+                e = d.popleft()
+            except IndexError:
+                return
+            if e[0] is native:
+                return
 
 
 # ------------------------------------------------------------------ foreign memory
@@ -436,25 +453,3 @@ def endpoint(v: Any, q: Any, nbytes: int, writes: bool, who: str) -> tuple[int, 
         raise exception(errc.invalid, f"{who}: {nbytes} bytes do not fit in the host array "
                         f"({arr.nbytes} bytes, {arr.size} x {arr.dtype})")
     return arr.ctypes.data, arr
-
-
-def forget_inflight(ex: Any) -> None:
-    """``ex`` finished everything it was given: drop what its commands held."""
-    if _inflight:
-        with _inflight_lock:
-            _inflight[:] = [entry for entry in _inflight if entry[0] is not ex]
-
-
-def forget_until(native: Any) -> None:
-    """``native`` completed: drop what it and the commands before it on its queue held
-    (each queue is one in-order OpenCL queue, so they completed too)."""
-    with _inflight_lock:
-        if len(_inflight) == 1 and _inflight[0][1] is native:  # a loop: submit, wait
-            _inflight.clear()
-            return
-        for i in range(len(_inflight) - 1, -1, -1):
-            ex, ev, _ = _inflight[i]
-            if ev is native:
-                _inflight[:] = [e for e in _inflight[:i + 1] if e[0] is not ex] \
-                    + _inflight[i + 1:]
-                return

@@ -207,8 +207,10 @@ def create_kernel(prg: cl.Program, name: str, arg_dtypes: Sequence[DTypeLike]) -
 
 #: Setting arguments and enqueuing is one step per kernel object: another thread
 #: must not set its own arguments in between.
-_launch_lock = threading.Lock()
+_launch_lock = launch_lock = threading.Lock()
 _enqueue = cl.enqueue_nd_range_kernel
+#: for the launch plans of pysycl._commands.fastpath, which do launch()'s work inline
+enqueue = _enqueue
 
 
 def launch(q: cl.CommandQueue, kernel: cl.Kernel, gsize: tuple[int, ...],

@@ -18,6 +18,7 @@ through each buffer's :class:`~pysycl._memory.coherence.Coherence`.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,7 @@ import numpy as np
 
 from pysycl._backends.opencl import exec as x
 from pysycl._backends.opencl import usm as _usm
+from pysycl._bundles.kernel_id import check_kernel_name
 from pysycl._commands import fastpath as _fastpath
 from pysycl._commands import launch as _launch
 from pysycl._commands.commands import (
@@ -41,9 +43,10 @@ from pysycl._commands.event import event
 from pysycl._commands.host_task import run_host_task
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import bounds as _bounds
+from pysycl._kernels.signature import check_kernel
 from pysycl._memory import coherence
 from pysycl._memory.accessor import accessor
-from pysycl._memory.usm_api import _inflight, forget_inflight, forget_until, keep_until_complete
+from pysycl._memory.usm_api import forget_until, keep_until_complete
 
 if TYPE_CHECKING:
     import pyopencl as cl
@@ -54,6 +57,9 @@ if TYPE_CHECKING:
     from pysycl._objects.device import device
     from pysycl._objects.range import nd_range
     from pysycl._objects.range import range as range_
+
+
+_WHERE = {"range": "parallel_for over a range", "nd_range": "parallel_for over a nd_range"}
 
 
 def _before_host_sees(st: coherence.Coherence) -> None:
@@ -68,13 +74,15 @@ class OpenCLEvents:
     """Waiting for and asking about native OpenCL events (no queue needed)."""
 
     __slots__ = ()
+    #: ``(native event, objects)`` of commands holding USM or host memory (an executor's own)
+    inflight: deque[tuple[cl.Event, Any]] | tuple[()] = ()
 
     def wait_events(self, natives: Sequence[cl.Event | None]) -> None:
         if len(natives) == 1:  # the common case: one event.wait()
             if natives[0] is not None:
                 x.wait_one(natives[0])
-                if _inflight:  # what commands up to this one held (USM) may go
-                    forget_until(natives[0])
+                if self.inflight:  # what commands up to this one held (USM) may go
+                    forget_until(self.inflight, natives[0])
         else:
             x.wait([e for e in natives if e is not None])
 
@@ -102,8 +110,9 @@ class OpenCLExecutor(OpenCLEvents):
     #   cl_context        ``context.native``
     #   native            the OpenCL command queue
     #   plans             kernel code -> launch plan of handler-less launches (fastpath)
-    __slots__ = ("__weakref__", "build_key", "cl_context", "context", "device", "key", "native",
-                 "plans")
+    #   inflight          what its commands using USM hold until they complete (usm_api)
+    __slots__ = ("__weakref__", "build_key", "cl_context", "context", "device", "inflight", "key",
+                 "native", "plans")
 
     def __init__(self, ctx: context, dev: device, *, profiling: bool,
                  native: cl.CommandQueue | None = None) -> None:
@@ -116,6 +125,7 @@ class OpenCLExecutor(OpenCLEvents):
         self.native = native if native is not None else x.create_queue(ctx.native, dev.native,
                                                                        profiling)
         self.plans: dict[object, object] = {}
+        self.inflight = deque()
 
     def submit(self, q: queue, h: handler) -> event:
         return submit(self, q, h)
@@ -126,7 +136,10 @@ class OpenCLExecutor(OpenCLEvents):
         with USM pointers): the launch alone, no command-group bookkeeping; from the
         kernel's launch plan when it has one (:mod:`pysycl._commands.fastpath`)."""
         ev = _fastpath.launch(self, kind, index_space, fn) if name is None else None
-        if ev is None:
+        if ev is None:  # the whole way (a plan exists only for a kernel that went it)
+            check_kernel(fn, 1, _WHERE[kind])
+            if name is not None:
+                check_kernel_name(name)
             cmd = KernelCommand.record(kind, index_space.dimensions, index_space, fn, (), name)
             ev = _launch.prepare(q, _launch.Shortcut(q), cmd)(None)  # type: ignore[arg-type]
             if self.plans.get(fn.__code__) is not _fastpath.NONE:
@@ -137,7 +150,7 @@ class OpenCLExecutor(OpenCLEvents):
         x.finish(self.native)
         if _bounds.watching:  # bounds-checked launches: report violations
             _bounds.sync(self.native)
-        forget_inflight(self)
+        self.inflight.clear()
 
     def read(self, host: np.ndarray, mem: cl.Buffer, wait_for: Sequence[cl.Event] | None) -> None:
         x.read(self.native, host, mem, wait_for=wait_for, blocking=True)
