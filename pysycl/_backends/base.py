@@ -53,6 +53,10 @@ class Executor(Protocol):
         """Block until the given native events of this backend have completed."""
         ...
 
+    def wait_event(self, native: Any) -> None:
+        """Block until one native event of this backend has completed."""
+        ...
+
     def status(self, native: Any) -> str:
         """``"submitted"``, ``"running"`` or ``"complete"`` (``errc.event`` if it failed)."""
         ...

@@ -45,14 +45,14 @@ class event:  # noqa: N801 - the spec's spelling
         self._first = first if first is not None else cl_event
         self._queue = q
         self._exec = q.executor if q is not None else ops
-        self._deps = tuple(deps)
+        self._deps = deps if type(deps) is tuple else tuple(deps)
         return self
 
     def wait(self) -> None:
         """Block until the command has completed (``event::wait``)."""
         cl_ev = self._cl
         if cl_ev is not None:
-            self._exec.wait_events((cl_ev,))
+            self._exec.wait_event(cl_ev)
             if _bounds.watching:  # bounds-checked launches: report violations
                 _bounds.sync()
 

@@ -96,7 +96,7 @@ def launch(ex: Any, kind: str, index_space: Any, fn: types.FunctionType) -> cl.E
     values: list[Any] = []
     args: list[Any] = []  # the OpenCL arguments, built here (flat_args' work, inlined)
     key = ex.key
-    for (how, want), cell in zip(plan.cells, fn.__closure__ or (), strict=True):
+    for (how, want), cell in zip(plan.cells, fn.__closure__ or ()):  # noqa: B905 - one length
         try:
             v = cell.cell_contents
         except ValueError:
@@ -104,7 +104,8 @@ def launch(ex: Any, kind: str, index_space: Any, fn: types.FunctionType) -> cl.E
         t = type(v)
         if how == _POINTER:
             a = v._alloc if t is usm_pointer else None
-            if a is None or not a.live or a.ctx_key != key or (v.dtype, v.readonly) != want:
+            if a is None or not a.live or a.ctx_key != key or v.dtype != want[0] \
+                    or v.readonly is not want[1]:
                 return None
             karg = v._karg
             if karg is None:

@@ -96,6 +96,9 @@ class HostExecutor:
     def wait_events(self, natives: Sequence[None]) -> None:
         pass
 
+    def wait_event(self, native: None) -> None:
+        pass
+
     def status(self, native: None) -> str:
         return "complete"
 

@@ -254,7 +254,7 @@ def local_memory(nbytes: int) -> cl.LocalMemory:
 
 
 #: What a failed wait means: commands were accepted, the device failed running one.
-_WAIT_FAILED = ("a command failed on the device while waiting for it (on an NVIDIA GPU, "
+_WAIT_FAILED = WAIT_FAILED = ("a command failed on the device while waiting for it (on an NVIDIA GPU, "
                 "status -9999 or CL_OUT_OF_RESOURCES here is a kernel that faulted, e.g. an "
                 "out-of-bounds access; NVIDIA's OpenCL stays unusable in this process "
                 "afterwards: restart the Python process, or the Jupyter kernel)")

@@ -80,11 +80,22 @@ class OpenCLEvents:
     def wait_events(self, natives: Sequence[cl.Event | None]) -> None:
         if len(natives) == 1:  # the common case: one event.wait()
             if natives[0] is not None:
-                x.wait_one(natives[0])
-                if self.inflight:  # what commands up to this one held (USM) may go
-                    forget_until(self.inflight, natives[0])
+                self.wait_event(natives[0])
         else:
             x.wait([e for e in natives if e is not None])
+
+    def wait_event(self, native: cl.Event) -> None:
+        """``event.wait()`` of one command (the loop-of-kernels path: kept short)."""
+        try:
+            native.wait()
+        except x.cl.Error as e:
+            raise x.translate_cl_error(e, x.WAIT_FAILED, errc.runtime) from e
+        d = self.inflight
+        if d:  # what commands up to this one held (USM) may go
+            if d[-1][0] is native:
+                d.clear()
+            else:
+                forget_until(d, native)
 
     def status(self, native: cl.Event) -> str:
         st = x.status(native)
