@@ -20,6 +20,7 @@ from pysycl._core.abi import (
     AccessorType as AbiAccessor,
 )
 from pysycl._core.abi import (
+    FUNCTOR_ATTR,
     Capture,
     CompiledKernel,
     IndexSpace,
@@ -195,7 +196,7 @@ def _kernel_param_types(
         raise kernel_compile_error(errc.invalid, f"kernel '{name}' ({where}): a single_task "
                                    "has no reductions; use parallel_for")
     argtypes += reducers
-    if pyfunc.__code__.co_argcount == len(argtypes) + 1:  # a trailing kernel_handler
+    if _own_argcount(pyfunc) == len(argtypes) + 1:  # a trailing kernel_handler
         if reducers:
             raise kernel_compile_error(
                 errc.feature_not_supported,
@@ -210,15 +211,20 @@ def _kernel_param_types(
 
 def _check_arity(pyfunc: Callable[..., Any], nparams: int, index: IndexSpace, name: str) -> None:
     code = pyfunc.__code__
-    if code.co_argcount != nparams or code.co_kwonlyargcount or code.co_flags & 0x0C:
+    if _own_argcount(pyfunc) != nparams or code.co_kwonlyargcount or code.co_flags & 0x0C:
         what = "one parameter (the work-item)" if nparams == 1 else (
             "no parameters" if nparams == 0 else
             f"{nparams} parameters (the work-item and one reducer per sycl.reduction)")
         raise kernel_compile_error(
             errc.kernel,
             f"kernel '{name}' ({source_location(pyfunc)}): a {index.kind} kernel takes {what}; "
-            f"it has {code.co_argcount}",
+            f"it has {_own_argcount(pyfunc)}",
         )
+
+
+def _own_argcount(pyfunc: Callable[..., Any]) -> int:
+    """The kernel's parameters, without a function object's ``self``."""
+    return int(pyfunc.__code__.co_argcount) - bool(getattr(pyfunc, FUNCTOR_ATTR, False))
 
 
 #: Names that only make sense with work-groups (an nd_range kernel).
@@ -384,6 +390,7 @@ class _KernelJob:
         pipeline.state.pysycl_lift = lift
         pipeline.state.pysycl_captures = self.captures
         pipeline.state.pysycl_index = self.index
+        pipeline.state.pysycl_functor = getattr(self.pyfunc, FUNCTOR_ATTR, False)
         cres = pipeline.compile_extra(self.pyfunc)
         self.library = cres.library
         self.direct_index = getattr(pipeline.state, "pysycl_direct_index", ())

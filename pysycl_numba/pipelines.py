@@ -32,6 +32,7 @@ from pysycl_numba._numba_compat import (
     register_pass,
     target_override,
 )
+from pysycl_numba.functor import LiftSelf
 from pysycl_numba.passes import (
     FindDirectIndexing,
     LiftCaptures,
@@ -115,6 +116,7 @@ class KernelPipeline(CompilerBase):
     def define_pipelines(self) -> list[PassManager]:
         """Lift captures before anything looks at the function's arguments."""
         pm = _lifting_pipeline(self.state)
+        pm.add_pass_after(LiftSelf, TranslateByteCode)  # before LiftCaptures (a functor's self)
         pm.add_pass_after(FindDirectIndexing, ValidateTypedKernel)
         _use_loc_lowering(pm)
         pm.finalize()

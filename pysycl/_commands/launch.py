@@ -15,6 +15,7 @@ which itself stands on the rest of :mod:`pysycl._kernels`.
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -31,12 +32,11 @@ from pysycl._kernels.args import cl as _cl
 from pysycl._kernels.cache import Kernel, kernels, target_of
 from pysycl._kernels.captures import CodeInfo, capture_values, captures_of, generic_key
 from pysycl._kernels.digest import stable_digest
+from pysycl._kernels.functor import body_of
 from pysycl._kernels.ndrange import check_nd_range, ndrange_sizes
 from pysycl._memory.usm_api import keep_until_complete
 
 if TYPE_CHECKING:
-    import types
-
     import numpy as np
     import pyopencl as cl
 
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from pysycl._kernels.captures import CaptureEntry
 
 _sycl_kernel = _kernel.kernel
+_FunctionType = types.FunctionType
 _CHECKED = "bounds_check"  # the memory-cache key's suffix in bounds-checked mode
 
 # The kernel cache's counters and memory, under the names the tests read.
@@ -90,7 +91,10 @@ def prepare(q: queue, h: handler,
     if type(fn) is _sycl_kernel:  # a sycl.kernel object (source/interop) with set_arg arguments
         return _kernel.prepare_interop(q, h, cmd)
     kind, index_space = cmd.kind, cmd.index_space
-    info, values, caps, tkey = capture_values(fn, h)
+    obj = None
+    if type(fn) is not _FunctionType:  # a function object: its body and self
+        fn, obj = body_of(fn)  # type: ignore[misc]  # the handler checked it has one
+    info, values, caps, tkey = capture_values(fn, h, obj)
     mkey = (info.code, tkey, kind, cmd.ndim)
     kb = h.kernel_bundle
     ex = q.executor
@@ -154,8 +158,10 @@ def prepare(q: queue, h: handler,
 def resolved(q: queue, cmd: KernelCommand) -> tuple[Kernel | None, cl.Kernel | None]:
     """The memory-cached kernel and built ``cl_kernel`` a handler-less launch of ``cmd``
     used (after :func:`prepare`; None when they are not plain cached ones)."""
-    fn = cmd.fn
-    info, _, _, tkey = capture_values(fn, Shortcut(q))  # type: ignore[arg-type]
+    fn, obj = cmd.fn, None
+    if type(fn) is not _FunctionType:
+        fn, obj = body_of(fn)  # type: ignore[misc]
+    info, _, _, tkey = capture_values(fn, Shortcut(q), obj)  # type: ignore[arg-type]
     k = _memory.get((info.code, tkey, cmd.kind, cmd.ndim))
     if k is None or k.has_spec:
         return None, None

@@ -75,6 +75,11 @@ IndexKind = Literal["range", "nd_range", "single_task"]
 BOUNDS_ERR_BYTES = 96
 #: ``err[4]`` of a bounds violation: what the access was.
 BOUNDS_ACCESS_KINDS = ("read", "write", "atomic_ref")
+#: The attribute that marks a function object's kernel body (``pysycl._kernels.functor``):
+#: a copy of its class's ``__call__`` (or of a bound method's function) whose first
+#: parameter is the object. The compiler drops that parameter; each ``self.name`` it
+#: reads is the capture ``Capture(name="self.name", source="attr")``.
+FUNCTOR_ATTR = "__pysycl_functor__"
 #: ``DirectIndex.source``: the index is the work-item's global id / its local id.
 ID_GLOBAL, ID_LOCAL = 0, 1
 AccessMode = Literal["read", "write", "read_write"]
@@ -280,7 +285,8 @@ class Capture:
 
     Attributes:
         name: the variable's name in the code that reads it.
-        source: ``"freevar"`` for a closure cell, ``"global"`` for a module global.
+        source: ``"freevar"`` for a closure cell, ``"global"`` for a module global,
+            ``"attr"`` for an attribute of a function object (``name`` is ``"self.x"``).
         type: the capture's type; the compiler types the variable with it.
         owner: which function reads it: 0 is the kernel itself, ``k > 0`` the
             ``k``-th function of the kernel's call graph (the helper functions
@@ -291,7 +297,7 @@ class Capture:
     """
 
     name: str
-    source: Literal["freevar", "global"]
+    source: Literal["freevar", "global", "attr"]
     type: CaptureType
     owner: int = 0
 
@@ -387,6 +393,8 @@ def detached(fn: types.FunctionType, captures: tuple[Capture, ...]) -> types.Fun
     copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, cells)
     copy.__qualname__ = fn.__qualname__
     copy.__kwdefaults__ = fn.__kwdefaults__
+    if getattr(fn, FUNCTOR_ATTR, False):
+        setattr(copy, FUNCTOR_ATTR, True)
     return copy
 
 

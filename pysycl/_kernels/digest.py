@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pysycl._core.abi import (
+    FUNCTOR_ATTR,
     AccessorType,
     Capture,
     IndexSpace,
@@ -145,7 +146,7 @@ def stable_digest(fn: types.FunctionType, captures: tuple[Capture, ...], index: 
 def _digest(fn: types.FunctionType, captures: tuple[Capture, ...], index: IndexSpace) -> str:
     h = hashlib.sha256()
     h.update(_versions().encode())
-    h.update(repr((index.kind, index.ndim)).encode())
+    h.update(repr((index.kind, index.ndim, getattr(fn, FUNCTOR_ATTR, False))).encode())
     for c in captures:
         h.update(repr((c.name, c.source, c.owner, _type_repr(c.type))).encode())
     captured = {(c.owner, c.name) for c in captures}
