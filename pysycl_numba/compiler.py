@@ -25,6 +25,7 @@ from pysycl._core.abi import (
     CompiledKernel,
     IndexSpace,
     PointerType,
+    PrintType,
     ReductionType,
     ScalarType,
     SpecConstantType,
@@ -46,6 +47,7 @@ from pysycl_numba.types import (
     ItemType,
     KernelHandlerType,
     NdItemType,
+    PrintBufferType,
     ReducerType,
     SpecConstRefType,
     USMPointerType,
@@ -132,6 +134,8 @@ def capture_numba_type(capture: Capture, bounds_check: bool = False) -> types.Ty
                             checked=bounds_check, shape=ct.shape)
     if isinstance(ct, ScalarType):
         return numba_type_of_dtype(ct.dtype)
+    if isinstance(ct, PrintType):  # the builtin print: its output buffer
+        return PrintBufferType()
     if isinstance(ct, PointerType):  # never bounds-checked: a pointer has no range
         return USMPointerType(numba_type_of_dtype(ct.dtype), ct.readonly)
     if isinstance(ct, TupleType):

@@ -33,6 +33,7 @@ from pysycl_numba._numba_compat import (
     target_override,
 )
 from pysycl_numba.functor import LiftSelf
+from pysycl_numba.printing import RewritePrint
 from pysycl_numba.passes import (
     FindDirectIndexing,
     LiftCaptures,
@@ -106,6 +107,7 @@ def _lifting_pipeline(state: StateDict) -> PassManager:
     pm = DefaultPassBuilder.define_nopython_pipeline(state, name="pysycl")
     pm.add_pass_after(LiftCaptures, TranslateByteCode)
     pm.add_pass_after(RejectUnsupportedPython, LiftCaptures)
+    pm.add_pass_after(RewritePrint, LiftCaptures)  # before RejectUnsupportedPython
     pm.add_pass_after(ValidateTypedKernel, NopythonTypeInference)
     return pm
 

@@ -25,6 +25,7 @@ from pysycl._bundles.ops import launch_kernel as _bundle_kernel
 from pysycl._core.abi import ArgKind, IndexSpace
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import bounds as _bounds
+from pysycl._kernels import kprint as _kprint
 from pysycl._kernels import reduction as _reduction
 from pysycl._kernels import specconst as _specconst
 from pysycl._kernels.args import accessor_ranges, flat_args, with_local_memory
@@ -128,6 +129,8 @@ def prepare(q: queue, h: handler,
         gsize, lsize = ndrange_sizes(k, dev, clk, index_space, values)
     if k.direct or k.direct_rest:  # the static bounds check: a few int compares
         _bounds.check_static(k, info.location, info.code.co_filename, kind, index_space, values)
+    if k.prints:  # print() in the kernel: an output buffer per launch, decoded at a sync point
+        return _print_launch(q, k, cmd, clk, gsize, lsize, values, checked)
     if checked:
         return _checked_launch(q, k, info, fn, cmd, clk, gsize, lsize, values)
     if k.has_local:
@@ -240,6 +243,33 @@ def _checked_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType,
             keep_until_complete(ex, ev, values)
         _bounds.watch(x, _bounds.Watch(q, k, info.location, files, values, ranges, ndim, buf,
                                        host), clq, ev)
+        return ev
+
+    return launch
+
+
+def _print_launch(q: queue, k: Kernel, cmd: KernelCommand, clk: cl.Kernel, gsize: tuple[int, ...],
+                  lsize: tuple[int, ...] | None, values: list[Any], checked: bool
+                  ) -> Callable[[Sequence[cl.Event] | None], cl.Event]:
+    """``launch(wait_for)`` of a kernel that calls ``print``: its buffer, read back after it."""
+    if checked:
+        raise exception(errc.feature_not_supported, f"{k.where}: print() in kernels is not "
+                        "available in bounds-checked mode (PYSYCL_BOUNDS_CHECK=1) yet; run "
+                        "without it, or on the host_debuggable device")
+    if k.has_local:
+        values = _local_values(k, cmd.kind, values)
+    x = _cl()
+    ex = q.executor
+    clq, ctx, key, kinds = ex.native, ex.context, ex.key, k.arg_kinds
+
+    def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
+        if 0 in gsize:
+            return x.marker(clq, wait_for=wait_for)
+        bound, host, buf = _kprint.bind(x, ctx, clq, values)
+        ev = x.launch(clq, clk, gsize, lsize, flat_args(bound, kinds, key), wait_for)
+        if k.has_pointer:
+            keep_until_complete(ex, ev, values)
+        _kprint.watch(x, clq, ev, host, buf, k.name)
         return ev
 
     return launch

@@ -257,7 +257,40 @@ class SpecConstantType:
         return 0
 
 
-CaptureType = AccessorType | ScalarType | TupleType | PointerType | SpecConstantType
+@dataclass(frozen=True)
+class PrintType:
+    """Type of the builtin ``print`` a kernel (or helper) calls: its output buffer.
+
+    One OpenCL argument, ``uint __global *out``, a fresh buffer of
+    :data:`PRINT_BUFFER_WORDS` 32-bit words per launch: ``out[0]`` the words used
+    (an atomic counter; it may pass the capacity), ``out[1]`` the capacity in words
+    after the header, ``out[2]`` the number of records dropped for lack of space,
+    ``out[3]`` zero. From ``out[PRINT_HEADER_WORDS]`` on, records: each ``print``
+    call appends one, atomically reserved, ``[n, piece...]`` with ``n`` the record's
+    words (``n`` itself included). A piece is a tag word then its payload: tag
+    ``PRINT_STR | (nbytes << 8)`` then the UTF-8 bytes in ``ceil(nbytes / 4)``
+    words (a string literal, a ``sep`` or an ``end``); tag ``PRINT_NUMBER + k``
+    (``k`` the index of the value's dtype in :data:`PRINT_DTYPES`) then two words,
+    the value's bits zero-extended to 64 (integers sign- or zero-extended by
+    their signedness). The host formats each number with ``str(dtype.type(v))``,
+    as Python's ``print`` of the same numpy scalar.
+    """
+
+    def flat_arg_count(self) -> int:
+        """Number of OpenCL kernel arguments this capture occupies."""
+        return 1
+
+
+#: The print buffer's size in 32-bit words (1 MiB), header included.
+PRINT_BUFFER_WORDS = 1 << 18
+PRINT_HEADER_WORDS = 4
+PRINT_STR = 1
+PRINT_NUMBER = 2
+#: The dtypes ``print`` takes in kernels, in tag order (bool, ints, floats).
+PRINT_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                "float16", "float32", "float64")
+
+CaptureType = AccessorType | ScalarType | TupleType | PointerType | SpecConstantType | PrintType
 
 
 @dataclass(frozen=True)
@@ -356,6 +389,8 @@ def arg_kind(t: CaptureType) -> ArgKind:
         return ArgKind.LOCAL_ACCESSOR if t.space == "local" else ArgKind.ACCESSOR
     if isinstance(t, PointerType):
         return ArgKind.POINTER
+    if isinstance(t, PrintType):  # one argument, set as is: the launch's print buffer
+        return ArgKind.SCALAR
     if isinstance(t, ScalarType) and t.flat_arg_count() == 1:
         return ArgKind.SCALAR
     return ArgKind.SCALARS

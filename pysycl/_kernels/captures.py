@@ -36,6 +36,7 @@ from pysycl._core.abi import (
 )
 from pysycl._core.exceptions import errc, exception, kernel_compile_error
 from pysycl._kernels import functor as _fobj
+from pysycl._kernels import kprint as _kprint
 from pysycl._kernels import specconst as _specconst
 from pysycl._kernels.kernel_api import _functor, local_accessor
 from pysycl._memory.accessor import accessor
@@ -238,6 +239,8 @@ def capture_values(fn: types.FunctionType, h: handler, obj: Any = None
     for name in info.globals:
         v = g.get(name, _MISSING)
         if v is _MISSING:
+            if name == "print":  # the builtin: an output buffer argument (pysycl._kernels.kprint)
+                _add_print(values, caps, key, 0)
             continue  # a builtin, or an undefined name the compiler reports
         classify(fn, info, h, name, "global", v, values, caps, key, fns)
     if obj is not None:
@@ -245,6 +248,15 @@ def capture_values(fn: types.FunctionType, h: handler, obj: Any = None
     if len(fns) > 1:
         walk_helpers(fns, h, values, caps, key)
     return info, values, caps, tuple(key)
+
+
+def _add_print(values: list[Any], caps: list[CaptureEntry], key: list[Hashable],
+               owner: int) -> None:
+    """The builtin ``print``, called by function ``owner``: a print-buffer argument."""
+    values.append(_kprint.SLOT)
+    caps.append(("print", "global", _kprint.PRINT_TYPE, owner) if owner
+                else ("print", "global", _kprint.PRINT_TYPE))
+    key.append(_kprint.PRINT_TYPE)
 
 
 def _attr_values(fn: types.FunctionType, obj: Any, info: CodeInfo, h: handler,
@@ -298,6 +310,8 @@ def walk_helpers(fns: list[Callable[..., Any]], h: handler, values: list[Any],
             v = g.get(name, _MISSING)
             if v is not _MISSING:
                 classify(f, info, h, name, "global", v, values, caps, key, fns, k)
+            elif name == "print":
+                _add_print(values, caps, key, k)
         k += 1
 
 

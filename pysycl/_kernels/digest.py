@@ -25,6 +25,7 @@ from pysycl._core.abi import (
     Capture,
     IndexSpace,
     PointerType,
+    PrintType,
     SpecConstantType,
     TupleType,
 )
@@ -121,6 +122,8 @@ def _type_repr(t: CaptureType) -> str:
     if isinstance(t, AccessorType):
         shape = "" if t.shape is None else "," + "x".join(map(str, t.shape))
         return f"acc({t.dtype.str},{t.ndim},{t.mode},{t.space}{shape})"
+    if isinstance(t, PrintType):
+        return "print"
     if isinstance(t, PointerType):
         return f"ptr({t.dtype.str},{'ro' if t.readonly else 'rw'})"
     return f"scalar({getattr(t, 'dtype', np.dtype(np.void)).str})"

@@ -525,6 +525,10 @@ def prepare(q: queue, h: handler,
     mkey = (info.code, tkey, kind, ndim, rtypes, ckeys, checked, target)
     k = kernels.get(mkey) or kernels.once(mkey, lambda: _load_or_compile(
         fn, caps, IndexSpace(kind, ndim), reds, rtypes, cmd.name, checked, target))
+    if k.prints:
+        raise exception(errc.feature_not_supported, f"kernel {k.name}: print() in kernels with "
+                        "reductions is not supported yet; print in a kernel without reductions "
+                        "or run it on the host_debuggable device")
     if k.has_spec:
         raise exception(errc.feature_not_supported, f"kernel {k.name}: pysycl does not support "
                         "specialization constants in kernels with reductions yet")

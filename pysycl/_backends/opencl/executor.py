@@ -41,6 +41,7 @@ from pysycl._commands.event import event
 from pysycl._commands.host_task import run_host_task
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import bounds as _bounds
+from pysycl._kernels import kprint as _kprint
 from pysycl._memory import coherence
 from pysycl._memory.accessor import accessor
 from pysycl._memory.usm_api import _inflight, forget_inflight, forget_until, keep_until_complete
@@ -57,6 +58,8 @@ if TYPE_CHECKING:
 
 
 def _before_host_sees(st: coherence.Coherence) -> None:
+    if _kprint.pending:  # the kernels that wrote st may have printed
+        _kprint.flush()
     if _bounds.watching:  # bounds-checked kernels that used st: report before the host sees it
         _bounds.sync(storage=st)
 
@@ -135,6 +138,8 @@ class OpenCLExecutor(OpenCLEvents):
 
     def wait(self) -> None:
         x.finish(self.native)
+        if _kprint.pending:  # kernels that printed: their output, in launch order
+            _kprint.flush()
         if _bounds.watching:  # bounds-checked launches: report violations
             _bounds.sync(self.native)
         forget_inflight(self)
