@@ -17,9 +17,6 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pysycl._core.abi import (
-    AccessorType as AbiAccessor,
-)
-from pysycl._core.abi import (
     FUNCTOR_ATTR,
     Capture,
     CompiledKernel,
@@ -31,6 +28,9 @@ from pysycl._core.abi import (
     SpecConstantType,
     TupleType,
     source_location,
+)
+from pysycl._core.abi import (
+    AccessorType as AbiAccessor,
 )
 from pysycl._core.exceptions import errc, exception, kernel_compile_error
 from pysycl_numba._numba_compat import errors, global_compiler_lock, target_override, types

@@ -33,7 +33,6 @@ from pysycl_numba._numba_compat import (
     target_override,
 )
 from pysycl_numba.functor import LiftSelf
-from pysycl_numba.printing import RewritePrint
 from pysycl_numba.passes import (
     FindDirectIndexing,
     LiftCaptures,
@@ -41,6 +40,7 @@ from pysycl_numba.passes import (
     RejectUnsupportedPython,
     ValidateTypedKernel,
 )
+from pysycl_numba.printing import RewritePrint
 from pysycl_numba.target import TARGET_NAME, sycl_target
 
 if TYPE_CHECKING:

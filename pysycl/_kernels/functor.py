@@ -43,7 +43,7 @@ def body_of(kernel: Any) -> tuple[types.FunctionType, Any] | None:
     if type(kernel) is _MethodType:
         fn, obj = kernel.__func__, kernel.__self__
     else:
-        fn, obj = getattr(type(kernel), "__call__", None), kernel
+        fn, obj = type(kernel).__dict__.get("__call__") or _inherited_call(type(kernel)), kernel
     if type(fn) is not _FunctionType or fn.__code__.co_argcount < 1:
         return None
     body = _bodies.get(fn)
@@ -55,6 +55,15 @@ def body_of(kernel: Any) -> tuple[types.FunctionType, Any] | None:
         setattr(body, FUNCTOR_ATTR, True)
         _bodies[fn] = body
     return body, obj
+
+
+def _inherited_call(cls: type) -> Any:
+    """``__call__`` as the class's MRO defines it (None when only ``object`` has one)."""
+    for c in cls.__mro__[1:]:
+        f = c.__dict__.get("__call__")
+        if f is not None:
+            return f
+    return None
 
 
 def is_body(fn: Any) -> bool:

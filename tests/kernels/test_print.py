@@ -89,7 +89,7 @@ _INTS = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, 
 
 
 @settings(max_examples=25)
-@given(st.sampled_from(_INTS + [np.float16, np.float32, np.float64, np.bool_]),
+@given(st.sampled_from([*_INTS, np.float16, np.float32, np.float64, np.bool_]),
        st.integers(-(1 << 70), 1 << 70), st.floats(allow_nan=True, allow_infinity=True))
 def test_numbers_print_as_numpy_prints_them(dt: type, i: int, f: float) -> None:
     q = sycl.queue()
@@ -131,7 +131,7 @@ def test_unsupported_print_forms_are_compile_errors(kq: sycl.queue) -> None:
         assert "test_print.py:" in str(e.value)
         with pytest.raises(sycl.kernel_compile_error, match="takes a string literal"):
             kq.submit(lambda h: h.single_task(_sep_from_variable(A.get_access(h, R))))
-        with pytest.raises(sycl.kernel_compile_error, match="file=.*not supported"):
+        with pytest.raises(sycl.kernel_compile_error, match=r"file=.*not supported"):
             kq.single_task(lambda: print(1, file=None))
 
 
