@@ -17,7 +17,7 @@ the whole way again, which raises the proper errors and makes a new plan.
 
 Eligible: closure captures only (no argument read from a module global, no helper
 functions, no attribute of a user's module), numbers and USM pointers of a pysycl
-allocation, no specialization constants, reductions or kernel names.
+allocation, no specialization constants, reductions, kernel names or ``print``.
 """
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ def remember(ex: Any, q: queue, cmd: KernelCommand, k: Kernel | None, clk: Any) 
     if len(ex.plans) >= 64:
         ex.plans.clear()
     if (type(fn) is not types.FunctionType or cmd.name is not None or cmd.reductions
-            or k.has_spec or k.has_local or k.direct or k.direct_rest):
+            or k.has_spec or k.has_local or k.direct or k.direct_rest or k.prints):
         ex.plans[fn.__code__] = NONE  # type: ignore[union-attr]
         return
     cells = _cell_checks(fn, k)
