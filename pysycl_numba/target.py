@@ -43,6 +43,7 @@ from pysycl_numba.overloads import (
     atomics,
     collectives,
     constants,
+    group_algorithms,
     index,
     ndrange,
     pointer,
@@ -66,8 +67,8 @@ TARGET_NAME = "pysycl"
 #: Every overload module, in installation order: each has a ``typing_registry``
 #: and a ``lowering_registry`` (:mod:`pysycl_numba.overloads`).
 OVERLOADS: tuple[pytypes.ModuleType, ...] = (
-    index, accessor, pointer, ndrange, collectives, constants, atomics, private_array, specconst,
-    reduction, math_overloads,
+    index, accessor, pointer, ndrange, collectives, group_algorithms, constants, atomics,
+    private_array, specconst, reduction, math_overloads,
 )
 
 

@@ -1,0 +1,144 @@
+"""Group algorithms (SYCL 2020 §4.17) on the compiled device and the host_debuggable one.
+
+Every result is checked against a numpy model of the spec given the sub-group
+shape each work-item reports (``sg.get_local_linear_range()``; sub-groups are
+consecutive local linear ids): the compiled device and the interpreter must both
+match it. Out-of-range shuffles return the caller's own value on every device
+(pysycl's choice; the spec leaves them unspecified).
+"""
+
+from __future__ import annotations
+
+import operator
+from functools import reduce
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pysycl as sycl
+
+OPS = ["plus", "multiplies", "minimum", "maximum", "bit_and", "bit_or", "bit_xor",
+       "logical_and", "logical_or"]
+DTYPES = [np.int32, np.uint32, np.int64, np.uint64, np.float32, np.float64]
+_PY = {"plus": operator.add, "multiplies": operator.mul, "minimum": min, "maximum": max,
+       "bit_and": operator.and_, "bit_or": operator.or_, "bit_xor": operator.xor,
+       "logical_and": lambda a, b: int(bool(a) and bool(b)),
+       "logical_or": lambda a, b: int(bool(a) or bool(b))}
+SETTINGS = settings(max_examples=8, deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def _is_host(q: sycl.queue) -> bool:
+    return q.get_device().has(sycl.aspect.host_debuggable)
+
+
+def _valid(op: str, dtype: type) -> bool:
+    return not (op.startswith("bit") and np.dtype(dtype).kind == "f")
+
+
+def _data(rng: np.random.Generator, op: str, dtype: type, n: int) -> np.ndarray:
+    """Values whose combinations are exact (no rounding, no overflow) for ``op``."""
+    if op == "multiplies":
+        return rng.choice([1, 1, 1, 2, 3] if np.dtype(dtype).kind == "u" else [1, -1, 1, 2],
+                          n).astype(dtype) if n else np.zeros(0, dtype)
+    if op.startswith("logical"):
+        return (rng.random(n) < (0.8 if op == "logical_and" else 0.2)).astype(dtype)
+    hi = 1000 if np.dtype(dtype).kind != "f" else 64
+    return rng.integers(0, hi, n).astype(dtype)
+
+
+def _ident(op: str, dtype: type) -> object:
+    return sycl.known_identity(op, np.dtype(dtype))
+
+
+def _scan(vals: list, op: str, dtype: type, inclusive: bool, init: object = None) -> list:
+    acc = _ident(op, dtype) if init is None else init
+    out = []
+    for v in vals:
+        if inclusive:
+            acc = _PY[op](acc, v)
+        out.append(acc)
+        if not inclusive:
+            acc = _PY[op](acc, v)
+    return out
+
+
+def _groups(n: int, wg: int, sizes: np.ndarray) -> list[list[int]]:
+    """Global ids of each sub-group: consecutive runs of the reported size within each group."""
+    out = []
+    for g0 in range(0, n, wg):
+        i = g0
+        while i < g0 + wg:
+            out.append(list(range(i, i + int(sizes[i]))))
+            i += int(sizes[i])
+    return out
+
+
+# ------------------------------------------------------------------ shuffles
+def _shuffles(q: sycl.queue, x: np.ndarray, wg: int, delta: int) -> np.ndarray:
+    out = np.zeros((7, x.size), dtype=x.dtype)
+    with sycl.buffer(x) as X, sycl.buffer(out) as O:
+        def cg(h: sycl.handler) -> None:
+            rx = X.get_access(h, sycl.access_mode.read)
+            o = O.get_access(h, sycl.access_mode.write)
+
+            def k(it):
+                sg = it.get_sub_group()
+                i = it.get_global_id(0)
+                v = rx[i]
+                o[0, i] = sycl.shift_group_left(sg, v, delta)
+                o[1, i] = sycl.shift_group_right(sg, v, delta)
+                o[2, i] = sycl.permute_group_by_xor(sg, v, delta)
+                o[3, i] = sycl.select_from_group(sg, v, delta)
+                o[4, i] = sycl.shift_group_left(sg, v)
+                o[5, i] = sycl.group_broadcast(sg, v, delta % sg.get_local_linear_range())
+                o[6, i] = sg.get_local_linear_range()
+
+            h.parallel_for(sycl.nd_range(sycl.range(x.size), sycl.range(wg)), k)
+
+        q.submit(cg)
+    return out
+
+
+def _shuffle_model(x: np.ndarray, wg: int, delta: int, sizes: np.ndarray) -> np.ndarray:
+    want = np.zeros((6, x.size), dtype=x.dtype)
+    for ids in _groups(x.size, wg, sizes):
+        n = len(ids)
+        for lane, i in enumerate(ids):
+            def at(src: int, i: int = i) -> object:
+                return x[ids[src]] if 0 <= src < n else x[i]
+            want[:, i] = [at(lane + delta), at(lane - delta), at(lane ^ delta), at(delta),
+                          at(lane + 1), x[ids[delta % n]]]
+    return want
+
+
+@pytest.mark.parametrize("dtype", DTYPES + [np.int16])
+def test_shuffles_every_type(any_kernel_queue: sycl.queue, dtype: type) -> None:
+    wg = 16 if _is_host(any_kernel_queue) else 64
+    x = np.arange(2 * wg).astype(dtype) * 3
+    got = _shuffles(any_kernel_queue, x, wg, 3)
+    np.testing.assert_array_equal(got[:6], _shuffle_model(x, wg, 3, got[6].astype(int)))
+
+
+@SETTINGS
+@given(wg=st.sampled_from([1, 3, 8, 12, 32, 40]), delta=st.integers(0, 9), seed=st.integers(0, 99))
+def test_shuffles_property(any_kernel_queue: sycl.queue, wg: int, delta: int, seed: int) -> None:
+    x = np.random.default_rng(seed).integers(-1000, 1000, 2 * wg).astype(np.int32)
+    got = _shuffles(any_kernel_queue, x, wg, delta)
+    np.testing.assert_array_equal(got[:6], _shuffle_model(x, wg, delta, got[6].astype(int)))
+
+
+def test_shuffle_of_bool(any_kernel_queue: sycl.queue) -> None:
+    x = np.array([True, False, False, True] * 4)
+    out = np.zeros(x.size, dtype=np.bool_)
+    with sycl.buffer(x) as X, sycl.buffer(out) as O:
+        def cg(h: sycl.handler) -> None:
+            rx = X.get_access(h, sycl.access_mode.read)
+            o = O.get_access(h, sycl.access_mode.write)
+            h.parallel_for(sycl.nd_range(sycl.range(16), sycl.range(4)), lambda it: o.__setitem__(
+                it.get_global_id(0),
+                sycl.permute_group_by_xor(it.get_sub_group(), rx[it.get_global_id(0)], 1)))
+        any_kernel_queue.submit(cg)
+    assert out.tolist() == [False, True, True, False] * 4
