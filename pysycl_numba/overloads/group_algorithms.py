@@ -143,11 +143,7 @@ def combine(builder: llir.IRBuilder, op: str, t: types.Type, x: llir.Value,
     """``op(x, y)`` for values of Numba type ``t`` (a number or a boolean)."""
     fp = isinstance(t, types.Float)
     if op in _LOGICAL:
-        zero = llir.Constant(x.type, 0)
-        bx = x if x.type == llir.IntType(1) else builder.icmp_unsigned("!=", x, zero)
-        by = y if y.type == llir.IntType(1) else builder.icmp_unsigned("!=", y, zero)
-        r = builder.and_(bx, by) if op == "logical_and" else builder.or_(bx, by)
-        return r if x.type == llir.IntType(1) else builder.zext(r, x.type)
+        return _logical(builder, op, fp, x, y)
     if op == "plus":
         return builder.fadd(x, y) if fp else builder.add(x, y)
     if op == "multiplies":
@@ -162,6 +158,20 @@ def combine(builder: llir.IRBuilder, op: str, t: types.Type, x: llir.Value,
     else:
         take_y = builder.icmp_unsigned(cmp, y, x)
     return builder.select(take_y, y, x)  # Python's min(x, y): x unless y is smaller
+
+
+def _logical(builder: llir.IRBuilder, op: str, fp: bool, x: llir.Value,
+             y: llir.Value) -> llir.Value:
+    def truth(v: llir.Value) -> llir.Value:
+        if v.type == llir.IntType(1):
+            return v
+        zero = llir.Constant(v.type, 0)
+        return builder.fcmp_unordered("!=", v, zero) if fp else builder.icmp_unsigned("!=", v, zero)
+
+    r = builder.and_(truth(x), truth(y)) if op == "logical_and" else builder.or_(truth(x), truth(y))
+    if x.type == llir.IntType(1):
+        return r
+    return builder.uitofp(r, x.type) if fp else builder.zext(r, x.type)
 
 
 @lower(_combine, FunctorType, types.Any, types.Any)

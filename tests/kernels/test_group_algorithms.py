@@ -142,3 +142,85 @@ def test_shuffle_of_bool(any_kernel_queue: sycl.queue) -> None:
                 sycl.permute_group_by_xor(it.get_sub_group(), rx[it.get_global_id(0)], 1)))
         any_kernel_queue.submit(cg)
     assert out.tolist() == [False, True, True, False] * 4
+
+
+# --------------------------------------------------------------------- scans
+def _scans(q: sycl.queue, x: np.ndarray, wg: int, op: object, init: object) -> np.ndarray:
+    """Columns: sub-group incl, excl, incl+init, excl+init, reduce, reduce+init; then the same
+    over the work-group; then the sub-group size."""
+    out = np.zeros((13, x.size), dtype=x.dtype)
+    with sycl.buffer(x) as X, sycl.buffer(out) as O:
+        def cg(h: sycl.handler) -> None:
+            rx = X.get_access(h, sycl.access_mode.read)
+            o = O.get_access(h, sycl.access_mode.write)
+
+            def k(it):
+                sg = it.get_sub_group()
+                g = it.get_group()
+                i = it.get_global_id(0)
+                v = rx[i]
+                o[0, i] = sycl.inclusive_scan_over_group(sg, v, op)
+                o[1, i] = sycl.exclusive_scan_over_group(sg, v, op)
+                o[2, i] = sycl.inclusive_scan_over_group(sg, v, op, init)
+                o[3, i] = sycl.exclusive_scan_over_group(sg, v, init, op)
+                o[4, i] = sycl.reduce_over_group(sg, v, op)
+                o[5, i] = sycl.reduce_over_group(sg, v, init, op)
+                o[6, i] = sycl.inclusive_scan_over_group(g, v, op)
+                o[7, i] = sycl.exclusive_scan_over_group(g, v, op)
+                o[8, i] = sycl.inclusive_scan_over_group(g, v, op, init)
+                o[9, i] = sycl.exclusive_scan_over_group(g, v, init, op)
+                o[10, i] = sycl.reduce_over_group(g, v, op)
+                o[11, i] = sycl.reduce_over_group(g, v, init, op)
+                o[12, i] = sg.get_local_linear_range()
+
+            h.parallel_for(sycl.nd_range(sycl.range(x.size), sycl.range(wg)), k)
+
+        q.submit(cg)
+    return out
+
+
+def _scan_model(x: np.ndarray, wg: int, op: str, init: object, sizes: np.ndarray) -> np.ndarray:
+    dt = x.dtype.type
+    want = np.zeros((12, x.size), dtype=x.dtype)
+    with np.errstate(over="ignore"):
+        for col, chunks in ((0, _groups(x.size, wg, sizes)),
+                            (6, [list(range(g, g + wg)) for g in range(0, x.size, wg)])):
+            for ids in chunks:
+                vals = [x[i] for i in ids]
+                total = reduce(_PY[op], vals)
+                for k, cols in enumerate(zip(
+                        _scan(vals, op, dt, True), _scan(vals, op, dt, False),
+                        _scan(vals, op, dt, True, init), _scan(vals, op, dt, False, init),
+                        [total] * len(ids), [_PY[op](init, total)] * len(ids), strict=True)):
+                    want[col:col + 6, ids[k]] = cols
+    return want
+
+
+def _check_scans(q: sycl.queue, op: str, dtype: type, wg: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    x = _data(rng, op, dtype, 2 * wg)
+    init = _data(rng, op, dtype, 1)[0]
+    got = _scans(q, x, wg, getattr(sycl, op)(), init)
+    np.testing.assert_array_equal(got[:12], _scan_model(x, wg, op, init, got[12].astype(int)))
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_scans_every_op_and_type(any_kernel_queue: sycl.queue, op: str, dtype: type) -> None:
+    if not _valid(op, dtype):
+        pytest.skip("bit operations take integers")
+    _check_scans(any_kernel_queue, op, dtype, 12 if _is_host(any_kernel_queue) else 40, 1)
+
+
+@SETTINGS
+@given(op=st.sampled_from(OPS), dtype=st.sampled_from(DTYPES),
+       wg=st.sampled_from([1, 2, 5, 8, 16, 24, 64]), seed=st.integers(0, 999))
+def test_scans_property(kq: sycl.queue, op: str, dtype: type, wg: int, seed: int) -> None:
+    if _valid(op, dtype):
+        _check_scans(kq, op, dtype, wg, seed)
+
+
+@SETTINGS
+@given(op=st.sampled_from(OPS), wg=st.sampled_from([1, 3, 8, 20]), seed=st.integers(0, 999))
+def test_scans_host_oracle(hq: sycl.queue, op: str, wg: int, seed: int) -> None:
+    _check_scans(hq, op, np.int64, wg, seed)
