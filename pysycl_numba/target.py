@@ -45,6 +45,7 @@ from pysycl_numba.overloads import (
     constants,
     group_algorithms,
     index,
+    joint_algorithms,
     ndrange,
     pointer,
     private_array,
@@ -67,8 +68,8 @@ TARGET_NAME = "pysycl"
 #: Every overload module, in installation order: each has a ``typing_registry``
 #: and a ``lowering_registry`` (:mod:`pysycl_numba.overloads`).
 OVERLOADS: tuple[pytypes.ModuleType, ...] = (
-    index, accessor, pointer, ndrange, collectives, group_algorithms, constants, atomics,
-    private_array, specconst, reduction, math_overloads,
+    index, accessor, pointer, ndrange, collectives, group_algorithms, joint_algorithms, constants,
+    atomics, private_array, specconst, reduction, math_overloads,
 )
 
 

@@ -224,3 +224,111 @@ def test_scans_property(kq: sycl.queue, op: str, dtype: type, wg: int, seed: int
 @given(op=st.sampled_from(OPS), wg=st.sampled_from([1, 3, 8, 20]), seed=st.integers(0, 999))
 def test_scans_host_oracle(hq: sycl.queue, op: str, wg: int, seed: int) -> None:
     _check_scans(hq, op, np.int64, wg, seed)
+
+
+# ---------------------------------------------------------- joint algorithms
+def _is_even(v):
+    return v % 2 == 0
+
+
+def _is_big(v):
+    return v > 900
+
+
+def _joint(q: sycl.queue, x: np.ndarray, wg: int, first: int, last: int, op: object,
+           init: object, use_sg: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Each group: joint_reduce (without, with init) and votes of x[first:last], and the
+    inclusive/exclusive scans (with init) into out rows (one row per group)."""
+    ngroups, n = 2, x.size
+    red = np.zeros((ngroups * wg, 2), dtype=x.dtype)
+    votes = np.zeros((ngroups * wg, 4), dtype=np.int32)
+    incl = np.zeros(ngroups * n, dtype=x.dtype)
+    excl = np.zeros(ngroups * n, dtype=x.dtype)
+    with sycl.buffer(x) as X, sycl.buffer(red) as R, sycl.buffer(votes) as V, \
+            sycl.buffer(incl) as IN, sycl.buffer(excl) as EX:
+        def cg(h: sycl.handler) -> None:
+            rx = X.get_access(h, sycl.access_mode.read)
+            r = R.get_access(h, sycl.access_mode.write)
+            v = V.get_access(h, sycl.access_mode.write)
+            oi = IN.get_access(h, sycl.access_mode.write)
+            oe = EX.get_access(h, sycl.access_mode.write)
+
+            def body(it, g):
+                i = it.get_global_id(0)
+                row = it.get_group(0)
+                r[i, 0] = sycl.joint_reduce(g, rx, first, last, op)
+                r[i, 1] = sycl.joint_reduce(g, rx, first, last, op, init)
+                v[i, 0] = sycl.joint_any_of(g, rx, first, last, _is_even)
+                v[i, 1] = sycl.joint_all_of(g, rx, first, last, _is_even)
+                v[i, 2] = sycl.joint_none_of(g, rx, first, last, _is_big)
+                if it.get_sub_group().get_group_linear_id() == 0 or not use_sg:
+                    sycl.joint_inclusive_scan(g, rx, first, last, oi, row * n, op, init)
+                    sycl.joint_exclusive_scan(g, rx, first, last, oe, row * n, init, op)
+
+            def k_sg(it):
+                body(it, it.get_sub_group())
+
+            def k_g(it):
+                body(it, it.get_group())
+
+            k = k_sg if use_sg else k_g
+            h.parallel_for(sycl.nd_range(sycl.range(ngroups * wg), sycl.range(wg)), k)
+
+        q.submit(cg)
+    return red, votes, incl.reshape(ngroups, n), excl.reshape(ngroups, n)
+
+
+@pytest.mark.parametrize("use_sg", [False, True], ids=["group", "sub_group"])
+@pytest.mark.parametrize(("op", "dtype"), [("plus", np.int32), ("plus", np.float64),
+                                           ("multiplies", np.int64), ("maximum", np.float32),
+                                           ("minimum", np.uint32), ("bit_xor", np.uint64),
+                                           ("logical_or", np.int32)])
+def test_joint_algorithms(any_kernel_queue: sycl.queue, op: str, dtype: type,
+                          use_sg: bool) -> None:
+    host = _is_host(any_kernel_queue)
+    wg = 8 if host else 32
+    rng = np.random.default_rng(7)
+    x = _data(rng, op, dtype, 37 if host else 301)
+    init = _data(rng, op, dtype, 1)[0]
+    first, last = 3, x.size - 2
+    if use_sg and not host:
+        wg = 16  # one sub-group per group on the CPU device (its sub-groups are 16 wide here)
+    red, votes, incl, excl = _joint(any_kernel_queue, x, wg, first, last, getattr(sycl, op)(),
+                                    init, use_sg)
+    vals = list(x[first:last])
+    with np.errstate(over="ignore"):
+        total = reduce(_PY[op], vals)
+        np.testing.assert_array_equal(red[:, 0], total)
+        np.testing.assert_array_equal(red[:, 1], _PY[op](init, total))
+        want_i = _scan(vals, op, x.dtype.type, True, init)
+        want_e = _scan(vals, op, x.dtype.type, False, init)
+    for row in range(2):
+        np.testing.assert_array_equal(incl[row, :len(vals)], want_i)
+        np.testing.assert_array_equal(excl[row, :len(vals)], want_e)
+    assert (votes[:, 0] == any(v % 2 == 0 for v in vals)).all()
+    assert (votes[:, 1] == all(v % 2 == 0 for v in vals)).all()
+    assert (votes[:, 2] == (not any(v > 900 for v in vals))).all()
+
+
+def test_joint_over_usm_and_empty_range(any_kernel_queue: sycl.queue) -> None:
+    q = any_kernel_queue
+    x = np.arange(1, 101, dtype=np.int64)
+    p = sycl.malloc_shared(x.size, q, dtype=np.int64)
+    out = sycl.malloc_shared(4, q, dtype=np.int64)
+    try:
+        p.host_array()[:] = x
+        def k(it):
+            g = it.get_group()
+            s = sycl.joint_reduce(g, p, 0, 100, sycl.plus())
+            e = sycl.joint_reduce(g, p, 5, 5, sycl.maximum())
+            a = sycl.joint_any_of(g, p, 10, 10, _is_even)
+            if g.leader():
+                out[0] = s
+                out[1] = e
+                out[2] = a
+        q.parallel_for(sycl.nd_range(sycl.range(16), sycl.range(16)), k).wait()
+        got = out.host_array()
+        assert got[0] == x.sum() and got[1] == np.iinfo(np.int64).min and got[2] == 0
+    finally:
+        sycl.free(p, q)
+        sycl.free(out, q)
