@@ -26,14 +26,33 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, SupportsIndex
 
+import numpy as np
+
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels.kernel_api import _functor, _host_collective, group_broadcast
-from pysycl._kernels.reduction import known_identity
 from pysycl._objects.range import group as _group
 
 if TYPE_CHECKING:
     from pysycl._backends.host.ndrange import _HostSubGroup
     from pysycl._objects.range import group
+
+
+def known_identity(op: str, dtype: np.dtype) -> np.generic | None:
+    """``sycl::known_identity<op, T>`` (§4.10.2.1) as a numpy scalar, or None."""
+    dt = np.dtype(dtype)
+    if op in ("plus", "bit_or", "bit_xor", "logical_or"):
+        return dt.type(0)
+    if op in ("multiplies", "logical_and"):
+        return dt.type(1)
+    if op == "bit_and":
+        return dt.type(np.iinfo(dt).max if dt.kind == "u" else -1) if dt.kind in "iu" else None
+    if op in ("minimum", "maximum"):
+        lo = op == "maximum"
+        if dt.kind == "f":
+            return dt.type(-np.inf if lo else np.inf)
+        info = np.iinfo(dt)
+        return dt.type(info.min if lo else info.max)
+    return None
 
 
 # ------------------------------------------------------------------ shuffles
@@ -75,8 +94,6 @@ def _op_and_init(name: str, args: tuple[Any, ...]) -> tuple[_functor, Any]:
 
 
 def _identity(op: _functor, x: Any) -> Any:
-    import numpy as np  # the scalar's own type keeps the identity's width
-
     ident = known_identity(op.op, np.asarray(x).dtype)
     if ident is None:
         raise exception(errc.invalid, f"{op!r} has no identity for {type(x).__name__}")

@@ -3,9 +3,9 @@
 **Shuffles** are ``intel_sub_group_shuffle(x, lane)`` of ``cl_intel_subgroups`` (the
 SPIR-V backend lowers it to ``OpSubgroupShuffleINTEL`` of ``SPV_INTEL_subgroups``;
 ``cl_khr_subgroup_shuffle``'s ``OpGroupNonUniformShuffle`` needs SPIR-V 1.3, and
-pysycl emits 1.2); the PTX target defines it as ``shfl.sync.idx``. A source lane outside the sub-group is unspecified in the
-spec; every pysycl device returns the caller's own ``x`` then (a ``select`` after
-the shuffle), so results agree between devices.
+pysycl emits 1.2); the PTX target defines it as ``shfl.sync.idx``. A source lane
+outside the sub-group is unspecified in the spec; every pysycl device returns the
+caller's own ``x`` then (a ``select`` after the shuffle), so results agree between devices.
 
 **Scans and reductions** with ``plus``/``minimum``/``maximum`` on SPIR-V are the
 OpenCL 2.0 built-ins (``work_group_scan_inclusive_add`` ... → ``OpGroupIAdd
@@ -31,24 +31,16 @@ from llvmlite import ir as llir
 from pysycl._kernels.group_algorithms import (
     exclusive_scan_over_group,
     inclusive_scan_over_group,
-    joint_all_of,
-    joint_any_of,
-    joint_exclusive_scan,
-    joint_inclusive_scan,
-    joint_none_of,
-    joint_reduce,
+    known_identity,
     permute_group_by_xor,
     select_from_group,
     shift_group_left,
     shift_group_right,
 )
 from pysycl._kernels.kernel_api import (
-    any_of_group,
-    group_barrier,
     group_broadcast,
     reduce_over_group,
 )
-from pysycl._kernels.reduction import known_identity
 from pysycl_numba._numba_compat import (
     AbstractTemplate,
     LoweringRegistry,
@@ -57,6 +49,7 @@ from pysycl_numba._numba_compat import (
     types,
 )
 from pysycl_numba.overloads.collectives import _COLLECTIVE, _collective_type
+from pysycl_numba.overloads.collectives import _lower_reduce as lower_native_reduce
 from pysycl_numba.overloads.index import INT
 from pysycl_numba.overloads.ndrange import GROUPS
 from pysycl_numba.targets.spirv import ocl
@@ -400,6 +393,9 @@ def _lower_scan(kind: str) -> Any:
              args: Sequence[llir.Value]) -> llir.Value:
         opi = next(i for i, a in enumerate(sig.args) if isinstance(a, FunctorType))
         op, t = sig.args[opi].op, sig.return_type
+        if kind == "reduce" and op in _NATIVE and not isinstance(t, types.Boolean):
+            # the same lowering key as collectives' reductions: keep theirs (native on PTX too)
+            return lower_native_reduce(context, builder, sig, args)
         r = group_algorithm(context, builder, kind, sig.args[0], op, t, args[0], args[1])
         if len(args) == 4:
             init = args[5 - opi]  # the argument after x that is not the op

@@ -114,7 +114,7 @@ def _shuffle_model(x: np.ndarray, wg: int, delta: int, sizes: np.ndarray) -> np.
     return want
 
 
-@pytest.mark.parametrize("dtype", DTYPES + [np.int16])
+@pytest.mark.parametrize("dtype", [*DTYPES, np.int16])
 def test_shuffles_every_type(any_kernel_queue: sycl.queue, dtype: type) -> None:
     wg = 16 if _is_host(any_kernel_queue) else 64
     x = np.arange(2 * wg).astype(dtype) * 3
