@@ -52,10 +52,10 @@ __kernel void sg_scan_mul(__global const int *x, __global int *out) {
 """
 
 
-def _cg(X: sycl.buffer, O: sycl.buffer, n: int, kind: str) -> Callable[..., None]:
+def _cg(X: sycl.buffer, OUT: sycl.buffer, n: int, kind: str) -> Callable[..., None]:
     def cg(h: sycl.handler) -> None:
         x = X.get_access(h, sycl.access_mode.read)
-        o = O.get_access(h, sycl.access_mode.write)
+        o = OUT.get_access(h, sycl.access_mode.write)
 
         def sg_reduce(it: sycl.nd_item) -> None:
             sg = it.get_sub_group()
@@ -98,13 +98,13 @@ def bench(q: sycl.queue, peer: OpenCLPeer, quick: bool) -> list[dict[str, object
         x = rng.integers(-3, 4, n).astype(dt) if kind != "sg_scan_mul" else \
             rng.choice([1, -1], n).astype(dt)
         out, ref = np.zeros_like(x), np.zeros_like(x)
-        X, O = sycl.buffer(x), sycl.buffer(out)
-        cg = _cg(X, O, n, kind)
+        X, OUT = sycl.buffer(x), sycl.buffer(out)
+        cg = _cg(X, OUT, n, kind)
         dx, do = peer.buf(x), peer.buf(ref)
         k = peer.k[kind]
         t_sycl, t_cl = paired(lambda: q.submit(cg).wait(),
                               lambda: k(peer.q, (n,), (WG,), dx, do).wait(), reps)
-        with sycl.host_accessor(O, sycl.access_mode.read) as ho:
+        with sycl.host_accessor(OUT, sycl.access_mode.read) as ho:
             np.testing.assert_array_equal(np.asarray(ho), peer.read(ref, do))
         gb = 2 * x.nbytes
         rows.append({"name": f"{name} 2^{n.bit_length() - 1} {np.dtype(dt).name}",
