@@ -76,16 +76,18 @@ class OpenCLPeer:
         source: the OpenCL C program.
         arg_dtypes: kernel name -> scalar argument dtypes (``None`` for buffers);
             every kernel named here gets a ``cl.Kernel`` in ``self.k``.
+        options: OpenCL C build options (``-cl-std=CL3.0`` for work-group functions).
     """
 
     def __init__(self, q: sycl.queue, source: str,
-                 arg_dtypes: dict[str, Sequence[Any] | None]) -> None:
+                 arg_dtypes: dict[str, Sequence[Any] | None],
+                 options: Sequence[str] = ()) -> None:
         import pyopencl as cl
 
         self.cl = cl
         self.ctx = q.get_context().native
         self.q = cl.CommandQueue(self.ctx, q.get_device().native)
-        self.prg = cl.Program(self.ctx, source).build()
+        self.prg = cl.Program(self.ctx, source).build(options=list(options))
         self.k = {name: cl.Kernel(self.prg, name) for name in arg_dtypes}
         for name, dts in arg_dtypes.items():
             if dts is not None:

@@ -43,7 +43,9 @@ from pysycl_numba.overloads import (
     atomics,
     collectives,
     constants,
+    group_algorithms,
     index,
+    joint_algorithms,
     ndrange,
     pointer,
     printing,
@@ -67,8 +69,8 @@ TARGET_NAME = "pysycl"
 #: Every overload module, in installation order: each has a ``typing_registry``
 #: and a ``lowering_registry`` (:mod:`pysycl_numba.overloads`).
 OVERLOADS: tuple[pytypes.ModuleType, ...] = (
-    index, accessor, pointer, ndrange, collectives, constants, atomics, private_array, specconst,
-    reduction, math_overloads, printing,
+    index, accessor, pointer, ndrange, collectives, group_algorithms, joint_algorithms, constants,
+    atomics, private_array, specconst, reduction, math_overloads, printing,
 )
 
 

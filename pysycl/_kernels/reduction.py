@@ -38,6 +38,7 @@ from pysycl._kernels.cache import Kernel, kernels, target_of
 from pysycl._kernels.captures import capture_values, captures_of
 from pysycl._kernels.digest import hash_static, stable_digest
 from pysycl._kernels.functor import body_of
+from pysycl._kernels.group_algorithms import known_identity
 from pysycl._kernels.kernel_api import _functor, group_barrier
 from pysycl._kernels.ndrange import dev_limits, ndrange_sizes
 from pysycl._memory.accessor import access_mode, accessor
@@ -106,24 +107,6 @@ _COMBINERS: dict[str, Callable[[Any, Any], Any]] = {
 }
 assert list(_COMBINERS) == [op.name for op in ReductionOp]
 _BITWISE = ("bit_and", "bit_or", "bit_xor")
-
-
-def known_identity(op: str, dtype: np.dtype) -> np.generic | None:
-    """``sycl::known_identity<op, T>`` (§4.10.2.1) as a numpy scalar, or None."""
-    dt = np.dtype(dtype)
-    if op in ("plus", "bit_or", "bit_xor", "logical_or"):
-        return dt.type(0)
-    if op in ("multiplies", "logical_and"):
-        return dt.type(1)
-    if op == "bit_and":
-        return dt.type(np.iinfo(dt).max if dt.kind == "u" else -1) if dt.kind in "iu" else None
-    if op in ("minimum", "maximum"):
-        lo = op == "maximum"
-        if dt.kind == "f":
-            return dt.type(-np.inf if lo else np.inf)
-        info = np.iinfo(dt)
-        return dt.type(info.min if lo else info.max)
-    return None
 
 
 def _caller() -> str:

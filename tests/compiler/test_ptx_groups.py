@@ -369,3 +369,53 @@ def test_ordered_fetch_add_keeps_its_ordering_with_fences(
     at = next(i for i, ln in enumerate(lines) if ln.startswith("atom.") and ".add." in ln)
     assert (lines[at - 1].rstrip(";") == before) if before else not lines[at - 1].startswith("fence")
     assert (lines[at + 1].rstrip(";") == after) if after else not lines[at + 1].startswith("fence")
+
+
+# ------------------------------------------------- shuffles and scans (§4.17)
+def test_shuffles_and_scans_run_and_lower_to_shfl_idx(kq: sycl.queue, ptx_images: list) -> None:
+    n, wg = 120, 60  # a full warp and a partial one of 28 on a GPU
+    x = np.arange(n, dtype=np.int32) % 7
+    out = np.zeros((n, 4), np.int32)
+    with sycl.buffer(x) as bx, sycl.buffer(out) as bo:
+        def cg(h: sycl.handler) -> None:
+            rx = bx.get_access(h, sycl.access_mode.read)
+            o = bo.get_access(h, sycl.access_mode.write)
+
+            def k(it: Any) -> None:
+                sg, g = it.get_sub_group(), it.get_group()
+                i = it.get_global_id(0)
+                v = rx[i]
+                o[i, 0] = sycl.shift_group_left(sg, v, 2)
+                o[i, 1] = sycl.inclusive_scan_over_group(sg, v, sycl.multiplies())
+                o[i, 2] = sycl.exclusive_scan_over_group(g, v, sycl.plus())
+                o[i, 3] = sg.get_local_linear_range()
+
+            h.parallel_for(sycl.nd_range(sycl.range(n), sycl.range(wg)), k)
+
+        kq.submit(cg).wait()
+    want_excl = np.concatenate([np.cumsum(b) - b for b in x.reshape(-1, wg)])
+    np.testing.assert_array_equal(out[:, 2], want_excl)
+    ptx = _ptx(ptx_images)
+    assert "shfl.sync.idx.b32" in ptx and "bar.sync" in ptx
+    assert not _FULL_MASK.search(ptx)
+
+
+@settings(max_examples=30, deadline=None)
+@given(shape=shapes, code=st.sampled_from("ijlmfd"), seed=st.integers(0, 2**32 - 1))
+def test_simulated_shuffle_matches_numpy(shape: tuple[int, int, int], code: str,
+                                         seed: int) -> None:
+    wg = shape[0] * shape[1] * shape[2]
+    ty, dt = _ELEM[code]
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-50, 50, wg).astype(dt) if code in "ilfd" else \
+        rng.integers(0, 2**31, wg).astype(dt)
+    vals = [_sim_in(code, v) for v in x]
+    sizes = [min(WARP, wg - (lin - lin % WARP)) for lin in range(wg)]
+    src = [int(s) for s in rng.integers(0, 2**31, wg)]  # a lane of the caller's own warp
+    src = [s % sizes[lin] for lin, s in enumerate(src)]
+    program = [(_fn(f"_Z23intel_sub_group_shuffle{code}j", ty, (ty, "i32")),
+                lambda lin: [vals[lin], src[lin]])]
+    (got,) = run_cta(program, shape)
+    for lin in range(wg):
+        w0 = lin - lin % WARP
+        assert _sim_out(code, got[lin]) == x[w0 + src[lin]]

@@ -29,6 +29,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from pysycl._backends.host.ndrange import SUB_GROUP_SIZE
 from pysycl._core.backend import backend
 from pysycl._core.memory_model import memory_order, memory_scope
 from pysycl._core.version import __version__
@@ -171,9 +172,9 @@ def _host_table() -> dict[_device_info, Any]:
         D.max_work_item_sizes_2d: _id(wg, wg),
         D.max_work_item_sizes_3d: _id(wg, wg, wg),
         D.max_work_group_size: wg,
-        D.max_num_sub_groups: wg,        # sub-groups of one work-item
+        D.max_num_sub_groups: -(-wg // SUB_GROUP_SIZE),
         D.sub_group_independent_forward_progress: False,
-        D.sub_group_sizes: [1],
+        D.sub_group_sizes: [SUB_GROUP_SIZE],
         D.max_clock_frequency: 0,
         D.address_bits: 64 if sys.maxsize > 2**32 else 32,
         D.max_mem_alloc_size: mem,

@@ -36,6 +36,10 @@ class _Abort(BaseException):
 
 _READY, _WAITING, _DONE = 0, 1, 2
 
+#: Work-items per sub-group on the host device (the last one of a work-group may be
+#: smaller): consecutive local linear ids, as OpenCL CPU devices and CUDA warps form them.
+SUB_GROUP_SIZE = 8
+
 
 def _site() -> tuple[str, int]:
     """(file, line) of the kernel code that called into pysycl (a barrier or collective)."""
@@ -67,7 +71,9 @@ class _GroupRun:
         self.state = [_READY] * n
         self.sites: list[tuple[str, int] | None] = [None] * n
         self.values: list[Any] = [None] * n
-        self.snapshot: list[Any] = []
+        # the members (lo, hi) of the sub-group a work-item waits with; None: the work-group
+        self.scopes: list[tuple[int, int] | None] = [None] * n
+        self.snapshots: list[list[Any]] = [[]] * n
         self.turn = 0
         self.error: tuple[BaseException, str] | None = None
 
@@ -90,6 +96,10 @@ class _GroupRun:
         if not waiting:
             self.turn = -1  # every work-item returned
             return
+        scoped = [j for j in waiting if self.scopes[j] is not None]
+        if scoped:
+            self._release_sub_group(scoped)
+            return
         done = [j for j in builtins.range(self.n) if state[j] == _DONE]
         sites = {self.sites[j] for j in waiting}
         if done:
@@ -102,22 +112,55 @@ class _GroupRun:
                 "control flow)"), "the work-group")
             return
         if len(sites) > 1:
-            where = "; ".join(f"work-items {_ids([j for j in waiting if self.sites[j] == s])} "
-                              f"at {s[0]}:{s[1]}" for s in sorted(sites))  # type: ignore[index]
-            self._fail(exception(
-                errc.kernel, f"{self.desc}: in work-group {self.group_id}, work-items wait at "
-                f"different barriers ({where}); every work-item of a work-group must reach "
-                "the same group barriers and group functions in the same order"),
-                "the work-group")
+            self._fail_sites(waiting, sites, "a work-group")
             return
-        self.snapshot = list(self.values)
-        for j in waiting:
-            state[j] = _READY
-        self.turn = waiting[0]
+        self._release(waiting, list(self.values))
+
+    def _release(self, members: list[int], values: list[Any]) -> None:
+        for j in members:
+            self.state[j] = _READY
+            self.snapshots[j] = values
+            self.scopes[j] = None
+        self.turn = members[0]
         self.conds[self.turn].notify()
 
-    def barrier(self, j: int, value: Any = None) -> list[Any]:
-        """Work-item ``j`` reaches a barrier; returns every work-item's ``value``."""
+    def _fail_sites(self, waiting: list[int], sites: set[Any], what: str) -> None:
+        where = "; ".join(f"work-items {_ids([j for j in waiting if self.sites[j] == s])} "
+                          f"at {s[0]}:{s[1]}" for s in sorted(sites))
+        self._fail(exception(
+            errc.kernel, f"{self.desc}: in work-group {self.group_id}, work-items wait at "
+            f"different barriers ({where}); every work-item of {what} must reach "
+            "the same group barriers and group functions in the same order"), "the work-group")
+
+    def _release_sub_group(self, scoped: list[int]) -> None:
+        """Release the first sub-group whose members all wait at its barrier; else fail."""
+        for lo, hi in sorted({self.scopes[j] for j in scoped}):  # type: ignore[type-var]
+            members = list(builtins.range(lo, hi))
+            if all(self.state[k] == _WAITING and self.scopes[k] == (lo, hi) for k in members):
+                sites = {self.sites[k] for k in members}
+                if len(sites) > 1:
+                    self._fail_sites(members, sites, "a sub-group")
+                else:
+                    self._release(members, self.values[lo:hi])
+                return
+        lo, hi = self.scopes[scoped[0]]  # type: ignore[misc]
+        file, line = self.sites[scoped[0]]  # type: ignore[misc]
+        absent = [k for k in builtins.range(lo, hi) if self.scopes[k] != (lo, hi)
+                  or self.state[k] != _WAITING]
+        self._fail(exception(
+            errc.kernel, f"{self.desc}: in work-group {self.group_id}, work-items "
+            f"{_ids([k for k in scoped if self.scopes[k] == (lo, hi)])} wait at the sub-group "
+            f"function or barrier at {file}:{line}, but work-items {_ids(absent)} of their "
+            "sub-group returned or wait elsewhere; every work-item of a sub-group must reach "
+            "each sub-group function (sub-group uniform control flow)"), "the work-group")
+
+    def barrier(self, j: int, value: Any = None,
+                sub_group: tuple[int, int] | None = None) -> list[Any]:
+        """Work-item ``j`` reaches a barrier; returns every work-item's ``value``.
+
+        ``sub_group``: the local linear ids ``(lo, hi)`` of the sub-group whose barrier
+        it is (then the values are the sub-group's); None for the work-group's.
+        """
         site = _site()
         cond = self.conds[j]
         with self.lock:
@@ -126,12 +169,13 @@ class _GroupRun:
             self.state[j] = _WAITING
             self.sites[j] = site
             self.values[j] = value
+            self.scopes[j] = sub_group
             self._advance()
             while self.turn != j and self.error is None:
                 cond.wait()
             if self.error is not None:
                 raise _Abort
-            return self.snapshot
+            return self.snapshots[j]
 
     def work_item(self, j: int, fn: Callable[..., object], args: tuple[Any, ...], who: str) -> None:
         """Thread body of work-item ``j``: never lets an exception escape the thread."""
@@ -185,46 +229,54 @@ class _HostGroup(group):
 
 
 class _HostSubGroup:
-    """``sycl.sub_group`` on the host device: every work-item is a sub-group of one."""
+    """``sycl.sub_group`` on the host device: :data:`SUB_GROUP_SIZE` consecutive work-items."""
 
-    __slots__ = ("_it", "_lin")
+    __slots__ = ("_it", "_lin", "_n", "_run")
 
-    def __init__(self, it: _HostNdItem, lin: int) -> None:
+    def __init__(self, it: _HostNdItem, lin: int, run: _GroupRun) -> None:
         self._it = it
         self._lin = lin
+        self._run = run
+        self._n = run.n
+
+    def _bounds(self) -> tuple[int, int]:
+        lo = self._lin - self._lin % SUB_GROUP_SIZE
+        return lo, min(lo + SUB_GROUP_SIZE, self._n)
 
     def get_local_id(self) -> int:
-        return 0
+        return self._lin % SUB_GROUP_SIZE
 
     get_local_linear_id = get_local_id
 
     def get_local_range(self) -> _range:
-        return _range(1)
+        return _range(self.get_local_linear_range())
 
-    get_max_local_range = get_local_range
+    def get_max_local_range(self) -> _range:
+        return _range(min(SUB_GROUP_SIZE, self._n))
 
     def get_local_linear_range(self) -> int:
-        return 1
+        lo, hi = self._bounds()
+        return hi - lo
 
     def get_group_id(self) -> int:
-        return int(self._lin)
+        return self._lin // SUB_GROUP_SIZE
 
     get_group_linear_id = get_group_id
 
     def get_group_range(self) -> _range:
-        return _range(self._it.get_local_range().size())
+        return _range(self.get_group_linear_range())
 
     def get_group_linear_range(self) -> int:
-        return int(self._it.get_local_range().size())
+        return -(-self._n // SUB_GROUP_SIZE)
 
     def leader(self) -> bool:
-        return True
+        return self.get_local_id() == 0
 
     def _host_barrier(self) -> None:
-        pass
+        self._run.barrier(self._lin, None, self._bounds())
 
     def _host_collective(self, x: Any) -> list[Any]:
-        return [x]
+        return self._run.barrier(self._lin, x, self._bounds())
 
 
 class _HostNdItem(nd_item):
@@ -246,7 +298,7 @@ class _HostNdItem(nd_item):
                           self._lin)
 
     def get_sub_group(self) -> _HostSubGroup:
-        return _HostSubGroup(self, self._lin)
+        return _HostSubGroup(self, self._lin, self._run)
 
     def barrier(self, fence_space: object = None) -> None:
         self._run.barrier(self._lin)

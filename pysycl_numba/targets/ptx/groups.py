@@ -291,8 +291,10 @@ def _sub_group_vote(decl: Decl) -> Definition:
     return b.definition(decl, "convergent")
 
 
-@define_pattern(r"_Z19sub_group_broadcast[ijlmfd]j")
+@define_pattern(r"_Z(?:19sub_group_broadcast|23intel_sub_group_shuffle)[ijlmfd]j")
 def _sub_group_broadcast(decl: Decl) -> Definition:
+    # intel_sub_group_shuffle (select_from_group and the shifts) is the same shfl.sync.idx;
+    # the kernel's lowering keeps the source lane inside the sub-group.
     ty, _ = _elem(decl, decl.name[-2])
     b = _Body()
     w = _warp(b)

@@ -35,6 +35,11 @@ from pysycl_numba.targets.spirv.ocl import PURE_BUILTINS
 _log = logging.getLogger("pysycl_numba.codegen")
 
 SPIRV_TRIPLE = "spirv64v1.2-unknown-unknown"
+#: The backend's options for SPIR-V: ``intel_sub_group_shuffle`` (sub-group shuffles)
+#: needs ``SPV_INTEL_subgroups`` (``cl_intel_subgroups``); ``sub_group_shuffle`` of
+#: ``cl_khr_subgroup_shuffle`` would need SPIR-V 1.3, which the triple rules out. The
+#: extension is declared only by modules that use it.
+SPIRV_OPTIONS = ("--spirv-ext=+SPV_INTEL_subgroups",)
 
 # Emission is serialised: LLVM's SPIR-V backend keeps global state (the
 # process-wide --spirv-ext option, target registration).
@@ -265,11 +270,11 @@ def emit_spirv(library: SPIRVCodeLibrary, wrapper: llir.Module, entry: str) -> t
 def _emit_checked(text: str, entry: str) -> bytes:
     # Emission runs in a worker process (see emit_worker): the backend's
     # process-wide state can go bad (duplicate result ids) or abort().
-    return emit_in_worker(text, SPIRV_TRIPLE, "SPIR-V", entry)
+    return emit_in_worker(text, SPIRV_TRIPLE, "SPIR-V", entry, options=SPIRV_OPTIONS)
 
 
 def emit_in_worker(text: str, triple: str, backend: str, entry: str,
-                   ptx: dict[str, str] | None = None) -> bytes:
+                   ptx: dict[str, str] | None = None, options: tuple[str, ...] = ()) -> bytes:
     """The emit worker's output for ``text``; its failures as the kernel's ``errc.build``.
 
     Args:
@@ -277,7 +282,7 @@ def emit_in_worker(text: str, triple: str, backend: str, entry: str,
         ptx: the PTX request's options (``emit_worker._Client.emit``).
     """
     try:
-        return emit_worker.client.emit(text, triple, ptx=ptx)
+        return emit_worker.client.emit(text, triple, options, ptx=ptx)
     except emit_worker.EmitCrash as e:
         raise KernelSourceError(
             f"LLVM's {backend} backend crashed on {entry} ({e}); your Python process is fine. "
