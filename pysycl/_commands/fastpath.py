@@ -31,7 +31,6 @@ from pysycl._core.exceptions import errc
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels.cache import kernels
 from pysycl._kernels.captures import _LIBRARY_ROOTS, info_of, is_argument
-from pysycl._kernels.ndrange import ndrange_sizes
 from pysycl._memory.usm import usm, usm_pointer
 from pysycl._memory.usm_api import keep_until_complete
 
@@ -161,8 +160,11 @@ def remember(ex: Any, q: queue, cmd: KernelCommand, k: Kernel | None, clk: Any) 
         return
     if cmd.kind == "range":
         gsize, lsize = tuple(cmd.index_space)[::-1], None  # type: ignore[arg-type]
-    else:
-        gsize, lsize = ndrange_sizes(k, q.get_device(), clk, cmd.index_space, [])  # type: ignore[arg-type]
+    else:  # the whole way checked the nd_range (ndrange_sizes): only its sizes here
+        nd = cmd.index_space
+        gsize, lsize = nd.get_global_range().values[::-1], nd.get_local_range().values[::-1]  # type: ignore[union-attr]
+    if 0 in gsize:  # an empty index space: the whole way enqueues a marker, no kernel
+        return
     ex.plans[fn.__code__] = Plan(k, clk, _space(cmd.kind, cmd.index_space), gsize, lsize, cells,
                                  glob)
 
