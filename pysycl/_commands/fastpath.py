@@ -10,20 +10,24 @@ itself is read again on every launch and becomes the argument) or, for a library
 object the kernel uses as a constant (``sycl.plus()``, ``np``), that object. A plan
 holds no user value: no pointer, no number, no function of the user's.
 
-A later launch whose cells still match (and whose range is the same, and with the
-kernel cache not cleared, and bounds-checked mode off) only reads the cells, checks
-their types, sets the arguments if they changed and enqueues. Anything else takes
-the whole way again, which raises the proper errors and makes a new plan.
+A later launch whose cells still match (and whose index space is the same, and with
+the kernel cache not cleared, and bounds-checked mode off) only reads the cells,
+checks their types, sets the arguments if they changed and enqueues. Anything else
+takes the whole way again, which raises the proper errors and makes a new plan.
 
-Eligible: closure captures only (no argument read from a module global, no helper
-functions, no attribute of a user's module), numbers and USM pointers of a pysycl
-allocation, no specialization constants, reductions or kernel names.
+Eligible: ``q.parallel_for(range or nd_range, kernel)`` and ``q.single_task(kernel)``
+without events or a kernel name, over a non-empty index space; closure captures only
+(no argument read from a module global, no helper functions, no attribute of a
+user's module): numbers (complex ones too) and USM pointers of a pysycl allocation;
+no specialization constants, local accessors or reductions.
 """
 
 from __future__ import annotations
 
 import types
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from pysycl._backends.opencl import exec as _x
 from pysycl._core.abi import ArgKind
@@ -45,7 +49,8 @@ _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _MISSING = object()
 _stats = kernels.stats
 #: what a plan's cell check is: the value's type and how it becomes an argument
-_SAME, _INT, _BOOL, _POINTER, _CONSTANT = range(5)
+_SAME, _INT, _BOOL, _COMPLEX, _POINTER, _CONSTANT = range(6)
+_COMPLEX_TYPES = (complex, np.complex64, np.complex128)
 
 
 class Plan:
@@ -72,6 +77,8 @@ class Plan:
 def _space(kind: str, sp: Any) -> tuple[str, tuple[int, ...]]:
     if kind == "range":
         return ("range", sp.values)
+    if kind == "single_task":
+        return ("single_task", ())
     return ("nd_range", (*sp.get_global_range(), *sp.get_local_range()))
 
 
@@ -85,7 +92,7 @@ def launch(ex: Any, kind: str, index_space: Any, fn: types.FunctionType) -> cl.E
     if kind == "range":
         if plan.space[0] != "range" or plan.space[1] != index_space.values:
             return None
-    elif plan.space != _space(kind, index_space):
+    elif plan.space != _space(kind, index_space):  # an nd_range, a single task
         return None
     if plan.globals:
         g = fn.__globals__
@@ -120,6 +127,9 @@ def launch(ex: Any, kind: str, index_space: Any, fn: types.FunctionType) -> cl.E
             if not _INT64_MIN <= v <= _INT64_MAX:
                 return None
             args.append(v)
+        elif how == _COMPLEX:  # two arguments, real and imaginary part (see _core.abi)
+            args.append(v.real)
+            args.append(v.imag)
         else:
             args.append(int(v) if how == _BOOL else v)
     _stats["memory_hits"] += 1
@@ -160,6 +170,8 @@ def remember(ex: Any, q: queue, cmd: KernelCommand, k: Kernel | None, clk: Any) 
         return
     if cmd.kind == "range":
         gsize, lsize = tuple(cmd.index_space)[::-1], None  # type: ignore[arg-type]
+    elif cmd.kind == "single_task":
+        gsize, lsize = (1,), None
     else:  # the whole way checked the nd_range (ndrange_sizes): only its sizes here
         nd = cmd.index_space
         gsize, lsize = nd.get_global_range().values[::-1], nd.get_local_range().values[::-1]  # type: ignore[union-attr]
@@ -189,7 +201,9 @@ def _cell_checks(fn: types.FunctionType, k: Kernel) -> tuple[tuple[int, Any], ..
             out.append((_POINTER, (v.dtype, v.readonly)))
         elif kind is ArgKind.SCALAR:
             t = type(v)
-            out.append((_INT if t is int else _BOOL if t is bool else _SAME, t))
+            out.append((_INT if t is int else _BOOL if t is bool or t is np.bool_ else _SAME, t))
+        elif kind is ArgKind.SCALARS and type(v) in _COMPLEX_TYPES:
+            out.append((_COMPLEX, type(v)))
         else:  # tuples, complex numbers, accessors: the whole way
             return None
     return tuple(out)
