@@ -211,3 +211,19 @@ def test_an_empty_range_has_no_plan(kq: sycl.queue) -> None:
         kq.parallel_for(sycl.range(0), k).wait()      # the whole way: a marker, no kernel
     assert k.__code__ not in kq.executor.plans
     sycl.free(p, kq)
+
+
+def test_a_plan_is_for_one_kind_of_launch(kq: sycl.queue) -> None:
+    p = sycl.malloc_device(1, kq, dtype=np.int32)
+    kq.memset(p, 0, p.nbytes).wait()
+
+    def k(i: sycl.item) -> None:  # also an nd_item kernel: the same code, another kernel
+        sycl.atomic_ref(p, 0, sycl.memory_order.relaxed, sycl.memory_scope.device).fetch_add(1)
+
+    nd = sycl.nd_range(sycl.range(8), sycl.range(4))
+    kq.parallel_for(nd, k).wait()
+    kq.parallel_for(nd, k).wait()                     # the nd_range's plan: 8 work-items
+    kq.parallel_for(sycl.range(8, 4), k).wait()       # a range of the same values: 32
+    kq.parallel_for(sycl.range(8, 4), k).wait()
+    assert list(_read(kq, p)) == [2 * 8 + 2 * 32]
+    sycl.free(p, kq)
