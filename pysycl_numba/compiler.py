@@ -17,18 +17,20 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pysycl._core.abi import (
-    AccessorType as AbiAccessor,
-)
-from pysycl._core.abi import (
+    FUNCTOR_ATTR,
     Capture,
     CompiledKernel,
     IndexSpace,
     PointerType,
+    PrintType,
     ReductionType,
     ScalarType,
     SpecConstantType,
     TupleType,
     source_location,
+)
+from pysycl._core.abi import (
+    AccessorType as AbiAccessor,
 )
 from pysycl._core.exceptions import errc, exception, kernel_compile_error
 from pysycl_numba._numba_compat import errors, global_compiler_lock, target_override, types
@@ -45,6 +47,7 @@ from pysycl_numba.types import (
     ItemType,
     KernelHandlerType,
     NdItemType,
+    PrintBufferType,
     ReducerType,
     SpecConstRefType,
     USMPointerType,
@@ -131,6 +134,8 @@ def capture_numba_type(capture: Capture, bounds_check: bool = False) -> types.Ty
                             checked=bounds_check, shape=ct.shape)
     if isinstance(ct, ScalarType):
         return numba_type_of_dtype(ct.dtype)
+    if isinstance(ct, PrintType):  # the builtin print: its output buffer
+        return PrintBufferType()
     if isinstance(ct, PointerType):  # never bounds-checked: a pointer has no range
         return USMPointerType(numba_type_of_dtype(ct.dtype), ct.readonly)
     if isinstance(ct, TupleType):
@@ -195,7 +200,7 @@ def _kernel_param_types(
         raise kernel_compile_error(errc.invalid, f"kernel '{name}' ({where}): a single_task "
                                    "has no reductions; use parallel_for")
     argtypes += reducers
-    if pyfunc.__code__.co_argcount == len(argtypes) + 1:  # a trailing kernel_handler
+    if _own_argcount(pyfunc) == len(argtypes) + 1:  # a trailing kernel_handler
         if reducers:
             raise kernel_compile_error(
                 errc.feature_not_supported,
@@ -210,15 +215,20 @@ def _kernel_param_types(
 
 def _check_arity(pyfunc: Callable[..., Any], nparams: int, index: IndexSpace, name: str) -> None:
     code = pyfunc.__code__
-    if code.co_argcount != nparams or code.co_kwonlyargcount or code.co_flags & 0x0C:
+    if _own_argcount(pyfunc) != nparams or code.co_kwonlyargcount or code.co_flags & 0x0C:
         what = "one parameter (the work-item)" if nparams == 1 else (
             "no parameters" if nparams == 0 else
             f"{nparams} parameters (the work-item and one reducer per sycl.reduction)")
         raise kernel_compile_error(
             errc.kernel,
             f"kernel '{name}' ({source_location(pyfunc)}): a {index.kind} kernel takes {what}; "
-            f"it has {code.co_argcount}",
+            f"it has {_own_argcount(pyfunc)}",
         )
+
+
+def _own_argcount(pyfunc: Callable[..., Any]) -> int:
+    """The kernel's parameters, without a function object's ``self``."""
+    return int(pyfunc.__code__.co_argcount) - bool(getattr(pyfunc, FUNCTOR_ATTR, False))
 
 
 #: Names that only make sense with work-groups (an nd_range kernel).
@@ -384,6 +394,7 @@ class _KernelJob:
         pipeline.state.pysycl_lift = lift
         pipeline.state.pysycl_captures = self.captures
         pipeline.state.pysycl_index = self.index
+        pipeline.state.pysycl_functor = getattr(self.pyfunc, FUNCTOR_ATTR, False)
         cres = pipeline.compile_extra(self.pyfunc)
         self.library = cres.library
         self.direct_index = getattr(pipeline.state, "pysycl_direct_index", ())

@@ -271,6 +271,13 @@ def _explain(message: str) -> tuple[str, str] | None:
     m = re.search(r"Use of unsupported NumPy function '([\w.]+)'", message)
     if m:
         return m.group(1), _NUMPY_INSTEAD
+    if "Function(<function print_record" in message:
+        m = re.search(r">>> print_record\([^,]+, sycl\.print_layout[^)]*\), ([^\n]+)\)", message)
+        what = f" of {m.group(1)}" if m else ""
+        return (f"print(){what}",
+                "print() in a kernel prints numbers (bool, integers, floats) and string "
+                "literals: print int(i) or it[0] of a sycl.item, z.real and z.imag of a complex "
+                "number, values read from accessors")
     m = re.search(r"No implementation of function Function\(<(?:built-in function|ufunc|class) "
                   r"'?(\w+)'?>\) found for signature:\s*>>> ([^\n]+)", message)
     if m:

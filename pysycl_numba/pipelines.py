@@ -32,6 +32,7 @@ from pysycl_numba._numba_compat import (
     register_pass,
     target_override,
 )
+from pysycl_numba.functor import LiftSelf
 from pysycl_numba.passes import (
     FindDirectIndexing,
     LiftCaptures,
@@ -39,6 +40,7 @@ from pysycl_numba.passes import (
     RejectUnsupportedPython,
     ValidateTypedKernel,
 )
+from pysycl_numba.printing import RewritePrint
 from pysycl_numba.target import TARGET_NAME, sycl_target
 
 if TYPE_CHECKING:
@@ -105,6 +107,7 @@ def _lifting_pipeline(state: StateDict) -> PassManager:
     pm = DefaultPassBuilder.define_nopython_pipeline(state, name="pysycl")
     pm.add_pass_after(LiftCaptures, TranslateByteCode)
     pm.add_pass_after(RejectUnsupportedPython, LiftCaptures)
+    pm.add_pass_after(RewritePrint, LiftCaptures)  # before RejectUnsupportedPython
     pm.add_pass_after(ValidateTypedKernel, NopythonTypeInference)
     return pm
 
@@ -115,6 +118,7 @@ class KernelPipeline(CompilerBase):
     def define_pipelines(self) -> list[PassManager]:
         """Lift captures before anything looks at the function's arguments."""
         pm = _lifting_pipeline(self.state)
+        pm.add_pass_after(LiftSelf, TranslateByteCode)  # before LiftCaptures (a functor's self)
         pm.add_pass_after(FindDirectIndexing, ValidateTypedKernel)
         _use_loc_lowering(pm)
         pm.finalize()

@@ -46,6 +46,7 @@ from pysycl_numba.overloads import (
     index,
     ndrange,
     pointer,
+    printing,
     private_array,
     reduction,
     specconst,
@@ -67,7 +68,7 @@ TARGET_NAME = "pysycl"
 #: and a ``lowering_registry`` (:mod:`pysycl_numba.overloads`).
 OVERLOADS: tuple[pytypes.ModuleType, ...] = (
     index, accessor, pointer, ndrange, collectives, constants, atomics, private_array, specconst,
-    reduction, math_overloads,
+    reduction, math_overloads, printing,
 )
 
 

@@ -159,6 +159,38 @@ class USMPointerType(types.Type):
         return self.dtype, self.readonly
 
 
+class PrintBufferType(USMPointerType):
+    """The builtin ``print`` a kernel calls: its launch's output buffer (``uint __global *``).
+
+    The layout is ``pysycl._core.abi.PrintType``'s; ``pysycl_numba.printing``
+    rewrites each ``print(...)`` call into one record write.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(types.uint32)
+        self.name = "sycl.kernel_print_buffer"
+
+    @property
+    def key(self) -> tuple[types.Type, bool]:
+        return types.uint32, True
+
+
+class PrintLayoutType(types.Type):
+    """The layout of one kernel ``print`` call: string pieces and value positions (a tag).
+
+    ``pieces`` is a tuple of ``str`` (literal text: strings, ``sep``, ``end``) and
+    ``int`` (the position of a value in the call's value tuple).
+    """
+
+    def __init__(self, pieces: tuple[str | int, ...]) -> None:
+        self.pieces = pieces
+        super().__init__(name=f"sycl.print_layout{pieces!r}")
+
+    @property
+    def key(self) -> tuple[str | int, ...]:
+        return self.pieces
+
+
 class NdItemType(types.Type):
     """``sycl.nd_item<ndim>``: the parameter of an ``nd_range`` kernel.
 
@@ -418,6 +450,7 @@ def make_data_model_manager() -> DataModelManager:
     """Numba's default data models plus the SYCL kernel objects'."""
     dmm = DataModelManager()
     for tag in (NdItemType, GroupType, SubGroupType, KernelEnumType, KernelEnumClassType,
+                PrintLayoutType,
                 FunctorType, KernelHandlerType, SpecConstRefType):
         dmm.register(tag, _TagModel)
     dmm.register(NdRangeType, _NdRangeModel)
@@ -430,4 +463,5 @@ def make_data_model_manager() -> DataModelManager:
     dmm.register(RangeType, _RangeModel)
     dmm.register(AccessorType, _AccessorModel)
     dmm.register(USMPointerType, _USMPointerModel)
+    dmm.register(PrintBufferType, _USMPointerModel)
     return dmm.chain(datamodel.default_manager)

@@ -9,6 +9,7 @@ from pysycl import property as _prop
 from pysycl._core.backend import backend
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import bounds as _bounds
+from pysycl._kernels import kprint as _kprint
 
 if TYPE_CHECKING:
     import pyopencl as cl
@@ -53,6 +54,8 @@ class event:  # noqa: N801 - the spec's spelling
         cl_ev = self._cl
         if cl_ev is not None:
             self._exec.wait_event(cl_ev)
+            if _kprint.pending:  # kernels that printed: their output, in launch order
+                _kprint.flush()
             if _bounds.watching:  # bounds-checked launches: report violations
                 _bounds.sync()
 

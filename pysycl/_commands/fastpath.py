@@ -19,7 +19,7 @@ Eligible: ``q.parallel_for(range or nd_range, kernel)`` and ``q.single_task(kern
 without events or a kernel name, over a non-empty index space; closure captures only
 (no argument read from a module global, no helper functions, no attribute of a
 user's module): numbers (complex ones too) and USM pointers of a pysycl allocation;
-no specialization constants, local accessors or reductions.
+no specialization constants, local accessors, reductions or ``print``.
 """
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ def remember(ex: Any, q: queue, cmd: KernelCommand, k: Kernel | None, clk: Any) 
     if len(ex.plans) >= 64:
         ex.plans.clear()
     if (type(fn) is not types.FunctionType or cmd.name is not None or cmd.reductions
-            or k.has_spec or k.has_local or k.direct or k.direct_rest):
+            or k.has_spec or k.has_local or k.direct or k.direct_rest or k.prints):
         ex.plans[fn.__code__] = NONE  # type: ignore[union-attr]
         return
     cells = _cell_checks(fn, k)

@@ -15,6 +15,7 @@ which itself stands on the rest of :mod:`pysycl._kernels`.
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,7 @@ from pysycl._bundles.ops import launch_kernel as _bundle_kernel
 from pysycl._core.abi import ArgKind, IndexSpace
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import bounds as _bounds
+from pysycl._kernels import kprint as _kprint
 from pysycl._kernels import reduction as _reduction
 from pysycl._kernels import specconst as _specconst
 from pysycl._kernels.args import accessor_ranges, flat_args, with_local_memory
@@ -31,12 +33,11 @@ from pysycl._kernels.args import cl as _cl
 from pysycl._kernels.cache import Kernel, kernels, target_of
 from pysycl._kernels.captures import CodeInfo, capture_values, captures_of, generic_key
 from pysycl._kernels.digest import stable_digest
+from pysycl._kernels.functor import body_of
 from pysycl._kernels.ndrange import check_nd_range, ndrange_sizes
 from pysycl._memory.usm_api import keep_until_complete
 
 if TYPE_CHECKING:
-    import types
-
     import numpy as np
     import pyopencl as cl
 
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from pysycl._kernels.captures import CaptureEntry
 
 _sycl_kernel = _kernel.kernel
+_FunctionType = types.FunctionType
 _CHECKED = "bounds_check"  # the memory-cache key's suffix in bounds-checked mode
 
 # The kernel cache's counters and memory, under the names the tests read.
@@ -90,7 +92,10 @@ def prepare(q: queue, h: handler,
     if type(fn) is _sycl_kernel:  # a sycl.kernel object (source/interop) with set_arg arguments
         return _kernel.prepare_interop(q, h, cmd)
     kind, index_space = cmd.kind, cmd.index_space
-    info, values, caps, tkey = capture_values(fn, h)
+    obj = None
+    if type(fn) is not _FunctionType:  # a function object: its body and self
+        fn, obj = body_of(fn)  # type: ignore[misc]  # the handler checked it has one
+    info, values, caps, tkey = capture_values(fn, h, obj)
     mkey = (info.code, tkey, kind, cmd.ndim)
     kb = h.kernel_bundle
     ex = q.executor
@@ -124,6 +129,8 @@ def prepare(q: queue, h: handler,
         gsize, lsize = ndrange_sizes(k, dev, clk, index_space, values)
     if k.direct or k.direct_rest:  # the static bounds check: a few int compares
         _bounds.check_static(k, info.location, info.code.co_filename, kind, index_space, values)
+    if k.prints:  # print() in the kernel: an output buffer per launch, decoded at a sync point
+        return _print_launch(q, k, cmd, clk, gsize, lsize, values, checked)
     if checked:
         return _checked_launch(q, k, info, fn, cmd, clk, gsize, lsize, values)
     if k.has_local:
@@ -154,8 +161,10 @@ def prepare(q: queue, h: handler,
 def resolved(q: queue, cmd: KernelCommand) -> tuple[Kernel | None, cl.Kernel | None]:
     """The memory-cached kernel and built ``cl_kernel`` a handler-less launch of ``cmd``
     used (after :func:`prepare`; None when they are not plain cached ones)."""
-    fn = cmd.fn
-    info, _, _, tkey = capture_values(fn, Shortcut(q))  # type: ignore[arg-type]
+    fn, obj = cmd.fn, None
+    if type(fn) is not _FunctionType:
+        fn, obj = body_of(fn)  # type: ignore[misc]
+    info, _, _, tkey = capture_values(fn, Shortcut(q), obj)  # type: ignore[arg-type]
     k = _memory.get((info.code, tkey, cmd.kind, cmd.ndim))
     if k is None or k.has_spec:
         return None, None
@@ -234,6 +243,33 @@ def _checked_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType,
             keep_until_complete(ex, ev, values)
         _bounds.watch(x, _bounds.Watch(q, k, info.location, files, values, ranges, ndim, buf,
                                        host), clq, ev)
+        return ev
+
+    return launch
+
+
+def _print_launch(q: queue, k: Kernel, cmd: KernelCommand, clk: cl.Kernel, gsize: tuple[int, ...],
+                  lsize: tuple[int, ...] | None, values: list[Any], checked: bool
+                  ) -> Callable[[Sequence[cl.Event] | None], cl.Event]:
+    """``launch(wait_for)`` of a kernel that calls ``print``: its buffer, read back after it."""
+    if checked:
+        raise exception(errc.feature_not_supported, f"{k.where}: print() in kernels is not "
+                        "available in bounds-checked mode (PYSYCL_BOUNDS_CHECK=1) yet; run "
+                        "without it, or on the host_debuggable device")
+    if k.has_local:
+        values = _local_values(k, cmd.kind, values)
+    x = _cl()
+    ex = q.executor
+    clq, ctx, key, kinds = ex.native, ex.context, ex.key, k.arg_kinds
+
+    def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
+        if 0 in gsize:
+            return x.marker(clq, wait_for=wait_for)
+        bound, host, buf = _kprint.bind(x, ctx, clq, values)
+        ev = x.launch(clq, clk, gsize, lsize, flat_args(bound, kinds, key), wait_for)
+        if k.has_pointer:
+            keep_until_complete(ex, ev, values)
+        _kprint.watch(x, clq, ev, host, buf, k.name)
         return ev
 
     return launch

@@ -75,6 +75,11 @@ IndexKind = Literal["range", "nd_range", "single_task"]
 BOUNDS_ERR_BYTES = 96
 #: ``err[4]`` of a bounds violation: what the access was.
 BOUNDS_ACCESS_KINDS = ("read", "write", "atomic_ref")
+#: The attribute that marks a function object's kernel body (``pysycl._kernels.functor``):
+#: a copy of its class's ``__call__`` (or of a bound method's function) whose first
+#: parameter is the object. The compiler drops that parameter; each ``self.name`` it
+#: reads is the capture ``Capture(name="self.name", source="attr")``.
+FUNCTOR_ATTR = "__pysycl_functor__"
 #: ``DirectIndex.source``: the index is the work-item's global id / its local id.
 ID_GLOBAL, ID_LOCAL = 0, 1
 AccessMode = Literal["read", "write", "read_write"]
@@ -252,7 +257,40 @@ class SpecConstantType:
         return 0
 
 
-CaptureType = AccessorType | ScalarType | TupleType | PointerType | SpecConstantType
+@dataclass(frozen=True)
+class PrintType:
+    """Type of the builtin ``print`` a kernel (or helper) calls: its output buffer.
+
+    One OpenCL argument, ``uint __global *out``, a fresh buffer of
+    :data:`PRINT_BUFFER_WORDS` 32-bit words per launch: ``out[0]`` the words used
+    (an atomic counter; it may pass the capacity), ``out[1]`` the capacity in words
+    after the header, ``out[2]`` the number of records dropped for lack of space,
+    ``out[3]`` zero. From ``out[PRINT_HEADER_WORDS]`` on, records: each ``print``
+    call appends one, atomically reserved, ``[n, piece...]`` with ``n`` the record's
+    words (``n`` itself included). A piece is a tag word then its payload: tag
+    ``PRINT_STR | (nbytes << 8)`` then the UTF-8 bytes in ``ceil(nbytes / 4)``
+    words (a string literal, a ``sep`` or an ``end``); tag ``PRINT_NUMBER + k``
+    (``k`` the index of the value's dtype in :data:`PRINT_DTYPES`) then two words,
+    the value's bits zero-extended to 64 (integers sign- or zero-extended by
+    their signedness). The host formats each number with ``str(dtype.type(v))``,
+    as Python's ``print`` of the same numpy scalar.
+    """
+
+    def flat_arg_count(self) -> int:
+        """Number of OpenCL kernel arguments this capture occupies."""
+        return 1
+
+
+#: The print buffer's size in 32-bit words (1 MiB), header included.
+PRINT_BUFFER_WORDS = 1 << 18
+PRINT_HEADER_WORDS = 4
+PRINT_STR = 1
+PRINT_NUMBER = 2
+#: The dtypes ``print`` takes in kernels, in tag order (bool, ints, floats).
+PRINT_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                "float16", "float32", "float64")
+
+CaptureType = AccessorType | ScalarType | TupleType | PointerType | SpecConstantType | PrintType
 
 
 @dataclass(frozen=True)
@@ -280,7 +318,8 @@ class Capture:
 
     Attributes:
         name: the variable's name in the code that reads it.
-        source: ``"freevar"`` for a closure cell, ``"global"`` for a module global.
+        source: ``"freevar"`` for a closure cell, ``"global"`` for a module global,
+            ``"attr"`` for an attribute of a function object (``name`` is ``"self.x"``).
         type: the capture's type; the compiler types the variable with it.
         owner: which function reads it: 0 is the kernel itself, ``k > 0`` the
             ``k``-th function of the kernel's call graph (the helper functions
@@ -291,7 +330,7 @@ class Capture:
     """
 
     name: str
-    source: Literal["freevar", "global"]
+    source: Literal["freevar", "global", "attr"]
     type: CaptureType
     owner: int = 0
 
@@ -350,6 +389,8 @@ def arg_kind(t: CaptureType) -> ArgKind:
         return ArgKind.LOCAL_ACCESSOR if t.space == "local" else ArgKind.ACCESSOR
     if isinstance(t, PointerType):
         return ArgKind.POINTER
+    if isinstance(t, PrintType):  # one argument, set as is: the launch's print buffer
+        return ArgKind.SCALAR
     if isinstance(t, ScalarType) and t.flat_arg_count() == 1:
         return ArgKind.SCALAR
     return ArgKind.SCALARS
@@ -387,6 +428,8 @@ def detached(fn: types.FunctionType, captures: tuple[Capture, ...]) -> types.Fun
     copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, cells)
     copy.__qualname__ = fn.__qualname__
     copy.__kwdefaults__ = fn.__kwdefaults__
+    if getattr(fn, FUNCTOR_ATTR, False):
+        setattr(copy, FUNCTOR_ATTR, True)
     return copy
 
 

@@ -19,6 +19,7 @@ from pysycl._core.abi import (
     CompiledKernel,
     IndexSpace,
     PointerType,
+    PrintType,
     ReductionOp,
     ReductionType,
     ScalarType,
@@ -80,6 +81,8 @@ def _type_to_plain(t: CaptureType) -> dict[str, object]:
                 "default": _default_to_plain(t.default)}
     if isinstance(t, TupleType):
         return {"kind": "tuple", "elements": [_type_to_plain(e) for e in t.elements]}
+    if isinstance(t, PrintType):
+        return {"kind": "print"}
     if isinstance(t, PointerType):
         return {"kind": "pointer", "dtype": _dtype_to_plain(t.dtype), "readonly": t.readonly}
     raise TypeError(f"no plain form for capture type {type(t).__name__}")
@@ -122,6 +125,9 @@ def _type_from_plain(d: object, depth: int = 0) -> CaptureType:
     if kind == "scalar":
         f = _fields(d, {"kind", "dtype"}, "scalar type")
         return ScalarType(_dtype_from_plain(f["dtype"]))
+    if kind == "print":
+        _fields(d, {"kind"}, "print type")
+        return PrintType()
     if kind == "pointer":
         f = _fields(d, {"kind", "dtype", "readonly"}, "pointer type")
         if not isinstance(f["readonly"], bool):
@@ -184,7 +190,7 @@ def kernel_from_plain(d: object, binary: bytes) -> CompiledKernel:
     for c in f["captures"]:
         cf = _fields(c, {"name", "source", "owner", "type"}, "capture")
         captures.append(Capture(_str(cf["name"], "capture name", _NAME_RE),
-                                _choice(cf["source"], ("freevar", "global"), "capture source"),
+                                _choice(cf["source"], ("freevar", "global", "attr"), "capture source"),
                                 _type_from_plain(cf["type"]),
                                 _int(cf["owner"], 0, 1 << 16, "capture owner")))
     idx = _fields(f["index"], {"kind", "ndim"}, "index space")

@@ -31,6 +31,7 @@ from pysycl._core.abi import (
     Capture,
     CompiledKernel,
     IndexSpace,
+    PrintType,
     ReductionType,
     arg_kind,
     detached,
@@ -81,7 +82,8 @@ class Kernel:
     """
 
     __slots__ = ("arg_dtypes", "arg_kinds", "bound", "compiled", "digest", "direct",
-                 "direct_rest", "has_local", "has_pointer", "has_spec", "images", "kernels", "name")
+                 "direct_rest", "has_local", "has_pointer", "has_spec", "images", "kernels", "name",
+                 "prints")
 
     def __init__(self, compiled: CompiledKernel, name: str, digest: str = "") -> None:
         self.compiled = compiled
@@ -99,6 +101,8 @@ class Kernel:
             elif kind is ArgKind.ACCESSOR or kind is ArgKind.LOCAL_ACCESSOR:
                 dts.append(None)  # the memory object, then offset and ranges
                 dts.extend([np.int64] * (c.type.flat_arg_count() - 1))
+            elif isinstance(c.type, PrintType):
+                dts.append(None)  # the launch's print buffer
             elif kind is not ArgKind.SPEC_CONSTANT:
                 dts.extend(c.type.flat_dtypes())  # type: ignore[union-attr]
         if compiled.bounds_checked and not compiled.reductions:
@@ -108,6 +112,7 @@ class Kernel:
         self.has_spec = ArgKind.SPEC_CONSTANT in kinds
         self.has_local = ArgKind.LOCAL_ACCESSOR in kinds
         self.has_pointer = ArgKind.POINTER in kinds
+        self.prints = any(type(c.type) is PrintType for c in compiled.captures)  # kernel print()
         self.direct, self.direct_rest = _bounds.fast_checks(compiled.direct_index, kinds)
         self.kernels: dict[tuple[Hashable, ...], cl.Kernel] = {}
         # cl_kernel -> the arguments it was last launched with (exec.launch sets only changes)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pysycl._core.abi import (
+    FUNCTOR_ATTR,
     AccessorType,
     Capture,
     PointerType,
@@ -34,6 +35,8 @@ from pysycl._core.abi import (
     TupleType,
 )
 from pysycl._core.exceptions import errc, exception, kernel_compile_error
+from pysycl._kernels import functor as _fobj
+from pysycl._kernels import kprint as _kprint
 from pysycl._kernels import specconst as _specconst
 from pysycl._kernels.kernel_api import _functor, local_accessor
 from pysycl._memory.accessor import accessor
@@ -201,12 +204,14 @@ def plan_index(fns: list[Callable[..., Any]], v: Callable[..., Any]) -> int:
     return len(fns) - 1
 
 
-def capture_values(fn: types.FunctionType, h: handler
+def capture_values(fn: types.FunctionType, h: handler, obj: Any = None
                    ) -> tuple[CodeInfo, list[Any], list[CaptureEntry], tuple[Hashable, ...]]:
     """Captured argument values, their Capture descriptors' parts, and the type key.
 
-    The captures of the kernel come first (closure cells, then globals), then
-    those of the functions it calls, directly or not (see :func:`walk_helpers`).
+    The captures of the kernel come first (closure cells, then globals, then
+    for a function object ``obj`` -- ``fn`` is then its marked body, see
+    :mod:`pysycl._kernels.functor` -- the attributes it reads as ``self.x``),
+    then those of the functions it calls, directly or not (see :func:`walk_helpers`).
     """
     code = fn.__code__
     info = _infos.get(code)
@@ -234,11 +239,44 @@ def capture_values(fn: types.FunctionType, h: handler
     for name in info.globals:
         v = g.get(name, _MISSING)
         if v is _MISSING:
+            if name == "print":  # the builtin: an output buffer argument (pysycl._kernels.kprint)
+                _add_print(values, caps, key, 0)
             continue  # a builtin, or an undefined name the compiler reports
         classify(fn, info, h, name, "global", v, values, caps, key, fns)
+    if obj is not None:
+        _attr_values(fn, obj, info, h, values, caps, key)
     if len(fns) > 1:
         walk_helpers(fns, h, values, caps, key)
     return info, values, caps, tuple(key)
+
+
+def _add_print(values: list[Any], caps: list[CaptureEntry], key: list[Hashable],
+               owner: int) -> None:
+    """The builtin ``print``, called by function ``owner``: a print-buffer argument."""
+    values.append(_kprint.SLOT)
+    caps.append(("print", "global", _kprint.PRINT_TYPE, owner) if owner
+                else ("print", "global", _kprint.PRINT_TYPE))
+    key.append(_kprint.PRINT_TYPE)
+
+
+def _attr_values(fn: types.FunctionType, obj: Any, info: CodeInfo, h: handler,
+                 values: list[Any], caps: list[CaptureEntry], key: list[Hashable]) -> None:
+    """The captures of a function object: the attributes its body reads as ``self.x``.
+
+    Each is a kernel argument (``source="attr"``, named ``"self.x"``); anything
+    that is no argument (a method, a module, a string) is an error.
+    """
+    key.append(FUNCTOR_ATTR)  # the same code as a plain function is another kernel
+    for attr in _fobj.self_attrs(fn.__code__):
+        v = getattr(obj, attr, _MISSING)
+        if v is _MISSING:
+            raise _fobj.missing_attribute(fn, obj, attr)
+        if callable(v) and not is_argument(v):
+            raise _fobj.not_an_argument(fn, attr, v)
+        n = len(caps)
+        classify(fn, info, h, "self." + attr, "attr", v, values, caps, key)
+        if len(caps) == n:
+            raise _fobj.not_an_argument(fn, attr, v)
 
 
 def walk_helpers(fns: list[Callable[..., Any]], h: handler, values: list[Any],
@@ -272,6 +310,8 @@ def walk_helpers(fns: list[Callable[..., Any]], h: handler, values: list[Any],
             v = g.get(name, _MISSING)
             if v is not _MISSING:
                 classify(f, info, h, name, "global", v, values, caps, key, fns, k)
+            elif name == "print":
+                _add_print(values, caps, key, k)
         k += 1
 
 

@@ -20,10 +20,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pysycl._core.abi import (
+    FUNCTOR_ATTR,
     AccessorType,
     Capture,
     IndexSpace,
     PointerType,
+    PrintType,
     SpecConstantType,
     TupleType,
 )
@@ -120,6 +122,8 @@ def _type_repr(t: CaptureType) -> str:
     if isinstance(t, AccessorType):
         shape = "" if t.shape is None else "," + "x".join(map(str, t.shape))
         return f"acc({t.dtype.str},{t.ndim},{t.mode},{t.space}{shape})"
+    if isinstance(t, PrintType):
+        return "print"
     if isinstance(t, PointerType):
         return f"ptr({t.dtype.str},{'ro' if t.readonly else 'rw'})"
     return f"scalar({getattr(t, 'dtype', np.dtype(np.void)).str})"
@@ -145,7 +149,7 @@ def stable_digest(fn: types.FunctionType, captures: tuple[Capture, ...], index: 
 def _digest(fn: types.FunctionType, captures: tuple[Capture, ...], index: IndexSpace) -> str:
     h = hashlib.sha256()
     h.update(_versions().encode())
-    h.update(repr((index.kind, index.ndim)).encode())
+    h.update(repr((index.kind, index.ndim, getattr(fn, FUNCTOR_ATTR, False))).encode())
     for c in captures:
         h.update(repr((c.name, c.source, c.owner, _type_repr(c.type))).encode())
     captured = {(c.owner, c.name) for c in captures}

@@ -37,6 +37,7 @@ from pysycl._kernels import bounds as _bounds
 from pysycl._kernels.cache import Kernel, kernels, target_of
 from pysycl._kernels.captures import capture_values, captures_of
 from pysycl._kernels.digest import hash_static, stable_digest
+from pysycl._kernels.functor import body_of
 from pysycl._kernels.kernel_api import _functor, group_barrier
 from pysycl._kernels.ndrange import dev_limits, ndrange_sizes
 from pysycl._memory.accessor import access_mode, accessor
@@ -511,7 +512,11 @@ def prepare(q: queue, h: handler,
     """
     _check(h, cmd)
     kind, ndim, fn, reds = cmd.kind, cmd.ndim, cmd.fn, cmd.reductions
-    info, values, caps, tkey = capture_values(fn, h)
+    body = body_of(fn) if not isinstance(fn, types.FunctionType) else None
+    obj = None
+    if body is not None:  # a function object: its body and self
+        fn, obj = body
+    info, values, caps, tkey = capture_values(fn, h, obj)
     rtypes = tuple(ReductionType(r.dtype, r.op) for r in reds)
     ckeys = tuple(_combiner_key(r.combiner) for r in reds)
     checked = _bounds.enabled()
@@ -520,6 +525,10 @@ def prepare(q: queue, h: handler,
     mkey = (info.code, tkey, kind, ndim, rtypes, ckeys, checked, target)
     k = kernels.get(mkey) or kernels.once(mkey, lambda: _load_or_compile(
         fn, caps, IndexSpace(kind, ndim), reds, rtypes, cmd.name, checked, target))
+    if k.prints:
+        raise exception(errc.feature_not_supported, f"kernel {k.name}: print() in kernels with "
+                        "reductions is not supported yet; print in a kernel without reductions "
+                        "or run it on the host_debuggable device")
     if k.has_spec:
         raise exception(errc.feature_not_supported, f"kernel {k.name}: pysycl does not support "
                         "specialization constants in kernels with reductions yet")

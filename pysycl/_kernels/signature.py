@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import MethodType
 from typing import TYPE_CHECKING, Any
 
 from pysycl._core.exceptions import errc, kernel_signature_error
+from pysycl._kernels.functor import body_of
 
 if TYPE_CHECKING:
     import types
@@ -19,20 +21,29 @@ def check_kernel(kernel: Any, nparams: int, where: str | Callable[[], str]) -> N
     ``where`` names the launch in the message; a callable is called only on failure,
     so the per-submit fast path builds no string.
 
+    A function object's ``__call__`` (or a bound method) is checked without its
+    first parameter (``self``).
+
     Raises:
-        TypeError: ``kernel`` is not a Python function.
+        TypeError: ``kernel`` is not a Python function or function object.
         kernel_signature_error: it takes other parameters than ``nparams`` (and
             optionally a trailing ``sycl.kernel_handler``).
     """
     code = getattr(kernel, "__code__", None)
-    if _checked.get(code) == nparams:
+    self_param = 0
+    if code is None or type(kernel) is MethodType:  # a function object (functor)
+        body = body_of(kernel)
+        if body is not None:
+            kernel, code, self_param = body[0], body[0].__code__, 1
+    if _checked.get(code) == nparams + self_param:
         return
     if callable(where):
         where = where()
     if code is None:
-        raise TypeError(f"{where}: the kernel must be a Python function or lambda, got "
+        raise TypeError(f"{where}: the kernel must be a Python function or lambda, or an "
+                        f"object whose class defines __call__ in Python, got "
                         f"{type(kernel).__name__}")
-    got = code.co_argcount
+    got = code.co_argcount - self_param
     # nparams + 1: a trailing sycl.kernel_handler (specialization constants)
     if got not in (nparams, nparams + 1) or code.co_kwonlyargcount \
             or code.co_flags & 0x0C:  # *args/**kwargs
@@ -44,4 +55,4 @@ def check_kernel(kernel: Any, nparams: int, where: str | Callable[[], str]) -> N
             errc.invalid,
             f"{loc}: kernel {kernel.__qualname__} takes {got} parameter(s) but {where} passes "
             f"{want} (and optionally a trailing sycl.kernel_handler)")
-    _checked[code] = nparams
+    _checked[code] = nparams + self_param

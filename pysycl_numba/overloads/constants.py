@@ -40,7 +40,14 @@ from pysycl_numba._numba_compat import (
     signature,
     types,
 )
-from pysycl_numba.types import FunctorType, KernelEnumClassType, KernelEnumType, tag
+from pysycl_numba.printing import PrintLayout
+from pysycl_numba.types import (
+    FunctorType,
+    KernelEnumClassType,
+    KernelEnumType,
+    PrintLayoutType,
+    tag,
+)
 
 if TYPE_CHECKING:
     from llvmlite import ir as llir
@@ -66,6 +73,8 @@ def resolve_kernel_value(val: object) -> types.Type | None:
         return KernelEnumType(val)
     if isinstance(val, _functor):
         return FunctorType(val._op)
+    if isinstance(val, PrintLayout):  # a kernel print call's layout (pysycl_numba.printing)
+        return PrintLayoutType(val.pieces)
     return None
 
 

@@ -37,6 +37,7 @@ import builtins
 import ctypes
 import itertools
 import operator
+import types
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +59,7 @@ from pysycl._commands.host_task import run_host_task
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import kernel_api as _kernel_api
 from pysycl._kernels.captures import capture_values
+from pysycl._kernels.functor import body_of
 from pysycl._kernels.kernel_api import local_accessor
 from pysycl._kernels.ndrange import check_nd_range
 from pysycl._memory.accessor import accessor
@@ -157,6 +159,9 @@ def _copy(src: accessor | np.ndarray, dst: accessor | np.ndarray) -> None:
 
 # ----------------------------------------------------------------- kernels
 def _describe(fn: object) -> str:
+    body = body_of(fn) if not isinstance(fn, types.FunctionType) else None
+    if body is not None:
+        fn = body[0]
     code = getattr(fn, "__code__", None)
     where = f" ({code.co_filename}:{code.co_firstlineno})" if code is not None else ""
     return f"kernel {getattr(fn, '__qualname__', fn)!r}{where}"
@@ -181,7 +186,10 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
         if r.handler is not h:
             raise exception(errc.invalid, f"{r.where}: the reduction was created in another "
                             "command group")
-    _, values, _, _ = capture_values(fn, h)  # the compiled path's capture rules
+    body = body_of(fn) if not isinstance(fn, types.FunctionType) else None
+    code = fn.__code__ if body is None else body[0].__code__
+    # the compiled path's capture rules (a function object: its body and self)
+    _, values, _, _ = capture_values(*((fn, h) if body is None else (body[0], h, body[1])))
     locals_ = [v for v in values if type(v) is local_accessor]
     if locals_ and kind != "nd_range":
         raise exception(errc.kernel_argument, f"{desc} captures a sycl.local_accessor, but "
@@ -191,7 +199,7 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
         _check_nd_range(desc, index_space, locals_, reds)
     nparams = 0 if kind == "single_task" else 1 + len(reds)
     extra: list[kernel_handler] = []
-    if fn.__code__.co_argcount == nparams + 1:  # a trailing sycl.kernel_handler
+    if code.co_argcount - (body is not None) == nparams + 1:  # a trailing sycl.kernel_handler
         extra.append(_specconst.host_kernel_handler(h.specialization_values))
     reqs = list(h.requirements)
     ptrs = [v for v in values if type(v) is usm_pointer and not v.readonly]

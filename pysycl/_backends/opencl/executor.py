@@ -43,6 +43,7 @@ from pysycl._commands.event import event
 from pysycl._commands.host_task import run_host_task
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import bounds as _bounds
+from pysycl._kernels import kprint as _kprint
 from pysycl._kernels.signature import check_kernel
 from pysycl._memory import coherence
 from pysycl._memory.accessor import accessor
@@ -65,6 +66,8 @@ _WHERE = {"range": (1, "parallel_for over a range"), "nd_range": (1, "parallel_f
 
 
 def _before_host_sees(st: coherence.Coherence) -> None:
+    if _kprint.pending:  # the kernels that wrote st may have printed
+        _kprint.flush()
     if _bounds.watching:  # bounds-checked kernels that used st: report before the host sees it
         _bounds.sync(storage=st)
 
@@ -164,6 +167,8 @@ class OpenCLExecutor(OpenCLEvents):
 
     def wait(self) -> None:
         x.finish(self.native)
+        if _kprint.pending:  # kernels that printed: their output, in launch order
+            _kprint.flush()
         if _bounds.watching:  # bounds-checked launches: report violations
             _bounds.sync(self.native)
         self.inflight.clear()

@@ -1,0 +1,122 @@
+"""``print_record(buffer, layout, values)``: one kernel ``print`` call's record, typed and lowered.
+
+:mod:`pysycl_numba.printing` rewrites ``print(...)`` into this call. The record's
+size is a compile-time constant (strings are literals, numbers take three words),
+so a call is one ``atomicrmw add`` on the buffer's counter reserving the words,
+then plain stores -- or, when the buffer is full, one ``atomicrmw add`` on its
+dropped-records counter. Layout: ``pysycl._core.abi.PrintType``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from llvmlite import ir as llir
+
+from pysycl._core.abi import PRINT_DTYPES, PRINT_HEADER_WORDS, PRINT_NUMBER, PRINT_STR
+from pysycl_numba._numba_compat import (
+    AbstractTemplate,
+    LoweringRegistry,
+    TypingRegistry,
+    errors,
+    signature,
+    types,
+)
+from pysycl_numba.printing import print_record
+from pysycl_numba.types import PrintBufferType, PrintLayoutType, tag
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from pysycl_numba._numba_compat import BaseContext, Signature
+
+typing_registry = TypingRegistry()
+lowering_registry = LoweringRegistry("pysycl.printing")
+lower = lowering_registry.lower
+
+_I32 = llir.IntType(32)
+_I64 = llir.IntType(64)
+
+
+def _code(ty: types.Type) -> int | None:
+    """The record tag of a printable number type (None for anything else)."""
+    name = "bool" if isinstance(ty, types.Boolean) else str(ty)
+    if not isinstance(ty, (types.Boolean, types.Integer, types.Float)) or name not in PRINT_DTYPES:
+        return None
+    return PRINT_NUMBER + PRINT_DTYPES.index(name)
+
+
+@typing_registry.register_global(print_record)
+class PrintRecord(AbstractTemplate):
+    """``print_record(buffer, layout, (numbers...))`` returns None."""
+
+    def generic(self, args: tuple[types.Type, ...], kws: dict[str, types.Type]) -> Signature | None:
+        """Numbers (bool, int8..uint64, float16/32/64) print; anything else is an error."""
+        if len(args) != 3 or not isinstance(args[0], PrintBufferType) \
+                or not isinstance(args[1], PrintLayoutType) or not isinstance(args[2], types.BaseTuple):
+            return None
+        for t in args[2].types:
+            if _code(t) is None:
+                raise errors.TypingError(
+                    f"print() in a kernel prints numbers (bool, integers, floats) and string "
+                    f"literals, not a {t}: print its parts (int(i) or it[0] of a sycl.item; "
+                    "z.real and z.imag of a complex number; a value read from an accessor)")
+        return signature(types.none, *args)
+
+
+lowering_registry.lower_constant(PrintLayoutType)(lambda context, builder, ty, pyval: tag())
+
+
+def _words(text: str) -> list[int]:
+    """A string piece: its tag word, then its UTF-8 bytes in little-endian words."""
+    data = text.encode("utf-8")
+    padded = data + b"\0" * (-len(data) % 4)
+    return [PRINT_STR | (len(data) << 8)] + [int.from_bytes(padded[k:k + 4], "little")
+                                             for k in range(0, len(padded), 4)]
+
+
+def _bits64(builder: llir.IRBuilder, ty: types.Type, v: llir.Value) -> llir.Value:
+    """A number's bits as ``i64`` (integers extended by their signedness)."""
+    if isinstance(ty, types.Float):
+        width = ty.bitwidth
+        as_int = builder.bitcast(v, llir.IntType(width))
+        return as_int if width == 64 else builder.zext(as_int, _I64)
+    if isinstance(ty, types.Boolean):
+        return builder.zext(v, _I64)
+    if v.type.width == 64:
+        return v
+    return builder.sext(v, _I64) if ty.signed else builder.zext(v, _I64)
+
+
+@lower(print_record, PrintBufferType, PrintLayoutType, types.BaseTuple)
+def lower_print_record(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                       args: Sequence[llir.Value]) -> llir.Value:
+    """Reserve the record's words atomically, then store them (or count a dropped record)."""
+    buf, _, values = args
+    vtypes = sig.args[2].types
+    words: list[int | llir.Value] = []
+    for p in sig.args[1].pieces:
+        if isinstance(p, str):
+            words.extend(_words(p))
+        else:
+            bits = _bits64(builder, vtypes[p], builder.extract_value(values, p))
+            words.append(_code(vtypes[p]))  # type: ignore[arg-type]
+            words.append(builder.trunc(bits, _I32))
+            words.append(builder.trunc(builder.lshr(bits, llir.Constant(_I64, 32)), _I32))
+    total = 1 + len(words)
+    old = builder.atomic_rmw("add", buf, llir.Constant(_I32, total), "monotonic")
+    cap = builder.load(builder.gep(buf, [llir.Constant(_I32, 1)], inbounds=True), align=4)
+    end = builder.add(old, llir.Constant(_I32, total))
+    fits = builder.and_(builder.icmp_unsigned("<=", end, cap),
+                        builder.icmp_unsigned(">=", end, old))  # no wrap-around
+    with builder.if_else(fits) as (then, otherwise):
+        with then:
+            base = builder.add(old, llir.Constant(_I32, PRINT_HEADER_WORDS))
+            for k, w in enumerate([total, *words]):
+                at = builder.gep(buf, [builder.add(base, llir.Constant(_I32, k))], inbounds=True)
+                builder.store(w if isinstance(w, llir.Value) else llir.Constant(_I32, w), at,
+                              align=4)
+        with otherwise:
+            builder.atomic_rmw("add", builder.gep(buf, [llir.Constant(_I32, 2)], inbounds=True),
+                               llir.Constant(_I32, 1), "monotonic")
+    return context.get_dummy_value()
