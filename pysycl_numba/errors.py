@@ -192,8 +192,8 @@ _NUMPY_INSTEAD = (
 _NO_DEVICE_IMPL = ("there is no device implementation for these arguments; kernels can call "
                    "the math module, numpy's math functions on numbers, abs/min/max/int/float/"
                    "round, SYCL functions and plain Python functions (docs/kernels.md)")
-_STRINGS = ("a device has no strings: write numbers to an accessor; to print from a kernel, "
-            "run it on the host_debuggable device (docs/debugging.md)")
+_STRINGS = ("a device has no strings: write numbers to an accessor, or print them "
+            "(print(\"x =\", x) works in kernels: docs/debugging.md)")
 
 
 def _unsupported_call(fname: str, call: str) -> tuple[str, str]:

@@ -262,8 +262,8 @@ class RejectUnsupportedPython(AnalysisPass):
                         else f"{value.value.__name__}()")
                 raise KernelSourceError(
                     f"{what} cannot be used in kernels: a device has no strings; write numbers "
-                    "to an accessor, and to print from a kernel run it on the host_debuggable "
-                    "device (docs/debugging.md)", stmt.loc)
+                    "to an accessor, or print them: print(\"x =\", x) and f-strings inside "
+                    "print() work in kernels (docs/debugging.md)", stmt.loc)
             if isinstance(value, ir.Expr):
                 message = _UNSUPPORTED_EXPR.get(value.op)
                 if message is not None:

@@ -92,7 +92,7 @@ def test_fstring_in_kernel_reports_user_line():
         s = f"item {i}"
         wo[i] = len(s)
 
-    _check(_error(kern), kern, 1, "f-strings", "host_debuggable")
+    _check(_error(kern), kern, 1, "f-strings", "inside print()")
 
 
 def test_str_in_kernel_reports_user_line():
