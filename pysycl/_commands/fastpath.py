@@ -10,14 +10,16 @@ itself is read again on every launch and becomes the argument) or, for a library
 object the kernel uses as a constant (``sycl.plus()``, ``np``), that object. A plan
 holds no user value: no pointer, no number, no function of the user's.
 
-A later launch whose cells still match (and whose range is the same, and with the
-kernel cache not cleared, and bounds-checked mode off) only reads the cells, checks
-their types, sets the arguments if they changed and enqueues. Anything else takes
-the whole way again, which raises the proper errors and makes a new plan.
+A later launch whose cells still match (and whose index space is the same, and with
+the kernel cache not cleared, and bounds-checked mode off) only reads the cells,
+checks their types, sets the arguments if they changed and enqueues. Anything else
+takes the whole way again, which raises the proper errors and makes a new plan.
 
-Eligible: closure captures only (no argument read from a module global, no helper
-functions, no attribute of a user's module), numbers and USM pointers of a pysycl
-allocation, no specialization constants, reductions, kernel names or ``print``.
+Eligible: ``q.parallel_for(range or nd_range, kernel)`` and ``q.single_task(kernel)``
+without events or a kernel name, over a non-empty index space; closure captures only
+(no argument read from a module global, no helper functions, no attribute of a
+user's module): numbers (complex ones too) and USM pointers of a pysycl allocation;
+no specialization constants, local accessors, reductions or ``print``.
 """
 
 from __future__ import annotations
@@ -25,15 +27,17 @@ from __future__ import annotations
 import types
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from pysycl._backends.opencl import exec as _x
+from pysycl._commands.event import event
 from pysycl._core.abi import ArgKind
 from pysycl._core.exceptions import errc
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels.cache import kernels
 from pysycl._kernels.captures import _LIBRARY_ROOTS, info_of, is_argument
-from pysycl._kernels.ndrange import ndrange_sizes
 from pysycl._memory.usm import usm, usm_pointer
-from pysycl._memory.usm_api import keep_until_complete
+from pysycl._memory.usm_api import PRUNE_AT, prune
 
 if TYPE_CHECKING:
     import pyopencl as cl
@@ -45,8 +49,11 @@ if TYPE_CHECKING:
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _MISSING = object()
 _stats = kernels.stats
+_new = object.__new__
+_lock, _enqueue, _Error = _x.launch_lock, _x.enqueue, _x.cl.Error
 #: what a plan's cell check is: the value's type and how it becomes an argument
-_SAME, _INT, _BOOL, _POINTER, _CONSTANT = range(5)
+_SAME, _INT, _BOOL, _COMPLEX, _POINTER, _CONSTANT = range(6)
+_COMPLEX_TYPES = (complex, np.complex64, np.complex128)
 
 
 class Plan:
@@ -73,40 +80,37 @@ class Plan:
 def _space(kind: str, sp: Any) -> tuple[str, tuple[int, ...]]:
     if kind == "range":
         return ("range", sp.values)
+    if kind == "single_task":
+        return ("single_task", ())
     return ("nd_range", (*sp.get_global_range(), *sp.get_local_range()))
 
 
-# long: the steady-state launch, one frame (each call costs on this path).
-def launch(ex: Any, kind: str, index_space: Any, fn: types.FunctionType) -> cl.Event | None:
-    """Launch from the executor's plan for ``fn``; None when there is none that fits."""
+# long: the steady-state launch, one frame (each call costs ~0.1 us on this path).
+def submit(ex: Any, q: queue, kind: str, index_space: Any, fn: types.FunctionType,
+           name: str | None) -> event:
+    """``ex.submit_kernel``: launch ``fn`` from the executor's plan for it; the whole way
+    (``ex.submit_whole``) when there is none that fits."""
     plan = ex.plans.get(fn.__code__)
-    if plan is None or plan is NONE or plan.generation != kernels.generation \
-            or _bounds.enabled():
-        return None
-    if kind == "range":
-        if plan.space[0] != "range" or plan.space[1] != index_space.values:
-            return None
-    elif plan.space != _space(kind, index_space):
-        return None
-    if plan.globals:
-        g = fn.__globals__
-        for name, obj in plan.globals:
-            if g.get(name, _MISSING) is not obj:
-                return None
-    values: list[Any] = []
-    args: list[Any] = []  # the OpenCL arguments, built here (flat_args' work, inlined)
+    if plan is None or plan is NONE or name is not None \
+            or plan.generation != kernels.generation or _bounds.enabled() \
+            or plan.space[0] != kind or (plan.space[1] != index_space.values if kind == "range"
+                                         else plan.space != _space(kind, index_space)) \
+            or (plan.globals and not _same_globals(plan, fn)):
+        return ex.submit_whole(q, kind, index_space, fn, name)  # type: ignore[no-any-return]
+    values: list[Any] = []  # the pointers: they live until the kernel completes
+    args: list[Any] = []    # the OpenCL arguments (flat_args' work, inlined)
     key = ex.key
     for (how, want), cell in zip(plan.cells, fn.__closure__ or ()):  # noqa: B905 - one length
         try:
             v = cell.cell_contents
         except ValueError:
-            return None
+            break
         t = type(v)
         if how == _POINTER:
             a = v._alloc if t is usm_pointer else None
             if a is None or not a.live or a.ctx_key != key or v.dtype != want[0] \
                     or v.readonly is not want[1]:
-                return None
+                break
             karg = v._karg
             if karg is None:
                 karg = v._karg = a.native.kernel_arg(v._offset)
@@ -114,29 +118,48 @@ def launch(ex: Any, kind: str, index_space: Any, fn: types.FunctionType) -> cl.E
             args.append(karg)
         elif how == _CONSTANT:
             if v is not want:
-                return None
+                break
         elif t is not want:
-            return None
+            break
         elif how == _INT:
             if not _INT64_MIN <= v <= _INT64_MAX:
-                return None
+                break
             args.append(v)
+        elif how == _COMPLEX:  # two arguments, real and imaginary part (see _core.abi)
+            args.append(v.real)
+            args.append(v.imag)
         else:
             args.append(int(v) if how == _BOOL else v)
-    _stats["memory_hits"] += 1
-    clk, bound = plan.clk, plan.bound
-    try:
-        with _x.launch_lock:
-            if bound.get(clk) != args:
-                bound.pop(clk, None)  # set_args may fail half-way
-                clk.set_args(*args)
-                bound[clk] = args
-            ev = _x.enqueue(ex.native, clk, plan.gsize, plan.lsize, None, None)
-    except _x.cl.Error as e:
-        raise _x.translate(e, "kernel launch failed", errc.kernel) from e
-    if values:
-        keep_until_complete(ex, ev, values)
-    return ev
+    else:  # every cell holds what the plan says
+        _stats["memory_hits"] += 1
+        clk, bound = plan.clk, plan.bound
+        try:
+            with _lock:  # setting arguments and enqueuing is one step (exec.launch's, inlined)
+                if bound.get(clk) != args:
+                    bound.pop(clk, None)  # set_args may fail half-way
+                    clk.set_args(*args)
+                    bound[clk] = args
+                ev = _enqueue(ex.native, clk, plan.gsize, plan.lsize, None, None)
+        except _Error as e:
+            raise _x.translate(e, "kernel launch failed", errc.kernel) from e
+        if values:  # keep_until_complete, inlined
+            d = ex.inflight
+            d.append((ev, values))
+            if len(d) > PRUNE_AT:
+                prune(ex, d)
+        e = _new(event)  # event._make, inlined (~0.1 us, 2% of the launch): q's event of ev
+        e._cl = e._first = ev
+        e._queue = q
+        e._exec = ex
+        e._deps = ()
+        return e
+    return ex.submit_whole(q, kind, index_space, fn, name)  # type: ignore[no-any-return]
+
+
+def _same_globals(plan: Plan, fn: types.FunctionType) -> bool:
+    """Whether the library globals the kernel reads are the plan's."""
+    g = fn.__globals__
+    return all(g.get(name, _MISSING) is obj for name, obj in plan.globals)
 
 
 #: the plan of a kernel that cannot have one (its launches take the whole way)
@@ -161,8 +184,13 @@ def remember(ex: Any, q: queue, cmd: KernelCommand, k: Kernel | None, clk: Any) 
         return
     if cmd.kind == "range":
         gsize, lsize = tuple(cmd.index_space)[::-1], None  # type: ignore[arg-type]
-    else:
-        gsize, lsize = ndrange_sizes(k, q.get_device(), clk, cmd.index_space, [])  # type: ignore[arg-type]
+    elif cmd.kind == "single_task":
+        gsize, lsize = (1,), None
+    else:  # the whole way checked the nd_range (ndrange_sizes): only its sizes here
+        nd = cmd.index_space
+        gsize, lsize = nd.get_global_range().values[::-1], nd.get_local_range().values[::-1]  # type: ignore[union-attr]
+    if 0 in gsize:  # an empty index space: the whole way enqueues a marker, no kernel
+        return
     ex.plans[fn.__code__] = Plan(k, clk, _space(cmd.kind, cmd.index_space), gsize, lsize, cells,
                                  glob)
 
@@ -187,7 +215,9 @@ def _cell_checks(fn: types.FunctionType, k: Kernel) -> tuple[tuple[int, Any], ..
             out.append((_POINTER, (v.dtype, v.readonly)))
         elif kind is ArgKind.SCALAR:
             t = type(v)
-            out.append((_INT if t is int else _BOOL if t is bool else _SAME, t))
+            out.append((_INT if t is int else _BOOL if t is bool or t is np.bool_ else _SAME, t))
+        elif kind is ArgKind.SCALARS and type(v) in _COMPLEX_TYPES:
+            out.append((_COMPLEX, type(v)))
         else:  # tuples, complex numbers, accessors: the whole way
             return None
     return tuple(out)

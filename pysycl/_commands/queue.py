@@ -241,6 +241,10 @@ class queue:  # noqa: N801 - the spec's spelling
     def single_task(self, *args: Any, kernel_name: str | None = None,
                     depends_on: event | Sequence[event] | None = None) -> event:
         """``q.single_task(kernel)`` or ``q.single_task(dep_event(s), kernel)``."""
+        if len(args) == 1 and depends_on is None and type(args[0]) is FunctionType:
+            direct = self._direct  # the USM fast path, as parallel_for's
+            if direct is not None:
+                return direct(self, "single_task", None, args[0], kernel_name)  # type: ignore[no-any-return]
         deps, kernel = _split_deps(args, 1, "single_task", depends_on)
         return self._shortcut(deps, lambda h: h.single_task(kernel[0], kernel_name=kernel_name))
 

@@ -293,7 +293,8 @@ def finish_context(ctx_key: int) -> None:
 # commands that use USM or host memory and may still run; its queue is in order, so
 # the entries complete from the left. deque appends and pops are atomic: threads
 # submitting to one queue need no lock.
-_PRUNE_AT = 64
+#: how many entries a deque holds before keep_until_complete drops the completed ones
+PRUNE_AT = 64
 
 
 def keep_until_complete(ex: Any, native: Any, objs: Any) -> None:
@@ -302,11 +303,11 @@ def keep_until_complete(ex: Any, native: Any, objs: Any) -> None:
         return
     d = ex.inflight
     d.append((native, objs))
-    if len(d) > _PRUNE_AT:
-        _prune(ex, d)
+    if len(d) > PRUNE_AT:
+        prune(ex, d)
 
 
-def _prune(ex: Any, d: Any) -> None:
+def prune(ex: Any, d: Any) -> None:
     """Drop the entries of commands that completed (from the left: the queue is in order)."""
     while d:
         try:

@@ -151,6 +151,9 @@ class range(_Vec):  # noqa: N801 - the spec's spelling
     _kind = "range"
 
     def __init__(self, *dims: SupportsIndex | Iterable[SupportsIndex]) -> None:
+        if len(dims) == 1 and type(dims[0]) is int and dims[0] >= 0:
+            self.values = dims  # sycl.range(n), often made for each launch: checked first
+            return
         super().__init__(*dims)
         if any(x < 0 for x in self.values):
             raise exception(errc.invalid, f"sycl.range components must be >= 0, got {self.values}")

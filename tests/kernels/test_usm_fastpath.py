@@ -4,6 +4,9 @@ launch -- whatever the closure holds now, the range, the cache, the bounds-check
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import numpy as np
 import pytest
 
@@ -103,4 +106,124 @@ def test_kernels_reading_module_globals_or_helpers_have_no_plan(kq: sycl.queue) 
         kq.parallel_for(sycl.range(4), k).wait()
     assert kq.executor.plans.get(k.__code__) is fastpath.NONE
     assert list(_read(kq, p)) == [3] * 4
+    sycl.free(p, kq)
+
+
+def test_scalar_cells_of_every_kind_are_read_on_each_launch(kq: sycl.queue) -> None:
+    out = sycl.malloc_device(4, kq, dtype=np.float64)
+    kq.memset(out, 0, out.nbytes).wait()
+    n, flag, z = 1, True, 1 + 2j
+
+    def k(i: sycl.item) -> None:
+        if i[0] == 0:
+            out[0] += n
+        elif i[0] == 1:
+            out[1] += 1 if flag else 100
+        elif i[0] == 2:
+            out[2] += z.real + 10 * z.imag
+
+    kq.parallel_for(sycl.range(4), k).wait()
+    assert isinstance(kq.executor.plans.get(k.__code__), fastpath.Plan)
+    hits = sycl.ext.kernel_cache_stats()["memory_hits"]
+    n, flag, z = 2, False, 3 + 4j                     # same types: the plan, new values
+    kq.parallel_for(sycl.range(4), k).wait()
+    assert sycl.ext.kernel_cache_stats()["memory_hits"] == hits + 1  # a plan hit is a memory hit
+    flag, z = np.bool_(True), np.complex64(5 + 6j)    # other types: the whole way
+    kq.parallel_for(sycl.range(4), k).wait()
+    kq.parallel_for(sycl.range(4), k).wait()          # ... and their plan
+    np.testing.assert_allclose(_read(kq, out), [1 + 2 + 2 + 2, 1 + 100 + 1 + 1,
+                                                21 + 43 + 65 + 65, 0])
+    n = 1 << 63                                       # an int past int64: the whole way's error
+    with pytest.raises(sycl.exception) as e:
+        kq.parallel_for(sycl.range(4), k)
+    assert e.value.code() == sycl.errc.kernel_argument and "int64" in str(e.value)
+    sycl.free(out, kq)
+
+
+def test_single_task_and_nd_range_launches_have_plans(kq: sycl.queue) -> None:
+    p = sycl.malloc_device(8, kq, dtype=np.int32)
+    kq.memset(p, 0, p.nbytes).wait()
+    step = 1
+
+    def one() -> None:
+        p[0] += step
+
+    def groups(it: sycl.nd_item) -> None:
+        if it.get_local_id(0) == 0:
+            p[1 + it.get_group(0)] += step
+
+    for _ in range(3):
+        kq.single_task(one).wait()
+        kq.parallel_for(sycl.nd_range(sycl.range(8), sycl.range(4)), groups).wait()
+    assert isinstance(kq.executor.plans.get(one.__code__), fastpath.Plan)
+    assert isinstance(kq.executor.plans.get(groups.__code__), fastpath.Plan)
+    step = 10
+    kq.single_task(one).wait()
+    kq.parallel_for(sycl.nd_range(sycl.range(8), sycl.range(2)), groups).wait()  # other groups
+    assert list(_read(kq, p)[:5]) == [13, 13, 13, 10, 10]
+    sycl.free(p, kq)
+
+
+def test_in_order_queues_have_plans_of_their_own(kq: sycl.queue) -> None:
+    q2 = sycl.queue(kq.get_context(), kq.get_device(), properties=[sycl.property.queue.in_order()])
+    p = sycl.malloc_device(2, q2, dtype=np.int32)
+    q2.memset(p, 0, p.nbytes)
+
+    def k(i: sycl.item) -> None:
+        p[i] += 1
+
+    for _ in range(4):
+        q2.parallel_for(sycl.range(2), k)             # no waits: the queue orders them
+    q2.wait()
+    assert isinstance(q2.executor.plans.get(k.__code__), fastpath.Plan)
+    assert k.__code__ not in kq.executor.plans
+    assert list(_read(q2, p)) == [4, 4]
+    sycl.free(p, q2)
+
+
+def test_plans_hold_no_pointer(kq: sycl.queue) -> None:
+    a = sycl.malloc_device(1, kq, dtype=np.int32)
+    b = sycl.malloc_device(1, kq, dtype=np.int32)
+    target = a
+
+    def k(i: sycl.item) -> None:
+        target[0] = 7
+
+    kq.parallel_for(sycl.range(1), k).wait()
+    kq.parallel_for(sycl.range(1), k).wait()          # from the plan
+    gone = weakref.ref(a)
+    target = b
+    kq.parallel_for(sycl.range(1), k).wait()
+    del a
+    gc.collect()
+    assert gone() is None                              # neither the plan nor a keep-alive held it
+    assert list(_read(kq, b)) == [7]
+    sycl.free(b, kq)
+
+
+def test_an_empty_range_has_no_plan(kq: sycl.queue) -> None:
+    p = sycl.malloc_device(1, kq, dtype=np.int32)
+
+    def k(i: sycl.item) -> None:
+        p[i] = 1
+
+    for _ in range(3):
+        kq.parallel_for(sycl.range(0), k).wait()      # the whole way: a marker, no kernel
+    assert k.__code__ not in kq.executor.plans
+    sycl.free(p, kq)
+
+
+def test_a_plan_is_for_one_kind_of_launch(kq: sycl.queue) -> None:
+    p = sycl.malloc_device(1, kq, dtype=np.int32)
+    kq.memset(p, 0, p.nbytes).wait()
+
+    def k(i: sycl.item) -> None:  # also an nd_item kernel: the same code, another kernel
+        sycl.atomic_ref(p, 0, sycl.memory_order.relaxed, sycl.memory_scope.device).fetch_add(1)
+
+    nd = sycl.nd_range(sycl.range(8), sycl.range(4))
+    kq.parallel_for(nd, k).wait()
+    kq.parallel_for(nd, k).wait()                     # the nd_range's plan: 8 work-items
+    kq.parallel_for(sycl.range(8, 4), k).wait()       # a range of the same values: 32
+    kq.parallel_for(sycl.range(8, 4), k).wait()
+    assert list(_read(kq, p)) == [2 * 8 + 2 * 32]
     sycl.free(p, kq)

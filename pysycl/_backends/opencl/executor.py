@@ -60,7 +60,9 @@ if TYPE_CHECKING:
     from pysycl._objects.range import range as range_
 
 
-_WHERE = {"range": "parallel_for over a range", "nd_range": "parallel_for over a nd_range"}
+#: a handler-less launch: the kernel's parameters and the launch's name in messages
+_WHERE = {"range": (1, "parallel_for over a range"), "nd_range": (1, "parallel_for over a nd_range"),
+          "single_task": (0, "single_task")}
 
 
 def _before_host_sees(st: coherence.Coherence) -> None:
@@ -144,20 +146,23 @@ class OpenCLExecutor(OpenCLEvents):
     def submit(self, q: queue, h: handler) -> event:
         return submit(self, q, h)
 
-    def submit_kernel(self, q: queue, kind: str, index_space: range_ | nd_range,
-                      fn: Callable[..., Any], name: str | None) -> event:
-        """A kernel with no dependencies and no accessors (``q.parallel_for(r, kernel)``
-        with USM pointers): the launch alone, no command-group bookkeeping; from the
-        kernel's launch plan when it has one (:mod:`pysycl._commands.fastpath`)."""
-        ev = _fastpath.launch(self, kind, index_space, fn) if name is None else None
-        if ev is None:  # the whole way (a plan exists only for a kernel that went it)
-            check_kernel(fn, 1, _WHERE[kind])
-            if name is not None:
-                check_kernel_name(name)
-            cmd = KernelCommand.record(kind, index_space.dimensions, index_space, fn, (), name)
-            ev = _launch.prepare(q, _launch.Shortcut(q), cmd)(None)  # type: ignore[arg-type]
-            if self.plans.get(fn.__code__) is not _fastpath.NONE:
-                _fastpath.remember(self, q, cmd, *_launch.resolved(q, cmd))
+    #: ``q.parallel_for(r, kernel)``, ``q.single_task(kernel)`` without events (kernels
+    #: with USM pointers and numbers): from the kernel's launch plan when it has one
+    #: (:func:`pysycl._commands.fastpath.submit`, one frame), else :meth:`submit_whole`.
+    submit_kernel = _fastpath.submit
+
+    def submit_whole(self, q: queue, kind: str, index_space: range_ | nd_range | None,
+                     fn: Callable[..., Any], name: str | None) -> event:
+        """A kernel with no dependencies and no accessors the whole way: the launch
+        alone, no command-group bookkeeping; then a launch plan for the next ones."""
+        check_kernel(fn, *_WHERE[kind])
+        if name is not None:
+            check_kernel_name(name)
+        ndim = 0 if index_space is None else index_space.dimensions
+        cmd = KernelCommand.record(kind, ndim, index_space, fn, (), name)  # type: ignore[arg-type]
+        ev = _launch.prepare(q, _launch.Shortcut(q), cmd)(None)  # type: ignore[arg-type]
+        if self.plans.get(fn.__code__) is not _fastpath.NONE:
+            _fastpath.remember(self, q, cmd, *_launch.resolved(q, cmd))
         return event._make(q, ev)
 
     def wait(self) -> None:
