@@ -59,20 +59,21 @@ _COMPLEX_TYPES = (complex, np.complex64, np.complex128)
 class Plan:
     """A remembered launch (see the module docstring). No user values."""
 
-    __slots__ = ("bound", "cells", "clk", "generation", "globals", "gsize", "kernel", "lsize",
-                 "space")
+    __slots__ = ("bound", "cells", "clk", "generation", "globals", "gnames", "gsize", "kernel",
+                 "lsize", "space")
 
     def __init__(self, k: Kernel, clk: cl.Kernel, space: tuple[str, tuple[int, ...]],
                  gsize: tuple[int, ...], lsize: tuple[int, ...] | None,
                  cells: tuple[tuple[int, Any], ...],
-                 glob: tuple[tuple[str, Any], ...]) -> None:
+                 glob: tuple[tuple[str, Any], ...], gnames: tuple[str, ...] = ()) -> None:
         self.kernel = k
         self.clk = clk
         self.space = space
         self.gsize = gsize
         self.lsize = lsize
-        self.cells = cells
-        self.globals = glob
+        self.cells = cells  # one check per closure cell, then one per global argument
+        self.globals = glob  # library globals: (name, the object)
+        self.gnames = gnames  # the globals that are arguments, in capture order
         self.bound = k.bound
         self.generation = kernels.generation
 
@@ -100,11 +101,14 @@ def submit(ex: Any, q: queue, kind: str, index_space: Any, fn: types.FunctionTyp
     values: list[Any] = []  # the pointers: they live until the kernel completes
     args: list[Any] = []    # the OpenCL arguments (flat_args' work, inlined)
     key = ex.key
-    for (how, want), cell in zip(plan.cells, fn.__closure__ or ()):  # noqa: B905 - one length
-        try:
-            v = cell.cell_contents
-        except ValueError:
-            break
+    try:
+        current = [c.cell_contents for c in fn.__closure__ or ()]
+    except ValueError:  # an empty cell: the whole way says so
+        return ex.submit_whole(q, kind, index_space, fn, name)  # type: ignore[no-any-return]
+    if plan.gnames:  # arguments read from module globals, after the cells (capture order)
+        g = fn.__globals__
+        current += [g.get(n, _MISSING) for n in plan.gnames]
+    for (how, want), v in zip(plan.cells, current):  # noqa: B905 - one length
         t = type(v)
         if how == _POINTER:
             a = v._alloc if t is usm_pointer else None
@@ -178,10 +182,11 @@ def remember(ex: Any, q: queue, cmd: KernelCommand, k: Kernel | None, clk: Any) 
         ex.plans[fn.__code__] = NONE  # type: ignore[union-attr]
         return
     cells = _cell_checks(fn, k)
-    glob = _static_globals(fn)
-    if cells is None or glob is None:
+    globs = _global_checks(fn, k)
+    if cells is None or globs is None:
         ex.plans[fn.__code__] = NONE
         return
+    glob, gchecks, gnames = globs
     if cmd.kind == "range":
         gsize, lsize = tuple(cmd.index_space)[::-1], None  # type: ignore[arg-type]
     elif cmd.kind == "single_task":
@@ -191,36 +196,67 @@ def remember(ex: Any, q: queue, cmd: KernelCommand, k: Kernel | None, clk: Any) 
         gsize, lsize = nd.get_global_range().values[::-1], nd.get_local_range().values[::-1]  # type: ignore[union-attr]
     if 0 in gsize:  # an empty index space: the whole way enqueues a marker, no kernel
         return
-    ex.plans[fn.__code__] = Plan(k, clk, _space(cmd.kind, cmd.index_space), gsize, lsize, cells,
-                                 glob)
+    ex.plans[fn.__code__] = Plan(k, clk, _space(cmd.kind, cmd.index_space), gsize, lsize,
+                                 cells + gchecks, glob, gnames)
 
 
 def _cell_checks(fn: types.FunctionType, k: Kernel) -> tuple[tuple[int, Any], ...] | None:
     """What each closure cell must hold, in order; None when a cell cannot be checked cheaply."""
     caps = k.compiled.captures
-    if any(c.owner or c.source != "freevar" for c in caps):
+    if any(c.owner or c.source not in ("freevar", "global") for c in caps):
         return None
-    by_name = {c.name: kind for c, kind in zip(caps, k.arg_kinds, strict=True)}
+    by_name = {c.name: kind for c, kind in zip(caps, k.arg_kinds, strict=True)
+               if c.source == "freevar"}
     out: list[tuple[int, Any]] = []
     for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True):
-        v = cell.cell_contents
-        kind = by_name.get(name)
-        if kind is None:  # not an argument: a constant of the key
-            if not _library_object(v):
-                return None
-            out.append((_CONSTANT, v))
-        elif kind is ArgKind.POINTER:
-            if type(v) is not usm_pointer or v._alloc.kind is usm.alloc.unknown:
-                return None
-            out.append((_POINTER, (v.dtype, v.readonly)))
-        elif kind is ArgKind.SCALAR:
-            t = type(v)
-            out.append((_INT if t is int else _BOOL if t is bool or t is np.bool_ else _SAME, t))
-        elif kind is ArgKind.SCALARS and type(v) in _COMPLEX_TYPES:
-            out.append((_COMPLEX, type(v)))
-        else:  # tuples, complex numbers, accessors: the whole way
+        check = _check(cell.cell_contents, by_name.get(name))
+        if check is None:
             return None
+        out.append(check)
     return tuple(out)
+
+
+def _check(v: Any, kind: ArgKind | None) -> tuple[int, Any] | None:
+    """How a launch checks a captured value of ``kind`` (None: not an argument)."""
+    if kind is None:  # not an argument: a constant of the key
+        return (_CONSTANT, v) if _library_object(v) else None
+    if kind is ArgKind.POINTER:
+        if type(v) is not usm_pointer or v._alloc.kind is usm.alloc.unknown:
+            return None
+        return (_POINTER, (v.dtype, v.readonly))
+    t = type(v)
+    if kind is ArgKind.SCALAR:
+        return (_INT if t is int else _BOOL if t is bool or t is np.bool_ else _SAME, t)
+    if kind is ArgKind.SCALARS and t in _COMPLEX_TYPES:
+        return (_COMPLEX, t)
+    return None  # tuples, accessors: the whole way
+
+
+def _global_checks(fn: types.FunctionType, k: Kernel
+                   ) -> tuple[tuple[tuple[str, Any], ...], tuple[tuple[int, Any], ...],
+                              tuple[str, ...]] | None:
+    """The kernel's globals: library objects (checked by identity), and the checks and
+    names of those that are arguments (numbers, pointers), in capture order."""
+    by_name = {c.name: kind for c, kind in zip(k.compiled.captures, k.arg_kinds, strict=True)
+               if c.source == "global"}
+    g = fn.__globals__
+    library, checks, names = [], [], []
+    for name in info_of(fn.__code__).globals:
+        v = g.get(name, _MISSING)
+        if v is _MISSING:
+            continue  # a builtin
+        kind = by_name.get(name)
+        if kind is None:
+            if is_argument(v) or not _library_object(v):
+                return None
+            library.append((name, v))
+            continue
+        check = _check(v, kind)
+        if check is None:
+            return None
+        checks.append(check)
+        names.append(name)
+    return tuple(library), tuple(checks), tuple(names)
 
 
 def _library_object(v: Any) -> bool:
@@ -231,18 +267,3 @@ def _library_object(v: Any) -> bool:
     if callable(v) and not isinstance(v, type):
         mod = getattr(v, "__module__", None) or mod
     return (mod or "").partition(".")[0] in _LIBRARY_ROOTS
-
-
-def _static_globals(fn: types.FunctionType) -> tuple[tuple[str, Any], ...] | None:
-    """The globals the kernel reads, each a library object (checked by identity)."""
-    info = info_of(fn.__code__)
-    g = fn.__globals__
-    out = []
-    for name in info.globals:
-        v = g.get(name, _MISSING)
-        if v is _MISSING:
-            continue  # a builtin
-        if is_argument(v) or not _library_object(v):
-            return None
-        out.append((name, v))
-    return tuple(out)

@@ -227,3 +227,41 @@ def test_a_plan_is_for_one_kind_of_launch(kq: sycl.queue) -> None:
     kq.parallel_for(sycl.range(8, 4), k).wait()
     assert list(_read(kq, p)) == [2 * 8 + 2 * 32]
     sycl.free(p, kq)
+
+
+_G_PTR: sycl.usm_pointer | None = None
+_G_SCALE = 1
+
+
+def _global_kernel(i: sycl.item) -> None:
+    _G_PTR[i] += _G_SCALE  # type: ignore[index]
+
+
+def test_module_globals_are_checked_like_cells(kq: sycl.queue) -> None:
+    """A kernel written at a script's top level reads its pointer and numbers as globals:
+    its launches have a plan too, and a rebound global takes effect."""
+    global _G_PTR, _G_SCALE
+    a = sycl.malloc_device(8, kq, dtype=np.int64)
+    b = sycl.malloc_device(8, kq, dtype=np.int64)
+    kq.memset(a, 0, 64)
+    kq.memset(b, 0, 64).wait()
+    try:
+        _G_PTR, _G_SCALE = a, 1
+        for _ in range(3):
+            kq.parallel_for(sycl.range(8), _global_kernel).wait()
+        assert isinstance(kq.executor.plans.get(_global_kernel.__code__), fastpath.Plan)
+        _G_SCALE = 10                # another value: the plan, the new value
+        kq.parallel_for(sycl.range(8), _global_kernel).wait()
+        _G_PTR = b                   # another pointer
+        kq.parallel_for(sycl.range(8), _global_kernel).wait()
+        _G_SCALE = 0.5               # another type: the whole way (int64 += float64 truncates)
+        kq.parallel_for(sycl.range(8), _global_kernel).wait()
+        assert list(_read(kq, a)) == [13] * 8 and list(_read(kq, b)) == [10] * 8
+        sycl.free(a, kq)
+        with pytest.raises(sycl.exception) as e:
+            _G_PTR = a
+            kq.parallel_for(sycl.range(8), _global_kernel)
+        assert e.value.code() == sycl.errc.invalid and "freed" in str(e.value)
+    finally:
+        _G_PTR, _G_SCALE = None, 1
+        sycl.free(b, kq)
