@@ -44,6 +44,7 @@ from pysycl_numba.overloads import (
     collectives,
     constants,
     index,
+    index_types,
     ndrange,
     pointer,
     private_array,
@@ -70,7 +71,7 @@ TARGET_NAME = "pysycl"
 #: and a ``lowering_registry`` (:mod:`pysycl_numba.overloads`).
 OVERLOADS: tuple[pytypes.ModuleType, ...] = (
     index, accessor, pointer, ndrange, collectives, constants, atomics, private_array, specconst,
-    reduction, math_overloads, vec, vec_ops,
+    reduction, math_overloads, vec, vec_ops, index_types,
 )
 
 

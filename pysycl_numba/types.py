@@ -90,6 +90,18 @@ class RangeType(types.Type):
         return self.ndim
 
 
+class IdType(types.Type):
+    """``sycl.id<ndim>`` built in a kernel (``sycl.id(i, j)``, id arithmetic): ``int64`` components."""
+
+    def __init__(self, ndim: int) -> None:
+        self.ndim = ndim
+        super().__init__(name=f"sycl.id<{ndim}>")
+
+    @property
+    def key(self) -> int:
+        return self.ndim
+
+
 class AccessorType(types.Type):
     """A captured ``sycl.accessor`` of ``dtype`` elements, ``ndim`` dimensions.
 
@@ -135,6 +147,23 @@ class AccessorType(types.Type):
         if self.space == "global":
             names += [f"mem_range{d}" for d in range(1, self.ndim)]
         return names
+
+
+class AccessorRowType(types.Type):
+    """``acc[i]`` of an ``n``-D accessor (``n > 1``): the accessor and ``nfixed`` leading indices.
+
+    ``acc[i][j]`` (C++'s chained subscripts) indexes it further; the last subscript is
+    an element access of the accessor itself.
+    """
+
+    def __init__(self, accessor: AccessorType, nfixed: int) -> None:
+        self.accessor = accessor
+        self.nfixed = nfixed
+        super().__init__(name=f"{accessor}[{nfixed}]")
+
+    @property
+    def key(self) -> tuple[AccessorType, int]:
+        return self.accessor, self.nfixed
 
 
 class USMPointerType(types.Type):
@@ -268,14 +297,17 @@ class AtomicRefType(types.Type):
 class PrivateArrayType(types.Type):
     """``sycl.private_array(dtype, n)``: ``n`` elements in private (Function) memory."""
 
-    def __init__(self, dtype: types.Type, size: int) -> None:
+    def __init__(self, dtype: types.Type, size: int, shape: tuple[int, ...] | None = None) -> None:
         self.dtype = dtype
         self.size = size
-        super().__init__(name=f"sycl.private_array<{dtype}, {size}>")
+        #: the extents of a multi-dimensional array (row-major), else None
+        self.shape = shape
+        dims = "x".join(map(str, shape)) if shape else str(size)
+        super().__init__(name=f"sycl.private_array<{dtype}, {dims}>")
 
     @property
-    def key(self) -> tuple[types.Type, int]:
-        return self.dtype, self.size
+    def key(self) -> tuple[types.Type, int, tuple[int, ...] | None]:
+        return self.dtype, self.size, self.shape
 
 
 class ReducerType(types.Type):
@@ -444,6 +476,20 @@ class _RangeModel(models.StructModel):
         super().__init__(dmm, fe_type, members)
 
 
+class _AccessorRowModel(models.StructModel):
+    def __init__(self, dmm: DataModelManager, fe_type: AccessorRowType) -> None:
+        members: list[tuple[str, types.Type]] = [("acc", fe_type.accessor)]
+        members += [(f"i{d}", index_type) for d in range(fe_type.nfixed)]
+        super().__init__(dmm, fe_type, members)
+
+
+class _IdModel(models.StructModel):
+    # the same layout as a range: the index helpers read ``r{d}`` of both
+    def __init__(self, dmm: DataModelManager, fe_type: IdType) -> None:
+        members = [(f"r{d}", index_type) for d in range(fe_type.ndim)]
+        super().__init__(dmm, fe_type, members)
+
+
 class _AccessorModel(models.StructModel):
     def __init__(self, dmm: DataModelManager, fe_type: AccessorType) -> None:
         members: list[tuple[str, types.Type]] = []
@@ -509,6 +555,8 @@ def make_data_model_manager() -> DataModelManager:
     dmm.register(GlobalPointer, _GlobalPointerModel)
     dmm.register(ItemType, _ItemModel)
     dmm.register(RangeType, _RangeModel)
+    dmm.register(IdType, _IdModel)
+    dmm.register(AccessorRowType, _AccessorRowModel)
     dmm.register(AccessorType, _AccessorModel)
     dmm.register(USMPointerType, _USMPointerModel)
     dmm.register(VecType, _VecModel)

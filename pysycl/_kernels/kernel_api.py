@@ -282,11 +282,16 @@ def atomic_fence(memory_order: memory_order, memory_scope: memory_scope) -> None
         _device_only("atomic_fence")
 
 
-def private_array(dtype: DTypeLike, n: int) -> np.ndarray:
-    """A per-work-item array of ``n`` elements (``n`` an integer literal), e.g. a register tile."""
+def private_array(dtype: DTypeLike, n: int | tuple[int, ...]) -> np.ndarray:
+    """A per-work-item array of ``n`` elements, or of shape ``n`` (a tuple), e.g. a register tile.
+
+    ``n`` is an integer literal or a tuple of them: ``sycl.private_array(np.float32, (4, 4))``
+    is indexed ``t[i, j]`` (row-major).
+    """
     if not _in_host_kernel():
         _device_only("private_array")
-    return np.zeros(int(n), dtype=np.dtype(dtype)).view(_host_impl["array_view"])
+    shape = tuple(int(k) for k in n) if isinstance(n, tuple) else int(n)
+    return np.zeros(shape, dtype=np.dtype(dtype)).view(_host_impl["array_view"])
 
 
 # ----------------------------------------------------------- function objects
