@@ -320,6 +320,12 @@ class vec_type:  # noqa: N801 - pysycl's own
     def __repr__(self) -> str:
         return f"sycl.{self.name}"
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, vec_type) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(("vec_type", self.name))
+
 
 #: Every alias, by name: ``float4``, ``uchar16``, ... and ``mfloat4``, ``mbool3``, ...
 VEC_ALIASES: dict[str, vec_type] = {}

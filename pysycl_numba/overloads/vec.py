@@ -12,7 +12,8 @@ A vector is an LLVM vector ``<n x T>`` (:class:`~pysycl_numba.types.VecType`): S
 * ``v.convert(np.int32)`` (LLVM vector casts), ``v.as_(sycl.int4)`` (a bitcast).
 * ``sycl.float4.load(offset, src)``, ``v.store(offset, dst)`` on 1-D accessors and USM
   pointers: one vector load/store of elements ``offset * n ...`` with the element's
-  alignment (3-vectors, bounds-checked accessors and ``bool``: element by element).
+  alignment for 2- and 4-vectors (others, bounds-checked accessors and ``bool``: element
+  by element; see :func:`_vector_access_ok`).
 """
 
 from __future__ import annotations
@@ -319,9 +320,11 @@ def _first_address(context: BaseContext, builder: llir.IRBuilder, srcty: types.T
 
 
 def _vector_access_ok(vecty: VecType, srcty: types.Type) -> bool:
-    # vec3 memory access would touch a 4th element on some drivers (OpenCL's float3 is 16
-    # bytes); checked accessors check every element.
-    return vecty.n != 3 and not isinstance(vecty.dtype, types.Boolean) and not (
+    # Only 2- and 4-vectors are one memory access: a vec3 access would touch a 4th element on
+    # some drivers (OpenCL's float3 is 16 bytes), and LLVM's VectorCombine shrinks an 8- or
+    # 16-element load whose tail is unused to <6 x double>, a width SPIR-V for OpenCL does not
+    # have (Intel's driver: "Invalid shufflevector record"). Checked accessors check each element.
+    return vecty.n in (2, 4) and not isinstance(vecty.dtype, types.Boolean) and not (
         isinstance(srcty, AccessorType) and srcty.checked)
 
 
