@@ -36,11 +36,11 @@ from pysycl._core.abi import (
 from pysycl._core.exceptions import errc, exception, kernel_compile_error
 from pysycl._kernels import specconst as _specconst
 from pysycl._kernels.kernel_api import _functor, local_accessor
-from pysycl._objects.vec import vec_type
 from pysycl._memory.accessor import accessor
 from pysycl._memory.buffer import buffer
 from pysycl._memory.usm import usm_pointer
 from pysycl._memory.usm_api import adopt
+from pysycl._objects.vec import vec_type
 
 if TYPE_CHECKING:
     from pysycl._commands.handler import handler

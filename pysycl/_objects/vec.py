@@ -10,7 +10,7 @@ Python spelling (docs/kernels.md, docs/mapping.md):
 * ``sycl::vec<float, 4>{x, y, z, w}`` is ``sycl.float4(x, y, z, w)`` or
   ``sycl.vec(x, y, z, w, dtype=np.float32)``; broadcast ``sycl.float4(1.0)`` or
   ``sycl.vec(1.0, dtype=np.float32, num_elements=4)``. The aliases are the spec's:
-  ``char/uchar/short/ushort/int/uint/long/ulong/half/float/double`` × ``2, 3, 4, 8, 16``.
+  ``char/uchar/short/ushort/int/uint/long/ulong/half/float/double`` x ``2, 3, 4, 8, 16``.
 * ``v.as<sycl::int4>()`` is ``v.as_(sycl.int4)`` (``as`` is a Python keyword);
   ``v.convert<int>()`` is ``v.convert(np.int32)``.
 * C++'s member ``v.load(offset, ptr)`` assigns to ``v``; Python's
@@ -346,7 +346,7 @@ def _float_vec(v: Any, what: str) -> np.ndarray:
 
 
 def dot(a: Any, b: Any) -> Any:
-    """``sycl::dot``: ``a0*b0 + a1*b1 + ...`` in order (float vectors of 1–4 elements, or numbers)."""
+    """``sycl::dot``: ``a0*b0 + a1*b1 + ...`` in order (float vectors of 1-4 elements, or numbers)."""
     x, y = _float_vec(a, "dot"), _float_vec(b, "dot")
     acc = x[0] * y[0]
     for k in range(1, x.size):

@@ -1,6 +1,6 @@
 """``sycl.id`` and ``sycl.range`` built in kernels, ``dimensions``, ``group[d]``, ``acc[i][j]``.
 
-* ``sycl.id(i, j)``, ``sycl.range(n, m)`` (1–3 integers or 1-D items, one tuple of
+* ``sycl.id(i, j)``, ``sycl.range(n, m)`` (1-3 integers or 1-D items, one tuple of
   them, or one id/range/item): :class:`~pysycl_numba.types.IdType` /
   :class:`~pysycl_numba.types.RangeType`, ``int64`` components.
 * Arithmetic elementwise, as the host classes (:mod:`pysycl._objects.range`):
@@ -19,8 +19,7 @@ from __future__ import annotations
 import operator
 from typing import TYPE_CHECKING
 
-from pysycl._objects.range import id as id_class
-from pysycl._objects.range import range as range_class
+from pysycl._kernels.kernel_api import id_class, range_class
 from pysycl_numba._numba_compat import (
     AbstractTemplate,
     AttributeTemplate,

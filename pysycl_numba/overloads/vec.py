@@ -11,9 +11,12 @@ A vector is an LLVM vector ``<n x T>`` (:class:`~pysycl_numba.types.VecType`): S
   ``v.xy()``, ``v.s0()``, ``v.s10()`` (:class:`~pysycl_numba.types.SwizzleType`).
 * ``v.convert(np.int32)`` (LLVM vector casts), ``v.as_(sycl.int4)`` (a bitcast).
 * ``sycl.float4.load(offset, src)``, ``v.store(offset, dst)`` on 1-D accessors and USM
-  pointers: one vector load/store of elements ``offset * n ...`` with the element's
-  alignment for 2- and 4-vectors (others, bounds-checked accessors and ``bool``: element
-  by element; see :func:`_vector_access_ok`).
+  pointers: ``n`` element accesses ``src[offset * n + k]`` (the accessor's own, so
+  bounds-checked mode checks each), the vector built with ``insertelement``. Measured on
+  Intel's CPU runtime (``benchmarks/bench_vec.py``): one ``load <4 x float>, align 4``
+  made the streaming kernel 8.7x slower than OpenCL C's ``vload4`` (the driver's
+  work-item vectorizer does not take it well), element accesses 1.1-1.3x; and LLVM's
+  VectorCombine shrank 8-element loads to ``<6 x double>``, a width SPIR-V for OpenCL lacks.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from llvmlite import ir as llir
 
-from pysycl._objects.vec import swizzle_indices, vec_type
+from pysycl._kernels.kernel_api import vec_api
 from pysycl_numba._numba_compat import (
     AbstractTemplate,
     AttributeTemplate,
@@ -33,7 +36,6 @@ from pysycl_numba._numba_compat import (
     signature,
     types,
 )
-from pysycl_numba.overloads.accessor import element_alignment, element_pointer
 from pysycl_numba.types import (
     AccessorType,
     ItemType,
@@ -61,7 +63,7 @@ I32 = llir.IntType(32)
 
 def resolve_vec_value(val: object) -> types.Type | None:
     """The Numba type of a vector type used in a kernel (``sycl.float4``), else None."""
-    if isinstance(val, vec_type):
+    if isinstance(val, vec_api.vec_type):
         return VecClassType(VecType(numba_type_of_dtype(val.dtype), val.num_elements,
                                     val.is_marray))
     return None
@@ -138,7 +140,7 @@ class VecAttributes(AttributeTemplate):
         return signature(types.none, _offset(args[0]), args[1])
 
     def generic_resolve(self, v: VecType, attr: str) -> types.Type | None:
-        idx = None if v.marray else swizzle_indices(attr, v.n)
+        idx = None if v.marray else vec_api.swizzle_indices(attr, v.n)
         if idx is None:
             return None
         return types.BoundFunction(_SwizzleCall, SwizzleType(v, idx))
@@ -312,22 +314,6 @@ def vec_as(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
     return builder.bitcast(args[0], context.get_value_type(sig.return_type))
 
 
-def _first_address(context: BaseContext, builder: llir.IRBuilder, srcty: types.Type,
-                   src: llir.Value, index: llir.Value) -> llir.Value:
-    if isinstance(srcty, USMPointerType):
-        return builder.gep(src, [index], inbounds=True)
-    return element_pointer(context, builder, srcty, src, index_type, index)
-
-
-def _vector_access_ok(vecty: VecType, srcty: types.Type) -> bool:
-    # Only 2- and 4-vectors are one memory access: a vec3 access would touch a 4th element on
-    # some drivers (OpenCL's float3 is 16 bytes), and LLVM's VectorCombine shrinks an 8- or
-    # 16-element load whose tail is unused to <6 x double>, a width SPIR-V for OpenCL does not
-    # have (Intel's driver: "Invalid shufflevector record"). Checked accessors check each element.
-    return vecty.n in (2, 4) and not isinstance(vecty.dtype, types.Boolean) and not (
-        isinstance(srcty, AccessorType) and srcty.checked)
-
-
 def _element_sig(srcty: types.Type, dtype: types.Type, store: bool) -> Signature:
     if store:
         return signature(types.none, srcty, index_type, dtype)
@@ -340,14 +326,11 @@ def vec_load(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
     """``sycl.float4.load(offset, src)``: elements ``src[offset * 4 + k]``."""
     vecty, (_, offty, srcty) = sig.return_type, sig.args
     n = vecty.n
-    first = builder.mul(context.cast(builder, args[1], offty, index_type), context.get_constant(index_type, n))
-    if _vector_access_ok(vecty, srcty):
-        ptr = _first_address(context, builder, srcty, args[2], first)
-        llty = context.get_value_type(vecty)
-        vptr = builder.bitcast(ptr, llty.as_pointer(ptr.type.addrspace))
-        return builder.load(vptr, align=element_alignment(context, vecty.dtype))
+    first = builder.mul(context.cast(builder, args[1], offty, index_type),
+                        context.get_constant(index_type, n))
     get = context.get_function(operator.getitem, _element_sig(srcty, vecty.dtype, False))
-    elems = [get(builder, (args[2], builder.add(first, context.get_constant(index_type, k)))) for k in range(n)]
+    elems = [get(builder, (args[2], builder.add(first, context.get_constant(index_type, k))))
+             for k in range(n)]
     return build(context, builder, vecty, elems)
 
 
@@ -357,12 +340,8 @@ def vec_store(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
     """``v.store(offset, dst)``: elements to ``dst[offset * n + k]``."""
     vecty, offty, dstty = sig.args
     n = vecty.n
-    first = builder.mul(context.cast(builder, args[1], offty, index_type), context.get_constant(index_type, n))
-    if _vector_access_ok(vecty, dstty):
-        ptr = _first_address(context, builder, dstty, args[2], first)
-        vptr = builder.bitcast(ptr, args[0].type.as_pointer(ptr.type.addrspace))
-        builder.store(args[0], vptr, align=element_alignment(context, vecty.dtype))
-        return context.get_dummy_value()
+    first = builder.mul(context.cast(builder, args[1], offty, index_type),
+                        context.get_constant(index_type, n))
     put = context.get_function(operator.setitem, _element_sig(dstty, vecty.dtype, True))
     for k in range(n):
         put(builder, (args[2], builder.add(first, context.get_constant(index_type, k)),

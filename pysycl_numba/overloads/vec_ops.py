@@ -7,7 +7,7 @@
 * Comparisons ``== != < <= > >=``: a ``vec`` gives the spec's signed integer vector
   of the element size (-1 true, 0 false); an ``marray`` gives an ``marray`` of bool.
 * ``sycl.dot`` (``a0*b0 + a1*b1 + ...`` in order), ``sycl.cross`` (3 and 4 elements),
-  ``sycl.length``, ``sycl.distance``, ``sycl.normalize`` on float vectors of 1–4
+  ``sycl.length``, ``sycl.distance``, ``sycl.normalize`` on float vectors of 1-4
   elements (``dot``, ``length``, ``distance`` and ``normalize`` on numbers too); the
   square root is the OpenCL ``sqrt`` built-in.
 """
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from llvmlite import ir as llir
 
-from pysycl._objects.vec import cross, distance, dot, length, normalize
+from pysycl._kernels.kernel_api import vec_api
 from pysycl_numba._numba_compat import (
     AbstractTemplate,
     LoweringRegistry,
@@ -30,6 +30,9 @@ from pysycl_numba._numba_compat import (
 from pysycl_numba.overloads.vec import build, elem_value, is_scalar, splat
 from pysycl_numba.targets.spirv import ocl
 from pysycl_numba.types import VecType
+
+cross, distance, dot, length, normalize = (vec_api.cross, vec_api.distance, vec_api.dot,
+                                           vec_api.length, vec_api.normalize)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

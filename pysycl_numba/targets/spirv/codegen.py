@@ -16,10 +16,9 @@ module because reusing one crashed intermittently.
 
 from __future__ import annotations
 
-import re
-
 import functools
 import logging
+import re
 import threading
 from collections.abc import Iterator
 
