@@ -121,6 +121,20 @@ from pysycl._kernels.group_algorithms import (  # noqa: E402
     shift_group_right,
 )
 from pysycl._kernels.reduction import known_identity, reduction  # noqa: E402
+
+# --- vectors (§4.14.2), marray (§4.14.3), geometric functions (§4.17.8) -------------
+from pysycl._objects.vec import (  # noqa: E402
+    cross,
+    distance,
+    dot,
+    length,
+    marray,
+    normalize,
+    vec,
+    vec_type,
+)
+from pysycl._objects.vec_aliases import *  # noqa: E402, F403 - float4 ... mbool16, the spec's aliases
+from pysycl._objects.vec_aliases import __all__ as _vec_aliases  # noqa: E402
 from pysycl._kernels.specconst import kernel_handler  # noqa: E402
 
 # --- kernel bundles (§4.11) ---------------------------------------------------------
@@ -267,4 +281,14 @@ __all__ = [
     "target",
     "usm",
     "usm_pointer",
+    # vectors
+    "cross",
+    "distance",
+    "dot",
+    "length",
+    "marray",
+    "normalize",
+    "vec",
+    "vec_type",
+    *_vec_aliases,
 ]

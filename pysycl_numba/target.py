@@ -45,6 +45,7 @@ from pysycl_numba.overloads import (
     constants,
     group_algorithms,
     index,
+    index_types,
     joint_algorithms,
     ndrange,
     pointer,
@@ -52,9 +53,12 @@ from pysycl_numba.overloads import (
     private_array,
     reduction,
     specconst,
+    vec,
+    vec_ops,
 )
 from pysycl_numba.overloads import math as math_overloads
 from pysycl_numba.overloads.constants import resolve_kernel_value
+from pysycl_numba.overloads.vec import resolve_vec_value
 from pysycl_numba.targets.spirv.codegen import SPIRVCodegen
 from pysycl_numba.types import make_data_model_manager
 
@@ -70,7 +74,8 @@ TARGET_NAME = "pysycl"
 #: and a ``lowering_registry`` (:mod:`pysycl_numba.overloads`).
 OVERLOADS: tuple[pytypes.ModuleType, ...] = (
     index, accessor, pointer, ndrange, collectives, group_algorithms, joint_algorithms, constants,
-    atomics, private_array, specconst, reduction, math_overloads, printing,
+    atomics, private_array, specconst, reduction, math_overloads, printing, vec, vec_ops,
+    index_types,
 )
 
 
@@ -109,7 +114,7 @@ class SYCLTypingContext(typing.BaseContext):
         Plain Python functions become device functions of this target; Numba
         CPU dispatchers are recompiled for the device from their ``py_func``.
         """
-        sycl_type = resolve_kernel_value(val)
+        sycl_type = resolve_kernel_value(val) or resolve_vec_value(val)
         if sycl_type is not None:
             return sycl_type
 

@@ -31,6 +31,7 @@ from pysycl_numba._numba_compat import (
     datamodel,
     models,
     numpy_support,
+    signature,
     types,
 )
 
@@ -89,6 +90,18 @@ class RangeType(types.Type):
         return self.ndim
 
 
+class IdType(types.Type):
+    """``sycl.id<ndim>`` built in a kernel (``sycl.id(i, j)``, id arithmetic): ``int64`` components."""
+
+    def __init__(self, ndim: int) -> None:
+        self.ndim = ndim
+        super().__init__(name=f"sycl.id<{ndim}>")
+
+    @property
+    def key(self) -> int:
+        return self.ndim
+
+
 class AccessorType(types.Type):
     """A captured ``sycl.accessor`` of ``dtype`` elements, ``ndim`` dimensions.
 
@@ -134,6 +147,23 @@ class AccessorType(types.Type):
         if self.space == "global":
             names += [f"mem_range{d}" for d in range(1, self.ndim)]
         return names
+
+
+class AccessorRowType(types.Type):
+    """``acc[i]`` of an ``n``-D accessor (``n > 1``): the accessor and ``nfixed`` leading indices.
+
+    ``acc[i][j]`` (C++'s chained subscripts) indexes it further; the last subscript is
+    an element access of the accessor itself.
+    """
+
+    def __init__(self, accessor: AccessorType, nfixed: int) -> None:
+        self.accessor = accessor
+        self.nfixed = nfixed
+        super().__init__(name=f"{accessor}[{nfixed}]")
+
+    @property
+    def key(self) -> tuple[AccessorType, int]:
+        return self.accessor, self.nfixed
 
 
 class USMPointerType(types.Type):
@@ -299,14 +329,17 @@ class AtomicRefType(types.Type):
 class PrivateArrayType(types.Type):
     """``sycl.private_array(dtype, n)``: ``n`` elements in private (Function) memory."""
 
-    def __init__(self, dtype: types.Type, size: int) -> None:
+    def __init__(self, dtype: types.Type, size: int, shape: tuple[int, ...] | None = None) -> None:
         self.dtype = dtype
         self.size = size
-        super().__init__(name=f"sycl.private_array<{dtype}, {size}>")
+        #: the extents of a multi-dimensional array (row-major), else None
+        self.shape = shape
+        dims = "x".join(map(str, shape)) if shape else str(size)
+        super().__init__(name=f"sycl.private_array<{dtype}, {dims}>")
 
     @property
-    def key(self) -> tuple[types.Type, int]:
-        return self.dtype, self.size
+    def key(self) -> tuple[types.Type, int, tuple[int, ...] | None]:
+        return self.dtype, self.size, self.shape
 
 
 class ReducerType(types.Type):
@@ -355,6 +388,72 @@ class SpecConstRefType(types.Type):
         return self.index, self.dtype, (type(self.default).__name__, self.default)
 
 
+class VecType(types.Type):
+    """``sycl.vec<T, n>`` (or ``sycl.marray`` when ``marray``): an LLVM vector ``<n x T>``."""
+
+    def __init__(self, dtype: types.Type, n: int, marray: bool = False) -> None:
+        self.dtype = dtype
+        self.n = n
+        self.marray = marray
+        super().__init__(name=f"sycl.{'marray' if marray else 'vec'}<{dtype}, {n}>")
+
+    @property
+    def key(self) -> tuple[types.Type, int, bool]:
+        return self.dtype, self.n, self.marray
+
+
+class VecClassType(types.Callable):
+    """A vector type used as a value (``sycl.float4``): calling it builds a :class:`VecType`.
+
+    ``sycl.float4(x, y, z, w)`` (scalars and vectors, concatenated) or ``sycl.float4(s)``
+    (broadcast); the lowering is ``overloads.vec``'s ``"pysycl.vec.make"``.
+    """
+
+    def __init__(self, instance: VecType) -> None:
+        self.instance = instance
+        super().__init__(name=f"class({instance})")
+
+    @property
+    def key(self) -> VecType:
+        return self.instance
+
+    def get_call_type(self, context: object, args: tuple, kws: dict) -> object:
+        inst = self.instance
+        count = 0
+        for a in args:
+            if isinstance(a, VecType) and a.marray == inst.marray:
+                count += a.n
+            elif isinstance(a, (types.Number, types.Boolean)):
+                count += 1
+            else:
+                return None
+        if kws or count not in ((inst.n, 1) if len(args) == 1 else (inst.n,)):
+            return None
+        return signature(inst, *(types.unliteral(a) for a in args))
+
+    def get_call_signatures(self) -> tuple[list, bool]:
+        return [], True
+
+    def get_impl_key(self, sig: object) -> str:
+        return "pysycl.vec.make"
+
+
+class SwizzleType(types.Type):
+    """A vector whose swizzle ``v.xy`` was looked up: ``vec`` plus the element ``indices``.
+
+    The value is the vector itself; calling the bound swizzle (``v.xy()``) shuffles it.
+    """
+
+    def __init__(self, vec: VecType, indices: tuple[int, ...]) -> None:
+        self.vec = vec
+        self.indices = indices
+        super().__init__(name=f"{vec}.swizzle{indices}")
+
+    @property
+    def key(self) -> tuple[VecType, tuple[int, ...]]:
+        return self.vec, self.indices
+
+
 def numba_type_of_dtype(dtype: np.dtype) -> types.Type:
     """Numba scalar type of a numpy dtype (``bool`` maps to ``boolean``)."""
     return numpy_support.from_dtype(np.dtype(dtype))
@@ -381,6 +480,20 @@ class _FloatModel(models.PrimitiveModel):
         super().__init__(dmm, fe_type, self._LLVM[fe_type.bitwidth])
 
 
+class _VecModel(models.PrimitiveModel):
+    # An LLVM vector: SPIR-V OpTypeVector, NVPTX vector registers (bool elements as i8).
+    def __init__(self, dmm: DataModelManager, fe_type: VecType) -> None:
+        elem = (llir.IntType(8) if isinstance(fe_type.dtype, types.Boolean)
+                else dmm.lookup(fe_type.dtype).get_data_type())
+        super().__init__(dmm, fe_type, llir.VectorType(elem, fe_type.n))
+
+
+class _SwizzleModel(_VecModel):
+    def __init__(self, dmm: DataModelManager, fe_type: SwizzleType) -> None:
+        super().__init__(dmm, fe_type.vec)
+        self._fe_type = fe_type
+
+
 class _ItemModel(models.StructModel):
     def __init__(self, dmm: DataModelManager, fe_type: ItemType) -> None:
         n = fe_type.ndim
@@ -391,6 +504,20 @@ class _ItemModel(models.StructModel):
 
 class _RangeModel(models.StructModel):
     def __init__(self, dmm: DataModelManager, fe_type: RangeType) -> None:
+        members = [(f"r{d}", index_type) for d in range(fe_type.ndim)]
+        super().__init__(dmm, fe_type, members)
+
+
+class _AccessorRowModel(models.StructModel):
+    def __init__(self, dmm: DataModelManager, fe_type: AccessorRowType) -> None:
+        members: list[tuple[str, types.Type]] = [("acc", fe_type.accessor)]
+        members += [(f"i{d}", index_type) for d in range(fe_type.nfixed)]
+        super().__init__(dmm, fe_type, members)
+
+
+class _IdModel(models.StructModel):
+    # the same layout as a range: the index helpers read ``r{d}`` of both
+    def __init__(self, dmm: DataModelManager, fe_type: IdType) -> None:
         members = [(f"r{d}", index_type) for d in range(fe_type.ndim)]
         super().__init__(dmm, fe_type, members)
 
@@ -451,7 +578,7 @@ def make_data_model_manager() -> DataModelManager:
     dmm = DataModelManager()
     for tag in (NdItemType, GroupType, SubGroupType, KernelEnumType, KernelEnumClassType,
                 PrintLayoutType,
-                FunctorType, KernelHandlerType, SpecConstRefType):
+                FunctorType, KernelHandlerType, SpecConstRefType, VecClassType):
         dmm.register(tag, _TagModel)
     dmm.register(NdRangeType, _NdRangeModel)
     dmm.register(AtomicRefType, _AtomicRefModel)
@@ -461,7 +588,11 @@ def make_data_model_manager() -> DataModelManager:
     dmm.register(GlobalPointer, _GlobalPointerModel)
     dmm.register(ItemType, _ItemModel)
     dmm.register(RangeType, _RangeModel)
+    dmm.register(IdType, _IdModel)
+    dmm.register(AccessorRowType, _AccessorRowModel)
     dmm.register(AccessorType, _AccessorModel)
     dmm.register(USMPointerType, _USMPointerModel)
     dmm.register(PrintBufferType, _USMPointerModel)
+    dmm.register(VecType, _VecModel)
+    dmm.register(SwizzleType, _SwizzleModel)
     return dmm.chain(datamodel.default_manager)

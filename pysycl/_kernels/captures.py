@@ -43,6 +43,7 @@ from pysycl._memory.accessor import accessor
 from pysycl._memory.buffer import buffer
 from pysycl._memory.usm import usm_pointer
 from pysycl._memory.usm_api import adopt
+from pysycl._objects.vec import vec_type
 
 if TYPE_CHECKING:
     from pysycl._commands.handler import handler
@@ -495,7 +496,7 @@ def _add_pointer(v: usm_pointer, name: str, source: str, values: list[Any],
 def _classify_static(info: CodeInfo, name: str, v: Any, key: list[Hashable],
                      fns: list[Callable[..., Any]] | None) -> bool:
     """Add a compile-time constant read as ``name`` to the key; False if ``v`` is none."""
-    if isinstance(v, (enum.Enum, _functor)):
+    if isinstance(v, (enum.Enum, _functor, vec_type)):
         key.append(v)  # compile-time constants: memory orders, fence spaces, sycl.plus(), ...
         return True
     if isinstance(v, _STATIC_TYPES) or hasattr(v, "py_func"):

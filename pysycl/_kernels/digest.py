@@ -31,6 +31,7 @@ from pysycl._core.abi import (
 )
 from pysycl._kernels.captures import info_of, is_argument, plan_index, references, walkable
 from pysycl._kernels.kernel_api import _functor
+from pysycl._objects.vec import vec_type
 
 if TYPE_CHECKING:
     from _hashlib import HASH
@@ -171,6 +172,8 @@ def _digest(fn: types.FunctionType, captures: tuple[Capture, ...], index: IndexS
                 h.update(f"enum:{type(v).__module__}.{type(v).__qualname__}.{v.name}".encode())
             elif isinstance(v, _functor):
                 h.update(f"functor:{type(v).__qualname__}".encode())
+            elif isinstance(v, vec_type):
+                h.update(f"vec_type:{v.name}".encode())
             else:
                 hash_static(v, h, seen)
         k += 1

@@ -33,8 +33,15 @@ from pysycl._core.abi import AccessorType
 from pysycl._core.exceptions import errc, exception
 from pysycl._memory import usm as _usm
 from pysycl._memory.usm import usm_pointer
+from pysycl._objects import vec as vec_api  # noqa: F401 - re-exported for the compiler (below)
+from pysycl._objects.range import id as id_class  # noqa: F401 - re-exported for the compiler
 from pysycl._objects.range import np_index as _np_index
 from pysycl._objects.range import range as _range
+from pysycl._objects.range import range as range_class  # noqa: F401 - re-exported for the compiler
+
+# vec_api, id_class, range_class: what the compiler types in kernels besides this module's
+# own names (pysycl_numba imports no other runtime module): ids and ranges built in kernels,
+# vectors and the geometric functions.
 
 if TYPE_CHECKING:
     from numpy.typing import DTypeLike
@@ -282,11 +289,16 @@ def atomic_fence(memory_order: memory_order, memory_scope: memory_scope) -> None
         _device_only("atomic_fence")
 
 
-def private_array(dtype: DTypeLike, n: int) -> np.ndarray:
-    """A per-work-item array of ``n`` elements (``n`` an integer literal), e.g. a register tile."""
+def private_array(dtype: DTypeLike, n: int | tuple[int, ...]) -> np.ndarray:
+    """A per-work-item array of ``n`` elements, or of shape ``n`` (a tuple), e.g. a register tile.
+
+    ``n`` is an integer literal or a tuple of them: ``sycl.private_array(np.float32, (4, 4))``
+    is indexed ``t[i, j]`` (row-major).
+    """
     if not _in_host_kernel():
         _device_only("private_array")
-    return np.zeros(int(n), dtype=np.dtype(dtype)).view(_host_impl["array_view"])
+    shape = tuple(int(k) for k in n) if isinstance(n, tuple) else int(n)
+    return np.zeros(shape, dtype=np.dtype(dtype)).view(_host_impl["array_view"])
 
 
 # ----------------------------------------------------------- function objects

@@ -36,7 +36,7 @@ from pysycl_numba._numba_compat import (
     types,
 )
 from pysycl_numba.overloads.index import NSW, item_ids, make_range, product, struct, to_index
-from pysycl_numba.types import AccessorType, ItemType, RangeType, index_type
+from pysycl_numba.types import AccessorType, IdType, ItemType, RangeType, index_type
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -53,7 +53,7 @@ lower = lowering_registry.lower
 # ==================================================================== typing
 def normalize_index(idx: types.Type, ndim: int) -> types.Type | None:
     """The accessor index type for ``idx`` on an ``ndim`` accessor, or None."""
-    if isinstance(idx, ItemType):
+    if isinstance(idx, (ItemType, IdType)):
         return idx if idx.ndim == ndim else None
     if isinstance(idx, (types.Integer, types.IntegerLiteral)) and ndim == 1:
         return types.unliteral(idx)
@@ -144,6 +144,9 @@ def index_values(context: BaseContext, builder: llir.IRBuilder, idxty: types.Typ
     """The ``i64`` index components of an index typed by :func:`normalize_index`."""
     if isinstance(idxty, ItemType):
         return item_ids(context, builder, idxty, idx)
+    if isinstance(idxty, IdType):
+        s = struct(context, builder, idxty, idx)
+        return [getattr(s, f"r{d}") for d in range(idxty.ndim)]
     if isinstance(idxty, types.Integer):
         return [to_index(context, builder, idx, idxty)]
     if isinstance(idxty, types.BaseTuple):

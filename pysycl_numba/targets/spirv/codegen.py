@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import threading
 from collections.abc import Iterator
 
@@ -247,6 +248,31 @@ def optimised_ir(library: SPIRVCodeLibrary, wrapper: llir.Module, entry: str,
             context.close()
 
 
+_SITOFP_I1 = re.compile(r"(%[\w.\"-]+) = sitofp (<(\d+) x i1>|i1) (%[\w.\"-]+) to "
+                        r"(?:<\d+ x (half|float|double)>|(half|float|double))")
+_MINUS_ONE = {"half": "0xHBC00", "float": "-1.000000e+00", "double": "-1.000000e+00"}
+
+
+def signed_bool_to_float(text: str) -> str:
+    """``sitofp i1 x`` (true is -1) as a ``select``: LLVM 22's SPIR-V backend converts it as +1.
+
+    InstCombine folds ``sitofp (sext i1)`` -- a vector comparison's -1/0 converted to
+    float (``(v > 3.0).convert(np.float32)``) -- into ``sitofp i1``, which the backend then
+    emits as ``OpSelect 1.0, 0.0`` (measured on Intel's CPU runtime: +1 instead of -1).
+    """
+    def repl(m: re.Match[str]) -> str:
+        res, _, n, src, vfty, sfty = m.groups()
+        fty = vfty or sfty
+        one = f"{fty} {_MINUS_ONE[fty]}"
+        if n is None:
+            return f"{res} = select i1 {src}, {one}, {fty} 0.0"
+        ty = f"<{n} x {fty}>"
+        ones = ", ".join([one] * int(n))
+        return f"{res} = select <{n} x i1> {src}, {ty} <{ones}>, {ty} zeroinitializer"
+
+    return _SITOFP_I1.sub(repl, text)
+
+
 def emit_spirv(library: SPIRVCodeLibrary, wrapper: llir.Module, entry: str) -> tuple[bytes, str]:
     """Link, optimise, check and emit one kernel as SPIR-V.
 
@@ -261,7 +287,7 @@ def emit_spirv(library: SPIRVCodeLibrary, wrapper: llir.Module, entry: str) -> t
     Raises:
         pysycl_numba.errors.KernelSourceError: if the IR cannot be emitted.
     """
-    text = optimised_ir(library, wrapper, entry)
+    text = signed_bool_to_float(optimised_ir(library, wrapper, entry))
     binary = _emit_checked(text, entry)
     _log.debug("emitted %s: %d bytes of SPIR-V", entry, len(binary))
     return binary, text

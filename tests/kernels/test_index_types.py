@@ -1,0 +1,85 @@
+"""ids and ranges built in kernels, ``dimensions``, ``group[d]``, ``acc[i][j]`` and
+multi-dimensional private arrays: the compiled device against the host_debuggable oracle."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pysycl as sycl
+
+HOST = sycl.aspect_selector(sycl.aspect.host_debuggable)
+
+
+def _run(q: sycl.queue, shape: tuple[int, int], make, nd: tuple[int, int] | None = None
+         ) -> np.ndarray:
+    out = np.zeros(shape, np.int64)
+    with sycl.buffer(out) as O:
+        def cg(h: sycl.handler) -> None:
+            o = O.get_access(h, sycl.access_mode.read_write)
+            if nd is None:
+                h.parallel_for(sycl.range(*shape), make(o))
+            else:
+                h.parallel_for(sycl.nd_range(sycl.range(*shape), sycl.range(*nd)), make(o))
+        q.submit(cg)
+    return out
+
+
+def _both(shape: tuple[int, int], make, nd: tuple[int, int] | None = None) -> np.ndarray:
+    dev, host = _run(sycl.queue(), shape, make, nd), _run(sycl.queue(HOST), shape, make, nd)
+    np.testing.assert_array_equal(dev, host)
+    return dev
+
+
+@settings(max_examples=10, deadline=None)
+@given(rows=st.integers(1, 9), cols=st.integers(1, 9), k=st.integers(1, 5))
+def test_ids_and_ranges_built_in_the_kernel(rows: int, cols: int, k: int) -> None:
+    def make(o):  # type: ignore[no-untyped-def]
+        def kern(it):  # type: ignore[no-untyped-def]
+            i = sycl.id(it[0], it[1])
+            r = sycl.range(rows, cols)
+            j = (i * k + 1) // 2 - sycl.id(1, 0) + (i % 2)
+            o[i] = j[0] * 1000 + j.get(1) + r.size() * 1000000 + (i == sycl.id(it.get_id())) \
+                + 10 * (r != sycl.range(1, 1)) + 100 * (sycl.id(2, 3) / 2)[1]
+        return kern
+
+    out = _both((rows, cols), make)
+    i0, i1 = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+    j0 = (i0 * k + 1) // 2 - 1 + i0 % 2
+    j1 = (i1 * k + 1) // 2 + i1 % 2
+    expect = j0 * 1000 + j1 + rows * cols * 1000000 + 1 + 10 * ((rows, cols) != (1, 1)) + 100
+    np.testing.assert_array_equal(out, expect)
+
+
+def test_dimensions_group_index_and_chained_subscripts() -> None:
+    def make(o):  # type: ignore[no-untyped-def]
+        def kern(it):  # type: ignore[no-untyped-def]
+            g = it.get_group()
+            i, j = it.get_global_id(0), it.get_global_id(1)
+            o[i][j] = g[0] * 10 + g[1] + 100 * g.dimensions + 1000 * it.dimensions
+            o[i][j] += o[i][j] * 0
+        return kern
+
+    out = _both((4, 6), make, nd=(2, 3))
+    i0, i1 = np.meshgrid(np.arange(4), np.arange(6), indexing="ij")
+    np.testing.assert_array_equal(out, (i0 // 2) * 10 + i1 // 3 + 2200)
+
+
+def test_item_dimensions_and_private_arrays_of_two_dimensions() -> None:
+    def make(o):  # type: ignore[no-untyped-def]
+        def kern(it):  # type: ignore[no-untyped-def]
+            t = sycl.private_array(np.int64, (3, 4))
+            for a in range(3):
+                for b in range(4):
+                    t[a, b] = a * 4 + b + it[0]
+            s = 0
+            for a in range(3):
+                s += t[a, it[1] % 4]
+            o[it] = s * 10 + it.dimensions + len(t) * 100
+        return kern
+
+    out = _both((5, 7), make)
+    i0, i1 = np.meshgrid(np.arange(5), np.arange(7), indexing="ij")
+    s = sum(a * 4 + i1 % 4 + i0 for a in range(3))
+    np.testing.assert_array_equal(out, s * 10 + 2 + 300)
