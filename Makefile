@@ -28,6 +28,9 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_ndrange.py --write
 	$(PY) benchmarks/bench_bounds.py --write
 	$(PY) benchmarks/bench_submit.py --write
+	$(PY) benchmarks/bench_usm.py --write
+	$(PY) benchmarks/bench_groups.py --write
+	$(PY) benchmarks/bench_vec.py --write
 	$(PY) benchmarks/bench_gpu.py --device cpu --small
 
 clean:
