@@ -42,6 +42,7 @@ from pysycl_numba.passes import (
 )
 from pysycl_numba.printing import RewritePrint
 from pysycl_numba.target import TARGET_NAME, sycl_target
+from pysycl_numba.weak_literals import MarkWeakLiterals
 
 if TYPE_CHECKING:
     from pysycl_numba._numba_compat import CompileResult, PassManager, StateDict, types
@@ -86,6 +87,12 @@ def _use_loc_lowering(pm: PassManager) -> None:
     pm.passes = [(LocLowering if p is NativeLowering else p, d) for p, d in pm.passes]
 
 
+def _mark_weak_literals(pm: PassManager) -> None:
+    """Run :class:`MarkWeakLiterals` right before type inference (after SSA, inlining)."""
+    k = [p for p, _ in pm.passes].index(NopythonTypeInference)
+    pm.add_pass_after(MarkWeakLiterals, pm.passes[k - 1][0])
+
+
 class DevicePipeline(CompilerBase):
     """Numba's nopython pipeline plus pysycl's validation passes."""
 
@@ -94,6 +101,7 @@ class DevicePipeline(CompilerBase):
         pm = DefaultPassBuilder.define_nopython_pipeline(self.state, name="pysycl")
         pm.add_pass_after(RejectUnsupportedPython, TranslateByteCode)
         pm.add_pass_after(ValidateTypedKernel, NopythonTypeInference)
+        _mark_weak_literals(pm)
         _use_loc_lowering(pm)
         pm.finalize()
         return [pm]
@@ -109,6 +117,7 @@ def _lifting_pipeline(state: StateDict) -> PassManager:
     pm.add_pass_after(RejectUnsupportedPython, LiftCaptures)
     pm.add_pass_after(RewritePrint, LiftCaptures)  # before RejectUnsupportedPython
     pm.add_pass_after(ValidateTypedKernel, NopythonTypeInference)
+    _mark_weak_literals(pm)
     return pm
 
 

@@ -44,6 +44,7 @@ from pysycl_numba.overloads import (
     collectives,
     constants,
     group_algorithms,
+    half,
     index,
     index_types,
     joint_algorithms,
@@ -75,7 +76,7 @@ TARGET_NAME = "pysycl"
 OVERLOADS: tuple[pytypes.ModuleType, ...] = (
     index, accessor, pointer, ndrange, collectives, group_algorithms, joint_algorithms, constants,
     atomics, private_array, specconst, reduction, math_overloads, printing, vec, vec_ops,
-    index_types,
+    index_types, half,
 )
 
 
@@ -103,6 +104,9 @@ class SYCLTypingContext(typing.BaseContext):
 
     def load_additional_registries(self) -> None:
         """Install Numba's math typing and the typing half of :data:`OVERLOADS`."""
+        # float16's templates first: they take precedence over Numba's (mathdecl and
+        # the builtins, installed after this), which would promote float16.
+        self.install_registry(half.typing_registry)
         for registry in math_typing_registries():
             self.install_registry(registry)
         for module in OVERLOADS:
@@ -114,7 +118,8 @@ class SYCLTypingContext(typing.BaseContext):
         Plain Python functions become device functions of this target; Numba
         CPU dispatchers are recompiled for the device from their ``py_func``.
         """
-        sycl_type = resolve_kernel_value(val) or resolve_vec_value(val)
+        sycl_type = (resolve_kernel_value(val) or resolve_vec_value(val)
+                     or half.resolve_half_value(val))
         if sycl_type is not None:
             return sycl_type
 
@@ -151,6 +156,7 @@ class SYCLTargetContext(BaseContext):
     def __init__(self, typingctx: SYCLTypingContext, target: str = TARGET_NAME) -> None:
         super().__init__(typingctx, target)
         self.data_model_manager = make_data_model_manager()
+        half.register_models(self.data_model_manager)
 
     def init(self) -> None:
         """Create the SPIR-V code generator."""

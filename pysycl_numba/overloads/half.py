@@ -1,0 +1,207 @@
+"""float16 arithmetic in half precision: each operation rounded to ``half``, as numpy does.
+
+Numba's typing promotes float16 (``x * x + x`` would be computed in float32 and
+rounded once); on a device with ``aspect.fp16`` pysycl types and lowers it as numpy
+does, one ``half`` instruction (``fadd half``: SPIR-V ``OpFAdd`` on ``OpTypeFloat 16``,
+capability ``Float16``) per operation:
+
+* ``+ - * /`` and the comparisons on two float16 operands, or a float16 and a
+  number numpy promotes to float16 (``np.result_type``: bool, int8, uint8), give
+  float16 (comparisons: bool); so do unary ``-``/``+``, ``abs``, ``min``/``max``.
+* Python number literals are *weak*, numpy 2's rule (NEP 50): ``h * 2.0``,
+  ``h + 1`` and ``h < 0.1`` convert the literal to float16 (round to nearest even)
+  and stay float16. :class:`~pysycl_numba.weak_literals.MarkWeakLiterals` gives a
+  float constant used directly as an operand the type :class:`WeakFloatLiteral`;
+  every other template sees it as the float64 it was (Numba's literal rule: the
+  non-literal type first), so only the float16 templates here treat it as weak.
+  Integer literals are Numba's ``IntegerLiteral`` already.
+* ``math.*`` of one float16 gives float16 (a Python float stored to float16 or
+  combined with float16 rounds the same way on the host); numpy's math ufuncs
+  already follow numpy's result types (``overloads/math.py``).
+* ``//``, ``%`` and ``**`` on float16 keep Numba's typing (computed in float32).
+
+The lowering of ``half`` operations is Numba's generic float lowering (``fadd``,
+``fcmp``, ``fabs``) on ``half`` values (``pysycl_numba.types._FloatModel``);
+``+ - * /`` and ``sqrt`` are correctly rounded in IEEE 754, so results match numpy
+bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from llvmlite import ir as llir
+
+from pysycl_numba._numba_compat import (
+    AbstractTemplate,
+    LoweringRegistry,
+    TypingRegistry,
+    models,
+    numpy_support,
+    signature,
+    types,
+)
+
+if TYPE_CHECKING:
+    from pysycl_numba._numba_compat import BaseContext, DataModelManager
+
+typing_registry = TypingRegistry()
+lowering_registry = LoweringRegistry("pysycl.half")
+lower = lowering_registry.lower
+
+
+class WeakFloat(float):
+    """A Python float literal used as an operand (the value of a marked ``ir.Const``)."""
+
+    __slots__ = ()
+
+
+class WeakFloatLiteral(types.Literal, types.Dummy):
+    """The type of a :class:`WeakFloat`: a float64 literal that float16 operands keep weak."""
+
+    def __init__(self, value: float) -> None:
+        self._literal_init(float(value))
+        types.Dummy.__init__(self, f"WeakLiteral[float]({float(value)!r})")
+
+    @property
+    def literal_type(self) -> types.Type:
+        """float64, what Numba types a Python float as."""
+        return types.float64
+
+    def can_convert_to(self, typingctx: Any, other: types.Type) -> Any:
+        """Converts like the float64 it is."""
+        return typingctx.can_convert(types.float64, other)
+
+
+def resolve_half_value(val: object) -> types.Type | None:
+    """The type of a weak float literal (:class:`WeakFloat`), else None."""
+    if type(val) is WeakFloat:
+        return WeakFloatLiteral(val)
+    return None
+
+
+class _WeakFloatModel(models.PrimitiveModel):
+    def __init__(self, dmm: DataModelManager, fe_type: WeakFloatLiteral) -> None:
+        super().__init__(dmm, fe_type, llir.DoubleType())
+
+
+def register_models(dmm: DataModelManager) -> None:
+    """Add the weak literal's data model (a ``double``) to the target's manager."""
+    dmm.register(WeakFloatLiteral, _WeakFloatModel)
+
+
+@lowering_registry.lower_constant(WeakFloatLiteral)
+def _weak_constant(context: BaseContext, builder: llir.IRBuilder, ty: WeakFloatLiteral,
+                   pyval: float) -> llir.Value:
+    return llir.Constant(llir.DoubleType(), float(pyval))
+
+
+@lowering_registry.lower_cast(WeakFloatLiteral, types.Number)
+@lowering_registry.lower_cast(WeakFloatLiteral, types.Boolean)
+def _weak_cast(context: BaseContext, builder: llir.IRBuilder, fromty: WeakFloatLiteral,
+               toty: types.Type, val: llir.Value) -> llir.Value:
+    # double -> half rounds to nearest even, as numpy converts a Python float.
+    return context.cast(builder, val, types.float64, toty)
+
+
+# ====================================================================== typing
+def _half_operand(t: types.Type) -> bool:
+    """Whether ``t`` combines with float16 into float16 (numpy 2's rules)."""
+    if isinstance(t, (WeakFloatLiteral, types.IntegerLiteral, types.BooleanLiteral)):
+        return True
+    t = types.unliteral(t)
+    if not isinstance(t, (types.Integer, types.Float, types.Boolean)):
+        return False
+    dt = numpy_support.as_dtype(t)
+    return np.result_type(np.float16, dt) == np.float16
+
+
+def half_signature(args: tuple, ret: types.Type | None = None) -> Any:
+    """``ret(float16, ...)`` when ``args`` compute in float16, else None."""
+    if not args or types.float16 not in args or not all(_half_operand(a) for a in args):
+        return None
+    return signature(ret or types.float16, *(types.float16 for _ in args))
+
+
+ARITH = (operator.add, operator.sub, operator.mul, operator.truediv,
+         operator.iadd, operator.isub, operator.imul, operator.itruediv)
+COMPARE = (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge)
+
+
+def _template(key: Any, nargs: tuple[int, ...], ret: types.Type | None) -> type:
+    class Float16Op(AbstractTemplate):
+        prefer_literal = True  # see WeakFloatLiteral: literals first
+
+        def generic(self, args: tuple, kws: dict) -> Any:
+            if kws or len(args) not in nargs:
+                return None
+            return half_signature(tuple(args), ret)
+
+    Float16Op.key = key
+    Float16Op.__name__ = f"Float16_{getattr(key, '__name__', key)}"
+    return Float16Op
+
+
+for _op in ARITH:
+    typing_registry.register_global(_op)(_template(_op, (2,), None))
+for _op in COMPARE:
+    typing_registry.register_global(_op)(_template(_op, (2,), types.boolean))
+for _op in (operator.neg, operator.pos, abs):
+    typing_registry.register_global(_op)(_template(_op, (1,), None))
+for _op in (min, max):
+    typing_registry.register_global(_op)(_template(_op, (2, 3, 4, 5, 6, 7, 8), None))
+
+#: ``math`` functions of one float argument typed float16 -> float16 here.
+MATH_UNARY = (math.sqrt, math.exp, math.exp2, math.expm1, math.log, math.log2, math.log10,
+              math.log1p, math.sin, math.cos, math.tan, math.asin, math.acos, math.atan,
+              math.sinh, math.cosh, math.tanh, math.asinh, math.acosh, math.atanh,
+              math.fabs, math.erf, math.erfc, math.gamma, math.lgamma)
+
+
+def _math_template(fn: Any) -> type:
+    class Float16Math(AbstractTemplate):
+        key = fn
+
+        def generic(self, args: tuple, kws: dict) -> Any:
+            if kws or len(args) != 1 or types.unliteral(args[0]) != types.float16:
+                return None
+            return signature(types.float16, types.float16)
+
+    Float16Math.__name__ = f"Float16_{fn.__name__}"
+    return Float16Math
+
+
+for _fn in MATH_UNARY:
+    typing_registry.register_global(_fn)(_math_template(_fn))
+
+
+# ==================================================================== lowering
+# Numba's float lowering serves the rest (fadd/fsub/fmul on ``half``, fcmp, fabs).
+def _truediv(context: BaseContext, builder: llir.IRBuilder, sig: Any, args: Any) -> llir.Value:
+    # Numba's checks for a zero divisor know no ``half`` (and the numpy error model
+    # raises nothing): IEEE division gives inf/nan, as numpy.
+    return builder.fdiv(*args)
+
+
+for _op in (operator.truediv, operator.itruediv):
+    lower(_op, types.float16, types.float16)(_truediv)
+
+
+def _minmax(strict: str) -> Any:
+    def impl(context: BaseContext, builder: llir.IRBuilder, sig: Any, args: Any) -> llir.Value:
+        # Python's algorithm (the host oracle runs it): the first of the extreme values
+        # is kept, so max(nan, 1) is nan and max(1, nan) is 1.
+        acc = args[0]
+        for v in args[1:]:
+            acc = builder.select(builder.fcmp_ordered(strict, v, acc), v, acc)
+        return acc
+
+    return impl
+
+
+for _n in range(2, 9):
+    lower(max, *(types.float16,) * _n)(_minmax(">"))
+    lower(min, *(types.float16,) * _n)(_minmax("<"))

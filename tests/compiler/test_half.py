@@ -1,0 +1,72 @@
+"""float16 arithmetic compiles to ``half`` instructions; Python literals stay weak (NEP 50)."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+
+import numpy as np
+import pytest
+
+from pysycl_numba._numba_compat import types
+from pysycl_numba.overloads.half import WeakFloatLiteral, half_signature
+from tests.compiler.conftest import SPIRV_VAL, R, W, compile_for, spirv_validate
+
+
+def _spirv_text(binary: bytes, tmp_path) -> str:
+    if SPIRV_VAL is None:
+        pytest.skip("no spirv-dis")
+    f = tmp_path / "k.spv"
+    f.write_bytes(binary)
+    return subprocess.run(["spirv-dis", str(f)], capture_output=True, text=True, check=True).stdout
+
+
+def test_half_arithmetic_is_half_instructions(tmp_path) -> None:
+    a = np.ones(8, np.float16)
+    out = np.zeros_like(a)
+    ra, wo = R(a), W(out)
+
+    def kern(i):
+        x = ra[i]
+        wo[i] = math.sqrt(x * x + x / 3.0 - 1) if x < 0.5 else -abs(x)
+
+    ck = compile_for(kern, 1)
+    assert "fp16" in ck.required_aspects and "fp64" not in ck.required_aspects
+    spirv_validate(ck.binary, tmp_path, "spv1.2")
+    text = _spirv_text(ck.binary, tmp_path)
+    assert "OpCapability Float16" in text
+    for op in ("OpFMul %half", "OpFAdd %half", "OpFDiv %half", "OpFOrdLessThan"):
+        assert op in text, op
+    assert "OpFConvert" not in text  # nothing widened to float
+    assert "sqrt" in text  # OpenCL.std sqrt on half
+
+
+@pytest.mark.parametrize(("args", "ret"), [
+    ((types.float16, types.float16), types.float16),
+    ((types.float16, WeakFloatLiteral(2.0)), types.float16),
+    ((types.IntegerLiteral(3), types.float16), types.float16),
+    ((types.float16, types.int8), types.float16),
+    ((types.float16, types.uint8), types.float16),
+    ((types.float16, types.boolean), types.float16),
+    ((types.float16, types.int16), None),    # numpy: float32
+    ((types.float16, types.float32), None),  # float32
+    ((types.float16, types.float64), None),  # a float64 value (not a literal): float64
+    ((types.float32, WeakFloatLiteral(2.0)), None),  # not float16: Numba's rules
+])
+def test_numpy_promotion_rules(args, ret) -> None:
+    sig = half_signature(args)
+    assert (sig.return_type if sig is not None else None) == ret
+    assert np.result_type(np.float16, np.float16(2) * 2.0) == np.float16  # NEP 50
+
+
+def test_float16_with_float64_value_widens(tmp_path) -> None:
+    a = np.ones(8, np.float16)
+    out = np.zeros(8, np.float64)
+    ra, wo = R(a), W(out)
+    s = np.float64(1.5)
+
+    def kern(i):
+        wo[i] = ra[i] * s  # a float64 value is strong: float64, as numpy
+
+    ck = compile_for(kern, 1)
+    assert "fp64" in ck.required_aspects
