@@ -44,6 +44,7 @@ from pysycl_numba._numba_compat import (
     signature,
     types,
 )
+from pysycl_numba.targets.spirv import ocl
 
 if TYPE_CHECKING:
     from pysycl_numba._numba_compat import BaseContext, DataModelManager
@@ -205,3 +206,21 @@ def _minmax(strict: str) -> Any:
 for _n in range(2, 9):
     lower(max, *(types.float16,) * _n)(_minmax(">"))
     lower(min, *(types.float16,) * _n)(_minmax("<"))
+
+
+def _math_impl(name: str) -> Any:
+    def impl(context: BaseContext, builder: llir.IRBuilder, sig: Any, args: Any) -> llir.Value:
+        if getattr(context, "image_format", "spirv") != "ptx":
+            return ocl.call_math(builder, name, list(args))  # the half built-in (cl_khr_fp16)
+        # libdevice has no half math: float, rounded once (NVIDIA's OpenCL has no fp16,
+        # so such a kernel is refused there by aspect; PTX images still compile).
+        x = builder.fpext(args[0], llir.FloatType())
+        return builder.fptrunc(ocl.call_math(builder, name, [x]), llir.HalfType())
+
+    impl.__name__ = f"half_{name}"
+    return impl
+
+
+for _fn in MATH_UNARY:
+    # The OpenCL built-in of the same name (math.gamma is tgamma).
+    lower(_fn, types.float16)(_math_impl("tgamma" if _fn is math.gamma else _fn.__name__))

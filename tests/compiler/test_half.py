@@ -70,3 +70,28 @@ def test_float16_with_float64_value_widens(tmp_path) -> None:
 
     ck = compile_for(kern, 1)
     assert "fp64" in ck.required_aspects
+
+
+def test_half_kernel_compiles_to_ptx() -> None:
+    """PTX: ``add.rn.f16`` per operation; math in float rounded to half (no half libdevice)."""
+    from pysycl._core.abi import IndexSpace
+    from pysycl_numba import compile_kernel
+    from tests.compiler.conftest import make_captures
+    from tests.conftest import ptxas_check
+
+    a = np.ones(8, np.float16)
+    out = np.zeros_like(a)
+    ra, wo = R(a), W(out)
+
+    def kern(i):
+        x = ra[i]
+        wo[i] = math.sqrt(x * x + x) + abs(x) + math.exp(x)
+
+    caps, _ = make_captures(kern)
+    ck = compile_kernel(kern, IndexSpace("range", 1), caps, entry_name="k_half",
+                        image_format="ptx", arch="sm_90")
+    text = ck.binary.decode()
+    assert "mul.rn.f16" in text and "add.rn.f16" in text
+    assert "sqrt.rn.f32" in text and "call" not in text.split(".entry", 1)[1]
+    assert "fp16" in ck.required_aspects
+    ptxas_check(ck.binary)
