@@ -41,6 +41,7 @@ from pysycl_numba._numba_compat import (
 from pysycl_numba.overloads import (
     accessor,
     atomics,
+    bfloat16,
     collectives,
     constants,
     group_algorithms,
@@ -76,7 +77,7 @@ TARGET_NAME = "pysycl"
 OVERLOADS: tuple[pytypes.ModuleType, ...] = (
     index, accessor, pointer, ndrange, collectives, group_algorithms, joint_algorithms, constants,
     atomics, private_array, specconst, reduction, math_overloads, printing, vec, vec_ops,
-    index_types, half,
+    index_types, half, bfloat16,
 )
 
 
