@@ -25,5 +25,7 @@ each other, never the target, the dispatcher or the compiler.
 ``reduction``       ``sycl.reducer`` (``combine``, ``+=`` ...)
 ``specconst``       ``kernel_handler.get_specialization_constant``
 ``math``            ``math.*`` and numpy math ufuncs on numbers → OpenCL built-ins
+``half``            float16 arithmetic in ``half`` (numpy 2 promotion, weak literals)
+``bfloat16``        ``sycl.ext.oneapi.bfloat16.from_float`` / ``to_float``
 =================== ==========================================================
 """

@@ -3,7 +3,7 @@
 ``from_float(x)``: ``x`` as float32, its bits ``u``; round to nearest even
 ``(u + 0x7FFF + ((u >> 16) & 1)) >> 16``; a NaN keeps its sign and high payload, made
 quiet (``(u >> 16) | 0x40``); an ``np.uint16``. ``to_float(b)``: ``b << 16`` as a float32.
-The same as the host implementation (``pysycl/_kernels/bfloat16.py``), which the
+The same as the host implementation (``pysycl._core.bfloat16.py``), which the
 host_debuggable device runs.
 """
 
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from llvmlite import ir as llir
 
-from pysycl._kernels import bfloat16 as bf16_api
+from pysycl._core import bfloat16 as bf16_api
 from pysycl_numba._numba_compat import (
     AbstractTemplate,
     LoweringRegistry,

@@ -11,6 +11,6 @@ kernels; arithmetic computes in float32 (``docs/kernels.md``, bfloat16)::
 
 from __future__ import annotations
 
-from pysycl._kernels.bfloat16 import dtype, from_float, to_float
+from pysycl._core.bfloat16 import dtype, from_float, to_float
 
 __all__ = ["dtype", "from_float", "to_float"]
