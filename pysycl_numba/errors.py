@@ -211,8 +211,8 @@ def _unsupported_call(fname: str, call: str) -> tuple[str, str]:
     if isinstance(ufunc, np.ufunc):
         if "complex" in call:
             return (f"numpy.{fname} of complex numbers",
-                    "numpy's math on complex numbers has no device implementation; use "
-                    "arithmetic, abs(z), z.real, z.imag, z.conjugate()")
+                    "use the cmath module (cmath.exp(z), cmath.sqrt(z), ...), arithmetic, "
+                    "abs(z), z.real, z.imag, z.conjugate()")
         if fname == "power":
             return "numpy.power of integers", "use x ** y"
         return f"numpy.{fname}({call.partition('(')[2]}", _NUMPY_INSTEAD
@@ -262,7 +262,7 @@ def _explain(message: str) -> tuple[str, str] | None:
         attr, mod = m.groups()
         if mod.partition(".")[0] == "numpy":
             return f"{mod}.{attr}", _NUMPY_INSTEAD
-        if mod in ("math", "cmath"):
+        if mod in ("math", "cmath"):  # e.g. math.factorial, cmath.exp2
             return (f"{mod}.{attr}", "it has no device implementation; docs/kernels.md lists "
                     "the math functions kernels support")
         return (f"{mod}.{attr}", f"the {mod} module is host code: call {mod}.{attr} on the "

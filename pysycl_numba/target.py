@@ -42,6 +42,7 @@ from pysycl_numba.overloads import (
     accessor,
     atomics,
     collectives,
+    complex_math,
     constants,
     group_algorithms,
     index,
@@ -70,7 +71,7 @@ TARGET_NAME = "pysycl"
 #: and a ``lowering_registry`` (:mod:`pysycl_numba.overloads`).
 OVERLOADS: tuple[pytypes.ModuleType, ...] = (
     index, accessor, pointer, ndrange, collectives, group_algorithms, joint_algorithms, constants,
-    atomics, private_array, specconst, reduction, math_overloads, printing,
+    atomics, private_array, specconst, reduction, math_overloads, complex_math, printing,
 )
 
 

@@ -25,5 +25,6 @@ each other, never the target, the dispatcher or the compiler.
 ``reduction``       ``sycl.reducer`` (``combine``, ``+=`` ...)
 ``specconst``       ``kernel_handler.get_specialization_constant``
 ``math``            ``math.*`` and numpy math ufuncs on numbers → OpenCL built-ins
+``complex_math``    ``cmath.*`` on complex numbers (Numba's CPython transcription)
 =================== ==========================================================
 """
