@@ -81,6 +81,17 @@ def math_typing_registries() -> tuple[TypingRegistry, ...]:
     return mathdecl.registry, cmathdecl.registry
 
 
+def cmath_lowering_registry() -> LoweringRegistry:
+    """Numba's lowering of the ``cmath`` module (CPython's algorithms over ``math.*``).
+
+    Importing it also registers Numba's generic ``@overload``s of ``cmath.sinh``,
+    ``cosh``, ``tanh``, ``acosh``, ``log10``, ``phase``, ``polar`` and ``rect``.
+    """
+    from numba.cpython import cmathimpl
+
+    return cmathimpl.registry
+
+
 def load_builtin_lowerings() -> None:
     """Import Numba's lowering modules for numbers, tuples, ranges, iterators.
 
@@ -135,6 +146,7 @@ __all__ = [
     "TypingRegistry",
     "bound_function",
     "cgutils",
+    "cmath_lowering_registry",
     "compiler",
     "compute_cfg_from_blocks",
     "datamodel",

@@ -349,8 +349,8 @@ def compile_kernel(
                     ctx.image_format = "spirv"
     except kernel_compile_error:
         raise
-    except (KernelSourceError, errors.NumbaError, NotImplementedError, TypeError, ValueError,
-            RuntimeError) as e:
+    except (KernelSourceError, errors.NumbaError, errors.UnsupportedBytecodeError,
+            NotImplementedError, TypeError, ValueError, RuntimeError) as e:
         failure = _compile_failure(name, where, e)  # keeps no reference to e or its frames
     if failure is not None:
         # Raised outside the except block: the traceback is the user's call

@@ -164,7 +164,7 @@ def _loc_from_message(message: str) -> _Loc | None:
     issue 9 reported a line of numba/cpython/builtins.py). Locations inside
     Numba or pysycl_numba are skipped.
     """
-    for m in re.finditer(r'File "([^"]+)", line (\d+)|\bat (\S[^\n]*?) \((\d+)\)\s*$',
+    for m in re.finditer(r'File "([^"]+)", line (\d+)|\b(?:at|Raised from) (\S[^\n]*?) \((\d+)\)\s*$',
                          message, re.MULTILINE):
         path, line = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
         if not path.startswith("<") and os.path.exists(path):
@@ -211,8 +211,8 @@ def _unsupported_call(fname: str, call: str) -> tuple[str, str]:
     if isinstance(ufunc, np.ufunc):
         if "complex" in call:
             return (f"numpy.{fname} of complex numbers",
-                    "numpy's math on complex numbers has no device implementation; use "
-                    "arithmetic, abs(z), z.real, z.imag, z.conjugate()")
+                    "use the cmath module (cmath.exp(z), cmath.sqrt(z), ...), arithmetic, "
+                    "abs(z), z.real, z.imag, z.conjugate()")
         if fname == "power":
             return "numpy.power of integers", "use x ** y"
         return f"numpy.{fname}({call.partition('(')[2]}", _NUMPY_INSTEAD
@@ -257,12 +257,20 @@ def _pointer_use(fname: str, call: str) -> tuple[str, str]:
 
 def _explain(message: str) -> tuple[str, str] | None:
     """(the construct the user wrote, what to write instead) for a known Numba failure."""
+    m = re.search(r"unsupported opcode \((STORE_GLOBAL|STORE_DEREF|DELETE_\w+)\)", message)
+    if m:
+        return (f"assigning a global or enclosing variable ({m.group(1)}: global/nonlocal)",
+                "captured variables are read-only kernel arguments; write results to an "
+                "accessor or a USM pointer")
+    if re.search(r"Unknown attribute 'append' of type list", message):
+        return ("a list comprehension", "use a for loop over range(); keep values in a "
+                "tuple, a sycl.private_array or an accessor")
     m = re.search(r"Unknown attribute '(\w+)' of type Module\(<module '([\w.]+)'", message)
     if m:
         attr, mod = m.groups()
         if mod.partition(".")[0] == "numpy":
             return f"{mod}.{attr}", _NUMPY_INSTEAD
-        if mod in ("math", "cmath"):
+        if mod in ("math", "cmath"):  # e.g. math.factorial, cmath.exp2
             return (f"{mod}.{attr}", "it has no device implementation; docs/kernels.md lists "
                     "the math functions kernels support")
         return (f"{mod}.{attr}", f"the {mod} module is host code: call {mod}.{attr} on the "
@@ -316,7 +324,8 @@ def from_numba_error(
         return make_error(kernel, kernel_loc, exc)
     message = str(exc)
     loc = _loc_from_message(message) or getattr(exc, "loc", None)
-    code = errc.kernel if isinstance(exc, nb_errors.NumbaError) else errc.build
+    code = (errc.kernel if isinstance(exc, (nb_errors.NumbaError,
+                                            nb_errors.UnsupportedBytecodeError)) else errc.build)
     explained = _explain(message)
     hint = hint_for(message)
     if explained is not None and not (hint and explained[1] is _NO_DEVICE_IMPL):

@@ -43,6 +43,7 @@ from pysycl_numba.overloads import (
     atomics,
     bfloat16,
     collectives,
+    complex_math,
     constants,
     group_algorithms,
     half,
@@ -76,8 +77,12 @@ TARGET_NAME = "pysycl"
 #: and a ``lowering_registry`` (:mod:`pysycl_numba.overloads`).
 OVERLOADS: tuple[pytypes.ModuleType, ...] = (
     index, accessor, pointer, ndrange, collectives, group_algorithms, joint_algorithms, constants,
+<<<<<<< HEAD
     atomics, private_array, specconst, reduction, math_overloads, printing, vec, vec_ops,
     index_types, half, bfloat16,
+=======
+    atomics, private_array, specconst, reduction, math_overloads, complex_math, printing,
+>>>>>>> k13-cmath
 )
 
 

@@ -270,7 +270,9 @@ SCALE: dict[np.ufunc, float] = {
     np.rad2deg: 180.0 / math.pi, np.degrees: 180.0 / math.pi,
 }
 PREDICATES = (np.isnan, np.isinf, np.isfinite)
-SUPPORTED = (*UNARY, *BINARY, *SCALE, *PREDICATES, np.absolute)
+#: numpy's NaN-propagating ``minimum``/``maximum`` (``fmin``/``fmax`` ignore a NaN).
+MINMAX = (np.minimum, np.maximum)
+SUPPORTED = (*UNARY, *BINARY, *SCALE, *PREDICATES, *MINMAX, np.absolute)
 
 
 def _dtype(t: types.Type) -> np.dtype | None:
@@ -284,9 +286,10 @@ def result_supported(ufunc: np.ufunc, res: np.dtype) -> bool:
     """Whether numpy's result type ``res`` of ``ufunc`` has a device implementation here.
 
     Floating-point results (the built-ins compute in floating point), the
-    predicates' bools, and ``np.absolute`` of any number.
+    predicates' bools, and ``np.absolute``, ``np.minimum``, ``np.maximum`` of any
+    real number.
     """
-    if ufunc is np.absolute:
+    if ufunc is np.absolute or ufunc in MINMAX:
         return res.kind in "biuf"
     return res.kind == "f" or (res.kind == "b" and ufunc in PREDICATES)
 
@@ -380,6 +383,38 @@ def _absolute(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
     return x
 
 
+def minmax(context: BaseContext, builder: llir.IRBuilder, which: np.ufunc, a: llir.Value,
+           b: llir.Value, ty: types.Type) -> llir.Value:
+    """numpy's ``minimum``/``maximum`` of ``a`` and ``b`` (both of type ``ty``).
+
+    numpy's loop: ``a if (a <= b or isnan(a)) else b`` (``>=`` for maximum), so a
+    NaN operand gives NaN.
+    """
+    less = which is np.minimum
+    if isinstance(ty, types.Float):
+        keep = builder.or_(builder.fcmp_ordered("<=" if less else ">=", a, b),
+                           builder.fcmp_unordered("uno", a, a))
+        return builder.select(keep, a, b)
+    if isinstance(ty, types.Integer) and ty.signed:
+        return builder.select(builder.icmp_signed("<=" if less else ">=", a, b), a, b)
+    return builder.select(builder.icmp_unsigned("<=" if less else ">=", a, b), a, b)
+
+
+def _make_minmax(which: np.ufunc) -> LoweringImpl:
+    def impl(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+             args: Sequence[llir.Value]) -> llir.Value:
+        ret = sig.return_type
+        a, b = (context.cast(builder, v, t, ret) for v, t in zip(args, sig.args, strict=True))
+        return minmax(context, builder, which, a, b, ret)
+
+    impl.__name__ = f"np_{which.__name__}"
+    return impl
+
+
+for _uf in MINMAX:
+    for _a in (types.Number, types.Boolean):
+        for _b in (types.Number, types.Boolean):
+            lowering_registry.lower(_uf, _a, _b)(_make_minmax(_uf))
 for _uf, _name in UNARY.items():
     for _t in (types.Number, types.Boolean):
         lowering_registry.lower(_uf, _t)(_make_call(_name))

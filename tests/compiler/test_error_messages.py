@@ -286,3 +286,28 @@ def test_helper_with_keyword_only_parameters_is_named():
         wo[i] = helper(i, scale=3.0)
 
     _check(_error(kern), kern, 1, "keyword-only parameters", "ordinary parameters")
+
+
+_COUNTER = 0
+
+
+def test_global_write_is_a_kernel_error_naming_the_line():
+    # Numba's UnsupportedBytecodeError is no NumbaError: it used to escape as itself.
+    w = W(np.zeros(4))
+
+    def kern(i):
+        global _COUNTER
+        _COUNTER = 1
+        w[i] = 1.0
+
+    _check(_error(kern), kern, 2, "assigning a global or enclosing variable",
+           "read-only kernel arguments", "write results to an accessor")
+
+
+def test_list_comprehension_says_use_a_loop():
+    w = W(np.zeros(4))
+
+    def kern(i):
+        w[i] = sum([j for j in range(3)])
+
+    _check(_error(kern), kern, 1, "a list comprehension is not supported", "for loop")
