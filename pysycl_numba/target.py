@@ -77,12 +77,8 @@ TARGET_NAME = "pysycl"
 #: and a ``lowering_registry`` (:mod:`pysycl_numba.overloads`).
 OVERLOADS: tuple[pytypes.ModuleType, ...] = (
     index, accessor, pointer, ndrange, collectives, group_algorithms, joint_algorithms, constants,
-<<<<<<< HEAD
-    atomics, private_array, specconst, reduction, math_overloads, printing, vec, vec_ops,
-    index_types, half, bfloat16,
-=======
-    atomics, private_array, specconst, reduction, math_overloads, complex_math, printing,
->>>>>>> k13-cmath
+    atomics, private_array, specconst, reduction, math_overloads, complex_math, printing, vec,
+    vec_ops, index_types, half, bfloat16,
 )
 
 

@@ -25,11 +25,8 @@ each other, never the target, the dispatcher or the compiler.
 ``reduction``       ``sycl.reducer`` (``combine``, ``+=`` ...)
 ``specconst``       ``kernel_handler.get_specialization_constant``
 ``math``            ``math.*`` and numpy math ufuncs on numbers → OpenCL built-ins
-<<<<<<< HEAD
 ``half``            float16 arithmetic in ``half`` (numpy 2 promotion, weak literals)
 ``bfloat16``        ``sycl.ext.oneapi.bfloat16.from_float`` / ``to_float``
-=======
 ``complex_math``    ``cmath.*`` on complex numbers (Numba's CPython transcription)
->>>>>>> k13-cmath
 =================== ==========================================================
 """
