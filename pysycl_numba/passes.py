@@ -205,7 +205,9 @@ _UNSUPPORTED_EXPR = {
     "build_list": "lists cannot be created in kernels; use a tuple",
     "build_map": "dicts cannot be created in kernels",
     "build_set": "sets cannot be created in kernels",
-    "list_comprehension": "list comprehensions cannot be used in kernels; use a loop",
+    "list_comprehension": "a list comprehension is not supported in kernels; use a for loop "
+                          "over range() and keep values in a tuple, a sycl.private_array or "
+                          "an accessor",
 }
 
 
@@ -221,8 +223,16 @@ class RejectUnsupportedPython(AnalysisPass):
     def run_pass(self, state: StateDict) -> bool:
         """Raise :class:`KernelSourceError` on the first unsupported statement."""
         modules: dict[str, pytypes.ModuleType] = {}
-        for block in state.func_ir.blocks.values():
+        blocks = state.func_ir.blocks.values()
+        # Python 3.12 inlines comprehensions (PEP 709): an empty list, then list.append.
+        appended = {s.value.value.name for b in blocks for s in b.body if isinstance(s, ir.Assign)
+                    and isinstance(s.value, ir.Expr) and s.value.op == "getattr"
+                    and s.value.attr == "append"}
+        for block in blocks:
             for stmt in block.body:
+                if (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
+                        and stmt.value.op == "build_list" and stmt.target.name in appended):
+                    raise KernelSourceError(_UNSUPPORTED_EXPR["list_comprehension"], stmt.loc)
                 self._check(stmt)
                 if isinstance(stmt, ir.Assign):
                     value = stmt.value

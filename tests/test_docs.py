@@ -11,6 +11,7 @@ into a failure there.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -46,6 +47,9 @@ SNIPPETS = _snippets()
 
 
 def test_sphinx_build_without_warnings(tmp_path: Path) -> None:
+    # The test extra installs Sphinx; the offline GPU machine has none (tools/gpu_suite.sh).
+    if importlib.util.find_spec("sphinx.__main__") is None:
+        pytest.skip("Sphinx is not installed (pip install -e .[test])")
     out = tmp_path / "html"
     r = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
                         "-d", str(tmp_path / "doctrees"), str(DOCS), str(out)],

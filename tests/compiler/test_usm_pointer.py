@@ -22,6 +22,7 @@ from pysycl._kernels.captures import call_graph
 from pysycl_numba import compile_kernel
 from tests.conftest import ptxas_check
 
+from . import conftest
 from .conftest import RW, Ptr, W, compile_for, make_captures, spirv_validate
 
 F32 = np.float32
@@ -264,7 +265,8 @@ def test_pointer_passed_to_helpers(device: Any) -> None:
     owner = [g[0] for g in graph].index(write)
     caps, values = make_captures(k)  # the kernel's own: pa, po
     caps += (Capture("pc", "freevar", PointerType(np.dtype(np.int32)), owner=owner),)
-    ck = compile_kernel(k, IndexSpace("range", 1), caps, entry_name="k_helpers", helpers=graph)
+    ck = compile_kernel(k, IndexSpace("range", 1), caps, entry_name="k_helpers", helpers=graph,
+                        image_format=conftest.TARGET[0], arch=conftest.TARGET[1])
     device.launch(ck, [*values, pc], (12,))
     nxt = np.where(np.arange(12) < 11, np.roll(a, -1), a[1])
     np.testing.assert_array_equal(out, a * 2 + nxt * 2)
@@ -284,7 +286,7 @@ def test_bounds_checked_mode_leaves_pointers_unchecked(device: Any) -> None:
 
     caps, values = make_captures(k)
     ck = compile_kernel(k, IndexSpace("range", 1), caps, entry_name="k_checked",
-                        bounds_check=True)
+                        bounds_check=True, image_format=conftest.TARGET[0], arch=conftest.TARGET[1])
     assert ck.bounds_checked
     device.launch(ck, values, (8,))
     want = a[0:8] + a[2:10] + 1

@@ -313,10 +313,10 @@ def test_joint_algorithms(any_kernel_queue: sycl.queue, op: str, dtype: type,
 def test_joint_over_usm_and_empty_range(any_kernel_queue: sycl.queue) -> None:
     q = any_kernel_queue
     x = np.arange(1, 101, dtype=np.int64)
-    p = sycl.malloc_shared(x.size, q, dtype=np.int64)
-    out = sycl.malloc_shared(4, q, dtype=np.int64)
+    p = sycl.malloc_device(x.size, q, dtype=np.int64)  # every USM device has device allocations
+    out = sycl.malloc_device(4, q, dtype=np.int64)
     try:
-        p.host_array()[:] = x
+        q.copy(x, p, x.size).wait()
         def k(it):
             g = it.get_group()
             s = sycl.joint_reduce(g, p, 0, 100, sycl.plus())
@@ -327,7 +327,8 @@ def test_joint_over_usm_and_empty_range(any_kernel_queue: sycl.queue) -> None:
                 out[1] = e
                 out[2] = a
         q.parallel_for(sycl.nd_range(sycl.range(16), sycl.range(16)), k).wait()
-        got = out.host_array()
+        got = np.zeros(4, np.int64)
+        q.copy(out, got, 4).wait()
         assert got[0] == x.sum() and got[1] == np.iinfo(np.int64).min and got[2] == 0
     finally:
         sycl.free(p, q)

@@ -128,6 +128,10 @@ def _half_fp(dev: _device_t) -> list[fp_config]:
     if not dev.has(aspect.fp16):
         return []
     bits = _d.device_info(dev.native, "HALF_FP_CONFIG", 0) or 0
+    if not bits and dev.has(aspect.ext_pysycl_ptx):
+        # fp16 of pysycl's PTX kernels (NVIDIA's OpenCL reports none): PTX's f16
+        # instructions round to nearest, keep subnormals, inf and NaN, and fuse (fma.rn.f16).
+        return [fp_config.denorm, fp_config.inf_nan, fp_config.round_to_nearest, fp_config.fma]
     return bits_to_members(int(bits), fp_config)
 
 
@@ -353,6 +357,10 @@ def derive_aspects(cl_device: pyopencl.Device) -> frozenset[aspect]:
     has |= _usm_aspects(cl_device)
     for fmt, _arch in image_targets(cl_device):
         has.add(aspect.ext_pysycl_spirv if fmt == "spirv" else aspect.ext_pysycl_ptx)
+        if fmt == "ptx":
+            # Deviation (docs/gpu.md): NVIDIA's OpenCL reports no cl_khr_fp16, but pysycl's
+            # PTX kernels use the GPU's native half instructions (sm_53 and later).
+            has.add(aspect.fp16)
     return frozenset(has)
 
 
