@@ -4,12 +4,10 @@
   parameters. Numba freezes closure cells (``ir.FreeVar``) and globals
   (``ir.Global``) as compile-time constants; a kernel compiled that way would
   have to be recompiled for every buffer and every scalar value. This pass
-  rewrites each load of a captured name into an ``ir.Arg`` read of a new
-  trailing parameter, so the function is typed with the captures' *types*
-  and the values travel as kernel arguments.
-* :class:`RejectUnsupportedPython` -- reports Python that cannot run on a
-  device (raise/assert, generators, lists, dicts, print, with) with its
-  source line, before Numba's rewrites obscure it.
+  rewrites each load of a captured name into an ``ir.Arg`` read of a new trailing
+  parameter: the function is typed with the captures' *types*; values are arguments.
+* :class:`RejectUnsupportedPython` -- reports Python a device cannot run (raise/assert,
+  generators, lists, dicts, with) at its source line, before Numba's rewrites obscure it.
 * :class:`ValidateTypedKernel` -- after type inference: writes through read
   accessors and read-only USM pointers, recursion, and the optional device aspects the code needs.
 * :class:`FindDirectIndexing` -- after type inference: which accessor
@@ -205,10 +203,9 @@ _UNSUPPORTED_EXPR = {
     "build_list": "lists cannot be created in kernels; use a tuple",
     "build_map": "dicts cannot be created in kernels",
     "build_set": "sets cannot be created in kernels",
-    "list_comprehension": "a list comprehension is not supported in kernels; use a for loop "
-                          "over range() and keep values in a tuple, a sycl.private_array or "
-                          "an accessor",
 }
+_LISTCOMP = ("a list comprehension is not supported in kernels; use a for loop over range() "
+             "and keep values in a tuple, a sycl.private_array or an accessor")
 
 
 @register_pass(mutates_CFG=False, analysis_only=True)
@@ -225,14 +222,13 @@ class RejectUnsupportedPython(AnalysisPass):
         modules: dict[str, pytypes.ModuleType] = {}
         blocks = state.func_ir.blocks.values()
         # Python 3.12 inlines comprehensions (PEP 709): an empty list, then list.append.
-        appended = {s.value.value.name for b in blocks for s in b.body if isinstance(s, ir.Assign)
-                    and isinstance(s.value, ir.Expr) and s.value.op == "getattr"
-                    and s.value.attr == "append"}
+        appended = {v.value.name for b in blocks for s in b.body if isinstance(s, ir.Assign)
+                    and isinstance(v := s.value, ir.Expr) and v.op == "getattr" and v.attr == "append"}
         for block in blocks:
             for stmt in block.body:
-                if (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
-                        and stmt.value.op == "build_list" and stmt.target.name in appended):
-                    raise KernelSourceError(_UNSUPPORTED_EXPR["list_comprehension"], stmt.loc)
+                if isinstance(stmt, ir.Assign) and getattr(stmt.value, "op", "") == "build_list" \
+                        and stmt.target.name in appended:
+                    raise KernelSourceError(_LISTCOMP, stmt.loc)
                 self._check(stmt)
                 if isinstance(stmt, ir.Assign):
                     value = stmt.value
@@ -247,12 +243,9 @@ class RejectUnsupportedPython(AnalysisPass):
     @staticmethod
     def _check(stmt: ir.Stmt) -> None:
         if isinstance(stmt, (ir.Raise, ir.StaticRaise, ir.DynamicRaise, ir.TryRaise)):
-            raise KernelSourceError(
-                "exceptions cannot be raised in a kernel (raise/assert); check "
-                "conditions with if-statements and write an error flag to an "
-                "accessor instead",
-                stmt.loc,
-            )
+            raise KernelSourceError("exceptions cannot be raised in a kernel (raise/assert); check "
+                                    "conditions with if-statements and write an error flag to an "
+                                    "accessor instead", stmt.loc)
         if isinstance(stmt, ir.Print):
             raise KernelSourceError("print() is not supported in kernels", stmt.loc)
         if isinstance(stmt, ir.EnterWith):
@@ -260,9 +253,7 @@ class RejectUnsupportedPython(AnalysisPass):
         if isinstance(stmt, ir.Assign):
             value = stmt.value
             if isinstance(value, ir.Yield):
-                raise KernelSourceError(
-                    "generators (yield) are not supported in kernels", stmt.loc
-                )
+                raise KernelSourceError("generators (yield) are not supported in kernels", stmt.loc)
             if isinstance(value, (ir.Global, ir.FreeVar)) and value.value is print:
                 raise KernelSourceError("print() is not supported in kernels", stmt.loc)
             if isinstance(value, (ir.Global, ir.FreeVar)) and any(

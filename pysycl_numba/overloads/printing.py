@@ -23,6 +23,8 @@ from pysycl_numba._numba_compat import (
     types,
 )
 from pysycl_numba.printing import print_record
+from pysycl_numba.targets.ptx.workitem import LOW_WORD
+from pysycl_numba.targets.spirv import ocl
 from pysycl_numba.types import PrintBufferType, PrintLayoutType, tag
 
 if TYPE_CHECKING:
@@ -88,6 +90,21 @@ def _bits64(builder: llir.IRBuilder, ty: types.Type, v: llir.Value) -> llir.Valu
     return builder.sext(v, _I64) if ty.signed else builder.zext(v, _I64)
 
 
+def _halves(context: BaseContext, builder: llir.IRBuilder, bits: llir.Value) -> list[llir.Value]:
+    """The low and high 32-bit words of an ``i64``.
+
+    For PTX the low word is the built-in ``LOW_WORD`` (an explicit ``cvt.u32.u64``):
+    LLVM folds ``trunc`` into a narrowing store (``st.global.b32 [a], %rd``), valid
+    PTX that NVIDIA's JIT (H100, 2026-11) miscompiled for an f64 product, storing
+    another register's value as the low word (``tests/kernels/test_print.py``).
+    """
+    high = builder.trunc(builder.lshr(bits, llir.Constant(_I64, 32)), _I32)
+    if getattr(context, "image_format", "spirv") == "ptx":
+        fn = ocl.declare(builder.module, LOW_WORD, _I32, [_I64])
+        return [builder.call(fn, [bits]), high]
+    return [builder.trunc(bits, _I32), high]
+
+
 @lower(print_record, PrintBufferType, PrintLayoutType, types.BaseTuple)
 def lower_print_record(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                        args: Sequence[llir.Value]) -> llir.Value:
@@ -101,8 +118,7 @@ def lower_print_record(context: BaseContext, builder: llir.IRBuilder, sig: Signa
         else:
             bits = _bits64(builder, vtypes[p], builder.extract_value(values, p))
             words.append(_code(vtypes[p]))  # type: ignore[arg-type]
-            words.append(builder.trunc(bits, _I32))
-            words.append(builder.trunc(builder.lshr(bits, llir.Constant(_I64, 32)), _I32))
+            words.extend(_halves(context, builder, bits))
     total = 1 + len(words)
     old = builder.atomic_rmw("add", buf, llir.Constant(_I32, total), "monotonic")
     cap = builder.load(builder.gep(buf, [llir.Constant(_I32, 1)], inbounds=True), align=4)
