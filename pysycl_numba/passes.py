@@ -204,8 +204,8 @@ _UNSUPPORTED_EXPR = {
     "build_map": "dicts cannot be created in kernels",
     "build_set": "sets cannot be created in kernels",
 }
-_LISTCOMP = ("a list comprehension is not supported in kernels; use a for loop over range() "
-             "and keep values in a tuple, a sycl.private_array or an accessor")
+_LISTCOMP = ("a list comprehension is not supported in kernels (nor lists: []); use a for loop "
+             "over range() and keep values in a tuple, a sycl.private_array or an accessor")
 
 
 @register_pass(mutates_CFG=False, analysis_only=True)
@@ -220,14 +220,11 @@ class RejectUnsupportedPython(AnalysisPass):
     def run_pass(self, state: StateDict) -> bool:
         """Raise :class:`KernelSourceError` on the first unsupported statement."""
         modules: dict[str, pytypes.ModuleType] = {}
-        blocks = state.func_ir.blocks.values()
-        # Python 3.12 inlines comprehensions (PEP 709): an empty list, then list.append.
-        appended = {v.value.name for b in blocks for s in b.body if isinstance(s, ir.Assign)
-                    and isinstance(v := s.value, ir.Expr) and v.op == "getattr" and v.attr == "append"}
-        for block in blocks:
+        for block in state.func_ir.blocks.values():
             for stmt in block.body:
+                # Python 3.12 inlines comprehensions (PEP 709): an empty list, then appends.
                 if isinstance(stmt, ir.Assign) and getattr(stmt.value, "op", "") == "build_list" \
-                        and stmt.target.name in appended:
+                        and not stmt.value.items:
                     raise KernelSourceError(_LISTCOMP, stmt.loc)
                 self._check(stmt)
                 if isinstance(stmt, ir.Assign):
