@@ -14,6 +14,9 @@ A later launch whose cells still match (and whose index space is the same, and w
 the kernel cache not cleared, and bounds-checked mode off) only reads the cells,
 checks their types, sets the arguments if they changed and enqueues. Anything else
 takes the whole way again, which raises the proper errors and makes a new plan.
+Each plan's launch is a function generated for its cells (:func:`_launcher`, as
+pyopencl generates kernel invokers): straight-line checks, ~40% less bytecode than a
+loop over the cells, which is most of what pysycl adds to a launch.
 
 Eligible: ``q.parallel_for(range or nd_range, kernel)`` and ``q.single_task(kernel)``
 without events or a kernel name, over a non-empty index space; closure captures only
@@ -60,7 +63,7 @@ class Plan:
     """A remembered launch (see the module docstring). No user values."""
 
     __slots__ = ("bound", "cells", "clk", "generation", "globals", "gnames", "gsize", "kernel",
-                 "lsize", "space")
+                 "launch", "lsize", "space")
 
     def __init__(self, k: Kernel, clk: cl.Kernel, space: tuple[str, tuple[int, ...]],
                  gsize: tuple[int, ...], lsize: tuple[int, ...] | None,
@@ -76,6 +79,7 @@ class Plan:
         self.gnames = gnames  # the globals that are arguments, in capture order
         self.bound = k.bound
         self.generation = kernels.generation
+        self.launch = _launcher(self)
 
 
 def _space(kind: str, sp: Any) -> tuple[str, tuple[int, ...]]:
@@ -86,78 +90,121 @@ def _space(kind: str, sp: Any) -> tuple[str, tuple[int, ...]]:
     return ("nd_range", (*sp.get_global_range(), *sp.get_local_range()))
 
 
-# long: the steady-state launch, one frame (each call costs ~0.1 us on this path).
 def submit(ex: Any, q: queue, kind: str, index_space: Any, fn: types.FunctionType,
            name: str | None) -> event:
     """``ex.submit_kernel``: launch ``fn`` from the executor's plan for it; the whole way
-    (``ex.submit_whole``) when there is none that fits."""
+    (``ex.submit_whole``) when there is none, or its checks fail."""
     plan = ex.plans.get(fn.__code__)
-    if plan is None or plan is NONE or name is not None \
-            or plan.generation != kernels.generation or _bounds.enabled() \
-            or plan.space[0] != kind or (plan.space[1] != index_space.values if kind == "range"
-                                         else plan.space != _space(kind, index_space)) \
-            or (plan.globals and not _same_globals(plan, fn)):
-        return ex.submit_whole(q, kind, index_space, fn, name)  # type: ignore[no-any-return]
-    values: list[Any] = []  # the pointers: they live until the kernel completes
-    args: list[Any] = []    # the OpenCL arguments (flat_args' work, inlined)
-    key = ex.key
-    try:
-        current = [c.cell_contents for c in fn.__closure__ or ()]
-    except ValueError:  # an empty cell: the whole way says so
-        return ex.submit_whole(q, kind, index_space, fn, name)  # type: ignore[no-any-return]
-    if plan.gnames:  # arguments read from module globals, after the cells (capture order)
-        g = fn.__globals__
-        current += [g.get(n, _MISSING) for n in plan.gnames]
-    for (how, want), v in zip(plan.cells, current):  # noqa: B905 - one length
-        t = type(v)
-        if how == _POINTER:
-            a = v._alloc if t is usm_pointer else None
-            if a is None or not a.live or a.ctx_key != key or v.dtype != want[0] \
-                    or v.readonly is not want[1]:
-                break
-            karg = v._karg
-            if karg is None:
-                karg = v._karg = a.native.kernel_arg(v._offset)
-            values.append(v)
-            args.append(karg)
-        elif how == _CONSTANT:
-            if v is not want:
-                break
-        elif t is not want:
-            break
-        elif how == _INT:
-            if not _INT64_MIN <= v <= _INT64_MAX:
-                break
-            args.append(v)
-        elif how == _COMPLEX:  # two arguments, real and imaginary part (see _core.abi)
-            args.append(v.real)
-            args.append(v.imag)
-        else:
-            args.append(int(v) if how == _BOOL else v)
-    else:  # every cell holds what the plan says
-        _stats["memory_hits"] += 1
-        clk, bound = plan.clk, plan.bound
+    if plan is not None and plan is not NONE and name is None:
         try:
-            with _lock:  # setting arguments and enqueuing is one step (exec.launch's, inlined)
-                if bound.get(clk) != args:
-                    bound.pop(clk, None)  # set_args may fail half-way
-                    clk.set_args(*args)
-                    bound[clk] = args
-                ev = _enqueue(ex.native, clk, plan.gsize, plan.lsize, None, None)
-        except _Error as e:
-            raise _x.translate(e, "kernel launch failed", errc.kernel) from e
-        if values:  # keep_until_complete, inlined
-            d = ex.inflight
-            d.append((ev, values))
-            if len(d) > PRUNE_AT:
-                prune(ex, d)
-        e = _new(event)  # event._make, inlined (~0.1 us, 2% of the launch): q's event of ev
-        e._cl = e._first = ev
-        e._queue = q
-        e._exec = ex
-        e._deps = ()
-        return e
+            e = plan.launch(q, ex, kind, index_space, fn)
+        except ValueError:  # an empty closure cell: the whole way says so
+            e = None
+        if e is not None:
+            return e  # type: ignore[no-any-return]
     return ex.submit_whole(q, kind, index_space, fn, name)  # type: ignore[no-any-return]
+
+
+def _launcher(plan: Plan) -> Any:
+    """The plan's launch function, ``launch(q, ex, kind, index_space, fn) -> event | None``.
+
+    Generated from the plan (as pyopencl generates its kernel invokers): one straight
+    line of checks per cell, no loop and no dispatch on the cell kind, about half the
+    bytecode of a generic loop (docs/performance.md, launch latency). ``None``: a check
+    failed, the caller takes the whole way. The source is built here from the plan's
+    shape only (cell kinds, sizes); values enter through the namespace, never the text.
+    """
+    ns: dict[str, Any] = {
+        "kernels": kernels, "_ov": _bounds._override, "_env": _bounds._env_data,
+        "_env_key": _bounds._env_key, "_enabled": _bounds.enabled, "_space": _space,
+        "_same_globals": _same_globals, "plan": plan, "usm_pointer": usm_pointer,
+        "_MISSING": _MISSING, "_stats": _stats, "_lock": _lock, "_enqueue": _enqueue,
+        "_Error": _Error, "_x": _x, "errc": errc, "PRUNE_AT": PRUNE_AT, "prune": prune,
+        "_new": _new, "event": event, "GEN": plan.generation, "SPACE": plan.space,
+        "clk": plan.clk, "bound": plan.bound, "GSIZE": plan.gsize, "LSIZE": plan.lsize,
+    }
+    kind = plan.space[0]
+    space = ("space.values != SPACE[1]" if kind == "range"
+             else "False" if kind == "single_task" else "_space(kind, space) != SPACE")
+    lines = [
+        "def launch(q, ex, kind, space, fn):",
+        f"    if kind != {kind!r} or kernels.generation != GEN or {space}:",
+        "        return None",
+        "    if _ov[0] is not False and (_ov[0] or _env.get(_env_key) is not None) and _enabled():",
+        "        return None",
+    ]
+    if plan.globals:
+        lines += ["    if not _same_globals(plan, fn):", "        return None"]
+    ncells = len(plan.cells) - len(plan.gnames)
+    if ncells:
+        lines.append("    cl = fn.__closure__")
+    if plan.gnames:
+        lines.append("    g = fn.__globals__")
+    args: list[str] = []
+    pointers: list[str] = []
+    for i, (how, want) in enumerate(plan.cells):
+        ns[f"W{i}"] = want
+        src = (f"cl[{i}].cell_contents" if i < ncells
+               else f"g.get({plan.gnames[i - ncells]!r}, _MISSING)")
+        lines += _cell_lines(i, how, src, args, pointers)
+    lines += _enqueue_lines(args, pointers)
+    exec(compile("\n".join(lines), f"<pysycl launch plan of {plan.kernel.name}>", "exec"), ns)
+    return ns["launch"]
+
+
+def _cell_lines(i: int, how: int, src: str, args: list[str], pointers: list[str]) -> list[str]:
+    """The checks of cell ``i`` (value ``v{i}``); appends its argument expressions."""
+    v = f"v{i}"
+    out = [f"    {v} = {src}"]
+    if how == _POINTER:
+        out += [f"    if type({v}) is not usm_pointer or {v}._sig != W{i} or not {v}._alloc.live:",
+                "        return None",
+                f"    a{i} = {v}._karg",
+                f"    if a{i} is None:",
+                f"        a{i} = {v}._karg = {v}._alloc.native.kernel_arg({v}._offset)"]
+        args.append(f"a{i}")
+        pointers.append(v)
+        return out
+    if how == _CONSTANT:
+        return [*out, f"    if {v} is not W{i}:", "        return None"]
+    out += [f"    if type({v}) is not W{i}:", "        return None"]
+    if how == _INT:
+        out += [f"    if not {_INT64_MIN} <= {v} <= {_INT64_MAX}:", "        return None"]
+        args.append(v)
+    elif how == _COMPLEX:  # two arguments, real and imaginary part (see _core.abi)
+        args += [f"{v}.real", f"{v}.imag"]
+    else:
+        args.append(f"int({v})" if how == _BOOL else v)
+    return out
+
+
+def _enqueue_lines(args: list[str], pointers: list[str]) -> list[str]:
+    """Set the arguments (if they changed) and enqueue; keep pointers alive; the event."""
+    out = [
+        f"    args = [{', '.join(args)}]",
+        "    _stats['memory_hits'] += 1",
+        "    try:",
+        "        with _lock:  # setting arguments and enqueuing is one step (exec.launch's)",
+        "            if bound.get(clk) != args:",
+        "                bound.pop(clk, None)  # set_args may fail half-way",
+        "                clk.set_args(*args)",
+        "                bound[clk] = args",
+        "            ev = _enqueue(ex.native, clk, GSIZE, LSIZE, None, None)",
+        "    except _Error as e:",
+        "        raise _x.translate(e, 'kernel launch failed', errc.kernel) from e",
+    ]
+    if pointers:  # keep_until_complete, inlined: the pointers live until the kernel completes
+        out += ["    d = ex.inflight",
+                f"    d.append((ev, [{', '.join(pointers)}]))",
+                "    if len(d) > PRUNE_AT:",
+                "        prune(ex, d)"]
+    return [*out,
+            "    e = _new(event)  # event._make, inlined: q's event of ev",
+            "    e._cl = e._first = ev",
+            "    e._queue = q",
+            "    e._exec = ex",
+            "    e._deps = ()",
+            "    return e"]
 
 
 def _same_globals(plan: Plan, fn: types.FunctionType) -> bool:
@@ -223,7 +270,7 @@ def _check(v: Any, kind: ArgKind | None) -> tuple[int, Any] | None:
     if kind is ArgKind.POINTER:
         if type(v) is not usm_pointer or v._alloc.kind is usm.alloc.unknown:
             return None
-        return (_POINTER, (v.dtype, v.readonly))
+        return (_POINTER, v._sig)  # context, dtype, read-only: one comparison per launch
     t = type(v)
     if kind is ArgKind.SCALAR:
         return (_INT if t is int else _BOOL if t is bool or t is np.bool_ else _SAME, t)

@@ -182,7 +182,7 @@ class usm_pointer:  # noqa: N801 - pysycl's name for C++'s ``T*`` to USM
     allocation to dpctl/dpnp through ``__sycl_usm_array_interface__``.
     """
 
-    __slots__ = ("__weakref__", "_alloc", "_karg", "_offset", "_view", "count", "dtype",
+    __slots__ = ("__weakref__", "_alloc", "_karg", "_offset", "_sig", "_view", "count", "dtype",
                  "readonly")
 
     def __init__(self, alloc: Allocation, byte_offset: int, dtype: np.dtype, count: int,
@@ -195,6 +195,8 @@ class usm_pointer:  # noqa: N801 - pysycl's name for C++'s ``T*`` to USM
         self.readonly = readonly
         self._karg: Any = None  # the backend's kernel argument, made on first launch
         self._view: np.ndarray | None = None
+        #: what a launch plan compares (pysycl._commands.fastpath): context, dtype, read-only
+        self._sig = (alloc.ctx_key, dtype, readonly)
 
     # --- identity and arithmetic ---------------------------------------------
     @property

@@ -9,6 +9,8 @@ import weakref
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import pysycl as sycl
 from pysycl._commands import fastpath
@@ -264,4 +266,43 @@ def test_module_globals_are_checked_like_cells(kq: sycl.queue) -> None:
         assert e.value.code() == sycl.errc.invalid and "freed" in str(e.value)
     finally:
         _G_PTR, _G_SCALE = None, 1
+        sycl.free(b, kq)
+
+
+_CELLS = st.tuples(
+    st.integers(-(1 << 40), 1 << 40),
+    st.sampled_from([float, np.float32, bool]),
+    st.floats(-1e3, 1e3, width=32),
+    st.sampled_from(["a", "b", "a+1", "b-view"]),
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(_CELLS, min_size=1, max_size=6))
+def test_generated_launches_match_numpy_for_any_sequence_of_cells(kq: sycl.queue, seq: list) -> None:
+    """Launch after launch the closure changes (values, number types, pointers of other
+    allocations, offsets, other dtypes): the plan's generated launch or the whole way,
+    the result is always numpy's."""
+    a = sycl.malloc_device(8, kq, dtype=np.float64)
+    b = sycl.malloc_device(8, kq, dtype=np.float64)
+    try:
+        for n, ty, x, which in seq:
+            kq.memset(a, 0, a.nbytes)
+            kq.memset(b, 0, b.nbytes).wait()
+            s = ty(x)
+            p = {"a": a, "b": b, "a+1": a + 1, "b-view": b.view(np.int64)}[which]
+
+            def k(i: sycl.item) -> None:
+                p[i] = n + s * 2  # noqa: B023 - the cells are what is under test
+
+            kq.parallel_for(sycl.range(4), k).wait()
+            want = np.zeros(8, p.dtype)
+            want[:4] = np.asarray(np.int64(n) + s * 2).astype(p.dtype)  # a captured int is int64
+            base = {"a": a, "b": b, "a+1": a, "b-view": b}[which]
+            got = _read(kq, base)
+            off = 1 if which == "a+1" else 0
+            got = got.view(p.dtype)[off:off + 8 - off]
+            np.testing.assert_array_equal(got[:4], want[:4])
+    finally:
+        sycl.free(a, kq)
         sycl.free(b, kq)
