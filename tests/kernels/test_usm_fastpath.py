@@ -293,7 +293,7 @@ def test_generated_launches_match_numpy_for_any_sequence_of_cells(kq: sycl.queue
             p = {"a": a, "b": b, "a+1": a + 1, "b-view": b.view(np.int64)}[which]
 
             def k(i: sycl.item) -> None:
-                p[i] = n + s * 2  # noqa: B023 - the cells are what is under test
+                p[i] = n + s * 2
 
             kq.parallel_for(sycl.range(4), k).wait()
             want = np.zeros(8, p.dtype)
