@@ -382,8 +382,8 @@ class ValidateTypedKernel(AnalysisPass):
         if isinstance(ty, USMPointerType) and ty.readonly:
             raise KernelSourceError(
                 f"cannot {what} the read-only USM pointer '{_user_name(target, func_ir)}': it "
-                "points at read-only memory (a numpy array with flags.writeable False); "
-                "capture a writable array or a sycl.malloc_* pointer to store into it", stmt.loc)
+                "points at read-only memory (a numpy array with flags.writeable False, or a "
+                "lookup table); store into an accessor or a sycl.malloc_* pointer", stmt.loc)
 
     @staticmethod
     def _check_recursive_call(stmt: ir.Assign, typemap: dict) -> None:

@@ -104,6 +104,11 @@ class Backend(Protocol):
         """Host memory ``owner`` as an allocation's native side (never released by pysycl)."""
         ...
 
+    def usm_table(self, arr: np.ndarray, ctx: context) -> Any:
+        """A read-only device copy of the C-contiguous host array ``arr``, made now
+        (a lookup table, :mod:`pysycl._memory.tables`), as an allocation's native side."""
+        ...
+
 
 _registry: list[Backend] = []
 

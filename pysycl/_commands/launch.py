@@ -23,7 +23,7 @@ from pysycl._bundles import kernel as _kernel
 from pysycl._bundles import kernel_id as _kernel_id
 from pysycl._bundles.ops import launch_kernel as _bundle_kernel
 from pysycl._core.abi import ArgKind, IndexSpace
-from pysycl._core.exceptions import errc, exception
+from pysycl._core.exceptions import errc, exception, kernel_compile_error
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import kprint as _kprint
 from pysycl._kernels import reduction as _reduction
@@ -35,6 +35,7 @@ from pysycl._kernels.captures import CodeInfo, capture_values, captures_of, gene
 from pysycl._kernels.digest import stable_digest
 from pysycl._kernels.functor import body_of
 from pysycl._kernels.ndrange import check_nd_range, ndrange_sizes
+from pysycl._memory import tables as _tables
 from pysycl._memory.usm_api import keep_until_complete
 
 if TYPE_CHECKING:
@@ -110,7 +111,7 @@ def prepare(q: queue, h: handler,
     else:
         k = _memory.get(mkey if not checked else (*mkey, _CHECKED))
         if k is None:
-            k = _compile(fn, info, caps, tkey, mkey, cmd, checked, target_of(dev))
+            k = _compile(fn, info, caps, tkey, mkey, cmd, checked, target_of(dev), values)
         else:
             _stats["memory_hits"] += 1
             if cmd.name is not None and not _kernel_id.is_registered(
@@ -173,9 +174,10 @@ def resolved(q: queue, cmd: KernelCommand) -> tuple[Kernel | None, cl.Kernel | N
 
 def _compile(fn: types.FunctionType, info: CodeInfo, caps: list[CaptureEntry], tkey: tuple[Hashable, ...],
              mkey: tuple[Hashable, ...], cmd: KernelCommand, checked: bool,
-             target: tuple[str, str]) -> Kernel:
+             target: tuple[str, str], values: list[Any]) -> Kernel:
     """A memory miss: the kernel (its image for ``target``) from the disk cache or the
-    compiler, registered by name."""
+    compiler, registered by name. A compile error about a lookup table (a store into
+    it) says what the table is (``values``: the captured values)."""
     index = IndexSpace(cmd.kind, cmd.ndim)
     name = cmd.name or fn.__qualname__
 
@@ -184,7 +186,13 @@ def _compile(fn: types.FunctionType, info: CodeInfo, caps: list[CaptureEntry], t
         return kernels.load_or_compile(stable_digest(fn, captures, index, checked), fn, index,
                                        captures, name, checked, target)
 
-    k = kernels.once(mkey if not checked else (*mkey, _CHECKED), make)
+    try:
+        k = kernels.once(mkey if not checked else (*mkey, _CHECKED), make)
+    except kernel_compile_error as e:
+        err = _tables.explain(e, [c[0] for c in caps], values)
+        if err is e:
+            raise
+        raise err from e.__cause__
     _register(k, fn, info, caps, tkey, mkey, cmd, checked)
     return k
 

@@ -3,11 +3,12 @@
 The submit hot path starts here: :func:`capture_values` reads a kernel's
 captured values -- closure cells and module globals it loads, and those of the
 plain Python helper functions it calls, however deep -- and classifies each
-(:func:`classify`): numbers, tuples of numbers, accessors and specialization
-ids are kernel *arguments* (a value, a :class:`~pysycl._core.abi.Capture`, its
-type in the key); functions are walked; modules, classes, enums, function
-objects, strings and attributes read off a user's module are compile-time
-constants (in the key by identity or value). The per-code-object analysis
+(:func:`classify`): numbers, tuples of numbers, accessors, USM pointers, host
+arrays (passed as they are, or as lookup tables: :mod:`pysycl._memory.tables`) and
+specialization ids are kernel *arguments* (a value, a
+:class:`~pysycl._core.abi.Capture`, its type in the key); functions are walked;
+modules, classes, enums, function objects, strings and attributes read off a
+user's module are compile-time constants (in the key by identity or value). The per-code-object analysis
 (:class:`CodeInfo`) is done once.
 
 The in-memory key is ``(code, key tuple, index kind, ndim)``;
@@ -170,12 +171,7 @@ def _bad_capture(fn: types.FunctionType, info: CodeInfo, name: str, value: Any,
                  owner: int = 0) -> kernel_compile_error:
     line = info.lines.get(name, fn.__code__.co_firstlineno)
     where = f"{fn.__code__.co_filename}:{line}"
-    if isinstance(value, np.ndarray):
-        hint = ("a numpy array is a kernel argument only on a device with "
-                "aspect.usm_system_allocations, and only 1-D and C-contiguous: wrap it in a "
-                "sycl.buffer and capture an accessor (buf.get_access(h, sycl.access_mode.read)), "
-                "or copy it into USM (sycl.malloc_device + q.memcpy)")
-    elif isinstance(value, buffer):
+    if isinstance(value, buffer):
         hint = "capture an accessor of the buffer (buf.get_access(h, mode)), not the buffer"
     elif isinstance(value, tuple):
         hint = ("a tuple in a kernel may hold numbers (and tuples of numbers) only; capture "

@@ -24,6 +24,7 @@ import numpy as np
 
 from pysycl._backends import base as _backends
 from pysycl._core.exceptions import errc, exception
+from pysycl._memory import tables as _tables
 from pysycl._memory.usm import Allocation, find, new_pointer, usm, usm_pointer
 from pysycl._objects.aspects import aspect
 from pysycl._objects.context import context, default_context_for
@@ -390,12 +391,8 @@ def _host_array(v: Any) -> np.ndarray | None:
     return None
 
 
-def _borrow(arr: np.ndarray, q: Any, who: str) -> usm_pointer:
+def _borrow(arr: np.ndarray, n: int, q: Any) -> usm_pointer:
     """A pointer to a host array's memory (unregistered: the array owns it)."""
-    if arr.dtype.hasobject or arr.dtype.fields is not None or arr.dtype.itemsize == 0:
-        raise exception(errc.invalid, f"{who}: arrays of {arr.dtype} cannot be passed to a "
-                        "device")
-    n = _flat(arr.shape, arr.strides, arr.dtype, who)
     ctx = q.get_context()
     native = _backends.get(ctx.get_backend()).usm_borrow(arr)
     a = Allocation(native, max(arr.nbytes, 0), usm.alloc.unknown, ctx, None, True)
@@ -407,17 +404,24 @@ def adopt(v: Any, q: Any, who: str) -> usm_pointer | None:
     """A kernel capture that is foreign USM or host memory, as a pointer (None: neither).
 
     Objects with ``__sycl_usm_array_interface__`` must point into a pysycl
-    allocation of the queue's context; host arrays (numpy, or any DLPack producer
-    of host memory) are kernel arguments where the device can use any host memory
-    (``aspect.usm_system_allocations``).
+    allocation of the queue's context. Host arrays (numpy, or any DLPack producer
+    of host memory; 1-D, C-contiguous) are passed as they are where the device can
+    use any host memory (``aspect.usm_system_allocations``), elsewhere as read-only
+    lookup tables copied for the launch (:mod:`pysycl._memory.tables`).
     """
     iface = _usm_interface(v)
     if iface is not None:
         return _from_interface(iface, q, who)
-    if not q.get_device().has(aspect.usm_system_allocations):
-        return None
     arr = _host_array(v)
-    return None if arr is None else _borrow(arr, q, who)
+    if arr is None:
+        return None
+    if arr.dtype.hasobject or arr.dtype.fields is not None or arr.dtype.itemsize == 0:
+        raise exception(errc.invalid, f"{who}: arrays of {arr.dtype} cannot be passed to a "
+                        "device")
+    n = _flat(arr.shape, arr.strides, arr.dtype, who)
+    if _tables.passed_directly(q):
+        return _borrow(arr, n, q)
+    return _tables.table(arr, n, q, who)
 
 
 def endpoint(v: Any, q: Any, nbytes: int, writes: bool, who: str) -> tuple[int, Any]:

@@ -34,6 +34,9 @@ class HostBackend:
     def usm_borrow(self, owner: np.ndarray) -> HostMemory:
         return HostMemory.borrowing(owner)
 
+    def usm_table(self, arr: np.ndarray, ctx: context) -> HostMemory:
+        return HostMemory.borrowing(arr.copy())  # the values at submit, as on a device
+
 
 class HostMemory:
     """A USM allocation of the host device: plain host memory (numpy-owned)."""

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from pysycl._backends.opencl.executor import OpenCLExecutor
-    from pysycl._backends.opencl.usm import Borrowed, SVMMemory
+    from pysycl._backends.opencl.usm import Borrowed, SVMMemory, Table
     from pysycl._objects.context import context
     from pysycl._objects.device import device
     from pysycl._objects.platform import platform
@@ -45,3 +45,8 @@ class OpenCLBackend:
         from pysycl._backends.opencl.usm import Borrowed
 
         return Borrowed(owner)
+
+    def usm_table(self, arr: np.ndarray, ctx: context) -> Table:
+        from pysycl._backends.opencl.usm import Table
+
+        return Table(ctx.native, arr)

@@ -103,6 +103,33 @@ class Borrowed:
         pass
 
 
+class Table:
+    """A read-only device copy of a host array, made when created: a lookup table
+    (:mod:`pysycl._memory.tables`). A buffer, not SVM: the copy needs no command on
+    the queue, and OpenCL keeps a released buffer until the kernels using it complete.
+    """
+
+    __slots__ = ("address", "mem")
+
+    def __init__(self, ctx: cl.Context, arr: np.ndarray) -> None:
+        flags = cl.mem_flags.READ_ONLY
+        try:
+            if arr.nbytes:
+                self.mem = cl.Buffer(ctx, flags | cl.mem_flags.COPY_HOST_PTR, hostbuf=arr)
+            else:  # OpenCL has no empty buffers
+                self.mem = cl.Buffer(ctx, flags, size=1)
+        except cl.Error as e:
+            raise translate(e, f"cannot copy a lookup table of {arr.nbytes} bytes to the "
+                            "device", errc.memory_allocation) from e
+        self.address = 0  # device memory: no address the host could use
+
+    def kernel_arg(self, byte_offset: int) -> cl.Buffer:
+        return self.mem  # a `T __global *` argument may be a buffer (tables start at 0)
+
+    def release(self) -> None:
+        pass  # the buffer goes with its last reference
+
+
 def svm_caps(cl_device: cl.Device) -> int:
     """``CL_DEVICE_SVM_CAPABILITIES`` (0 before OpenCL 2.0 or when the query fails)."""
     try:
