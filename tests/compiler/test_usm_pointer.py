@@ -320,7 +320,7 @@ def test_store_into_readonly_pointer_names_file_line_and_variable() -> None:
         ro[i] = x
 
     msg = _readonly_error(k, 2)
-    assert "'ro'" in msg and "writable" in msg, msg
+    assert "'ro'" in msg and "accessor" in msg and "lookup table" in msg, msg
 
 
 def test_readonly_pointer_rejects_augmented_assignment_setitem_and_atomics() -> None:

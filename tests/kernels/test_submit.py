@@ -223,8 +223,8 @@ def test_wrong_arity_is_reported_at_parallel_for(kq: sycl.queue) -> None:
 
 
 def test_numpy_array_capture_is_rejected_with_location(kq: sycl.queue) -> None:
-    """A 2-D numpy array is no kernel argument on any device (a 1-D one is USM system
-    memory where the device has aspect.usm_system_allocations: tests/kernels/test_usm.py)."""
+    """A 2-D numpy array is no kernel argument on any device (a 1-D one is: the array's
+    memory, or a read-only lookup table: tests/kernels/test_tables.py)."""
     host = np.arange(4, dtype=np.float32).reshape(2, 2)
     out = np.zeros(4, np.float32)
     with sycl.buffer(out) as O:
