@@ -192,7 +192,7 @@ def test_helpers_read_global_and_closure_tables(tq: sycl.queue, fresh_stats: Non
                                    lambda i: o.__setitem__(i, from_table(3 - i) + at(i)))
 
                 tq.submit(cg)
-            np.testing.assert_array_equal(out, TABLE[::-1] + [7, 8, 9, 10])
+            np.testing.assert_array_equal(out, TABLE[::-1] + np.array([7, 8, 9, 10]))
     finally:
         TABLE = saved
     if tq.get_device().image_targets:
