@@ -23,7 +23,7 @@ from pysycl._bundles import kernel as _kernel
 from pysycl._bundles import kernel_id as _kernel_id
 from pysycl._bundles.ops import launch_kernel as _bundle_kernel
 from pysycl._core.abi import ArgKind, IndexSpace
-from pysycl._core.exceptions import errc, exception, kernel_compile_error
+from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import kprint as _kprint
 from pysycl._kernels import reduction as _reduction
@@ -186,13 +186,8 @@ def _compile(fn: types.FunctionType, info: CodeInfo, caps: list[CaptureEntry], t
         return kernels.load_or_compile(stable_digest(fn, captures, index, checked), fn, index,
                                        captures, name, checked, target)
 
-    try:
+    with _tables.explaining([c[0] for c in caps], values):
         k = kernels.once(mkey if not checked else (*mkey, _CHECKED), make)
-    except kernel_compile_error as e:
-        err = _tables.explain(e, [c[0] for c in caps], values)
-        if err is e:
-            raise
-        raise err from e.__cause__
     _register(k, fn, info, caps, tkey, mkey, cmd, checked)
     return k
 

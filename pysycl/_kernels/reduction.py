@@ -41,6 +41,7 @@ from pysycl._kernels.functor import body_of
 from pysycl._kernels.group_algorithms import known_identity
 from pysycl._kernels.kernel_api import _functor, group_barrier
 from pysycl._kernels.ndrange import dev_limits, ndrange_sizes
+from pysycl._memory import tables as _tables
 from pysycl._memory.accessor import access_mode, accessor
 from pysycl._memory.buffer import buffer
 from pysycl._objects.info import _device_info
@@ -506,8 +507,11 @@ def prepare(q: queue, h: handler,
     dev, ctx = q.get_device(), q.get_context()
     target = target_of(dev)  # one image per entry: the combiners are not kept to compile more
     mkey = (info.code, tkey, kind, ndim, rtypes, ckeys, checked, target)
-    k = kernels.get(mkey) or kernels.once(mkey, lambda: _load_or_compile(
-        fn, caps, IndexSpace(kind, ndim), reds, rtypes, cmd.name, checked, target))
+    k = kernels.get(mkey)
+    if k is None:
+        with _tables.explaining([c[0] for c in caps], values):
+            k = kernels.once(mkey, lambda: _load_or_compile(
+                fn, caps, IndexSpace(kind, ndim), reds, rtypes, cmd.name, checked, target))
     if k.prints:
         raise exception(errc.feature_not_supported, f"kernel {k.name}: print() in kernels with "
                         "reductions is not supported yet; print in a kernel without reductions "

@@ -35,6 +35,7 @@ CPU runs on a GPU too. Tests flip :data:`forced` the same way.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +45,7 @@ from pysycl._memory.usm import Allocation, usm, usm_pointer
 from pysycl._objects.aspects import aspect
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
 
     import numpy as np
 
@@ -102,6 +103,19 @@ def table(arr: np.ndarray, n: int, q: Any, who: str) -> usm_pointer:
     a.exported = True  # nothing to free by hand: the copy goes with its last reference
     a.shape, a.dtype = arr.shape, arr.dtype
     return usm_pointer(a, 0, arr.dtype, n, True)
+
+
+@contextlib.contextmanager
+def explaining(names: Sequence[str], values: Sequence[Any]) -> Iterator[None]:
+    """Compile a kernel whose captures are ``names``/``values``: a compile error about
+    a store into one of its tables (a read-only pointer) says what the table is."""
+    try:
+        yield
+    except kernel_compile_error as e:
+        err = explain(e, names, values)
+        if err is e:
+            raise
+        raise err from e.__cause__
 
 
 def explain(e: kernel_compile_error, names: Sequence[str], values: Sequence[Any]

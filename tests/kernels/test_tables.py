@@ -214,6 +214,18 @@ def test_handler_less_launches_take_tables(tq: sycl.queue) -> None:
         sycl.free(dst, tq)
 
 
+def test_tables_in_reduction_kernels(tq: sycl.queue) -> None:
+    weights = np.array([1.0, 2.0, 4.0, 8.0])
+    total = np.zeros(1)
+    with sycl.buffer(total) as T:
+        def cg(h: sycl.handler) -> None:
+            s = sycl.reduction(T, h, sycl.plus())
+            h.parallel_for(sycl.range(16), s, lambda i, s: s.combine(weights[i % 4]))
+
+        tq.submit(cg)
+    assert total[0] == 4 * weights.sum()
+
+
 def test_an_empty_table(tq: sycl.queue) -> None:
     lut = np.zeros(0, np.float32)
     out = np.ones(4, np.float32)
@@ -260,6 +272,26 @@ def test_writing_a_table_is_a_compile_error(table_q: sycl.queue) -> None:
     assert "'lut'" in msg and "32 bytes (4 x float64)" in msg and "65536 bytes" in msg, msg
     assert "sycl.buffer" in msg and "sycl.malloc_device" in msg, msg
     assert (lut == np.arange(4.0)).all() and (out == 0).all()  # nothing ran
+
+
+def test_writing_a_table_in_a_reduction_kernel_is_explained(table_q: sycl.queue) -> None:
+    flags = np.zeros(8, np.int8)
+    total = np.zeros(1)
+    with sycl.buffer(total) as T:
+        def cg(h: sycl.handler) -> None:
+            s = sycl.reduction(T, h, sycl.plus())
+
+            def k(i, s):
+                flags[i] = 1
+                s.combine(1.0)
+
+            h.parallel_for(sycl.range(8), s, k)
+
+        with pytest.raises(sycl.kernel_compile_error) as ei:
+            table_q.submit(cg)
+    msg = str(ei.value)
+    assert "'flags'" in msg and "8 bytes (8 x int8)" in msg and "65536 bytes" in msg, msg
+    assert (flags == 0).all() and total[0] == 0
 
 
 def test_atomics_on_a_table_are_a_compile_error(table_q: sycl.queue) -> None:
