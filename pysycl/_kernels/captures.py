@@ -8,8 +8,8 @@ arrays (passed as they are, or as lookup tables: :mod:`pysycl._memory.tables`) a
 specialization ids are kernel *arguments* (a value, a
 :class:`~pysycl._core.abi.Capture`, its type in the key); functions are walked;
 modules, classes, enums, function objects, strings and attributes read off a
-user's module are compile-time constants (in the key by identity or value). The per-code-object analysis
-(:class:`CodeInfo`) is done once.
+user's module are compile-time constants (in the key by identity or value). The
+per-code-object analysis (:class:`CodeInfo`) is done once.
 
 The in-memory key is ``(code, key tuple, index kind, ndim)``;
 :func:`stable_digest` hashes the same things stably across processes for the

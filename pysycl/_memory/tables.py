@@ -61,12 +61,9 @@ _ALTERNATIVES = ("put the data in a sycl.buffer and capture an accessor "
 
 
 class TableAllocation(Allocation):
-    """The device copy of one table for one launch (never registered, freed with its pointer).
+    """The device copy of one table for one launch (never registered, freed with its pointer)."""
 
-    ``shape``/``dtype`` describe the host array it copies (for messages).
-    """
-
-    __slots__ = ("dtype", "shape")
+    __slots__ = ()
 
 
 def passed_directly(q: Any) -> bool:
@@ -101,7 +98,6 @@ def table(arr: np.ndarray, n: int, q: Any, who: str) -> usm_pointer:
     native = _backends.get(ctx.get_backend()).usm_table(arr, ctx)
     a = TableAllocation(native, arr.nbytes, usm.alloc.unknown, ctx, q.get_device(), False)
     a.exported = True  # nothing to free by hand: the copy goes with its last reference
-    a.shape, a.dtype = arr.shape, arr.dtype
     return usm_pointer(a, 0, arr.dtype, n, True)
 
 
@@ -129,10 +125,10 @@ def explain(e: kernel_compile_error, names: Sequence[str], values: Sequence[Any]
     """
     what = e.what()
     notes = []
-    for name, v in zip(names, values, strict=True):
+    for name, v in zip(names, values, strict=False):
         a = getattr(v, "_alloc", None)
         if type(a) is TableAllocation and f"read-only USM pointer {name!r}" in what:
-            notes.append(f"{name!r} is a numpy array of {_describe(a.nbytes, v.count, a.dtype)}"
+            notes.append(f"{name!r} is a numpy array of {_describe(a.nbytes, v.count, v.dtype)}"
                          f" and {_why(a.dev)}: each launch gets a read-only copy of it (a "
                          f"lookup table, at most {TABLE_LIMIT} bytes) that kernels can only "
                          f"read; to store results, {_ALTERNATIVES}")
