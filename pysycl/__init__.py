@@ -122,6 +122,27 @@ from pysycl._kernels.group_algorithms import (  # noqa: E402
 )
 from pysycl._kernels.reduction import known_identity, reduction  # noqa: E402
 
+# --- stream (§4.16) -----------------------------------------------------------------
+from pysycl._kernels.kstream import stream  # noqa: E402
+from pysycl._core.streamfmt import (  # noqa: E402
+    dec,
+    defaultfloat,
+    endl,
+    fixed,
+    flush,
+    hex,
+    hexfloat,
+    noshowbase,
+    noshowpos,
+    oct,
+    scientific,
+    setprecision,
+    setw,
+    showbase,
+    showpos,
+    stream_manipulator,
+)
+
 # --- vectors (§4.14.2), marray (§4.14.3), geometric functions (§4.17.8) -------------
 from pysycl._objects.vec import (  # noqa: E402
     cross,
@@ -281,6 +302,24 @@ __all__ = [
     "target",
     "usm",
     "usm_pointer",
+    # stream (§4.16)
+    "dec",
+    "defaultfloat",
+    "endl",
+    "fixed",
+    "flush",
+    "hex",
+    "hexfloat",
+    "noshowbase",
+    "noshowpos",
+    "oct",
+    "scientific",
+    "setprecision",
+    "setw",
+    "showbase",
+    "showpos",
+    "stream",
+    "stream_manipulator",
     # vectors
     "cross",
     "distance",

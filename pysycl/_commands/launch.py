@@ -254,11 +254,12 @@ def _checked_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType,
 def _print_launch(q: queue, k: Kernel, cmd: KernelCommand, clk: cl.Kernel, gsize: tuple[int, ...],
                   lsize: tuple[int, ...] | None, values: list[Any], checked: bool
                   ) -> Callable[[Sequence[cl.Event] | None], cl.Event]:
-    """``launch(wait_for)`` of a kernel that calls ``print``: its buffer, read back after it."""
+    """``launch(wait_for)`` of a kernel that calls ``print`` or writes a ``sycl.stream``: its
+    output buffers, read back after it."""
     if checked:
-        raise exception(errc.feature_not_supported, f"{k.where}: print() in kernels is not "
-                        "available in bounds-checked mode (PYSYCL_BOUNDS_CHECK=1) yet; run "
-                        "without it, or on the host_debuggable device")
+        raise exception(errc.feature_not_supported, f"{k.where}: print() and sycl.stream in "
+                        "kernels are not available in bounds-checked mode (PYSYCL_BOUNDS_CHECK=1) "
+                        "yet; run without it, or on the host_debuggable device")
     if k.has_local:
         values = _local_values(k, cmd.kind, values)
     x = _cl()
@@ -268,11 +269,11 @@ def _print_launch(q: queue, k: Kernel, cmd: KernelCommand, clk: cl.Kernel, gsize
     def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
         if 0 in gsize:
             return x.marker(clq, wait_for=wait_for)
-        bound, host, buf = _kprint.bind(x, ctx, clq, values)
+        bound, outs = _kprint.bind(x, ctx, clq, values, k.name)
         ev = x.launch(clq, clk, gsize, lsize, flat_args(bound, kinds, key), wait_for)
         if k.has_pointer:
             keep_until_complete(ex, ev, values)
-        _kprint.watch(x, clq, ev, host, buf, k.name)
+        _kprint.watch(x, clq, ev, outs)
         return ev
 
     return launch

@@ -290,7 +290,41 @@ PRINT_NUMBER = 2
 PRINT_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                 "float16", "float32", "float64")
 
-CaptureType = AccessorType | ScalarType | TupleType | PointerType | SpecConstantType | PrintType
+
+
+@dataclass(frozen=True)
+class StreamType:
+    """Type of a captured ``sycl.stream``: its launch's output buffer.
+
+    One OpenCL argument, ``uint __global *out``, a fresh buffer per launch whose
+    capacity follows the stream's ``total_buffer_size``
+    (``pysycl._kernels.kstream``). Header as :class:`PrintType`'s. Each
+    ``out << a << b ...`` statement appends one record, atomically reserved:
+    ``[n | flags, wid_lo, wid_hi, piece...]`` -- ``n`` the record's words,
+    ``flags`` :data:`STREAM_CONTINUES` when the record continues the work-item's
+    previous statement (a chain split by a conditional expression), ``wid`` the
+    work-item's global linear id over the three OpenCL dimensions. Pieces are
+    :class:`PrintType`'s text and number pieces, and: tag ``STREAM_MANIP |
+    (code << 8)`` (``code`` a ``stream_manipulator`` value); tag
+    ``STREAM_SETPRECISION`` / ``STREAM_SETW`` then the ``int32`` argument; tag
+    ``STREAM_ARRAY | (count << 8)`` then ``count`` 64-bit components of an id or
+    range (two words each, low word first).
+    """
+
+    def flat_arg_count(self) -> int:
+        """Number of OpenCL kernel arguments this capture occupies."""
+        return 1
+
+
+STREAM_MANIP = 16
+STREAM_SETPRECISION = 17
+STREAM_SETW = 18
+STREAM_ARRAY = 19
+#: Flag of a stream record's first word: it continues the work-item's previous statement.
+STREAM_CONTINUES = 1 << 31
+
+CaptureType = (AccessorType | ScalarType | TupleType | PointerType | SpecConstantType | PrintType
+               | StreamType)
 
 
 @dataclass(frozen=True)
@@ -389,7 +423,7 @@ def arg_kind(t: CaptureType) -> ArgKind:
         return ArgKind.LOCAL_ACCESSOR if t.space == "local" else ArgKind.ACCESSOR
     if isinstance(t, PointerType):
         return ArgKind.POINTER
-    if isinstance(t, PrintType):  # one argument, set as is: the launch's print buffer
+    if isinstance(t, (PrintType, StreamType)):  # one argument, set as is: the launch's buffer
         return ArgKind.SCALAR
     if isinstance(t, ScalarType) and t.flat_arg_count() == 1:
         return ArgKind.SCALAR

@@ -24,6 +24,7 @@ from pysycl._core.abi import (
     ReductionType,
     ScalarType,
     SpecConstantType,
+    StreamType,
     TupleType,
 )
 
@@ -83,6 +84,8 @@ def _type_to_plain(t: CaptureType) -> dict[str, object]:
         return {"kind": "tuple", "elements": [_type_to_plain(e) for e in t.elements]}
     if isinstance(t, PrintType):
         return {"kind": "print"}
+    if isinstance(t, StreamType):
+        return {"kind": "stream"}
     if isinstance(t, PointerType):
         return {"kind": "pointer", "dtype": _dtype_to_plain(t.dtype), "readonly": t.readonly}
     raise TypeError(f"no plain form for capture type {type(t).__name__}")
@@ -128,6 +131,9 @@ def _type_from_plain(d: object, depth: int = 0) -> CaptureType:
     if kind == "print":
         _fields(d, {"kind"}, "print type")
         return PrintType()
+    if kind == "stream":
+        _fields(d, {"kind"}, "stream type")
+        return StreamType()
     if kind == "pointer":
         f = _fields(d, {"kind", "dtype", "readonly"}, "pointer type")
         if not isinstance(f["readonly"], bool):

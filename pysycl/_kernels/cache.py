@@ -33,6 +33,7 @@ from pysycl._core.abi import (
     IndexSpace,
     PrintType,
     ReductionType,
+    StreamType,
     arg_kind,
     detached,
     source_location,
@@ -101,8 +102,8 @@ class Kernel:
             elif kind is ArgKind.ACCESSOR or kind is ArgKind.LOCAL_ACCESSOR:
                 dts.append(None)  # the memory object, then offset and ranges
                 dts.extend([np.int64] * (c.type.flat_arg_count() - 1))
-            elif isinstance(c.type, PrintType):
-                dts.append(None)  # the launch's print buffer
+            elif isinstance(c.type, (PrintType, StreamType)):
+                dts.append(None)  # the launch's print or stream buffer
             elif kind is not ArgKind.SPEC_CONSTANT:
                 dts.extend(c.type.flat_dtypes())  # type: ignore[union-attr]
         if compiled.bounds_checked and not compiled.reductions:
@@ -112,7 +113,8 @@ class Kernel:
         self.has_spec = ArgKind.SPEC_CONSTANT in kinds
         self.has_local = ArgKind.LOCAL_ACCESSOR in kinds
         self.has_pointer = ArgKind.POINTER in kinds
-        self.prints = any(type(c.type) is PrintType for c in compiled.captures)  # kernel print()
+        # kernel print() or a sycl.stream: output buffers per launch (pysycl._kernels.kprint)
+        self.prints = any(type(c.type) in (PrintType, StreamType) for c in compiled.captures)
         self.direct, self.direct_rest = _bounds.fast_checks(compiled.direct_index, kinds)
         self.kernels: dict[tuple[Hashable, ...], cl.Kernel] = {}
         # cl_kernel -> the arguments it was last launched with (exec.launch sets only changes)

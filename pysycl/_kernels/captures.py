@@ -38,6 +38,7 @@ from pysycl._core.abi import (
 from pysycl._core.exceptions import errc, exception, kernel_compile_error
 from pysycl._kernels import functor as _fobj
 from pysycl._kernels import kprint as _kprint
+from pysycl._kernels import kstream as _kstream
 from pysycl._kernels import specconst as _specconst
 from pysycl._kernels.kernel_api import _functor, local_accessor
 from pysycl._memory.accessor import accessor
@@ -360,7 +361,8 @@ def is_argument(v: Any) -> bool:
     """Whether a value read by a kernel or helper is a kernel argument (see :func:`classify`)."""
     t = type(v)
     return (t in _SCALAR_KEYS or t is accessor or t is local_accessor or t is usm_pointer
-            or t is _specconst.specialization_id or (t is tuple and bool(v)))
+            or t is _specconst.specialization_id or t is _kstream.stream
+            or (t is tuple and bool(v)))
 
 
 def module_attrs(mod: types.ModuleType,
@@ -455,6 +457,15 @@ def classify(fn: types.FunctionType, info: CodeInfo, h: handler, name: str, sour
         if not a.live or a.ctx_key != h._queue._ctx._handle:
             raise _bad_pointer(fn, info, name, v, h, owner)
         _add_pointer(v, name, source, values, caps, key, owner)
+        return
+    if t is _kstream.stream:  # a launch's output buffer (pysycl._kernels.kstream)
+        if v.handler is not h:
+            raise exception(errc.invalid, f"{_where(fn, info, name)}: {_who(fn, owner)} "
+                            f"sycl.stream {name!r} that was not created in this command group")
+        values.append(v)
+        caps.append((name, source, _kstream.STREAM_TYPE, owner) if owner
+                    else (name, source, _kstream.STREAM_TYPE))
+        key.append(_kstream.STREAM_TYPE)
         return
     if t is _specconst.specialization_id:  # read with kh.get_specialization_constant
         st = v.kernel_type

@@ -27,6 +27,7 @@ from pysycl._core.abi import (
     PointerType,
     PrintType,
     SpecConstantType,
+    StreamType,
     TupleType,
 )
 from pysycl._kernels.captures import info_of, is_argument, plan_index, references, walkable
@@ -125,6 +126,8 @@ def _type_repr(t: CaptureType) -> str:
         return f"acc({t.dtype.str},{t.ndim},{t.mode},{t.space}{shape})"
     if isinstance(t, PrintType):
         return "print"
+    if isinstance(t, StreamType):
+        return "stream"
     if isinstance(t, PointerType):
         return f"ptr({t.dtype.str},{'ro' if t.readonly else 'rw'})"
     return f"scalar({getattr(t, 'dtype', np.dtype(np.void)).str})"

@@ -8,25 +8,23 @@ one record. The buffer is read back after the kernel (non-blocking) and its
 records are decoded and written to Python's ``sys.stdout`` -- so Jupyter cells
 and pytest's capture see them -- at the next synchronization point:
 ``event.wait()``, ``queue.wait()``/``wait_and_throw()``, a buffer's write-back
-or a host accessor (docs/debugging.md).
+or a host accessor (docs/debugging.md). The buffers of a kernel's ``sycl.stream``
+captures travel the same way (:mod:`pysycl._kernels.kstream` sizes and decodes them).
 """
 
 from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pysycl._core.abi import (
-    PRINT_BUFFER_WORDS,
-    PRINT_DTYPES,
-    PRINT_HEADER_WORDS,
-    PRINT_NUMBER,
-    PRINT_STR,
-    PrintType,
-)
+from pysycl._core.abi import PRINT_BUFFER_WORDS, PRINT_HEADER_WORDS, PRINT_STR, PrintType
+from pysycl._core.streamfmt import decode_number
+from pysycl._kernels import kstream as _kstream
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -48,28 +46,41 @@ class PrintSlot:
 
 
 SLOT = PrintSlot()
-_DTYPES = tuple(np.dtype(c) for c in PRINT_DTYPES)
 _lock = threading.Lock()
-#: Launches whose output has not been written yet: (kernel event, read event, host words, name).
-pending: list[tuple[Any, Any, np.ndarray, str]] = []
+#: Outputs not written yet, in launch order: (kernel event, read event, render() -> text).
+pending: list[tuple[Any, Any, Callable[[], str]]] = []
+#: A launch's output buffers: (host words, device buffer, render(host words) -> text).
+Output = tuple[np.ndarray, "cl.Buffer", Callable[[np.ndarray], str]]
 
 
-def bind(x: ModuleType, ctx: context, clq: cl.CommandQueue, values: list[Any]
-         ) -> tuple[list[Any], np.ndarray, cl.Buffer]:
-    """``values`` with each print slot replaced by a fresh initialised buffer."""
-    host = np.zeros(PRINT_BUFFER_WORDS, np.uint32)
-    host[1] = PRINT_BUFFER_WORDS - PRINT_HEADER_WORDS
-    buf = x.alloc(ctx.native, host.nbytes)
-    x.write(clq, buf, host[:PRINT_HEADER_WORDS])
-    return [buf if v is SLOT else v for v in values], host, buf
+def bind(x: ModuleType, ctx: context, clq: cl.CommandQueue, values: list[Any], name: str
+         ) -> tuple[list[Any], list[Output]]:
+    """``values`` with the print slot and each ``sycl.stream`` replaced by a fresh buffer."""
+    bound: list[Any] = []
+    outs: list[Output] = []
+    for v in values:
+        if v is SLOT:
+            host = np.zeros(PRINT_BUFFER_WORDS, np.uint32)
+            host[1] = PRINT_BUFFER_WORDS - PRINT_HEADER_WORDS
+            render = partial(_print_text, name=name)
+        elif type(v) is _kstream.stream:
+            host = _kstream.launch_buffer(v)
+            render = partial(_kstream.decode, s=v, kernel=f"kernel {name}")
+        else:
+            bound.append(v)
+            continue
+        buf = x.alloc(ctx.native, host.nbytes)
+        x.write(clq, buf, host[:PRINT_HEADER_WORDS])
+        bound.append(buf)
+        outs.append((host, buf, render))
+    return bound, outs
 
 
-def watch(x: ModuleType, clq: cl.CommandQueue, ev: cl.Event, host: np.ndarray, buf: cl.Buffer,
-          name: str) -> None:
-    """Read the buffer back after ``ev`` (non-blocking); its text waits for a sync point."""
-    read = x.read(clq, host, buf, blocking=False)
+def watch(x: ModuleType, clq: cl.CommandQueue, ev: cl.Event, outs: list[Output]) -> None:
+    """Read the buffers back after ``ev`` (non-blocking); their text waits for a sync point."""
+    reads = [(x.read(clq, host, buf, blocking=False), host, render) for host, buf, render in outs]
     with _lock:
-        pending.append((ev, read, host, name))
+        pending.extend((ev, read, partial(render, host)) for read, host, render in reads)
 
 
 def flush() -> None:
@@ -83,17 +94,23 @@ def flush() -> None:
                 break  # keep launch order: a later launch waits for this one
             done.append(p)
         del pending[:len(done)]
-    for _, read, host, name in done:
+    for _, read, render in done:
         x.wait([read])
-        text, dropped = decode(host)
-        if dropped:
-            text += (f"[pysycl: {dropped} print record(s) of kernel {name} were dropped: the "
-                     f"kernel print buffer holds {PRINT_BUFFER_WORDS * 4 // 1024} KiB per "
-                     "launch; print less per launch]\n")
+        text = render()
         if text:
             sys.stdout.write(text)
     if done:
         sys.stdout.flush()
+
+
+def _print_text(host: np.ndarray, name: str) -> str:
+    """The text of a launch's print buffer, and a note on the records it dropped."""
+    text, dropped = decode(host)
+    if dropped:
+        text += (f"[pysycl: {dropped} print record(s) of kernel {name} were dropped: the "
+                 f"kernel print buffer holds {PRINT_BUFFER_WORDS * 4 // 1024} KiB per "
+                 "launch; print less per launch]\n")
+    return text
 
 
 def decode(words: np.ndarray) -> tuple[str, int]:
@@ -122,14 +139,6 @@ def _record(w: np.ndarray) -> str:
             out.append(w[k + 1:k + 1 + nw].tobytes()[:nbytes].decode("utf-8", "replace"))
             k += 1 + nw
         else:
-            dt = _DTYPES[(tag & 0xFF) - PRINT_NUMBER]
-            bits = w[k + 1:k + 3].copy().view(np.uint64)[0]
-            if dt.kind in "iu":
-                v = np.array(bits).view(np.int64 if dt.kind == "i" else np.uint64).astype(dt)
-            elif dt.kind == "b":
-                v = np.array(bits != 0)
-            else:
-                v = np.array(bits, np.uint64).astype(np.dtype(f"u{dt.itemsize}")).view(dt)
-            out.append(str(v[()]))
+            out.append(str(decode_number(tag, w[k + 1], w[k + 2])))
             k += 3
     return "".join(out)

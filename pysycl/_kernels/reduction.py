@@ -513,9 +513,9 @@ def prepare(q: queue, h: handler,
             k = kernels.once(mkey, lambda: _load_or_compile(
                 fn, caps, IndexSpace(kind, ndim), reds, rtypes, cmd.name, checked, target))
     if k.prints:
-        raise exception(errc.feature_not_supported, f"kernel {k.name}: print() in kernels with "
-                        "reductions is not supported yet; print in a kernel without reductions "
-                        "or run it on the host_debuggable device")
+        raise exception(errc.feature_not_supported, f"kernel {k.name}: print() and sycl.stream "
+                        "in kernels with reductions are not supported yet; print in a kernel "
+                        "without reductions or run it on the host_debuggable device")
     if k.has_spec:
         raise exception(errc.feature_not_supported, f"kernel {k.name}: pysycl does not support "
                         "specialization constants in kernels with reductions yet")

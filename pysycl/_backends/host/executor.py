@@ -58,6 +58,7 @@ from pysycl._commands.event import event
 from pysycl._commands.host_task import run_host_task
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import kernel_api as _kernel_api
+from pysycl._kernels import kstream as _kstream
 from pysycl._kernels.captures import capture_values
 from pysycl._kernels.functor import body_of
 from pysycl._kernels.kernel_api import local_accessor
@@ -203,6 +204,10 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
         extra.append(_specconst.host_kernel_handler(h.specialization_values))
     reqs = list(h.requirements)
     ptrs = [v for v in values if type(v) is usm_pointer and not v.readonly]
+    streams = [v for v in values if type(v) is _kstream.stream]
+    if streams:  # each work-item's end flushes its stream output
+        return lambda: _kstream.run_on_host(streams, desc, lambda f: _run(
+            desc, kind, f, index_space, reqs, locals_, reds, extra, ptrs), fn)
     return lambda: _run(desc, kind, fn, index_space, reqs, locals_, reds, extra, ptrs)
 
 
