@@ -26,6 +26,7 @@ from pysycl._core.abi import (
     ReductionType,
     ScalarType,
     SpecConstantType,
+    StreamType,
     TupleType,
     source_location,
 )
@@ -39,6 +40,7 @@ from pysycl_numba.epilogue import compile_epilogue
 from pysycl_numba.errors import CompilerDiagnostic, KernelSourceError, from_numba_error
 from pysycl_numba.passes import LiftSpec, hidden_kw, needed_aspects
 from pysycl_numba.pipelines import KernelPipeline, flags
+from pysycl_numba.stream_types import StreamBufferType
 from pysycl_numba.target import TARGET_NAME, sycl_target
 from pysycl_numba.targets.ptx.emit import emit_ptx
 from pysycl_numba.targets.spirv.codegen import SPIRVCodeLibrary, emit_spirv, optimised_ir
@@ -136,6 +138,8 @@ def capture_numba_type(capture: Capture, bounds_check: bool = False) -> types.Ty
         return numba_type_of_dtype(ct.dtype)
     if isinstance(ct, PrintType):  # the builtin print: its output buffer
         return PrintBufferType()
+    if isinstance(ct, StreamType):  # a sycl.stream: its output buffer
+        return StreamBufferType()
     if isinstance(ct, PointerType):  # never bounds-checked: a pointer has no range
         return USMPointerType(numba_type_of_dtype(ct.dtype), ct.readonly)
     if isinstance(ct, TupleType):

@@ -41,6 +41,7 @@ from pysycl_numba.passes import (
     ValidateTypedKernel,
 )
 from pysycl_numba.printing import RewritePrint
+from pysycl_numba.streaming import RewriteStream
 from pysycl_numba.target import TARGET_NAME, sycl_target
 from pysycl_numba.weak_literals import MarkWeakLiterals
 
@@ -100,6 +101,7 @@ class DevicePipeline(CompilerBase):
         """One pipeline; there is no object-mode fallback on a device."""
         pm = DefaultPassBuilder.define_nopython_pipeline(self.state, name="pysycl")
         pm.add_pass_after(RejectUnsupportedPython, TranslateByteCode)
+        pm.add_pass_after(RewriteStream, TranslateByteCode)  # a helper given a stream
         pm.add_pass_after(ValidateTypedKernel, NopythonTypeInference)
         _mark_weak_literals(pm)
         _use_loc_lowering(pm)
@@ -116,6 +118,7 @@ def _lifting_pipeline(state: StateDict) -> PassManager:
     pm.add_pass_after(LiftCaptures, TranslateByteCode)
     pm.add_pass_after(RejectUnsupportedPython, LiftCaptures)
     pm.add_pass_after(RewritePrint, LiftCaptures)  # before RejectUnsupportedPython
+    pm.add_pass_after(RewriteStream, RewritePrint)
     pm.add_pass_after(ValidateTypedKernel, NopythonTypeInference)
     _mark_weak_literals(pm)
     return pm

@@ -81,7 +81,7 @@ class RewritePrint(FunctionPass):
                                             "a value", stmt.loc)
                 body.append(stmt)
             block.body = body
-        _drop_dead(func_ir, consumed)
+        drop_dead(func_ir, consumed)
         return True
 
 
@@ -108,7 +108,7 @@ def _rewrite(stmt: ir.Assign, call: ir.Expr, defs: dict[str, Any], consumed: set
     for k, arg in enumerate(call.args):
         if k:
             pieces.append(text["sep"])
-        for p in _pieces(arg, defs, consumed):
+        for p in pieces_of(arg, defs, consumed):
             if isinstance(p, str):
                 pieces.append(p)
             else:
@@ -132,7 +132,7 @@ def _rewrite(stmt: ir.Assign, call: ir.Expr, defs: dict[str, Any], consumed: set
     ]
 
 
-def _pieces(var: ir.Var, defs: dict[str, Any], consumed: set[str]) -> list[str | ir.Var]:
+def pieces_of(var: ir.Var, defs: dict[str, Any], consumed: set[str]) -> list[str | ir.Var]:
     """A print argument as text and values: a literal, an f-string's parts, or a value."""
     d = defs.get(var.name)
     if isinstance(d, ir.Const) and isinstance(d.value, str):
@@ -141,7 +141,7 @@ def _pieces(var: ir.Var, defs: dict[str, Any], consumed: set[str]) -> list[str |
     if (isinstance(d, ir.Expr) and d.op == "binop" and d.fn is operator.add
             and "build_string" in var.name):  # an f-string: its parts, concatenated
         consumed.add(var.name)
-        return _pieces(d.lhs, defs, consumed) + _pieces(d.rhs, defs, consumed)
+        return pieces_of(d.lhs, defs, consumed) + pieces_of(d.rhs, defs, consumed)
     if (isinstance(d, ir.Expr) and d.op == "call" and "format_value" in var.name
             and len(d.args) == 1 and isinstance(defs.get(d.func.name), ir.Global)
             and defs[d.func.name].value is str):  # f"{x}": the value itself
@@ -150,7 +150,7 @@ def _pieces(var: ir.Var, defs: dict[str, Any], consumed: set[str]) -> list[str |
     return [var]
 
 
-def _drop_dead(func_ir: ir.FunctionIR, consumed: set[str]) -> None:
+def drop_dead(func_ir: ir.FunctionIR, consumed: set[str]) -> None:
     """Remove the definitions of the literals and f-string parts only print calls used."""
     used: set[str] = set()
     for block in func_ir.blocks.values():

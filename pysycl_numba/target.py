@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pysycl_numba import stream_types
 from pysycl_numba._numba_compat import (
     GPU,
     BaseContext,
@@ -56,6 +57,7 @@ from pysycl_numba.overloads import (
     private_array,
     reduction,
     specconst,
+    stream,
     vec,
     vec_ops,
 )
@@ -77,8 +79,8 @@ TARGET_NAME = "pysycl"
 #: and a ``lowering_registry`` (:mod:`pysycl_numba.overloads`).
 OVERLOADS: tuple[pytypes.ModuleType, ...] = (
     index, accessor, pointer, ndrange, collectives, group_algorithms, joint_algorithms, constants,
-    atomics, private_array, specconst, reduction, math_overloads, complex_math, printing, vec,
-    vec_ops, index_types, half, bfloat16,
+    atomics, private_array, specconst, reduction, math_overloads, complex_math, printing, stream,
+    vec, vec_ops, index_types, half, bfloat16,
 )
 
 
@@ -159,6 +161,7 @@ class SYCLTargetContext(BaseContext):
         super().__init__(typingctx, target)
         self.data_model_manager = make_data_model_manager()
         half.register_models(self.data_model_manager)
+        stream_types.register_models(self.data_model_manager)
 
     def init(self) -> None:
         """Create the SPIR-V code generator."""

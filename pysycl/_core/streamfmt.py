@@ -37,6 +37,7 @@ import numpy as np
 
 from pysycl._core.abi import PRINT_DTYPES, PRINT_NUMBER
 
+
 class stream_manipulator(enum.Enum):  # noqa: N801 - the spec's spelling
     """``sycl::stream_manipulator``; the value is its code in stream records."""
 
@@ -63,8 +64,8 @@ M = stream_manipulator
 # only as ``sycl.hex``/``sycl.oct``, as ``std::hex`` does in C++.
 flush = M.flush
 dec = M.dec
-hex = M.hex  # noqa: A001
-oct = M.oct  # noqa: A001
+hex = M.hex
+oct = M.oct
 noshowbase = M.noshowbase
 showbase = M.showbase
 noshowpos = M.noshowpos
@@ -209,6 +210,15 @@ def decode_number(tag: int, lo: int, hi: int) -> np.generic:
 def format_array(values: Sequence[int]) -> str:
     """An id's or range's components: ``{1, 2}``."""
     return "{" + ", ".join(str(int(v)) for v in values) + "}"
+
+
+def unsupported(what: str) -> str:
+    """The message for a ``<<`` operand a stream cannot write (both devices)."""
+    return (f"sycl.stream cannot write a {what}: it writes string literals (and f-strings of "
+            "numbers), bool, integers, floats (float16 to float64), sycl.id/range (and "
+            "it.get_id()), items, nd_items, groups, nd_ranges, sycl.vec and the manipulators "
+            "(sycl.endl, sycl.flush, sycl.hex, sycl.setprecision(n), ...); write a complex "
+            "number's .real and .imag, and an accessor's elements one by one")
 
 
 class StreamOutput:

@@ -44,6 +44,7 @@ from pysycl._core.streamfmt import (
     format_number,
     precision_manipulator,
     stream_manipulator,
+    unsupported,
     width_manipulator,
 )
 from pysycl._objects.range import _Vec, group, item, nd_item, nd_range
@@ -298,15 +299,6 @@ def _composite(out: StreamOutput, wid: Hashable, v: Any) -> None:
     for text, p in zip(texts, parts, strict=False):
         out.text(wid, text + format_array(tuple(p)))
     out.text(wid, texts[-1])
-
-
-def unsupported(what: str) -> str:
-    """The message for a ``<<`` operand a stream cannot write (both devices)."""
-    return (f"sycl.stream cannot write a {what}: it writes string literals (and f-strings of "
-            "numbers), bool, integers, floats (float16 to float64), sycl.id/range (and "
-            "it.get_id()), items, nd_items, groups, nd_ranges, sycl.vec and the manipulators "
-            "(sycl.endl, sycl.flush, sycl.hex, sycl.setprecision(n), ...); write a complex "
-            "number's .real and .imag, and an accessor's elements one by one")
 
 
 def run_on_host(streams: list[stream], kernel: str,

@@ -18,6 +18,7 @@ import enum
 from typing import TYPE_CHECKING
 
 from pysycl._core.memory_model import memory_order, memory_scope
+from pysycl._core.streamfmt import stream_manipulator
 from pysycl._kernels.kernel_api import (
     KERNEL_ENUMS,
     _functor,
@@ -41,6 +42,8 @@ from pysycl_numba._numba_compat import (
     types,
 )
 from pysycl_numba.printing import PrintLayout
+from pysycl_numba.stream_types import StreamLayoutType
+from pysycl_numba.streaming import StreamLayout
 from pysycl_numba.types import (
     FunctorType,
     KernelEnumClassType,
@@ -58,7 +61,7 @@ typing_registry = TypingRegistry()
 lowering_registry = LoweringRegistry("pysycl.constants")
 lower = lowering_registry.lower
 
-ENUM_CLASSES: tuple[type, ...] = (memory_order, memory_scope, *KERNEL_ENUMS)
+ENUM_CLASSES: tuple[type, ...] = (memory_order, memory_scope, stream_manipulator, *KERNEL_ENUMS)
 #: Namespaces whose attributes are enum classes (``sycl.access.fence_space``).
 NAMESPACES: tuple[type, ...] = (access,)
 FUNCTOR_CLASSES = (plus, multiplies, minimum, maximum, bit_and, bit_or, bit_xor, logical_and,
@@ -75,6 +78,8 @@ def resolve_kernel_value(val: object) -> types.Type | None:
         return FunctorType(val._op)
     if isinstance(val, PrintLayout):  # a kernel print call's layout (pysycl_numba.printing)
         return PrintLayoutType(val.pieces)
+    if isinstance(val, StreamLayout):  # a stream statement's layout (pysycl_numba.streaming)
+        return StreamLayoutType(val.pieces, val.continues)
     return None
 
 

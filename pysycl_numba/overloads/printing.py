@@ -40,7 +40,7 @@ _I32 = llir.IntType(32)
 _I64 = llir.IntType(64)
 
 
-def _code(ty: types.Type) -> int | None:
+def number_code(ty: types.Type) -> int | None:
     """The record tag of a printable number type (None for anything else)."""
     name = "bool" if isinstance(ty, types.Boolean) else str(ty)
     if not isinstance(ty, (types.Boolean, types.Integer, types.Float)) or name not in PRINT_DTYPES:
@@ -58,7 +58,7 @@ class PrintRecord(AbstractTemplate):
                 or not isinstance(args[1], PrintLayoutType) or not isinstance(args[2], types.BaseTuple):
             return None
         for t in args[2].types:
-            if _code(t) is None:
+            if number_code(t) is None:
                 raise errors.TypingError(
                     f"print() in a kernel prints numbers (bool, integers, floats) and string "
                     f"literals, not a {t}: print its parts (int(i) or it[0] of a sycl.item; "
@@ -69,7 +69,7 @@ class PrintRecord(AbstractTemplate):
 lowering_registry.lower_constant(PrintLayoutType)(lambda context, builder, ty, pyval: tag())
 
 
-def _words(text: str) -> list[int]:
+def text_words(text: str) -> list[int]:
     """A string piece: its tag word, then its UTF-8 bytes in little-endian words."""
     data = text.encode("utf-8")
     padded = data + b"\0" * (-len(data) % 4)
@@ -90,7 +90,7 @@ def _bits64(builder: llir.IRBuilder, ty: types.Type, v: llir.Value) -> llir.Valu
     return builder.sext(v, _I64) if ty.signed else builder.zext(v, _I64)
 
 
-def _halves(context: BaseContext, builder: llir.IRBuilder, bits: llir.Value) -> list[llir.Value]:
+def halves(context: BaseContext, builder: llir.IRBuilder, bits: llir.Value) -> list[llir.Value]:
     """The low and high 32-bit words of an ``i64``.
 
     For PTX the low word is the built-in ``LOW_WORD`` (an explicit ``cvt.u32.u64``):
@@ -105,6 +105,12 @@ def _halves(context: BaseContext, builder: llir.IRBuilder, bits: llir.Value) -> 
     return [builder.trunc(bits, _I32), high]
 
 
+def number_words(context: BaseContext, builder: llir.IRBuilder, ty: types.Type,
+                 v: llir.Value) -> list[int | llir.Value]:
+    """A number piece: its tag word, then its bits as two words (low first)."""
+    return [number_code(ty), *halves(context, builder, _bits64(builder, ty, v))]  # type: ignore[list-item]
+
+
 @lower(print_record, PrintBufferType, PrintLayoutType, types.BaseTuple)
 def lower_print_record(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                        args: Sequence[llir.Value]) -> llir.Value:
@@ -114,12 +120,18 @@ def lower_print_record(context: BaseContext, builder: llir.IRBuilder, sig: Signa
     words: list[int | llir.Value] = []
     for p in sig.args[1].pieces:
         if isinstance(p, str):
-            words.extend(_words(p))
+            words.extend(text_words(p))
         else:
-            bits = _bits64(builder, vtypes[p], builder.extract_value(values, p))
-            words.append(_code(vtypes[p]))  # type: ignore[arg-type]
-            words.extend(_halves(context, builder, bits))
-    total = 1 + len(words)
+            words.extend(number_words(context, builder, vtypes[p],
+                                      builder.extract_value(values, p)))
+    append_record(builder, buf, [1 + len(words), *words])
+    return context.get_dummy_value()
+
+
+def append_record(builder: llir.IRBuilder, buf: llir.Value, words: list[int | llir.Value]) -> None:
+    """Reserve ``len(words)`` words of ``buf`` with one atomic add and store them there,
+    or count a dropped record when they do not fit (layout: ``abi.PrintType``)."""
+    total = len(words)
     old = builder.atomic_rmw("add", buf, llir.Constant(_I32, total), "monotonic")
     cap = builder.load(builder.gep(buf, [llir.Constant(_I32, 1)], inbounds=True), align=4)
     end = builder.add(old, llir.Constant(_I32, total))
@@ -128,11 +140,11 @@ def lower_print_record(context: BaseContext, builder: llir.IRBuilder, sig: Signa
     with builder.if_else(fits) as (then, otherwise):
         with then:
             base = builder.add(old, llir.Constant(_I32, PRINT_HEADER_WORDS))
-            for k, w in enumerate([total, *words]):
+            for k, w in enumerate(words):
                 at = builder.gep(buf, [builder.add(base, llir.Constant(_I32, k))], inbounds=True)
-                builder.store(w if isinstance(w, llir.Value) else llir.Constant(_I32, w), at,
-                              align=4)
+                if not isinstance(w, llir.Value):  # a word with bit 31 set, as a signed i32
+                    w = llir.Constant(_I32, w - (1 << 32) if w >= 1 << 31 else w)
+                builder.store(w, at, align=4)
         with otherwise:
             builder.atomic_rmw("add", builder.gep(buf, [llir.Constant(_I32, 2)], inbounds=True),
                                llir.Constant(_I32, 1), "monotonic")
-    return context.get_dummy_value()
