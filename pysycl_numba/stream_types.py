@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
 #: A piece of a statement's layout: literal text, the position of a value in the
 #: statement's value tuple, or ``(kind, x)``: ``("m", code)`` a manipulator,
-#: ``("p", position)`` / ``("w", position)`` the value of ``setprecision`` / ``setw``.
+#: ``("p", position)`` / ``("w", position)`` the value of ``setprecision`` / ``setw``,
+#: ``("f", position)`` a number in an f-string (formatted as Python's ``f"{x}"``).
 Piece = str | int | tuple[str, int]
 
 

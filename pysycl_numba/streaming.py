@@ -152,8 +152,9 @@ def _check_uses(func_ir: ir.FunctionIR, origin: dict[str, str]) -> None:
             if isinstance(stmt, ir.Del):
                 continue
             link_lhs = stmt.value.lhs.name if _is_link(stmt, origin) else None
-            copy = (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Var)
-                    and stmt.target.name.startswith("$"))
+            copy = isinstance(stmt, ir.Assign) and (  # across blocks, or returned (a lambda's)
+                (isinstance(stmt.value, ir.Var) and stmt.target.name.startswith("$"))
+                or (isinstance(stmt.value, ir.Expr) and stmt.value.op == "cast"))
             for var in stmt.list_vars():
                 if origin.get(var.name) != "chain" or var.name == link_lhs or copy:
                     continue
@@ -211,8 +212,10 @@ def _operand(chain: _Chain, var: ir.Var, defs: dict[str, Any], consumed: set[str
     if isinstance(obj, (precision_manipulator, width_manipulator)):
         raise KernelSourceError("write sycl.setprecision(n) / sycl.setw(n) in the << statement "
                                 "itself; a kernel cannot keep their result", chain.loc)
-    for p in pieces_of(var, defs, consumed):
-        chain.pieces.append(p if isinstance(p, str) else chain.value(p))
+    fstring = "build_string" in var.name or "format_value" in var.name
+    for p in pieces_of(var, defs, consumed):  # an f-string's fields format as in Python
+        chain.pieces.append(p if isinstance(p, str) else
+                            ("f", chain.value(p)) if fstring else chain.value(p))
 
 
 def _static(var: ir.Var, defs: dict[str, Any]) -> Any:

@@ -308,7 +308,8 @@ class StreamType:
     (code << 8)`` (``code`` a ``stream_manipulator`` value); tag
     ``STREAM_SETPRECISION`` / ``STREAM_SETW`` then the ``int32`` argument; tag
     ``STREAM_ARRAY | (count << 8)`` then ``count`` 64-bit components of an id or
-    range (two words each, low word first).
+    range (two words each, low word first). A number piece whose tag has
+    :data:`STREAM_PYFORMAT` set is an f-string's field, formatted as Python's ``f"{x}"``.
     """
 
     def flat_arg_count(self) -> int:
@@ -320,6 +321,8 @@ STREAM_MANIP = 16
 STREAM_SETPRECISION = 17
 STREAM_SETW = 18
 STREAM_ARRAY = 19
+#: Flag of a number piece's tag: format it as Python's ``f"{x}"`` (an f-string's field).
+STREAM_PYFORMAT = 1 << 8
 #: Flag of a stream record's first word: it continues the work-item's previous statement.
 STREAM_CONTINUES = 1 << 31
 

@@ -55,10 +55,17 @@ Output = tuple[np.ndarray, "cl.Buffer", Callable[[np.ndarray], str]]
 
 def bind(x: ModuleType, ctx: context, clq: cl.CommandQueue, values: list[Any], name: str
          ) -> tuple[list[Any], list[Output]]:
-    """``values`` with the print slot and each ``sycl.stream`` replaced by a fresh buffer."""
+    """``values`` with the print slot and each ``sycl.stream`` replaced by a fresh buffer.
+
+    The kernel and its helpers capture them separately; each object gets one buffer.
+    """
     bound: list[Any] = []
     outs: list[Output] = []
+    seen: dict[int, cl.Buffer] = {}
     for v in values:
+        if id(v) in seen:
+            bound.append(seen[id(v)])
+            continue
         if v is SLOT:
             host = np.zeros(PRINT_BUFFER_WORDS, np.uint32)
             host[1] = PRINT_BUFFER_WORDS - PRINT_HEADER_WORDS
@@ -72,6 +79,7 @@ def bind(x: ModuleType, ctx: context, clq: cl.CommandQueue, values: list[Any], n
         buf = x.alloc(ctx.native, host.nbytes)
         x.write(clq, buf, host[:PRINT_HEADER_WORDS])
         bound.append(buf)
+        seen[id(v)] = buf
         outs.append((host, buf, render))
     return bound, outs
 

@@ -30,6 +30,7 @@ from pysycl._core.abi import (
     STREAM_ARRAY,
     STREAM_CONTINUES,
     STREAM_MANIP,
+    STREAM_PYFORMAT,
     STREAM_SETPRECISION,
     STREAM_SETW,
     StreamType,
@@ -189,7 +190,8 @@ def _record(w: np.ndarray, wid: int, fmt: Format, out: StreamOutput) -> None:
             out.text(wid, w[k + 1:k + 1 + nw].tobytes()[:nbytes].decode("utf-8", "replace"))
             k += 1 + nw
         elif PRINT_NUMBER <= kind < PRINT_NUMBER + len(PRINT_DTYPES):
-            out.text(wid, format_number(fmt, decode_number(kind, w[k + 1], w[k + 2])))
+            v = decode_number(kind, w[k + 1], w[k + 2])
+            out.text(wid, format(v, "") if tag & STREAM_PYFORMAT else format_number(fmt, v))
             k += 3
         elif kind == STREAM_MANIP:
             out.manipulator(wid, fmt, stream_manipulator(tag >> 8))

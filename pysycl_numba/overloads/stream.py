@@ -21,6 +21,7 @@ from pysycl._core.abi import (
     STREAM_ARRAY,
     STREAM_CONTINUES,
     STREAM_MANIP,
+    STREAM_PYFORMAT,
     STREAM_SETPRECISION,
     STREAM_SETW,
 )
@@ -97,7 +98,12 @@ class StreamRecord(AbstractTemplate):
             return None
         vtypes = args[2].types
         for p in args[1].pieces:
-            if isinstance(p, tuple) and p[0] in "pw":
+            if isinstance(p, tuple) and p[0] == "f":
+                if number_code(types.unliteral(vtypes[p[1]])) is None:
+                    raise errors.TypingError(
+                        "the fields of an f-string written to a sycl.stream must be numbers, "
+                        f"not a {vtypes[p[1]]}; write other values with their own <<")
+            elif isinstance(p, tuple) and p[0] in "pw":
                 if not isinstance(types.unliteral(vtypes[p[1]]), types.Integer):
                     what = "setprecision" if p[0] == "p" else "setw"
                     raise errors.TypingError(f"sycl.{what}(n) takes an integer, not a "
@@ -140,6 +146,9 @@ def lower_stream_record(context: BaseContext, builder: llir.IRBuilder, sig: Sign
             words.extend(_value_words(context, builder, vtypes[p], builder.extract_value(values, p)))
         elif p[0] == "m":
             words.append(STREAM_MANIP | (p[1] << 8))
+        elif p[0] == "f":  # the number tag's STREAM_PYFORMAT flag
+            number = _value_words(context, builder, vtypes[p[1]], builder.extract_value(values, p[1]))
+            words.extend([number[0] | STREAM_PYFORMAT, *number[1:]])  # type: ignore[operator]
         else:
             v = context.cast(builder, builder.extract_value(values, p[1]), vtypes[p[1]], types.int32)
             words.extend((STREAM_SETPRECISION if p[0] == "p" else STREAM_SETW, v))

@@ -1,0 +1,207 @@
+"""``sycl.stream`` in kernels: ``out << ...`` reaches ``sys.stdout`` (capsys) at synchronization.
+
+Compiled devices write one record per statement that the host decodes; the
+host_debuggable device formats in the interpreter. Both must print the same
+text, which the tests compare with what Python's (C's) formatting gives --
+lines sorted where the order of work-items is unspecified.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pysycl as sycl
+from tests.conftest import ptxas_check
+
+R = sycl.access_mode.read
+
+
+def _lines(capsys: pytest.CaptureFixture[str]) -> list[str]:
+    return sorted(capsys.readouterr().out.splitlines())
+
+
+def test_statements_print_as_cpp_ostream_prints(any_kernel_queue: sycl.queue,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    a = np.array([0.5, 1.0, 2.25, -3.0], np.float32)
+    with sycl.buffer(a) as A:
+        def cg(h: sycl.handler) -> None:
+            r = A.get_access(h, R)
+            out = sycl.stream(4096, 256, h)
+
+            def k(i: sycl.item) -> None:
+                x = r[i]
+                out << "item " << i[0] << ": x = " << x << ", x/3 = " << x / 3 << " " \
+                    << (x > 1) << " hex " << sycl.hex << sycl.showbase << i[0] * 255 << sycl.endl
+
+            h.parallel_for(sycl.range(a.size), k)
+
+        any_kernel_queue.submit(cg).wait()
+    want = sorted(f"item {k}: x = {x:g}, x/3 = {x / np.float32(3):g} {str(bool(x > 1)).lower()} "
+                  f"hex {k * 255:#x}".replace(" 0x0", " 0") for k, x in enumerate(a))
+    assert _lines(capsys) == want
+
+
+def test_manipulators_last_for_their_statement(any_kernel_queue: sycl.queue,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    def cg(h: sycl.handler) -> None:
+        out = sycl.stream(1024, 256, h)
+
+        def k() -> None:
+            out << sycl.hex << 255 << " " << sycl.setprecision(3) << sycl.fixed << 2.0 / 3
+            out << " then " << 255 << " " << 2.0 / 3 << sycl.endl  # a new statement: defaults
+            out << sycl.setw(5) << 7 << "|" << sycl.oct << sycl.showbase << 8 << "|" \
+                << sycl.dec << sycl.showpos << 1 << "|" << sycl.scientific << 1234.5 << sycl.endl
+            out << sycl.hexfloat << 1.5 << " " << sycl.defaultfloat << 1e20 << sycl.flush
+
+        h.single_task(k)
+
+    any_kernel_queue.submit(cg).wait()
+    assert capsys.readouterr().out == ("ff 0.667 then 255 0.666667\n"
+                                       "    7|  010|   +1|+1.234500e+03\n"
+                                       "0x1.8p+0 1e+20")
+
+
+def test_text_waits_for_a_flush_and_work_items_never_mix(any_kernel_queue: sycl.queue,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    n = 64
+
+    def cg(h: sycl.handler) -> None:
+        out = sycl.stream(1 << 16, 64, h)
+
+        def k(it: sycl.nd_item) -> None:
+            g = it.get_global_id(0)
+            out << "<" << g
+            sycl.group_barrier(it.get_group())  # the others write between the two halves
+            out << ":" << g * g << ">" << sycl.endl
+            out << "[" << g << "]"  # flushed when the work-item ends
+
+        h.parallel_for(sycl.nd_range(sycl.range(n), sycl.range(16)), k)
+
+    any_kernel_queue.submit(cg).wait()
+    text = capsys.readouterr().out
+    lines = sorted(line for line in text.replace("]", "]\n").splitlines() if line)
+    assert lines == sorted([f"<{g}:{g * g}>" for g in range(n)] + [f"[{g}]" for g in range(n)])
+
+
+def _show(s: sycl.stream, v: int) -> None:  # a helper given the stream as an argument
+    s << "show " << v << sycl.endl
+
+
+def test_helpers_ids_items_groups_and_fstrings(any_kernel_queue: sycl.queue,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    def cg(h: sycl.handler) -> None:
+        out = sycl.stream(1 << 14, 512, h)
+
+        def say(x: float) -> None:  # a helper that captures the stream
+            out << "say " << x << sycl.endl
+
+        def k(it: sycl.nd_item) -> None:
+            _show(out, it.get_global_linear_id())
+            say(np.float16(it.get_global_id(1)) / np.float16(3))
+            out << it << " " << it.get_group() << " " << it.get_nd_range() << sycl.endl
+            out << it.get_global_id() << sycl.range(2, 3) << sycl.id(1, 2) << sycl.endl
+            out << f"f {it.get_local_id(1)}: {np.float32(0.1)}" << sycl.endl
+            out << sycl.float2(0.5, 2) << ";" << (1 if it.get_local_id(0) else 2.5) << sycl.endl
+
+        h.parallel_for(sycl.nd_range(sycl.range(2, 4), sycl.range(1, 2)), k)
+
+    any_kernel_queue.submit(cg).wait()
+    want = []
+    for g0 in range(2):
+        for g1 in range(4):
+            want += [f"show {g0 * 4 + g1}", f"say {float(np.float16(g1) / np.float16(3)):g}",
+                     f"nd_item(global_id: {{{g0}, {g1}}}, local_id: {{0, {g1 % 2}}}) "
+                     f"group(id: {{{g0}, {g1 // 2}}}, global_range: {{2, 4}}, "
+                     "local_range: {1, 2}, group_range: {2, 2}) nd_range(global_range: {2, 4}, "
+                     "local_range: {1, 2}, offset: {0, 0})",
+                     f"{{{g0}, {g1}}}{{2, 3}}{{1, 2}}", f"f {g1 % 2}: {np.float32(0.1)}",
+                     "0.5, 2;2.5"]
+    assert _lines(capsys) == sorted(want)
+
+
+def test_items_and_the_range_kernel(any_kernel_queue: sycl.queue,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    def cg(h: sycl.handler) -> None:
+        out = sycl.stream(4096, 128, h)
+        h.parallel_for(sycl.range(2, 3), lambda i: out << i << " " << i.get_id() << sycl.endl)
+
+    any_kernel_queue.submit(cg).wait()
+    assert _lines(capsys) == sorted(
+        f"item(range: {{2, 3}}, id: {{{a}, {b}}}, offset: {{0, 0}}) {{{a}, {b}}}"
+        for a in range(2) for b in range(3))
+
+
+_DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+           np.uint64, np.float16, np.float32, np.float64]
+
+
+def _value(dt: type, i: int, f: float) -> np.generic:
+    if dt is np.bool_:
+        return np.bool_(i % 2)
+    if np.dtype(dt).kind == "f":
+        with np.errstate(over="ignore"):
+            return dt(f)
+    info = np.iinfo(dt)
+    return dt(i % (int(info.max) - int(info.min) + 1) + int(info.min))
+
+
+def _hexfloat(x: float) -> str:
+    """C's ``%a`` (glibc) from Python's ``float.hex()``: trailing zero digits dropped."""
+    if not np.isfinite(x):
+        return "%g" % x  # noqa: UP031
+    sign, (mant, exp) = ("-" if x < 0 or str(x).startswith("-") else ""), abs(x).hex().split("p")
+    head, frac = mant.split(".")
+    frac = frac.rstrip("0")
+    return f"{sign}{head}{'.' + frac if frac else ''}p{exp}"
+
+
+def _oracle(v: np.generic, p: int, w: int) -> str:
+    """What :func:`_formats` prints, by printf's rules (Python's %-formatting is C's)."""
+    kind = v.dtype.kind
+    if kind == "b":
+        b = "true" if v else "false"
+        return f"{b} {b} {b} {b}\n{b} {b} {b} {b:>{w}}\n"
+    if kind in "iu":
+        n, bits = int(v), int(v) & ((1 << (8 * v.dtype.itemsize)) - 1)
+        octal = f"0{bits:o}" if bits else "0"  # C's %#o (showpos: no sign in octal)
+        return f"{n} {bits:x} {octal} {octal}\n{n} {n} {n} {n:>{w}}\n"
+    x = float(v)
+    first = "%g %g %g %+g" % (x, x, x, x)  # noqa: UP031
+    second = "%.*f %.*e %s %*.*g" % (p, x, p, x, _hexfloat(x), w, p, x)  # noqa: UP031
+    return f"{first}\n{second}\n"
+
+
+def _formats(h: sycl.handler, v: np.generic, p: int, w: int) -> None:
+    out = sycl.stream(1024, 256, h)
+
+    def k() -> None:
+        out << v << " " << sycl.hex << v << " " << sycl.oct << sycl.showbase << v << " " \
+            << sycl.showpos << v << sycl.endl
+        out << sycl.setprecision(p) << sycl.fixed << v << " " << sycl.scientific << v << " " \
+            << sycl.hexfloat << v << " " << sycl.setw(w) << sycl.defaultfloat << v << sycl.endl
+
+    h.single_task(k)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(_DTYPES), st.integers(-(1 << 70), 1 << 70),
+       st.floats(allow_nan=False), st.integers(0, 12), st.integers(0, 24))
+def test_numbers_print_as_printf_on_both_devices(dt: type, i: int, f: float, p: int,
+                                                 w: int) -> None:
+    v = _value(dt, i, f)
+    outs = []
+    for q in (sycl.queue(), sycl.queue(sycl.aspect_selector(sycl.aspect.host_debuggable))):
+        buf, old = io.StringIO(), sys.stdout
+        sys.stdout = buf
+        try:
+            q.submit(lambda h: _formats(h, v, p, w)).wait()
+        finally:
+            sys.stdout = old
+        outs.append(buf.getvalue())
+    assert outs[0] == outs[1] == _oracle(v, p, w)
