@@ -255,6 +255,10 @@ def _pointer_use(fname: str, call: str) -> tuple[str, str]:
             "integer (p + k, p - k); compute the index instead")
 
 
+_STREAM_MANIPULATOR = ("write the manipulator in the << statement itself, in each branch: "
+                       "if c: out << sycl.hex << x, else: out << x")
+
+
 def _explain(message: str) -> tuple[str, str] | None:
     """(the construct the user wrote, what to write instead) for a known Numba failure."""
     m = re.search(r"unsupported opcode \((STORE_GLOBAL|STORE_DEREF|DELETE_\w+)\)", message)
@@ -286,6 +290,14 @@ def _explain(message: str) -> tuple[str, str] | None:
                 "print() in a kernel prints numbers (bool, integers, floats) and string "
                 "literals: print int(i) or it[0] of a sycl.item, z.real and z.imag of a complex "
                 "number, values read from accessors")
+    if re.search(r"Cannot unify sycl\.stream_manipulator\.", message):
+        return ("choosing a stream manipulator at run time",
+                _STREAM_MANIPULATOR)
+    if "Function(<function stream_record" in message or ">>> lshift(sycl.stream" in message:
+        m = re.search(r"TypingError: ([^\n]+)", message)  # overloads/stream.py says what
+        return ("this `<<` statement on a sycl.stream",
+                m.group(1) if m else "a stream writes string literals, numbers, ids, items "
+                "and manipulators (docs/kernels.md)")
     m = re.search(r"No implementation of function Function\(<(?:built-in function|ufunc|class) "
                   r"'?(\w+)'?>\) found for signature:\s*>>> ([^\n]+)", message)
     if m:

@@ -152,12 +152,14 @@ def _check_uses(func_ir: ir.FunctionIR, origin: dict[str, str]) -> None:
             if isinstance(stmt, ir.Del):
                 continue
             link_lhs = stmt.value.lhs.name if _is_link(stmt, origin) else None
-            copy = isinstance(stmt, ir.Assign) and (  # across blocks, or returned (a lambda's)
+            copy = isinstance(stmt, ir.Assign) and (  # across blocks, or a lambda's value:
                 (isinstance(stmt.value, ir.Var) and stmt.target.name.startswith("$"))
-                or (isinstance(stmt.value, ir.Expr) and stmt.value.op == "cast"))
+                or (isinstance(stmt.value, ir.Expr)  # lambda: (out << a, out << b)
+                    and stmt.value.op in ("cast", "build_tuple")))
             for var in stmt.list_vars():
-                if origin.get(var.name) != "chain" or var.name == link_lhs or copy:
-                    continue
+                if origin.get(var.name) != "chain" or (
+                        var.name.startswith("$") and (var.name == link_lhs or copy)):
+                    continue  # Python's own temporaries continue a statement
                 if isinstance(stmt, ir.Assign) and var is stmt.target:
                     continue
                 raise KernelSourceError(_KEPT, stmt.loc)

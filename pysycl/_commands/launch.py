@@ -269,7 +269,7 @@ def _print_launch(q: queue, k: Kernel, cmd: KernelCommand, clk: cl.Kernel, gsize
     def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
         if 0 in gsize:
             return x.marker(clq, wait_for=wait_for)
-        bound, outs = _kprint.bind(x, ctx, clq, values, k.name)
+        bound, outs = _kprint.bind(x, ctx, clq, values, k.name, k.where)
         ev = x.launch(clq, clk, gsize, lsize, flat_args(bound, kinds, key), wait_for)
         if k.has_pointer:
             keep_until_complete(ex, ev, values)

@@ -53,11 +53,12 @@ pending: list[tuple[Any, Any, Callable[[], str]]] = []
 Output = tuple[np.ndarray, "cl.Buffer", Callable[[np.ndarray], str]]
 
 
-def bind(x: ModuleType, ctx: context, clq: cl.CommandQueue, values: list[Any], name: str
-         ) -> tuple[list[Any], list[Output]]:
+def bind(x: ModuleType, ctx: context, clq: cl.CommandQueue, values: list[Any], name: str,
+         where: str) -> tuple[list[Any], list[Output]]:
     """``values`` with the print slot and each ``sycl.stream`` replaced by a fresh buffer.
 
     The kernel and its helpers capture them separately; each object gets one buffer.
+    ``name`` and ``where`` (``kernel NAME (file:line)``) name the kernel in notes.
     """
     bound: list[Any] = []
     outs: list[Output] = []
@@ -72,7 +73,7 @@ def bind(x: ModuleType, ctx: context, clq: cl.CommandQueue, values: list[Any], n
             render = partial(_print_text, name=name)
         elif type(v) is _kstream.stream:
             host = _kstream.launch_buffer(v)
-            render = partial(_kstream.decode, s=v, kernel=f"kernel {name}")
+            render = partial(_kstream.decode, s=v, kernel=where)
         else:
             bound.append(v)
             continue

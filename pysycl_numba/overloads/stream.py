@@ -82,8 +82,8 @@ def _problem(ty: types.Type) -> str | None:
         return ("sycl.stream writes string literals, not a str computed in the kernel: "
                 "write the literal in each branch (if c: out << \"a\" ... else: out << \"b\")")
     if isinstance(t, KernelEnumType) and isinstance(t.member, stream_manipulator):
-        return ("write a stream manipulator in the << statement itself (out << sycl.hex << x); "
-                "a kernel cannot choose one at run time")
+        return ("a kernel cannot choose a stream manipulator at run time: write the "
+                "manipulator in the << statement itself (out << sycl.hex << x)")
     return unsupported(str(t))
 
 

@@ -9,6 +9,7 @@ lines sorted where the order of work-items is unspecified.
 from __future__ import annotations
 
 import io
+import re
 import sys
 
 import numpy as np
@@ -43,7 +44,8 @@ def test_statements_print_as_cpp_ostream_prints(any_kernel_queue: sycl.queue,
 
         any_kernel_queue.submit(cg).wait()
     want = sorted(f"item {k}: x = {x:g}, x/3 = {x / np.float32(3):g} {str(bool(x > 1)).lower()} "
-                  f"hex {k * 255:#x}".replace(" 0x0", " 0") for k, x in enumerate(a))
+                  f"hex {k * 255:#x}".replace(" 0x0", " 0")  # C's %#x of 0 is "0"
+                  for k, x in enumerate(a))
     assert _lines(capsys) == want
 
 
@@ -178,7 +180,7 @@ def _oracle(v: np.generic, p: int, w: int) -> str:
 
 
 def _formats(h: sycl.handler, v: np.generic, p: int, w: int) -> None:
-    out = sycl.stream(1024, 256, h)
+    out = sycl.stream(4096, 1024, h)  # %f of 1e300 takes 300 bytes
 
     def k() -> None:
         out << v << " " << sycl.hex << v << " " << sycl.oct << sycl.showbase << v << " " \
@@ -205,3 +207,202 @@ def test_numbers_print_as_printf_on_both_devices(dt: type, i: int, f: float, p: 
             sys.stdout = old
         outs.append(buf.getvalue())
     assert outs[0] == outs[1] == _oracle(v, p, w)
+
+
+def test_the_limits_cut_and_drop_with_a_note(any_kernel_queue: sycl.queue,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    def cg(h: sycl.handler) -> None:
+        out = sycl.stream(40, 8, h)  # 8 bytes per work-item between flushes, 40 in all
+
+        def k(i: sycl.item) -> None:
+            out << "0123456789" << sycl.endl  # cut to "01234567\n": 9 bytes
+            out << "x" << i[0] << sycl.endl  # 3 bytes
+
+        h.parallel_for(sycl.range(6), k)
+
+    any_kernel_queue.submit(cg).wait()
+    body, _, notes = capsys.readouterr().out.partition("[pysycl: ")
+    lines = body.splitlines()
+    assert all(line == "01234567" or re.fullmatch("x[0-5]", line) for line in lines)
+    written = sum(len(line) + 1 for line in lines)
+    assert 40 - 8 <= written <= 40  # a flush is dropped whole, only when it does not fit
+    assert ("12 byte(s) beyond the work-item buffer size (8 bytes between flushes) were cut; "
+            "flush more often") in notes
+    m = re.search(r"(\d+) flush\(es\), (\d+) byte\(s\), were dropped: the total buffer size "
+                  r"\(40 bytes\) was full", notes)
+    assert m is not None and (int(m[1]), int(m[2])) == (12 - len(lines), 72 - written)
+
+
+def test_a_full_record_buffer_drops_statements_with_a_note(kq: sycl.queue,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    def cg(h: sycl.handler) -> None:
+        out = sycl.stream(16, 16, h)  # the smallest record buffer: 4096 words
+
+        def k(i: sycl.item) -> None:
+            for _ in range(8):
+                out << sycl.hex  # 4 words, no text
+            out << "x" << sycl.flush
+
+        h.parallel_for(sycl.range(512), k)
+
+    kq.submit(cg).wait()
+    text = capsys.readouterr().out
+    m = re.search(r"(\d+) statement\(s\) were dropped: the launch's record buffer \(16 KiB for "
+                  r"a total_buffer_size of 16 bytes\) was full", text)
+    assert m is not None and int(m[1]) >= 512 * 9 - 4096 // 4
+    assert text.startswith("x" * 16)
+
+
+def test_stream_queries_and_errors_outside_kernels(kq: sycl.queue) -> None:
+    seen = {}
+
+    def cg(h: sycl.handler) -> None:
+        out = sycl.stream(1024, 256, h)
+        seen.update(size=out.size(), get_size=out.get_size(),
+                    wi=out.get_work_item_buffer_size(), stmt=out.get_max_statement_size(),
+                    prop=out.has_property(sycl.property.queue.enable_profiling), repr=repr(out))
+        with pytest.raises(sycl.exception, match="only inside the kernel") as e:
+            out << "in the command group"
+        assert e.value.code() == sycl.errc.invalid
+        h.single_task(lambda: out << "ok" << sycl.endl)
+
+    kq.submit(cg).wait()
+    assert seen == {"size": 1024, "get_size": 1024, "wi": 256, "stmt": 256, "prop": False,
+                    "repr": "sycl.stream(total_buffer_size=1024, work_item_buffer_size=256)"}
+    with pytest.raises(TypeError, match="non-negative integer"):
+        kq.submit(lambda h: sycl.stream(-1, 8, h))
+    with pytest.raises(TypeError, match="handler as third argument"):
+        sycl.stream(8, 8, None)  # type: ignore[arg-type]
+
+
+def test_a_stream_of_another_command_group_is_an_error(any_kernel_queue: sycl.queue) -> None:
+    kept = []
+    any_kernel_queue.submit(lambda h: kept.append(sycl.stream(64, 64, h)))
+    other = kept[0]
+    with pytest.raises(sycl.exception, match=r"test_stream.py:\d+: .*sycl.stream 'other' that "
+                       "was not created in this command group") as e:
+        any_kernel_queue.submit(lambda h: h.single_task(lambda: other << 1))
+    assert e.value.code() == sycl.errc.invalid
+
+
+def _kept(out: sycl.stream):  # type: ignore[no-untyped-def]
+    def k() -> None:
+        s = out << "a"
+        s << "b"
+
+    return k
+
+
+def _runtime_text(out: sycl.stream, a: sycl.accessor):  # type: ignore[no-untyped-def]
+    def k() -> None:
+        t = "yes" if a[0] else "no"
+        out << t << sycl.endl
+
+    return k
+
+
+def _runtime_manipulator(out: sycl.stream, a: sycl.accessor):  # type: ignore[no-untyped-def]
+    def k() -> None:
+        m = sycl.hex if a[0] else sycl.dec
+        out << m << 255 << sycl.endl
+
+    return k
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    (lambda out, a: lambda: out << 1j, r"cannot write a complex128: .*\.real and \.imag"),
+    (lambda out, a: lambda: out << a, r"cannot write a sycl.accessor"),
+    (lambda out, a: lambda: out << sycl.setprecision(1.5), r"setprecision\(n\) takes an integer"),
+    (lambda out, a: lambda: out << f"{a}", r"fields of an f-string .* must be numbers"),
+    (_kept, r"value of a sycl.stream `<<` expression .* cannot be kept"),
+    (_runtime_text, r"test_stream.py:\d+: strings cannot be used in kernels"),
+    (_runtime_manipulator, r"choosing a stream manipulator at run time .* in each branch"),
+])
+def test_what_a_stream_cannot_write_is_a_compile_error(kq: sycl.queue, body, message: str
+                                                       ) -> None:  # type: ignore[no-untyped-def]
+    a = np.zeros(1, np.int32)
+    with sycl.buffer(a) as A:
+        def cg(h: sycl.handler) -> None:
+            out = sycl.stream(64, 64, h)
+            acc = A.get_access(h, R)
+            h.single_task(body(out, acc) if body in (_runtime_text, _runtime_manipulator)
+                          else body(out, acc) if body is not _kept else _kept(out))
+
+        with pytest.raises(sycl.kernel_compile_error, match=message) as e:
+            kq.submit(cg)
+    assert "test_stream.py:" in str(e.value)
+
+
+def test_host_device_rejects_what_it_cannot_format(hq: sycl.queue) -> None:
+    def cg(h: sycl.handler) -> None:
+        out = sycl.stream(64, 64, h)
+        h.single_task(lambda: out << 1j)
+
+    with pytest.raises(sycl.exception, match="cannot write a complex") as e:
+        hq.submit(cg)
+    assert e.value.code() == sycl.errc.kernel
+
+
+def test_output_waits_for_a_sync_point_and_keeps_launch_order(
+        kq: sycl.queue, capsys: pytest.CaptureFixture[str]) -> None:
+    def cg(n: int):  # type: ignore[no-untyped-def]
+        def g(h: sycl.handler) -> None:
+            out = sycl.stream(64, 64, h)
+            h.single_task(lambda: (print("print", n), out << "stream " << n << sycl.endl))
+
+        return g
+
+    ev = kq.submit(cg(0))
+    kq.submit(cg(1))
+    ev.wait()
+    kq.wait()
+    lines = capsys.readouterr().out.splitlines()  # launch by launch; within one, any order
+    assert sorted(lines[:2]) == ["print 0", "stream 0"] and sorted(lines[2:]) == [
+        "print 1", "stream 1"]
+
+
+def test_stream_compiles_to_ptx(kq: sycl.queue, ptx_images: list,
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    def cg(h: sycl.handler) -> None:
+        out = sycl.stream(1024, 128, h)
+        h.parallel_for(sycl.range(2), lambda i: out << "ptx " << i << " " << np.float16(0.5)
+                       << sycl.hex << " " << i[0] + 10 << sycl.endl)
+
+    kq.submit(cg).wait()
+    assert _lines(capsys) == ["ptx item(range: {2}, id: {0}, offset: {0}) 0.5 a",
+                              "ptx item(range: {2}, id: {1}, offset: {0}) 0.5 b"]
+    (img,) = ptx_images
+    assert "atom.global.add.u32" in img.binary.decode()
+    ptxas_check(img.binary)
+
+
+def test_decode_of_a_hand_made_buffer() -> None:
+    from pysycl._core.abi import (
+        PRINT_DTYPES,
+        PRINT_NUMBER,
+        STREAM_ARRAY,
+        STREAM_CONTINUES,
+        STREAM_MANIP,
+        STREAM_PYFORMAT,
+    )
+    from pysycl._kernels import kstream
+
+    holder: list[sycl.stream] = []
+    sycl.queue(sycl.aspect_selector(sycl.aspect.host_debuggable)).submit(
+        lambda h: holder.append(sycl.stream(100, 100, h)))
+    i32 = PRINT_NUMBER + PRINT_DTYPES.index("int32")
+    f64 = PRINT_NUMBER + PRINT_DTYPES.index("float64")
+    bits = np.float64(0.1).view(np.uint64)
+    rec1 = [0, 7, 0, 1 | (2 << 8), int.from_bytes(b"a=\0\0", "little"),
+            STREAM_MANIP | (sycl.hex.value << 8), i32, 0xFFFFFFFF, 0xFFFFFFFF]
+    rec2 = [STREAM_CONTINUES, 7, 0, STREAM_ARRAY | (2 << 8), 1, 0, 2, 0,
+            f64 | STREAM_PYFORMAT, int(bits) & 0xFFFFFFFF, int(bits) >> 32,
+            STREAM_MANIP | (sycl.endl.value << 8)]
+    rec1[0] = len(rec1)
+    rec2[0] |= len(rec2)
+    w = np.zeros(64, np.uint32)
+    w[1] = 60
+    w[4:4 + len(rec1) + len(rec2)] = rec1 + rec2
+    w[0] = len(rec1) + len(rec2)
+    assert kstream.decode(w, holder[0], "kernel k") == "a=ffffffff{1, 2}0.1\n"

@@ -205,8 +205,10 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
     reqs = list(h.requirements)
     ptrs = [v for v in values if type(v) is usm_pointer and not v.readonly]
     streams = [v for v in values if type(v) is _kstream.stream]
-    if streams:  # each work-item's end flushes its stream output
-        return lambda: _kstream.run_on_host(streams, desc, lambda f: _run(
+    if streams:  # each work-item's end flushes its stream output; notes name the kernel
+        where = (f"kernel {kernel_name or (fn if body is None else body[0]).__qualname__} "
+                 f"({code.co_filename}:{code.co_firstlineno})")  # as compiled kernels' notes
+        return lambda: _kstream.run_on_host(streams, where, lambda f: _run(
             desc, kind, f, index_space, reqs, locals_, reds, extra, ptrs), fn)
     return lambda: _run(desc, kind, fn, index_space, reqs, locals_, reds, extra, ptrs)
 
