@@ -255,8 +255,17 @@ def _pointer_use(fname: str, call: str) -> tuple[str, str]:
             "integer (p + k, p - k); compute the index instead")
 
 
-_STREAM_MANIPULATOR = ("write the manipulator in the << statement itself, in each branch: "
-                       "if c: out << sycl.hex << x, else: out << x")
+def _explain_stream(message: str) -> tuple[str, str] | None:
+    """A ``sycl.stream`` statement the compiler rejected (``overloads/stream.py`` says why)."""
+    if re.search(r"Cannot unify sycl\.stream_manipulator\.", message):
+        return ("choosing a stream manipulator at run time", "write the manipulator in the << "
+                "statement itself, in each branch: if c: out << sycl.hex << x, else: out << x")
+    if "Function(<function stream_record" in message or ">>> lshift(sycl.stream" in message:
+        m = re.search(r"TypingError: ([^\n]+)", message)
+        return ("this `<<` statement on a sycl.stream",
+                m.group(1) if m else "a stream writes string literals, numbers, ids, items "
+                "and manipulators (docs/kernels.md)")
+    return None
 
 
 def _explain(message: str) -> tuple[str, str] | None:
@@ -290,14 +299,6 @@ def _explain(message: str) -> tuple[str, str] | None:
                 "print() in a kernel prints numbers (bool, integers, floats) and string "
                 "literals: print int(i) or it[0] of a sycl.item, z.real and z.imag of a complex "
                 "number, values read from accessors")
-    if re.search(r"Cannot unify sycl\.stream_manipulator\.", message):
-        return ("choosing a stream manipulator at run time",
-                _STREAM_MANIPULATOR)
-    if "Function(<function stream_record" in message or ">>> lshift(sycl.stream" in message:
-        m = re.search(r"TypingError: ([^\n]+)", message)  # overloads/stream.py says what
-        return ("this `<<` statement on a sycl.stream",
-                m.group(1) if m else "a stream writes string literals, numbers, ids, items "
-                "and manipulators (docs/kernels.md)")
     m = re.search(r"No implementation of function Function\(<(?:built-in function|ufunc|class) "
                   r"'?(\w+)'?>\) found for signature:\s*>>> ([^\n]+)", message)
     if m:
@@ -338,7 +339,7 @@ def from_numba_error(
     loc = _loc_from_message(message) or getattr(exc, "loc", None)
     code = (errc.kernel if isinstance(exc, (nb_errors.NumbaError,
                                             nb_errors.UnsupportedBytecodeError)) else errc.build)
-    explained = _explain(message)
+    explained = _explain_stream(message) or _explain(message)
     hint = hint_for(message)
     if explained is not None and not (hint and explained[1] is _NO_DEVICE_IMPL):
         construct, instead = explained

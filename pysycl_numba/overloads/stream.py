@@ -37,7 +37,13 @@ from pysycl_numba._numba_compat import (
 )
 from pysycl_numba.overloads.index import item_ids, item_ranges
 from pysycl_numba.overloads.ndrange import work_item_queries
-from pysycl_numba.overloads.printing import append_record, number_code, number_words, text_words
+from pysycl_numba.overloads.printing import (
+    append_record,
+    halves,
+    number_code,
+    number_words,
+    text_words,
+)
 from pysycl_numba.stream_types import StreamBufferType, StreamLayoutType
 from pysycl_numba.streaming import stream_record
 from pysycl_numba.targets.spirv import ocl
@@ -154,7 +160,7 @@ def lower_stream_record(context: BaseContext, builder: llir.IRBuilder, sig: Sign
             words.extend((STREAM_SETPRECISION if p[0] == "p" else STREAM_SETW, v))
     head = (3 + len(words)) | (STREAM_CONTINUES if layout.continues else 0)
     wid = _global_linear_id(builder)
-    append_record(builder, buf, [head, *_split(builder, wid), *words])
+    append_record(builder, buf, [head, *halves(context, builder, wid), *words])
     return buf
 
 
@@ -166,16 +172,11 @@ def _global_linear_id(builder: llir.IRBuilder) -> llir.Value:
                                                                  builder.mul(sizes[1], ids[2]))))
 
 
-def _split(builder: llir.IRBuilder, v: llir.Value) -> list[llir.Value]:
-    """An ``i64`` as two ``i32`` words, low first."""
-    return [builder.trunc(v, _I32), builder.trunc(builder.lshr(v, _I64(32)), _I32)]
-
-
-def _array(builder: llir.IRBuilder, comps: Sequence[llir.Value]) -> Words:
+def _array(context: BaseContext, builder: llir.IRBuilder, comps: Sequence[llir.Value]) -> Words:
     """An id's or range's ``i64`` components: ``STREAM_ARRAY | (n << 8)``, two words each."""
     words: Words = [STREAM_ARRAY | (len(comps) << 8)]
     for c in comps:
-        words.extend(_split(builder, c))
+        words.extend(halves(context, builder, c))
     return words
 
 
@@ -186,12 +187,12 @@ def _value_words(context: BaseContext, builder: llir.IRBuilder, ty: types.Type,
     if t != ty:
         v = context.cast(builder, v, ty, t)
     if number_code(t) is not None:
-        return number_words(builder, t, v)
+        return number_words(context, builder, t, v)
     if isinstance(t, (IdType, RangeType)):
         s = cgutils.create_struct_proxy(t)(context, builder, value=v)
-        return _array(builder, [getattr(s, f"r{d}") for d in range(t.ndim)])
+        return _array(context, builder, [getattr(s, f"r{d}") for d in range(t.ndim)])
     if isinstance(t, types.UniTuple):
-        return _array(builder, [context.cast(builder, builder.extract_value(v, d), t.dtype,
+        return _array(context, builder, [context.cast(builder, builder.extract_value(v, d), t.dtype,
                                              index_type) for d in range(t.count)])
     if isinstance(t, VecType):
         words: Words = []
@@ -199,12 +200,12 @@ def _value_words(context: BaseContext, builder: llir.IRBuilder, ty: types.Type,
             e = builder.extract_element(v, _I32(k))
             if isinstance(t.dtype, types.Boolean):
                 e = builder.icmp_unsigned("!=", e, e.type(0))  # bool elements are i8
-            words.extend((text_words(", ") if k else []) + number_words(builder, t.dtype, e))
+            words.extend((text_words(", ") if k else []) + number_words(context, builder, t.dtype, e))
         return words
     kind = _COMPOSITES[type(t)]
     words = []
     for text, comps in zip(composite_texts(kind), _parts(context, builder, t, v), strict=False):
-        words.extend(text_words(text) + _array(builder, comps))
+        words.extend(text_words(text) + _array(context, builder, comps))
     return words + text_words(composite_texts(kind)[-1])
 
 
