@@ -75,7 +75,7 @@ class stream:  # noqa: N801 - the spec's spelling
     ``out = sycl.stream(1024, 256, h)`` in a command group; the kernel writes
     ``out << "i = " << i[0] << sycl.endl``. Each work-item's text is written in
     one piece at ``sycl.endl``, ``sycl.flush`` and the end of the work-item, at
-    the next synchronization point after the kernel (docs/kernels.md#sycl-stream).
+    the next synchronization point after the kernel (docs/kernels.md#streams).
     Common reference semantics: copies are the same stream.
 
     Args:
