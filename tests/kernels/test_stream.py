@@ -406,3 +406,27 @@ def test_decode_of_a_hand_made_buffer() -> None:
     w[4:4 + len(rec1) + len(rec2)] = rec1 + rec2
     w[0] = len(rec1) + len(rec2)
     assert kstream.decode(w, holder[0], "kernel k") == "a=ffffffff{1, 2}0.1\n"
+
+
+def test_reductions_and_bounds_checked_mode_do_not_take_streams_yet(
+        kq: sycl.queue, monkeypatch: pytest.MonkeyPatch) -> None:
+    total = np.zeros(1, np.int32)
+    with sycl.buffer(total) as T:
+        def cg(h: sycl.handler) -> None:
+            out = sycl.stream(64, 64, h)
+            r = sycl.reduction(T, h, sycl.plus())
+            h.parallel_for(sycl.range(4), r, lambda i, s: (s.combine(1), out << 1))
+
+        with pytest.raises(sycl.exception, match="sycl.stream in kernels with reductions") as e:
+            kq.submit(cg)
+        assert e.value.code() == sycl.errc.feature_not_supported
+    monkeypatch.setenv("PYSYCL_BOUNDS_CHECK", "1")
+
+    def cg2(h: sycl.handler) -> None:
+        out = sycl.stream(64, 64, h)
+        h.single_task(lambda: out << 1)
+
+    with pytest.raises(sycl.exception, match="sycl.stream in kernels are not available in "
+                       "bounds-checked mode") as e:
+        kq.submit(cg2)
+    assert e.value.code() == sycl.errc.feature_not_supported
