@@ -171,7 +171,8 @@ def decode(words: np.ndarray, s: stream, kernel: str) -> str:
     out.finish()
     text = "".join(parts) + out.notes(kernel)
     if words[2]:
-        text += (f"[pysycl: sycl.stream of {kernel}: {int(words[2])} statement(s) were dropped: "
+        text += ("" if not text or text.endswith("\n") else "\n") + (
+                 f"[pysycl: sycl.stream of {kernel}: {int(words[2])} statement(s) were dropped: "
                  f"the launch's record buffer ({(len(words) * 4) >> 10} KiB for a "
                  f"total_buffer_size of {s.size()} bytes) was full; pass a larger "
                  "total_buffer_size to sycl.stream]\n")
