@@ -427,7 +427,7 @@ def test_reductions_and_bounds_checked_mode_do_not_take_streams_yet(
             r = sycl.reduction(T, h, sycl.plus())
             h.parallel_for(sycl.range(4), r, lambda i, s: (s.combine(1), out << 1))
 
-        with pytest.raises(sycl.exception, match="sycl.stream in kernels with reductions") as e:
+        with pytest.raises(sycl.exception, match=r"sycl\.stream in kernels with reductions") as e:
             kq.submit(cg)
         assert e.value.code() == sycl.errc.feature_not_supported
     monkeypatch.setenv("PYSYCL_BOUNDS_CHECK", "1")
@@ -436,7 +436,7 @@ def test_reductions_and_bounds_checked_mode_do_not_take_streams_yet(
         out = sycl.stream(64, 64, h)
         h.single_task(lambda: out << 1)
 
-    with pytest.raises(sycl.exception, match="sycl.stream in kernels are not available in "
+    with pytest.raises(sycl.exception, match=r"sycl\.stream in kernels are not available in "
                        "bounds-checked mode") as e:
         kq.submit(cg2)
     assert e.value.code() == sycl.errc.feature_not_supported
