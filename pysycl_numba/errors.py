@@ -61,6 +61,9 @@ _HINTS: list[tuple[str, str]] = [
     (r"objmode|object mode|pyobject", "Python objects cannot be used in kernels"),
 ]
 
+#: terminal colour codes (Numba highlights with termcolor where it is installed)
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
 
 class KernelSourceError(Exception):
     """Raised inside the compiler with the source location of the problem.
@@ -106,6 +109,7 @@ class CompilerDiagnostic(Exception):  # noqa: N818 - a diagnostic, raised only a
     """
 
     def __init__(self, text: str) -> None:
+        text = _ANSI.sub("", text)
         first = next((ln.strip() for ln in text.splitlines()
                       if ln.strip() and not ln.startswith("Failed in")), text.strip())
         super().__init__(first)
@@ -116,7 +120,9 @@ def make_error(kernel: str, kernel_loc: str, exc: KernelSourceError) -> kernel_c
     """Build the user-facing error from a :class:`KernelSourceError`."""
     where = format_loc(exc.loc) if exc.loc is not None else kernel_loc
     src = _source_line(exc.loc) if exc.loc is not None else ""
-    text = f"cannot compile kernel '{kernel}' (defined at {kernel_loc}): {where}: {exc.message}"
+    # Numba colours its messages where termcolor is installed: plain text for users and logs.
+    text = _ANSI.sub("", f"cannot compile kernel '{kernel}' (defined at {kernel_loc}): {where}: "
+                         f"{exc.message}")
     if src:
         text += f"\n    {src}"
     return kernel_compile_error(exc.code, text)
@@ -335,7 +341,7 @@ def from_numba_error(
     """Translate a Numba typing/lowering error into a kernel compile error."""
     if isinstance(exc, KernelSourceError):
         return make_error(kernel, kernel_loc, exc)
-    message = str(exc)
+    message = _ANSI.sub("", str(exc))
     loc = _loc_from_message(message) or getattr(exc, "loc", None)
     code = (errc.kernel if isinstance(exc, (nb_errors.NumbaError,
                                             nb_errors.UnsupportedBytecodeError)) else errc.build)

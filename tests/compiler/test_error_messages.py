@@ -311,3 +311,15 @@ def test_list_comprehension_says_use_a_loop():
         w[i] = sum([j for j in range(3)])
 
     _check(_error(kern), kern, 1, "a list comprehension is not supported", "for loop")
+
+
+def test_numba_colour_codes_never_reach_the_message() -> None:
+    """Numba highlights its messages where termcolor is installed (the GPU machine):
+    the user's error is plain text either way."""
+    from pysycl_numba import errors as perr
+    from pysycl_numba._numba_compat import errors as nb_errors
+
+    exc = nb_errors.TypingError("\x1b[1m\x1b[1mUnknown attribute 'append' of type list\x1b[0m")
+    err = perr.from_numba_error("k", "f.py:1", exc)
+    assert "\x1b" not in str(err)
+    assert "a list comprehension" in str(err)

@@ -251,7 +251,12 @@ def test_a_full_record_buffer_drops_statements_with_a_note(kq: sycl.queue,
     m = re.search(r"(\d+) statement\(s\) were dropped: the launch's record buffer \(16 KiB for "
                   r"a total_buffer_size of 16 bytes\) was full", text)
     assert m is not None and int(m[1]) >= 512 * 9 - 4096 // 4
-    assert text.startswith("x" * 16)
+    # Which statements landed depends on the device's schedule (a GPU runs every
+    # work-item's hex statements first): whatever did is whole, at most 16 bytes.
+    body = text.partition("[pysycl:")[0].rstrip("\n")
+    assert set(body) <= {"x"} and len(body) <= 16
+    if kq.get_device().is_cpu():  # work-items run one after another: the first 16 flushed
+        assert body == "x" * 16
 
 
 def test_stream_queries_and_errors_outside_kernels(kq: sycl.queue) -> None:
