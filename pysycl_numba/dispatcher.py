@@ -32,14 +32,15 @@ from pysycl_numba._numba_compat import (
     global_compiler_lock,
     jit_registry,
     sigutils,
+    types,
     typing,
 )
-from pysycl_numba.passes import LiftSpec, hidden_kw
+from pysycl_numba.passes import LIFTED_DEFAULT, LiftSpec, hidden_kw, is_function
 from pysycl_numba.pipelines import compile_device
 from pysycl_numba.target import SYCL, sycl_target
 
 if TYPE_CHECKING:
-    from pysycl_numba._numba_compat import ConcreteTemplate, Signature, types
+    from pysycl_numba._numba_compat import ConcreteTemplate, Signature
 
 _by_function: weakref.WeakKeyDictionary[Callable[..., Any], DeviceDispatcher] = (
     weakref.WeakKeyDictionary()
@@ -121,17 +122,22 @@ class LiftedDispatcher(DeviceDispatcher):
     passes as its last positional arguments (Numba's convention for
     keyword-only parameters; ``passes.LiftCaptures`` adds them in the caller).
     Typing folds the user's arguments with the function's own signature and
-    appends the hidden ones.
+    appends the hidden ones. The user's own keyword-only parameters (after ``*``)
+    are typed as ordinary parameters named at the call, in front of the hidden
+    ones: Numba's convention leaves no room for two sets of them.
     """
 
     def __init__(self, py_func: Callable[..., Any], lift: LiftSpec, nhidden: int) -> None:
         super().__init__(py_func)
         self._lift = lift
         self._hidden = tuple(hidden_kw(j) for j in range(nhidden))
-        params = [p for p in inspect.signature(py_func).parameters.values()
-                  if p.kind is not inspect.Parameter.VAR_KEYWORD]
-        params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY) for n in self._hidden]
-        self._full_pysig = inspect.Signature(params)
+        user = [p for p in inspect.signature(py_func).parameters.values()
+                if p.kind is not inspect.Parameter.VAR_KEYWORD]
+        self._npositional = sum(p.kind is not inspect.Parameter.KEYWORD_ONLY for p in user)
+        self._user_sig = _keyword_only_as_ordinary(user)
+        self._lifted_defaults = frozenset(n for n, source in lift.own if source == "default")
+        hidden = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY) for n in self._hidden]
+        self._full_pysig = inspect.Signature([*self._user_sig.parameters.values(), *hidden])
 
     def fold_argument_types(self, args: tuple[types.Type, ...], kws: dict[str, types.Type],
                             ) -> tuple[inspect.Signature, tuple[types.Type, ...]]:
@@ -144,9 +150,29 @@ class LiftedDispatcher(DeviceDispatcher):
             raise errors.TypingError(
                 f"function {self.py_func.__qualname__} reads captured variables, so a kernel "
                 "can only call it directly (not pass it as a value)")
+        if len(args) - n > self._npositional and self._npositional < len(self._user_sig.parameters):
+            raise errors.TypingError(
+                f"Cannot bind 'args={args[:len(args) - n]}' to signature '{self._user_sig}': "
+                f"{self.py_func.__qualname__} takes {self._npositional} positional arguments")
         hidden = tuple(args[len(args) - n:])
-        _, user = self._compiler.fold_argument_types(tuple(args[:len(args) - n]), kws)
-        return self._full_pysig, (*user, *hidden)
+        user = typing.templates.fold_arguments(
+            self._user_sig, tuple(args[:len(args) - n]), kws, lambda i, p, v: v,
+            lambda i, p, d: types.Omitted(d), lambda i, p, v: types.StarArgTuple(v))
+        return self._full_pysig, (*self._defaults_read_elsewhere(user), *hidden)
+
+    def _defaults_read_elsewhere(self, user: tuple[types.Type, ...]) -> tuple[types.Type, ...]:
+        """The folded argument types, with a placeholder for the defaults lifting replaces.
+
+        Numba types a left-out parameter as ``Omitted(default)``: the value in the type
+        (and in the mangled name), frozen into the code. A default that is a kernel
+        argument or a helper function is read elsewhere (``passes.LiftCaptures``); its
+        ``Omitted`` holds no value of the user's, so the code is the same for any value.
+        """
+        names = tuple(self._user_sig.parameters)
+        return tuple(
+            LIFTED_DEFAULT if isinstance(t, types.Omitted) and (
+                names[i] in self._lifted_defaults or is_function(t.value)) else t
+            for i, t in enumerate(user))
 
     def get_call_template(self, args: tuple[types.Type, ...], kws: dict[str, types.Type],
                           ) -> tuple[type[ConcreteTemplate], inspect.Signature,
@@ -158,6 +184,16 @@ class LiftedDispatcher(DeviceDispatcher):
         template = typing.make_concrete_template(name, key=self.py_func.__name__,
                                                  signatures=self.nopython_signatures)
         return template, self._full_pysig, full, {}
+
+
+def _keyword_only_as_ordinary(params: list[inspect.Parameter]) -> inspect.Signature:
+    """``params`` with keyword-only parameters as ordinary ones (where the order allows)."""
+    as_ordinary = [p.replace(kind=inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                   if p.kind is inspect.Parameter.KEYWORD_ONLY else p for p in params]
+    try:
+        return inspect.Signature(as_ordinary)
+    except ValueError:  # after *args, or a required one after a default: Numba's rule applies
+        return inspect.Signature(params)
 
 
 @contextlib.contextmanager

@@ -6,8 +6,7 @@
   have to be recompiled for every buffer and every scalar value. This pass
   rewrites each load of a captured name into an ``ir.Arg`` read of a new trailing
   parameter: the function is typed with the captures' *types*; values are arguments.
-* :class:`RejectUnsupportedPython` -- reports Python a device cannot run (raise/assert,
-  generators, lists, dicts, with) at its source line, before Numba's rewrites obscure it.
+* (:mod:`pysycl_numba.reject` reports Python that cannot run on a device.)
 * :class:`ValidateTypedKernel` -- after type inference: writes through read
   accessors and read-only USM pointers, recursion, and the optional device aspects the code needs.
 * :class:`FindDirectIndexing` -- after type inference: which accessor
@@ -17,9 +16,7 @@
 
 from __future__ import annotations
 
-import os
-import sys
-import sysconfig
+import inspect
 import types as pytypes
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -77,6 +74,23 @@ def hidden_kw(j: int) -> str:
     return f"_pysycl_h{j}"
 
 
+class _ReadElsewhere:
+    """The value of :data:`LIFTED_DEFAULT`: no value of the user's (a stable type name)."""
+
+    def __repr__(self) -> str:
+        return "<default read by pysycl>"
+
+
+#: The type of a helper's left-out parameter whose default :class:`LiftCaptures` reads
+#: itself: a kernel argument (``Capture.source == "default"``) or a helper function.
+LIFTED_DEFAULT = types.Omitted(_ReadElsewhere())
+
+
+def is_function(v: Any) -> bool:
+    """Whether ``v`` is a Python function (or a Numba dispatcher of one)."""
+    return isinstance(v, pytypes.FunctionType) or hasattr(v, "py_func")
+
+
 @register_pass(mutates_CFG=False, analysis_only=False)
 class LiftCaptures(FunctionPass):
     """Rewrite loads of captured names into reads of trailing parameters.
@@ -108,6 +122,12 @@ class LiftCaptures(FunctionPass):
                 if not isinstance(stmt, ir.Assign):
                     continue
                 value = stmt.value
+                if isinstance(value, ir.Arg) and value.index < first \
+                        and state.args[value.index] is LIFTED_DEFAULT:
+                    value = stmt.value = self._read_default(state, spec, value, first, names)
+                    if isinstance(value, ir.Arg):
+                        changed = True
+                        continue
                 if isinstance(value, (ir.FreeVar, ir.Global)):
                     kind = "freevar" if isinstance(value, ir.FreeVar) else "global"
                     pos = spec.own.get((value.name, kind))
@@ -144,6 +164,20 @@ class LiftCaptures(FunctionPass):
         # Numba's FixupArgs checks len(args) against this count.
         state.nargs = func_ir.arg_count
         return changed or bool(spec.names)
+
+    @staticmethod
+    def _read_default(state: StateDict, spec: LiftSpec, arg: ir.Arg, first: int,
+                      names: tuple[str, ...]) -> ir.Arg | ir.Global:
+        """What a left-out parameter reads instead of Numba's frozen ``Omitted`` default.
+
+        A default that is a kernel argument: that trailing parameter; a function:
+        the function, as a global (a helper call then passes its hidden arguments).
+        """
+        pos = spec.own.get((arg.name, "default"))
+        if pos is not None:
+            return ir.Arg(name=names[first + pos], index=first + pos, loc=arg.loc)
+        default = inspect.signature(state.func_id.func).parameters[arg.name].default
+        return ir.Global(arg.name, default, arg.loc)
 
     @staticmethod
     def _check_only_called(func_ir: ir.FunctionIR, helper_vars: dict[str, tuple[int, ...]],
@@ -197,101 +231,6 @@ class LiftCaptures(FunctionPass):
         # Read each passed parameter once, at the top of the function.
         entry.body[:0] = [ir.Assign(ir.Arg(name=names[first + pos], index=first + pos, loc=loc),
                                     var, loc) for pos, var in sorted(params.items())]
-
-
-_UNSUPPORTED_EXPR = {
-    "build_list": "lists cannot be created in kernels; use a tuple",
-    "build_map": "dicts cannot be created in kernels",
-    "build_set": "sets cannot be created in kernels",
-}
-_LISTCOMP = ("a list comprehension is not supported in kernels (nor lists: []); use a for loop "
-             "over range() and keep values in a tuple, a sycl.private_array or an accessor")
-
-
-@register_pass(mutates_CFG=False, analysis_only=True)
-class RejectUnsupportedPython(AnalysisPass):
-    """Report constructs a device cannot run, at their source line."""
-
-    _name = "pysycl_reject_unsupported_python"
-
-    def __init__(self) -> None:
-        AnalysisPass.__init__(self)
-
-    def run_pass(self, state: StateDict) -> bool:
-        """Raise :class:`KernelSourceError` on the first unsupported statement."""
-        modules: dict[str, pytypes.ModuleType] = {}
-        for block in state.func_ir.blocks.values():
-            for stmt in block.body:
-                # Python 3.12 inlines comprehensions (PEP 709): an empty list, then appends.
-                if isinstance(stmt, ir.Assign) and getattr(stmt.value, "op", "") == "build_list" \
-                        and not stmt.value.items:
-                    raise KernelSourceError(_LISTCOMP, stmt.loc)
-                self._check(stmt)
-                if isinstance(stmt, ir.Assign):
-                    value = stmt.value
-                    if (isinstance(value, (ir.Global, ir.FreeVar))
-                            and isinstance(value.value, pytypes.ModuleType)):
-                        modules[stmt.target.name] = value.value
-                    elif (isinstance(value, ir.Expr) and value.op == "getattr"
-                          and value.value.name in modules):
-                        _check_host_module(modules[value.value.name], value.attr, stmt.loc)
-        return False
-
-    @staticmethod
-    def _check(stmt: ir.Stmt) -> None:
-        if isinstance(stmt, (ir.Raise, ir.StaticRaise, ir.DynamicRaise, ir.TryRaise)):
-            raise KernelSourceError("exceptions cannot be raised in a kernel (raise/assert); check "
-                                    "conditions with if-statements and write an error flag to an "
-                                    "accessor instead", stmt.loc)
-        if isinstance(stmt, ir.Print):
-            raise KernelSourceError("print() is not supported in kernels", stmt.loc)
-        if isinstance(stmt, ir.EnterWith):
-            raise KernelSourceError("with-statements are not supported in kernels", stmt.loc)
-        if isinstance(stmt, ir.Assign):
-            value = stmt.value
-            if isinstance(value, ir.Yield):
-                raise KernelSourceError("generators (yield) are not supported in kernels", stmt.loc)
-            if isinstance(value, (ir.Global, ir.FreeVar)) and value.value is print:
-                raise KernelSourceError("print() is not supported in kernels", stmt.loc)
-            if isinstance(value, (ir.Global, ir.FreeVar)) and any(
-                    value.value is f for f in (str, repr, format)):
-                # Python compiles f"{x}" to a call of str (Numba's FORMAT_VALUE).
-                what = ("f-strings" if "format_value" in stmt.target.name
-                        else f"{value.value.__name__}()")
-                raise KernelSourceError(
-                    f"{what} cannot be used in kernels: a device has no strings; write numbers "
-                    "to an accessor, or print them: print(\"x =\", x) and f-strings inside "
-                    "print() work in kernels (docs/debugging.md)", stmt.loc)
-            if isinstance(value, ir.Expr):
-                message = _UNSUPPORTED_EXPR.get(value.op)
-                if message is not None:
-                    raise KernelSourceError(message, stmt.loc)
-
-
-#: Standard-library modules whose functions a device can run (Numba types them).
-_DEVICE_STDLIB = frozenset({"math", "cmath", "operator"})
-_STDLIB = os.path.normcase(sysconfig.get_paths()["stdlib"])
-
-
-def _check_host_module(mod: pytypes.ModuleType, attr: str, loc: ir.Loc) -> None:
-    """``mod.attr`` of a standard-library module that is host code (``time``, ``random``).
-
-    Numba types some of them (``random.random`` calls a host runtime symbol
-    that no device has), others not; either way the user gets this message at
-    the line, not a link error naming a symbol of Numba's runtime.
-    """
-    name = mod.__name__
-    if name.partition(".")[0] in _DEVICE_STDLIB:
-        return
-    path = getattr(mod, "__file__", None)
-    in_stdlib = (name.partition(".")[0] in sys.builtin_module_names
-                 or (path is not None and os.path.normcase(path).startswith(_STDLIB)
-                     and "site-packages" not in path))
-    if in_stdlib:
-        raise KernelSourceError(
-            f"{name}.{attr} is not supported in kernels -- the {name} module is host code: "
-            f"call {name}.{attr} on the host before submitting and capture the result (a "
-            "number becomes a kernel argument)", loc)
 
 
 def needed_aspects(ty: types.Type, out: set[str]) -> None:

@@ -2,7 +2,8 @@
 
 Pipeline of a kernel (Numba's nopython pipeline plus pysycl's passes)::
 
-    TranslateByteCode -> LiftCaptures -> RejectUnsupportedPython -> FixupArgs
+    RejectStatements -> TranslateByteCode -> LiftCaptures -> RejectUnsupportedPython
+    -> FixupArgs
     -> ... Numba's untyped passes ...
     -> NopythonTypeInference -> ValidateTypedKernel -> FindDirectIndexing
     -> ... -> LocLowering (Numba's NativeLowering + source locations)
@@ -37,10 +38,10 @@ from pysycl_numba.passes import (
     FindDirectIndexing,
     LiftCaptures,
     LiftSpec,
-    RejectUnsupportedPython,
     ValidateTypedKernel,
 )
 from pysycl_numba.printing import RewritePrint
+from pysycl_numba.reject import RejectStatements, RejectUnsupportedPython
 from pysycl_numba.streaming import RewriteStream
 from pysycl_numba.target import TARGET_NAME, sycl_target
 from pysycl_numba.weak_literals import MarkWeakLiterals
@@ -88,6 +89,11 @@ def _use_loc_lowering(pm: PassManager) -> None:
     pm.passes = [(LocLowering if p is NativeLowering else p, d) for p, d in pm.passes]
 
 
+def _reject_statements_first(pm: PassManager) -> None:
+    """Run :class:`RejectStatements` before Numba reads the bytecode (try/with as written)."""
+    pm.passes.insert(0, (RejectStatements, "pysycl: reject try/except/finally and with"))
+
+
 def _mark_weak_literals(pm: PassManager) -> None:
     """Run :class:`MarkWeakLiterals` right before type inference (after SSA, inlining)."""
     k = [p for p, _ in pm.passes].index(NopythonTypeInference)
@@ -105,6 +111,7 @@ class DevicePipeline(CompilerBase):
         pm.add_pass_after(ValidateTypedKernel, NopythonTypeInference)
         _mark_weak_literals(pm)
         _use_loc_lowering(pm)
+        _reject_statements_first(pm)
         pm.finalize()
         return [pm]
 
@@ -121,6 +128,7 @@ def _lifting_pipeline(state: StateDict) -> PassManager:
     pm.add_pass_after(RewriteStream, RewritePrint)
     pm.add_pass_after(ValidateTypedKernel, NopythonTypeInference)
     _mark_weak_literals(pm)
+    _reject_statements_first(pm)
     return pm
 
 

@@ -20,9 +20,10 @@ loop over the cells, which is most of what pysycl adds to a launch.
 
 Eligible: ``q.parallel_for(range or nd_range, kernel)`` and ``q.single_task(kernel)``
 without events or a kernel name, over a non-empty index space; closure captures only
-(no argument read from a module global, no helper functions, no attribute of a
-user's module): numbers (complex ones too) and USM pointers of a pysycl allocation;
-no specialization constants, local accessors, reductions or ``print``.
+(no argument read from a module global, no helper functions -- so no helper's
+parameter defaults either --, no attribute of a user's module): numbers (complex
+ones too) and USM pointers of a pysycl allocation; no specialization constants,
+local accessors, reductions or ``print``.
 """
 
 from __future__ import annotations

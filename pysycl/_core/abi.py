@@ -356,7 +356,9 @@ class Capture:
     Attributes:
         name: the variable's name in the code that reads it.
         source: ``"freevar"`` for a closure cell, ``"global"`` for a module global,
-            ``"attr"`` for an attribute of a function object (``name`` is ``"self.x"``).
+            ``"attr"`` for an attribute of a function object (``name`` is ``"self.x"``),
+            ``"default"`` for the default value of a helper's parameter ``name``
+            (read where a call leaves the parameter out).
         type: the capture's type; the compiler types the variable with it.
         owner: which function reads it: 0 is the kernel itself, ``k > 0`` the
             ``k``-th function of the kernel's call graph (the helper functions
@@ -367,7 +369,7 @@ class Capture:
     """
 
     name: str
-    source: Literal["freevar", "global", "attr"]
+    source: Literal["freevar", "global", "attr", "default"]
     type: CaptureType
     owner: int = 0
 

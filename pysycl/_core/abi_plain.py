@@ -196,7 +196,8 @@ def kernel_from_plain(d: object, binary: bytes) -> CompiledKernel:
     for c in f["captures"]:
         cf = _fields(c, {"name", "source", "owner", "type"}, "capture")
         captures.append(Capture(_str(cf["name"], "capture name", _NAME_RE),
-                                _choice(cf["source"], ("freevar", "global", "attr"), "capture source"),
+                                _choice(cf["source"], ("freevar", "global", "attr", "default"),
+                                        "capture source"),
                                 _type_from_plain(cf["type"]),
                                 _int(cf["owner"], 0, 1 << 16, "capture owner")))
     idx = _fields(f["index"], {"kind", "ndim"}, "index space")

@@ -2,7 +2,8 @@
 
 The submit hot path starts here: :func:`capture_values` reads a kernel's
 captured values -- closure cells and module globals it loads, and those of the
-plain Python helper functions it calls, however deep -- and classifies each
+plain Python helper functions it calls, however deep, with the helpers'
+parameter defaults (:func:`defaults_of`) -- and classifies each
 (:func:`classify`): numbers, tuples of numbers, accessors, USM pointers, host
 arrays (passed as they are, or as lookup tables: :mod:`pysycl._memory.tables`) and
 specialization ids are kernel *arguments* (a value, a
@@ -35,14 +36,13 @@ from pysycl._core.abi import (
     ScalarType,
     TupleType,
 )
-from pysycl._core.exceptions import errc, exception, kernel_compile_error
+from pysycl._kernels import capture_errors as _err
 from pysycl._kernels import functor as _fobj
 from pysycl._kernels import kprint as _kprint
 from pysycl._kernels import kstream as _kstream
 from pysycl._kernels import specconst as _specconst
 from pysycl._kernels.kernel_api import _functor, local_accessor
 from pysycl._memory.accessor import accessor
-from pysycl._memory.buffer import buffer
 from pysycl._memory.usm import usm_pointer
 from pysycl._memory.usm_api import adopt
 from pysycl._objects.vec import vec_type
@@ -126,61 +126,7 @@ def info_of(code: types.CodeType) -> CodeInfo:
     return info
 
 
-def _who(fn: types.FunctionType, owner: int) -> str:
-    """How a message names the function that reads a capture."""
-    if owner:
-        return f"function {fn.__qualname__} (called by the kernel) reads"
-    return f"kernel {fn.__qualname__} captures"
-
-
-def _unassigned(fn: types.FunctionType, info: CodeInfo, name: str, owner: int) -> kernel_compile_error:
-    """The error of a closure cell read before assignment."""
-    who = (f"function {fn.__qualname__} (called by the kernel)" if owner
-           else f"kernel {fn.__qualname__}")
-    return kernel_compile_error(errc.kernel, f"{info.location}: {who} uses {name!r} before "
-                                "it is assigned")
-
-
 _POINTER_TYPES: dict[tuple[np.dtype, bool], PointerType] = {}
-
-
-def _foreign_accessor(fn: types.FunctionType, info: CodeInfo, name: str, is_global: bool,
-                      owner: int) -> exception:
-    what = "accessor" if is_global else "local_accessor"
-    how = ("was not created in (or required by) this command group" if is_global
-           else "was not created in this command group")
-    return exception(errc.invalid, f"{_where(fn, info, name)}: {_who(fn, owner)} "
-                     f"{what} {name!r} that {how}")
-
-
-def _where(fn: types.FunctionType, info: CodeInfo, name: str) -> str:
-    return f"{fn.__code__.co_filename}:{info.lines.get(name, fn.__code__.co_firstlineno)}"
-
-
-def _bad_pointer(fn: types.FunctionType, info: CodeInfo, name: str, v: usm_pointer, h: handler,
-                 owner: int) -> exception:
-    if not v._alloc.live:
-        why = "points into memory that was freed with sycl.free"
-    else:
-        why = (f"was allocated in {v._alloc.ctx!r}, not in the queue's context "
-               f"{h._queue.get_context()!r}")
-    return exception(errc.invalid, f"{_where(fn, info, name)}: {_who(fn, owner)} {name!r}: "
-                     f"{v!r} {why}")
-
-
-def _bad_capture(fn: types.FunctionType, info: CodeInfo, name: str, value: Any,
-                 owner: int = 0) -> kernel_compile_error:
-    line = info.lines.get(name, fn.__code__.co_firstlineno)
-    where = f"{fn.__code__.co_filename}:{line}"
-    if isinstance(value, buffer):
-        hint = "capture an accessor of the buffer (buf.get_access(h, mode)), not the buffer"
-    elif isinstance(value, tuple):
-        hint = ("a tuple in a kernel may hold numbers (and tuples of numbers) only; capture "
-                "accessors and functions one by one")
-    else:
-        hint = (f"a {type(value).__name__} cannot be a kernel argument; kernels capture "
-                "accessors, numbers, bools and tuples of numbers (and call functions)")
-    return kernel_compile_error(errc.kernel, f"{where}: {_who(fn, owner)} {name!r}: {hint}")
 
 
 def walkable(v: Any) -> types.FunctionType | None:
@@ -225,7 +171,7 @@ def capture_values(fn: types.FunctionType, h: handler, obj: Any = None
             try:
                 v = cell.cell_contents
             except ValueError:
-                raise _unassigned(fn, info, name, 0) from None
+                raise _err.unassigned(fn, info, name, 0) from None
             if type(v) is accessor and v.handler is h:  # the common case, inlined
                 kt = v.kernel_type
                 values.append(v)
@@ -301,7 +247,7 @@ def walk_helpers(fns: list[Callable[..., Any]], h: handler, values: list[Any],
                 try:
                     v = cell.cell_contents
                 except ValueError:
-                    raise _unassigned(f, info, name, k) from None
+                    raise _err.unassigned(f, info, name, k) from None
                 classify(f, info, h, name, "freevar", v, values, caps, key, fns, k)
         g = f.__globals__
         for name in info.globals:
@@ -310,14 +256,39 @@ def walk_helpers(fns: list[Callable[..., Any]], h: handler, values: list[Any],
                 classify(f, info, h, name, "global", v, values, caps, key, fns, k)
             elif name == "print":
                 _add_print(values, caps, key, k)
+        if f.__defaults__ or f.__kwdefaults__:  # parameter defaults: read like closure cells
+            dflt = defaults_of(f)
+            key.append(("defaults", len(dflt)))
+            for name, v in dflt:
+                classify(f, info, h, name, "default", v, values, caps, key, fns, k)
         k += 1
 
 
-def references(f: types.FunctionType, info: CodeInfo) -> Iterator[tuple[str, Any]]:
+def defaults_of(f: types.FunctionType) -> list[tuple[str, Any]]:
+    """``(parameter, default value)`` of a helper's parameters that have one.
+
+    Positional parameters, then keyword-only ones, in the order of the ``def``.
+    A default is what the helper reads when a call leaves the parameter out, so
+    it follows the rule of a closure cell: a number (tuple, accessor, pointer)
+    is a kernel argument, a function a helper, anything else a constant.
+    """
+    code = f.__code__
+    n = code.co_argcount
+    pos = f.__defaults__ or ()
+    out = list(zip(code.co_varnames[n - len(pos):n], pos, strict=True))
+    kw = f.__kwdefaults__
+    if kw:
+        out += [(p, kw[p]) for p in code.co_varnames[n:n + code.co_kwonlyargcount] if p in kw]
+    return out
+
+
+def references(f: types.FunctionType, info: CodeInfo,
+               defaults: bool = False) -> Iterator[tuple[str, Any]]:
     """``(name, value)`` of what ``f`` reads, in the capture walk's order.
 
     Closure cells, then globals, each module global followed by the attributes
-    read off it (named by their dotted path).
+    read off it (named by their dotted path); then, for a helper (``defaults``),
+    its parameters' default values (:func:`defaults_of`).
     """
     for name, cell in zip(f.__code__.co_freevars, f.__closure__ or (), strict=False):
         try:
@@ -332,6 +303,8 @@ def references(f: types.FunctionType, info: CodeInfo) -> Iterator[tuple[str, Any
         yield name, v
         if isinstance(v, types.ModuleType):
             yield from module_attrs(v, info.attrs.get(name, ()))
+    if defaults and (f.__defaults__ or f.__kwdefaults__):
+        yield from defaults_of(f)
 
 
 def call_graph(fn: types.FunctionType) -> tuple[tuple[Callable[..., Any], tuple[int, ...]], ...]:
@@ -347,7 +320,7 @@ def call_graph(fn: types.FunctionType) -> tuple[tuple[Callable[..., Any], tuple[
         f = fn if k == 0 else walkable(fns[k])
         assert f is not None
         out: list[int] = []
-        for _, v in references(f, info_of(f.__code__)):
+        for _, v in references(f, info_of(f.__code__), defaults=k > 0):
             if walkable(v) is not None:
                 i = plan_index(fns, v)
                 if i not in out:
@@ -428,9 +401,7 @@ def classify(fn: types.FunctionType, info: CodeInfo, h: handler, name: str, sour
     st = _SCALAR_KEYS.get(t)
     if st is not None:
         if t is int and not _INT64_MIN <= v <= _INT64_MAX:
-            raise kernel_compile_error(errc.kernel_argument, f"{info.location}: "
-                                       f"{_who(fn, owner)} {name}={v}, which does not fit in "
-                                       "int64")
+            raise _err.too_big(fn, info, name, v, owner, source)
         if t is bool or t is np.bool_:
             v = np.uint8(v)
         elif t in _COMPLEX:  # two arguments, real and imaginary part (see _core.abi)
@@ -446,7 +417,7 @@ def classify(fn: types.FunctionType, info: CodeInfo, h: handler, name: str, sour
             return
     if t is accessor or t is local_accessor:
         if v.handler is not h:
-            raise _foreign_accessor(fn, info, name, t is accessor, owner)
+            raise _err.foreign_accessor(fn, info, name, t is accessor, owner, source)
         values.append(v)
         kt = v.kernel_type
         caps.append((name, source, kt, owner) if owner else (name, source, kt))
@@ -455,13 +426,12 @@ def classify(fn: types.FunctionType, info: CodeInfo, h: handler, name: str, sour
     if t is usm_pointer:
         a = v._alloc
         if not a.live or a.ctx_key != h._queue._ctx._handle:
-            raise _bad_pointer(fn, info, name, v, h, owner)
+            raise _err.bad_pointer(fn, info, name, v, h, owner, source)
         _add_pointer(v, name, source, values, caps, key, owner)
         return
     if t is _kstream.stream:  # a launch's output buffer (pysycl._kernels.kstream)
         if v.handler is not h:
-            raise exception(errc.invalid, f"{_where(fn, info, name)}: {_who(fn, owner)} "
-                            f"sycl.stream {name!r} that was not created in this command group")
+            raise _err.foreign_stream(fn, info, name, owner, source)
         values.append(v)
         caps.append((name, source, _kstream.STREAM_TYPE, owner) if owner
                     else (name, source, _kstream.STREAM_TYPE))
@@ -476,16 +446,16 @@ def classify(fn: types.FunctionType, info: CodeInfo, h: handler, name: str, sour
     if t is tuple and v:
         tt = _tuple_type(v)
         if tt is None:
-            raise _bad_capture(fn, info, name, v, owner)
+            raise _err.bad_capture(fn, info, name, v, owner, source)
         values.append(tt[1])
         caps.append((name, source, tt[0], owner) if owner else (name, source, tt[0]))
         key.append(tt[0])
         return
     if _classify_static(info, name, v, key, fns):
         return
-    ptr = adopt(v, h._queue, f"{_where(fn, info, name)}: {_who(fn, owner)} {name!r}")
+    ptr = adopt(v, h._queue, f"{_err.where(fn, info, name)}: {_err.who(fn, owner, name, source)}")
     if ptr is None:
-        raise _bad_capture(fn, info, name, v, owner)
+        raise _err.bad_capture(fn, info, name, v, owner, source)
     _add_pointer(ptr, name, source, values, caps, key, owner)
 
 

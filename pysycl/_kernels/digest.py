@@ -2,7 +2,8 @@
 
 The same rule as the in-memory key (:func:`pysycl._kernels.captures.classify`,
 docs/kernels.md, "Helper functions: one rule for what they read"), hashed
-stably across processes: the code of the kernel and of every helper it calls,
+stably across processes: the code of the kernel and of every helper it calls
+(through closure cells, globals or parameter defaults),
 capture names and types, compile-time constants by value, the index space and
 the tool versions (the compiler's own source included).
 """
@@ -30,7 +31,14 @@ from pysycl._core.abi import (
     StreamType,
     TupleType,
 )
-from pysycl._kernels.captures import info_of, is_argument, plan_index, references, walkable
+from pysycl._kernels.captures import (
+    defaults_of,
+    info_of,
+    is_argument,
+    plan_index,
+    references,
+    walkable,
+)
 from pysycl._kernels.kernel_api import _functor
 from pysycl._objects.vec import vec_type
 
@@ -100,6 +108,9 @@ def hash_static(v: Any, h: HASH, seen: set[int]) -> None:
                     hash_static(cell.cell_contents, h, seen)
                 except ValueError:
                     h.update(b"<empty cell>")
+        if v.__defaults__ or v.__kwdefaults__:
+            for _, d in defaults_of(v):
+                hash_static(d, h, seen)
         g = v.__globals__
         for ins in dis.get_instructions(v.__code__):
             if ins.opname == "LOAD_GLOBAL" and ins.argval in g:
@@ -165,7 +176,9 @@ def _digest(fn: types.FunctionType, captures: tuple[Capture, ...], index: IndexS
         assert f is not None
         h.update(f"def {k}:".encode())
         _hash_code(f.__code__, h)
-        for name, v in references(f, info_of(f.__code__)):
+        if k and (f.__defaults__ or f.__kwdefaults__):  # a helper's defaults are read last
+            h.update(f"\ndefaults {len(defaults_of(f))}".encode())
+        for name, v in references(f, info_of(f.__code__), defaults=k > 0):
             h.update(f"\n{name}=".encode())
             if walkable(v) is not None:
                 h.update(f"fn{plan_index(fns, v)}".encode())

@@ -55,4 +55,14 @@ def check_kernel(kernel: Any, nparams: int, where: str | Callable[[], str]) -> N
             errc.invalid,
             f"{loc}: kernel {kernel.__qualname__} takes {got} parameter(s) but {where} passes "
             f"{want} (and optionally a trailing sycl.kernel_handler)")
+    if got == nparams + 1 and getattr(kernel, "__defaults__", None):
+        # lambda i, c=c: ... binds c the way Python loops do; here c would be the handler
+        extra = code.co_varnames[code.co_argcount - 1]
+        raise kernel_signature_error(
+            errc.invalid,
+            f"{code.co_filename}:{code.co_firstlineno}: kernel {kernel.__qualname__}: parameter "
+            f"{extra!r} has a default value, but a kernel's parameter after the work-item is "
+            f"the sycl.kernel_handler; read {extra!r} from the enclosing scope instead (a "
+            "captured number is a kernel argument), or pass it through a helper function's "
+            "default (def g(x, c=c))")
     _checked[code] = nparams + self_param

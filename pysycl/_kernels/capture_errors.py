@@ -1,0 +1,100 @@
+"""The messages of capture mistakes: which function reads what, at which file:line.
+
+:mod:`pysycl._kernels.captures` classifies what a kernel and its helpers read
+(closure cells, globals, ``self`` attributes, helpers' parameter defaults);
+these build the error for a value that cannot be read, named the way the user
+wrote it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pysycl._core.exceptions import errc, exception, kernel_compile_error
+from pysycl._memory.buffer import buffer
+
+if TYPE_CHECKING:
+    import types
+
+    from pysycl._commands.handler import handler
+    from pysycl._kernels.captures import CodeInfo
+    from pysycl._memory.usm import usm_pointer
+
+
+def who(fn: types.FunctionType, owner: int, name: str, source: str = "") -> str:
+    """How a message names a value read by ``fn`` (the kernel, or helper ``owner``).
+
+    ``source == "default"``: the default value of ``fn``'s parameter ``name``.
+    """
+    if source == "default":
+        return (f"the default value of parameter {name!r} of function {fn.__qualname__}"
+                " (called by the kernel)")
+    if owner:
+        return f"function {fn.__qualname__} (called by the kernel) reads {name!r}"
+    return f"kernel {fn.__qualname__} captures {name!r}"
+
+
+def where(fn: types.FunctionType, info: CodeInfo, name: str) -> str:
+    """``file:line`` where ``fn`` first reads ``name`` (its definition's line otherwise)."""
+    return f"{fn.__code__.co_filename}:{info.lines.get(name, fn.__code__.co_firstlineno)}"
+
+
+def unassigned(fn: types.FunctionType, info: CodeInfo, name: str, owner: int
+               ) -> kernel_compile_error:
+    """The error of a closure cell read before assignment."""
+    what = (f"function {fn.__qualname__} (called by the kernel)" if owner
+            else f"kernel {fn.__qualname__}")
+    return kernel_compile_error(errc.kernel, f"{info.location}: {what} uses {name!r} before "
+                                "it is assigned")
+
+
+def too_big(fn: types.FunctionType, info: CodeInfo, name: str, v: int, owner: int,
+            source: str) -> kernel_compile_error:
+    """The error of a Python int that does not fit in a kernel's int64 argument."""
+    return kernel_compile_error(errc.kernel_argument, f"{where(fn, info, name)}: "
+                                f"{who(fn, owner, name, source)}: {v} does not fit in "
+                                "int64")
+
+
+def foreign_accessor(fn: types.FunctionType, info: CodeInfo, name: str, is_global: bool,
+                     owner: int, source: str) -> exception:
+    """The error of an accessor of another command group."""
+    what = "an accessor" if is_global else "a local_accessor"
+    how = ("was not created in (or required by) this command group" if is_global
+           else "was not created in this command group")
+    return exception(errc.invalid, f"{where(fn, info, name)}: {who(fn, owner, name, source)}: "
+                     f"{what} that {how}")
+
+
+def foreign_stream(fn: types.FunctionType, info: CodeInfo, name: str, owner: int,
+                   source: str) -> exception:
+    """The error of a ``sycl.stream`` of another command group."""
+    return exception(errc.invalid, f"{where(fn, info, name)}: {who(fn, owner, name, source)}: "
+                     "a sycl.stream that was not created in this command group")
+
+
+def bad_pointer(fn: types.FunctionType, info: CodeInfo, name: str, v: usm_pointer, h: handler,
+                owner: int, source: str) -> exception:
+    """The error of a USM pointer that is freed or of another context."""
+    if not v._alloc.live:
+        why = "points into memory that was freed with sycl.free"
+    else:
+        why = (f"was allocated in {v._alloc.ctx!r}, not in the queue's context "
+               f"{h._queue.get_context()!r}")
+    return exception(errc.invalid, f"{where(fn, info, name)}: {who(fn, owner, name, source)}: "
+                     f"{v!r} {why}")
+
+
+def bad_capture(fn: types.FunctionType, info: CodeInfo, name: str, value: Any,
+                owner: int = 0, source: str = "") -> kernel_compile_error:
+    """The error of a value that is neither a kernel argument nor a compile-time constant."""
+    if isinstance(value, buffer):
+        hint = "capture an accessor of the buffer (buf.get_access(h, mode)), not the buffer"
+    elif isinstance(value, tuple):
+        hint = ("a tuple in a kernel may hold numbers (and tuples of numbers) only; capture "
+                "accessors and functions one by one")
+    else:
+        hint = (f"a {type(value).__name__} cannot be a kernel argument; kernels capture "
+                "accessors, numbers, bools and tuples of numbers (and call functions)")
+    return kernel_compile_error(errc.kernel, f"{where(fn, info, name)}: "
+                                f"{who(fn, owner, name, source)}: {hint}")

@@ -1,0 +1,225 @@
+"""Reject Python a device cannot run, at the user's file:line, with what to write instead.
+
+* :class:`RejectStatements` -- the first pass of every pipeline, before Numba
+  reads the bytecode: ``try``/``except``/``finally`` and ``with`` statements,
+  found in the function's source (:func:`statement_error`), so that the
+  message names the construct the user wrote -- not what Numba's bytecode
+  translation makes of it, which differs between Python versions. Without
+  source (``exec``), the bytecode is looked at instead.
+* :class:`RejectUnsupportedPython` -- after bytecode analysis: raise/assert,
+  generators, lists, dicts, sets, str()/f-strings, host-only standard-library
+  modules, before Numba's rewrites obscure them.
+"""
+
+from __future__ import annotations
+
+import ast
+import dis
+import inspect
+import os
+import sys
+import sysconfig
+import textwrap
+import types as pytypes
+from typing import TYPE_CHECKING
+
+from pysycl_numba._numba_compat import AnalysisPass, ir, register_pass
+from pysycl_numba.errors import KernelSourceError
+
+if TYPE_CHECKING:
+    from pysycl_numba._numba_compat import StateDict
+
+#: What to write instead of try/except: a device has no exceptions to catch.
+TRY_HINT = ("a device has no exceptions to catch (a failing operation in a kernel does not "
+            "raise); check conditions with if-statements and write an error flag to an "
+            "accessor instead")
+#: What to write instead of ``with``.
+WITH_HINT = ("a kernel has no context managers; open buffers and other context managers on "
+             "the host, around q.submit, and write the kernel's body without 'with'")
+
+
+def _try_name(node: ast.Try | ast.TryStar) -> str:
+    """``try/except``, ``try/finally``, ``try/except/else/finally``, ... as written."""
+    parts = ["try"]
+    if node.handlers:
+        parts.append("except*" if isinstance(node, ast.TryStar) else "except")
+    if node.orelse:
+        parts.append("else")
+    if node.finalbody:
+        parts.append("finally")
+    return "/".join(parts)
+
+
+def _message(what: str) -> str:
+    if what.startswith("try"):
+        then = ("; the code of a finally block can simply follow the code it guards"
+                if what.endswith("finally") else "")
+        return f"{what} is not supported in kernels: {TRY_HINT}{then}"
+    return f"{what} statements are not supported in kernels: {WITH_HINT}"
+
+
+def _from_source(fn: pytypes.FunctionType) -> list[tuple[int, str]] | None:
+    """``(line, what)`` of each try/with statement in ``fn``'s source (None: no source)."""
+    try:
+        lines, start = inspect.getsourcelines(fn)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Try, ast.TryStar)):
+            found.append((start + node.lineno - 1, _try_name(node)))
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            found.append((start + node.lineno - 1, "with"))
+    return found
+
+
+#: Opcodes of a with-statement (3.10: SETUP_WITH; 3.11-3.13: BEFORE_WITH; 3.14: LOAD_SPECIAL)
+_WITH_OPS = frozenset({"SETUP_WITH", "BEFORE_WITH", "SETUP_ASYNC_WITH", "BEFORE_ASYNC_WITH",
+                       "LOAD_SPECIAL"})
+#: Opcodes of an except/finally handler (what an inlined comprehension's cleanup has not)
+_TRY_OPS = frozenset({"SETUP_FINALLY", "SETUP_EXCEPT", "PUSH_EXC_INFO", "CHECK_EXC_MATCH",
+                      "JUMP_IF_NOT_EXC_MATCH", "CHECK_EG_MATCH"})
+
+
+def _from_bytecode(code: pytypes.CodeType) -> list[tuple[int, str]]:
+    """The fallback without source: ``(line, what)`` of the first with/try opcode."""
+    ins = list(dis.get_instructions(code))
+    for ops, what in ((_WITH_OPS, "with"), (_TRY_OPS, "try/except/finally")):
+        for i in ins:
+            if i.opname in ops:
+                return [((i.positions and i.positions.lineno) or code.co_firstlineno, what)]
+    return []
+
+
+def statement_error(fn: pytypes.FunctionType) -> KernelSourceError | None:
+    """The error of a try/except/finally or with statement in ``fn``, or None.
+
+    A lambda is one expression: it has no statements.
+    """
+    code = fn.__code__
+    if code.co_name == "<lambda>":
+        return None
+    found = _from_source(fn)
+    if found is None:
+        found = _from_bytecode(code)
+    if not found:
+        return None
+    line, what = min(found)
+    return KernelSourceError(_message(what), ir.Loc(code.co_filename, line))
+
+
+@register_pass(mutates_CFG=False, analysis_only=True)
+class RejectStatements(AnalysisPass):
+    """Report try/except/finally and with statements, before Numba translates the bytecode."""
+
+    _name = "pysycl_reject_statements"
+
+    def __init__(self) -> None:
+        AnalysisPass.__init__(self)
+
+    def run_pass(self, state: StateDict) -> bool:
+        """Raise :class:`KernelSourceError` at the first such statement."""
+        fn = getattr(state.func_id, "func", None)
+        if isinstance(fn, pytypes.FunctionType):
+            err = statement_error(fn)
+            if err is not None:
+                raise err
+        return False
+
+
+_UNSUPPORTED_EXPR = {
+    "build_list": "lists cannot be created in kernels; use a tuple",
+    "build_map": "dicts cannot be created in kernels",
+    "build_set": "sets cannot be created in kernels",
+}
+_LISTCOMP = ("a list comprehension is not supported in kernels (nor lists: []); use a for loop "
+             "over range() and keep values in a tuple, a sycl.private_array or an accessor")
+
+
+@register_pass(mutates_CFG=False, analysis_only=True)
+class RejectUnsupportedPython(AnalysisPass):
+    """Report constructs a device cannot run, at their source line."""
+
+    _name = "pysycl_reject_unsupported_python"
+
+    def __init__(self) -> None:
+        AnalysisPass.__init__(self)
+
+    def run_pass(self, state: StateDict) -> bool:
+        """Raise :class:`KernelSourceError` on the first unsupported statement."""
+        modules: dict[str, pytypes.ModuleType] = {}
+        for block in state.func_ir.blocks.values():
+            for stmt in block.body:
+                # Python 3.12 inlines comprehensions (PEP 709): an empty list, then appends.
+                if isinstance(stmt, ir.Assign) and getattr(stmt.value, "op", "") == "build_list" \
+                        and not stmt.value.items:
+                    raise KernelSourceError(_LISTCOMP, stmt.loc)
+                self._check(stmt)
+                if isinstance(stmt, ir.Assign):
+                    value = stmt.value
+                    if (isinstance(value, (ir.Global, ir.FreeVar))
+                            and isinstance(value.value, pytypes.ModuleType)):
+                        modules[stmt.target.name] = value.value
+                    elif (isinstance(value, ir.Expr) and value.op == "getattr"
+                          and value.value.name in modules):
+                        _check_host_module(modules[value.value.name], value.attr, stmt.loc)
+        return False
+
+    @staticmethod
+    def _check(stmt: ir.Stmt) -> None:
+        if isinstance(stmt, (ir.Raise, ir.StaticRaise, ir.DynamicRaise, ir.TryRaise)):
+            raise KernelSourceError("exceptions cannot be raised in a kernel (raise/assert); check "
+                                    "conditions with if-statements and write an error flag to an "
+                                    "accessor instead", stmt.loc)
+        if isinstance(stmt, ir.Print):
+            raise KernelSourceError("print() is not supported in kernels", stmt.loc)
+        if isinstance(stmt, ir.EnterWith):  # (RejectStatements finds them first)
+            raise KernelSourceError(_message("with"), stmt.loc)
+        if isinstance(stmt, ir.Assign):
+            value = stmt.value
+            if isinstance(value, ir.Yield):
+                raise KernelSourceError("generators (yield) are not supported in kernels", stmt.loc)
+            if isinstance(value, (ir.Global, ir.FreeVar)) and value.value is print:
+                raise KernelSourceError("print() is not supported in kernels", stmt.loc)
+            if isinstance(value, (ir.Global, ir.FreeVar)) and any(
+                    value.value is f for f in (str, repr, format)):
+                # Python compiles f"{x}" to a call of str (Numba's FORMAT_VALUE).
+                what = ("f-strings" if "format_value" in stmt.target.name
+                        else f"{value.value.__name__}()")
+                raise KernelSourceError(
+                    f"{what} cannot be used in kernels: a device has no strings; write numbers "
+                    "to an accessor, or print them: print(\"x =\", x) and f-strings inside "
+                    "print() work in kernels (docs/debugging.md)", stmt.loc)
+            if isinstance(value, ir.Expr):
+                message = _UNSUPPORTED_EXPR.get(value.op)
+                if message is not None:
+                    raise KernelSourceError(message, stmt.loc)
+
+
+#: Standard-library modules whose functions a device can run (Numba types them).
+_DEVICE_STDLIB = frozenset({"math", "cmath", "operator"})
+_STDLIB = os.path.normcase(sysconfig.get_paths()["stdlib"])
+
+
+def _check_host_module(mod: pytypes.ModuleType, attr: str, loc: ir.Loc) -> None:
+    """``mod.attr`` of a standard-library module that is host code (``time``, ``random``).
+
+    Numba types some of them (``random.random`` calls a host runtime symbol
+    that no device has), others not; either way the user gets this message at
+    the line, not a link error naming a symbol of Numba's runtime.
+    """
+    name = mod.__name__
+    if name.partition(".")[0] in _DEVICE_STDLIB:
+        return
+    path = getattr(mod, "__file__", None)
+    in_stdlib = (name.partition(".")[0] in sys.builtin_module_names
+                 or (path is not None and os.path.normcase(path).startswith(_STDLIB)
+                     and "site-packages" not in path))
+    if in_stdlib:
+        raise KernelSourceError(
+            f"{name}.{attr} is not supported in kernels -- the {name} module is host code: "
+            f"call {name}.{attr} on the host before submitting and capture the result (a "
+            "number becomes a kernel argument)", loc)
+
+
