@@ -65,6 +65,9 @@ def _from_source(fn: pytypes.FunctionType) -> list[tuple[int, str]] | None:
         tree = ast.parse(textwrap.dedent("".join(lines)))
     except (OSError, TypeError, SyntaxError):
         return None
+    if not (tree.body and isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef))
+            and tree.body[0].name == fn.__code__.co_name):
+        return None  # not the function's text (the file changed since): the bytecode tells
     found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.Try, ast.TryStar)):
@@ -83,12 +86,23 @@ _TRY_OPS = frozenset({"SETUP_FINALLY", "SETUP_EXCEPT", "PUSH_EXC_INFO", "CHECK_E
 
 
 def _from_bytecode(code: pytypes.CodeType) -> list[tuple[int, str]]:
-    """The fallback without source: ``(line, what)`` of the first with/try opcode."""
-    ins = list(dis.get_instructions(code))
+    """The fallback without source: ``(line, what)`` of the first with/try opcode.
+
+    An except/finally handler is reported at the first line of the code it guards
+    (the exception table's range that jumps to it), or else the line before it.
+    """
+    bc = dis.Bytecode(code)
+    ins = list(bc)
+    guarded = {e.target: e.start for e in getattr(bc, "exception_entries", ())}
+    lines = {i.offset: i.positions.lineno for i in ins if i.positions and i.positions.lineno}
     for ops, what in ((_WITH_OPS, "with"), (_TRY_OPS, "try/except/finally")):
+        line = code.co_firstlineno
         for i in ins:
+            line = lines.get(i.offset, line)
             if i.opname in ops:
-                return [((i.positions and i.positions.lineno) or code.co_firstlineno, what)]
+                start = guarded.get(i.offset)
+                first = min((o for o in lines if start is not None and o >= start), default=None)
+                return [(lines[first] if first is not None else line, what)]
     return []
 
 
@@ -101,7 +115,7 @@ def statement_error(fn: pytypes.FunctionType) -> KernelSourceError | None:
     if code.co_name == "<lambda>":
         return None
     found = _from_source(fn)
-    if found is None:
+    if not found:  # no source, or none there: the bytecode (a stale source file says nothing)
         found = _from_bytecode(code)
     if not found:
         return None

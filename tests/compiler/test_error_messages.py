@@ -323,3 +323,164 @@ def test_numba_colour_codes_never_reach_the_message() -> None:
     err = perr.from_numba_error("k", "f.py:1", exc)
     assert "\x1b" not in str(err)
     assert "a list comprehension" in str(err)
+
+
+# ------------------------------------------------ try/except/finally and with
+TRY_ADVICE = ("check conditions with if-statements", "write an error flag to an accessor")
+
+
+def test_try_except_names_the_construct_its_line_and_the_alternative():
+    w = W(np.zeros(4))
+
+    def kern(i):
+        x = 1.0
+        try:
+            x = 1.0 / i
+        except ZeroDivisionError:
+            x = 0.0
+        w[i] = x
+
+    msg = _check(_error(kern), kern, 2, "try/except is not supported in kernels",
+                 "a device has no exceptions", *TRY_ADVICE)
+    assert "raise/assert" not in msg  # not the message of a raise statement
+
+
+@pytest.mark.parametrize("variant", ["finally", "else", "as"])
+def test_every_form_of_try_is_named_as_written(variant: str):
+    w = W(np.zeros(4))
+
+    def kern_finally(i):
+        try:
+            w[i] = 1.0
+        finally:
+            w[i] = 2.0
+
+    def kern_else(i):
+        try:
+            w[i] = 1.0
+        except (ValueError, TypeError):
+            pass
+        else:
+            w[i] = 3.0
+        finally:
+            w[i] += 1.0
+
+    def kern_as(i):
+        if i > 0:
+            try:
+                w[i] = 1.0
+            except Exception as e:  # noqa: F841 - what the user wrote
+                return
+
+    kern, offset, what = {"finally": (kern_finally, 1, "try/finally"),
+                          "else": (kern_else, 1, "try/except/else/finally"),
+                          "as": (kern_as, 2, "try/except")}[variant]
+    msg = _check(_error(kern), kern, offset, f"{what} is not supported in kernels", *TRY_ADVICE)
+    if what.endswith("finally"):
+        assert "the code of a finally block can simply follow" in msg
+
+
+def test_with_statement_names_the_construct_and_says_no_context_managers():
+    import contextlib
+    import threading
+
+    w = W(np.zeros(4))
+    lock = threading.Lock()
+
+    def kern(i):
+        with contextlib.nullcontext():     # a host module's context manager
+            w[i] = 1.0
+
+    def kern2(i):
+        x = 2.0
+        with lock:                         # a captured object
+            w[i] = x
+
+    for k, offset in ((kern, 1), (kern2, 2)):
+        _check(_error(k), k, offset, "with statements are not supported in kernels",
+               "a kernel has no context managers", "around q.submit")
+
+
+def test_the_first_statement_in_source_order_is_reported():
+    w = W(np.zeros(4))
+
+    def kern(i):
+        with open("x"):
+            try:
+                w[i] = 1.0
+            except OSError:
+                pass
+
+    _check(_error(kern), kern, 1, "with statements")
+
+
+def test_try_in_a_helper_names_the_helpers_line():
+    from pysycl._kernels.captures import call_graph
+
+    wo = W(np.zeros(4))
+
+    def safe_div(a, b):
+        try:
+            return a / b
+        except ZeroDivisionError:
+            return 0.0
+
+    def kern(i):
+        wo[i] = safe_div(1.0, i)
+
+    with pytest.raises(pysycl.kernel_compile_error) as info:
+        compile_kernel(kern, IndexSpace("range", 1), _caps_of(kern), entry_name="k",
+                       helpers=call_graph(kern))
+    _check(info.value, safe_div, 1, "try/except is not supported in kernels", *TRY_ADVICE)
+
+
+def test_without_source_the_bytecode_names_try_and_with():
+    # exec'd code has no source file: the bytecode is looked at (any Python version).
+    ns = {"w": W(np.zeros(4))}
+    exec("def kern(i):\n    x = 1.0\n    try:\n        x = 2.0\n    finally:\n"
+         "        w[i] = x\n", ns)
+    msg = _check(_error(ns["kern"]), ns["kern"], 3, "try/except/finally is not supported",
+                 *TRY_ADVICE)
+    assert "): <string>:4: try/except/finally" in msg  # the first line the try guards
+    exec("def kern2(i):\n    with w:\n        w[i] = 1.0\n", ns)
+    msg = _check(_error(ns["kern2"]), ns["kern2"], 1, "with statements are not supported")
+    assert "): <string>:2: with statements" in msg
+
+
+def test_statement_error_reads_source_and_bytecode_alike():
+    import linecache
+
+    from pysycl_numba.reject import statement_error
+
+    def plain(i):
+        return i + 1
+
+    assert statement_error(plain) is None
+    assert statement_error(lambda i: i) is None
+    src = ("def f(i):\n"
+           "    y = [j for j in range(i)]\n"          # 3.12 inlines it: an exception-table entry
+           "    try:\n"
+           "        y = 1\n"
+           "    except* ValueError:\n"
+           "        y = 0\n"
+           "    return y\n")
+    notebook_cell = "<pysycl-test-cell-1>"  # how IPython gives cells a source: linecache
+    linecache.cache[notebook_cell] = (len(src), None, src.splitlines(True), notebook_cell)
+    stale = "<pysycl-test-stale>"  # a file whose text is not the code's any more
+    linecache.cache[stale] = (1, None, ["def f(i):\n", "    return 0\n"], stale)
+    try:
+        for where, what in (("<no file>", "try/except/finally"), (notebook_cell, "try/except*"),
+                            (stale, "try/except/finally")):
+            ns: dict = {}
+            exec(compile(src, where, "exec"), ns)
+            err = statement_error(ns["f"])
+            assert err is not None and err.loc.filename == where, where
+            assert err.message.startswith(f"{what} is not supported"), (where, err.message)
+            # the source names the try line; the bytecode the first line it guards
+            assert err.loc.line == (4 if what.endswith("finally") else 3), (where, err.loc)
+            assert TRY_ADVICE[0] in err.message
+        ns = {}
+        exec(compile("def g(i):\n    return [j for j in range(i)]\n", "<no file>", "exec"), ns)
+        assert statement_error(ns["g"]) is None
+    finally:
+        del linecache.cache[notebook_cell], linecache.cache[stale]
