@@ -18,7 +18,16 @@ capability ``Float16``) per operation:
 * ``math.*`` of one float16 gives float16 (a Python float stored to float16 or
   combined with float16 rounds the same way on the host); numpy's math ufuncs
   already follow numpy's result types (``overloads/math.py``).
-* ``//``, ``%`` and ``**`` on float16 keep Numba's typing (computed in float32).
+* ``//``, ``%`` and ``**`` (and ``pow``) of two such operands give float16, as numpy,
+  which computes them in float32 and rounds once (``HALF_floor_divide``,
+  ``HALF_remainder``; ``power``'s float16 loop is the float32 one): ``//`` and ``%``
+  widen to float and run Numba's float ``divmod`` (CPython's ``float_divmod``, which
+  numpy's ``npy_divmodf`` copies), so they equal numpy bit for bit. ``**`` is the
+  float64 ``pow`` rounded to float, then to half: the correctly rounded ``powf``
+  (glibc's, numpy's, is off by a fraction of an ulp for about one float16 pair in 60
+  million; a float32 ``pow`` on a device, by up to 16 ulp, for many more), and a
+  signaling NaN operand gives NaN, as glibc's ``powf``. It needs ``aspect.fp64`` (the
+  compiler finds the ``double`` in the IR).
 
 The lowering of ``half`` operations is Numba's generic float lowering (``fadd``,
 ``fcmp``, ``fabs``) on ``half`` values (``pysycl_numba.types._FloatModel``);
@@ -129,6 +138,10 @@ def half_signature(args: tuple, ret: types.Type | None = None) -> Any:
 
 ARITH = (operator.add, operator.sub, operator.mul, operator.truediv,
          operator.iadd, operator.isub, operator.imul, operator.itruediv)
+#: numpy computes these in float32 and rounds once (``HALF_floor_divide``, ``HALF_remainder``,
+#: ``power``'s ``e`` loop ``astype={'e': 'f'}``); the lowering below does the same.
+VIA_FLOAT = (operator.floordiv, operator.ifloordiv, operator.mod, operator.imod,
+             operator.pow, operator.ipow, pow)
 COMPARE = (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge)
 
 
@@ -146,7 +159,7 @@ def _template(key: Any, nargs: tuple[int, ...], ret: types.Type | None) -> type:
     return Float16Op
 
 
-for _op in ARITH:
+for _op in (*ARITH, *VIA_FLOAT):
     typing_registry.register_global(_op)(_template(_op, (2,), None))
 for _op in COMPARE:
     typing_registry.register_global(_op)(_template(_op, (2,), types.boolean))
@@ -189,6 +202,58 @@ def _truediv(context: BaseContext, builder: llir.IRBuilder, sig: Any, args: Any)
 
 for _op in (operator.truediv, operator.itruediv):
     lower(_op, types.float16, types.float16)(_truediv)
+
+
+_F32_SIG = signature(types.float32, types.float32, types.float32)
+
+
+def _via_float32(op: Any) -> Any:
+    """numpy's ``HALF_floor_divide``/``HALF_remainder``: widen to float, compute, round once.
+
+    Numba's float ``//`` and ``%`` are CPython's ``float_divmod``, which numpy's
+    ``npy_divmodf`` copies (the sign of a zero remainder is the divisor's, of a zero
+    quotient the true quotient's; a zero divisor gives ``a / b`` and NaN), so the
+    float32 result is numpy's, bit for bit; ``fptrunc`` rounds it to nearest even.
+    """
+    def impl(context: BaseContext, builder: llir.IRBuilder, sig: Any, args: Any) -> llir.Value:
+        wide = [builder.fpext(a, llir.FloatType()) for a in args]
+        r = context.get_function(op, _F32_SIG)(builder, wide)
+        return builder.fptrunc(r, llir.HalfType())
+
+    impl.__name__ = f"half_{op.__name__}"
+    return impl
+
+
+for _op in (operator.floordiv, operator.ifloordiv, operator.mod, operator.imod):
+    lower(_op, types.float16, types.float16)(_via_float32(_op))
+
+
+def _is_snan(builder: llir.IRBuilder, h: llir.Value) -> llir.Value:
+    """Whether the half ``h`` is a signaling NaN (exponent all ones, quiet bit clear, not inf)."""
+    bits = builder.bitcast(h, llir.IntType(16))
+    mag = builder.and_(bits, llir.Constant(bits.type, 0x7FFF))
+    return builder.and_(builder.icmp_unsigned(">", mag, llir.Constant(bits.type, 0x7C00)),
+                        builder.icmp_unsigned("<", mag, llir.Constant(bits.type, 0x7E00)))
+
+
+def _power(context: BaseContext, builder: llir.IRBuilder, sig: Any, args: Any) -> llir.Value:
+    """numpy's float16 ``**``: C's ``powf`` of the widened operands, rounded to half.
+
+    ``powf`` here is the float64 ``pow`` rounded to float: the correctly rounded
+    float (a float32 ``pow`` may be a few ulp off, which moves a result near a
+    half-way point to the other half), then rounded to half, as numpy rounds
+    ``powf``'s result. A signaling NaN operand gives NaN, as glibc's ``powf`` does
+    (``pow(1, nan)`` and ``pow(nan, 0)`` are 1 only for a quiet NaN).
+    """
+    x, y = (builder.fpext(a, llir.DoubleType()) for a in args)
+    r = ocl.call_math(builder, "pow", [x, y])
+    r = builder.fptrunc(builder.fptrunc(r, llir.FloatType()), llir.HalfType())
+    snan = builder.or_(_is_snan(builder, args[0]), _is_snan(builder, args[1]))
+    return builder.select(snan, llir.Constant(llir.HalfType(), float("nan")), r)
+
+
+for _op in (operator.pow, operator.ipow, pow):
+    lower(_op, types.float16, types.float16)(_power)
 
 
 def _minmax(strict: str) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import operator
 import subprocess
 
 import numpy as np
@@ -95,3 +96,46 @@ def test_half_kernel_compiles_to_ptx() -> None:
     assert "sqrt.rn.f32" in text and "call" not in text.split(".entry", 1)[1]
     assert "fp16" in ck.required_aspects
     ptxas_check(ck.binary)
+
+
+@pytest.mark.parametrize("op", ["//", "%", "**"])
+def test_floordiv_mod_pow_are_float16(op: str) -> None:
+    from pysycl_numba.target import sycl_target
+
+    ctx = sycl_target.typing_context
+    fn = {"//": operator.floordiv, "%": operator.mod, "**": operator.pow}[op]
+    for args in ((types.float16, types.float16), (types.float16, types.IntegerLiteral(2)),
+                 (WeakFloatLiteral(1.0), types.float16), (types.float16, types.int8)):
+        sig = ctx.resolve_function_type(fn, args, {})
+        assert sig is not None and sig.return_type == types.float16, (op, args, sig)
+    sig = ctx.resolve_function_type(fn, (types.float16, types.float32), {})
+    assert sig.return_type == types.float32  # numpy: float32 is strong
+
+
+def test_floordiv_mod_pow_compile_to_spirv_and_ptx(tmp_path) -> None:
+    from pysycl._core.abi import IndexSpace
+    from pysycl_numba import compile_kernel
+    from tests.compiler.conftest import make_captures
+    from tests.conftest import ptxas_check
+
+    a = np.ones(8, np.float16)
+    ra, wo = R(a), W(np.zeros_like(a))
+
+    def divmod_only(i):
+        wo[i] = ra[i] // 3 + ra[i] % 0.5
+
+    def with_power(i):
+        wo[i] = ra[i] ** ra[i]
+
+    ck = compile_for(divmod_only, 1)
+    assert "fp16" in ck.required_aspects and "fp64" not in ck.required_aspects
+    spirv_validate(ck.binary, tmp_path, "spv1.2")
+    ck = compile_for(with_power, 1)
+    # float64 pow rounded to float, then to half: the kernel needs fp64 too
+    assert {"fp16", "fp64"} <= ck.required_aspects
+    spirv_validate(ck.binary, tmp_path, "spv1.2")
+    for kern in (divmod_only, with_power):
+        caps, _ = make_captures(kern)
+        ptx = compile_kernel(kern, IndexSpace("range", 1), caps, entry_name="k_" + kern.__name__,
+                             image_format="ptx", arch="sm_90")
+        ptxas_check(ptx.binary)
