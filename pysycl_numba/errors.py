@@ -274,6 +274,16 @@ def _explain_stream(message: str) -> tuple[str, str] | None:
     return None
 
 
+def _explain_clip(message: str) -> tuple[str, str] | None:
+    """np.clip's refusal of a Python int bound (``overloads/clip.py``), as :func:`_explain`."""
+    m = re.search(r"np\.clip: Python integer (-?\d+) out of bounds for (\w+)", message)
+    if m is None:
+        return None
+    return (f"np.clip with the bound {m.group(1)}, which does not fit {m.group(2)} (numpy "
+            "raises OverflowError)", f"use a bound within {m.group(2)}'s range, or clip a "
+            "wider type (np.clip(np.int64(x), ...))")
+
+
 def _explain(message: str) -> tuple[str, str] | None:
     """(the construct the user wrote, what to write instead) for a known Numba failure."""
     m = re.search(r"unsupported opcode \((STORE_GLOBAL|STORE_DEREF|DELETE_\w+)\)", message)
@@ -345,7 +355,7 @@ def from_numba_error(
     loc = _loc_from_message(message) or getattr(exc, "loc", None)
     code = (errc.kernel if isinstance(exc, (nb_errors.NumbaError,
                                             nb_errors.UnsupportedBytecodeError)) else errc.build)
-    explained = _explain_stream(message) or _explain(message)
+    explained = _explain_stream(message) or _explain_clip(message) or _explain(message)
     hint = hint_for(message)
     if explained is not None and not (hint and explained[1] is _NO_DEVICE_IMPL):
         construct, instead = explained

@@ -43,6 +43,7 @@ from pysycl_numba.overloads import (
     accessor,
     atomics,
     bfloat16,
+    clip,
     collectives,
     complex_math,
     constants,
@@ -80,7 +81,7 @@ TARGET_NAME = "pysycl"
 OVERLOADS: tuple[pytypes.ModuleType, ...] = (
     index, accessor, pointer, ndrange, collectives, group_algorithms, joint_algorithms, constants,
     atomics, private_array, specconst, reduction, math_overloads, complex_math, printing, stream,
-    vec, vec_ops, index_types, half, bfloat16,
+    vec, vec_ops, index_types, half, bfloat16, clip,
 )
 
 

@@ -4,15 +4,17 @@ Numba types a Python float constant as float64, so ``np.float16(x) * 2.0`` would
 typed as float64 arithmetic; numpy 2 converts the literal to the other operand's
 type instead. :class:`MarkWeakLiterals` runs right before type inference: each
 operand of a binary operator (``+ - * /``, comparisons, in-place forms) and each
-argument of ``min``/``max`` that is a float constant gets its own constant of
+argument of ``min``/``max``/``np.clip`` that is a float constant gets its own constant of
 value :class:`~pysycl_numba.overloads.half.WeakFloat`, typed ``WeakFloatLiteral``.
-Only the float16 templates (``overloads/half.py``) read it as weak; every other
+Only the float16 templates (``overloads/half.py``) and ``np.clip`` read it as weak; every other
 operation sees the float64 it always was, so nothing else changes.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from pysycl_numba._numba_compat import FunctionPass, ir, ir_utils, register_pass
 from pysycl_numba.overloads.half import WeakFloat
@@ -34,12 +36,21 @@ def _float_const(func_ir: Any, var: Any) -> float | None:
     return None
 
 
+#: Functions whose float literal arguments are weak: ``min``, ``max``, ``np.clip``.
+_WEAK_ARG_FUNCTIONS = (min, max, np.clip)
+
+
 def _is_min_max(func_ir: Any, func: Any) -> bool:
+    """Whether ``func`` is one of :data:`_WEAK_ARG_FUNCTIONS` (``np.clip`` as read off numpy)."""
     try:
         d = ir_utils.get_definition(func_ir, func)
+        if isinstance(d, ir.Expr) and d.op == "getattr":
+            mod = ir_utils.get_definition(func_ir, d.value)
+            d = ir.Global(d.attr, getattr(getattr(mod, "value", None), d.attr, None), d.loc)
     except KeyError:
         return False
-    return isinstance(d, (ir.Global, ir.FreeVar)) and d.value in (min, max)
+    return isinstance(d, (ir.Global, ir.FreeVar)) and any(d.value is f
+                                                           for f in _WEAK_ARG_FUNCTIONS)
 
 
 def _operands(func_ir: Any, expr: Any) -> list[tuple[str, int | None]]:
