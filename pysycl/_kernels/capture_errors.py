@@ -56,21 +56,33 @@ def too_big(fn: types.FunctionType, info: CodeInfo, name: str, v: int, owner: in
                                 "int64")
 
 
+def _foreign(fn: types.FunctionType, info: CodeInfo, name: str, owner: int, source: str,
+             what: str, how: str) -> exception:
+    if source == "default":
+        text = f"{who(fn, owner, name, source)} is {what} that {how}"
+    else:
+        reads = "reads" if owner else "captures"
+        kind = f"function {fn.__qualname__} (called by the kernel)" if owner \
+            else f"kernel {fn.__qualname__}"
+        text = f"{kind} {reads} {what.split(' ', 1)[1]} {name!r} that {how}"
+    return exception(errc.invalid, f"{where(fn, info, name)}: {text}")
+
+
 def foreign_accessor(fn: types.FunctionType, info: CodeInfo, name: str, is_global: bool,
                      owner: int, source: str) -> exception:
     """The error of an accessor of another command group."""
-    what = "an accessor" if is_global else "a local_accessor"
-    how = ("was not created in (or required by) this command group" if is_global
-           else "was not created in this command group")
-    return exception(errc.invalid, f"{where(fn, info, name)}: {who(fn, owner, name, source)}: "
-                     f"{what} that {how}")
+    if is_global:
+        return _foreign(fn, info, name, owner, source, "an accessor",
+                        "was not created in (or required by) this command group")
+    return _foreign(fn, info, name, owner, source, "a local_accessor",
+                    "was not created in this command group")
 
 
 def foreign_stream(fn: types.FunctionType, info: CodeInfo, name: str, owner: int,
                    source: str) -> exception:
     """The error of a ``sycl.stream`` of another command group."""
-    return exception(errc.invalid, f"{where(fn, info, name)}: {who(fn, owner, name, source)}: "
-                     "a sycl.stream that was not created in this command group")
+    return _foreign(fn, info, name, owner, source, "a sycl.stream",
+                    "was not created in this command group")
 
 
 def bad_pointer(fn: types.FunctionType, info: CodeInfo, name: str, v: usm_pointer, h: handler,
