@@ -37,6 +37,7 @@ from pysycl_numba._numba_compat import (
     load_builtin_lowerings,
     math_typing_registries,
     target_registry,
+    types,
     typing,
 )
 from pysycl_numba.overloads import (
@@ -192,6 +193,14 @@ class SYCLTargetContext(BaseContext):
         """Install the registries, then our overrides of Numba's builtin lowerings."""
         super().refresh()
         self.install_registry(math_overloads.override_registry)
+
+    def get_constant_generic(self, builder: llir.IRBuilder, ty: types.Type, val: Any) -> Any:
+        """A device function is a compile-time callee, never an address: numba's
+        ``numba.experimental.function_type`` (imported by some of numba's own overloads)
+        would lower a dispatcher constant as a host pointer, which a device cannot have."""
+        if isinstance(ty, types.Dispatcher):
+            return self.get_dummy_value()
+        return super().get_constant_generic(builder, ty, val)
 
     def codegen(self) -> SPIRVCodegen:
         """The SPIR-V code generator."""

@@ -321,3 +321,22 @@ def test_njit_helper_global_change_is_seen(kq: sycl.queue) -> None:
 def test_recursive_helper_reading_a_global_is_reported_as_recursion(kq: sycl.queue) -> None:
     with pytest.raises(sycl.kernel_compile_error, match="recursion is not supported"):
         _fill(kq, lambda o: lambda i: o.__setitem__(i, recursive(2)))
+
+
+def test_helpers_compile_after_numba_first_class_functions_load(kq: sycl.queue) -> None:
+    """numba.experimental.function_type (which some of numba's own overloads import)
+    lowers a dispatcher constant as a host address; a helper is a callee, never that."""
+    import numba.experimental.function_type  # noqa: F401
+
+    out = np.zeros(4, np.int64)
+
+    def twice(v: int) -> int:
+        return 2 * v
+
+    with sycl.buffer(out) as O:
+        def cg(h: sycl.handler) -> None:
+            o = O.get_access(h, sycl.access_mode.write)
+            h.parallel_for(sycl.range(4), lambda i: o.__setitem__(i, twice(i[0]) + 1))
+
+        kq.submit(cg)
+    np.testing.assert_array_equal(out, 2 * np.arange(4) + 1)

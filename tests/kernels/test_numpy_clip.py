@@ -106,6 +106,7 @@ def test_clip_of_integers_matches_numpy(any_kernel_queue: sycl.queue, dt: type) 
 
 
 def _resolve(*args: types.Type) -> types.Type | None:
+    sycl_target.typing_context.refresh()  # its registries, also when no kernel compiled yet
     try:
         sig = sycl_target.typing_context.resolve_function_type(np.clip, args, {})
     except errors.TypingError:  # (once Numba's own np.clip overload is registered too)

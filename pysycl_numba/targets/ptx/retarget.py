@@ -100,6 +100,26 @@ def _fence_ordered_rmw(ir: str) -> str:
     return _ORDERED.sub(fenced, ir)
 
 
+_FREM = re.compile(r"^(\s*%[\w.]+ = )frem (?:[a-z]+ )*(float|double) ([^,\n]+), ([^\n]+)$", re.M)
+_FMOD = {"float": "__nv_fmodf", "double": "__nv_fmod"}
+
+
+def _frem_to_fmod(ir: str) -> tuple[str, set[str]]:
+    """``frem`` (Python's ``%`` on floats, C's ``fmod``) as libdevice's exact ``fmod``.
+
+    NVPTX expands ``frem`` to ``x - y * trunc(x / y)``, which is neither exact
+    (``22.89 % 5.4e-07``) nor IEEE for infinities (``inf % inf`` is NaN).
+    """
+    used: set[str] = set()
+
+    def call(m: re.Match[str]) -> str:
+        ty = m.group(2)
+        used.add(f"declare {ty} @{_FMOD[ty]}({ty}, {ty})")
+        return f"{m.group(1)}call {ty} @{_FMOD[ty]}({ty} {m.group(3)}, {ty} {m.group(4)})"
+
+    return _FREM.sub(call, ir), used
+
+
 def retarget(ir: str) -> Retargeted:
     """The SPIR-flavoured optimised IR of one kernel, rewritten for NVPTX.
 
@@ -113,9 +133,10 @@ def retarget(ir: str) -> Retargeted:
                 lambda m: f'syncscope("{_SCOPES.get(m.group(1), m.group(1))}")', ir)
     ir = _fence_ordered_rmw(_align_local_params(ir))
     ir, spec_globals = lower_spec_constants(ir)
+    ir, fmods = _frem_to_fmod(ir)
     bodies: list[str] = []
-    needs: set[str] = set(spec_globals)
-    libdevice = False
+    needs: set[str] = set(spec_globals) | fmods
+    libdevice = bool(fmods)
     unknown: list[str] = []
     for m in _DECLARE.finditer(ir):
         decl = Decl(m.group("name"), m.group("ret"), _param_types(m.group("params")))
