@@ -108,11 +108,12 @@ def _rewrite(stmt: ir.Assign, call: ir.Expr, defs: dict[str, Any], consumed: set
     for k, arg in enumerate(call.args):
         if k:
             pieces.append(text["sep"])
+        fstring = "build_string" in arg.name or "format_value" in arg.name
         for p in pieces_of(arg, defs, consumed):
             if isinstance(p, str):
                 pieces.append(p)
-            else:
-                pieces.append(len(values))
+            else:  # an f-string's field formats as f"{x}" does: index ~k
+                pieces.append(~len(values) if fstring else len(values))
                 values.append(p)
     pieces.append(text["end"])
     merged: list[str | int] = []

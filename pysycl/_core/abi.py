@@ -273,7 +273,9 @@ class PrintType:
     (``k`` the index of the value's dtype in :data:`PRINT_DTYPES`) then two words,
     the value's bits zero-extended to 64 (integers sign- or zero-extended by
     their signedness). The host formats each number with ``str(dtype.type(v))``,
-    as Python's ``print`` of the same numpy scalar.
+    as Python's ``print`` of the same numpy scalar, or, where the tag has
+    :data:`PRINT_FORMAT` (an f-string field), ``format(dtype.type(v), "")`` as
+    ``f"{v}"`` does (numpy's float32 ``0.1`` is ``0.10000000149011612`` there).
     """
 
     def flat_arg_count(self) -> int:
@@ -286,6 +288,8 @@ PRINT_BUFFER_WORDS = 1 << 18
 PRINT_HEADER_WORDS = 4
 PRINT_STR = 1
 PRINT_NUMBER = 2
+#: Tag flag of a number that is an f-string field (formatted as ``f"{v}"``).
+PRINT_FORMAT = 0x100
 #: The dtypes ``print`` takes in kernels, in tag order (bool, ints, floats).
 PRINT_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                 "float16", "float32", "float64")

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pysycl._core.abi import PRINT_BUFFER_WORDS, PRINT_HEADER_WORDS, PRINT_STR, PrintType
+from pysycl._core.abi import PRINT_BUFFER_WORDS, PRINT_FORMAT, PRINT_HEADER_WORDS, PRINT_STR, PrintType
 from pysycl._core.streamfmt import decode_number
 from pysycl._kernels import kstream as _kstream
 
@@ -148,6 +148,7 @@ def _record(w: np.ndarray) -> str:
             out.append(w[k + 1:k + 1 + nw].tobytes()[:nbytes].decode("utf-8", "replace"))
             k += 1 + nw
         else:
-            out.append(str(decode_number(tag, w[k + 1], w[k + 2])))
+            v = decode_number(tag & ~PRINT_FORMAT, w[k + 1], w[k + 2])
+            out.append(format(v, "") if tag & PRINT_FORMAT else str(v))
             k += 3
     return "".join(out)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from llvmlite import ir as llir
 
-from pysycl._core.abi import PRINT_DTYPES, PRINT_HEADER_WORDS, PRINT_NUMBER, PRINT_STR
+from pysycl._core.abi import PRINT_DTYPES, PRINT_FORMAT, PRINT_HEADER_WORDS, PRINT_NUMBER, PRINT_STR
 from pysycl_numba._numba_compat import (
     AbstractTemplate,
     LoweringRegistry,
@@ -121,9 +121,12 @@ def lower_print_record(context: BaseContext, builder: llir.IRBuilder, sig: Signa
     for p in sig.args[1].pieces:
         if isinstance(p, str):
             words.extend(text_words(p))
-        else:
-            words.extend(number_words(context, builder, vtypes[p],
-                                      builder.extract_value(values, p)))
+        else:  # ~p: an f-string field, tagged PRINT_FORMAT (formatted as f"{x}")
+            k = p if p >= 0 else ~p
+            num = number_words(context, builder, vtypes[k], builder.extract_value(values, k))
+            if p < 0:
+                num[0] = int(num[0]) | PRINT_FORMAT  # type: ignore[arg-type]
+            words.extend(num)
     append_record(builder, buf, [1 + len(words), *words])
     return context.get_dummy_value()
 

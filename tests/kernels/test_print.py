@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pysycl as sycl
@@ -163,3 +163,23 @@ def test_decode_is_exact_on_a_hand_made_buffer() -> None:
     w[4:4 + len(rec)] = rec
     w[0] = len(rec)
     assert kprint.decode(w) == ("abé-1", 0)
+
+
+@settings(max_examples=20, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from([np.float16, np.float32, np.float64, np.int16, np.uint64, np.bool_]),
+       st.floats(-1e4, 1e4, allow_nan=False))
+def test_fstring_fields_format_as_python_does(any_kernel_queue: sycl.queue, dt: type,
+                                              f: float) -> None:
+    """``f"{x}"`` of a numpy scalar is ``format(x, "")``, not ``str(x)``: numpy's float32
+    ``0.1`` is ``0.10000000149011612`` in an f-string. Compiled kernels and the
+    host_debuggable device print what Python prints."""
+    import contextlib
+    import io
+
+    v = dt(f) if np.dtype(dt).kind == "f" else dt(abs(int(f))) if dt is not np.bool_ \
+        else np.bool_(f > 0)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        any_kernel_queue.single_task(lambda: print(f"v={v} and {v}", v)).wait()
+    assert buf.getvalue() == f"v={v} and {v} " + str(v) + "\n"  # print(v) is str(v)
