@@ -34,7 +34,7 @@ class PrintLayout:
 
     __slots__ = ("pieces",)
 
-    def __init__(self, pieces: tuple[str | int, ...]) -> None:
+    def __init__(self, pieces: tuple[str | int | tuple[str, int], ...]) -> None:
         self.pieces = pieces
 
 
@@ -103,7 +103,7 @@ def _rewrite(stmt: ir.Assign, call: ir.Expr, defs: dict[str, Any], consumed: set
                                     "literal", loc)
         text[name] = d.value
         consumed.add(var.name)
-    pieces: list[str | int] = []
+    pieces: list[str | int | tuple[str, int]] = []
     values: list[ir.Var] = []
     for k, arg in enumerate(call.args):
         if k:
@@ -112,11 +112,11 @@ def _rewrite(stmt: ir.Assign, call: ir.Expr, defs: dict[str, Any], consumed: set
         for p in pieces_of(arg, defs, consumed):
             if isinstance(p, str):
                 pieces.append(p)
-            else:  # an f-string's field formats as f"{x}" does: index ~k
-                pieces.append(~len(values) if fstring else len(values))
+            else:  # an f-string's field formats as f"{x}" does (as in stream layouts)
+                pieces.append(("f", len(values)) if fstring else len(values))
                 values.append(p)
     pieces.append(text["end"])
-    merged: list[str | int] = []
+    merged: list[str | int | tuple[str, int]] = []
     for p in pieces:  # adjacent text is one piece
         if isinstance(p, str) and merged and isinstance(merged[-1], str):
             merged[-1] += p

@@ -208,16 +208,17 @@ class PrintBufferType(USMPointerType):
 class PrintLayoutType(types.Type):
     """The layout of one kernel ``print`` call: string pieces and value positions (a tag).
 
-    ``pieces`` is a tuple of ``str`` (literal text: strings, ``sep``, ``end``) and
-    ``int`` (the position of a value in the call's value tuple).
+    ``pieces`` is a tuple of ``str`` (literal text: strings, ``sep``, ``end``),
+    ``int`` (the position of a value in the call's value tuple) and ``("f", position)``
+    (an f-string's field, formatted as ``f"{x}"``, as in stream layouts).
     """
 
-    def __init__(self, pieces: tuple[str | int, ...]) -> None:
+    def __init__(self, pieces: tuple[str | int | tuple[str, int], ...]) -> None:
         self.pieces = pieces
         super().__init__(name=f"sycl.print_layout{pieces!r}")
 
     @property
-    def key(self) -> tuple[str | int, ...]:
+    def key(self) -> tuple[str | int | tuple[str, int], ...]:
         return self.pieces
 
 

@@ -288,8 +288,9 @@ PRINT_BUFFER_WORDS = 1 << 18
 PRINT_HEADER_WORDS = 4
 PRINT_STR = 1
 PRINT_NUMBER = 2
-#: Tag flag of a number that is an f-string field (formatted as ``f"{v}"``).
-PRINT_FORMAT = 0x100
+#: Flag of a number piece's tag, in print and stream records: an f-string's field,
+#: formatted as Python's ``f"{x}"`` (``format(v, "")``).
+PRINT_FORMAT = 1 << 8
 #: The dtypes ``print`` takes in kernels, in tag order (bool, ints, floats).
 PRINT_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                 "float16", "float32", "float64")
@@ -313,7 +314,7 @@ class StreamType:
     ``STREAM_SETPRECISION`` / ``STREAM_SETW`` then the ``int32`` argument; tag
     ``STREAM_ARRAY | (count << 8)`` then ``count`` 64-bit components of an id or
     range (two words each, low word first). A number piece whose tag has
-    :data:`STREAM_PYFORMAT` set is an f-string's field, formatted as Python's ``f"{x}"``.
+    :data:`PRINT_FORMAT` set is an f-string's field, formatted as Python's ``f"{x}"``.
     """
 
     def flat_arg_count(self) -> int:
@@ -325,8 +326,6 @@ STREAM_MANIP = 16
 STREAM_SETPRECISION = 17
 STREAM_SETW = 18
 STREAM_ARRAY = 19
-#: Flag of a number piece's tag: format it as Python's ``f"{x}"`` (an f-string's field).
-STREAM_PYFORMAT = 1 << 8
 #: Flag of a stream record's first word: it continues the work-item's previous statement.
 STREAM_CONTINUES = 1 << 31
 

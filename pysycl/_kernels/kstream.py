@@ -24,13 +24,13 @@ import numpy as np
 from pysycl import property as _prop
 from pysycl._core.abi import (
     PRINT_DTYPES,
+    PRINT_FORMAT,
     PRINT_HEADER_WORDS,
     PRINT_NUMBER,
     PRINT_STR,
     STREAM_ARRAY,
     STREAM_CONTINUES,
     STREAM_MANIP,
-    STREAM_PYFORMAT,
     STREAM_SETPRECISION,
     STREAM_SETW,
     StreamType,
@@ -192,7 +192,7 @@ def _record(w: np.ndarray, wid: int, fmt: Format, out: StreamOutput) -> None:
             k += 1 + nw
         elif PRINT_NUMBER <= kind < PRINT_NUMBER + len(PRINT_DTYPES):
             v = decode_number(kind, w[k + 1], w[k + 2])
-            out.text(wid, format(v, "") if tag & STREAM_PYFORMAT else format_number(fmt, v))
+            out.text(wid, format(v, "") if tag & PRINT_FORMAT else format_number(fmt, v))
             k += 3
         elif kind == STREAM_MANIP:
             out.manipulator(wid, fmt, stream_manipulator(tag >> 8))

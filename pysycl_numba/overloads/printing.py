@@ -121,10 +121,10 @@ def lower_print_record(context: BaseContext, builder: llir.IRBuilder, sig: Signa
     for p in sig.args[1].pieces:
         if isinstance(p, str):
             words.extend(text_words(p))
-        else:  # ~p: an f-string field, tagged PRINT_FORMAT (formatted as f"{x}")
-            k = p if p >= 0 else ~p
+        else:  # ("f", k): an f-string's field, tagged PRINT_FORMAT (formatted as f"{x}")
+            k = p[1] if isinstance(p, tuple) else p
             num = number_words(context, builder, vtypes[k], builder.extract_value(values, k))
-            if p < 0:
+            if isinstance(p, tuple):
                 num[0] = int(num[0]) | PRINT_FORMAT  # type: ignore[arg-type]
             words.extend(num)
     append_record(builder, buf, [1 + len(words), *words])

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING
 from llvmlite import ir as llir
 
 from pysycl._core.abi import (
+    PRINT_FORMAT,
     STREAM_ARRAY,
     STREAM_CONTINUES,
     STREAM_MANIP,
-    STREAM_PYFORMAT,
     STREAM_SETPRECISION,
     STREAM_SETW,
 )
@@ -152,9 +152,9 @@ def lower_stream_record(context: BaseContext, builder: llir.IRBuilder, sig: Sign
             words.extend(_value_words(context, builder, vtypes[p], builder.extract_value(values, p)))
         elif p[0] == "m":
             words.append(STREAM_MANIP | (p[1] << 8))
-        elif p[0] == "f":  # the number tag's STREAM_PYFORMAT flag
+        elif p[0] == "f":  # the number tag's PRINT_FORMAT flag
             number = _value_words(context, builder, vtypes[p[1]], builder.extract_value(values, p[1]))
-            words.extend([number[0] | STREAM_PYFORMAT, *number[1:]])  # type: ignore[operator]
+            words.extend([number[0] | PRINT_FORMAT, *number[1:]])  # type: ignore[operator]
         else:
             v = context.cast(builder, builder.extract_value(values, p[1]), vtypes[p[1]], types.int32)
             words.extend((STREAM_SETPRECISION if p[0] == "p" else STREAM_SETW, v))

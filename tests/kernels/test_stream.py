@@ -395,11 +395,11 @@ def test_stream_compiles_to_ptx(kq: sycl.queue, ptx_images: list,
 def test_decode_of_a_hand_made_buffer() -> None:
     from pysycl._core.abi import (
         PRINT_DTYPES,
+        PRINT_FORMAT,
         PRINT_NUMBER,
         STREAM_ARRAY,
         STREAM_CONTINUES,
         STREAM_MANIP,
-        STREAM_PYFORMAT,
     )
     from pysycl._kernels import kstream
 
@@ -412,7 +412,7 @@ def test_decode_of_a_hand_made_buffer() -> None:
     rec1 = [0, 7, 0, 1 | (2 << 8), int.from_bytes(b"a=\0\0", "little"),
             STREAM_MANIP | (sycl.hex.value << 8), i32, 0xFFFFFFFF, 0xFFFFFFFF]
     rec2 = [STREAM_CONTINUES, 7, 0, STREAM_ARRAY | (2 << 8), 1, 0, 2, 0,
-            f64 | STREAM_PYFORMAT, int(bits) & 0xFFFFFFFF, int(bits) >> 32,
+            f64 | PRINT_FORMAT, int(bits) & 0xFFFFFFFF, int(bits) >> 32,
             STREAM_MANIP | (sycl.endl.value << 8)]
     rec1[0] = len(rec1)
     rec2[0] |= len(rec2)
