@@ -127,3 +127,18 @@ def test_ptx_build_options_are_checked() -> None:
     with pytest.raises(sycl.exception) as ei:
         check_ptx_options("-cl-mad-enable -no-such-option", "build")
     assert ei.value.code() == sycl.errc.invalid and "-no-such-option" in str(ei.value)
+
+
+def test_float_remainder_is_libdevice_fmod() -> None:
+    """NVPTX expands ``frem`` as ``x - trunc(x / y) * y`` (inexact; ``inf % inf`` not NaN):
+    the retargeted IR calls libdevice's exact ``fmod`` instead, also with fast-math flags."""
+    ir = ('target triple = "spir64-unknown-unknown"\n'
+          "define spir_func float @f(float %a, float %b) {\n"
+          "  %r = frem float %a, %b\n  ret float %r\n}\n"
+          "define spir_func double @g(double %a) {\n"
+          "  %r = frem nnan double %a, 2.500000e+00\n  ret double %r\n}\n")
+    out = retarget(ir)
+    assert "frem" not in out.ir and out.libdevice
+    assert "%r = call float @__nv_fmodf(float %a, float %b)" in out.ir
+    assert "%r = call double @__nv_fmod(double %a, double 2.500000e+00)" in out.ir
+    assert "declare float @__nv_fmodf(float, float)" in out.ir

@@ -101,7 +101,6 @@ def _fence_ordered_rmw(ir: str) -> str:
 
 
 _FREM = re.compile(r"^(\s*%[\w.]+ = )frem (?:[a-z]+ )*(float|double) ([^,\n]+), ([^\n]+)$", re.M)
-_FMOD = {"float": "__nv_fmodf", "double": "__nv_fmod"}
 
 
 def _frem_to_fmod(ir: str) -> tuple[str, set[str]]:
@@ -114,8 +113,9 @@ def _frem_to_fmod(ir: str) -> tuple[str, set[str]]:
 
     def call(m: re.Match[str]) -> str:
         ty = m.group(2)
-        used.add(f"declare {ty} @{_FMOD[ty]}({ty}, {ty})")
-        return f"{m.group(1)}call {ty} @{_FMOD[ty]}({ty} {m.group(3)}, {ty} {m.group(4)})"
+        fn = math_builtins.callee("fmod", ty)[0]  # OpenCL's fmod, as the math built-ins call it
+        used.add(f"declare {ty} @{fn}({ty}, {ty})")
+        return f"{m.group(1)}call {ty} @{fn}({ty} {m.group(3)}, {ty} {m.group(4)})"
 
     return _FREM.sub(call, ir), used
 
