@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import tempfile
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -96,6 +97,25 @@ def pocl_device() -> sycl.device:
 def host_device() -> sycl.device:
     """The host_debuggable device: kernels run in the Python interpreter."""
     return sycl.device(sycl.aspect_selector(sycl.aspect.host_debuggable))
+
+
+@pytest.fixture
+def fresh_stats() -> None:
+    """An empty kernel memory cache and zeroed cache statistics."""
+    sycl.ext.clear_kernel_memory_cache()
+    sycl.ext.reset_kernel_cache_stats()
+
+
+def fill(q: sycl.queue, kernel_of, n: int = 4, dtype=np.float64) -> np.ndarray:
+    """Run ``kernel_of(acc)`` (a range kernel writing ``acc``) over ``n`` items; the array."""
+    out = np.zeros(n, dtype)
+    with sycl.buffer(out) as O:
+        def cg(h: sycl.handler) -> None:
+            o = O.get_access(h, sycl.access_mode.write)
+            h.parallel_for(sycl.range(n), kernel_of(o))
+
+        q.submit(cg)
+    return out
 
 
 @pytest.fixture

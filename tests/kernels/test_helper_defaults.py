@@ -25,24 +25,7 @@ import pysycl as sycl
 from pysycl._core.abi import IndexSpace
 from pysycl._kernels.captures import call_graph, defaults_of
 from pysycl._kernels.digest import stable_digest
-
-
-@pytest.fixture
-def fresh_stats() -> None:
-    sycl.ext.clear_kernel_memory_cache()
-    sycl.ext.reset_kernel_cache_stats()
-
-
-def _fill(q: sycl.queue, kernel_of, n: int = 4, dtype=np.float64) -> np.ndarray:
-    """Run ``kernel_of(acc)`` (a range kernel writing ``acc``) over ``n`` items."""
-    out = np.zeros(n, dtype)
-    with sycl.buffer(out) as O:
-        def cg(h: sycl.handler) -> None:
-            o = O.get_access(h, sycl.access_mode.write)
-            h.parallel_for(sycl.range(n), kernel_of(o))
-
-        q.submit(cg)
-    return out
+from tests.conftest import fill
 
 
 def plus_one(x):
@@ -72,7 +55,7 @@ def test_a_default_function_is_part_of_the_kernel(any_kernel_queue: sycl.queue,
                                                   fresh_stats: None) -> None:
     x = np.arange(4.0)
     for fn, want in ((plus_one, x + 1), (times_ten, x * 10), (plus_one, x + 1)):
-        np.testing.assert_array_equal(_fill(any_kernel_queue, _apply_lambda(fn)), want)
+        np.testing.assert_array_equal(fill(any_kernel_queue, _apply_lambda(fn)), want)
     if _compiled(any_kernel_queue):
         assert _compiles() == 2  # one kernel per default function, the third launch a hit
 
@@ -91,7 +74,7 @@ def test_a_default_function_of_a_nested_def_and_of_a_helper_of_a_helper(
     x = np.arange(4.0)
     for fn, scale, want in ((plus_one, 2.0, (x + 1) * 2), (times_ten, 2.0, x * 20),
                             (times_ten, 3.0, x * 30), (math.sqrt, 1.0, np.sqrt(x))):
-        np.testing.assert_allclose(_fill(any_kernel_queue, kernel_of(fn, scale)), want + 0.5)
+        np.testing.assert_allclose(fill(any_kernel_queue, kernel_of(fn, scale)), want + 0.5)
 
 
 def test_a_default_function_that_reads_captures_gets_them(any_kernel_queue: sycl.queue) -> None:
@@ -106,7 +89,7 @@ def test_a_default_function_that_reads_captures_gets_them(any_kernel_queue: sycl
         return lambda o: lambda i: o.__setitem__(i, g(float(i[0])))
 
     for k in (1.0, -7.0):
-        np.testing.assert_array_equal(_fill(any_kernel_queue, kernel_of(k)), np.arange(4.0) + k)
+        np.testing.assert_array_equal(fill(any_kernel_queue, kernel_of(k)), np.arange(4.0) + k)
 
 
 def test_default_numbers_are_arguments_of_one_kernel(any_kernel_queue: sycl.queue,
@@ -119,11 +102,11 @@ def test_default_numbers_are_arguments_of_one_kernel(any_kernel_queue: sycl.queu
 
     x = np.arange(4.0)
     for c, lo in ((2.0, 0.0), (-1.5, -2.0), (100.0, 150.0)):
-        np.testing.assert_array_equal(_fill(any_kernel_queue, kernel_of(c, lo)),
+        np.testing.assert_array_equal(fill(any_kernel_queue, kernel_of(c, lo)),
                                       np.maximum(x * c, lo))
     if _compiled(any_kernel_queue):
         assert _compiles() == 1  # another value of the same type: the same kernel
-    np.testing.assert_array_equal(_fill(any_kernel_queue, kernel_of(3, 1)),  # int defaults
+    np.testing.assert_array_equal(fill(any_kernel_queue, kernel_of(3, 1)),  # int defaults
                                   np.maximum(x * 3, 1))
     if _compiled(any_kernel_queue):
         assert _compiles() == 2  # another type: another kernel
@@ -135,7 +118,7 @@ def test_default_numbers_of_any_value_are_seen(kernel_device: sycl.device, c) ->
     def g(v, c=c):
         return v + c
 
-    got = _fill(sycl.queue(kernel_device), lambda o: lambda i: o.__setitem__(i, g(i[0])))
+    got = fill(sycl.queue(kernel_device), lambda o: lambda i: o.__setitem__(i, g(i[0])))
     np.testing.assert_array_equal(got, np.arange(4) + c)
 
 
@@ -150,7 +133,7 @@ def test_keyword_only_defaults_and_explicit_arguments(any_kernel_queue: sycl.que
     x = np.arange(4.0)
     for c, fn in ((3.0, plus_one), (5.0, plus_one), (3.0, times_ten)):
         want = (fn(x) * c + 2.0) + (fn(1.0) + 2.0) + 10.0 * c
-        np.testing.assert_array_equal(_fill(any_kernel_queue, kernel_of(c, fn)), want)
+        np.testing.assert_array_equal(fill(any_kernel_queue, kernel_of(c, fn)), want)
 
 
 def test_an_accessor_and_a_tuple_as_defaults(any_kernel_queue: sycl.queue) -> None:
@@ -179,9 +162,9 @@ def test_none_default_is_a_constant(any_kernel_queue: sycl.queue, fresh_stats: N
         return lambda o: lambda i: o.__setitem__(i, g(float(i[0])))
 
     x = np.arange(4.0)
-    np.testing.assert_array_equal(_fill(any_kernel_queue, kernel_of(None)), x)
-    np.testing.assert_array_equal(_fill(any_kernel_queue, kernel_of(5.0)), x + 5)
-    np.testing.assert_array_equal(_fill(any_kernel_queue, kernel_of(None)), x)
+    np.testing.assert_array_equal(fill(any_kernel_queue, kernel_of(None)), x)
+    np.testing.assert_array_equal(fill(any_kernel_queue, kernel_of(5.0)), x + 5)
+    np.testing.assert_array_equal(fill(any_kernel_queue, kernel_of(None)), x)
 
 
 def test_a_default_that_cannot_be_an_argument_names_the_parameter(kq: sycl.queue) -> None:
@@ -192,7 +175,7 @@ def test_a_default_that_cannot_be_an_argument_names_the_parameter(kq: sycl.queue
                        match=r"test_helper_defaults.py:\d+: the default value of parameter "
                              r"'scratch' of function .*g \(called by the kernel\): a list cannot "
                              r"be a kernel argument"):
-        _fill(kq, lambda o: lambda i: o.__setitem__(i, g(1.0)))
+        fill(kq, lambda o: lambda i: o.__setitem__(i, g(1.0)))
 
 
 def test_a_kernel_binding_a_default_is_told_to_capture_instead(
@@ -202,7 +185,7 @@ def test_a_kernel_binding_a_default_is_told_to_capture_instead(
                        match=r"test_helper_defaults.py:\d+: kernel .*: parameter 'c' has a "
                              r"default value.*sycl.kernel_handler; read 'c' from the enclosing "
                              r"scope") as e:
-        _fill(any_kernel_queue, lambda o: lambda i, c=c: o.__setitem__(i, i[0] + c))
+        fill(any_kernel_queue, lambda o: lambda i, c=c: o.__setitem__(i, i[0] + c))
     assert e.value.code() == sycl.errc.invalid
 
 

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import pysycl as sycl
+from tests.conftest import fill
 
 SCALE = 2.0
 OFFSET = np.float32(0.5)
@@ -51,24 +52,6 @@ def from_table_2d(i):
     return TABLE_2D[i // 2, i % 2]
 
 
-@pytest.fixture
-def fresh_stats() -> None:
-    sycl.ext.clear_kernel_memory_cache()
-    sycl.ext.reset_kernel_cache_stats()
-
-
-def _fill(q: sycl.queue, kernel_of, n: int = 4, dtype=np.float64) -> np.ndarray:
-    """Run ``kernel_of(acc)`` (a range kernel writing ``acc``) over ``n`` items."""
-    out = np.zeros(n, dtype)
-    with sycl.buffer(out) as O:
-        def cg(h: sycl.handler) -> None:
-            o = O.get_access(h, sycl.access_mode.write)
-            h.parallel_for(sycl.range(n), kernel_of(o))
-
-        q.submit(cg)
-    return out
-
-
 def _one_compile() -> None:
     s = sycl.ext.kernel_cache_stats()
     assert s["compiles"] + s["disk_hits"] == 1, s
@@ -81,7 +64,7 @@ def test_helper_global_change_is_seen_by_cached_kernel(any_kernel_queue: sycl.qu
     try:
         for value in (2.0, 3.0, -1.5):
             SCALE = value
-            out = _fill(any_kernel_queue, lambda o: lambda i: o.__setitem__(i, scaled(i)))
+            out = fill(any_kernel_queue, lambda o: lambda i: o.__setitem__(i, scaled(i)))
             np.testing.assert_array_equal(out, value * np.arange(4))
     finally:
         SCALE = 2.0
@@ -95,7 +78,7 @@ def test_helper_of_helper_global_change_is_seen_by_cached_kernel(kq: sycl.queue,
     try:
         for value in (2.0, 5.0):
             SCALE = value
-            out = _fill(kq, lambda o: lambda i: o.__setitem__(i, scaled_twice(i)))
+            out = fill(kq, lambda o: lambda i: o.__setitem__(i, scaled_twice(i)))
             np.testing.assert_array_equal(out, 2 * value * np.arange(4))
     finally:
         SCALE = 2.0
@@ -110,7 +93,7 @@ def test_helper_numpy_scalar_and_tuple_globals_are_arguments(kq: sycl.queue,
         for off, coeffs in ((np.float32(0.5), (1.0, 2.0, 3.0)),
                             (np.float32(-2.0), (0.0, -1.0, 0.5))):
             OFFSET, COEFFS = off, coeffs
-            out = _fill(kq, lambda o: lambda i: o.__setitem__(i, poly(i) + with_offset(0.0)))
+            out = fill(kq, lambda o: lambda i: o.__setitem__(i, poly(i) + with_offset(0.0)))
             expect = coeffs[0] + coeffs[1] * x + coeffs[2] * x * x + np.float64(off)
             np.testing.assert_array_equal(out, expect)
     finally:
@@ -122,10 +105,10 @@ def test_helper_global_of_another_type_compiles_again(kq: sycl.queue, fresh_stat
     global SCALE
     try:
         SCALE = 3  # an int: another capture type, another kernel
-        out = _fill(kq, lambda o: lambda i: o.__setitem__(i, scaled(i)), dtype=np.int64)
+        out = fill(kq, lambda o: lambda i: o.__setitem__(i, scaled(i)), dtype=np.int64)
         np.testing.assert_array_equal(out, 3 * np.arange(4))
         SCALE = 2.5
-        out = _fill(kq, lambda o: lambda i: o.__setitem__(i, scaled(i)), dtype=np.int64)
+        out = fill(kq, lambda o: lambda i: o.__setitem__(i, scaled(i)), dtype=np.int64)
         np.testing.assert_array_equal(out, (2.5 * np.arange(4)).astype(np.int64))
     finally:
         SCALE = 2.0
@@ -136,7 +119,7 @@ def test_helper_global_of_another_type_compiles_again(kq: sycl.queue, fresh_stat
 def test_helper_global_numpy_array_is_rejected_at_the_helpers_line(kq: sycl.queue) -> None:
     """A 2-D array is no kernel argument anywhere; the error names the helper's line."""
     with pytest.raises(sycl.exception) as info:
-        _fill(kq, lambda o: lambda i: o.__setitem__(i, from_table_2d(i)))
+        fill(kq, lambda o: lambda i: o.__setitem__(i, from_table_2d(i)))
     msg = str(info.value)
     assert info.value.code() in (sycl.errc.kernel, sycl.errc.invalid)
     assert f"{__file__}:{from_table_2d.__code__.co_firstlineno + 1}" in msg, msg
@@ -146,7 +129,7 @@ def test_helper_global_numpy_array_is_rejected_at_the_helpers_line(kq: sycl.queu
 def test_helper_global_numpy_table_is_an_argument(any_kernel_queue: sycl.queue) -> None:
     """A 1-D lookup table a helper reads is a pointer argument: the array's memory where
     the device uses host memory directly, else a read-only copy (tests/kernels/test_tables.py)."""
-    out = _fill(any_kernel_queue, lambda o: lambda i: o.__setitem__(i, from_table(3 - i)))
+    out = fill(any_kernel_queue, lambda o: lambda i: o.__setitem__(i, from_table(3 - i)))
     np.testing.assert_array_equal(out, TABLE[::-1])
 
 
@@ -160,7 +143,7 @@ def test_helper_closure_cells_are_arguments(any_kernel_queue: sycl.queue,
 
     for k2, k3 in ((2, 3), (5, 7)):
         f2, f3 = make(k2), make(k3)  # one code, two closures: each keeps its own cell
-        out = _fill(any_kernel_queue, lambda o: lambda i: o.__setitem__(i, f2(i) + 10 * f3(i)),
+        out = fill(any_kernel_queue, lambda o: lambda i: o.__setitem__(i, f2(i) + 10 * f3(i)),
                     dtype=np.int64)
         np.testing.assert_array_equal(out, (k2 + 10 * k3) * np.arange(4))
     if any_kernel_queue.get_device().image_targets:
@@ -195,7 +178,7 @@ def test_helper_reached_through_a_module_attribute(kq: sycl.queue, fresh_stats: 
          ns)
     for k, bias in ((4, 1.0), (6, -1.0)):
         mod.K, mod.BIAS = k, bias
-        out = _fill(kq, ns["kernel_of"])
+        out = fill(kq, ns["kernel_of"])
         np.testing.assert_array_equal(out, np.arange(4) * k + bias + k)
     s = sycl.ext.kernel_cache_stats()
     # mod.K read off the module is a compile-time constant (part of the key); the
@@ -296,7 +279,7 @@ def test_helper_globals_with_keyword_defaults_and_varargs(kq: sycl.queue) -> Non
     try:
         for value in (2.0, 3.0):
             SCALE = value
-            out = _fill(kq, lambda o: lambda i: o.__setitem__(
+            out = fill(kq, lambda o: lambda i: o.__setitem__(
                 i, with_defaults(i, y=0.5) + with_defaults(i) + with_varargs(i, 1.0)))
             x = np.arange(4)
             np.testing.assert_array_equal(out, (x * value + 0.5) + (x * value + 1.0)
@@ -312,7 +295,7 @@ def test_njit_helper_global_change_is_seen(kq: sycl.queue) -> None:
     try:
         for value in (2.0, 7.0):
             SCALE = value
-            out = _fill(kq, lambda o: lambda i: o.__setitem__(i, jitted(i)))
+            out = fill(kq, lambda o: lambda i: o.__setitem__(i, jitted(i)))
             np.testing.assert_array_equal(out, value * np.arange(4))
     finally:
         SCALE = 2.0
@@ -320,7 +303,7 @@ def test_njit_helper_global_change_is_seen(kq: sycl.queue) -> None:
 
 def test_recursive_helper_reading_a_global_is_reported_as_recursion(kq: sycl.queue) -> None:
     with pytest.raises(sycl.kernel_compile_error, match="recursion is not supported"):
-        _fill(kq, lambda o: lambda i: o.__setitem__(i, recursive(2)))
+        fill(kq, lambda o: lambda i: o.__setitem__(i, recursive(2)))
 
 
 def test_helpers_compile_after_numba_first_class_functions_load(kq: sycl.queue) -> None:

@@ -18,12 +18,6 @@ from pysycl._kernels import diskcache as _diskcache
 SCALE = 3  # a module-level constant a kernel captures (becomes an argument)
 
 
-@pytest.fixture
-def fresh_stats() -> None:
-    sycl.ext.clear_kernel_memory_cache()
-    sycl.ext.reset_kernel_cache_stats()
-
-
 def _axpy(q: sycl.queue, alpha: object, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     out = np.empty_like(y)
     with sycl.buffer(x) as X, sycl.buffer(y) as Y, sycl.buffer(out) as O:

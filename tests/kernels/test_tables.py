@@ -57,12 +57,6 @@ def table_q(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     return sycl.queue(dev)
 
 
-@pytest.fixture
-def fresh_stats() -> None:
-    sycl.ext.clear_kernel_memory_cache()
-    sycl.ext.reset_kernel_cache_stats()
-
-
 def _compiles() -> int:
     s = sycl.ext.kernel_cache_stats()
     return s["compiles"] + s["disk_hits"]
