@@ -165,10 +165,6 @@ class RejectUnsupportedPython(AnalysisPass):
         modules: dict[str, pytypes.ModuleType] = {}
         for block in state.func_ir.blocks.values():
             for stmt in block.body:
-                # Python 3.12 inlines comprehensions (PEP 709): an empty list, then appends.
-                if isinstance(stmt, ir.Assign) and getattr(stmt.value, "op", "") == "build_list" \
-                        and not stmt.value.items:
-                    raise KernelSourceError(_LISTCOMP, stmt.loc)
                 self._check(stmt)
                 if isinstance(stmt, ir.Assign):
                     value = stmt.value
@@ -206,7 +202,9 @@ class RejectUnsupportedPython(AnalysisPass):
                     "to an accessor, or print them: print(\"x =\", x) and f-strings inside "
                     "print() work in kernels (docs/debugging.md)", stmt.loc)
             if isinstance(value, ir.Expr):
-                message = _UNSUPPORTED_EXPR.get(value.op)
+                # Python 3.12 inlines comprehensions (PEP 709): an empty list, then appends.
+                message = (_LISTCOMP if value.op == "build_list" and not value.items
+                           else _UNSUPPORTED_EXPR.get(value.op))
                 if message is not None:
                     raise KernelSourceError(message, stmt.loc)
 
