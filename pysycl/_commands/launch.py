@@ -65,12 +65,13 @@ class Shortcut:
     none of them, and costs a fraction of a :class:`handler` on the USM fast path.
     """
 
-    __slots__ = ("_queue",)
+    __slots__ = ("_queue", "mkey")
     kernel_bundle = None
     specialization_values = None
 
     def __init__(self, q: queue) -> None:
         self._queue = q
+        self.mkey: tuple[Hashable, ...] | None = None  # set by prepare, read by resolved
 
 
 # long: the per-submit hot path, kept in one frame (each helper call costs ~50 ns).
@@ -98,6 +99,8 @@ def prepare(q: queue, h: handler,
         fn, obj = body_of(fn)  # type: ignore[misc]  # the handler checked it has one
     info, values, caps, tkey = capture_values(fn, h, obj)
     mkey = (info.code, tkey, kind, cmd.ndim)
+    if type(h) is Shortcut:  # for resolved(): reading the captures again would copy tables
+        h.mkey = mkey
     kb = h.kernel_bundle
     ex = q.executor
     dev = ex.device
@@ -159,14 +162,10 @@ def prepare(q: queue, h: handler,
     return launch
 
 
-def resolved(q: queue, cmd: KernelCommand) -> tuple[Kernel | None, cl.Kernel | None]:
-    """The memory-cached kernel and built ``cl_kernel`` a handler-less launch of ``cmd``
-    used (after :func:`prepare`; None when they are not plain cached ones)."""
-    fn, obj = cmd.fn, None
-    if type(fn) is not _FunctionType:
-        fn, obj = body_of(fn)  # type: ignore[misc]
-    info, _, _, tkey = capture_values(fn, Shortcut(q), obj)  # type: ignore[arg-type]
-    k = _memory.get((info.code, tkey, cmd.kind, cmd.ndim))
+def resolved(q: queue, h: Shortcut) -> tuple[Kernel | None, cl.Kernel | None]:
+    """The memory-cached kernel and built ``cl_kernel`` that :func:`prepare` used for a
+    handler-less launch (``h``; None when they are not plain cached ones)."""
+    k = None if h.mkey is None else _memory.get(h.mkey)
     if k is None or k.has_spec:
         return None, None
     return k, k.kernels.get(q.executor.build_key)

@@ -160,9 +160,10 @@ class OpenCLExecutor(OpenCLEvents):
             check_kernel_name(name)
         ndim = 0 if index_space is None else index_space.dimensions
         cmd = KernelCommand.record(kind, ndim, index_space, fn, (), name)  # type: ignore[arg-type]
-        ev = _launch.prepare(q, _launch.Shortcut(q), cmd)(None)  # type: ignore[arg-type]
+        h = _launch.Shortcut(q)
+        ev = _launch.prepare(q, h, cmd)(None)  # type: ignore[arg-type]
         if self.plans.get(fn.__code__) is not _fastpath.NONE:
-            _fastpath.remember(self, q, cmd, *_launch.resolved(q, cmd))
+            _fastpath.remember(self, q, cmd, *_launch.resolved(q, h))
         return event._make(q, ev)
 
     def wait(self) -> None:
