@@ -23,7 +23,7 @@ from pysycl_numba._numba_compat import (
     types,
 )
 from pysycl_numba.printing import print_record
-from pysycl_numba.targets.ptx.workitem import LOW_WORD
+from pysycl_numba.targets.ptx.private import LOW_WORD
 from pysycl_numba.targets.spirv import ocl
 from pysycl_numba.types import PrintBufferType, PrintLayoutType, tag
 

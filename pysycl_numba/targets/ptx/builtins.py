@@ -6,7 +6,8 @@ each declared built-in is replaced by a *definition* in LLVM IR over NVVM
 intrinsics, PTX inline assembly or libdevice functions; the definitions are
 ``internal alwaysinline`` so that the optimiser inlines them into the kernel.
 
-A provider module (:mod:`.workitem`, :mod:`.groups`, :mod:`.math_builtins`) registers a
+A provider module (:mod:`.workitem`, :mod:`.groups`, :mod:`.math_builtins`,
+:mod:`.private`) registers a
 :data:`Generator` per mangled name (:func:`define`) or per pattern
 (:func:`define_pattern`). A generator gets the parsed declaration and returns a
 :class:`Definition`: the ``define`` text (named exactly as declared, with the

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pysycl_numba.targets.ptx import groups, math_builtins, workitem  # noqa: F401  (register providers)
+from pysycl_numba.targets.ptx import groups, math_builtins, private, workitem  # noqa: F401  (register providers)
 from pysycl_numba.targets.ptx.builtins import Decl, lookup
 from pysycl_numba.targets.ptx.specconst import lower_spec_constants
 

@@ -64,19 +64,3 @@ def _global_size(decl: Decl) -> Definition:
   ret i64 %r
 }}"""
     return Definition(body, sreg_declares("nctaid", "ntid"))
-
-
-#: ``low_word(i64) -> i32``: pysycl's own, for kernel ``print`` records
-#: (:mod:`pysycl_numba.overloads.printing`); SPIR-V uses ``trunc``.
-LOW_WORD = "_Z17__pysycl_low_wordl"
-
-
-@define(LOW_WORD)
-def _low_word(decl: Decl) -> Definition:
-    # An explicit cvt: LLVM would fold a trunc into a narrowing store
-    # (``st.global.b32 [a], %rd``) that NVIDIA's JIT miscompiled for an f64 product.
-    body = f"""define internal i32 @{decl.name}(i64 %a0) alwaysinline {{
-  %r = call i32 asm "cvt.u32.u64 $0, $1;", "=r,l"(i64 %a0)
-  ret i32 %r
-}}"""
-    return Definition(body)
