@@ -179,8 +179,8 @@ def test_corrupt_cache_entry_is_rebuilt_with_a_warning(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-c", _SUBPROCESS], env=env, capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 0, r.stderr
-    assert "corrupt kernel cache entry" in r.stderr
-    assert r.stdout.split()[:2] == ["1", "0"]     # rebuilt
+    assert "corrupt kernel cache entry" in r.stderr, (r.stdout, r.stderr)
+    assert r.stdout.split()[:2] == ["1", "0"], (r.stdout, r.stderr)     # rebuilt
     assert _run_sub(tmp_path)[:2] == [0, 1]       # and cached again
 
 
