@@ -40,7 +40,9 @@ from pysycl_numba.types import (
     GlobalPointer,
     ItemType,
     NdItemType,
+    PrivateArrayType,
     USMPointerType,
+    VecType,
 )
 
 if TYPE_CHECKING:
@@ -281,6 +283,7 @@ class ValidateTypedKernel(AnalysisPass):
         for block in state.func_ir.blocks.values():
             for stmt in block.body:
                 self._check_write(stmt, typemap, state.func_ir)
+                _check_constant_index(stmt, typemap, state.func_ir)
                 if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
                     if stmt.value.op == "call":
                         self._check_recursive_call(stmt, typemap)
@@ -334,6 +337,34 @@ class ValidateTypedKernel(AnalysisPass):
                 stmt.loc,
                 errc.kernel,
             )
+
+
+def _check_constant_index(stmt: ir.Stmt, typemap: dict, func_ir: ir.FunctionIR) -> None:
+    """Reject a constant index outside a vector or a private array (``v[7]`` of a ``float4``,
+    ``t[-1]``): it would read or write past the value unchecked, where the host_debuggable
+    device raises ``IndexError``. SYCL indices do not wrap around."""
+    if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+        target, index = stmt.target, stmt.index
+    elif isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) \
+            and stmt.value.op in ("getitem", "static_getitem"):
+        target, index = stmt.value.value, stmt.value.index
+    else:
+        return
+    ty = typemap.get(target.name)
+    if isinstance(ty, VecType):
+        shape, what = (ty.n,), f"a {ty.n}-element vector"
+    elif isinstance(ty, PrivateArrayType):
+        shape, what = ty.shape or (ty.size,), f"a private array of shape {ty.shape or ty.size}"
+    else:
+        return
+    k = _const(index, func_ir)
+    ks = k if isinstance(k, tuple) else (k,)
+    for d, (v, n) in enumerate(zip(ks, shape, strict=False)):
+        if isinstance(v, int) and not 0 <= v < n:
+            raise KernelSourceError(
+                f"index {v} is out of bounds for dimension {d} of {what} ({_user_name(target, func_ir)}"
+                f"); valid indices are 0 to {n - 1} (SYCL indices do not wrap around)",
+                stmt.loc, errc.kernel)
 
 
 def _assigned(func_ir: ir.FunctionIR, name: str) -> ir.AbstractRHS | None:

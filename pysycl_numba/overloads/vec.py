@@ -229,7 +229,8 @@ def vec_make(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
 @lower(operator.getitem, VecType, types.Integer)
 def vec_getitem(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                 args: Sequence[llir.Value]) -> llir.Value:
-    """``v[k]``: ``extractelement`` (a runtime ``k`` too)."""
+    """``v[k]``: ``extractelement`` (a runtime ``k`` too; a constant one is checked by
+    ``passes.ValidateTypedKernel``)."""
     k = builder.trunc(args[1], I32) if args[1].type.width > 32 else args[1]
     return elem_value(context, builder, sig.args[0], args[0], k)
 
