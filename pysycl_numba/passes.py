@@ -38,12 +38,14 @@ from pysycl_numba.types import (
     AccessorType,
     AtomicRefType,
     GlobalPointer,
+    IdType,
     ItemType,
     NdItemType,
     PrivateArrayType,
+    RangeType,
     USMPointerType,
-    VecType,
 )
+from pysycl_numba.vec_types import VecType
 
 if TYPE_CHECKING:
     from pysycl_numba._numba_compat import StateDict
@@ -284,6 +286,7 @@ class ValidateTypedKernel(AnalysisPass):
             for stmt in block.body:
                 self._check_write(stmt, typemap, state.func_ir)
                 _check_constant_index(stmt, typemap, state.func_ir)
+                _check_unpack(stmt, typemap)
                 if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
                     if stmt.value.op == "call":
                         self._check_recursive_call(stmt, typemap)
@@ -365,6 +368,18 @@ def _check_constant_index(stmt: ir.Stmt, typemap: dict, func_ir: ir.FunctionIR) 
                 f"index {v} is out of bounds for dimension {d} of {what} ({_user_name(target, func_ir)}"
                 f"); valid indices are 0 to {n - 1} (SYCL indices do not wrap around)",
                 stmt.loc, errc.kernel)
+
+
+def _check_unpack(stmt: ir.Stmt, typemap: dict) -> None:
+    """``i, j = it.get_id()``: an id or range unpacks into exactly its dimensions (Numba
+    checks tuples at typing, other iterables only when the kernel runs)."""
+    if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) \
+            and stmt.value.op == "exhaust_iter":
+        ty = typemap.get(stmt.value.value.name)
+        if isinstance(ty, (IdType, RangeType)) and stmt.value.count != ty.ndim:
+            raise KernelSourceError(
+                f"cannot unpack a {ty} into {stmt.value.count} names: it has {ty.ndim} "
+                "components", stmt.loc, errc.kernel)
 
 
 def _assigned(func_ir: ir.FunctionIR, name: str) -> ir.AbstractRHS | None:

@@ -39,14 +39,12 @@ from pysycl_numba._numba_compat import (
 from pysycl_numba.types import (
     AccessorType,
     ItemType,
-    SwizzleType,
     USMPointerType,
-    VecClassType,
-    VecType,
     index_type,
     numba_type_of_dtype,
     tag,
 )
+from pysycl_numba.vec_types import SwizzleType, VecClassType, VecType
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
