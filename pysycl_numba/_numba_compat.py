@@ -34,8 +34,8 @@ from numba.core.datamodel import models
 from numba.core.datamodel.registry import DataModelManager
 from numba.core.descriptors import TargetDescriptor
 from numba.core.dispatcher import Dispatcher
+from numba.core.imputils import RefType, iternext_impl, lower_cast
 from numba.core.imputils import Registry as LoweringRegistry
-from numba.core.imputils import lower_cast
 from numba.core.lowering import Lower
 from numba.core.target_extension import (
     GPU,
@@ -137,6 +137,7 @@ __all__ = [
     "NativeLowering",
     "NopythonTypeInference",
     "PassManager",
+    "RefType",
     "Signature",
     "StateDict",
     "StructProxy",
@@ -155,6 +156,7 @@ __all__ = [
     "global_compiler_lock",
     "ir",
     "ir_utils",
+    "iternext_impl",
     "jit_registry",
     "load_builtin_lowerings",
     "lower_cast",

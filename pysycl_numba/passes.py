@@ -38,10 +38,14 @@ from pysycl_numba.types import (
     AccessorType,
     AtomicRefType,
     GlobalPointer,
+    IdType,
     ItemType,
     NdItemType,
+    PrivateArrayType,
+    RangeType,
     USMPointerType,
 )
+from pysycl_numba.vec_types import VecType
 
 if TYPE_CHECKING:
     from pysycl_numba._numba_compat import StateDict
@@ -281,6 +285,8 @@ class ValidateTypedKernel(AnalysisPass):
         for block in state.func_ir.blocks.values():
             for stmt in block.body:
                 self._check_write(stmt, typemap, state.func_ir)
+                _check_constant_index(stmt, typemap, state.func_ir)
+                _check_unpack(stmt, typemap)
                 if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
                     if stmt.value.op == "call":
                         self._check_recursive_call(stmt, typemap)
@@ -334,6 +340,46 @@ class ValidateTypedKernel(AnalysisPass):
                 stmt.loc,
                 errc.kernel,
             )
+
+
+def _check_constant_index(stmt: ir.Stmt, typemap: dict, func_ir: ir.FunctionIR) -> None:
+    """Reject a constant index outside a vector or a private array (``v[7]`` of a ``float4``,
+    ``t[-1]``): it would read or write past the value unchecked, where the host_debuggable
+    device raises ``IndexError``. SYCL indices do not wrap around."""
+    if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+        target, index = stmt.target, stmt.index
+    elif isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) \
+            and stmt.value.op in ("getitem", "static_getitem"):
+        target, index = stmt.value.value, stmt.value.index
+    else:
+        return
+    ty = typemap.get(target.name)
+    if isinstance(ty, VecType):
+        shape, what = (ty.n,), f"a {ty.n}-element vector"
+    elif isinstance(ty, PrivateArrayType):
+        shape, what = ty.shape or (ty.size,), f"a private array of shape {ty.shape or ty.size}"
+    else:
+        return
+    k = _const(index, func_ir)
+    ks = k if isinstance(k, tuple) else (k,)
+    for d, (v, n) in enumerate(zip(ks, shape, strict=False)):
+        if isinstance(v, int) and not 0 <= v < n:
+            raise KernelSourceError(
+                f"index {v} is out of bounds for dimension {d} of {what} ({_user_name(target, func_ir)}"
+                f"); valid indices are 0 to {n - 1} (SYCL indices do not wrap around)",
+                stmt.loc, errc.kernel)
+
+
+def _check_unpack(stmt: ir.Stmt, typemap: dict) -> None:
+    """``i, j = it.get_id()``: an id or range unpacks into exactly its dimensions (Numba
+    checks tuples at typing, other iterables only when the kernel runs)."""
+    if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) \
+            and stmt.value.op == "exhaust_iter":
+        ty = typemap.get(stmt.value.value.name)
+        if isinstance(ty, (IdType, RangeType)) and stmt.value.count != ty.ndim:
+            raise KernelSourceError(
+                f"cannot unpack a {ty} into {stmt.value.count} names: it has {ty.ndim} "
+                "components", stmt.loc, errc.kernel)
 
 
 def _assigned(func_ir: ir.FunctionIR, name: str) -> ir.AbstractRHS | None:

@@ -31,9 +31,9 @@ from pysycl_numba._numba_compat import (
     datamodel,
     models,
     numpy_support,
-    signature,
     types,
 )
+from pysycl_numba.vec_types import VecClassType, register_vec_models
 
 #: OpenCL address spaces as LLVM's SPIR-V backend numbers them.
 ADDRSPACE_PRIVATE = 0
@@ -78,28 +78,43 @@ class ItemType(types.Type):
         return None
 
 
-class RangeType(types.Type):
+class _IndexValueType(types.IterableType):
+    """An id or range value: ``ndim`` ``int64`` components, iterable (``i, j = it.get_id()``)."""
+
+    spelling = ""
+
+    def __init__(self, ndim: int) -> None:
+        self.ndim = ndim
+        super().__init__(name=f"sycl.{self.spelling}<{ndim}>")
+
+    @property
+    def key(self) -> int:
+        return self.ndim
+
+    @property
+    def iterator_type(self) -> IndexIterType:
+        return IndexIterType(self)
+
+
+class RangeType(_IndexValueType):
     """``sycl.range<ndim>``: extents of a launch or of an accessor."""
 
-    def __init__(self, ndim: int) -> None:
-        self.ndim = ndim
-        super().__init__(name=f"sycl.range<{ndim}>")
-
-    @property
-    def key(self) -> int:
-        return self.ndim
+    spelling = "range"
 
 
-class IdType(types.Type):
-    """``sycl.id<ndim>`` built in a kernel (``sycl.id(i, j)``, id arithmetic): ``int64`` components."""
+class IdType(_IndexValueType):
+    """``sycl.id<ndim>``: built in a kernel (``sycl.id(i, j)``, id arithmetic) or returned by
+    ``it.get_id()``, ``it.get_global_id()``, ``g.get_group_id()``, ...: ``int64`` components."""
 
-    def __init__(self, ndim: int) -> None:
-        self.ndim = ndim
-        super().__init__(name=f"sycl.id<{ndim}>")
+    spelling = "id"
 
-    @property
-    def key(self) -> int:
-        return self.ndim
+
+class IndexIterType(types.SimpleIteratorType):
+    """An iterator over the components of an id or range (``for x in r``, unpacking)."""
+
+    def __init__(self, of: _IndexValueType) -> None:
+        self.of = of
+        super().__init__(f"iter({of})", index_type)
 
 
 class AccessorType(types.Type):
@@ -389,72 +404,6 @@ class SpecConstRefType(types.Type):
         return self.index, self.dtype, (type(self.default).__name__, self.default)
 
 
-class VecType(types.Type):
-    """``sycl.vec<T, n>`` (or ``sycl.marray`` when ``marray``): an LLVM vector ``<n x T>``."""
-
-    def __init__(self, dtype: types.Type, n: int, marray: bool = False) -> None:
-        self.dtype = dtype
-        self.n = n
-        self.marray = marray
-        super().__init__(name=f"sycl.{'marray' if marray else 'vec'}<{dtype}, {n}>")
-
-    @property
-    def key(self) -> tuple[types.Type, int, bool]:
-        return self.dtype, self.n, self.marray
-
-
-class VecClassType(types.Callable):
-    """A vector type used as a value (``sycl.float4``): calling it builds a :class:`VecType`.
-
-    ``sycl.float4(x, y, z, w)`` (scalars and vectors, concatenated) or ``sycl.float4(s)``
-    (broadcast); the lowering is ``overloads.vec``'s ``"pysycl.vec.make"``.
-    """
-
-    def __init__(self, instance: VecType) -> None:
-        self.instance = instance
-        super().__init__(name=f"class({instance})")
-
-    @property
-    def key(self) -> VecType:
-        return self.instance
-
-    def get_call_type(self, context: object, args: tuple, kws: dict) -> object:
-        inst = self.instance
-        count = 0
-        for a in args:
-            if isinstance(a, VecType) and a.marray == inst.marray:
-                count += a.n
-            elif isinstance(a, (types.Number, types.Boolean)):
-                count += 1
-            else:
-                return None
-        if kws or count not in ((inst.n, 1) if len(args) == 1 else (inst.n,)):
-            return None
-        return signature(inst, *(types.unliteral(a) for a in args))
-
-    def get_call_signatures(self) -> tuple[list, bool]:
-        return [], True
-
-    def get_impl_key(self, sig: object) -> str:
-        return "pysycl.vec.make"
-
-
-class SwizzleType(types.Type):
-    """A vector whose swizzle ``v.xy`` was looked up: ``vec`` plus the element ``indices``.
-
-    The value is the vector itself; calling the bound swizzle (``v.xy()``) shuffles it.
-    """
-
-    def __init__(self, vec: VecType, indices: tuple[int, ...]) -> None:
-        self.vec = vec
-        self.indices = indices
-        super().__init__(name=f"{vec}.swizzle{indices}")
-
-    @property
-    def key(self) -> tuple[VecType, tuple[int, ...]]:
-        return self.vec, self.indices
-
-
 def numba_type_of_dtype(dtype: np.dtype) -> types.Type:
     """Numba scalar type of a numpy dtype (``bool`` maps to ``boolean``)."""
     return numpy_support.from_dtype(np.dtype(dtype))
@@ -481,20 +430,6 @@ class _FloatModel(models.PrimitiveModel):
         super().__init__(dmm, fe_type, self._LLVM[fe_type.bitwidth])
 
 
-class _VecModel(models.PrimitiveModel):
-    # An LLVM vector: SPIR-V OpTypeVector, NVPTX vector registers (bool elements as i8).
-    def __init__(self, dmm: DataModelManager, fe_type: VecType) -> None:
-        elem = (llir.IntType(8) if isinstance(fe_type.dtype, types.Boolean)
-                else dmm.lookup(fe_type.dtype).get_data_type())
-        super().__init__(dmm, fe_type, llir.VectorType(elem, fe_type.n))
-
-
-class _SwizzleModel(_VecModel):
-    def __init__(self, dmm: DataModelManager, fe_type: SwizzleType) -> None:
-        super().__init__(dmm, fe_type.vec)
-        self._fe_type = fe_type
-
-
 class _ItemModel(models.StructModel):
     def __init__(self, dmm: DataModelManager, fe_type: ItemType) -> None:
         n = fe_type.ndim
@@ -503,9 +438,16 @@ class _ItemModel(models.StructModel):
         super().__init__(dmm, fe_type, members)
 
 
-class _RangeModel(models.StructModel):
-    def __init__(self, dmm: DataModelManager, fe_type: RangeType) -> None:
+class _IndexModel(models.StructModel):
+    # ids and ranges: the index helpers read ``r{d}`` of both
+    def __init__(self, dmm: DataModelManager, fe_type: _IndexValueType) -> None:
         members = [(f"r{d}", index_type) for d in range(fe_type.ndim)]
+        super().__init__(dmm, fe_type, members)
+
+
+class _IndexIterModel(models.StructModel):
+    def __init__(self, dmm: DataModelManager, fe_type: IndexIterType) -> None:
+        members = [("index", types.EphemeralPointer(index_type)), ("value", fe_type.of)]
         super().__init__(dmm, fe_type, members)
 
 
@@ -513,13 +455,6 @@ class _AccessorRowModel(models.StructModel):
     def __init__(self, dmm: DataModelManager, fe_type: AccessorRowType) -> None:
         members: list[tuple[str, types.Type]] = [("acc", fe_type.accessor)]
         members += [(f"i{d}", index_type) for d in range(fe_type.nfixed)]
-        super().__init__(dmm, fe_type, members)
-
-
-class _IdModel(models.StructModel):
-    # the same layout as a range: the index helpers read ``r{d}`` of both
-    def __init__(self, dmm: DataModelManager, fe_type: IdType) -> None:
-        members = [(f"r{d}", index_type) for d in range(fe_type.ndim)]
         super().__init__(dmm, fe_type, members)
 
 
@@ -588,12 +523,12 @@ def make_data_model_manager() -> DataModelManager:
     dmm.register(types.Float, _FloatModel)
     dmm.register(GlobalPointer, _GlobalPointerModel)
     dmm.register(ItemType, _ItemModel)
-    dmm.register(RangeType, _RangeModel)
-    dmm.register(IdType, _IdModel)
+    dmm.register(RangeType, _IndexModel)
+    dmm.register(IdType, _IndexModel)
+    dmm.register(IndexIterType, _IndexIterModel)
     dmm.register(AccessorRowType, _AccessorRowModel)
     dmm.register(AccessorType, _AccessorModel)
     dmm.register(USMPointerType, _USMPointerModel)
     dmm.register(PrintBufferType, _USMPointerModel)
-    dmm.register(VecType, _VecModel)
-    dmm.register(SwizzleType, _SwizzleModel)
+    register_vec_models(dmm)
     return dmm.chain(datamodel.default_manager)

@@ -77,14 +77,17 @@ class vec:  # noqa: N801 - the spec's spelling
 
     __slots__ = ("_a",)
     __hash__ = None  # type: ignore[assignment]  # == is elementwise
+    # numpy defers to the reflected operators (np.float32(2) * v is a vec, as in kernels,
+    # where accessor elements are numpy scalars); np.sqrt(v) is a TypeError, as in kernels.
+    __array_ufunc__ = None
     _marray: ClassVar[bool] = False
 
     def __init__(self, *elements: Any, dtype: Any, num_elements: int | None = None) -> None:
         dt = np.dtype(dtype)
         if dt.kind not in "iuf" and not (self._marray and dt == np.bool_):
             raise TypeError(f"sycl.{self._kind()}: element type must be numeric, got {dt}")
-        parts = [np.asarray(e._a if isinstance(e, vec) else e).astype(dt).ravel()
-                 for e in elements]
+        with np.errstate(all="ignore"):  # C++ conversions: 1e40 -> inf, 300 -> 44 for uchar
+            parts = [np.asarray(self._element(e)).astype(dt).ravel() for e in elements]
         a = np.concatenate(parts) if parts else np.zeros(0, dt)
         if num_elements is not None:
             if a.size == 1:
@@ -96,6 +99,19 @@ class vec:  # noqa: N801 - the spec's spelling
             raise TypeError(f"sycl.{self._kind()} of {a.size} elements: vec has 1, 2, 3, 4, 8 "
                             "or 16")
         self._a = a
+
+    @classmethod
+    def _element(cls, e: Any) -> Any:
+        """The values of one constructor argument: a number, or a vector of this kind."""
+        if isinstance(e, vec):
+            if e._marray != cls._marray:
+                raise TypeError(f"sycl.{cls._kind()} cannot be built from a sycl.{e._kind()} "
+                                "(C++ has no such constructor): pass its elements")
+            return e._a
+        if not isinstance(e, (int, float, bool, np.number, np.bool_)):
+            raise TypeError(f"sycl.{cls._kind()} elements are numbers or vectors, got "
+                            f"{type(e).__name__}")
+        return e
 
     @classmethod
     def _kind(cls) -> str:
@@ -130,7 +146,11 @@ class vec:  # noqa: N801 - the spec's spelling
         return int(self._a.size)
 
     def __getitem__(self, k: int) -> Any:
-        return self._a[operator.index(k)]
+        k = operator.index(k)
+        if not 0 <= k < self._a.size:  # SYCL indices do not wrap around (as accessors)
+            raise IndexError(f"index {k} is out of bounds for a sycl.{self._kind()} of "
+                             f"{self._a.size} elements")
+        return self._a[k]
 
     def __iter__(self) -> Any:
         return iter(self._a)
@@ -173,6 +193,7 @@ class vec:  # noqa: N801 - the spec's spelling
     def store(self, offset: int, dst: Any) -> None:
         """Write the elements to ``dst[offset * N + k]`` (an accessor or a USM pointer)."""
         n = self._a.size
+        check_load_target(dst, self._a.dtype, "store")
         for k in range(n):
             dst[int(offset) * n + k] = self._a[k]
 
@@ -189,7 +210,7 @@ class vec:  # noqa: N801 - the spec's spelling
 
     def _binop(self, other: Any, op: Callable[[Any, Any], Any], reflected: bool = False) -> Any:
         b = self._operand(other)
-        if b is None:
+        if b is None or self._a.dtype == np.bool_:  # bool marrays only compare, as in kernels
             return NotImplemented
         x, y = (b, self._a) if reflected else (self._a, b)
         with np.errstate(all="ignore"):
@@ -232,6 +253,9 @@ class vec:  # noqa: N801 - the spec's spelling
     def __gt__(self, o: Any) -> Any: return self._compare(o, operator.gt)
     def __ge__(self, o: Any) -> Any: return self._compare(o, operator.ge)
 
+    def __rlshift__(self, o: Any) -> Any: return self._int_binop(o, _shl, True)
+    def __rrshift__(self, o: Any) -> Any: return self._int_binop(o, _shr, True)
+
     def _int_binop(self, other: Any, op: Callable[[Any, Any], Any], reflected: bool = False) -> Any:
         if self._a.dtype.kind not in "iu":
             return NotImplemented
@@ -245,8 +269,8 @@ class vec:  # noqa: N801 - the spec's spelling
         return type(self)._wrap(self._a.copy())
 
     def __invert__(self) -> Any:
-        if self._a.dtype.kind not in "iu":
-            return NotImplemented
+        if self._a.dtype.kind not in "iu":  # a unary operator cannot return NotImplemented
+            raise TypeError(f"bad operand type for ~: sycl.{self._kind()} of {self._a.dtype}")
         return type(self)._wrap(~self._a)
 
 
@@ -259,6 +283,16 @@ class marray(vec):  # noqa: N801 - the spec's spelling
     @staticmethod
     def _size_ok(n: int) -> bool:
         return n >= 1
+
+
+def check_load_target(target: Any, dtype: np.dtype, what: str) -> None:
+    """Reject what a kernel cannot ``load``/``store`` (the compiler's rule): a 1-D accessor
+    or a USM pointer of the vector's element type."""
+    tdt = getattr(target, "dtype", None)
+    rng = getattr(target, "get_range", None)
+    if tdt is None or np.dtype(tdt) != dtype or (rng is not None and len(rng()) != 1):
+        raise TypeError(f"vec {what}: needs a 1-D accessor or a USM pointer of {dtype}, got "
+                        f"{target!r}")
 
 
 def _div(dt: np.dtype) -> Callable[[Any, Any], Any]:
@@ -314,6 +348,7 @@ class vec_type:  # noqa: N801 - pysycl's own
     def load(self, offset: int, src: Any) -> Any:
         """Elements ``src[offset * N + k]`` of an accessor or USM pointer, as a vector."""
         n = self.num_elements
+        check_load_target(src, self.dtype, "load")
         return self._cls(*[src[int(offset) * n + k] for k in range(n)], dtype=self.dtype,
                          num_elements=n)
 
@@ -338,16 +373,33 @@ for _n in ALIAS_SIZES:
 
 
 # ------------------------------------------------------------ geometric functions
-def _float_vec(v: Any, what: str) -> np.ndarray:
-    a = v._a if isinstance(v, vec) else np.asarray(v)
-    if a.dtype.kind != "f":
-        raise TypeError(f"sycl.{what} takes floating-point vectors or numbers, got {a.dtype}")
-    return a.ravel()
+def _float_vec(v: Any, what: str, other: Any = None, sizes: tuple[int, ...] = (1, 2, 3, 4),
+               ) -> np.ndarray:
+    """The elements of a geometric function's operand, checked as kernels check them: a float32
+    or float64 vector of ``sizes`` elements (or a number), of the same type as ``other``."""
+    if isinstance(v, vec):
+        a = v._a
+    elif isinstance(v, (float, np.floating)):
+        a = np.asarray(v).ravel()
+    else:
+        raise TypeError(f"sycl.{what} takes float or double vectors or numbers, got "
+                        f"{type(v).__name__}")
+    if a.dtype not in (np.float32, np.float64) or a.size not in sizes:
+        raise TypeError(f"sycl.{what} takes float or double vectors of "
+                        f"{', '.join(map(str, sizes))} elements, got {a.size} of {a.dtype}")
+    if other is not None:
+        o = other._a if isinstance(other, vec) else np.asarray(other).ravel()
+        if isinstance(other, vec) != isinstance(v, vec) or (
+                isinstance(v, vec) and type(other) is not type(v)) or o.dtype != a.dtype \
+                or o.size != a.size:
+            raise TypeError(f"sycl.{what} takes two operands of one type, got {other!r} and "
+                            f"{v!r}")
+    return a
 
 
 def dot(a: Any, b: Any) -> Any:
     """``sycl::dot``: ``a0*b0 + a1*b1 + ...`` in order (float vectors of 1-4 elements, or numbers)."""
-    x, y = _float_vec(a, "dot"), _float_vec(b, "dot")
+    x, y = _float_vec(a, "dot"), _float_vec(b, "dot", a)
     acc = x[0] * y[0]
     for k in range(1, x.size):
         acc = acc + x[k] * y[k]
@@ -356,7 +408,7 @@ def dot(a: Any, b: Any) -> Any:
 
 def cross(a: Any, b: Any) -> Any:
     """``sycl::cross`` of two 3- or 4-element float vectors (``w`` of a 4-vector is 0)."""
-    x, y = _float_vec(a, "cross"), _float_vec(b, "cross")
+    x, y = _float_vec(a, "cross", sizes=(3, 4)), _float_vec(b, "cross", a, (3, 4))
     r = np.zeros_like(x)
     r[0] = x[1] * y[2] - x[2] * y[1]
     r[1] = x[2] * y[0] - x[0] * y[2]
@@ -366,17 +418,21 @@ def cross(a: Any, b: Any) -> Any:
 
 def length(a: Any) -> Any:
     """``sycl::length``: ``sqrt(dot(a, a))``."""
+    _float_vec(a, "length")
     with np.errstate(all="ignore"):
         return np.sqrt(dot(a, a))
 
 
 def distance(a: Any, b: Any) -> Any:
     """``sycl::distance``: ``length(a - b)``."""
+    _float_vec(a, "distance")
+    _float_vec(b, "distance", a)
     return length(a - b)
 
 
 def normalize(a: Any) -> Any:
     """``sycl::normalize``: ``a / length(a)`` (a zero vector stays zero)."""
+    _float_vec(a, "normalize")
     n = length(a)
     if n == 0:
         return a

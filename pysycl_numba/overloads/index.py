@@ -3,7 +3,8 @@
 * ``item``: ``it[d]``, ``it.get_id()``, ``it.get_id(d)``, ``it.get_range()``,
   ``it.get_range(d)``, ``it.get_linear_id()``, ``int(it)`` / ``float(it)`` (1-D),
   and integer arithmetic through the implicit conversion of a 1-D item
-  (:class:`~pysycl_numba.types.ItemType`). ``it.get_id()`` is a tuple of ``int64``.
+  (:class:`~pysycl_numba.types.ItemType`). ``it.get_id()`` is a ``sycl.id``
+  (:class:`~pysycl_numba.types.IdType`), as on the host.
 * ``range``: ``r[d]``, ``r.get(d)``, ``r.size()``, ``len(r)``.
 
 A runtime dimension ``d`` selects among every dimension's value with a select
@@ -25,7 +26,7 @@ from pysycl_numba._numba_compat import (
     signature,
     types,
 )
-from pysycl_numba.types import ItemType, RangeType, index_type
+from pysycl_numba.types import IdType, ItemType, RangeType, index_type
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -74,7 +75,7 @@ class ItemAttributes(AttributeTemplate):
 
     @bound_function("item.get_id")
     def resolve_get_id(self, it: ItemType, args: tuple, kws: dict) -> object:
-        return dim_query(args, kws, types.UniTuple(index_type, it.ndim))
+        return dim_query(args, kws, IdType(it.ndim))
 
     @bound_function("item.get_range")
     def resolve_get_range(self, it: ItemType, args: tuple, kws: dict) -> object:
@@ -124,10 +125,10 @@ class ItemToFloat(AbstractTemplate):
 
 @typing_registry.register_global(len)
 class RangeLen(AbstractTemplate):
-    """``len(r)``: the number of dimensions of a range."""
+    """``len(r)``, ``len(i)``: the number of dimensions of a range or an id."""
 
     def generic(self, args: tuple, kws: dict) -> object:
-        if len(args) == 1 and not kws and isinstance(args[0], RangeType):
+        if len(args) == 1 and not kws and isinstance(args[0], (RangeType, IdType)):
             return signature(index_type, args[0])
         return None
 
@@ -168,9 +169,10 @@ def item_ranges(context: BaseContext, builder: llir.IRBuilder, ty: ItemType, val
 
 
 def make_range(context: BaseContext, builder: llir.IRBuilder, ndim: int, values: Sequence[llir.Value],
-               ) -> llir.Value:
-    """Build a ``RangeType(ndim)`` value from ``i64`` extents."""
-    r = cgutils.create_struct_proxy(RangeType(ndim))(context, builder)
+               cls: type[RangeType | IdType] = RangeType) -> llir.Value:
+    """Build a ``RangeType(ndim)`` value (an ``IdType(ndim)`` one with ``cls=IdType``) from
+    ``i64`` components."""
+    r = cgutils.create_struct_proxy(cls(ndim))(context, builder)
     for d, v in enumerate(values):
         setattr(r, f"r{d}", v)
     return r._getvalue()
@@ -209,9 +211,9 @@ def item_getitem(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
 @lower("item.get_id", ItemType)
 def item_get_id(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                 args: Sequence[llir.Value]) -> llir.Value:
-    """``it.get_id()``: the id as a tuple of ``int64``."""
+    """``it.get_id()``: a ``sycl.id``, as on the host."""
     ids = item_ids(context, builder, sig.args[0], args[0])
-    return context.make_tuple(builder, sig.return_type, ids)
+    return make_range(context, builder, len(ids), ids, IdType)
 
 
 @lower("item.get_range", ItemType)
@@ -287,6 +289,7 @@ def range_size(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
 
 
 @lower(len, RangeType)
+@lower(len, IdType)
 def range_len(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
               args: Sequence[llir.Value]) -> llir.Value:
     """``len(r)``: the number of dimensions."""

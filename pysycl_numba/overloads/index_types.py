@@ -8,6 +8,10 @@
   integer on either side; ``/`` and ``//`` truncate toward zero, ``%`` has the sign of
   the dividend (C++); ``==``/``!=`` compare whole values. ``x[d]``, ``x.get(d)``,
   ``r.size()``; accessors take ids as indices.
+* ``it.get_id()``, ``it.get_global_id()``, ``g.get_group_id()``, ... are ids too: their
+  arithmetic is elementwise (never a tuple's concatenation), as on the host.
+* Ids and ranges are iterable: ``i, j = it.get_id()``, ``for n in r`` (the unpacking
+  count is checked at compile time by ``passes.ValidateTypedKernel``).
 * ``.dimensions`` of ids, ranges, items, nd_items and groups (a constant).
 * ``g[d]`` of a group: ``g.get_group_id(d)``.
 * ``acc[i][j]`` on an ``n``-D accessor: ``acc[i]`` is an
@@ -24,9 +28,11 @@ from pysycl_numba._numba_compat import (
     AbstractTemplate,
     AttributeTemplate,
     LoweringRegistry,
+    RefType,
     TypingRegistry,
     bound_function,
     cgutils,
+    iternext_impl,
     signature,
     types,
 )
@@ -37,6 +43,7 @@ from pysycl_numba.types import (
     AccessorType,
     GroupType,
     IdType,
+    IndexIterType,
     ItemType,
     NdItemType,
     RangeType,
@@ -290,6 +297,33 @@ def _make_compare(equal: bool) -> Callable:
 for _cls in VECS:
     lower(operator.eq, _cls, _cls)(_make_compare(True))
     lower(operator.ne, _cls, _cls)(_make_compare(False))
+
+
+@lower("getiter", IdType)
+@lower("getiter", RangeType)
+def index_getiter(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                  args: Sequence[llir.Value]) -> llir.Value:
+    """``iter(i)``: the value and a private counter."""
+    it = cgutils.create_struct_proxy(sig.return_type)(context, builder)
+    it.index = cgutils.alloca_once_value(builder, context.get_constant(index_type, 0))
+    it.value = args[0]
+    return it._getvalue()
+
+
+@lower("iternext", IndexIterType)
+@iternext_impl(RefType.BORROWED)
+def index_iternext(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                   args: Sequence[llir.Value], result: object) -> None:
+    """The next component (folded to constants once the counter is promoted)."""
+    ty = sig.args[0]
+    it = cgutils.create_struct_proxy(ty)(context, builder, value=args[0])
+    k = builder.load(it.index)
+    valid = builder.icmp_signed("<", k, context.get_constant(index_type, ty.of.ndim))
+    result.set_valid(valid)  # type: ignore[attr-defined]
+    with builder.if_then(valid):
+        values = components(context, builder, ty.of, it.value)
+        result.yield_(select_dim(builder, values, k))  # type: ignore[attr-defined]
+        builder.store(builder.add(k, context.get_constant(index_type, 1)), it.index)
 
 
 def _dimensions(context: BaseContext, builder: llir.IRBuilder, ty: types.Type,

@@ -34,6 +34,7 @@ from pysycl_numba.overloads.index import dim_query, linear, make_range, product,
 from pysycl_numba.targets.spirv import ocl
 from pysycl_numba.types import (
     GroupType,
+    IdType,
     KernelEnumType,
     NdItemType,
     NdRangeType,
@@ -64,7 +65,7 @@ def _scalar(args: tuple, kws: dict, ret: types.Type = index_type) -> object:
 
 
 def _ids(n: int) -> types.Type:
-    return types.UniTuple(index_type, n)
+    return IdType(n)
 
 
 def _method(key: str, rule: Callable[..., object],
@@ -193,7 +194,7 @@ def work_item_queries(builder: llir.IRBuilder, name: str, ndim: int) -> list[lli
 
 
 def _lower_dims(key: str, tyclass: type, builtin: str, whole: str) -> None:
-    """Register ``q()`` (a tuple or range) and ``q(d)`` lowerings of one query."""
+    """Register ``q()`` (an id or range) and ``q(d)`` lowerings of one query."""
 
     def one(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
             args: Sequence[llir.Value]) -> llir.Value:
@@ -205,22 +206,20 @@ def _lower_dims(key: str, tyclass: type, builtin: str, whole: str) -> None:
               args: Sequence[llir.Value]) -> llir.Value:
         n = sig.args[0].ndim
         values = work_item_queries(builder, builtin, n)
-        if whole == "tuple":
-            return context.make_tuple(builder, sig.return_type, values)
-        return make_range(context, builder, n, values)
+        return make_range(context, builder, n, values, IdType if whole == "id" else RangeType)
 
     lower(key, tyclass, types.Integer)(one)
     lower(key, tyclass)(every)
 
 
 for _key, _cls, _builtin, _whole in (
-    ("nd_item.get_global_id", NdItemType, "get_global_id", "tuple"),
-    ("nd_item.get_local_id", NdItemType, "get_local_id", "tuple"),
+    ("nd_item.get_global_id", NdItemType, "get_global_id", "id"),
+    ("nd_item.get_local_id", NdItemType, "get_local_id", "id"),
     ("nd_item.get_group_range", NdItemType, "get_num_groups", "range"),
     ("nd_item.get_global_range", NdItemType, "get_global_size", "range"),
     ("nd_item.get_local_range", NdItemType, "get_local_size", "range"),
-    ("group.get_group_id", GroupType, "get_group_id", "tuple"),
-    ("group.get_local_id", GroupType, "get_local_id", "tuple"),
+    ("group.get_group_id", GroupType, "get_group_id", "id"),
+    ("group.get_local_id", GroupType, "get_local_id", "id"),
     ("group.get_local_range", GroupType, "get_local_size", "range"),
     ("group.get_group_range", GroupType, "get_num_groups", "range"),
 ):

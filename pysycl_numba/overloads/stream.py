@@ -55,10 +55,10 @@ from pysycl_numba.types import (
     NdItemType,
     NdRangeType,
     RangeType,
-    VecType,
     index_type,
     tag,
 )
+from pysycl_numba.vec_types import VecType
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -39,14 +39,12 @@ from pysycl_numba._numba_compat import (
 from pysycl_numba.types import (
     AccessorType,
     ItemType,
-    SwizzleType,
     USMPointerType,
-    VecClassType,
-    VecType,
     index_type,
     numba_type_of_dtype,
     tag,
 )
+from pysycl_numba.vec_types import SwizzleType, VecClassType, VecType
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -229,7 +227,8 @@ def vec_make(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
 @lower(operator.getitem, VecType, types.Integer)
 def vec_getitem(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                 args: Sequence[llir.Value]) -> llir.Value:
-    """``v[k]``: ``extractelement`` (a runtime ``k`` too)."""
+    """``v[k]``: ``extractelement`` (a runtime ``k`` too; a constant one is checked by
+    ``passes.ValidateTypedKernel``)."""
     k = builder.trunc(args[1], I32) if args[1].type.width > 32 else args[1]
     return elem_value(context, builder, sig.args[0], args[0], k)
 

@@ -29,7 +29,7 @@ from pysycl_numba._numba_compat import (
 )
 from pysycl_numba.overloads.vec import build, elem_value, is_scalar, splat
 from pysycl_numba.targets.spirv import ocl
-from pysycl_numba.types import VecType
+from pysycl_numba.vec_types import VecType
 
 cross, distance, dot, length, normalize = (vec_api.cross, vec_api.distance, vec_api.dot,
                                            vec_api.length, vec_api.normalize)

@@ -4,6 +4,7 @@ multi-dimensional private arrays: the compiled device against the host_debuggabl
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -83,3 +84,40 @@ def test_item_dimensions_and_private_arrays_of_two_dimensions() -> None:
     i0, i1 = np.meshgrid(np.arange(5), np.arange(7), indexing="ij")
     s = sum(a * 4 + i1 % 4 + i0 for a in range(3))
     np.testing.assert_array_equal(out, s * 10 + 2 + 300)
+
+
+def test_id_queries_are_ids_with_elementwise_arithmetic() -> None:
+    # it.get_id() and nd_item/group id queries were tuples in compiled kernels: `+` of two
+    # concatenated them (a silently different result from the host_debuggable device).
+    def make(o):  # type: ignore[no-untyped-def]
+        def kern(it):  # type: ignore[no-untyped-def]
+            g = it.get_group()
+            first = it.get_global_id() - it.get_local_id()
+            twice = it.get_global_id() + it.get_global_id()
+            a, b = g.get_local_id()
+            s = 0
+            for c in it.get_local_range():
+                s = s * 10 + c
+            o[it.get_global_id()] = (twice[1] * 1000 + first[0] * 100 + (g.get_group_id() * 2)[1]
+                                     * 10 + a + b + 10000 * len(twice)
+                                     + 100000 * (it.get_local_id() == sycl.id(1, 2)) + 1000000 * s)
+        return kern
+
+    out = _both((4, 6), make, nd=(2, 3))
+    i0, i1 = np.meshgrid(np.arange(4), np.arange(6), indexing="ij")
+    expect = (2 * i1 * 1000 + (i0 // 2 * 2) * 100 + (i1 // 3) * 2 * 10 + i0 % 2 + i1 % 3 + 20000
+              + 100000 * ((i0 % 2 == 1) & (i1 % 3 == 2)) + 23000000)
+    np.testing.assert_array_equal(out, expect)
+
+
+def test_unpacking_an_id_into_the_wrong_count_is_a_compile_error(kq: sycl.queue) -> None:
+    def make(o):  # type: ignore[no-untyped-def]
+        def kern(it):  # type: ignore[no-untyped-def]
+            i, j, k = it.get_id()
+            o[i, j] = k
+        return kern
+
+    with pytest.raises(sycl.kernel_compile_error, match=r"cannot unpack a sycl.id<2> into 3"):
+        _run(kq, (2, 3), make)
+    with pytest.raises(sycl.exception, match="not enough values to unpack"):
+        _run(sycl.queue(HOST), (2, 3), make)

@@ -228,3 +228,56 @@ def test_bad_vector_use_is_a_compile_error_naming_the_line(kq: sycl.queue) -> No
             h.parallel_for(sycl.range(4), k)
         with pytest.raises(sycl.kernel_compile_error, match=r"test_vec\.py:\d+"):
             kq.submit(cg)
+
+
+def test_numpy_scalars_and_scalar_shifts_on_the_left() -> None:
+    # Accessor elements are numpy scalars on the host_debuggable device: x[k] * v must be a
+    # vector there too (numpy once turned it into an ndarray), and 2 << v is the spec's.
+    src = np.arange(8, dtype=np.int32) + 1
+
+    def make(x, o):  # type: ignore[no-untyped-def]
+        def k(i):  # type: ignore[no-untyped-def]
+            v = sycl.int4.load(0, x)
+            (x[5] * v - x[6]).store(0, o)
+            (x[1] << v).store(1, o)
+            (x[7] >> v).store(2, o)
+        return k
+
+    dev, host = _both(make, src, np.zeros(12, np.int32), 1)
+    a = src[:4]
+    expect = np.concatenate([6 * a - 7, 2 << a, 8 >> a]).astype(np.int32)
+    np.testing.assert_array_equal(host, expect)
+    np.testing.assert_array_equal(dev, expect)
+    assert isinstance(np.float32(2) * sycl.float4(1.0), sycl.vec)
+    assert (np.float64(1) - sycl.float2(3.0, 4.0)).to_numpy().tolist() == [-2, -3]
+
+
+@pytest.mark.parametrize("expr", ["v[4]", "v[-1]", "v.s01()[2]", "t[2, 0]", "t[0, -1]", "u[4]"])
+def test_a_constant_index_out_of_bounds_is_an_error_on_both_devices(expr: str) -> None:
+    ns: dict = {}
+    exec(f"def make(x, o):\n    def k(i):\n        v = sycl.float4(1.0)\n"
+         f"        t = sycl.private_array(np.float32, (2, 3))\n"
+         f"        u = sycl.private_array(np.float32, 4)\n        o[i] = {expr}\n    return k\n",
+         {"sycl": sycl, "np": np}, ns)
+    src = np.zeros(4, np.float32)
+    with pytest.raises(sycl.kernel_compile_error, match=r"out of bounds.*do not wrap around"):
+        _run(sycl.queue(), ns["make"], src, src, 1)
+    with pytest.raises(sycl.exception, match="IndexError"):
+        _run(sycl.queue(HOST), ns["make"], src, src, 1)
+
+
+def test_the_host_vector_rejects_what_kernels_reject() -> None:
+    v = sycl.float4(1, 2, 3, 4)
+    hq = sycl.queue(HOST)
+    p = sycl.malloc_shared(4, hq, dtype=np.float32)
+    for bad in (lambda: np.sqrt(v), lambda: sycl.float4(sycl.mfloat2(1, 2), 3, 4),
+                lambda: sycl.float4((1, 2, 3, 4)), lambda: sycl.mbool2(True) + 1, lambda: ~v,
+                lambda: sycl.dot(v, sycl.double4(1)), lambda: sycl.length(sycl.half2(1)),
+                lambda: sycl.cross(sycl.float2(1), sycl.float2(1)), lambda: sycl.length(2),
+                lambda: sycl.distance(v, sycl.mfloat4(1)), lambda: v[4], lambda: v[-1],
+                lambda: sycl.int4.load(0, p), lambda: v.store(0, p.view(np.int32))):
+        with pytest.raises((TypeError, IndexError)):
+            bad()
+    sycl.free(p, hq)
+    with np.errstate(over="raise"):  # C++ conversion: no warning, as in kernels
+        assert np.isinf(sycl.float2(1e40).to_numpy()).all()
