@@ -29,7 +29,7 @@ def _float_const(func_ir: Any, var: Any) -> float | None:
     """The value of ``var`` when it is defined once as a Python float constant."""
     try:
         d = ir_utils.get_definition(func_ir, var)
-    except KeyError:  # no or several definitions: not a constant
+    except (KeyError, ir_utils.GuardException):  # no or several definitions: no constant
         return None
     if isinstance(d, ir.Const) and type(d.value) is float:
         return d.value
@@ -47,7 +47,7 @@ def _is_min_max(func_ir: Any, func: Any) -> bool:
         if isinstance(d, ir.Expr) and d.op == "getattr":
             mod = ir_utils.get_definition(func_ir, d.value)
             d = ir.Global(d.attr, getattr(getattr(mod, "value", None), d.attr, None), d.loc)
-    except KeyError:
+    except (KeyError, ir_utils.GuardException):  # get_definition raises either
         return False
     return isinstance(d, (ir.Global, ir.FreeVar)) and any(d.value is f
                                                            for f in _WEAK_ARG_FUNCTIONS)
