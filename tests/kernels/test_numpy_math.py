@@ -190,3 +190,30 @@ def test_python_literals_need_no_fp64_and_int_overflow_is_numpys_error() -> None
     assert t.generic((types.uint8, types.IntegerLiteral(2)), {}).return_type == types.uint8
     with pytest.raises(errors.TypingError, match="out of bounds for int8"):
         _template(np.maximum)(None).generic((types.int8, types.IntegerLiteral(300)), {})
+
+
+def _apply(q: sycl.queue, fn: object, x: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(x)
+    g = lambda v, fn=fn: fn(v)  # noqa: E731 - a helper whose default is the function
+    with sycl.buffer(x) as X, sycl.buffer(out) as O:
+        def cg(h: sycl.handler) -> None:
+            rx = X.get_access(h, sycl.access_mode.read)
+            o = O.get_access(h, sycl.access_mode.write)
+            h.parallel_for(sycl.range(x.size), lambda i: o.__setitem__(i, fn(rx[i]) + g(rx[i])))
+
+        q.submit(cg)
+    return out
+
+
+def test_a_ufunc_passed_as_a_value_is_a_constant_like_math_sqrt(any_kernel_queue: sycl.queue,
+                                                                fresh_stats: None) -> None:
+    """``fn = np.sqrt`` captured (or a helper's default) works as ``fn = math.sqrt`` does;
+    another ufunc is another kernel, in memory and on disk (before: 'a ufunc cannot be a
+    kernel argument')."""
+    from pysycl._kernels.cache import kernels
+
+    x = np.array([0.25, 1.0, 4.0], np.float32)
+    for fn in (np.sqrt, np.exp, np.sqrt):
+        np.testing.assert_allclose(_apply(any_kernel_queue, fn, x), 2 * fn(x), rtol=1e-6)
+    kernels.clear_memory()  # from the disk cache: np.exp is not np.sqrt's kernel
+    np.testing.assert_allclose(_apply(any_kernel_queue, np.exp, x), 2 * np.exp(x), rtol=1e-6)
