@@ -284,6 +284,34 @@ def _explain_clip(message: str) -> tuple[str, str] | None:
             "wider type (np.clip(np.int64(x), ...))")
 
 
+#: Numba's names of values print() takes (Literal[int](1), int64, float32, bool, ...).
+_PRINTABLE = re.compile(r"(Literal\[(int|bool)\]\(.*\)|u?int\d+|float\d+|bool)$")
+
+
+def _printed(values: str) -> str:
+    """The first value of a ``print_record`` values tuple that print() cannot print, named
+    for a user (``UniTuple(complex128 x 1)`` -> ``a complex128 value``)."""
+    m = re.fullmatch(r"UniTuple\((.+) x \d+\)", values)
+    parts = [m.group(1)] if m else []
+    if not m:
+        inner = values.removeprefix("Tuple(").removesuffix(")")
+        depth, start = 0, 0
+        for k, c in enumerate(inner + ","):
+            if c in "([<":
+                depth += 1
+            elif c in ")]>":
+                depth -= 1
+            elif c == "," and depth == 0:
+                parts.append(inner[start:k].strip())
+                start = k + 1
+    bad = next((p for p in parts if not _PRINTABLE.match(p)), values)
+    if bad == "none":
+        return "None"
+    if bad.startswith(("Tuple(", "UniTuple(")):
+        return "a tuple"
+    return f"a {bad} value"
+
+
 def _explain(message: str) -> tuple[str, str] | None:
     """(the construct the user wrote, what to write instead) for a known Numba failure."""
     m = re.search(r"unsupported opcode \((STORE_GLOBAL|STORE_DEREF|DELETE_\w+)\)", message)
@@ -308,9 +336,14 @@ def _explain(message: str) -> tuple[str, str] | None:
     m = re.search(r"Use of unsupported NumPy function '([\w.]+)'", message)
     if m:
         return m.group(1), _NUMPY_INSTEAD
+    if "format spec in f-strings" in message:
+        return ("an f-string field with a format spec or conversion ({x:.2f}, {x!r})",
+                "write the plain field {x} (formatted as Python's f\"{x}\"), or round the "
+                "number first; sycl.stream formats numbers with sycl.setprecision(n), "
+                "sycl.fixed, sycl.scientific, sycl.hex and sycl.setw(n) (docs/kernels.md)")
     if "Function(<function print_record" in message:
         m = re.search(r">>> print_record\([^,]+, sycl\.print_layout[^)]*\), ([^\n]+)\)", message)
-        what = f" of {m.group(1)}" if m else ""
+        what = f" of {_printed(m.group(1))}" if m else ""
         return (f"print(){what}",
                 "print() in a kernel prints numbers (bool, integers, floats) and string "
                 "literals: print int(i) or it[0] of a sycl.item, z.real and z.imag of a complex "
