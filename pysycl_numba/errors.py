@@ -336,6 +336,8 @@ def _explain(message: str) -> tuple[str, str] | None:
     m = re.search(r"Use of unsupported NumPy function '([\w.]+)'", message)
     if m:
         return m.group(1), _NUMPY_INSTEAD
+    if "required for linear algebra" in message:  # Numba types np.linalg with scipy only
+        return "numpy.linalg", _NUMPY_INSTEAD
     if "format spec in f-strings" in message:
         return ("an f-string field with a format spec or conversion ({x:.2f}, {x!r})",
                 "write the plain field {x} (formatted as Python's f\"{x}\"), or round the "
@@ -386,7 +388,7 @@ def from_numba_error(
         return make_error(kernel, kernel_loc, exc)
     message = _ANSI.sub("", str(exc))
     loc = _loc_from_message(message) or getattr(exc, "loc", None)
-    code = (errc.kernel if isinstance(exc, (nb_errors.NumbaError,
+    code = (errc.kernel if isinstance(exc, (nb_errors.NumbaError, ImportError,
                                             nb_errors.UnsupportedBytecodeError)) else errc.build)
     explained = _explain_stream(message) or _explain_clip(message) or _explain(message)
     hint = hint_for(message)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .conftest import W
+from .conftest import Ptr, W
 from .test_error_messages import _check, _error
 
 
@@ -65,3 +65,21 @@ def test_walrus_in_a_lambda_is_a_compile_error_not_a_compiler_crash():
     kern = lambda i: wo.__setitem__(i, (n := i * 2) + n)  # noqa: E731
     err = _error(kern)
     assert f"{kern.__code__.co_filename}:{kern.__code__.co_firstlineno}" in str(err)
+
+
+def test_numpy_linalg_is_a_compile_error_not_an_import_error():
+    """Numba's typing of np.linalg imports scipy: in some sequences of compiles its
+    ImportError ('scipy 0.16+ is required') escaped the compiler raw. The driver catches
+    it; the message names numpy.linalg (errc.kernel)."""
+    import pysycl
+    from pysycl_numba.errors import from_numba_error
+
+    err = from_numba_error("k", "f.py:1", ImportError("scipy 0.16+ is required for linear "
+                                                      "algebra"))
+    assert err.code() == pysycl.errc.kernel and "numpy.linalg is not supported" in str(err)
+    wo, ra = W(np.zeros(4)), Ptr(np.zeros(4))
+
+    def kern(i):
+        wo[i] = np.linalg.norm(ra)
+
+    _check(_error(kern), kern, 1, "numpy.linalg", "is not supported", "sycl.buffer")
