@@ -284,6 +284,19 @@ def _explain_clip(message: str) -> tuple[str, str] | None:
             "wider type (np.clip(np.int64(x), ...))")
 
 
+def _explain_numba_limits(message: str) -> tuple[str, str] | None:
+    """Numba's own limits (np.linalg's scipy import, f-string format specs), as
+    :func:`_explain`."""
+    if "required for linear algebra" in message:  # Numba types np.linalg with scipy only
+        return "numpy.linalg", _NUMPY_INSTEAD
+    if "format spec in f-strings" in message:
+        return ("an f-string field with a format spec or conversion ({x:.2f}, {x!r})",
+                "write the plain field {x} (formatted as Python's f\"{x}\"), or round the "
+                "number first; sycl.stream formats numbers with sycl.setprecision(n), "
+                "sycl.fixed, sycl.scientific, sycl.hex and sycl.setw(n) (docs/kernels.md)")
+    return None
+
+
 #: Numba's names of values print() takes (Literal[int](1), int64, float32, bool, ...).
 _PRINTABLE = re.compile(r"(Literal\[(int|bool)\]\(.*\)|u?int\d+|float\d+|bool)$")
 
@@ -336,13 +349,6 @@ def _explain(message: str) -> tuple[str, str] | None:
     m = re.search(r"Use of unsupported NumPy function '([\w.]+)'", message)
     if m:
         return m.group(1), _NUMPY_INSTEAD
-    if "required for linear algebra" in message:  # Numba types np.linalg with scipy only
-        return "numpy.linalg", _NUMPY_INSTEAD
-    if "format spec in f-strings" in message:
-        return ("an f-string field with a format spec or conversion ({x:.2f}, {x!r})",
-                "write the plain field {x} (formatted as Python's f\"{x}\"), or round the "
-                "number first; sycl.stream formats numbers with sycl.setprecision(n), "
-                "sycl.fixed, sycl.scientific, sycl.hex and sycl.setw(n) (docs/kernels.md)")
     if "Function(<function print_record" in message:
         m = re.search(r">>> print_record\([^,]+, sycl\.print_layout[^)]*\), ([^\n]+)\)", message)
         what = f" of {_printed(m.group(1))}" if m else ""
@@ -390,7 +396,8 @@ def from_numba_error(
     loc = _loc_from_message(message) or getattr(exc, "loc", None)
     code = (errc.kernel if isinstance(exc, (nb_errors.NumbaError, ImportError,
                                             nb_errors.UnsupportedBytecodeError)) else errc.build)
-    explained = _explain_stream(message) or _explain_clip(message) or _explain(message)
+    explained = (_explain_stream(message) or _explain_clip(message)
+                 or _explain_numba_limits(message) or _explain(message))
     hint = hint_for(message)
     if explained is not None and not (hint and explained[1] is _NO_DEVICE_IMPL):
         construct, instead = explained
