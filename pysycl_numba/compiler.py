@@ -354,7 +354,8 @@ def compile_kernel(
     except kernel_compile_error:
         raise
     except (KernelSourceError, errors.NumbaError, errors.UnsupportedBytecodeError,
-            NotImplementedError, TypeError, ValueError, RuntimeError) as e:
+            NotImplementedError, TypeError, ValueError, RuntimeError,
+            ImportError) as e:  # ImportError: Numba types np.linalg only with scipy
         failure = _compile_failure(name, where, e)  # keeps no reference to e or its frames
     if failure is not None:
         # Raised outside the except block: the traceback is the user's call

@@ -284,6 +284,47 @@ def _explain_clip(message: str) -> tuple[str, str] | None:
             "wider type (np.clip(np.int64(x), ...))")
 
 
+def _explain_numba_limits(message: str) -> tuple[str, str] | None:
+    """Numba's own limits (np.linalg's scipy import, f-string format specs), as
+    :func:`_explain`."""
+    if "required for linear algebra" in message:  # Numba types np.linalg with scipy only
+        return "numpy.linalg", _NUMPY_INSTEAD
+    if "format spec in f-strings" in message:
+        return ("an f-string field with a format spec or conversion ({x:.2f}, {x!r})",
+                "write the plain field {x} (formatted as Python's f\"{x}\"), or round the "
+                "number first; sycl.stream formats numbers with sycl.setprecision(n), "
+                "sycl.fixed, sycl.scientific, sycl.hex and sycl.setw(n) (docs/kernels.md)")
+    return None
+
+
+#: Numba's names of values print() takes (Literal[int](1), int64, float32, bool, ...).
+_PRINTABLE = re.compile(r"(Literal\[(int|bool)\]\(.*\)|u?int\d+|float\d+|bool)$")
+
+
+def _printed(values: str) -> str:
+    """The first value of a ``print_record`` values tuple that print() cannot print, named
+    for a user (``UniTuple(complex128 x 1)`` -> ``a complex128 value``)."""
+    m = re.fullmatch(r"UniTuple\((.+) x \d+\)", values)
+    parts = [m.group(1)] if m else []
+    if not m:
+        inner = values.removeprefix("Tuple(").removesuffix(")")
+        depth, start = 0, 0
+        for k, c in enumerate(inner + ","):
+            if c in "([<":
+                depth += 1
+            elif c in ")]>":
+                depth -= 1
+            elif c == "," and depth == 0:
+                parts.append(inner[start:k].strip())
+                start = k + 1
+    bad = next((p for p in parts if not _PRINTABLE.match(p)), values)
+    if bad == "none":
+        return "None"
+    if bad.startswith(("Tuple(", "UniTuple(")):
+        return "a tuple"
+    return f"a {bad} value"
+
+
 def _explain(message: str) -> tuple[str, str] | None:
     """(the construct the user wrote, what to write instead) for a known Numba failure."""
     m = re.search(r"unsupported opcode \((STORE_GLOBAL|STORE_DEREF|DELETE_\w+)\)", message)
@@ -310,7 +351,7 @@ def _explain(message: str) -> tuple[str, str] | None:
         return m.group(1), _NUMPY_INSTEAD
     if "Function(<function print_record" in message:
         m = re.search(r">>> print_record\([^,]+, sycl\.print_layout[^)]*\), ([^\n]+)\)", message)
-        what = f" of {m.group(1)}" if m else ""
+        what = f" of {_printed(m.group(1))}" if m else ""
         return (f"print(){what}",
                 "print() in a kernel prints numbers (bool, integers, floats) and string "
                 "literals: print int(i) or it[0] of a sycl.item, z.real and z.imag of a complex "
@@ -353,9 +394,10 @@ def from_numba_error(
         return make_error(kernel, kernel_loc, exc)
     message = _ANSI.sub("", str(exc))
     loc = _loc_from_message(message) or getattr(exc, "loc", None)
-    code = (errc.kernel if isinstance(exc, (nb_errors.NumbaError,
+    code = (errc.kernel if isinstance(exc, (nb_errors.NumbaError, ImportError,
                                             nb_errors.UnsupportedBytecodeError)) else errc.build)
-    explained = _explain_stream(message) or _explain_clip(message) or _explain(message)
+    explained = (_explain_stream(message) or _explain_clip(message)
+                 or _explain_numba_limits(message) or _explain(message))
     hint = hint_for(message)
     if explained is not None and not (hint and explained[1] is _NO_DEVICE_IMPL):
         construct, instead = explained

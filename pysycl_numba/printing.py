@@ -66,6 +66,8 @@ class RewritePrint(FunctionPass):
                     defs[stmt.target.name] = stmt.value
                     if isinstance(stmt.value, ir.Arg) and stmt.value.index == index:
                         printers.add(stmt.target.name)
+        aliases = _aliases(func_ir, printers)  # print carried across blocks (print(a if c else b))
+        printers |= aliases
         consumed: set[str] = set()
         for block in func_ir.blocks.values():
             body: list[ir.Stmt] = []
@@ -75,6 +77,9 @@ class RewritePrint(FunctionPass):
                         and value.func.name in printers):
                     body.extend(_rewrite(stmt, value, defs, consumed, block.scope))
                     continue
+                if isinstance(stmt, ir.Assign) and stmt.target.name in aliases:
+                    body.append(stmt)  # a copy of print, the buffer its calls write to
+                    continue
                 if not (isinstance(stmt, ir.Assign) and stmt.target.name in printers) and any(
                         v.name in printers for v in stmt.list_vars()):
                     raise KernelSourceError("print can only be called in a kernel, not used as "
@@ -83,6 +88,23 @@ class RewritePrint(FunctionPass):
             block.body = body
         drop_dead(func_ir, consumed)
         return True
+
+
+def _aliases(func_ir: ir.FunctionIR, printers: set[str]) -> set[str]:
+    """Variables that are copies of ``print`` (Numba copies the callee into the block of a
+    call whose arguments branch, as in ``print("a" if c else "b")``)."""
+    found: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for block in func_ir.blocks.values():
+            for stmt in block.body:
+                if (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Var)
+                        and stmt.value.name in printers | found
+                        and stmt.target.name not in found | printers):
+                    found.add(stmt.target.name)
+                    changed = True
+    return found
 
 
 def _rewrite(stmt: ir.Assign, call: ir.Expr, defs: dict[str, Any], consumed: set[str],
@@ -135,13 +157,17 @@ def _rewrite(stmt: ir.Assign, call: ir.Expr, defs: dict[str, Any], consumed: set
 
 def pieces_of(var: ir.Var, defs: dict[str, Any], consumed: set[str]) -> list[str | ir.Var]:
     """A print argument as text and values: a literal, an f-string's parts, or a value."""
+    chain = [var.name]
     d = defs.get(var.name)
+    while isinstance(d, ir.Var) and d.name not in chain:  # a copy into another block
+        chain.append(d.name)
+        d = defs.get(d.name)
     if isinstance(d, ir.Const) and isinstance(d.value, str):
-        consumed.add(var.name)
+        consumed.update(chain)
         return [d.value]
     if (isinstance(d, ir.Expr) and d.op == "binop" and d.fn is operator.add
-            and "build_string" in var.name):  # an f-string: its parts, concatenated
-        consumed.add(var.name)
+            and "build_string" in chain[-1]):  # an f-string: its parts, concatenated
+        consumed.update(chain)
         return pieces_of(d.lhs, defs, consumed) + pieces_of(d.rhs, defs, consumed)
     if (isinstance(d, ir.Expr) and d.op == "call" and "format_value" in var.name
             and len(d.args) == 1 and isinstance(defs.get(d.func.name), ir.Global)

@@ -50,16 +50,41 @@ def _try_name(node: ast.Try | ast.TryStar) -> str:
     return "/".join(parts)
 
 
+#: Other constructs found in the source, and what to write instead.
+_OTHER = {
+    ast.NamedExpr: ("the walrus operator (:=)",
+                    "is not supported in kernels (Numba cannot type an assignment expression); "
+                    "assign the value in a statement of its own first: n = x * 2, then if n > 1:"),
+    ast.ClassDef: ("a class statement",
+                   "is not supported inside kernels: define classes on the host (a function "
+                   "object's class is defined outside its kernel); kernels compute on numbers, "
+                   "tuples, accessors and USM pointers"),
+    ast.Import: ("an import statement",
+                 "is not supported inside kernels: import the module at the top of the file; "
+                 "kernels read math, cmath, numpy and your modules as globals"),
+    ast.ImportFrom: ("an import statement",
+                     "is not supported inside kernels: import at the top of the file; kernels "
+                     "read the imported names as globals"),
+    ast.Delete: ("a del statement",
+                 "is not supported in kernels: leave the name bound (a kernel's local variables "
+                 "end with the work-item)"),
+}
+
+
 def _message(what: str) -> str:
     if what.startswith("try"):
         then = ("; the code of a finally block can simply follow the code it guards"
                 if what.endswith("finally") else "")
         return f"{what} is not supported in kernels: {TRY_HINT}{then}"
+    for name, hint in _OTHER.values():
+        if what == name:
+            return f"{name} {hint}"
     return f"{what} statements are not supported in kernels: {WITH_HINT}"
 
 
 def _from_source(fn: pytypes.FunctionType) -> list[tuple[int, str]] | None:
-    """``(line, what)`` of each try/with statement in ``fn``'s source (None: no source)."""
+    """``(line, what)`` of each try/with statement (and :data:`_OTHER` construct) in ``fn``'s
+    source (None: no source)."""
     try:
         lines, start = inspect.getsourcelines(fn)
         tree = ast.parse(textwrap.dedent("".join(lines)))
@@ -74,6 +99,8 @@ def _from_source(fn: pytypes.FunctionType) -> list[tuple[int, str]] | None:
             found.append((start + node.lineno - 1, _try_name(node)))
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             found.append((start + node.lineno - 1, "with"))
+        elif type(node) in _OTHER:
+            found.append((start + node.lineno - 1, _OTHER[type(node)][0]))
     return found
 
 

@@ -4,10 +4,11 @@ Numba types a Python float constant as float64, so ``np.float16(x) * 2.0`` would
 typed as float64 arithmetic; numpy 2 converts the literal to the other operand's
 type instead. :class:`MarkWeakLiterals` runs right before type inference: each
 operand of a binary operator (``+ - * /``, comparisons, in-place forms) and each
-argument of ``min``/``max``/``np.clip`` that is a float constant gets its own constant of
+argument of ``min``/``max``/``np.clip``/numpy's math ufuncs that is a float constant gets its own constant of
 value :class:`~pysycl_numba.overloads.half.WeakFloat`, typed ``WeakFloatLiteral``.
-Only the float16 templates (``overloads/half.py``) and ``np.clip`` read it as weak; every other
-operation sees the float64 it always was, so nothing else changes.
+Only the float16 templates (``overloads/half.py``), ``np.clip`` and numpy's math ufuncs
+(``overloads/math.py``) read it as weak; every other operation sees the float64 it always
+was, so nothing else changes.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 
 from pysycl_numba._numba_compat import FunctionPass, ir, ir_utils, register_pass
 from pysycl_numba.overloads.half import WeakFloat
+from pysycl_numba.overloads.math import SUPPORTED as NUMPY_MATH
 
 if TYPE_CHECKING:
     from pysycl_numba._numba_compat import StateDict
@@ -29,15 +31,16 @@ def _float_const(func_ir: Any, var: Any) -> float | None:
     """The value of ``var`` when it is defined once as a Python float constant."""
     try:
         d = ir_utils.get_definition(func_ir, var)
-    except KeyError:  # no or several definitions: not a constant
+    except (KeyError, ir_utils.GuardException):  # no or several definitions: no constant
         return None
     if isinstance(d, ir.Const) and type(d.value) is float:
         return d.value
     return None
 
 
-#: Functions whose float literal arguments are weak: ``min``, ``max``, ``np.clip``.
-_WEAK_ARG_FUNCTIONS = (min, max, np.clip)
+#: Functions whose float literal arguments are weak: ``min``, ``max``, ``np.clip`` and
+#: numpy's math ufuncs (``np.minimum(np.float32(x), 0.7)`` is a float32, as in numpy 2).
+_WEAK_ARG_FUNCTIONS = (min, max, np.clip, *NUMPY_MATH)
 
 
 def _is_min_max(func_ir: Any, func: Any) -> bool:
@@ -47,7 +50,7 @@ def _is_min_max(func_ir: Any, func: Any) -> bool:
         if isinstance(d, ir.Expr) and d.op == "getattr":
             mod = ir_utils.get_definition(func_ir, d.value)
             d = ir.Global(d.attr, getattr(getattr(mod, "value", None), d.attr, None), d.loc)
-    except KeyError:
+    except (KeyError, ir_utils.GuardException):  # get_definition raises either
         return False
     return isinstance(d, (ir.Global, ir.FreeVar)) and any(d.value is f
                                                            for f in _WEAK_ARG_FUNCTIONS)

@@ -68,7 +68,8 @@ for _t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
 
 _COMPLEX = frozenset({complex, np.complex64, np.complex128})
 _FunctionType = types.FunctionType
-_STATIC_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type)
+#: numpy's ufuncs (``fn = np.sqrt``) are library functions like ``math.sqrt``.
+_STATIC_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type, np.ufunc)
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 #: Top-level packages whose functions and module attributes are library code that
 #: never changes while a program runs (``math.pi``, ``np.float32``, ``sycl.atomic_ref``):
@@ -519,7 +520,7 @@ def _classify_attr(path: str, v: Any, key: list[Hashable],
     elif isinstance(v, types.ModuleType):
         v = v.__name__
     elif not isinstance(v, (bool, int, float, complex, np.generic, str, bytes, type(None),
-                            tuple, type, types.BuiltinFunctionType, enum.Enum)):
+                            tuple, type, types.BuiltinFunctionType, np.ufunc, enum.Enum)):
         v = type(v)  # an object the compiler rejects or resolves by type
     elif type(v) is tuple:
         try:

@@ -122,6 +122,8 @@ def hash_static(v: Any, h: HASH, seen: set[int]) -> None:
         h.update(repr((type(v).__name__, v)).encode())  # frozen into helpers by Numba
     elif isinstance(v, (type, types.BuiltinFunctionType)):
         h.update(f"obj:{getattr(v, '__module__', '')}.{getattr(v, '__qualname__', v)}".encode())
+    elif isinstance(v, np.ufunc):  # no __module__/__qualname__: its name tells (np.sqrt)
+        h.update(f"ufunc:{v.__name__}".encode())
     else:
         h.update(f"other:{type(v).__module__}.{type(v).__qualname__}".encode())
 

@@ -277,9 +277,9 @@ def atomic_ref(acc: accessor | local_accessor | usm_pointer, index: Any, memory_
     ``compare_exchange_strong(expected, desired)`` / ``_weak`` → ``(success, observed)``,
     ``fetch_add/sub/and/or/xor/min/max(v)`` (the value before the operation).
     """
-    if getattr(acc, "host_view", None) is None and not (type(acc) is usm_pointer
-                                                         and _in_host_kernel()):
-        _device_only("atomic_ref")
+    if getattr(acc, "host_view", None) is None and not (
+            (type(acc) is usm_pointer or isinstance(acc, np.ndarray)) and _in_host_kernel()):
+        _device_only("atomic_ref")  # (a captured numpy array is a pointer: docs/kernels.md)
     return _host_impl["atomic_ref"](acc, index)
 
 

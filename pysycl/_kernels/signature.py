@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from types import MethodType
 from typing import TYPE_CHECKING, Any
@@ -13,6 +14,10 @@ if TYPE_CHECKING:
     import types
 
 _checked: dict[types.CodeType | None, int] = {}  # code object -> the parameter count it was checked for
+
+#: Calling such a function only makes a coroutine (or generator) object: its body never runs.
+_ASYNC = inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE | inspect.CO_ASYNC_GENERATOR
+_NOT_PLAIN = _ASYNC | inspect.CO_GENERATOR
 
 
 def check_kernel(kernel: Any, nparams: int, where: str | Callable[[], str]) -> None:
@@ -27,7 +32,8 @@ def check_kernel(kernel: Any, nparams: int, where: str | Callable[[], str]) -> N
     Raises:
         TypeError: ``kernel`` is not a Python function or function object.
         kernel_signature_error: it takes other parameters than ``nparams`` (and
-            optionally a trailing ``sycl.kernel_handler``).
+            optionally a trailing ``sycl.kernel_handler``), or is a generator or async
+            function (its body would never run).
     """
     code = getattr(kernel, "__code__", None)
     self_param = 0
@@ -43,6 +49,13 @@ def check_kernel(kernel: Any, nparams: int, where: str | Callable[[], str]) -> N
         raise TypeError(f"{where}: the kernel must be a Python function or lambda, or an "
                         f"object whose class defines __call__ in Python, got "
                         f"{type(kernel).__name__}")
+    if code.co_flags & _NOT_PLAIN:
+        what = "an async function" if code.co_flags & _ASYNC else "a generator function (yield)"
+        raise kernel_signature_error(
+            errc.invalid,
+            f"{code.co_filename}:{code.co_firstlineno}: kernel {kernel.__qualname__} is {what}: "
+            "calling it would not run its body; a kernel is a plain def or lambda (write results "
+            "to an accessor or a USM pointer)")
     got = code.co_argcount - self_param
     # nparams + 1: a trailing sycl.kernel_handler (specialization constants)
     if got not in (nparams, nparams + 1) or code.co_kwonlyargcount \

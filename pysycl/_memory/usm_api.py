@@ -415,9 +415,13 @@ def adopt(v: Any, q: Any, who: str) -> usm_pointer | None:
     arr = _host_array(v)
     if arr is None:
         return None
-    if arr.dtype.hasobject or arr.dtype.fields is not None or arr.dtype.itemsize == 0:
+    if arr.dtype.kind not in "biufc" or arr.dtype.itemsize == 0:
         raise exception(errc.invalid, f"{who}: arrays of {arr.dtype} cannot be passed to a "
-                        "device")
+                        "device (a kernel reads numbers: bool, integers, floats, complex)")
+    if not arr.dtype.isnative:
+        raise exception(errc.invalid, f"{who}: the array's elements are in non-native byte "
+                        f"order ({arr.dtype.str}), which a device cannot read; pass "
+                        "arr.astype(arr.dtype.newbyteorder('='))")
     n = _flat(arr.shape, arr.strides, arr.dtype, who)
     if _tables.passed_directly(q):
         return _borrow(arr, n, q)

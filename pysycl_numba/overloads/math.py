@@ -35,10 +35,12 @@ from pysycl_numba._numba_compat import (
     ConcreteTemplate,
     LoweringRegistry,
     TypingRegistry,
+    errors,
     numpy_support,
     signature,
     types,
 )
+from pysycl_numba.overloads.half import WeakFloatLiteral
 from pysycl_numba.targets.spirv import ocl
 
 if TYPE_CHECKING:
@@ -275,10 +277,21 @@ MINMAX = (np.minimum, np.maximum)
 SUPPORTED = (*UNARY, *BINARY, *SCALE, *PREDICATES, *MINMAX, np.absolute)
 
 
-def _dtype(t: types.Type) -> np.dtype | None:
+def _operand(t: types.Type) -> np.dtype | type | None:
+    """What numpy's type resolution sees for an argument of type ``t``.
+
+    A Python literal is *weak* (numpy 2, NEP 50: ``np.minimum(np.float32(x), 0.7)`` is
+    a float32): a float literal (marked by :mod:`pysycl_numba.weak_literals`) is
+    ``float``, an int literal ``int``; anything else its dtype. None: no device
+    implementation (complex numbers, arrays, objects).
+    """
+    if isinstance(t, WeakFloatLiteral):
+        return float
+    if isinstance(t, types.IntegerLiteral):
+        return int
     t = types.unliteral(t)
     if not isinstance(t, (types.Integer, types.Float, types.Boolean)):
-        return None  # complex numbers, arrays, objects: no device implementation
+        return None
     return numpy_support.as_dtype(t)
 
 
@@ -294,25 +307,57 @@ def result_supported(ufunc: np.ufunc, res: np.dtype) -> bool:
     return res.kind == "f" or (res.kind == "b" and ufunc in PREDICATES)
 
 
+def resolve(ufunc: np.ufunc, args: Sequence[types.Type]) -> np.dtype | None:
+    """numpy's result dtype of ``ufunc(*args)`` on numbers (None: not supported).
+
+    Raises:
+        TypingError: an int literal that does not fit an integer result (numpy's
+            ``OverflowError``: ``np.minimum(np.int8(x), 300)``).
+    """
+    ops = [_operand(a) for a in args]
+    if any(o is None for o in ops):
+        return None
+    try:
+        res = ufunc.resolve_dtypes((*ops, None))[-1]
+    except (TypeError, np.exceptions.DTypePromotionError):
+        return None
+    if not result_supported(ufunc, res):
+        return None  # e.g. np.power of integers: use **
+    if res.kind in "iu":
+        info = np.iinfo(res)
+        for a in args:
+            if isinstance(a, types.IntegerLiteral) and not info.min <= a.literal_value <= info.max:
+                raise errors.TypingError(f"np.{ufunc.__name__}: Python integer "
+                                         f"{a.literal_value} out of bounds for {res}")
+    return res
+
+
 def _template(ufunc: np.ufunc) -> type:
     nin = ufunc.nin
 
     class NumpyScalarMath(AbstractTemplate):
         key = ufunc
+        prefer_literal = True  # weak literals (NEP 50) keep their type
+
+        _refused: errors.TypingError | None = None
 
         def generic(self, args: tuple, kws: dict) -> object:
             if kws or len(args) != nin:
                 return None
-            dts = [_dtype(a) for a in args]
-            if any(d is None for d in dts):
-                return None
+            if self._refused is not None:
+                # Numba retries a refused call with the literals as plain int64 values: a
+                # strong int64 minimum, not numpy's answer (an OverflowError)
+                raise self._refused
             try:
-                res = ufunc.resolve_dtypes((*dts, None))[-1]
-            except (TypeError, np.exceptions.DTypePromotionError):
+                res = resolve(ufunc, args)
+            except errors.TypingError as e:
+                self._refused = e
+                raise
+            if res is None:
                 return None
-            if not result_supported(ufunc, res):
-                return None  # e.g. np.power of integers: use **
-            return signature(numpy_support.from_dtype(res), *(types.unliteral(a) for a in args))
+            # literal argument types are kept: the lowering converts a weak literal
+            # straight to the computation's type (no float64 value in the kernel)
+            return signature(numpy_support.from_dtype(res), *args)
 
     NumpyScalarMath.__name__ = f"Numpy_{ufunc.__name__}"
     return NumpyScalarMath
@@ -329,7 +374,12 @@ def _compute_type(ret: types.Type) -> types.Type:
 
 def _float_args(context: BaseContext, builder: llir.IRBuilder, sig: Signature, args: Sequence[llir.Value],
                 ty: types.Type) -> list[llir.Value]:
-    return [context.cast(builder, a, t, ty) for a, t in zip(args, sig.args, strict=True)]
+    """The arguments as ``ty``, each converted to the result type first, as numpy's loop
+    does (a weak literal in a float16 call is rounded to float16, then computed in float32)."""
+    ret = sig.return_type
+    via = ret if isinstance(ret, types.Float) and ret != ty else None
+    return [context.cast(builder, context.cast(builder, a, t, via), via, ty) if via is not None
+            else context.cast(builder, a, t, ty) for a, t in zip(args, sig.args, strict=True)]
 
 
 def _make_call(name: str) -> LoweringImpl:
@@ -411,22 +461,15 @@ def _make_minmax(which: np.ufunc) -> LoweringImpl:
     return impl
 
 
+# types.Any: numbers, bools and weak literals (typing admits nothing else)
 for _uf in MINMAX:
-    for _a in (types.Number, types.Boolean):
-        for _b in (types.Number, types.Boolean):
-            lowering_registry.lower(_uf, _a, _b)(_make_minmax(_uf))
+    lowering_registry.lower(_uf, types.Any, types.Any)(_make_minmax(_uf))
 for _uf, _name in UNARY.items():
-    for _t in (types.Number, types.Boolean):
-        lowering_registry.lower(_uf, _t)(_make_call(_name))
+    lowering_registry.lower(_uf, types.Any)(_make_call(_name))
 for _uf, _name in BINARY.items():
-    for _a in (types.Number, types.Boolean):
-        for _b in (types.Number, types.Boolean):
-            lowering_registry.lower(_uf, _a, _b)(_make_call(_name))
+    lowering_registry.lower(_uf, types.Any, types.Any)(_make_call(_name))
 for _uf, _f in SCALE.items():
-    for _t in (types.Number, types.Boolean):
-        lowering_registry.lower(_uf, _t)(_make_scale(_f))
+    lowering_registry.lower(_uf, types.Any)(_make_scale(_f))
 for _uf in PREDICATES:
-    for _t in (types.Number, types.Boolean):
-        lowering_registry.lower(_uf, _t)(_predicate(_uf))
-for _t in (types.Number, types.Boolean):
-    lowering_registry.lower(np.absolute, _t)(_absolute)
+    lowering_registry.lower(_uf, types.Any)(_predicate(_uf))
+lowering_registry.lower(np.absolute, types.Any)(_absolute)

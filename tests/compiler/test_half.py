@@ -139,3 +139,14 @@ def test_floordiv_mod_pow_compile_to_spirv_and_ptx(tmp_path) -> None:
         ptx = compile_kernel(kern, IndexSpace("range", 1), caps, entry_name="k_" + kern.__name__,
                              image_format="ptx", arch="sm_90")
         ptxas_check(ptx.binary)
+
+
+def test_numpy_math_with_a_float_literal_on_float32_needs_no_fp64():
+    """``np.minimum(x, 0.7)`` of a float32 is numpy's float32 (a weak literal): no double."""
+    a, o = R(np.ones(4, np.float32)), W(np.zeros(4, np.float32))
+
+    def k(i):
+        o[i] = np.minimum(a[i], 0.7) + np.hypot(a[i], 2) + np.power(a[i], 2)
+
+    ck = compile_for(k, 1)
+    assert "fp64" not in ck.required_aspects

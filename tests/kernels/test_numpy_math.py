@@ -140,3 +140,80 @@ def test_np_sqrt_keeps_float32(kq: sycl.queue) -> None:
 
         kq.submit(cg).wait()
     np.testing.assert_allclose(out, np.sqrt(x) * x, rtol=1e-6)
+
+
+#: Calls with a Python literal: numpy 2 converts it to the other operand's type (NEP 50).
+_LITERAL_CALLS = ["np.minimum(v, 0.7)", "np.maximum(0.7, v)", "np.fmin(v, 0.3)",
+                  "np.hypot(v, 2)", "np.arctan2(v, 0.7)", "np.fmod(v, 0.7)", "np.fmod(0.7, v)",
+                  "np.power(v, 2)", "np.power(v, 0.5)", "np.copysign(1.5, v)",
+                  "np.power(-v, 3.0)"]
+
+
+@pytest.mark.parametrize("dt", [np.float16, np.float32], ids=lambda d: np.dtype(d).name)
+def test_python_literals_are_weak_as_in_numpy(any_kernel_queue: sycl.queue, dt: type) -> None:
+    """``np.minimum(np.float32(x), 0.7)`` is numpy's float32 (the literal rounded to the
+    operand's type first), not a float64: values equal numpy's, zeros' signs included.
+    Before, the literal made the call float64 (``np.power(x, 2)`` of 1e-30 gave 1e-60)."""
+    q = any_kernel_queue
+    if dt is np.float16 and not q.get_device().has(sycl.aspect.fp16):
+        pytest.skip("no fp16")
+    ns: dict = {"np": np}
+    body = "\n".join(f"        o[{r}, i] = {c}" for r, c in enumerate(_LITERAL_CALLS))
+    exec(f"def make(o, x):\n    def k(i):\n        v = x[i]\n{body}\n    return k", ns)
+    xs = np.array([0.9, -1.5, 1e-30, 3.7, 0.1, 2.0], np.float64).astype(dt)
+    out = np.zeros((len(_LITERAL_CALLS), xs.size), dt)
+    with sycl.buffer(out) as O, sycl.buffer(xs) as X:
+        q.submit(lambda h: h.parallel_for(sycl.range(xs.size), ns["make"](
+            O.get_access(h, sycl.access_mode.write), X.get_access(h, sycl.access_mode.read))))
+    for r, call in enumerate(_LITERAL_CALLS):
+        fn = eval(f"lambda v: {call}", ns)
+        with np.errstate(all="ignore"):
+            want = np.array([fn(v) for v in xs])
+        assert want.dtype == dt, call
+        if call in ("np.arctan2(v, 0.7)", "np.power(v, 0.5)", "np.hypot(v, 2)"):
+            np.testing.assert_allclose(out[r], want, rtol=4e-3 if dt is np.float16 else 2e-6,
+                                       err_msg=call)  # built-ins within a few ulp
+        else:
+            same = np.array_equal(out[r], want, equal_nan=True)
+            assert same and (np.signbit(out[r]) == np.signbit(want))[~np.isnan(want)].all(), (
+                call, out[r], want)  # bit for bit but a NaN's sign
+
+
+def test_python_literals_need_no_fp64_and_int_overflow_is_numpys_error() -> None:
+    from pysycl_numba._numba_compat import errors, types
+    from pysycl_numba.overloads.half import WeakFloatLiteral
+    from pysycl_numba.overloads.math import _template
+
+    t = _template(np.minimum)(None)
+    assert t.generic((types.float32, WeakFloatLiteral(0.7)), {}).return_type == types.float32
+    assert t.generic((types.IntegerLiteral(3), types.float16), {}).return_type == types.float16
+    assert t.generic((types.uint8, types.IntegerLiteral(2)), {}).return_type == types.uint8
+    with pytest.raises(errors.TypingError, match="out of bounds for int8"):
+        _template(np.maximum)(None).generic((types.int8, types.IntegerLiteral(300)), {})
+
+
+def _apply(q: sycl.queue, fn: object, x: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(x)
+    g = lambda v, fn=fn: fn(v)  # noqa: E731 - a helper whose default is the function
+    with sycl.buffer(x) as X, sycl.buffer(out) as O:
+        def cg(h: sycl.handler) -> None:
+            rx = X.get_access(h, sycl.access_mode.read)
+            o = O.get_access(h, sycl.access_mode.write)
+            h.parallel_for(sycl.range(x.size), lambda i: o.__setitem__(i, fn(rx[i]) + g(rx[i])))
+
+        q.submit(cg)
+    return out
+
+
+def test_a_ufunc_passed_as_a_value_is_a_constant_like_math_sqrt(any_kernel_queue: sycl.queue,
+                                                                fresh_stats: None) -> None:
+    """``fn = np.sqrt`` captured (or a helper's default) works as ``fn = math.sqrt`` does;
+    another ufunc is another kernel, in memory and on disk (before: 'a ufunc cannot be a
+    kernel argument')."""
+    from pysycl._kernels.cache import kernels
+
+    x = np.array([0.25, 1.0, 4.0], np.float32)
+    for fn in (np.sqrt, np.exp, np.sqrt):
+        np.testing.assert_allclose(_apply(any_kernel_queue, fn, x), 2 * fn(x), rtol=1e-6)
+    kernels.clear_memory()  # from the disk cache: np.exp is not np.sqrt's kernel
+    np.testing.assert_allclose(_apply(any_kernel_queue, np.exp, x), 2 * np.exp(x), rtol=1e-6)

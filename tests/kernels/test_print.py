@@ -135,6 +135,31 @@ def test_unsupported_print_forms_are_compile_errors(kq: sycl.queue) -> None:
             kq.single_task(lambda: print(1, file=None))
 
 
+def test_unprintable_values_and_format_specs_are_named(kq: sycl.queue) -> None:
+    """Never Numba's type names (``UniTuple(complex128 x 1)``) nor its 'format spec in
+    f-strings not supported yet'; the message names the value and what to write."""
+    z = np.complex64(1 + 2j)
+    for kernel, what in ((lambda i: print(z), "print() of a complex64 value"),
+                         (lambda i: print(None), "print() of None"),
+                         (lambda i: print((1, 2)), "print() of a tuple"),
+                         (lambda i: print(f"{i[0] * 0.5:.2f}"), "{x:.2f}"),
+                         (lambda i: print(f"{i[0]!r}"), "{x!r}")):
+        with pytest.raises(sycl.kernel_compile_error) as e:
+            kq.parallel_for(sycl.range(1), kernel).wait()
+        msg = str(e.value)
+        assert what in msg and "test_print.py:" in msg and "UniTuple" not in msg, msg
+        assert "not supported yet" not in msg
+
+
+def test_a_conditional_argument_prints(any_kernel_queue: sycl.queue,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """``print("v", a if c else b)`` branches inside the call: print was once reported as
+    'used as a value' (Numba copies the callee into the branch's block)."""
+    any_kernel_queue.parallel_for(
+        sycl.range(2), lambda i: print("v", 1.5 if i[0] else -2.5, i[0] > 0 and i[0] < 5)).wait()
+    assert sorted(capsys.readouterr().out.splitlines()) == ["v -2.5 False", "v 1.5 True"]
+
+
 def _sep_from_variable(r: sycl.accessor):  # type: ignore[no-untyped-def]
     def k() -> None:
         s = "," if r[0] else ";"

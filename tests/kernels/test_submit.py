@@ -216,6 +216,26 @@ def test_wrong_arity_is_reported_at_parallel_for(kq: sycl.queue) -> None:
     assert "test_submit.py:" in str(ei.value) and "takes 3 parameter" in str(ei.value)
 
 
+async def _async_kernel(i: sycl.item) -> None:
+    pass
+
+
+def _generator_kernel(i: sycl.item) -> object:
+    yield i
+
+
+@pytest.mark.parametrize("kernel", [_async_kernel, _generator_kernel])
+def test_async_and_generator_kernels_are_rejected(any_kernel_queue: sycl.queue,
+                                                  kernel: object) -> None:
+    """Calling them would only make a coroutine or generator: the body would never run
+    (silently, before: the output stayed as it was on both devices)."""
+    with pytest.raises(sycl.kernel_signature_error) as ei:
+        any_kernel_queue.submit(lambda h: h.parallel_for(sycl.range(2), kernel))
+    msg = str(ei.value)
+    assert ei.value.code() == sycl.errc.invalid and "test_submit.py:" in msg
+    assert ("an async function" in msg or "a generator function" in msg) and "plain def" in msg
+
+
 def test_numpy_array_capture_is_rejected_with_location(kq: sycl.queue) -> None:
     """A 2-D numpy array is no kernel argument on any device (a 1-D one is: the array's
     memory, or a read-only lookup table: tests/kernels/test_tables.py)."""

@@ -334,6 +334,36 @@ def test_multi_dimensional_and_strided_arrays_are_refused(tq: sycl.queue) -> Non
         assert f"{__file__}:" in str(ei.value) and "'big'" in str(ei.value)
 
 
+def test_arrays_of_other_than_native_numbers_are_refused(tq: sycl.queue) -> None:
+    """A big-endian array once reached the compiler (a raw NumbaNotImplementedError), a
+    datetime64 one a baffling 'numpy.bool()' error; both are errc.invalid at submit now."""
+    cases = ((np.arange(4, dtype=">f8"), "non-native byte order (>f8)"),
+             (np.zeros(4, "datetime64[D]"), "datetime64[D] cannot be passed"),
+             (np.zeros(4, "U1"), "<U1 cannot be passed"))
+    for arr, what in cases:
+        with pytest.raises(sycl.exception) as ei:
+            _gather_into(tq, arr, np.zeros(4))
+        assert ei.value.code() == sycl.errc.invalid and what in str(ei.value), str(ei.value)
+        assert f"{__file__}:" in str(ei.value) and "'big'" in str(ei.value)
+
+
+def test_atomics_on_a_captured_array_where_it_is_passed_directly(any_kernel_queue: sycl.queue
+                                                                 ) -> None:
+    """On a device with system SVM and on the host device (which raised 'sycl.atomic_ref
+    can only be called inside a kernel' before) an array is its own memory: atomics work."""
+    q = any_kernel_queue
+    if not _system(q.get_device()):
+        pytest.skip("the device copies tables (atomics there: a compile error, tested above)")
+    counts = np.zeros(4, np.int32)
+
+    def k(i):
+        sycl.atomic_ref(counts, i[0] % 2, sycl.memory_order.relaxed,
+                        sycl.memory_scope.device).fetch_add(1)
+
+    q.parallel_for(sycl.range(7), k).wait()
+    assert counts.tolist() == [4, 3, 0, 0]
+
+
 def test_the_limit_holds_before_anything_else_on_pocl(pocl_device: sycl.device) -> None:
     """PoCL (no system SVM) refuses an oversized table at submit, naming it; a small one
     is copied, and the kernel then fails only because PoCL loads no SPIR-V or PTX."""

@@ -95,9 +95,22 @@ class _HostAtomicRef:
         return self._fetch(op, v)
 
 
-def host_atomic_ref(acc: accessor | local_accessor, index: Any) -> _HostAtomicRef:
-    """An ``atomic_ref`` to ``acc[index]`` of a bound accessor or local accessor, or of a
-    USM pointer."""
+def host_atomic_ref(acc: accessor | local_accessor | usm_pointer | np.ndarray,
+                    index: Any) -> _HostAtomicRef:
+    """An ``atomic_ref`` to ``acc[index]`` of a bound accessor or local accessor, of a
+    USM pointer, or of a captured 1-D numpy array (a pointer to its memory in kernels)."""
+    if isinstance(acc, np.ndarray):
+        if not acc.flags.writeable:
+            raise exception(errc.kernel, "sycl.atomic_ref on a read-only pointer (the memory "
+                            "of a read-only array): atomics write")
+        if acc.dtype.kind not in _ATOMIC_KINDS or acc.dtype.itemsize not in (4, 8):
+            raise TypeError(f"sycl.atomic_ref: element type {acc.dtype} is not supported "
+                            "(int32, uint32, int64, uint64, float32, float64)")
+        i = operator.index(index)
+        if not 0 <= i < acc.size:  # as a pointer's p[i]: no negative wrap-around
+            raise IndexError(f"sycl.atomic_ref: index {i} is outside the array "
+                             f"({acc.size} elements)")
+        return _HostAtomicRef(acc, (i,))
     if isinstance(acc, usm_pointer):
         if acc.readonly:
             raise exception(errc.kernel, "sycl.atomic_ref on a read-only pointer (the memory "
