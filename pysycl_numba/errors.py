@@ -191,7 +191,7 @@ def hint_for(message: str) -> str:
     return ""
 
 
-_NUMPY_INSTEAD = (
+NUMPY_INSTEAD = (
     "kernels compute on numbers: numpy's math functions on numbers work (np.sqrt, np.exp, "
     "np.floor, ... -- see docs/kernels.md), as do numpy scalar types (np.float32(x)); "
     "arrays live in sycl.buffers and kernels index accessors")
@@ -221,9 +221,9 @@ def _unsupported_call(fname: str, call: str) -> tuple[str, str]:
                     "abs(z), z.real, z.imag, z.conjugate()")
         if fname == "power":
             return "numpy.power of integers", "use x ** y"
-        return f"numpy.{fname}({call.partition('(')[2]}", _NUMPY_INSTEAD
+        return f"numpy.{fname}({call.partition('(')[2]}", NUMPY_INSTEAD
     if ufunc is not None:
-        return f"numpy.{fname}()", _NUMPY_INSTEAD
+        return f"numpy.{fname}()", NUMPY_INSTEAD
     return call, _NO_DEVICE_IMPL
 
 
@@ -288,7 +288,7 @@ def _explain_numba_limits(message: str) -> tuple[str, str] | None:
     """Numba's own limits (np.linalg's scipy import, f-string format specs), as
     :func:`_explain`."""
     if "required for linear algebra" in message:  # Numba types np.linalg with scipy only
-        return "numpy.linalg", _NUMPY_INSTEAD
+        return "numpy.linalg", NUMPY_INSTEAD
     if "format spec in f-strings" in message:
         return ("an f-string field with a format spec or conversion ({x:.2f}, {x!r})",
                 "write the plain field {x} (formatted as Python's f\"{x}\"), or round the "
@@ -339,7 +339,7 @@ def _explain(message: str) -> tuple[str, str] | None:
     if m:
         attr, mod = m.groups()
         if mod.partition(".")[0] == "numpy":
-            return f"{mod}.{attr}", _NUMPY_INSTEAD
+            return f"{mod}.{attr}", NUMPY_INSTEAD
         if mod in ("math", "cmath"):  # e.g. math.factorial, cmath.exp2
             return (f"{mod}.{attr}", "it has no device implementation; docs/kernels.md lists "
                     "the math functions kernels support")
@@ -348,7 +348,7 @@ def _explain(message: str) -> tuple[str, str] | None:
                 "argument)")
     m = re.search(r"Use of unsupported NumPy function '([\w.]+)'", message)
     if m:
-        return m.group(1), _NUMPY_INSTEAD
+        return m.group(1), NUMPY_INSTEAD
     if "Function(<function print_record" in message:
         m = re.search(r">>> print_record\([^,]+, sycl\.print_layout[^)]*\), ([^\n]+)\)", message)
         what = f" of {_printed(m.group(1))}" if m else ""

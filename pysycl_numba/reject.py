@@ -24,7 +24,7 @@ import types as pytypes
 from typing import TYPE_CHECKING
 
 from pysycl_numba._numba_compat import AnalysisPass, ir, register_pass
-from pysycl_numba.errors import KernelSourceError
+from pysycl_numba.errors import NUMPY_INSTEAD, KernelSourceError
 
 if TYPE_CHECKING:
     from pysycl_numba._numba_compat import StateDict
@@ -200,7 +200,11 @@ class RejectUnsupportedPython(AnalysisPass):
                         modules[stmt.target.name] = value.value
                     elif (isinstance(value, ir.Expr) and value.op == "getattr"
                           and value.value.name in modules):
-                        _check_host_module(modules[value.value.name], value.attr, stmt.loc)
+                        mod = modules[value.value.name]
+                        _check_host_module(mod, value.attr, stmt.loc)
+                        sub = getattr(mod, value.attr, None)
+                        if isinstance(sub, pytypes.ModuleType):  # np.linalg, np.random
+                            modules[stmt.target.name] = sub
         return False
 
     @staticmethod
@@ -239,6 +243,8 @@ class RejectUnsupportedPython(AnalysisPass):
 #: Standard-library modules whose functions a device can run (Numba types them).
 _DEVICE_STDLIB = frozenset({"math", "cmath", "operator"})
 _STDLIB = os.path.normcase(sysconfig.get_paths()["stdlib"])
+#: numpy's submodules of array functions, host code in a kernel.
+_HOST_NUMPY = frozenset({"numpy.linalg", "numpy.fft", "numpy.random", "numpy.polynomial"})
 
 
 def _check_host_module(mod: pytypes.ModuleType, attr: str, loc: ir.Loc) -> None:
@@ -249,6 +255,9 @@ def _check_host_module(mod: pytypes.ModuleType, attr: str, loc: ir.Loc) -> None:
     the line, not a link error naming a symbol of Numba's runtime.
     """
     name = mod.__name__
+    if name in _HOST_NUMPY:  # Numba types np.linalg only with scipy, np.random on the host
+        raise KernelSourceError(f"{name}.{attr} is not supported in kernels -- {NUMPY_INSTEAD}",
+                                loc)
     if name.partition(".")[0] in _DEVICE_STDLIB:
         return
     path = getattr(mod, "__file__", None)
