@@ -226,6 +226,51 @@ def test_scans_host_oracle(hq: sycl.queue, op: str, wg: int, seed: int) -> None:
     _check_scans(hq, op, np.int64, wg, seed)
 
 
+
+def _scans_nd(q: sycl.queue, x: np.ndarray, glob: tuple, loc: tuple, op: object) -> np.ndarray:
+    """Work-group inclusive, exclusive scan and reduction of ``x`` (by global linear id)."""
+    out = np.zeros((3, x.size), dtype=x.dtype)
+    with sycl.buffer(x) as X, sycl.buffer(out) as O:
+        def cg(h: sycl.handler) -> None:
+            rx = X.get_access(h, sycl.access_mode.read)
+            o = O.get_access(h, sycl.access_mode.write)
+
+            def k(it):
+                g = it.get_group()
+                i = it.get_global_linear_id()
+                o[0, i] = sycl.inclusive_scan_over_group(g, rx[i], op)
+                o[1, i] = sycl.exclusive_scan_over_group(g, rx[i], op)
+                o[2, i] = sycl.reduce_over_group(g, rx[i], op)
+
+            h.parallel_for(sycl.nd_range(sycl.range(*glob), sycl.range(*loc)), k)
+
+        q.submit(cg)
+    return out
+
+
+@pytest.mark.parametrize("op", ["multiplies", "bit_xor", "logical_and", "plus"])
+@pytest.mark.parametrize(("glob", "loc"), [((4, 6), (2, 3)), ((4, 40), (2, 20)),
+                                           ((2, 6, 10), (2, 3, 5)), ((3, 4, 6), (3, 2, 6))])
+def test_scans_over_multi_dimensional_work_groups(any_kernel_queue: sycl.queue, op: str,
+                                                  glob: tuple, loc: tuple) -> None:
+    """Scans run in local linear id order, however the device lays out its sub-groups (the
+    CPU device gives each row of a 2-D/3-D work-group its own)."""
+    x = _data(np.random.default_rng(3), op, np.int64, int(np.prod(glob)))
+    got = _scans_nd(any_kernel_queue, x, glob, loc, getattr(sycl, op)())
+    idx = np.indices(glob).reshape(len(glob), -1)
+    ll = np.array(loc)[:, None]
+    group = np.ravel_multi_index(idx // ll, tuple(np.array(glob) // np.array(loc)))
+    local = np.ravel_multi_index(idx % ll, loc)
+    want = np.zeros_like(got)
+    for b in np.unique(group):
+        ids = np.flatnonzero(group == b)[np.argsort(local[group == b])]
+        vals = list(x[ids])
+        want[0, ids] = _scan(vals, op, np.int64, True)
+        want[1, ids] = _scan(vals, op, np.int64, False)
+        want[2, ids] = reduce(_PY[op], vals)
+    np.testing.assert_array_equal(got, want)
+
+
 # ---------------------------------------------------------- joint algorithms
 def _is_even(v):
     return v % 2 == 0
