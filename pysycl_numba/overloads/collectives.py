@@ -8,6 +8,7 @@ name; LLVM's SPIR-V backend lowers them to ``OpGroup*`` instructions
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING
 
 from llvmlite import ir as llir
@@ -32,7 +33,7 @@ from pysycl_numba.targets.spirv import ocl
 from pysycl_numba.types import FunctorType, GroupType, IdType, SubGroupType, index_type
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from pysycl_numba._numba_compat import BaseContext, LoweringImpl, Signature
 
@@ -73,12 +74,30 @@ def _local_id_type(t: types.Type, ndim: int) -> types.Type | None:
     return None
 
 
+def with_keywords(template: AbstractTemplate, args: tuple, kws: dict,
+                  typer: Callable[[tuple], Signature | None]) -> Signature | None:
+    """``typer(args)``, with keyword arguments (``delta=2``) bound to the parameters of the
+    function the template types (its host definition) first."""
+    if not kws:
+        return typer(args)
+    pysig = inspect.signature(type(template).key)  # (template.key: a bound method)
+    try:
+        args = pysig.bind(*args, **kws).args
+    except TypeError:
+        return None
+    sig = typer(args)
+    return None if sig is None else sig.replace(pysig=pysig)
+
+
 @typing_registry.register_global(group_broadcast)
 class GroupBroadcast(AbstractTemplate):
     """``sycl.group_broadcast(g, x[, local_id])``; a bool stays a bool."""
 
     def generic(self, args: tuple, kws: dict) -> object:
-        if kws or len(args) not in (2, 3) or not isinstance(args[0], GROUPS):
+        return with_keywords(self, args, kws, self._typer)
+
+    def _typer(self, args: tuple) -> Signature | None:
+        if len(args) not in (2, 3) or not isinstance(args[0], GROUPS):
             return None
         t = types.unliteral(args[1])
         t = t if isinstance(t, types.Boolean) else _collective_type(t)

@@ -51,7 +51,7 @@ from pysycl_numba._numba_compat import (
     signature,
     types,
 )
-from pysycl_numba.overloads.collectives import _COLLECTIVE, _collective_type
+from pysycl_numba.overloads.collectives import _COLLECTIVE, _collective_type, with_keywords
 from pysycl_numba.overloads.collectives import _lower_reduce as lower_native_reduce
 from pysycl_numba.overloads.index import INT
 from pysycl_numba.overloads.ndrange import GROUPS
@@ -209,7 +209,10 @@ class _Shuffle(AbstractTemplate):
     arity: tuple[int, ...] = (3,)
 
     def generic(self, args: tuple, kws: dict) -> object:
-        if kws or len(args) not in self.arity or not isinstance(args[0], SubGroupType):
+        return with_keywords(self, args, kws, self._typer)
+
+    def _typer(self, args: tuple) -> Signature | None:
+        if len(args) not in self.arity or not isinstance(args[0], SubGroupType):
             return None
         t = _shuffle_type(args[1])
         if t is None or not all(isinstance(a, INT) for a in args[2:]):

@@ -498,3 +498,71 @@ def test_what_no_device_compiles_the_interpreter_refuses(any_kernel_queue: sycl.
             h.parallel_for(sycl.nd_range(sycl.range(8), sycl.range(8)), k(rx, o))
 
         any_kernel_queue.submit(cg)
+
+
+def test_keyword_arguments(any_kernel_queue: sycl.queue) -> None:
+    """The spec's parameter names work as keywords: delta=, mask=, remote_local_id=, local_id=."""
+    x = np.arange(16, dtype=np.int32) * 3
+    out = np.zeros((16, 5), dtype=np.int32)
+    with sycl.buffer(x) as X, sycl.buffer(out) as O:
+        def cg(h: sycl.handler) -> None:
+            rx = X.get_access(h, sycl.access_mode.read)
+            o = O.get_access(h, sycl.access_mode.write)
+
+            def k(it):
+                sg, i = it.get_sub_group(), it.get_global_id(0)
+                o[i, 0] = sycl.shift_group_left(sg, rx[i], delta=1)
+                o[i, 1] = sycl.shift_group_left(sg, rx[i], 1)
+                o[i, 2] = sycl.permute_group_by_xor(sg, rx[i], mask=1) - sycl.permute_group_by_xor(
+                    sg, rx[i], 1)
+                o[i, 3] = sycl.select_from_group(sg, rx[i], remote_local_id=0) \
+                    - sycl.group_broadcast(sg, rx[i], local_id=0)
+                o[i, 4] = sycl.group_broadcast(it.get_group(), rx[i], local_id=5)
+
+            h.parallel_for(sycl.nd_range(sycl.range(16), sycl.range(16)), k)
+
+        any_kernel_queue.submit(cg)
+    np.testing.assert_array_equal(out[:, 0], out[:, 1])
+    assert (out[:, 2:4] == 0).all() and (out[:, 4] == 15).all()
+
+
+def _shuffle_a_work_group(rx, o):
+    return lambda it: o.__setitem__(it.get_global_id(0), sycl.shift_group_left(
+        it.get_group(), rx[it.get_global_id(0)], 1))
+
+
+def _lambda_as_op(rx, o):
+    return lambda it: o.__setitem__(it.get_global_id(0), sycl.reduce_over_group(
+        it.get_group(), rx[it.get_global_id(0)], lambda a, b: a + b))
+
+
+def _joint_over_2d(rx, o):
+    return lambda it: o.__setitem__(it.get_global_id(0), sycl.joint_reduce(
+        it.get_group(), o, 0, 4, sycl.plus()))
+
+
+@pytest.mark.parametrize(("make", "fragments"), [
+    (_shuffle_a_work_group, ["sycl.shift_group_left(sycl.group<1>", "sg a sycl.sub_group",
+                             "a work-group has no shuffles"]),
+    (_lambda_as_op, ["sycl.reduce_over_group(sycl.group<1>, int32", "op a SYCL function object"]),
+    (_joint_over_2d, ["sycl.joint_reduce(sycl.group<1>, sycl.accessor<float64, 2",
+                      "data a 1-D accessor", "C++'s pointer pair"]),
+])
+def test_misused_group_function_is_named_with_its_usage(kq: sycl.queue, make, fragments) -> None:
+    """A group function call the compiler refuses names the call, the user's line and how the
+    function is called -- not Numba's 'No implementation of function'."""
+    x = np.arange(8, dtype=np.int32)
+    out = np.zeros((8, 2), dtype=np.float64)
+    with pytest.raises(sycl.kernel_compile_error) as info, sycl.buffer(x) as X, \
+            sycl.buffer(out) as O:
+        def cg(h: sycl.handler) -> None:
+            rx = X.get_access(h, sycl.access_mode.read)
+            o = O.get_access(h, sycl.access_mode.write)
+            h.parallel_for(sycl.nd_range(sycl.range(8), sycl.range(8)), make(rx, o))
+
+        kq.submit(cg)
+    msg = str(info.value)
+    assert f"{__file__}:{make.__code__.co_firstlineno + 1}" in msg, msg
+    assert "No implementation" not in msg, msg
+    for f in fragments:
+        assert f in msg, msg
