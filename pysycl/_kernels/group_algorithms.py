@@ -8,6 +8,9 @@ the host_debuggable device runs a kernel, where these definitions are the oracle
 
 Python spellings of the C++ forms:
 
+* **Types** are those of compiled kernels (:func:`~pysycl._kernels.kernel_api.group_value`):
+  numbers and bools, ``int8``/``int16`` widened to 64 bits; the result has ``x``'s type
+  (``init`` is converted to it; C++ returns ``init``'s type).
 * **Out-of-range shuffles** (a source lane outside the sub-group) are unspecified in
   the spec; pysycl returns the caller's own ``x`` on every device.
 * **Argument order** is the spec's (``exclusive_scan_over_group(g, x, init, op)``,
