@@ -317,6 +317,15 @@ def _explain_clip(message: str) -> tuple[str, str] | None:
             "wider type (np.clip(np.int64(x), ...))")
 
 
+def _explain_group(message: str) -> tuple[str, str] | None:
+    """A group function called with what it does not take, as :func:`_explain`."""
+    m = re.search(r"No implementation of function Function\(<function (\w+) at 0x[0-9a-f]+>\) "
+                  r"found for signature:\s*>>> ([^\n]+)", message)
+    if m and m.group(1) in GROUP_USAGE:
+        return f"sycl.{m.group(2).strip()}", f"call sycl.{GROUP_USAGE[m.group(1)]}"
+    return None
+
+
 def _explain(message: str) -> tuple[str, str] | None:
     """(the construct the user wrote, what to write instead) for a known Numba failure."""
     m = re.search(r"unsupported opcode \((STORE_GLOBAL|STORE_DEREF|DELETE_\w+)\)", message)
@@ -352,10 +361,6 @@ def _explain(message: str) -> tuple[str, str] | None:
                   r"'?(\w+)'?>\) found for signature:\s*>>> ([^\n]+)", message)
     if m:
         return _unsupported_call(m.group(1), m.group(2).strip())
-    m = re.search(r"No implementation of function Function\(<function (\w+) at 0x[0-9a-f]+>\) "
-                  r"found for signature:\s*>>> ([^\n]+)", message)
-    if m and m.group(1) in GROUP_USAGE:
-        return f"sycl.{m.group(2).strip()}", f"call sycl.{GROUP_USAGE[m.group(1)]}"
     m = re.search(r"Invalid use of getiter with parameters \(([^\n]+)\)", message)
     if m:
         what = m.group(1)
@@ -392,7 +397,8 @@ def from_numba_error(
     loc = _loc_from_message(message) or getattr(exc, "loc", None)
     code = (errc.kernel if isinstance(exc, (nb_errors.NumbaError,
                                             nb_errors.UnsupportedBytecodeError)) else errc.build)
-    explained = _explain_stream(message) or _explain_clip(message) or _explain(message)
+    explained = (_explain_stream(message) or _explain_clip(message)
+                 or _explain_group(message) or _explain(message))
     hint = hint_for(message)
     if explained is not None and not (hint and explained[1] is _NO_DEVICE_IMPL):
         construct, instead = explained
