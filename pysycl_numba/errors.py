@@ -202,6 +202,39 @@ _STRINGS = ("a device has no strings: write numbers to an accessor, or print the
             "(print(\"x =\", x) works in kernels: docs/debugging.md)")
 
 
+_VALUE = ("x a number (int32, uint32, int64, uint64, float32, float64; narrower integers "
+          "widen) or a bool")
+_OPS = ("op a SYCL function object: sycl.plus(), multiplies(), minimum(), maximum(), "
+        "bit_and/bit_or/bit_xor() (integers), logical_and/logical_or() (also bools)")
+_SHUFFLE = ("sg a sycl.sub_group (it.get_sub_group(); a work-group has no shuffles: exchange "
+            f"through a local_accessor), {_VALUE}, {{}} an integer")
+_JOINT = ("data a 1-D accessor, local accessor or USM pointer, first and last integers "
+          "(C++'s pointer pair p, p + n is data, 0, n)")
+#: How each group function is called (docs/ndrange.md), for a call the compiler refused.
+GROUP_USAGE = {
+    "group_barrier": "group_barrier(g[, fence_scope]): g a sycl.group or sycl.sub_group",
+    "group_broadcast": (f"group_broadcast(g, x[, local_id]): g a group or sub-group, {_VALUE}, "
+                        "local_id a local linear id, a sycl.id or a tuple of g's dimensions"),
+    "shift_group_left": "shift_group_left(sg, x[, delta]): " + _SHUFFLE.format("delta"),
+    "shift_group_right": "shift_group_right(sg, x[, delta]): " + _SHUFFLE.format("delta"),
+    "permute_group_by_xor": "permute_group_by_xor(sg, x, mask): " + _SHUFFLE.format("mask"),
+    "select_from_group": ("select_from_group(sg, x, remote_local_id): "
+                          + _SHUFFLE.format("remote_local_id")),
+    "reduce_over_group": f"reduce_over_group(g, x[, init], op): {_VALUE}, {_OPS}",
+    "inclusive_scan_over_group": f"inclusive_scan_over_group(g, x, op[, init]): {_VALUE}, {_OPS}",
+    "exclusive_scan_over_group": f"exclusive_scan_over_group(g, x[, init], op): {_VALUE}, {_OPS}",
+    "joint_reduce": f"joint_reduce(g, data, first, last, op[, init]): {_JOINT}, {_OPS}",
+    "joint_inclusive_scan": ("joint_inclusive_scan(g, data, first, last, out, out_first, op"
+                             f"[, init]): {_JOINT}, out likewise, {_OPS}"),
+    "joint_exclusive_scan": ("joint_exclusive_scan(g, data, first, last, out, out_first[, init]"
+                             f", op): {_JOINT}, out likewise, {_OPS}"),
+    **{f"{v}_of_group": f"{v}_of_group(g, flag) or {v}_of_group(g, x, pred): pred a plain "
+       "Python function or lambda of x" for v in ("any", "all", "none")},
+    **{f"joint_{v}_of": f"joint_{v}_of(g, data, first, last, pred): {_JOINT}, pred a plain "
+       "Python function or lambda of an element" for v in ("any", "all", "none")},
+}
+
+
 def _unsupported_call(fname: str, call: str) -> tuple[str, str]:
     """(construct, what to write instead) of a call Numba found no implementation for."""
     if fname == "len" and "sycl.accessor" in call:
@@ -325,6 +358,15 @@ def _printed(values: str) -> str:
     return f"a {bad} value"
 
 
+def _explain_group(message: str) -> tuple[str, str] | None:
+    """A group function called with what it does not take, as :func:`_explain`."""
+    m = re.search(r"No implementation of function Function\(<function (\w+) at 0x[0-9a-f]+>\) "
+                  r"found for signature:\s*>>> ([^\n]+)", message)
+    if m and m.group(1) in GROUP_USAGE:
+        return f"sycl.{m.group(2).strip()}", f"call sycl.{GROUP_USAGE[m.group(1)]}"
+    return None
+
+
 def _explain(message: str) -> tuple[str, str] | None:
     """(the construct the user wrote, what to write instead) for a known Numba failure."""
     m = re.search(r"unsupported opcode \((STORE_GLOBAL|STORE_DEREF|DELETE_\w+)\)", message)
@@ -397,7 +439,8 @@ def from_numba_error(
     code = (errc.kernel if isinstance(exc, (nb_errors.NumbaError, ImportError,
                                             nb_errors.UnsupportedBytecodeError)) else errc.build)
     explained = (_explain_stream(message) or _explain_clip(message)
-                 or _explain_numba_limits(message) or _explain(message))
+                 or _explain_numba_limits(message) or _explain_group(message)
+                 or _explain(message))
     hint = hint_for(message)
     if explained is not None and not (hint and explained[1] is _NO_DEVICE_IMPL):
         construct, instead = explained

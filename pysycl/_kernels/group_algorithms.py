@@ -8,6 +8,9 @@ the host_debuggable device runs a kernel, where these definitions are the oracle
 
 Python spellings of the C++ forms:
 
+* **Types** are those of compiled kernels (:func:`~pysycl._kernels.kernel_api.group_value`):
+  numbers and bools, ``int8``/``int16`` widened to 64 bits; the result has ``x``'s type
+  (``init`` is converted to it; C++ returns ``init``'s type).
 * **Out-of-range shuffles** (a source lane outside the sub-group) are unspecified in
   the spec; pysycl returns the caller's own ``x`` on every device.
 * **Argument order** is the spec's (``exclusive_scan_over_group(g, x, init, op)``,
@@ -23,13 +26,20 @@ Python spellings of the C++ forms:
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import numpy as np
 
 from pysycl._core.exceptions import errc, exception
-from pysycl._kernels.kernel_api import _functor, _host_collective, group_broadcast
+from pysycl._kernels.kernel_api import (
+    _functor,
+    _host_collective,
+    as_type_of,
+    group_broadcast,
+    group_value,
+)
 from pysycl._objects.range import group as _group
 
 if TYPE_CHECKING:
@@ -59,28 +69,29 @@ def known_identity(op: str, dtype: np.dtype) -> np.generic | None:
 def _shuffle(g: _HostSubGroup, x: Any, src: int, name: str) -> Any:
     if isinstance(g, _group):
         raise TypeError(f"sycl.{name} takes a sub_group (it.get_sub_group()), not a work-group")
+    x = group_value(x, name)
     values = _host_collective(g, x, name)
     return values[src] if 0 <= src < len(values) else x
 
 
 def shift_group_left(g: _HostSubGroup, x: Any, delta: SupportsIndex = 1) -> Any:
     """``x`` of the work-item ``delta`` places up the sub-group (own ``x`` past the end)."""
-    return _shuffle(g, x, int(g.get_local_linear_id()) + int(delta), "shift_group_left")
+    return _shuffle(g, x, int(g.get_local_linear_id()) + operator.index(delta), "shift_group_left")
 
 
 def shift_group_right(g: _HostSubGroup, x: Any, delta: SupportsIndex = 1) -> Any:
     """``x`` of the work-item ``delta`` places down the sub-group (own ``x`` before lane 0)."""
-    return _shuffle(g, x, int(g.get_local_linear_id()) - int(delta), "shift_group_right")
+    return _shuffle(g, x, int(g.get_local_linear_id()) - operator.index(delta), "shift_group_right")
 
 
 def permute_group_by_xor(g: _HostSubGroup, x: Any, mask: SupportsIndex) -> Any:
     """``x`` of the work-item whose sub-group local id is ``own id ^ mask``."""
-    return _shuffle(g, x, int(g.get_local_linear_id()) ^ int(mask), "permute_group_by_xor")
+    return _shuffle(g, x, int(g.get_local_linear_id()) ^ operator.index(mask), "permute_group_by_xor")
 
 
 def select_from_group(g: _HostSubGroup, x: Any, remote_local_id: SupportsIndex) -> Any:
     """``x`` of the sub-group's work-item ``remote_local_id``."""
-    return _shuffle(g, x, int(remote_local_id), "select_from_group")
+    return _shuffle(g, x, operator.index(remote_local_id), "select_from_group")
 
 
 # --------------------------------------------------------------------- scans
@@ -101,15 +112,17 @@ def _identity(op: _functor, x: Any) -> Any:
 
 
 def _scan(values: list[Any], me: int, op: _functor, init: Any, inclusive: bool) -> Any:
-    acc = _identity(op, values[me]) if init is None else init
+    x = values[me]
+    acc = _identity(op, x) if init is None else as_type_of(x, init)
     for v in values[:me + 1] if inclusive else values[:me]:
         acc = op(acc, v)
-    return acc
+    return as_type_of(x, acc)
 
 
 def inclusive_scan_over_group(g: group | _HostSubGroup, x: Any, *args: Any) -> Any:
     """``op``-combination of ``x`` over work-items ``0..own id`` (after ``init``)."""
     op, init = _op_and_init("inclusive_scan_over_group", args)
+    x = group_value(x, "inclusive_scan_over_group", op)
     values = _host_collective(g, x, "inclusive_scan_over_group")
     return _scan(values, int(g.get_local_linear_id()), op, init, True)
 
@@ -117,39 +130,50 @@ def inclusive_scan_over_group(g: group | _HostSubGroup, x: Any, *args: Any) -> A
 def exclusive_scan_over_group(g: group | _HostSubGroup, x: Any, *args: Any) -> Any:
     """``op``-combination of ``x`` over work-items ``0..own id - 1``, from ``init`` or the identity."""
     op, init = _op_and_init("exclusive_scan_over_group", args)
+    x = group_value(x, "exclusive_scan_over_group", op)
     values = _host_collective(g, x, "exclusive_scan_over_group")
     return _scan(values, int(g.get_local_linear_id()), op, init, False)
 
 
 # --------------------------------------------------------------- joint algorithms
+def _joint_values(data: Any, first: SupportsIndex, last: SupportsIndex, name: str,
+                  op: _functor) -> tuple[list[Any], Any]:
+    """The values of ``data[first:last]`` as group functions take them, and a zero of their type."""
+    if getattr(data, "dimensions", 1) != 1:
+        raise TypeError(f"sycl.{name} reads a 1-D accessor, local accessor or USM pointer, "
+                        f"not {data!r}")
+    zero = group_value(data.dtype.type(0), name, op)
+    values = [as_type_of(zero, data[i]) for i in range(operator.index(first),
+                                                      operator.index(last))]
+    return values, zero
+
+
 def joint_reduce(g: group | _HostSubGroup, data: Any, first: SupportsIndex, last: SupportsIndex,
                  *args: Any) -> Any:
     """``op``-combination of ``data[first:last]`` (after ``init``), returned to all of ``g``."""
     op, init = _op_and_init("joint_reduce", args)
-    values = [data[i] for i in range(int(first), int(last))]
+    values, zero = _joint_values(data, first, last, "joint_reduce", op)
     group_broadcast(g, 0)  # a group function: every work-item meets here
-    acc = init
-    if acc is None:
-        acc = _identity(op, values[0] if values else data.dtype.type(0))
+    acc = _identity(op, zero) if init is None else as_type_of(zero, init)
     for v in values:
         acc = op(acc, v)
-    return acc
+    return as_type_of(zero, acc)
 
 
 def _joint_scan(g: group | _HostSubGroup, data: Any, first: SupportsIndex, last: SupportsIndex,
                 out: Any, out_first: SupportsIndex, args: tuple[Any, ...], inclusive: bool) -> None:
     name = "joint_inclusive_scan" if inclusive else "joint_exclusive_scan"
     op, init = _op_and_init(name, args)
-    lo, hi, o = int(first), int(last), int(out_first)
-    values = [data[i] for i in range(lo, hi)]
+    values, zero = _joint_values(data, first, last, name, op)
+    o = operator.index(out_first)
     group_broadcast(g, 0)  # everyone has read its input before anyone writes
     me, n = int(g.get_local_linear_id()), int(g.get_local_linear_range())
-    acc = _identity(op, values[0]) if init is None and values else init
+    acc = _identity(op, zero) if init is None else as_type_of(zero, init)
     for k, v in enumerate(values):
         if inclusive:
             acc = op(acc, v)
         if k % n == me:
-            out[o + k] = acc
+            out[o + k] = as_type_of(zero, acc)
         if not inclusive:
             acc = op(acc, v)
     group_broadcast(g, 0)  # the results are visible to the whole group afterwards

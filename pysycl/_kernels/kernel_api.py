@@ -23,6 +23,7 @@ Python spelling of C++ constructs (see docs/kernels.md):
 from __future__ import annotations
 
 import enum
+import operator
 import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NoReturn, SupportsIndex
@@ -34,7 +35,8 @@ from pysycl._core.exceptions import errc, exception
 from pysycl._memory import usm as _usm
 from pysycl._memory.usm import usm_pointer
 from pysycl._objects import vec as vec_api  # noqa: F401 - re-exported for the compiler (below)
-from pysycl._objects.range import id as id_class  # noqa: F401 - re-exported for the compiler
+from pysycl._objects.range import group
+from pysycl._objects.range import id as id_class  # re-exported for the compiler too
 from pysycl._objects.range import np_index as _np_index
 from pysycl._objects.range import range as _range
 from pysycl._objects.range import range as range_class  # noqa: F401 - re-exported for the compiler
@@ -50,7 +52,6 @@ if TYPE_CHECKING:
     from pysycl._commands.handler import handler as _handler
     from pysycl._core.memory_model import memory_order, memory_scope
     from pysycl._memory.accessor import accessor
-    from pysycl._objects.range import group
 
 
 class _fence_space(enum.Enum):  # noqa: N801 - the spec's spelling
@@ -222,42 +223,79 @@ def group_barrier(g: group | _HostSubGroup, fence_scope: memory_scope | None = N
     hb()
 
 
-def group_broadcast(g: group | _HostSubGroup, x: Any, local_linear_id: SupportsIndex = 0) -> Any:
-    """``x`` of the work-item with ``local_linear_id`` (default: the leader), to all of ``g``."""
-    values = _host_collective(g, x, "group_broadcast")
-    i = int(local_linear_id)
+def group_broadcast(g: group | _HostSubGroup, x: Any, local_id: Any = 0) -> Any:
+    """``x`` of the work-item with ``local_id`` (default: the leader), to all of ``g``.
+
+    ``local_id`` is a local linear id, or (C++'s ``id_type`` overload) the local id as a
+    ``sycl.id`` or a tuple of the group's dimensions.
+    """
+    values = _host_collective(g, group_value(x, "group_broadcast"), "group_broadcast")
+    i = _broadcast_source(g, local_id)
     if not 0 <= i < len(values):
-        raise exception(errc.invalid, f"group_broadcast: local_linear_id {i} is outside the "
+        raise exception(errc.invalid, f"group_broadcast: local id {local_id} is outside the "
                         f"group of {len(values)} work-items")
     return values[i]
 
 
+def _broadcast_source(g: group | _HostSubGroup, local_id: Any) -> int:
+    """The local linear id ``group_broadcast`` reads (``local_id`` an integer, id or tuple)."""
+    if not isinstance(local_id, (tuple, id_class)):
+        return operator.index(local_id)
+    ids = [operator.index(k) for k in local_id]
+    if isinstance(g, group):
+        shape = tuple(g.get_local_range())
+    else:
+        shape = (int(g.get_local_linear_range()),)
+    if len(ids) != len(shape):
+        raise TypeError(f"group_broadcast: a {len(shape)}-D group takes a local id of "
+                        f"{len(shape)} dimensions, not {len(ids)}")
+    lin = 0
+    for k, n in zip(ids, shape, strict=True):
+        if not 0 <= k < n:
+            return -1
+        lin = lin * n + k
+    return lin
+
+
 def reduce_over_group(g: group | _HostSubGroup, x: Any, *args: Any) -> Any:
-    """``reduce_over_group(g, x, op)`` / ``(g, x, init, op)``: combine ``x`` over ``g``."""
-    values = _host_collective(g, x, "reduce_over_group")
+    """``reduce_over_group(g, x, op)`` / ``(g, x, init, op)``: combine ``x`` over ``g``.
+
+    The result has the type of ``x`` (``init`` is converted to it).
+    """
     if len(args) not in (1, 2) or not isinstance(args[-1], _functor):
         raise TypeError("reduce_over_group(g, x, op) / (g, x, init, op): op must be a SYCL "
                         "function object such as sycl.plus()")
     op = args[-1]
-    acc = args[0] if len(args) == 2 else values[0]
+    x = group_value(x, "reduce_over_group", op)
+    values = _host_collective(g, x, "reduce_over_group")
+    acc = as_type_of(x, args[0]) if len(args) == 2 else values[0]
     for v in (values if len(args) == 2 else values[1:]):
         acc = op(acc, v)
-    return acc
+    return as_type_of(x, acc)
 
 
-def any_of_group(g: group | _HostSubGroup, pred: Any) -> bool:
-    """Whether ``pred`` is true for any work-item of ``g``."""
-    return any(_host_collective(g, bool(pred), "any_of_group"))
+def _vote(g: group | _HostSubGroup, x: Any, pred: Callable[[Any], Any] | None, name: str,
+          ) -> list[bool]:
+    flag = bool(x if pred is None else pred(x))
+    return _host_collective(g, flag, name)
 
 
-def all_of_group(g: group | _HostSubGroup, pred: Any) -> bool:
-    """Whether ``pred`` is true for all work-items of ``g``."""
-    return all(_host_collective(g, bool(pred), "all_of_group"))
+def any_of_group(g: group | _HostSubGroup, x: Any, pred: Callable[[Any], Any] | None = None,
+                 ) -> bool:
+    """Whether ``x`` (or ``pred(x)``) is true for any work-item of ``g``."""
+    return any(_vote(g, x, pred, "any_of_group"))
 
 
-def none_of_group(g: group | _HostSubGroup, pred: Any) -> bool:
-    """Whether ``pred`` is false for all work-items of ``g``."""
-    return not any(_host_collective(g, bool(pred), "none_of_group"))
+def all_of_group(g: group | _HostSubGroup, x: Any, pred: Callable[[Any], Any] | None = None,
+                 ) -> bool:
+    """Whether ``x`` (or ``pred(x)``) is true for all work-items of ``g``."""
+    return all(_vote(g, x, pred, "all_of_group"))
+
+
+def none_of_group(g: group | _HostSubGroup, x: Any, pred: Callable[[Any], Any] | None = None,
+                  ) -> bool:
+    """Whether ``x`` (or ``pred(x)``) is false for all work-items of ``g``."""
+    return not any(_vote(g, x, pred, "none_of_group"))
 
 
 def _host_collective(g: group | _HostSubGroup, x: Any, name: str) -> list[Any]:
@@ -267,6 +305,34 @@ def _host_collective(g: group | _HostSubGroup, x: Any, name: str) -> list[Any]:
         _device_only(name)
     values: list[Any] = hc(x)
     return values
+
+
+#: The functions objects that combine booleans, and those that combine only integers.
+_LOGICAL_OPS = ("logical_and", "logical_or")
+_BIT_OPS = ("bit_and", "bit_or", "bit_xor")
+
+
+def group_value(x: Any, name: str, op: _functor | None = None) -> Any:
+    """``x`` as a group function takes it in a compiled kernel: integers narrower than 32
+    bits widen to 64 (as numpy's sums do); else a TypeError, as the compiler gives."""
+    dt = np.dtype(bool) if isinstance(x, (bool, np.bool_)) else \
+        np.asarray(x).dtype if isinstance(x, (int, float, np.integer, np.floating)) else None
+    if dt is None or (dt.kind == "f" and dt.itemsize not in (4, 8)):
+        raise TypeError(f"sycl.{name} takes a number or a bool (int32, uint32, int64, uint64, "
+                        f"float32, float64; narrower integers widen), not {type(x).__name__}")
+    if op is not None and ((dt.kind == "b" and op.op not in _LOGICAL_OPS)
+                           or (dt.kind == "f" and op.op in _BIT_OPS)):
+        what = "booleans" if dt.kind == "b" else "floating-point values"
+        raise TypeError(f"sycl.{name}: {op!r} does not combine {what} (bit operations take "
+                        "integers; booleans take sycl.logical_and() or sycl.logical_or())")
+    if isinstance(x, np.integer) and dt.itemsize < 4:
+        return np.int64(x) if dt.kind == "i" else np.uint64(x)
+    return x
+
+
+def as_type_of(x: Any, v: Any) -> Any:
+    """``v`` converted to the type of ``x`` (a group function's result has ``x``'s type)."""
+    return x.dtype.type(v) if isinstance(x, np.generic) else type(x)(v)
 
 
 def atomic_ref(acc: accessor | local_accessor | usm_pointer, index: Any, memory_order: memory_order,

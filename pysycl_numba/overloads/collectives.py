@@ -8,6 +8,7 @@ name; LLVM's SPIR-V backend lowers them to ``OpGroup*`` instructions
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING
 
 from llvmlite import ir as llir
@@ -29,10 +30,10 @@ from pysycl_numba._numba_compat import (
 from pysycl_numba.overloads.index import INT
 from pysycl_numba.overloads.ndrange import GROUPS, work_item_queries
 from pysycl_numba.targets.spirv import ocl
-from pysycl_numba.types import FunctorType, GroupType, SubGroupType, index_type
+from pysycl_numba.types import FunctorType, GroupType, IdType, SubGroupType, index_type
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from pysycl_numba._numba_compat import BaseContext, LoweringImpl, Signature
 
@@ -61,17 +62,49 @@ def _collective_type(t: types.Type) -> types.Type | None:
     return t if t in _COLLECTIVE else None
 
 
+def _local_id_type(t: types.Type, ndim: int) -> types.Type | None:
+    """The type ``group_broadcast`` reads its source as: an integer (a local linear id), or
+    the local id as a ``sycl.id`` or a tuple of ``ndim`` integers (C++'s ``id_type``)."""
+    if isinstance(t, INT):
+        return types.unliteral(t)
+    if isinstance(t, IdType) and t.ndim == ndim:
+        return t
+    if isinstance(t, types.BaseTuple) and len(t) == ndim and all(isinstance(e, INT) for e in t):
+        return types.UniTuple(index_type, ndim)
+    return None
+
+
+def with_keywords(template: AbstractTemplate, args: tuple, kws: dict,
+                  typer: Callable[[tuple], Signature | None]) -> Signature | None:
+    """``typer(args)``, with keyword arguments (``delta=2``) bound to the parameters of the
+    function the template types (its host definition) first."""
+    if not kws:
+        return typer(args)
+    pysig = inspect.signature(type(template).key)  # (template.key: a bound method)
+    try:
+        args = pysig.bind(*args, **kws).args
+    except TypeError:
+        return None
+    sig = typer(args)
+    return None if sig is None else sig.replace(pysig=pysig)
+
+
 @typing_registry.register_global(group_broadcast)
 class GroupBroadcast(AbstractTemplate):
-    """``sycl.group_broadcast(g, x[, local_linear_id])``."""
+    """``sycl.group_broadcast(g, x[, local_id])``; a bool stays a bool."""
 
     def generic(self, args: tuple, kws: dict) -> object:
-        if kws or len(args) not in (2, 3) or not isinstance(args[0], GROUPS):
+        return with_keywords(self, args, kws, self._typer)
+
+    def _typer(self, args: tuple) -> Signature | None:
+        if len(args) not in (2, 3) or not isinstance(args[0], GROUPS):
             return None
-        t = _collective_type(args[1])
-        if t is None or (len(args) == 3 and not isinstance(args[2], INT)):
+        t = types.unliteral(args[1])
+        t = t if isinstance(t, types.Boolean) else _collective_type(t)
+        ndim = args[0].ndim if isinstance(args[0], GroupType) else 1
+        rest = (_local_id_type(args[2], ndim),) if len(args) == 3 else ()
+        if t is None or None in rest:
             return None
-        rest = (types.unliteral(args[2]),) if len(args) == 3 else ()
         return signature(t, args[0], t, *rest)
 
 
@@ -118,27 +151,41 @@ def _collective(builder: llir.IRBuilder, gty: types.Type, op: str, t: types.Type
 
 @lower(group_broadcast, GroupType, types.Any)
 @lower(group_broadcast, SubGroupType, types.Any)
-@lower(group_broadcast, GroupType, types.Any, types.Integer)
-@lower(group_broadcast, SubGroupType, types.Any, types.Integer)
+@lower(group_broadcast, GroupType, types.Any, types.Any)
+@lower(group_broadcast, SubGroupType, types.Any, types.Any)
 def lower_group_broadcast(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                           args: Sequence[llir.Value]) -> llir.Value:
-    """``sycl.group_broadcast(g, x[, local_linear_id])``."""
-    gty, t = sig.args[0], sig.args[1]
-    if len(args) == 3:
-        lin = context.cast(builder, args[2], sig.args[2], index_type)
+    """``sycl.group_broadcast(g, x[, local_id])``."""
+    gty, t, x = sig.args[0], sig.args[1], args[1]
+    if isinstance(t, types.Boolean):  # as 0/1 in an int32
+        r = lower_group_broadcast(context, builder, signature(types.int32, gty, types.int32,
+                                                              *sig.args[2:]),
+                                  [args[0], builder.zext(x, _I32), *args[2:]])
+        return builder.icmp_unsigned("!=", r, _I32(0))
+    n = gty.ndim if isinstance(gty, GroupType) else 1
+    if len(args) == 3 and not isinstance(sig.args[2], types.Integer):  # an id or a tuple
+        ids = [builder.extract_value(args[2], d) for d in range(n)]  # SYCL order
     else:
-        lin = _I64(0)
+        lin = context.cast(builder, args[2], sig.args[2], index_type) if len(args) == 3 \
+            else _I64(0)
+        ids = _unlinear(builder, gty, n, lin)
     if isinstance(gty, SubGroupType):
-        return _collective(builder, gty, "broadcast", t, args[1], [builder.trunc(lin, _I32)], "j")
+        return _collective(builder, gty, "broadcast", t, x, [builder.trunc(ids[0], _I32)], "j")
     # OpenCL takes the source's per-dimension local id, fastest dimension first.
-    n = gty.ndim
+    return _collective(builder, gty, "broadcast", t, x, ids[::-1], "m" * n)
+
+
+def _unlinear(builder: llir.IRBuilder, gty: types.Type, n: int, lin: llir.Value,
+              ) -> list[llir.Value]:
+    """The local id (SYCL order) of local linear id ``lin`` in a group of ``n`` dimensions."""
+    if n == 1:
+        return [lin]
     sizes = work_item_queries(builder, "get_local_size", n)
     ids = []
-    rest = lin
-    for d in range(n - 1, -1, -1):  # SYCL's last dimension is OpenCL's first
-        ids.append(builder.urem(rest, sizes[d]))
-        rest = builder.udiv(rest, sizes[d])
-    return _collective(builder, gty, "broadcast", t, args[1], ids, "m" * n)
+    for d in range(n - 1, -1, -1):  # row-major: the last dimension is the fastest
+        ids.append(builder.urem(lin, sizes[d]))
+        lin = builder.udiv(lin, sizes[d])
+    return ids[::-1]
 
 
 def _lower_reduce(context: BaseContext, builder: llir.IRBuilder, sig: Signature,

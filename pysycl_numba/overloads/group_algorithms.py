@@ -13,9 +13,11 @@ InclusiveScan``). Every other case -- the other function objects, and every scan
 PTX -- is one generic algorithm written in Python below and compiled with the
 kernel (:meth:`BaseContext.compile_internal`): a Hillis-Steele scan over the
 sub-group by shuffles, then for work-groups the totals of the earlier sub-groups
-folded in through ``group_broadcast`` (sub-group ``s`` starts at local linear id
-``s * max_sub_group_size`` on the OpenCL CPU device, on CUDA warps and on the host
-device). ``init`` is combined last: ``op(init, scan)``.
+folded in through ``group_broadcast`` from each sub-group's leader, whose local
+linear id a native reduction finds (the device lays sub-groups out: the OpenCL CPU
+device gives each row of a 2-D or 3-D work-group its own). Sub-groups are runs of
+consecutive local linear ids in sub-group id order on every pysycl device.
+``init`` is combined last: ``op(init, scan)``.
 
 **Joint algorithms** stride the work-items over ``data[first:last]`` and meet in
 one group reduction, vote or (per chunk of the group's size) scan.
@@ -39,6 +41,7 @@ from pysycl._kernels.group_algorithms import (
 )
 from pysycl._kernels.kernel_api import (
     group_broadcast,
+    plus,
     reduce_over_group,
 )
 from pysycl_numba._numba_compat import (
@@ -48,7 +51,7 @@ from pysycl_numba._numba_compat import (
     signature,
     types,
 )
-from pysycl_numba.overloads.collectives import _COLLECTIVE, _collective_type
+from pysycl_numba.overloads.collectives import _COLLECTIVE, _collective_type, with_keywords
 from pysycl_numba.overloads.collectives import _lower_reduce as lower_native_reduce
 from pysycl_numba.overloads.index import INT
 from pysycl_numba.overloads.ndrange import GROUPS
@@ -206,7 +209,10 @@ class _Shuffle(AbstractTemplate):
     arity: tuple[int, ...] = (3,)
 
     def generic(self, args: tuple, kws: dict) -> object:
-        if kws or len(args) not in self.arity or not isinstance(args[0], SubGroupType):
+        return with_keywords(self, args, kws, self._typer)
+
+    def _typer(self, args: tuple) -> Signature | None:
+        if len(args) not in self.arity or not isinstance(args[0], SubGroupType):
             return None
         t = _shuffle_type(args[1])
         if t is None or not all(isinstance(a, INT) for a in args[2:]):
@@ -294,10 +300,13 @@ def _wg_prefix(g: Any, sg: Any, incl: Any, op: Any) -> Any:
     """The combination of the sub-group totals before the caller's sub-group."""
     total = select_from_group(sg, incl, sg.get_local_linear_range() - 1)
     me = sg.get_group_linear_id()
-    width = sg.get_max_local_range().size()
+    lin = g.get_local_linear_id()
     prefix = _identity(op, incl)
     for s in range(sg.get_group_linear_range()):
-        t = group_broadcast(g, total, s * width)
+        # Where sub-group s starts is the device's choice (the OpenCL CPU device gives
+        # each row of a 2-D or 3-D work-group its own sub-groups): its leader says.
+        start = reduce_over_group(g, lin if s == me and sg.leader() else 0, plus())
+        t = group_broadcast(g, total, start)
         if s < me:
             prefix = _combine(op, prefix, t)
     return prefix

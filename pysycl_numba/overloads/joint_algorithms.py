@@ -25,7 +25,14 @@ from pysycl._kernels.group_algorithms import (
     joint_none_of,
     joint_reduce,
 )
-from pysycl._kernels.kernel_api import any_of_group, group_barrier, group_broadcast, reduce_over_group
+from pysycl._kernels.kernel_api import (
+    all_of_group,
+    any_of_group,
+    group_barrier,
+    group_broadcast,
+    none_of_group,
+    reduce_over_group,
+)
 from pysycl_numba._numba_compat import (
     AbstractTemplate,
     LoweringRegistry,
@@ -104,6 +111,14 @@ def _exclusive(g: Any, data: Any, first: Any, last: Any, out: Any, out_first: An
     group_barrier(g)
 
 
+def _vote_of(g: Any, x: Any, pred: Any) -> bool:
+    return any_of_group(g, bool(pred(x)))
+
+
+def _all_of(g: Any, x: Any, pred: Any) -> bool:
+    return all_of_group(g, bool(pred(x)))
+
+
 def _any(g: Any, data: Any, first: Any, last: Any, pred: Any, want: Any) -> bool:
     i = first + g.get_local_linear_id()
     n = g.get_local_linear_range()
@@ -170,6 +185,20 @@ for _fn in (joint_any_of, joint_all_of, joint_none_of):
     typing_registry.register_global(_fn)(type(f"Joint_{_fn.__name__}", (_JointVote,), {}))
 
 
+class _VoteOf(AbstractTemplate):
+    """``any_of_group(g, x, pred)`` and its siblings: the vote of ``pred(x)`` (C++'s
+    ``T x, Predicate pred`` overloads)."""
+
+    def generic(self, args: tuple, kws: dict) -> object:
+        if kws or len(args) != 3 or not isinstance(args[0], GROUPS):
+            return None
+        return signature(types.boolean, args[0], types.unliteral(args[1]), args[2])
+
+
+for _fn in (any_of_group, all_of_group, none_of_group):
+    typing_registry.register_global(_fn)(type(f"VoteOf_{_fn.__name__}", (_VoteOf,), {}))
+
+
 # ================================================================== lowering
 def _op_and_init(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                  args: Sequence[llir.Value], start: int) -> tuple[types.Type, llir.Value]:
@@ -222,3 +251,18 @@ for _g in GROUPS:
     lower(joint_any_of, *sig5)(_lower_vote(True, False))
     lower(joint_all_of, *sig5)(_lower_vote(False, True))  # all: none fails
     lower(joint_none_of, *sig5)(_lower_vote(True, True))
+
+
+def _lower_vote_of(impl: Any, negate: bool) -> Any:
+    def lower_it(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                 args: Sequence[llir.Value]) -> llir.Value:
+        r = context.compile_internal(builder, impl, sig, args)
+        return builder.not_(r) if negate else r
+
+    return lower_it
+
+
+for _g in GROUPS:
+    lower(any_of_group, _g, types.Any, types.Any)(_lower_vote_of(_vote_of, False))
+    lower(all_of_group, _g, types.Any, types.Any)(_lower_vote_of(_all_of, False))
+    lower(none_of_group, _g, types.Any, types.Any)(_lower_vote_of(_vote_of, True))

@@ -164,6 +164,10 @@ class SubGroupAttributes(AttributeTemplate):
                                              lambda sg: index_type)
     resolve_leader = _method("sub_group.leader", _scalar, lambda sg: types.boolean)
 
+    def resolve_dimensions(self, sg: SubGroupType) -> types.Type:
+        """``sg.dimensions``: 1."""
+        return index_type
+
 
 @typing_registry.register_attr
 class NdRangeAttributes(AttributeTemplate):
@@ -387,6 +391,13 @@ def sg_group_range(context: BaseContext, builder: llir.IRBuilder, sig: Signature
                    args: Sequence[llir.Value]) -> llir.Value:
     """``sg.get_group_range()``: sub-groups in the work-group."""
     return make_range(context, builder, 1, [_sg(builder, "get_num_sub_groups")])
+
+
+@lowering_registry.lower_getattr(SubGroupType, "dimensions")
+def sg_dimensions(context: BaseContext, builder: llir.IRBuilder, ty: types.Type,
+                  value: llir.Value) -> llir.Value:
+    """``sg.dimensions``: a sub-group is 1-D."""
+    return context.get_constant(index_type, 1)
 
 
 @lower("sub_group.leader", SubGroupType)

@@ -226,6 +226,51 @@ def test_scans_host_oracle(hq: sycl.queue, op: str, wg: int, seed: int) -> None:
     _check_scans(hq, op, np.int64, wg, seed)
 
 
+
+def _scans_nd(q: sycl.queue, x: np.ndarray, glob: tuple, loc: tuple, op: object) -> np.ndarray:
+    """Work-group inclusive, exclusive scan and reduction of ``x`` (by global linear id)."""
+    out = np.zeros((3, x.size), dtype=x.dtype)
+    with sycl.buffer(x) as X, sycl.buffer(out) as O:
+        def cg(h: sycl.handler) -> None:
+            rx = X.get_access(h, sycl.access_mode.read)
+            o = O.get_access(h, sycl.access_mode.write)
+
+            def k(it):
+                g = it.get_group()
+                i = it.get_global_linear_id()
+                o[0, i] = sycl.inclusive_scan_over_group(g, rx[i], op)
+                o[1, i] = sycl.exclusive_scan_over_group(g, rx[i], op)
+                o[2, i] = sycl.reduce_over_group(g, rx[i], op)
+
+            h.parallel_for(sycl.nd_range(sycl.range(*glob), sycl.range(*loc)), k)
+
+        q.submit(cg)
+    return out
+
+
+@pytest.mark.parametrize("op", ["multiplies", "bit_xor", "logical_and", "plus"])
+@pytest.mark.parametrize(("glob", "loc"), [((4, 6), (2, 3)), ((4, 40), (2, 20)),
+                                           ((2, 6, 10), (2, 3, 5)), ((3, 4, 6), (3, 2, 6))])
+def test_scans_over_multi_dimensional_work_groups(any_kernel_queue: sycl.queue, op: str,
+                                                  glob: tuple, loc: tuple) -> None:
+    """Scans run in local linear id order, however the device lays out its sub-groups (the
+    CPU device gives each row of a 2-D/3-D work-group its own)."""
+    x = _data(np.random.default_rng(3), op, np.int64, int(np.prod(glob)))
+    got = _scans_nd(any_kernel_queue, x, glob, loc, getattr(sycl, op)())
+    idx = np.indices(glob).reshape(len(glob), -1)
+    ll = np.array(loc)[:, None]
+    group = np.ravel_multi_index(idx // ll, tuple(np.array(glob) // np.array(loc)))
+    local = np.ravel_multi_index(idx % ll, loc)
+    want = np.zeros_like(got)
+    for b in np.unique(group):
+        ids = np.flatnonzero(group == b)[np.argsort(local[group == b])]
+        vals = list(x[ids])
+        want[0, ids] = _scan(vals, op, np.int64, True)
+        want[1, ids] = _scan(vals, op, np.int64, False)
+        want[2, ids] = reduce(_PY[op], vals)
+    np.testing.assert_array_equal(got, want)
+
+
 # ---------------------------------------------------------- joint algorithms
 def _is_even(v):
     return v % 2 == 0
@@ -333,3 +378,191 @@ def test_joint_over_usm_and_empty_range(any_kernel_queue: sycl.queue) -> None:
     finally:
         sycl.free(p, q)
         sycl.free(out, q)
+
+
+# ------------------------------------------- votes, broadcasts, types: every device alike
+def _negative(v):
+    return v < 0
+
+
+def test_votes_of_a_value_and_predicate(any_kernel_queue: sycl.queue) -> None:
+    """C++'s any_of_group(g, x, pred) / all_of_group / none_of_group, on groups and sub-groups."""
+    x = np.arange(32, dtype=np.int32) - 5  # the first work-group holds the negatives
+    out = np.zeros((32, 4), dtype=np.int32)
+    with sycl.buffer(x) as X, sycl.buffer(out) as O:
+        def cg(h: sycl.handler) -> None:
+            rx = X.get_access(h, sycl.access_mode.read)
+            o = O.get_access(h, sycl.access_mode.write)
+
+            def k(it):
+                g, i = it.get_group(), it.get_global_id(0)
+                o[i, 0] = sycl.any_of_group(g, rx[i], _negative)
+                o[i, 1] = sycl.all_of_group(g, rx[i], lambda v: v > -100)
+                o[i, 2] = sycl.none_of_group(g, rx[i], _negative)
+                o[i, 3] = sycl.all_of_group(it.get_sub_group(), rx[i], lambda v: v < 100)
+
+            h.parallel_for(sycl.nd_range(sycl.range(32), sycl.range(16)), k)
+
+        any_kernel_queue.submit(cg)
+    assert out[:, 0].tolist() == [1] * 16 + [0] * 16
+    assert out[:, 2].tolist() == [0] * 16 + [1] * 16
+    assert (out[:, [1, 3]] == 1).all()
+
+
+def test_broadcast_from_a_local_id(any_kernel_queue: sycl.queue) -> None:
+    """group_broadcast's id_type overload: a sycl.id or a tuple of the group's dimensions."""
+    x = np.arange(24, dtype=np.int64).reshape(4, 6) * 10
+    out = np.zeros((24, 4), dtype=np.int64)
+    with sycl.buffer(x) as X, sycl.buffer(out) as O:
+        def cg(h: sycl.handler) -> None:
+            rx = X.get_access(h, sycl.access_mode.read)
+            o = O.get_access(h, sycl.access_mode.write)
+
+            def k(it):
+                g, i = it.get_group(), it.get_global_linear_id()
+                v = rx[it.get_global_id()]
+                o[i, 0] = sycl.group_broadcast(g, v, sycl.id(1, 2))
+                o[i, 1] = sycl.group_broadcast(g, v, (0, 1))
+                o[i, 2] = sycl.group_broadcast(g, v, 4)  # local linear id 4 = local id (1, 1)
+                lead = sycl.group_broadcast(it.get_sub_group(), v, sycl.id(0))
+                o[i, 3] = 1 if sycl.group_broadcast(it.get_sub_group(), v >= lead) else 0
+
+            h.parallel_for(sycl.nd_range(sycl.range(4, 6), sycl.range(2, 3)), k)
+
+        any_kernel_queue.submit(cg)
+    for gi, gj in np.ndindex(2, 2):
+        block = x[2 * gi:2 * gi + 2, 3 * gj:3 * gj + 3]
+        rows = [(2 * gi + a) * 6 + 3 * gj + b for a in range(2) for b in range(3)]
+        assert (out[rows, 0] == block[1, 2]).all()
+        assert (out[rows, 1] == block[0, 1]).all()
+        assert (out[rows, 2] == block[1, 1]).all()
+    assert (out[:, 3] == 1).all()  # a bool broadcast (sub-group lane 0 holds its least)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16])
+def test_narrow_integers_widen_on_every_device(any_kernel_queue: sycl.queue, dtype: type) -> None:
+    """Group functions compute int8/16 values in 64 bits on every device, as numpy's sums do
+    (the interpreter used to wrap around in the narrow type where the compiled kernel did not)."""
+    x = (np.arange(32) * 37 % 256).astype(dtype)
+    out = np.zeros((32, 3), dtype=np.int64)
+    with sycl.buffer(x) as X, sycl.buffer(out) as O:
+        def cg(h: sycl.handler) -> None:
+            rx = X.get_access(h, sycl.access_mode.read)
+            o = O.get_access(h, sycl.access_mode.write)
+
+            def k(it):
+                g, i = it.get_group(), it.get_global_id(0)
+                o[i, 0] = sycl.inclusive_scan_over_group(g, rx[i], sycl.plus())
+                o[i, 1] = sycl.reduce_over_group(g, rx[i], sycl.multiplies()) % 1000
+                o[i, 2] = sycl.joint_reduce(g, rx, 0, 32, sycl.plus(), 1)
+
+            h.parallel_for(sycl.nd_range(sycl.range(32), sycl.range(32)), k)
+
+        any_kernel_queue.submit(cg)
+    wide = x.astype(np.int64 if np.dtype(dtype).kind == "i" else np.uint64)
+    np.testing.assert_array_equal(out[:, 0], np.cumsum(wide))
+    np.testing.assert_array_equal(out[:, 1], int(np.prod(wide)) % 1000)
+    np.testing.assert_array_equal(out[:, 2], 1 + wide.sum())
+
+
+def test_sub_group_dimensions(any_kernel_queue: sycl.queue) -> None:
+    out = np.zeros(8, dtype=np.int64)
+    with sycl.buffer(out) as O:
+        def cg(h: sycl.handler) -> None:
+            o = O.get_access(h, sycl.access_mode.write)
+            h.parallel_for(sycl.nd_range(sycl.range(8), sycl.range(4)), lambda it: o.__setitem__(
+                it.get_global_id(0), it.get_sub_group().dimensions * 10 + it.get_group().dimensions))
+
+        any_kernel_queue.submit(cg)
+    assert (out == 11).all()
+
+
+@pytest.mark.parametrize(("expr", "match"), [
+    ("sycl.shift_group_left(it.get_sub_group(), np.float16(rx[i]), 1)", "shift_group_left"),
+    ("sycl.reduce_over_group(it.get_group(), rx[i] > 0, sycl.plus())", "reduce_over_group"),
+    ("sycl.inclusive_scan_over_group(it.get_group(), float(rx[i]), sycl.bit_or())",
+     "inclusive_scan_over_group"),
+    ("sycl.group_broadcast(it.get_group(), complex(rx[i], 1.0)).real", "group_broadcast"),
+])
+def test_what_no_device_compiles_the_interpreter_refuses(any_kernel_queue: sycl.queue,
+                                                         expr: str, match: str) -> None:
+    """The host_debuggable device rejects the values and function objects the compiler does."""
+    k = eval(f"lambda rx, o: lambda it: o.__setitem__(it.get_global_id(0), "
+             f"(i := it.get_global_id(0), {expr})[1])", {"sycl": sycl, "np": np})
+    x = np.arange(8, dtype=np.int32)
+    out = np.zeros(8, dtype=np.float64)
+    with pytest.raises(sycl.exception, match=match), sycl.buffer(x) as X, sycl.buffer(out) as O:
+        def cg(h: sycl.handler) -> None:
+            rx = X.get_access(h, sycl.access_mode.read)
+            o = O.get_access(h, sycl.access_mode.write)
+            h.parallel_for(sycl.nd_range(sycl.range(8), sycl.range(8)), k(rx, o))
+
+        any_kernel_queue.submit(cg)
+
+
+def test_keyword_arguments(any_kernel_queue: sycl.queue) -> None:
+    """The spec's parameter names work as keywords: delta=, mask=, remote_local_id=, local_id=."""
+    x = np.arange(16, dtype=np.int32) * 3
+    out = np.zeros((16, 5), dtype=np.int32)
+    with sycl.buffer(x) as X, sycl.buffer(out) as O:
+        def cg(h: sycl.handler) -> None:
+            rx = X.get_access(h, sycl.access_mode.read)
+            o = O.get_access(h, sycl.access_mode.write)
+
+            def k(it):
+                sg, i = it.get_sub_group(), it.get_global_id(0)
+                o[i, 0] = sycl.shift_group_left(sg, rx[i], delta=1)
+                o[i, 1] = sycl.shift_group_left(sg, rx[i], 1)
+                o[i, 2] = sycl.permute_group_by_xor(sg, rx[i], mask=1) - sycl.permute_group_by_xor(
+                    sg, rx[i], 1)
+                o[i, 3] = sycl.select_from_group(sg, rx[i], remote_local_id=0) \
+                    - sycl.group_broadcast(sg, rx[i], local_id=0)
+                o[i, 4] = sycl.group_broadcast(it.get_group(), rx[i], local_id=5)
+
+            h.parallel_for(sycl.nd_range(sycl.range(16), sycl.range(16)), k)
+
+        any_kernel_queue.submit(cg)
+    np.testing.assert_array_equal(out[:, 0], out[:, 1])
+    assert (out[:, 2:4] == 0).all() and (out[:, 4] == 15).all()
+
+
+def _shuffle_a_work_group(rx, o):
+    return lambda it: o.__setitem__(it.get_global_id(0), sycl.shift_group_left(
+        it.get_group(), rx[it.get_global_id(0)], 1))
+
+
+def _lambda_as_op(rx, o):
+    return lambda it: o.__setitem__(it.get_global_id(0), sycl.reduce_over_group(
+        it.get_group(), rx[it.get_global_id(0)], lambda a, b: a + b))
+
+
+def _joint_over_2d(rx, o):
+    return lambda it: o.__setitem__(it.get_global_id(0), sycl.joint_reduce(
+        it.get_group(), o, 0, 4, sycl.plus()))
+
+
+@pytest.mark.parametrize(("make", "fragments"), [
+    (_shuffle_a_work_group, ["sycl.shift_group_left(sycl.group<1>", "sg a sycl.sub_group",
+                             "a work-group has no shuffles"]),
+    (_lambda_as_op, ["sycl.reduce_over_group(sycl.group<1>, int32", "op a SYCL function object"]),
+    (_joint_over_2d, ["sycl.joint_reduce(sycl.group<1>, sycl.accessor<float64, 2",
+                      "data a 1-D accessor", "C++'s pointer pair"]),
+])
+def test_misused_group_function_is_named_with_its_usage(kq: sycl.queue, make, fragments) -> None:
+    """A group function call the compiler refuses names the call, the user's line and how the
+    function is called -- not Numba's 'No implementation of function'."""
+    x = np.arange(8, dtype=np.int32)
+    out = np.zeros((8, 2), dtype=np.float64)
+    with pytest.raises(sycl.kernel_compile_error) as info, sycl.buffer(x) as X, \
+            sycl.buffer(out) as O:
+        def cg(h: sycl.handler) -> None:
+            rx = X.get_access(h, sycl.access_mode.read)
+            o = O.get_access(h, sycl.access_mode.write)
+            h.parallel_for(sycl.nd_range(sycl.range(8), sycl.range(8)), make(rx, o))
+
+        kq.submit(cg)
+    msg = str(info.value)
+    assert f"{__file__}:{make.__code__.co_firstlineno + 1}" in msg, msg
+    assert "No implementation" not in msg, msg
+    for f in fragments:
+        assert f in msg, msg

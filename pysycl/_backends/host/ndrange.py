@@ -232,6 +232,7 @@ class _HostSubGroup:
     """``sycl.sub_group`` on the host device: :data:`SUB_GROUP_SIZE` consecutive work-items."""
 
     __slots__ = ("_it", "_lin", "_n", "_run")
+    dimensions = 1
 
     def __init__(self, it: _HostNdItem, lin: int, run: _GroupRun) -> None:
         self._it = it
