@@ -34,6 +34,7 @@ from pysycl_numba._numba_compat import (
     types,
 )
 from pysycl_numba.errors import KernelSourceError
+from pysycl_numba.overloads.integers import literal_overflow
 from pysycl_numba.types import (
     AccessorType,
     AtomicRefType,
@@ -290,6 +291,9 @@ class ValidateTypedKernel(AnalysisPass):
                 if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
                     if stmt.value.op == "call":
                         self._check_recursive_call(stmt, typemap)
+                    why = literal_overflow(stmt.value, typemap)
+                    if why is not None:
+                        raise KernelSourceError(why, stmt.loc)
         aspects: set[str] = set()
         for ty in typemap.values():
             if isinstance(ty, types.RecursiveCall):

@@ -52,6 +52,7 @@ from pysycl_numba.overloads import (
     half,
     index,
     index_types,
+    integers,
     joint_algorithms,
     ndrange,
     pointer,
@@ -82,7 +83,7 @@ TARGET_NAME = "pysycl"
 OVERLOADS: tuple[pytypes.ModuleType, ...] = (
     index, accessor, pointer, ndrange, collectives, group_algorithms, joint_algorithms, constants,
     atomics, private_array, specconst, reduction, math_overloads, complex_math, printing, stream,
-    vec, vec_ops, index_types, half, bfloat16, clip,
+    vec, vec_ops, index_types, half, integers, bfloat16, clip,
 )
 
 
@@ -110,9 +111,10 @@ class SYCLTypingContext(typing.BaseContext):
 
     def load_additional_registries(self) -> None:
         """Install Numba's math typing and the typing half of :data:`OVERLOADS`."""
-        # float16's templates first: they take precedence over Numba's (mathdecl and
-        # the builtins, installed after this), which would promote float16.
+        # float16's and the integers' templates first: they take precedence over Numba's
+        # (mathdecl and the builtins, installed after this), which would promote them.
         self.install_registry(half.typing_registry)
+        self.install_registry(integers.typing_registry)
         for registry in math_typing_registries():
             self.install_registry(registry)
         for module in OVERLOADS:
