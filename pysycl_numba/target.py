@@ -48,6 +48,7 @@ from pysycl_numba.overloads import (
     collectives,
     complex_math,
     constants,
+    float32,
     group_algorithms,
     half,
     index,
@@ -83,7 +84,7 @@ TARGET_NAME = "pysycl"
 OVERLOADS: tuple[pytypes.ModuleType, ...] = (
     index, accessor, pointer, ndrange, collectives, group_algorithms, joint_algorithms, constants,
     atomics, private_array, specconst, reduction, math_overloads, complex_math, printing, stream,
-    vec, vec_ops, index_types, half, integers, bfloat16, clip,
+    vec, vec_ops, index_types, half, float32, integers, bfloat16, clip,
 )
 
 
@@ -111,9 +112,10 @@ class SYCLTypingContext(typing.BaseContext):
 
     def load_additional_registries(self) -> None:
         """Install Numba's math typing and the typing half of :data:`OVERLOADS`."""
-        # float16's and the integers' templates first: they take precedence over Numba's
+        # float16's, float32's and the integers' templates first: they take precedence over Numba's
         # (mathdecl and the builtins, installed after this), which would promote them.
         self.install_registry(half.typing_registry)
+        self.install_registry(float32.typing_registry)
         self.install_registry(integers.typing_registry)
         for registry in math_typing_registries():
             self.install_registry(registry)

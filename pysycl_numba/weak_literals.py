@@ -6,9 +6,9 @@ type instead. :class:`MarkWeakLiterals` runs right before type inference: each
 operand of a binary operator (``+ - * /``, comparisons, in-place forms) and each
 argument of ``min``/``max``/``np.clip``/numpy's math ufuncs that is a float constant gets its own constant of
 value :class:`~pysycl_numba.overloads.half.WeakFloat`, typed ``WeakFloatLiteral``.
-Only the float16 templates (``overloads/half.py``), ``np.clip`` and numpy's math ufuncs
-(``overloads/math.py``) read it as weak; every other operation sees the float64 it always
-was, so nothing else changes.
+Only the float16 and float32 templates (``overloads/half.py``, ``overloads/float32.py``),
+``np.clip`` and numpy's math ufuncs (``overloads/math.py``) read it as weak; every other
+operation sees the float64 it always was, so nothing else changes.
 """
 
 from __future__ import annotations

@@ -26,6 +26,8 @@ each other, never the target, the dispatcher or the compiler.
 ``specconst``       ``kernel_handler.get_specialization_constant``
 ``math``            ``math.*`` and numpy math ufuncs on numbers → OpenCL built-ins
 ``half``            float16 arithmetic in ``half`` (numpy 2 promotion, weak literals)
+``float32``         float32 with Python literals stays float32 (numpy 2's weak literals)
+``integers``        integer operators with numpy's result types (wrap-around, weak int literals)
 ``clip``            ``np.clip`` on numbers (numpy's result type and NaN rule)
 ``bfloat16``        ``sycl.ext.oneapi.bfloat16.from_float`` / ``to_float``
 ``complex_math``    ``cmath.*`` on complex numbers (Numba's CPython transcription)

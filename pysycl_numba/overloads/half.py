@@ -256,7 +256,8 @@ for _op in (operator.pow, operator.ipow, pow):
     lower(_op, types.float16, types.float16)(_power)
 
 
-def _minmax(strict: str) -> Any:
+def minmax(strict: str) -> Any:
+    """The lowering of ``max`` (``strict`` ``">"``) or ``min`` (``"<"``) of floats, as Python."""
     def impl(context: BaseContext, builder: llir.IRBuilder, sig: Any, args: Any) -> llir.Value:
         # Python's algorithm (the host oracle runs it): the first of the extreme values
         # is kept, so max(nan, 1) is nan and max(1, nan) is 1.
@@ -269,8 +270,8 @@ def _minmax(strict: str) -> Any:
 
 
 for _n in range(2, 9):
-    lower(max, *(types.float16,) * _n)(_minmax(">"))
-    lower(min, *(types.float16,) * _n)(_minmax("<"))
+    lower(max, *(types.float16,) * _n)(minmax(">"))
+    lower(min, *(types.float16,) * _n)(minmax("<"))
 
 
 def _math_impl(name: str) -> Any:

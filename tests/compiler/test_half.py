@@ -150,3 +150,18 @@ def test_numpy_math_with_a_float_literal_on_float32_needs_no_fp64():
 
     ck = compile_for(k, 1)
     assert "fp64" not in ck.required_aspects
+
+
+def test_float32_with_literals_needs_no_fp64() -> None:
+    """``x * 1.1 + 2``, ``max(x, 0.5)``, ``x > 0.1`` of a float32: float32 throughout
+    (numpy 2's weak literals, overloads/float32.py), so the kernel needs no fp64."""
+    a = np.ones(8, np.float32)
+    out = np.zeros_like(a)
+    ra, wo = R(a), W(out)
+
+    def kern(i):
+        x = ra[i]
+        wo[i] = max(x * 1.1 + 2, 0.5) if x > 0.1 else x // 0.3 - x % 0.7
+
+    ck = compile_for(kern, 1)
+    assert "fp64" not in ck.required_aspects
