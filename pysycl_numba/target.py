@@ -55,6 +55,7 @@ from pysycl_numba.overloads import (
     index_types,
     integers,
     joint_algorithms,
+    math_extras,
     ndrange,
     pointer,
     printing,
@@ -84,7 +85,7 @@ TARGET_NAME = "pysycl"
 OVERLOADS: tuple[pytypes.ModuleType, ...] = (
     index, accessor, pointer, ndrange, collectives, group_algorithms, joint_algorithms, constants,
     atomics, private_array, specconst, reduction, math_overloads, complex_math, printing, stream,
-    vec, vec_ops, index_types, half, float32, integers, bfloat16, clip,
+    vec, vec_ops, index_types, half, float32, integers, bfloat16, clip, math_extras,
 )
 
 
@@ -117,6 +118,7 @@ class SYCLTypingContext(typing.BaseContext):
         self.install_registry(half.typing_registry)
         self.install_registry(float32.typing_registry)
         self.install_registry(integers.typing_registry)
+        self.install_registry(math_extras.early_typing_registry)
         for registry in math_typing_registries():
             self.install_registry(registry)
         for module in OVERLOADS:
