@@ -40,6 +40,7 @@ from pysycl_numba._numba_compat import (
     types,
     typing,
 )
+from pysycl_numba.explain_calls import unsupported_global
 from pysycl_numba.overloads import (
     accessor,
     atomics,
@@ -146,7 +147,13 @@ class SYCLTypingContext(typing.BaseContext):
                 return device_dispatcher.for_function(val)._type
         if isinstance(val, Dispatcher) and not isinstance(val, device_dispatcher):
             return device_dispatcher.for_function(val.py_func)._type
-        return super().resolve_value_type(val)
+        try:
+            return super().resolve_value_type(val)
+        except ValueError:
+            message = unsupported_global(val)
+            if message is None:
+                raise
+            raise ValueError(message) from None  # Numba names the statement's line
 
     def _is_registered_global(self, val: Any) -> bool:
         # Functions with typing registered (math.*, @overload targets, ...)
