@@ -15,10 +15,16 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from pysycl._core.exceptions import errc, kernel_compile_error
 from pysycl_numba._numba_compat import errors as nb_errors
+from pysycl_numba.explain_calls import (
+    NO_DEVICE_IMPL,
+    NUMPY_INSTEAD,
+    explain_call,
+    explain_library_raise,
+    explain_pointer_attr,
+    explain_scalar_type,
+)
 
 if TYPE_CHECKING:
     from pysycl_numba._numba_compat import ir
@@ -181,6 +187,13 @@ def _loc_from_message(message: str) -> _Loc | None:
     return None
 
 
+def in_compiler(loc: ir.Loc | None) -> bool:
+    """Whether ``loc`` is inside Numba or pysycl_numba (a library implementation, not the
+    user's code)."""
+    path = getattr(loc, "filename", None)
+    return bool(path) and os.path.abspath(path).startswith((_NUMBA_DIR, _OWN_DIR))
+
+
 def hint_for(message: str) -> str:
     """What to do instead, for a Numba error message (may be empty)."""
     if re.search(r"cannot be (captured by a kernel|used in kernels)", message):
@@ -189,17 +202,6 @@ def hint_for(message: str) -> str:
         if re.search(pattern, message):
             return hint
     return ""
-
-
-NUMPY_INSTEAD = (
-    "kernels compute on numbers: numpy's math functions on numbers work (np.sqrt, np.exp, "
-    "np.floor, ... -- see docs/kernels.md), as do numpy scalar types (np.float32(x)); "
-    "arrays live in sycl.buffers and kernels index accessors")
-_NO_DEVICE_IMPL = ("there is no device implementation for these arguments; kernels can call "
-                   "the math module, numpy's math functions on numbers, abs/min/max/int/float/"
-                   "round, SYCL functions and plain Python functions (docs/kernels.md)")
-_STRINGS = ("a device has no strings: write numbers to an accessor, or print them "
-            "(print(\"x =\", x) works in kernels: docs/debugging.md)")
 
 
 _VALUE = ("x a number (int32, uint32, int64, uint64, float32, float64; narrower integers "
@@ -233,65 +235,6 @@ GROUP_USAGE = {
     **{f"joint_{v}_of": f"joint_{v}_of(g, data, first, last, pred): {_JOINT}, pred a plain "
        "Python function or lambda of an element" for v in ("any", "all", "none")},
 }
-
-
-def _unsupported_call(fname: str, call: str) -> tuple[str, str]:
-    """(construct, what to write instead) of a call Numba found no implementation for."""
-    if fname == "len" and "sycl.accessor" in call:
-        return ("len() of an accessor", "use acc.get_range()[0] (the extent of dimension 0, "
-                "numpy's len) or acc.size() (all its elements)")
-    if fname in ("setitem", "getitem") and call.startswith(f"{fname}(sycl.accessor<"):
-        return _accessor_item(fname, call)
-    if "sycl.usm_pointer<" in call:
-        return _pointer_use(fname, call)
-    if fname in ("str", "repr", "format"):
-        return f"{fname}()", _STRINGS
-    ufunc = getattr(np, fname, None)
-    if isinstance(ufunc, np.ufunc):
-        if "complex" in call:
-            return (f"numpy.{fname} of complex numbers",
-                    "use the cmath module (cmath.exp(z), cmath.sqrt(z), ...), arithmetic, "
-                    "abs(z), z.real, z.imag, z.conjugate()")
-        if fname == "power":
-            return "numpy.power of integers", "use x ** y"
-        return f"numpy.{fname}({call.partition('(')[2]}", NUMPY_INSTEAD
-    if ufunc is not None:
-        return f"numpy.{fname}()", NUMPY_INSTEAD
-    return call, _NO_DEVICE_IMPL
-
-
-def _accessor_item(fname: str, call: str) -> tuple[str, str]:
-    """An accessor indexed or assigned with what it does not take."""
-    acc, _, rest = call[len(fname) + 1:-1].partition(">, ")
-    elem, ndim = acc.removeprefix("sycl.accessor<").split(", ")[:2]
-    if fname == "setitem":
-        index, _, value = rest.rpartition(", ")
-        if value.startswith("complex") and not elem.startswith("complex"):
-            return (f"storing a {value} in a {elem} accessor",
-                    "store z.real, z.imag or abs(z) (numpy would drop the imaginary part)")
-    else:
-        index = rest
-    return (f"indexing a {ndim}-D accessor with {index}",
-            f"index it with {ndim} integer(s), a sycl.item or a tuple of {ndim} integers")
-
-
-def _pointer_use(fname: str, call: str) -> tuple[str, str]:
-    """A USM pointer used in a way kernels do not support."""
-    if fname == "len":
-        return ("len() of a USM pointer", "a pointer has no length: capture the element "
-                "count as a number beside it")
-    if fname in ("setitem", "getitem") and call.startswith(f"{fname}(sycl.usm_pointer<"):
-        ptr, _, rest = call[len(fname) + 1:-1].partition(">, ")
-        elem = ptr.removeprefix("sycl.usm_pointer<").split(", ")[0]
-        index, _, value = rest.rpartition(", ") if fname == "setitem" else (rest, "", "")
-        if value.startswith("complex") and not elem.startswith("complex"):
-            return (f"storing a {value} through a {elem} USM pointer",
-                    "store z.real, z.imag or abs(z) (numpy would drop the imaginary part)")
-        return (f"indexing a USM pointer with {index}",
-                "index it with one integer (p[i]), a 1-D sycl.item or it.get_id()")
-    return (f"{call} on a USM pointer",
-            "kernels index pointers (p[i], sycl.atomic_ref(p, i, ...)) and offset them by an "
-            "integer (p + k, p - k); compute the index instead")
 
 
 def _explain_stream(message: str) -> tuple[str, str] | None:
@@ -398,10 +341,10 @@ def _explain(message: str) -> tuple[str, str] | None:
                 "print() in a kernel prints numbers (bool, integers, floats) and string "
                 "literals: print int(i) or it[0] of a sycl.item, z.real and z.imag of a complex "
                 "number, values read from accessors")
-    m = re.search(r"No implementation of function Function\(<(?:built-in function|ufunc|class) "
+    m = re.search(r"No implementation of function Function\(<(built-in function|ufunc|class) "
                   r"'?(\w+)'?>\) found for signature:\s*>>> ([^\n]+)", message)
     if m:
-        return _unsupported_call(m.group(1), m.group(2).strip())
+        return explain_call(m.group(1), m.group(2), m.group(3).strip())
     m = re.search(r"Invalid use of getiter with parameters \(([^\n]+)\)", message)
     if m:
         what = m.group(1)
@@ -438,15 +381,19 @@ def from_numba_error(
     loc = _loc_from_message(message) or getattr(exc, "loc", None)
     code = (errc.kernel if isinstance(exc, (nb_errors.NumbaError, ImportError,
                                             nb_errors.UnsupportedBytecodeError)) else errc.build)
-    explained = (_explain_stream(message) or _explain_clip(message)
+    explained = (explain_library_raise(message) or explain_pointer_attr(message, _source_line(loc))
+                 or explain_scalar_type(message)
+                 or _explain_stream(message) or _explain_clip(message)
                  or _explain_numba_limits(message) or _explain_group(message)
                  or _explain(message))
     hint = hint_for(message)
-    if explained is not None and not (hint and explained[1] is _NO_DEVICE_IMPL):
+    if explained is not None and not (hint and explained[1] is NO_DEVICE_IMPL):
         construct, instead = explained
         text = f"{construct} is not supported in kernels -- {instead}"
     else:
-        text = _summarize_numba_message(message)
+        # Numba's "Untyped global name 'x': " before the message of unsupported_global
+        text = re.sub(r"^Untyped global name '\w+': (?=.* cannot be used in kernels)", "",
+                      _summarize_numba_message(message))
         if hint:
             text += f" -- {hint}"
     return make_error(kernel, kernel_loc, KernelSourceError(text, loc, code))

@@ -23,8 +23,9 @@ import textwrap
 import types as pytypes
 from typing import TYPE_CHECKING
 
-from pysycl_numba._numba_compat import AnalysisPass, ir, register_pass
-from pysycl_numba.errors import NUMPY_INSTEAD, KernelSourceError
+from pysycl_numba._numba_compat import AnalysisPass, errors, ir, register_pass
+from pysycl_numba.errors import KernelSourceError, in_compiler
+from pysycl_numba.explain_calls import LIBRARY_RAISES, NUMPY_INSTEAD
 
 if TYPE_CHECKING:
     from pysycl_numba._numba_compat import StateDict
@@ -178,6 +179,12 @@ _LISTCOMP = ("a list comprehension is not supported in kernels (nor lists: []); 
              "over range() and keep values in a tuple, a sycl.private_array or an accessor")
 
 
+def _raised(stmt: ir.Stmt) -> str:
+    """The exception a raise statement of a library implementation raises (``ValueError``)."""
+    cls = getattr(stmt, "exc_class", None)
+    return cls.__name__ if isinstance(cls, type) else "an exception"
+
+
 @register_pass(mutates_CFG=False, analysis_only=True)
 class RejectUnsupportedPython(AnalysisPass):
     """Report constructs a device cannot run, at their source line."""
@@ -190,11 +197,17 @@ class RejectUnsupportedPython(AnalysisPass):
     def run_pass(self, state: StateDict) -> bool:
         """Raise :class:`KernelSourceError` on the first unsupported statement."""
         modules: dict[str, pytypes.ModuleType] = {}
+        consts: dict[str, object] = {}  # float, int and string constants, by variable
         for block in state.func_ir.blocks.values():
             for stmt in block.body:
                 self._check(stmt)
                 if isinstance(stmt, ir.Assign):
                     value = stmt.value
+                    _check_number_of_string(value, consts, stmt.loc)
+                    if isinstance(value, ir.Const) or (
+                            isinstance(value, (ir.Global, ir.FreeVar))
+                            and (value.value is float or value.value is int)):
+                        consts[stmt.target.name] = value.value
                     if (isinstance(value, (ir.Global, ir.FreeVar))
                             and isinstance(value.value, pytypes.ModuleType)):
                         modules[stmt.target.name] = value.value
@@ -210,6 +223,8 @@ class RejectUnsupportedPython(AnalysisPass):
     @staticmethod
     def _check(stmt: ir.Stmt) -> None:
         if isinstance(stmt, (ir.Raise, ir.StaticRaise, ir.DynamicRaise, ir.TryRaise)):
+            if in_compiler(stmt.loc):
+                raise errors.TypingError(f"{LIBRARY_RAISES}{_raised(stmt)}", stmt.loc)
             raise KernelSourceError("exceptions cannot be raised in a kernel (raise/assert); check "
                                     "conditions with if-statements and write an error flag to an "
                                     "accessor instead", stmt.loc)
@@ -238,6 +253,24 @@ class RejectUnsupportedPython(AnalysisPass):
                            else _UNSUPPORTED_EXPR.get(value.op))
                 if message is not None:
                     raise KernelSourceError(message, stmt.loc)
+
+
+def _check_number_of_string(value: ir.Inst, consts: dict[str, object], loc: ir.Loc) -> None:
+    """``float("inf")``, ``int("3")``: a string a device cannot have, where a constant does."""
+    if not (isinstance(value, ir.Expr) and value.op == "call" and len(value.args) == 1):
+        return
+    fn = consts.get(value.func.name)
+    if fn is not float and fn is not int:  # identity: a constant may be an array
+        return
+    text = consts.get(value.args[0].name)
+    if not isinstance(text, str):
+        return
+    spelled = {"inf": "math.inf", "+inf": "math.inf", "-inf": "-math.inf", "nan": "math.nan",
+               "infinity": "math.inf", "-infinity": "-math.inf"}.get(text.strip().lower())
+    instead = (f"write {spelled} (or {spelled.replace('math.', 'np.')})" if spelled
+               else "write the number itself, or convert on the host and capture the value")
+    raise KernelSourceError(f"{fn.__name__}({text!r}) is not supported in kernels (a device has no "
+                            f"strings to convert) -- {instead}", loc)
 
 
 #: Standard-library modules whose functions a device can run (Numba types them).

@@ -40,6 +40,7 @@ from pysycl_numba._numba_compat import (
     types,
     typing,
 )
+from pysycl_numba.explain_calls import unsupported_global
 from pysycl_numba.overloads import (
     accessor,
     atomics,
@@ -55,6 +56,7 @@ from pysycl_numba.overloads import (
     index_types,
     integers,
     joint_algorithms,
+    math_extras,
     ndrange,
     pointer,
     printing,
@@ -84,7 +86,7 @@ TARGET_NAME = "pysycl"
 OVERLOADS: tuple[pytypes.ModuleType, ...] = (
     index, accessor, pointer, ndrange, collectives, group_algorithms, joint_algorithms, constants,
     atomics, private_array, specconst, reduction, math_overloads, complex_math, printing, stream,
-    vec, vec_ops, index_types, half, float32, integers, bfloat16, clip,
+    vec, vec_ops, index_types, half, float32, integers, bfloat16, clip, math_extras,
 )
 
 
@@ -117,6 +119,7 @@ class SYCLTypingContext(typing.BaseContext):
         self.install_registry(half.typing_registry)
         self.install_registry(float32.typing_registry)
         self.install_registry(integers.typing_registry)
+        self.install_registry(math_extras.early_typing_registry)
         for registry in math_typing_registries():
             self.install_registry(registry)
         for module in OVERLOADS:
@@ -144,7 +147,13 @@ class SYCLTypingContext(typing.BaseContext):
                 return device_dispatcher.for_function(val)._type
         if isinstance(val, Dispatcher) and not isinstance(val, device_dispatcher):
             return device_dispatcher.for_function(val.py_func)._type
-        return super().resolve_value_type(val)
+        try:
+            return super().resolve_value_type(val)
+        except ValueError:
+            message = unsupported_global(val)
+            if message is None:
+                raise
+            raise ValueError(message) from None  # Numba names the statement's line
 
     def _is_registered_global(self, val: Any) -> bool:
         # Functions with typing registered (math.*, @overload targets, ...)

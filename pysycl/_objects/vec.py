@@ -163,8 +163,9 @@ class vec:  # noqa: N801 - the spec's spelling
         return f"sycl.{self._kind()}({', '.join(map(repr, self._a.tolist()))}, dtype={self.dtype})"
 
     def __bool__(self) -> bool:
-        raise TypeError(f"the truth value of a sycl.{self._kind()} is ambiguous; use "
-                        "sycl.any(v) / sycl.all(v) or compare elements")
+        raise TypeError(f"the truth value of a sycl.{self._kind()} is ambiguous: a vector "
+                        "comparison is elementwise; test the components, if v[0] == 1.0 and "
+                        "v[1] == 1.0, or index the comparison, if (v == 1.0)[k]")
 
     def __getattr__(self, name: str) -> Callable[[], Any]:
         idx = swizzle_indices(name, self._a.size) if not self._marray else None

@@ -25,6 +25,7 @@ each other, never the target, the dispatcher or the compiler.
 ``reduction``       ``sycl.reducer`` (``combine``, ``+=`` ...)
 ``specconst``       ``kernel_handler.get_specialization_constant``
 ``math``            ``math.*`` and numpy math ufuncs on numbers → OpenCL built-ins
+``math_extras``     ``math.ldexp/frexp/nextafter/gcd`` and ``math.log(x, base)``
 ``half``            float16 arithmetic in ``half`` (numpy 2 promotion, weak literals)
 ``float32``         float32 with Python literals stays float32 (numpy 2's weak literals)
 ``integers``        integer operators with numpy's result types (wrap-around, weak int literals)

@@ -264,7 +264,7 @@ UNARY: dict[np.ufunc, str] = {
 #: numpy ufunc -> OpenCL C built-in of two floating-point arguments.
 BINARY: dict[np.ufunc, str] = {
     np.arctan2: "atan2", np.hypot: "hypot", np.copysign: "copysign", np.fmod: "fmod",
-    np.power: "pow", np.fmin: "fmin", np.fmax: "fmax",
+    np.power: "pow", np.fmin: "fmin", np.fmax: "fmax", np.nextafter: "nextafter",
 }
 #: Unit conversions: a multiplication.
 SCALE: dict[np.ufunc, float] = {
@@ -300,10 +300,12 @@ def result_supported(ufunc: np.ufunc, res: np.dtype) -> bool:
 
     Floating-point results (the built-ins compute in floating point), the
     predicates' bools, and ``np.absolute``, ``np.minimum``, ``np.maximum`` of any
-    real number.
+    real number; ``np.nextafter`` not of float16 (computed in float32, as the others).
     """
     if ufunc is np.absolute or ufunc in MINMAX:
         return res.kind in "biuf"
+    if ufunc is np.nextafter:  # a float16 step is no float32 step rounded
+        return res.kind == "f" and res != np.float16
     return res.kind == "f" or (res.kind == "b" and ufunc in PREDICATES)
 
 

@@ -16,7 +16,9 @@ OpenCL C math functions of :mod:`pysycl_numba.overloads.math` on ``float`` and
   by LLVM's NVVMReflect pass, which the NVPTX target machine adds to the
   optimisation pipeline: no flush-to-zero, as OpenCL without
   ``-cl-denorms-are-zero``). ``native_*``/``half_*`` variants, which OpenCL lets
-  be less accurate, use libdevice's ``__nv_fast_*f`` where it has one.
+  be less accurate, use libdevice's ``__nv_fast_*f`` where it has one;
+  ``ldexp``/``frexp``, whose second parameter is an ``int`` or an ``int *``, too
+  (:data:`WITH_INT`).
 
 Not mapped (``retarget`` names them in its ``NotImplementedError``):
 
@@ -98,9 +100,17 @@ MANGLED: dict[str, tuple[str, str]] = {
 }
 
 
-@define(*MANGLED)
+#: OpenCL's ``ldexp(x, int k)`` and ``frexp(x, int *e)`` (a private pointer) -> (name, type):
+#: libdevice's ``__nv_ldexp[f]``/``__nv_frexp[f]`` take the same parameters.
+WITH_INT: dict[str, tuple[str, str]] = {
+    f"_Z5{name}{code}{param}": (name, ty) for name, param in (("ldexp", "i"), ("frexp", "Pi"))
+    for ty, code in _CODES.items()
+}
+
+
+@define(*MANGLED, *WITH_INT)
 def _math(decl: Decl) -> Definition:
-    fn, libdevice = callee(*MANGLED[decl.name])
+    fn, libdevice = callee(*(MANGLED.get(decl.name) or WITH_INT[decl.name]))
     body = f"""{header(decl)}
   %r = call {decl.ret} @{fn}({params_text(decl)})
   ret {decl.ret} %r
