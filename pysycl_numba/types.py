@@ -108,6 +108,15 @@ class IdType(_IndexValueType):
 
     spelling = "id"
 
+    def can_convert_to(self, typingctx: object, other: types.Type) -> Conversion | None:
+        # SYCL: id<1> converts implicitly to size_t ("operator size_t() const"), as item<1>:
+        # `int(d)`, `d == 3`, `d < n`, `acc[i] = d` type as integer operations on d[0].
+        if self.ndim == 1 and isinstance(other, types.Integer):
+            return Conversion.safe if other == index_type else Conversion.unsafe
+        if self.ndim == 1 and isinstance(other, types.Float):
+            return Conversion.unsafe
+        return None
+
 
 class IndexIterType(types.SimpleIteratorType):
     """An iterator over the components of an id or range (``for x in r``, unpacking)."""

@@ -13,6 +13,8 @@ import operator
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, SupportsIndex
 
+import numpy as np
+
 from pysycl._core.exceptions import errc, exception
 
 if TYPE_CHECKING:
@@ -184,6 +186,39 @@ class id(_Vec):  # noqa: N801 - the spec's spelling
         return self.values[0]
 
     __int__ = __index__
+
+    def __float__(self) -> float:
+        return float(self.__index__())
+
+    def _scalar(self, other: object) -> int | float | None:
+        """``other`` as the number a 1-D id compares with (C++ converts the id to
+        ``size_t``: ``d == 3``, ``d < n``), else None."""
+        if len(self.values) == 1 and isinstance(other, (int, float, np.integer, np.floating)):
+            return other  # type: ignore[return-value]
+        return None
+
+    def __eq__(self, other: object) -> bool:
+        n = self._scalar(other)
+        return super().__eq__(other) if n is None else bool(self.values[0] == n)
+
+    def __hash__(self) -> int:  # a 1-D id equals its number: the same hash
+        return hash(self.values[0]) if len(self.values) == 1 else super().__hash__()
+
+    def _order(self, other: object, op: Callable[[Any, Any], bool]) -> bool:
+        n = self._scalar(other)
+        return NotImplemented if n is None else bool(op(self.values[0], n))
+
+    def __lt__(self, other: object) -> bool:
+        return self._order(other, operator.lt)
+
+    def __le__(self, other: object) -> bool:
+        return self._order(other, operator.le)
+
+    def __gt__(self, other: object) -> bool:
+        return self._order(other, operator.gt)
+
+    def __ge__(self, other: object) -> bool:
+        return self._order(other, operator.ge)
 
 
 def linear_index(idx: Iterable[int], rng: Iterable[int]) -> int:

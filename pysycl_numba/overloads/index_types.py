@@ -12,6 +12,8 @@
   arithmetic is elementwise (never a tuple's concatenation), as on the host.
 * Ids and ranges are iterable: ``i, j = it.get_id()``, ``for n in r`` (the unpacking
   count is checked at compile time by ``passes.ValidateTypedKernel``).
+* A 1-D id converts to an integer, as C++'s ``operator size_t()``: ``int(d)``,
+  ``d == 3``, ``d < n``, ``acc[k] = d`` work on ``d[0]``.
 * ``.dimensions`` of ids, ranges, items, nd_items and groups (a constant).
 * ``g[d]`` of a group: ``g.get_group_id(d)``.
 * ``acc[i][j]`` on an ``n``-D accessor: ``acc[i]`` is an
@@ -386,3 +388,35 @@ def _element(context: BaseContext, builder: llir.IRBuilder, accty: AccessorType,
     value = context.cast(builder, store[1], store[0], accty.dtype)
     fn = context.get_function(operator.setitem, signature(types.none, accty, tup, accty.dtype))
     return fn(builder, (acc, idx, value))
+
+
+@lowering_registry.lower_cast(IdType, types.Integer)
+@lowering_registry.lower_cast(IdType, types.Float)
+def id_to_number(context: BaseContext, builder: llir.IRBuilder, fromty: IdType, toty: types.Type,
+                 val: llir.Value) -> llir.Value:
+    """Implicit conversion of a 1-D id to its component (SYCL ``id<1>`` -> ``size_t``)."""
+    return context.cast(builder, components(context, builder, fromty, val)[0], index_type, toty)
+
+
+def _to_number_template(fn: type, ret: types.Type) -> type:
+    class IdToNumber(AbstractTemplate):
+        key = fn
+
+        def generic(self, args: tuple, kws: dict) -> object:
+            if len(args) == 1 and not kws and isinstance(args[0], IdType) and args[0].ndim == 1:
+                return signature(ret, args[0])
+            return None
+
+    return IdToNumber
+
+
+typing_registry.register_global(int)(_to_number_template(int, index_type))
+typing_registry.register_global(float)(_to_number_template(float, types.float64))
+
+
+@lower(int, IdType)
+@lower(float, IdType)
+def id_to_int_or_float(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                       args: Sequence[llir.Value]) -> llir.Value:
+    """``int(d)``, ``float(d)`` of a 1-D id."""
+    return id_to_number(context, builder, sig.args[0], sig.return_type, args[0])

@@ -121,3 +121,33 @@ def test_unpacking_an_id_into_the_wrong_count_is_a_compile_error(kq: sycl.queue)
         _run(kq, (2, 3), make)
     with pytest.raises(sycl.exception, match="not enough values to unpack"):
         _run(sycl.queue(HOST), (2, 3), make)
+
+
+@settings(max_examples=8, deadline=None)
+@given(n=st.integers(1, 40), k=st.integers(-3, 45))
+def test_a_1d_id_converts_to_an_integer(n: int, k: int) -> None:
+    """C++'s ``operator size_t()`` of ``id<1>``: ``int(d)``, ``float(d)``, ``d == k``,
+    ``k != d``, ``d < k``, ``d >= k`` and ``o[...] = d`` use ``d[0]`` on both devices."""
+    def make(o):  # type: ignore[no-untyped-def]
+        def kern(it):  # type: ignore[no-untyped-def]
+            d = sycl.id(it[0]) * 2
+            o[it[0], 0] = d
+            o[it[0], 1] = int(d) + 100 * (d == k) + 1000 * (k != d)
+            o[it[0], 2] = (d < k) + 10 * (d >= k) + 100 * (d <= 7) + 1000 * (d > 2.5)
+            o[it[0], 3] = float(d) * 1.5
+        return kern
+
+    out = _both((n, 4), make)
+    d = np.arange(n) * 2
+    np.testing.assert_array_equal(out[:, 0], d)
+    np.testing.assert_array_equal(out[:, 1], d + 100 * (d == k) + 1000 * (k != d))
+    np.testing.assert_array_equal(out[:, 2], (d < k) + 10 * (d >= k) + 100 * (d <= 7)
+                                  + 1000 * (d > 2.5))
+    np.testing.assert_array_equal(out[:, 3], (d * 1.5).astype(np.int64))
+
+
+def test_a_1d_id_hashes_as_its_number() -> None:
+    assert sycl.id(3) == 3 and hash(sycl.id(3)) == hash(3) and {sycl.id(3): "x"}[3] == "x"
+    assert sycl.id(1, 2) != 3 and sycl.id(3) != sycl.range(3)
+    with pytest.raises(TypeError):
+        _ = sycl.id(1, 2) < 3
