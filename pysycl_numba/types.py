@@ -57,6 +57,15 @@ class GlobalPointer(types.RawPointer):
         return self.dtype, self.addrspace
 
 
+def size_t_conversion(ndim: int, other: types.Type) -> Conversion | None:
+    """How a 1-D item or id converts to the number type ``other`` (C++: to ``size_t``)."""
+    if ndim == 1 and isinstance(other, types.Integer):
+        return Conversion.safe if other == index_type else Conversion.unsafe
+    if ndim == 1 and isinstance(other, types.Float):
+        return Conversion.unsafe
+    return None
+
+
 class ItemType(types.Type):
     """``sycl.item<ndim>``: id and range of one work-item of a ``range`` launch."""
 
@@ -69,13 +78,9 @@ class ItemType(types.Type):
         return self.ndim
 
     def can_convert_to(self, typingctx: object, other: types.Type) -> Conversion | None:
-        # SYCL: item<1> and id<1> convert implicitly to size_t, so `it + 1`,
-        # `2 * it`, `it < n` type as integer arithmetic on the id.
-        if self.ndim == 1 and isinstance(other, types.Integer):
-            return Conversion.safe if other == index_type else Conversion.unsafe
-        if self.ndim == 1 and isinstance(other, types.Float):
-            return Conversion.unsafe
-        return None
+        # SYCL: item<1> converts implicitly to size_t, so `it + 1`, `2 * it`, `it < n`
+        # type as integer arithmetic on the id.
+        return size_t_conversion(self.ndim, other)
 
 
 class _IndexValueType(types.IterableType):
@@ -111,11 +116,7 @@ class IdType(_IndexValueType):
     def can_convert_to(self, typingctx: object, other: types.Type) -> Conversion | None:
         # SYCL: id<1> converts implicitly to size_t ("operator size_t() const"), as item<1>:
         # `int(d)`, `d == 3`, `d < n`, `acc[i] = d` type as integer operations on d[0].
-        if self.ndim == 1 and isinstance(other, types.Integer):
-            return Conversion.safe if other == index_type else Conversion.unsafe
-        if self.ndim == 1 and isinstance(other, types.Float):
-            return Conversion.unsafe
-        return None
+        return size_t_conversion(self.ndim, other)
 
 
 class IndexIterType(types.SimpleIteratorType):
