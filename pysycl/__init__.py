@@ -156,6 +156,11 @@ from pysycl._objects.vec import (  # noqa: E402
 )
 from pysycl._objects.vec_aliases import *  # noqa: E402, F403 - float4 ... mbool16, the spec's aliases
 from pysycl._objects.vec_aliases import __all__ as _vec_aliases  # noqa: E402
+
+# --- math (§4.17.5) and common (§4.17.6) functions; sycl::native, sycl::half_precision ---
+from pysycl import half_precision, native  # noqa: E402
+from pysycl._objects.sycl_math import *  # noqa: E402, F403 - sqrt ... smoothstep, the spec's names
+from pysycl._objects.sycl_math import __all__ as _math_functions  # noqa: E402
 from pysycl._kernels.specconst import kernel_handler  # noqa: E402
 
 # --- kernel bundles (§4.11) ---------------------------------------------------------
@@ -330,4 +335,7 @@ __all__ = [
     "vec",
     "vec_type",
     *_vec_aliases,
+    *_math_functions,
+    "half_precision",
+    "native",
 ]

@@ -24,6 +24,7 @@ from pysycl_numba.explain_calls import (
     explain_library_raise,
     explain_pointer_attr,
     explain_scalar_type,
+    explain_sycl_math,
 )
 
 if TYPE_CHECKING:
@@ -382,7 +383,7 @@ def from_numba_error(
     code = (errc.kernel if isinstance(exc, (nb_errors.NumbaError, ImportError,
                                             nb_errors.UnsupportedBytecodeError)) else errc.build)
     explained = (explain_library_raise(message) or explain_pointer_attr(message, _source_line(loc))
-                 or explain_scalar_type(message)
+                 or explain_scalar_type(message) or explain_sycl_math(message)
                  or _explain_stream(message) or _explain_clip(message)
                  or _explain_numba_limits(message) or _explain_group(message)
                  or _explain(message))

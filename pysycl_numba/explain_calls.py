@@ -252,3 +252,18 @@ def explain_scalar_type(message: str) -> tuple[str, str] | None:
     return (f"np.{m.group(1).replace('bool', 'bool_')}({m.group(2)})",
             "numpy scalar types convert numbers (integers, floats, bools); for a sycl.item "
             "or id convert a component: it[0]")
+
+
+def explain_sycl_math(message: str) -> tuple[str, str] | None:
+    """A SYCL math function (``sycl.sqrt``) called with what it does not take: its own reason.
+
+    Returns:
+        (the call as typed, the function's reason and where the list is), or None.
+    """
+    m = re.search(r"TypingError: (sycl\.[\w.]+): ([^\n]+)", message)
+    call = re.search(r">>> (\w+\([^\n]*\))", message)
+    if m is None:
+        return None
+    what = f"{m.group(1)}({call.group(1).partition('(')[2]}" if call else m.group(1)
+    return what, (f"{m.group(1)} {m.group(2).strip()}; docs/kernels.md lists the SYCL math "
+                  "functions and the types they take")

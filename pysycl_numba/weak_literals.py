@@ -20,6 +20,7 @@ import numpy as np
 from pysycl_numba._numba_compat import FunctionPass, ir, ir_utils, register_pass
 from pysycl_numba.overloads.half import WeakFloat
 from pysycl_numba.overloads.math import SUPPORTED as NUMPY_MATH
+from pysycl_numba.overloads.sycl_math import WEAK_ARG_FUNCTIONS as SYCL_MATH
 
 if TYPE_CHECKING:
     from pysycl_numba._numba_compat import StateDict
@@ -38,22 +39,30 @@ def _float_const(func_ir: Any, var: Any) -> float | None:
     return None
 
 
-#: Functions whose float literal arguments are weak: ``min``, ``max``, ``np.clip`` and
-#: numpy's math ufuncs (``np.minimum(np.float32(x), 0.7)`` is a float32, as in numpy 2).
-_WEAK_ARG_FUNCTIONS = (min, max, np.clip, *NUMPY_MATH)
+#: Functions whose float literal arguments are weak: ``min``, ``max``, ``np.clip``,
+#: numpy's math ufuncs (``np.minimum(np.float32(x), 0.7)`` is a float32, as in numpy 2)
+#: and the SYCL math functions (``sycl.clamp(x, 0.0, 1.0)``, ``sycl.native.divide(x, 2.0)``).
+_WEAK_ARG_FUNCTIONS = (min, max, np.clip, *NUMPY_MATH, *SYCL_MATH)
 
 
 def _is_min_max(func_ir: Any, func: Any) -> bool:
     """Whether ``func`` is one of :data:`_WEAK_ARG_FUNCTIONS` (``np.clip`` as read off numpy)."""
+    value = _global_value(func_ir, func)
+    return value is not None and any(value is f for f in _WEAK_ARG_FUNCTIONS)
+
+
+def _global_value(func_ir: Any, var: Any, depth: int = 4) -> Any:
+    """The object ``var`` names when it is a global or a chain of attributes of one
+    (``sycl.native.divide``), else None."""
     try:
-        d = ir_utils.get_definition(func_ir, func)
-        if isinstance(d, ir.Expr) and d.op == "getattr":
-            mod = ir_utils.get_definition(func_ir, d.value)
-            d = ir.Global(d.attr, getattr(getattr(mod, "value", None), d.attr, None), d.loc)
+        d = ir_utils.get_definition(func_ir, var)
     except (KeyError, ir_utils.GuardException):  # get_definition raises either
-        return False
-    return isinstance(d, (ir.Global, ir.FreeVar)) and any(d.value is f
-                                                           for f in _WEAK_ARG_FUNCTIONS)
+        return None
+    if isinstance(d, (ir.Global, ir.FreeVar)):
+        return d.value
+    if isinstance(d, ir.Expr) and d.op == "getattr" and depth > 0:
+        return getattr(_global_value(func_ir, d.value, depth - 1), d.attr, None)
+    return None
 
 
 def _operands(func_ir: Any, expr: Any) -> list[tuple[str, int | None]]:

@@ -34,6 +34,7 @@ from pysycl._core.abi import AccessorType
 from pysycl._core.exceptions import errc, exception
 from pysycl._memory import usm as _usm
 from pysycl._memory.usm import usm_pointer
+from pysycl._objects import sycl_math as math_api  # noqa: F401 - re-exported for the compiler
 from pysycl._objects import vec as vec_api  # noqa: F401 - re-exported for the compiler (below)
 from pysycl._objects.range import group
 from pysycl._objects.range import id as id_class  # re-exported for the compiler too

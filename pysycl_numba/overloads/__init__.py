@@ -32,5 +32,6 @@ each other, never the target, the dispatcher or the compiler.
 ``clip``            ``np.clip`` on numbers (numpy's result type and NaN rule)
 ``bfloat16``        ``sycl.ext.oneapi.bfloat16.from_float`` / ``to_float``
 ``complex_math``    ``cmath.*`` on complex numbers (Numba's CPython transcription)
+``sycl_math``       ``sycl.sqrt``, ``sycl.clamp`` ...: SYCL 2020 math and common functions
 =================== ==========================================================
 """

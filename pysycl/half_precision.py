@@ -1,0 +1,30 @@
+"""``sycl::half_precision`` (SYCL 2020 §4.17.5): float32 math on OpenCL's ``half_*`` built-ins.
+
+They are accurate to at least 10 bits (8192 ulp).
+
+``sycl::half_precision::sin(x)`` is ``sycl.half_precision.sin(x)`` in a kernel; float32 numbers, ``vec`` and
+``marray`` only. On the host (and the host_debuggable device) they compute as the accurate
+functions; a device may return less accurate results, within what OpenCL allows.
+"""
+
+from __future__ import annotations
+
+from pysycl._objects.sycl_math import HALF_PRECISION as _F
+
+cos = _F["cos"]
+divide = _F["divide"]
+exp = _F["exp"]
+exp2 = _F["exp2"]
+exp10 = _F["exp10"]
+log = _F["log"]
+log2 = _F["log2"]
+log10 = _F["log10"]
+powr = _F["powr"]
+recip = _F["recip"]
+rsqrt = _F["rsqrt"]
+sin = _F["sin"]
+sqrt = _F["sqrt"]
+tan = _F["tan"]
+
+__all__ = ["cos", "divide", "exp", "exp2", "exp10", "log", "log2", "log10", "powr", "recip",
+           "rsqrt", "sin", "sqrt", "tan"]
