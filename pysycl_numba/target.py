@@ -64,6 +64,7 @@ from pysycl_numba.overloads import (
     reduction,
     specconst,
     stream,
+    sycl_intrel,
     vec,
     vec_ops,
 )
@@ -87,6 +88,7 @@ OVERLOADS: tuple[pytypes.ModuleType, ...] = (
     index, accessor, pointer, ndrange, collectives, group_algorithms, joint_algorithms, constants,
     atomics, private_array, specconst, reduction, math_overloads, complex_math, printing, stream,
     vec, vec_ops, index_types, half, float32, integers, bfloat16, clip, math_extras,
+    sycl_intrel,
 )
 
 

@@ -20,6 +20,7 @@ import numpy as np
 from pysycl_numba._numba_compat import FunctionPass, ir, ir_utils, register_pass
 from pysycl_numba.overloads.half import WeakFloat
 from pysycl_numba.overloads.math import SUPPORTED as NUMPY_MATH
+from pysycl_numba.overloads.sycl_intrel import WEAK_FLOAT_FUNCTIONS as SYCL_RELATIONAL
 
 if TYPE_CHECKING:
     from pysycl_numba._numba_compat import StateDict
@@ -38,9 +39,10 @@ def _float_const(func_ir: Any, var: Any) -> float | None:
     return None
 
 
-#: Functions whose float literal arguments are weak: ``min``, ``max``, ``np.clip`` and
-#: numpy's math ufuncs (``np.minimum(np.float32(x), 0.7)`` is a float32, as in numpy 2).
-_WEAK_ARG_FUNCTIONS = (min, max, np.clip, *NUMPY_MATH)
+#: Functions whose float literal arguments are weak: ``min``, ``max``, ``np.clip``,
+#: numpy's math ufuncs (``np.minimum(np.float32(x), 0.7)`` is a float32, as in numpy 2)
+#: and the SYCL relational functions (``sycl.isless(np.float32(x), 0.5)``).
+_WEAK_ARG_FUNCTIONS = (min, max, np.clip, *NUMPY_MATH, *SYCL_RELATIONAL)
 
 
 def _is_min_max(func_ir: Any, func: Any) -> bool:
