@@ -84,7 +84,8 @@ def unify(name: str, args: Sequence[types.Type], ok: Callable[[types.Type], bool
         t = vecs[0]
         return t if len(vecs) == len(args) and len(set(vecs)) == 1 and ok(t.dtype) else None
     typed = {a for a in args if not isinstance(a, _LITERALS)}
-    if len(typed) > 1 or not all(isinstance(a, (types.Number, types.Boolean)) for a in args):
+    if len(typed) > 1 or not all(isinstance(a, (types.Number, types.Boolean, *_LITERALS))
+                                  for a in args):
         return None
     t = typed.pop() if typed else types.unliteral(args[0])
     if not ok(t):
