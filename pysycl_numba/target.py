@@ -64,6 +64,7 @@ from pysycl_numba.overloads import (
     reduction,
     specconst,
     stream,
+    sycl_intrel,
     sycl_math,
     vec,
     vec_ops,
@@ -89,6 +90,7 @@ OVERLOADS: tuple[pytypes.ModuleType, ...] = (
     atomics, private_array, specconst, reduction, math_overloads, complex_math, printing, stream,
     vec, vec_ops, index_types, half, float32, integers, bfloat16, clip, math_extras,
     sycl_math,
+    sycl_intrel,
 )
 
 

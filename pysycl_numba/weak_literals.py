@@ -20,6 +20,7 @@ import numpy as np
 from pysycl_numba._numba_compat import FunctionPass, ir, ir_utils, register_pass
 from pysycl_numba.overloads.half import WeakFloat
 from pysycl_numba.overloads.math import SUPPORTED as NUMPY_MATH
+from pysycl_numba.overloads.sycl_intrel import WEAK_FLOAT_FUNCTIONS as SYCL_RELATIONAL
 from pysycl_numba.overloads.sycl_math import WEAK_ARG_FUNCTIONS as SYCL_MATH
 
 if TYPE_CHECKING:
@@ -41,8 +42,9 @@ def _float_const(func_ir: Any, var: Any) -> float | None:
 
 #: Functions whose float literal arguments are weak: ``min``, ``max``, ``np.clip``,
 #: numpy's math ufuncs (``np.minimum(np.float32(x), 0.7)`` is a float32, as in numpy 2)
-#: and the SYCL math functions (``sycl.clamp(x, 0.0, 1.0)``, ``sycl.native.divide(x, 2.0)``).
-_WEAK_ARG_FUNCTIONS = (min, max, np.clip, *NUMPY_MATH, *SYCL_MATH)
+#: the SYCL math functions (``sycl.clamp(x, 0.0, 1.0)``, ``sycl.native.divide(x, 2.0)``) and
+#: the SYCL relational functions (``sycl.isless(np.float32(x), 0.5)``).
+_WEAK_ARG_FUNCTIONS = (min, max, np.clip, *NUMPY_MATH, *SYCL_MATH, *SYCL_RELATIONAL)
 
 
 def _is_min_max(func_ir: Any, func: Any) -> bool:

@@ -32,6 +32,7 @@ import numpy as np
 
 from pysycl._core.abi import AccessorType
 from pysycl._core.exceptions import errc, exception
+from pysycl._kernels import sycl_intrel as intrel_api  # noqa: F401 - for the compiler (below)
 from pysycl._memory import usm as _usm
 from pysycl._memory.usm import usm_pointer
 from pysycl._objects import sycl_math as math_api  # noqa: F401 - re-exported for the compiler
@@ -42,9 +43,9 @@ from pysycl._objects.range import np_index as _np_index
 from pysycl._objects.range import range as _range
 from pysycl._objects.range import range as range_class  # noqa: F401 - re-exported for the compiler
 
-# vec_api, id_class, range_class: what the compiler types in kernels besides this module's
-# own names (pysycl_numba imports no other runtime module): ids and ranges built in kernels,
-# vectors and the geometric functions.
+# vec_api, id_class, range_class, intrel_api: what the compiler types in kernels besides this
+# module's own names (pysycl_numba imports no other runtime module): ids and ranges built in
+# kernels, vectors and the geometric functions, the integer and relational functions.
 
 if TYPE_CHECKING:
     from numpy.typing import DTypeLike

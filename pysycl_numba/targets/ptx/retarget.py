@@ -24,7 +24,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pysycl_numba.targets.ptx import groups, math_builtins, private, workitem  # noqa: F401  (register providers)
+from pysycl_numba.targets.ptx import (  # noqa: F401  (register providers)
+    groups,
+    int_builtins,
+    math_builtins,
+    math_formulas,
+    private,
+    workitem,
+)
 from pysycl_numba.targets.ptx.builtins import Decl, lookup
 from pysycl_numba.targets.ptx.specconst import lower_spec_constants
 
