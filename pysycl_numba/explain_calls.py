@@ -265,5 +265,5 @@ def explain_sycl_math(message: str) -> tuple[str, str] | None:
     if m is None:
         return None
     what = f"{m.group(1)}({call.group(1).partition('(')[2]}" if call else m.group(1)
-    return what, (f"{m.group(1)} {m.group(2).strip()}; docs/kernels.md lists the SYCL math "
+    return what, (f"{m.group(1)} {m.group(2).strip()}; docs/kernels.md lists the SYCL "
                   "functions and the types they take")

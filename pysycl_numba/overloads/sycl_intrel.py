@@ -97,7 +97,18 @@ def unify(name: str, args: Sequence[types.Type], ok: Callable[[types.Type], bool
     return t
 
 
-def _template(fn: Callable, nargs: int, ok: Callable[[types.Type], bool],
+def refuse(name: str, takes: str, args: Sequence[types.Type]) -> errors.TypingError:
+    """The compile error of ``sycl.<name>`` called with ``args``: what it ``takes``."""
+    got = ", ".join(str(types.unliteral(a)) for a in args)
+    return errors.TypingError(f"sycl.{name}: takes {takes}; got ({got})")
+
+
+_TAKES_INT = "integer operands of one type (numbers, or vecs or marrays of one integer type)"
+_TAKES_FLOAT = ("floating-point operands of one type (float16/32/64 numbers, or vecs or "
+                "marrays of them)")
+
+
+def _template(fn: Callable, nargs: int, ok: Callable[[types.Type], bool], takes: str,
               ret: Callable[[types.Type], types.Type | None] = lambda t: t) -> type:
     class IntRel(AbstractTemplate):
         key = fn
@@ -105,10 +116,12 @@ def _template(fn: Callable, nargs: int, ok: Callable[[types.Type], bool],
 
         def generic(self, args: tuple, kws: dict) -> Any:
             if kws or len(args) != nargs:
-                return None
+                raise refuse(fn.__name__, f"{nargs} positional argument(s): {takes}", args)
             t = unify(fn.__name__, args, ok)
             r = ret(t) if t is not None else None
-            return None if r is None else signature(r, *(t,) * nargs)
+            if r is None:
+                raise refuse(fn.__name__, takes, args)
+            return signature(r, *(t,) * nargs)
 
     return IntRel
 
@@ -141,14 +154,17 @@ WEAK_FLOAT_FUNCTIONS: tuple[Callable, ...] = (
 
 for _name, _n in INT_FUNCTIONS.items():
     _fn = getattr(intrel_api, _name)
-    typing_registry.register_global(_fn)(_template(_fn, _n, _is_int))
+    typing_registry.register_global(_fn)(_template(_fn, _n, _is_int, _TAKES_INT))
 for _fn, _n in ((intrel_api.mul24, 2), (intrel_api.mad24, 3)):
-    typing_registry.register_global(_fn)(_template(_fn, _n, _is_int32))
+    typing_registry.register_global(_fn)(_template(_fn, _n, _is_int32,
+                                                   "int32 or uint32 operands of one type"))
 for _name, _n in FLOAT_TESTS.items():
     _fn = getattr(intrel_api, _name)
-    typing_registry.register_global(_fn)(_template(_fn, _n, _is_float, compare_result))
+    typing_registry.register_global(_fn)(_template(_fn, _n, _is_float, _TAKES_FLOAT,
+                                                   compare_result))
 typing_registry.register_global(intrel_api.bitselect)(_template(
-    intrel_api.bitselect, 3, lambda t: _is_int(t) or _is_float(t)))
+    intrel_api.bitselect, 3, lambda t: _is_int(t) or _is_float(t),
+    "operands of one integer or floating-point type"))
 
 
 @typing_registry.register_global(intrel_api.upsample)
@@ -156,6 +172,13 @@ class Upsample(AbstractTemplate):
     """``sycl.upsample(hi, lo)``: twice ``hi``'s width; ``lo`` unsigned of ``hi``'s width."""
 
     def generic(self, args: tuple, kws: dict) -> Any:
+        sig = self._typed(args, kws)
+        if sig is None:
+            raise refuse("upsample", "(hi, lo): hi a signed or unsigned 8, 16 or 32-bit integer "
+                         "(or vec/marray of them), lo the unsigned type of hi's width", args)
+        return sig
+
+    def _typed(self, args: tuple, kws: dict) -> Any:
         if kws or len(args) != 2:
             return None
         hi, lo = (types.unliteral(a) for a in args)
@@ -177,6 +200,13 @@ def _vote_template(fn: Callable) -> type:
         key = fn
 
         def generic(self, args: tuple, kws: dict) -> Any:
+            sig = self._typed(args, kws)
+            if sig is None:
+                raise refuse(fn.__name__, "one signed integer, a vec of signed integers (a "
+                             "vec comparison's result) or an marray", args)
+            return sig
+
+        def _typed(self, args: tuple, kws: dict) -> Any:
             if kws or len(args) != 1:
                 return None
             t = types.unliteral(args[0])
@@ -202,6 +232,14 @@ class Select(AbstractTemplate):
     prefer_literal = True
 
     def generic(self, args: tuple, kws: dict) -> Any:
+        sig = self._typed(args, kws)
+        if sig is None:
+            raise refuse("select", "(a, b, c): a and b of one type; c a bool or integer for "
+                         "numbers, an integer vec of the element width for vecs, an "
+                         "marray<bool> for marrays", args)
+        return sig
+
+    def _typed(self, args: tuple, kws: dict) -> Any:
         if kws or len(args) != 3:
             return None
         t = unify("select", args[:2], lambda e: _is_int(e) or _is_float(e))
