@@ -38,6 +38,7 @@ from pysycl_numba._numba_compat import (
 )
 from pysycl_numba.types import (
     AccessorType,
+    IdType,
     ItemType,
     USMPointerType,
     index_type,
@@ -80,6 +81,9 @@ class GetItem(AbstractTemplate):
     def generic(self, args: tuple, kws: dict) -> object:
         if len(args) == 2 and isinstance(args[0], VecType) and isinstance(args[1], INT):
             return signature(args[0].dtype, args[0], types.unliteral(args[1]))
+        if (len(args) == 2 and isinstance(args[0], VecType)
+                and isinstance(args[1], (ItemType, IdType)) and args[1].ndim == 1):
+            return signature(args[0].dtype, args[0], index_type)  # v[it]: item<1> is a size_t
         return None
 
 

@@ -281,3 +281,18 @@ def test_the_host_vector_rejects_what_kernels_reject() -> None:
     sycl.free(p, hq)
     with np.errstate(over="raise"):  # C++ conversion: no warning, as in kernels
         assert np.isinf(sycl.float2(1e40).to_numpy()).all()
+
+
+def test_a_1d_item_or_id_indexes_a_vector() -> None:
+    """``v[i]`` with a 1-D item or id (C++: ``item<1>``/``id<1>`` convert to size_t)."""
+    src = np.arange(4, dtype=np.float32) * 10 + 1
+
+    def make(x, o):  # type: ignore[no-untyped-def]
+        def k(i):  # type: ignore[no-untyped-def]
+            v = sycl.float4.load(0, x)
+            o[i] = v[i] + v[sycl.id(3) - i] * 100
+        return k
+
+    dev, host = _both(make, src, np.zeros(4, np.float32), 4)
+    np.testing.assert_array_equal(dev, src + src[::-1] * 100)
+    np.testing.assert_array_equal(host, dev)
