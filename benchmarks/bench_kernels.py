@@ -269,9 +269,10 @@ def bench_cold(quick: bool) -> dict[str, float]:
         res = []
         for _ in range(2 if quick else 3):
             for label in ("cold", "warm"):
-                if label == "cold":
-                    for p in Path(d, "kernels").glob("*/*"):
-                        p.unlink()
+                if label == "cold":  # every kernel and built binary (kernels/binaries/...)
+                    for p in Path(d, "kernels").rglob("*"):
+                        if p.is_file():
+                            p.unlink()
                 out = subprocess.run([sys.executable, "-c", _COLD], env=env, check=True,
                                      capture_output=True, text=True).stdout.split()
                 res.append((label, *map(float, out)))
