@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
     from pysycl_numba._numba_compat import BaseContext, Signature
 
+    #: (builder, element type, the arguments in its compute type) -> result(s)
     Scalar = Callable[[llir.IRBuilder, types.Type, list[llir.Value]], "llir.Value | tuple"]
 
 typing_registry = TypingRegistry()
@@ -190,7 +191,7 @@ def _make_lowering(spec: Spec) -> Callable:
         comp = types.float32 if elem == types.float16 else elem
         per_elem = []
         for k in ([None] if v is None else range(v.n)):
-            r = spec.scalar(builder, comp, _scalar_args(context, builder, spec, sig, args,
+            r = spec.scalar(builder, elem, _scalar_args(context, builder, spec, sig, args,
                                                         elem, comp, k))
             rs = r if isinstance(r, tuple) else (r,)
             per_elem.append([context.cast(builder, x, comp, elem) if o == "f" else x
@@ -258,6 +259,8 @@ def _modf(b: llir.IRBuilder, t: types.Type, xs: list[llir.Value]) -> tuple:
 def _fract(b: llir.IRBuilder, t: types.Type, xs: list[llir.Value]) -> tuple:
     (x,) = xs
     fl = ocl.call_math(b, "floor", [x])
+    # below 1 in the element type: float16's 0x1.ffcp-1 (exact in float32), not float32's,
+    # which rounds to 1.0 when the float32 result is rounded to float16
     below_one = float(np.nextafter(np.asarray(1.0, numpy_support.as_dtype(t)), 0))
     r = ocl.call_math(b, "fmin", [b.fsub(x, fl), x.type(below_one)])
     r = b.select(_isinf(b, x), ocl.call_math(b, "copysign", [x.type(0.0), x]), r)
