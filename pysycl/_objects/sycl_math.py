@@ -27,8 +27,10 @@ functions here; on a device they may be less accurate (OpenCL's ``native_*``/``h
 
 from __future__ import annotations
 
+import builtins
 import math
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -259,12 +261,19 @@ def _remainder(x: np.ndarray, y: np.ndarray) -> np.ndarray:
                         else math.remainder(a, b), otypes=[np.float64])(x, y)
 
 
+def _quotient_bits(a: float, b: float) -> int:
+    """The sign and 7 low bits of ``x / y`` rounded to the nearest integer (ties to even),
+    exactly: a float64 ``(x - r) / y`` loses the low bits past 2**53."""
+    if b == 0 or not math.isfinite(a) or math.isnan(b):
+        return 0
+    k = builtins.round(Fraction(a) / Fraction(b)) if math.isfinite(b) else 0
+    return -(-k % 128) if k < 0 else k % 128
+
+
 def _remquo(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The remainder, and the quotient's sign with its 7 low bits (OpenCL: at least 3)."""
-    r = _remainder(x, y)
-    q = np.where(np.isfinite(r) & (y != 0), np.round((x - r) / np.where(y == 0, 1, y)), 0.0)
-    qi = np.abs(q) % 128
-    return r, np.where(q < 0, -qi, qi).astype(np.int32)
+    q = np.vectorize(_quotient_bits, otypes=[np.int32])(x, y)
+    return _remainder(x, y), q
 
 
 def _modf(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

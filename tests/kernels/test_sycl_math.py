@@ -298,3 +298,28 @@ def test_fract_stays_below_one(any_kernel_queue: sycl.queue) -> None:
     _close(got[0].astype(np.float32), np.array([sycl.fract(v)[0] for v in x]), 0)
     _close(got[1].astype(np.float16), np.array([sycl.fract(v)[0] for v in h]), 0)
     _close(got[2].astype(np.float32), np.array([sycl.fract(v)[0] for v in x]), 0)
+
+
+def _remquo_kernel(o, x, y):
+    def kern(i):
+        r, qq = sycl.remquo(x[i], y[i])
+        o[0, i], o[1, i] = r, qq % 8 if qq >= 0 else -(-qq % 8)
+    return kern
+
+
+def test_remquo_low_bits_of_large_quotients(any_kernel_queue: sycl.queue) -> None:
+    """The quotient's low bits are exact past 2**53 (the host took them from a float64
+    ``(x - r) / y``, wrong in about half of these cases)."""
+    from fractions import Fraction
+    rng = np.random.default_rng(7)
+    x = (rng.uniform(1, 100, 32) * 10.0 ** rng.integers(5, 30, 32)).astype(np.float32)
+    x[::2] *= -1
+    y = rng.uniform(0.1, 10, 32).astype(np.float32)
+    exact = [round(Fraction(float(a)) / Fraction(float(b))) for a, b in zip(x, y, strict=True)]
+    want = [math.copysign(abs(k) % 8, k) if k else 0 for k in exact]
+    host = [sycl.remquo(a, b)[1] for a, b in zip(x, y, strict=True)]
+    assert [math.copysign(abs(int(q)) % 8, q) if q else 0 for q in host] == want
+    got = _run(any_kernel_queue, _remquo_kernel, x.size, 2, np.float64, x, y)
+    assert list(got[1]) == want
+    _close(got[0].astype(np.float32), np.array([sycl.remquo(a, b)[0] for a, b in
+                                                zip(x, y, strict=True)]), 0)
