@@ -40,6 +40,7 @@ from pysycl_numba._numba_compat import (
     types,
 )
 from pysycl_numba.overloads.half import WeakFloatLiteral
+from pysycl_numba.overloads.math_extras import clamp_to_int
 from pysycl_numba.overloads.vec import build, elem_value
 from pysycl_numba.targets.spirv import ocl
 from pysycl_numba.vec_types import VecType
@@ -155,20 +156,6 @@ def _template(fn: Callable, spec: Spec) -> type:
 
 
 # ================================================================== lowering
-def _to_int32(builder: llir.IRBuilder, k: llir.Value, kty: types.Integer) -> llir.Value:
-    """``k`` as an OpenCL ``int``, saturated."""
-    if kty.bitwidth < 32 or (kty.bitwidth == 32 and kty.signed):
-        return builder.sext(k, _I32) if kty.signed else builder.zext(k, _I32)
-    hi = k.type((1 << 31) - 1)
-    if kty.signed:
-        lo = k.type(-(1 << 31))
-        k = builder.select(builder.icmp_signed("<", k, lo), lo, k)
-        k = builder.select(builder.icmp_signed(">", k, hi), hi, k)
-    else:
-        k = builder.select(builder.icmp_unsigned(">", k, hi), hi, k)
-    return builder.trunc(k, _I32) if kty.bitwidth > 32 else k
-
-
 def _scalar_args(context: BaseContext, builder: llir.IRBuilder, spec: Spec, sig: Signature,
                  args: Sequence[llir.Value], elem: types.Type, comp: types.Type,
                  k: int | None) -> list[llir.Value]:
@@ -177,7 +164,7 @@ def _scalar_args(context: BaseContext, builder: llir.IRBuilder, spec: Spec, sig:
         if isinstance(t, VecType):
             a, t = elem_value(context, builder, t, a, k), t.dtype
         if pos == spec.int_arg:
-            out.append(_to_int32(builder, context.cast(builder, a, t, types.unliteral(t)),
+            out.append(clamp_to_int(builder, context.cast(builder, a, t, types.unliteral(t)),
                                  types.unliteral(t)))
         else:
             out.append(context.cast(builder, context.cast(builder, a, t, elem), elem, comp))
