@@ -385,7 +385,7 @@ def select(a: Any, b: Any, c: Any) -> Any:
     kind, dt, (x, y) = _operands("select", (a, b), _SCALAR_TYPES)
     if kind == "scalar":
         cdt = _dtype_of(c)
-        if isinstance(c, vec) or (cdt is not None and cdt.kind not in "biu"):
+        if isinstance(c, (vec, float)) or (cdt is not None and cdt.kind not in "biu"):
             raise TypeError(f"sycl.select(a, b, c) of numbers takes a bool or integer c, got "
                             f"{_describe(c)}")
         return _result(kind, y if c else x)

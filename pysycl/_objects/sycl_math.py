@@ -27,8 +27,10 @@ functions here; on a device they may be less accurate (OpenCL's ``native_*``/``h
 
 from __future__ import annotations
 
+import builtins
 import math
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -114,7 +116,8 @@ def _compute(dt: np.dtype, wide: bool) -> np.dtype:
 
 
 def make(name: str, fn: Fn, nargs: int, *, wide: bool = True, ints: bool = False,
-         int_arg: int | None = None, out: tuple[str, ...] = ("f",), doc: str = "") -> Fn:
+         int_arg: int | None = None, out: tuple[str, ...] = ("f",), typed: bool = False,
+         doc: str = "") -> Fn:
     """A host function ``sycl.<name>`` computing ``fn`` elementwise on numpy arrays.
 
     Args:
@@ -126,6 +129,7 @@ def make(name: str, fn: Fn, nargs: int, *, wide: bool = True, ints: bool = False
         ints: integers are element types too (``min``, ``max``, ``clamp``).
         int_arg: the position of an ``int`` argument (``ldexp``, ``pown``, ``rootn``).
         out: per result, ``"f"`` (the element type) or ``"i"`` (int32).
+        typed: ``fn`` also takes the element type (a last argument).
         doc: the docstring.
     """
     def function(*args: Any) -> Any:
@@ -139,7 +143,7 @@ def make(name: str, fn: Fn, nargs: int, *, wide: bool = True, ints: bool = False
         xs = [_int_array(name, a) if k == int_arg else _array(_array(a, dt), ct)
               for k, a in enumerate(args)]
         with np.errstate(all="ignore"):
-            r = fn(*xs)
+            r = fn(*xs, dt) if typed else fn(*xs)
         if len(out) == 1:
             return _result(shape, r, dt if out[0] == "f" else np.dtype(np.int32))
         return tuple(_result(shape, v, dt if o == "f" else np.dtype(np.int32))
@@ -257,12 +261,19 @@ def _remainder(x: np.ndarray, y: np.ndarray) -> np.ndarray:
                         else math.remainder(a, b), otypes=[np.float64])(x, y)
 
 
+def _quotient_bits(a: float, b: float) -> int:
+    """The sign and 7 low bits of ``x / y`` rounded to the nearest integer (ties to even),
+    exactly: a float64 ``(x - r) / y`` loses the low bits past 2**53."""
+    if b == 0 or not math.isfinite(a) or math.isnan(b):
+        return 0
+    k = builtins.round(Fraction(a) / Fraction(b)) if math.isfinite(b) else 0
+    return -(-k % 128) if k < 0 else k % 128
+
+
 def _remquo(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The remainder, and the quotient's sign with its 7 low bits (OpenCL: at least 3)."""
-    r = _remainder(x, y)
-    q = np.where(np.isfinite(r) & (y != 0), np.round((x - r) / np.where(y == 0, 1, y)), 0.0)
-    qi = np.abs(q) % 128
-    return r, np.where(q < 0, -qi, qi).astype(np.int32)
+    q = np.vectorize(_quotient_bits, otypes=[np.int32])(x, y)
+    return _remainder(x, y), q
 
 
 def _modf(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -271,10 +282,15 @@ def _modf(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.copysign(frac, x), ip
 
 
-def _fract(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``fmin(x - floor(x), 0x1.fffffep-1)`` (below 1); ±inf gives ±0, NaN gives NaN."""
+def _fract(x: np.ndarray, dt: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """``fmin(x - floor(x), 0x1.fffffep-1)`` (below 1 in the element type ``dt``: a tiny
+    negative ``x`` gives ``x - floor(x)`` rounded to 1); ±inf gives ±0, NaN gives NaN.
+
+    Computed in ``dt`` (float32 for float16, where ``x - floor(x)`` is exact) as OpenCL's
+    ``fract``; the float64 difference rounded to float32 could reach 1.0.
+    """
     fl = np.floor(x)
-    below_one = np.nextafter(np.asarray(1.0, x.dtype), 0).astype(x.dtype)
+    below_one = np.nextafter(np.asarray(1.0, dt), 0).astype(x.dtype)
     r = np.fmin(x - fl, below_one)
     r = np.where(np.isinf(x), np.copysign(0.0, x), r)
     return np.where(np.isnan(x), x, r), fl
@@ -348,7 +364,7 @@ fma = make("fma", lambda a, b, c: _fma(a, b, c), 3,
 fmax = make("fmax", np.fmax, 2, doc="``sycl::fmax``: the larger; a NaN argument gives the other.")
 fmin = make("fmin", np.fmin, 2, doc="``sycl::fmin``: the smaller; a NaN argument gives the other.")
 fmod = make("fmod", np.fmod, 2)
-fract = make("fract", _fract, 1, out=("f", "f"),
+fract = make("fract", _fract, 1, wide=False, out=("f", "f"), typed=True,
              doc="``sycl::fract(x, &fl)`` as ``(fract, fl) = sycl.fract(x)``: "
                  "``fmin(x - floor(x), largest below 1)`` and ``floor(x)``.")
 frexp = make("frexp", _frexp, 1, out=("f", "i"),

@@ -105,9 +105,9 @@ class MathLogBase(AbstractTemplate):
         return signature(fty, fty, fty)
 
 
-def _clamp_to_int(builder: llir.IRBuilder, k: llir.Value, kty: types.Integer) -> llir.Value:
-    """``k`` as an OpenCL ``int``, saturated (an ``ldexp`` exponent past the range of int
-    gives the same result as the range's end)."""
+def clamp_to_int(builder: llir.IRBuilder, k: llir.Value, kty: types.Integer) -> llir.Value:
+    """``k`` as an OpenCL ``int``, saturated (an ``ldexp``/``pown``/``rootn`` argument past
+    the range of int gives the same result as the range's end); also :mod:`.sycl_math`'s."""
     if kty.bitwidth < 32 or (kty.bitwidth == 32 and kty.signed):
         return builder.sext(k, _I32) if kty.signed else builder.zext(k, _I32)
     hi = k.type((1 << 31) - 1)
@@ -127,7 +127,7 @@ def ldexp_impl(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
     x, k = args
     kind = ocl.float_kind(x.type)
     return ocl.call(builder, ocl.mangle("ldexp", kind, "int"), x.type,
-                    [x, _clamp_to_int(builder, k, sig.args[1])])
+                    [x, clamp_to_int(builder, k, sig.args[1])])
 
 
 @lower(math.frexp, types.Float)

@@ -40,6 +40,7 @@ from pysycl_numba._numba_compat import (
     types,
 )
 from pysycl_numba.overloads.half import WeakFloatLiteral
+from pysycl_numba.overloads.math_extras import clamp_to_int
 from pysycl_numba.overloads.vec import build, elem_value
 from pysycl_numba.targets.spirv import ocl
 from pysycl_numba.vec_types import VecType
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
 
     from pysycl_numba._numba_compat import BaseContext, Signature
 
+    #: (builder, element type, the arguments in its compute type) -> result(s)
     Scalar = Callable[[llir.IRBuilder, types.Type, list[llir.Value]], "llir.Value | tuple"]
 
 typing_registry = TypingRegistry()
@@ -154,20 +156,6 @@ def _template(fn: Callable, spec: Spec) -> type:
 
 
 # ================================================================== lowering
-def _to_int32(builder: llir.IRBuilder, k: llir.Value, kty: types.Integer) -> llir.Value:
-    """``k`` as an OpenCL ``int``, saturated."""
-    if kty.bitwidth < 32 or (kty.bitwidth == 32 and kty.signed):
-        return builder.sext(k, _I32) if kty.signed else builder.zext(k, _I32)
-    hi = k.type((1 << 31) - 1)
-    if kty.signed:
-        lo = k.type(-(1 << 31))
-        k = builder.select(builder.icmp_signed("<", k, lo), lo, k)
-        k = builder.select(builder.icmp_signed(">", k, hi), hi, k)
-    else:
-        k = builder.select(builder.icmp_unsigned(">", k, hi), hi, k)
-    return builder.trunc(k, _I32) if kty.bitwidth > 32 else k
-
-
 def _scalar_args(context: BaseContext, builder: llir.IRBuilder, spec: Spec, sig: Signature,
                  args: Sequence[llir.Value], elem: types.Type, comp: types.Type,
                  k: int | None) -> list[llir.Value]:
@@ -176,7 +164,7 @@ def _scalar_args(context: BaseContext, builder: llir.IRBuilder, spec: Spec, sig:
         if isinstance(t, VecType):
             a, t = elem_value(context, builder, t, a, k), t.dtype
         if pos == spec.int_arg:
-            out.append(_to_int32(builder, context.cast(builder, a, t, types.unliteral(t)),
+            out.append(clamp_to_int(builder, context.cast(builder, a, t, types.unliteral(t)),
                                  types.unliteral(t)))
         else:
             out.append(context.cast(builder, context.cast(builder, a, t, elem), elem, comp))
@@ -190,7 +178,7 @@ def _make_lowering(spec: Spec) -> Callable:
         comp = types.float32 if elem == types.float16 else elem
         per_elem = []
         for k in ([None] if v is None else range(v.n)):
-            r = spec.scalar(builder, comp, _scalar_args(context, builder, spec, sig, args,
+            r = spec.scalar(builder, elem, _scalar_args(context, builder, spec, sig, args,
                                                         elem, comp, k))
             rs = r if isinstance(r, tuple) else (r,)
             per_elem.append([context.cast(builder, x, comp, elem) if o == "f" else x
@@ -258,6 +246,8 @@ def _modf(b: llir.IRBuilder, t: types.Type, xs: list[llir.Value]) -> tuple:
 def _fract(b: llir.IRBuilder, t: types.Type, xs: list[llir.Value]) -> tuple:
     (x,) = xs
     fl = ocl.call_math(b, "floor", [x])
+    # below 1 in the element type: float16's 0x1.ffcp-1 (exact in float32), not float32's,
+    # which rounds to 1.0 when the float32 result is rounded to float16
     below_one = float(np.nextafter(np.asarray(1.0, numpy_support.as_dtype(t)), 0))
     r = ocl.call_math(b, "fmin", [b.fsub(x, fl), x.type(below_one)])
     r = b.select(_isinf(b, x), ocl.call_math(b, "copysign", [x.type(0.0), x]), r)

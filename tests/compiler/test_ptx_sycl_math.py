@@ -58,3 +58,39 @@ def test_sycl_math_compiles_to_ptx_and_matches_the_host(kq: sycl.queue, hq: sycl
     ptx = img.binary.decode()
     assert "_Z" not in ptx and ".extern" not in ptx
     ptxas_check(img.binary)
+
+
+def test_ptx_ilogb_of_nan_is_int_max() -> None:
+    """The PTX ``ilogb`` gives INT_MAX for NaN as the host device and the docs say
+    (libdevice's ``__nv_ilogbf`` gives INT_MIN): the definition, run on this CPU with
+    a stand-in for libdevice's function."""
+    import ctypes
+    import math
+
+    import llvmlite.binding as llvm
+
+    from pysycl_numba.targets.ptx.builtins import Decl, lookup
+
+    defn = lookup("_Z5ilogbf")(Decl("_Z5ilogbf", "i32", ("float",)))
+    stub = """define i32 @__nv_ilogbf(float %x) {
+  %nan = fcmp uno float %x, %x
+  %z = fcmp oeq float %x, 0.0
+  %low = or i1 %nan, %z
+  %v = select i1 %low, i32 -2147483648, i32 2147483647
+  ret i32 %v
+}
+define i32 @probe(float %x) {
+  %r = call i32 @_Z5ilogbf(float %x)
+  ret i32 %r
+}"""
+    needs = "\n".join(n for n in defn.needs if "@__nv_" not in n)
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    mod = llvm.parse_assembly(f"{needs}\n{defn.body}\n{stub}")
+    tm = llvm.Target.from_default_triple().create_target_machine()
+    with llvm.create_mcjit_compiler(mod, tm) as ee:
+        ee.finalize_object()
+        probe = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_float)(ee.get_function_address("probe"))
+        assert probe(math.nan) == 2**31 - 1
+        assert probe(math.inf) == 2**31 - 1
+        assert probe(0.0) == -(2**31)

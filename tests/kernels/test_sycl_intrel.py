@@ -270,7 +270,8 @@ def test_any_all_select_bitselect() -> None:
                                   "sycl.popcount(sycl.float4(1.0))",
                                   "sycl.isnan(x[0])",
                                   "sycl.any(sycl.uint2(1))",
-                                  "sycl.add_sat(sycl.int2(1), 1)"])
+                                  "sycl.add_sat(sycl.int2(1), 1)",
+                                  "sycl.select(x[0], x[1], 0.5)"])
 def test_wrong_operands_are_errors_naming_the_line(call: str) -> None:
     src = np.zeros(2, np.int32)
     ns = {"sycl": sycl, "np": np}

@@ -269,3 +269,57 @@ def test_host_values_and_types() -> None:
     assert isinstance(sycl.fmin(sycl.float4(1, 2, 3, 4), 2.5), sycl.vec)
     m = sycl.fmax(sycl.marray(1.0, 5.0, dtype=np.float32), 2.0)
     assert isinstance(m, sycl.marray) and list(m) == [2.0, 5.0]
+
+
+def _fract_kernel(o, x, h):
+    def kern(i):
+        o[0, i] = sycl.fract(x[i])[0]
+        o[1, i] = sycl.fract(h[i])[0]
+        o[2, i] = sycl.fract(sycl.float2(x[i], 0.5))[0][0]
+    return kern
+
+
+def test_fract_stays_below_one(any_kernel_queue: sycl.queue) -> None:
+    """A tiny negative x: x - floor(x) rounds to 1 in the element type; OpenCL's fract
+    gives the largest value below 1 of that type (the host computed in float64 and rounded
+    to 1.0, the device's float16 clamped in float32)."""
+    dev = any_kernel_queue.get_device()
+    x = np.array([-1e-10, -1e-30, -3e-8, -0.25], np.float32)
+    h = np.array([-1e-4, -6e-8, -1e-4, -0.25], np.float16)
+    below = [np.nextafter(t(1), t(0)) for t in (np.float32, np.float16)]
+    for v in x[:3]:
+        assert sycl.fract(v) == (below[0], np.float32(-1))
+    for v in h[:3]:
+        assert sycl.fract(v) == (below[1], np.float16(-1))
+    assert list(sycl.fract(sycl.float2(-1e-10, 0.5))[0]) == [below[0], 0.5]
+    if not dev.has(sycl.aspect.fp16):
+        h = np.full_like(h, 0.5)
+    got = _run(any_kernel_queue, _fract_kernel, x.size, 3, np.float64, x, h)
+    _close(got[0].astype(np.float32), np.array([sycl.fract(v)[0] for v in x]), 0)
+    _close(got[1].astype(np.float16), np.array([sycl.fract(v)[0] for v in h]), 0)
+    _close(got[2].astype(np.float32), np.array([sycl.fract(v)[0] for v in x]), 0)
+
+
+def _remquo_kernel(o, x, y):
+    def kern(i):
+        r, qq = sycl.remquo(x[i], y[i])
+        o[0, i], o[1, i] = r, qq % 8 if qq >= 0 else -(-qq % 8)
+    return kern
+
+
+def test_remquo_low_bits_of_large_quotients(any_kernel_queue: sycl.queue) -> None:
+    """The quotient's low bits are exact past 2**53 (the host took them from a float64
+    ``(x - r) / y``, wrong in about half of these cases)."""
+    from fractions import Fraction
+    rng = np.random.default_rng(7)
+    x = (rng.uniform(1, 100, 32) * 10.0 ** rng.integers(5, 30, 32)).astype(np.float32)
+    x[::2] *= -1
+    y = rng.uniform(0.1, 10, 32).astype(np.float32)
+    exact = [round(Fraction(float(a)) / Fraction(float(b))) for a, b in zip(x, y, strict=True)]
+    want = [math.copysign(abs(k) % 8, k) if k else 0 for k in exact]
+    host = [sycl.remquo(a, b)[1] for a, b in zip(x, y, strict=True)]
+    assert [math.copysign(abs(int(q)) % 8, q) if q else 0 for q in host] == want
+    got = _run(any_kernel_queue, _remquo_kernel, x.size, 2, np.float64, x, y)
+    assert list(got[1]) == want
+    _close(got[0].astype(np.float32), np.array([sycl.remquo(a, b)[0] for a, b in
+                                                zip(x, y, strict=True)]), 0)

@@ -13,8 +13,9 @@ takes, sm_60 and later, has double arithmetic), as the host device's reference d
   even ``n`` or ``n = 0``;
 * ``maxmag``/``minmag``: the operand of larger/smaller magnitude, ``fmax``/``fmin``
   when they tie;
-* ``ilogb`` and ``remquo``: libdevice's ``__nv_ilogb[f]``/``__nv_remquo[f]`` (same
-  parameters);
+* ``ilogb``: libdevice's ``__nv_ilogb[f]``, but INT_MAX for NaN (``FP_ILOGBNAN`` as
+  on the host device and the OpenCL CPU device; libdevice gives INT_MIN, its ``0`` value);
+* ``remquo``: libdevice's ``__nv_remquo[f]`` (same parameters);
 * ``native_divide``/``half_divide``, ``native_recip``/``half_recip``: ``fdiv``.
 """
 
@@ -159,11 +160,21 @@ def _mag(decl: Decl) -> Definition:
                                        f"declare {t} @llvm.{tie}.{sfx}({t}, {t})"}))
 
 
+@define("_Z5ilogbf", "_Z5ilogbd")
+def _ilogb(decl: Decl) -> Definition:
+    t = decl.params[0]
+    fn = "__nv_ilogbf" if t == "float" else "__nv_ilogb"
+    body = f"""{header(decl)}
+  %r = call i32 @{fn}({t} %a0)
+  %nan = fcmp uno {t} %a0, %a0
+  %v = select i1 %nan, i32 2147483647, i32 %r
+  ret i32 %v
+}}"""
+    return Definition(body, frozenset({f"declare i32 @{fn}({t})"}), True)
+
+
 #: libdevice functions with OpenCL's parameters: mangled name -> libdevice name.
-_SAME: dict[str, str] = {
-    "_Z5ilogbf": "__nv_ilogbf", "_Z5ilogbd": "__nv_ilogb",
-    "_Z6remquoffPi": "__nv_remquof", "_Z6remquoddPi": "__nv_remquo",
-}
+_SAME: dict[str, str] = {"_Z6remquoffPi": "__nv_remquof", "_Z6remquoddPi": "__nv_remquo"}
 
 
 @define(*_SAME)
