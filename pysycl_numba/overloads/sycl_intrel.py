@@ -299,8 +299,8 @@ def _lt0(builder: llir.IRBuilder, x: llir.Value) -> llir.Value:
     return builder.icmp_signed("<", x, _const(x.type, 0))
 
 
-def _minmax(builder: llir.IRBuilder, signed: bool, bits: int, ty: llir.Type,
-            ) -> tuple[llir.Value, llir.Value]:
+def _minmax(signed: bool, bits: int, ty: llir.Type) -> tuple[llir.Value, llir.Value]:
+    """The smallest and largest ``bits``-bit (un)signed integers, as constants of ``ty``."""
     lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
     return _const(ty, lo), _const(ty, hi)
 
@@ -308,7 +308,7 @@ def _minmax(builder: llir.IRBuilder, signed: bool, bits: int, ty: llir.Type,
 def _clamp_narrow(builder: llir.IRBuilder, wide: llir.Value, signed: bool, bits: int,
                   ) -> llir.Value:
     """A ``2 * bits``-or-wider value saturated to ``bits`` (signed or unsigned) and truncated."""
-    lo, hi = _minmax(builder, signed, bits, wide.type)
+    lo, hi = _minmax(signed, bits, wide.type)
     cmp = builder.icmp_signed if signed else builder.icmp_unsigned
     wide = builder.select(cmp("<", wide, lo), lo, wide)
     wide = builder.select(cmp(">", wide, hi), hi, wide)
@@ -325,7 +325,7 @@ def _add_sat(builder: llir.IRBuilder, signed: bool, x: llir.Value, y: llir.Value
     # overflow: the result's sign differs from x's while y's sign is x's (add) / not (sub)
     flip = builder.xor(x, y) if sub else builder.xor(y, r)
     over = _lt0(builder, builder.and_(builder.xor(x, r), flip))
-    lo, hi = _minmax(builder, True, _width(x.type), x.type)
+    lo, hi = _minmax(True, _width(x.type), x.type)
     return builder.select(over, builder.select(_lt0(builder, x), lo, hi), r)
 
 
@@ -361,7 +361,7 @@ def _mad_sat64(builder: llir.IRBuilder, signed: bool, a: llir.Value, b: llir.Val
     hi = builder.add(builder.add(hi, builder.select(_lt0(builder, c), one, _const(c.type, 0))),
                      carry)
     fits = builder.icmp_signed("==", hi, builder.ashr(s, _const(s.type, 63)))
-    lo_, hi_ = _minmax(builder, True, 64, s.type)
+    lo_, hi_ = _minmax(True, 64, s.type)
     return builder.select(fits, s, builder.select(_lt0(builder, hi), lo_, hi_))
 
 
