@@ -60,6 +60,7 @@ from pysycl_numba.types import (
     AccessorType,
     FunctorType,
     GroupType,
+    IdType,
     SubGroupType,
     USMPointerType,
     index_type,
@@ -215,9 +216,13 @@ class _Shuffle(AbstractTemplate):
         if len(args) not in self.arity or not isinstance(args[0], SubGroupType):
             return None
         t = _shuffle_type(args[1])
-        if t is None or not all(isinstance(a, INT) for a in args[2:]):
+        # an integer, or an id<1> (select_from_group's remote_local_id is the sub-group's
+        # id_type; it converts to its component)
+        idx = [types.unliteral(a) if isinstance(a, INT) else
+               index_type if isinstance(a, IdType) and a.ndim == 1 else None for a in args[2:]]
+        if t is None or any(i is None for i in idx):
             return None
-        return signature(t, args[0], t, *(types.unliteral(a) for a in args[2:]))
+        return signature(t, args[0], t, *idx)
 
 
 class _Shift(_Shuffle):

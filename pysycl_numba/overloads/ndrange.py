@@ -142,12 +142,13 @@ class GroupAttributes(AttributeTemplate):
 
 @typing_registry.register_attr
 class SubGroupAttributes(AttributeTemplate):
-    """Methods of ``sycl.sub_group`` (§4.9.1.8); ids are integers (``id<1>``)."""
+    """Methods of ``sycl.sub_group`` (§4.9.1.8): ``get_local_id()``/``get_group_id()`` are
+    ``id<1>`` (which converts to an integer), the linear ones integers."""
 
     key = SubGroupType
 
-    resolve_get_local_id = _method("sub_group.get_local_id", _scalar, lambda sg: index_type)
-    resolve_get_local_linear_id = _method("sub_group.get_local_id", _scalar,
+    resolve_get_local_id = _method("sub_group.get_local_id", _scalar, lambda sg: IdType(1))
+    resolve_get_local_linear_id = _method("sub_group.get_local_linear_id", _scalar,
                                           lambda sg: index_type)
     resolve_get_local_range = _method("sub_group.get_local_range", _scalar,
                                       lambda sg: RangeType(1))
@@ -155,8 +156,8 @@ class SubGroupAttributes(AttributeTemplate):
                                              lambda sg: index_type)
     resolve_get_max_local_range = _method("sub_group.get_max_local_range", _scalar,
                                           lambda sg: RangeType(1))
-    resolve_get_group_id = _method("sub_group.get_group_id", _scalar, lambda sg: index_type)
-    resolve_get_group_linear_id = _method("sub_group.get_group_id", _scalar,
+    resolve_get_group_id = _method("sub_group.get_group_id", _scalar, lambda sg: IdType(1))
+    resolve_get_group_linear_id = _method("sub_group.get_group_linear_id", _scalar,
                                           lambda sg: index_type)
     resolve_get_group_range = _method("sub_group.get_group_range", _scalar,
                                       lambda sg: RangeType(1))
@@ -354,22 +355,27 @@ def _sg(builder: llir.IRBuilder, name: str) -> llir.Value:
 
 
 _SG_QUERIES = {
-    "get_local_id": "get_sub_group_local_id",
+    "get_local_linear_id": "get_sub_group_local_id",
     "get_local_linear_range": "get_sub_group_size",
-    "get_group_id": "get_sub_group_id",
+    "get_group_linear_id": "get_sub_group_id",
     "get_group_linear_range": "get_num_sub_groups",
 }
+#: The sub-group's ``id<1>`` queries (§4.9.1.8: ``id_type``) and their OpenCL built-ins.
+_SG_ID_QUERIES = {"get_local_id": "get_sub_group_local_id", "get_group_id": "get_sub_group_id"}
 
 
-def _lower_sg(method: str, builtin: str) -> None:
+def _lower_sg(method: str, builtin: str, as_id: bool) -> None:
     @lower(f"sub_group.{method}", SubGroupType)
     def impl(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
              args: Sequence[llir.Value]) -> llir.Value:
-        return _sg(builder, builtin)
+        v = _sg(builder, builtin)
+        return make_range(context, builder, 1, [v], IdType) if as_id else v
 
 
 for _m, _b in _SG_QUERIES.items():
-    _lower_sg(_m, _b)
+    _lower_sg(_m, _b, False)
+for _m, _b in _SG_ID_QUERIES.items():
+    _lower_sg(_m, _b, True)
 
 
 @lower("sub_group.get_local_range", SubGroupType)

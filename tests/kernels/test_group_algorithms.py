@@ -566,3 +566,35 @@ def test_misused_group_function_is_named_with_its_usage(kq: sycl.queue, make, fr
     assert "No implementation" not in msg, msg
     for f in fragments:
         assert f in msg, msg
+
+
+def test_sub_group_ids_are_ids(any_kernel_queue: sycl.queue) -> None:
+    """``sg.get_local_id()``/``sg.get_group_id()`` are ``id<1>`` (§4.9.1.8 ``id_type``):
+    C++'s ``sg.get_local_id()[0]`` works, the id converts to an integer, and
+    ``select_from_group`` takes it as ``remote_local_id``; the linear ones are integers."""
+    n = 32
+    out = np.zeros((6, n), np.int64)
+    with sycl.buffer(out) as O:
+        def cg(h: sycl.handler) -> None:
+            o = O.get_access(h, sycl.access_mode.write)
+
+            def k(it):  # type: ignore[no-untyped-def]
+                sg = it.get_sub_group()
+                i = it.get_global_id(0)
+                lid = sg.get_local_id()
+                o[0, i] = lid[0]
+                o[1, i] = sg.get_group_id()[0]
+                o[2, i] = int(lid * 2) + 1000 * (lid == 0)
+                o[3, i] = sycl.select_from_group(sg, i, lid ^ 1)
+                o[4, i] = sg.get_local_linear_id() - lid[0] + sg.get_group_linear_id() * 0
+                o[5, i] = sg.get_max_local_range()[0]
+
+            h.parallel_for(sycl.nd_range(sycl.range(n), sycl.range(n)), k)
+        any_kernel_queue.submit(cg)
+    size = int(out[5, 0])
+    lane, group = np.arange(n) % size, np.arange(n) // size
+    np.testing.assert_array_equal(out[0], lane)
+    np.testing.assert_array_equal(out[1], group)
+    np.testing.assert_array_equal(out[2], 2 * lane + 1000 * (lane == 0))
+    np.testing.assert_array_equal(out[3], np.arange(n) ^ 1)
+    np.testing.assert_array_equal(out[4], 0)

@@ -22,6 +22,7 @@ from pysycl._core.exceptions import errc, exception
 from pysycl._core.sites import in_package
 from pysycl._kernels import kernel_api as _kernel_api
 from pysycl._objects.range import group, nd_item, nd_range
+from pysycl._objects.range import id as _id
 from pysycl._objects.range import range as _range
 
 if TYPE_CHECKING:
@@ -244,10 +245,11 @@ class _HostSubGroup:
         lo = self._lin - self._lin % SUB_GROUP_SIZE
         return lo, min(lo + SUB_GROUP_SIZE, self._n)
 
-    def get_local_id(self) -> int:
-        return self._lin % SUB_GROUP_SIZE
+    def get_local_id(self) -> _id:
+        return _id(self._lin % SUB_GROUP_SIZE)
 
-    get_local_linear_id = get_local_id
+    def get_local_linear_id(self) -> int:
+        return self._lin % SUB_GROUP_SIZE
 
     def get_local_range(self) -> _range:
         return _range(self.get_local_linear_range())
@@ -259,10 +261,11 @@ class _HostSubGroup:
         lo, hi = self._bounds()
         return hi - lo
 
-    def get_group_id(self) -> int:
-        return self._lin // SUB_GROUP_SIZE
+    def get_group_id(self) -> _id:
+        return _id(self._lin // SUB_GROUP_SIZE)
 
-    get_group_linear_id = get_group_id
+    def get_group_linear_id(self) -> int:
+        return self._lin // SUB_GROUP_SIZE
 
     def get_group_range(self) -> _range:
         return _range(self.get_group_linear_range())
@@ -271,7 +274,7 @@ class _HostSubGroup:
         return -(-self._n // SUB_GROUP_SIZE)
 
     def leader(self) -> bool:
-        return self.get_local_id() == 0
+        return self.get_local_linear_id() == 0
 
     def _host_barrier(self) -> None:
         self._run.barrier(self._lin, None, self._bounds())
