@@ -25,17 +25,13 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-import numpy as np
-
 from pysycl_numba._numba_compat import (
-    AbstractTemplate,
     LoweringRegistry,
     TypingRegistry,
-    numpy_support,
     signature,
     types,
 )
-from pysycl_numba.overloads.half import WeakFloatLiteral, minmax
+from pysycl_numba.overloads.half import keeps, minmax, weak_template
 
 typing_registry = TypingRegistry()
 lowering_registry = LoweringRegistry("pysycl.float32")
@@ -46,45 +42,25 @@ ARITH = (operator.add, operator.sub, operator.mul, operator.truediv, operator.fl
 COMPARE = (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge)
 
 
-def _operand(t: types.Type) -> bool:
-    """Whether ``t`` combines with float32 into float32 (numpy 2's rules)."""
-    if isinstance(t, (WeakFloatLiteral, types.IntegerLiteral, types.BooleanLiteral)):
-        return True
-    if not isinstance(t, (types.Integer, types.Float, types.Boolean)):
-        return False
-    return np.result_type(np.float32, numpy_support.as_dtype(t)) == np.float32
-
-
 def float32_signature(args: tuple, ret: types.Type | None = None) -> Any:
     """``ret(float32, ...)`` when ``args`` compute in float32 with a literal, else None
     (no literal: Numba's own rules give the same type)."""
-    if types.float32 not in args or not all(_operand(a) for a in args):
+    if types.float32 not in args or not all(keeps(types.float32, a) for a in args):
         return None
     if not any(isinstance(a, types.Literal) for a in args):
         return None
     return signature(ret or types.float32, *(types.float32 for _ in args))
 
 
-def _template(key: Any, nargs: tuple[int, ...], ret: types.Type | None) -> type:
-    class Float32Op(AbstractTemplate):
-        prefer_literal = True  # literals first: they are what makes the call weak
-
-        def generic(self, args: tuple, kws: dict) -> Any:
-            if kws or len(args) not in nargs:
-                return None
-            return float32_signature(tuple(args), ret)
-
-    Float32Op.key = key
-    Float32Op.__name__ = f"Float32_{getattr(key, '__name__', key)}"
-    return Float32Op
-
-
 for _op in ARITH:
-    typing_registry.register_global(_op)(_template(_op, (2,), None))
+    typing_registry.register_global(_op)(weak_template(_op, (2,), None, float32_signature,
+                                                       "Float32"))
 for _op in COMPARE:
-    typing_registry.register_global(_op)(_template(_op, (2,), types.boolean))
+    typing_registry.register_global(_op)(weak_template(_op, (2,), types.boolean,
+                                                       float32_signature, "Float32"))
 for _op in (min, max):
-    typing_registry.register_global(_op)(_template(_op, (2, 3, 4, 5, 6, 7, 8), None))
+    typing_registry.register_global(_op)(weak_template(_op, (2, 3, 4, 5, 6, 7, 8), None,
+                                                       float32_signature, "Float32"))
 
 
 for _n in range(2, 9):

@@ -56,6 +56,8 @@ from pysycl_numba._numba_compat import (
 from pysycl_numba.targets.spirv import ocl
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from pysycl_numba._numba_compat import BaseContext, DataModelManager
 
 typing_registry = TypingRegistry()
@@ -118,20 +120,21 @@ def _weak_cast(context: BaseContext, builder: llir.IRBuilder, fromty: WeakFloatL
 
 
 # ====================================================================== typing
-def _half_operand(t: types.Type) -> bool:
-    """Whether ``t`` combines with float16 into float16 (numpy 2's rules)."""
+def keeps(ftype: types.Float, t: types.Type) -> bool:
+    """Whether ``t`` combines with ``ftype`` into ``ftype`` (numpy 2's rules: a Python
+    literal is weak)."""
     if isinstance(t, (WeakFloatLiteral, types.IntegerLiteral, types.BooleanLiteral)):
         return True
     t = types.unliteral(t)
     if not isinstance(t, (types.Integer, types.Float, types.Boolean)):
         return False
-    dt = numpy_support.as_dtype(t)
-    return np.result_type(np.float16, dt) == np.float16
+    dt = numpy_support.as_dtype(ftype)
+    return np.result_type(dt, numpy_support.as_dtype(t)) == dt
 
 
 def half_signature(args: tuple, ret: types.Type | None = None) -> Any:
     """``ret(float16, ...)`` when ``args`` compute in float16, else None."""
-    if not args or types.float16 not in args or not all(_half_operand(a) for a in args):
+    if not args or types.float16 not in args or not all(keeps(types.float16, a) for a in args):
         return None
     return signature(ret or types.float16, *(types.float16 for _ in args))
 
@@ -145,28 +148,32 @@ VIA_FLOAT = (operator.floordiv, operator.ifloordiv, operator.mod, operator.imod,
 COMPARE = (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge)
 
 
-def _template(key: Any, nargs: tuple[int, ...], ret: types.Type | None) -> type:
-    class Float16Op(AbstractTemplate):
+def weak_template(key: Any, nargs: tuple[int, ...], ret: types.Type | None,
+                  typer: Callable[[tuple, types.Type | None], Any] = half_signature,
+                  prefix: str = "Float16") -> type:
+    """A template of ``key`` for ``nargs`` arguments typed by ``typer(args, ret)``
+    (:func:`half_signature`; ``float32.float32_signature``), literals seen first."""
+    class WeakLiteralOp(AbstractTemplate):
         prefer_literal = True  # see WeakFloatLiteral: literals first
 
         def generic(self, args: tuple, kws: dict) -> Any:
             if kws or len(args) not in nargs:
                 return None
-            return half_signature(tuple(args), ret)
+            return typer(tuple(args), ret)
 
-    Float16Op.key = key
-    Float16Op.__name__ = f"Float16_{getattr(key, '__name__', key)}"
-    return Float16Op
+    WeakLiteralOp.key = key
+    WeakLiteralOp.__name__ = f"{prefix}_{getattr(key, '__name__', key)}"
+    return WeakLiteralOp
 
 
 for _op in (*ARITH, *VIA_FLOAT):
-    typing_registry.register_global(_op)(_template(_op, (2,), None))
+    typing_registry.register_global(_op)(weak_template(_op, (2,), None))
 for _op in COMPARE:
-    typing_registry.register_global(_op)(_template(_op, (2,), types.boolean))
+    typing_registry.register_global(_op)(weak_template(_op, (2,), types.boolean))
 for _op in (operator.neg, operator.pos, abs):
-    typing_registry.register_global(_op)(_template(_op, (1,), None))
+    typing_registry.register_global(_op)(weak_template(_op, (1,), None))
 for _op in (min, max):
-    typing_registry.register_global(_op)(_template(_op, (2, 3, 4, 5, 6, 7, 8), None))
+    typing_registry.register_global(_op)(weak_template(_op, (2, 3, 4, 5, 6, 7, 8), None))
 
 #: ``math`` functions of one float argument typed float16 -> float16 here.
 MATH_UNARY = (math.sqrt, math.exp, math.exp2, math.expm1, math.log, math.log2, math.log10,
