@@ -31,6 +31,7 @@ from pysycl_numba._numba_compat import (
     types,
 )
 from pysycl_numba.overloads.half import WeakFloatLiteral
+from pysycl_numba.overloads.integers import fits
 from pysycl_numba.overloads.math import minmax
 
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ def plan(args: Sequence[types.Type]) -> tuple[np.dtype, bool, bool] | None:
     if res.kind not in "biuf":
         return None
     for b in bounds:
-        if type(b) is int and res.kind in "iu" and not np.iinfo(res).min <= b <= np.iinfo(res).max:
+        if type(b) is int and res.kind in "iu" and not fits(b, res):
             raise errors.TypingError(f"np.clip: Python integer {b} out of bounds for {res}")
     return res, bounds[0] is not None, bounds[1] is not None
 

@@ -24,6 +24,7 @@ shift counts beyond the width, LLVM's do not.
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -61,17 +62,28 @@ def result_dtype(args: tuple[types.Type, ...]) -> np.dtype | None:
     strong = [a for a in args if not _literal(a)]
     if not strong or not all(isinstance(a, (types.Integer, types.Boolean)) for a in strong):
         return None
-    if any(not isinstance(a, (types.IntegerLiteral, types.BooleanLiteral, types.Integer,
-                              types.Boolean)) for a in args):
-        return None
     res = np.result_type(*(numpy_support.as_dtype(a) for a in strong))
     if res.kind not in "iu":
         return None
-    info = np.iinfo(res)
-    for a in args:
-        if isinstance(a, types.IntegerLiteral) and not info.min <= a.literal_value <= info.max:
-            raise errors.TypingError(f"Python integer {a.literal_value} out of bounds for {res}")
+    check_int_literals(args, res)
     return res
+
+
+def fits(value: int, dt: np.dtype) -> bool:
+    """Whether the Python int ``value`` is a value of the integer dtype ``dt``."""
+    info = np.iinfo(dt)
+    return bool(info.min <= value <= info.max)
+
+
+def check_int_literals(args: Sequence[types.Type], res: np.dtype, who: str = "") -> None:
+    """numpy 2's ``OverflowError`` for an int literal of ``args`` that ``res`` (an integer
+    result) cannot hold, as a ``TypingError`` (``who``: a prefix, ``"np.minimum: "``)."""
+    if res.kind not in "iu":
+        return
+    for a in args:
+        if isinstance(a, types.IntegerLiteral) and not fits(a.literal_value, res):
+            raise errors.TypingError(f"{who}Python integer {a.literal_value} out of bounds "
+                                     f"for {res}")
 
 
 def _template(key: Any, nargs: int) -> type:

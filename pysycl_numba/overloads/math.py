@@ -41,6 +41,7 @@ from pysycl_numba._numba_compat import (
     types,
 )
 from pysycl_numba.overloads.half import WeakFloatLiteral
+from pysycl_numba.overloads.integers import check_int_literals
 from pysycl_numba.targets.spirv import ocl
 
 if TYPE_CHECKING:
@@ -325,12 +326,7 @@ def resolve(ufunc: np.ufunc, args: Sequence[types.Type]) -> np.dtype | None:
         return None
     if not result_supported(ufunc, res):
         return None  # e.g. np.power of integers: use **
-    if res.kind in "iu":
-        info = np.iinfo(res)
-        for a in args:
-            if isinstance(a, types.IntegerLiteral) and not info.min <= a.literal_value <= info.max:
-                raise errors.TypingError(f"np.{ufunc.__name__}: Python integer "
-                                         f"{a.literal_value} out of bounds for {res}")
+    check_int_literals(args, res, f"np.{ufunc.__name__}: ")
     return res
 
 

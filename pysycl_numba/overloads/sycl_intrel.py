@@ -27,10 +27,12 @@ from pysycl_numba._numba_compat import (
     LoweringRegistry,
     TypingRegistry,
     errors,
+    numpy_support,
     signature,
     types,
 )
 from pysycl_numba.overloads.half import WeakFloatLiteral
+from pysycl_numba.overloads.integers import fits
 from pysycl_numba.targets.spirv import ocl
 from pysycl_numba.vec_types import VecType
 
@@ -66,9 +68,7 @@ def _fits(lit: types.Type, t: types.Type) -> bool:
     if isinstance(lit, WeakFloatLiteral):
         return _is_float(t)
     if isinstance(lit, types.IntegerLiteral) and _is_int(t):
-        lo, hi = (-(1 << (t.bitwidth - 1)), (1 << (t.bitwidth - 1)) - 1) if t.signed else (
-            0, (1 << t.bitwidth) - 1)
-        return lo <= lit.literal_value <= hi
+        return fits(lit.literal_value, numpy_support.as_dtype(t))
     return not isinstance(lit, types.BooleanLiteral) or _is_int(t)
 
 
