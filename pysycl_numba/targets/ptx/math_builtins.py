@@ -17,8 +17,8 @@ OpenCL C math functions of :mod:`pysycl_numba.overloads.math` on ``float`` and
   optimisation pipeline: no flush-to-zero, as OpenCL without
   ``-cl-denorms-are-zero``). ``native_*``/``half_*`` variants, which OpenCL lets
   be less accurate, use libdevice's ``__nv_fast_*f`` where it has one;
-  ``ldexp``/``frexp``, whose second parameter is an ``int`` or an ``int *``, too
-  (:data:`WITH_INT`).
+  ``ldexp``/``frexp``/``remquo``, whose last parameter is an ``int`` or an ``int *``,
+  too (:data:`WITH_INT`).
 
 Not mapped (``retarget`` names them in its ``NotImplementedError``):
 
@@ -100,10 +100,12 @@ MANGLED: dict[str, tuple[str, str]] = {
 }
 
 
-#: OpenCL's ``ldexp(x, int k)`` and ``frexp(x, int *e)`` (a private pointer) -> (name, type):
-#: libdevice's ``__nv_ldexp[f]``/``__nv_frexp[f]`` take the same parameters.
+#: OpenCL's ``ldexp(x, int k)``, ``frexp(x, int *e)`` and ``remquo(x, y, int *q)`` (a private
+#: pointer) -> (name, type): libdevice's ``__nv_ldexp[f]``/``__nv_frexp[f]``/``__nv_remquo[f]``
+#: take the same parameters (``x`` in the pattern: the float type's code).
 WITH_INT: dict[str, tuple[str, str]] = {
-    f"_Z5{name}{code}{param}": (name, ty) for name, param in (("ldexp", "i"), ("frexp", "Pi"))
+    f"_Z{len(name)}{name}{params.replace('x', code)}": (name, ty)
+    for name, params in (("ldexp", "xi"), ("frexp", "xPi"), ("remquo", "xxPi"))
     for ty, code in _CODES.items()
 }
 

@@ -15,13 +15,12 @@ takes, sm_60 and later, has double arithmetic), as the host device's reference d
   when they tie;
 * ``ilogb``: libdevice's ``__nv_ilogb[f]``, but INT_MAX for NaN (``FP_ILOGBNAN`` as
   on the host device and the OpenCL CPU device; libdevice gives INT_MIN, its ``0`` value);
-* ``remquo``: libdevice's ``__nv_remquo[f]`` (same parameters);
 * ``native_divide``/``half_divide``, ``native_recip``/``half_recip``: ``fdiv``.
 """
 
 from __future__ import annotations
 
-from pysycl_numba.targets.ptx.builtins import Decl, Definition, define, header, params_text
+from pysycl_numba.targets.ptx.builtins import Decl, Definition, define, header
 
 _TYPES = {"f": "float", "d": "double"}
 _INV_PI = "0x3FD45F306DC9C883"  # 1/pi as a double
@@ -171,21 +170,6 @@ def _ilogb(decl: Decl) -> Definition:
   ret i32 %v
 }}"""
     return Definition(body, frozenset({f"declare i32 @{fn}({t})"}), True)
-
-
-#: libdevice functions with OpenCL's parameters: mangled name -> libdevice name.
-_SAME: dict[str, str] = {"_Z6remquoffPi": "__nv_remquof", "_Z6remquoddPi": "__nv_remquo"}
-
-
-@define(*_SAME)
-def _same(decl: Decl) -> Definition:
-    fn = _SAME[decl.name]
-    body = f"""{header(decl)}
-  %r = call {decl.ret} @{fn}({params_text(decl)})
-  ret {decl.ret} %r
-}}"""
-    return Definition(body, frozenset({f"declare {decl.ret} @{fn}({', '.join(decl.params)})"}),
-                      True)
 
 
 @define("_Z13native_divideff", "_Z11half_divideff", "_Z12native_recipf", "_Z10half_recipf")
