@@ -25,6 +25,7 @@ from pysycl_numba.explain_calls import (
     explain_pointer_attr,
     explain_scalar_type,
     explain_sycl_math,
+    split_args,
 )
 
 if TYPE_CHECKING:
@@ -282,18 +283,7 @@ def _printed(values: str) -> str:
     """The first value of a ``print_record`` values tuple that print() cannot print, named
     for a user (``UniTuple(complex128 x 1)`` -> ``a complex128 value``)."""
     m = re.fullmatch(r"UniTuple\((.+) x \d+\)", values)
-    parts = [m.group(1)] if m else []
-    if not m:
-        inner = values.removeprefix("Tuple(").removesuffix(")")
-        depth, start = 0, 0
-        for k, c in enumerate(inner + ","):
-            if c in "([<":
-                depth += 1
-            elif c in ")]>":
-                depth -= 1
-            elif c == "," and depth == 0:
-                parts.append(inner[start:k].strip())
-                start = k + 1
+    parts = [m.group(1)] if m else split_args(values.removeprefix("Tuple(").removesuffix(")"))
     bad = next((p for p in parts if not _PRINTABLE.match(p)), values)
     if bad == "none":
         return "None"

@@ -75,7 +75,7 @@ def unsupported_call(fname: str, call: str) -> tuple[str, str]:
 def builtin_call(fname: str, call: str) -> tuple[str, str]:
     """A Python built-in or ``math`` function called with what it does not take, named as
     written (``pow(a, b, m)``, ``math.sqrt(complex128)``) -- never as a numpy ufunc."""
-    nargs = len(_split_args(call.partition("(")[2].removesuffix(")")))
+    nargs = len(split_args(call.partition("(")[2].removesuffix(")")))
     if fname == "pow" and nargs == 3:
         return ("pow() with a modulus (pow(a, b, m))",
                 "compute (a ** b) % m where a ** b fits the type, or multiply and reduce "
@@ -97,7 +97,7 @@ def builtin_call(fname: str, call: str) -> tuple[str, str]:
     return f"{name}({rest}", NO_DEVICE_IMPL
 
 
-def _split_args(args: str) -> list[str]:
+def split_args(args: str) -> list[str]:
     """Top-level comma-separated parts of a Numba signature's argument list."""
     parts, depth, start = [], 0, 0
     for k, c in enumerate(args + ","):
