@@ -69,6 +69,63 @@ def check_dtype(dtype: DTypeLike) -> np.dtype:
     return dt
 
 
+#: DLPack device types (``__dlpack_device__()[0]``) by name, for messages.
+_DL_DEVICES = {1: "the CPU", 2: "a CUDA GPU", 3: "CUDA pinned host memory", 4: "an OpenCL device",
+               7: "a Vulkan device", 8: "a Metal device", 10: "a ROCm GPU", 13: "CUDA managed memory",
+               14: "a oneAPI (SYCL USM) device"}
+
+
+def host_array_of(data: object) -> np.ndarray:
+    """A numpy view of the memory of ``data`` (not an ndarray), never a copy.
+
+    The buffer protocol (``bytearray``, ``array.array``, ``memoryview``, ctypes
+    arrays), ``__array_interface__``/``__array_struct__`` and DLPack on the CPU
+    (``np.from_dlpack``) give zero-copy views, so a buffer over ``data`` writes back
+    into ``data`` itself. A read-only view is fine (a ``const T*``: never written
+    back); an object that only offers ``__array__`` (which may return a copy) or
+    lives on another device gets a TypeError that says what to pass instead.
+    """
+    name = type(data).__name__
+    instead = ("pass a numpy array instead (a = np.asarray(x), a copy where x is not host "
+               "memory) and, once the buffer is destroyed, copy the results back into x yourself")
+    try:
+        return np.asarray(memoryview(data))  # type: ignore[arg-type]  # the buffer protocol
+    except TypeError:
+        pass
+    except ValueError as e:  # a format numpy cannot read
+        raise TypeError(f"sycl.buffer: the buffer of the {name} has no numeric numpy dtype "
+                        f"({e})") from None
+    if hasattr(data, "__array_interface__") or hasattr(data, "__array_struct__"):
+        arr = np.asarray(data)  # numpy wraps the address it is given: a view
+        iface = getattr(data, "__array_interface__", None)
+        address = iface.get("data") if isinstance(iface, dict) else None
+        if isinstance(address, tuple) and arr.size and arr.ctypes.data != address[0]:
+            raise TypeError(f"sycl.buffer: np.asarray gave a copy of the {name}, not a view "
+                            f"of its memory; {instead}")
+        return arr
+    if hasattr(data, "__dlpack__") and hasattr(data, "__dlpack_device__"):
+        kind = data.__dlpack_device__()[0]
+        if kind != 1:  # not kDLCPU
+            where = _DL_DEVICES.get(int(kind), f"DLPack device type {kind}")
+            raise TypeError(f"sycl.buffer: the {name} lives on {where}, not in host memory, "
+                            f"so a buffer cannot use or write back to it; {instead}")
+        try:
+            return np.from_dlpack(data)
+        except (BufferError, TypeError, ValueError, RuntimeError) as e:
+            raise TypeError(f"sycl.buffer: the {name} refused a DLPack view of its memory "
+                            f"({e}); {instead}") from e
+    if hasattr(data, "__array__"):
+        arr = np.asarray(data)
+        if not arr.flags.writeable:
+            return arr  # read-only data: a const T*, never written back
+        raise TypeError(f"sycl.buffer: a {name} offers its data only through __array__, "
+                        "which may be a copy, so the buffer could not write its results back "
+                        f"into it; {instead}. Objects with the buffer protocol, "
+                        "__array_interface__ or DLPack on the CPU are used in place.")
+    raise TypeError(f"sycl.buffer cannot hold a {name}; give a numpy array, a list, or an "
+                    "object with the buffer protocol, __array_interface__ or CPU DLPack")
+
+
 class buffer:  # noqa: N801 - the spec's spelling
     """``sycl::buffer``: data shared between the host and devices.
 
@@ -78,11 +135,13 @@ class buffer:  # noqa: N801 - the spec's spelling
         sycl.buffer(ndarray, sycl.range(...))     # same storage viewed with another range
         sycl.buffer(sycl.range(...), dtype=np.float32)   # uninitialized, no host data
         sycl.buffer([1, 2, 3], dtype=np.int32)    # from a container (written back to a list)
+        sycl.buffer(bytearray(64))                # buffer protocol / DLPack (CPU): in place
         sycl.buffer(parent, sycl.id(...), sycl.range(...))  # sub-buffer
 
     A C-contiguous writable array is used in place as the buffer's host storage;
     any other array (non-contiguous, read-only) is copied, and written back to
-    the original (element-wise assignment) only when it is writable. The host
+    the original (element-wise assignment) only when it is writable. Other array
+    objects are used through a zero-copy view (:func:`host_array_of`). The host
     array must not be touched while the buffer is alive except through
     ``host_accessor`` (§4.7.2.3).
 
@@ -144,10 +203,20 @@ class buffer:  # noqa: N801 - the spec's spelling
     def _init_host(self, data: ArrayLike, rng: Extent | None, dtype: DTypeLike | None) -> None:
         user: np.ndarray | list[Any] | None = None
         write_back = True
-        if isinstance(data, np.ndarray):
-            arr = data
+        if isinstance(data, (list, tuple)):
+            arr = np.asarray(data, dtype=dtype)
+            check_dtype(arr.dtype)
+            host = np.ascontiguousarray(arr).reshape(-1).copy()
+            shape = arr.shape if arr.ndim else (1,)
+            if isinstance(data, list) and arr.ndim == 1:
+                user = data
+            else:
+                write_back = False
+        else:
+            arr = data if isinstance(data, np.ndarray) else host_array_of(data)
             if dtype is not None and np.dtype(dtype) != arr.dtype:
-                raise TypeError(f"sycl.buffer: array has dtype {arr.dtype}, dtype= says {np.dtype(dtype)}")
+                raise TypeError(f"sycl.buffer: the data has dtype {arr.dtype}, dtype= says "
+                                f"{np.dtype(dtype)}")
             check_dtype(arr.dtype)
             if arr.flags.c_contiguous and arr.flags.writeable:
                 host = arr.reshape(-1)  # a view: the user's memory is the host copy
@@ -158,17 +227,6 @@ class buffer:  # noqa: N801 - the spec's spelling
                 else:
                     write_back = False  # like a const T*: never written back
             shape = arr.shape if arr.ndim else (1,)
-        elif isinstance(data, (list, tuple)) or hasattr(data, "__array__"):
-            arr = np.asarray(data, dtype=dtype)
-            check_dtype(arr.dtype)
-            host = np.ascontiguousarray(arr).reshape(-1).copy()
-            shape = arr.shape if arr.ndim else (1,)
-            if isinstance(data, list) and arr.ndim == 1:
-                user = data
-            else:
-                write_back = False
-        else:
-            raise TypeError(f"sycl.buffer cannot hold a {type(data).__name__}; give a numpy array")
         if rng is not None:
             rng = rng if isinstance(rng, _range) else _range(rng)
             if rng.size() != host.size:
