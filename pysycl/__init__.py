@@ -81,6 +81,7 @@ from pysycl._memory.usm_api import (  # noqa: E402
 # --- command groups: queue, handler, event (§4.6.5, §4.9) ---------------------------
 from pysycl._commands.event import event  # noqa: E402
 from pysycl._commands.handler import handler  # noqa: E402
+from pysycl._commands.host_task import interop_handle  # noqa: E402
 from pysycl._commands.queue import queue  # noqa: E402
 
 # --- the kernel API: what kernels call (§4.10, §4.15, §4.17) ------------------------
@@ -286,6 +287,7 @@ __all__ = [
     "id",
     "inclusive_scan_over_group",
     "info",
+    "interop_handle",
     "is_compatible",
     "item",
     "join",

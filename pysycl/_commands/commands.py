@@ -81,10 +81,11 @@ class UpdateHostCommand:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class HostTaskCommand:
-    """``h.host_task(fn)``: ``fn(*args)`` runs on the host when its requirements are met."""
+    """``h.host_task(fn)``: ``fn()`` runs on the host when its requirements are met, or
+    ``fn(interop_handle)`` when ``interop`` (SYCL 2020 §4.10: the task takes one parameter)."""
 
     fn: Callable[..., Any]
-    args: tuple[Any, ...] = ()
+    interop: bool = False
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

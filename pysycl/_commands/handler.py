@@ -27,6 +27,7 @@ from pysycl._commands.commands import (
     USMFillCommand,
 )
 from pysycl._commands.event import event
+from pysycl._commands.host_task import takes_interop_handle
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels.signature import check_kernel as _check_kernel
 from pysycl._memory.accessor import accessor
@@ -237,12 +238,15 @@ class handler:  # noqa: N801 - the spec's spelling
     def host_task(self, fn: Callable[..., Any]) -> None:
         """Run ``fn`` on the host once this command group's dependencies are met.
 
+        ``fn()`` when it requires no parameter; ``fn(ih)`` with a
+        :class:`~pysycl.interop_handle` when it requires one (SYCL 2020 §4.10): the
+        native queue, context, device and the native memory of its device accessors.
         Exceptions raised by ``fn`` are asynchronous errors: they reach the
         queue's async_handler at ``wait_and_throw``/``throw_asynchronous``.
         """
         if not callable(fn):
             raise TypeError("host_task takes a callable")
-        self._set(HostTaskCommand(fn))
+        self._set(HostTaskCommand(fn, takes_interop_handle(fn)))
 
     # ------------------------------------------------------- memory commands
     def copy(self, src: Any, dest: Any, count: int | None = None) -> None:

@@ -99,8 +99,10 @@ class accessor:  # noqa: N801 - the spec's spelling
     #                 access range, then the root range without its first dimension
     #   host_view     the numpy view it indexes while a kernel or host task runs on the host
     #                 (None otherwise; set by the executor running it)
+    #   target        its sycl.target: a host task with an interop_handle gives device
+    #                 accessors native memory, ``target.host_task`` ones host views
     __slots__ = ("_buf", "_mode", "_offset", "_range", "coherence", "handler", "host_view",
-                 "kernel_tail", "kernel_type", "no_init", "writes")
+                 "kernel_tail", "kernel_type", "no_init", "target", "writes")
 
     def __init__(self, buf: buffer, handler: _handler | access_mode | str | None = None,
                  mode: access_mode | str = access_mode.read_write,
@@ -137,6 +139,7 @@ class accessor:  # noqa: N801 - the spec's spelling
         self.writes: bool = kmode != "read"
         self._range, self._offset, self.kernel_tail, self.kernel_type = parts
         self.host_view: np.ndarray | None = None
+        self.target = target
         if handler is None:
             # the handler; None for a placeholder; a marker object once submitted
             self.handler: _handler | object | None = None
@@ -210,8 +213,10 @@ class accessor:  # noqa: N801 - the spec's spelling
         if self.host_view is None:
             raise exception(
                 errc.accessor,
-                "a device sycl.accessor can only be indexed inside a kernel or a host_task; on "
-                "the host use sycl.host_accessor(buf) (or buf.get_host_access())")
+                "a device sycl.accessor can only be indexed inside a kernel or a host_task (in "
+                "a host_task taking an interop_handle, a target.device accessor is native "
+                "memory: ih.get_native_mem(acc); index a target.host_task one); on the host "
+                "use sycl.host_accessor(buf) (or buf.get_host_access())")
         return self.host_view
 
     def __getitem__(self, idx: Any) -> Any:

@@ -177,3 +177,15 @@ class Coherence:
             # In-order queues: the newest read event of an executor covers the older ones.
             self.reads[ex] = ev
             self.valid.add(key)
+
+    def record_done(self, key: int, writes: bool) -> None:
+        """Work of context ``key`` that has already completed used the data: the native
+        work of a host task through an ``interop_handle`` (its executor waited for it, and
+        :meth:`prepare_device` made it wait for every earlier command on the data). After
+        a write, the copy of context ``key`` is the only current one."""
+        if writes:
+            self.last_write = None
+            self.reads.clear()
+            self.valid = {key}
+        else:
+            self.valid.add(key)

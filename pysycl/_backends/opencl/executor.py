@@ -206,7 +206,7 @@ def submit(ex: OpenCLExecutor, q: queue, h: handler) -> event:
     if type(cmd) is HostTaskCommand:
         if wait_for:
             x.wait(wait_for)
-        return run_host_task(q, h, cmd)
+        return run_host_task(q, h, cmd, native_memory=True)
     # Requirements: allocate, move data, collect cross-queue dependencies.
     reqs = h.requirements
     key = ex.key
