@@ -49,6 +49,13 @@ def _sycl_name(obj: object) -> str:
 def get_native(obj: Any, backend: _backend = _backend.opencl) -> Any:
     """The native OpenCL object(s) behind a SYCL object (``sycl::get_native<backend::opencl>``).
 
+    For a buffer: the backend appendix's "list of active buffers", the
+    ``pyopencl.Buffer`` of every context in which a command used it (``[]`` before
+    any did). They hold the current data only where that copy is current, and
+    writes made to them here are not seen by pysycl; native code that writes a
+    buffer runs in ``h.host_task(lambda ih: ...)`` through ``ih.get_native_mem(acc)``
+    of a write accessor (SYCL 2020 §4.10.2).
+
     Raises:
         exception: ``errc.backend_mismatch`` when ``backend`` is not the object's;
             ``errc.invalid`` for a bundle not in executable/object/input state with programs.
