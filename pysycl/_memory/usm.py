@@ -8,7 +8,10 @@ host_debuggable device. :func:`malloc <pysycl._memory.usm_api.malloc>` returns a
 elements to the allocation's end) that kernels capture as an argument, that
 supports C++'s pointer arithmetic (``p + k``, ``p - q``), and that host-accessible
 allocations expose to numpy without copying (``__array_interface__``,
-``__dlpack__``) and to dpctl/dpnp (``__sycl_usm_array_interface__``).
+``__dlpack__``, and the buffer protocol's ``__buffer__`` on Python >= 3.12). Every
+allocation describes itself with ``__sycl_usm_array_interface__`` (dpctl's
+protocol), which pysycl's kernels and copies read; dpctl and dpnp themselves reject
+pysycl's pointers (docs/memory.md, "dpctl and dpnp").
 
 Lifetime: ``sycl.free`` releases an allocation at once -- after the context's
 queues finish what they were given (a kernel still using it keeps running on valid
@@ -101,21 +104,23 @@ class _Memory:
                                     "typestr": "|u1", "version": 3}
 
 
-def bytes_at(address: int, nbytes: int) -> np.ndarray:
+def bytes_at(address: int, nbytes: int, owner: object = None) -> np.ndarray:
     """A ``uint8`` numpy view of ``nbytes`` host-accessible bytes at ``address``.
 
-    For memory pysycl checked: an allocation's or a host array's (the caller keeps
-    its owner alive while the view is used).
+    For memory pysycl checked: an allocation's, a host array's, or a foreign one its
+    ``__sycl_usm_array_interface__`` says the host may use. The view keeps ``owner``
+    alive (else the caller keeps the memory's owner alive while the view is used).
     """
-    return np.asarray(_At(address, nbytes))
+    return np.asarray(_At(address, nbytes, owner))
 
 
 class _At:
-    __slots__ = ("__array_interface__",)
+    __slots__ = ("__array_interface__", "owner")
 
-    def __init__(self, address: int, nbytes: int) -> None:
+    def __init__(self, address: int, nbytes: int, owner: object = None) -> None:
         self.__array_interface__ = {"data": (address, False), "shape": (nbytes,),
                                     "typestr": "|u1", "version": 3}
+        self.owner = owner
 
 
 # ------------------------------------------------------------------ registry
@@ -178,8 +183,12 @@ class usm_pointer:  # noqa: N801 - pysycl's name for C++'s ``T*`` to USM
     allocation; ``int(p)`` is the address. ``p.view(dtype)`` reinterprets the same
     bytes (C++'s ``reinterpret_cast``). Kernels capture it as an argument (``p[i]``,
     ``sycl.atomic_ref(p, i, ...)``); host code may index host and shared allocations
-    (``p[i]``), view them with ``np.asarray(p)`` / ``np.from_dlpack(p)``, and hand any
-    allocation to dpctl/dpnp through ``__sycl_usm_array_interface__``.
+    (``p[i]``) and view them without copying: ``np.asarray(p)``, ``np.from_dlpack(p)``
+    (every Python), ``memoryview(p)`` / ``np.frombuffer(p, p.dtype)`` (the buffer
+    protocol, Python >= 3.12 only; on 3.10/3.11 ``memoryview(np.asarray(p))``).
+    ``__sycl_usm_array_interface__`` describes any allocation to pysycl's own kernels
+    and copies; dpctl and dpnp do not accept it (their runtime does not know pysycl's
+    context, and OpenCL SVM is no Intel USM to it): give them ``np.asarray(p)``.
     """
 
     __slots__ = ("__weakref__", "_alloc", "_karg", "_offset", "_sig", "_view", "count", "dtype",
@@ -319,6 +328,16 @@ class usm_pointer:  # noqa: N801 - pysycl's name for C++'s ``T*`` to USM
                 raise ValueError("np.asarray(p, dtype): a conversion needs a copy")
             return arr.astype(dtype)
         return arr.copy() if copy else arr
+
+    def __buffer__(self, flags: int) -> memoryview:
+        """The buffer protocol (PEP 688, Python >= 3.12): ``memoryview(p)``,
+        ``np.frombuffer(p, p.dtype)``, ``bytes(p)`` see the ``count`` elements in place
+        (host and shared allocations; on 3.10/3.11 use ``memoryview(np.asarray(p))``)."""
+        if not self._alloc.host:
+            raise BufferError(f"{self!r} is a device allocation, which the host cannot "
+                              "access; copy it with q.memcpy, or allocate with "
+                              "sycl.malloc_shared / sycl.malloc_host")
+        return memoryview(self.host_array("memoryview(p)"))
 
     def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
                    copy: bool | None = None) -> Any:

@@ -25,7 +25,7 @@ import numpy as np
 from pysycl._backends import base as _backends
 from pysycl._core.exceptions import errc, exception
 from pysycl._memory import tables as _tables
-from pysycl._memory.usm import Allocation, find, new_pointer, usm, usm_pointer
+from pysycl._memory.usm import Allocation, bytes_at, find, new_pointer, usm, usm_pointer
 from pysycl._objects.aspects import aspect
 from pysycl._objects.context import context, default_context_for
 from pysycl._objects.device import device
@@ -359,8 +359,10 @@ def _flat(shape: Any, strides: Any, dt: np.dtype, who: str) -> int:
     return shape[0]
 
 
-def _from_interface(iface: dict[str, Any], q: Any, who: str) -> usm_pointer:
-    """A pointer into the pysycl allocation a ``__sycl_usm_array_interface__`` describes."""
+def _from_interface(v: Any, iface: dict[str, Any], q: Any, who: str) -> usm_pointer | np.ndarray:
+    """What a ``__sycl_usm_array_interface__`` describes: a pointer into a pysycl
+    allocation of the queue's context, or a numpy view of another SYCL runtime's
+    allocation that the host can use (:func:`_foreign_host`); else ``errc.invalid``."""
     ctx = q.get_context()
     try:
         address, ro = int(iface["data"][0]), bool(iface["data"][1])
@@ -370,11 +372,55 @@ def _from_interface(iface: dict[str, Any], q: Any, who: str) -> usm_pointer:
         raise exception(errc.invalid, f"{who}: a malformed __sycl_usm_array_interface__ "
                         f"({e})") from None
     a = find(ctx.key, address)
-    if a is None or address + n * dt.itemsize > a.address + a.nbytes:
+    if a is not None and address + n * dt.itemsize <= a.address + a.nbytes:
+        return usm_pointer(a, address - a.address, dt, n, ro)
+    owner = iface.get("syclobj")
+    if not isinstance(owner, context) and hasattr(owner, "get_context"):  # a sycl.queue
+        try:
+            owner = owner.get_context()
+        except Exception:
+            pass
+    if isinstance(owner, context):
         raise exception(errc.invalid, f"{who}: its __sycl_usm_array_interface__ (address "
-                        f"{address:#x}, {n} x {dt}) is no USM memory of the queue's context "
-                        f"{ctx!r}")
-    return usm_pointer(a, address - a.address, dt, n, ro)
+                        f"{address:#x}, {n} x {dt}) is no USM memory of the queue's "
+                        f"context {ctx!r} (its syclobj is {owner!r}): USM pointers belong to "
+                        "their context; copy the data with q.memcpy, or allocate it in the "
+                        "queue's context")
+    return _foreign_host(v, address, n, dt, ro, who)
+
+
+#: ``usm_type`` values of memory the host can read and write (dpctl's and dpnp's names)
+_HOST_ACCESSIBLE = ("shared", "host")
+
+
+def _usm_type(v: Any) -> str | None:
+    """The allocation kind an object reports: ``v.usm_type`` (dpctl's and dpnp's arrays)
+    or ``v.get_usm_type()`` (dpctl's memory objects); None when it says nothing."""
+    try:
+        t = getattr(v, "usm_type", None)
+        if t is None and callable(getattr(v, "get_usm_type", None)):
+            t = v.get_usm_type()
+    except Exception:
+        return None
+    return t if isinstance(t, str) else None
+
+
+def _foreign_host(v: Any, address: int, n: int, dt: np.dtype, ro: bool, who: str) -> np.ndarray:
+    """A numpy view of another SYCL runtime's allocation that the object says is host or
+    shared memory: host memory to pysycl (passed as it is where the device has
+    ``usm_system_allocations``, else as a host array is); the view keeps ``v`` alive."""
+    kind = _usm_type(v)
+    if kind not in _HOST_ACCESSIBLE:
+        said = f"its usm_type is {kind!r}" if kind is not None else "it has no usm_type"
+        raise exception(errc.invalid, f"{who}: its __sycl_usm_array_interface__ (address "
+                        f"{address:#x}, {n} x {dt}) points into another SYCL runtime's "
+                        f"memory, which pysycl can use only as host memory, when the object "
+                        f"says the host may access it (usm_type 'shared' or 'host'); {said}. "
+                        "Copy it to a numpy array, or allocate it as shared or host USM")
+    arr = bytes_at(address, n * dt.itemsize, v).view(dt)
+    if ro:
+        arr.flags.writeable = False
+    return arr
 
 
 def _host_array(v: Any) -> np.ndarray | None:
@@ -403,16 +449,22 @@ def _borrow(arr: np.ndarray, n: int, q: Any) -> usm_pointer:
 def adopt(v: Any, q: Any, who: str) -> usm_pointer | None:
     """A kernel capture that is foreign USM or host memory, as a pointer (None: neither).
 
-    Objects with ``__sycl_usm_array_interface__`` must point into a pysycl
-    allocation of the queue's context. Host arrays (numpy, or any DLPack producer
-    of host memory; 1-D, C-contiguous) are passed as they are where the device can
-    use any host memory (``aspect.usm_system_allocations``), elsewhere as read-only
-    lookup tables copied for the launch (:mod:`pysycl._memory.tables`).
+    Objects with ``__sycl_usm_array_interface__`` point into a pysycl allocation of
+    the queue's context, or into another SYCL runtime's host or shared allocation
+    (its ``usm_type`` says so), which is host memory here. Host memory (numpy, any
+    DLPack producer of host memory, such foreign allocations; 1-D, C-contiguous) is
+    passed as it is where the device can use any host memory
+    (``aspect.usm_system_allocations``), elsewhere as read-only lookup tables copied
+    for the launch (:mod:`pysycl._memory.tables`).
     """
     iface = _usm_interface(v)
     if iface is not None:
-        return _from_interface(iface, q, who)
-    arr = _host_array(v)
+        end = _from_interface(v, iface, q, who)
+        if isinstance(end, usm_pointer):
+            return end
+        arr: np.ndarray | None = end
+    else:
+        arr = _host_array(v)
     if arr is None:
         return None
     if arr.dtype.kind not in "biufc" or arr.dtype.itemsize == 0:
@@ -432,8 +484,9 @@ def endpoint(v: Any, q: Any, nbytes: int, writes: bool, who: str) -> tuple[int, 
     """``(address, owner)`` of one end of a USM copy/fill: ``nbytes`` must fit in it.
 
     A pointer (live, of the queue's context), an object with
-    ``__sycl_usm_array_interface__``, or host memory (a numpy array or a host
-    DLPack producer; C-contiguous). The owner is what keeps the memory alive.
+    ``__sycl_usm_array_interface__`` (into such a pointer's memory, or another SYCL
+    runtime's host or shared allocation: host memory), or host memory (a numpy array
+    or a host DLPack producer; C-contiguous). The owner keeps the memory alive.
     """
     ctx_key = q.get_context().key
     if isinstance(v, usm_pointer):
@@ -446,10 +499,11 @@ def endpoint(v: Any, q: Any, nbytes: int, writes: bool, who: str) -> tuple[int, 
                             f"({v.nbytes} bytes to the end of its allocation)")
         return v.address, v
     iface = _usm_interface(v)
-    if iface is not None:
-        p = _from_interface(iface, q, who)
-        return endpoint(p, q, nbytes, writes, who)
-    arr = _host_array(v)
+    arr = None if iface is None else _from_interface(v, iface, q, who)
+    if isinstance(arr, usm_pointer):
+        return endpoint(arr, q, nbytes, writes, who)
+    if arr is None:
+        arr = _host_array(v)
     if arr is None:
         raise TypeError(f"{who}: expected a USM pointer (sycl.malloc_*), an object with "
                         f"__sycl_usm_array_interface__, or a host array; got {type(v).__name__}")
