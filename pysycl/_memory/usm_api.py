@@ -355,7 +355,7 @@ def _flat(shape: Any, strides: Any, dt: np.dtype, who: str) -> int:
                         "array in a sycl.buffer and capture an accessor")
     if strides is not None and tuple(strides) not in ((dt.itemsize,), ()) and shape[0] > 1:
         raise exception(errc.invalid, f"{who}: the array is not contiguous (strides "
-                        f"{tuple(strides)}); pass a contiguous copy")
+                        f"{tuple(strides)} in bytes); pass a contiguous copy")
     return shape[0]
 
 
@@ -367,7 +367,11 @@ def _from_interface(v: Any, iface: dict[str, Any], q: Any, who: str) -> usm_poin
     try:
         address, ro = int(iface["data"][0]), bool(iface["data"][1])
         dt = np.dtype(iface["typestr"])
-        n = _flat(iface["shape"], iface.get("strides"), dt, who)
+        # the protocol counts strides and the offset in elements, not bytes
+        address += int(iface.get("offset") or 0) * dt.itemsize
+        strides = iface.get("strides")
+        n = _flat(iface["shape"], None if strides is None else
+                  tuple(int(k) * dt.itemsize for k in strides), dt, who)
     except (KeyError, TypeError, ValueError, IndexError) as e:
         raise exception(errc.invalid, f"{who}: a malformed __sycl_usm_array_interface__ "
                         f"({e})") from None

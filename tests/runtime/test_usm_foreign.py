@@ -114,3 +114,17 @@ def test_usm_pointer_buffer_protocol(uq_shared: sycl.queue) -> None:
     sycl.free(p, q)
     with pytest.raises(sycl.exception, match="freed"):
         p.__buffer__(0)
+
+
+def test_usm_array_interface_counts_strides_and_offset_in_elements(
+        uq_shared: sycl.queue, foreign: sycl.usm_pointer) -> None:
+    """dpctl's protocol: ``strides`` and ``offset`` are in elements (a contiguous 1-D view
+    has strides ``(1,)``; ``offset`` moves the first element)."""
+    f = ForeignUSMArray(foreign, "shared")
+    f.__sycl_usm_array_interface__.update(shape=(3,), strides=(1,), offset=4)
+    out = np.zeros(3, np.int32)
+    uq_shared.memcpy(out, f, 12).wait()
+    np.testing.assert_array_equal(out, [4, 5, 6])
+    f.__sycl_usm_array_interface__.update(strides=(2,))
+    with pytest.raises(sycl.exception, match=r"not contiguous \(strides \(8,\) in bytes\)"):
+        uq_shared.memcpy(out, f, 12)
