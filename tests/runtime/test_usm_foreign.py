@@ -13,6 +13,7 @@ by an object that speaks only the protocol, as dpnp arrays do.
 from __future__ import annotations
 
 import sys
+
 import numpy as np
 import pytest
 
