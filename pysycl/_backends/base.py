@@ -36,10 +36,13 @@ class Executor(Protocol):
 
     ``native`` is the backend's queue (a ``pyopencl.CommandQueue``; None for the
     host device). Native events are whatever the backend's commands return
-    (``pyopencl.Event``; None for work already complete).
+    (``pyopencl.Event``; None for work already complete). ``key`` is the queue's
+    context's ``key``: a native event may be waited for in a wait list only by
+    commands of the same context (:mod:`pysycl._memory.coherence`).
     """
 
     native: Any
+    key: int
 
     def submit(self, q: queue, h: handler) -> event:
         """Run the command recorded in handler ``h`` of queue ``q``; return its ``sycl.event``."""
@@ -75,6 +78,14 @@ class Executor(Protocol):
 
     def write(self, mem: Any, host: np.ndarray, wait_for: Sequence[Any] | None) -> Any:
         """Copy ``host`` into device memory ``mem``; return the native event."""
+        ...
+
+    def free(self, mem: Any) -> None:
+        """Let go of device memory ``mem`` (of :meth:`alloc`): a buffer's copy is going.
+
+        Nothing the backend remembers may keep it alive afterwards; commands still
+        using it keep it until they complete.
+        """
         ...
 
 

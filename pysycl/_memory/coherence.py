@@ -7,12 +7,20 @@ executor, the newest reader). Executors (``pysycl._backends``) ask it to
 prepare a device copy before a command and record the command afterwards;
 host access (host accessors, write-back) asks it to bring the host copy up to
 date. It reaches devices only through the executor that made each copy
-(``Executor.alloc/read/write/wait_events`` of :mod:`pysycl._backends.base`), so
+(``Executor.alloc/read/write/free/wait_events`` of :mod:`pysycl._backends.base`), so
 this module knows no backend.
+
+Contexts: a command waits for commands of its own context through its wait list,
+for commands of another context on the host (``Executor.wait_events``): a native
+event of one context is never put in another context's wait list. Data moves
+between two contexts' copies through the host copy (read back from the context
+holding the current data, then written into the other's), as between the host
+and a device.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +47,19 @@ class _Hooks:
 
 
 hooks = _Hooks()
+
+
+def _order(dep: Executor, ev: Any, key: int, wait_for: list[Any]) -> None:
+    """Order a command of context ``key`` after event ``ev`` of executor ``dep``.
+
+    In the same context the event goes in the command's wait list; an event of
+    another context cannot (OpenCL: ``CL_INVALID_CONTEXT``), so the host waits
+    for it instead.
+    """
+    if dep.key == key:
+        wait_for.append(ev)
+    else:
+        dep.wait_events((ev,))
 
 
 class Coherence:
@@ -101,7 +122,10 @@ class Coherence:
             return
         key = next(iter(valid))  # a context key
         ex = self.queue_of[key]
-        wait_for = [e for q, e in self.pending(writes=False) if q is not ex]
+        wait_for: list[Any] = []
+        for q, e in self.pending(writes=False):
+            if q is not ex:
+                _order(q, e, key, wait_for)
         ex.read(self.host, self.dev[key], wait_for or None)
         valid.add(HOST)
 
@@ -143,23 +167,26 @@ class Coherence:
                        wait_for: list[Any]) -> Any:
         """Allocate and update the copy of context ``key`` for a command of ``ex``.
 
-        Appends the events of other executors the command must wait for to
-        ``wait_for``; returns the device memory object.
+        Appends the events of other executors of the same context the command must
+        wait for to ``wait_for`` and waits for those of other contexts on the host;
+        returns the device memory object. Data current only in another context
+        comes through the host copy. The upload is the copy's last write, so that
+        other queues of the context wait for it too.
         """
         lw = self.last_write
         if lw is not None and lw[0] is not ex:
-            wait_for.append(lw[1])
+            _order(lw[0], lw[1], key, wait_for)
         if writes and self.reads:
-            for q, e in self.reads.items():
+            for q, e in list(self.reads.items()):
                 if q is not ex:
-                    wait_for.append(e)
+                    _order(q, e, key, wait_for)
         mem = self.dev.get(key)
         if mem is None:
             mem = self.dev[key] = ex.alloc(self.nbytes)
         if needs_data and key not in self.valid and self.valid:
             if HOST not in self.valid:
                 self.sync_to_host()
-            ex.write(mem, self.host, wait_for or None)
+            self.last_write = (ex, ex.write(mem, self.host, wait_for or None))
             self.valid.add(key)
         self.queue_of[key] = ex
         return mem
@@ -177,3 +204,31 @@ class Coherence:
             # In-order queues: the newest read event of an executor covers the older ones.
             self.reads[ex] = ev
             self.valid.add(key)
+
+    # ------------------------------------------------------------ lifetime
+    def release_device(self, force: bool = False) -> None:
+        """Free the device copies (the root buffer was closed, or this state is going).
+
+        Unless ``force``, only when they hold nothing the host copy lacks (after a
+        write-back); a closed buffer without write-back whose data is only on a
+        device keeps it until its last reference goes (:meth:`__del__`). Each
+        copy goes back through the executor that used it last
+        (``Executor.free``: the OpenCL backend also forgets it in the arguments
+        its kernels remember, which must never keep memory alive).
+        """
+        dev = self.dev
+        if not dev or (not force and self.valid and HOST not in self.valid):
+            return
+        for key, mem in list(dev.items()):
+            ex = self.queue_of.get(key)  # None: allocated, but no command got to use it
+            if ex is not None:
+                ex.free(mem)
+        dev.clear()
+        self.queue_of.clear()
+        self.valid &= {HOST}
+        self.last_write = None
+        self.reads.clear()
+
+    def __del__(self) -> None:
+        if self.dev and not sys.is_finalizing():
+            self.release_device(force=True)
