@@ -14,7 +14,7 @@ This module imports nothing of pysycl but ``_core``: every layer may use it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pysycl._core.backend import backend
@@ -36,13 +36,15 @@ class Executor(Protocol):
 
     ``native`` is the backend's queue (a ``pyopencl.CommandQueue``; None for the
     host device). Native events are whatever the backend's commands return
-    (``pyopencl.Event``; None for work already complete). ``key`` is the queue's
-    context's ``key``: a native event may be waited for in a wait list only by
-    commands of the same context (:mod:`pysycl._memory.coherence`).
+    (``pyopencl.Event``; None for work already complete). ``key`` names the copy
+    of a buffer this queue's commands use (:mod:`pysycl._memory.coherence`): the
+    context's ``key``, or ``(context key, device key)`` in a context of several
+    devices; a native event goes in the wait list of a command only where the
+    keys are equal, else the host waits for it.
     """
 
     native: Any
-    key: int
+    key: Hashable
 
     def submit(self, q: queue, h: handler) -> event:
         """Run the command recorded in handler ``h`` of queue ``q``; return its ``sycl.event``."""

@@ -21,7 +21,7 @@ and a device.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,7 +31,8 @@ from pysycl._core.exceptions import errc, exception
 if TYPE_CHECKING:
     from pysycl._backends.base import Executor
 
-#: The key of the host copy in ``Coherence.valid`` (contexts are keyed by ``context.key``).
+#: The key of the host copy in ``Coherence.valid`` (device copies are keyed by their
+#: executors' ``key``: the context's, or (context, device) in a context of several devices).
 HOST = "host"
 
 
@@ -49,7 +50,7 @@ class _Hooks:
 hooks = _Hooks()
 
 
-def _order(dep: Executor, ev: Any, key: int, wait_for: list[Any]) -> None:
+def _order(dep: Executor, ev: Any, key: Hashable, wait_for: list[Any]) -> None:
     """Order a command of context ``key`` after event ``ev`` of executor ``dep``.
 
     In the same context the event goes in the command's wait list; an event of
@@ -80,9 +81,9 @@ class Coherence:
         self.write_back = write_back
         self.origin = write_back    # built from writable host data: write-back is possible
         self.final: np.ndarray | None = None  # set_final_data target
-        self.dev: dict[int, Any] = {}        # context key -> the backend's memory object
-        self.queue_of: dict[int, Executor] = {}  # context key -> the last executor that used it
-        self.valid: set[str | int] = set()   # {HOST, context key, ...}
+        self.dev: dict[Hashable, Any] = {}   # copy key -> the backend's memory object
+        self.queue_of: dict[Hashable, Executor] = {}  # copy key -> the last executor using it
+        self.valid: set[Hashable] = set()   # {HOST, copy key, ...}
         self.last_write: tuple[Executor, Any] | None = None  # (executor, native event)
         self.reads: dict[Executor, Any] = {}  # executor -> its newest reading event since the write
         self.host_accessors = 0
@@ -150,7 +151,7 @@ class Coherence:
             deps.extend(self.reads.items())
         return deps
 
-    def is_ready(self, key: int, ex: Executor, writes: bool, needs_data: bool) -> bool:
+    def is_ready(self, key: Hashable, ex: Executor, writes: bool, needs_data: bool) -> bool:
         """Nothing to do for a command of executor ``ex`` (context ``key``).
 
         True when the copy is allocated there, current there (or not needed),
@@ -163,7 +164,7 @@ class Coherence:
                 and (not writes or not reads or (len(reads) == 1 and ex in reads))
                 and self.queue_of.get(key) is ex)
 
-    def prepare_device(self, key: int, ex: Executor, writes: bool, needs_data: bool,
+    def prepare_device(self, key: Hashable, ex: Executor, writes: bool, needs_data: bool,
                        wait_for: list[Any]) -> Any:
         """Allocate and update the copy of context ``key`` for a command of ``ex``.
 
@@ -191,7 +192,7 @@ class Coherence:
         self.queue_of[key] = ex
         return mem
 
-    def record(self, key: int, ex: Executor, ev: Any, writes: bool) -> None:
+    def record(self, key: Hashable, ex: Executor, ev: Any, writes: bool) -> None:
         """A command of ``ex`` (context ``key``) finishing with event ``ev`` used the data."""
         if writes:
             self.last_write = (ex, ev)

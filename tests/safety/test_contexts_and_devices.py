@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
@@ -144,6 +143,24 @@ def test_a_write_in_one_context_waits_for_a_read_in_the_other(
         _model_step(expect_x, k)
     np.testing.assert_array_equal(y, expect_y)
     np.testing.assert_array_equal(x, expect_x)
+
+
+@pytest.mark.parametrize("pair_name", ["sub_devices_one_context", "two_devices_default_context"])
+def test_a_context_of_two_devices_keeps_a_copy_per_device(
+        pair_name: str, kernel_device: sycl.device) -> None:
+    # Not one allocation that the driver would have to migrate between the devices: a
+    # copy each, the data moving through the host as between contexts (docs/memory.md).
+    qa, qb = PAIRS[pair_name](kernel_device)
+    assert qa.get_context() == qb.get_context()
+    a = np.zeros(N, np.int64)
+    with sycl.buffer(a) as A:
+        _step(qa, A, 1)
+        _step(qb, A, 2)
+        assert len(A.coherence.dev) == 2
+    model = np.zeros(N, np.int64)
+    _model_step(model, 1)
+    _model_step(model, 2)
+    np.testing.assert_array_equal(a, model)
 
 
 _EXIT_SCRIPT = """
