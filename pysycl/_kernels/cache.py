@@ -386,6 +386,7 @@ class KernelCache:
                 if clp.handle(clp.kernel_context(clk)) == key:
                     k.bound.pop(clk, None)
         _ndrange.forget(dropped)
+        _bounds.forget_context(key)
         if dropped:
             _log.debug("context %#x is gone: dropped %d built kernels", key, len(dropped))
 
