@@ -262,6 +262,33 @@ def test_one_kernel_object_alternates_between_two_devices(
     _usm_round_trip(pair, launch)
 
 
+def test_an_event_of_the_other_queue_orders_a_command(pair: tuple[sycl.queue, sycl.queue]) -> None:
+    # depends_on an event of another context (the host waits for it) or of another
+    # device of the same context (a wait list): a device -> host copy on one queue, then
+    # host -> device on the other, without waiting in between.
+    qa, qb = pair
+    pa = sycl.malloc_device(N, qa, dtype=np.float32)
+    pb = sycl.malloc_device(N, qb, dtype=np.float32)
+    try:
+        for k in range(ROUNDS // 4):
+            host = np.zeros(N, np.float32)
+            e1 = qa.parallel_for(sycl.range(N), _set(pa, k))
+            e2 = qa.memcpy(host, pa, host.nbytes, e1)
+            e3 = qb.memcpy(pb, host, host.nbytes, e2)
+            out = np.zeros(N, np.float32)
+            qb.memcpy(out, pb, out.nbytes, e3).wait()
+            np.testing.assert_array_equal(out, np.arange(N, dtype=np.float32) + k)
+    finally:
+        sycl.free(pa, qa)
+        sycl.free(pb, qb)
+
+
+def _set(p: sycl.usm_pointer, k: int) -> Callable[[sycl.id], None]:
+    def kern(i: sycl.id) -> None:
+        p[i] = i[0] + k
+    return kern
+
+
 @pytest.mark.parametrize("pair_name", ["sub_devices_one_context", "two_devices_default_context"])
 def test_a_kernel_first_built_in_a_context_of_two_devices_runs_on_both(
         pair_name: str, kernel_device: sycl.device, monkeypatch: pytest.MonkeyPatch,

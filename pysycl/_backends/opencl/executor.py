@@ -209,7 +209,8 @@ def submit(ex: OpenCLExecutor, q: queue, h: handler) -> event:
         if native is None:
             continue
         eq = e.queue
-        if eq is not None and eq.executor.key == ex.key:  # the same context (device): a wait list
+        if eq is not None and (eq.executor.key == ex.key or eq.get_context() == ex.context):
+            # the same context: a wait list
             if eq is not q:
                 wait_for.append(native)
         else:
