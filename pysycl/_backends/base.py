@@ -39,8 +39,9 @@ class Executor(Protocol):
     (``pyopencl.Event``; None for work already complete). ``key`` names the copy
     of a buffer this queue's commands use (:mod:`pysycl._memory.coherence`): the
     context's ``key``, or ``(context key, device key)`` in a context of several
-    devices; a native event goes in the wait list of a command only where the
-    keys are equal, else the host waits for it.
+    devices. A command that must follow another queue's command on the same
+    buffer has that command's native event in its wait list only where the keys
+    are equal; else the host waits for it.
     """
 
     native: Any
