@@ -14,7 +14,7 @@ This module imports nothing of pysycl but ``_core``: every layer may use it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pysycl._core.backend import backend
@@ -36,10 +36,16 @@ class Executor(Protocol):
 
     ``native`` is the backend's queue (a ``pyopencl.CommandQueue``; None for the
     host device). Native events are whatever the backend's commands return
-    (``pyopencl.Event``; None for work already complete).
+    (``pyopencl.Event``; None for work already complete). ``key`` names the copy
+    of a buffer this queue's commands use (:mod:`pysycl._memory.coherence`): the
+    context's ``key``, or ``(context key, device key)`` in a context of several
+    devices. A command that must follow another queue's command on the same
+    buffer has that command's native event in its wait list only where the keys
+    are equal; else the host waits for it.
     """
 
     native: Any
+    key: Hashable
 
     def submit(self, q: queue, h: handler) -> event:
         """Run the command recorded in handler ``h`` of queue ``q``; return its ``sycl.event``."""
@@ -75,6 +81,14 @@ class Executor(Protocol):
 
     def write(self, mem: Any, host: np.ndarray, wait_for: Sequence[Any] | None) -> Any:
         """Copy ``host`` into device memory ``mem``; return the native event."""
+        ...
+
+    def free(self, mem: Any) -> None:
+        """Let go of device memory ``mem`` (of :meth:`alloc`): a buffer's copy is going.
+
+        Nothing the backend remembers may keep it alive afterwards; commands still
+        using it keep it until they complete.
+        """
         ...
 
 

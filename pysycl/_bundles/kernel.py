@@ -245,7 +245,7 @@ def prepare_interop(q: queue, h: handler, cmd: KernelCommand
                         f"set_arg index {extra} is out of range", ctx)
     plan = _arg_plan(clk, given, n, ctx)
     gsize, lsize = _interop_sizes(kind, index_space, ctx)
-    key = ctx.key
+    key = q.executor.key  # what the buffers' copies for this queue are keyed by
     clq = q.executor.native
     ptrs = [v for what, v in plan if what == "ptr"]
 

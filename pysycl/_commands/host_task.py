@@ -160,7 +160,7 @@ def _native_memory(q: queue, reqs: list[accessor]) -> dict[accessor, Any]:
     """The native memory of each device accessor in ``q``'s context, holding the current
     data once this returns (uploads and other queues' commands on it completed)."""
     ex = q.executor
-    key = q.get_context().key
+    key = ex.key  # per device in a context of several devices
     mems: dict[accessor, Any] = {}
     wait_for: list[Any] = []
     for acc in reqs:
@@ -178,6 +178,6 @@ def _native_done(q: queue, mems: dict[accessor, Any]) -> None:
     write accessor is the current data (the host copy and other contexts' are stale)."""
     ex = q.executor
     ex.wait()  # work the task enqueued on get_native_queue() (the spec leaves it to the task)
-    key = q.get_context().key
+    key = ex.key
     for acc in mems:
         acc.coherence.record_done(key, acc.writes)

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 from pysycl._core.abi import ArgKind
 
 if TYPE_CHECKING:
+    from collections.abc import Hashable
+
     from pysycl._objects.range import range as range_
 
 _SCALAR, _ACCESSOR, _LOCAL, _SCALARS, _POINTER = (
@@ -30,8 +32,9 @@ def cl() -> ModuleType:
     return _cl_mod[0]
 
 
-def flat_args(values: list[Any], kinds: tuple[ArgKind, ...], key: int) -> list[Any]:
-    """The OpenCL arguments of captured ``values`` in the context whose handle is ``key``.
+def flat_args(values: list[Any], kinds: tuple[ArgKind, ...], key: Hashable) -> list[Any]:
+    """The OpenCL arguments of captured ``values`` for the queue whose executor's key is ``key``
+    (the copy of each accessor's buffer that queue uses).
 
     Local accessors must have been replaced by :func:`with_local_memory` first.
     """

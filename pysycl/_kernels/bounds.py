@@ -255,6 +255,11 @@ def error_buffer(x: ModuleType, ctx: context, clq: cl.CommandQueue
     return buf, np.empty_like(_ZEROS)
 
 
+def forget_context(key: int) -> None:
+    """Context ``key`` is gone: its pooled error buffers go too (they hold its OpenCL context)."""
+    _pool.pop(key, None)
+
+
 def watch(x: ModuleType, w: Watch, clq: cl.CommandQueue, kernel_ev: cl.Event) -> None:
     """Read ``w``'s error buffer back after ``kernel_ev`` (non-blocking) and keep it."""
     w.kernel_ev = kernel_ev

@@ -21,6 +21,7 @@ import hashlib
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -42,6 +43,7 @@ from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import bincache as _bincache
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import diskcache as _diskcache
+from pysycl._kernels import ndrange as _ndrange
 from pysycl._kernels import specconst as _specconst
 from pysycl._kernels.captures import call_graph, forget_code_infos
 
@@ -76,13 +78,17 @@ class Kernel:
             pointers alive until they complete).
         direct, direct_rest: the static bounds check's entries
             (:func:`pysycl._kernels.bounds.fast_checks`).
-        kernels: ``cl_kernel`` by (context, device[, spec-constant values]).
+        kernels: ``cl_kernel`` by (context key, device key[, spec-constant values]);
+            the entries of a context go when the context does
+            (:meth:`KernelCache.watch_context`).
         bound: ``cl_kernel`` -> the arguments it was last launched with, so that a
-            launch with the same ones does not set them again; it keeps those
-            memory objects alive until the next launch or until this entry goes.
+            launch with the same ones does not set them again. A buffer's device
+            copy that is freed is dropped from it first
+            (:meth:`KernelCache.forget_memory`): what it remembers never keeps
+            memory alive.
     """
 
-    __slots__ = ("arg_dtypes", "arg_kinds", "bound", "compiled", "digest", "direct",
+    __slots__ = ("__weakref__", "arg_dtypes", "arg_kinds", "bound", "compiled", "digest", "direct",
                  "direct_rest", "has_local", "has_pointer", "has_spec", "images", "kernels", "name",
                  "prints")
 
@@ -119,12 +125,17 @@ class Kernel:
         self.kernels: dict[tuple[Hashable, ...], cl.Kernel] = {}
         # cl_kernel -> the arguments it was last launched with (exec.launch sets only changes)
         self.bound: dict[cl.Kernel, list[Any]] = {}
+        _live.add(self)
 
     @property
     def where(self) -> str:
         """``kernel NAME (file:line)`` for messages."""
         return f"kernel {self.name} ({self.compiled.source_location})"
 
+
+#: Every kernel alive (the cache's, kernel bundles', reductions' combine steps): where
+#: :meth:`KernelCache.forget_memory` and a context's end look for what to drop.
+_live: weakref.WeakSet[Kernel] = weakref.WeakSet()
 
 SPIRV = ("spirv", "")
 
@@ -195,6 +206,8 @@ class KernelCache:
                       "cl_builds": 0, "native_hits": 0, "native_writes": 0}
         self._flights: dict[Hashable, threading.Lock] = {}
         self._flights_lock = threading.Lock()
+        #: context key -> the finalizer that drops its entries when the context goes
+        self._watched: dict[int, weakref.finalize] = {}
 
     # --- memory
     def get(self, key: Hashable) -> Kernel | None:
@@ -341,12 +354,65 @@ class KernelCache:
             clk = k.kernels[key] = self._build(k, ctx, dev, spec, fn)
         return clk
 
+    # --- lifetimes
+    def watch_context(self, ctx: context) -> None:
+        """Drop the kernels built for ``ctx`` (and what refers to them) when it goes.
+
+        Called for every queue's context and every build: a context's ``cl_kernel``
+        objects (each holding its program and, through it, the OpenCL context)
+        must not outlive it. Keyed by ``ctx.key``: a second ``sycl.context`` object
+        over the same native context (interop) makes its kernels again if the first
+        one goes before it.
+        """
+        key = ctx.key
+        if key not in self._watched:
+            f = self._watched[key] = weakref.finalize(ctx, self._forget_context, key)
+            f.atexit = False  # at exit everything goes anyway; no OpenCL calls then
+
+    def _forget_context(self, key: int) -> None:
+        """Context ``key`` is gone: drop its ``cl_kernel`` objects, and what remembers them."""
+        from pysycl._backends.opencl import programs as clp
+
+        self._watched.pop(key, None)
+        dropped = []
+        for k in list(_live):
+            built = k.kernels
+            for bkey in [b for b in list(built) if b[0] == key]:
+                clk = built.pop(bkey, None)
+                if clk is not None:
+                    dropped.append(clk)
+                    k.bound.pop(clk, None)
+            for clk in list(k.bound):  # a kernel bundle's kernels of that context
+                if clp.handle(clp.kernel_context(clk)) == key:
+                    k.bound.pop(clk, None)
+        _ndrange.forget(dropped)
+        _bounds.forget_context(key)
+        if dropped:
+            _log.debug("context %#x is gone: dropped %d built kernels", key, len(dropped))
+
+    @staticmethod
+    def forget_memory(mems: tuple[Any, ...]) -> None:
+        """Drop the remembered arguments (``Kernel.bound``) that hold any of ``mems``.
+
+        Called before a buffer's device copy is freed, so that no kernel keeps it
+        allocated until its next launch. The next launch of such a kernel sets its
+        arguments again.
+        """
+        ids = {id(m) for m in mems}
+        for k in list(_live):
+            bound = k.bound
+            if bound:
+                for clk, args in list(bound.items()):
+                    if any(id(a) in ids for a in args):
+                        bound.pop(clk, None)
+
     def _build(self, k: Kernel, ctx: context, dev: device,
                spec: tuple[np.generic | None, ...] | None,
                fn: types.FunctionType | None) -> cl.Kernel:
         from pysycl._backends.opencl import exec as x
 
         _check_device(k, dev)
+        self.watch_context(ctx)
         img = self.image(k, dev, fn)
         t0 = time.perf_counter()
         if spec is not None:  # specialization constant values applied to the image (no Numba)

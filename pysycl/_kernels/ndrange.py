@@ -96,6 +96,14 @@ def check_nd_range(nd: nd_range, max_wg: int, item_caps: tuple[int, ...] | None,
 _limits: dict[tuple[int, int], tuple[int, tuple[int, ...], int]] = {}
 
 
+def forget(clks: list[Any]) -> None:
+    """Forget the limits of ``clks``, kernels that are going (their ``id`` may be reused)."""
+    if clks and _limits:
+        ids = {id(c) for c in clks}
+        for key in [key for key in _limits if key[1] in ids]:
+            _limits.pop(key, None)
+
+
 def dev_limits(dev: device, clk: cl.Kernel) -> tuple[int, tuple[int, ...], int]:
     """(max work-group size, max work-item sizes in OpenCL order, free local memory bytes)."""
     key = (dev.key, id(clk))

@@ -379,7 +379,8 @@ def _final_kernel(r: reduction, ckey: Hashable, target: tuple[str, str]) -> Kern
     return kernels.once(key, make)  # uncounted: the stats count the user's kernels
 
 
-def _final_args(r: reduction, part: cl.Buffer, groups: int, fl: int, key: int) -> dict[str, Any]:
+def _final_args(r: reduction, part: cl.Buffer, groups: int, fl: int, key: Hashable
+                ) -> dict[str, Any]:
     """The final kernel's arguments by capture name (``fl``: its work-group size)."""
     out = r.accessor
     return {"part": (part, 0, max(groups, 1)),
@@ -532,7 +533,7 @@ def prepare(q: queue, h: handler,
     _check_local_memory(k, dev, clk, values, reds, wg)
     ranges = _args.accessor_ranges(values, k.arg_kinds)
     values = _args.with_local_memory(values, k.arg_kinds)
-    x, clq, key = _args.cl(), q.executor.native, ctx.key
+    x, clq, key = _args.cl(), q.executor.native, q.executor.key  # key: the buffers' copies
     parts = [_partials_buffer(ctx, clq, i, max(groups, 1) * r.dtype.itemsize)
              for i, r in enumerate(reds)]
     flims = [dev_limits(dev, c)[0] for c in fclks]

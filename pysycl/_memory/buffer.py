@@ -424,6 +424,8 @@ class buffer:  # noqa: N801 - the spec's spelling
 
     def __exit__(self, *exc: object) -> None:
         self._flush()
+        if not self.is_sub_buffer():  # the block's end is the buffer's destruction (§4.7.2.3)
+            self.coherence.release_device()
 
     def __del__(self) -> None:
         if sys.is_finalizing():

@@ -7,13 +7,21 @@ executor, the newest reader). Executors (``pysycl._backends``) ask it to
 prepare a device copy before a command and record the command afterwards;
 host access (host accessors, write-back) asks it to bring the host copy up to
 date. It reaches devices only through the executor that made each copy
-(``Executor.alloc/read/write/wait_events`` of :mod:`pysycl._backends.base`), so
+(``Executor.alloc/read/write/free/wait_events`` of :mod:`pysycl._backends.base`), so
 this module knows no backend.
+
+Contexts: a command waits for commands of its own context through its wait list,
+for commands of another context on the host (``Executor.wait_events``): a native
+event of one context is never put in another context's wait list. Data moves
+between two contexts' copies through the host copy (read back from the context
+holding the current data, then written into the other's), as between the host
+and a device.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,7 +31,8 @@ from pysycl._core.exceptions import errc, exception
 if TYPE_CHECKING:
     from pysycl._backends.base import Executor
 
-#: The key of the host copy in ``Coherence.valid`` (contexts are keyed by ``context.key``).
+#: The key of the host copy in ``Coherence.valid`` (device copies are keyed by their
+#: executors' ``key``: the context's, or (context, device) in a context of several devices).
 HOST = "host"
 
 
@@ -39,6 +48,19 @@ class _Hooks:
 
 
 hooks = _Hooks()
+
+
+def _order(dep: Executor, ev: Any, key: Hashable, wait_for: list[Any]) -> None:
+    """Order a command of context ``key`` after event ``ev`` of executor ``dep``.
+
+    In the same context the event goes in the command's wait list; an event of
+    another context cannot (OpenCL: ``CL_INVALID_CONTEXT``), so the host waits
+    for it instead.
+    """
+    if dep.key == key:
+        wait_for.append(ev)
+    else:
+        dep.wait_events((ev,))
 
 
 class Coherence:
@@ -59,9 +81,9 @@ class Coherence:
         self.write_back = write_back
         self.origin = write_back    # built from writable host data: write-back is possible
         self.final: np.ndarray | None = None  # set_final_data target
-        self.dev: dict[int, Any] = {}        # context key -> the backend's memory object
-        self.queue_of: dict[int, Executor] = {}  # context key -> the last executor that used it
-        self.valid: set[str | int] = set()   # {HOST, context key, ...}
+        self.dev: dict[Hashable, Any] = {}   # copy key -> the backend's memory object
+        self.queue_of: dict[Hashable, Executor] = {}  # copy key -> the last executor using it
+        self.valid: set[Hashable] = set()   # {HOST, copy key, ...}
         self.last_write: tuple[Executor, Any] | None = None  # (executor, native event)
         self.reads: dict[Executor, Any] = {}  # executor -> its newest reading event since the write
         self.host_accessors = 0
@@ -101,7 +123,10 @@ class Coherence:
             return
         key = next(iter(valid))  # a context key
         ex = self.queue_of[key]
-        wait_for = [e for q, e in self.pending(writes=False) if q is not ex]
+        wait_for: list[Any] = []
+        for q, e in self.pending(writes=False):
+            if q is not ex:
+                _order(q, e, key, wait_for)
         ex.read(self.host, self.dev[key], wait_for or None)
         valid.add(HOST)
 
@@ -126,7 +151,7 @@ class Coherence:
             deps.extend(self.reads.items())
         return deps
 
-    def is_ready(self, key: int, ex: Executor, writes: bool, needs_data: bool) -> bool:
+    def is_ready(self, key: Hashable, ex: Executor, writes: bool, needs_data: bool) -> bool:
         """Nothing to do for a command of executor ``ex`` (context ``key``).
 
         True when the copy is allocated there, current there (or not needed),
@@ -139,32 +164,35 @@ class Coherence:
                 and (not writes or not reads or (len(reads) == 1 and ex in reads))
                 and self.queue_of.get(key) is ex)
 
-    def prepare_device(self, key: int, ex: Executor, writes: bool, needs_data: bool,
+    def prepare_device(self, key: Hashable, ex: Executor, writes: bool, needs_data: bool,
                        wait_for: list[Any]) -> Any:
         """Allocate and update the copy of context ``key`` for a command of ``ex``.
 
-        Appends the events of other executors the command must wait for to
-        ``wait_for``; returns the device memory object.
+        Appends the events of other executors of the same context the command must
+        wait for to ``wait_for`` and waits for those of other contexts on the host;
+        returns the device memory object. Data current only in another context
+        comes through the host copy. The upload is the copy's last write, so that
+        other queues of the context wait for it too.
         """
         lw = self.last_write
         if lw is not None and lw[0] is not ex:
-            wait_for.append(lw[1])
+            _order(lw[0], lw[1], key, wait_for)
         if writes and self.reads:
-            for q, e in self.reads.items():
+            for q, e in list(self.reads.items()):
                 if q is not ex:
-                    wait_for.append(e)
+                    _order(q, e, key, wait_for)
         mem = self.dev.get(key)
         if mem is None:
             mem = self.dev[key] = ex.alloc(self.nbytes)
         if needs_data and key not in self.valid and self.valid:
             if HOST not in self.valid:
                 self.sync_to_host()
-            ex.write(mem, self.host, wait_for or None)
+            self.last_write = (ex, ex.write(mem, self.host, wait_for or None))
             self.valid.add(key)
         self.queue_of[key] = ex
         return mem
 
-    def record(self, key: int, ex: Executor, ev: Any, writes: bool) -> None:
+    def record(self, key: Hashable, ex: Executor, ev: Any, writes: bool) -> None:
         """A command of ``ex`` (context ``key``) finishing with event ``ev`` used the data."""
         if writes:
             self.last_write = (ex, ev)
@@ -189,3 +217,31 @@ class Coherence:
             self.valid = {key}
         else:
             self.valid.add(key)
+
+    # ------------------------------------------------------------ lifetime
+    def release_device(self, force: bool = False) -> None:
+        """Free the device copies (the root buffer was closed, or this state is going).
+
+        Unless ``force``, only when they hold nothing the host copy lacks (after a
+        write-back); a closed buffer without write-back whose data is only on a
+        device keeps it until its last reference goes (:meth:`__del__`). Each
+        copy goes back through the executor that used it last
+        (``Executor.free``: the OpenCL backend also forgets it in the arguments
+        its kernels remember, which must never keep memory alive).
+        """
+        dev = self.dev
+        if not dev or (not force and self.valid and HOST not in self.valid):
+            return
+        for key, mem in list(dev.items()):
+            ex = self.queue_of.get(key)  # None: allocated, but no command got to use it
+            if ex is not None:
+                ex.free(mem)
+        dev.clear()
+        self.queue_of.clear()
+        self.valid &= {HOST}
+        self.last_write = None
+        self.reads.clear()
+
+    def __del__(self) -> None:
+        if self.dev and not sys.is_finalizing():
+            self.release_device(force=True)

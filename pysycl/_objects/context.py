@@ -62,7 +62,9 @@ class context(common_reference):  # noqa: N801 - the spec's spelling
         TypeError: for arguments of the wrong type.
     """
 
-    __slots__ = ("_async_handler", "_devices", "_handle", "_native", "_platform", "_properties")
+    # __weakref__: caches of per-context objects (built kernels) drop them when it goes
+    __slots__ = ("__weakref__", "_async_handler", "_devices", "_handle", "_native", "_platform",
+                 "_properties")
 
     _devices: tuple[device, ...]
     _platform: platform

@@ -84,11 +84,11 @@ class HostExecutor:
     It holds no device memory: buffers' host copies are the device copies.
     """
 
-    __slots__ = ("__weakref__",)
+    __slots__ = ("__weakref__", "key")
     native = None  # no backend queue
 
     def __init__(self, ctx: context, dev: device, *, profiling: bool) -> None:
-        pass
+        self.key = ctx.key
 
     def submit(self, q: queue, h: handler) -> event:
         return submit(q, h)
@@ -110,6 +110,9 @@ class HostExecutor:
 
     def read(self, host: np.ndarray, mem: object, wait_for: Sequence[None] | None) -> None:
         raise exception(errc.invalid, "the host device holds no device copies")
+
+    def free(self, mem: object) -> None:
+        pass  # never allocated: the host copy is the host device's copy
 
 
 def submit(q: queue, h: handler) -> event:

@@ -44,6 +44,7 @@ from pysycl._commands.host_task import run_host_task
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import kprint as _kprint
+from pysycl._kernels.cache import kernels as _kernels
 from pysycl._kernels.signature import check_kernel
 from pysycl._memory import coherence
 from pysycl._memory.accessor import accessor
@@ -121,7 +122,8 @@ class OpenCLExecutor(OpenCLEvents):
 
     # Plain slots, read on every submit:
     #   context, device   the queue's
-    #   key               ``context.key``: what buffers key their copies in this context by
+    #   key               what buffers key their copy for this queue by: ``context.key``;
+    #                     ``(context.key, device.key)`` in a context of several devices
     #   build_key         ``(context.key, device.key)``: what built kernels are cached by
     #   cl_context        ``context.native``
     #   native            the OpenCL command queue
@@ -134,7 +136,11 @@ class OpenCLExecutor(OpenCLEvents):
                  native: cl.CommandQueue | None = None) -> None:
         self.context = ctx
         self.device = dev
-        self.key = ctx.key
+        # A context of several devices: a copy per device, data moving between them
+        # through the host as between contexts, so that a buffer's correctness never
+        # rests on the driver migrating one allocation between devices.
+        self.key: int | tuple[int, int] = (ctx.key if len(ctx.devices) == 1
+                                           else (ctx.key, dev.key))
         self.build_key = (ctx.key, dev.key)
         self.cl_context = ctx.native
         # ``native``: an application's own OpenCL queue (``make_queue``)
@@ -142,6 +148,7 @@ class OpenCLExecutor(OpenCLEvents):
                                                                        profiling)
         self.plans: dict[object, object] = {}
         self.inflight = deque()
+        _kernels.watch_context(ctx)  # its built kernels go when the context does
 
     def submit(self, q: queue, h: handler) -> event:
         return submit(self, q, h)
@@ -183,6 +190,10 @@ class OpenCLExecutor(OpenCLEvents):
     def write(self, mem: cl.Buffer, host: np.ndarray, wait_for: Sequence[cl.Event] | None) -> cl.Event:
         return x.write(self.native, mem, host, wait_for=wait_for)
 
+    def free(self, mem: cl.Buffer) -> None:
+        # kernels remember their last arguments: the buffer must not live on in them
+        _kernels.forget_memory((mem,))
+
 
 # -------------------------------------------------------------------- submit
 def submit(ex: OpenCLExecutor, q: queue, h: handler) -> event:
@@ -198,7 +209,8 @@ def submit(ex: OpenCLExecutor, q: queue, h: handler) -> event:
         if native is None:
             continue
         eq = e.queue
-        if eq is not None and eq.executor.key == ex.key:  # the same context: a wait list
+        if eq is not None and (eq.executor.key == ex.key or eq.get_context() == ex.context):
+            # the same context: a wait list
             if eq is not q:
                 wait_for.append(native)
         else:

@@ -151,9 +151,17 @@ def binary_type(prg: _RawProgram, device: cl.Device) -> int:
 
 
 def binaries(prg: _RawProgram) -> dict[int, bytes]:
-    """``CL_PROGRAM_BINARIES`` keyed by device handle."""
+    """``CL_PROGRAM_BINARIES`` keyed by device handle.
+
+    Empty when the driver gives none: Intel's CPU runtime refuses the query
+    (``CL_INVALID_PROGRAM``) for an IL program of a context of several devices
+    built for only some of them (a kernel built for one of two sub-devices).
+    """
     devs = prg.get_info(cl.program_info.DEVICES)
-    bins = prg.get_info(cl.program_info.BINARIES)
+    try:
+        bins = prg.get_info(cl.program_info.BINARIES)
+    except cl.Error:
+        return {}
     return {d.int_ptr: bytes(b) for d, b in zip(devs, bins, strict=False)}
 
 
