@@ -107,7 +107,7 @@ def prepare(q: queue, h: handler,
     ctx = ex.context
     checked = kb is None and _bounds.enabled()  # bounds-checked mode: another compiled kernel
     if kb is not None:  # use_kernel_bundle: the kernel comes from the bundle, never compiled
-        k, clk = _bundle_kernel(kb, generic_key(caps, tkey, mkey)[2], ctx, dev, fn)
+        k, clk = _bundle_kernel(kb, generic_key(caps, tkey, mkey)[2], ctx, dev, fn, cmd.name)
         if cmd.name is not None and not _kernel_id.is_registered(
                 cmd.name, generic_key(caps, tkey, mkey)[2]):
             _register(k, fn, info, caps, tkey, mkey, cmd)
@@ -121,9 +121,10 @@ def prepare(q: queue, h: handler,
                 cmd.name, generic_key(caps, tkey, mkey)[2]):
                 _register(k, fn, info, caps, tkey, mkey, cmd, checked)
         if k.has_spec:  # spec constants: one build per set of values
-            clk = kernels.cl_kernel(k, ctx, dev, _spec_values(k, values, h), fn=fn)
+            clk = kernels.cl_kernel(k, ctx, dev, _spec_values(k, values, h), fn=fn, name=cmd.name)
         else:
-            clk = k.kernels.get(ex.build_key) or kernels.cl_kernel(k, ctx, dev, fn=fn)
+            clk = k.kernels.get(ex.build_key) or kernels.cl_kernel(k, ctx, dev, fn=fn,
+                                                                   name=cmd.name)
     if kind == "range":
         gsize = index_space.values[::-1]  # SYCL dim 0 is the slowest: OpenCL's last
         lsize = None

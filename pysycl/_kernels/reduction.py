@@ -520,7 +520,7 @@ def prepare(q: queue, h: handler,
     if k.has_spec:
         raise exception(errc.feature_not_supported, f"kernel {k.name}: pysycl does not support "
                         "specialization constants in kernels with reductions yet")
-    clk = kernels.cl_kernel(k, ctx, dev)
+    clk = kernels.cl_kernel(k, ctx, dev, name=cmd.name)
     finals = [_final_kernel(r, ck, target) for r, ck in zip(reds, ckeys, strict=True)]
     fclks = [kernels.cl_kernel(fk, ctx, dev) for fk in finals]
     gsize, lsize, extra = _sizes(k, dev, clk, cmd, values)

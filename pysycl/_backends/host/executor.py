@@ -175,14 +175,16 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
 
     kind, index_space, fn, reds, kernel_name = (
         cmd.kind, cmd.index_space, cmd.fn, cmd.reductions, cmd.name)
+    named = "" if kernel_name is None else f" (kernel_name {kernel_name!r})"
     if type(fn) is _kernel.kernel:
-        raise exception(errc.kernel_not_supported, f"{fn!r} is an OpenCL kernel object; the "
-                        "host_debuggable device runs Python kernels only")
-    if h.kernel_bundle is not None:
-        raise exception(errc.kernel_not_supported, "use_kernel_bundle: kernel bundles hold "
-                        "device images for OpenCL devices; the host_debuggable device runs the "
-                        "Python kernel itself (submit it without use_kernel_bundle)")
+        raise exception(errc.kernel_not_supported, f"{fn!r}{named} is an OpenCL kernel object; "
+                        "the host_debuggable device runs Python kernels only")
     desc = _describe(fn) if kernel_name is None else f"kernel {kernel_name!r}"
+    if h.kernel_bundle is not None:
+        raise exception(errc.kernel_not_supported, f"use_kernel_bundle for {desc}: kernel "
+                        "bundles hold device images for OpenCL devices; the host_debuggable "
+                        "device runs the Python kernel itself (submit it without "
+                        "use_kernel_bundle)")
     for r in reds:
         if r.handler is not h:
             raise exception(errc.invalid, f"{r.where}: the reduction was created in another "

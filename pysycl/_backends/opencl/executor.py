@@ -157,7 +157,7 @@ class OpenCLExecutor(OpenCLEvents):
         alone, no command-group bookkeeping; then a launch plan for the next ones."""
         check_kernel(fn, *_WHERE[kind])
         if name is not None:
-            check_kernel_name(name)
+            check_kernel_name(name, fn)
         ndim = 0 if index_space is None else index_space.dimensions
         cmd = KernelCommand.record(kind, ndim, index_space, fn, (), name)  # type: ignore[arg-type]
         h = _launch.Shortcut(q)
