@@ -43,6 +43,7 @@ from pysycl._bundles.properties import build_options
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.ptx_link import link_ptx
 from pysycl._kernels import specconst as _specconst
+from pysycl.property import owner_of
 
 if TYPE_CHECKING:
     import types
@@ -111,8 +112,9 @@ def _options(properties: Iterable[build_options | save_log], what: str) -> str:
         if isinstance(p, build_options):
             opts.extend(p.opts)
         else:
-            raise exception(errc.invalid, f"{what}: unsupported property {p!r} (SYCL 2020 "
-                            "defines none; pysycl accepts "
+            of = f", a property of {owner_of(p)}" if owner_of(p) is not None else ""
+            raise exception(errc.invalid, f"{what} does not take {p!r}{of} (SYCL 2020 "
+                            "defines no property for it; pysycl accepts "
                             "sycl.ext.oneapi.experimental.build_options)")
     return " ".join(opts)
 

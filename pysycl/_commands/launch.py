@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable, Hashable, Sequence
+from math import prod as _prod
 from typing import TYPE_CHECKING, Any
 
 from pysycl._bundles import kernel as _kernel
@@ -34,7 +35,8 @@ from pysycl._kernels.cache import Kernel, kernels, target_of
 from pysycl._kernels.captures import CodeInfo, capture_values, captures_of, generic_key
 from pysycl._kernels.digest import stable_digest
 from pysycl._kernels.functor import body_of
-from pysycl._kernels.ndrange import check_nd_range, ndrange_sizes
+from pysycl._kernels.ndrange import SMALL as _SMALL
+from pysycl._kernels.ndrange import check_global_size, check_nd_range, ndrange_sizes
 from pysycl._memory import tables as _tables
 from pysycl._memory.usm_api import keep_until_complete
 
@@ -128,6 +130,8 @@ def prepare(q: queue, h: handler,
     if kind == "range":
         gsize = index_space.values[::-1]  # SYCL dim 0 is the slowest: OpenCL's last
         lsize = None
+        if _prod(gsize) > _SMALL:  # more work-items than a 32-bit size_t: the device's limit
+            check_global_size(k.named(cmd.name), index_space.values, dev)
     elif kind == "single_task":
         gsize, lsize = (1,), None
     else:

@@ -39,6 +39,7 @@ import itertools
 import operator
 import types
 from collections.abc import Callable, Sequence
+from math import prod
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -62,7 +63,7 @@ from pysycl._kernels import kstream as _kstream
 from pysycl._kernels.captures import capture_values
 from pysycl._kernels.functor import body_of
 from pysycl._kernels.kernel_api import local_accessor
-from pysycl._kernels.ndrange import check_nd_range
+from pysycl._kernels.ndrange import SMALL, check_global_size, check_nd_range
 from pysycl._memory.accessor import accessor
 from pysycl._memory.usm import bytes_at, usm_pointer
 from pysycl._objects.range import item, nd_range
@@ -200,6 +201,10 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
                         "h.parallel_for(sycl.nd_range(global_range, local_range), kernel)")
     if kind == "nd_range":
         _check_nd_range(desc, index_space, locals_, reds)
+    if kind != "single_task":  # Python ints: only the device's size_t bounds the range
+        g = (index_space if kind == "range" else index_space.get_global_range()).values
+        if prod(g) > SMALL:
+            check_global_size(desc, g, q.get_device(), compiled=False)
     nparams = 0 if kind == "single_task" else 1 + len(reds)
     extra: list[kernel_handler] = []
     if code.co_argcount - (body is not None) == nparams + 1:  # a trailing sycl.kernel_handler
