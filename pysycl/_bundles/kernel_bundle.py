@@ -112,8 +112,8 @@ def _aspect(name: str) -> aspect:
 class _Image:
     """One device image: the indivisible unit of compilation and linking."""
 
-    __slots__ = ("arch", "aspects", "clk", "format", "il", "kernel_ids", "key", "lang", "mkeys",
-                 "names", "options", "programs", "source", "specs", "state", "variants")
+    __slots__ = ("arch", "arginfo", "aspects", "clk", "format", "il", "kernel_ids", "key", "lang",
+                 "mkeys", "names", "options", "programs", "source", "specs", "state", "variants")
 
     def __init__(self, state: bundle_state, fmt: str, key: str, *,
                  kernel_ids: Iterable[kernel_id] = (), aspects: Iterable[str] = (),
@@ -140,6 +140,7 @@ class _Image:
         self.options = options
         self.specs = specs or {}            # entry name -> its specialization_ids by SpecId
         self.clk: dict[tuple[int, str], cl.Kernel] = {}
+        self.arginfo: dict[tuple[int, str], tuple[tuple[str, str] | None, ...]] = {}
 
     def compatible(self, dev: device) -> bool:
         """Whether this image can run (or be built) on ``dev``, without compiling."""
@@ -171,6 +172,16 @@ class _Image:
                 k = _programs().create_kernel(prg, name)
             self.clk[key] = k
         return k
+
+    def arg_info(self, dev: device, name: str) -> tuple[tuple[str, str] | None, ...]:
+        """Per argument of kernel ``name`` on ``dev``: ``(address qualifier, type name)``, or
+        None where the driver keeps no argument info (cached)."""
+        key = (dev.key, name)
+        info = self.arginfo.get(key)
+        if info is None:
+            info = self.arginfo[key] = _programs().kernel_args_info(self.cl_kernel(dev, name),
+                                                                    dev.native)
+        return info
 
     def all_names(self) -> tuple[str, ...]:
         return tuple(self.variants) + self.names
