@@ -255,7 +255,7 @@ def _interop_sizes(kind: str, index_space: sycl_range | nd_range | None, ctx: co
     g = (index_space.get_global_range() if isinstance(index_space, nd_range)
          else index_space).values
     if prod(g) > SMALL:
-        check_global_size(f"kernel {name!r}", g, dev, compiled=False)
+        check_global_size(f"kernel {name!r}", g, dev, None)
     if not isinstance(index_space, nd_range):
         return tuple(index_space)[::-1], None
     gsize = tuple(index_space.get_global_range())[::-1]

@@ -26,23 +26,25 @@ if TYPE_CHECKING:
 #: No device launches fewer work-items than this (a 32-bit device's size_t): a global
 #: range up to it needs no check of the device's own limit.
 SMALL = (1 << 32) - 1
-#: Compiled kernels index with int64: no launch of more work-items than this.
-_INDEX_MAX = (1 << 63) - 1
+#: Compiled kernels index with int64: no launch of more work-items than this (and why).
+COMPILED = ((1 << 63) - 1, "pysycl's kernels index work-items with int64")
 
 
-def check_global_size(where: str, g: tuple[int, ...], dev: device, compiled: bool = True) -> None:
+def check_global_size(where: str, g: tuple[int, ...], dev: device,
+                      runs: tuple[int, str] | None = COMPILED) -> None:
     """``errc.nd_range`` unless ``dev`` can launch the global range ``g`` (SYCL order).
 
     Each dimension and the whole must fit the device's ``size_t``
-    (``info.device.address_bits``), and for a compiled kernel its int64 ids.
+    (``info.device.address_bits``) and what runs the kernel, ``runs``: (the most
+    work-items, why); None for an OpenCL C kernel (the device's ``size_t`` only).
     """
     from pysycl._objects.info import info
 
     bits = dev.get_info(info.device.address_bits)
     limit = (1 << bits) - 1
     why = f"its size_t has {bits} bits (info.device.address_bits)"
-    if compiled and limit > _INDEX_MAX:
-        limit, why = _INDEX_MAX, "pysycl's kernels index work-items with int64"
+    if runs is not None and limit > runs[0]:
+        limit, why = runs
     big = [d for d in builtins.range(len(g)) if g[d] > limit]
     what = (f"{g[big[0]]} work-items in dimension {big[0]}" if big
             else f"{prod(g)} work-items in all" if prod(g) > limit else "")

@@ -37,6 +37,7 @@ import builtins
 import ctypes
 import itertools
 import operator
+import sys
 import types
 from collections.abc import Callable, Sequence
 from math import prod
@@ -201,10 +202,11 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
                         "h.parallel_for(sycl.nd_range(global_range, local_range), kernel)")
     if kind == "nd_range":
         _check_nd_range(desc, index_space, locals_, reds)
-    if kind != "single_task":  # Python ints: only the device's size_t bounds the range
+    if kind != "single_task":  # work-items counted by Python's range (ssize_t)
         g = (index_space if kind == "range" else index_space.get_global_range()).values
         if prod(g) > SMALL:
-            check_global_size(desc, g, q.get_device(), compiled=False)
+            check_global_size(desc, g, q.get_device(), (sys.maxsize, "the host device counts "
+                                                        "work-items in C's ssize_t"))
     nparams = 0 if kind == "single_task" else 1 + len(reds)
     extra: list[kernel_handler] = []
     if code.co_argcount - (body is not None) == nparams + 1:  # a trailing sycl.kernel_handler
