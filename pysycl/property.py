@@ -16,6 +16,10 @@ from pysycl._core.sites import user_site
 if TYPE_CHECKING:
     from pysycl._objects.context import context as _context
 
+#: The user's names (``sycl.property.queue.in_order()``, ...); the rest serves pysycl's
+#: constructors (which class takes which property).
+__all__ = ["buffer", "no_init", "no_init_property", "property_list", "queue", "reduction"]
+
 
 class _Property:
     """Base of all properties: equal when of the same class and arguments."""

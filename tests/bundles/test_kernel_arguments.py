@@ -79,7 +79,13 @@ CHILD = textwrap.dedent("""
     q = sycl.queue(dev)
     ctx = q.get_context()
     src = "__kernel void f(__global int* x, int n) { x[get_global_id(0)] = n; }"
-    from_source = cl.Program(sycl.get_native(ctx), src).build()  # no -cl-kernel-arg-info
+    try:
+        from_source = cl.Program(sycl.get_native(ctx), src).build()  # no -cl-kernel-arg-info
+    except cl.Error as e:  # PoCL whose LLVM does not know the host CPU (pocl issue 1049)
+        if "unknown target CPU" in str(e):
+            print(json.dumps({"skip": str(e)[-200:]}))
+            sys.exit(0)
+        raise
     from_binary = cl.Program(sycl.get_native(ctx), [sycl.get_native(dev)],
                              from_source.binaries).build()
     res = {}
@@ -114,6 +120,8 @@ def test_interop_kernel_without_argument_info_names_the_index(platform: str) -> 
                        capture_output=True, text=True, timeout=300, check=False)
     assert r.returncode == 0, r.stderr[-3000:]
     res = json.loads(r.stdout.strip().splitlines()[-1])
+    if "skip" in res:
+        pytest.skip(f"{platform} cannot compile OpenCL C here: {res['skip']}")
     for name, got in res.items():
         assert got != "ran", name
         code, msg = got
