@@ -20,6 +20,7 @@ import hashlib
 import sys
 import types
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from math import prod
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -40,7 +41,7 @@ from pysycl._kernels.digest import hash_static, stable_digest
 from pysycl._kernels.functor import body_of
 from pysycl._kernels.group_algorithms import known_identity
 from pysycl._kernels.kernel_api import _functor, group_barrier
-from pysycl._kernels.ndrange import check_global_size, dev_limits, ndrange_sizes
+from pysycl._kernels.ndrange import SMALL, check_global_size, dev_limits, ndrange_sizes
 from pysycl._memory import tables as _tables
 from pysycl._memory.accessor import access_mode, accessor
 from pysycl._memory.buffer import buffer
@@ -464,7 +465,8 @@ def _sizes(k: Kernel, dev: device, clk: cl.Kernel, cmd: KernelCommand, values: l
                         "local memory exists only in nd_range kernels")
     lim = dev_limits(dev, clk)
     user = tuple(cmd.index_space)
-    check_global_size(k.named(cmd.name), user, dev)
+    if prod(user) > SMALL:
+        check_global_size(k.named(cmd.name), user, dev)
     total = int(np.prod(user, dtype=np.int64)) if user else 0
     wg = max(1, min(256, lim[0], lim[1][0], total))
     # The kernel loops over the items (grid-stride). On a GPU: enough groups to fill it,
