@@ -3,6 +3,10 @@
 ``sycl.queue(properties=[sycl.property.queue.enable_profiling()])``,
 ``sycl.buffer(a, properties=[sycl.property.buffer.use_host_ptr()])``,
 ``buf.get_access(h, sycl.access_mode.write, properties=[sycl.no_init])``.
+
+Each class takes its own properties (:func:`checked`); a property of another class
+(``no_init`` on a queue, ``queue.in_order()`` on a buffer) is ``errc.invalid``
+naming the property, the class and the user's line, as DPC++ throws.
 """
 
 from __future__ import annotations

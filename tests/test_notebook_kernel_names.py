@@ -32,7 +32,10 @@ print(json.dumps(out))"""
 
 
 @pytest.mark.slow
-def test_notebook_cells_run_again_and_edited_keep_one_kernel_per_name(tmp_path: Path) -> None:
+def test_notebook_cells_run_again_and_edited_keep_one_kernel_per_name(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the Jupyter kernel imports this checkout's pysycl (a worktree, not the installed one)
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[1]))
     cells = [SETUP, _cell(1), _cell(1), _cell(2), _cell(3, "other")]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in cells])
     path = tmp_path / "names.ipynb"

@@ -171,6 +171,10 @@ def _cl_size(tname: str) -> int | None:
     return np.dtype(dt).itemsize * (4 if lanes == 3 else lanes)
 
 
+_WANTS = {"global": "memory", "constant": "memory", "local": "local"}  # else: a value
+_PASS = {"memory": "an accessor or USM pointer", "local": "a sycl.local_accessor"}
+
+
 def _check_kind(name: str, i: int, v: Any, given: str, info: tuple[str, str] | None,
                 ctx: context) -> None:
     """``errc.kernel_argument`` unless ``v`` (a ``given``: "memory", "local" or "value") fits
@@ -178,20 +182,25 @@ def _check_kind(name: str, i: int, v: Any, given: str, info: tuple[str, str] | N
     if info is None:
         return
     qual, tname = info
-    want = {"global": "memory", "constant": "memory", "local": "local"}.get(qual, "value")
+    want = _WANTS.get(qual, "value")
+    size = None
+    if given == want:
+        if not isinstance(v, np.generic):  # Python numbers are converted to the parameter's type
+            return
+        size = _cl_size(tname)
+        if size is None or v.nbytes == size:
+            return
     expect = f"`{tname}`" if qual == "private" else f"`__{qual} {tname}`"
-    what = {"memory": "an accessor or USM pointer", "local": "a sycl.local_accessor",
-            "value": f"a number (np.{np.dtype(_CL_TYPES[tname]).name}(...))"
-            if tname in _CL_TYPES else "a numpy value of that type"}
-    if given != want:
-        raise exception(errc.kernel_argument, f"kernel {name!r} argument {i} "
-                        f"({type(v).__name__} {v!r}) does not fit its parameter {i}, {expect}: "
-                        f"pass {what[want]}", ctx)
-    size = _cl_size(tname) if isinstance(v, np.generic) else None  # Python numbers: converted
-    if size is not None and v.nbytes != size:
+    dt = _CL_TYPES.get(tname)
+    hint = _PASS.get(want) or (f"a number (np.{np.dtype(dt).name}(...))" if dt is not None
+                               else "a numpy value of that type")
+    if size is not None:
         raise exception(errc.kernel_argument, f"kernel {name!r} argument {i} ({v.dtype}, "
                         f"{v.nbytes} bytes) does not fit its parameter {i}, {expect} ({size} "
-                        f"bytes): pass {what[want]}", ctx)
+                        f"bytes): pass {hint}", ctx)
+    raise exception(errc.kernel_argument, f"kernel {name!r} argument {i} "
+                    f"({type(v).__name__} {v!r}) does not fit its parameter {i}, {expect}: "
+                    f"pass {hint}", ctx)
 
 
 def _scalar(v: Any, i: int, info: tuple[str, str] | None) -> np.generic:

@@ -131,7 +131,8 @@ class local_accessor:  # noqa: N801 - the spec's spelling
     ``tmp = sycl.local_accessor(np.float32, sycl.range(64), h)`` inside a command
     group; the kernel indexes it like an accessor (``tmp[lid]``,
     ``tmp[i, j]``). Each work-group gets its own ``range.size()`` elements,
-    uninitialized. Only ``nd_range`` kernels may use it.
+    uninitialized. Only ``nd_range`` kernels may use it. ``properties``: SYCL 2020
+    defines none for it (any is ``errc.invalid``).
     """
 
     __slots__ = ("_dtype", "_handler", "_hostview", "_ktype", "_range")

@@ -234,6 +234,8 @@ class host_accessor:  # noqa: N801 - the spec's spelling
     back if needed. ``np.asarray(ha)`` gives the view (read-only for
     ``access_mode.read``); indexing works like numpy. Release it (``with``
     block, or drop it) before submitting work that uses the buffer again.
+    ``properties=[sycl.no_init]``: the old contents are not brought to the host (a
+    property of another class is ``errc.invalid``).
     """
 
     def __init__(self, buf: buffer, mode: access_mode | str = access_mode.read_write, *,

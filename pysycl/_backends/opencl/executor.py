@@ -61,8 +61,8 @@ if TYPE_CHECKING:
     from pysycl._objects.range import range as range_
 
 
-#: a handler-less launch: the kernel's parameters and the launch's name in messages
 _MAX_ALLOC, _GLOBAL_MEM = info.device.max_mem_alloc_size, info.device.global_mem_size
+#: a handler-less launch: the kernel's parameters and the launch's name in messages
 _WHERE = {"range": (1, "parallel_for over a range"), "nd_range": (1, "parallel_for over a nd_range"),
           "single_task": (0, "single_task")}
 
