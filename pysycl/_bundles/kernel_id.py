@@ -250,6 +250,8 @@ def _bind(name: str, fn: types.FunctionType) -> None:
         if d is None:
             _names[name] = new
         elif d.same(new):
+            if len(d.codes) >= 8:  # text compiled again and again (exec in a loop): stay small
+                del d.codes[next(iter(d.codes))]
             d.codes.update(new.codes)
         elif d.redefines(new):
             _names[name] = new
