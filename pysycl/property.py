@@ -3,6 +3,10 @@
 ``sycl.queue(properties=[sycl.property.queue.enable_profiling()])``,
 ``sycl.buffer(a, properties=[sycl.property.buffer.use_host_ptr()])``,
 ``buf.get_access(h, sycl.access_mode.write, properties=[sycl.no_init])``.
+
+Each class takes its own properties (:func:`checked`); a property of another class
+(``no_init`` on a queue, ``queue.in_order()`` on a buffer) is ``errc.invalid``
+naming the property, the class and the user's line, as DPC++ throws.
 """
 
 from __future__ import annotations
@@ -10,14 +14,23 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from pysycl._core.exceptions import errc, exception
+from pysycl._core.sites import user_site
+
 if TYPE_CHECKING:
     from pysycl._objects.context import context as _context
+
+#: The user's names (``sycl.property.queue.in_order()``, ...); the rest serves pysycl's
+#: constructors (which class takes which property).
+__all__ = ["buffer", "no_init", "no_init_property", "property_list", "queue", "reduction"]
 
 
 class _Property:
     """Base of all properties: equal when of the same class and arguments."""
 
     __slots__ = ()
+    #: the classes that take this property, for messages (set on each namespace's classes)
+    _of = "?"
 
     def _key(self) -> tuple[Hashable, ...]:
         return ()
@@ -39,11 +52,13 @@ class queue:  # noqa: N801 - namespace, the spec's spelling
         """Capture profiling information for every command (``event.get_profiling_info``)."""
 
         __slots__ = ()
+        _of = "sycl.queue"
 
     class in_order(_Property):  # noqa: N801
         """Commands execute in submission order."""
 
         __slots__ = ()
+        _of = "sycl.queue"
 
 
 class buffer:  # noqa: N801 - namespace, the spec's spelling
@@ -54,11 +69,13 @@ class buffer:  # noqa: N801 - namespace, the spec's spelling
         for C-contiguous writable arrays; accepted for portability)."""
 
         __slots__ = ()
+        _of = "sycl.buffer"
 
     class use_mutex(_Property):  # noqa: N801
         """Accepted for portability; pysycl's host accesses are synchronous anyway."""
 
         __slots__ = ("mutex",)
+        _of = "sycl.buffer"
 
         def __init__(self, mutex: Any = None) -> None:
             self.mutex = mutex
@@ -74,6 +91,7 @@ class buffer:  # noqa: N801 - namespace, the spec's spelling
         """The buffer may only be used in ``context``."""
 
         __slots__ = ("context",)
+        _of = "sycl.buffer"
 
         def __init__(self, context: _context) -> None:
             self.context = context
@@ -93,12 +111,14 @@ class reduction:  # noqa: N801 - namespace, the spec's spelling
         """Discard the reduction variable's old value instead of combining with it."""
 
         __slots__ = ()
+        _of = "sycl.reduction"
 
 
 class no_init_property(_Property):  # noqa: N801
     """``property::no_init``: the accessor's previous contents need not be preserved."""
 
     __slots__ = ()
+    _of = "sycl.accessor and sycl.host_accessor"
 
     def __repr__(self) -> str:
         return "sycl.no_init"
@@ -133,8 +153,6 @@ class property_list:  # noqa: N801 - the spec's spelling
         for p in self._props:
             if isinstance(p, kind):
                 return p  # type: ignore[return-value]
-        from pysycl._core.exceptions import errc, exception
-
         raise exception(errc.invalid, f"property {kind.__qualname__} is not in this property list")
 
     def __iter__(self) -> Iterator[_Property]:
@@ -142,3 +160,35 @@ class property_list:  # noqa: N801 - the spec's spelling
 
     def __repr__(self) -> str:
         return f"sycl.property_list({list(self._props)!r})"
+
+
+#: The properties each class takes (SYCL 2020 Table 31 queue, §4.7.2.2 buffer,
+#: §4.7.6.x no_init for accessors, §4.10.2 reduction); the others take none.
+QUEUE = (queue.enable_profiling, queue.in_order)
+BUFFER = (buffer.use_host_ptr, buffer.use_mutex, buffer.context_bound)
+ACCESSOR = (no_init_property,)
+REDUCTION = (reduction.initialize_to_identity,)
+
+
+def owner_of(p: object) -> str | None:
+    """The classes that take property ``p`` (for messages); None when ``p`` is no SYCL property."""
+    return p._of if isinstance(p, _Property) else None
+
+
+def checked(props: Iterable[_Property], takes: tuple[type[_Property], ...],
+            owner: str) -> property_list:
+    """``props`` as the property list of an ``owner`` object, which takes ``takes``.
+
+    Raises:
+        TypeError: an entry is not a SYCL property.
+        pysycl.exception: ``errc.invalid`` for a property of another class (as
+            DPC++ does), naming the property, ``owner`` and what it takes.
+    """
+    pl = property_list(props)
+    for p in pl:
+        if not isinstance(p, takes):
+            allowed = ", ".join(f"sycl.property.{t.__qualname__}" if t is not no_init_property
+                                else "sycl.no_init" for t in takes) or "no property"
+            raise exception(errc.invalid, f"{user_site()}: {owner} does not take {p!r}, a "
+                            f"property of {p._of}; {owner} takes {allowed}")
+    return pl

@@ -11,12 +11,14 @@ index order is reversed into OpenCL's (dimension 0 is OpenCL's last).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from math import prod
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pysycl._core.backend import backend
 from pysycl._core.exceptions import errc, exception
+from pysycl._kernels.ndrange import SMALL, check_global_size
 from pysycl._memory.usm_api import keep_until_complete
 
 if TYPE_CHECKING:
@@ -79,6 +81,12 @@ class kernel:  # noqa: N801 - the spec's spelling
                             f"device {dev!r} (its bundle's devices: "
                             f"{self._bundle.get_devices()})", self._bundle.get_context())
         return self._image.cl_kernel(dev, self._name)
+
+    def args_info(self, dev: device) -> tuple[tuple[str, str] | None, ...]:
+        """Per argument: ``(address qualifier, OpenCL C type name)`` (``("global", "int*")``),
+        or None where the driver keeps no argument info."""
+        self.native_for(dev)
+        return self._image.arg_info(dev, self._name)
 
     def native_any(self) -> cl.Kernel:
         """The backend kernel on the first device the kernel is built for."""
@@ -153,34 +161,80 @@ def new_kernel(kb: kernel_bundle, img: _Image, name: str, kid: kernel_id | None)
     return kernel._make(kb, img, name, kid)
 
 
-def _scalar(k: cl.Kernel, i: int, v: Any) -> np.generic:
-    from pysycl._backends.opencl import programs as clp
+def _cl_size(tname: str) -> int | None:
+    """Bytes of a value of OpenCL C type ``tname`` (``int``, ``float4``); None if unknown."""
+    base = tname.rstrip("0123456789")
+    dt = _CL_TYPES.get(base)
+    if dt is None or base == "bool":  # bool's size is the driver's own
+        return None
+    lanes = int(tname[len(base):] or 1)
+    return np.dtype(dt).itemsize * (4 if lanes == 3 else lanes)
 
+
+_WANTS = {"global": "memory", "constant": "memory", "local": "local"}  # else: a value
+_PASS = {"memory": "an accessor or USM pointer", "local": "a sycl.local_accessor"}
+
+
+def _check_kind(name: str, i: int, v: Any, given: str, info: tuple[str, str] | None,
+                ctx: context) -> None:
+    """``errc.kernel_argument`` unless ``v`` (a ``given``: "memory", "local" or "value") fits
+    the kernel's parameter ``info`` (address qualifier, type name); no info: not checked."""
+    if info is None:
+        return
+    qual, tname = info
+    want = _WANTS.get(qual, "value")
+    size = None
+    if given == want:
+        if not isinstance(v, np.generic):  # Python numbers are converted to the parameter's type
+            return
+        size = _cl_size(tname)
+        if size is None or v.nbytes == size:
+            return
+    expect = f"`{tname}`" if qual == "private" else f"`__{qual} {tname}`"
+    dt = _CL_TYPES.get(tname)
+    hint = _PASS.get(want) or (f"a number (np.{np.dtype(dt).name}(...))" if dt is not None
+                               else "a numpy value of that type")
+    if size is not None:
+        raise exception(errc.kernel_argument, f"kernel {name!r} argument {i} ({v.dtype}, "
+                        f"{v.nbytes} bytes) does not fit its parameter {i}, {expect} ({size} "
+                        f"bytes): pass {hint}", ctx)
+    raise exception(errc.kernel_argument, f"kernel {name!r} argument {i} "
+                    f"({type(v).__name__} {v!r}) does not fit its parameter {i}, {expect}: "
+                    f"pass {hint}", ctx)
+
+
+def _scalar(v: Any, i: int, info: tuple[str, str] | None) -> np.generic:
     if isinstance(v, np.generic):
         return v
     if isinstance(v, (bool, int, float)):
-        tname = clp.kernel_arg_type_name(k, i)
-        dt = _CL_TYPES.get((tname or "").strip())
+        dt = _CL_TYPES.get(info[1].strip()) if info is not None else None
         if dt is None:
             raise exception(errc.kernel_argument, f"kernel argument {i} is a Python "
                             f"{type(v).__name__}, and the kernel's argument type is not known "
-                            f"({tname or 'no argument info'}): pass a numpy scalar such as "
-                            f"np.int32({v!r}) or np.float32({v!r})")
+                            f"({info[1] if info else 'no argument info'}): pass a numpy scalar "
+                            f"such as np.int32({v!r}) or np.float32({v!r})")
         return dt(v)
     raise exception(errc.kernel_argument, f"kernel argument {i}: {type(v).__name__} cannot be "
                     "passed; use an accessor, a local_accessor or a numpy scalar")
 
 
-def _arg_plan(clk: cl.Kernel, given: dict[int, Any], n: int, ctx: context) -> list[tuple[str, Any]]:
+def _arg_plan(kobj: kernel, dev: device, given: dict[int, Any], n: int, ctx: context
+              ) -> list[tuple[str, Any]]:
     """How each ``set_arg`` argument is passed: ``("acc", accessor)``, ``("local", bytes)``,
-    ``("ptr", usm_pointer)`` (an SVM pointer argument) or ``("val", numpy scalar)``."""
+    ``("ptr", usm_pointer)`` (an SVM pointer argument) or ``("val", numpy scalar)``; each
+    checked against the kernel's parameter where the driver keeps argument info."""
     from pysycl._kernels.kernel_api import local_accessor
     from pysycl._memory.accessor import accessor
     from pysycl._memory.usm import usm_pointer
 
+    infos = kobj.args_info(dev)
+    name = kobj.ext_pysycl_name()
     plan: list[tuple[str, Any]] = []
     for i in range(n):
         v = given[i]
+        info = infos[i] if i < len(infos) else None
+        _check_kind(name, i, v, "memory" if isinstance(v, (accessor, usm_pointer)) else
+                    "local" if isinstance(v, local_accessor) else "value", info, ctx)
         if isinstance(v, accessor):
             if v.kernel_tail[0] != 0:
                 raise exception(errc.feature_not_supported, f"kernel argument {i}: an accessor "
@@ -195,17 +249,22 @@ def _arg_plan(clk: cl.Kernel, given: dict[int, Any], n: int, ctx: context) -> li
                                 f"{a.ctx!r}, not in the queue's context", ctx)
             plan.append(("ptr", v))
         else:
-            plan.append(("val", _scalar(clk, i, v)))
+            plan.append(("val", _scalar(v, i, info)))
     return plan
 
 
-def _interop_sizes(kind: str, index_space: sycl_range | nd_range | None, ctx: context
-                   ) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
-    """OpenCL global and local sizes (SYCL's order reversed), nd_range divisibility checked."""
+def _interop_sizes(kind: str, index_space: sycl_range | nd_range | None, ctx: context,
+                   dev: device, name: str) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
+    """OpenCL global and local sizes (SYCL's order reversed), nd_range divisibility and the
+    device's size_t checked."""
     from pysycl._objects.range import nd_range
 
     if kind == "single_task":
         return (1,), None
+    g = (index_space.get_global_range() if isinstance(index_space, nd_range)
+         else index_space).values
+    if prod(g) > SMALL:
+        check_global_size(f"kernel {name!r}", g, dev, None)
     if not isinstance(index_space, nd_range):
         return tuple(index_space)[::-1], None
     gsize = tuple(index_space.get_global_range())[::-1]
@@ -243,8 +302,8 @@ def prepare_interop(q: queue, h: handler, cmd: KernelCommand
     if extra:
         raise exception(errc.kernel_argument, f"kernel {name!r} takes {n} argument(s); "
                         f"set_arg index {extra} is out of range", ctx)
-    plan = _arg_plan(clk, given, n, ctx)
-    gsize, lsize = _interop_sizes(kind, index_space, ctx)
+    plan = _arg_plan(kobj, dev, given, n, ctx)
+    gsize, lsize = _interop_sizes(kind, index_space, ctx, dev, name)
     key = q.executor.key  # what the buffers' copies for this queue are keyed by
     clq = q.executor.native
     ptrs = [v for what, v in plan if what == "ptr"]

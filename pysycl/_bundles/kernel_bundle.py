@@ -112,8 +112,8 @@ def _aspect(name: str) -> aspect:
 class _Image:
     """One device image: the indivisible unit of compilation and linking."""
 
-    __slots__ = ("arch", "aspects", "clk", "format", "il", "kernel_ids", "key", "lang", "mkeys",
-                 "names", "options", "programs", "source", "specs", "state", "variants")
+    __slots__ = ("arch", "arginfo", "aspects", "clk", "format", "il", "kernel_ids", "key", "lang",
+                 "mkeys", "names", "options", "programs", "source", "specs", "state", "variants")
 
     def __init__(self, state: bundle_state, fmt: str, key: str, *,
                  kernel_ids: Iterable[kernel_id] = (), aspects: Iterable[str] = (),
@@ -140,6 +140,7 @@ class _Image:
         self.options = options
         self.specs = specs or {}            # entry name -> its specialization_ids by SpecId
         self.clk: dict[tuple[int, str], cl.Kernel] = {}
+        self.arginfo: dict[tuple[int, str], tuple[tuple[str, str] | None, ...]] = {}
 
     def compatible(self, dev: device) -> bool:
         """Whether this image can run (or be built) on ``dev``, without compiling."""
@@ -172,8 +173,52 @@ class _Image:
             self.clk[key] = k
         return k
 
+    def arg_info(self, dev: device, name: str) -> tuple[tuple[str, str] | None, ...]:
+        """Per argument of kernel ``name`` on ``dev``: ``(address qualifier, type name)``, or
+        None where the driver keeps no argument info (cached)."""
+        key = (dev.key, name)
+        info = self.arginfo.get(key)
+        if info is None:
+            info = self.arginfo[key] = _programs().kernel_args_info(self.cl_kernel(dev, name),
+                                                                    dev.native)
+        return info
+
     def all_names(self) -> tuple[str, ...]:
         return tuple(self.variants) + self.names
+
+    def merged(self, other: _Image) -> _Image:
+        """This image, also holding ``other``'s kernel ids and programs: ``other`` has the
+        same key (one compiled function submitted under two kernel names, or one object
+        image compiled for other devices)."""
+        if other is self or (other.kernel_ids <= self.kernel_ids
+                             and other.programs.keys() <= self.programs.keys()):
+            return self
+        return _Image(self.state, self.format, self.key,
+                      kernel_ids=self.kernel_ids | other.kernel_ids, aspects=self.aspects,
+                      variants={**other.variants, **self.variants},
+                      mkeys={**other.mkeys, **self.mkeys}, il=self.il, source=self.source,
+                      programs={**other.programs, **self.programs},
+                      names=dict.fromkeys(self.names + other.names), lang=self.lang,
+                      options=self.options, specs={**other.specs, **self.specs}, arch=self.arch)
+
+    def entry_of(self, kid: kernel_id) -> str | None:
+        """The entry name of ``kid``'s kernel in this image (None when it has none)."""
+        for mkey in list(kid.variants):
+            entry = self.mkeys.get(mkey)
+            if entry is not None:
+                return entry
+        return None
+
+
+def unique_images(images: Iterable[_Image]) -> list[_Image]:
+    """``images`` without duplicates: images of one state and key become one, holding
+    every kernel id of them (SYCL 2020 §4.11: a bundle has each of its kernels)."""
+    seen: dict[tuple[str, str], _Image] = {}
+    for img in images:
+        k = (img.state.value, img.key)
+        prev = seen.get(k)
+        seen[k] = img if prev is None else prev.merged(img)
+    return list(seen.values())
 
 
 def _digest(*parts: bytes | str) -> str:
@@ -274,10 +319,7 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
         self._ctx = ctx
         self._devices = tuple(dict.fromkeys(devs))
         self._state = state
-        seen: dict[tuple[str, str], _Image] = {}
-        for img in images:
-            seen.setdefault((img.state.value, img.key), img)
-        self._images = tuple(seen.values())
+        self._images = tuple(unique_images(images))
         self._spec = dict(spec or {})
         return self
 
@@ -358,9 +400,8 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
         if not isinstance(kid, kernel_id):
             raise TypeError(f"get_kernel takes a sycl.kernel_id, not {type(kid).__name__}")
         for img in self._images:
-            if kid in img.kernel_ids:
-                entry = next(e for e, k in img.variants.items()
-                             if _kernel_name_of(img, e) is kid)
+            entry = img.entry_of(kid) if kid in img.kernel_ids else None
+            if entry is not None:
                 return new_kernel(self, img, entry, kid)
         raise exception(errc.invalid, f"the kernel bundle does not contain kernel {kid.get_name()!r}",
                         self._ctx)

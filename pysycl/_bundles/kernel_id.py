@@ -36,9 +36,11 @@ from pysycl._core.abi import (
     SpecConstantType,
     detached,
 )
+from pysycl._core.exceptions import errc, exception
 from pysycl._kernels.cache import SPIRV, Kernel, kernels
 from pysycl._kernels.captures import captures_of, classify, info_of, walk_helpers
-from pysycl._kernels.digest import stable_digest
+from pysycl._kernels.digest import code_digest, stable_digest
+from pysycl._kernels.functor import body_of
 from pysycl._kernels.signature import check_kernel
 from pysycl._kernels.specconst import spec_ids_of
 
@@ -180,11 +182,98 @@ def _intern(name: str) -> kernel_id:
     return kid
 
 
-def check_kernel_name(kernel_name: object) -> str:
-    """``kernel_name`` if it is a valid kernel name (a non-empty ``str``); else TypeError."""
+class _Definition:
+    """The kernel function a ``kernel_name=`` names: where it is defined and its code objects."""
+
+    __slots__ = ("codes", "digest", "filename", "line", "qualname")
+
+    def __init__(self, fn: types.FunctionType) -> None:
+        code = fn.__code__
+        self.codes = {id(code): code}  # every code object of this definition met so far
+        self.filename = code.co_filename
+        self.line = code.co_firstlineno
+        self.qualname = fn.__qualname__
+        self.digest = code_digest(code)
+
+    def same(self, other: _Definition) -> bool:
+        """One definition: the same file, line and code text (a lambda made again in a
+        loop, a module or notebook cell run again)."""
+        return (other.filename, other.line, other.digest) == (self.filename, self.line, self.digest)
+
+    def redefines(self, other: _Definition) -> bool:
+        """``other`` replaces this definition: both are typed interactively (a notebook or
+        IPython cell, ``<stdin>``, ``exec``'d text) and have one qualified name."""
+        return _interactive(self.filename) and _interactive(other.filename) and (
+            other.qualname == self.qualname)
+
+    @property
+    def where(self) -> str:
+        return f"{self.qualname} ({self.filename}:{self.line})"
+
+
+def _interactive(filename: str) -> bool:
+    # IPython names a cell <ipython-input-N-hash>; ipykernel writes it to ipykernel_PID/HASH.py
+    return (filename.startswith("<") and filename.endswith(">")) or os.path.basename(
+        os.path.dirname(filename)).startswith("ipykernel_")
+
+
+_names: dict[str, _Definition] = {}  # kernel_name= -> the kernel it names
+
+
+def check_kernel_name(kernel_name: object, kernel: object = None) -> str:
+    """``kernel_name`` if it is a valid kernel name (a non-empty ``str``); else TypeError.
+
+    With ``kernel``, the name is bound to the kernel's definition the first time
+    it is used; a different function under a name already bound raises
+    ``errc.invalid`` (SYCL 2020 §5.2: a kernel name identifies one kernel).
+    One definition is one code object, or the same file, line and code text
+    (a lambda made again, a notebook cell run again); in an interactive session
+    a new function of the same qualified name replaces the old one (an edited
+    cell run again). ``sycl.kernel`` objects carry no Python definition.
+    """
     if not isinstance(kernel_name, str) or not kernel_name:
         raise TypeError(f"kernel_name must be a non-empty str, not {kernel_name!r}")
+    if kernel is not None:
+        body = None if type(kernel) is types.FunctionType else body_of(kernel)
+        fn = kernel if body is None else body[0]
+        if type(fn) is types.FunctionType:
+            d = _names.get(kernel_name)
+            if d is None or id(fn.__code__) not in d.codes:
+                _bind(kernel_name, fn)
     return kernel_name
+
+
+def _bind(name: str, fn: types.FunctionType) -> None:
+    new = _Definition(fn)
+    with _lock:
+        d = _names.get(name)
+        if d is None:
+            _names[name] = new
+        elif d.same(new):
+            if len(d.codes) >= 8:  # text compiled again and again (exec in a loop): stay small
+                del d.codes[next(iter(d.codes))]
+            d.codes.update(new.codes)
+        elif d.redefines(new):
+            _names[name] = new
+            _forget(name, d)
+        else:
+            raise exception(
+                errc.invalid, f"kernel_name {name!r} already names the kernel {d.where}; "
+                f"{new.where} is a different function. A kernel name identifies one kernel "
+                "(SYCL 2020 §5.2; a C++ program with two kernels of one name is ill formed): "
+                "give this kernel another kernel_name, or none")
+
+
+def _forget(name: str, old: _Definition) -> None:
+    """Drop the variants of ``name`` compiled from the replaced definition ``old``."""
+    kid = _ids.get(name)
+    if kid is None:
+        return
+    for mkey, v in list(kid.variants.items()):
+        if id(v.fn.__code__) in old.codes:
+            del kid.variants[mkey]
+            if _by_mkey.get(mkey) is v:
+                del _by_mkey[mkey]
 
 
 def auto_name(fn: types.FunctionType) -> str:
@@ -386,7 +475,7 @@ def declare_kernel(factory: Callable[..., Any] | None = None, *, kernel_name: st
     nparams = 0 if index.kind == "single_task" else 1
     check_kernel(fn, nparams, f"a {index.kind} kernel declared with declare_kernel")
     caps, tkey = _declared_captures(fn, ctypes)
-    name = auto_name(fn) if kernel_name is None else check_kernel_name(kernel_name)
+    name = auto_name(fn) if kernel_name is None else check_kernel_name(kernel_name, fn)
     return _declare(name, fn, caps, tkey, index, needs)
 
 

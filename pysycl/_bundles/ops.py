@@ -29,6 +29,7 @@ from pysycl._bundles.kernel_bundle import (
     image_view,
     kernel_bundle,
     new_bundle,
+    unique_images,
 )
 from pysycl._bundles.kernel_id import (
     auto_name,
@@ -42,6 +43,7 @@ from pysycl._bundles.properties import build_options
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.ptx_link import link_ptx
 from pysycl._kernels import specconst as _specconst
+from pysycl.property import owner_of
 
 if TYPE_CHECKING:
     import types
@@ -110,8 +112,9 @@ def _options(properties: Iterable[build_options | save_log], what: str) -> str:
         if isinstance(p, build_options):
             opts.extend(p.opts)
         else:
-            raise exception(errc.invalid, f"{what}: unsupported property {p!r} (SYCL 2020 "
-                            "defines none; pysycl accepts "
+            of = f", a property of {owner_of(p)}" if owner_of(p) is not None else ""
+            raise exception(errc.invalid, f"{what} does not take {p!r}{of} (SYCL 2020 "
+                            "defines no property for it; pysycl accepts "
                             "sycl.ext.oneapi.experimental.build_options)")
     return " ".join(opts)
 
@@ -437,15 +440,13 @@ def link(object_bundles: kernel_bundle | Iterable[kernel_bundle],
     dl = _check_subset(common if devs is None else devs, common, ctx, "link")
     opts = _options(properties, "link")
     spec: dict[specialization_id, np.generic] = {}
-    images: dict[str, _Image] = {}
     for b in bl:
         spec.update(b.spec_values)
-        for img in b.images:
-            images.setdefault(img.key, img)
+    images = unique_images(img for b in bl for img in b.images)
     clp = _programs()
     t0 = time.perf_counter()
     out = []
-    for group in _groups(images.values()):
+    for group in _groups(images):
         by_set: dict[tuple[int, ...], list[device]] = {}
         for d in dl:
             members = tuple(i for i, img in enumerate(group) if d in img.programs)
@@ -554,8 +555,12 @@ def check_use(kb: kernel_bundle, q: queue) -> None:
 
 
 def launch_kernel(kb: kernel_bundle, mkey: Hashable, ctx: context, dev: device,
-                  fn: types.FunctionType) -> tuple[Kernel, cl.Kernel]:
+                  fn: types.FunctionType, kernel_name: str | None = None
+                  ) -> tuple[Kernel, cl.Kernel]:
     """(compiled kernel, cl_kernel) of a Python kernel from bundle ``kb`` — no compiling.
+
+    Errors name ``kernel_name`` (the submit's) when given, else the registered or
+    automatic name of ``fn``.
 
     Raises:
         exception: ``errc.invalid`` on a context mismatch;
@@ -574,7 +579,7 @@ def launch_kernel(kb: kernel_bundle, mkey: Hashable, ctx: context, dev: device,
             continue
         return img.variants[entry], img.cl_kernel(dev, entry)
     v = variant_of(mkey)
-    name = v.kid.get_name() if v is not None else auto_name(fn)
+    name = kernel_name or (v.kid.get_name() if v is not None else auto_name(fn))
     if elsewhere:
         why = f"it holds kernel {name!r} only for other devices than {dev!r}"
     elif any(k.get_name() == name for img in kb.images for k in img.kernel_ids):

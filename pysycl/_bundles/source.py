@@ -21,6 +21,7 @@ from pysycl._bundles.ops import _check_devs
 from pysycl._bundles.properties import build_options, save_log
 from pysycl._core.exceptions import errc, exception
 from pysycl._objects.info import source_language
+from pysycl.property import owner_of
 
 if TYPE_CHECKING:
     from pysycl._objects.context import context
@@ -99,6 +100,9 @@ def build(source_bundle: kernel_bundle, devs: Sequence[device] | None = None,
             opts.extend(p.opts)
         elif isinstance(p, save_log):
             logs.append(p)
+        elif owner_of(p) is not None:  # a SYCL property of another class
+            raise exception(errc.invalid, f"build does not take {p!r}, a property of "
+                            f"{owner_of(p)}; it takes build_options and save_log")
         else:
             raise TypeError(f"build: unsupported property {p!r} (build_options and save_log "
                             "are allowed)")

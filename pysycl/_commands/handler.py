@@ -147,19 +147,19 @@ class handler:  # noqa: N801 - the spec's spelling
                     raise TypeError("parallel_for(index_space, *reductions, kernel): arguments "
                                     "between the index space and the kernel must be "
                                     f"sycl.reduction objects, not {type(r).__name__}")
-        if kernel_name is not None:
-            check_kernel_name(kernel_name)
         if type(kernel) is not _sycl_kernel:
             _check_kernel(kernel, len(rest), lambda: f"parallel_for over a {kind}"
                           + (f" with {len(rest) - 1} reduction(s)" if len(rest) > 1 else ""))
+        if kernel_name is not None:
+            check_kernel_name(kernel_name, kernel)
         self._set(KernelCommand.record(kind, ndim, index_space, kernel, rest[:-1], kernel_name))
 
     def single_task(self, kernel: Callable[[], Any], *, kernel_name: str | None = None) -> None:
         """Run ``kernel`` (a function of no arguments) once."""
-        if kernel_name is not None:
-            check_kernel_name(kernel_name)
         if type(kernel) is not _sycl_kernel:
             _check_kernel(kernel, 0, "single_task")
+        if kernel_name is not None:
+            check_kernel_name(kernel_name, kernel)
         self._set(KernelCommand.record("single_task", 0, None, kernel, (), kernel_name))
 
     # ------------------------------------------------------ kernel bundles

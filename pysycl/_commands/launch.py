@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable, Hashable, Sequence
+from math import prod as _prod
 from typing import TYPE_CHECKING, Any
 
 from pysycl._bundles import kernel as _kernel
@@ -34,7 +35,8 @@ from pysycl._kernels.cache import Kernel, kernels, target_of
 from pysycl._kernels.captures import CodeInfo, capture_values, captures_of, generic_key
 from pysycl._kernels.digest import stable_digest
 from pysycl._kernels.functor import body_of
-from pysycl._kernels.ndrange import check_nd_range, ndrange_sizes
+from pysycl._kernels.ndrange import SMALL as _SMALL
+from pysycl._kernels.ndrange import check_global_size, check_nd_range, ndrange_sizes
 from pysycl._memory import tables as _tables
 from pysycl._memory.usm_api import keep_until_complete
 
@@ -107,7 +109,7 @@ def prepare(q: queue, h: handler,
     ctx = ex.context
     checked = kb is None and _bounds.enabled()  # bounds-checked mode: another compiled kernel
     if kb is not None:  # use_kernel_bundle: the kernel comes from the bundle, never compiled
-        k, clk = _bundle_kernel(kb, generic_key(caps, tkey, mkey)[2], ctx, dev, fn)
+        k, clk = _bundle_kernel(kb, generic_key(caps, tkey, mkey)[2], ctx, dev, fn, cmd.name)
         if cmd.name is not None and not _kernel_id.is_registered(
                 cmd.name, generic_key(caps, tkey, mkey)[2]):
             _register(k, fn, info, caps, tkey, mkey, cmd)
@@ -121,12 +123,15 @@ def prepare(q: queue, h: handler,
                 cmd.name, generic_key(caps, tkey, mkey)[2]):
                 _register(k, fn, info, caps, tkey, mkey, cmd, checked)
         if k.has_spec:  # spec constants: one build per set of values
-            clk = kernels.cl_kernel(k, ctx, dev, _spec_values(k, values, h), fn=fn)
+            clk = kernels.cl_kernel(k, ctx, dev, _spec_values(k, values, h), fn=fn, name=cmd.name)
         else:
-            clk = k.kernels.get(ex.build_key) or kernels.cl_kernel(k, ctx, dev, fn=fn)
+            clk = k.kernels.get(ex.build_key) or kernels.cl_kernel(k, ctx, dev, fn=fn,
+                                                                   name=cmd.name)
     if kind == "range":
         gsize = index_space.values[::-1]  # SYCL dim 0 is the slowest: OpenCL's last
         lsize = None
+        if _prod(gsize) > _SMALL:  # more work-items than a 32-bit size_t: the device's limit
+            check_global_size(k.named(cmd.name), index_space.values, dev)
     elif kind == "single_task":
         gsize, lsize = (1,), None
     else:

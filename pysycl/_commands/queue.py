@@ -105,7 +105,7 @@ class queue:  # noqa: N801 - the spec's spelling
             ctx = default_context_for(dev)
         elif dev not in ctx.get_devices():
             raise exception(errc.invalid, f"device {dev!r} is not in the queue's context {ctx!r}")
-        props = _prop.property_list(properties)
+        props = _prop.checked(properties, _prop.QUEUE, "sycl.queue")
         self._props = props
         self._profiling = props.has_property(_prop.queue.enable_profiling)
         self._in_order = props.has_property(_prop.queue.in_order)

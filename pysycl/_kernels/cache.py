@@ -132,6 +132,11 @@ class Kernel:
         """``kernel NAME (file:line)`` for messages."""
         return f"kernel {self.name} ({self.compiled.source_location})"
 
+    def named(self, name: str | None) -> str:
+        """:attr:`where`, under the ``kernel_name`` of this submit when there is one (the
+        compiled kernel may be shared by several names)."""
+        return self.where if name is None else f"kernel {name} ({self.compiled.source_location})"
+
 
 #: Every kernel alive (the cache's, kernel bundles', reductions' combine steps): where
 #: :meth:`KernelCache.forget_memory` and a context's end look for what to drop.
@@ -170,8 +175,9 @@ def _dev_name(dev: device) -> str:
     return dev.display_name
 
 
-def _check_device(k: Kernel, dev: device) -> None:
-    """Raise ``errc.kernel_not_supported`` unless ``dev`` can run ``k`` (before anything runs)."""
+def _check_device(k: Kernel, dev: device, name: str | None = None) -> None:
+    """Raise ``errc.kernel_not_supported`` unless ``dev`` can run ``k`` (before anything runs);
+    the message names ``name`` (the submit's ``kernel_name``) when given."""
     from pysycl._objects.aspects import aspect
 
     missing = [name for name in sorted(k.compiled.required_aspects)
@@ -179,13 +185,13 @@ def _check_device(k: Kernel, dev: device) -> None:
     if missing:
         raise exception(
             errc.kernel_not_supported,
-            f"{k.where} needs {', '.join('aspect.' + m for m in missing)}, which device "
+            f"{k.named(name)} needs {', '.join('aspect.' + m for m in missing)}, which device "
             f"{_dev_name(dev)!r} does not have (float16 needs fp16, float64 and Python floats "
             "need fp64)")
     if not dev.image_targets:
         raise exception(
             errc.kernel_not_supported,
-            f"{k.where} is a Python kernel, but device {_dev_name(dev)!r} loads neither SPIR-V "
+            f"{k.named(name)} is a Python kernel, but device {_dev_name(dev)!r} loads neither SPIR-V "
             "(no OpenCL IL support; PoCL from PyPI is such a device) nor PTX (an NVIDIA GPU). "
             "Run it on a device with aspect.ext_pysycl_spirv or aspect.ext_pysycl_ptx, e.g. "
             "sycl.queue(sycl.aspect_selector(sycl.aspect.ext_pysycl_spirv)).")
@@ -316,12 +322,13 @@ class KernelCache:
             return compiled
         return self.compile(digest, fn, index, captures, name, bounds_check, reductions, target)
 
-    def image(self, k: Kernel, dev: device, fn: types.FunctionType | None) -> CompiledKernel:
+    def image(self, k: Kernel, dev: device, fn: types.FunctionType | None,
+              name: str | None = None) -> CompiledKernel:
         """``k``'s image for ``dev``'s target (:meth:`target_image`)."""
-        return self.target_image(k, target_of(dev), fn, dev.display_name)
+        return self.target_image(k, target_of(dev), fn, dev.display_name, name)
 
     def target_image(self, k: Kernel, target: tuple[str, str], fn: types.FunctionType | None,
-                     where: str = "") -> CompiledKernel:
+                     where: str = "", name: str | None = None) -> CompiledKernel:
         """``k``'s image for ``target``, compiled (or loaded) the first time one is asked.
 
         ``fn`` is the kernel's Python function, needed only for a target ``k`` has no
@@ -332,7 +339,7 @@ class KernelCache:
             c = k.compiled
             if fn is None or not k.digest or c.reductions:  # reductions: one target per entry
                 raise exception(errc.kernel_not_supported,
-                                f"{k.where} has no {target[0]} image (for {where or target[1]}) "
+                                f"{k.named(name)} has no {target[0]} image (for {where or target[1]}) "
                                 "and no Python function to compile one from")
             img = k.images.setdefault(target, self.load_or_compile_image(
                 k.digest, fn, c.index, c.captures, k.name, c.bounds_checked, target))
@@ -342,16 +349,17 @@ class KernelCache:
     def cl_kernel(self, k: Kernel, ctx: context, dev: device,
                   spec: tuple[np.generic | None, ...] | None = None,
                   key: tuple[Hashable, ...] | None = None,
-                  fn: types.FunctionType | None = None) -> cl.Kernel:
+                  fn: types.FunctionType | None = None, name: str | None = None) -> cl.Kernel:
         """``k``'s ``cl_kernel`` for (``ctx``, ``dev``[, ``spec`` values]), built once
-        (from the image for ``dev``'s target: :meth:`image`)."""
+        (from the image for ``dev``'s target: :meth:`image`); errors name ``name`` (the
+        submit's ``kernel_name``) when given."""
         if key is None:
             key = (ctx.key, dev.key)
             if spec is not None:
                 key += _specconst.value_key(spec)
         clk = k.kernels.get(key)
         if clk is None:
-            clk = k.kernels[key] = self._build(k, ctx, dev, spec, fn)
+            clk = k.kernels[key] = self._build(k, ctx, dev, spec, fn, name)
         return clk
 
     # --- lifetimes
@@ -408,12 +416,12 @@ class KernelCache:
 
     def _build(self, k: Kernel, ctx: context, dev: device,
                spec: tuple[np.generic | None, ...] | None,
-               fn: types.FunctionType | None) -> cl.Kernel:
+               fn: types.FunctionType | None, name: str | None = None) -> cl.Kernel:
         from pysycl._backends.opencl import exec as x
 
-        _check_device(k, dev)
+        _check_device(k, dev, name)
         self.watch_context(ctx)
-        img = self.image(k, dev, fn)
+        img = self.image(k, dev, fn, name)
         t0 = time.perf_counter()
         if spec is not None:  # specialization constant values applied to the image (no Numba)
             clk = _specconst.build_for(k, img, ctx, dev, spec)

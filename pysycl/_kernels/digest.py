@@ -92,6 +92,14 @@ def _hash_code(code: types.CodeType, h: HASH) -> None:
             h.update(repr((type(c).__name__, c)).encode())
 
 
+def code_digest(code: types.CodeType) -> str:
+    """A digest of a code object's text (bytecode, names, constants, nested code); not of
+    its file or line. Two compiles of one source text have one digest."""
+    h = hashlib.sha256()
+    _hash_code(code, h)
+    return h.hexdigest()
+
+
 def hash_static(v: Any, h: HASH, seen: set[int]) -> None:
     """Hash a compile-time value: functions recursively (helpers compile with the kernel)."""
     if hasattr(v, "py_func"):

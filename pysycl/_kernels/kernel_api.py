@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, SupportsIndex
 
 import numpy as np
 
+from pysycl import property as _prop
 from pysycl._core.abi import AccessorType
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import sycl_intrel as intrel_api  # noqa: F401 - for the compiler (below)
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from pysycl._commands.handler import handler as _handler
     from pysycl._core.memory_model import memory_order, memory_scope
     from pysycl._memory.accessor import accessor
+    from pysycl.property import _Property
 
 
 class _fence_space(enum.Enum):  # noqa: N801 - the spec's spelling
@@ -129,14 +131,16 @@ class local_accessor:  # noqa: N801 - the spec's spelling
     ``tmp = sycl.local_accessor(np.float32, sycl.range(64), h)`` inside a command
     group; the kernel indexes it like an accessor (``tmp[lid]``,
     ``tmp[i, j]``). Each work-group gets its own ``range.size()`` elements,
-    uninitialized. Only ``nd_range`` kernels may use it.
+    uninitialized. Only ``nd_range`` kernels may use it. ``properties``: SYCL 2020
+    defines none for it (any is ``errc.invalid``).
     """
 
     __slots__ = ("_dtype", "_handler", "_hostview", "_ktype", "_range")
 
     def __init__(self, dtype: DTypeLike,
                  access_range: _range | SupportsIndex | Iterable[SupportsIndex],
-                 handler: _handler) -> None:
+                 handler: _handler, properties: Iterable[_Property] = ()) -> None:
+        _prop.checked(properties, (), "sycl.local_accessor")  # SYCL 2020 defines none for it
         dt = np.dtype(dtype)
         if dt.kind not in _NUMERIC and dt != np.bool_:
             raise TypeError(f"sycl.local_accessor: element type must be numeric, got {dt}")

@@ -95,7 +95,7 @@ class stream:  # noqa: N801 - the spec's spelling
             raise TypeError("sycl.stream(total_buffer_size, work_item_buffer_size, h) needs the "
                             "command group's handler as third argument")
         self._handler = handler
-        self._props = _prop.property_list(properties)
+        self._props = _prop.checked(properties, (), "sycl.stream")
         self._run: _HostRun | None = None  # set while the host device runs the kernel
 
     def size(self) -> int:

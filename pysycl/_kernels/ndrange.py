@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable
+from math import prod
 from typing import TYPE_CHECKING, Any
 
 from pysycl._core.exceptions import errc, exception
@@ -22,9 +23,42 @@ if TYPE_CHECKING:
     from pysycl._objects.range import nd_range
 
 
+#: No device launches fewer work-items than this (a 32-bit device's size_t): a global
+#: range up to it needs no check of the device's own limit.
+SMALL = (1 << 32) - 1
+#: Compiled kernels index with int64: no launch of more work-items than this (and why).
+COMPILED = ((1 << 63) - 1, "pysycl's kernels index work-items with int64")
+
+
+def check_global_size(where: str, g: tuple[int, ...], dev: device,
+                      runs: tuple[int, str] | None = COMPILED) -> None:
+    """``errc.nd_range`` unless ``dev`` can launch the global range ``g`` (SYCL order).
+
+    Each dimension and the whole must fit the device's ``size_t``
+    (``info.device.address_bits``) and what runs the kernel, ``runs``: (the most
+    work-items, why); None for an OpenCL C kernel (the device's ``size_t`` only).
+    """
+    from pysycl._objects.info import info
+
+    bits = dev.get_info(info.device.address_bits)
+    limit = (1 << bits) - 1
+    why = f"its size_t has {bits} bits (info.device.address_bits)"
+    if runs is not None and limit > runs[0]:
+        limit, why = runs
+    big = [d for d in builtins.range(len(g)) if g[d] > limit]
+    what = (f"{g[big[0]]} work-items in dimension {big[0]}" if big
+            else f"{prod(g)} work-items in all" if prod(g) > limit else "")
+    if what:
+        raise exception(errc.nd_range, f"{where}: the global range {g} has {what}, more than "
+                        f"device {dev.display_name!r} can launch ({limit}: {why}); split the "
+                        "work into several launches")
+
+
 def ndrange_sizes(k: Kernel, dev: device, clk: cl.Kernel, nd: nd_range, values: list[Any]
                   ) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """OpenCL global and local sizes of an nd_range launch of kernel ``k``, validated."""
+    if prod(nd.get_global_range().values) > SMALL:
+        check_global_size(k.where, nd.get_global_range().values, dev)
     lim = dev_limits(dev, clk)
     name = dev.display_name
 

@@ -20,6 +20,7 @@ import hashlib
 import sys
 import types
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from math import prod
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -40,12 +41,12 @@ from pysycl._kernels.digest import hash_static, stable_digest
 from pysycl._kernels.functor import body_of
 from pysycl._kernels.group_algorithms import known_identity
 from pysycl._kernels.kernel_api import _functor, group_barrier
-from pysycl._kernels.ndrange import dev_limits, ndrange_sizes
+from pysycl._kernels.ndrange import SMALL, check_global_size, dev_limits, ndrange_sizes
 from pysycl._memory import tables as _tables
 from pysycl._memory.accessor import access_mode, accessor
 from pysycl._memory.buffer import buffer
 from pysycl._objects.info import _device_info
-from pysycl.property import no_init, property_list
+from pysycl.property import REDUCTION, checked, no_init
 from pysycl.property import reduction as _reduction_props
 
 if TYPE_CHECKING:
@@ -202,7 +203,7 @@ class reduction:  # noqa: N801 - the spec's spelling
                             f"must be the command group's handler, not {type(h).__name__}")
         if not callable(combiner) and callable(identity):  # the spec's (var, h, identity, op)
             combiner, identity = identity, combiner
-        props = property_list(properties or ())
+        props = checked(properties or (), REDUCTION, "sycl.reduction")
         init = props.has_property(_reduction_props.initialize_to_identity)
         dt = _variable_dtype(var, h, where)
         op, comb, identity = _combiner_of(combiner, identity, dt, where)
@@ -465,6 +466,8 @@ def _sizes(k: Kernel, dev: device, clk: cl.Kernel, cmd: KernelCommand, values: l
                         "local memory exists only in nd_range kernels")
     lim = dev_limits(dev, clk)
     user = tuple(cmd.index_space)
+    if prod(user) > SMALL:
+        check_global_size(k.named(cmd.name), user, dev)
     total = int(np.prod(user, dtype=np.int64)) if user else 0
     wg = max(1, min(256, lim[0], lim[1][0], total))
     # The kernel loops over the items (grid-stride). On a GPU: enough groups to fill it,
@@ -521,7 +524,7 @@ def prepare(q: queue, h: handler,
     if k.has_spec:
         raise exception(errc.feature_not_supported, f"kernel {k.name}: pysycl does not support "
                         "specialization constants in kernels with reductions yet")
-    clk = kernels.cl_kernel(k, ctx, dev)
+    clk = kernels.cl_kernel(k, ctx, dev, name=cmd.name)
     finals = [_final_kernel(r, ck, target) for r, ck in zip(reds, ckeys, strict=True)]
     fclks = [kernels.cl_kernel(fk, ctx, dev) for fk in finals]
     gsize, lsize, extra = _sizes(k, dev, clk, cmd, values)

@@ -121,7 +121,7 @@ class accessor:  # noqa: N801 - the spec's spelling
         m = mode if type(mode) is access_mode else _norm_mode(mode)
         kmode, no_init = _MODES[m]
         if properties:
-            props = _prop.property_list(properties)
+            props = _prop.checked(properties, _prop.ACCESSOR, "sycl.accessor")
             no_init = no_init or props.has_property(_prop.no_init_property)
         if no_init and kmode == "read":
             raise exception(errc.invalid, "no_init cannot be used with access_mode.read")
@@ -239,14 +239,22 @@ class host_accessor:  # noqa: N801 - the spec's spelling
     back if needed. ``np.asarray(ha)`` gives the view (read-only for
     ``access_mode.read``); indexing works like numpy. Release it (``with``
     block, or drop it) before submitting work that uses the buffer again.
+    ``properties=[sycl.no_init]``: the old contents are not brought to the host (a
+    property of another class is ``errc.invalid``).
     """
 
-    def __init__(self, buf: buffer, mode: access_mode | str = access_mode.read_write) -> None:
+    def __init__(self, buf: buffer, mode: access_mode | str = access_mode.read_write, *,
+                 properties: Iterable[_Property] = ()) -> None:
         if not isinstance(buf, buffer):
             raise TypeError(f"sycl.host_accessor needs a sycl.buffer, got {type(buf).__name__}")
         self._buf = buf
         self._mode = _norm_mode(mode)
         kmode, no_init = _MODES[self._mode]
+        if properties:  # no_init: the old contents are not copied to the host
+            props = _prop.checked(properties, _prop.ACCESSOR, "sycl.host_accessor")
+            no_init = no_init or props.has_property(_prop.no_init_property)
+            if no_init and kmode == "read":
+                raise exception(errc.invalid, "no_init cannot be used with access_mode.read")
         buf.coherence.acquire_host(writes=kmode != "read", no_init=no_init)
         view = host_view(buf)
         if kmode == "read":

@@ -53,19 +53,24 @@ accessor_types: dict[str, Any] = {}
 _NUMERIC_KINDS = frozenset("biufc")
 
 
-def check_dtype(dtype: DTypeLike) -> np.dtype:
-    """Return ``dtype`` as a numpy dtype, or raise TypeError for non-numeric ones."""
+def check_dtype(dtype: DTypeLike, who: str = "sycl.buffer", what: str = "buffers") -> np.dtype:
+    """Return ``dtype`` as a numpy dtype, or raise TypeError for non-numeric ones.
+
+    The one rule for the element types of memory kernels use (buffers, USM
+    allocations and pointers): numbers in native byte order. ``who`` names the
+    call in the message, ``what`` the memory.
+    """
     try:
         dt = np.dtype(dtype)
     except TypeError as e:
-        raise TypeError(f"sycl.buffer: {dtype!r} is not a numpy dtype") from e
+        raise TypeError(f"{who}: {dtype!r} is not a numpy dtype") from e
     if dt.kind not in _NUMERIC_KINDS or dt.hasobject or dt.fields is not None:
         raise TypeError(
-            f"sycl.buffer: dtype {dt} is not supported; buffers hold numbers "
+            f"{who}: dtype {dt} is not supported; {what} hold numbers "
             "(bool, int8..int64, uint8..uint64, float16/32/64, complex64/128)"
         )
     if not dt.isnative:
-        raise TypeError(f"sycl.buffer: dtype {dt} is not in native byte order; use .astype()")
+        raise TypeError(f"{who}: dtype {dt} is not in native byte order; use .astype()")
     return dt
 
 
@@ -176,7 +181,7 @@ class buffer:  # noqa: N801 - the spec's spelling
         # Closed until fully built: a constructor that raises leaves nothing for
         # __del__ to write back (and no second error printed during collection).
         self.closed = True
-        self._props = _prop.property_list(properties)
+        self._props = _prop.checked(properties, _prop.BUFFER, "sycl.buffer")
         self._init(data, range, sub_range, dtype)
         self.closed = False
 
@@ -191,6 +196,12 @@ class buffer:  # noqa: N801 - the spec's spelling
             if dtype is None:
                 raise TypeError("sycl.buffer(sycl.range(...)) needs the element type: dtype=np.float32")
             dt = check_dtype(dtype)
+            nbytes = data.size() * dt.itemsize
+            if nbytes > sys.maxsize:  # more than any host or device can address
+                raise exception(errc.memory_allocation, f"sycl.buffer: a range {tuple(data)} "
+                                f"of {dt} is {nbytes} bytes, more than any memory can hold (at "
+                                f"most {sys.maxsize} bytes; a device allows "
+                                "info.device.max_mem_alloc_size)")
             self.coherence = Coherence(None, None, write_back=False, dtype=dt, size=data.size())
             self._range = data
             self._mem_range = data
@@ -354,10 +365,11 @@ class buffer:  # noqa: N801 - the spec's spelling
         return acc(self, handler, mode, access_range=access_range,
                    access_offset=access_offset, properties=properties)
 
-    def get_host_access(self, mode: access_mode | str | None = None) -> host_accessor:
+    def get_host_access(self, mode: access_mode | str | None = None, *,
+                        properties: Iterable[_Property] = ()) -> host_accessor:
         """A ``host_accessor`` (blocks until the data is on the host)."""
         return accessor_types["host_accessor"](self, accessor_types["read_write"]
-                                                if mode is None else mode)
+                                                if mode is None else mode, properties=properties)
 
     def reinterpret(self, dtype: DTypeLike, range: Extent | None = None) -> buffer:
         """A view of the same storage with another element type and/or range."""

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pysycl._core.exceptions import errc, exception
+from pysycl._memory.buffer import check_dtype
 
 if TYPE_CHECKING:
     from pysycl._objects.context import context
@@ -248,9 +249,7 @@ class usm_pointer:  # noqa: N801 - pysycl's name for C++'s ``T*`` to USM
 
     def view(self, dtype: Any) -> usm_pointer:
         """The same address as a pointer to ``dtype`` elements (C++'s ``reinterpret_cast``)."""
-        dt = np.dtype(dtype)
-        if dt.hasobject or dt.itemsize == 0:
-            raise TypeError(f"usm_pointer.view: {dt} is not a numeric dtype")
+        dt = check_dtype(dtype, "usm_pointer.view", "USM pointers")
         if self._offset % dt.itemsize:
             raise ValueError(f"usm_pointer.view({dt}): the address is not aligned to "
                              f"{dt.itemsize} bytes")

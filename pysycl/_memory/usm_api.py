@@ -7,8 +7,9 @@ forms) and the pointer's elements are ``uint8``. Each function takes a queue, or
 the ``(device, context)`` pair (``malloc_host``: a context), as in C++.
 
 Deviations (docs/memory.md): an allocation that fails raises
-``errc.memory_allocation`` instead of returning ``nullptr``; a zero, negative or
-overflowing count raises ``ValueError``; ``free`` waits for the context's queues
+``errc.memory_allocation`` instead of returning ``nullptr`` (also for a count
+larger than the device's largest allocation, however large); a zero or negative
+count raises ``ValueError``; ``free`` waits for the context's queues
 before it releases memory (C++ leaves freeing memory in use undefined).
 """
 
@@ -22,9 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pysycl import property as _prop
 from pysycl._backends import base as _backends
 from pysycl._core.exceptions import errc, exception
 from pysycl._memory import tables as _tables
+from pysycl._memory.buffer import check_dtype
 from pysycl._memory.usm import Allocation, bytes_at, find, new_pointer, usm, usm_pointer
 from pysycl._objects.aspects import aspect
 from pysycl._objects.context import context, default_context_for
@@ -36,7 +39,6 @@ if TYPE_CHECKING:
 _ASPECTS = {usm.alloc.device: aspect.usm_device_allocations,
             usm.alloc.host: aspect.usm_host_allocations,
             usm.alloc.shared: aspect.usm_shared_allocations}
-_MAX_BYTES = 1 << 62
 
 
 # ------------------------------------------------------------------ allocation
@@ -70,10 +72,7 @@ def _count(count: Any, itemsize: int, fn: str) -> int:
                         f"{type(count).__name__}") from None
     if n <= 0:
         raise ValueError(f"sycl.{fn}: the count must be positive, got {n}")
-    if n * itemsize > _MAX_BYTES:
-        raise ValueError(f"sycl.{fn}: a count of {n} elements of {itemsize} bytes overflows "
-                         "any memory")
-    return n
+    return n  # too large for the device (however large): errc.memory_allocation in allocate
 
 
 def _alignment(alignment: Any, fn: str) -> int:
@@ -85,14 +84,18 @@ def _alignment(alignment: Any, fn: str) -> int:
 
 # long: the one place every allocation form goes through (checks, then the backend call).
 def allocate(count: Any, q_or_dev: Any, ctx: Any, kind: Any, dtype: DTypeLike | None,
-             alignment: Any = 0, fn: str = "malloc") -> usm_pointer:
-    """Allocate ``count`` elements of ``dtype`` (bytes when None) of ``kind``."""
+             alignment: Any = 0, fn: str = "malloc", properties: Iterable[Any] = ()
+             ) -> usm_pointer:
+    """Allocate ``count`` elements of ``dtype`` (bytes when None) of ``kind``.
+
+    ``properties``: SYCL 2020 defines none for USM allocations (another class's
+    property is ``errc.invalid``).
+    """
+    _prop.checked(properties, (), f"sycl.{fn}")
     if not isinstance(kind, usm.alloc) or kind is usm.alloc.unknown:
         raise TypeError(f"sycl.{fn}: kind must be sycl.usm.alloc.device, .host or .shared, "
                         f"not {kind!r}")
-    dt = np.dtype(np.uint8 if dtype is None else dtype)
-    if dt.hasobject or dt.itemsize == 0 or dt.fields is not None:
-        raise TypeError(f"sycl.{fn}: dtype must be a numeric dtype, not {dt}")
+    dt = check_dtype(np.uint8 if dtype is None else dtype, f"sycl.{fn}", "USM allocations")
     dev, c = _where(q_or_dev, ctx, fn, host=kind is usm.alloc.host)
     n = _count(count, dt.itemsize, fn)
     align = _alignment(alignment, fn)
@@ -132,26 +135,28 @@ def malloc_device(count: int, q_or_dev: Any, ctx: context | None = None, *,
     ``malloc_device(count, q, dtype=...)`` or ``malloc_device(count, dev, ctx, dtype=...)``.
     The host cannot read or write it directly: copy with ``q.memcpy``/``q.copy``.
     """
-    return allocate(count, q_or_dev, ctx, usm.alloc.device, dtype, 0, "malloc_device")
+    return allocate(count, q_or_dev, ctx, usm.alloc.device, dtype, 0, "malloc_device",
+                    properties)
 
 
 def malloc_host(count: int, q_or_ctx: Any, *, dtype: DTypeLike | None = None,
                 properties: Iterable[Any] = ()) -> usm_pointer:
     """``sycl::malloc_host``: host memory the context's devices can read and write."""
-    return allocate(count, q_or_ctx, None, usm.alloc.host, dtype, 0, "malloc_host")
+    return allocate(count, q_or_ctx, None, usm.alloc.host, dtype, 0, "malloc_host", properties)
 
 
 def malloc_shared(count: int, q_or_dev: Any, ctx: context | None = None, *,
                   dtype: DTypeLike | None = None, properties: Iterable[Any] = ()) -> usm_pointer:
     """``sycl::malloc_shared``: memory both the host and the device read and write."""
-    return allocate(count, q_or_dev, ctx, usm.alloc.shared, dtype, 0, "malloc_shared")
+    return allocate(count, q_or_dev, ctx, usm.alloc.shared, dtype, 0, "malloc_shared",
+                    properties)
 
 
 def malloc(count: int, q_or_dev: Any, *args: Any, dtype: DTypeLike | None = None,
            properties: Iterable[Any] = ()) -> usm_pointer:
     """``sycl::malloc(count, q, kind)`` or ``malloc(count, dev, ctx, kind)``."""
     ctx, kind = (None, args[0]) if len(args) == 1 else _two(args, "malloc")
-    return allocate(count, q_or_dev, ctx, kind, dtype, 0, "malloc")
+    return allocate(count, q_or_dev, ctx, kind, dtype, 0, "malloc", properties)
 
 
 def aligned_alloc_device(alignment: int, count: int, q_or_dev: Any, ctx: context | None = None,
@@ -159,14 +164,15 @@ def aligned_alloc_device(alignment: int, count: int, q_or_dev: Any, ctx: context
                          properties: Iterable[Any] = ()) -> usm_pointer:
     """``sycl::aligned_alloc_device``: as ``malloc_device``, aligned to ``alignment`` bytes."""
     return allocate(count, q_or_dev, ctx, usm.alloc.device, dtype, alignment,
-                    "aligned_alloc_device")
+                    "aligned_alloc_device", properties)
 
 
 def aligned_alloc_host(alignment: int, count: int, q_or_ctx: Any, *,
                        dtype: DTypeLike | None = None,
                        properties: Iterable[Any] = ()) -> usm_pointer:
     """``sycl::aligned_alloc_host``: as ``malloc_host``, aligned to ``alignment`` bytes."""
-    return allocate(count, q_or_ctx, None, usm.alloc.host, dtype, alignment, "aligned_alloc_host")
+    return allocate(count, q_or_ctx, None, usm.alloc.host, dtype, alignment, "aligned_alloc_host",
+                    properties)
 
 
 def aligned_alloc_shared(alignment: int, count: int, q_or_dev: Any, ctx: context | None = None,
@@ -174,14 +180,14 @@ def aligned_alloc_shared(alignment: int, count: int, q_or_dev: Any, ctx: context
                          properties: Iterable[Any] = ()) -> usm_pointer:
     """``sycl::aligned_alloc_shared``: as ``malloc_shared``, aligned to ``alignment`` bytes."""
     return allocate(count, q_or_dev, ctx, usm.alloc.shared, dtype, alignment,
-                    "aligned_alloc_shared")
+                    "aligned_alloc_shared", properties)
 
 
 def aligned_alloc(alignment: int, count: int, q_or_dev: Any, *args: Any,
                   dtype: DTypeLike | None = None, properties: Iterable[Any] = ()) -> usm_pointer:
     """``sycl::aligned_alloc(alignment, count, q, kind)`` or ``(..., dev, ctx, kind)``."""
     ctx, kind = (None, args[0]) if len(args) == 1 else _two(args, "aligned_alloc")
-    return allocate(count, q_or_dev, ctx, kind, dtype, alignment, "aligned_alloc")
+    return allocate(count, q_or_dev, ctx, kind, dtype, alignment, "aligned_alloc", properties)
 
 
 def _two(args: tuple[Any, ...], fn: str) -> tuple[Any, Any]:

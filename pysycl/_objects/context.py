@@ -24,6 +24,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pysycl import property as _prop
 from pysycl._core.backend import backend
 from pysycl._core.exceptions import errc, exception, exception_list
 from pysycl._objects.common import common_reference
@@ -79,6 +80,7 @@ class context(common_reference):  # noqa: N801 - the spec's spelling
     ) -> None:
         if callable(devices) and async_handler is None:
             devices, async_handler = None, devices  # the context(async_handler) overload
+        props = tuple(_prop.checked(properties, (), "sycl.context"))  # SYCL 2020 defines none
         if async_handler is not None and not callable(async_handler):
             raise TypeError(f"async_handler must be callable, not {async_handler!r}")
         if devices is None:
@@ -105,7 +107,7 @@ class context(common_reference):  # noqa: N801 - the spec's spelling
             raise exception(errc.invalid, "the devices of a context must share one platform; got "
                             + ", ".join(f"{d!r} on {d.get_platform()!r}" for d in devs))
         self._init(*devs[0].get_platform()._new_native_context(devs), devs, async_handler,
-                   tuple(properties))
+                   props)
 
     def _init(self, native: Any, key: int, devs: Sequence[device],
               async_handler: AsyncHandler | None, properties: tuple[_Property, ...]) -> None:

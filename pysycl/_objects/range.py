@@ -139,6 +139,10 @@ def _cdiv(a: int, b: int) -> int:
     return q if (a >= 0) == (b >= 0) else -q
 
 
+#: The largest size_t: a range component's upper bound.
+_SIZE_MAX = (1 << 64) - 1
+
+
 def _cmod(a: int, b: int) -> int:
     return a - _cdiv(a, b) * b
 
@@ -153,12 +157,17 @@ class range(_Vec):  # noqa: N801 - the spec's spelling
     _kind = "range"
 
     def __init__(self, *dims: SupportsIndex | Iterable[SupportsIndex]) -> None:
-        if len(dims) == 1 and type(dims[0]) is int and dims[0] >= 0:
+        if len(dims) == 1 and type(dims[0]) is int and 0 <= dims[0] <= _SIZE_MAX:
             self.values = dims  # sycl.range(n), often made for each launch: checked first
             return
         super().__init__(*dims)
         if any(x < 0 for x in self.values):
             raise exception(errc.invalid, f"sycl.range components must be >= 0, got {self.values}")
+        big = [d for d, x in enumerate(self.values) if x > _SIZE_MAX]
+        if big:  # size_t components (SYCL 2020 §4.9.1.1)
+            raise exception(errc.invalid, f"sycl.range component {self.values[big[0]]} "
+                            f"(dimension {big[0]}) does not fit size_t: components are at most "
+                            f"2**64 - 1 = {_SIZE_MAX}")
 
     def size(self) -> int:
         """Product of all components (the number of work-items)."""

@@ -197,7 +197,7 @@ def test_pointer_arithmetic_is_cplusplus(uq: sycl.queue) -> None:
     sycl.free(p, uq)
 
 
-@pytest.mark.parametrize("count", [0, -3, 2**62, True, 2.0, "8"])
+@pytest.mark.parametrize("count", [0, -3, True, 2.0, "8"])
 def test_bad_counts_are_refused(uq: sycl.queue, count: object) -> None:
     with pytest.raises((ValueError, TypeError)) as e:
         sycl.malloc(count, uq, _kinds(uq)[0], dtype=np.float32)  # type: ignore[arg-type]
@@ -210,7 +210,7 @@ def test_bad_allocation_arguments(uq: sycl.queue) -> None:
         sycl.aligned_alloc(48, 4, uq, kind)
     with pytest.raises(TypeError, match="kind"):
         sycl.malloc(4, uq, "device")  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="numeric dtype"):
+    with pytest.raises(TypeError, match="hold numbers"):
         sycl.malloc(4, uq, kind, dtype=object)
     with pytest.raises(sycl.exception) as e:  # larger than the device allows
         sycl.malloc(2**61, uq, kind, dtype=np.uint8)

@@ -37,8 +37,10 @@ import builtins
 import ctypes
 import itertools
 import operator
+import sys
 import types
 from collections.abc import Callable, Sequence
+from math import prod
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -62,7 +64,7 @@ from pysycl._kernels import kstream as _kstream
 from pysycl._kernels.captures import capture_values
 from pysycl._kernels.functor import body_of
 from pysycl._kernels.kernel_api import local_accessor
-from pysycl._kernels.ndrange import check_nd_range
+from pysycl._kernels.ndrange import SMALL, check_global_size, check_nd_range
 from pysycl._memory.accessor import accessor
 from pysycl._memory.usm import bytes_at, usm_pointer
 from pysycl._objects.range import item, nd_range
@@ -178,14 +180,16 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
 
     kind, index_space, fn, reds, kernel_name = (
         cmd.kind, cmd.index_space, cmd.fn, cmd.reductions, cmd.name)
+    named = "" if kernel_name is None else f" (kernel_name {kernel_name!r})"
     if type(fn) is _kernel.kernel:
-        raise exception(errc.kernel_not_supported, f"{fn!r} is an OpenCL kernel object; the "
-                        "host_debuggable device runs Python kernels only")
-    if h.kernel_bundle is not None:
-        raise exception(errc.kernel_not_supported, "use_kernel_bundle: kernel bundles hold "
-                        "device images for OpenCL devices; the host_debuggable device runs the "
-                        "Python kernel itself (submit it without use_kernel_bundle)")
+        raise exception(errc.kernel_not_supported, f"{fn!r}{named} is an OpenCL kernel object; "
+                        "the host_debuggable device runs Python kernels only")
     desc = _describe(fn) if kernel_name is None else f"kernel {kernel_name!r}"
+    if h.kernel_bundle is not None:
+        raise exception(errc.kernel_not_supported, f"use_kernel_bundle for {desc}: kernel "
+                        "bundles hold device images for OpenCL devices; the host_debuggable "
+                        "device runs the Python kernel itself (submit it without "
+                        "use_kernel_bundle)")
     for r in reds:
         if r.handler is not h:
             raise exception(errc.invalid, f"{r.where}: the reduction was created in another "
@@ -201,6 +205,11 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
                         "h.parallel_for(sycl.nd_range(global_range, local_range), kernel)")
     if kind == "nd_range":
         _check_nd_range(desc, index_space, locals_, reds)
+    if kind != "single_task":  # work-items counted by Python's range (ssize_t)
+        g = (index_space if kind == "range" else index_space.get_global_range()).values
+        if prod(g) > SMALL:
+            check_global_size(desc, g, q.get_device(), (sys.maxsize, "the host device counts "
+                                                        "work-items in C's ssize_t"))
     nparams = 0 if kind == "single_task" else 1 + len(reds)
     extra: list[kernel_handler] = []
     if code.co_argcount - (body is not None) == nparams + 1:  # a trailing sycl.kernel_handler

@@ -74,6 +74,9 @@ def alloc(ctx: cl.Context, nbytes: int) -> cl.Buffer:
     except cl.Error as e:
         raise translate(e, f"cannot allocate a device buffer of {nbytes} bytes",
                         errc.memory_allocation) from e
+    except TypeError as e:  # pyopencl refuses a size past size_t
+        raise exception(errc.memory_allocation, f"cannot allocate a device buffer of {nbytes} "
+                        "bytes: more than a size_t holds") from e
 
 
 def write(q: cl.CommandQueue, buf: cl.Buffer, host: np.ndarray, byte_offset: int = 0,

@@ -49,6 +49,7 @@ from pysycl._kernels.signature import check_kernel
 from pysycl._memory import coherence
 from pysycl._memory.accessor import accessor
 from pysycl._memory.usm_api import forget_until, keep_until_complete
+from pysycl._objects.info import info
 
 if TYPE_CHECKING:
     import pyopencl as cl
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     from pysycl._objects.range import range as range_
 
 
+_MAX_ALLOC, _GLOBAL_MEM = info.device.max_mem_alloc_size, info.device.global_mem_size
 #: a handler-less launch: the kernel's parameters and the launch's name in messages
 _WHERE = {"range": (1, "parallel_for over a range"), "nd_range": (1, "parallel_for over a nd_range"),
           "single_task": (0, "single_task")}
@@ -164,7 +166,7 @@ class OpenCLExecutor(OpenCLEvents):
         alone, no command-group bookkeeping; then a launch plan for the next ones."""
         check_kernel(fn, *_WHERE[kind])
         if name is not None:
-            check_kernel_name(name)
+            check_kernel_name(name, fn)
         ndim = 0 if index_space is None else index_space.dimensions
         cmd = KernelCommand.record(kind, ndim, index_space, fn, (), name)  # type: ignore[arg-type]
         h = _launch.Shortcut(q)
@@ -185,7 +187,18 @@ class OpenCLExecutor(OpenCLEvents):
         x.read(self.native, host, mem, wait_for=wait_for, blocking=True)
 
     def alloc(self, nbytes: int) -> cl.Buffer:
-        return x.alloc(self.cl_context, nbytes)
+        try:
+            return x.alloc(self.cl_context, nbytes)
+        except exception as e:  # the driver decides (NVIDIA's allows more than max_mem_alloc_size)
+            if e.code() is not errc.memory_allocation and nbytes <= self.device.get_info(
+                    _MAX_ALLOC):
+                raise
+            d = self.device
+            raise exception(errc.memory_allocation, f"{e.what()}: device {d.display_name!r} "
+                            f"allows allocations of {d.get_info(_MAX_ALLOC)} bytes "
+                            f"(info.device.max_mem_alloc_size; its global memory is "
+                            f"{d.get_info(_GLOBAL_MEM)} bytes)", self.context,
+                            cl_error=e.cl_error) from e
 
     def write(self, mem: cl.Buffer, host: np.ndarray, wait_for: Sequence[cl.Event] | None) -> cl.Event:
         return x.write(self.native, mem, host, wait_for=wait_for)

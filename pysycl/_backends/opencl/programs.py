@@ -212,29 +212,94 @@ def kernel_work_group_info(k: cl.Kernel, device: cl.Device, key: str) -> Any:
     return k.get_work_group_info(getattr(cl.kernel_work_group_info, key), device)
 
 
-def kernel_arg_type_name(k: cl.Kernel, index: int) -> str | None:
-    """The OpenCL C type name of argument ``index`` (None without ``-cl-kernel-arg-info``)."""
+_QUALIFIERS = {cl.kernel_arg_address_qualifier.GLOBAL: "global",
+               cl.kernel_arg_address_qualifier.LOCAL: "local",
+               cl.kernel_arg_address_qualifier.CONSTANT: "constant",
+               cl.kernel_arg_address_qualifier.PRIVATE: "private"}
+
+
+def _args_info(k: cl.Kernel) -> tuple[tuple[str, str] | None, ...]:
+    out: list[tuple[str, str] | None] = []
+    for i in range(int(k.get_info(cl.kernel_info.NUM_ARGS))):
+        try:
+            q = k.get_arg_info(i, cl.kernel_arg_info.ADDRESS_QUALIFIER)
+            out.append((_QUALIFIERS.get(int(q), "?"),
+                        str(k.get_arg_info(i, cl.kernel_arg_info.TYPE_NAME))))
+        except cl.Error:
+            out.append(None)
+    return tuple(out)
+
+
+def kernel_args_info(k: cl.Kernel, device: cl.Device) -> tuple[tuple[str, str] | None, ...]:
+    """Per argument, ``(address qualifier, type name)`` (``("global", "int*")``,
+    ``("private", "float")``), or None where the driver has no argument info.
+
+    A program built from source without ``-cl-kernel-arg-info`` keeps none on some
+    drivers (PoCL), which then take any 8 bytes for a pointer: its source is built
+    again with that option, for the argument info only. A program from a binary or IL
+    without it has none.
+    """
+    info = _args_info(k)
+    if None not in info:
+        return info
     try:
-        return str(k.get_arg_info(index, cl.kernel_arg_info.TYPE_NAME))
+        prg = k.get_info(cl.kernel_info.PROGRAM)
+        src = str(prg.get_info(cl.program_info.SOURCE) or "")
+        if not src.strip():
+            return info
+        opts = str(prg.get_build_info(device, cl.program_build_info.OPTIONS) or "")
+        again = cl.Program(k.get_info(cl.kernel_info.CONTEXT), src)
+        quiet(again.build, options=f"{opts} -cl-kernel-arg-info", devices=[device])
+        return _args_info(cl.Kernel(again, kernel_name(k)))
     except cl.Error:
-        return None
+        return info
+
+
+#: What ``clSetKernelArg``'s errors say about the argument given.
+_SET_ARG_WHY = {
+    -51: "its size is not the parameter's (a memory object or pointer for a value parameter, "
+         "or a number of another width: np.int64 for an int)",
+    -38: "the parameter is a pointer and this is no memory object: pass an accessor or a USM "
+         "pointer",
+    -50: "the driver refuses this value for the parameter (a local_accessor goes to a "
+         "__local parameter, a memory object to a pointer)",
+}
+
+
+def _described(a: Any) -> str:
+    if isinstance(a, tuple) and a and a[0] == "local":
+        return "a local_accessor"
+    if isinstance(a, cl.MemoryObjectHolder):
+        return "an accessor's memory object"
+    if isinstance(a, (cl.SVMPointer, cl.SVM)):
+        return "a USM pointer"
+    return f"a numpy {a.dtype}" if hasattr(a, "dtype") else f"a {type(a).__name__}"
 
 
 def launch_interop(q: cl.CommandQueue, k: cl.Kernel, gsize: tuple[int, ...],
                    lsize: tuple[int, ...] | None, args: Sequence[Any],
                    wait_for: Sequence[cl.Event] | None) -> cl.Event:
-    """Set the arguments of an interop kernel and enqueue it (OpenCL-ordered sizes)."""
-    try:
-        for i, a in enumerate(args):
+    """Set the arguments of an interop kernel and enqueue it (OpenCL-ordered sizes).
+
+    An argument the driver refuses is ``errc.kernel_argument`` naming its index.
+    """
+    for i, a in enumerate(args):
+        try:
             if isinstance(a, tuple) and a and a[0] == "local":
                 k.set_arg(i, cl.LocalMemory(max(int(a[1]), 1)))
             else:
                 k.set_arg(i, a)
+        except cl.Error as e:
+            why = _SET_ARG_WHY.get(cl_error_code(e), "the driver refuses it")
+            raise translate(e, f"kernel {kernel_name(k)!r} argument {i} ({_described(a)}): "
+                            f"{why}", errc.kernel_argument) from e
+        except (TypeError, ValueError) as e:
+            raise exception(errc.kernel_argument, f"kernel {kernel_name(k)!r} argument {i} "
+                            f"({_described(a)}): {e}") from e
+    try:
         return cl.enqueue_nd_range_kernel(q, k, gsize, lsize, wait_for=wait_for)
     except cl.Error as e:
         raise translate(e, "kernel launch failed", errc.kernel) from e
-    except (TypeError, ValueError) as e:
-        raise exception(errc.kernel_argument, f"bad kernel argument: {e}") from e
 
 
 def device_cache_key(device: cl.Device) -> str:
