@@ -6,7 +6,9 @@ the accessor's address space (:class:`~pysycl_numba.types.AtomicRefType`);
 memory (a ``readonly`` pointer's atomic_ref types, and
 :class:`pysycl_numba.passes.ValidateTypedKernel` rejects it at its line).
 Integer operations are LLVM ``atomicrmw`` / ``cmpxchg`` (→ ``OpAtomic*``) with
-the order mapped to LLVM orderings and the scope as ``syncscope``;
+the order mapped to LLVM orderings and the scope as ``syncscope``; ``load`` and
+``store`` are ``__spirv_AtomicLoad``/``__spirv_AtomicStore`` for SPIR-V and
+``load``/``store atomic`` for PTX (:func:`_spirv_atomic` says why);
 floating-point ``fetch_add/sub/min/max``, ``exchange`` and
 ``compare_exchange`` work on the integer bit pattern (a ``cmpxchg`` loop), so
 they never need ``SPV_EXT_shader_atomic_float_add`` (whose absence makes LLVM
