@@ -36,7 +36,7 @@ from pysycl._kernels.captures import CodeInfo, capture_values, captures_of, gene
 from pysycl._kernels.digest import stable_digest
 from pysycl._kernels.functor import body_of
 from pysycl._kernels.ndrange import SMALL as _SMALL
-from pysycl._kernels.ndrange import check_global_size, check_nd_range, ndrange_sizes
+from pysycl._kernels.ndrange import bounded_kernel, check_global_size, check_nd_range, ndrange_sizes
 from pysycl._memory import tables as _tables
 from pysycl._memory.usm_api import keep_until_complete
 
@@ -67,13 +67,14 @@ class Shortcut:
     none of them, and costs a fraction of a :class:`handler` on the USM fast path.
     """
 
-    __slots__ = ("_queue", "mkey")
+    __slots__ = ("_queue", "clk", "mkey")
     kernel_bundle = None
     specialization_values = None
 
     def __init__(self, q: queue) -> None:
         self._queue = q
         self.mkey: tuple[Hashable, ...] | None = None  # set by prepare, read by resolved
+        self.clk: cl.Kernel | None = None  # an nd_range's kernel, set by prepare (bounded_kernel)
 
 
 # long: the per-submit hot path, kept in one frame (each helper call costs ~50 ns).
@@ -108,6 +109,7 @@ def prepare(q: queue, h: handler,
     dev = ex.device
     ctx = ex.context
     checked = kb is None and _bounds.enabled()  # bounds-checked mode: another compiled kernel
+    spec = None
     if kb is not None:  # use_kernel_bundle: the kernel comes from the bundle, never compiled
         k, clk = _bundle_kernel(kb, generic_key(caps, tkey, mkey)[2], ctx, dev, fn, cmd.name)
         if cmd.name is not None and not _kernel_id.is_registered(
@@ -122,8 +124,9 @@ def prepare(q: queue, h: handler,
             if cmd.name is not None and not _kernel_id.is_registered(
                 cmd.name, generic_key(caps, tkey, mkey)[2]):
                 _register(k, fn, info, caps, tkey, mkey, cmd, checked)
-        if k.has_spec:  # spec constants: one build per set of values
-            clk = kernels.cl_kernel(k, ctx, dev, _spec_values(k, values, h), fn=fn, name=cmd.name)
+        spec = _spec_values(k, values, h) if k.has_spec else None
+        if spec is not None:  # spec constants: one build per set of values
+            clk = kernels.cl_kernel(k, ctx, dev, spec, fn=fn, name=cmd.name)
         else:
             clk = k.kernels.get(ex.build_key) or kernels.cl_kernel(k, ctx, dev, fn=fn,
                                                                    name=cmd.name)
@@ -135,6 +138,11 @@ def prepare(q: queue, h: handler,
     elif kind == "single_task":
         gsize, lsize = (1,), None
     else:
+        if kb is None:  # wider than the driver promises (PTX): a build with a launch bound
+            clk = bounded_kernel(k, dev, clk, index_space, lambda n: kernels.cl_kernel(
+                k, ctx, dev, spec, fn=fn, launch_bound=n, name=cmd.name))
+            if type(h) is Shortcut:
+                h.clk = clk
         gsize, lsize = ndrange_sizes(k, dev, clk, index_space, values)
     if k.direct or k.direct_rest:  # the static bounds check: a few int compares
         _bounds.check_static(k, info.location, info.code.co_filename, kind, index_space, values)
@@ -173,7 +181,7 @@ def resolved(q: queue, h: Shortcut) -> tuple[Kernel | None, cl.Kernel | None]:
     k = None if h.mkey is None else _memory.get(h.mkey)
     if k is None or k.has_spec:
         return None, None
-    return k, k.kernels.get(q.executor.build_key)
+    return k, h.clk if h.clk is not None else k.kernels.get(q.executor.build_key)
 
 
 def _compile(fn: types.FunctionType, info: CodeInfo, caps: list[CaptureEntry], tkey: tuple[Hashable, ...],

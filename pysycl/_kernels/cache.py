@@ -46,6 +46,7 @@ from pysycl._kernels import diskcache as _diskcache
 from pysycl._kernels import ndrange as _ndrange
 from pysycl._kernels import specconst as _specconst
 from pysycl._kernels.captures import call_graph, forget_code_infos
+from pysycl._kernels.ptx_bounds import with_launch_bound
 
 if TYPE_CHECKING:
     import types
@@ -349,17 +350,21 @@ class KernelCache:
     def cl_kernel(self, k: Kernel, ctx: context, dev: device,
                   spec: tuple[np.generic | None, ...] | None = None,
                   key: tuple[Hashable, ...] | None = None,
-                  fn: types.FunctionType | None = None, name: str | None = None) -> cl.Kernel:
-        """``k``'s ``cl_kernel`` for (``ctx``, ``dev``[, ``spec`` values]), built once
-        (from the image for ``dev``'s target: :meth:`image`); errors name ``name`` (the
-        submit's ``kernel_name``) when given."""
+                  fn: types.FunctionType | None = None, name: str | None = None,
+                  launch_bound: int = 0) -> cl.Kernel:
+        """``k``'s ``cl_kernel`` for (``ctx``, ``dev``[, ``spec`` values][, ``launch_bound``]),
+        built once (from the image for ``dev``'s target: :meth:`image`; a PTX image with
+        ``.maxntid launch_bound``: :mod:`pysycl._kernels.ptx_bounds`); errors name ``name``
+        (the submit's ``kernel_name``) when given."""
         if key is None:
             key = (ctx.key, dev.key)
             if spec is not None:
                 key += _specconst.value_key(spec)
+            if launch_bound:
+                key += ("maxntid", launch_bound)
         clk = k.kernels.get(key)
         if clk is None:
-            clk = k.kernels[key] = self._build(k, ctx, dev, spec, fn, name)
+            clk = k.kernels[key] = self._build(k, ctx, dev, spec, fn, name, launch_bound)
         return clk
 
     # --- lifetimes
@@ -416,12 +421,19 @@ class KernelCache:
 
     def _build(self, k: Kernel, ctx: context, dev: device,
                spec: tuple[np.generic | None, ...] | None,
-               fn: types.FunctionType | None, name: str | None = None) -> cl.Kernel:
+               fn: types.FunctionType | None, name: str | None = None,
+               launch_bound: int = 0) -> cl.Kernel:
         from pysycl._backends.opencl import exec as x
 
         _check_device(k, dev, name)
         self.watch_context(ctx)
         img = self.image(k, dev, fn, name)
+        if launch_bound:  # a PTX image, for work-groups wider than the driver promises
+            try:
+                bounded = with_launch_bound(img.binary, img.entry, launch_bound)
+            except ValueError as e:
+                raise exception(errc.build, f"{k.where}: {e}") from e
+            img = dataclasses.replace(img, binary=bounded)
         t0 = time.perf_counter()
         if spec is not None:  # specialization constant values applied to the image (no Numba)
             clk = _specconst.build_for(k, img, ctx, dev, spec)

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import args as _args
+from pysycl._kernels.ptx_bounds import launch_bound
+from pysycl._objects.info import _device_info
 
 if TYPE_CHECKING:
     import pyopencl as cl
@@ -136,6 +138,37 @@ def forget(clks: list[Any]) -> None:
         ids = {id(c) for c in clks}
         for key in [key for key in _limits if key[1] in ids]:
             _limits.pop(key, None)
+
+
+def bounded_kernel(k: Kernel, dev: device, clk: cl.Kernel, nd: nd_range,
+                   build: Callable[[int], cl.Kernel] | None) -> cl.Kernel:
+    """``clk``, or for a PTX image and a work-group wider than ``clk`` may run, the kernel
+    built with a launch bound that fits it (``build(bound)``; :mod:`.ptx_bounds`).
+
+    NVIDIA's driver promises 256 work-items to any kernel without a bound; built with
+    ``.maxntid N`` the kernel runs N wide (its limit, for :func:`ndrange_sizes`, is
+    N). Other targets, and kernels of a bundle (``build`` None), keep ``clk``.
+    """
+    t = dev.image_targets
+    if build is None or not t or t[0][0] != "ptx":  # first: the CPU's submits pay only this
+        return clk
+    size = 1
+    for e in nd.get_local_range().values:
+        size *= e
+    if size <= dev_limits(dev, clk)[0]:
+        return clk
+    n = launch_bound(size, int(dev.get_info(_device_info.max_work_group_size)))
+    try:
+        wide = build(n)
+    except exception as e:
+        raise exception(errc.nd_range, f"{k.where}: a work-group of {size} work-items needs "
+                        f"the kernel built with the launch bound .maxntid {n}, and the driver "
+                        f"could not build it: {e}") from e
+    key = (dev.key, id(wide))
+    lim = dev_limits(dev, wide)
+    if lim[0] != n:
+        _limits[key] = (n, lim[1], lim[2])
+    return wide
 
 
 def dev_limits(dev: device, clk: cl.Kernel) -> tuple[int, tuple[int, ...], int]:

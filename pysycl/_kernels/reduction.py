@@ -41,7 +41,7 @@ from pysycl._kernels.digest import hash_static, stable_digest
 from pysycl._kernels.functor import body_of
 from pysycl._kernels.group_algorithms import known_identity
 from pysycl._kernels.kernel_api import _functor, group_barrier
-from pysycl._kernels.ndrange import SMALL, check_global_size, dev_limits, ndrange_sizes
+from pysycl._kernels.ndrange import SMALL, bounded_kernel, check_global_size, dev_limits, ndrange_sizes
 from pysycl._memory import tables as _tables
 from pysycl._memory.accessor import access_mode, accessor
 from pysycl._memory.buffer import buffer
@@ -525,6 +525,10 @@ def prepare(q: queue, h: handler,
         raise exception(errc.feature_not_supported, f"kernel {k.name}: pysycl does not support "
                         "specialization constants in kernels with reductions yet")
     clk = kernels.cl_kernel(k, ctx, dev, name=cmd.name)
+    if cmd.kind == "nd_range":  # wider than the driver promises (PTX): a launch bound
+        clk = bounded_kernel(k, dev, clk, cmd.index_space,
+                             lambda n: kernels.cl_kernel(k, ctx, dev, launch_bound=n,
+                                                         name=cmd.name))
     finals = [_final_kernel(r, ck, target) for r, ck in zip(reds, ckeys, strict=True)]
     fclks = [kernels.cl_kernel(fk, ctx, dev) for fk in finals]
     gsize, lsize, extra = _sizes(k, dev, clk, cmd, values)

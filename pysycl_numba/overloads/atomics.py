@@ -6,7 +6,9 @@ the accessor's address space (:class:`~pysycl_numba.types.AtomicRefType`);
 memory (a ``readonly`` pointer's atomic_ref types, and
 :class:`pysycl_numba.passes.ValidateTypedKernel` rejects it at its line).
 Integer operations are LLVM ``atomicrmw`` / ``cmpxchg`` (→ ``OpAtomic*``) with
-the order mapped to LLVM orderings and the scope as ``syncscope``;
+the order mapped to LLVM orderings and the scope as ``syncscope``; ``load`` and
+``store`` are ``__spirv_AtomicLoad``/``__spirv_AtomicStore`` for SPIR-V and
+``load``/``store atomic`` for PTX (:func:`_spirv_atomic` says why);
 floating-point ``fetch_add/sub/min/max``, ``exchange`` and
 ``compare_exchange`` work on the integer bit pattern (a ``cmpxchg`` loop), so
 they never need ``SPV_EXT_shader_atomic_float_add`` (whose absence makes LLVM
@@ -33,6 +35,7 @@ from pysycl_numba._numba_compat import (
 from pysycl_numba.overloads.accessor import element_pointer, normalize_index
 from pysycl_numba.overloads.constants import enum_member
 from pysycl_numba.overloads.pointer import element_address, pointer_index
+from pysycl_numba.targets.spirv import ocl
 from pysycl_numba.types import (
     ADDRSPACE_GLOBAL,
     AccessorType,
@@ -50,6 +53,7 @@ typing_registry = TypingRegistry()
 lowering_registry = LoweringRegistry("pysycl.atomics")
 lower = lowering_registry.lower
 
+_I32 = llir.IntType(32)
 ATOMIC_TYPES = (types.int32, types.uint32, types.int64, types.uint64, types.float32,
                 types.float64)
 
@@ -114,14 +118,15 @@ _LOAD_ORDER = {"relaxed": "monotonic", "acquire": "acquire", "release": "seq_cst
                "acq_rel": "acquire", "seq_cst": "seq_cst"}
 _STORE_ORDER = {"relaxed": "monotonic", "acquire": "seq_cst", "release": "release",
                 "acq_rel": "release", "seq_cst": "seq_cst"}
+_RELAXED = dict.fromkeys(_RMW_ORDER, "monotonic")
 _FAIL_ORDER = {"relaxed": "monotonic", "acquire": "acquire", "release": "monotonic",
                "acq_rel": "acquire", "seq_cst": "seq_cst"}
 
 
-def _ordering(ty: AtomicRefType, table: dict[str, str] | None) -> str:
+def _ordering(ty: AtomicRefType, table: dict[str, str]) -> str:
     # llvmlite prints the ordering verbatim: the syncscope rides along with it.
     scope = _SCOPES[ty.scope]
-    order = "monotonic" if table is None else table[ty.order]
+    order = table[ty.order]
     return order if scope is None else f'syncscope("{scope}") {order}'
 
 
@@ -203,13 +208,45 @@ for _op, _ints in (("add", False), ("sub", False), ("min", False), ("max", False
     _add_fetch(_op, _ints)
 
 
+# SPIR-V's Scope and MemorySemantics operands (SPIR-V 1.2, 3.27 and 3.25), as LLVM's
+# SPIR-V backend writes them for atomicrmw: the order's bit, no storage-class bits.
+_SPV_SCOPE = {"work_item": 4, "sub_group": 3, "work_group": 2, "device": 1, "system": 0}
+_SPV_ORDER = {"monotonic": 0x0, "acquire": 0x2, "release": 0x4, "acq_rel": 0x8, "seq_cst": 0x10}
+
+
+def _spirv_atomic(builder: llir.IRBuilder, ty: AtomicRefType, what: str, table: dict[str, str],
+                  ptr: llir.Value, *value: llir.Value) -> llir.Value:
+    """``__spirv_Atomic{Load,Store}`` (→ ``OpAtomicLoad``/``OpAtomicStore``).
+
+    LLVM 22's SPIR-V backend emits ``load atomic``/``store atomic`` as a plain
+    ``OpLoad``/``OpStore``, which the device compiler may hoist out of a loop (a
+    kernel spinning on a flag never saw the host's store, issue 21); the SPIR-V
+    built-ins keep the atomic, its scope and its order.
+    """
+    ity = _int_type(ty)
+    code = "i" if ity.width == 32 else "l"
+    name = f"__spirv_Atomic{what}"
+    mangled = f"_Z{len(name)}{name}PU3AS{ty.addrspace}{code}ii" + (code if value else "")
+    args = [builder.bitcast(ptr, ity.as_pointer(addrspace=ty.addrspace)),
+            _I32(_SPV_SCOPE[ty.scope]), _I32(_SPV_ORDER[table[ty.order]]), *value]
+    return ocl.call(builder, mangled, llir.VoidType() if value else ity, args, pure=False)
+
+
+def _load_bits(context: BaseContext, builder: llir.IRBuilder, ty: AtomicRefType,
+               ptr: llir.Value, table: dict[str, str]) -> llir.Value:
+    """An atomic load of the bits at ``ptr`` (an integer), by the image format's means."""
+    if getattr(context, "image_format", "spirv") == "spirv":
+        return _spirv_atomic(builder, ty, "Load", table, ptr)
+    # NVPTX lowers ``load atomic`` to ld.relaxed/acquire.<scope> (fence.sc first for seq_cst).
+    return builder.load_atomic(ptr, _ordering(ty, table), _align(ty), typ=_int_type(ty))
+
+
 @lower("atomic_ref.load", AtomicRefType)
 def atomic_load(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                 args: Sequence[llir.Value]) -> llir.Value:
     """``a.load()``."""
     ty = sig.args[0]
-    v = builder.load_atomic(args[0], _ordering(ty, _LOAD_ORDER), _align(ty), typ=_int_type(ty))
-    return _from_bits(builder, ty, v)
+    return _from_bits(builder, ty, _load_bits(context, builder, ty, args[0], _LOAD_ORDER))
 
 
 @lower("atomic_ref.store", AtomicRefType, types.Any)
@@ -217,11 +254,13 @@ def atomic_store(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                  args: Sequence[llir.Value]) -> llir.Value:
     """``a.store(v)``."""
     ty = sig.args[0]
-    ptr = args[0]
-    if _is_float(ty):
-        ptr = builder.bitcast(ptr, _int_type(ty).as_pointer(addrspace=ty.addrspace))
-    builder.store_atomic(_to_bits(builder, ty, args[1]), ptr,
-                         _ordering(ty, _STORE_ORDER), _align(ty))
+    bits = _to_bits(builder, ty, args[1])
+    if getattr(context, "image_format", "spirv") == "spirv":
+        _spirv_atomic(builder, ty, "Store", _STORE_ORDER, args[0], bits)
+        return context.get_dummy_value()
+    ptr = builder.bitcast(args[0], _int_type(ty).as_pointer(addrspace=ty.addrspace))
+    # NVPTX: st.relaxed/release.<scope> (fence.sc first for seq_cst).
+    builder.store_atomic(bits, ptr, _ordering(ty, _STORE_ORDER), _align(ty))
     return context.get_dummy_value()
 
 
@@ -287,7 +326,7 @@ def _lower_fetch(op: str) -> None:
                                       _ordering(ty, _RMW_ORDER))
         # Floating point: a compare-exchange loop on the bit pattern.
         ity = _int_type(ty)
-        first = builder.load_atomic(ptr, _ordering(ty, None), _align(ty), typ=ity)
+        first = _load_bits(context, builder, ty, ptr, _RELAXED)
         pre = builder.block
         loop = builder.append_basic_block(f"atomic_{op}.loop")
         done = builder.append_basic_block(f"atomic_{op}.done")

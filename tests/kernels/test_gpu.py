@@ -180,3 +180,109 @@ def test_usm_on_nvidia_is_coarse_grained_svm(gq: sycl.queue) -> None:
     np.testing.assert_array_equal(h, np.bincount(np.arange(1000) % 8))
     for p in (a, b, c, hist):
         sycl.free(p, gq)
+
+
+def _block_sums(q: sycl.queue, x: np.ndarray, wg: int) -> np.ndarray:
+    """SYCL Academy's reduction: a tree in local memory with barriers, one sum per group."""
+    out = np.zeros(x.size // wg, x.dtype)
+    with sycl.buffer(x) as bx, sycl.buffer(out) as bo:
+        def cg(h: sycl.handler) -> None:
+            a = bx.get_access(h, sycl.access_mode.read)
+            o = bo.get_access(h, sycl.access_mode.write)
+            scratch = sycl.local_accessor(x.dtype, sycl.range(wg), h)
+
+            def k(it):  # type: ignore[no-untyped-def]
+                lid = it.get_local_id(0)
+                scratch[lid] = a[it.get_global_id(0)]
+                it.barrier(sycl.access.fence_space.local_space)
+                s = it.get_local_range(0) // 2
+                while s > 0:
+                    if lid < s:
+                        scratch[lid] += scratch[lid + s]
+                    it.barrier(sycl.access.fence_space.local_space)
+                    s //= 2
+                if lid == 0:
+                    o[it.get_group(0)] = scratch[0]
+
+            h.parallel_for(sycl.nd_range(sycl.range(x.size), sycl.range(wg)), k)
+
+        q.submit(cg)
+    return out
+
+
+def _layernorm(q: sycl.queue, x: np.ndarray) -> np.ndarray:
+    """HeCBench layernorm's shape: one work-group per row, ``reduce_over_group`` twice."""
+    rows, cols = x.shape
+    y = np.zeros_like(x)
+    with sycl.buffer(x) as bx, sycl.buffer(y) as by:
+        def cg(h: sycl.handler) -> None:
+            a = bx.get_access(h, sycl.access_mode.read)
+            o = by.get_access(h, sycl.access_mode.write)
+
+            def k(it):  # type: ignore[no-untyped-def]
+                r, c, g = it.get_group(0), it.get_local_id(1), it.get_group()
+                v = a[r, c]
+                d = v - sycl.reduce_over_group(g, v, sycl.plus()) / np.float32(cols)
+                var = sycl.reduce_over_group(g, d * d, sycl.plus()) / np.float32(cols)
+                o[r, c] = d / np.sqrt(var + np.float32(1e-5))
+
+            h.parallel_for(sycl.nd_range(sycl.range(rows, cols), sycl.range(1, cols)), k)
+
+        q.submit(cg)
+    return y
+
+
+def test_work_groups_of_512_and_1024_run_on_the_gpu(gq: sycl.queue) -> None:
+    """NVIDIA's OpenCL reports 256 work-items for every kernel; pysycl builds a kernel's
+    PTX with a launch bound (``.maxntid``) for wider work-groups (issue 21, item 14)."""
+    x = np.random.default_rng(1).random(1 << 20).astype(np.float32)
+    for wg in (1024, 256, 512):
+        np.testing.assert_allclose(_block_sums(gq, x, wg), x.reshape(-1, wg).sum(1), rtol=1e-4)
+    m = np.random.default_rng(2).random((64, 1024)).astype(np.float32)
+    want = (m - m.mean(1, keepdims=True)) / np.sqrt(m.var(1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(_layernorm(gq, m), want, rtol=1e-3, atol=1e-4)
+    from tests.compiler import register_heavy  # ~96 registers without a bound
+
+    h = np.linspace(0.1, 1.0, 4096)
+    for wg in (1024, 128):
+        np.testing.assert_allclose(register_heavy.run(gq, h, wg), register_heavy.expected(h),
+                                   rtol=1e-12)
+
+
+def test_an_nd_range_reduction_runs_1024_wide(gq: sycl.queue) -> None:
+    n = 1 << 20
+    x = np.arange(n, dtype=np.int64)
+    total = np.zeros(1, np.int64)
+    with sycl.buffer(x) as bx, sycl.buffer(total) as bt:
+        def cg(h: sycl.handler) -> None:
+            a = bx.get_access(h, sycl.access_mode.read)
+            r = sycl.reduction(bt, h, sycl.plus())
+            h.parallel_for(sycl.nd_range(sycl.range(n), sycl.range(1024)), r,
+                           lambda it, acc: acc.combine(a[it.get_global_id(0)]))
+
+        gq.submit(cg)
+    assert total[0] == n * (n - 1) // 2
+
+
+def test_a_usm_nd_range_kernel_runs_1024_wide_from_its_launch_plan(gq: sycl.queue) -> None:
+    n, wg = 1 << 16, 1024
+    p = sycl.malloc_device(n, gq, dtype=np.int32)
+    gq.memset(p, 0, 4 * n)
+
+    def k(it):  # type: ignore[no-untyped-def]
+        p[it.get_global_id(0)] += it.get_local_linear_id()
+
+    for _ in range(3):  # the whole way, then the fast path's plan with the bounded kernel
+        gq.parallel_for(sycl.nd_range(sycl.range(n), sycl.range(wg)), k)
+    out = np.empty(n, np.int32)
+    gq.memcpy(out, p, 4 * n).wait()
+    sycl.free(p, gq)
+    np.testing.assert_array_equal(out, 3 * (np.arange(n) % wg))
+
+
+def test_a_work_group_wider_than_the_gpu_is_an_nd_range_error(gq: sycl.queue) -> None:
+    x = np.ones(4096, np.float32)
+    with pytest.raises(sycl.exception) as e:
+        _block_sums(gq, x, 2048)
+    assert e.value.code() == sycl.errc.nd_range
+    assert "1024" in str(e.value) and "2048" in str(e.value)

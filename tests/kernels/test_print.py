@@ -7,6 +7,8 @@ the host_debuggable device runs ``print`` itself. Both must print the same lines
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -174,7 +176,8 @@ def test_print_compiles_to_ptx(kq: sycl.queue, ptx_images: list,
     assert capsys.readouterr().out == "ptx 3 0.5\n"
     (img,) = ptx_images
     ptx = img.binary.decode()
-    assert "atom.global.add.u32" in ptx or "atom.add.u32" in ptx or "red.global.add" in ptx
+    # the record counter: a system-scope add (inline atom.sys: LLVM 22 drops that scope)
+    assert re.search(r"\b(?:atom(?:\.sys)?|red)(?:\.global)?\.add\.u32\b", ptx)
     assert ".param .u64 .ptr .global" in ptx or ".param .u64" in ptx
     ptxas_check(img.binary)
 

@@ -388,7 +388,7 @@ def test_stream_compiles_to_ptx(kq: sycl.queue, ptx_images: list,
     assert _lines(capsys) == ["ptx item(range: {2}, id: {0}, offset: {0}) 0.5 a",
                               "ptx item(range: {2}, id: {1}, offset: {0}) 0.5 b"]
     (img,) = ptx_images
-    assert "atom.global.add.u32" in img.binary.decode()
+    assert "atom.sys.global.add.u32" in img.binary.decode()  # system scope: inline atom.sys
     ptxas_check(img.binary)
 
 

@@ -9,7 +9,10 @@ would refuse it), so retargeting is textual and small:
 * the triple and data layout;
 * the calling conventions (``spir_kernel`` → ``ptx_kernel``, ``spir_func`` → C);
 * the ``syncscope``s: ``workgroup``/``subgroup`` → ``block`` (PTX has no warp
-  scope for memory operations; the block scope includes it), ``device`` stays;
+  scope for memory operations; the block scope includes it), ``singlethread``
+  → ``block`` too (NVPTX has no ordered thread-scope atomics), ``device`` stays;
+  ordered read-modify-writes as fences around relaxed ones, and those of system
+  scope as inline ``atom.sys`` (LLVM 22 drops both the order and that scope);
 * each specialization constant read as a load of a patchable ``.const``
   global (:mod:`.specconst`);
 * each declared OpenCL built-in replaced by a definition from the providers
@@ -40,7 +43,11 @@ NVPTX_LAYOUT = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 
 _DECLARE = re.compile(r"^declare (?:[a-z_]+ )*?(?P<ret>[^@\s]+) @(?P<name>_Z\w+)\((?P<params>[^)]*)\)"
                       r"[^\n]*$", re.M)
-_SCOPES = {"workgroup": "block", "subgroup": "block", "device": "device"}
+#: SPIR-V scope names → NVPTX's. ``singlethread`` (``memory_scope.work_item``) widens to
+#: ``block``: NVPTX refuses ordered atomics and fences at thread scope ("Atomics need
+#: scope > Thread", an LLVM fatal error), and a wider scope is always a valid one.
+_SCOPES = {"workgroup": "block", "subgroup": "block", "device": "device",
+           "singlethread": "block"}
 
 
 @dataclass(frozen=True)
@@ -62,8 +69,33 @@ _ORDERED = re.compile(
     r'(?P<fail> (?:monotonic|acquire|seq_cst))?(?P<tail>(?:, align \d+)?)$', re.M)
 
 
-_KERNEL_LINE = re.compile(r"^define [^\n]*ptx_kernel [^\n]*$", re.M)
-_SHARED_PARAM = re.compile(r"ptr addrspace\(3\)((?: [^ ,%]+)*?) %")
+_KERNEL_HEAD = re.compile(r"^define [^\n]*ptx_kernel [^\n]*?@[\w.$\"]+\(", re.M)
+
+
+def _split_params(params: str) -> list[str]:
+    """A parameter list split at its top-level commas (attributes such as
+    ``initializes((0, 8))`` hold commas of their own)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(params):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(params[start:i])
+            start = i + 1
+    parts.append(params[start:])
+    return parts
+
+
+def _close(text: str, start: int) -> int:
+    """The index of the parenthesis closing the one just before ``start``."""
+    depth = 1
+    for i in range(start, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        if depth == 0:
+            return i
+    raise ValueError("unbalanced parameter list")
 
 
 def _align_local_params(ir: str) -> str:
@@ -73,13 +105,24 @@ def _align_local_params(ir: str) -> str:
     memory window by the alignment its PTX parameter declares; LLVM declares
     ``.align 1`` for a parameter without the attribute, and such a kernel faulted
     (misaligned shared accesses) on an H100, while ``.align 16`` ran correctly.
+    The parameters are split with their attributes' parentheses in mind: a
+    kernel whose first access stores to local memory gets
+    ``initializes((0, 8))``, and a pattern that stopped at that comma left its
+    parameter at ``.align 1`` (the SYCL-CTS ``atomic_ref`` kernels faulted).
     """
-    def params(m: re.Match[str]) -> str:
-        def one(p: re.Match[str]) -> str:
-            attrs = re.sub(r" align \d+", "", p.group(1) or "")
-            return f"ptr addrspace(3) align 16{attrs} %"
-        return _SHARED_PARAM.sub(one, m.group(0))
-    return _KERNEL_LINE.sub(params, ir)
+    out, pos = [], 0
+    for m in _KERNEL_HEAD.finditer(ir):
+        end = _close(ir, m.end())
+        params = []
+        for p in _split_params(ir[m.end():end]):
+            head = p.lstrip()
+            if head.startswith("ptr addrspace(3)"):
+                rest = re.sub(r" align \d+(?= |$)", "", head[len("ptr addrspace(3)"):])
+                p = p[:len(p) - len(head)] + "ptr addrspace(3) align 16" + rest
+            params.append(p)
+        out += [ir[pos:m.end()], ",".join(params)]
+        pos = end
+    return "".join(out) + ir[pos:]
 
 
 def _fence_ordered_rmw(ir: str) -> str:
@@ -105,6 +148,46 @@ def _fence_ordered_rmw(ir: str) -> str:
             lines.append(f"{ind}fence{scope} {after}")
         return "\n".join(lines)
     return _ORDERED.sub(fenced, ir)
+
+
+# `%x = atomicrmw OP ptr addrspace(1) %p, TY V monotonic, align N` (no syncscope: system)
+_SYSTEM_RMW = re.compile(
+    r"^(?P<ind>\s*)(?P<res>%\S+) = atomicrmw (?:volatile )?(?P<op>\w+) ptr addrspace\(1\) "
+    r"(?P<ptr>%\S+), (?P<ty>i32|i64|float|double) (?P<val>\S+) monotonic(?:, align \d+)?$", re.M)
+# LLVM operation → PTX ``atom`` operation (``{}`` is the width), by operand type.
+_ATOM_OPS = {("xchg", "i"): "exch.b{}", ("add", "i"): "add.u{}", ("and", "i"): "and.b{}",
+             ("or", "i"): "or.b{}", ("xor", "i"): "xor.b{}", ("max", "i"): "max.s{}",
+             ("min", "i"): "min.s{}", ("umax", "i"): "max.u{}", ("umin", "i"): "min.u{}",
+             ("fadd", "f"): "add.f{}"}
+_ASM_REG = {"i32": "r", "i64": "l", "float": "f", "double": "d"}
+
+
+def _system_scope_rmw(ir: str) -> str:
+    """System-scope read-modify-writes on global memory as ``atom.sys`` (inline PTX).
+
+    LLVM 22's NVPTX writes every ``atomicrmw`` at the default ``.gpu`` scope: an
+    ``exchange`` or ``fetch_add`` of ``memory_scope.system`` would not be atomic
+    with respect to the host or another device. ``atom.sys`` (PTX ISA 5.0, sm_60)
+    is; the operation stays relaxed, the fences around it (:func:`_fence_ordered_rmw`)
+    give its order. ``cmpxchg`` keeps its scope in LLVM 22 and is left alone.
+    """
+    def sys(m: re.Match[str]) -> str:
+        ty, op, val = m.group("ty"), m.group("op"), m.group("val")
+        bits = {"i32": 32, "i64": 64, "float": 32, "double": 64}[ty]
+        if op == "sub":  # PTX has no atom.sub: add the negation
+            op, neg = "add", f"{m.group('res')}.neg"
+            pre = f"{m.group('ind')}{neg} = sub {ty} 0, {val}\n"
+            val = neg
+        else:
+            pre = ""
+        ptx_op = _ATOM_OPS.get((op, "i" if ty[0] == "i" else "f"))
+        if ptx_op is None:
+            return m.group(0)
+        reg = _ASM_REG[ty]
+        return (f"{pre}{m.group('ind')}{m.group('res')} = call {ty} asm sideeffect "
+                f'"atom.sys.global.{ptx_op.format(bits)} $0, [$1], $2;", '
+                f'"={reg},l,{reg},~{{memory}}"(ptr addrspace(1) {m.group("ptr")}, {ty} {val})')
+    return _SYSTEM_RMW.sub(sys, ir)
 
 
 _FREM = re.compile(r"^(\s*%[\w.]+ = )frem (?:[a-z]+ )*(float|double) ([^,\n]+), ([^\n]+)$", re.M)
@@ -138,7 +221,7 @@ def retarget(ir: str) -> Retargeted:
     ir = ir.replace("spir_kernel ", "ptx_kernel ").replace("spir_func ", "")
     ir = re.sub(r'syncscope\("(\w+)"\)',
                 lambda m: f'syncscope("{_SCOPES.get(m.group(1), m.group(1))}")', ir)
-    ir = _fence_ordered_rmw(_align_local_params(ir))
+    ir = _system_scope_rmw(_fence_ordered_rmw(_align_local_params(ir)))
     ir, spec_globals = lower_spec_constants(ir)
     ir, fmods = _frem_to_fmod(ir)
     bodies: list[str] = []

@@ -34,11 +34,29 @@ def _send(stream: BinaryIO, obj: Any) -> None:
 
 _LIBDEVICE_BYTES: dict[str, bytes] = {}  # path -> libdevice bitcode, read once per worker
 
+#: LLVM 22's SPIR-V backend maps a ``syncscope`` to a SPIR-V Scope by ids it looks up
+#: once, in the first module's context (static locals of ``SPIRV::getMemScope``:
+#: "subgroup", "workgroup", "device", inserted in that order), while each later
+#: context numbers its scopes by first appearance. A worker that had emitted a
+#: sub-group atomic then wrote a device-scope ``atomicrmw`` of another kernel with
+#: Scope Subgroup (measured; tests/compiler/test_atomic_load_store.py). Every module
+#: is parsed into a context that knows the three names first, in the backend's order.
+_SCOPES_FIRST = ('define void @__pysycl_scopes() {\n  fence syncscope("subgroup") seq_cst\n'
+                 '  fence syncscope("workgroup") seq_cst\n  fence syncscope("device") seq_cst\n'
+                 '  ret void\n}\n')
+
+
+def _context(ll: Any) -> Any:
+    """A fresh LLVM context whose sync scope ids are the ones the SPIR-V backend assumes."""
+    context = ll.create_context()
+    ll.parse_assembly(_SCOPES_FIRST, context=context).close()  # its scope names stay
+    return context
+
 
 def _emit_ptx(ll: Any, req: dict[str, Any]) -> bytes:
     """PTX for an NVPTX module: link libdevice if asked, optimise for the GPU, emit."""
     opts = req["ptx"]
-    context = ll.create_context()
+    context = _context(ll)
     module = ll.parse_assembly(req["ir"], context=context)
     module.verify()  # the kernel's part; libdevice is NVIDIA's
     tm = ll.Target.from_triple(req["triple"]).create_target_machine(cpu=opts["cpu"], opt=3)
@@ -105,7 +123,7 @@ def main() -> None:
             if "ptx" in req:
                 _send(out, ("ok", _emit_ptx(ll, req)))
                 continue
-            module = ll.parse_assembly(req["ir"], context=ll.create_context())
+            module = ll.parse_assembly(req["ir"], context=_context(ll))
             target = ll.Target.from_triple(req["triple"])
             binary = target.create_target_machine(opt=3).emit_object(module)
             dups = duplicate_result_ids(binary)
