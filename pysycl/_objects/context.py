@@ -195,14 +195,16 @@ class context(common_reference):  # noqa: N801 - the spec's spelling
 def default_context_for(dev: device) -> context:
     """The context a queue made from only a device uses (one per platform).
 
-    Root devices share their platform's default context; a sub-device (or a device
-    hidden when that context was made) gets its own cached one-device context.
+    Root devices share their platform's default context; a sub-device, a device
+    hidden when that context was made, or a device whose USM works only in a context
+    of its own (NVIDIA's OpenCL: ``device._usm_needs_own_context``) when the platform
+    has several, gets its own cached one-device context.
     """
     if not isinstance(dev, device):
         raise TypeError(f"default_context_for takes a sycl.device, not {dev!r}")
     if dev.parent is None:
         ctx = dev.get_platform().ext_oneapi_get_default_context()
-        if dev in ctx.devices:
+        if dev in ctx.devices and (len(ctx.devices) == 1 or not dev._usm_needs_own_context()):
             return ctx
     with _lock:
         ctx = _per_device_default.get(dev)

@@ -93,6 +93,11 @@ class device(common_reference):  # noqa: N801 - the spec's spelling
         """The Python-kernel image targets ``(format, arch)`` it loads, preferred first."""
         return ()
 
+    def _usm_needs_own_context(self) -> bool:
+        """Whether USM on this device works only in a context of this device alone (then a
+        queue made from the device alone gets such a context: :func:`default_context_for`)."""
+        return False
+
     def _partition(self, prop: partition_property,
                    value: int | Sequence[int] | partition_affinity_domain) -> list[device]:
         """Sub-devices: ``value`` is the count, the non-zero counts, or the affinity domain.

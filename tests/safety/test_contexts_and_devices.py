@@ -70,11 +70,30 @@ PAIRS: dict[str, Callable[[sycl.device], tuple[sycl.queue, sycl.queue]]] = {
     "two_contexts_one_device": lambda d: _own_contexts([d, d]),
     "sub_devices_one_context": lambda d: _one_context(_two_sub_devices(d)),
     "sub_devices_own_contexts": lambda d: _own_contexts(_two_sub_devices(d)),
-    # two GPUs as users make them: queues from the devices share the platform's default context
+    # two GPUs as users make them: queues from the devices alone (on NVIDIA's OpenCL a
+    # context each, since its SVM works only in a context of one device; elsewhere the
+    # platform's default context)
     "two_devices_default_context": lambda d: (sycl.queue(_two_devices()[0]),
                                               sycl.queue(_two_devices()[1])),
+    "two_devices_one_context": lambda d: _one_context(_two_devices()),
     "two_devices_own_contexts": lambda d: _own_contexts(_two_devices()),
 }
+
+
+def _usm_refused_here(pair: tuple[sycl.queue, sycl.queue]) -> bool:
+    """NVIDIA's OpenCL in a context of several devices: USM is refused, clearly (measured
+    on two H100s: kernels on such memory fail with CL_INVALID_KERNEL_ARGS on one GPU and
+    write nothing on the other). Checks the refusal; True when it happened."""
+    ctx = pair[0].get_context()
+    devs = ctx.get_devices()
+    vendor = devs[0].get_platform().get_info(sycl.info.platform.vendor).lower()
+    if len(devs) < 2 or "nvidia" not in vendor:
+        return False
+    for alloc in (sycl.malloc_device, sycl.malloc_shared, sycl.malloc_host):
+        with pytest.raises(sycl.exception, match="context of one device") as ei:
+            alloc(N, pair[0], dtype=np.float32)
+        assert ei.value.code() == sycl.errc.feature_not_supported
+    return True
 
 
 @pytest.fixture(params=list(PAIRS))
@@ -145,7 +164,7 @@ def test_a_write_in_one_context_waits_for_a_read_in_the_other(
     np.testing.assert_array_equal(x, expect_x)
 
 
-@pytest.mark.parametrize("pair_name", ["sub_devices_one_context", "two_devices_default_context"])
+@pytest.mark.parametrize("pair_name", ["sub_devices_one_context", "two_devices_one_context"])
 def test_a_context_of_two_devices_keeps_a_copy_per_device(
         pair_name: str, kernel_device: sycl.device) -> None:
     # Not one allocation that the driver would have to migrate between the devices: a
@@ -204,6 +223,8 @@ def test_a_program_using_a_buffer_from_two_contexts_exits_cleanly(
 def _usm_round_trip(pair: tuple[sycl.queue, sycl.queue], launch: Callable[..., None]) -> None:
     """Alternate ``launch(q, p, k)`` (``p[i] += i + k`` on ``q``) between the two queues,
     each with a device allocation of its own; check both allocations against numpy."""
+    if _usm_refused_here(pair):
+        return
     ptrs = [sycl.malloc_device(N, q, dtype=np.float32) for q in pair]
     try:
         for q, p in zip(pair, ptrs, strict=True):
@@ -266,6 +287,8 @@ def test_an_event_of_the_other_queue_orders_a_command(pair: tuple[sycl.queue, sy
     # depends_on an event of another context (the host waits for it) or of another
     # device of the same context (a wait list): a device -> host copy on one queue, then
     # host -> device on the other, without waiting in between.
+    if _usm_refused_here(pair):
+        return
     qa, qb = pair
     pa = sycl.malloc_device(N, qa, dtype=np.float32)
     pb = sycl.malloc_device(N, qb, dtype=np.float32)
@@ -289,7 +312,7 @@ def _set(p: sycl.usm_pointer, k: int) -> Callable[[sycl.id], None]:
     return kern
 
 
-@pytest.mark.parametrize("pair_name", ["sub_devices_one_context", "two_devices_default_context"])
+@pytest.mark.parametrize("pair_name", ["sub_devices_one_context", "two_devices_one_context"])
 def test_a_kernel_first_built_in_a_context_of_two_devices_runs_on_both(
         pair_name: str, kernel_device: sycl.device, monkeypatch: pytest.MonkeyPatch,
         tmp_path: Path) -> None:

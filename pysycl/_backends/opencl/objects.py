@@ -93,6 +93,9 @@ class opencl_device(device):  # noqa: N801 - spelled like the class it specializ
     def _image_targets(self) -> tuple[tuple[str, str], ...]:
         return image_targets(self._native)
 
+    def _usm_needs_own_context(self) -> bool:
+        return svm_serves_one_device(self._native)
+
     def _is_available(self) -> bool:
         # Selectors score availability; a device that cannot say counts as available.
         return bool(_d.device_info(self._native, "AVAILABLE", True))
