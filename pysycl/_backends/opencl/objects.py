@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pysycl._backends.opencl import discovery as _d
 from pysycl._backends.opencl.device_info import DEVICE_QUERIES, derive_aspects, image_targets
+from pysycl._backends.opencl.usm import svm_serves_one_device
 from pysycl._core.backend import backend
 from pysycl._objects.aspects import aspect
 from pysycl._objects.context import AsyncHandler, context
