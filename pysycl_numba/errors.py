@@ -262,6 +262,19 @@ def _explain_clip(message: str) -> tuple[str, str] | None:
             "wider type (np.clip(np.int64(x), ...))")
 
 
+def explain_nested(message: str) -> tuple[str, str] | None:
+    """A function defined inside a kernel that Numba cannot compile, as :func:`_explain`."""
+    if "Unsupported use of cell variable" in message:  # the bytecode reads an unset cell
+        return ("a function defined inside the kernel that calls itself, or that reads a "
+                "variable of the kernel assigned after the def",
+                "recursion cannot run on a device: write it as a loop; assign what a nested "
+                "function reads before its def")
+    if re.search(r"Cannot cast type\(DeviceDispatcher\(<function \w+\.<locals>", message):
+        return ("choosing between functions at run time (f = g if c else h)",
+                "call each function in its own branch: r = g(x) if c else h(x)")
+    return None
+
+
 def _explain_numba_limits(message: str) -> tuple[str, str] | None:
     """Numba's own limits (np.linalg's scipy import, f-string format specs), as
     :func:`_explain`."""
@@ -372,7 +385,11 @@ def from_numba_error(
     loc = _loc_from_message(message) or getattr(exc, "loc", None)
     code = (errc.kernel if isinstance(exc, (nb_errors.NumbaError, ImportError,
                                             nb_errors.UnsupportedBytecodeError)) else errc.build)
-    explained = (explain_library_raise(message) or explain_pointer_attr(message, _source_line(loc))
+    nested = explain_nested(message)
+    if nested is not None:
+        code = errc.kernel  # the user's code, not a failed build
+    explained = (nested or explain_library_raise(message)
+                 or explain_pointer_attr(message, _source_line(loc))
                  or explain_scalar_type(message) or explain_sycl_math(message)
                  or _explain_stream(message) or _explain_clip(message)
                  or _explain_numba_limits(message) or _explain_group(message)

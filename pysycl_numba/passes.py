@@ -34,6 +34,7 @@ from pysycl_numba._numba_compat import (
     types,
 )
 from pysycl_numba.errors import KernelSourceError
+from pysycl_numba.nested import check_escaping, read_params_once
 from pysycl_numba.overloads.integers import literal_overflow
 from pysycl_numba.types import (
     AccessorType,
@@ -159,11 +160,13 @@ class LiftCaptures(FunctionPass):
         if helper_vars:
             self._check_only_called(func_ir, helper_vars, helper_names)
             self._pass_hidden(func_ir, first, names, helper_vars)
+        read_params_once(func_ir, names)
         # The definitions table still maps each rewritten variable to the
         # ir.FreeVar/ir.Global (with the value of the first compile): Numba's
         # dead-branch pruning reads it, and would fold `if captured_flag:` to
         # that value for every later launch. Rebuild it from the rewritten IR.
         func_ir._definitions = ir_utils.build_definitions(func_ir.blocks)
+        check_escaping(func_ir, spec)
         func_ir.arg_names = names
         func_ir.arg_count = first + len(spec.names)
         # Numba's FixupArgs checks len(args) against this count.
@@ -404,11 +407,11 @@ def _user_name(var: ir.Var, func_ir: ir.FunctionIR) -> str:
     """
     for _ in range(16):
         name = var.name
-        if not name.startswith("$"):
-            return name.split(".")[0]  # the user's variable, in Numba's versioned form
         value = _assigned(func_ir, name)
         if isinstance(value, (ir.Arg, ir.FreeVar, ir.Global)):
             return value.name
+        if not name.startswith("$"):
+            return name.split(".")[0]  # the user's variable, in Numba's versioned form
         if isinstance(value, ir.Var):
             var = value
             continue

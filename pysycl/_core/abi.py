@@ -63,7 +63,7 @@ from __future__ import annotations
 
 import enum
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -479,3 +479,15 @@ def source_location(fn: Callable[..., object]) -> str:
     """``file:line`` of a Python function's definition."""
     code = fn.__code__
     return f"{code.co_filename}:{code.co_firstlineno}"
+
+
+def nested_codes(code: types.CodeType) -> Iterator[types.CodeType]:
+    """``code``, then the code of every function defined in it, however deep.
+
+    Nested ``def``s and lambdas are compiled with the function that defines them, so
+    what they read counts as that function's (captures, ``self.x`` of a function object).
+    """
+    yield code
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            yield from nested_codes(c)
