@@ -127,6 +127,7 @@ def inline_nested_calls(func_ir: ir.FunctionIR) -> bool:
                 continue
             fdef = _defined_function(func_ir, stmt.value.func)
             if fdef is None:
+                _check_not_chosen(func_ir, stmt.value.func, stmt.loc)
                 continue
             blocks, renamed = inline_closure_call(func_ir, glbls, block, i, fdef,
                                                   work_list=work,
@@ -142,6 +143,31 @@ def inline_nested_calls(func_ir: ir.FunctionIR) -> bool:
         _drop_unused_definitions(func_ir)
         func_ir._definitions = ir_utils.build_definitions(func_ir.blocks)
     return inlined
+
+
+def _check_not_chosen(func_ir: ir.FunctionIR, callee: ir.Var, loc: ir.Loc) -> None:
+    """Refuse a call of a variable that holds one of several nested functions.
+
+    Numba would try its experimental first-class function values, whose lowering needs
+    host machinery no device has (it failed in ways that depended on what ran before).
+    """
+    seen: set[str] = set()
+    stack, defs = [callee.name], []
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for d in func_ir._definitions.get(name, ()):
+            if isinstance(d, ir.Var):
+                stack.append(d.name)
+            else:
+                defs.append(d)
+    if len(defs) > 1 and any(isinstance(d, ir.Expr) and d.op == "make_function" for d in defs):
+        raise KernelSourceError(
+            "choosing between functions defined in the kernel at run time (f = g if c else "
+            "h) is not supported on a device -- call each function in its own branch: "
+            "r = g(x) if c else h(x)", loc)
 
 
 def _keep_temporaries(blocks: dict[int, ir.Block], renamed: dict[str, ir.Var],

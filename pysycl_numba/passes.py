@@ -33,6 +33,7 @@ from pysycl_numba._numba_compat import (
     register_pass,
     types,
 )
+from pysycl_numba.bounds import site_number
 from pysycl_numba.errors import KernelSourceError
 from pysycl_numba.nested import check_escaping, read_params_once
 from pysycl_numba.overloads.integers import literal_overflow
@@ -464,7 +465,7 @@ class FindDirectIndexing(AnalysisPass):
         ncap = len(state.pysycl_captures)
         first = func_ir.arg_count - ncap
         everyone = compute_cfg_from_blocks(func_ir.blocks).backbone()
-        found: dict[tuple[int, int, int, int], int] = {}
+        found: dict[tuple[int, int, int, int], tuple[int, ir.Loc]] = {}  # the first line
         for label in sorted(everyone):
             for stmt in func_ir.blocks[label].body:
                 access = _access(stmt, func_ir, typemap)
@@ -478,9 +479,10 @@ class FindDirectIndexing(AnalysisPass):
                 for ad, dim in enumerate(_index_dims(idx, accty.ndim, func_ir, typemap)):
                     if dim is not None:
                         key = (defn.index - first, ad, dim[0], dim[1])
-                        line = stmt.loc.line or 0
-                        found[key] = min(found.get(key, line), line)
-        state.pysycl_direct_index = tuple(sorted((*k, line) for k, line in found.items()))
+                        at = (stmt.loc.line or 0, stmt.loc)
+                        found[key] = min(found.get(key, at), at, key=lambda a: a[0])
+        state.pysycl_direct_index = tuple(sorted((*k, site_number(at[1]))
+                                                 for k, at in found.items()))
         return False
 
 

@@ -6,7 +6,7 @@ Pipeline of a kernel (Numba's nopython pipeline plus pysycl's passes)::
     -> RejectUnsupportedPython
     -> FixupArgs
     -> ... Numba's untyped passes ...
-    -> NopythonTypeInference -> ValidateTypedKernel -> FindDirectIndexing
+    -> NopythonTypeInference -> RejectKernelResult -> ValidateTypedKernel -> FindDirectIndexing
     -> ... -> LocLowering (Numba's NativeLowering + source locations)
 
 A helper that reads captures uses the same pipeline without
@@ -43,7 +43,7 @@ from pysycl_numba.passes import (
     ValidateTypedKernel,
 )
 from pysycl_numba.printing import RewritePrint
-from pysycl_numba.reject import RejectStatements, RejectUnsupportedPython
+from pysycl_numba.reject import RejectKernelResult, RejectStatements, RejectUnsupportedPython
 from pysycl_numba.streaming import RewriteStream
 from pysycl_numba.target import TARGET_NAME, sycl_target
 from pysycl_numba.weak_literals import MarkWeakLiterals
@@ -149,6 +149,7 @@ class KernelPipeline(CompilerBase):
         pm = _lifting_pipeline(self.state)
         pm.add_pass_after(LiftSelf, TranslateByteCode)  # before LiftCaptures (a functor's self)
         pm.add_pass_after(FindDirectIndexing, ValidateTypedKernel)
+        pm.add_pass_after(RejectKernelResult, NopythonTypeInference)  # before ValidateTyped...
         _inline_nested_first(pm)
         _use_loc_lowering(pm)
         pm.finalize()
@@ -162,6 +163,7 @@ class HelperPipeline(CompilerBase):
         """Lift the helper's captures and pass its callees' on, as for a kernel."""
         pm = _lifting_pipeline(self.state)
         _inline_nested_first(pm)
+        _use_loc_lowering(pm)  # bounds-checked accesses in the helper name its lines
         pm.finalize()
         return [pm]
 

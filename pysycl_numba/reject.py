@@ -9,6 +9,8 @@
 * :class:`RejectUnsupportedPython` -- after bytecode analysis: raise/assert,
   generators, lists, dicts, sets, str()/f-strings, host-only standard-library
   modules, before Numba's rewrites obscure them.
+* :class:`RejectKernelResult` -- after type inference, kernels only: a kernel that returns
+  a value (``lambda i: ra[i] * 2``) would run and write nothing.
 """
 
 from __future__ import annotations
@@ -23,9 +25,13 @@ import textwrap
 import types as pytypes
 from typing import TYPE_CHECKING
 
-from pysycl_numba._numba_compat import AnalysisPass, errors, ir, register_pass
+from pysycl._core.abi import KERNEL_RESULT_HINT
+from pysycl._core.exceptions import errc
+from pysycl_numba._numba_compat import AnalysisPass, errors, ir, register_pass, types
 from pysycl_numba.errors import KernelSourceError, in_compiler
 from pysycl_numba.explain_calls import LIBRARY_RAISES, NUMPY_INSTEAD
+from pysycl_numba.stream_types import StreamBufferType
+from pysycl_numba.types import ReducerType
 
 if TYPE_CHECKING:
     from pysycl_numba._numba_compat import StateDict
@@ -304,3 +310,37 @@ def _check_host_module(mod: pytypes.ModuleType, attr: str, loc: ir.Loc) -> None:
             "number becomes a kernel argument)", loc)
 
 
+
+
+@register_pass(mutates_CFG=False, analysis_only=True)
+class RejectKernelResult(AnalysisPass):
+    """Refuse a kernel whose return type is not ``None``, at the ``return`` (``kernel_signature_error``)."""
+
+    _name = "pysycl_reject_kernel_result"
+
+    def __init__(self) -> None:
+        AnalysisPass.__init__(self)
+
+    def run_pass(self, state: StateDict) -> bool:
+        """Raise :class:`KernelSourceError` (a signature error) on a value-returning kernel."""
+        rt = state.return_type
+        if _no_value(rt):
+            return False
+        what = (f"a {types.unliteral(rt.type)} value on some paths"
+                if isinstance(rt, types.Optional) else f"a {types.unliteral(rt)} value")
+        loc = next((b.terminator.loc for b in state.func_ir.blocks.values()
+                    if isinstance(b.terminator, ir.Return)
+                    and not _no_value(state.typemap.get(b.terminator.value.name))),
+                   state.func_ir.loc)
+        raise KernelSourceError(f"this kernel returns {what}, but {KERNEL_RESULT_HINT}", loc,
+                                errc.invalid, signature=True)
+
+
+def _no_value(t: types.Type | None) -> bool:
+    """A kernel's result that loses nothing: ``None``, a ``sycl.stream`` (what ``out << x``
+    gives), a reducer (``r += x``), or a tuple of such -- ``lambda i: (r.combine(x), out << x)``
+    sequences calls."""
+    if t is None or t in (types.none, types.void) or isinstance(t, (StreamBufferType,
+                                                                      ReducerType)):
+        return True
+    return isinstance(t, types.BaseTuple) and all(_no_value(e) for e in t.types)

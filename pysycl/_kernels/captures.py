@@ -33,6 +33,7 @@ from pysycl._core.abi import (
     AccessorType,
     Capture,
     PointerType,
+    SameAsType,
     ScalarType,
     TupleType,
     nested_codes,
@@ -430,8 +431,12 @@ def classify(fn: types.FunctionType, info: CodeInfo, h: handler, name: str, sour
     if t is accessor or t is local_accessor:
         if v.handler is not h:
             raise _err.foreign_accessor(fn, info, name, t is accessor, owner, source)
-        values.append(v)
         kt = v.kernel_type
+        if t is local_accessor:  # read again (by a helper): the same argument, the same memory
+            j = next((j for j, x in enumerate(values) if x is v), -1)
+            if j >= 0:
+                kt = SameAsType(j)
+        values.append(v)
         caps.append((name, source, kt, owner) if owner else (name, source, kt))
         key.append(kt)
         return

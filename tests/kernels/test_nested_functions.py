@@ -282,8 +282,7 @@ def _lost_store_two_deep(a, o):
 
 @pytest.mark.parametrize(("make", "what"), [
     (_recursive, "calls itself"),
-    pytest.param(_chosen_at_run_time, "call each function in its own branch",  # Numba warns
-                 marks=pytest.mark.filterwarnings("ignore:First-class function type")),
+    (_chosen_at_run_time, "call each function in its own branch"),
     (_lost_store_two_deep, "would be lost"),
 ])
 def test_what_a_nested_function_cannot_do_is_a_compile_error_at_its_line(

@@ -63,6 +63,7 @@ from pysycl._kernels.captures import capture_values
 from pysycl._kernels.functor import body_of
 from pysycl._kernels.kernel_api import local_accessor
 from pysycl._kernels.ndrange import check_nd_range
+from pysycl._kernels.signature import no_value, returned
 from pysycl._memory.accessor import accessor
 from pysycl._memory.usm import bytes_at, usm_pointer
 from pysycl._objects.range import item, nd_range
@@ -191,7 +192,8 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
     code = fn.__code__ if body is None else body[0].__code__
     # the compiled path's capture rules (a function object: its body and self)
     _, values, _, _ = capture_values(*((fn, h) if body is None else (body[0], h, body[1])))
-    locals_ = [v for v in values if type(v) is local_accessor]
+    # each local accessor once (a helper reading the kernel's is the same memory)
+    locals_ = list({id(v): v for v in values if type(v) is local_accessor}.values())
     if locals_ and kind != "nd_range":
         raise exception(errc.kernel_argument, f"{desc} captures a sycl.local_accessor, but "
                         "local memory exists only in nd_range kernels: launch it with "
@@ -277,7 +279,9 @@ def _call(desc: str, fn: Callable[..., object], args: tuple[Any, ...], who: str)
     prev = _kernel_api.set_host_kernel_active(True)
     try:
         with np.errstate(all="ignore"):  # device arithmetic: wrap-around, inf/nan, no warnings
-            fn(*args)
+            r = fn(*args)
+            if r is not None and not no_value(r, _HostReducer):
+                raise returned(desc, r)
     except Exception as e:
         raise_from(desc, e, who)
     finally:
@@ -325,7 +329,9 @@ def _run_range(desc: str, fn: Callable[..., object], rng: _range, reducers: list
     try:
         with np.errstate(all="ignore"):
             for idx in itertools.product(*(builtins.range(n) for n in rng)):
-                fn(_HostItem(idx, rng), *reducers, *extra)
+                r = fn(_HostItem(idx, rng), *reducers, *extra)
+                if r is not None and not no_value(r, _HostReducer):
+                    raise returned(desc, r)
     except Exception as e:
         raise_from(desc, e, f"work-item {idx}")
     finally:
