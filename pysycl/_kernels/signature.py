@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dis
 import inspect
 from collections.abc import Callable
 from types import MethodType
@@ -151,3 +152,28 @@ def no_value(v: object, reducer: type) -> bool:
     ``r.combine(x)`` gives), or a tuple of such (the compiler's rule)."""
     return v is None or is_stream_value(v) or type(v) is reducer or (
         type(v) is tuple and all(no_value(e, reducer) for e in v))
+
+
+#: Code objects whose ``return`` gives a computed value (``lambda i: ra[i] * 2``) -> True.
+_computed: dict[types.CodeType, bool] = {}
+
+
+def returns_computed(code: types.CodeType) -> bool:
+    """Whether a kernel's ``return`` (a lambda's body) may give a computed value: an
+    operand other than a call's result, a tuple or ``None``.
+
+    A lambda ending in a call (``sycl.atomic_ref(...).fetch_add(1)``,
+    ``o.__setitem__(i, v)``) discards the result, as a C++ expression statement does;
+    a tuple sequences such calls. The compiler's rule
+    (``pysycl_numba.reject.RejectKernelResult``) reads the same from the typed code.
+    """
+    got = _computed.get(code)
+    if got is None:
+        ins = list(dis.get_instructions(code))
+        got = _computed[code] = any(
+            (i.opname == "RETURN_CONST" and i.argval is not None)
+            or (i.opname == "RETURN_VALUE" and k and not (
+                ins[k - 1].opname.startswith(("CALL", "BUILD_TUPLE"))
+                or (ins[k - 1].opname == "LOAD_CONST" and ins[k - 1].argval is None)))
+            for k, i in enumerate(ins))
+    return got

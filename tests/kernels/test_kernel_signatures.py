@@ -3,9 +3,10 @@
 * A kernel returns nothing: it writes its results through an accessor or a USM pointer
   (a SYCL kernel function returns ``void``). ``lambda i: ra[i] * 2`` was accepted and wrote
   nothing; it is a ``sycl.kernel_signature_error`` (``errc.invalid``) naming the line, on
-  the compiled device and on the host_debuggable device. ``None``, a ``sycl.stream`` (what
-  ``out << x`` gives) and tuples of them -- ``lambda i, s: (s.combine(1), out << 1)`` --
-  lose nothing and stay accepted.
+  the compiled device and on the host_debuggable device. A lambda ending in a call
+  (``ref.fetch_add(1)``, ``o.__setitem__(i, v)``) discards the result, as a C++ expression
+  statement; ``None``, a ``sycl.stream`` (what ``out << x`` gives), reducers and tuples
+  (``lambda i, x, y: (x.combine(1), y.combine(2))``) lose nothing and stay accepted.
 * The work-item is one parameter however many dimensions the range has. ``def k(i, j)``
   over a 2-D range took ``j`` as a ``sycl.kernel_handler`` and failed later with
   ``mul(Literal[int](10), sycl.item<2>)``. A trailing parameter is the kernel_handler
@@ -90,6 +91,16 @@ def test_kernels_whose_result_loses_nothing_are_accepted(any_kernel_queue: sycl.
     c = _submit(any_kernel_queue, lambda h, ra, wc: h.parallel_for(
         sycl.range(8), lambda i: wc.__setitem__(i, ra[i] * 2)))
     np.testing.assert_array_equal(c, np.arange(8) * 2)
+    counts = np.zeros(1, np.int32)
+    with sycl.buffer(counts) as N:
+        def count(h: sycl.handler) -> None:
+            n = N.get_access(h, sycl.access_mode.read_write)
+            # fetch_add's old value is discarded, as a C++ expression statement's
+            h.parallel_for(sycl.range(8), lambda i: sycl.atomic_ref(
+                n, 0, sycl.memory_order.relaxed, sycl.memory_scope.device).fetch_add(1))
+
+        any_kernel_queue.submit(count)
+    assert counts[0] == 8
     total = np.zeros(2, np.int32)
     with sycl.buffer(total[:1]) as T0, sycl.buffer(total[1:]) as T1:
         def cg(h: sycl.handler) -> None:

@@ -63,7 +63,7 @@ from pysycl._kernels.captures import capture_values
 from pysycl._kernels.functor import body_of
 from pysycl._kernels.kernel_api import local_accessor
 from pysycl._kernels.ndrange import check_nd_range
-from pysycl._kernels.signature import no_value, returned
+from pysycl._kernels.signature import no_value, returned, returns_computed
 from pysycl._memory.accessor import accessor
 from pysycl._memory.usm import bytes_at, usm_pointer
 from pysycl._objects.range import item, nd_range
@@ -204,6 +204,8 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
     extra: list[kernel_handler] = []
     if code.co_argcount - (body is not None) == nparams + 1:  # a trailing sycl.kernel_handler
         extra.append(_specconst.host_kernel_handler(h.specialization_values))
+    if returns_computed(code):  # the kernel's result may be a value the launch would lose
+        fn = _result_checked(fn, desc)
     reqs = list(h.requirements)
     ptrs = [v for v in values if type(v) is usm_pointer and not v.readonly]
     streams = [v for v in values if type(v) is _kstream.stream]
@@ -214,6 +216,17 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
             desc, kind, f, index_space, reqs, locals_, reds, extra, ptrs), fn)
     return lambda: _run(desc, kind, fn, index_space, reqs, locals_, reds, extra, ptrs)
 
+
+
+def _result_checked(fn: Callable[..., object], desc: str) -> Callable[..., None]:
+    """``fn``, raising the compiled path's ``kernel_signature_error`` when a work-item's
+    result is a value (``lambda i: ra[i] * 2``): a kernel writes through accessors."""
+    def work_item(*args: Any) -> None:
+        r = fn(*args)
+        if r is not None and not no_value(r, _HostReducer):
+            raise returned(desc, r)
+
+    return work_item
 
 
 def _run(desc: str, kind: str, fn: Callable[..., object], index_space: _range | nd_range | None,
@@ -279,9 +292,7 @@ def _call(desc: str, fn: Callable[..., object], args: tuple[Any, ...], who: str)
     prev = _kernel_api.set_host_kernel_active(True)
     try:
         with np.errstate(all="ignore"):  # device arithmetic: wrap-around, inf/nan, no warnings
-            r = fn(*args)
-            if r is not None and not no_value(r, _HostReducer):
-                raise returned(desc, r)
+            fn(*args)
     except Exception as e:
         raise_from(desc, e, who)
     finally:
@@ -329,9 +340,7 @@ def _run_range(desc: str, fn: Callable[..., object], rng: _range, reducers: list
     try:
         with np.errstate(all="ignore"):
             for idx in itertools.product(*(builtins.range(n) for n in rng)):
-                r = fn(_HostItem(idx, rng), *reducers, *extra)
-                if r is not None and not no_value(r, _HostReducer):
-                    raise returned(desc, r)
+                fn(_HostItem(idx, rng), *reducers, *extra)
     except Exception as e:
         raise_from(desc, e, f"work-item {idx}")
     finally:

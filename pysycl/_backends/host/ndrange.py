@@ -17,17 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pysycl._backends.host.atomics import _HostReducer
 from pysycl._backends.host.views import KernelView, raise_from
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.sites import in_package
 from pysycl._kernels import kernel_api as _kernel_api
-from pysycl._kernels.signature import no_value, returned
 from pysycl._objects.range import group, nd_item, nd_range
 from pysycl._objects.range import id as _id
 from pysycl._objects.range import range as _range
 
 if TYPE_CHECKING:
+    from pysycl._backends.host.atomics import _HostReducer
     from pysycl._kernels.kernel_api import local_accessor
     from pysycl._kernels.specconst import kernel_handler
 
@@ -189,9 +188,7 @@ class _GroupRun:
                     cond.wait()
                 if self.error is not None:
                     return
-            r = fn(*args)  # in a copy of the launching thread's context: numpy's errstate
-            if r is not None and not no_value(r, _HostReducer):
-                raise returned(self.desc, r)
+            fn(*args)  # in a copy of the launching thread's context: numpy's errstate
         except _Abort:
             pass
         except BaseException as e:  # recorded, re-raised by the launching thread
