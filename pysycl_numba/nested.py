@@ -8,7 +8,7 @@ accessors, pointers and numbers (kernel arguments) and the kernel's own locals.
   what its body reads (closure cells, globals, helpers) is lifted like the kernel's own code
   and ``print``/``sycl.stream`` statements in it are rewritten like the kernel's. The vote
   ``any_of_group(g, x, pred)`` (and ``all_of``/``none_of``) with a nested ``pred`` is the
-  spec's ``any_of_group(g, pred(x))`` (SYCL 2020 §4.17.4.1) and is written that way first, so
+  spec's ``any_of_group(g, pred(x))`` (SYCL 2020 §4.17.4) and is written that way first, so
   its ``pred`` is inlined too.
 * **Used as a value** (passed to a function, stored, returned): Numba compiles it on its own
   (``MakeFunctionToJitFunction``), with what it reads frozen as constants. It may therefore

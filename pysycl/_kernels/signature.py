@@ -107,7 +107,7 @@ def _wrong_count(kernel: Any, code: types.CodeType, self_param: int, nparams: in
         text += (f". The work-item is one parameter however many dimensions the index space "
                  f"has: write {sig} and read {ids}")
     if got == nparams + 1:
-        text += (". A parameter after those is a sycl.kernel_handler only in a kernel that "
+        text += (". An extra last parameter is a sycl.kernel_handler only in a kernel that "
                  "reads specialization constants (kh.get_specialization_constant(...), in the "
                  "kernel or a function it calls) or annotates it (kh: sycl.kernel_handler)")
     else:

@@ -186,3 +186,5 @@ def test_an_unused_second_parameter_is_not_a_kernel_handler(kq: sycl.queue) -> N
         kq.parallel_for(sycl.range(4), lambda i, kh: None)
     assert "sycl.kernel_handler only in a kernel that reads specialization constants" in str(
         e.value)
+    with pytest.raises(sycl.kernel_signature_error, match="single_task passes no parameters"):
+        kq.single_task(lambda i: None)  # a single task has no work-item parameter

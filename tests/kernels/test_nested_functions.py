@@ -149,7 +149,7 @@ def test_a_nested_function_reading_a_global_sees_its_new_value(any_kernel_queue:
 
 def test_a_vote_with_a_nested_predicate_reading_a_kernel_variable(
         any_kernel_queue: sycl.queue) -> None:
-    """SYCL 2020 §4.17.4.1: any_of_group(g, x, pred) is any_of_group(g, pred(x)); the
+    """SYCL 2020 §4.17.4: any_of_group(g, x, pred) is any_of_group(g, pred(x)); the
     SYCL-CTS form, a lambda closing over a value the kernel computed."""
     def make(a, o):
         def k(it):
