@@ -83,9 +83,8 @@ sites: contextvars.ContextVar[Sites] = contextvars.ContextVar("pysycl_bounds_sit
 def site_number(loc: object) -> int:
     """The number of source location ``loc`` in the current compile's :class:`Sites`."""
     table = sites.get(None)
-    if table is None:  # compiling outside a kernel compile (a device function on its own)
-        table = Sites()
-        sites.set(table)
+    if table is None:  # a device function compiled on its own: no kernel to report for
+        return 0
     return table.number(loc)
 
 
