@@ -295,3 +295,26 @@ def test_what_a_nested_function_cannot_do_is_a_compile_error_at_its_line(
     assert f"{__file__}:" in str(e.value)
     if make is _lost_store_two_deep:
         assert f"{__file__}:{make.__code__.co_firstlineno + 5}: this store" in str(e.value)
+
+
+def test_a_predicate_passed_to_a_joint_algorithm_reading_a_kernel_variable_is_refused(
+        kq: sycl.queue) -> None:
+    """joint_any_of takes ``pred`` as a value (its loop calls it): only constants there."""
+    def make(a, o):
+        def k(it):
+            t = a[it.get_global_id(0)]
+            o[it.get_global_id(0)] = sycl.joint_any_of(it.get_group(), a, 0, 4,
+                                                       lambda v: v > t)
+
+        return k
+
+    with pytest.raises(sycl.kernel_compile_error, match="'t', a variable of the kernel computed"):
+        _run(kq, make, nd=(8, 4))
+
+    def constant(a, o):
+        def k(it):
+            o[it.get_global_id(0)] = sycl.joint_any_of(it.get_group(), a, 0, 4, lambda v: v > 2)
+
+        return k
+
+    np.testing.assert_array_equal(_run(kq, constant, nd=(8, 4)), np.ones(8))
