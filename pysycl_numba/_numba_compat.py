@@ -36,6 +36,7 @@ from numba.core.descriptors import TargetDescriptor
 from numba.core.dispatcher import Dispatcher
 from numba.core.imputils import RefType, iternext_impl, lower_cast
 from numba.core.imputils import Registry as LoweringRegistry
+from numba.core.inline_closurecall import callee_ir_validator, inline_closure_call
 from numba.core.lowering import Lower
 from numba.core.target_extension import (
     GPU,
@@ -146,6 +147,7 @@ __all__ = [
     "TypingContext",
     "TypingRegistry",
     "bound_function",
+    "callee_ir_validator",
     "cgutils",
     "cmath_lowering_registry",
     "compiler",
@@ -154,6 +156,7 @@ __all__ = [
     "dispatcher_registry",
     "errors",
     "global_compiler_lock",
+    "inline_closure_call",
     "ir",
     "ir_utils",
     "iternext_impl",

@@ -21,13 +21,15 @@ vector, lane by lane when it holds an atomic. An atomic compare-exchange in the
 stores to a private record there cost almost nothing, and the one uniform
 branch per sub-group at the end is skipped when no lane failed.
 
-The source line comes from the lowering: :class:`pysycl_numba.passes.LocLowering`
-leaves the location of the instruction being lowered on the IR builder.
+The source location comes from the lowering: :class:`pysycl_numba.pipelines.LocLowering`
+leaves the location of the instruction being lowered on the IR builder. The site word
+holds its number in the compile's :class:`Sites` (``CompiledKernel.sites``), not a line:
+the runtime resolves it against the code of the program that submits the kernel.
 """
 
 from __future__ import annotations
 
-import zlib
+import contextvars
 from collections.abc import Callable, Sequence
 from typing import overload
 
@@ -58,12 +60,32 @@ def in_bounds(builder: llir.IRBuilder, ids: Sequence[llir.Value], ranges: Sequen
     return ok
 
 
-def _loc(builder: llir.IRBuilder) -> tuple[int, int]:
-    """(line, CRC-32 of the file name) of the code being lowered."""
-    loc = getattr(builder, "pysycl_loc", None)
-    if loc is None:
-        return 0, 0
-    return int(loc.line or 0), zlib.crc32(str(loc.filename).encode())
+class Sites:
+    """The source locations one kernel compile refers to, numbered in order of first use.
+
+    Bounds-checked accesses (their site words) and ``direct_index`` entries hold the
+    numbers; the driver turns the ``(file, line)`` list into ``CompiledKernel.sites``.
+    """
+
+    def __init__(self) -> None:
+        self.numbers: dict[tuple[str, int], int] = {}
+
+    def number(self, loc: object) -> int:
+        """The number of ``loc`` (a Numba ``ir.Loc``; None: an unknown location)."""
+        key = (str(getattr(loc, "filename", "") or ""), int(getattr(loc, "line", 0) or 0))
+        return self.numbers.setdefault(key, len(self.numbers))
+
+
+#: The sites of the kernel being compiled (set by ``compiler.compile_kernel``).
+sites: contextvars.ContextVar[Sites] = contextvars.ContextVar("pysycl_bounds_sites")
+
+
+def site_number(loc: object) -> int:
+    """The number of source location ``loc`` in the current compile's :class:`Sites`."""
+    table = sites.get(None)
+    if table is None:  # a device function compiled on its own: no kernel to report for
+        return 0
+    return table.number(loc)
 
 
 def _word(builder: llir.IRBuilder, ptr: llir.Value, k: int) -> llir.Value:
@@ -71,9 +93,9 @@ def _word(builder: llir.IRBuilder, ptr: llir.Value, k: int) -> llir.Value:
 
 
 def _site(builder: llir.IRBuilder, slot: llir.Value, kind: str) -> llir.Value:
-    """The packed, never zero, ``long`` naming an access: kind, slot, line, file CRC."""
-    line, crc = _loc(builder)
-    const = (BOUNDS_ACCESS_KINDS.index(kind) + 1) | (min(line, (1 << 22) - 1) << 10) | (crc << 32)
+    """The packed, never zero, ``long`` naming an access: kind, slot, site number."""
+    number = site_number(getattr(builder, "pysycl_loc", None))
+    const = (BOUNDS_ACCESS_KINDS.index(kind) + 1) | (min(number, (1 << 22) - 1) << 10)
     slot = builder.and_(builder.zext(slot, _I64), _I64(0xFF))  # 8 bits: captures 0..255
     return builder.or_(_I64(const), builder.shl(slot, _I64(2)))
 

@@ -24,6 +24,7 @@ from pysycl._core.abi import (
     PointerType,
     PrintType,
     ReductionType,
+    SameAsType,
     ScalarType,
     SpecConstantType,
     StreamType,
@@ -33,8 +34,10 @@ from pysycl._core.abi import (
 from pysycl._core.abi import (
     AccessorType as AbiAccessor,
 )
-from pysycl._core.exceptions import errc, exception, kernel_compile_error
+from pysycl._core.exceptions import errc, exception, kernel_compile_error, kernel_signature_error
+from pysycl._core.sites import Site, code_table, site_of
 from pysycl_numba._numba_compat import errors, global_compiler_lock, target_override, types
+from pysycl_numba.bounds import Sites, sites
 from pysycl_numba.dispatcher import LiftedDispatcher, compile_scope
 from pysycl_numba.epilogue import compile_epilogue
 from pysycl_numba.errors import CompilerDiagnostic, KernelSourceError, from_numba_error
@@ -161,6 +164,8 @@ def capture_numba_types(captures: Sequence[Capture], bounds_check: bool) -> list
         if isinstance(c.type, SpecConstantType):
             out.append(SpecConstRefType(k, numba_type_of_dtype(c.type.dtype), c.type.default))
             k += 1
+        elif isinstance(c.type, SameAsType):  # the object of an earlier capture
+            out.append(out[c.type.index])
         else:
             out.append(capture_numba_type(c, bounds_check))
     return out
@@ -272,7 +277,8 @@ def _aspects_from_ir(ir_text: str) -> set[str]:
     return found
 
 
-def _compile_failure(name: str, where: str, e: BaseException) -> kernel_compile_error:
+def _compile_failure(name: str, where: str, e: BaseException,
+                     ) -> kernel_compile_error | kernel_signature_error:
     """The user's error for compiler exception ``e``, chained to a :class:`CompilerDiagnostic`."""
     err = from_numba_error(name, where, e)
     text = e.message if isinstance(e, KernelSourceError) else str(e)
@@ -327,6 +333,8 @@ def compile_kernel(
         The compiled kernel (``format == image_format``).
 
     Raises:
+        pysycl.kernel_signature_error: the kernel returns a value (``errc.invalid``):
+            a kernel writes its results through accessors or pointers.
         pysycl.kernel_compile_error: the code cannot run on a device; the
             message names the kernel, the file:line and what to do instead.
         pysycl.exception: ``errc.nd_range`` for an index space of more than
@@ -341,7 +349,9 @@ def compile_kernel(
     job = _KernelJob(pyfunc, index, captures, entry_name, bounds_check, param_types, reducers,
                      capture_numba_types(captures, bounds_check), arch)
     ctx = sycl_target.target_context  # created outside the try: its failure is no kernel's
-    failure: kernel_compile_error | None = None
+    failure: kernel_compile_error | kernel_signature_error | None = None
+    table = Sites()  # the source locations the kernel refers to (bounds checks)
+    token = sites.set(table)
     try:
         with global_compiler_lock, target_override(TARGET_NAME):
             lift, lifted = lift_specs(captures, helpers)
@@ -357,6 +367,8 @@ def compile_kernel(
             NotImplementedError, TypeError, ValueError, RuntimeError,
             ImportError) as e:  # ImportError: Numba types np.linalg only with scipy
         failure = _compile_failure(name, where, e)  # keeps no reference to e or its frames
+    finally:
+        sites.reset(token)
     if failure is not None:
         # Raised outside the except block: the traceback is the user's call
         # chain, and the cause is what the compiler said, without its frames.
@@ -374,7 +386,15 @@ def compile_kernel(
         reductions=tuple(rt for rt, _ in reductions),
         direct_index=job.direct_index,
         bounds_checked=bounds_check,
+        sites=_resolved(table, [f for f, _ in helpers] or [pyfunc]),
     )
+
+
+def _resolved(table: Sites, functions: list[Callable[..., Any]]) -> tuple[Site, ...]:
+    """The compile's numbered ``(file, line)``s as instructions of the kernel's code objects
+    (``pysycl._core.sites``: the runtime reads the lines from the submitting program)."""
+    codes = code_table(functions)
+    return tuple(site_of(codes, f, line) for f, line in table.numbers)
 
 
 class _KernelJob:

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pysycl._core.exceptions import errc, kernel_compile_error
+from pysycl._core.exceptions import errc, kernel_compile_error, kernel_signature_error
 from pysycl_numba._numba_compat import errors as nb_errors
 from pysycl_numba.explain_calls import (
     NO_DEVICE_IMPL,
@@ -82,11 +82,13 @@ class KernelSourceError(Exception):
     through it.
     """
 
-    def __init__(self, message: str, loc: ir.Loc | None = None, code: errc = errc.kernel) -> None:
+    def __init__(self, message: str, loc: ir.Loc | None = None, code: errc = errc.kernel,
+                 signature: bool = False) -> None:
         super().__init__(message)
         self.message = message
         self.loc = loc
         self.code = code
+        self.signature = signature  # a kernel_signature_error (the kernel's own signature)
 
 
 def format_loc(loc: ir.Loc | None) -> str:
@@ -124,7 +126,8 @@ class CompilerDiagnostic(Exception):  # noqa: N818 - a diagnostic, raised only a
         self.text = text
 
 
-def make_error(kernel: str, kernel_loc: str, exc: KernelSourceError) -> kernel_compile_error:
+def make_error(kernel: str, kernel_loc: str, exc: KernelSourceError,
+               ) -> kernel_compile_error | kernel_signature_error:
     """Build the user-facing error from a :class:`KernelSourceError`."""
     where = format_loc(exc.loc) if exc.loc is not None else kernel_loc
     src = _source_line(exc.loc) if exc.loc is not None else ""
@@ -133,6 +136,8 @@ def make_error(kernel: str, kernel_loc: str, exc: KernelSourceError) -> kernel_c
                          f"{exc.message}")
     if src:
         text += f"\n    {src}"
+    if exc.signature:
+        return kernel_signature_error(exc.code, text)
     return kernel_compile_error(exc.code, text)
 
 
@@ -262,6 +267,16 @@ def _explain_clip(message: str) -> tuple[str, str] | None:
             "wider type (np.clip(np.int64(x), ...))")
 
 
+def explain_nested(message: str) -> tuple[str, str] | None:
+    """A function defined inside a kernel that Numba cannot compile, as :func:`_explain`."""
+    if "Unsupported use of cell variable" in message:  # the bytecode reads an unset cell
+        return ("a function defined inside the kernel that calls itself, or that reads a "
+                "variable of the kernel assigned after the def",
+                "recursion cannot run on a device: write it as a loop; assign what a nested "
+                "function reads before its def")
+    return None
+
+
 def _explain_numba_limits(message: str) -> tuple[str, str] | None:
     """Numba's own limits (np.linalg's scipy import, f-string format specs), as
     :func:`_explain`."""
@@ -364,7 +379,7 @@ def _explain(message: str) -> tuple[str, str] | None:
 
 def from_numba_error(
     kernel: str, kernel_loc: str, exc: BaseException
-) -> kernel_compile_error:
+) -> kernel_compile_error | kernel_signature_error:
     """Translate a Numba typing/lowering error into a kernel compile error."""
     if isinstance(exc, KernelSourceError):
         return make_error(kernel, kernel_loc, exc)
@@ -372,7 +387,11 @@ def from_numba_error(
     loc = _loc_from_message(message) or getattr(exc, "loc", None)
     code = (errc.kernel if isinstance(exc, (nb_errors.NumbaError, ImportError,
                                             nb_errors.UnsupportedBytecodeError)) else errc.build)
-    explained = (explain_library_raise(message) or explain_pointer_attr(message, _source_line(loc))
+    nested = explain_nested(message)
+    if nested is not None:
+        code = errc.kernel  # the user's code, not a failed build
+    explained = (nested or explain_library_raise(message)
+                 or explain_pointer_attr(message, _source_line(loc))
                  or explain_scalar_type(message) or explain_sycl_math(message)
                  or _explain_stream(message) or _explain_clip(message)
                  or _explain_numba_limits(message) or _explain_group(message)

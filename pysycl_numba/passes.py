@@ -33,7 +33,9 @@ from pysycl_numba._numba_compat import (
     register_pass,
     types,
 )
+from pysycl_numba.bounds import site_number
 from pysycl_numba.errors import KernelSourceError
+from pysycl_numba.nested import check_escaping, read_params_once
 from pysycl_numba.overloads.integers import literal_overflow
 from pysycl_numba.types import (
     AccessorType,
@@ -159,11 +161,13 @@ class LiftCaptures(FunctionPass):
         if helper_vars:
             self._check_only_called(func_ir, helper_vars, helper_names)
             self._pass_hidden(func_ir, first, names, helper_vars)
+        read_params_once(func_ir, names)
         # The definitions table still maps each rewritten variable to the
         # ir.FreeVar/ir.Global (with the value of the first compile): Numba's
         # dead-branch pruning reads it, and would fold `if captured_flag:` to
         # that value for every later launch. Rebuild it from the rewritten IR.
         func_ir._definitions = ir_utils.build_definitions(func_ir.blocks)
+        check_escaping(func_ir, spec)
         func_ir.arg_names = names
         func_ir.arg_count = first + len(spec.names)
         # Numba's FixupArgs checks len(args) against this count.
@@ -404,11 +408,11 @@ def _user_name(var: ir.Var, func_ir: ir.FunctionIR) -> str:
     """
     for _ in range(16):
         name = var.name
-        if not name.startswith("$"):
-            return name.split(".")[0]  # the user's variable, in Numba's versioned form
         value = _assigned(func_ir, name)
         if isinstance(value, (ir.Arg, ir.FreeVar, ir.Global)):
             return value.name
+        if not name.startswith("$"):
+            return name.split(".")[0]  # the user's variable, in Numba's versioned form
         if isinstance(value, ir.Var):
             var = value
             continue
@@ -461,7 +465,7 @@ class FindDirectIndexing(AnalysisPass):
         ncap = len(state.pysycl_captures)
         first = func_ir.arg_count - ncap
         everyone = compute_cfg_from_blocks(func_ir.blocks).backbone()
-        found: dict[tuple[int, int, int, int], int] = {}
+        found: dict[tuple[int, int, int, int], tuple[int, ir.Loc]] = {}  # the first line
         for label in sorted(everyone):
             for stmt in func_ir.blocks[label].body:
                 access = _access(stmt, func_ir, typemap)
@@ -475,9 +479,10 @@ class FindDirectIndexing(AnalysisPass):
                 for ad, dim in enumerate(_index_dims(idx, accty.ndim, func_ir, typemap)):
                     if dim is not None:
                         key = (defn.index - first, ad, dim[0], dim[1])
-                        line = stmt.loc.line or 0
-                        found[key] = min(found.get(key, line), line)
-        state.pysycl_direct_index = tuple(sorted((*k, line) for k, line in found.items()))
+                        at = (stmt.loc.line or 0, stmt.loc)
+                        found[key] = min(found.get(key, at), at, key=lambda a: a[0])
+        state.pysycl_direct_index = tuple(sorted((*k, site_number(at[1]))
+                                                 for k, at in found.items()))
         return False
 
 

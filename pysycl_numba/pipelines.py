@@ -2,10 +2,11 @@
 
 Pipeline of a kernel (Numba's nopython pipeline plus pysycl's passes)::
 
-    RejectStatements -> TranslateByteCode -> LiftCaptures -> RejectUnsupportedPython
+    RejectStatements -> TranslateByteCode -> InlineNestedFunctions -> LiftCaptures
+    -> RejectUnsupportedPython
     -> FixupArgs
     -> ... Numba's untyped passes ...
-    -> NopythonTypeInference -> ValidateTypedKernel -> FindDirectIndexing
+    -> NopythonTypeInference -> RejectKernelResult -> ValidateTypedKernel -> FindDirectIndexing
     -> ... -> LocLowering (Numba's NativeLowering + source locations)
 
 A helper that reads captures uses the same pipeline without
@@ -34,6 +35,7 @@ from pysycl_numba._numba_compat import (
     target_override,
 )
 from pysycl_numba.functor import LiftSelf
+from pysycl_numba.nested import InlineNestedFunctions
 from pysycl_numba.passes import (
     FindDirectIndexing,
     LiftCaptures,
@@ -41,7 +43,7 @@ from pysycl_numba.passes import (
     ValidateTypedKernel,
 )
 from pysycl_numba.printing import RewritePrint
-from pysycl_numba.reject import RejectStatements, RejectUnsupportedPython
+from pysycl_numba.reject import RejectKernelResult, RejectStatements, RejectUnsupportedPython
 from pysycl_numba.streaming import RewriteStream
 from pysycl_numba.target import TARGET_NAME, sycl_target
 from pysycl_numba.weak_literals import MarkWeakLiterals
@@ -89,6 +91,12 @@ def _use_loc_lowering(pm: PassManager) -> None:
     pm.passes = [(LocLowering if p is NativeLowering else p, d) for p, d in pm.passes]
 
 
+def _inline_nested_first(pm: PassManager) -> None:
+    """Run :class:`InlineNestedFunctions` right after bytecode translation, before any
+    pysycl pass reads the IR (call it after the others are added after TranslateByteCode)."""
+    pm.add_pass_after(InlineNestedFunctions, TranslateByteCode)
+
+
 def _reject_statements_first(pm: PassManager) -> None:
     """Run :class:`RejectStatements` before Numba reads the bytecode (try/with as written)."""
     pm.passes.insert(0, (RejectStatements, "pysycl: reject try/except/finally and with"))
@@ -111,6 +119,7 @@ class DevicePipeline(CompilerBase):
         pm.add_pass_after(ValidateTypedKernel, NopythonTypeInference)
         _mark_weak_literals(pm)
         _use_loc_lowering(pm)
+        _inline_nested_first(pm)
         _reject_statements_first(pm)
         pm.finalize()
         return [pm]
@@ -140,6 +149,8 @@ class KernelPipeline(CompilerBase):
         pm = _lifting_pipeline(self.state)
         pm.add_pass_after(LiftSelf, TranslateByteCode)  # before LiftCaptures (a functor's self)
         pm.add_pass_after(FindDirectIndexing, ValidateTypedKernel)
+        pm.add_pass_after(RejectKernelResult, NopythonTypeInference)  # before ValidateTyped...
+        _inline_nested_first(pm)
         _use_loc_lowering(pm)
         pm.finalize()
         return [pm]
@@ -151,6 +162,8 @@ class HelperPipeline(CompilerBase):
     def define_pipelines(self) -> list[PassManager]:
         """Lift the helper's captures and pass its callees' on, as for a kernel."""
         pm = _lifting_pipeline(self.state)
+        _inline_nested_first(pm)
+        _use_loc_lowering(pm)  # bounds-checked accesses in the helper name its lines
         pm.finalize()
         return [pm]
 

@@ -9,6 +9,9 @@
 * :class:`RejectUnsupportedPython` -- after bytecode analysis: raise/assert,
   generators, lists, dicts, sets, str()/f-strings, host-only standard-library
   modules, before Numba's rewrites obscure them.
+* :class:`RejectKernelResult` -- after type inference, kernels only: a kernel that returns
+  a computed value (``lambda i: ra[i] * 2``) would run and write nothing (a lambda ending
+  in a call discards the call's result).
 """
 
 from __future__ import annotations
@@ -23,9 +26,13 @@ import textwrap
 import types as pytypes
 from typing import TYPE_CHECKING
 
-from pysycl_numba._numba_compat import AnalysisPass, errors, ir, register_pass
+from pysycl._core.abi import KERNEL_RESULT_HINT
+from pysycl._core.exceptions import errc
+from pysycl_numba._numba_compat import AnalysisPass, errors, ir, register_pass, types
 from pysycl_numba.errors import KernelSourceError, in_compiler
 from pysycl_numba.explain_calls import LIBRARY_RAISES, NUMPY_INSTEAD
+from pysycl_numba.stream_types import StreamBufferType
+from pysycl_numba.types import ReducerType
 
 if TYPE_CHECKING:
     from pysycl_numba._numba_compat import StateDict
@@ -304,3 +311,64 @@ def _check_host_module(mod: pytypes.ModuleType, attr: str, loc: ir.Loc) -> None:
             "number becomes a kernel argument)", loc)
 
 
+
+
+@register_pass(mutates_CFG=False, analysis_only=True)
+class RejectKernelResult(AnalysisPass):
+    """Refuse a kernel that returns a computed value, at the ``return`` (``kernel_signature_error``).
+
+    The same rule as the host device's (``pysycl._kernels.signature.returns_computed``): a
+    value that is a call's result or a tuple is discarded; ``None``, a stream and a reducer
+    are no values.
+    """
+
+    _name = "pysycl_reject_kernel_result"
+
+    def __init__(self) -> None:
+        AnalysisPass.__init__(self)
+
+    def run_pass(self, state: StateDict) -> bool:
+        """Raise :class:`KernelSourceError` (a signature error) on a value-returning kernel."""
+        rt = state.return_type
+        if _no_value(rt):
+            return False
+        func_ir = state.func_ir
+        for block in func_ir.blocks.values():
+            ret = block.terminator
+            if not isinstance(ret, ir.Return) or _no_value(state.typemap.get(ret.value.name)) \
+                    or _discarded(func_ir, ret.value, set()):
+                continue
+            what = (f"a {types.unliteral(rt.type)} value on some paths"
+                    if isinstance(rt, types.Optional) else f"a {types.unliteral(rt)} value")
+            raise KernelSourceError(f"this kernel returns {what}, but {KERNEL_RESULT_HINT}",
+                                    ret.loc, errc.invalid, signature=True)
+        return False
+
+
+def _no_value(t: types.Type | None) -> bool:
+    """A kernel's result that loses nothing: ``None``, a ``sycl.stream`` (what ``out << x``
+    gives), a reducer (``r += x``), or a tuple of such -- ``lambda i: (r.combine(x), out << x)``
+    sequences calls."""
+    if t is None or t in (types.none, types.void) or isinstance(t, (StreamBufferType,
+                                                                      ReducerType)):
+        return True
+    return isinstance(t, types.BaseTuple) and all(_no_value(e) for e in t.types)
+
+
+def _discarded(func_ir: ir.FunctionIR, var: ir.Var, seen: set[str]) -> bool:
+    """Whether a returned value is a call's result or a tuple (a lambda ending in
+    ``ref.fetch_add(1)`` discards it, as a C++ expression statement does): followed through
+    casts and Python's temporaries, never through a variable the user named."""
+    if var.name in seen:
+        return True
+    seen.add(var.name)
+    defs = func_ir._definitions.get(var.name, ())
+    for d in defs:
+        if isinstance(d, ir.Expr) and d.op == "cast":
+            d = d.value
+        if isinstance(d, ir.Var) and d.name.startswith("$"):
+            if not _discarded(func_ir, d, seen):
+                return False
+        elif not (isinstance(d, ir.Expr) and d.op in ("call", "build_tuple")):
+            return False
+    return bool(defs)

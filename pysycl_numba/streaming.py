@@ -19,7 +19,6 @@ value of a ``<<`` expression (the stream, in C++) cannot be kept or passed on.
 
 from __future__ import annotations
 
-import dis
 import operator
 import types as pytypes
 from typing import TYPE_CHECKING, Any
@@ -102,7 +101,6 @@ class RewriteStream(FunctionPass):
                     count[stmt.target.name] = count.get(stmt.target.name, 0) + 1
         single = {n: v for n, v in defs.items() if count[n] == 1}  # literals are defined once
         _check_uses(func_ir, origin)
-        _check_nested(func_ir, origin, single)
         consumed: set[str] = set()
         for block in func_ir.blocks.values():
             block.body = _rewrite_block(block, origin, single, consumed)
@@ -165,44 +163,6 @@ def _check_uses(func_ir: ir.FunctionIR, origin: dict[str, str]) -> None:
                 if isinstance(stmt, ir.Assign) and var is stmt.target:
                     continue
                 raise KernelSourceError(_KEPT, stmt.loc)
-
-
-def _check_nested(func_ir: ir.FunctionIR, origin: dict[str, str], defs: dict[str, Any]) -> None:
-    """A function defined in the kernel may not write to a stream it captures or receives.
-
-    Numba inlines such closures after this pass, then drops their ``<<`` as dead code:
-    the output would vanish silently.
-    """
-    made: dict[str, ir.Expr] = {}
-    for block in func_ir.blocks.values():
-        for stmt in block.body:
-            if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)):
-                continue
-            e = stmt.value
-            if e.op == "make_function" and _shifts(e.code):
-                made[stmt.target.name] = e
-                closure = defs.get(e.closure.name) if e.closure is not None else None
-                items = closure.items if isinstance(closure, ir.Expr) else ()
-                if any(v.name in origin for v in items):
-                    raise KernelSourceError(_NESTED, stmt.loc)
-            elif e.op == "call" and e.func.name in made and any(
-                    a.name in origin for a in e.args):
-                raise KernelSourceError(_NESTED, stmt.loc)
-
-
-_NESTED = ("a function defined inside a kernel cannot write to a sycl.stream (Numba inlines "
-           "it after the stream statements are compiled); define it outside the kernel, in "
-           "the command group or the module: such a helper may capture the stream or take it "
-           "as an argument")
-
-
-def _shifts(code: pytypes.CodeType) -> bool:
-    """Whether ``code`` (or a function nested in it) has a ``<<``."""
-    for ins in dis.get_instructions(code):
-        if ins.opname in ("BINARY_LSHIFT", "INPLACE_LSHIFT") or (
-                ins.opname == "BINARY_OP" and ins.argrepr in ("<<", "<<=")):
-            return True
-    return any(_shifts(c) for c in code.co_consts if isinstance(c, pytypes.CodeType))
 
 
 def _rewrite_block(block: ir.Block, origin: dict[str, str], defs: dict[str, Any],

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from llvmlite import ir as llir
 
 from pysycl._core.abi import AccessorType as AbiAccessor
-from pysycl._core.abi import IndexSpace, PointerType
+from pysycl._core.abi import IndexSpace, PointerType, SameAsType
 from pysycl_numba import bounds
 from pysycl_numba._numba_compat import cgutils, types
 from pysycl_numba.epilogue import epilogue_arg_types, partials_type, scratch_type
@@ -52,6 +52,8 @@ _I64 = llir.IntType(64)
 
 
 def _flat_params(context: BaseContext, capty: types.Type, abity: CaptureType | None) -> list[llir.Type]:
+    if isinstance(abity, SameAsType):
+        return []  # the value of an earlier capture (the same local accessor)
     if isinstance(capty, types.BaseTuple):  # a tuple of numbers: its elements' arguments
         return [p for t in capty.types for p in _flat_params(context, t, None)]
     if isinstance(capty, SpecConstRefType):
@@ -133,6 +135,7 @@ class _Entry:
         self.context = context
         self.module = context.create_module(f"pysycl.wrapper.{entry_name}")
         self.capture_types = capture_types
+        self.abi_types = abi_types
         self.per_capture = [_flat_params(context, t, a)
                             for t, a in zip(capture_types, abi_types, strict=True)]
         for params, abity in zip(self.per_capture, abi_types, strict=True):
@@ -155,8 +158,11 @@ class _Entry:
         """The Numba values of the captures, rebuilt from their flat arguments."""
         values: list[llir.Value] = []
         pos = 0
-        for slot, (capty, params) in enumerate(zip(self.capture_types, self.per_capture,
-                                                   strict=True)):
+        for slot, (capty, params, abity) in enumerate(zip(self.capture_types, self.per_capture,
+                                                          self.abi_types, strict=True)):
+            if isinstance(abity, SameAsType):
+                values.append(values[abity.index])
+                continue
             args = list(self.fn.args[pos:pos + len(params)])
             pos += len(params)
             values.append(_build_capture(self.context, self.builder, capty, args, self.err,
@@ -167,8 +173,10 @@ class _Entry:
              ) -> None:
         """Call the lowered function ``fndesc`` with Numba's calling convention."""
         conv = self.context.call_conv
-        callee = llir.Function(self.module, conv.get_function_type(fndesc.restype, argtypes),
-                               name=fndesc.mangled_name)
+        callee = self.module.globals.get(fndesc.mangled_name)  # called before: one epilogue
+        if callee is None:                                      # serves two like reductions
+            callee = llir.Function(self.module, conv.get_function_type(fndesc.restype, argtypes),
+                                   name=fndesc.mangled_name)
         conv.call_function(self.builder, callee, fndesc.restype, argtypes, values)
 
     def finish(self) -> llir.Module:

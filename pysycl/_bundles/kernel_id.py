@@ -473,7 +473,7 @@ def declare_kernel(factory: Callable[..., Any] | None = None, *, kernel_name: st
     index = _index_of(index_space)
     fn = _kernel_of(factory, ctypes)
     nparams = 0 if index.kind == "single_task" else 1
-    check_kernel(fn, nparams, f"a {index.kind} kernel declared with declare_kernel")
+    check_kernel(fn, nparams, f"a {index.kind} kernel declared with declare_kernel", index.kind)
     caps, tkey = _declared_captures(fn, ctypes)
     name = auto_name(fn) if kernel_name is None else check_kernel_name(kernel_name, fn)
     return _declare(name, fn, caps, tkey, index, needs)

@@ -149,7 +149,8 @@ class handler:  # noqa: N801 - the spec's spelling
                                     f"sycl.reduction objects, not {type(r).__name__}")
         if type(kernel) is not _sycl_kernel:
             _check_kernel(kernel, len(rest), lambda: f"parallel_for over a {kind}"
-                          + (f" with {len(rest) - 1} reduction(s)" if len(rest) > 1 else ""))
+                          + (f" with {len(rest) - 1} reduction(s)" if len(rest) > 1 else ""),
+                          kind)
         if kernel_name is not None:
             check_kernel_name(kernel_name, kernel)
         self._set(KernelCommand.record(kind, ndim, index_space, kernel, rest[:-1], kernel_name))
@@ -157,7 +158,7 @@ class handler:  # noqa: N801 - the spec's spelling
     def single_task(self, kernel: Callable[[], Any], *, kernel_name: str | None = None) -> None:
         """Run ``kernel`` (a function of no arguments) once."""
         if type(kernel) is not _sycl_kernel:
-            _check_kernel(kernel, 0, "single_task")
+            _check_kernel(kernel, 0, "single_task", "single_task")
         if kernel_name is not None:
             check_kernel_name(kernel_name, kernel)
         self._set(KernelCommand.record("single_task", 0, None, kernel, (), kernel_name))

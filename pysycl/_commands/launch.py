@@ -145,7 +145,7 @@ def prepare(q: queue, h: handler,
                 h.clk = clk
         gsize, lsize = ndrange_sizes(k, dev, clk, index_space, values)
     if k.direct or k.direct_rest:  # the static bounds check: a few int compares
-        _bounds.check_static(k, info.location, info.code.co_filename, kind, index_space, values)
+        _bounds.check_static(k, info.location, fn, kind, index_space, values)
     if k.prints:  # print() in the kernel: an output buffer per launch, decoded at a sync point
         return _print_launch(q, k, cmd, clk, gsize, lsize, values, checked)
     if checked:
@@ -244,8 +244,8 @@ def _checked_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType,
     x = _cl()
     ex = q.executor
     clq, ctx, key, kinds = ex.native, ex.context, ex.key, k.arg_kinds
-    files = _bounds.files_of(fn)
     ndim = max(cmd.ndim, 1)
+    name = cmd.name or fn.__qualname__
 
     def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
         if 0 in gsize:
@@ -256,8 +256,8 @@ def _checked_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType,
         ev = x.launch(clq, clk, gsize, lsize, args, wait_for)
         if k.has_pointer:
             keep_until_complete(ex, ev, values)
-        _bounds.watch(x, _bounds.Watch(q, k, info.location, files, values, ranges, ndim, buf,
-                                       host), clq, ev)
+        _bounds.watch(x, _bounds.Watch(q, k, fn, name, info.location, values, ranges, ndim,
+                                       buf, host), clq, ev)
         return ev
 
     return launch

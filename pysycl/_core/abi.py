@@ -29,6 +29,8 @@ Flat OpenCL arguments of one capture, in order:
   element the pointer points at (set with ``clSetKernelArgSVMPointer``). Inside
   the kernel ``p[i]`` loads/stores element ``i`` from there (no bounds: C++'s
   ``p[i]``); a ``readonly`` pointer accepts no stores or atomics.
+* ``SameAsType(j)`` (a later capture of the local accessor capture ``j`` passes, read by
+  a helper too): no argument; it is capture ``j``'s value (the same local memory).
 * ``SpecConstantType`` (a captured ``sycl.specialization_id``): no argument;
   the kernel's ``k``-th such capture is the module's ``OpSpecConstant`` with
   ``SpecId k``. A kernel reading spec constants takes a trailing
@@ -53,8 +55,9 @@ compares its index with the access range; an access outside it is skipped (a
 load gives 0, an atomic works on a scratch word). The first violating work-item
 (``atomic_cmpxchg(&err[0], 0, 1)``) writes, as ``long`` words ``((long *) err)[k]``:
 ``[1]`` the access's site -- bits 0-1: 1 + index into :data:`BOUNDS_ACCESS_KINDS`,
-bits 2-9: the capture's position, bits 10-31: the source line, bits 32-63: the
-CRC-32 of the source file's name --; ``[4 + d]`` the index components (as many as
+bits 2-9: the capture's position, bits 10-31: the index of its source location in
+``CompiledKernel.sites`` (resolved against the submitting program's code,
+``pysycl._core.sites``) --; ``[4 + d]`` the index components (as many as
 the accessor has dimensions); ``[8 + d]`` its ``get_global_id(d)`` (OpenCL order).
 ``[7]`` is the scratch word.
 """
@@ -63,7 +66,7 @@ from __future__ import annotations
 
 import enum
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -104,6 +107,8 @@ class ArgKind(enum.IntEnum):
     SCALARS = 4
     #: A USM pointer: ``clSetKernelArgSVMPointer`` of its address.
     POINTER = 5
+    #: No argument: the object an earlier capture passes (:class:`SameAsType`).
+    SAME = 6
 
 
 class ReductionOp(enum.IntEnum):
@@ -329,8 +334,30 @@ STREAM_ARRAY = 19
 #: Flag of a stream record's first word: it continues the work-item's previous statement.
 STREAM_CONTINUES = 1 << 31
 
+@dataclass(frozen=True)
+class SameAsType:
+    """Type of a capture of the object that the earlier capture ``index`` passes: no argument.
+
+    Local memory belongs to a kernel argument: a ``local_accessor`` the kernel reads and a
+    helper reads too (its closure cell, a global) would be two arguments with two
+    allocations, and the helper would see other memory. The runtime types every later
+    capture of one local accessor object this way; the compiler gives it the value of
+    capture ``index`` (same pointer, ranges and bounds-checked slot).
+    """
+
+    index: int
+
+    def flat_arg_count(self) -> int:
+        """Number of OpenCL kernel arguments (none: capture ``index`` has them)."""
+        return 0
+
+    def flat_dtypes(self) -> tuple[np.dtype, ...]:
+        """The dtypes of its OpenCL arguments (none)."""
+        return ()
+
+
 CaptureType = (AccessorType | ScalarType | TupleType | PointerType | SpecConstantType | PrintType
-               | StreamType)
+               | StreamType | SameAsType)
 
 
 @dataclass(frozen=True)
@@ -396,13 +423,17 @@ class CompiledKernel:
         direct_index: accessor dimensions every work-item indexes with its own
             id, unmodified (``acc[i]``, ``acc[it]``, ``acc[it.get_global_id(0)]``)
             in code that every work-item runs: ``(capture position, accessor
-            dimension, ID_GLOBAL or ID_LOCAL, launch dimension, source line)``.
+            dimension, ID_GLOBAL or ID_LOCAL, launch dimension, index into ``sites``)``.
             The launcher rejects a launch whose range exceeds such an
             accessor's range before anything is enqueued.
         bounds_checked: compiled in bounds-checked mode (the entry point takes
             the error buffer as its last argument).
         arch: the image's architecture within its format: ``"sm_90"`` for PTX
             (the device's compute capability), ``""`` for SPIR-V.
+        sites: the source locations ``direct_index`` and the bounds-checked accesses
+            refer to, as ``pysycl._core.sites.Site``s: instructions of the kernel's code
+            objects, resolved to ``file:line`` with the code of the program that submits
+            it (the same compiled kernel serves programs in other files or at other lines).
     """
 
     binary: bytes
@@ -416,6 +447,7 @@ class CompiledKernel:
     direct_index: tuple[tuple[int, int, int, int, int], ...] = ()
     bounds_checked: bool = False
     arch: str = ""
+    sites: tuple[tuple[int, int, str], ...] = ()
 
 
 def flat_arg_count(captures: tuple[Capture, ...]) -> int:
@@ -427,6 +459,8 @@ def arg_kind(t: CaptureType) -> ArgKind:
     """How a capture of type ``t`` is passed (see :class:`ArgKind`)."""
     if isinstance(t, SpecConstantType):
         return ArgKind.SPEC_CONSTANT
+    if isinstance(t, SameAsType):
+        return ArgKind.SAME
     if isinstance(t, AccessorType):
         return ArgKind.LOCAL_ACCESSOR if t.space == "local" else ArgKind.ACCESSOR
     if isinstance(t, PointerType):
@@ -479,3 +513,21 @@ def source_location(fn: Callable[..., object]) -> str:
     """``file:line`` of a Python function's definition."""
     code = fn.__code__
     return f"{code.co_filename}:{code.co_firstlineno}"
+
+
+def nested_codes(code: types.CodeType) -> Iterator[types.CodeType]:
+    """``code``, then the code of every function defined in it, however deep.
+
+    Nested ``def``s and lambdas are compiled with the function that defines them, so
+    what they read counts as that function's (captures, ``self.x`` of a function object).
+    """
+    yield code
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            yield from nested_codes(c)
+
+
+#: Why a kernel may not return a value (the compiler's and the host device's message).
+KERNEL_RESULT_HINT = ("a kernel returns nothing: it writes its results through an accessor "
+                      "or a USM pointer (o[i] = value, or in a lambda o.__setitem__(i, value)); "
+                      "the value a kernel returns would be lost")

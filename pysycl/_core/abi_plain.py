@@ -22,6 +22,7 @@ from pysycl._core.abi import (
     PrintType,
     ReductionOp,
     ReductionType,
+    SameAsType,
     ScalarType,
     SpecConstantType,
     StreamType,
@@ -30,7 +31,8 @@ from pysycl._core.abi import (
 
 # ------------------------------------------------------- plain-data form (disk cache)
 #: Version of the plain form below; an entry of another version is rebuilt, never read.
-PLAIN_SCHEMA = 3  # 3: USM pointer captures, local accessors specialised on their shape
+PLAIN_SCHEMA = 4  # 3: USM pointer captures, local accessors specialised on their shape
+#                  4: same-as captures (a local accessor a helper reads too), sites
 
 _DTYPE_RE = re.compile(r"[<>|=]?[biufc][0-9]{1,2}")
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.$]{0,200}")
@@ -88,6 +90,8 @@ def _type_to_plain(t: CaptureType) -> dict[str, object]:
         return {"kind": "stream"}
     if isinstance(t, PointerType):
         return {"kind": "pointer", "dtype": _dtype_to_plain(t.dtype), "readonly": t.readonly}
+    if isinstance(t, SameAsType):
+        return {"kind": "same", "index": t.index}
     raise TypeError(f"no plain form for capture type {type(t).__name__}")
 
 
@@ -134,6 +138,9 @@ def _type_from_plain(d: object, depth: int = 0) -> CaptureType:
     if kind == "stream":
         _fields(d, {"kind"}, "stream type")
         return StreamType()
+    if kind == "same":
+        f = _fields(d, {"kind", "index"}, "same-as type")
+        return SameAsType(_int(f["index"], 0, 1 << 16, "same-as index"))
     if kind == "pointer":
         f = _fields(d, {"kind", "dtype", "readonly"}, "pointer type")
         if not isinstance(f["readonly"], bool):
@@ -174,6 +181,7 @@ def kernel_to_plain(k: CompiledKernel) -> dict[str, object]:
         "direct_index": [list(t) for t in k.direct_index],
         "bounds_checked": k.bounds_checked,
         "arch": k.arch,
+        "sites": [list(t) for t in k.sites],
     }
 
 
@@ -185,7 +193,8 @@ def kernel_from_plain(d: object, binary: bytes) -> CompiledKernel:
     is imported or looked up by a name read from ``d``.
     """
     f = _fields(d, {"schema", "format", "entry", "captures", "index", "required_aspects",
-                    "source_location", "reductions", "direct_index", "bounds_checked", "arch"},
+                    "source_location", "reductions", "direct_index", "bounds_checked", "arch",
+                    "sites"},
                 "compiled kernel")
     if f["schema"] != PLAIN_SCHEMA:
         raise ValueError(f"schema {f['schema']!r:.20}, not {PLAIN_SCHEMA}")
@@ -200,12 +209,22 @@ def kernel_from_plain(d: object, binary: bytes) -> CompiledKernel:
                                         "capture source"),
                                 _type_from_plain(cf["type"]),
                                 _int(cf["owner"], 0, 1 << 16, "capture owner")))
+    for i, c in enumerate(captures):
+        t = c.type
+        if isinstance(t, SameAsType) and not (
+                t.index < i and isinstance(captures[t.index].type, AccessorType)
+                and captures[t.index].type.space == "local"):
+            raise ValueError(f"capture {i}: same-as {t.index} is no earlier local accessor")
     idx = _fields(f["index"], {"kind", "ndim"}, "index space")
     reductions = []
     for r in f["reductions"]:
         rf = _fields(r, {"dtype", "op"}, "reduction")
         reductions.append(ReductionType(_dtype_from_plain(rf["dtype"]),
                                         _choice(rf["op"], _REDUCTION_OPS, "reduction op")))
+    sites = tuple(_site_from_plain(t) for t in _list(f["sites"]))
+    direct = tuple(_direct_index_from_plain(t) for t in _list(f["direct_index"]))
+    if any(t[4] >= len(sites) for t in direct):
+        raise ValueError("a direct_index entry names no site")
     fmt = _choice(f["format"], ("spirv", "ptx"), "format")
     if (fmt == "ptx") != bool(f["arch"]):
         raise ValueError(f"format {fmt} with architecture {f['arch']!r:.20}")
@@ -219,9 +238,10 @@ def kernel_from_plain(d: object, binary: bytes) -> CompiledKernel:
         required_aspects=frozenset(_str(a, "aspect", _NAME_RE) for a in f["required_aspects"]),
         source_location=_str(f["source_location"], "source location"),
         reductions=tuple(reductions),
-        direct_index=tuple(_direct_index_from_plain(t) for t in _list(f["direct_index"])),
+        direct_index=direct,
         bounds_checked=_bool(f["bounds_checked"], "bounds_checked"),
         arch=_str(f["arch"], "architecture", _ARCH_RE),
+        sites=sites,
     )
 
 
@@ -246,4 +266,15 @@ def _direct_index_from_plain(v: object) -> tuple[int, int, int, int, int]:
         raise ValueError("a direct_index entry has five numbers")
     return (_int(t[0], 0, 1 << 16, "capture position"), _int(t[1], 0, 2, "accessor dimension"),
             _int(t[2], 0, 1, "id kind"), _int(t[3], 0, 2, "launch dimension"),
-            _int(t[4], 0, 1 << 31, "source line"))
+            _int(t[4], 0, 1 << 22, "site"))
+
+
+def _site_from_plain(v: object) -> tuple[int, int, str]:
+    t = _list(v)
+    if len(t) != 3:
+        raise ValueError("a site has a code number, an offset or line, and a file name")
+    code, where = _int(t[0], -1, 1 << 16, "site code"), _int(t[1], 0, 1 << 31, "site offset")
+    filename = _str(t[2], "site file")
+    if (code < 0) == (filename == ""):
+        raise ValueError("a site names a file exactly when it is outside the kernel's code")
+    return (code, where, filename)

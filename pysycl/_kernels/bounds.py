@@ -25,13 +25,14 @@ from __future__ import annotations
 import os
 import threading
 import types
-import zlib
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pysycl._core.abi import BOUNDS_ACCESS_KINDS, BOUNDS_ERR_BYTES, ID_LOCAL, ArgKind
 from pysycl._core.exceptions import errc, exception
+from pysycl._core.sites import code_table, site_location
+from pysycl._kernels.captures import call_graph
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -96,7 +97,7 @@ def fast_checks(direct_index: tuple[tuple[int, int, int, int, int], ...],
     return fast, len(fast) != len(direct_index)
 
 
-def check_static(k: Kernel, location: str, filename: str, kind: str,
+def check_static(k: Kernel, location: str, fn: types.FunctionType, kind: str,
                  index_space: range_ | nd_range | None,
                  values: list[Any]) -> None:
     """The static check of a launch of ``k`` (a ``range`` or ``nd_range``): int compares first.
@@ -111,32 +112,39 @@ def check_static(k: Kernel, location: str, filename: str, kind: str,
     else:
         if not k.direct_rest:
             return
-    check_launch(k, location, filename, g,
+    check_launch(k, location, fn, g,
                  None if kind == "range" else index_space.get_local_range().values,
                  values)
 
 
-def check_launch(k: Kernel, location: str, filename: str, g: tuple[int, ...],
+def check_launch(k: Kernel, location: str, fn: types.FunctionType, g: tuple[int, ...],
                  loc: tuple[int, ...] | None, values: list[Any]) -> None:
     """Raise ``errc.invalid`` if the launch is certain to index outside an accessor.
 
     Args:
         k: the :class:`pysycl._kernels.cache.Kernel`.
         location: ``file:line`` of the kernel's definition (the submitting function's).
-        filename: the kernel's source file (the recorded lines are in it).
+        fn: the submitted kernel function (the recorded sites are read from its code).
         g: the global range (SYCL order).
         loc: the local range of an ``nd_range`` launch, else None.
         values: the captured values, in capture order.
     """
-    for ci, ad, src, d, line in k.compiled.direct_index:
+    for ci, ad, src, d, site in k.compiled.direct_index:
         n = g[d] if src != ID_LOCAL else (loc[d] if loc is not None else 0)
         v = values[ci]  # an accessor or a local accessor: the range of its dimension ad
         if n > v.get_range().values[ad]:
-            _reject(k, location, filename, g, loc, ci, ad, src, d, line, v, n)
+            at = site_location(k.compiled.sites[site], kernel_codes(fn))
+            _reject(k, location, at, g, loc, ci, ad, src, d, v, n)
 
 
-def _reject(k: Kernel, location: str, filename: str, g: tuple[int, ...],
-            loc: tuple[int, ...] | None, ci: int, ad: int, src: int, d: int, line: int,
+def kernel_codes(fn: types.FunctionType) -> tuple[types.CodeType, ...]:
+    """The code objects a compiled kernel's sites refer to, from the submitted ``fn``
+    (:func:`pysycl._core.sites.code_table` of its call graph)."""
+    return code_table(f for f, _ in call_graph(fn))
+
+
+def _reject(k: Kernel, location: str, site: str, g: tuple[int, ...],
+            loc: tuple[int, ...] | None, ci: int, ad: int, src: int, d: int,
             v: Any, n: int) -> None:
     if 0 in g:
         return  # an empty range runs no work-item: nothing goes out of bounds
@@ -151,7 +159,7 @@ def _reject(k: Kernel, location: str, filename: str, g: tuple[int, ...],
         errc.invalid,
         f"kernel {k.name!r} ({location}): its {what} {space} is larger than accessor "
         f"{name!r} (range {rng}{at}) in dimension {ad}: every work-item indexes {name!r} with "
-        f"its own {ids} at {filename}:{line}, so work-items {rng[ad]}..{n - 1} of dimension {d} "
+        f"its own {ids} at {site}, so work-items {rng[ad]}..{n - 1} of dimension {d} "
         "would access elements outside the accessor (undefined behaviour in SYCL; it "
         "corrupts memory on CPU devices). Launch over the accessor's range, or guard the "
         "access (if i < n: ...). Nothing was enqueued.")
@@ -161,17 +169,20 @@ def _reject(k: Kernel, location: str, filename: str, g: tuple[int, ...],
 class Watch:
     """One bounds-checked launch whose error buffer has not been inspected yet."""
 
-    __slots__ = ("buf", "files", "host", "kernel", "kernel_ev", "linear", "location", "ndim",
-                 "queue", "ranges", "read_ev", "storages")
+    __slots__ = ("buf", "codes", "host", "kernel", "kernel_ev", "linear", "location", "name",
+                 "ndim", "queue", "ranges", "read_ev", "storages")
 
-    def __init__(self, queue: _queue, kernel: Kernel, location: str, files: dict[int, str],
-                 values: list[Any], ranges: list[range_ | None], ndim: int, buf: cl.Buffer,
-                 host: np.ndarray,
+    def __init__(self, queue: _queue, kernel: Kernel, fn: types.FunctionType, name: str,
+                 location: str, values: list[Any], ranges: list[range_ | None], ndim: int,
+                 buf: cl.Buffer, host: np.ndarray,
                  linear: tuple[int, ...] | None = None) -> None:
         self.queue = queue
         self.kernel = kernel
         self.location = location
-        self.files = files
+        # The submitting program's code (a kernel compiled from another file serves it too);
+        # its code objects only: a watch must not keep the kernel's captures alive.
+        self.codes = kernel_codes(fn)
+        self.name = name  # the submitted kernel's (the cached kernel may be another's)
         self.ranges = ranges
         # The buffers it used (ids: a watch must not keep their memory alive).
         self.storages = frozenset(id(v.coherence) for v, kind in
@@ -188,8 +199,7 @@ class Watch:
         """The violation this launch recorded, as ``errc.kernel``."""
         words = self.host.view(np.int64)
         site = int(words[1]) & 0xFFFFFFFFFFFFFFFF
-        kind, slot = (site & 3) - 1, (site >> 2) & 0xFF
-        line, crc = (site >> 10) & 0x3FFFFF, site >> 32
+        kind, slot, number = (site & 3) - 1, (site >> 2) & 0xFF, (site >> 10) & 0x3FFFFF
         n = getattr(self.kernel.compiled.captures[slot].type, "ndim", 1)
         idx = tuple(int(i) for i in words[4:4 + n])
         if self.linear is None:
@@ -199,12 +209,14 @@ class Watch:
         cap = self.kernel.compiled.captures[slot]
         what = "local_accessor" if getattr(cap.type, "space", "") == "local" else "accessor"
         rng = tuple(self.ranges[slot]) if self.ranges[slot] is not None else ()
-        where = f"{self.files[crc]}:{line}" if crc in self.files else f"line {line}"
+        sites = self.kernel.compiled.sites
+        where = (site_location(sites[number], self.codes) if number < len(sites)
+                 else "<unknown location>")
         access = BOUNDS_ACCESS_KINDS[kind] if 0 <= kind < len(BOUNDS_ACCESS_KINDS) else "access"
         index = ", ".join(map(str, idx))
         return exception(
             errc.kernel,
-            f"kernel {self.kernel.name!r} ({self.location}): out-of-bounds {access} of "
+            f"kernel {self.name!r} ({self.location}): out-of-bounds {access} of "
             f"{what} {cap.name!r} at {where}: index [{index}] is outside its range {rng} "
             f"(work-item {gid}; the first violation found, bounds-checked mode). The access "
             "was skipped: out-of-range loads give 0, stores and atomics change nothing.")
@@ -213,35 +225,9 @@ class Watch:
 #: Bounds-checked launches not reported yet, in launch order (empty: nothing to do).
 watching: list[Watch] = []
 _pool: dict[int, list[tuple[cl.Buffer, np.ndarray]]] = {}
-_files: dict[types.CodeType, dict[int, str]] = {}
 _ZEROS = np.zeros(BOUNDS_ERR_BYTES // 4, dtype=np.int32)
 _MAX_WATCHING = 256
 _lock = threading.Lock()  # queues may be used from several threads
-
-
-def files_of(fn: types.FunctionType) -> dict[int, str]:
-    """CRC-32 → file name of the kernel's source file and its helper functions' (once per code)."""
-    code = fn.__code__
-    out = _files.get(code)
-    if out is None:
-        out = {}
-        stack, seen = [fn], set()
-        while stack:
-            f = stack.pop()
-            f = getattr(f, "py_func", f)
-            if not isinstance(f, types.FunctionType) or id(f) in seen:
-                continue
-            seen.add(id(f))
-            name = f.__code__.co_filename
-            out[zlib.crc32(name.encode())] = name
-            for cell in f.__closure__ or ():
-                try:
-                    stack.append(cell.cell_contents)
-                except ValueError:
-                    pass
-            stack.extend(f.__globals__.get(n) for n in f.__code__.co_names)
-        _files[code] = out
-    return out
 
 
 def error_buffer(x: ModuleType, ctx: context, clq: cl.CommandQueue

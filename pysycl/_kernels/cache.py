@@ -111,7 +111,7 @@ class Kernel:
                 dts.extend([np.int64] * (c.type.flat_arg_count() - 1))
             elif isinstance(c.type, (PrintType, StreamType)):
                 dts.append(None)  # the launch's print or stream buffer
-            elif kind is not ArgKind.SPEC_CONSTANT:
+            elif kind is not ArgKind.SPEC_CONSTANT:  # (a SAME capture has no dtypes)
                 dts.extend(c.type.flat_dtypes())  # type: ignore[union-attr]
         if compiled.bounds_checked and not compiled.reductions:
             dts.append(None)  # the error buffer (reduction kernels add it after theirs)

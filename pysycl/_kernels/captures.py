@@ -33,8 +33,10 @@ from pysycl._core.abi import (
     AccessorType,
     Capture,
     PointerType,
+    SameAsType,
     ScalarType,
     TupleType,
+    nested_codes,
 )
 from pysycl._kernels import capture_errors as _err
 from pysycl._kernels import functor as _fobj
@@ -83,7 +85,9 @@ class CodeInfo:
     ``globals``: names loaded with ``LOAD_GLOBAL``, in order; ``attrs``: for a
     global name, the attribute chains read off it (``mod.N``, ``mod.sub.f``), so
     that attributes of a user's module are looked at (they are compile-time
-    constants, see docs/kernels.md).
+    constants, see docs/kernels.md). The functions defined inside the code (nested
+    ``def``/``lambda``, compiled with it) count as its own code: what they read is
+    read by the kernel.
     """
 
     __slots__ = ("attrs", "code", "globals", "lines", "location")
@@ -93,6 +97,16 @@ class CodeInfo:
         names: list[str] = []
         lines: dict[str, int] = {}
         attrs: dict[str, list[tuple[str, ...]]] = {}
+        for c in nested_codes(code):
+            self._read(c, names, lines, attrs)
+        self.globals = tuple(names)
+        self.lines = lines
+        self.attrs = {n: tuple(c) for n, c in attrs.items()}
+        self.location = f"{code.co_filename}:{code.co_firstlineno}"
+
+    @staticmethod
+    def _read(code: types.CodeType, names: list[str], lines: dict[str, int],
+              attrs: dict[str, list[tuple[str, ...]]]) -> None:
         ins = list(dis.get_instructions(code))
         for k, i in enumerate(ins):
             if i.opname in ("LOAD_GLOBAL", "LOAD_NAME") and i.argval not in names:
@@ -109,10 +123,8 @@ class CodeInfo:
                     j += 1
                 if chain and tuple(chain) not in attrs.setdefault(i.argval, []):
                     attrs[i.argval].append(tuple(chain))
-        self.globals = tuple(names)
-        self.lines = lines
-        self.attrs = {n: tuple(c) for n, c in attrs.items()}
-        self.location = f"{code.co_filename}:{code.co_firstlineno}"
+
+
 
 
 _infos: dict[types.CodeType, CodeInfo] = {}
@@ -419,8 +431,12 @@ def classify(fn: types.FunctionType, info: CodeInfo, h: handler, name: str, sour
     if t is accessor or t is local_accessor:
         if v.handler is not h:
             raise _err.foreign_accessor(fn, info, name, t is accessor, owner, source)
-        values.append(v)
         kt = v.kernel_type
+        if t is local_accessor:  # read again (by a helper): the same argument, the same memory
+            j = next((j for j, x in enumerate(values) if x is v), -1)
+            if j >= 0:
+                kt = SameAsType(j)
+        values.append(v)
         caps.append((name, source, kt, owner) if owner else (name, source, kt))
         key.append(kt)
         return

@@ -27,6 +27,7 @@ from pysycl._core.abi import (
     IndexSpace,
     PointerType,
     PrintType,
+    SameAsType,
     SpecConstantType,
     StreamType,
     TupleType,
@@ -151,6 +152,8 @@ def _type_repr(t: CaptureType) -> str:
         return "stream"
     if isinstance(t, PointerType):
         return f"ptr({t.dtype.str},{'ro' if t.readonly else 'rw'})"
+    if isinstance(t, SameAsType):
+        return f"same({t.index})"
     return f"scalar({getattr(t, 'dtype', np.dtype(np.void)).str})"
 
 

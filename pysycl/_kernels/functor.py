@@ -21,7 +21,7 @@ import types
 import weakref
 from typing import Any
 
-from pysycl._core.abi import FUNCTOR_ATTR
+from pysycl._core.abi import FUNCTOR_ATTR, nested_codes
 from pysycl._core.exceptions import errc, kernel_compile_error
 
 _FunctionType = types.FunctionType
@@ -77,12 +77,15 @@ def self_attrs(code: types.CodeType) -> tuple[str, ...]:
     if names is not None:
         return names
     out: list[str] = []
-    ins = list(dis.get_instructions(code))
-    for k, i in enumerate(ins[:-1]):
-        if i.opname == "LOAD_FAST" and i.arg == 0:
-            nxt = ins[k + 1]
-            if nxt.opname in ("LOAD_ATTR", "LOAD_METHOD") and nxt.argval not in out:
-                out.append(nxt.argval)
+    me = code.co_varnames[0] if code.co_argcount else None
+    for c in nested_codes(code):  # a nested lambda reads self through its closure cell
+        ins = list(dis.get_instructions(c))
+        for k, i in enumerate(ins[:-1]):
+            if (i.opname == "LOAD_FAST" and i.arg == 0 and c is code) or (
+                    i.opname == "LOAD_DEREF" and i.argval == me):
+                nxt = ins[k + 1]
+                if nxt.opname in ("LOAD_ATTR", "LOAD_METHOD") and nxt.argval not in out:
+                    out.append(nxt.argval)
     names = _attrs[code] = tuple(out)
     return names
 

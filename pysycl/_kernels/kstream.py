@@ -304,6 +304,12 @@ def _composite(out: StreamOutput, wid: Hashable, v: Any) -> None:
     out.text(wid, texts[-1])
 
 
+def is_stream_value(v: object) -> bool:
+    """Whether ``v`` is a stream or what ``out << x`` gives in the interpreter (a kernel
+    whose lambda ends in a ``<<`` statement returns it: no value lost)."""
+    return type(v) is stream or type(v) is _statement
+
+
 def run_on_host(streams: list[stream], kernel: str,
                 run: Callable[[Callable[..., object]], None], fn: Callable[..., object]) -> None:
     """Run a host-device kernel that captures ``streams``: ``run(work_item_function)``.

@@ -535,8 +535,7 @@ def prepare(q: queue, h: handler,
     wg = int(np.prod(lsize))
     groups = int(np.prod(gsize)) // wg
     if k.direct or k.direct_rest:
-        _bounds.check_static(k, info.location, info.code.co_filename, kind, cmd.index_space,
-                             values)
+        _bounds.check_static(k, info.location, fn, kind, cmd.index_space, values)
     _check_local_memory(k, dev, clk, values, reds, wg)
     ranges = _args.accessor_ranges(values, k.arg_kinds)
     values = _args.with_local_memory(values, k.arg_kinds)
@@ -544,7 +543,6 @@ def prepare(q: queue, h: handler,
     parts = [_partials_buffer(ctx, clq, i, max(groups, 1) * r.dtype.itemsize)
              for i, r in enumerate(reds)]
     flims = [dev_limits(dev, c)[0] for c in fclks]
-    files = _bounds.files_of(fn) if checked else {}
 
     def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event | None:
         ev = None
@@ -558,8 +556,9 @@ def prepare(q: queue, h: handler,
                 args.append(buf)
             ev = x.launch(clq, clk, gsize, lsize, args, wait_for)
             if checked:
-                _bounds.watch(x, _bounds.Watch(q, k, info.location, files, values, ranges,
-                                               ndim, buf, host, tuple(extra) or None), clq, ev)
+                _bounds.watch(x, _bounds.Watch(q, k, fn, cmd.name or fn.__qualname__,
+                                               info.location, values, ranges, ndim, buf, host,
+                                               tuple(extra) or None), clq, ev)
             wait_for = None
         for r, p, fk, fclk, flim in zip(reds, parts, finals, fclks, flims, strict=True):
             fl = max(1, min(256, flim, groups))

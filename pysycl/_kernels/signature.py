@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import dis
 import inspect
 from collections.abc import Callable
 from types import MethodType
 from typing import TYPE_CHECKING, Any
 
+from pysycl._core.abi import KERNEL_RESULT_HINT, nested_codes
 from pysycl._core.exceptions import errc, kernel_signature_error
+from pysycl._kernels.captures import call_graph
 from pysycl._kernels.functor import body_of
+from pysycl._kernels.kstream import is_stream_value
+from pysycl._kernels.specconst import kernel_handler
 
 if TYPE_CHECKING:
     import types
@@ -20,14 +25,19 @@ _ASYNC = inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE | inspect.CO_ASYNC
 _NOT_PLAIN = _ASYNC | inspect.CO_GENERATOR
 
 
-def check_kernel(kernel: Any, nparams: int, where: str | Callable[[], str]) -> None:
+def check_kernel(kernel: Any, nparams: int, where: str | Callable[[], str],
+                 kind: str = "") -> None:
     """Check a kernel's parameters against its launch (once per code object).
 
     ``where`` names the launch in the message; a callable is called only on failure,
-    so the per-submit fast path builds no string.
+    so the per-submit fast path builds no string. ``kind`` (``"range"``, ``"nd_range"``,
+    ``"single_task"``) adds how to read the work-item's ids to the message.
 
     A function object's ``__call__`` (or a bound method) is checked without its
-    first parameter (``self``).
+    first parameter (``self``). A parameter after the ``nparams`` the launch passes is
+    the ``sycl.kernel_handler`` only when the kernel reads specialization constants
+    (:func:`takes_kernel_handler`): ``def k(i, j)`` over a 2-D range is a mistake,
+    not a kernel_handler named ``j``.
 
     Raises:
         TypeError: ``kernel`` is not a Python function or function object.
@@ -59,15 +69,10 @@ def check_kernel(kernel: Any, nparams: int, where: str | Callable[[], str]) -> N
     got = code.co_argcount - self_param
     # nparams + 1: a trailing sycl.kernel_handler (specialization constants)
     if got not in (nparams, nparams + 1) or code.co_kwonlyargcount \
-            or code.co_flags & 0x0C:  # *args/**kwargs
-        loc = f"{code.co_filename}:{code.co_firstlineno}"
-        want = "no parameters" if nparams == 0 else (
-            "one parameter (the work-item)" if nparams == 1 else
-            f"{nparams} parameters (the work-item, then one reducer per reduction)")
-        raise kernel_signature_error(
-            errc.invalid,
-            f"{loc}: kernel {kernel.__qualname__} takes {got} parameter(s) but {where} passes "
-            f"{want} (and optionally a trailing sycl.kernel_handler)")
+            or code.co_flags & 0x0C or (  # *args/**kwargs
+                got == nparams + 1 and not getattr(kernel, "__defaults__", None)
+                and not takes_kernel_handler(kernel)):
+        raise _wrong_count(kernel, code, self_param, nparams, where, kind)
     if got == nparams + 1 and getattr(kernel, "__defaults__", None):
         # lambda i, c=c: ... binds c the way Python loops do; here c would be the handler
         extra = code.co_varnames[code.co_argcount - 1]
@@ -79,3 +84,96 @@ def check_kernel(kernel: Any, nparams: int, where: str | Callable[[], str]) -> N
             "captured number is a kernel argument), or pass it through a helper function's "
             "default (def g(x, c=c))")
     _checked[code] = nparams + self_param
+
+
+#: How the kernel reads its work-item's ids, by launch kind (for the message).
+_IDS = {"range": ("def k(item)", "item[0], item[1] (or item.get_id(d))"),
+        "nd_range": ("def k(it)", "it.get_global_id(0), it.get_global_id(1), "
+                                  "it.get_local_id(d)")}
+
+
+def _wrong_count(kernel: Any, code: types.CodeType, self_param: int, nparams: int, where: str,
+                 kind: str) -> kernel_signature_error:
+    """The error of a kernel whose parameters do not fit its launch."""
+    got = code.co_argcount - self_param
+    names = ", ".join(code.co_varnames[self_param:code.co_argcount])
+    want = "no parameters" if nparams == 0 else (
+        "one parameter, the work-item" if nparams == 1 else
+        f"{nparams} parameters (the work-item, then one reducer per reduction)")
+    text = (f"{code.co_filename}:{code.co_firstlineno}: kernel {kernel.__qualname__} takes "
+            f"{got} parameter(s) ({names}) but {where} passes {want}")
+    if kind in _IDS and got > nparams:
+        sig, ids = _IDS[kind]
+        text += (f". The work-item is one parameter however many dimensions the index space "
+                 f"has: write {sig} and read {ids}")
+    if got == nparams + 1:
+        text += (". An extra last parameter is a sycl.kernel_handler only in a kernel that "
+                 "reads specialization constants (kh.get_specialization_constant(...), in the "
+                 "kernel or a function it calls) or annotates it (kh: sycl.kernel_handler)")
+    else:
+        text += " (and optionally a trailing sycl.kernel_handler)"
+    return kernel_signature_error(errc.invalid, text)
+
+
+def takes_kernel_handler(kernel: Any) -> bool:
+    """Whether a kernel's last parameter is a ``sycl.kernel_handler`` (SYCL 2020 §4.9.4.4).
+
+    The rule, documented in docs/kernels.md: the parameter is annotated
+    ``sycl.kernel_handler``, or the kernel reads specialization constants -- the
+    kernel, a function defined in it or a helper function it calls (however deep)
+    calls ``get_specialization_constant``, the one thing a kernel_handler is for.
+    """
+    code = kernel.__code__
+    ann = getattr(kernel, "__annotations__", {}).get(code.co_varnames[code.co_argcount - 1])
+    if ann is kernel_handler or (isinstance(ann, str)
+                                 and ann.rpartition(".")[2] == "kernel_handler"):
+        return True
+    for fn, _ in call_graph(kernel):
+        f = getattr(fn, "py_func", fn)
+        if any(_SPEC_READ in c.co_names for c in nested_codes(f.__code__)):
+            return True
+    return False
+
+
+_SPEC_READ = "get_specialization_constant"
+
+
+def returned(desc: str, value: object) -> kernel_signature_error:
+    """The host_debuggable device's error for a work-item of kernel ``desc`` (``kernel 'k'
+    (file:line)``) that returned ``value`` (the compiler refuses such a kernel:
+    ``pysycl_numba.reject.RejectKernelResult``)."""
+    return kernel_signature_error(errc.invalid, f"{desc} returned a {type(value).__name__} "
+                                  f"value, but {KERNEL_RESULT_HINT} (host_debuggable device)")
+
+
+def no_value(v: object, reducer: type) -> bool:
+    """A work-item's result that loses nothing on the host device: ``None``, a
+    ``sycl.stream`` (what ``out << x`` gives), a ``reducer`` (what the host device's
+    ``r.combine(x)`` gives), or a tuple of such (the compiler's rule)."""
+    return v is None or is_stream_value(v) or type(v) is reducer or (
+        type(v) is tuple and all(no_value(e, reducer) for e in v))
+
+
+#: Code objects whose ``return`` gives a computed value (``lambda i: ra[i] * 2``) -> True.
+_computed: dict[types.CodeType, bool] = {}
+
+
+def returns_computed(code: types.CodeType) -> bool:
+    """Whether a kernel's ``return`` (a lambda's body) may give a computed value: an
+    operand other than a call's result, a tuple or ``None``.
+
+    A lambda ending in a call (``sycl.atomic_ref(...).fetch_add(1)``,
+    ``o.__setitem__(i, v)``) discards the result, as a C++ expression statement does;
+    a tuple sequences such calls. The compiler's rule
+    (``pysycl_numba.reject.RejectKernelResult``) reads the same from the typed code.
+    """
+    got = _computed.get(code)
+    if got is None:
+        ins = list(dis.get_instructions(code))
+        got = _computed[code] = any(
+            (i.opname == "RETURN_CONST" and i.argval is not None)
+            or (i.opname == "RETURN_VALUE" and k and not (
+                ins[k - 1].opname.startswith(("CALL", "BUILD_TUPLE"))
+                or (ins[k - 1].opname == "LOAD_CONST" and ins[k - 1].argval is None)))
+            for k, i in enumerate(ins))
+    return got

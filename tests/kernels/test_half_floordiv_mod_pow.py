@@ -181,7 +181,7 @@ def test_results_are_float16(kq: sycl.queue) -> None:
             a = X.get_access(hd, sycl.access_mode.read)
             o = O.get_access(hd, sycl.access_mode.write)
 
-            def k(i: sycl.item) -> None:
+            def k() -> None:
                 o[0] = a[0] ** 3
                 o[1] = a[0] % 0.03
                 o[2] = 1 // a[0]

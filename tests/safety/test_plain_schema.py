@@ -37,8 +37,9 @@ def _kernel() -> CompiledKernel:
         required_aspects=frozenset({"fp64"}),
         source_location="/x/prog.py:12",
         reductions=(ReductionType(np.dtype(np.float32), "plus"),),
-        direct_index=((0, 0, 0, 0, 12), (0, 1, 1, 1, 13)),
+        direct_index=((0, 0, 0, 0, 0), (0, 1, 1, 1, 1)),
         bounds_checked=True,
+        sites=((0, 12, ""), (-1, 13, "/x/lib.py")),
     )
 
 

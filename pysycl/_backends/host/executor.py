@@ -65,6 +65,7 @@ from pysycl._kernels.captures import capture_values
 from pysycl._kernels.functor import body_of
 from pysycl._kernels.kernel_api import local_accessor
 from pysycl._kernels.ndrange import SMALL, check_global_size, check_nd_range
+from pysycl._kernels.signature import no_value, returned, returns_computed
 from pysycl._memory.accessor import accessor
 from pysycl._memory.usm import bytes_at, usm_pointer
 from pysycl._objects.range import item, nd_range
@@ -198,7 +199,8 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
     code = fn.__code__ if body is None else body[0].__code__
     # the compiled path's capture rules (a function object: its body and self)
     _, values, _, _ = capture_values(*((fn, h) if body is None else (body[0], h, body[1])))
-    locals_ = [v for v in values if type(v) is local_accessor]
+    # each local accessor once (a helper reading the kernel's is the same memory)
+    locals_ = list({id(v): v for v in values if type(v) is local_accessor}.values())
     if locals_ and kind != "nd_range":
         raise exception(errc.kernel_argument, f"{desc} captures a sycl.local_accessor, but "
                         "local memory exists only in nd_range kernels: launch it with "
@@ -214,6 +216,8 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
     extra: list[kernel_handler] = []
     if code.co_argcount - (body is not None) == nparams + 1:  # a trailing sycl.kernel_handler
         extra.append(_specconst.host_kernel_handler(h.specialization_values))
+    if returns_computed(code):  # the kernel's result may be a value the launch would lose
+        fn = _result_checked(fn, desc)
     reqs = list(h.requirements)
     ptrs = [v for v in values if type(v) is usm_pointer and not v.readonly]
     streams = [v for v in values if type(v) is _kstream.stream]
@@ -224,6 +228,17 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
             desc, kind, f, index_space, reqs, locals_, reds, extra, ptrs), fn)
     return lambda: _run(desc, kind, fn, index_space, reqs, locals_, reds, extra, ptrs)
 
+
+
+def _result_checked(fn: Callable[..., object], desc: str) -> Callable[..., None]:
+    """``fn``, raising the compiled path's ``kernel_signature_error`` when a work-item's
+    result is a value (``lambda i: ra[i] * 2``): a kernel writes through accessors."""
+    def work_item(*args: Any) -> None:
+        r = fn(*args)
+        if r is not None and not no_value(r, _HostReducer):
+            raise returned(desc, r)
+
+    return work_item
 
 
 def _run(desc: str, kind: str, fn: Callable[..., object], index_space: _range | nd_range | None,

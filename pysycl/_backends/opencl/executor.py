@@ -64,8 +64,9 @@ if TYPE_CHECKING:
 
 _MAX_ALLOC, _GLOBAL_MEM = info.device.max_mem_alloc_size, info.device.global_mem_size
 #: a handler-less launch: the kernel's parameters and the launch's name in messages
-_WHERE = {"range": (1, "parallel_for over a range"), "nd_range": (1, "parallel_for over a nd_range"),
-          "single_task": (0, "single_task")}
+_WHERE = {"range": (1, "parallel_for over a range", "range"),
+          "nd_range": (1, "parallel_for over a nd_range", "nd_range"),
+          "single_task": (0, "single_task", "single_task")}
 
 
 def _before_host_sees(st: coherence.Coherence) -> None:
