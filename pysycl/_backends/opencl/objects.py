@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from pysycl._backends.opencl import discovery as _d
 from pysycl._backends.opencl.device_info import DEVICE_QUERIES, derive_aspects, image_targets
-from pysycl._backends.opencl.usm import svm_serves_one_device
 from pysycl._core.backend import backend
 from pysycl._objects.aspects import aspect
 from pysycl._objects.context import AsyncHandler, context
@@ -95,7 +94,11 @@ class opencl_device(device):  # noqa: N801 - spelled like the class it specializ
         return image_targets(self._native)
 
     def _usm_needs_own_context(self) -> bool:
-        return svm_serves_one_device(self._native)
+        # NVIDIA's OpenCL (driver 580, two H100s, measured 2026-11-27): in a context of
+        # two GPUs, a kernel given a clSVMAlloc pointer fails on the first GPU with
+        # CL_INVALID_KERNEL_ARGS and on the second runs but writes nothing; cl_mem
+        # buffers work in the same context, and SVM works in a context of one GPU.
+        return "NVIDIA" in str(self._platform.get_info(_platform_info.vendor)).upper()
 
     def _is_available(self) -> bool:
         # Selectors score availability; a device that cannot say counts as available.

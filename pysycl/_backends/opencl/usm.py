@@ -167,23 +167,9 @@ def migrate(q: cl.CommandQueue, address: int, nbytes: int,
         return cl.enqueue_marker(q, wait_for=wait_for)
 
 
-def svm_serves_one_device(cl_device: cl.Device) -> bool:
-    """Whether SVM on ``cl_device`` works only in a context of that device alone.
-
-    NVIDIA's OpenCL (driver 580, two H100s, measured 2026-11-27): in a context of two
-    GPUs, a kernel given a ``clSVMAlloc`` pointer fails on the first GPU with
-    ``CL_INVALID_KERNEL_ARGS`` and on the second runs but writes nothing; ``cl_mem``
-    buffers work in the same context, and SVM works in a context of one GPU.
-    """
-    try:
-        return "NVIDIA" in str(cl_device.platform.vendor).upper()
-    except (cl.Error, AttributeError):
-        return False
-
-
 def usm_alloc(ctx: Any, dev: Any, kind: str, nbytes: int, alignment: int) -> SVMMemory:
     """A ``kind`` allocation of ``nbytes`` in sycl context ``ctx``."""
-    if len(ctx.devices) > 1 and any(svm_serves_one_device(d.native) for d in ctx.devices):
+    if len(ctx.devices) > 1 and any(d._usm_needs_own_context() for d in ctx.devices):
         raise exception(errc.feature_not_supported, f"USM ({kind} allocation) in a context of "
                         f"{len(ctx.devices)} devices: NVIDIA's OpenCL runs kernels on such "
                         "memory only in a context of one device (in a context of several, "
