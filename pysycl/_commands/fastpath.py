@@ -184,6 +184,7 @@ def _enqueue_lines(args: list[str], pointers: list[str]) -> list[str]:
     out = [
         f"    args = [{', '.join(args)}]",
         "    _stats['memory_hits'] += 1",
+        *(["    d = ex.inflight"] if pointers else []),
         "    try:",
         "        with _lock:  # setting arguments and enqueuing is one step (exec.launch's)",
         "            if bound.get(clk) != args:",
@@ -191,14 +192,16 @@ def _enqueue_lines(args: list[str], pointers: list[str]) -> list[str]:
         "                clk.set_args(*args)",
         "                bound[clk] = args",
         "            ev = _enqueue(ex.native, clk, GSIZE, LSIZE, None, None)",
-        "    except _Error as e:",
-        "        raise _x.translate(e, 'kernel launch failed', errc.kernel) from e",
     ]
-    if pointers:  # keep_until_complete, inlined: the pointers live until the kernel completes
-        out += ["    d = ex.inflight",
-                f"    d.append((ev, [{', '.join(pointers)}]))",
-                "    if len(d) > PRUNE_AT:",
-                "        prune(ex, d)"]
+    if pointers:  # the pointers live until the kernel completes: held in the same step
+        out.append(f"            d.append((ev, [{', '.join(pointers)}]))")
+    out += ["    except _Error as e:",
+            "        raise _x.translate(e, 'kernel launch failed', errc.kernel) from e",
+            "    ex.last = ev",
+            "    ex.shape = plan  # the launch's shape (the executor learns quick waits by it)"]
+    if pointers:
+        out += ["    if len(d) > PRUNE_AT:",
+                "        prune(ex)"]
     return [*out,
             "    e = _new(event)  # event._make, inlined: q's event of ev",
             "    e._cl = e._first = ev",

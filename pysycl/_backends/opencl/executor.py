@@ -18,6 +18,7 @@ through each buffer's :class:`~pysycl._memory.coherence.Coherence`.
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -47,7 +48,7 @@ from pysycl._kernels import kprint as _kprint
 from pysycl._kernels.signature import check_kernel
 from pysycl._memory import coherence
 from pysycl._memory.accessor import accessor
-from pysycl._memory.usm_api import forget_until, keep_until_complete
+from pysycl._memory.usm_api import PRUNE_AT, drop_through, forget_until, prune
 
 if TYPE_CHECKING:
     import pyopencl as cl
@@ -81,6 +82,15 @@ class OpenCLEvents:
     __slots__ = ()
     #: ``(native event, objects)`` of commands holding USM or host memory (an executor's own)
     inflight: deque[tuple[cl.Event, Any]] | tuple[()] = ()
+    #: the process's enqueue lock: a command is enqueued and added to ``inflight`` under it
+    lock = x.launch_lock
+    #: the OpenCL queue (an executor's own; events of ``make_event`` have none)
+    native: cl.CommandQueue | None = None
+    #: an executor's newest command, its launch's shape, and the shape of a launch whose
+    #: wait completed within the poll (see :meth:`wait_event`)
+    last: cl.Event | None = None
+    shape: object = None
+    quick: object = None
 
     def wait_events(self, natives: Sequence[cl.Event | None]) -> None:
         if len(natives) == 1:  # the common case: one event.wait()
@@ -90,17 +100,33 @@ class OpenCLEvents:
             x.wait([e for e in natives if e is not None])
 
     def wait_event(self, native: cl.Event) -> None:
-        """``event.wait()`` of one command (the loop-of-kernels path: kept short)."""
-        try:
-            native.wait()
-        except x.cl.Error as e:
-            raise x.translate_cl_error(e, x.WAIT_FAILED, errc.runtime) from e
+        """``event.wait()`` of one command (the loop-of-kernels path: kept short).
+
+        In the main thread a wait polls, then waits so that Ctrl-C interrupts it
+        (:func:`exec.wait_one`). Polling costs microseconds against the driver's own wait
+        for a tiny kernel on a CPU device, so a wait for the queue's newest command,
+        launched with the same kernel and sizes (``shape``) as one whose wait completed
+        within the poll, is the driver's; should one take long, the next polls again.
+        """
+        if native is self.last and self.shape is not None and self.shape == self.quick:
+            t = _now()
+            try:
+                native.wait()
+            except x.cl.Error as e:
+                raise x.translate_cl_error(e, x.WAIT_FAILED, errc.runtime) from e
+            if _now() - t > SLOW_S:
+                self.quick = None
+        elif x.wait_one(native, self.native) and native is self.last:
+            self.quick = self.shape
         d = self.inflight
-        if d:  # what commands up to this one held (USM) may go
-            if d[-1][0] is native:
-                d.clear()
-            else:
-                forget_until(d, native)
+        if d:  # what commands up to this one held (USM) may go: forget_until, inlined
+            lock = self.lock
+            if lock.acquire(False):
+                if d and d[-1][0] is native:  # the common case: the newest was waited for
+                    d.clear()
+                else:
+                    drop_through(d, native)
+                lock.release()
 
     def status(self, native: cl.Event) -> str:
         st = x.status(native)
@@ -111,6 +137,10 @@ class OpenCLEvents:
     def profile(self, native: cl.Event, which: str) -> int:
         return x.profile(native, which)
 
+
+_now = time.perf_counter
+#: a wait of the driver's for a quick launch that takes longer than this (s) ends them
+SLOW_S = 0.02
 
 #: The event operations of events made by ``make_event`` (they have no queue).
 EVENTS = OpenCLEvents()
@@ -127,8 +157,10 @@ class OpenCLExecutor(OpenCLEvents):
     #   native            the OpenCL command queue
     #   plans             kernel code -> launch plan of handler-less launches (fastpath)
     #   inflight          what its commands using USM hold until they complete (usm_api)
+    #   last, shape, quick  its newest command's event and launch shape, the shape of a
+    #                     quick launch (OpenCLEvents.wait_event)
     __slots__ = ("__weakref__", "build_key", "cl_context", "context", "device", "inflight", "key",
-                 "native", "plans")
+                 "last", "native", "plans", "quick", "shape")
 
     def __init__(self, ctx: context, dev: device, *, profiling: bool,
                  native: cl.CommandQueue | None = None) -> None:
@@ -142,6 +174,9 @@ class OpenCLExecutor(OpenCLEvents):
                                                                        profiling)
         self.plans: dict[object, object] = {}
         self.inflight = deque()
+        self.last: cl.Event | None = None
+        self.shape: object = None
+        self.quick: object = None
 
     def submit(self, q: queue, h: handler) -> event:
         return submit(self, q, h)
@@ -161,18 +196,36 @@ class OpenCLExecutor(OpenCLEvents):
         ndim = 0 if index_space is None else index_space.dimensions
         cmd = KernelCommand.record(kind, ndim, index_space, fn, (), name)  # type: ignore[arg-type]
         h = _launch.Shortcut(q)
-        ev = _launch.prepare(q, h, cmd)(None)  # type: ignore[arg-type]
+        launch = _launch.prepare(q, h, cmd)
+        self.shape = None  # set by the launch where it has one
+        ev = launch(None)  # type: ignore[arg-type]
+        self.last = ev
+        if len(self.inflight) > PRUNE_AT:
+            prune(self)
         if self.plans.get(fn.__code__) is not _fastpath.NONE:
             _fastpath.remember(self, q, cmd, *_launch.resolved(q, h))
         return event._make(q, ev)
 
     def wait(self) -> None:
-        x.finish(self.native)
+        d = self.inflight
+        try:
+            held = d[-1][0]  # enqueued before the finish: complete after it
+        except IndexError:
+            held = None
+        last = self.last
+        if last is not None and self.shape is not None and self.shape == self.quick:
+            t = _now()
+            x.finish(self.native)  # a quick launch (wait_event): the driver's wait
+            if _now() - t > SLOW_S:
+                self.quick = None
+        elif x.finish(self.native, last):
+            self.quick = self.shape
         if _kprint.pending:  # kernels that printed: their output, in launch order
             _kprint.flush()
         if _bounds.watching:  # bounds-checked launches: report violations
             _bounds.sync(self.native)
-        self.inflight.clear()
+        if held is not None:
+            forget_until(self, held)
 
     def read(self, host: np.ndarray, mem: cl.Buffer, wait_for: Sequence[cl.Event] | None) -> None:
         x.read(self.native, host, mem, wait_for=wait_for, blocking=True)
@@ -216,6 +269,7 @@ def submit(ex: OpenCLExecutor, q: queue, h: handler) -> event:
         needs_data = not acc.no_init
         if not st.is_ready(key, ex, writes, needs_data):
             st.prepare_device(key, ex, writes, needs_data, wait_for)
+    ex.shape = None  # set by a kernel launch that has one
     match cmd:
         case KernelCommand():
             ev = launch(wait_for or None)  # type: ignore[misc]
@@ -223,14 +277,8 @@ def submit(ex: OpenCLExecutor, q: queue, h: handler) -> event:
             ev = _fill(ex, cmd, wait_for)
         case CopyCommand():
             ev = _copy(ex, cmd, wait_for)
-        case USMCopyCommand(dst=dst, src=src, nbytes=n):
-            ev = (_usm.memcpy(ex.native, dst, src, n, wait_for or None) if n
-                  else x.marker(ex.native, wait_for=wait_for or None))
-            keep_until_complete(ex, ev, cmd.keep)
-        case USMFillCommand(dst=dst, pattern=pattern, nbytes=n):
-            ev = (_usm.fill(ex.native, dst, pattern, n, wait_for or None) if n
-                  else x.marker(ex.native, wait_for=wait_for or None))
-            keep_until_complete(ex, ev, cmd.keep)
+        case USMCopyCommand() | USMFillCommand():
+            ev = _usm_command(ex, cmd, wait_for or None)
         case PrefetchCommand(address=address, nbytes=n, advice=advice):
             ev = (_usm.migrate(ex.native, address, n, wait_for or None) if n and advice is None
                   else x.marker(ex.native, wait_for=wait_for or None))
@@ -243,7 +291,27 @@ def submit(ex: OpenCLExecutor, q: queue, h: handler) -> event:
                 return event._make(q, None, deps=deps)
     for acc in reqs:
         acc.coherence.record(key, ex, ev, acc.writes)
+    if len(ex.inflight) > PRUNE_AT:
+        prune(ex)
+    if ev is not None:
+        ex.last = ev
     return event._make(q, ev, deps=deps)
+
+
+def _usm_command(ex: OpenCLExecutor, cmd: USMCopyCommand | USMFillCommand,
+                 wait_for: list[cl.Event] | None) -> cl.Event:
+    """Enqueue a USM copy or fill; it holds its ends (a host array may be a temporary) until
+    it completes: enqueued and added to ``ex.inflight`` in one step (usm_api)."""
+    n = cmd.nbytes
+    with ex.lock:
+        if not n:
+            ev = x.marker(ex.native, wait_for=wait_for)
+        elif type(cmd) is USMCopyCommand:
+            ev = _usm.memcpy(ex.native, cmd.dst, cmd.src, n, wait_for)
+        else:
+            ev = _usm.fill(ex.native, cmd.dst, cmd.pattern, n, wait_for)
+        ex.inflight.append((ev, cmd.keep))
+    return ev
 
 
 def _fill(ex: OpenCLExecutor, cmd: FillCommand, wait_for: list[cl.Event]) -> cl.Event | None:

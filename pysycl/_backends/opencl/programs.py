@@ -22,11 +22,13 @@ from typing import TYPE_CHECKING, Any
 import pyopencl as cl
 from pyopencl import _cl as _rawcl
 
-from pysycl._backends.opencl.exec import cl_error_code, quiet, translate
+from pysycl._backends.opencl.exec import cl_error_code, launch_lock, quiet, translate
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.spirv_check import check as check_spirv
 
 if TYPE_CHECKING:
+    from collections import deque
+
     from pysycl._backends.opencl.discovery import HasIntPtr
 
 _log = logging.getLogger("pysycl.opencl")
@@ -214,15 +216,22 @@ def kernel_arg_type_name(k: cl.Kernel, index: int) -> str | None:
 
 def launch_interop(q: cl.CommandQueue, k: cl.Kernel, gsize: tuple[int, ...],
                    lsize: tuple[int, ...] | None, args: Sequence[Any],
-                   wait_for: Sequence[cl.Event] | None) -> cl.Event:
-    """Set the arguments of an interop kernel and enqueue it (OpenCL-ordered sizes)."""
+                   wait_for: Sequence[cl.Event] | None,
+                   inflight: deque[tuple[cl.Event, Any]] | None = None,
+                   holds: Any = None) -> cl.Event:
+    """Set the arguments of an interop kernel and enqueue it (OpenCL-ordered sizes); with
+    ``inflight``, append ``(event, holds)`` to it in the same step (as ``exec.launch``)."""
     try:
-        for i, a in enumerate(args):
-            if isinstance(a, tuple) and a and a[0] == "local":
-                k.set_arg(i, cl.LocalMemory(max(int(a[1]), 1)))
-            else:
-                k.set_arg(i, a)
-        return cl.enqueue_nd_range_kernel(q, k, gsize, lsize, wait_for=wait_for)
+        with launch_lock:
+            for i, a in enumerate(args):
+                if isinstance(a, tuple) and a and a[0] == "local":
+                    k.set_arg(i, cl.LocalMemory(max(int(a[1]), 1)))
+                else:
+                    k.set_arg(i, a)
+            ev = cl.enqueue_nd_range_kernel(q, k, gsize, lsize, wait_for=wait_for)
+            if inflight is not None:
+                inflight.append((ev, holds))
+            return ev
     except cl.Error as e:
         raise translate(e, "kernel launch failed", errc.kernel) from e
     except (TypeError, ValueError) as e:
