@@ -17,14 +17,18 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+import pysycl as sycl
 
 # The child's long kernel: calibrated to run about LONG_S seconds on whatever device
 # is the default (the CPU here, a GPU elsewhere), from a short run of another shape
 # (a wait for a short run of the *same* launch would be the driver's own: see
-# docs/api.md, waiting).
+# docs/memory.md, "Waiting, threads and Ctrl-C").
 _PRELUDE = """
 import os, signal, threading, time
 import numpy as np, pysycl as sycl
@@ -192,3 +196,83 @@ def test_ctrl_c_during_the_compilers_import_leaves_compiling_possible(tmp_path: 
     assert "INSIDE True" in p.stdout, p.stdout  # the signal came during the import
     assert "INTERRUPTED yes" in p.stdout, p.stdout
     assert "RESULT [0.0, 2.0, 4.0, 6.0]" in p.stdout, p.stdout + p.stderr[-3000:]
+
+
+def test_ctrl_c_during_a_buffers_destruction_writes_back_at_exit(tmp_path: Path) -> None:
+    # `del A` waits for A's kernel inside the destructor, where Python would swallow a
+    # KeyboardInterrupt: the buffer is kept, the program gets the interrupt, and the
+    # write-back happens at exit (into the file behind an np.memmap).
+    path = tmp_path / "data.f64"
+    np.zeros(2, np.float64).tofile(path)
+    out = _child(f"""
+        a = np.memmap({str(path)!r}, dtype=np.float64, mode="r+", shape=(2,))
+        A = sycl.buffer(a)
+        def cg(h):
+            acc = A.get_access(h, sycl.access_mode.write)
+            n = N
+            def k(i):
+                x = 0.0
+                for j in range(n):
+                    x = x * 0.5 + 1.0
+                acc[i] = x + i
+            h.parallel_for(sycl.range(2), k)
+        q.submit(cg)
+        sent = interrupt_in(0.5)
+        try:
+            del A
+            time.sleep(0.5)  # the interrupt is raised again right after the destructor
+            print("INTERRUPTED no")
+        except KeyboardInterrupt:
+            print("LATENCY", time.perf_counter() - sent[0])
+            print("NOT_YET", a.tolist())
+    """)
+    assert "INTERRUPTED" not in out and float(out["LATENCY"]) < 1.0, out
+    assert out["NOT_YET"] == "[0.0, 0.0]", out
+    assert np.fromfile(path, np.float64).tolist() == [2.0, 3.0]
+
+
+def test_exit_right_after_an_interrupted_wait_is_clean() -> None:
+    # Interrupt a wait, wait again (a second waiter thread: both return when the kernel
+    # ends) and exit at once: the exit must not abort in a waiter ("terminate called").
+    p = subprocess.run([sys.executable, "-c", _PRELUDE + textwrap.dedent("""
+        ev = q.parallel_for(sycl.range(2), spin(N // 3))
+        interrupt_in(0.3)
+        try:
+            ev.wait()
+        except KeyboardInterrupt:
+            print("INTERRUPTED")
+        ev.wait()
+        print("DONE", np.asarray(out).tolist())
+    """)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr[-3000:]
+    assert "INTERRUPTED" in p.stdout and "DONE [2.0, 3.0]" in p.stdout, p.stdout
+    assert "terminate" not in p.stderr, p.stderr
+
+
+def test_a_wait_learned_quick_that_takes_long_makes_waits_interruptible_again() -> None:
+    # docs/memory.md: a wait for a launch shaped like one that completed within the
+    # poll is the driver's; one such wait that takes over 20 ms ends that.
+    q = sycl.queue()
+    out = sycl.malloc_shared(1, q, dtype=np.float64)
+
+    def spin(n: int):
+        def k(i: sycl.item) -> None:
+            x = 0.0
+            for _ in range(n):
+                x = x * 0.5 + 1.0
+            out[i] = x
+        return k
+
+    for _ in range(20):  # tiny: completes within the poll, learned quick
+        q.parallel_for(sycl.range(1), spin(1)).wait()
+    ex = q.executor
+    assert ex.quick is not None and ex.quick is ex.shape
+    n = 1 << 16
+    while True:  # the same launch shape, run long enough to take more than 20 ms
+        t = time.perf_counter()
+        q.parallel_for(sycl.range(1), spin(n)).wait()
+        if time.perf_counter() - t > 0.05:
+            break
+        n *= 4
+    assert ex.quick is None  # the next wait polls (interruptible) again
+    sycl.free(out, q)
