@@ -28,6 +28,7 @@ local accessors, reductions or ``print``.
 
 from __future__ import annotations
 
+import time
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -122,6 +123,7 @@ def _launcher(plan: Plan) -> Any:
         "_MISSING": _MISSING, "_stats": _stats, "_lock": _lock, "_enqueue": _enqueue,
         "_Error": _Error, "_x": _x, "errc": errc, "PRUNE_AT": PRUNE_AT, "prune": prune,
         "_new": _new, "event": event, "GEN": plan.generation, "SPACE": plan.space,
+        "_now": time.perf_counter,
         "clk": plan.clk, "bound": plan.bound, "GSIZE": plan.gsize, "LSIZE": plan.lsize,
     }
     kind = plan.space[0]
@@ -197,8 +199,9 @@ def _enqueue_lines(args: list[str], pointers: list[str]) -> list[str]:
         out.append(f"            d.append((ev, [{', '.join(pointers)}]))")
     out += ["    except _Error as e:",
             "        raise _x.translate(e, 'kernel launch failed', errc.kernel) from e",
-            "    ex.last = ev",
-            "    ex.shape = plan  # the launch's shape (the executor learns quick waits by it)"]
+            "    ex.last = ev  # the newest command, when and how launched (quick waits)",
+            "    ex.since = _now()",
+            "    ex.shape = plan"]
     if pointers:
         out += ["    if len(d) > PRUNE_AT:",
                 "        prune(ex)"]

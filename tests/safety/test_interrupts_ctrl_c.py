@@ -250,8 +250,8 @@ def test_exit_right_after_an_interrupted_wait_is_clean() -> None:
 
 
 def test_a_wait_learned_quick_that_takes_long_makes_waits_interruptible_again() -> None:
-    # docs/memory.md: a wait for a launch shaped like one that completed within the
-    # poll is the driver's; one such wait that takes over 20 ms ends that.
+    # docs/memory.md: the wait for a launch shaped like the previous one, which completed
+    # within 10 ms, is the driver's; one such launch that runs long ends that.
     q = sycl.queue()
     out = sycl.malloc_shared(1, q, dtype=np.float64)
 
@@ -263,12 +263,12 @@ def test_a_wait_learned_quick_that_takes_long_makes_waits_interruptible_again() 
             out[i] = x
         return k
 
-    for _ in range(20):  # tiny: completes within the poll, learned quick
+    for _ in range(20):  # tiny: completes within 10 ms, learned quick
         q.parallel_for(sycl.range(1), spin(1)).wait()
     ex = q.executor
     assert ex.quick is not None and ex.quick is ex.shape
     n = 1 << 16
-    while True:  # the same launch shape, run long enough to take more than 20 ms
+    while True:  # the same launch shape, run long enough to take more than 10 ms
         t = time.perf_counter()
         q.parallel_for(sycl.range(1), spin(n)).wait()
         if time.perf_counter() - t > 0.05:

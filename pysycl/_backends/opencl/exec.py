@@ -373,29 +373,18 @@ def _settle(events: Sequence[cl.Event]) -> None:
         _in_waiter(cl.wait_for_events, list(events))
 
 
-def wait_one(ev: cl.Event, q: cl.CommandQueue | None = None) -> bool:
+def wait_one(ev: cl.Event, q: cl.CommandQueue | None = None) -> None:
     """Block until ``ev`` (of queue ``q``, when known) completes; raise ``errc.runtime`` if
-    its command failed. Whether it completed within the poll (a quick command).
+    its command failed.
 
     Ctrl-C interrupts it in the main thread (``KeyboardInterrupt``; the command goes on).
     """
-    quick = False
     try:
         if _get_ident() == _MAIN:
             if q is not None:
                 q.flush()  # as clWaitForEvents does: the poll must not wait for the queue
-            quick = _settled((ev,))
-            if not quick:
+            if not _settled((ev,)):
                 _in_waiter(cl.wait_for_events, [ev])
-        ev.wait()
-    except cl.Error as e:
-        raise translate_cl_error(e, _WAIT_FAILED, errc.runtime) from e
-    return quick
-
-
-def wait_blocking(ev: cl.Event) -> None:
-    """Block until ``ev`` completes, in the driver (Ctrl-C waits for it): the fastest wait."""
-    try:
         ev.wait()
     except cl.Error as e:
         raise translate_cl_error(e, _WAIT_FAILED, errc.runtime) from e
@@ -428,21 +417,17 @@ def profile(ev: cl.Event, which: str) -> int:
         raise translate(e, "profiling information unavailable", errc.profiling) from e
 
 
-def finish(q: cl.CommandQueue, last: cl.Event | None = None) -> bool:
+def finish(q: cl.CommandQueue, last: cl.Event | None = None) -> None:
     """clFinish. ``last``: the queue's newest command pysycl knows of, waited for first so
-    that Ctrl-C interrupts the wait in the main thread (its failure is clFinish's to say).
-    Whether ``last`` completed within the poll (a quick command)."""
-    quick = False
+    that Ctrl-C interrupts the wait in the main thread (its failure is clFinish's to say)."""
     try:
         if last is not None and _get_ident() == _MAIN:
             q.flush()
-            quick = _settled((last,))
-            if not quick:
+            if not _settled((last,)):
                 _in_waiter(_wait_quietly, last)
         q.finish()
     except cl.Error as e:
         raise translate(e, "a command failed") from e
-    return quick
 
 
 def _wait_quietly(ev: cl.Event) -> None:

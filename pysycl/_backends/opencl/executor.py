@@ -86,9 +86,10 @@ class OpenCLEvents:
     lock = x.launch_lock
     #: the OpenCL queue (an executor's own; events of ``make_event`` have none)
     native: cl.CommandQueue | None = None
-    #: an executor's newest command, its launch's shape, and the shape of a launch whose
-    #: wait completed within the poll (see :meth:`wait_event`)
+    #: an executor's newest command, when it was enqueued, its launch's shape (kernel and
+    #: sizes), and the shape of a launch that completed quickly (see :meth:`wait_event`)
     last: cl.Event | None = None
+    since = 0.0
     shape: object = None
     quick: object = None
 
@@ -103,21 +104,23 @@ class OpenCLEvents:
         """``event.wait()`` of one command (the loop-of-kernels path: kept short).
 
         In the main thread a wait polls, then waits so that Ctrl-C interrupts it
-        (:func:`exec.wait_one`). Polling costs microseconds against the driver's own wait
-        for a tiny kernel on a CPU device, so a wait for the queue's newest command,
-        launched with the same kernel and sizes (``shape``) as one whose wait completed
-        within the poll, is the driver's; should one take long, the next polls again.
+        (:func:`exec.wait_one`). That costs microseconds against the driver's own wait
+        for a tiny kernel on a CPU device, so the wait for the queue's newest command is
+        the driver's when its launch has the same kernel and sizes (``shape``) as the
+        previous newest one, which completed within :data:`QUICK_S` of its enqueue.
         """
-        if native is self.last and self.shape is not None and self.shape == self.quick:
-            t = _now()
-            try:
-                native.wait()
-            except x.cl.Error as e:
-                raise x.translate_cl_error(e, x.WAIT_FAILED, errc.runtime) from e
-            if _now() - t > SLOW_S:
-                self.quick = None
-        elif x.wait_one(native, self.native) and native is self.last:
-            self.quick = self.shape
+        if native is not self.last:
+            x.wait_one(native, self.native)
+        else:
+            shape = self.shape
+            if shape is not None and shape == self.quick:
+                try:
+                    native.wait()
+                except x.cl.Error as e:
+                    raise x.translate_cl_error(e, x.WAIT_FAILED, errc.runtime) from e
+            else:
+                x.wait_one(native, self.native)
+            self.quick = shape if _now() - self.since < QUICK_S else None
         d = self.inflight
         if d:  # what commands up to this one held (USM) may go: forget_until, inlined
             lock = self.lock
@@ -139,8 +142,9 @@ class OpenCLEvents:
 
 
 _now = time.perf_counter
-#: a wait of the driver's for a quick launch that takes longer than this (s) ends them
-SLOW_S = 0.02
+#: a launch whose command completed within this (s) of its enqueue is quick: the next
+#: launch like it is waited for by the driver (OpenCLEvents.wait_event)
+QUICK_S = 0.01
 
 #: The event operations of events made by ``make_event`` (they have no queue).
 EVENTS = OpenCLEvents()
@@ -157,10 +161,10 @@ class OpenCLExecutor(OpenCLEvents):
     #   native            the OpenCL command queue
     #   plans             kernel code -> launch plan of handler-less launches (fastpath)
     #   inflight          what its commands using USM hold until they complete (usm_api)
-    #   last, shape, quick  its newest command's event and launch shape, the shape of a
-    #                     quick launch (OpenCLEvents.wait_event)
+    #   last, since, shape, quick  its newest command's event, enqueue time and launch
+    #                     shape, the shape of a quick launch (OpenCLEvents.wait_event)
     __slots__ = ("__weakref__", "build_key", "cl_context", "context", "device", "inflight", "key",
-                 "last", "native", "plans", "quick", "shape")
+                 "last", "native", "plans", "quick", "shape", "since")
 
     def __init__(self, ctx: context, dev: device, *, profiling: bool,
                  native: cl.CommandQueue | None = None) -> None:
@@ -175,6 +179,7 @@ class OpenCLExecutor(OpenCLEvents):
         self.plans: dict[object, object] = {}
         self.inflight = deque()
         self.last: cl.Event | None = None
+        self.since = 0.0
         self.shape: object = None
         self.quick: object = None
 
@@ -200,6 +205,7 @@ class OpenCLExecutor(OpenCLEvents):
         self.shape = None  # set by the launch where it has one
         ev = launch(None)  # type: ignore[arg-type]
         self.last = ev
+        self.since = _now()
         if len(self.inflight) > PRUNE_AT:
             prune(self)
         if self.plans.get(fn.__code__) is not _fastpath.NONE:
@@ -212,14 +218,13 @@ class OpenCLExecutor(OpenCLEvents):
             held = d[-1][0]  # enqueued before the finish: complete after it
         except IndexError:
             held = None
-        last = self.last
-        if last is not None and self.shape is not None and self.shape == self.quick:
-            t = _now()
-            x.finish(self.native)  # a quick launch (wait_event): the driver's wait
-            if _now() - t > SLOW_S:
-                self.quick = None
-        elif x.finish(self.native, last):
-            self.quick = self.shape
+        last, shape = self.last, self.shape
+        if last is None or (shape is not None and shape == self.quick):
+            x.finish(self.native)  # nothing known, or a quick launch (wait_event): the driver's
+        else:
+            x.finish(self.native, last)
+        if last is not None:
+            self.quick = shape if _now() - self.since < QUICK_S else None
         if _kprint.pending:  # kernels that printed: their output, in launch order
             _kprint.flush()
         if _bounds.watching:  # bounds-checked launches: report violations
@@ -295,6 +300,7 @@ def submit(ex: OpenCLExecutor, q: queue, h: handler) -> event:
         prune(ex)
     if ev is not None:
         ex.last = ev
+        ex.since = _now()
     return event._make(q, ev, deps=deps)
 
 
