@@ -103,7 +103,7 @@ def read(q: cl.CommandQueue, host: np.ndarray, buf: cl.Buffer, byte_offset: int 
     except cl.Error as e:
         raise translate(e, "device-to-host copy failed") from e
     if main:
-        wait_one(ev)
+        wait_one(ev, q)
     return ev
 
 
@@ -291,6 +291,7 @@ _WAIT_FAILED = WAIT_FAILED = ("a command failed on the device while waiting for 
 _MAIN = threading.main_thread().ident
 _get_ident = threading.get_ident
 _STATUS = cl.event_info.COMMAND_EXECUTION_STATUS
+_QUEUE = cl.event_info.COMMAND_QUEUE
 #: how long the main thread polls an incomplete command before handing the wait over (s)
 POLL_S = 1e-4
 _jobs: SimpleQueue[tuple[Callable[[Any], None], Any, Any, list[BaseException]]] = SimpleQueue()
@@ -309,6 +310,8 @@ def _settled(events: Sequence[cl.Event]) -> bool:
     """Whether ``events`` completed (or failed) within :data:`POLL_S` of polling."""
     deadline = 0.0
     for ev in events:
+        if ev.get_info(_STATUS) == QUEUED:  # as clWaitForEvents would: submit it
+            ev.get_info(_QUEUE).flush()
         while ev.get_info(_STATUS) > 0:  # queued, submitted or running
             now = time.perf_counter()
             if not deadline:
@@ -382,7 +385,7 @@ def wait_one(ev: cl.Event, q: cl.CommandQueue | None = None) -> None:
     try:
         if _get_ident() == _MAIN:
             if q is not None:
-                q.flush()  # as clWaitForEvents does: the poll must not wait for the queue
+                q.flush()  # as clWaitForEvents does (cheaper than asking the event its queue)
             if not _settled((ev,)):
                 _in_waiter(cl.wait_for_events, [ev])
         ev.wait()

@@ -317,6 +317,7 @@ def _usm_command(ex: OpenCLExecutor, cmd: USMCopyCommand | USMFillCommand,
         else:
             ev = _usm.fill(ex.native, cmd.dst, cmd.pattern, n, wait_for)
         ex.inflight.append((ev, cmd.keep))
+    ex.shape = (type(cmd), n)  # a loop of copies learns quick waits too (wait_event)
     return ev
 
 
