@@ -109,18 +109,19 @@ class OpenCLEvents:
         the driver's when its launch has the same kernel and sizes (``shape``) as the
         previous newest one, which completed within :data:`QUICK_S` of its enqueue.
         """
-        if native is not self.last:
-            x.wait_one(native, self.native)
+        shape = self.shape
+        if native is self.last and shape is not None and (shape is self.quick
+                                                          or shape == self.quick):
+            try:
+                native.wait()
+            except x.cl.Error as e:
+                raise x.translate_cl_error(e, x.WAIT_FAILED, errc.runtime) from e
+            if _now() - self.since >= QUICK_S:  # it ran long: the next one polls
+                self.quick = None
         else:
-            shape = self.shape
-            if shape is not None and shape == self.quick:
-                try:
-                    native.wait()
-                except x.cl.Error as e:
-                    raise x.translate_cl_error(e, x.WAIT_FAILED, errc.runtime) from e
-            else:
-                x.wait_one(native, self.native)
-            self.quick = shape if _now() - self.since < QUICK_S else None
+            x.wait_one(native, self.native)
+            if native is self.last:
+                self.quick = shape if _now() - self.since < QUICK_S else None
         d = self.inflight
         if d:  # what commands up to this one held (USM) may go: forget_until, inlined
             lock = self.lock
