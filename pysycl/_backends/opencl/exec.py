@@ -370,6 +370,18 @@ def _drain() -> None:
 atexit.register(_drain)
 
 
+def _forked() -> None:
+    """In a forked child: no waiter thread came along (a job for one would never end)."""
+    global _jobs, _MAIN
+    _jobs = SimpleQueue()
+    _Pool.lock = threading.Lock()
+    _Pool.threads = _Pool.idle = _Pool.busy = 0
+    _MAIN = threading.main_thread().ident
+
+
+os.register_at_fork(after_in_child=_forked)
+
+
 def _settle(events: Sequence[cl.Event]) -> None:
     """In the main thread, return once ``events`` completed, interruptibly (elsewhere: at once)."""
     if _get_ident() == _MAIN and not _settled(events):
