@@ -177,3 +177,23 @@ def test_in_flight_list_is_empty_after_waits_of_one_thread() -> None:
     """)
     assert p.returncode == 0, p.stderr[-3000:]
     assert "HELD 0 0" in p.stdout, p.stdout + p.stderr[-3000:]
+
+
+def test_prefetch_holds_its_pointer_until_it_is_waited_for() -> None:
+    # A prefetch (clEnqueueSVMMigrateMem) of a pointer the program drops at once: the
+    # allocation must outlive the command (clSVMFree does not wait for commands).
+    p = _child("""
+        import gc, weakref, numpy as np, pysycl as sycl
+        q = sycl.queue()
+        ptr = sycl.malloc_shared(1 << 20, q, dtype=np.float32)
+        alloc = weakref.ref(ptr._alloc)
+        q.prefetch(ptr, 4 << 20)
+        del ptr
+        gc.collect()
+        print("HELD", alloc() is not None and alloc().live)
+        q.wait()
+        gc.collect()
+        print("RELEASED", alloc() is None)
+    """)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "HELD True" in p.stdout and "RELEASED True" in p.stdout, p.stdout + p.stderr[-3000:]

@@ -283,11 +283,8 @@ def submit(ex: OpenCLExecutor, q: queue, h: handler) -> event:
             ev = _fill(ex, cmd, wait_for)
         case CopyCommand():
             ev = _copy(ex, cmd, wait_for)
-        case USMCopyCommand() | USMFillCommand():
+        case USMCopyCommand() | USMFillCommand() | PrefetchCommand():
             ev = _usm_command(ex, cmd, wait_for or None)
-        case PrefetchCommand(address=address, nbytes=n, advice=advice):
-            ev = (_usm.migrate(ex.native, address, n, wait_for or None) if n and advice is None
-                  else x.marker(ex.native, wait_for=wait_for or None))
         case UpdateHostCommand(acc=acc):
             acc.coherence.acquire_host(writes=False)
             return event._make(q, None, deps=deps)
@@ -305,18 +302,20 @@ def submit(ex: OpenCLExecutor, q: queue, h: handler) -> event:
     return event._make(q, ev, deps=deps)
 
 
-def _usm_command(ex: OpenCLExecutor, cmd: USMCopyCommand | USMFillCommand,
+def _usm_command(ex: OpenCLExecutor, cmd: USMCopyCommand | USMFillCommand | PrefetchCommand,
                  wait_for: list[cl.Event] | None) -> cl.Event:
-    """Enqueue a USM copy or fill; it holds its ends (a host array may be a temporary) until
-    it completes: enqueued and added to ``ex.inflight`` in one step (usm_api)."""
+    """Enqueue a USM copy, fill or prefetch; it holds its memory (a copy's host array may be
+    a temporary) until it completes: enqueued and added to ``ex.inflight`` in one step."""
     n = cmd.nbytes
     with ex.lock:
-        if not n:
-            ev = x.marker(ex.native, wait_for=wait_for)
+        if not n or (type(cmd) is PrefetchCommand and cmd.advice is not None):
+            ev = x.marker(ex.native, wait_for=wait_for)  # nothing to do: mem_advise is a hint
         elif type(cmd) is USMCopyCommand:
             ev = _usm.memcpy(ex.native, cmd.dst, cmd.src, n, wait_for)
-        else:
+        elif type(cmd) is USMFillCommand:
             ev = _usm.fill(ex.native, cmd.dst, cmd.pattern, n, wait_for)
+        else:
+            ev = _usm.migrate(ex.native, cmd.address, n, wait_for)
         ex.inflight.append((ev, cmd.keep))
     ex.shape = (type(cmd), n)  # a loop of copies learns quick waits too (wait_event)
     return ev
