@@ -434,7 +434,7 @@ def write_back_at_exit() -> None:
     array may already be gone. SYCL writes back when a buffer is destroyed (§4.7.2.3),
     and a program's end destroys it: so pysycl writes back here, from an exit hook.
     """
-    for buf in [*list(_live), *_interrupted]:
+    for buf in list(_live) + _interrupted:
         if buf.closed:
             continue
         try:
