@@ -19,7 +19,6 @@ import numpy as np
 from pysycl._core.backend import backend
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels.ndrange import SMALL, check_global_size
-from pysycl._memory.usm_api import keep_until_complete
 
 if TYPE_CHECKING:
     import pyopencl as cl
@@ -307,6 +306,7 @@ def prepare_interop(q: queue, h: handler, cmd: KernelCommand
     key = q.executor.key  # what the buffers' copies for this queue are keyed by
     clq = q.executor.native
     ptrs = [v for what, v in plan if what == "ptr"]
+    inflight = q.executor.inflight if ptrs else None
 
     def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
         if 0 in gsize:
@@ -323,9 +323,7 @@ def prepare_interop(q: queue, h: handler, cmd: KernelCommand
                 args.append(v._alloc.native.kernel_arg(v._offset))
             else:
                 args.append(v)
-        ev = clp.launch_interop(clq, clk, gsize, lsize, args, wait_for)
-        if ptrs:  # the pointers' memory lives until the kernel completes
-            keep_until_complete(q.executor, ev, ptrs)
-        return ev
+        # the pointers' memory lives until the kernel completes
+        return clp.launch_interop(clq, clk, gsize, lsize, args, wait_for, inflight, ptrs)
 
     return launch

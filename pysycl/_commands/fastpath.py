@@ -28,6 +28,7 @@ local accessors, reductions or ``print``.
 
 from __future__ import annotations
 
+import time
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -122,6 +123,7 @@ def _launcher(plan: Plan) -> Any:
         "_MISSING": _MISSING, "_stats": _stats, "_lock": _lock, "_enqueue": _enqueue,
         "_Error": _Error, "_x": _x, "errc": errc, "PRUNE_AT": PRUNE_AT, "prune": prune,
         "_new": _new, "event": event, "GEN": plan.generation, "SPACE": plan.space,
+        "_now": time.perf_counter,
         "clk": plan.clk, "bound": plan.bound, "GSIZE": plan.gsize, "LSIZE": plan.lsize,
     }
     kind = plan.space[0]
@@ -184,6 +186,7 @@ def _enqueue_lines(args: list[str], pointers: list[str]) -> list[str]:
     out = [
         f"    args = [{', '.join(args)}]",
         "    _stats['memory_hits'] += 1",
+        *(["    d = ex.inflight"] if pointers else []),
         "    try:",
         "        with _lock:  # setting arguments and enqueuing is one step (exec.launch's)",
         "            if bound.get(clk) != args:",
@@ -191,14 +194,17 @@ def _enqueue_lines(args: list[str], pointers: list[str]) -> list[str]:
         "                clk.set_args(*args)",
         "                bound[clk] = args",
         "            ev = _enqueue(ex.native, clk, GSIZE, LSIZE, None, None)",
-        "    except _Error as e:",
-        "        raise _x.translate(e, 'kernel launch failed', errc.kernel) from e",
     ]
-    if pointers:  # keep_until_complete, inlined: the pointers live until the kernel completes
-        out += ["    d = ex.inflight",
-                f"    d.append((ev, [{', '.join(pointers)}]))",
-                "    if len(d) > PRUNE_AT:",
-                "        prune(ex, d)"]
+    if pointers:  # the pointers live until the kernel completes: held in the same step
+        out.append(f"            d.append((ev, [{', '.join(pointers)}]))")
+    out += ["    except _Error as e:",
+            "        raise _x.translate(e, 'kernel launch failed', errc.kernel) from e",
+            "    ex.last = ev  # the newest command, when and how launched (quick waits)",
+            "    ex.since = _now()",
+            "    ex.shape = plan"]
+    if pointers:
+        out += ["    if len(d) > PRUNE_AT:",
+                "        prune(ex)"]
     return [*out,
             "    e = _new(event)  # event._make, inlined: q's event of ev",
             "    e._cl = e._first = ev",

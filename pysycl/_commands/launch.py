@@ -38,7 +38,6 @@ from pysycl._kernels.functor import body_of
 from pysycl._kernels.ndrange import SMALL as _SMALL
 from pysycl._kernels.ndrange import bounded_kernel, check_global_size, check_nd_range, ndrange_sizes
 from pysycl._memory import tables as _tables
-from pysycl._memory.usm_api import keep_until_complete
 
 if TYPE_CHECKING:
     import numpy as np
@@ -157,12 +156,16 @@ def prepare(q: queue, h: handler,
     x = _cl()
     clq = ex.native
     key = ex.key
+    shape = (clk, gsize, lsize)  # what the executor learns quick waits by
     if k.has_pointer:  # USM: the pointers (and host arrays) live until the kernel completes
+        inflight = ex.inflight
+
         def launch_usm(wait_for: Sequence[cl.Event] | None) -> cl.Event:
             if 0 in gsize:
                 return x.marker(clq, wait_for=wait_for)
-            ev = x.launch(clq, clk, gsize, lsize, flat_args(values, kinds, key), wait_for, bound)
-            keep_until_complete(ex, ev, values)
+            ev = x.launch(clq, clk, gsize, lsize, flat_args(values, kinds, key), wait_for,
+                          bound, inflight, values)
+            ex.shape = shape
             return ev
 
         return launch_usm
@@ -170,7 +173,9 @@ def prepare(q: queue, h: handler,
     def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
         if 0 in gsize:
             return x.marker(clq, wait_for=wait_for)  # an empty range runs no work-item
-        return x.launch(clq, clk, gsize, lsize, flat_args(values, kinds, key), wait_for, bound)
+        ev = x.launch(clq, clk, gsize, lsize, flat_args(values, kinds, key), wait_for, bound)
+        ex.shape = shape
+        return ev
 
     return launch
 
@@ -246,6 +251,7 @@ def _checked_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType,
     clq, ctx, key, kinds = ex.native, ex.context, ex.key, k.arg_kinds
     ndim = max(cmd.ndim, 1)
     name = cmd.name or fn.__qualname__
+    inflight = ex.inflight if k.has_pointer else None  # the pointers live until it completes
 
     def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
         if 0 in gsize:
@@ -253,9 +259,7 @@ def _checked_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType,
         buf, host = _bounds.error_buffer(x, ctx, clq)
         args = flat_args(values, kinds, key)
         args.append(buf)
-        ev = x.launch(clq, clk, gsize, lsize, args, wait_for)
-        if k.has_pointer:
-            keep_until_complete(ex, ev, values)
+        ev = x.launch(clq, clk, gsize, lsize, args, wait_for, None, inflight, values)
         _bounds.watch(x, _bounds.Watch(q, k, fn, name, info.location, values, ranges, ndim,
                                        buf, host), clq, ev)
         return ev
@@ -277,14 +281,14 @@ def _print_launch(q: queue, k: Kernel, cmd: KernelCommand, clk: cl.Kernel, gsize
     x = _cl()
     ex = q.executor
     clq, ctx, key, kinds = ex.native, ex.context, ex.key, k.arg_kinds
+    inflight = ex.inflight if k.has_pointer else None  # the pointers live until it completes
 
     def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
         if 0 in gsize:
             return x.marker(clq, wait_for=wait_for)
         bound, outs = _kprint.bind(x, ctx, clq, values, k.name, k.where)
-        ev = x.launch(clq, clk, gsize, lsize, flat_args(bound, kinds, key), wait_for)
-        if k.has_pointer:
-            keep_until_complete(ex, ev, values)
+        ev = x.launch(clq, clk, gsize, lsize, flat_args(bound, kinds, key), wait_for, None,
+                      inflight, values)
         _kprint.watch(x, clq, ev, outs)
         return ev
 

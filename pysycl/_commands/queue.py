@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
+import logging
+import sys
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from types import FunctionType
 from typing import TYPE_CHECKING, Any
@@ -11,6 +15,7 @@ from pysycl._backends import base as _backends
 from pysycl._commands.event import event
 from pysycl._commands.handler import handler
 from pysycl._core.exceptions import errc, exception, exception_list
+from pysycl._memory.buffer import write_back_at_exit
 from pysycl._memory.usm_api import track_executor
 from pysycl._objects.range import nd_range as _nd_range
 from pysycl._objects.range import range as _range
@@ -29,6 +34,9 @@ if TYPE_CHECKING:
     from pysycl._objects.range import range as range_
     from pysycl._objects.selector import Selector
     from pysycl.property import P
+
+
+_log = logging.getLogger("pysycl.queue")
 
 
 def _default_async_handler(errors: exception_list) -> None:
@@ -64,8 +72,8 @@ class queue:  # noqa: N801 - the spec's spelling
 
     # ``executor``: the backend's executor of this queue (``pysycl._backends.base.Executor``;
     # pysycl's own), a plain slot: the submit path reads it on every command group.
-    __slots__ = ("_async_errors", "_async_handler", "_ctx", "_dev", "_direct", "_in_order",
-                 "_profiling", "_props", "executor")
+    __slots__ = ("__weakref__", "_async_errors", "_async_handler", "_ctx", "_dev", "_direct",
+                 "_in_order", "_profiling", "_props", "executor")
 
     def __init__(self, *args: Any, async_handler: Callable[[exception_list], None] | None = None,
                  properties: Iterable[_prop._Property] = ()) -> None:
@@ -151,6 +159,32 @@ class queue:  # noqa: N801 - the spec's spelling
         """Record an asynchronous error for the next ``wait_and_throw``/``throw_asynchronous``
         (pysycl's own: what executors and host tasks report)."""
         self._async_errors.append(err)
+        _unreported.add(self)  # reported when the queue is destroyed, or at exit, if not before
+
+    def __del__(self) -> None:
+        # SYCL 2020 §4.6.5.5: asynchronous errors still to be processed when a queue is
+        # destroyed go to its handler then.
+        if getattr(self, "_async_errors", None) and not sys.is_finalizing():
+            self._report_unconsumed()
+
+    def _report_unconsumed(self) -> None:
+        """Hand the errors no ``throw_asynchronous`` took to the async handler, at the queue's
+        end; pysycl's default handler, with no caller left to raise in, logs them."""
+        errs = exception_list(self._async_errors)
+        self._async_errors = []
+        h = self._async_handler or self._ctx.async_handler
+        try:
+            if h is not None:
+                h(errs)
+                return
+        except Exception:
+            _log.exception("pysycl: the async_handler of %r raised", self)
+            return
+        for i, err in enumerate(errs):
+            _log.error("pysycl: %r ended with an asynchronous error no async_handler received "
+                       "(%d of %d; call q.wait_and_throw() or pass async_handler= to handle "
+                       "them): %r", self, i + 1, len(errs), err,
+                       exc_info=(type(err), err, err.__traceback__))
 
     def get_device(self) -> device:
         """The queue's device."""
@@ -375,3 +409,19 @@ def _split_deps(args: Sequence[Any], n_tail: int | None, what: str,
                             "depends_on=)")
         return first, tuple(args[1:])
     return kw, tuple(args)
+
+
+#: Queues holding asynchronous errors no ``throw_asynchronous`` took yet.
+_unreported: weakref.WeakSet[queue] = weakref.WeakSet()
+
+
+def _at_exit() -> None:
+    """Before the interpreter finalizes: write back the buffers still open, then report the
+    asynchronous errors of the queues still alive (as their destruction would)."""
+    write_back_at_exit()
+    for q in list(_unreported):
+        if q._async_errors:
+            q._report_unconsumed()
+
+
+atexit.register(_at_exit)

@@ -7,8 +7,8 @@ Levels (docs/design/caching.md):
    device and spec-constant values);
 2. disk: a stable digest of the same key (:mod:`pysycl._kernels.digest`) →
    SPIR-V (:mod:`pysycl._kernels.diskcache`); a hit skips Numba entirely;
-3. the compiler (``pysycl_numba``), imported on first use by :func:`_compile`,
-   the runtime's only way into it.
+3. the compiler (``pysycl_numba``), imported on first use by :func:`_compile`
+   (whole, even under Ctrl-C: :func:`load_compiler`), the runtime's only way into it.
 
 :data:`kernels` is the process's cache; its :attr:`KernelCache.stats` are what
 ``pysycl.ext.kernel_cache_stats()`` reports.
@@ -19,6 +19,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
+import signal
+import sys
 import threading
 import time
 import weakref
@@ -50,6 +52,7 @@ from pysycl._kernels.ptx_bounds import with_launch_bound
 
 if TYPE_CHECKING:
     import types
+    from types import ModuleType
 
     import pyopencl as cl
 
@@ -146,13 +149,51 @@ _live: weakref.WeakSet[Kernel] = weakref.WeakSet()
 SPIRV = ("spirv", "")
 
 
+def load_compiler() -> ModuleType:
+    """The compiler, ``pysycl_numba``, imported on first use: whole, even under Ctrl-C.
+
+    A ``KeyboardInterrupt`` raised inside the import of Numba (about a second, circular
+    imports) leaves half-initialised modules in ``sys.modules``: every later compile of
+    the process would fail with an ``ImportError`` about a partially initialized module.
+    So the main thread holds SIGINT back while the import runs (its handler replaced,
+    then restored) and raises it once the import is complete: the interrupted compile
+    stops there, the next one works. Should the import fail anyway (elsewhere than the
+    main thread, which alone gets signals), every module it added is removed, so that
+    the next attempt imports them afresh.
+    """
+    mod = sys.modules.get("pysycl_numba")
+    if mod is not None and getattr(mod, "compile_kernel", None) is not None:
+        return mod
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or previous is None:
+        return _import_compiler()  # no Python-level SIGINT handler to hold back here
+    held: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        return _import_compiler()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held:  # Ctrl-C came during the import: deliver it now, to the handler it was for
+            signal.raise_signal(signal.SIGINT)
+
+
+def _import_compiler() -> ModuleType:
+    before = set(sys.modules)
+    try:
+        import pysycl_numba
+    except BaseException:
+        for name in set(sys.modules) - before:  # Numba's, and its dependencies' (yaml, ...)
+            sys.modules.pop(name, None)
+        raise
+    return pysycl_numba
+
+
 def _compile(fn: types.FunctionType, index: IndexSpace, captures: tuple[Capture, ...], entry: str,
              bounds_check: bool,
              reductions: tuple[tuple[ReductionType, Callable[..., Any]], ...] = (),
              target: tuple[str, str] = SPIRV) -> CompiledKernel:
     """The runtime's one call into the compiler (imported here, on first use: no Numba before)."""
-    from pysycl_numba import compile_kernel
-
+    compile_kernel = load_compiler().compile_kernel
     return compile_kernel(detached(fn, captures), index, captures, entry_name=entry,
                           reductions=reductions, bounds_check=bounds_check,
                           helpers=call_graph(fn), image_format=target[0], arch=target[1])

@@ -543,6 +543,9 @@ def prepare(q: queue, h: handler,
     parts = [_partials_buffer(ctx, clq, i, max(groups, 1) * r.dtype.itemsize)
              for i, r in enumerate(reds)]
     flims = [dev_limits(dev, c)[0] for c in fclks]
+    # USM pointers (and host arrays) live until the last kernel completes (in order: both)
+    inflight = q.executor.inflight if k.has_pointer else None
+    last = len(reds) - 1
 
     def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event | None:
         ev = None
@@ -560,11 +563,13 @@ def prepare(q: queue, h: handler,
                                                info.location, values, ranges, ndim, buf, host,
                                                tuple(extra) or None), clq, ev)
             wait_for = None
-        for r, p, fk, fclk, flim in zip(reds, parts, finals, fclks, flims, strict=True):
+        for i, (r, p, fk, fclk, flim) in enumerate(zip(reds, parts, finals, fclks, flims,
+                                                       strict=True)):
             fl = max(1, min(256, flim, groups))
             fargs = _final_args(r, p, groups, fl, key)
             flat = [a for c in fk.compiled.captures for a in fargs[c.name]]
-            ev = x.launch(clq, fclk, (fl,), (fl,), flat, wait_for)
+            ev = x.launch(clq, fclk, (fl,), (fl,), flat, wait_for, None,
+                          inflight if i == last else None, values)
             wait_for = None
         return ev
 

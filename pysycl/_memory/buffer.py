@@ -12,9 +12,12 @@ root buffer, which orders more than strictly needed but never too little.
 
 from __future__ import annotations
 
+import _thread
 import builtins
 import logging
 import sys
+import time
+import weakref
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, SupportsIndex
 
@@ -184,6 +187,8 @@ class buffer:  # noqa: N801 - the spec's spelling
         self._props = _prop.checked(properties, _prop.BUFFER, "sycl.buffer")
         self._init(data, range, sub_range, dtype)
         self.closed = False
+        if self.coherence.origin and not hasattr(self, "_parent"):
+            _live.add(self)  # written back at exit, should it still be alive then
 
     def _init(self, data: ArrayLike | _range | buffer | None, range: Extent | None,
               sub_range: Extent | None, dtype: DTypeLike | None) -> None:
@@ -345,6 +350,8 @@ class buffer:  # noqa: N801 - the spec's spelling
             raise TypeError("set_final_data takes a numpy array with at least as many elements, or None")
         st.final = final_data
         st.write_back = True
+        if not self.is_sub_buffer():
+            _live.add(self)
 
     def set_write_back(self, flag: bool = True) -> None:
         """Enable or disable write-back on destruction."""
@@ -397,7 +404,11 @@ class buffer:  # noqa: N801 - the spec's spelling
 
     # ------------------------------------------------------------- write-back
     def _flush(self) -> None:
-        """Wait for all work on the buffer and write back (once) — §4.7.2.3."""
+        """Wait for all work on the buffer and write back (once) — §4.7.2.3.
+
+        Interrupted (Ctrl-C while waiting for a kernel), the buffer stays open: its
+        commands go on, and the next flush (its destruction, or exit) writes back.
+        """
         if self.closed:
             return
         self.closed = True
@@ -406,6 +417,14 @@ class buffer:  # noqa: N801 - the spec's spelling
             return
         st = self.coherence
         st.closed = self._closed_at
+        try:
+            self._write_back(st)
+        except KeyboardInterrupt:  # Ctrl-C while waiting: still open, the next flush writes back
+            self.closed = False
+            st.closed = None
+            raise
+
+    def _write_back(self, st: Coherence) -> None:
         st.wait_all()
         if not st.write_back:
             return
@@ -441,11 +460,16 @@ class buffer:  # noqa: N801 - the spec's spelling
 
     def __del__(self) -> None:
         if sys.is_finalizing():
-            return  # interpreter shutdown: the arrays written back to are going away too
+            return  # interpreter shutdown: written back before it (write_back_at_exit)
         try:
             self._flush()
         except Exception:
             _log.exception("pysycl: write-back of a buffer failed during garbage collection")
+        except KeyboardInterrupt:  # Ctrl-C while waiting: Python drops it, inside __del__
+            _interrupted.append(self)  # kept, and written back at exit
+            # The program gets its KeyboardInterrupt again once the destructor returned
+            # (raised here, it would be dropped again), from a thread.
+            _thread.start_new_thread(_interrupt_main_soon, ())
 
     def __repr__(self) -> str:
         return f"sycl.buffer(range={tuple(self._range)}, dtype={self.dtype})"
@@ -461,6 +485,35 @@ class buffer:  # noqa: N801 - the spec's spelling
         return hash((id(self.coherence), self._offset, self._range))
 
 
+
+
+#: Root buffers that may write back; at exit, those still open are written back.
+_live: weakref.WeakSet[buffer] = weakref.WeakSet()
+#: Buffers whose write-back at destruction was interrupted (Ctrl-C): written back at exit.
+_interrupted: list[buffer] = []
+
+
+def _interrupt_main_soon() -> None:
+    time.sleep(0.01)  # the main thread has left the destructor by then
+    _thread.interrupt_main()
+
+
+def write_back_at_exit() -> None:
+    """Write back every buffer still open, before the interpreter finalizes (called at exit).
+
+    A buffer that is alive at exit -- a module's global, one in a reference cycle -- is
+    destroyed only while the interpreter shuts down, too late to write back: its host
+    array may already be gone. SYCL writes back when a buffer is destroyed (§4.7.2.3),
+    and a program's end destroys it: so pysycl writes back here, from an exit hook.
+    """
+    for buf in list(_live) + _interrupted:
+        if buf.closed:
+            continue
+        try:
+            buf._flush()
+        except Exception:
+            _log.exception("pysycl: write-back of a buffer at exit failed")
+    _interrupted.clear()
 
 
 def host_view(buf: buffer) -> np.ndarray:

@@ -15,7 +15,7 @@ is created, at submit, with nothing enqueued), passed as the pointer argument. S
   size and the alternatives to that error), and the same kernel with another table
   of the same dtype reuses the compiled code (a table is an argument, not a constant);
 * the copy lives until the kernel completes: the launch holds the pointer
-  (``keep_until_complete``), the pointer its buffer.
+  (its queue's in-flight list, :mod:`pysycl._memory.usm_api`), the pointer its buffer.
 
 Why 64 KiB: it is the smallest ``CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE`` a (full
 profile) OpenCL device may have, and CUDA's constant memory -- the size every device

@@ -18,9 +18,9 @@ queues finish what they were given (a kernel still using it keeps running on val
 memory) -- unless numpy views of it exist: then its memory goes with the last view
 (a still-referenced allocation is never freed behind the user's back). An
 allocation nobody frees is released when its last pointer is garbage collected;
-commands in flight hold their pointers (:mod:`pysycl._memory.usm_api`,
-``keep_until_complete``). A freed pointer raises ``errc.invalid`` wherever it is
-used.
+commands in flight hold their pointers (their queue's in-flight list,
+:mod:`pysycl._memory.usm_api`), whatever threads submit or wait. A freed pointer
+raises ``errc.invalid`` wherever it is used.
 """
 
 from __future__ import annotations

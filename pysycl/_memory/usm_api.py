@@ -297,51 +297,49 @@ def finish_context(ctx_key: int) -> None:
 
 # ------------------------------------------------------------------ commands in flight
 # Each OpenCL executor has ``inflight``, a deque of ``(native event, objects)`` of its
-# commands that use USM or host memory and may still run; its queue is in order, so
-# the entries complete from the left. deque appends and pops are atomic: threads
-# submitting to one queue need no lock.
-#: how many entries a deque holds before keep_until_complete drops the completed ones
+# commands that use USM or host memory and may still run, and ``lock``, the process's
+# enqueue lock. Whatever threads submit to a queue, a command is enqueued and appended
+# in one step under the lock, so the deque's order is the queue's order (in order: the
+# entries complete from the left); entries leave only under the lock, and only once
+# known to be complete. Waits never block on the lock (a wait may run inside a locked
+# enqueue, from a garbage-collected buffer): when it is taken, what completed stays
+# held a little longer, until the next wait or prune.
+#: how many entries a deque holds before a submit drops the completed ones
 PRUNE_AT = 64
 
 
-def keep_until_complete(ex: Any, native: Any, objs: Any) -> None:
-    """Hold ``objs`` (pointers, host arrays) until ``native``, a command of ``ex``, completes."""
-    if native is None:
-        return
-    d = ex.inflight
-    d.append((native, objs))
-    if len(d) > PRUNE_AT:
-        prune(ex, d)
-
-
-def prune(ex: Any, d: Any) -> None:
+def prune(ex: Any) -> None:
     """Drop the entries of commands that completed (from the left: the queue is in order)."""
-    while d:
-        try:
-            done = ex.status(d[0][0]) == "complete"
-        except exception:
-            done = True  # a failed command runs no more
-        if not done:
-            return
-        try:
-            d.popleft()
-        except IndexError:
-            return
-
-
-def forget_until(d: Any, native: Any) -> None:
-    """``native`` completed: drop what it and the commands before it in ``d`` held."""
-    if d[-1][0] is native:  # the common case: the last command was waited for
-        d.clear()
-        return
-    if any(e[0] is native for e in list(d)):
+    d = ex.inflight
+    with ex.lock:
         while d:
             try:
-                e = d.popleft()
-            except IndexError:
+                done = ex.status(d[0][0]) == "complete"
+            except exception:
+                done = True  # a failed command runs no more
+            if not done:
                 return
-            if e[0] is native:
-                return
+            d.popleft()
+
+
+def forget_until(ex: Any, native: Any) -> None:
+    """``native``, a command of ``ex``, completed: drop what it and the commands before it held."""
+    lock = ex.lock
+    if lock.acquire(blocking=False):
+        try:
+            drop_through(ex.inflight, native)
+        finally:
+            lock.release()
+
+
+def drop_through(d: Any, native: Any) -> None:
+    """Drop the entries of ``d`` up to ``native``'s (none if it holds nothing); under the lock."""
+    if d and d[-1][0] is native:  # the common case: the newest command was waited for
+        d.clear()
+        return
+    n = next((i for i, e in enumerate(d, 1) if e[0] is native), 0)  # 0: not held
+    for _ in range(n):
+        d.popleft()
 
 
 # ------------------------------------------------------------------ foreign memory

@@ -7,10 +7,14 @@ rest of ``pysycl`` never sees ``pyopencl.Error``.
 
 from __future__ import annotations
 
+import atexit
 import logging
+import os
 import threading
+import time
 import warnings
 from collections.abc import Callable, Sequence
+from queue import SimpleQueue
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -21,6 +25,8 @@ from pysycl._core.exceptions import errc, exception
 from pysycl._core.spirv_check import check as check_spirv
 
 if TYPE_CHECKING:
+    from collections import deque
+
     from numpy.typing import DTypeLike
 
 _T = TypeVar("_T")
@@ -91,12 +97,17 @@ def write(q: cl.CommandQueue, buf: cl.Buffer, host: np.ndarray, byte_offset: int
 
 def read(q: cl.CommandQueue, host: np.ndarray, buf: cl.Buffer, byte_offset: int = 0,
          wait_for: Sequence[cl.Event] | None = None, blocking: bool = True) -> cl.Event:
-    """Enqueue a device-to-host copy into ``host``."""
+    """Enqueue a device-to-host copy into ``host`` (``blocking``: and wait for it, in the
+    main thread so that Ctrl-C interrupts the wait, as :func:`wait_one`)."""
+    main = blocking and _get_ident() == _MAIN
     try:
-        return cl.enqueue_copy(q, host, buf, src_offset=byte_offset, is_blocking=blocking,
-                               wait_for=wait_for)
+        ev = cl.enqueue_copy(q, host, buf, src_offset=byte_offset,
+                             is_blocking=blocking and not main, wait_for=wait_for)
     except cl.Error as e:
         raise translate(e, "device-to-host copy failed") from e
+    if main:
+        wait_one(ev, q)
+    return ev
 
 
 def copy_buffer(q: cl.CommandQueue, dst: cl.Buffer, src: cl.Buffer, nbytes: int,
@@ -208,8 +219,11 @@ def create_kernel(prg: cl.Program, name: str, arg_dtypes: Sequence[DTypeLike]) -
     return k
 
 
-#: Setting arguments and enqueuing is one step per kernel object: another thread
-#: must not set its own arguments in between.
+#: The enqueue lock, one per process. Setting a kernel object's arguments and
+#: enqueuing it is one step: another thread must not set its own arguments in
+#: between. Enqueuing a command that holds memory and recording it in its queue's
+#: ``inflight`` deque is one step too, so that the deque's order is the queue's
+#: order whatever threads submit (:mod:`pysycl._memory.usm_api`).
 _launch_lock = launch_lock = threading.Lock()
 _enqueue = cl.enqueue_nd_range_kernel
 #: for the launch plans of pysycl._commands.fastpath, which do launch()'s work inline
@@ -219,13 +233,16 @@ enqueue = _enqueue
 def launch(q: cl.CommandQueue, kernel: cl.Kernel, gsize: tuple[int, ...],
            lsize: tuple[int, ...] | None, args: list[Any],
            wait_for: Sequence[cl.Event] | None,
-           bound: dict[cl.Kernel, list[Any]] | None = None) -> cl.Event:
+           bound: dict[cl.Kernel, list[Any]] | None = None,
+           inflight: deque[tuple[cl.Event, Any]] | None = None, holds: Any = None) -> cl.Event:
     """Set ``args`` and enqueue ``kernel`` over OpenCL-ordered sizes.
 
     A kernel object keeps its arguments between launches (``clSetKernelArg``):
     with ``bound`` (kernel -> its last arguments, owned by the caller's kernel
     cache entry) a launch with the same arguments as the last one — a loop
-    submitting the same command group — does not set them again.
+    submitting the same command group — does not set them again. With
+    ``inflight`` (the queue's deque), ``(event, holds)`` is appended to it in the
+    same step as the enqueue.
     """
     try:
         with _launch_lock:
@@ -235,7 +252,10 @@ def launch(q: cl.CommandQueue, kernel: cl.Kernel, gsize: tuple[int, ...],
                 bound.pop(kernel, None)  # set_args may fail half-way
                 kernel.set_args(*args)
                 bound[kernel] = args
-            return _enqueue(q, kernel, gsize, lsize, None, wait_for)
+            ev = _enqueue(q, kernel, gsize, lsize, None, wait_for)
+            if inflight is not None:
+                inflight.append((ev, holds))
+            return ev
     except cl.Error as e:
         raise translate(e, "kernel launch failed", errc.kernel) from e
 
@@ -263,19 +283,140 @@ _WAIT_FAILED = WAIT_FAILED = ("a command failed on the device while waiting for 
                 "afterwards: restart the Python process, or the Jupyter kernel)")
 
 
-def wait_one(ev: cl.Event) -> None:
-    """Block until ``ev`` completes; raise ``errc.runtime`` if its command failed."""
+# A blocking OpenCL wait (clWaitForEvents, clFinish) cannot be interrupted: Python runs
+# its signal handlers -- Ctrl-C's KeyboardInterrupt -- only once the call returns, so
+# Ctrl-C during the wait for a long kernel would act only when the kernel ends. In the
+# main thread (the only one Python runs signal handlers in) a wait therefore polls the
+# events for a short while first (a short command completes within it, for the cost of
+# a few status queries), then hands the blocking call to a waiter thread and blocks on
+# a lock, which a signal interrupts. The interrupted command goes on running: the
+# waiter keeps its events until they complete, the caller's bookkeeping is unchanged.
+_MAIN = threading.main_thread().ident
+_get_ident = threading.get_ident
+_STATUS = cl.event_info.COMMAND_EXECUTION_STATUS
+_QUEUE = cl.event_info.COMMAND_QUEUE
+#: how long the main thread polls an incomplete command before handing the wait over (s)
+POLL_S = 1e-4
+_jobs: SimpleQueue[tuple[Callable[[Any], None], Any, Any, list[BaseException]]] = SimpleQueue()
+
+
+class _Pool:
+    """The waiter threads' counts (changed under ``lock``)."""
+
+    lock = threading.Lock()
+    threads = 0  # started
+    idle = 0  # free for a job
+    busy = 0  # jobs not finished
+
+
+def _settled(events: Sequence[cl.Event]) -> bool:
+    """Whether ``events`` completed (or failed) within :data:`POLL_S` of polling."""
+    deadline = 0.0
+    for ev in events:
+        if ev.get_info(_STATUS) == QUEUED:  # as clWaitForEvents would: submit it
+            ev.get_info(_QUEUE).flush()
+        while ev.get_info(_STATUS) > 0:  # queued, submitted or running
+            now = time.perf_counter()
+            if not deadline:
+                deadline = now + POLL_S
+            elif now > deadline:
+                return False
+            os.sched_yield()  # the device may be this CPU: leave it the core
+    return True
+
+
+def _waiter() -> None:
+    while True:
+        fn, arg, done, failed = _jobs.get()
+        try:
+            fn(arg)
+        except BaseException as e:  # a failed command: the waiting thread raises it
+            failed.append(e)
+        del fn, arg  # the events go once complete
+        with _Pool.lock:
+            _Pool.idle += 1
+            _Pool.busy -= 1
+        done.release()
+
+
+def _in_waiter(fn: Callable[[Any], None], arg: Any) -> None:
+    """``fn(arg)`` (a blocking wait) on a waiter thread; the calling thread can be interrupted."""
+    done = threading.Lock()
+    done.acquire()
+    failed: list[BaseException] = []
+    with _Pool.lock:
+        if _Pool.idle:
+            _Pool.idle -= 1
+        else:  # all busy (a wait interrupted earlier may still be waiting): one more
+            threading.Thread(target=_waiter, name="pysycl-wait", daemon=True).start()
+            _Pool.threads += 1
+        _Pool.busy += 1
+    _jobs.put((fn, arg, done, failed))
+    done.acquire()  # KeyboardInterrupt here leaves the waiter waiting
+    if failed:
+        raise failed[0]
+
+
+def _drain() -> None:
+    """At exit: let the waiters' waits end (the commands of interrupted waits complete), and
+    wait in the calling thread from now on. A daemon thread that returns from a driver call
+    while the interpreter finalizes is ended inside pyopencl's C++ code: the process aborts
+    ("terminate called without an active exception")."""
+    global _MAIN
+    _MAIN = None
+    while _Pool.busy:
+        time.sleep(0.005)
+
+
+# Registered on first use of OpenCL, after pysycl's own exit hook (write-back at exit):
+# runs before it, so that the exit hook's waits are plain ones.
+atexit.register(_drain)
+
+
+def _forked() -> None:
+    """In a forked child: no waiter thread came along (a job for one would never end)."""
+    global _jobs, _MAIN
+    _jobs = SimpleQueue()
+    _Pool.lock = threading.Lock()
+    _Pool.threads = _Pool.idle = _Pool.busy = 0
+    _MAIN = threading.main_thread().ident
+
+
+os.register_at_fork(after_in_child=_forked)
+
+
+def _settle(events: Sequence[cl.Event]) -> None:
+    """In the main thread, return once ``events`` completed, interruptibly (elsewhere: at once)."""
+    if _get_ident() == _MAIN and not _settled(events):
+        _in_waiter(cl.wait_for_events, list(events))
+
+
+def wait_one(ev: cl.Event, q: cl.CommandQueue | None = None) -> None:
+    """Block until ``ev`` (of queue ``q``, when known) completes; raise ``errc.runtime`` if
+    its command failed.
+
+    Ctrl-C interrupts it in the main thread (``KeyboardInterrupt``; the command goes on).
+    """
     try:
+        if _get_ident() == _MAIN:
+            if q is not None:
+                q.flush()  # as clWaitForEvents does (cheaper than asking the event its queue)
+            if not _settled((ev,)):
+                _in_waiter(cl.wait_for_events, [ev])
         ev.wait()
     except cl.Error as e:
         raise translate_cl_error(e, _WAIT_FAILED, errc.runtime) from e
 
 
 def wait(events: Sequence[cl.Event]) -> None:
-    """Block until ``events`` complete; raise ``errc.runtime`` on any failed command."""
+    """Block until ``events`` complete; raise ``errc.runtime`` on any failed command.
+
+    Ctrl-C interrupts it in the main thread, as :func:`wait_one`.
+    """
     if not events:
         return
     try:
+        _settle(events)
         cl.wait_for_events(list(events))
     except cl.Error as e:
         raise translate_cl_error(e, _WAIT_FAILED, errc.runtime) from e
@@ -294,12 +435,24 @@ def profile(ev: cl.Event, which: str) -> int:
         raise translate(e, "profiling information unavailable", errc.profiling) from e
 
 
-def finish(q: cl.CommandQueue) -> None:
-    """clFinish."""
+def finish(q: cl.CommandQueue, last: cl.Event | None = None) -> None:
+    """clFinish. ``last``: the queue's newest command pysycl knows of, waited for first so
+    that Ctrl-C interrupts the wait in the main thread (its failure is clFinish's to say)."""
     try:
+        if last is not None and _get_ident() == _MAIN:
+            q.flush()
+            if not _settled((last,)):
+                _in_waiter(_wait_quietly, last)
         q.finish()
     except cl.Error as e:
         raise translate(e, "a command failed") from e
+
+
+def _wait_quietly(ev: cl.Event) -> None:
+    try:
+        ev.wait()
+    except cl.Error:
+        pass
 
 
 COMPLETE = cl.command_execution_status.COMPLETE

@@ -18,6 +18,7 @@ through each buffer's :class:`~pysycl._memory.coherence.Coherence`.
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -48,7 +49,7 @@ from pysycl._kernels.cache import kernels as _kernels
 from pysycl._kernels.signature import check_kernel
 from pysycl._memory import coherence
 from pysycl._memory.accessor import accessor
-from pysycl._memory.usm_api import forget_until, keep_until_complete
+from pysycl._memory.usm_api import PRUNE_AT, drop_through, forget_until, prune
 from pysycl._objects.info import info
 
 if TYPE_CHECKING:
@@ -85,6 +86,16 @@ class OpenCLEvents:
     __slots__ = ()
     #: ``(native event, objects)`` of commands holding USM or host memory (an executor's own)
     inflight: deque[tuple[cl.Event, Any]] | tuple[()] = ()
+    #: the process's enqueue lock: a command is enqueued and added to ``inflight`` under it
+    lock = x.launch_lock
+    #: the OpenCL queue (an executor's own; events of ``make_event`` have none)
+    native: cl.CommandQueue | None = None
+    #: an executor's newest command, when it was enqueued, its launch's shape (kernel and
+    #: sizes), and the shape of a launch that completed quickly (see :meth:`wait_event`)
+    last: cl.Event | None = None
+    since = 0.0
+    shape: object = None
+    quick: object = None
 
     def wait_events(self, natives: Sequence[cl.Event | None]) -> None:
         if len(natives) == 1:  # the common case: one event.wait()
@@ -94,17 +105,36 @@ class OpenCLEvents:
             x.wait([e for e in natives if e is not None])
 
     def wait_event(self, native: cl.Event) -> None:
-        """``event.wait()`` of one command (the loop-of-kernels path: kept short)."""
-        try:
-            native.wait()
-        except x.cl.Error as e:
-            raise x.translate_cl_error(e, x.WAIT_FAILED, errc.runtime) from e
+        """``event.wait()`` of one command (the loop-of-kernels path: kept short).
+
+        In the main thread a wait polls, then waits so that Ctrl-C interrupts it
+        (:func:`exec.wait_one`). That costs microseconds against the driver's own wait
+        for a tiny kernel on a CPU device, so the wait for the queue's newest command is
+        the driver's when its launch has the same kernel and sizes (``shape``) as the
+        previous newest one, which completed within :data:`QUICK_S` of its enqueue.
+        """
+        shape = self.shape
+        if native is self.last and shape is not None and (shape is self.quick
+                                                          or shape == self.quick):
+            try:
+                native.wait()
+            except x.cl.Error as e:
+                raise x.translate_cl_error(e, x.WAIT_FAILED, errc.runtime) from e
+            if _now() - self.since >= QUICK_S:  # it ran long: the next one polls
+                self.quick = None
+        else:
+            x.wait_one(native, self.native)
+            if native is self.last:
+                self.quick = shape if _now() - self.since < QUICK_S else None
         d = self.inflight
-        if d:  # what commands up to this one held (USM) may go
-            if d[-1][0] is native:
-                d.clear()
-            else:
-                forget_until(d, native)
+        if d:  # what commands up to this one held (USM) may go: forget_until, inlined
+            lock = self.lock
+            if lock.acquire(False):
+                if d and d[-1][0] is native:  # the common case: the newest was waited for
+                    d.clear()
+                else:
+                    drop_through(d, native)
+                lock.release()
 
     def status(self, native: cl.Event) -> str:
         st = x.status(native)
@@ -115,6 +145,11 @@ class OpenCLEvents:
     def profile(self, native: cl.Event, which: str) -> int:
         return x.profile(native, which)
 
+
+_now = time.perf_counter
+#: a launch whose command completed within this (s) of its enqueue is quick: the next
+#: launch like it is waited for by the driver (OpenCLEvents.wait_event)
+QUICK_S = 0.01
 
 #: The event operations of events made by ``make_event`` (they have no queue).
 EVENTS = OpenCLEvents()
@@ -132,8 +167,10 @@ class OpenCLExecutor(OpenCLEvents):
     #   native            the OpenCL command queue
     #   plans             kernel code -> launch plan of handler-less launches (fastpath)
     #   inflight          what its commands using USM hold until they complete (usm_api)
+    #   last, since, shape, quick  its newest command's event, enqueue time and launch
+    #                     shape, the shape of a quick launch (OpenCLEvents.wait_event)
     __slots__ = ("__weakref__", "build_key", "cl_context", "context", "device", "inflight", "key",
-                 "native", "plans")
+                 "last", "native", "plans", "quick", "shape", "since")
 
     def __init__(self, ctx: context, dev: device, *, profiling: bool,
                  native: cl.CommandQueue | None = None) -> None:
@@ -152,6 +189,10 @@ class OpenCLExecutor(OpenCLEvents):
         self.plans: dict[object, object] = {}
         self.inflight = deque()
         _kernels.watch_context(ctx)  # its built kernels go when the context does
+        self.last: cl.Event | None = None
+        self.since = 0.0
+        self.shape: object = None
+        self.quick: object = None
 
     def submit(self, q: queue, h: handler) -> event:
         return submit(self, q, h)
@@ -171,18 +212,36 @@ class OpenCLExecutor(OpenCLEvents):
         ndim = 0 if index_space is None else index_space.dimensions
         cmd = KernelCommand.record(kind, ndim, index_space, fn, (), name)  # type: ignore[arg-type]
         h = _launch.Shortcut(q)
-        ev = _launch.prepare(q, h, cmd)(None)  # type: ignore[arg-type]
+        launch = _launch.prepare(q, h, cmd)
+        self.shape = None  # set by the launch where it has one
+        ev = launch(None)  # type: ignore[arg-type]
+        self.last = ev
+        self.since = _now()
+        if len(self.inflight) > PRUNE_AT:
+            prune(self)
         if self.plans.get(fn.__code__) is not _fastpath.NONE:
             _fastpath.remember(self, q, cmd, *_launch.resolved(q, h))
         return event._make(q, ev)
 
     def wait(self) -> None:
-        x.finish(self.native)
+        d = self.inflight
+        try:
+            held = d[-1][0]  # enqueued before the finish: complete after it
+        except IndexError:
+            held = None
+        last, shape = self.last, self.shape
+        if last is None or (shape is not None and shape == self.quick):
+            x.finish(self.native)  # nothing known, or a quick launch (wait_event): the driver's
+        else:
+            x.finish(self.native, last)
+        if last is not None:
+            self.quick = shape if _now() - self.since < QUICK_S else None
         if _kprint.pending:  # kernels that printed: their output, in launch order
             _kprint.flush()
         if _bounds.watching:  # bounds-checked launches: report violations
             _bounds.sync(self.native)
-        self.inflight.clear()
+        if held is not None:
+            forget_until(self, held)
 
     def read(self, host: np.ndarray, mem: cl.Buffer, wait_for: Sequence[cl.Event] | None) -> None:
         x.read(self.native, host, mem, wait_for=wait_for, blocking=True)
@@ -242,6 +301,7 @@ def submit(ex: OpenCLExecutor, q: queue, h: handler) -> event:
         needs_data = not acc.no_init
         if not st.is_ready(key, ex, writes, needs_data):
             st.prepare_device(key, ex, writes, needs_data, wait_for)
+    ex.shape = None  # set by a kernel launch that has one
     match cmd:
         case KernelCommand():
             ev = launch(wait_for or None)  # type: ignore[misc]
@@ -249,17 +309,8 @@ def submit(ex: OpenCLExecutor, q: queue, h: handler) -> event:
             ev = _fill(ex, cmd, wait_for)
         case CopyCommand():
             ev = _copy(ex, cmd, wait_for)
-        case USMCopyCommand(dst=dst, src=src, nbytes=n):
-            ev = (_usm.memcpy(ex.native, dst, src, n, wait_for or None) if n
-                  else x.marker(ex.native, wait_for=wait_for or None))
-            keep_until_complete(ex, ev, cmd.keep)
-        case USMFillCommand(dst=dst, pattern=pattern, nbytes=n):
-            ev = (_usm.fill(ex.native, dst, pattern, n, wait_for or None) if n
-                  else x.marker(ex.native, wait_for=wait_for or None))
-            keep_until_complete(ex, ev, cmd.keep)
-        case PrefetchCommand(address=address, nbytes=n, advice=advice):
-            ev = (_usm.migrate(ex.native, address, n, wait_for or None) if n and advice is None
-                  else x.marker(ex.native, wait_for=wait_for or None))
+        case USMCopyCommand() | USMFillCommand() | PrefetchCommand():
+            ev = _usm_command(ex, cmd, wait_for or None)
         case UpdateHostCommand(acc=acc):
             acc.coherence.acquire_host(writes=False)
             return event._make(q, None, deps=deps)
@@ -269,7 +320,31 @@ def submit(ex: OpenCLExecutor, q: queue, h: handler) -> event:
                 return event._make(q, None, deps=deps)
     for acc in reqs:
         acc.coherence.record(key, ex, ev, acc.writes)
+    if len(ex.inflight) > PRUNE_AT:
+        prune(ex)
+    if ev is not None:
+        ex.last = ev
+        ex.since = _now()
     return event._make(q, ev, deps=deps)
+
+
+def _usm_command(ex: OpenCLExecutor, cmd: USMCopyCommand | USMFillCommand | PrefetchCommand,
+                 wait_for: list[cl.Event] | None) -> cl.Event:
+    """Enqueue a USM copy, fill or prefetch; it holds its memory (a copy's host array may be
+    a temporary) until it completes: enqueued and added to ``ex.inflight`` in one step."""
+    n = cmd.nbytes
+    with ex.lock:
+        if not n or (type(cmd) is PrefetchCommand and cmd.advice is not None):
+            ev = x.marker(ex.native, wait_for=wait_for)  # nothing to do: mem_advise is a hint
+        elif type(cmd) is USMCopyCommand:
+            ev = _usm.memcpy(ex.native, cmd.dst, cmd.src, n, wait_for)
+        elif type(cmd) is USMFillCommand:
+            ev = _usm.fill(ex.native, cmd.dst, cmd.pattern, n, wait_for)
+        else:
+            ev = _usm.migrate(ex.native, cmd.address, n, wait_for)
+        ex.inflight.append((ev, cmd.keep))
+    ex.shape = (type(cmd), n)  # a loop of copies learns quick waits too (wait_event)
+    return ev
 
 
 def _fill(ex: OpenCLExecutor, cmd: FillCommand, wait_for: list[cl.Event]) -> cl.Event | None:

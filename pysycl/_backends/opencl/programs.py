@@ -22,11 +22,13 @@ from typing import TYPE_CHECKING, Any
 import pyopencl as cl
 from pyopencl import _cl as _rawcl
 
-from pysycl._backends.opencl.exec import cl_error_code, quiet, translate
+from pysycl._backends.opencl.exec import cl_error_code, launch_lock, quiet, translate
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.spirv_check import check as check_spirv
 
 if TYPE_CHECKING:
+    from collections import deque
+
     from pysycl._backends.opencl.discovery import HasIntPtr
 
 _log = logging.getLogger("pysycl.opencl")
@@ -278,26 +280,33 @@ def _described(a: Any) -> str:
 
 def launch_interop(q: cl.CommandQueue, k: cl.Kernel, gsize: tuple[int, ...],
                    lsize: tuple[int, ...] | None, args: Sequence[Any],
-                   wait_for: Sequence[cl.Event] | None) -> cl.Event:
-    """Set the arguments of an interop kernel and enqueue it (OpenCL-ordered sizes).
+                   wait_for: Sequence[cl.Event] | None,
+                   inflight: deque[tuple[cl.Event, Any]] | None = None,
+                   holds: Any = None) -> cl.Event:
+    """Set the arguments of an interop kernel and enqueue it (OpenCL-ordered sizes); with
+    ``inflight``, append ``(event, holds)`` to it in the same step (as ``exec.launch``).
 
     An argument the driver refuses is ``errc.kernel_argument`` naming its index.
     """
-    for i, a in enumerate(args):
-        try:
-            if isinstance(a, tuple) and a and a[0] == "local":
-                k.set_arg(i, cl.LocalMemory(max(int(a[1]), 1)))
-            else:
-                k.set_arg(i, a)
-        except cl.Error as e:
-            why = _SET_ARG_WHY.get(cl_error_code(e), "the driver refuses it")
-            raise translate(e, f"kernel {kernel_name(k)!r} argument {i} ({_described(a)}): "
-                            f"{why}", errc.kernel_argument) from e
-        except (TypeError, ValueError) as e:
-            raise exception(errc.kernel_argument, f"kernel {kernel_name(k)!r} argument {i} "
-                            f"({_described(a)}): {e}") from e
     try:
-        return cl.enqueue_nd_range_kernel(q, k, gsize, lsize, wait_for=wait_for)
+        with launch_lock:
+            for i, a in enumerate(args):
+                try:
+                    if isinstance(a, tuple) and a and a[0] == "local":
+                        k.set_arg(i, cl.LocalMemory(max(int(a[1]), 1)))
+                    else:
+                        k.set_arg(i, a)
+                except cl.Error as e:
+                    why = _SET_ARG_WHY.get(cl_error_code(e), "the driver refuses it")
+                    raise translate(e, f"kernel {kernel_name(k)!r} argument {i} "
+                                    f"({_described(a)}): {why}", errc.kernel_argument) from e
+                except (TypeError, ValueError) as e:
+                    raise exception(errc.kernel_argument, f"kernel {kernel_name(k)!r} argument "
+                                    f"{i} ({_described(a)}): {e}") from e
+            ev = cl.enqueue_nd_range_kernel(q, k, gsize, lsize, wait_for=wait_for)
+            if inflight is not None:
+                inflight.append((ev, holds))
+            return ev
     except cl.Error as e:
         raise translate(e, "kernel launch failed", errc.kernel) from e
 
