@@ -333,16 +333,21 @@ def _usm_command(ex: OpenCLExecutor, cmd: USMCopyCommand | USMFillCommand | Pref
     """Enqueue a USM copy, fill or prefetch; it holds its memory (a copy's host array may be
     a temporary) until it completes: enqueued and added to ``ex.inflight`` in one step."""
     n = cmd.nbytes
+    keep = cmd.keep
     with ex.lock:
         if not n or (type(cmd) is PrefetchCommand and cmd.advice is not None):
             ev = x.marker(ex.native, wait_for=wait_for)  # nothing to do: mem_advise is a hint
         elif type(cmd) is USMCopyCommand:
             ev = _usm.memcpy(ex.native, cmd.dst, cmd.src, n, wait_for)
         elif type(cmd) is USMFillCommand:
-            ev = _usm.fill(ex.native, cmd.dst, cmd.pattern, n, wait_for)
+            if cmd.staged:  # host memory on a device without system SVM
+                ev, pattern = _usm.fill_by_copy(ex.native, cmd.dst, cmd.pattern, n, wait_for)
+                keep = (keep, pattern)
+            else:
+                ev = _usm.fill(ex.native, cmd.dst, cmd.pattern, n, wait_for)
         else:
             ev = _usm.migrate(ex.native, cmd.address, n, wait_for)
-        ex.inflight.append((ev, cmd.keep))
+        ex.inflight.append((ev, keep))
     ex.shape = (type(cmd), n)  # a loop of copies learns quick waits too (wait_event)
     return ev
 
