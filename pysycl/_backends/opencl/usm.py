@@ -13,8 +13,9 @@ Intel's CPU runtime it measured the same as Intel's USM entry points
 * kernel arguments -- ``clSetKernelArgSVMPointer`` of the pointer's address
   (``cl.SVM`` over a one-byte numpy view of that address).
 * copies -- ``clEnqueueSVMMemcpy`` (either end may also be plain host memory);
-  fills -- ``clEnqueueSVMMemFill``; of host memory that is no SVM on a device
-  without system SVM, a copy from a host array of the pattern (:func:`fill_by_copy`); prefetch -- ``clEnqueueSVMMigrateMem``.
+  fills -- ``clEnqueueSVMMemFill`` (of host memory that is no SVM, on a device
+  without system SVM: a copy from a host array of the pattern, :func:`fill_by_copy`);
+  prefetch -- ``clEnqueueSVMMigrateMem``.
 
 Aspects (``device_info``): ``usm_device_allocations`` with coarse-grained
 buffer SVM, ``usm_host_allocations``/``usm_shared_allocations`` with fine-grained
