@@ -106,6 +106,9 @@ class USMFillCommand:
     pattern: np.ndarray  # its bytes are the pattern (1 byte for memset)
     nbytes: int
     keep: tuple[Any, ...]
+    #: ``dst`` is host memory (no USM allocation) of a device that cannot use host memory
+    #: as it is (no ``usm_system_allocations``): the backend copies the pattern there
+    staged: bool = False
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ from pysycl._commands.event import event
 from pysycl._commands.host_task import takes_interop_handle
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels.signature import check_kernel as _check_kernel
+from pysycl._memory import tables as _tables
 from pysycl._memory.accessor import accessor
 from pysycl._memory.usm import usm_pointer
 from pysycl._memory.usm_api import endpoint
@@ -330,7 +331,8 @@ class handler:  # noqa: N801 - the spec's spelling
         """Set ``num_bytes`` bytes at ``ptr`` to ``value`` (its low 8 bits, as C's memset)."""
         n = _nbytes(num_bytes, "memset")
         d, dk = endpoint(ptr, self._queue, n, True, "memset")
-        self._set(USMFillCommand(d, np.array([int(value) & 0xFF], np.uint8), n, (dk,)))
+        self._set(USMFillCommand(d, np.array([int(value) & 0xFF], np.uint8), n, (dk,),
+                                 self._staged(dk)))
 
     def _usm_fill(self, ptr: Any, pattern: Any, count: int | None) -> None:
         if count is None:
@@ -347,7 +349,12 @@ class handler:  # noqa: N801 - the spec's spelling
         if d % dt.itemsize:
             raise exception(errc.invalid, f"fill: the destination is not aligned to "
                             f"{dt.itemsize} bytes")
-        self._set(USMFillCommand(d, pat, n, (dk,)))
+        self._set(USMFillCommand(d, pat, n, (dk,), self._staged(dk)))
+
+    def _staged(self, owner: Any) -> bool:
+        """Whether a fill's destination, owned by ``owner``, is host memory that the device
+        cannot use as it is (no system SVM, as for kernels' host arrays)."""
+        return not isinstance(owner, usm_pointer) and not _tables.passed_directly(self._queue)
 
     def prefetch(self, ptr: Any, num_bytes: int) -> None:
         """Hint that ``num_bytes`` at ``ptr`` will be used on the device soon."""

@@ -24,7 +24,7 @@ CHILD = textwrap.dedent("""
         else max((d for d in sycl.device.get_devices() if d.image_targets), key=sycl.default_selector_v)
     q = sycl.queue(dev)
     out = np.zeros(4, np.int64)
-    p = sycl.malloc_shared(4, q, dtype=np.int64)
+    p = sycl.malloc_device(4, q, dtype=np.int64)  # device USM: every device has it
     S = 2**64 - 1
     spaces = {"range_1d": sycl.range(S), "range_2d": sycl.range(2**40, 2**40),
               "range_past_int64": sycl.range(2**63),

@@ -37,6 +37,39 @@ def test_buffer_past_the_device_limit_is_memory_allocation_at_first_use(q: sycl.
     assert str(count * 4) in msg and str(limit) in msg and "max_mem_alloc_size" in msg
 
 
+@pytest.mark.parametrize("first_use", ["kernel", "copy"])
+def test_buffer_past_the_device_limit_names_its_bytes_at_a_kernel_or_copy(
+        kq: sycl.queue, first_use: str) -> None:
+    """Drivers that allocate a buffer at its first use (NVIDIA's OpenCL) fail there: a
+    kernel or a copy that first touches it is ``errc.memory_allocation`` too, naming the
+    buffer's bytes and the device's limit (§4.13.2), as a fill is (above)."""
+    dev = kq.get_device()
+    limit = dev.get_info(MAX_ALLOC)
+    count = (max(limit, dev.get_info(sycl.info.device.global_mem_size)) + (1 << 40)) // 4
+    B = sycl.buffer(sycl.range(count), dtype=np.float32)
+
+    def cg(h: sycl.handler) -> None:
+        a = sycl.accessor(B, h, sycl.access_mode.write, access_range=sycl.range(4),
+                          properties=[sycl.no_init])
+        if first_use == "kernel":
+            def kernel() -> None:
+                a[0] = 1.0
+
+            h.single_task(kernel)
+        else:
+            h.copy(np.ones(4, np.float32), a)
+
+    with pytest.raises(sycl.exception) as ei:
+        kq.submit(cg).wait()
+    assert ei.value.code() == sycl.errc.memory_allocation
+    msg = str(ei.value)
+    assert str(count * 4) in msg and str(limit) in msg and "max_mem_alloc_size" in msg
+
+
+#: the aspect each form's allocation kind needs
+NEEDS = {"malloc_shared": "usm_shared_allocations", "aligned_alloc_shared": "usm_shared_allocations",
+         "aligned_alloc": "usm_shared_allocations", "malloc_host": "usm_host_allocations",
+         "aligned_alloc_host": "usm_host_allocations"}
 ALLOCS = {
     "malloc_device": lambda n, q: sycl.malloc_device(n, q, dtype=np.float64),
     "malloc_shared": lambda n, q: sycl.malloc_shared(n, q, dtype=np.float64),
@@ -55,9 +88,17 @@ ALLOCS = {
 @pytest.mark.parametrize("count", [2**61, 2**62], ids=["2**64 bytes", "2**65 bytes"])
 def test_usm_allocation_of_2_64_bytes_or_more_is_memory_allocation(kq: sycl.queue, alloc: str,
                                                                    count: int) -> None:
+    """On a device without the kind's aspect (NVIDIA's OpenCL: device allocations only)
+    the aspect is checked first: ``errc.feature_not_supported`` whatever the size, a
+    kind no size can fix (docs/memory.md gives the order)."""
     with pytest.raises(sycl.exception) as ei:
         ALLOCS[alloc](count, kq)
-    assert ei.value.code() == sycl.errc.memory_allocation
     msg = str(ei.value)
+    need = NEEDS.get(alloc, "usm_device_allocations")
+    if not kq.get_device().has(getattr(sycl.aspect, need)):
+        assert ei.value.code() == sycl.errc.feature_not_supported
+        assert f"has no aspect.{need}" in msg
+        return
+    assert ei.value.code() == sycl.errc.memory_allocation
     assert str(count * 8) in msg and "max_mem_alloc_size" in msg
     assert str(kq.get_device().get_info(MAX_ALLOC)) in msg

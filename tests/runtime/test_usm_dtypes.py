@@ -40,7 +40,7 @@ def test_usm_allocations_refuse_what_buffers_refuse(kq: sycl.queue, alloc: str, 
 
 
 def test_usm_pointer_view_refuses_them_too(kq: sycl.queue) -> None:
-    p = sycl.malloc_shared(16, kq)
+    p = sycl.malloc_device(16, kq)  # device USM: every device has it
     try:
         for dt in NOT_NUMBERS:
             with pytest.raises(TypeError, match=r"usm_pointer\.view: .*hold numbers|byte order"):
@@ -53,6 +53,11 @@ def test_usm_pointer_view_refuses_them_too(kq: sycl.queue) -> None:
 @pytest.mark.parametrize("dt", [np.bool_, np.int8, np.uint64, np.float16, np.float64,
                                 np.complex128], ids=lambda d: np.dtype(d).name)
 def test_numbers_allocate(kq: sycl.queue, dt) -> None:
-    p = sycl.malloc_shared(4, kq, dtype=dt)
+    p = sycl.malloc_device(4, kq, dtype=dt)
     assert p.dtype == np.dtype(dt)
+    src = np.arange(4).astype(dt)
+    back = np.zeros(4, dt)
+    kq.copy(src, p, 4)
+    kq.copy(p, back, 4).wait()
+    np.testing.assert_array_equal(back, src)
     sycl.free(p, kq)

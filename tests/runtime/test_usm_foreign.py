@@ -129,3 +129,35 @@ def test_usm_array_interface_counts_strides_and_offset_in_elements(
     f.__sycl_usm_array_interface__.update(strides=(2,))
     with pytest.raises(sycl.exception, match=r"not contiguous \(strides \(8,\) in bytes\)"):
         uq_shared.memcpy(out, f, 12)
+
+
+@pytest.mark.parametrize("as_on_a_gpu", [False, True], ids=["as_the_device_is", "tables_forced"])
+def test_fill_of_host_memory_works_on_every_device(q: sycl.queue, as_on_a_gpu: bool,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """``q.fill``/``q.memset`` of host memory (a numpy array; another runtime's shared
+    memory) on every device (SYCL 2020 §4.9.4.3: ``fill`` and ``memset`` take any pointer
+    the queue's device may access). ``clEnqueueSVMMemFill`` takes memory that is no SVM
+    of the context only with fine-grained system SVM: NVIDIA's OpenCL and PoCL refused it
+    (``CL_INVALID_OPERATION``); where the device lacks ``usm_system_allocations`` (or
+    ``PYSYCL_COPY_HOST_ARRAYS`` makes every device behave so) the pattern is copied there.
+    The fill keeps the queue's order: a copy enqueued after it reads what it wrote."""
+    from pysycl._memory import tables
+
+    monkeypatch.setattr(tables, "forced", as_on_a_gpu)
+    for dt, value in ((np.int32, 5), (np.bool_, True), (np.complex128, 1 - 2j),
+                      (np.float16, -0.5)):
+        a = np.zeros(9, dt)
+        b = np.zeros(9, dt)
+        q.fill(a, dt(value), 8)
+        q.memcpy(b, a, 9 * a.itemsize).wait()  # enqueued before the fill completed
+        np.testing.assert_array_equal(a, np.r_[np.full(8, dt(value)), np.zeros(1, dt)])
+        np.testing.assert_array_equal(b, a)
+    m = np.zeros(8, np.uint8)
+    q.memset(m, 0x1FF, 7).wait()  # its low 8 bits, as C's memset
+    assert m.tolist() == [255] * 7 + [0]
+    if q.get_device().has(SHARED):
+        other = sycl.context(q.get_device())
+        p = sycl.malloc_shared(8, q.get_device(), other, dtype=np.int32)
+        q.fill(ForeignUSMArray(p, "shared"), np.int32(-3), 8).wait()
+        np.testing.assert_array_equal(np.asarray(p), np.full(8, -3))
+        sycl.free(p, other)

@@ -64,6 +64,8 @@ if TYPE_CHECKING:
 
 
 _MAX_ALLOC, _GLOBAL_MEM = info.device.max_mem_alloc_size, info.device.global_mem_size
+#: CL_MEM_OBJECT_ALLOCATION_FAILURE, CL_OUT_OF_RESOURCES: a buffer allocated at first use failed
+_NO_MEMORY = (-4, -5)
 #: a handler-less launch: the kernel's parameters and the launch's name in messages
 _WHERE = {"range": (1, "parallel_for over a range", "range"),
           "nd_range": (1, "parallel_for over a nd_range", "nd_range"),
@@ -253,15 +255,34 @@ class OpenCLExecutor(OpenCLEvents):
             if e.code() is not errc.memory_allocation and nbytes <= self.device.get_info(
                     _MAX_ALLOC):
                 raise
-            d = self.device
-            raise exception(errc.memory_allocation, f"{e.what()}: device {d.display_name!r} "
-                            f"allows allocations of {d.get_info(_MAX_ALLOC)} bytes "
-                            f"(info.device.max_mem_alloc_size; its global memory is "
-                            f"{d.get_info(_GLOBAL_MEM)} bytes)", self.context,
-                            cl_error=e.cl_error) from e
+            raise self.no_memory(e, e.what()) from e
+
+    def no_memory(self, e: exception, what: str) -> exception:
+        """``errc.memory_allocation`` for device memory the driver could not allocate
+        (``what``: which and how many bytes), with the device's limits."""
+        d = self.device
+        return exception(errc.memory_allocation, f"{what}: device {d.display_name!r} "
+                         f"allows allocations of {d.get_info(_MAX_ALLOC)} bytes "
+                         f"(info.device.max_mem_alloc_size; its global memory is "
+                         f"{d.get_info(_GLOBAL_MEM)} bytes)", self.context,
+                         cl_error=e.cl_error)
+
+    def first_use_failed(self, e: exception, *nbytes: int) -> exception:
+        """``e``, raised by a write, fill, copy or kernel using buffers' device copies of
+        ``nbytes``: drivers that allocate at first use (NVIDIA's OpenCL) report a buffer
+        too large there (``CL_MEM_OBJECT_ALLOCATION_FAILURE``, ``CL_OUT_OF_RESOURCES``),
+        which becomes ``errc.memory_allocation`` naming the bytes, as at ``clCreateBuffer``."""
+        if e.cl_error not in _NO_MEMORY or not nbytes:
+            return e
+        which = (f"the device copy of a buffer of {nbytes[0]} bytes" if len(nbytes) == 1 else
+                 f"the device copies of buffers of {', '.join(map(str, nbytes))} bytes")
+        return self.no_memory(e, f"{e.what()}: {which} could not be allocated")
 
     def write(self, mem: cl.Buffer, host: np.ndarray, wait_for: Sequence[cl.Event] | None) -> cl.Event:
-        return x.write(self.native, mem, host, wait_for=wait_for)
+        try:
+            return x.write(self.native, mem, host, wait_for=wait_for)
+        except exception as e:
+            raise self.first_use_failed(e, host.nbytes) from e
 
     def free(self, mem: cl.Buffer) -> None:
         # kernels remember their last arguments: the buffer must not live on in them
@@ -304,7 +325,10 @@ def submit(ex: OpenCLExecutor, q: queue, h: handler) -> event:
     ex.shape = None  # set by a kernel launch that has one
     match cmd:
         case KernelCommand():
-            ev = launch(wait_for or None)  # type: ignore[misc]
+            try:
+                ev = launch(wait_for or None)  # type: ignore[misc]
+            except exception as e:
+                raise ex.first_use_failed(e, *(a.coherence.nbytes for a in reqs)) from e
         case FillCommand():
             ev = _fill(ex, cmd, wait_for)
         case CopyCommand():
@@ -333,16 +357,21 @@ def _usm_command(ex: OpenCLExecutor, cmd: USMCopyCommand | USMFillCommand | Pref
     """Enqueue a USM copy, fill or prefetch; it holds its memory (a copy's host array may be
     a temporary) until it completes: enqueued and added to ``ex.inflight`` in one step."""
     n = cmd.nbytes
+    keep = cmd.keep
     with ex.lock:
         if not n or (type(cmd) is PrefetchCommand and cmd.advice is not None):
             ev = x.marker(ex.native, wait_for=wait_for)  # nothing to do: mem_advise is a hint
         elif type(cmd) is USMCopyCommand:
             ev = _usm.memcpy(ex.native, cmd.dst, cmd.src, n, wait_for)
         elif type(cmd) is USMFillCommand:
-            ev = _usm.fill(ex.native, cmd.dst, cmd.pattern, n, wait_for)
+            if cmd.staged:  # host memory on a device without system SVM
+                ev, pattern = _usm.fill_by_copy(ex.native, cmd.dst, cmd.pattern, n, wait_for)
+                keep = (keep, pattern)
+            else:
+                ev = _usm.fill(ex.native, cmd.dst, cmd.pattern, n, wait_for)
         else:
             ev = _usm.migrate(ex.native, cmd.address, n, wait_for)
-        ex.inflight.append((ev, cmd.keep))
+        ex.inflight.append((ev, keep))
     ex.shape = (type(cmd), n)  # a loop of copies learns quick waits too (wait_event)
     return ev
 
@@ -354,9 +383,12 @@ def _fill(ex: OpenCLExecutor, cmd: FillCommand, wait_for: list[cl.Event]) -> cl.
     ev = None
     mem = st.dev[ex.key]
     isz = st.dtype.itemsize
-    for off, n in acc.segments():
-        ev = x.fill(ex.native, mem, pattern, off * isz, n * isz, wait_for=wait_for or None)
-        wait_for = []
+    try:
+        for off, n in acc.segments():
+            ev = x.fill(ex.native, mem, pattern, off * isz, n * isz, wait_for=wait_for or None)
+            wait_for = []
+    except exception as e:
+        raise ex.first_use_failed(e, st.nbytes) from e
     return ev
 
 
@@ -367,9 +399,12 @@ def _copy(ex: OpenCLExecutor, cmd: CopyCommand, wait_for: list[cl.Event]) -> cl.
         ss, ds = src.segments(), dst.segments()
         if len(ss) == 1 and len(ds) == 1 and src.dtype == dst.dtype:
             isz = src.dtype.itemsize
-            return x.copy_buffer(clq, dst.coherence.dev[key], src.coherence.dev[key],
-                                 ss[0][1] * isz, ds[0][0] * isz, ss[0][0] * isz,
-                                 wait_for=wait_for or None)
+            try:
+                return x.copy_buffer(clq, dst.coherence.dev[key], src.coherence.dev[key],
+                                     ss[0][1] * isz, ds[0][0] * isz, ss[0][0] * isz,
+                                     wait_for=wait_for or None)
+            except exception as e:
+                raise ex.first_use_failed(e, dst.coherence.nbytes) from e
         raise exception(errc.feature_not_supported,
                         "pysycl: accessor-to-accessor copy of non-contiguous regions or "
                         "different dtypes is not supported")
@@ -392,5 +427,8 @@ def _copy(ex: OpenCLExecutor, cmd: CopyCommand, wait_for: list[cl.Event]) -> cl.
         raise exception(errc.invalid, "copy(array, accessor): the source must have at least as "
                         "many elements as the (contiguous) accessor region")
     off, n = segs[0]
-    return x.write(clq, dst.coherence.dev[key], src_arr[:n].copy(), off * dst.dtype.itemsize,
-                   wait_for=wait_for or None)
+    try:
+        return x.write(clq, dst.coherence.dev[key], src_arr[:n].copy(), off * dst.dtype.itemsize,
+                       wait_for=wait_for or None)
+    except exception as e:
+        raise ex.first_use_failed(e, dst.coherence.nbytes) from e

@@ -13,7 +13,9 @@ Intel's CPU runtime it measured the same as Intel's USM entry points
 * kernel arguments -- ``clSetKernelArgSVMPointer`` of the pointer's address
   (``cl.SVM`` over a one-byte numpy view of that address).
 * copies -- ``clEnqueueSVMMemcpy`` (either end may also be plain host memory);
-  fills -- ``clEnqueueSVMMemFill``; prefetch -- ``clEnqueueSVMMigrateMem``.
+  fills -- ``clEnqueueSVMMemFill`` (of host memory that is no SVM, on a device
+  without system SVM: a copy from a host array of the pattern, :func:`fill_by_copy`);
+  prefetch -- ``clEnqueueSVMMigrateMem``.
 
 Aspects (``device_info``): ``usm_device_allocations`` with coarse-grained
 buffer SVM, ``usm_host_allocations``/``usm_shared_allocations`` with fine-grained
@@ -156,6 +158,23 @@ def fill(q: cl.CommandQueue, dst: int, pattern: np.ndarray, nbytes: int,
                                            wait_for=wait_for)
     except cl.Error as e:
         raise translate(e, f"USM fill of {nbytes} bytes failed") from e
+
+
+def fill_by_copy(q: cl.CommandQueue, dst: int, pattern: np.ndarray, nbytes: int,
+                 wait_for: Sequence[cl.Event] | None) -> tuple[cl.Event, np.ndarray]:
+    """A fill of host memory that is no SVM of the context, on a device without
+    fine-grained system SVM: ``clEnqueueSVMMemFill`` takes such memory only with system
+    SVM (NVIDIA's and PoCL's drivers: ``CL_INVALID_OPERATION``), while
+    ``clEnqueueSVMMemcpy`` takes host memory at either end. So the bytes are copied from
+    a host array of the repeated pattern, as a copy from a numpy array is. Returns the
+    event and that array, which must live until the event completes."""
+    src = np.tile(pattern.view(np.uint8), nbytes // pattern.nbytes)
+    try:
+        ev = cl._cl._enqueue_svm_memcpy(q, 0, at(dst, nbytes), at(src.ctypes.data, nbytes),
+                                        wait_for=wait_for, byte_count=nbytes)
+    except cl.Error as e:
+        raise translate(e, f"USM fill of {nbytes} bytes of host memory failed") from e
+    return ev, src
 
 
 def migrate(q: cl.CommandQueue, address: int, nbytes: int,
