@@ -18,6 +18,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -105,6 +106,19 @@ def _child(code: str, env: dict[str, str] | None = None) -> dict[str, str]:
     return out
 
 
+def _child_while_running(code: str, running: Callable[[dict[str, str]], bool],
+                         before: Callable[[], None] = lambda: None) -> dict[str, str]:
+    """``_child(code)`` until the interrupt came while the long kernel ran (``running``):
+    the kernel's length is calibrated by time, and a machine whose load drops after the
+    calibration can end it before the interrupt. Three tries; the last one's output."""
+    for _ in range(3):
+        before()
+        out = _child(code)
+        if running(out):
+            break
+    return out
+
+
 @pytest.mark.parametrize("wait", ["ev.wait()", "q.wait()"])
 def test_ctrl_c_interrupts_a_wait_and_the_kernel_goes_on(wait: str) -> None:
     out = _child("""
@@ -131,7 +145,7 @@ def test_ctrl_c_interrupts_a_wait_and_the_kernel_goes_on(wait: str) -> None:
 def test_ctrl_c_during_buffer_write_back_keeps_the_buffer_open() -> None:
     # The end of a with block waits for the buffer's kernel: interrupted, the buffer
     # stays open (a host accessor still works), and its destruction writes back.
-    out = _child("""
+    out = _child_while_running("""
         a = np.zeros(2, np.float64)
         A = sycl.buffer(a)
         try:
@@ -152,7 +166,7 @@ def test_ctrl_c_during_buffer_write_back_keeps_the_buffer_open() -> None:
             print("HOST", np.asarray(h).tolist())
         del A
         print("WRITTEN", a.tolist())
-    """)
+    """, lambda o: o.get("OPEN", "").endswith("[0.0, 0.0]"))
     assert "INTERRUPTED" not in out and "INTERRUPTED2" not in out, out
     assert float(out["LATENCY"]) < 1.0 and float(out["LATENCY2"]) < 1.0, out
     assert out["OPEN"] == "True [0.0, 0.0]", out
@@ -210,8 +224,7 @@ def test_ctrl_c_during_a_buffers_destruction_writes_back_at_exit(tmp_path: Path)
     # KeyboardInterrupt: the buffer is kept, the program gets the interrupt, and the
     # write-back happens at exit (into the file behind an np.memmap).
     path = tmp_path / "data.f64"
-    np.zeros(2, np.float64).tofile(path)
-    out = _child(f"""
+    out = _child_while_running(f"""
         a = np.memmap({str(path)!r}, dtype=np.float64, mode="r+", shape=(2,))
         A = sycl.buffer(a)
         long_write(A)
@@ -223,7 +236,8 @@ def test_ctrl_c_during_a_buffers_destruction_writes_back_at_exit(tmp_path: Path)
         except KeyboardInterrupt:
             print("LATENCY", time.perf_counter() - sent[0])
             print("NOT_YET", a.tolist())
-    """)
+    """, lambda o: o.get("NOT_YET") == "[0.0, 0.0]",
+                               lambda: np.zeros(2, np.float64).tofile(path))
     assert "INTERRUPTED" not in out and float(out["LATENCY"]) < 1.0, out
     assert out["NOT_YET"] == "[0.0, 0.0]", out
     assert np.fromfile(path, np.float64).tolist() == [2.0, 3.0]
