@@ -132,10 +132,7 @@ class OpenCLEvents:
         if d:  # what commands up to this one held (USM) may go: forget_until, inlined
             lock = self.lock
             if lock.acquire(False):
-                if d and d[-1][0] is native:  # the common case: the newest was waited for
-                    d.clear()
-                else:
-                    drop_through(d, native)
+                drop_through(d, native)  # its first case: the newest was waited for
                 lock.release()
 
     def status(self, native: cl.Event) -> str:
