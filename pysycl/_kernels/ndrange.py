@@ -40,16 +40,15 @@ def check_global_size(where: str, g: tuple[int, ...], dev: device,
     (``info.device.address_bits``) and what runs the kernel, ``runs``: (the most
     work-items, why); None for an OpenCL C kernel (the device's ``size_t`` only).
     """
-    from pysycl._objects.info import info
-
-    bits = dev.get_info(info.device.address_bits)
+    bits = dev.get_info(_device_info.address_bits)
     limit = (1 << bits) - 1
     why = f"its size_t has {bits} bits (info.device.address_bits)"
     if runs is not None and limit > runs[0]:
         limit, why = runs
     big = [d for d in builtins.range(len(g)) if g[d] > limit]
+    total = prod(g)
     what = (f"{g[big[0]]} work-items in dimension {big[0]}" if big
-            else f"{prod(g)} work-items in all" if prod(g) > limit else "")
+            else f"{total} work-items in all" if total > limit else "")
     if what:
         raise exception(errc.nd_range, f"{where}: the global range {g} has {what}, more than "
                         f"device {dev.display_name!r} can launch ({limit}: {why}); split the "
@@ -152,9 +151,7 @@ def bounded_kernel(k: Kernel, dev: device, clk: cl.Kernel, nd: nd_range,
     t = dev.image_targets
     if build is None or not t or t[0][0] != "ptx":  # first: the CPU's submits pay only this
         return clk
-    size = 1
-    for e in nd.get_local_range().values:
-        size *= e
+    size = prod(nd.get_local_range().values)
     if size <= dev_limits(dev, clk)[0]:
         return clk
     n = launch_bound(size, int(dev.get_info(_device_info.max_work_group_size)))
