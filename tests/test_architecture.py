@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("pysycl", "pysycl_numba")
 
 #: Layers, lowest first. A module may import its own layer and the layers below it.
-#: The first matching prefix decides a module's layer.
+#: The longest matching prefix decides a module's layer.
 LAYERS: list[tuple[str, ...]] = [
     ("pysycl._core",),
     ("pysycl._backends.base", "pysycl.property",
@@ -34,6 +34,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("pysycl._backends",),
     ("pysycl.ext", "pysycl.opencl", "pysycl.__main__"),
     ("pysycl",),
+    # the testing support (fixtures, strategies, the pytest plugin): a client of the package
+    ("pysycl.testing",),
 ]
 #: Packages whose ``__init__`` only documents them (``import pysycl._x.y`` runs it).
 _PACKAGE_INITS_MAY_NOT_IMPORT = ("pysycl._core", "pysycl._objects", "pysycl._memory",
@@ -135,10 +137,12 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def _layer(mod: str) -> int:
-    for i, prefixes in enumerate(LAYERS):
-        if any(mod == p or mod.startswith(p + ".") for p in prefixes):
-            return i
-    raise AssertionError(f"{mod} is in no layer of tests/test_architecture.py")
+    """The layer of the longest prefix that matches ``mod``."""
+    best = [(len(p), i) for i, prefixes in enumerate(LAYERS) for p in prefixes
+            if mod == p or mod.startswith(p + ".")]
+    if not best:
+        raise AssertionError(f"{mod} is in no layer of tests/test_architecture.py")
+    return max(best)[1]
 
 
 GRAPH = _import_graph()

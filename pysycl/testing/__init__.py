@@ -1,0 +1,35 @@
+"""Testing kernels: the devices to test on, hypothesis strategies, a cross-device oracle.
+
+``pysycl.testing`` is what a test suite of SYCL kernels written in Python needs
+(docs/testing.md):
+
+* :func:`devices` -- every device that runs Python kernels, the host_debuggable
+  device included;
+* :mod:`pysycl.testing.strategies` -- hypothesis strategies for ranges, ids and
+  nd_ranges valid on a device (the only part that needs hypothesis);
+* the pytest plugin :mod:`pysycl.testing.plugin` (installed with pysycl as a
+  ``pytest11`` entry point): the ``sycl_device`` and ``sycl_queue`` fixtures.
+
+This package imports neither pytest nor hypothesis unless asked to.
+"""
+
+from __future__ import annotations
+
+import pysycl as sycl
+
+__all__ = ["devices"]
+
+
+def devices(python_kernels: bool = True) -> list[sycl.device]:
+    """The devices of this machine, in ``sycl.device.get_devices()`` order.
+
+    Args:
+        python_kernels: only those that run kernels written in Python: devices
+            that load one of pysycl's device images (SPIR-V or PTX) and the
+            host_debuggable device, which runs them in the interpreter. False:
+            every device.
+    """
+    found = sycl.device.get_devices()
+    if not python_kernels:
+        return found
+    return [d for d in found if d.image_targets or d.has(sycl.aspect.host_debuggable)]
