@@ -57,15 +57,15 @@ def _dev_id(d: sycl.device) -> str:
 
 
 @pytest.fixture(params=ALL_DEVICES, ids=_dev_id)
-def sycl_device(request: pytest.FixtureRequest) -> sycl.device:
+def cl_device(request: pytest.FixtureRequest) -> sycl.device:
     """Every real device in turn (Intel CPU OpenCL, PoCL, any system device)."""
     return request.param
 
 
 @pytest.fixture
-def q(sycl_device: sycl.device) -> sycl.queue:
+def clq(cl_device: sycl.device) -> sycl.queue:
     """A queue on every real device in turn."""
-    return sycl.queue(sycl_device)
+    return sycl.queue(cl_device)
 
 
 @pytest.fixture(scope="session")

@@ -46,18 +46,18 @@ def _build(ctx, devs=None, **kw):
         raise
 
 
-def test_can_compile(sycl_device):
-    assert sycl_device.ext_oneapi_can_compile(L.opencl) == sycl_device.has(
+def test_can_compile(cl_device):
+    assert cl_device.ext_oneapi_can_compile(L.opencl) == cl_device.has(
         sycl.aspect.online_compiler)
-    assert sycl_device.ext_oneapi_can_compile(L.spirv) == sycl_device.has(
+    assert cl_device.ext_oneapi_can_compile(L.spirv) == cl_device.has(
         sycl.aspect.ext_pysycl_spirv)
     with pytest.raises(TypeError):
-        sycl_device.ext_oneapi_can_compile("opencl")
+        cl_device.ext_oneapi_can_compile("opencl")
 
 
-def test_opencl_c_runs_on_every_device(q):
+def test_opencl_c_runs_on_every_device(clq):
     log: list[str] = []
-    exe = _build(q.get_context(), properties=[syclex.build_options(["-cl-fast-relaxed-math"]),
+    exe = _build(clq.get_context(), properties=[syclex.build_options(["-cl-fast-relaxed-math"]),
                                               syclex.save_log(log)])
     assert exe.get_state() is sycl.bundle_state.executable
     assert exe.ext_oneapi_has_kernel("scale") and not exe.ext_oneapi_has_kernel("nope")
@@ -69,7 +69,7 @@ def test_opencl_c_runs_on_every_device(q):
         def cg(h):
             h.set_args(X.get_access(h, sycl.access_mode.read_write), np.float32(3))
             h.parallel_for(sycl.range(16), k)
-        q.submit(cg)
+        clq.submit(cg)
     assert np.array_equal(x, 3 * np.arange(16, dtype=np.float32))
 
 

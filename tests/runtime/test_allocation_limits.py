@@ -22,15 +22,15 @@ def test_buffer_of_2_64_bytes_is_memory_allocation_at_construction() -> None:
     assert str(2**64) in str(ei.value) and "max_mem_alloc_size" in str(ei.value)
 
 
-def test_buffer_past_the_device_limit_is_memory_allocation_at_first_use(q: sycl.queue) -> None:
-    dev = q.get_device()
+def test_buffer_past_the_device_limit_is_memory_allocation_at_first_use(clq: sycl.queue) -> None:
+    dev = clq.get_device()
     limit = dev.get_info(MAX_ALLOC)
     # more than the device holds at all (NVIDIA's OpenCL allows buffers past
     # max_mem_alloc_size up to its global memory)
     count = (max(limit, dev.get_info(sycl.info.device.global_mem_size)) + (1 << 40)) // 4
     B = sycl.buffer(sycl.range(count), dtype=np.float32)  # no host copy is ever made
     with pytest.raises(sycl.exception) as ei:
-        q.fill(sycl.accessor(B, None, sycl.access_mode.write, properties=[sycl.no_init]),
+        clq.fill(sycl.accessor(B, None, sycl.access_mode.write, properties=[sycl.no_init]),
                0.0).wait()
     assert ei.value.code() == sycl.errc.memory_allocation
     msg = str(ei.value)

@@ -21,13 +21,13 @@ import pysycl as sycl
 R, W, RW = sycl.access_mode.read, sycl.access_mode.write, sycl.access_mode.read_write
 
 
-def test_native_write_after_read_only_use_is_seen(q: sycl.queue) -> None:
+def test_native_write_after_read_only_use_is_seen(clq: sycl.queue) -> None:
     """The issue's case: after a read-only pysycl access the host copy is current too;
     native writes through a write accessor's memory must still reach the host."""
     a = np.arange(8, dtype=np.float32)
     seen = np.zeros(8, np.float32)
     with sycl.buffer(a) as A:
-        q.submit(lambda h: h.copy(A.get_access(h, R), seen)).wait()  # read-only use
+        clq.submit(lambda h: h.copy(A.get_access(h, R), seen)).wait()  # read-only use
 
         def cg(h: sycl.handler) -> None:
             w = A.get_access(h, W)
@@ -38,7 +38,7 @@ def test_native_write_after_read_only_use_is_seen(q: sycl.queue) -> None:
 
             h.host_task(task)
 
-        q.submit(cg).wait_and_throw()
+        clq.submit(cg).wait_and_throw()
         with sycl.host_accessor(A, R) as ha:
             np.testing.assert_array_equal(np.asarray(ha), np.full(8, 42, np.float32))
     np.testing.assert_array_equal(a, np.full(8, 42, np.float32))  # and written back
@@ -70,7 +70,7 @@ def test_native_kernel_in_host_task_updates_the_buffer(kq: sycl.queue) -> None:
     np.testing.assert_array_equal(a, 2 * np.arange(16))
 
 
-def test_native_memory_holds_the_current_data_before_the_task(q: sycl.queue) -> None:
+def test_native_memory_holds_the_current_data_before_the_task(clq: sycl.queue) -> None:
     """Host writes (a host_accessor) are uploaded before the task reads natively."""
     got = np.zeros(4, np.float64)
     with sycl.buffer(np.zeros(4)) as A:
@@ -82,11 +82,11 @@ def test_native_memory_holds_the_current_data_before_the_task(q: sycl.queue) -> 
             h.host_task(lambda ih: cl.enqueue_copy(ih.get_native_queue(), got,
                                                    ih.get_native_mem(r)[0]))
 
-        q.submit(cg).wait_and_throw()
+        clq.submit(cg).wait_and_throw()
     np.testing.assert_array_equal(got, [1.0, 2.0, 3.0, 4.0])
 
 
-def test_get_native_of_a_buffer_lists_its_memory_objects(q: sycl.queue) -> None:
+def test_get_native_of_a_buffer_lists_its_memory_objects(clq: sycl.queue) -> None:
     """``get_native(buffer)`` is the backend appendix's "list of active buffers": none
     before a command used the buffer, then one per context that holds a copy."""
     with sycl.buffer(np.zeros(4, np.int32)) as A:
@@ -97,12 +97,12 @@ def test_get_native_of_a_buffer_lists_its_memory_objects(q: sycl.queue) -> None:
             h.host_task(lambda ih: mems.extend(ih.get_native_mem(w)))
 
         mems: list[Any] = []
-        q.submit(cg).wait_and_throw()
+        clq.submit(cg).wait_and_throw()
         assert sycl.get_native(A) == mems and isinstance(mems[0], cl.Buffer)
-        assert mems[0].size == 16 and mems[0].context == q.get_context().native
+        assert mems[0].size == 16 and mems[0].context == clq.get_context().native
 
 
-def test_get_native_mem_checks_its_accessor_and_backend(q: sycl.queue) -> None:
+def test_get_native_mem_checks_its_accessor_and_backend(clq: sycl.queue) -> None:
     errors: list[tuple[str, sycl.errc]] = []
     kept: list[sycl.interop_handle] = []
     with sycl.buffer(np.zeros(4, np.int32)) as A, sycl.buffer(np.zeros(4, np.int32)) as B:
@@ -128,7 +128,7 @@ def test_get_native_mem_checks_its_accessor_and_backend(q: sycl.queue) -> None:
 
             h.host_task(task)
 
-        q.submit(cg).wait_and_throw()
+        clq.submit(cg).wait_and_throw()
     assert errors == [("other", sycl.errc.invalid), ("host_task", sycl.errc.invalid),
                       ("backend", sycl.errc.backend_mismatch)]
     with pytest.raises(sycl.exception, match="valid only while its host task runs") as ei:
@@ -164,18 +164,18 @@ def test_host_device_interop_handle_has_no_native_objects(hq: sycl.queue) -> Non
     np.testing.assert_array_equal(a, [0, 5, 0])
 
 
-def test_host_task_parameters_decide_whether_it_gets_an_interop_handle(q: sycl.queue) -> None:
+def test_host_task_parameters_decide_whether_it_gets_an_interop_handle(clq: sycl.queue) -> None:
     got: list[Any] = []
     for k in range(2):
-        q.submit(lambda h, k=k: h.host_task(lambda k=k: got.append(k)))  # defaults: nullary
-    q.submit(lambda h: h.host_task(lambda ih: got.append(type(ih))))
-    q.wait_and_throw()
+        clq.submit(lambda h, k=k: h.host_task(lambda k=k: got.append(k)))  # defaults: nullary
+    clq.submit(lambda h: h.host_task(lambda ih: got.append(type(ih))))
+    clq.wait_and_throw()
     assert got == [0, 1, sycl.interop_handle]
     with pytest.raises(TypeError, match=r"requires the parameters \['a', 'b'\]"):
-        q.submit(lambda h: h.host_task(lambda a, b: None))
+        clq.submit(lambda h: h.host_task(lambda a, b: None))
 
 
-def test_get_native_mem_of_a_sub_buffer_is_the_root_buffer(q: sycl.queue) -> None:
+def test_get_native_mem_of_a_sub_buffer_is_the_root_buffer(clq: sycl.queue) -> None:
     a = np.zeros((4, 3), np.int16)
     with sycl.buffer(a) as A:
         S = sycl.buffer(A, sycl.id(2, 0), sycl.range(2, 3))
@@ -191,5 +191,5 @@ def test_get_native_mem_of_a_sub_buffer_is_the_root_buffer(q: sycl.queue) -> Non
 
             h.host_task(task)
 
-        q.submit(cg).wait_and_throw()
+        clq.submit(cg).wait_and_throw()
     np.testing.assert_array_equal(a, [[0, 0, 0], [0, 0, 0], [7, 7, 7], [7, 7, 7]])

@@ -49,7 +49,7 @@ def test_context_takes_no_property(device: sycl.device) -> None:
              "sycl.property.queue.in_order()")
 
 
-def test_accessors_take_no_init_only(q: sycl.queue) -> None:
+def test_accessors_take_no_init_only(clq: sycl.queue) -> None:
     a = np.arange(4, dtype=np.float32)
     with sycl.buffer(a) as B:
         for make, owner in [
@@ -61,7 +61,7 @@ def test_accessors_take_no_init_only(q: sycl.queue) -> None:
              "sycl.local_accessor"),
         ]:
             with pytest.raises(sycl.exception) as ei:
-                q.submit(make)
+                clq.submit(make)
             assert ei.value.code() == sycl.errc.invalid and f"{owner} does not take" in str(
                 ei.value)
         _invalid(lambda: B.get_host_access(properties=[IN_ORDER]), "sycl.host_accessor",
@@ -77,7 +77,7 @@ def test_accessors_take_no_init_only(q: sycl.queue) -> None:
     assert a[0] == 7
 
 
-def test_reduction_and_stream_take_their_own(q: sycl.queue) -> None:
+def test_reduction_and_stream_take_their_own(clq: sycl.queue) -> None:
     out = np.zeros(1, np.float32)
     with sycl.buffer(out) as O:
         for make, owner in [(lambda h: sycl.reduction(O, h, sycl.plus(), properties=[IN_ORDER]),
@@ -85,7 +85,7 @@ def test_reduction_and_stream_take_their_own(q: sycl.queue) -> None:
                             (lambda h: sycl.stream(64, 16, h, properties=[sycl.no_init]),
                              "sycl.stream")]:
             with pytest.raises(sycl.exception) as ei:
-                q.submit(make)
+                clq.submit(make)
             assert ei.value.code() == sycl.errc.invalid and f"{owner} does not take" in str(
                 ei.value)
 

@@ -132,7 +132,7 @@ def test_usm_array_interface_counts_strides_and_offset_in_elements(
 
 
 @pytest.mark.parametrize("as_on_a_gpu", [False, True], ids=["as_the_device_is", "tables_forced"])
-def test_fill_of_host_memory_works_on_every_device(q: sycl.queue, as_on_a_gpu: bool,
+def test_fill_of_host_memory_works_on_every_device(clq: sycl.queue, as_on_a_gpu: bool,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """``q.fill``/``q.memset`` of host memory (a numpy array; another runtime's shared
     memory) on every device (SYCL 2020 §4.9.4.3: ``fill`` and ``memset`` take any pointer
@@ -148,16 +148,16 @@ def test_fill_of_host_memory_works_on_every_device(q: sycl.queue, as_on_a_gpu: b
                       (np.float16, -0.5)):
         a = np.zeros(9, dt)
         b = np.zeros(9, dt)
-        q.fill(a, dt(value), 8)
-        q.memcpy(b, a, 9 * a.itemsize).wait()  # enqueued before the fill completed
+        clq.fill(a, dt(value), 8)
+        clq.memcpy(b, a, 9 * a.itemsize).wait()  # enqueued before the fill completed
         np.testing.assert_array_equal(a, np.r_[np.full(8, dt(value)), np.zeros(1, dt)])
         np.testing.assert_array_equal(b, a)
     m = np.zeros(8, np.uint8)
-    q.memset(m, 0x1FF, 7).wait()  # its low 8 bits, as C's memset
+    clq.memset(m, 0x1FF, 7).wait()  # its low 8 bits, as C's memset
     assert m.tolist() == [255] * 7 + [0]
-    if q.get_device().has(SHARED):
-        other = sycl.context(q.get_device())
-        p = sycl.malloc_shared(8, q.get_device(), other, dtype=np.int32)
-        q.fill(ForeignUSMArray(p, "shared"), np.int32(-3), 8).wait()
+    if clq.get_device().has(SHARED):
+        other = sycl.context(clq.get_device())
+        p = sycl.malloc_shared(8, clq.get_device(), other, dtype=np.int32)
+        clq.fill(ForeignUSMArray(p, "shared"), np.int32(-3), 8).wait()
         np.testing.assert_array_equal(np.asarray(p), np.full(8, -3))
         sycl.free(p, other)

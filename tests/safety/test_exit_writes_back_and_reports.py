@@ -99,9 +99,9 @@ def _boom() -> None:
 
 
 def test_destroyed_queue_hands_its_host_task_errors_to_its_async_handler(
-        sycl_device: sycl.device) -> None:
+        cl_device: sycl.device) -> None:
     got: list[list[BaseException]] = []
-    q = sycl.queue(sycl_device, lambda errs: got.append(list(errs)))
+    q = sycl.queue(cl_device, lambda errs: got.append(list(errs)))
     q.submit(lambda h: h.host_task(_boom))
     assert got == []  # asynchronous: nothing before a synchronization point
     del q  # the last reference (a cycle through the error's traceback: collected)
@@ -111,10 +111,10 @@ def test_destroyed_queue_hands_its_host_task_errors_to_its_async_handler(
 
 
 def test_destroyed_queue_hands_its_errors_to_its_contexts_async_handler(
-        sycl_device: sycl.device) -> None:
+        cl_device: sycl.device) -> None:
     got: list[list[BaseException]] = []
-    ctx = sycl.context(sycl_device, async_handler=lambda errs: got.append(list(errs)))
-    q = sycl.queue(ctx, sycl_device)
+    ctx = sycl.context(cl_device, async_handler=lambda errs: got.append(list(errs)))
+    q = sycl.queue(ctx, cl_device)
     q.submit(lambda h: h.host_task(_boom))
     del q
     gc.collect()
@@ -122,9 +122,9 @@ def test_destroyed_queue_hands_its_errors_to_its_contexts_async_handler(
 
 
 def test_errors_taken_before_destruction_are_not_handed_over_again(
-        sycl_device: sycl.device) -> None:
+        cl_device: sycl.device) -> None:
     got: list[list[BaseException]] = []
-    q = sycl.queue(sycl_device, lambda errs: got.append(list(errs)))
+    q = sycl.queue(cl_device, lambda errs: got.append(list(errs)))
     q.submit(lambda h: h.host_task(_boom))
     q.wait_and_throw()
     del q
