@@ -1,8 +1,12 @@
 """Shared fixtures: real OpenCL devices, never mocks.
 
+``cl_device``/``clq`` are every OpenCL device (PoCL included, which runs no Python
+kernel); ``sycl_device``/``sycl_queue`` come from pysycl's pytest plugin, as for
+users: every device that runs Python kernels, the host_debuggable one included.
 ``PYSYCL_TEST_DEVICES`` (comma-separated, case-insensitive substrings of the
-platform or device name) restricts which devices the parametrized tests use,
-e.g. ``PYSYCL_TEST_DEVICES=intel`` or ``PYSYCL_TEST_DEVICES=pocl``.
+platform or device name) restricts which devices both use, e.g.
+``PYSYCL_TEST_DEVICES=intel`` or ``PYSYCL_TEST_DEVICES=pocl``; the plugin's
+``--sycl-devices`` restricts its own.
 """
 
 from __future__ import annotations
@@ -27,6 +31,11 @@ settings.load_profile("pysycl")
 os.environ.setdefault("PYSYCL_CACHE_DIR", tempfile.mkdtemp(prefix="pysycl-test-cache-"))
 
 import pysycl as sycl  # noqa: E402
+
+# pysycl's pytest plugin (sycl_device, sycl_queue, --sycl-devices, sycl_requires), also
+# where pysycl is not pip-installed (PYTHONPATH only); where it is, the entry point has
+# the same name and pytest registers it once.
+pytest_plugins = ["_pysycl_pytestplugin"]
 
 
 def _test_devices() -> list[sycl.device]:

@@ -42,6 +42,7 @@ from pysycl._core.abi import (
     source_location,
 )
 from pysycl._core.exceptions import errc, exception
+from pysycl._core.first_use import first_use
 from pysycl._kernels import bincache as _bincache
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import diskcache as _diskcache
@@ -166,11 +167,13 @@ def load_compiler() -> ModuleType:
         return mod
     previous = signal.getsignal(signal.SIGINT)
     if threading.current_thread() is not threading.main_thread() or previous is None:
-        return _import_compiler()  # no Python-level SIGINT handler to hold back here
+        with first_use("import the compiler"):
+            return _import_compiler()  # no Python-level SIGINT handler to hold back here
     held: list[int] = []
     signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
     try:
-        return _import_compiler()
+        with first_use("import the compiler"):
+            return _import_compiler()
     finally:
         signal.signal(signal.SIGINT, previous)
         if held:  # Ctrl-C came during the import: deliver it now, to the handler it was for
@@ -289,7 +292,8 @@ class KernelCache:
             with lock:
                 v = self.memory.get(key)
                 if v is None:
-                    v = self.memory[key] = make()
+                    with first_use("kernel from the disk cache or the compiler"):
+                        v = self.memory[key] = make()
                 return v
         finally:
             with self._flights_lock:
@@ -355,6 +359,15 @@ class KernelCache:
                               reductions: tuple[tuple[ReductionType, Callable[..., Any]], ...]
                               = ()) -> CompiledKernel:
         """One image of the kernel ``digest``: from the disk cache, else compiled."""
+        with first_use(f"kernel {name}: disk cache or compiler"):
+            return self._load_or_compile_image(digest, fn, index, captures, name, bounds_check,
+                                               target, reductions)
+
+    def _load_or_compile_image(self, digest: str, fn: types.FunctionType, index: IndexSpace,
+                               captures: tuple[Capture, ...], name: str, bounds_check: bool,
+                               target: tuple[str, str],
+                               reductions: tuple[tuple[ReductionType, Callable[..., Any]], ...]
+                               ) -> CompiledKernel:
         compiled = self.load(target_digest(digest, target), fn,
                              lambda c: c.captures == captures and c.bounds_checked == bounds_check
                              and (c.format, c.arch) == target
@@ -405,7 +418,8 @@ class KernelCache:
                 key += ("maxntid", launch_bound)
         clk = k.kernels.get(key)
         if clk is None:
-            clk = k.kernels[key] = self._build(k, ctx, dev, spec, fn, name, launch_bound)
+            with first_use(f"kernel {k.name}: build for {dev.display_name}"):
+                clk = k.kernels[key] = self._build(k, ctx, dev, spec, fn, name, launch_bound)
         return clk
 
     # --- lifetimes

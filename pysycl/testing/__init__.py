@@ -10,12 +10,15 @@
 * the pytest plugin :mod:`pysycl.testing.plugin` (installed with pysycl as a
   ``pytest11`` entry point): the ``sycl_device`` and ``sycl_queue`` fixtures.
 
-This package imports neither pytest nor hypothesis unless asked to.
+This package imports neither pytest nor hypothesis unless asked to. Importing it
+makes hypothesis deadlines leave out pysycl's first-time work -- the compiler's
+import, a kernel's first compile and build (:mod:`pysycl.testing._deadline`).
 """
 
 from __future__ import annotations
 
 import pysycl as sycl
+from pysycl.testing import _deadline
 
 __all__ = ["devices"]
 
@@ -33,3 +36,8 @@ def devices(python_kernels: bool = True) -> list[sycl.device]:
     if not python_kernels:
         return found
     return [d for d in found if d.image_targets or d.has(sycl.aspect.host_debuggable)]
+
+
+# A kernel's first compile is not an example's work: hypothesis leaves it out of the
+# deadline (docs/testing.md, "Deadlines"). Idle outside hypothesis examples.
+_deadline.install()
