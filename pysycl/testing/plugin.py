@@ -1,5 +1,6 @@
-"""The pytest plugin: the ``sycl_device`` and ``sycl_queue`` fixtures, ``--sycl-devices``,
-the ``sycl_requires`` marker (docs/testing.md).
+"""The pytest plugin's work: device fixtures, ``--sycl-devices``, ``sycl_requires`` (docs/testing.md).
+
+The fixtures are ``sycl_device`` and ``sycl_queue``, the marker ``sycl_requires``.
 
 pytest loads the plugin through the ``pytest11`` entry point ``_pysycl_pytestplugin``,
 a top-level module beside this package (as hypothesis's ``_hypothesis_pytestplugin``):
