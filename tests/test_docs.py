@@ -60,7 +60,7 @@ def test_sphinx_build_without_warnings(tmp_path: Path) -> None:
     missing = [n for n in pysycl.__all__ if n not in anchors]
     assert not missing, f"public names without an API entry: {missing}"
     for page in ("getting-started", "mapping", "kernels", "memory", "ndrange", "bundles",
-                 "caching", "devices", "debugging", "performance", "examples"):
+                 "caching", "devices", "debugging", "testing", "performance", "examples"):
         assert (out / f"{page}.html").is_file(), page
 
 
