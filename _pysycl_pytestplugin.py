@@ -61,7 +61,10 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
     if err is None:
         return
     if outcome.excinfo is None:
-        outcome.force_exception(err)
+        force = getattr(outcome, "force_exception", None)
+        if force is None:  # pluggy < 1.1
+            raise err
+        force(err)
     elif hasattr(outcome.excinfo[1], "add_note"):  # the test failed already: keep its error
         outcome.excinfo[1].add_note(f"and then, at the test's end, sycl_queue.wait_and_throw() "
                                     f"raised: {err!r}")

@@ -132,9 +132,27 @@ def _missing(d: sycl.device, aspects: Sequence[sycl.aspect]) -> list[str]:
     return [f"aspect.{a.name}" for a in aspects if not d.has(a)]
 
 
+def _ours(metafunc: pytest.Metafunc) -> bool:
+    """Whether the test's ``sycl_device`` is the plugin's, and not parametrized by the test
+    itself: a project's own fixture of that name, or an explicit
+    ``@pytest.mark.parametrize("sycl_device", ..., indirect=True)``, is left alone."""
+    defs = getattr(metafunc, "_arg2fixturedefs", {}).get("sycl_device")
+    if defs and getattr(defs[-1].func, "__module__", None) != "_pysycl_pytestplugin":
+        return False
+    for m in metafunc.definition.iter_markers("parametrize"):
+        names = m.args[0] if m.args else m.kwargs.get("argnames", ())
+        if isinstance(names, str):
+            names = [n.strip() for n in names.split(",")]
+        if "sycl_device" in names:
+            return False
+    return True
+
+
 def parametrize(metafunc: pytest.Metafunc) -> None:
     """Run the test once per selected device (``sycl_device``, indirect, session scope);
     a device lacking a ``sycl_requires`` aspect is a skipped parameter."""
+    if not _ours(metafunc):
+        return
     option = metafunc.config.getoption("sycl_devices", None)
     devs, ids = selected(option)
     aspects = required_aspects(metafunc.definition.iter_markers("sycl_requires"))

@@ -9,6 +9,7 @@ with the entry point already).
 from __future__ import annotations
 
 import re
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -154,6 +155,40 @@ def test_async_errors_fail_the_test_that_caused_them(tmp_path: Path) -> None:
     assert "ValueError('boom in a host task')" in r.stdout
     assert "the test's own failure" in r.stdout
     assert "sycl_queue.wait_and_throw() raised" in r.stdout and "second boom" in r.stdout
+
+
+def test_a_tests_own_sycl_device_is_left_alone(tmp_path: Path) -> None:
+    """A conftest's own ``sycl_device`` fixture, or a test that parametrizes ``sycl_device``
+    itself, is not parametrized over the devices again."""
+    (tmp_path / "conftest.py").write_text(textwrap.dedent("""
+        import pytest
+
+        @pytest.fixture
+        def sycl_device():
+            return "the project's own"
+    """))
+    r = run_pytest(tmp_path, """
+        import pytest
+        import pysycl as sycl
+
+        def test_own(sycl_device):
+            assert sycl_device == "the project's own"
+    """)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert outcomes(r) == {"test_own": "PASSED"}
+    (tmp_path / "conftest.py").unlink()
+    r = run_pytest(tmp_path, """
+        import pytest
+        import pysycl as sycl
+
+        HOST = sycl.device(sycl.aspect_selector(sycl.aspect.host_debuggable))
+
+        @pytest.mark.parametrize("sycl_device", [HOST], ids=["mine"], indirect=True)
+        def test_explicit(sycl_queue, sycl_device):
+            assert sycl_queue.get_device() == sycl_device == HOST
+    """)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert outcomes(r) == {"test_explicit[mine]": "PASSED"}
 
 
 def test_plugin_costs_nothing_when_unused(tmp_path: Path) -> None:
