@@ -122,6 +122,8 @@ def assert_same_on_devices(run: Callable[[sycl.queue], Any],
 
 def _devices_arg(devices: Iterable[sycl.device], where: str) -> list[sycl.device]:
     try:
+        if isinstance(devices, (str, bytes)):
+            raise TypeError
         devs = list(devices)
     except TypeError:
         raise TypeError(f"{where}: devices must be an iterable of sycl.device, not "
@@ -272,7 +274,9 @@ def _none_could_run(results: DeviceResults, devs: list[sycl.device],
 
 
 def _name(dev: sycl.device | None) -> str:
-    return "None" if dev is None else repr(dev.display_name)
+    if dev is None:
+        return "None"
+    return repr(dev.display_name) + (" (sub-device)" if dev.parent is not None else "")
 
 
 def _describe(run: Callable[..., Any]) -> str:

@@ -32,10 +32,11 @@ host_debuggable device. For any other device (PoCL from PyPI: no SPIR-V)
 ``sycl.exception(errc.kernel_not_supported)`` when the strategy is created, not
 when a test first draws from it.
 
-**Sizes.** A range is drawn as its size (log-uniform: 3 work-items are as likely
-as 200), then a split of that size over the dimensions, in a drawn order (no
-dimension favoured); an nd_range as its work-group size, its number of
-work-groups, then their splits. The default bound is 256 work-items: the
+**Sizes.** A range is drawn as its size (log-uniform: 3 work-items are about as
+likely as 200), then a split of that size over the dimensions, in a drawn order
+(no dimension favoured); an nd_range as its work-group size, its number of
+work-groups (both log-uniform), then their splits. Every draw makes the same number of choices whatever
+the values: hypothesis prefers fewer choices when it shrinks. The default bound is 256 work-items: the
 host_debuggable device interprets kernels (about 0.1 ms a work-item) and
 hypothesis's deadline is 200 ms an example.
 
@@ -44,9 +45,15 @@ None), one work-item -- ``sycl.range(1)``, ``sycl.id(0)``,
 ``sycl.nd_range(sycl.range(1), sycl.range(1))`` (ones in every dimension when
 ``dims`` is given) -- or, with ``sub_group_size`` ``s``, one work-group of one
 sub-group, ``sycl.nd_range(sycl.range(s), sycl.range(s))``. A failure that needs
-more work-items shrinks towards the fewest, with fewest work-groups, in the
-fewest dimensions, the extents beyond 1 in the last (fastest) dimension: a test
-failing from 10 work-items on reports ``sycl.range(10)``.
+more shrinks towards, in this order, the fewest dimensions, the smallest
+work-groups, the fewest work-groups, the extents beyond 1 in the last (fastest)
+dimension: a test failing from 10 work-items on reports ``sycl.range(10)``, one
+failing for work-groups of 6 or more in 3 dimensions
+``sycl.nd_range(sycl.range(1, 1, 6), sycl.range(1, 1, 6))``, one failing from
+5 work-groups on in 2 dimensions ``sycl.nd_range(sycl.range(1, 5),
+sycl.range(1, 1))``. Hypothesis's
+shrinker is a search: these are the cases it reaches, not a promise for every
+failing condition.
 
 Bad arguments raise ``hypothesis.errors.InvalidArgument`` (a ``TypeError``)
 naming the argument and the caller's ``file:line``.
@@ -55,6 +62,7 @@ naming the argument and the caller's ``file:line``.
 from __future__ import annotations
 
 import functools
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -104,11 +112,11 @@ def ids(rng: sycl.range | Sequence[int]) -> st.SearchStrategy[sycl.id]:
     """``sycl.id`` values inside ``rng`` (a ``sycl.range`` or a tuple of extents):
     ``0 <= id[d] < rng[d]`` in every dimension. Shrinks to ``sycl.id(0, ...)``."""
     where = f"pysycl.testing.strategies.ids (called at {caller()})"
-    try:
-        extents = tuple(int(e) for e in rng)
-    except TypeError:
-        raise InvalidArgument(f"{where}: rng must be a sycl.range or a tuple of extents, "
-                              f"not {type(rng).__name__}") from None
+    if not isinstance(rng, (sycl.range, tuple, list)) or not all(
+            isinstance(e, numbers.Integral) and not isinstance(e, bool) for e in rng):
+        raise InvalidArgument(f"{where}: rng must be a sycl.range or a tuple of int extents, "
+                              f"not {rng!r}")
+    extents = tuple(int(e) for e in rng)
     if not 1 <= len(extents) <= 3:
         raise InvalidArgument(f"{where}: rng must have 1 to 3 dimensions, not {len(extents)}")
     if any(e < 1 for e in extents):
@@ -232,7 +240,8 @@ class _Limits:
         if key not in self._splittable:  # small caps: the sizes they allow, once
             self._splittable[key] = [m for m in range(1, key[1] + 1)
                                      if _fits(self.sg * m, self.caps[n])]
-        return self.sg * draw(st.sampled_from(self._splittable[key]))
+        sizes = self._splittable[key]
+        return self.sg * sizes[draw(st.integers(0, len(sizes) - 1))]
 
 
 def _size(draw: Any, top: int) -> int:
@@ -256,7 +265,7 @@ def _split(draw: Any, total: int, caps: tuple[int, ...]) -> tuple[int, ...]:
     for i, d in enumerate(order[:-1]):
         later = tuple(caps[e] for e in order[i + 1:])
         choices = [x for x in _divisors(rest) if x <= caps[d] and _fits(rest // x, later)]
-        out[d] = draw(st.sampled_from(choices))
+        out[d] = choices[draw(st.integers(0, len(choices) - 1))]  # a draw even for one
         rest //= out[d]
     out[order[-1]] = rest
     return tuple(out)
