@@ -9,6 +9,7 @@ ids row-major over their ranges.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import subprocess
@@ -205,6 +206,20 @@ def test_every_valid_nd_range_can_be_drawn(kernel_device: sycl.device) -> None:
     assert len(valid) == 9
     for target in valid:
         assert find(strategy, lambda nd, t=target: nd == t, settings=FIND) == target
+
+
+@PURE
+@given(data=st.data())
+def test_splits_keep_small_work_item_caps(data: st.DataObject) -> None:
+    """Devices here have caps above their work-group limit; a GPU's are not (64 in SYCL
+    dimension 0 of a 3-d range): the split that honours them, with small caps."""
+    caps = tuple(data.draw(st.lists(st.integers(1, 6), min_size=1, max_size=3), label="caps"))
+    products = {math.prod(t) for t in itertools.product(*(range(1, c + 1) for c in caps))}
+    for total in range(1, math.prod(caps) + 2):
+        assert sst._fits(total, caps) == (total in products), (total, caps)
+    total = data.draw(st.sampled_from(sorted(products)), label="total")
+    split = data.draw(st.composite(lambda draw: sst._split(draw, total, caps))(), label="split")
+    assert math.prod(split) == total and all(1 <= e <= c for e, c in zip(split, caps, strict=True))
 
 
 # ------------------------------------------------------------------ shrinking
