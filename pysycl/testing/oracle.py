@@ -60,13 +60,10 @@ class DeviceResults(dict):
             ``errc.kernel_not_supported`` or ``errc.feature_not_supported``.
     """
 
-    oracle: sycl.device | None
-    left_out: dict[sycl.device, str]
-
     def __init__(self) -> None:
         super().__init__()
-        self.oracle = None
-        self.left_out = {}
+        self.oracle: sycl.device | None = None
+        self.left_out: dict[sycl.device, str] = {}
 
     def __repr__(self) -> str:
         ran = ", ".join(repr(d.display_name) for d in self)
@@ -92,12 +89,13 @@ def assert_same_on_devices(run: Callable[[sycl.queue], Any],
         :class:`DeviceResults`: each device's result, the oracle, the devices left out.
 
     Raises:
-        AssertionError: two devices' results differ: it names both devices, the
-            array (``result[1]``, ``result['c']``), how many elements differ, and the
-            first differing n-d indices with both values; or the structures,
-            shapes or dtypes differ.
-        sycl.exception: ``errc.kernel_not_supported`` when no device could run it
-            (outside pytest; under pytest the test is skipped).
+        AssertionError: two devices' results differ (structure, shape, dtype or values).
+        sycl.exception: ``errc.kernel_not_supported``: no device could run it (not under pytest).
+
+    A mismatch's message names both devices, the array (``result[1]``,
+    ``result['c']``), how many elements differ and the first differing n-d
+    indices with both values. Under pytest, no device able to run ``run`` skips
+    the test (``pytest.skip``) with each device's reason.
     """
     __tracebackhide__ = True  # pytest: the failure points at the test, not in here
     where = f"assert_same_on_devices (called at {caller()})"

@@ -16,10 +16,10 @@ saying so.
 least 1 and at most the device's ``info.device.max_work_item_sizes_<N>d[d]``
 (SYCL order: dimension 0 is the slowest), the local range's size at most
 ``info.device.max_work_group_size`` and at most the ``max_work_group_size``
-given (a kernel's own limit, ``kernel.get_info(sycl.info.kernel_device_specific.
-work_group_size, device)``: on an NVIDIA GPU a kernel that uses many registers
-has a limit below the device's), the local range dividing the global range in
-every dimension. With ``sub_group_size`` (one of the device's
+given (a kernel's own limit, its
+``info.kernel_device_specific.work_group_size``: on an NVIDIA GPU a kernel
+that uses many registers has a limit below the device's), the local range
+dividing the global range in every dimension. With ``sub_group_size`` (one of the device's
 ``info.device.sub_group_sizes``) the local range's size is a multiple of it:
 every work-group is made of whole sub-groups. Offsets are never drawn: pysycl
 does not support nd_range offsets (deprecated in SYCL 2020; docs/mapping.md).
@@ -139,8 +139,7 @@ def work_group_sizes(device: sycl.device, dims: int | None = None, *,
             local range's size is a multiple of it.
 
     Raises:
-        sycl.exception: ``errc.kernel_not_supported`` for a device that cannot run
-            Python kernels (at once, not at the first draw).
+        sycl.exception: ``errc.kernel_not_supported``: the device cannot run Python kernels.
 
     Shrinks to ``sycl.range(1)`` (ones in every dimension), or with a sub-group
     size ``s`` to ``s`` work-items in the last (fastest) dimension.
@@ -174,8 +173,7 @@ def nd_ranges(device: sycl.device, dims: int | None = None, max_global: int = DE
             work-group's size is a multiple of it.
 
     Raises:
-        sycl.exception: ``errc.kernel_not_supported`` for a device that cannot run
-            Python kernels (at once, not at the first draw).
+        sycl.exception: ``errc.kernel_not_supported``: the device cannot run Python kernels.
 
     Shrinks to ``sycl.nd_range(sycl.range(1), sycl.range(1))`` (ones in every
     dimension when ``dims`` is given), or with a sub-group size ``s`` to one

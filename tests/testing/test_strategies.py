@@ -196,14 +196,15 @@ def test_ranges_and_ids_are_valid(data: st.DataObject) -> None:
 
 
 def test_every_valid_nd_range_can_be_drawn(kernel_device: sycl.device) -> None:
-    """Completeness on a small space: 2-d, at most 8 work-items, work-groups of 4."""
+    """Completeness on a small space: 2-d, work-groups of one sub-group, at most two."""
     dev = kernel_device
-    if 4 not in dev.get_info(sycl.info.device.sub_group_sizes):
-        pytest.skip("the device has no sub-group size 4")  # the GPU: 32 only
-    strategy = sst.nd_ranges(dev, dims=2, max_global=8, sub_group_size=4)
-    valid = {sycl.nd_range(sycl.range(a * c, b * d), sycl.range(a, b))
-             for a, b in ((1, 4), (2, 2), (4, 1)) for c in (1, 2) for d in (1, 2) if c * d <= 2}
-    assert len(valid) == 9
+    sg = min(dev.get_info(sycl.info.device.sub_group_sizes))
+    strategy = sst.nd_ranges(dev, dims=2, max_global=2 * sg, sub_group_size=sg)
+    caps = _caps(dev, 2)
+    valid = {sycl.nd_range(sycl.range(a * c, (sg // a) * d), sycl.range(a, sg // a))
+             for a in range(1, sg + 1) if sg % a == 0 and a <= caps[0] and sg // a <= caps[1]
+             for c, d in ((1, 1), (1, 2), (2, 1))}
+    assert len(valid) >= 3
     for target in valid:
         assert find(strategy, lambda nd, t=target: nd == t, settings=FIND) == target
 
