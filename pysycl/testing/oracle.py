@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 import pysycl as sycl
+from pysycl.testing._devices import devices as python_devices
 from pysycl.testing._where import caller
 
 __all__ = ["DeviceResults", "assert_same_on_devices"]
@@ -100,9 +101,7 @@ def assert_same_on_devices(run: Callable[[sycl.queue], Any],
     __tracebackhide__ = True  # pytest: the failure points at the test, not in here
     where = f"assert_same_on_devices (called at {caller()})"
     if devices is None:
-        from pysycl.testing import devices as all_devices
-
-        devices = all_devices()
+        devices = python_devices()
     devs = _devices_arg(devices, where)
     results = DeviceResults()
     for dev in devs:
