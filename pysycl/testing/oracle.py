@@ -82,7 +82,8 @@ def assert_same_on_devices(run: Callable[[sycl.queue], Any],
             arrays (one, or a tuple/list/dict of them). pysycl waits for the
             queue (``wait_and_throw``) after ``run`` returns.
         devices: the devices; default :func:`pysycl.testing.devices` (every device
-            that runs Python kernels, the host_debuggable device included).
+            that runs Python kernels, the host_debuggable device included). A
+            device given twice runs once.
         rtol: relative tolerance for floating-point and complex arrays.
         atol: absolute tolerance for floating-point and complex arrays.
 
@@ -103,6 +104,9 @@ def assert_same_on_devices(run: Callable[[sycl.queue], Any],
     if devices is None:
         devices = python_devices()
     devs = _devices_arg(devices, where)
+    for name, tol in (("rtol", rtol), ("atol", atol)):
+        if not isinstance(tol, (int, float)) or isinstance(tol, bool) or not tol >= 0:
+            raise ValueError(f"{where}: {name} must be a number >= 0, not {tol!r}")
     results = DeviceResults()
     for dev in devs:
         leaves = _run_on(run, dev, results, where)

@@ -308,3 +308,9 @@ def test_bad_arguments_and_results_are_type_errors(host_device: sycl.device, dev
         assert_same_on_devices(lambda q: result, [host_device] if devs is None else devs)
     assert fragment in str(ei.value)
     assert f"{os.path.basename(__file__)}:" in str(ei.value)
+
+
+@pytest.mark.parametrize("kw", [{"rtol": -1e-3}, {"atol": float("nan")}, {"rtol": "0.1"}])
+def test_bad_tolerances_are_value_errors(host_device: sycl.device, kw: dict) -> None:
+    with pytest.raises(ValueError, match=rf"{next(iter(kw))} must be a number >= 0"):
+        assert_same_on_devices(lambda q: np.zeros(1), [host_device], **kw)
