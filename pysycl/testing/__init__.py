@@ -7,8 +7,12 @@
   device included;
 * :mod:`pysycl.testing.strategies` -- hypothesis strategies for ranges, ids and
   nd_ranges valid on a device (the only part that needs hypothesis);
-* the pytest plugin :mod:`pysycl.testing.plugin` (installed with pysycl as a
-  ``pytest11`` entry point): the ``sycl_device`` and ``sycl_queue`` fixtures.
+* :func:`assert_same_on_devices` (:mod:`pysycl.testing.oracle`) -- run the same
+  work on every device and compare the results with the host_debuggable
+  device's and with each other;
+* the pytest plugin :mod:`pysycl.testing.plugin` (installed with pysycl: the
+  ``pytest11`` entry point ``_pysycl_pytestplugin``): the ``sycl_device`` and
+  ``sycl_queue`` fixtures, ``--sycl-devices``, the ``sycl_requires`` marker.
 
 This package imports neither pytest nor hypothesis unless asked to. Importing it
 makes hypothesis deadlines leave out pysycl's first-time work -- the compiler's
@@ -17,25 +21,11 @@ import, a kernel's first compile and build (:mod:`pysycl.testing._deadline`).
 
 from __future__ import annotations
 
-import pysycl as sycl
 from pysycl.testing import _deadline
+from pysycl.testing._devices import devices
+from pysycl.testing.oracle import DeviceResults, assert_same_on_devices
 
-__all__ = ["devices"]
-
-
-def devices(python_kernels: bool = True) -> list[sycl.device]:
-    """The devices of this machine, in ``sycl.device.get_devices()`` order.
-
-    Args:
-        python_kernels: only those that run kernels written in Python: devices
-            that load one of pysycl's device images (SPIR-V or PTX) and the
-            host_debuggable device, which runs them in the interpreter. False:
-            every device.
-    """
-    found = sycl.device.get_devices()
-    if not python_kernels:
-        return found
-    return [d for d in found if d.image_targets or d.has(sycl.aspect.host_debuggable)]
+__all__ = ["DeviceResults", "assert_same_on_devices", "devices"]
 
 
 # A kernel's first compile is not an example's work: hypothesis leaves it out of the

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pysycl as sycl
+from pysycl.testing import strategies as sst
 
 HOST = sycl.aspect_selector(sycl.aspect.host_debuggable)
 
@@ -34,8 +35,9 @@ def _both(shape: tuple[int, int], make, nd: tuple[int, int] | None = None) -> np
 
 
 @settings(max_examples=10, deadline=None)
-@given(rows=st.integers(1, 9), cols=st.integers(1, 9), k=st.integers(1, 5))
-def test_ids_and_ranges_built_in_the_kernel(rows: int, cols: int, k: int) -> None:
+@given(shape=sst.ranges(dims=2, max_size=81), k=st.integers(1, 5))
+def test_ids_and_ranges_built_in_the_kernel(shape: sycl.range, k: int) -> None:
+    rows, cols = shape
     def make(o):  # type: ignore[no-untyped-def]
         def kern(it):  # type: ignore[no-untyped-def]
             i = sycl.id(it[0], it[1])

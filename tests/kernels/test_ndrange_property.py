@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pysycl as sycl
+from pysycl.testing import strategies as sst
 
 PER_DIM = 10   # per-dimension columns
 SCALARS = 6    # linear ids and leader
@@ -22,13 +23,13 @@ SETTINGS = settings(max_examples=12, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
-def _launches(ndim: int) -> st.SearchStrategy[tuple[tuple[int, ...], tuple[int, ...]]]:
+def _launches(q: sycl.queue, ndim: int) -> st.SearchStrategy[sycl.nd_range]:
     # Work-groups of at most 256: a kernel's own limit (registers) is below the device's
-    # 1024 on NVIDIA GPUs, and pysycl refuses larger groups there (errc.nd_range).
-    pairs = st.lists(st.tuples(st.integers(1, 4), st.integers(1, 8)),
-                     min_size=ndim, max_size=ndim).filter(
-        lambda p: int(np.prod([loc for _, loc in p])) <= 256)
-    return pairs.map(lambda p: (tuple(g * loc for g, loc in p), tuple(loc for _, loc in p)))
+    # 1024 on NVIDIA GPUs, and pysycl refuses larger groups there (errc.nd_range). The
+    # host_debuggable device interprets kernels: smaller launches there.
+    host = q.get_device().has(sycl.aspect.host_debuggable)
+    return sst.nd_ranges(q.get_device(), dims=ndim, max_global=512 if host else 4096,
+                         max_work_group_size=256)
 
 
 def _model_row(gid: tuple[int, ...], nd: sycl.nd_range) -> list[int]:
@@ -88,31 +89,27 @@ def _expected_nd(glob: tuple[int, ...], loc: tuple[int, ...]) -> np.ndarray:
     return np.array(rows, dtype=np.int64)
 
 
-def _check_nd(q: sycl.queue, launch: tuple[tuple[int, ...], tuple[int, ...]]) -> None:
-    glob, loc = launch
-    if q.get_device().has(sycl.aspect.host_debuggable):  # the interpreter is slow: shrink
-        small = [min(lo, 4) for lo in loc]
-        glob = tuple(min(g // lo, 2) * s for g, lo, s in zip(glob, loc, small, strict=True))
-        loc = tuple(small)
+def _check_nd(q: sycl.queue, nd: sycl.nd_range) -> None:
+    glob, loc = tuple(nd.get_global_range()), tuple(nd.get_local_range())
     np.testing.assert_array_equal(_run_nd(q, glob, loc), _expected_nd(glob, loc))
 
 
 @SETTINGS
-@given(_launches(1))
-def test_nd_item_queries_1d(any_kernel_queue: sycl.queue, launch) -> None:
-    _check_nd(any_kernel_queue, launch)
+@given(data=st.data())
+def test_nd_item_queries_1d(any_kernel_queue: sycl.queue, data: st.DataObject) -> None:
+    _check_nd(any_kernel_queue, data.draw(_launches(any_kernel_queue, 1)))
 
 
 @SETTINGS
-@given(_launches(2))
-def test_nd_item_queries_2d(any_kernel_queue: sycl.queue, launch) -> None:
-    _check_nd(any_kernel_queue, launch)
+@given(data=st.data())
+def test_nd_item_queries_2d(any_kernel_queue: sycl.queue, data: st.DataObject) -> None:
+    _check_nd(any_kernel_queue, data.draw(_launches(any_kernel_queue, 2)))
 
 
 @SETTINGS
-@given(_launches(3))
-def test_nd_item_queries_3d(any_kernel_queue: sycl.queue, launch) -> None:
-    _check_nd(any_kernel_queue, launch)
+@given(data=st.data())
+def test_nd_item_queries_3d(any_kernel_queue: sycl.queue, data: st.DataObject) -> None:
+    _check_nd(any_kernel_queue, data.draw(_launches(any_kernel_queue, 3)))
 
 
 def test_nd_item_whole_queries(any_kernel_queue: sycl.queue) -> None:
@@ -156,14 +153,11 @@ def test_nd_item_whole_queries(any_kernel_queue: sycl.queue) -> None:
 
 
 # ------------------------------------------------------------------ range / item
-def _ranges() -> st.SearchStrategy[tuple[int, ...]]:
-    return st.lists(st.integers(1, 9), min_size=1, max_size=3).map(tuple)
-
-
 @SETTINGS
-@given(_ranges())
-def test_item_queries(any_kernel_queue: sycl.queue, shape: tuple[int, ...]) -> None:
+@given(sst.ranges(max_size=729))
+def test_item_queries(any_kernel_queue: sycl.queue, rng: sycl.range) -> None:
     kq = any_kernel_queue
+    shape = tuple(rng)
     n = len(shape)
     size = int(np.prod(shape))
     out = np.full((size, 2 * n + 1), -1, dtype=np.int64)

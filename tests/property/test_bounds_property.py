@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pysycl as sycl
+from pysycl.testing import strategies as sst
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -28,10 +29,12 @@ def _cases(draw: Any) -> tuple[str, tuple[int, ...], tuple[int, ...], tuple[int,
                                tuple[int, ...]]:
     pattern = draw(st.sampled_from(["item", "transposed"]))
     ndim = 2 if pattern == "transposed" else draw(st.integers(1, 2))
-    shape = tuple(draw(st.lists(st.integers(1, 7), min_size=ndim, max_size=ndim)))
-    offset = tuple(draw(st.integers(0, s)) for s in shape)
-    acc_range = tuple(draw(st.integers(0, s - o)) for s, o in zip(shape, offset, strict=True))
-    launch = tuple(draw(st.lists(st.integers(0, 9), min_size=ndim, max_size=ndim)))
+    shape = tuple(draw(sst.ranges(dims=ndim, max_size=49)))
+    # offset in [0, shape], the accessor's range in [0, shape - offset], the launch in
+    # [0, 9]: ids inside those boxes (zero extents included)
+    offset = tuple(draw(sst.ids(tuple(s + 1 for s in shape))))
+    acc_range = tuple(draw(sst.ids(tuple(s - o + 1 for s, o in zip(shape, offset, strict=True)))))
+    launch = tuple(draw(sst.ids((10,) * ndim)))
     return pattern, shape, offset, acc_range, launch
 
 

@@ -8,13 +8,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import pysycl as sycl
+from pysycl.testing import strategies as sst
 
-launches = st.lists(st.tuples(st.integers(1, 4), st.integers(1, 5)), min_size=1, max_size=3)
+# (work-groups, local range): a local range and a number of work-groups per dimension.
+launches = sst.ranges(max_size=125).flatmap(
+    lambda loc: st.tuples(sst.ranges(dims=len(loc), max_size=64), st.just(loc)))
 
 
-def _nd(pairs: list[tuple[int, int]]) -> sycl.nd_range:
-    return sycl.nd_range(sycl.range(*(g * loc for g, loc in pairs)),
-                         sycl.range(*(loc for _, loc in pairs)))
+def _nd(launch: tuple[sycl.range, sycl.range]) -> sycl.nd_range:
+    groups, loc = launch
+    return sycl.nd_range(sycl.range(*(g * e for g, e in zip(groups, loc, strict=True))), loc)
 
 
 def _items(nd: sycl.nd_range) -> list[sycl.nd_item]:
@@ -23,8 +26,8 @@ def _items(nd: sycl.nd_range) -> list[sycl.nd_item]:
 
 
 @given(launches)
-def test_group_times_local_plus_local_id_is_global_id(pairs: list[tuple[int, int]]) -> None:
-    nd = _nd(pairs)
+def test_group_times_local_plus_local_id_is_global_id(launch: tuple[sycl.range, sycl.range]) -> None:
+    nd = _nd(launch)
     for it in _items(nd):
         for d in range(nd.dimensions):
             assert it.get_group(d) * it.get_local_range(d) + it.get_local_id(d) == \
@@ -34,8 +37,8 @@ def test_group_times_local_plus_local_id_is_global_id(pairs: list[tuple[int, int
 
 
 @given(launches)
-def test_linear_ids_are_bijections(pairs: list[tuple[int, int]]) -> None:
-    nd = _nd(pairs)
+def test_linear_ids_are_bijections(launch: tuple[sycl.range, sycl.range]) -> None:
+    nd = _nd(launch)
     items = _items(nd)
     assert sorted(it.get_global_linear_id() for it in items) == list(range(len(items)))
     by_group: dict[int, list[int]] = {}
@@ -47,8 +50,8 @@ def test_linear_ids_are_bijections(pairs: list[tuple[int, int]]) -> None:
 
 
 @given(launches)
-def test_one_leader_per_group_and_group_queries_agree(pairs: list[tuple[int, int]]) -> None:
-    nd = _nd(pairs)
+def test_one_leader_per_group_and_group_queries_agree(launch: tuple[sycl.range, sycl.range]) -> None:
+    nd = _nd(launch)
     items = _items(nd)
     leaders = [it for it in items if it.get_group().leader()]
     assert len(leaders) == nd.get_group_range().size()

@@ -10,13 +10,12 @@ from hypothesis import strategies as st
 
 import pysycl as sycl
 from pysycl._objects.range import delinearize, linear_index
+from pysycl.testing import strategies as sst
 
-dims = st.lists(st.integers(1, 7), min_size=1, max_size=3)
 
-
-@given(dims)
-def test_linear_ids_are_a_bijection_onto_0_size(shape: list[int]) -> None:
-    r = sycl.range(*shape)
+@given(sst.ranges(max_size=343))
+def test_linear_ids_are_a_bijection_onto_0_size(r: sycl.range) -> None:
+    shape = tuple(r)
     lin = [sycl.item(sycl.id(*idx), r).get_linear_id()
            for idx in itertools.product(*(range(n) for n in shape))]
     # Row-major: iterating the last dimension fastest enumerates 0..size-1 in order.
@@ -25,9 +24,10 @@ def test_linear_ids_are_a_bijection_onto_0_size(shape: list[int]) -> None:
         assert linear_index(delinearize(k, shape), shape) == k
 
 
-@given(dims, st.data())
-def test_id_range_arithmetic_is_elementwise(shape: list[int], data: st.DataObject) -> None:
-    other = data.draw(st.lists(st.integers(1, 9), min_size=len(shape), max_size=len(shape)))
+@given(sst.ranges(max_size=343), st.data())
+def test_id_range_arithmetic_is_elementwise(r: sycl.range, data: st.DataObject) -> None:
+    shape = tuple(r)
+    other = tuple(data.draw(sst.ranges(dims=len(shape), max_size=729)))
     a, b = sycl.id(*shape), sycl.id(*other)
     assert tuple(a + b) == tuple(x + y for x, y in zip(shape, other, strict=False))
     assert tuple(a * b) == tuple(x * y for x, y in zip(shape, other, strict=False))
@@ -39,13 +39,13 @@ def test_id_range_arithmetic_is_elementwise(shape: list[int], data: st.DataObjec
     assert sycl.range(*shape).size() == __import__("math").prod(shape)
 
 
-@given(st.lists(st.tuples(st.integers(1, 6), st.integers(1, 6)), min_size=1, max_size=3))
-def test_nd_range_group_times_local_is_global(pairs: list[tuple[int, int]]) -> None:
-    local = [loc for _, loc in pairs]
-    glob = [g * loc for g, loc in pairs]
-    nd = sycl.nd_range(sycl.range(*glob), sycl.range(*local))
+@given(sst.ranges(max_size=216), st.data())
+def test_nd_range_group_times_local_is_global(local: sycl.range, data: st.DataObject) -> None:
+    groups = data.draw(sst.ranges(dims=len(local), max_size=216))
+    glob = [g * loc for g, loc in zip(groups, local, strict=True)]
+    nd = sycl.nd_range(sycl.range(*glob), local)
     assert tuple(nd.get_group_range() * nd.get_local_range()) == tuple(nd.get_global_range())
-    assert tuple(nd.get_group_range()) == tuple(g for g, _ in pairs)
+    assert nd.get_group_range() == groups
 
 
 def test_c_division_truncates_toward_zero() -> None:
