@@ -9,7 +9,8 @@ and ``target="gpu"`` implementations apply to kernels and CPU-only ones do not.
   function is otherwise untypeable in Numba).
 * :class:`SYCLTargetContext` lowers with Numba's builtin implementations plus
   ours, the "minimal" calling convention (status code return, no Python
-  objects) with a hidden assert record (:mod:`pysycl_numba.asserts`), no NRT, no bounds checks, and a SPIR-V code generator.
+  objects) with a hidden assert record (:mod:`pysycl_numba.asserts`), no NRT,
+  no bounds checks, and a SPIR-V code generator.
 
 Both install the registries of every module of :data:`OVERLOADS`, the one
 list of what kernels can use (:mod:`pysycl_numba.overloads`). Dependencies
