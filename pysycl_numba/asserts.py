@@ -141,7 +141,7 @@ class RewriteAsserts(FunctionPass):
             message = _assertion(raise_.exception, defs, consumed)
             if message is False:
                 continue  # another exception: RejectUnsupportedPython says so
-            pieces, values = _layout(message, defs, consumed, raise_.loc)
+            pieces, values = _layout(message, defs, func_ir._definitions, consumed, raise_.loc)
             block.body[-1:] = _fail(block.scope, pieces, values, raise_.loc)
             block.body.append(_end(func_ir, label, raise_.loc))
             changed = True
@@ -183,15 +183,16 @@ def _assertion(exc: ir.Var, defs: dict[str, Any], consumed: set[str]) -> ir.Var 
     return d.args[0] if d.args else None
 
 
-def _layout(message: ir.Var | None, defs: dict[str, Any], consumed: set[str], loc: ir.Loc,
-            ) -> tuple[tuple[str | int, ...] | None, list[ir.Var]]:
+def _layout(message: ir.Var | None, defs: dict[str, Any], definitions: dict[str, list[Any]],
+            consumed: set[str], loc: ir.Loc) -> tuple[tuple[str | int, ...] | None, list[ir.Var]]:
     """An assert message's pieces (text and value positions) and its values."""
     if message is None:
         return None, []
     chain, d = _chain(message, defs)
     literal = isinstance(d, ir.Const) and isinstance(d.value, str)
     fstring = any("build_string" in n or "format_value" in n for n in chain)
-    if not (literal or fstring):
+    once = all(len(definitions.get(n, ())) <= 1 for n in chain)  # not "a" if c else "b"
+    if not ((literal or fstring) and once):
         raise KernelSourceError(f"this assert's message is not a string literal or an "
                                 f"f-string: {ALLOWED}", loc)
     used: set[str] = set()

@@ -347,6 +347,13 @@ def _explain(message: str) -> tuple[str, str] | None:
                 "print() in a kernel prints numbers (bool, integers, floats) and string "
                 "literals: print int(i) or it[0] of a sycl.item, z.real and z.imag of a complex "
                 "number, values read from accessors")
+    if "Function(<function assert_fail" in message:
+        m = re.search(r">>> assert_fail\(sycl\.assert_layout[^)]*\)?, ([^\n]+)\)", message)
+        what = f" of {_printed(m.group(1))}" if m else ""
+        return (f"an assert message{what}",
+                "an assert's message in a kernel shows numbers (bool, integers, floats) and "
+                "text: show int(i) or it[0] of a sycl.item, z.real and z.imag of a complex "
+                "number, values read from accessors")
     m = re.search(r"No implementation of function Function\(<(built-in function|ufunc|class) "
                   r"'?(\w+)'?>\) found for signature:\s*>>> ([^\n]+)", message)
     if m:

@@ -91,3 +91,55 @@ def _find(code: types.CodeType) -> types.CodeType | None:
 
 def _qualname(code: types.CodeType) -> str:
     return getattr(code, "co_qualname", code.co_name)  # (Python 3.10: the name)
+
+
+def plain_tree(fn: Any) -> Any:
+    """For the host_debuggable device, which runs the kernel itself: ``fn`` with its code and
+    that of the functions it reads (globals, closure cells, however deep) unrewritten.
+
+    Functions that change get a copy of their module's globals (one per module) holding
+    the changed functions; ``fn`` itself when nothing changes.
+    """
+    return _tree(fn, {}, {})
+
+
+def _tree(fn: Any, globs: dict[int, dict[str, Any]], done: dict[int, Any]) -> Any:
+    if type(fn) is not types.FunctionType:
+        return fn
+    if id(fn) in done:
+        return done[id(fn)]
+    done[id(fn)] = fn  # (a cycle: the function as it is)
+    code = plain_code(fn.__code__) or fn.__code__
+    g = fn.__globals__
+    changed: dict[str, Any] = {}
+    for name in {n for c in nested_codes(code) for n in c.co_names}:
+        v = g.get(name)
+        if type(v) is types.FunctionType:
+            new = _tree(v, globs, done)
+            if new is not v:
+                changed[name] = new
+    cells = fn.__closure__
+    new_cells = cells
+    if cells:
+        contents = []
+        for c in cells:
+            try:
+                contents.append(c.cell_contents)
+            except ValueError:
+                contents.append(c)
+        swapped = [_tree(v, globs, done) for v in contents]
+        if any(a is not b for a, b in zip(swapped, contents, strict=True)):
+            new_cells = tuple(types.CellType(s) if s is not v else c
+                              for s, v, c in zip(swapped, contents, cells, strict=True))
+    if code is fn.__code__ and not changed and new_cells is cells:
+        return fn
+    if changed:
+        g = globs.setdefault(id(g), dict(g))
+        g.update(changed)
+    new_fn = types.FunctionType(code, g, fn.__name__, fn.__defaults__, new_cells)
+    new_fn.__qualname__ = fn.__qualname__
+    new_fn.__kwdefaults__ = fn.__kwdefaults__
+    new_fn.__module__ = fn.__module__
+    new_fn.__dict__.update(fn.__dict__)
+    done[id(fn)] = new_fn
+    return new_fn

@@ -59,7 +59,7 @@ from pysycl._commands.commands import (
 from pysycl._commands.event import event
 from pysycl._commands.host_task import run_host_task
 from pysycl._core.exceptions import errc, exception
-from pysycl._core.plaincode import plain_function
+from pysycl._core.plaincode import plain_tree
 from pysycl._kernels import kernel_api as _kernel_api
 from pysycl._kernels import kstream as _kstream
 from pysycl._kernels.captures import capture_values
@@ -198,7 +198,7 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
                             "command group")
     body = body_of(fn) if not isinstance(fn, types.FunctionType) else None
     if body is None:  # a kernel in a module pytest rewrote: its plain code, as compiled
-        fn = plain_function(fn)
+        fn = plain_tree(fn)
     code = fn.__code__ if body is None else body[0].__code__
     # the compiled path's capture rules (a function object: its body and self)
     _, values, _, _ = capture_values(*((fn, h) if body is None else (body[0], h, body[1])))
