@@ -188,7 +188,13 @@ class Watch:
         self.location = location
         # The submitting program's code (a kernel compiled from another file serves it too);
         # its code objects only: a watch must not keep the kernel's captures alive.
-        self.codes = kernel_codes(fn)
+        # (The same Kernel and code object -- identical, not equal: code objects of two
+        # files compare equal -- have the same helpers' code, which the Kernel's key holds.)
+        code = fn.__code__
+        known = kernel.codes.get(id(code))
+        if known is None or known[0] is not code:
+            known = kernel.codes[id(code)] = (code, kernel_codes(fn))
+        self.codes = known[1]
         self.name = name  # the submitted kernel's (the cached kernel may be another's)
         self.ranges = ranges
         # The buffers it used (ids: a watch must not keep their memory alive).

@@ -93,8 +93,8 @@ class Kernel:
             memory alive.
     """
 
-    __slots__ = ("__weakref__", "arg_dtypes", "arg_kinds", "asserts", "bound", "compiled",
-                 "digest", "direct",
+    __slots__ = ("__weakref__", "arg_dtypes", "arg_kinds", "asserts", "bound", "codes",
+                 "compiled", "digest", "direct",
                  "direct_rest", "has_local", "has_pointer", "has_spec", "images", "kernels", "name",
                  "prints")
 
@@ -130,6 +130,8 @@ class Kernel:
         self.direct, self.direct_rest = _bounds.fast_checks(compiled.direct_index, kinds)
         # asserts: the launch binds an error buffer and reports a failure (pysycl._kernels.bounds)
         self.asserts = bool(compiled.asserts)
+        # id of a submitting code object -> (it, the code table its sites resolve against)
+        self.codes: dict[int, tuple[types.CodeType, tuple[types.CodeType, ...]]] = {}
         self.kernels: dict[tuple[Hashable, ...], cl.Kernel] = {}
         # cl_kernel -> the arguments it was last launched with (exec.launch sets only changes)
         self.bound: dict[cl.Kernel, list[Any]] = {}

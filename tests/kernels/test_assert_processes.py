@@ -60,7 +60,7 @@ def program(tmp_path: Path) -> Path:
     return p
 
 
-def test_python_O_strips_kernel_asserts_and_never_shares_a_cached_kernel(
+def test_python_dash_o_strips_kernel_asserts_and_never_shares_a_cached_kernel(
         program: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     kind, text, (compiles, _) = _run(program, cache)
