@@ -255,14 +255,15 @@ def _checked_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType,
     name = cmd.name or fn.__qualname__
     inflight = ex.inflight if k.has_pointer else None  # the pointers live until it completes
     site = submit_site() if k.asserts else ""
+    bound = k.bound
 
     def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
         if 0 in gsize:
             return x.marker(clq, wait_for=wait_for)
-        buf, host = _bounds.error_buffer(x, ctx, clq)
+        buf, host = _bounds.error_buffer(x, ctx, clq)  # (pooled: mostly the last one again)
         args = flat_args(values, kinds, key)
         args.append(buf)
-        ev = x.launch(clq, clk, gsize, lsize, args, wait_for, None, inflight, values)
+        ev = x.launch(clq, clk, gsize, lsize, args, wait_for, bound, inflight, values)
         _bounds.watch(x, _bounds.Watch(q, k, fn, name, info.location, values, ranges, ndim,
                                        buf, host, submitted=site), clq, ev)
         return ev
