@@ -71,7 +71,12 @@ def test_failing_assert_in_a_helper_is_reported(any_kernel_queue: sycl.queue) ->
     with pytest.raises(AssertionError) as ei:
         _run_limited(any_kernel_queue, 16)
     first, second = str(ei.value).splitlines()[:2]
-    assert first == f"x = 10, half = 5.0 -- {HERE}:{_line(limited, 'assert x')}, work-item (10,)"
+    # the first failing work-item found: any of 10..15 (the lowest on the CPU device)
+    m = re.fullmatch(rf"x = (\d+), half = (\S+) -- {re.escape(HERE)}:"
+                     rf"{_line(limited, 'assert x')}, work-item \((\d+),\)", first)
+    assert m is not None, first
+    assert m.group(1) == m.group(3) and 10 <= int(m.group(1)) < 16
+    assert float(m.group(2)) == int(m.group(1)) / 2
     assert "kernel '_run_limited.<locals>.cg.<locals>.k'" in second
     assert "6 work-items failed an assert" in second
 
@@ -140,7 +145,7 @@ def test_the_failing_work_item_ends(any_kernel_queue: sycl.queue) -> None:
 
     if not any_kernel_queue.get_device().has(sycl.aspect.host_debuggable):
         any_kernel_queue.submit(cg)
-        with pytest.raises(AssertionError, match=r"j = 9 -- .*work-item \(3,\)"):
+        with pytest.raises(AssertionError, match=r"j = (\d+) -- .*work-item \(\d,\)"):
             sycl.host_accessor(buf)                     # the host accessor reports it
     else:
         with pytest.raises(AssertionError, match=r"j = 9 -- .*work-item \(3,\)"):
@@ -171,7 +176,7 @@ def test_a_kernel_with_a_barrier_never_hangs(kq: sycl.queue) -> None:
     # in a kernel that synchronizes its group, a failing assert records and goes on.
     n, wg = 64, 16
     out = np.zeros(n, np.int32)
-    with pytest.raises(AssertionError, match=r"(?s)g = 3 -- .*work-item \(3,\).*16 work-items"):
+    with pytest.raises(AssertionError, match=r"(?s)g = (\d+) -- .*work-item \(\1,\).*16 work-items"):
         with sycl.buffer(out) as O:
             def cg(h: sycl.handler) -> None:
                 o = O.get_access(h, W)
@@ -202,7 +207,7 @@ def test_usm_shortcut_launches_report_at_queue_wait(kq: sycl.queue) -> None:
         a[i] = a[i] + 1
 
     kq.parallel_for(n, k)
-    with pytest.raises(AssertionError, match=r"(?s)a\[20\] = 20 .*12 work-items"):
+    with pytest.raises(AssertionError, match=r"(?s)a\[(\d+)\] = \1 -- .*\(\1,\).*12 work-items"):
         kq.wait()
     assert list(np.asarray(a)) == list(range(1, 21)) + list(range(20, 32))
     limit = 100  # the queue stays usable; the same kernel, passing
@@ -226,7 +231,7 @@ def test_event_wait_reports_it(kq: sycl.queue) -> None:
         h.parallel_for(sycl.range(4), k)
 
     e = kq.submit(cg)
-    with pytest.raises(AssertionError, match=r"o = 1.0 -- .*work-item \(2,\)"):
+    with pytest.raises(AssertionError, match=r"o = (1.0 -- .*\(2,\)|1.5 -- .*\(3,\))"):
         e.wait()
     e.wait()                                       # reported once
     assert list(np.asarray(sycl.host_accessor(buf))) == [0.0, 0.5, 1.0, 1.5]
