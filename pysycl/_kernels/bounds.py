@@ -18,6 +18,10 @@ and for the buffers the kernel used a ``host_accessor``, a copy to host memory o
 the write-back -- as ``sycl.exception(errc.kernel)``, before any of the kernel's
 results reach the host. A queue (or context) with an ``async_handler`` gets it
 there instead.
+
+**Kernels with asserts** (``Kernel.asserts``) take the same error buffer on every
+launch, in either mode; a failed assert is reported at the same points, as
+``AssertionError`` (:mod:`pysycl._kernels.kassert`).
 """
 
 from __future__ import annotations
