@@ -66,9 +66,11 @@ _I32 = llir.IntType(32)
 _I64 = llir.IntType(64)
 
 #: The private record, ``long`` words: 1 + the first failure's assert number (0: none),
-#: failures, the user's linear id (range kernels with reductions; -1: none), the numbers.
-RECORD_WORDS = 3 + ASSERT_MAX_VALUES
-_NUMBER, _FAILURES, _LINEAR, _VALUES = 0, 1, 2, 3
+#: whether the current call of the user's function failed (0/1: a work-item that goes on
+#: after a failed assert may fail another), the user's linear id (range kernels with
+#: reductions; -1: none), the failed calls before the current one (the same), the numbers.
+RECORD_WORDS = 4 + ASSERT_MAX_VALUES
+_NUMBER, _FAILED, _LINEAR, _EARLIER, _VALUES = 0, 1, 2, 3, 4
 #: The hidden parameter's type: a pointer to the record (private memory).
 RECORD = _I64.as_pointer()
 #: The entry point's out-of-line publishing function (never inlined, as bounds.PUBLISH).
@@ -314,32 +316,37 @@ def new_record(builder: llir.IRBuilder) -> llir.Value:
     with builder.goto_entry_block():
         rec = builder.alloca(_I64, size=RECORD_WORDS, name="pysycl.assert.record")
     builder.store(_I64(0), _word(builder, rec, _NUMBER))
-    builder.store(_I64(0), _word(builder, rec, _FAILURES))
+    builder.store(_I64(0), _word(builder, rec, _FAILED))
     builder.store(_I64(-1), _word(builder, rec, _LINEAR))
+    builder.store(_I64(0), _word(builder, rec, _EARLIER))
     builder.function.pysycl_record = rec
     return rec
 
 
 def record_failure(builder: llir.IRBuilder, number: int, bits: list[llir.Value]) -> None:
-    """In the failing function: count the failure; the first one writes number and values."""
+    """In the failing function: mark the call failed; the first failure writes its number
+    and values."""
     rec = record_of(builder)
     first = builder.icmp_unsigned("==", builder.load(_word(builder, rec, _NUMBER)), _I64(0))
     with builder.if_then(first):
         builder.store(_I64(number + 1), _word(builder, rec, _NUMBER))
         for k, v in enumerate(bits):
             builder.store(v, _word(builder, rec, _VALUES + k))
-    p = _word(builder, rec, _FAILURES)
-    builder.store(builder.add(builder.load(p), _I64(1)), p)
+    builder.store(_I64(1), _word(builder, rec, _FAILED))
 
 
 def note_linear_id(builder: llir.IRBuilder, rec: llir.Value, lin: llir.Value) -> None:
     """After a call of the user's function for linear id ``lin`` (range kernels with
-    reductions): the id of the record's first failure, if it just happened."""
+    reductions, one call per item): the id of the record's first failure, if it just
+    happened; the call's failure counted."""
     failed = builder.icmp_unsigned("!=", builder.load(_word(builder, rec, _NUMBER)), _I64(0))
     p = _word(builder, rec, _LINEAR)
     old = builder.load(p)
     unset = builder.icmp_signed("==", old, _I64(-1))
     builder.store(builder.select(builder.and_(failed, unset), lin, old), p)
+    now, earlier = _word(builder, rec, _FAILED), _word(builder, rec, _EARLIER)
+    builder.store(builder.add(builder.load(earlier), builder.load(now)), earlier)
+    builder.store(_I64(0), now)
 
 
 def publish(builder: llir.IRBuilder, rec: llir.Value, err: llir.Value) -> None:
@@ -374,7 +381,8 @@ def _publish_function(module: llir.Module, err_type: llir.Type) -> llir.Function
     fn.attributes.add("noinline")
     err, *rec = fn.args
     b = llir.IRBuilder(fn.append_basic_block("entry"))
-    b.atomic_rmw("add", _word(b, err, ASSERT_COUNT_INT), b.trunc(rec[_FAILURES], _I32), "monotonic")
+    failures = b.trunc(b.add(rec[_EARLIER], rec[_FAILED]), _I32)  # failed work-items (or items)
+    b.atomic_rmw("add", _word(b, err, ASSERT_COUNT_INT), failures, "monotonic")
     pair = b.cmpxchg(_word(b, err, ASSERT_FLAG_INT), _I32(0), _I32(1), "monotonic", "monotonic")
     with b.if_then(b.extract_value(pair, 1)):
         words = b.bitcast(err, _I64.as_pointer(addrspace=err.type.addrspace))

@@ -165,3 +165,26 @@ def test_ptx_of_a_barrier_kernel_and_a_range_reduction(kq: sycl.queue, ptx_image
         ptx = img.binary.decode()
         assert "vote" not in ptx and "atom" in ptx
         ptxas_check(img.binary)
+
+
+def test_a_work_item_that_fails_twice_counts_once(kq: sycl.queue) -> None:
+    # (a kernel with a barrier: its failing work-items go on, and may fail again)
+    n, wg = 32, 16
+    buf = sycl.buffer(np.zeros(n, np.int32))
+
+    def cg(h: sycl.handler) -> None:
+        o = buf.get_access(h, W)
+
+        def k(it: sycl.nd_item) -> None:
+            g = it.get_global_id(0)
+            assert g % 8 != 1, "first"
+            it.barrier()
+            assert g % 8 != 1, "second"
+            o[g] = 1
+
+        h.parallel_for(sycl.nd_range(sycl.range(n), sycl.range(wg)), k)
+
+    kq.submit(cg)
+    with pytest.raises(AssertionError, match=r"(?s)^first -- .*4 work-items failed"):
+        kq.wait()
+    assert np.asarray(sycl.host_accessor(buf)).all()  # they went on to the end
