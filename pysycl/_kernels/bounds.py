@@ -44,6 +44,7 @@ from pysycl._core.exceptions import errc, exception
 from pysycl._core.sites import code_table, site_location
 from pysycl._kernels.captures import call_graph
 from pysycl._kernels.kassert import from_error_buffer, gid_words
+from pysycl._objects.info import _device_info
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -228,7 +229,7 @@ class Watch:
         at = f", submitted at {self.submitted}" if self.submitted else ""
         err = from_error_buffer(self.kernel.compiled, self.host, self.codes, gid,
                                 f"kernel {self.name!r} ({self.location}{at})",
-                                f"on {self.queue.get_device()._name()}")
+                                f"on {self.queue.get_device().get_info(_device_info.name)}")
         if self.host[0]:
             err.add_note(f"The launch also went out of bounds: {self._violation()}")
         return err
