@@ -8,8 +8,8 @@ synchronization point with bounds-checked mode's machinery
 ``assert``; both report the same text (:func:`assertion_error`)::
 
     AssertionError: i = 7 is out of range -- kernel.py:12, work-item (7,)
-    kernel 'fill' (kernel.py:10), submitted at main.py:30: 3 work-items failed an assert
-    (the first one found is shown).
+    kernel 'fill' (kernel.py:10, submitted at main.py:30): 3 work-items failed an assert;
+    the first one found is shown (on Intel(R) Xeon(R) Processor)
 """
 
 from __future__ import annotations
