@@ -37,6 +37,8 @@ from pysycl._core.abi import (
 from pysycl._core.exceptions import errc, exception, kernel_compile_error, kernel_signature_error
 from pysycl._core.sites import Site, code_table, site_of
 from pysycl_numba._numba_compat import errors, global_compiler_lock, target_override, types
+from pysycl_numba.asserts import AssertTable, ends_work_item, synchronizes_group
+from pysycl_numba.asserts import table as asserts_table
 from pysycl_numba.bounds import Sites, sites
 from pysycl_numba.dispatcher import LiftedDispatcher, compile_scope
 from pysycl_numba.epilogue import compile_epilogue
@@ -350,8 +352,11 @@ def compile_kernel(
                      capture_numba_types(captures, bounds_check), arch)
     ctx = sycl_target.target_context  # created outside the try: its failure is no kernel's
     failure: kernel_compile_error | kernel_signature_error | None = None
-    table = Sites()  # the source locations the kernel refers to (bounds checks)
+    table = Sites()  # the source locations the kernel refers to (bounds checks, asserts)
     token = sites.set(table)
+    asserts = AssertTable()
+    tokens = (asserts_table.set(asserts),
+              ends_work_item.set(not synchronizes_group(index, helpers or [(pyfunc, ())])))
     try:
         with global_compiler_lock, target_override(TARGET_NAME):
             lift, lifted = lift_specs(captures, helpers)
@@ -369,6 +374,8 @@ def compile_kernel(
         failure = _compile_failure(name, where, e)  # keeps no reference to e or its frames
     finally:
         sites.reset(token)
+        asserts_table.reset(tokens[0])
+        ends_work_item.reset(tokens[1])
     if failure is not None:
         # Raised outside the except block: the traceback is the user's call
         # chain, and the cause is what the compiler said, without its frames.
@@ -387,6 +394,7 @@ def compile_kernel(
         direct_index=job.direct_index,
         bounds_checked=bounds_check,
         sites=_resolved(table, [f for f, _ in helpers] or [pyfunc]),
+        asserts=tuple(asserts.entries),
     )
 
 
@@ -424,6 +432,7 @@ class _KernelJob:
         self.library = cres.library
         self.direct_index = getattr(pipeline.state, "pysycl_direct_index", ())
         abi_types = [c.type for c in self.captures]
+        has_asserts = bool(asserts_table.get().entries)  # the kernel's and its helpers'
         if self.reducers:
             index = self.index
             group_ndim = 1 if index.kind == "range" else index.ndim
@@ -432,11 +441,11 @@ class _KernelJob:
                 cres.library.add_linking_library(epi.library)
             wrapper = build_reduction_wrapper(
                 cres.target_context, cres.fndesc, index, self.capture_types, abi_types,
-                self.reducers, epilogues, self.entry_name, self.bounds_check)
+                self.reducers, epilogues, self.entry_name, self.bounds_check, has_asserts)
         else:
             wrapper = build_kernel_wrapper(cres.target_context, cres.fndesc, self.index,
                                            self.capture_types, abi_types, self.entry_name,
-                                           self.bounds_check)
+                                           self.bounds_check, has_asserts)
         if not self.arch:
             return emit_spirv(cres.library, wrapper, self.entry_name)
         text = optimised_ir(cres.library, wrapper, self.entry_name, float_atomics=True)

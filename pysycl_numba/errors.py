@@ -316,6 +316,25 @@ def _explain_group(message: str) -> tuple[str, str] | None:
     return None
 
 
+def _explain_record(message: str) -> tuple[str, str] | None:
+    """A ``print`` call or an assert message with a value that is no number, as :func:`_explain`."""
+    if "Function(<function print_record" in message:
+        m = re.search(r">>> print_record\([^,]+, sycl\.print_layout[^)]*\), ([^\n]+)\)", message)
+        what = f" of {_printed(m.group(1))}" if m else ""
+        return (f"print(){what}",
+                "print() in a kernel prints numbers (bool, integers, floats) and string "
+                "literals: print int(i) or it[0] of a sycl.item, z.real and z.imag of a complex "
+                "number, values read from accessors")
+    if "Function(<function assert_fail" in message:
+        m = re.search(r">>> assert_fail\(sycl\.assert_layout.*?, ([^\n]+)\)\s*$", message, re.M)
+        what = f" of {_printed(m.group(1))}" if m else ""
+        return (f"an assert message{what}",
+                "an assert's message in a kernel shows numbers (bool, integers, floats) and "
+                "text: show int(i) or it[0] of a sycl.item, z.real and z.imag of a complex "
+                "number, values read from accessors")
+    return None
+
+
 def _explain(message: str) -> tuple[str, str] | None:
     """(the construct the user wrote, what to write instead) for a known Numba failure."""
     m = re.search(r"unsupported opcode \((STORE_GLOBAL|STORE_DEREF|DELETE_\w+)\)", message)
@@ -340,13 +359,9 @@ def _explain(message: str) -> tuple[str, str] | None:
     m = re.search(r"Use of unsupported NumPy function '([\w.]+)'", message)
     if m:
         return m.group(1), NUMPY_INSTEAD
-    if "Function(<function print_record" in message:
-        m = re.search(r">>> print_record\([^,]+, sycl\.print_layout[^)]*\), ([^\n]+)\)", message)
-        what = f" of {_printed(m.group(1))}" if m else ""
-        return (f"print(){what}",
-                "print() in a kernel prints numbers (bool, integers, floats) and string "
-                "literals: print int(i) or it[0] of a sycl.item, z.real and z.imag of a complex "
-                "number, values read from accessors")
+    found = _explain_record(message)
+    if found is not None:
+        return found
     m = re.search(r"No implementation of function Function\(<(built-in function|ufunc|class) "
                   r"'?(\w+)'?>\) found for signature:\s*>>> ([^\n]+)", message)
     if m:

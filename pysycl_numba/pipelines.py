@@ -3,7 +3,7 @@
 Pipeline of a kernel (Numba's nopython pipeline plus pysycl's passes)::
 
     RejectStatements -> TranslateByteCode -> InlineNestedFunctions -> LiftCaptures
-    -> RejectUnsupportedPython
+    -> RewriteAsserts -> RewritePrint -> RewriteStream -> RejectUnsupportedPython
     -> FixupArgs
     -> ... Numba's untyped passes ...
     -> NopythonTypeInference -> RejectKernelResult -> ValidateTypedKernel -> FindDirectIndexing
@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from pysycl._core.plaincode import plain_function
 from pysycl_numba._numba_compat import (
     CompilerBase,
     DefaultPassBuilder,
@@ -34,6 +35,7 @@ from pysycl_numba._numba_compat import (
     register_pass,
     target_override,
 )
+from pysycl_numba.asserts import RewriteAsserts
 from pysycl_numba.functor import LiftSelf
 from pysycl_numba.nested import InlineNestedFunctions
 from pysycl_numba.passes import (
@@ -108,7 +110,16 @@ def _mark_weak_literals(pm: PassManager) -> None:
     pm.add_pass_after(MarkWeakLiterals, pm.passes[k - 1][0])
 
 
-class DevicePipeline(CompilerBase):
+class _Pipeline(CompilerBase):  # type: ignore[misc]
+    """Compiles the code Python makes of the function's source, not pytest's rewriting of it
+    (:mod:`pysycl._core.plaincode`): a kernel behaves the same in a test file."""
+
+    def compile_extra(self, func: Callable[..., Any]) -> CompileResult:
+        """Numba's ``compile_extra`` of :func:`~pysycl._core.plaincode.plain_function`."""
+        return super().compile_extra(plain_function(func))
+
+
+class DevicePipeline(_Pipeline):
     """Numba's nopython pipeline plus pysycl's validation passes."""
 
     def define_pipelines(self) -> list[PassManager]:
@@ -116,6 +127,7 @@ class DevicePipeline(CompilerBase):
         pm = DefaultPassBuilder.define_nopython_pipeline(self.state, name="pysycl")
         pm.add_pass_after(RejectUnsupportedPython, TranslateByteCode)
         pm.add_pass_after(RewriteStream, TranslateByteCode)  # a helper given a stream
+        pm.add_pass_after(RewriteAsserts, TranslateByteCode)  # before RejectUnsupportedPython
         pm.add_pass_after(ValidateTypedKernel, NopythonTypeInference)
         _mark_weak_literals(pm)
         _use_loc_lowering(pm)
@@ -135,13 +147,14 @@ def _lifting_pipeline(state: StateDict) -> PassManager:
     pm.add_pass_after(RejectUnsupportedPython, LiftCaptures)
     pm.add_pass_after(RewritePrint, LiftCaptures)  # before RejectUnsupportedPython
     pm.add_pass_after(RewriteStream, RewritePrint)
+    pm.add_pass_after(RewriteAsserts, LiftCaptures)  # before RejectUnsupportedPython
     pm.add_pass_after(ValidateTypedKernel, NopythonTypeInference)
     _mark_weak_literals(pm)
     _reject_statements_first(pm)
     return pm
 
 
-class KernelPipeline(CompilerBase):
+class KernelPipeline(_Pipeline):
     """The device pipeline with capture lifting right after bytecode analysis."""
 
     def define_pipelines(self) -> list[PassManager]:
@@ -156,7 +169,7 @@ class KernelPipeline(CompilerBase):
         return [pm]
 
 
-class HelperPipeline(CompilerBase):
+class HelperPipeline(_Pipeline):
     """The device pipeline of a helper that reads captures (hidden parameters)."""
 
     def define_pipelines(self) -> list[PassManager]:

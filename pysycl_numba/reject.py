@@ -6,7 +6,7 @@
   message names the construct the user wrote -- not what Numba's bytecode
   translation makes of it, which differs between Python versions. Without
   source (``exec``), the bytecode is looked at instead.
-* :class:`RejectUnsupportedPython` -- after bytecode analysis: raise/assert,
+* :class:`RejectUnsupportedPython` -- after bytecode analysis: raise (but asserts),
   generators, lists, dicts, sets, str()/f-strings, host-only standard-library
   modules, before Numba's rewrites obscure them.
 * :class:`RejectKernelResult` -- after type inference, kernels only: a kernel that returns
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from pysycl._core.abi import KERNEL_RESULT_HINT
 from pysycl._core.exceptions import errc
 from pysycl_numba._numba_compat import AnalysisPass, errors, ir, register_pass, types
+from pysycl_numba.asserts import MARK
 from pysycl_numba.errors import KernelSourceError, in_compiler
 from pysycl_numba.explain_calls import LIBRARY_RAISES, NUMPY_INSTEAD
 from pysycl_numba.stream_types import StreamBufferType
@@ -230,11 +231,15 @@ class RejectUnsupportedPython(AnalysisPass):
     @staticmethod
     def _check(stmt: ir.Stmt) -> None:
         if isinstance(stmt, (ir.Raise, ir.StaticRaise, ir.DynamicRaise, ir.TryRaise)):
+            if isinstance(stmt, ir.StaticRaise) and stmt.exc_args == MARK:
+                return  # an assert (pysycl_numba.asserts): reported on the host
             if in_compiler(stmt.loc):
                 raise errors.TypingError(f"{LIBRARY_RAISES}{_raised(stmt)}", stmt.loc)
-            raise KernelSourceError("exceptions cannot be raised in a kernel (raise/assert); check "
-                                    "conditions with if-statements and write an error flag to an "
-                                    "accessor instead", stmt.loc)
+            raise KernelSourceError("exceptions other than AssertionError cannot be raised in a "
+                                    "kernel; use assert (reported on the host at the next "
+                                    "synchronization point), or check conditions with "
+                                    "if-statements and write an error flag to an accessor",
+                                    stmt.loc)
         if isinstance(stmt, ir.Print):
             raise KernelSourceError("print() is not supported in kernels", stmt.loc)
         if isinstance(stmt, ir.EnterWith):  # (RejectStatements finds them first)

@@ -9,7 +9,8 @@ and ``target="gpu"`` implementations apply to kernels and CPU-only ones do not.
   function is otherwise untypeable in Numba).
 * :class:`SYCLTargetContext` lowers with Numba's builtin implementations plus
   ours, the "minimal" calling convention (status code return, no Python
-  objects), no NRT, no bounds checks, and a SPIR-V code generator.
+  objects) with a hidden assert record (:mod:`pysycl_numba.asserts`), no NRT,
+  no bounds checks, and a SPIR-V code generator.
 
 Both install the registries of every module of :data:`OVERLOADS`, the one
 list of what kernels can use (:mod:`pysycl_numba.overloads`). Dependencies
@@ -40,9 +41,11 @@ from pysycl_numba._numba_compat import (
     types,
     typing,
 )
+from pysycl_numba.asserts import AssertCallConv
 from pysycl_numba.explain_calls import unsupported_global
 from pysycl_numba.overloads import (
     accessor,
+    asserts,
     atomics,
     bfloat16,
     clip,
@@ -91,6 +94,7 @@ OVERLOADS: tuple[pytypes.ModuleType, ...] = (
     vec, vec_ops, index_types, half, float32, integers, bfloat16, clip, math_extras,
     sycl_math,
     sycl_intrel,
+    asserts,
 )
 
 
@@ -234,8 +238,9 @@ class SYCLTargetContext(BaseContext):
 
     @cached_property
     def call_conv(self) -> MinimalCallConv:
-        """Status-code calling convention without Python objects."""
-        return MinimalCallConv(self)
+        """Status-code calling convention without Python objects, with the work-item's
+        assert record (:class:`pysycl_numba.asserts.AssertCallConv`)."""
+        return AssertCallConv(self)
 
     def post_lowering(self, mod: llir.Module, library: CodeLibrary) -> None:
         """Nothing to link: no NRT, no CPython helpers."""

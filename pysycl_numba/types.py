@@ -247,6 +247,19 @@ class PrintLayoutType(types.Type):
         return self.pieces
 
 
+class AssertLayoutType(types.Type):
+    """The message layout of one kernel ``assert`` (a tag): ``str`` pieces and value
+    positions, or None (no message; :mod:`pysycl_numba.asserts`)."""
+
+    def __init__(self, pieces: tuple[str | int, ...] | None) -> None:
+        self.pieces = pieces
+        super().__init__(name=f"sycl.assert_layout{pieces!r}")
+
+    @property
+    def key(self) -> tuple[str | int, ...] | None:
+        return self.pieces
+
+
 class NdItemType(types.Type):
     """``sycl.nd_item<ndim>``: the parameter of an ``nd_range`` kernel.
 
@@ -523,7 +536,7 @@ def make_data_model_manager() -> DataModelManager:
     """Numba's default data models plus the SYCL kernel objects'."""
     dmm = DataModelManager()
     for tag in (NdItemType, GroupType, SubGroupType, KernelEnumType, KernelEnumClassType,
-                PrintLayoutType,
+                PrintLayoutType, AssertLayoutType,
                 FunctorType, KernelHandlerType, SpecConstRefType, VecClassType):
         dmm.register(tag, _TagModel)
     dmm.register(NdRangeType, _NdRangeModel)

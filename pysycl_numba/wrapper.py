@@ -5,7 +5,9 @@ captures (``pysycl._core.abi``). It rebuilds each capture's Numba value
 (accessor struct, USM pointer, scalar), builds the ``sycl.item`` from OpenCL work-item
 built-ins (SYCL dimension ``d`` of an ``n``-D range is OpenCL dimension
 ``n - 1 - d``), and calls the kernel function with Numba's calling
-convention. The status code is ignored: kernels cannot raise.
+convention, passing the work-item's assert record (:mod:`pysycl_numba.asserts`).
+The status code is ignored: a failing assert is in the record, which the entry
+point publishes into the error buffer at its end (kernels with asserts).
 
 A kernel with reductions (:func:`build_reduction_wrapper`) has more
 parameters after the captures' and runs as follows:
@@ -29,7 +31,7 @@ from llvmlite import ir as llir
 
 from pysycl._core.abi import AccessorType as AbiAccessor
 from pysycl._core.abi import IndexSpace, PointerType, SameAsType
-from pysycl_numba import bounds
+from pysycl_numba import asserts, bounds
 from pysycl_numba._numba_compat import cgutils, types
 from pysycl_numba.epilogue import epilogue_arg_types, partials_type, scratch_type
 from pysycl_numba.targets.spirv import ocl
@@ -127,11 +129,12 @@ class _Entry:
     """An entry point being built: its module, function, builder and parameters.
 
     Parameters: the captures' flat arguments, then ``extra`` (reduction
-    kernels), then the error buffer in bounds-checked mode.
+    kernels), then the error buffer in bounds-checked mode or when the kernel has asserts.
     """
 
     def __init__(self, context: BaseContext, entry_name: str, capture_types: list[types.Type],
-                 abi_types: list[CaptureType], extra: list[llir.Type], bounds_checked: bool) -> None:
+                 abi_types: list[CaptureType], extra: list[llir.Type], bounds_checked: bool,
+                 has_asserts: bool = False) -> None:
         self.context = context
         self.module = context.create_module(f"pysycl.wrapper.{entry_name}")
         self.capture_types = capture_types
@@ -143,14 +146,16 @@ class _Entry:
                     and len(params) != abity.flat_arg_count():
                 raise AssertionError(f"capture ABI mismatch: {abity} vs {len(params)} params")
         flat = [p for params in self.per_capture for p in params] + extra
-        if bounds_checked:
+        if bounds_checked or has_asserts:
             flat.append(ERR_PARAM)
         self.fn = llir.Function(self.module, llir.FunctionType(llir.VoidType(), flat),
                                 name=entry_name)
         self.fn.calling_convention = "spir_kernel"
         self.builder = llir.IRBuilder(self.fn.append_basic_block("entry"))
-        self.err = self.fn.args[-1] if bounds_checked else None
+        self.err = self.fn.args[-1] if bounds_checked or has_asserts else None
         self.rec = bounds.new_record(self.builder) if bounds_checked else None
+        self.asserts = asserts.new_record(self.builder)  # every call passes it
+        self.has_asserts = has_asserts
         ncap = sum(len(params) for params in self.per_capture)
         self.extra = list(self.fn.args[ncap:ncap + len(extra)])
 
@@ -180,9 +185,12 @@ class _Entry:
         conv.call_function(self.builder, callee, fndesc.restype, argtypes, values)
 
     def finish(self) -> llir.Module:
-        """Publish a bounds violation (bounds-checked mode), return; the module."""
-        if self.err is not None:
+        """Publish a bounds violation (bounds-checked mode) and a failed assert; return;
+        the module."""
+        if self.rec is not None:
             bounds.publish(self.builder, self.rec, self.err)
+        if self.has_asserts:
+            asserts.publish(self.builder, self.asserts, self.err)
         self.builder.ret_void()
         return self.module
 
@@ -195,6 +203,7 @@ def build_kernel_wrapper(
     abi_types: list[CaptureType],
     entry_name: str,
     bounds_checked: bool = False,
+    has_asserts: bool = False,
 ) -> llir.Module:
     """Build the module holding the ``spir_kernel`` entry point.
 
@@ -206,8 +215,11 @@ def build_kernel_wrapper(
         abi_types: ``pysycl._core.abi`` types of the captures, in order.
         entry_name: the entry point's name.
         bounds_checked: add the error buffer as the last parameter (bounds-checked mode).
+        has_asserts: the kernel has asserts: the error buffer too, and the entry point
+            publishes a failed assert there.
     """
-    entry = _Entry(context, entry_name, capture_types, abi_types, [], bounds_checked)
+    entry = _Entry(context, entry_name, capture_types, abi_types, [], bounds_checked,
+                   has_asserts)
     argtypes: list[types.Type] = []
     values: list[llir.Value] = []
     if index.kind == "range":
@@ -235,6 +247,7 @@ def build_reduction_wrapper(
     epilogues: list[CompileResult],
     entry_name: str,
     bounds_checked: bool = False,
+    has_asserts: bool = False,
 ) -> llir.Module:
     """The ``spir_kernel`` entry point of a kernel with reductions (ABI: ``pysycl._core.abi``).
 
@@ -248,7 +261,8 @@ def build_reduction_wrapper(
         elem = context.get_data_type(r.dtype)
         extra += [context.get_value_type(r.dtype), elem.as_pointer(addrspace=1),
                   elem.as_pointer(addrspace=3)]
-    entry = _Entry(context, entry_name, capture_types, abi_types, extra, bounds_checked)
+    entry = _Entry(context, entry_name, capture_types, abi_types, extra, bounds_checked,
+                   has_asserts)
     builder = entry.builder
     values = entry.capture_values()
     user_range = entry.extra[:n_range]
@@ -270,6 +284,8 @@ def build_reduction_wrapper(
         with cgutils.for_range_slice(builder, lin, total, stride) as (i, _count):
             item = _item_from_linear(context, builder, i, user_range)
             entry.call(fndesc, callee_args, [item, *accs, *values])
+            if has_asserts:  # the failing item's id: not the work-item's
+                asserts.note_linear_id(builder, entry.asserts, i)
     else:
         callee_args = [NdItemType(index.ndim), *reducers, *capture_types]
         entry.call(fndesc, callee_args, [tag(), *accs, *values])

@@ -23,7 +23,7 @@ without events or a kernel name, over a non-empty index space; closure captures 
 (no argument read from a module global, no helper functions -- so no helper's
 parameter defaults either --, no attribute of a user's module): numbers (complex
 ones too) and USM pointers of a pysycl allocation; no specialization constants,
-local accessors, reductions or ``print``.
+local accessors, reductions, ``print`` or ``assert`` (an error buffer per launch).
 """
 
 from __future__ import annotations
@@ -232,7 +232,7 @@ def remember(ex: Any, q: queue, cmd: KernelCommand, k: Kernel | None, clk: Any) 
     if len(ex.plans) >= 64:
         ex.plans.clear()
     if (type(fn) is not types.FunctionType or cmd.name is not None or cmd.reductions
-            or k.has_spec or k.has_local or k.direct or k.direct_rest or k.prints):
+            or k.has_spec or k.has_local or k.direct or k.direct_rest or k.prints or k.asserts):
         ex.plans[fn.__code__] = NONE  # type: ignore[union-attr]
         return
     cells = _cell_checks(fn, k)

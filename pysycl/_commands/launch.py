@@ -35,6 +35,7 @@ from pysycl._kernels.cache import Kernel, kernels, target_of
 from pysycl._kernels.captures import CodeInfo, capture_values, captures_of, generic_key
 from pysycl._kernels.digest import stable_digest
 from pysycl._kernels.functor import body_of
+from pysycl._kernels.kassert import submit_site
 from pysycl._kernels.ndrange import SMALL as _SMALL
 from pysycl._kernels.ndrange import bounded_kernel, check_global_size, check_nd_range, ndrange_sizes
 from pysycl._memory import tables as _tables
@@ -146,8 +147,8 @@ def prepare(q: queue, h: handler,
     if k.direct or k.direct_rest:  # the static bounds check: a few int compares
         _bounds.check_static(k, info.location, fn, kind, index_space, values)
     if k.prints:  # print() in the kernel: an output buffer per launch, decoded at a sync point
-        return _print_launch(q, k, cmd, clk, gsize, lsize, values, checked)
-    if checked:
+        return _print_launch(q, k, info, fn, cmd, clk, gsize, lsize, values, checked)
+    if checked or k.asserts:  # an error buffer, read back after the kernel
         return _checked_launch(q, k, info, fn, cmd, clk, gsize, lsize, values)
     if k.has_local:
         values = _local_values(k, kind, values)
@@ -242,7 +243,8 @@ def _local_values(k: Kernel, kind: str, values: list[Any]) -> list[Any]:
 def _checked_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType, cmd: KernelCommand,
                     clk: cl.Kernel, gsize: tuple[int, ...], lsize: tuple[int, ...] | None,
                     values: list[Any]) -> Callable[[Sequence[cl.Event] | None], cl.Event]:
-    """``launch(wait_for)`` of a bounds-checked kernel: an error buffer, read back after it."""
+    """``launch(wait_for)`` of a bounds-checked kernel or one with asserts: an error buffer,
+    read back after it."""
     ranges = accessor_ranges(values, k.arg_kinds)
     if k.has_local:
         values = _local_values(k, cmd.kind, values)
@@ -252,44 +254,56 @@ def _checked_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType,
     ndim = max(cmd.ndim, 1)
     name = cmd.name or fn.__qualname__
     inflight = ex.inflight if k.has_pointer else None  # the pointers live until it completes
+    site = submit_site() if k.asserts else ""
+    bound = k.bound
 
     def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
         if 0 in gsize:
             return x.marker(clq, wait_for=wait_for)
-        buf, host = _bounds.error_buffer(x, ctx, clq)
+        buf, host = _bounds.error_buffer(x, ctx, clq)  # (pooled: mostly the last one again)
         args = flat_args(values, kinds, key)
         args.append(buf)
-        ev = x.launch(clq, clk, gsize, lsize, args, wait_for, None, inflight, values)
+        ev = x.launch(clq, clk, gsize, lsize, args, wait_for, bound, inflight, values)
         _bounds.watch(x, _bounds.Watch(q, k, fn, name, info.location, values, ranges, ndim,
-                                       buf, host), clq, ev)
+                                       buf, host, submitted=site), clq, ev)
         return ev
 
     return launch
 
 
-def _print_launch(q: queue, k: Kernel, cmd: KernelCommand, clk: cl.Kernel, gsize: tuple[int, ...],
+def _print_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType,
+                  cmd: KernelCommand, clk: cl.Kernel, gsize: tuple[int, ...],
                   lsize: tuple[int, ...] | None, values: list[Any], checked: bool
                   ) -> Callable[[Sequence[cl.Event] | None], cl.Event]:
     """``launch(wait_for)`` of a kernel that calls ``print`` or writes a ``sycl.stream``: its
-    output buffers, read back after it."""
+    output buffers (and with asserts its error buffer), read back after it."""
     if checked:
         raise exception(errc.feature_not_supported, f"{k.where}: print() and sycl.stream in "
                         "kernels are not available in bounds-checked mode (PYSYCL_BOUNDS_CHECK=1) "
                         "yet; run without it, or on the host_debuggable device")
+    ranges = accessor_ranges(values, k.arg_kinds) if k.asserts else []
     if k.has_local:
         values = _local_values(k, cmd.kind, values)
     x = _cl()
     ex = q.executor
     clq, ctx, key, kinds = ex.native, ex.context, ex.key, k.arg_kinds
     inflight = ex.inflight if k.has_pointer else None  # the pointers live until it completes
+    name = cmd.name or fn.__qualname__
+    site = submit_site() if k.asserts else ""
 
     def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
         if 0 in gsize:
             return x.marker(clq, wait_for=wait_for)
         bound, outs = _kprint.bind(x, ctx, clq, values, k.name, k.where)
-        ev = x.launch(clq, clk, gsize, lsize, flat_args(bound, kinds, key), wait_for, None,
-                      inflight, values)
+        args = flat_args(bound, kinds, key)
+        if k.asserts:
+            buf, host = _bounds.error_buffer(x, ctx, clq)
+            args.append(buf)
+        ev = x.launch(clq, clk, gsize, lsize, args, wait_for, None, inflight, values)
         _kprint.watch(x, clq, ev, outs)
+        if k.asserts:
+            _bounds.watch(x, _bounds.Watch(q, k, fn, name, info.location, values, ranges,
+                                           max(cmd.ndim, 1), buf, host, submitted=site), clq, ev)
         return ev
 
     return launch

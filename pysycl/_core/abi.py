@@ -60,6 +60,19 @@ bits 2-9: the capture's position, bits 10-31: the index of its source location i
 ``pysycl._core.sites``) --; ``[4 + d]`` the index components (as many as
 the accessor has dimensions); ``[8 + d]`` its ``get_global_id(d)`` (OpenCL order).
 ``[7]`` is the scratch word.
+
+Kernels with ``assert`` statements (``CompiledKernel.asserts`` not empty) take the
+same last argument (one buffer serves both when a kernel is bounds-checked too).
+A failing assert's work-item ends (or, in a kernel that synchronizes its
+work-group, goes on: docs/debugging.md) and the entry point publishes it at its
+end: ``atomic_add(&err[ASSERT_COUNT_INT], failures)`` counts the failing
+work-items; the first one (``atomic_cmpxchg(&err[ASSERT_FLAG_INT], 0, 1)``) writes,
+as ``long`` words, ``[ASSERT_NUMBER_WORD]`` 1 + the assert's index in
+``CompiledKernel.asserts``, ``[ASSERT_GID_WORD + d]`` its ``get_global_id(d)``
+(OpenCL order; a ``range`` kernel with reductions: the user's linear id in
+``d == 0``), ``[ASSERT_VALUE_WORD + k]`` the bits of the message's ``k``-th number,
+zero-extended to 64 (integers sign- or zero-extended by their signedness), at most
+:data:`ASSERT_MAX_VALUES` of them.
 """
 
 from __future__ import annotations
@@ -75,7 +88,13 @@ import numpy as np
 IndexKind = Literal["range", "nd_range", "single_task"]
 
 #: Size of a bounds-checked kernel's error buffer (layout in the module docstring).
-BOUNDS_ERR_BYTES = 96
+BOUNDS_ERR_BYTES = 256
+#: The assert part of the error buffer (module docstring): ``int`` indices of the
+#: first-failure flag and the failure counter, ``long`` indices of the rest.
+ASSERT_FLAG_INT, ASSERT_COUNT_INT = 24, 26
+ASSERT_NUMBER_WORD, ASSERT_GID_WORD, ASSERT_VALUE_WORD = 14, 15, 18
+#: Numbers an assert's message may show (f-string fields).
+ASSERT_MAX_VALUES = 14
 #: ``err[4]`` of a bounds violation: what the access was.
 BOUNDS_ACCESS_KINDS = ("read", "write", "atomic_ref")
 #: The attribute that marks a function object's kernel body (``pysycl._kernels.functor``):
@@ -430,8 +449,13 @@ class CompiledKernel:
             the error buffer as its last argument).
         arch: the image's architecture within its format: ``"sm_90"`` for PTX
             (the device's compute capability), ``""`` for SPIR-V.
-        sites: the source locations ``direct_index`` and the bounds-checked accesses
-            refer to, as ``pysycl._core.sites.Site``s: instructions of the kernel's code
+        asserts: the kernel's ``assert`` statements (its helpers' too), as
+            ``(index into sites, pieces)``: ``pieces`` is None for an assert without
+            a message (the runtime shows its source line), else its message: ``str``
+            pieces and, for each number, its tag ``PRINT_NUMBER + k`` (``k`` the
+            index of its dtype in :data:`PRINT_DTYPES`), in value order.
+        sites: the source locations ``direct_index``, the bounds-checked accesses
+            and the asserts refer to, as ``pysycl._core.sites.Site``s: instructions of the kernel's code
             objects, resolved to ``file:line`` with the code of the program that submits
             it (the same compiled kernel serves programs in other files or at other lines).
     """
@@ -448,6 +472,7 @@ class CompiledKernel:
     bounds_checked: bool = False
     arch: str = ""
     sites: tuple[tuple[int, int, str], ...] = ()
+    asserts: tuple[tuple[int, tuple[str | int, ...] | None], ...] = ()
 
 
 def flat_arg_count(captures: tuple[Capture, ...]) -> int:

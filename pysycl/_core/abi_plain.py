@@ -13,6 +13,10 @@ from typing import Any
 import numpy as np
 
 from pysycl._core.abi import (
+    ASSERT_MAX_VALUES,
+    PRINT_DTYPES,
+    PRINT_FORMAT,
+    PRINT_NUMBER,
     AccessorType,
     Capture,
     CaptureType,
@@ -31,8 +35,9 @@ from pysycl._core.abi import (
 
 # ------------------------------------------------------- plain-data form (disk cache)
 #: Version of the plain form below; an entry of another version is rebuilt, never read.
-PLAIN_SCHEMA = 4  # 3: USM pointer captures, local accessors specialised on their shape
+PLAIN_SCHEMA = 5  # 3: USM pointer captures, local accessors specialised on their shape
 #                  4: same-as captures (a local accessor a helper reads too), sites
+#                  5: asserts
 
 _DTYPE_RE = re.compile(r"[<>|=]?[biufc][0-9]{1,2}")
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.$]{0,200}")
@@ -182,6 +187,8 @@ def kernel_to_plain(k: CompiledKernel) -> dict[str, object]:
         "bounds_checked": k.bounds_checked,
         "arch": k.arch,
         "sites": [list(t) for t in k.sites],
+        "asserts": [[site, None if pieces is None else list(pieces)]
+                    for site, pieces in k.asserts],
     }
 
 
@@ -194,7 +201,7 @@ def kernel_from_plain(d: object, binary: bytes) -> CompiledKernel:
     """
     f = _fields(d, {"schema", "format", "entry", "captures", "index", "required_aspects",
                     "source_location", "reductions", "direct_index", "bounds_checked", "arch",
-                    "sites"},
+                    "sites", "asserts"},
                 "compiled kernel")
     if f["schema"] != PLAIN_SCHEMA:
         raise ValueError(f"schema {f['schema']!r:.20}, not {PLAIN_SCHEMA}")
@@ -225,6 +232,7 @@ def kernel_from_plain(d: object, binary: bytes) -> CompiledKernel:
     direct = tuple(_direct_index_from_plain(t) for t in _list(f["direct_index"]))
     if any(t[4] >= len(sites) for t in direct):
         raise ValueError("a direct_index entry names no site")
+    asserts = tuple(_assert_from_plain(t, len(sites)) for t in _list(f["asserts"]))
     fmt = _choice(f["format"], ("spirv", "ptx"), "format")
     if (fmt == "ptx") != bool(f["arch"]):
         raise ValueError(f"format {fmt} with architecture {f['arch']!r:.20}")
@@ -242,7 +250,30 @@ def kernel_from_plain(d: object, binary: bytes) -> CompiledKernel:
         bounds_checked=_bool(f["bounds_checked"], "bounds_checked"),
         arch=_str(f["arch"], "architecture", _ARCH_RE),
         sites=sites,
+        asserts=asserts,
     )
+
+
+def _assert_from_plain(v: object, nsites: int) -> tuple[int, tuple[str | int, ...] | None]:
+    """An entry of ``CompiledKernel.asserts``: a site index and the message's pieces."""
+    t = _list(v)
+    if len(t) != 2:
+        raise ValueError("an assert has a site and its message's pieces")
+    site = _int(t[0], 0, nsites - 1, "assert site")
+    if t[1] is None:
+        return site, None
+    pieces: list[str | int] = []
+    for p in _list(t[1]):
+        if isinstance(p, str):
+            pieces.append(p)
+        else:
+            tag = _int(p, 0, PRINT_FORMAT | 0xFF, "assert message piece")
+            if not PRINT_NUMBER <= tag & ~PRINT_FORMAT < PRINT_NUMBER + len(PRINT_DTYPES):
+                raise ValueError(f"assert message piece: {tag} is no number tag")
+            pieces.append(tag)
+    if sum(not isinstance(p, str) for p in pieces) > ASSERT_MAX_VALUES:
+        raise ValueError("an assert message with too many numbers")
+    return site, tuple(pieces)
 
 
 _ARCH_RE = re.compile(r"(sm_[0-9]{2,3}[a-z]?)?")

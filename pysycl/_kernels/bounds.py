@@ -18,6 +18,10 @@ and for the buffers the kernel used a ``host_accessor``, a copy to host memory o
 the write-back -- as ``sycl.exception(errc.kernel)``, before any of the kernel's
 results reach the host. A queue (or context) with an ``async_handler`` gets it
 there instead.
+
+**Kernels with asserts** (``Kernel.asserts``) take the same error buffer on every
+launch, in either mode; a failed assert is reported at the same points, as
+``AssertionError`` (:mod:`pysycl._kernels.kassert`).
 """
 
 from __future__ import annotations
@@ -29,10 +33,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pysycl._core.abi import BOUNDS_ACCESS_KINDS, BOUNDS_ERR_BYTES, ID_LOCAL, ArgKind
+from pysycl._core.abi import (
+    ASSERT_FLAG_INT,
+    BOUNDS_ACCESS_KINDS,
+    BOUNDS_ERR_BYTES,
+    ID_LOCAL,
+    ArgKind,
+)
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.sites import code_table, site_location
 from pysycl._kernels.captures import call_graph
+from pysycl._kernels.kassert import from_error_buffer, gid_words
+from pysycl._objects.info import _device_info
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -170,18 +182,24 @@ class Watch:
     """One bounds-checked launch whose error buffer has not been inspected yet."""
 
     __slots__ = ("buf", "codes", "host", "kernel", "kernel_ev", "linear", "location", "name",
-                 "ndim", "queue", "ranges", "read_ev", "storages")
+                 "ndim", "queue", "ranges", "read_ev", "storages", "submitted")
 
     def __init__(self, queue: _queue, kernel: Kernel, fn: types.FunctionType, name: str,
                  location: str, values: list[Any], ranges: list[range_ | None], ndim: int,
                  buf: cl.Buffer, host: np.ndarray,
-                 linear: tuple[int, ...] | None = None) -> None:
+                 linear: tuple[int, ...] | None = None, submitted: str = "") -> None:
         self.queue = queue
         self.kernel = kernel
         self.location = location
         # The submitting program's code (a kernel compiled from another file serves it too);
         # its code objects only: a watch must not keep the kernel's captures alive.
-        self.codes = kernel_codes(fn)
+        # (The same Kernel and code object -- identical, not equal: code objects of two
+        # files compare equal -- have the same helpers' code, which the Kernel's key holds.)
+        code = fn.__code__
+        known = kernel.codes.get(id(code))
+        if known is None or known[0] is not code:
+            known = kernel.codes[id(code)] = (code, kernel_codes(fn))
+        self.codes = known[1]
         self.name = name  # the submitted kernel's (the cached kernel may be another's)
         self.ranges = ranges
         # The buffers it used (ids: a watch must not keep their memory alive).
@@ -194,8 +212,29 @@ class Watch:
         self.linear = linear  # a range launched as 1-D (reductions): the user's range
         self.kernel_ev: cl.Event | None = None
         self.read_ev: cl.Event | None = None
+        self.submitted = submitted  # the user's file:line of the submit (kernels with asserts)
 
-    def error(self) -> exception:
+    def failed(self) -> bool:
+        """Whether the (read back) error buffer holds a bounds violation or a failed assert."""
+        return bool(self.host[0] or self.host[ASSERT_FLAG_INT])
+
+    def error(self) -> exception | AssertionError:
+        """A failed assert as ``AssertionError`` (a bounds violation too: in a note), else
+        the bounds violation as ``errc.kernel``."""
+        if not self.host[ASSERT_FLAG_INT]:
+            return self._violation()
+        g = gid_words(self.host)
+        gid = (g[:self.ndim][::-1] if self.linear is None
+               else tuple(int(i) for i in np.unravel_index(g[0], self.linear)))
+        at = f", submitted at {self.submitted}" if self.submitted else ""
+        err = from_error_buffer(self.kernel.compiled, self.host, self.codes, gid,
+                                f"kernel {self.name!r} ({self.location}{at})",
+                                f"on {self.queue.get_device().get_info(_device_info.name)}")
+        if self.host[0]:
+            err.add_note(f"The launch also went out of bounds: {self._violation()}")
+        return err
+
+    def _violation(self) -> exception:
         """The violation this launch recorded, as ``errc.kernel``."""
         words = self.host.view(np.int64)
         site = int(words[1]) & 0xFFFFFFFFFFFFFFFF
@@ -270,7 +309,7 @@ def _inspect(x: ModuleType, clq: cl.CommandQueue | None) -> list[Watch]:
         elif (clq is not None and w.queue.executor.native is clq) or x.status(w.kernel_ev) == x.COMPLETE:
             x.wait([w.read_ev])  # right behind the kernel on its in-order queue
             w.kernel_ev = w.read_ev = None
-            if w.host[0]:
+            if w.failed():
                 bad.append(w)
                 keep.append(w)
             else:  # clean: still all zeros, ready for another launch
@@ -304,7 +343,8 @@ def sync(clq: cl.CommandQueue | None = None, storage: Coherence | None = None) -
     first = bad[0]
     err = first.error()
     if len(bad) > 1:
-        err.add_note(f"{len(bad) - 1} more bounds-checked launch(es) also went out of bounds")
+        err.add_note(f"{len(bad) - 1} more launch(es) also failed an assert or went out of "
+                     "bounds (bounds-checked mode)")
     q = first.queue
     if q.async_handler is not None or q.get_context().async_handler is not None:
         q.add_async_error(err)

@@ -83,6 +83,7 @@ class Kernel:
             pointers alive until they complete).
         direct, direct_rest: the static bounds check's entries
             (:func:`pysycl._kernels.bounds.fast_checks`).
+        asserts: whether the kernel has asserts (its launches bind an error buffer).
         kernels: ``cl_kernel`` by (context key, device key[, spec-constant values]);
             the entries of a context go when the context does
             (:meth:`KernelCache.watch_context`).
@@ -93,7 +94,8 @@ class Kernel:
             memory alive.
     """
 
-    __slots__ = ("__weakref__", "arg_dtypes", "arg_kinds", "bound", "compiled", "digest", "direct",
+    __slots__ = ("__weakref__", "arg_dtypes", "arg_kinds", "asserts", "bound", "codes",
+                 "compiled", "digest", "direct",
                  "direct_rest", "has_local", "has_pointer", "has_spec", "images", "kernels", "name",
                  "prints")
 
@@ -117,7 +119,7 @@ class Kernel:
                 dts.append(None)  # the launch's print or stream buffer
             elif kind is not ArgKind.SPEC_CONSTANT:  # (a SAME capture has no dtypes)
                 dts.extend(c.type.flat_dtypes())  # type: ignore[union-attr]
-        if compiled.bounds_checked and not compiled.reductions:
+        if (compiled.bounds_checked or compiled.asserts) and not compiled.reductions:
             dts.append(None)  # the error buffer (reduction kernels add it after theirs)
         self.arg_dtypes = dts
         self.arg_kinds = kinds
@@ -127,6 +129,10 @@ class Kernel:
         # kernel print() or a sycl.stream: output buffers per launch (pysycl._kernels.kprint)
         self.prints = any(type(c.type) in (PrintType, StreamType) for c in compiled.captures)
         self.direct, self.direct_rest = _bounds.fast_checks(compiled.direct_index, kinds)
+        # asserts: the launch binds an error buffer and reports a failure (pysycl._kernels.bounds)
+        self.asserts = bool(compiled.asserts)
+        # id of a submitting code object -> (it, the code table its sites resolve against)
+        self.codes: dict[int, tuple[types.CodeType, tuple[types.CodeType, ...]]] = {}
         self.kernels: dict[tuple[Hashable, ...], cl.Kernel] = {}
         # cl_kernel -> the arguments it was last launched with (exec.launch sets only changes)
         self.bound: dict[cl.Kernel, list[Any]] = {}

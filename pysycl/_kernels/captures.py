@@ -38,6 +38,7 @@ from pysycl._core.abi import (
     TupleType,
     nested_codes,
 )
+from pysycl._core.plaincode import plain_code
 from pysycl._kernels import capture_errors as _err
 from pysycl._kernels import functor as _fobj
 from pysycl._kernels import kprint as _kprint
@@ -132,10 +133,11 @@ _MISSING = object()
 
 
 def info_of(code: types.CodeType) -> CodeInfo:
-    """The :class:`CodeInfo` of ``code`` (made once)."""
+    """The :class:`CodeInfo` of ``code`` (made once), of its unrewritten code if pytest
+    rewrote its asserts (:mod:`pysycl._core.plaincode`; the compiler compiles that code)."""
     info = _infos.get(code)
-    if info is None:
-        info = _infos[code] = CodeInfo(code)
+    if info is None:  # a kernel in a module pytest rewrote: what its plain code reads
+        info = _infos[code] = CodeInfo(plain_code(code) or code)
     return info
 
 
@@ -173,7 +175,7 @@ def capture_values(fn: types.FunctionType, h: handler, obj: Any = None
     code = fn.__code__
     info = _infos.get(code)
     if info is None:  # info_of, inlined: the submit hot path
-        info = _infos[code] = CodeInfo(code)
+        info = _infos[code] = CodeInfo(plain_code(code) or code)
     values: list[Any] = []
     caps: list[CaptureEntry] = []
     key: list[Hashable] = []

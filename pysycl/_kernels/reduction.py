@@ -40,6 +40,7 @@ from pysycl._kernels.captures import capture_values, captures_of
 from pysycl._kernels.digest import hash_static, stable_digest
 from pysycl._kernels.functor import body_of
 from pysycl._kernels.group_algorithms import known_identity
+from pysycl._kernels.kassert import submit_site
 from pysycl._kernels.kernel_api import _functor, group_barrier
 from pysycl._kernels.ndrange import SMALL, bounded_kernel, check_global_size, dev_limits, ndrange_sizes
 from pysycl._memory import tables as _tables
@@ -421,7 +422,7 @@ def _load_or_compile(fn: types.FunctionType, caps: list[CaptureEntry], index: In
         k.arg_dtypes.extend([np.int64] * index.ndim)
     for t in rtypes:
         k.arg_dtypes.extend([t.dtype, None, None])
-    if bounds_check:
+    if bounds_check or compiled.asserts:
         k.arg_dtypes.append(None)  # the error buffer
     return k
 
@@ -546,6 +547,7 @@ def prepare(q: queue, h: handler,
     # USM pointers (and host arrays) live until the last kernel completes (in order: both)
     inflight = q.executor.inflight if k.has_pointer else None
     last = len(reds) - 1
+    site = submit_site() if k.asserts else ""
 
     def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event | None:
         ev = None
@@ -554,14 +556,14 @@ def prepare(q: queue, h: handler,
             args.extend(extra)
             for r, p in zip(reds, parts, strict=True):
                 args.extend((r.identity, p, x.local_memory(wg * r.dtype.itemsize)))
-            if checked:
+            if checked or k.asserts:
                 buf, host = _bounds.error_buffer(x, ctx, clq)
                 args.append(buf)
             ev = x.launch(clq, clk, gsize, lsize, args, wait_for)
-            if checked:
+            if checked or k.asserts:
                 _bounds.watch(x, _bounds.Watch(q, k, fn, cmd.name or fn.__qualname__,
                                                info.location, values, ranges, ndim, buf, host,
-                                               tuple(extra) or None), clq, ev)
+                                               tuple(extra) or None, site), clq, ev)
             wait_for = None
         for i, (r, p, fk, fclk, flim) in enumerate(zip(reds, parts, finals, fclks, flims,
                                                        strict=True)):

@@ -41,10 +41,12 @@ from pysycl_numba._numba_compat import (
     signature,
     types,
 )
+from pysycl_numba.asserts import AssertLayout
 from pysycl_numba.printing import PrintLayout
 from pysycl_numba.stream_types import StreamLayoutType
 from pysycl_numba.streaming import StreamLayout
 from pysycl_numba.types import (
+    AssertLayoutType,
     FunctorType,
     KernelEnumClassType,
     KernelEnumType,
@@ -76,6 +78,8 @@ def resolve_kernel_value(val: object) -> types.Type | None:
         return KernelEnumType(val)
     if isinstance(val, _functor):
         return FunctorType(val._op)
+    if isinstance(val, AssertLayout):  # a kernel assert's message (pysycl_numba.asserts)
+        return AssertLayoutType(val.pieces)
     if isinstance(val, PrintLayout):  # a kernel print call's layout (pysycl_numba.printing)
         return PrintLayoutType(val.pieces)
     if isinstance(val, StreamLayout):  # a stream statement's layout (pysycl_numba.streaming)

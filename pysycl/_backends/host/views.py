@@ -11,6 +11,7 @@ import numpy as np
 
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.sites import in_package
+from pysycl._kernels.kassert import assertion_error, host_message
 from pysycl._memory.accessor import accessor
 
 
@@ -70,8 +71,14 @@ def user_line(e: BaseException) -> str:
     return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else "?"
 
 
-def raise_from(desc: str, e: BaseException, who: str) -> None:
-    """Re-raise ``e`` (raised by the kernel as ``who``) as the kernel's error."""
+def raise_from(desc: str, e: BaseException, who: str, failures: int | None = None) -> None:
+    """Re-raise ``e`` (raised by the kernel as ``who``) as the kernel's error: a failed
+    assert as the ``AssertionError`` a device reports (``failures``: how many work-items
+    failed one, None when the kernel stopped at the first)."""
+    if isinstance(e, AssertionError):
+        where = user_line(e)
+        raise assertion_error(host_message(e, where), where, who, desc, failures,
+                              "host_debuggable device") from e
     if isinstance(e, exception):
         e.add_note(f"raised in {desc}, {who}, at {user_line(e)} (host_debuggable device)")
         raise e

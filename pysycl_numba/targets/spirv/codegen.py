@@ -26,7 +26,7 @@ import llvmlite.binding as ll
 from llvmlite import ir as llir
 
 from pysycl._core.exceptions import errc
-from pysycl_numba import bounds
+from pysycl_numba import asserts, bounds
 from pysycl_numba._numba_compat import CodeLibrary
 from pysycl_numba.errors import KernelSourceError
 from pysycl_numba.targets.spirv import emit_worker
@@ -186,7 +186,7 @@ def _prepare_for_optimization(module: ll.ModuleRef, entry: str) -> None:
         if fn.name == entry:
             continue
         fn.linkage = ll.Linkage.internal
-        if fn.name != bounds.PUBLISH:  # noinline: a cold path (see pysycl_numba.bounds)
+        if fn.name not in (bounds.PUBLISH, asserts.PUBLISH):  # noinline: cold paths (bounds)
             fn.add_function_attribute("alwaysinline")
     for gv in module.global_variables:
         if not gv.is_declaration:
