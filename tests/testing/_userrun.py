@@ -25,7 +25,9 @@ def run_pytest(tmp_path: Path, source: str, *args: str, env: dict[str, str] | No
     cache and without the project's conftest; the plugin loaded unless ``load`` is False."""
     (tmp_path / name).write_text(textwrap.dedent(source))
     e = {k: v for k, v in os.environ.items() if k not in ("PYSYCL_TEST_DEVICES", "PYTEST_ADDOPTS")}
-    e["PYTHONPATH"] = os.pathsep.join((*pythonpath, str(ROOT)))
+    # The project first, then what the caller's interpreter was given (an offline site).
+    kept = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    e["PYTHONPATH"] = os.pathsep.join((*pythonpath, str(ROOT), *kept))
     e["PYSYCL_CACHE_DIR"] = str(tmp_path / "cache")
     e.update(env or {})
     cmd = [sys.executable, "-m", "pytest", "-v", "-rs", "-p", "no:cacheprovider", name, *args]

@@ -155,7 +155,7 @@ USER_PROPERTY = """
     {imports}
     from hypothesis import given, strategies as st
 
-    q = sycl.queue(sycl.device(sycl.aspect_selector(sycl.aspect.ext_pysycl_spirv)))
+    q = sycl.queue()  # the default device: a GPU where there is one, else the CPU
 
     @given(st.integers(1, 64), st.integers(-5, 5))
     def test_fill(n, scale):
@@ -178,7 +178,9 @@ def test_a_property_test_with_default_settings_passes_from_an_empty_cache(tmp_pa
     plain = run_pytest(tmp_path, USER_PROPERTY.format(imports=""), "-p", "no:_pysycl_pytestplugin",
                        name="test_plain.py", load=False)
     assert plain.returncode == 1, plain.stdout + plain.stderr
-    assert "DeadlineExceeded" in plain.stdout, plain.stdout
+    # The compile fails the deadline; on a loaded machine hypothesis may first find the
+    # whole example too slow (its input-generation health check): a failure either way.
+    assert "DeadlineExceeded" in plain.stdout or "FailedHealthCheck" in plain.stdout, plain.stdout
     fixed = run_pytest(tmp_path, USER_PROPERTY.format(imports="import pysycl.testing"),
                        name="test_fixed.py", load=False, env={"PYSYCL_CACHE_DIR": str(tmp_path / "c2")})
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr

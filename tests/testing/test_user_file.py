@@ -91,11 +91,11 @@ FAILING = '''
 
 
 def _wanted() -> list[str]:
+    """The host_debuggable device and every compiled-kernel device here (the Intel CPU; a GPU)."""
     ids = sycl_plugin.device_ids(devices())
-    want = [i for i in ("intel-cpu", "host") if i in ids]
-    if "host" not in want or len(want) < 2:
-        pytest.skip(f"the CPU device and the host_debuggable device are not both here ({ids})")
-    return want
+    if "host" not in ids or len(ids) < 2:
+        pytest.skip(f"no compiled-kernel device beside the host_debuggable device ({ids})")
+    return ids
 
 
 @pytest.mark.slow
