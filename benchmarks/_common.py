@@ -31,19 +31,24 @@ def median_time(fn: Callable[[], object], reps: int, warmup: int = 2) -> float:
 def paired(fa: Callable[[], object], fb: Callable[[], object], reps: int,
            warmup: int = 2) -> tuple[float, float]:
     """Median times of ``fa`` and ``fb``, measured alternately so drift hits both alike."""
+    ta, tb = interleaved([fa, fb], reps, warmup)
+    return ta, tb
+
+
+def interleaved(fns: Sequence[Callable[[], object]], reps: int, warmup: int = 2) -> list[float]:
+    """Median times of each of ``fns``, called round by round (each once per round, in
+    order) so that drift hits all alike."""
     for _ in range(warmup):
-        fa()
-        fb()
-    ta, tb = [], []
+        for f in fns:
+            f()
+    times: list[list[float]] = [[] for _ in fns]
+    now = time.perf_counter
     for _ in range(reps):
-        t0 = time.perf_counter()
-        fa()
-        t1 = time.perf_counter()
-        fb()
-        t2 = time.perf_counter()
-        ta.append(t1 - t0)
-        tb.append(t2 - t1)
-    return statistics.median(ta), statistics.median(tb)
+        for f, ts in zip(fns, times, strict=True):
+            t0 = now()
+            f()
+            ts.append(now() - t0)
+    return [statistics.median(ts) for ts in times]
 
 
 def write_section(marker: str, text: str) -> None:
@@ -56,11 +61,14 @@ def write_section(marker: str, text: str) -> None:
     doc.write_text(pre + begin + "\n" + text + "\n" + end + post)
 
 
-def setup() -> tuple[argparse.Namespace, sycl.queue, str]:
-    """Parse ``--quick``/``--write``; the default queue and a "platform / device" label."""
+def setup(runs: int | None = None) -> tuple[argparse.Namespace, sycl.queue, str]:
+    """Parse ``--quick``/``--write`` (and ``--runs``, defaulting to ``runs``, where the
+    script repeats its measurement); the default queue and a "platform / device" label."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="small sizes, few repetitions")
     ap.add_argument("--write", action="store_true", help="update docs/performance.md")
+    if runs is not None:
+        ap.add_argument("--runs", type=int, default=runs, help="repeat the measurement")
     args = ap.parse_args()
     q = sycl.queue()
     dev = q.get_device().get_platform().get_info(sycl.info.platform.name) + " / " + \

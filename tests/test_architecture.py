@@ -1,14 +1,20 @@
 """The architecture holds: imports point down the layers, no cycles, modules stay small.
 
 The import graph is computed from the source with ``ast``, counting imports inside
-functions too (a deferred import is still a dependency); only imports under
-``if TYPE_CHECKING:`` are left out. See docs/design/architecture.md.
+functions too (a deferred import is still a dependency). ``GRAPH`` leaves out imports
+under ``if TYPE_CHECKING:`` and must be free of cycles and upward imports;
+``GRAPH_TC`` counts them too (an annotation naming a higher layer's type is a dependency
+all the same) and is held by ratchets: allow-lists of today's offenders
+(``KNOWN_UPWARD``, ``KNOWN_CYCLES``, ``KNOWN_DRIVER_USERS``) that may only shrink -- a new
+offender fails, and so does an entry that no longer offends (remove it from the list).
+Plan: docs/design/launch.md (issue 23). See docs/design/architecture.md.
 """
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -65,12 +71,13 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return out
 
 
-def _import_graph() -> dict[str, set[str]]:
+def _import_graph(type_checking: bool = False) -> dict[str, set[str]]:
+    """Module -> the modules it imports; ``type_checking``: count ``if TYPE_CHECKING:`` too."""
     mods = _modules()
     graph: dict[str, set[str]] = {}
     for name, (path, is_pkg) in mods.items():
         tree = ast.parse(path.read_text(), str(path))
-        skip = _type_checking_nodes(tree)
+        skip = set() if type_checking else _type_checking_nodes(tree)
         pkg = name if is_pkg else name.rpartition(".")[0]
         out: set[str] = set()
         for n in ast.walk(tree):
@@ -146,7 +153,7 @@ def _layer(mod: str) -> int:
 
 
 GRAPH = _import_graph()
-
+GRAPH_TC = _import_graph(type_checking=True)
 
 
 def test_the_graph_is_computed() -> None:
@@ -241,3 +248,233 @@ def test_the_architecture_document_lists_every_module() -> None:
                                     "date: run python tools/architecture_modules.py")
     for f in (REPO / "pysycl").rglob("*.py"):
         assert f"`{f.relative_to(REPO)}`" in doc
+
+
+# ------------------------------------------------------------- ratchets (issue 23)
+# Today's offenders, to be removed by issue 23's steps (docs/design/launch.md §1.1, §1.5,
+# §3). Each list may only shrink: a new offender fails, and an entry that no longer
+# offends fails too, asking to be removed, so the list always says where the work is.
+
+#: Imports against the layering that only ``if TYPE_CHECKING:`` makes (annotations).
+KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset({
+    # B2: the Executor protocol typed in low-layer types; the queue wraps native events
+    ("pysycl._backends.base", "pysycl._commands.event"),
+    ("pysycl._backends.base", "pysycl._commands.handler"),
+    ("pysycl._backends.base", "pysycl._commands.queue"),
+    ("pysycl._backends.base", "pysycl._objects.context"),
+    ("pysycl._backends.base", "pysycl._objects.device"),
+    ("pysycl._backends.base", "pysycl._objects.platform"),
+    ("pysycl._commands.event", "pysycl._backends.opencl.executor"),
+    # B1: ContextRef annotations; the display takes row data
+    ("pysycl._backends.opencl.discovery", "pysycl._objects.context"),
+    ("pysycl._core.exceptions", "pysycl._objects.context"),
+    ("pysycl.property", "pysycl._objects.context"),
+    ("pysycl._objects.display", "pysycl._bundles.kernel_bundle"),
+    ("pysycl._objects.display", "pysycl._commands.event"),
+    ("pysycl._objects.display", "pysycl._commands.queue"),
+    # B3: CommandGroupRef instead of the handler
+    ("pysycl._kernels.capture_errors", "pysycl._commands.handler"),
+    ("pysycl._kernels.captures", "pysycl._commands.handler"),
+    ("pysycl._kernels.kernel_api", "pysycl._commands.handler"),
+    ("pysycl._kernels.kstream", "pysycl._commands.handler"),
+    ("pysycl._kernels.reduction", "pysycl._commands.handler"),
+    ("pysycl._memory.accessor", "pysycl._commands.handler"),
+    ("pysycl._memory.buffer", "pysycl._commands.handler"),
+    # C1, C2: builds and programs behind the backend
+    ("pysycl._kernels.specconst", "pysycl._bundles.kernel_bundle"),
+    ("pysycl._bundles.ops", "pysycl._commands.queue"),
+    # D3: reductions and sycl.kernel objects launched by the backend
+    ("pysycl._bundles.kernel", "pysycl._commands.commands"),
+    ("pysycl._bundles.kernel", "pysycl._commands.handler"),
+    ("pysycl._bundles.kernel", "pysycl._commands.queue"),
+    ("pysycl._kernels.reduction", "pysycl._commands.commands"),
+    ("pysycl._kernels.reduction", "pysycl._commands.queue"),
+    # E1: the bounds step keeps the executor, not the queue
+    ("pysycl._kernels.bounds", "pysycl._commands.queue"),
+    # F1: the host device's kernel_api is self-contained
+    ("pysycl._kernels.group_algorithms", "pysycl._backends.host.ndrange"),
+    ("pysycl._kernels.kernel_api", "pysycl._backends.host.ndrange"),
+})
+
+#: Import cycles of ``GRAPH_TC`` (strongly connected components). A cycle may lose
+#: modules (then write the smaller one here), never gain any.
+KNOWN_CYCLES: tuple[frozenset[str], ...] = (
+    # the big one: every layer, closed by the annotation imports of KNOWN_UPWARD
+    frozenset({
+        "pysycl._backends.base", "pysycl._backends.host.atomics",
+        "pysycl._backends.host.ndrange", "pysycl._backends.host.views",
+        "pysycl._backends.opencl.discovery", "pysycl._backends.opencl.exec",
+        "pysycl._backends.opencl.executor", "pysycl._backends.opencl.programs",
+        "pysycl._backends.opencl.usm", "pysycl._bundles.bundle", "pysycl._bundles.compat",
+        "pysycl._bundles.kernel", "pysycl._bundles.kernel_bundle",
+        "pysycl._bundles.kernel_id", "pysycl._bundles.ops", "pysycl._commands.commands",
+        "pysycl._commands.event", "pysycl._commands.fastpath", "pysycl._commands.handler",
+        "pysycl._commands.host_task", "pysycl._commands.launch", "pysycl._commands.queue",
+        "pysycl._core.exceptions", "pysycl._core.spirv_check", "pysycl._kernels.args",
+        "pysycl._kernels.bincache", "pysycl._kernels.bounds", "pysycl._kernels.cache",
+        "pysycl._kernels.capture_errors", "pysycl._kernels.captures",
+        "pysycl._kernels.digest", "pysycl._kernels.diskcache", "pysycl._kernels.functor",
+        "pysycl._kernels.group_algorithms", "pysycl._kernels.kernel_api",
+        "pysycl._kernels.kprint", "pysycl._kernels.kstream", "pysycl._kernels.ndrange",
+        "pysycl._kernels.ptx_specconst", "pysycl._kernels.reduction",
+        "pysycl._kernels.signature", "pysycl._kernels.specconst", "pysycl._memory.accessor",
+        "pysycl._memory.buffer", "pysycl._memory.coherence", "pysycl._memory.tables",
+        "pysycl._memory.usm", "pysycl._memory.usm_api", "pysycl._objects.context",
+        "pysycl._objects.device", "pysycl._objects.discovery", "pysycl._objects.display",
+        "pysycl._objects.platform", "pysycl._objects.range", "pysycl._objects.selector",
+        "pysycl.property", "pysycl_numba", "pysycl_numba.asserts", "pysycl_numba.compiler",
+        "pysycl_numba.dispatcher", "pysycl_numba.epilogue", "pysycl_numba.errors",
+        "pysycl_numba.functor", "pysycl_numba.nested", "pysycl_numba.overloads.asserts",
+        "pysycl_numba.overloads.atomics", "pysycl_numba.overloads.collectives",
+        "pysycl_numba.overloads.constants", "pysycl_numba.overloads.group_algorithms",
+        "pysycl_numba.overloads.index_types", "pysycl_numba.overloads.joint_algorithms",
+        "pysycl_numba.overloads.ndrange", "pysycl_numba.overloads.printing",
+        "pysycl_numba.overloads.private_array", "pysycl_numba.overloads.stream",
+        "pysycl_numba.overloads.sycl_intrel", "pysycl_numba.overloads.sycl_math",
+        "pysycl_numba.overloads.vec", "pysycl_numba.overloads.vec_ops", "pysycl_numba.passes",
+        "pysycl_numba.pipelines", "pysycl_numba.printing", "pysycl_numba.reject",
+        "pysycl_numba.streaming", "pysycl_numba.target", "pysycl_numba.targets.ptx.emit",
+        "pysycl_numba.targets.ptx.math_builtins", "pysycl_numba.targets.ptx.retarget",
+        "pysycl_numba.targets.spirv.codegen", "pysycl_numba.targets.spirv.irguard",
+        "pysycl_numba.weak_literals", "pysycl_numba.wrapper",
+    }),
+    frozenset({
+        "pysycl._backends.opencl.device_info", "pysycl._backends.opencl.objects",
+    }),
+)
+
+#: A backend's driver: the import names that are its driver (any depth: ``pyopencl``,
+#: ``cuda.bindings``). Only the backend's own folder ``pysycl/_backends/<name>/`` may
+#: name them (``import``, ``TYPE_CHECKING`` included, or an attribute of a name bound
+#: to them: ``cl.Buffer``) or import its modules -- except the package root, which
+#: registers backends, and the public interop module ``pysycl.<name>``.
+#: (The rule of /work/shared/tools/backend_boundary.py, plus the folder's modules.)
+DRIVERS: dict[str, tuple[str, ...]] = {"opencl": ("pyopencl",), "cuda": ("cuda",)}
+
+#: Modules outside a backend's folder that name its driver or import its modules
+#: (issue 23 moves them into pysycl/_backends/opencl/ or behind the Backend protocol).
+KNOWN_DRIVER_USERS: frozenset[tuple[str, str]] = frozenset({
+    ("opencl", "pysycl._bundles.kernel"),
+    ("opencl", "pysycl._bundles.kernel_bundle"),
+    ("opencl", "pysycl._bundles.ops"),
+    ("opencl", "pysycl._bundles.source"),
+    ("opencl", "pysycl._commands.event"),
+    ("opencl", "pysycl._commands.fastpath"),
+    ("opencl", "pysycl._commands.launch"),
+    ("opencl", "pysycl._kernels.args"),
+    ("opencl", "pysycl._kernels.bounds"),
+    ("opencl", "pysycl._kernels.cache"),
+    ("opencl", "pysycl._kernels.kprint"),
+    ("opencl", "pysycl._kernels.ndrange"),
+    ("opencl", "pysycl._kernels.reduction"),
+    ("opencl", "pysycl._kernels.specconst"),
+})
+
+
+def _ratchet(what: str, found: set[Any], known: set[Any] | frozenset[Any]) -> list[str]:
+    """Failure lines: offenders not in ``known``, and entries of ``known`` now gone."""
+    new = [f"new {what}: {x}" for x in sorted(found - known, key=repr)]
+    gone = [f"{what} no longer found, remove it from the list: {x}"
+            for x in sorted(known - found, key=repr)]
+    return new + gone
+
+
+def _upward(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    return {(a, b) for a, deps in graph.items() for b in deps if _layer(b) > _layer(a)}
+
+
+def _cycle_problems(graph: dict[str, set[str]],
+                    known: tuple[frozenset[str], ...]) -> list[str]:
+    """A cycle not inside one known cycle grew (or is new); a known cycle that is not
+    exactly one of today's shrank or went (the list must follow)."""
+    found = [frozenset(c) for c in _cycles(graph)]
+    out = []
+    for c in found:
+        if not any(c <= k for k in known):
+            grown = ", ".join(sorted(c - max(known, key=lambda k: len(k & c))))
+            out.append(f"import cycle of {len(c)} modules grew or is new (counting "
+                       f"TYPE_CHECKING imports); modules not in a known cycle: {grown}")
+    for k in known:
+        if not any(k <= c for c in found):  # (a known cycle inside a grown one: said above)
+            left = max(found, key=lambda c: len(k & c), default=frozenset())
+            out.append(f"known cycle of {len(k)} modules is now {len(left & k)} "
+                       f"(gone: {', '.join(sorted(k - left))}): shrink KNOWN_CYCLES")
+    return out
+
+
+def _driver_uses(tree: ast.AST, prefixes: tuple[str, ...]) -> int:
+    """Imports of the driver (``prefixes``) and attributes of names bound to it."""
+    def driver(name: str) -> bool:
+        return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+    bound, hits = set(), 0
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            for a in n.names:
+                if driver(a.name):
+                    hits += 1
+                    bound.add((a.asname or a.name).split(".")[0])
+        elif isinstance(n, ast.ImportFrom) and not n.level and driver(n.module or ""):
+            hits += 1
+            bound.update(a.asname or a.name for a in n.names)
+    return hits + sum(1 for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+                      and isinstance(n.value, ast.Name) and n.value.id in bound)
+
+
+def _driver_users(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    out = set()
+    for name, (path, _) in _modules().items():
+        tree = ast.parse(path.read_text(), str(path))
+        for drv, prefixes in DRIVERS.items():
+            home = f"pysycl._backends.{drv}"
+            if name == home or name.startswith(home + ".") or name in ("pysycl", f"pysycl.{drv}"):
+                continue
+            if _driver_uses(tree, prefixes) or any(
+                    d == home or d.startswith(home + ".") for d in graph[name]):
+                out.add((drv, name))
+    return out
+
+
+def test_the_type_checking_graph_counts_annotation_imports() -> None:
+    assert ("pysycl._backends.base", "pysycl._commands.queue") not in _upward(GRAPH)
+    assert "pysycl._commands.queue" in GRAPH_TC["pysycl._backends.base"]
+    assert all(GRAPH[m] <= GRAPH_TC[m] for m in GRAPH)
+
+
+def test_no_new_upward_imports_counting_type_checking() -> None:
+    problems = _ratchet("upward import (counting TYPE_CHECKING)", _upward(GRAPH_TC),
+                        KNOWN_UPWARD)
+    assert problems == [], "\n".join(problems)
+
+
+def test_no_new_import_cycles_counting_type_checking() -> None:
+    problems = _cycle_problems(GRAPH_TC, KNOWN_CYCLES)
+    assert problems == [], "\n".join(problems)
+
+
+def test_driver_names_stay_in_their_backend() -> None:
+    problems = _ratchet("module naming a driver outside its backend folder",
+                        _driver_users(GRAPH_TC), KNOWN_DRIVER_USERS)
+    assert problems == [], "\n".join(problems)
+
+
+def test_the_ratchets_fail_on_planted_offenders() -> None:
+    g = {k: set(v) for k, v in GRAPH_TC.items()}
+    # an upward pair, which also closes a cycle through modules outside every known one
+    g["pysycl._core.abi"].add("pysycl._commands.queue")
+    assert _ratchet("up", _upward(g), KNOWN_UPWARD) == [
+        "new up: ('pysycl._core.abi', 'pysycl._commands.queue')"]
+    assert any("grew" in p and "pysycl._core.abi" in p for p in _cycle_problems(g, KNOWN_CYCLES))
+    # an entry that went asks to shrink the list
+    assert _ratchet("up", set(), {("a", "b")}) == [
+        "up no longer found, remove it from the list: ('a', 'b')"]
+    smaller = max(KNOWN_CYCLES, key=len) | {"pysycl._core.abi"}
+    assert any("shrink" in p for p in _cycle_problems(GRAPH_TC, (smaller,)))
+    # a planted driver user: the import of pyopencl, and a backend module imported
+    g["pysycl._objects.range"].add("pysycl._backends.opencl.exec")
+    assert ("opencl", "pysycl._objects.range") in _driver_users(g)
+    tree = ast.parse("import pyopencl as cl\nfrom cuda.bindings import driver\n"
+                     "x = cl.Buffer\ny = driver.cuInit\n")
+    assert _driver_uses(tree, DRIVERS["opencl"]) == 2
+    assert _driver_uses(tree, DRIVERS["cuda"]) == 2
+    assert _driver_uses(ast.parse("from numba import cuda\nimport cudaq"), DRIVERS["cuda"]) == 0

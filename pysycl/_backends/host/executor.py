@@ -112,11 +112,21 @@ class HostExecutor:
     def profile(self, native: None, which: str) -> int:
         raise exception(errc.invalid, "the host device has no profiling timestamps")
 
-    def read(self, host: np.ndarray, mem: object, wait_for: Sequence[None] | None) -> None:
-        raise exception(errc.invalid, "the host device holds no device copies")
+    # Buffers never use these (their host copy is the host device's copy); they make
+    # the memory half of the Executor protocol whole: plain host bytes, copies at once.
+    def alloc(self, nbytes: int) -> np.ndarray:
+        return np.zeros(max(int(nbytes), 1), np.uint8)
+
+    def write(self, mem: np.ndarray, host: np.ndarray, wait_for: Sequence[None] | None) -> None:
+        src = np.ascontiguousarray(host).reshape(-1).view(np.uint8)
+        mem[:src.size] = src
+        return None  # done: no native event
+
+    def read(self, host: np.ndarray, mem: np.ndarray, wait_for: Sequence[None] | None) -> None:
+        np.copyto(host, mem[:host.nbytes].view(host.dtype).reshape(host.shape))
 
     def free(self, mem: object) -> None:
-        pass  # never allocated: the host copy is the host device's copy
+        pass  # numpy's memory: it goes with the last reference
 
 
 def submit(q: queue, h: handler) -> event:

@@ -1,0 +1,152 @@
+"""The low-layer types of a launch: what the backends and ``_kernels`` exchange (issue 23).
+
+Plain immutable values and :class:`~typing.Protocol` s, importing nothing of pysycl, so
+every layer may use them: the ``Executor`` protocol (``_backends/base.py``) and the
+target-neutral ``_kernels`` annotate with these instead of the queue, handler, context
+and device classes of the layers above. Design: docs/design/launch.md §2.2.
+
+Not used yet: step 0 of the plan adds them; the later steps move the code onto them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Protocol
+
+
+class Target(NamedTuple):
+    """What a compile produces: an image ``format`` (``"spirv"``, ``"ptx"``, ``"cubin"``)
+    for an ``arch`` (``"sm_80"``; ``""`` where the format has none)."""
+
+    format: str
+    arch: str = ""
+
+
+#: The portable target: SPIR-V, loaded by OpenCL devices that take IL.
+SPIRV = Target("spirv", "")
+
+
+@dataclass(frozen=True, slots=True)
+class Geometry:
+    """A kernel's index space as recorded, in SYCL order (dimension 0 slowest).
+
+    ``kind`` is ``"single_task"``, ``"range"`` or ``"nd_range"``; a single task is
+    ``(1,)``; ``local_size`` is None unless the kernel has an ``nd_range``.
+    """
+
+    kind: str
+    global_size: tuple[int, ...]
+    local_size: tuple[int, ...] | None = None
+
+    def fastest_first(self) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
+        """``(global, local)`` with the fastest-varying dimension first, as OpenCL's
+        ``clEnqueueNDRangeKernel`` and CUDA's grid/block count them: **the** SYCL -> native
+        reversal (SYCL's last dimension is the fastest)."""
+        loc = self.local_size
+        return self.global_size[::-1], None if loc is None else loc[::-1]
+
+    @staticmethod
+    def sycl_id(native_id: Sequence[int]) -> tuple[int, ...]:
+        """A native work-item id (fastest dimension first) in SYCL order: the inverse of
+        :meth:`fastest_first`, for ids a device reports back (a failed bounds check)."""
+        return tuple(native_id)[::-1]
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """What ``_kernels`` needs to produce a compiled kernel -- never a handler or queue.
+
+    ``context_key``: the context the kernel is built for; ``target``: the image to
+    compile; ``bundle``: the user's kernel bundle (None: the context's own);
+    ``spec_values``: specialization constants' values, hashable; ``bounds_checked``:
+    compile the checked variant; ``name``: the SYCL kernel name (None: anonymous).
+    """
+
+    context_key: Hashable
+    target: Target
+    bundle: Any = None
+    spec_values: tuple[Any, ...] = ()
+    bounds_checked: bool = False
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Submission:
+    """What a handler recorded: the input of ``Executor.submit``.
+
+    ``waits`` are ``(native event, the Executor that made it)`` pairs of the
+    dependencies, the same queue's own left out, so executors never see ``sycl.event``;
+    ``requirements`` are :class:`Requirement` s, ``kernel_args`` the ``set_arg`` values
+    of a ``sycl.kernel`` object by index.
+    """
+
+    command: Any
+    requirements: tuple[Requirement, ...] = ()
+    waits: tuple[tuple[Any, Any], ...] = ()
+    bundle: Any = None
+    spec_values: tuple[Any, ...] = ()
+    kernel_args: tuple[Any, ...] = ()
+    context_key: Hashable = None
+
+
+class DeviceRef(Protocol):
+    """What executors and ``_kernels`` read of a ``sycl.device``."""
+
+    @property
+    def key(self) -> Hashable: ...
+    @property
+    def native(self) -> Any: ...
+    @property
+    def display_name(self) -> str: ...
+    @property
+    def image_targets(self) -> tuple[Target, ...]: ...
+    def has(self, aspect: Any) -> bool: ...
+    def get_info(self, param: Any) -> Any: ...
+
+
+class ContextRef(Protocol):
+    """What executors and ``_kernels`` read of a ``sycl.context``."""
+
+    @property
+    def key(self) -> Hashable: ...
+    @property
+    def native(self) -> Any: ...
+    @property
+    def devices(self) -> tuple[Any, ...]: ...
+
+
+class Requirement(Protocol):
+    """A command group's use of a buffer (an accessor's requirement), as executors read it:
+    the buffer's coherence state, whether the command writes it, ``no_init``, and the
+    kernel arguments its accessor adds (``kernel_tail``)."""
+
+    @property
+    def coherence(self) -> Any: ...
+    @property
+    def writes(self) -> bool: ...
+    @property
+    def no_init(self) -> bool: ...
+    @property
+    def kernel_tail(self) -> tuple[Any, ...]: ...
+
+
+class CommandGroupRef(Protocol):
+    """What capture analysis and reductions read of a command group (today a handler)."""
+
+    @property
+    def context_key(self) -> Hashable: ...
+    @property
+    def requirements(self) -> Sequence[Requirement]: ...
+    @property
+    def kernel_bundle(self) -> Any: ...
+    @property
+    def specialization_values(self) -> tuple[Any, ...]: ...
+
+
+class LaunchLike(Protocol):
+    """A backend's prepared launch of one kernel on one queue (docs/design/launch.md §2.5):
+    set the arguments if they changed, enqueue, hold ``holds`` until it completes."""
+
+    def enqueue(self, args: list[Any], holds: tuple[Any, ...], wait_for: Sequence[Any] | None
+                ) -> Any: ...

@@ -1,0 +1,115 @@
+"""Every registered backend implements the backend protocols (``pysycl/_backends/base.py``).
+
+Structural first, with no ``isinstance``: each member of ``Backend`` and ``Executor``
+exists on every registered backend and on an executor of each of its devices, methods
+with the protocol's parameters (``inspect.signature``: same names in the same order;
+extra parameters only with defaults). Then the memory half of ``Executor`` as
+behaviour: bytes written come back, a waited event is complete, timestamps are
+ordered. A new backend folder gets these checks with no new test code
+(docs/design/launch.md §2.9).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+import pytest
+
+import pysycl as sycl
+from pysycl._backends import base
+
+_EXECUTORS = [(b, d) for b in base.registered() for p in b.platforms() for d in p.get_devices()]
+
+
+def _members(proto: type) -> tuple[list[str], list[str]]:
+    """(methods, data attributes) a protocol declares."""
+    methods = [n for n, v in vars(proto).items() if not n.startswith("_") and callable(v)]
+    return methods, [n for n in vars(proto).get("__annotations__", {}) if n not in methods]
+
+
+def protocol_problems(obj: Any, proto: type) -> list[str]:
+    """What ``obj`` lacks of ``proto``: missing attributes, methods, or their parameters."""
+    who = type(obj).__name__
+    methods, attrs = _members(proto)
+    out = [f"{who} has no attribute {a!r} of {proto.__name__}" for a in attrs
+           if not hasattr(obj, a)]
+    for name in methods:
+        impl = getattr(obj, name, None)
+        if not callable(impl):
+            out.append(f"{who} lacks {proto.__name__}.{name}")
+            continue
+        want = list(inspect.signature(getattr(proto, name)).parameters.values())[1:]
+        have = list(inspect.signature(impl).parameters.values())
+        names = [p.name for p in have]
+        if [p.name for p in want] != names[:len(want)] or any(
+                p.kind != w.kind for p, w in zip(have, want, strict=False)):
+            out.append(f"{who}.{name}{inspect.signature(impl)} does not take "
+                       f"{proto.__name__}.{name}'s parameters {[p.name for p in want]}")
+        out += [f"{who}.{name}: extra parameter {p.name!r} has no default"
+                for p in have[len(want):] if p.default is p.empty
+                and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    return out
+
+
+def _id(pair: tuple[Any, sycl.device]) -> str:
+    b, d = pair
+    return f"{b.kind.name}:{d.get_info(sycl.info.device.name)}"
+
+
+def test_every_backend_has_devices_to_check() -> None:
+    kinds = {b.kind for b, _ in _EXECUTORS}
+    assert kinds == {b.kind for b in base.registered()}  # OpenCL here, and the host device
+    assert sycl.backend.ext_pysycl_host in kinds
+
+
+@pytest.mark.parametrize("b", base.registered(), ids=lambda b: b.kind.name)
+def test_the_backend_implements_the_backend_protocol(b: Any) -> None:
+    assert protocol_problems(b, base.Backend) == []
+    assert isinstance(b.kind, sycl.backend)
+    assert all(p.get_backend() is b.kind for p in b.platforms())
+
+
+@pytest.fixture(params=_EXECUTORS, ids=[_id(x) for x in _EXECUTORS])
+def executor(request: pytest.FixtureRequest) -> Any:
+    b, d = request.param
+    ex = b.executor(sycl.context(d), d, profiling=True)
+    yield ex
+    ex.wait()
+
+
+def test_the_executor_implements_the_executor_protocol(executor: Any) -> None:
+    assert protocol_problems(executor, base.Executor) == []
+    hash(executor.key)  # keys name buffer copies: they must be hashable
+
+
+def test_memory_round_trips_through_the_executor(executor: Any) -> None:
+    data = np.arange(37, dtype=np.int32) * 3 - 50
+    mem = executor.alloc(data.nbytes)
+    ev = executor.write(mem, data, None)
+    executor.wait_event(ev)
+    assert executor.status(ev) == "complete"
+    executor.wait_events([ev])
+    back = np.zeros_like(data)
+    executor.read(back, mem, [ev] if ev is not None else None)
+    np.testing.assert_array_equal(back, data)
+    if ev is not None:  # a native event (the host device's are None: done at submit)
+        t = [executor.profile(ev, w) for w in ("submit", "start", "end")]
+        assert all(isinstance(x, int) for x in t) and t == sorted(t)
+    executor.wait()
+    executor.free(mem)
+
+
+def test_a_backend_lacking_the_protocol_is_named() -> None:
+    class Partial:
+        native = None
+
+        def submit(self, q: Any) -> None: ...
+        def wait(self, timeout: float) -> None: ...
+
+    problems = protocol_problems(Partial(), base.Executor)
+    assert "Partial has no attribute 'key' of Executor" in problems
+    assert "Partial lacks Executor.alloc" in problems
+    assert any(p.startswith("Partial.submit") and "'q', 'h'" in p for p in problems)
+    assert "Partial.wait: extra parameter 'timeout' has no default" in problems
