@@ -41,6 +41,7 @@ from pysycl._bundles.kernel_id import (
 from pysycl._bundles.kernel_id import get_kernel_ids as _all_kernel_ids
 from pysycl._bundles.properties import build_options
 from pysycl._core.exceptions import errc, exception
+from pysycl._core.first_use import first_use
 from pysycl._core.ptx_link import link_ptx
 from pysycl._kernels import specconst as _specconst
 from pysycl.property import owner_of
@@ -157,6 +158,7 @@ def _parse(ctx: context, args: tuple[Any, ...], devs: device | Iterable[device] 
     return dl, kids, selector
 
 
+@first_use("sycl.get_kernel_bundle")  # compiles and builds: first-time work (docs/testing.md)
 def get_kernel_bundle(ctx: context, *args: Any, state: bundle_state,
                       devs: device | Iterable[device] | None = None,
                       kernel_ids: kernel_id | Iterable[kernel_id] | None = None,
@@ -303,6 +305,7 @@ def _input_bundle(b: kernel_bundle, what: str) -> kernel_bundle:
     return b
 
 
+@first_use("sycl.compile")  # compiles and builds: first-time work (docs/testing.md)
 def compile(input_bundle: kernel_bundle, devs: Sequence[device] | None = None,
             properties: Iterable[build_options | save_log] = ()) -> kernel_bundle:
     """Compile an input bundle into an object bundle (``clCompileProgram`` per image).
@@ -414,6 +417,7 @@ def _merged(state: bundle_state, group: Sequence[_Image], key: str,
                   specs=specs, arch=first.arch)
 
 
+@first_use("sycl.link")  # compiles and builds: first-time work (docs/testing.md)
 def link(object_bundles: kernel_bundle | Iterable[kernel_bundle],
          devs: Sequence[device] | None = None,
          properties: Iterable[build_options | save_log] = ()) -> kernel_bundle:
@@ -472,6 +476,7 @@ def link(object_bundles: kernel_bundle | Iterable[kernel_bundle],
 
 
 # long: the spec's build steps in order, each with its own error message.
+@first_use("sycl.build")  # compiles and builds: first-time work (docs/testing.md)
 def build(input_bundle: kernel_bundle, devs: Sequence[device] | None = None,
           properties: Iterable[build_options | save_log] = ()) -> kernel_bundle:
     """Compile and link an input bundle (``link(compile(kb, devs), devs)``), with a binary cache.

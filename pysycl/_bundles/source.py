@@ -20,6 +20,7 @@ from pysycl._bundles.kernel_bundle import (
 from pysycl._bundles.ops import _check_devs
 from pysycl._bundles.properties import build_options, save_log
 from pysycl._core.exceptions import errc, exception
+from pysycl._core.first_use import first_use
 from pysycl._objects.info import source_language
 from pysycl.property import owner_of
 
@@ -68,6 +69,7 @@ def _put_logs(logs: list[save_log], log: str, dl: Sequence[device]) -> None:
             sl.put(log)
 
 
+@first_use("sycl.build of a source bundle")  # first-time work (docs/testing.md)
 def build(source_bundle: kernel_bundle, devs: Sequence[device] | None = None,
           properties: Iterable[build_options | save_log] = ()) -> kernel_bundle:
     """Build a source bundle into an executable bundle (``clBuildProgram``).

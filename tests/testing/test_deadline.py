@@ -71,6 +71,22 @@ def test_a_first_launch_reports_its_work_once_and_a_second_nothing(
     assert reports == []
 
 
+def test_explicit_bundle_operations_are_first_time_work(
+        kernel_device: sycl.device, reports: list[tuple[str, float]]) -> None:
+    """sycl.get_kernel_bundle / compile / link / build compile and build: each is reported,
+    as one span (the compiles and builds inside it are not reported again)."""
+    kernels.clear_memory()
+    ctx = sycl.context(kernel_device)
+    kb = sycl.get_kernel_bundle(ctx, state=sycl.bundle_state.input)
+    obj = sycl.compile(kb)
+    exe = sycl.link(obj)
+    assert exe.get_state() is sycl.bundle_state.executable
+    assert sycl.build(kb).get_state() is sycl.bundle_state.executable
+    assert [w for w, _ in reports] == ["sycl.get_kernel_bundle", "sycl.compile", "sycl.link",
+                                       "sycl.build"]
+    assert all(s >= 0 for _, s in reports)
+
+
 def test_nested_first_use_is_reported_once_by_the_outermost(
         reports: list[tuple[str, float]]) -> None:
     with first_use.first_use("outer"):
