@@ -269,9 +269,6 @@ KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset({
     ("pysycl._backends.opencl.discovery", "pysycl._objects.context"),
     ("pysycl._core.exceptions", "pysycl._objects.context"),
     ("pysycl.property", "pysycl._objects.context"),
-    ("pysycl._objects.display", "pysycl._bundles.kernel_bundle"),
-    ("pysycl._objects.display", "pysycl._commands.event"),
-    ("pysycl._objects.display", "pysycl._commands.queue"),
     # B3: CommandGroupRef instead of the handler
     ("pysycl._kernels.capture_errors", "pysycl._commands.handler"),
     ("pysycl._kernels.captures", "pysycl._commands.handler"),
@@ -320,7 +317,7 @@ KNOWN_CYCLES: tuple[frozenset[str], ...] = (
         "pysycl._kernels.signature", "pysycl._kernels.specconst", "pysycl._memory.accessor",
         "pysycl._memory.buffer", "pysycl._memory.coherence", "pysycl._memory.tables",
         "pysycl._memory.usm", "pysycl._memory.usm_api", "pysycl._objects.context",
-        "pysycl._objects.device", "pysycl._objects.discovery", "pysycl._objects.display",
+        "pysycl._objects.device", "pysycl._objects.discovery",
         "pysycl._objects.platform", "pysycl._objects.range", "pysycl._objects.selector",
         "pysycl.property", "pysycl_numba", "pysycl_numba.asserts", "pysycl_numba.compiler",
         "pysycl_numba.dispatcher", "pysycl_numba.epilogue", "pysycl_numba.errors",
