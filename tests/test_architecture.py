@@ -322,9 +322,6 @@ KNOWN_CYCLES: tuple[frozenset[str], ...] = (
         "pysycl_numba.streaming", "pysycl_numba.target", "pysycl_numba.targets.ptx.emit",
         "pysycl_numba.targets.spirv.codegen", "pysycl_numba.weak_literals", "pysycl_numba.wrapper",
     }),
-    frozenset({
-        "pysycl._backends.opencl.device_info", "pysycl._backends.opencl.objects",
-    }),
 )
 
 #: A backend's driver: the import names that are its driver (any depth: ``pyopencl``,
