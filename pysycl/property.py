@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.sites import user_site
 
-if TYPE_CHECKING:
-    from pysycl._objects.context import context as _context
+if TYPE_CHECKING:  # a sycl.context, as the low layers see it (the class lies above)
+    from pysycl._core.launch_types import ContextRef
 
 #: The user's names (``sycl.property.queue.in_order()``, ...); the rest serves pysycl's
 #: constructors (which class takes which property).
@@ -93,13 +93,13 @@ class buffer:  # noqa: N801 - namespace, the spec's spelling
         __slots__ = ("context",)
         _of = "sycl.buffer"
 
-        def __init__(self, context: _context) -> None:
+        def __init__(self, context: ContextRef) -> None:
             self.context = context
 
         def _key(self) -> tuple[Hashable, ...]:
             return (self.context,)
 
-        def get_context(self) -> _context:
+        def get_context(self) -> ContextRef:
             """The bound context."""
             return self.context
 

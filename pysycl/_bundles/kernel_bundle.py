@@ -43,6 +43,8 @@ from pysycl._core.backend import backend
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import specconst as _specconst
 from pysycl._kernels.specconst import check_spec_id as _check_spec_id
+from pysycl._objects.display import Rows, table
+from pysycl._objects.info import info
 
 if TYPE_CHECKING:
     import types
@@ -484,9 +486,18 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
         return self._spec.get(spec_id, spec_id.default_value)
 
     def _repr_html_(self) -> str:
-        from pysycl._objects.display import bundle_html
-
-        return bundle_html(self)
+        """The state, the devices, and one row per device image: its format, the kernels
+        it holds (kernel ids by name, or the OpenCL names of source/interop images) and
+        the aspects it requires."""
+        rows: Rows = [
+            ("state", self._state.name),
+            ("devices", ", ".join(d.get_info(info.device.name) for d in self._devices)),
+        ]
+        for i, img in enumerate(self._images):
+            names = sorted(k.get_name() for k in img.kernel_ids) or list(img.names)
+            aspects = " ".join(sorted(img.aspects)) or "-"
+            rows.append((f"image {i}", f"{img.format} [{', '.join(names)}] requires: {aspects}"))
+        return table(rows, title="sycl.kernel_bundle")
 
     def __repr__(self) -> str:
         return (f"<sycl.kernel_bundle {self._state.name}: {len(self._images)} image(s), "

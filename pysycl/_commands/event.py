@@ -10,6 +10,8 @@ from pysycl._core.backend import backend
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import kprint as _kprint
+from pysycl._objects.display import Rows, table
+from pysycl._objects.info import info
 
 if TYPE_CHECKING:
     import pyopencl as cl
@@ -142,9 +144,22 @@ class event:  # noqa: N801 - the spec's spelling
         return hash(self._cl) if self._cl is not None else id(self)
 
     def _repr_html_(self) -> str:
-        from pysycl._objects.display import event_html
-
-        return event_html(self)
+        """The status, and profiling times when the queue profiles."""
+        try:
+            status = self.get_info(info.event.command_execution_status).name
+        except exception as e:
+            status = f"failed ({e.what()})"
+        rows: Rows = [("status", status)]
+        q = self._queue
+        profiled = q is not None and q.has_property(_prop.queue.enable_profiling)
+        if profiled and self._cl is not None and status == "complete":
+            p = info.event_profiling
+            start = self.get_profiling_info(p.command_start)
+            end = self.get_profiling_info(p.command_end)
+            submit = self.get_profiling_info(p.command_submit)
+            rows += [("queued → start", f"{(start - submit) / 1e3:.1f} µs"),
+                     ("duration", f"{(end - start) / 1e3:.1f} µs")]
+        return table(rows, title="sycl.event")
 
     def __repr__(self) -> str:
         return "sycl.event(complete)" if self._cl is None else f"sycl.event({self._cl!r})"

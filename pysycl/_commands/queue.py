@@ -17,6 +17,8 @@ from pysycl._commands.handler import handler
 from pysycl._core.exceptions import errc, exception, exception_list
 from pysycl._memory.buffer import write_back_at_exit
 from pysycl._memory.usm_api import track_executor
+from pysycl._objects.display import table
+from pysycl._objects.info import info
 from pysycl._objects.range import nd_range as _nd_range
 from pysycl._objects.range import range as _range
 
@@ -212,8 +214,6 @@ class queue:  # noqa: N801 - the spec's spelling
 
     def get_info(self, param: _queue_info) -> context | device:
         """``info.queue.context`` or ``info.queue.device``."""
-        from pysycl._objects.info import info
-
         if param is info.queue.context:
             return self._ctx
         if param is info.queue.device:
@@ -356,9 +356,12 @@ class queue:  # noqa: N801 - the spec's spelling
         return id(self)
 
     def _repr_html_(self) -> str:
-        from pysycl._objects.display import queue_html
-
-        return queue_html(self)
+        dev = self._dev
+        return table([("device", dev.get_info(info.device.name)),
+                      ("platform", dev.get_platform().get_info(info.platform.name)),
+                      ("in order", self.is_in_order()),
+                      ("profiling", self.has_property(_prop.queue.enable_profiling))],
+                     title="sycl.queue")
 
     def __repr__(self) -> str:
         return f"sycl.queue(device={self._dev.display_name!r})"

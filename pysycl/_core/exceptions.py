@@ -12,8 +12,8 @@ import enum
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from pysycl._objects.context import context as sycl_context
+if TYPE_CHECKING:  # a sycl.context, as the low layers see it (the class lies above)
+    from pysycl._core.launch_types import ContextRef
 
 
 class errc(enum.IntEnum):  # noqa: N801 - the spec's spelling
@@ -57,7 +57,7 @@ class exception(Exception):  # noqa: N801,N818 - the spec's spelling
         self,
         code: errc = errc.runtime,
         what: str = "",
-        context: sycl_context | None = None,
+        context: ContextRef | None = None,
         *,
         cl_error: int | None = None,
     ) -> None:
@@ -88,9 +88,9 @@ class exception(Exception):  # noqa: N801,N818 - the spec's spelling
         """Whether a context is associated with this error."""
         return self._context is not None
 
-    def get_context(self) -> sycl_context:
+    def get_context(self) -> ContextRef:
 
-        """Return the associated context.
+        """Return the associated context (the :class:`pysycl.context` given at construction).
 
         Raises:
             exception: ``errc.invalid`` when there is none (as the spec says).

@@ -5,7 +5,9 @@ every layer may use them: the ``Executor`` protocol (``_backends/base.py``) and 
 target-neutral ``_kernels`` annotate with these instead of the queue, handler, context
 and device classes of the layers above. Design: docs/design/launch.md §2.2.
 
-Not used yet: step 0 of the plan adds them; the later steps move the code onto them.
+Step 0 of the plan added them; the later steps move the code onto them. So far
+``ContextRef`` annotates ``_core.exceptions``, ``property`` and ``opencl.discovery``, and
+``DeviceRef`` the device queries of ``opencl.device_info`` (step B1).
 """
 
 from __future__ import annotations
@@ -101,6 +103,8 @@ class DeviceRef(Protocol):
     def display_name(self) -> str: ...
     @property
     def image_targets(self) -> tuple[Target, ...]: ...
+    @property
+    def parent(self) -> DeviceRef | None: ...   # the device a sub-device was split from
     def has(self, aspect: Any) -> bool: ...
     def get_info(self, param: Any) -> Any: ...
 

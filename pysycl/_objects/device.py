@@ -20,9 +20,10 @@ from pysycl._core.exceptions import errc, exception
 from pysycl._objects import discovery
 from pysycl._objects.aspects import aspect
 from pysycl._objects.common import common_reference
-from pysycl._objects.display import device_html, object_list
+from pysycl._objects.display import fmt_bytes, object_list, table
 from pysycl._objects.info import (
     _device_info,
+    _platform_info,
     device_type,
     partition_affinity_domain,
     partition_property,
@@ -310,7 +311,21 @@ class device(common_reference):  # noqa: N801 - the spec's spelling
     # --- display ---
 
     def _repr_html_(self) -> str:
-        return device_html(self)
+        g = self.get_info
+        D = _device_info  # noqa: N806
+        rows = [
+            ("platform", self.get_platform().get_info(_platform_info.name)),
+            ("type", g(D.device_type).name),
+            ("version", g(D.version)),
+            ("driver", g(D.driver_version)),
+            ("compute units", g(D.max_compute_units)),
+            ("max work-group size", g(D.max_work_group_size)),
+            ("global memory", fmt_bytes(g(D.global_mem_size))),
+            ("local memory", fmt_bytes(g(D.local_mem_size))),
+            ("max allocation", fmt_bytes(g(D.max_mem_alloc_size))),
+            ("aspects", " ".join(a.name for a in g(D.aspects))),
+        ]
+        return table(rows, title=f"sycl.device: {g(D.name)}")
 
     def __repr__(self) -> str:
         try:

@@ -22,8 +22,8 @@ from pysycl._objects.aspects import aspect
 from pysycl._objects.common import common_reference
 from pysycl._objects.context import context
 from pysycl._objects.device import device
-from pysycl._objects.display import object_list, platform_html
-from pysycl._objects.info import _platform_info, device_type
+from pysycl._objects.display import Rows, object_list, table
+from pysycl._objects.info import _device_info, _platform_info, device_type
 from pysycl._objects.selector import default_selector_v, select_device
 
 
@@ -167,7 +167,15 @@ class platform(common_reference):  # noqa: N801 - the spec's spelling
         raise TypeError("sycl.platform objects cannot be pickled")
 
     def _repr_html_(self) -> str:
-        return platform_html(self)
+        """The platform and its devices as an HTML table."""
+        g = self.get_info
+        rows: Rows = [("vendor", g(_platform_info.vendor)),
+                      ("version", g(_platform_info.version)),
+                      ("backend", self.get_backend().name)]
+        for i, d in enumerate(self.get_devices()):
+            rows.append((f"device {i}", f"{d.get_info(_device_info.name)} "
+                                        f"[{d.get_info(_device_info.device_type).name}]"))
+        return table(rows, title=f"sycl.platform: {g(_platform_info.name)}")
 
     def __repr__(self) -> str:
         try:

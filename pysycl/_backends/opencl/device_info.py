@@ -34,7 +34,9 @@ from pysycl._objects.range import id as sycl_id
 if TYPE_CHECKING:
     import pyopencl
 
-    from pysycl._backends.opencl.objects import opencl_device as _device_t
+    # the queries read a device's ``native`` pyopencl device, ``has`` and ``parent``:
+    # an ``objects.opencl_device``, named by its protocol (``objects`` imports this module)
+    from pysycl._core.launch_types import DeviceRef
 
 _E = TypeVar("_E", bound=enum.Enum)
 _M = TypeVar("_M")
@@ -98,16 +100,16 @@ _LEGACY_FENCE_CAPS = (_d.ATOMIC_ORDER_RELAXED | _d.ATOMIC_ORDER_ACQ_REL
 
 
 def _q(key: str, default: Any = _d.REQUIRED, conv: Callable[[Any], Any] = lambda v: v
-       ) -> Callable[[_device_t], Any]:
-    def get(dev: _device_t) -> Any:
+       ) -> Callable[[DeviceRef], Any]:
+    def get(dev: DeviceRef) -> Any:
         return conv(_d.device_info(dev.native, key, default))
     return get
 
 
-def _work_item_sizes(n: int) -> Callable[[_device_t], sycl_id | tuple[int, ...]]:
+def _work_item_sizes(n: int) -> Callable[[DeviceRef], sycl_id | tuple[int, ...]]:
     # SYCL dimension 0 is the slowest-varying; OpenCL's dimension 0 the fastest
     # (OpenCL backend appendix, "syclOpenCL.mapping"): reverse the first n sizes.
-    def get(dev: _device_t) -> sycl_id | tuple[int, ...]:
+    def get(dev: DeviceRef) -> sycl_id | tuple[int, ...]:
         sizes = list(_d.device_info(dev.native, "MAX_WORK_ITEM_SIZES"))[:n]
         values = tuple(int(s) for s in reversed(sizes))
         try:
@@ -117,13 +119,13 @@ def _work_item_sizes(n: int) -> Callable[[_device_t], sycl_id | tuple[int, ...]]
     return get
 
 
-def _fp(key: str) -> Callable[[_device_t], list[fp_config]]:
-    def get(dev: _device_t) -> list[fp_config]:
+def _fp(key: str) -> Callable[[DeviceRef], list[fp_config]]:
+    def get(dev: DeviceRef) -> list[fp_config]:
         return bits_to_members(int(_d.device_info(dev.native, key, 0) or 0), fp_config)
     return get
 
 
-def _half_fp(dev: _device_t) -> list[fp_config]:
+def _half_fp(dev: DeviceRef) -> list[fp_config]:
     # Table 25: empty unless the device has aspect::fp16.
     if not dev.has(aspect.fp16):
         return []
@@ -136,21 +138,21 @@ def _half_fp(dev: _device_t) -> list[fp_config]:
 
 
 def _atomic(key: str, legacy: int, conv: Callable[[int], list[_M]]
-            ) -> Callable[[_device_t], list[_M]]:
-    def get(dev: _device_t) -> list[_M]:
+            ) -> Callable[[DeviceRef], list[_M]]:
+    def get(dev: DeviceRef) -> list[_M]:
         bits = _d.device_info(dev.native, key, None)
         return conv(legacy if bits is None else int(bits))
     return get
 
 
-def _can_split(dev: _device_t) -> bool:
+def _can_split(dev: DeviceRef) -> bool:
     # Table 25: a partition property (or affinity domain) is listed "only if the
     # device can be partitioned into at least two sub devices along" it.
     return (int(_d.device_info(dev.native, "MAX_COMPUTE_UNITS")) >= 2
             and int(_d.device_info(dev.native, "PARTITION_MAX_SUB_DEVICES", 0) or 0) >= 2)
 
 
-def _partition_properties(dev: _device_t) -> list[partition_property]:
+def _partition_properties(dev: DeviceRef) -> list[partition_property]:
     if not _can_split(dev):
         return []
     props = _d.device_info(dev.native, "PARTITION_PROPERTIES", []) or []
@@ -158,7 +160,7 @@ def _partition_properties(dev: _device_t) -> list[partition_property]:
     return [known[p] for p in props if p in known]
 
 
-def _affinity_domains(dev: _device_t) -> list[partition_affinity_domain]:
+def _affinity_domains(dev: DeviceRef) -> list[partition_affinity_domain]:
     if not _can_split(dev):
         return []
     bits = _d.device_info(dev.native, "PARTITION_AFFINITY_DOMAIN", 0) or 0
@@ -167,7 +169,7 @@ def _affinity_domains(dev: _device_t) -> list[partition_affinity_domain]:
     return bits_to_members(int(bits), partition_affinity_domain)
 
 
-def _partition_type(dev: _device_t) -> tuple[partition_property, partition_affinity_domain]:
+def _partition_type(dev: DeviceRef) -> tuple[partition_property, partition_affinity_domain]:
     if dev.parent is None:
         return partition_property.no_partition, partition_affinity_domain.not_applicable
     props = list(_d.device_info(dev.native, "PARTITION_TYPE", []) or [])
@@ -186,34 +188,34 @@ def _partition_type(dev: _device_t) -> tuple[partition_property, partition_affin
     return prop, domain
 
 
-def _backend_version(dev: _device_t) -> str:
+def _backend_version(dev: DeviceRef) -> str:
     # The OpenCL version the device supports, e.g. "3.0" from "OpenCL 3.0 (Build 0)".
     parts = str(_d.device_info(dev.native, "VERSION")).split()
     return parts[1] if len(parts) > 1 else "".join(parts)
 
 
-def _exec_caps(dev: _device_t) -> list[execution_capability]:
+def _exec_caps(dev: DeviceRef) -> list[execution_capability]:
     return bits_to_members(int(_d.device_info(dev.native, "EXECUTION_CAPABILITIES", 1)),
                            execution_capability)
 
 
-def _built_in_kernels(dev: _device_t) -> list[str]:
+def _built_in_kernels(dev: DeviceRef) -> list[str]:
     return [k for k in str(_d.device_info(dev.native, "BUILT_IN_KERNELS", "") or "").split(";") if k]
 
 
-def _queue_profiling(dev: _device_t) -> bool:
+def _queue_profiling(dev: DeviceRef) -> bool:
     return bool(int(_d.device_info(dev.native, "QUEUE_PROPERTIES", 0)) & _d.QUEUE_PROFILING_ENABLE)
 
 
-def _u(key: str, default: Any = _d.REQUIRED) -> Callable[[_device_t], int]:
+def _u(key: str, default: Any = _d.REQUIRED) -> Callable[[DeviceRef], int]:
     return _q(key, default, int)
 
 
-def _b(key: str, default: Any = _d.REQUIRED) -> Callable[[_device_t], bool]:
+def _b(key: str, default: Any = _d.REQUIRED) -> Callable[[DeviceRef], bool]:
     return _q(key, default, bool)
 
 
-def _s(key: str, default: Any = _d.REQUIRED) -> Callable[[_device_t], str]:
+def _s(key: str, default: Any = _d.REQUIRED) -> Callable[[DeviceRef], str]:
     return _q(key, default, lambda v: str(v).strip())
 
 
@@ -221,7 +223,7 @@ D = _device_info
 
 #: How each device descriptor is answered (but those ``sycl.device`` answers
 #: itself); devices do not change, so the device caches the results.
-DEVICE_QUERIES: dict[_device_info, Callable[[_device_t], Any]] = {
+DEVICE_QUERIES: dict[_device_info, Callable[[DeviceRef], Any]] = {
     D.device_type: lambda dev: device_type_of(int(_d.device_info(dev.native, "TYPE"))),
     D.vendor_id: _u("VENDOR_ID"),
     D.max_compute_units: _u("MAX_COMPUTE_UNITS"),

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     import pyopencl
 
-    from pysycl._objects.context import context as sycl_context
+    from pysycl._core.launch_types import ContextRef
 
     class HasIntPtr(Protocol):
         """Any pyopencl object: each has its raw handle as ``int_ptr``."""
@@ -158,7 +158,7 @@ def status_name(code: int) -> str:
 
 def translate_cl_error(
     e: BaseException, what: str = "", code: errc | None = None,
-    context: sycl_context | None = None
+    context: ContextRef | None = None
 ) -> exception:
     """Turn a ``pyopencl.Error`` into a :class:`pysycl.exception`.
 
