@@ -109,3 +109,29 @@ def test_image_format_and_arch_still_name_the_target() -> None:
                         image_format="ptx", arch="sm_90")
     assert (ck.format, ck.arch) == ("ptx", "sm_90")
     assert ck.binary == _compile(k, PTX)
+
+
+def test_internal_subroutines_are_the_formats_own() -> None:
+    """``joint_reduce`` lowers through ``context.compile_internal``, whose subroutines
+    Numba caches on the context: PTX's context keeps its own cache, so a PTX kernel
+    compiled after a SPIR-V one compiles the subroutine with PTX's lowering instead of
+    reusing SPIR-V's (today's group built-ins happen to translate either way; a float
+    atomic add in such a subroutine would not)."""
+    p = Ptr(np.zeros(64, np.int32))
+    out = Ptr(np.zeros(1, np.int32))
+
+    def k(it: Any) -> None:
+        g = it.get_group()
+        s = sycl.joint_reduce(g, p, 0, 64, sycl.plus())
+        if g.leader():
+            out[0] = s
+
+    caps, _ = make_captures(k)
+    index = IndexSpace("nd_range", 1)
+    compile_kernel(k, index, caps, entry_name="k_joint", target=SPIRV)
+    ptx_ctx = sycl_target.context_for(PTX)
+    assert ptx_ctx.cached_internal_func is not sycl_target.target_context.cached_internal_func
+    ptx_ctx.cached_internal_func.clear()  # what an earlier test compiled
+    ptx = compile_kernel(k, index, caps, entry_name="k_joint", target=PTX).binary
+    assert [key[0].co_name for key in ptx_ctx.cached_internal_func] == ["_reduce"]
+    ptxas_check(ptx)
