@@ -35,6 +35,7 @@ from pysycl._core.abi import (
     AccessorType as AbiAccessor,
 )
 from pysycl._core.exceptions import errc, exception, kernel_compile_error, kernel_signature_error
+from pysycl._core.launch_types import Target
 from pysycl._core.sites import Site, code_table, site_of
 from pysycl_numba._numba_compat import errors, global_compiler_lock, target_override, types
 from pysycl_numba.asserts import AssertTable, ends_work_item, synchronizes_group
@@ -302,6 +303,7 @@ def compile_kernel(
     reductions: tuple[tuple[ReductionType, Callable[..., Any]], ...] = (),
     bounds_check: bool = False,
     helpers: Sequence[tuple[Callable[..., Any], tuple[int, ...]]] = (),
+    target: Target | None = None,
     image_format: str = "spirv",
     arch: str = "",
 ) -> CompiledKernel:
@@ -327,12 +329,15 @@ def compile_kernel(
             entry ``k`` is ``(function, indices of the entries it references)``
             and entry 0 the kernel. Needed when a capture has ``owner > 0``
             (a helper reads it); each compile compiles the helpers afresh.
-        image_format: ``"spirv"`` or ``"ptx"`` (the same lowering, retargeted
-            to NVPTX: :mod:`pysycl_numba.targets.ptx`).
-        arch: for PTX, the compute capability (``"sm_90"``).
+        target: the image to produce: ``Target("spirv")`` (the default) or
+            ``Target("ptx", "sm_90")`` -- the same lowering, retargeted to NVPTX
+            (:mod:`pysycl_numba.targets.ptx`), compiled with the format's own target
+            context (``sycl_target.context_for``).
+        image_format, arch: the target as two strings, when ``target`` is None (the
+            runtime's call until it passes ``target``).
 
     Returns:
-        The compiled kernel (``format == image_format``).
+        The compiled kernel (``format`` and ``arch`` those of ``target``).
 
     Raises:
         pysycl.kernel_signature_error: the kernel returns a value (``errc.invalid``):
@@ -346,11 +351,13 @@ def compile_kernel(
     where = source_location(pyfunc)
     start = time.perf_counter()
     param_types, reducers = _kernel_param_types(pyfunc, index, reductions, name, where)
-    if image_format not in ("spirv", "ptx") or (image_format == "ptx") != bool(arch):
-        raise ValueError(f"no image format {image_format!r} for architecture {arch!r}")
+    if target is None:
+        target = Target(image_format, arch)
+    if target.format not in ("spirv", "ptx") or (target.format == "ptx") != bool(target.arch):
+        raise ValueError(f"no image format {target.format!r} for architecture {target.arch!r}")
     job = _KernelJob(pyfunc, index, captures, entry_name, bounds_check, param_types, reducers,
-                     capture_numba_types(captures, bounds_check), arch)
-    ctx = sycl_target.target_context  # created outside the try: its failure is no kernel's
+                     capture_numba_types(captures, bounds_check), target.arch)
+    ctx = sycl_target.context_for(target)  # outside the try: its failure is no kernel's
     failure: kernel_compile_error | kernel_signature_error | None = None
     table = Sites()  # the source locations the kernel refers to (bounds checks, asserts)
     token = sites.set(table)
@@ -360,12 +367,8 @@ def compile_kernel(
     try:
         with global_compiler_lock, target_override(TARGET_NAME):
             lift, lifted = lift_specs(captures, helpers)
-            with compile_scope(lifted):
-                ctx.image_format = image_format  # the lowering's few target choices (atomics)
-                try:
-                    binary, ir_text = job.compile(ctx, name, lift)
-                finally:
-                    ctx.image_format = "spirv"
+            with compile_scope(lifted, ctx):  # its helpers lower with ctx too
+                binary, ir_text = job.compile(ctx, name, lift)
     except kernel_compile_error:
         raise
     except (KernelSourceError, errors.NumbaError, errors.UnsupportedBytecodeError,
@@ -383,8 +386,8 @@ def compile_kernel(
     _log.debug("compiled kernel %s (%s) in %.3f s", name, entry_name, time.perf_counter() - start)
     return CompiledKernel(
         binary=binary,
-        format=image_format,
-        arch=arch,
+        format=target.format,
+        arch=target.arch,
         entry=entry_name,
         captures=tuple(captures),
         index=index,

@@ -41,6 +41,7 @@ from pysycl_numba.target import SYCL, sycl_target
 
 if TYPE_CHECKING:
     from pysycl_numba._numba_compat import ConcreteTemplate, Signature
+    from pysycl_numba.target import SYCLTargetContext
 
 _by_function: weakref.WeakKeyDictionary[Callable[..., Any], DeviceDispatcher] = (
     weakref.WeakKeyDictionary()
@@ -48,12 +49,15 @@ _by_function: weakref.WeakKeyDictionary[Callable[..., Any], DeviceDispatcher] = 
 
 
 class _Scope:
-    """The dispatchers of one kernel compile and the device functions they registered."""
+    """The dispatchers of one kernel compile, the target context it lowers with, and the
+    device functions they registered."""
 
-    __slots__ = ("dispatchers", "registered")
+    __slots__ = ("context", "dispatchers", "registered")
 
-    def __init__(self, dispatchers: dict[Callable[..., Any], DeviceDispatcher]) -> None:
+    def __init__(self, dispatchers: dict[Callable[..., Any], DeviceDispatcher],
+                 context: SYCLTargetContext) -> None:
         self.dispatchers = dispatchers
+        self.context = context
         self.registered: list[tuple[str, str]] = []  # entry points
 
 
@@ -97,14 +101,16 @@ class DeviceDispatcher(Dispatcher):
             existing = self.overloads.get(tuple(args))
             if existing is not None:
                 return existing.entry_point
-            cres = compile_device(self.py_func, tuple(args), return_type, self._lift)
+            scope = _scope.get()
+            # The kernel's target context (its image format's lowering), else SPIR-V's.
+            ctx = self.targetctx if scope is None else scope.context
+            cres = compile_device(self.py_func, tuple(args), return_type, ctx, self._lift)
             # The entry point is only a lookup key: device functions are
             # never called from the host. Numba's target context maps it to
             # the lowered function for calls from other device code.
             cres = cres._replace(entry_point=("pysycl.device", cres.fndesc.mangled_name))
             self.overloads[tuple(args)] = cres
-            self.targetctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
-            scope = _scope.get()
+            ctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
             if scope is not None and scope.dispatchers.get(self.py_func) is self:
                 scope.registered.append(cres.entry_point)
             return cres.entry_point
@@ -197,20 +203,22 @@ def _keyword_only_as_ordinary(params: list[inspect.Parameter]) -> inspect.Signat
 
 
 @contextlib.contextmanager
-def compile_scope(lifted: dict[Callable[..., Any], LiftedDispatcher]) -> Iterator[None]:
-    """Within: plain functions get fresh dispatchers, ``lifted``'s functions theirs.
+def compile_scope(lifted: dict[Callable[..., Any], LiftedDispatcher],
+                  ctx: SYCLTargetContext) -> Iterator[None]:
+    """Within: plain functions get fresh dispatchers, ``lifted``'s functions theirs,
+    compiled with ``ctx`` (the kernel's target context,
+    :meth:`~pysycl_numba.target.SYCLTargetDescriptor.context_for`).
 
     On exit the device functions they compiled are unregistered from the target
     context: they served this kernel only (its SPIR-V is emitted by then), and
     would otherwise accumulate with every compile.
     """
-    scope = _Scope(dict(lifted))
+    scope = _Scope(dict(lifted), ctx)
     token = _scope.set(scope)
     try:
         yield
     finally:
         _scope.reset(token)
-        ctx = sycl_target.target_context
         for entry in scope.registered:
             ctx.remove_user_function(entry)
 

@@ -52,6 +52,7 @@ from pysycl_numba.weak_literals import MarkWeakLiterals
 
 if TYPE_CHECKING:
     from pysycl_numba._numba_compat import CompileResult, PassManager, StateDict, types
+    from pysycl_numba.target import SYCLTargetContext
 
 
 def flags() -> Flags:
@@ -182,13 +183,14 @@ class HelperPipeline(_Pipeline):
 
 
 def compile_device(py_func: Callable[..., Any], args: tuple[types.Type, ...],
-                   return_type: types.Type | None, lift: LiftSpec | None = None) -> CompileResult:
+                   return_type: types.Type | None, ctx: SYCLTargetContext,
+                   lift: LiftSpec | None = None) -> CompileResult:
     """Compile a device function for argument types ``args`` (Numba's CompileResult).
 
-    ``lift``: the helper's hidden parameters (the trailing ``args``) and the
-    hidden arguments it passes to the helpers it calls.
+    ``ctx``: the target context of the kernel that calls it (its image format's
+    lowering: ``dispatcher.compile_scope``). ``lift``: the helper's hidden parameters
+    (the trailing ``args``) and the hidden arguments it passes to the helpers it calls.
     """
-    ctx = sycl_target.target_context
     library = ctx.codegen().create_library(py_func.__qualname__)
     cls = DevicePipeline if lift is None else HelperPipeline
     pipeline = cls(sycl_target.typing_context, ctx, library, args, return_type, flags(), {})

@@ -35,6 +35,7 @@ from pysycl_numba._numba_compat import (
     MinimalCallConv,
     TargetDescriptor,
     dispatcher_registry,
+    global_compiler_lock,
     load_builtin_lowerings,
     math_typing_registries,
     target_registry,
@@ -82,6 +83,7 @@ if TYPE_CHECKING:
     import llvmlite.binding as ll
     from llvmlite import ir as llir
 
+    from pysycl._core.launch_types import Target
     from pysycl_numba._numba_compat import CodeLibrary, Environment, FunctionDescriptor, types
 
 TARGET_NAME = "pysycl"
@@ -175,9 +177,10 @@ class SYCLTargetContext(BaseContext):
     implement_powi_as_math_call = True
     strict_alignment = True
     allow_dynamic_globals = False
-    #: The image format being compiled (``"spirv"`` or ``"ptx"``), set by the compiler
-    #: for one kernel under the compiler lock: the lowering differs only where a
-    #: target has a better instruction (PTX's native float atomic add).
+    #: The image format this context lowers for: ``"spirv"`` here, ``"ptx"`` on the
+    #: per-format copy :meth:`SYCLTargetDescriptor.context_for` makes once (and nothing
+    #: writes it after): the lowering differs only where a target has a better
+    #: instruction (PTX's native float atomic add).
     image_format = "spirv"
 
     def __init__(self, typingctx: SYCLTypingContext, target: str = TARGET_NAME) -> None:
@@ -255,6 +258,10 @@ class SYCLTargetContext(BaseContext):
 class SYCLTargetDescriptor(TargetDescriptor):
     """Lazily created, process-wide typing and target contexts of the target."""
 
+    def __init__(self, target_name: str) -> None:
+        super().__init__(target_name)
+        self._formats: dict[str, SYCLTargetContext] = {}  # context_for's, but SPIR-V's
+
     @cached_property
     def typing_context(self) -> SYCLTypingContext:
         """The typing context."""
@@ -262,8 +269,31 @@ class SYCLTargetDescriptor(TargetDescriptor):
 
     @cached_property
     def target_context(self) -> SYCLTargetContext:
-        """The target context."""
+        """The target context: SPIR-V's (:meth:`context_for` gives the other formats')."""
         return SYCLTargetContext(self.typing_context, TARGET_NAME)
+
+    def context_for(self, target: Target) -> SYCLTargetContext:
+        """The target context that lowers for ``target``'s image format.
+
+        SPIR-V's is :attr:`target_context`; another format's is Numba's copy-with-options
+        of it (``BaseContext.subtarget``), made once per format and kept: it shares the
+        implementations and the registered device functions, and has its own calling
+        convention and internal-function cache (their code is the format's). The compile
+        hands it to the kernel's pipeline and its device functions
+        (``pysycl_numba.dispatcher.compile_scope``): nothing is flipped on a shared context,
+        so a compile for one format never changes what another thread sees.
+        """
+        base = self.target_context
+        if target.format == base.image_format:
+            return base
+        with global_compiler_lock:  # one per format, even when two threads ask first
+            ctx = self._formats.get(target.format)
+            if ctx is None:
+                ctx = base.subtarget(image_format=target.format)
+                ctx.cached_internal_func = {}  # subroutines compiled for this format only
+                ctx.__dict__.pop("call_conv", None)  # its own, of this context (cached_property)
+                self._formats[target.format] = ctx
+            return ctx
 
 
 sycl_target = SYCLTargetDescriptor(TARGET_NAME)

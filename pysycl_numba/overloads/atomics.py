@@ -235,7 +235,7 @@ def _spirv_atomic(builder: llir.IRBuilder, ty: AtomicRefType, what: str, table: 
 def _load_bits(context: BaseContext, builder: llir.IRBuilder, ty: AtomicRefType,
                ptr: llir.Value, table: dict[str, str]) -> llir.Value:
     """An atomic load of the bits at ``ptr`` (an integer), by the image format's means."""
-    if getattr(context, "image_format", "spirv") == "spirv":
+    if context.image_format == "spirv":
         return _spirv_atomic(builder, ty, "Load", table, ptr)
     # NVPTX lowers ``load atomic`` to ld.relaxed/acquire.<scope> (fence.sc first for seq_cst).
     return builder.load_atomic(ptr, _ordering(ty, table), _align(ty), typ=_int_type(ty))
@@ -255,7 +255,7 @@ def atomic_store(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
     """``a.store(v)``."""
     ty = sig.args[0]
     bits = _to_bits(builder, ty, args[1])
-    if getattr(context, "image_format", "spirv") == "spirv":
+    if context.image_format == "spirv":
         _spirv_atomic(builder, ty, "Store", _STORE_ORDER, args[0], bits)
         return context.get_dummy_value()
     ptr = builder.bitcast(args[0], _int_type(ty).as_pointer(addrspace=ty.addrspace))
@@ -320,7 +320,7 @@ def _lower_fetch(op: str) -> None:
             else:
                 rmw = _INT_RMW[op]
             return builder.atomic_rmw(rmw, ptr, v, _ordering(ty, _RMW_ORDER))
-        if op in ("add", "sub") and getattr(context, "image_format", "spirv") == "ptx":
+        if op in ("add", "sub") and context.image_format == "ptx":
             # PTX has it natively (atom.add.f32/.f64); SPIR-V would need an extension.
             return builder.atomic_rmw("fadd", ptr, v if op == "add" else builder.fneg(v),
                                       _ordering(ty, _RMW_ORDER))

@@ -283,7 +283,7 @@ for _n in range(2, 9):
 
 def _math_impl(name: str) -> Any:
     def impl(context: BaseContext, builder: llir.IRBuilder, sig: Any, args: Any) -> llir.Value:
-        if getattr(context, "image_format", "spirv") != "ptx":
+        if context.image_format != "ptx":
             return ocl.call_math(builder, name, list(args))  # the half built-in (cl_khr_fp16)
         # libdevice has no half math: float, rounded once (NVIDIA's OpenCL has no fp16,
         # so such a kernel is refused there by aspect; PTX images still compile).

@@ -99,7 +99,7 @@ def halves(context: BaseContext, builder: llir.IRBuilder, bits: llir.Value) -> l
     another register's value as the low word (``tests/kernels/test_print.py``).
     """
     high = builder.trunc(builder.lshr(bits, llir.Constant(_I64, 32)), _I32)
-    if getattr(context, "image_format", "spirv") == "ptx":
+    if context.image_format == "ptx":
         fn = ocl.declare(builder.module, LOW_WORD, _I32, [_I64])
         return [builder.call(fn, [bits]), high]
     return [builder.trunc(bits, _I32), high]
