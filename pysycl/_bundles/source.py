@@ -78,10 +78,9 @@ def build(source_bundle: kernel_bundle, devs: Sequence[device] | None = None,
     for ``devs``. Properties: :class:`build_options`, :class:`save_log`.
 
     Raises:
-        exception: ``errc.invalid`` — a device not in the bundle's context, a
-            device that cannot compile the language, options the driver
-            rejects; ``errc.build`` — the build fails (the message is the full
-            build log).
+        exception: ``errc.invalid`` — a device not in the bundle's context, a device that
+            cannot compile the language, options the driver rejects; ``errc.build`` — the
+            build fails (the message is the full build log).
         TypeError: the bundle is not in ``ext_oneapi_source`` state, or an
             unsupported property (ill formed in C++).
     """
