@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pysycl._commands.event import event
 from pysycl._core.backend import backend as _backend
 from pysycl._core.exceptions import errc, exception
-from pysycl._memory.accessor import accessor, target
-from pysycl._memory.buffer import host_view
+from pysycl._memory.accessor import accessor, host_view, target
 
 if TYPE_CHECKING:
     from pysycl._commands.commands import HostTaskCommand

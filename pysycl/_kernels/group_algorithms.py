@@ -43,7 +43,7 @@ from pysycl._kernels.kernel_api import (
 from pysycl._objects.range import group as _group
 
 if TYPE_CHECKING:
-    from pysycl._backends.host.ndrange import _HostSubGroup
+    from pysycl._kernels.kernel_api_host import HostGroupLike
     from pysycl._objects.range import group
 
 
@@ -66,7 +66,7 @@ def known_identity(op: str, dtype: np.dtype) -> np.generic | None:
 
 
 # ------------------------------------------------------------------ shuffles
-def _shuffle(g: _HostSubGroup, x: Any, src: int, name: str) -> Any:
+def _shuffle(g: HostGroupLike, x: Any, src: int, name: str) -> Any:
     if isinstance(g, _group):
         raise TypeError(f"sycl.{name} takes a sub_group (it.get_sub_group()), not a work-group")
     x = group_value(x, name)
@@ -74,22 +74,22 @@ def _shuffle(g: _HostSubGroup, x: Any, src: int, name: str) -> Any:
     return values[src] if 0 <= src < len(values) else x
 
 
-def shift_group_left(g: _HostSubGroup, x: Any, delta: SupportsIndex = 1) -> Any:
+def shift_group_left(g: HostGroupLike, x: Any, delta: SupportsIndex = 1) -> Any:
     """``x`` of the work-item ``delta`` places up the sub-group (own ``x`` past the end)."""
     return _shuffle(g, x, int(g.get_local_linear_id()) + operator.index(delta), "shift_group_left")
 
 
-def shift_group_right(g: _HostSubGroup, x: Any, delta: SupportsIndex = 1) -> Any:
+def shift_group_right(g: HostGroupLike, x: Any, delta: SupportsIndex = 1) -> Any:
     """``x`` of the work-item ``delta`` places down the sub-group (own ``x`` before lane 0)."""
     return _shuffle(g, x, int(g.get_local_linear_id()) - operator.index(delta), "shift_group_right")
 
 
-def permute_group_by_xor(g: _HostSubGroup, x: Any, mask: SupportsIndex) -> Any:
+def permute_group_by_xor(g: HostGroupLike, x: Any, mask: SupportsIndex) -> Any:
     """``x`` of the work-item whose sub-group local id is ``own id ^ mask``."""
     return _shuffle(g, x, int(g.get_local_linear_id()) ^ operator.index(mask), "permute_group_by_xor")
 
 
-def select_from_group(g: _HostSubGroup, x: Any, remote_local_id: SupportsIndex) -> Any:
+def select_from_group(g: HostGroupLike, x: Any, remote_local_id: SupportsIndex) -> Any:
     """``x`` of the sub-group's work-item ``remote_local_id``."""
     return _shuffle(g, x, operator.index(remote_local_id), "select_from_group")
 
@@ -119,7 +119,7 @@ def _scan(values: list[Any], me: int, op: _functor, init: Any, inclusive: bool) 
     return as_type_of(x, acc)
 
 
-def inclusive_scan_over_group(g: group | _HostSubGroup, x: Any, *args: Any) -> Any:
+def inclusive_scan_over_group(g: group | HostGroupLike, x: Any, *args: Any) -> Any:
     """``op``-combination of ``x`` over work-items ``0..own id`` (after ``init``)."""
     op, init = _op_and_init("inclusive_scan_over_group", args)
     x = group_value(x, "inclusive_scan_over_group", op)
@@ -127,7 +127,7 @@ def inclusive_scan_over_group(g: group | _HostSubGroup, x: Any, *args: Any) -> A
     return _scan(values, int(g.get_local_linear_id()), op, init, True)
 
 
-def exclusive_scan_over_group(g: group | _HostSubGroup, x: Any, *args: Any) -> Any:
+def exclusive_scan_over_group(g: group | HostGroupLike, x: Any, *args: Any) -> Any:
     """``op``-combination of ``x`` over work-items ``0..own id - 1``, from ``init`` or the identity."""
     op, init = _op_and_init("exclusive_scan_over_group", args)
     x = group_value(x, "exclusive_scan_over_group", op)
@@ -148,7 +148,7 @@ def _joint_values(data: Any, first: SupportsIndex, last: SupportsIndex, name: st
     return values, zero
 
 
-def joint_reduce(g: group | _HostSubGroup, data: Any, first: SupportsIndex, last: SupportsIndex,
+def joint_reduce(g: group | HostGroupLike, data: Any, first: SupportsIndex, last: SupportsIndex,
                  *args: Any) -> Any:
     """``op``-combination of ``data[first:last]`` (after ``init``), returned to all of ``g``."""
     op, init = _op_and_init("joint_reduce", args)
@@ -160,7 +160,7 @@ def joint_reduce(g: group | _HostSubGroup, data: Any, first: SupportsIndex, last
     return as_type_of(zero, acc)
 
 
-def _joint_scan(g: group | _HostSubGroup, data: Any, first: SupportsIndex, last: SupportsIndex,
+def _joint_scan(g: group | HostGroupLike, data: Any, first: SupportsIndex, last: SupportsIndex,
                 out: Any, out_first: SupportsIndex, args: tuple[Any, ...], inclusive: bool) -> None:
     name = "joint_inclusive_scan" if inclusive else "joint_exclusive_scan"
     op, init = _op_and_init(name, args)
@@ -179,40 +179,40 @@ def _joint_scan(g: group | _HostSubGroup, data: Any, first: SupportsIndex, last:
     group_broadcast(g, 0)  # the results are visible to the whole group afterwards
 
 
-def joint_inclusive_scan(g: group | _HostSubGroup, data: Any, first: SupportsIndex,
+def joint_inclusive_scan(g: group | HostGroupLike, data: Any, first: SupportsIndex,
                          last: SupportsIndex, out: Any, out_first: SupportsIndex,
                          *args: Any) -> None:
     """Write the inclusive ``op``-scan of ``data[first:last]`` to ``out[out_first:]``."""
     _joint_scan(g, data, first, last, out, out_first, args, True)
 
 
-def joint_exclusive_scan(g: group | _HostSubGroup, data: Any, first: SupportsIndex,
+def joint_exclusive_scan(g: group | HostGroupLike, data: Any, first: SupportsIndex,
                          last: SupportsIndex, out: Any, out_first: SupportsIndex,
                          *args: Any) -> None:
     """Write the exclusive ``op``-scan of ``data[first:last]`` to ``out[out_first:]``."""
     _joint_scan(g, data, first, last, out, out_first, args, False)
 
 
-def _joint_vote(g: group | _HostSubGroup, data: Any, first: SupportsIndex, last: SupportsIndex,
+def _joint_vote(g: group | HostGroupLike, data: Any, first: SupportsIndex, last: SupportsIndex,
                 pred: Callable[[Any], Any]) -> list[bool]:
     flags = [bool(pred(data[i])) for i in range(int(first), int(last))]
     group_broadcast(g, 0)
     return flags
 
 
-def joint_any_of(g: group | _HostSubGroup, data: Any, first: SupportsIndex, last: SupportsIndex,
+def joint_any_of(g: group | HostGroupLike, data: Any, first: SupportsIndex, last: SupportsIndex,
                  pred: Callable[[Any], Any]) -> bool:
     """Whether ``pred(data[i])`` holds for some ``i`` in ``first..last-1``."""
     return any(_joint_vote(g, data, first, last, pred))
 
 
-def joint_all_of(g: group | _HostSubGroup, data: Any, first: SupportsIndex, last: SupportsIndex,
+def joint_all_of(g: group | HostGroupLike, data: Any, first: SupportsIndex, last: SupportsIndex,
                  pred: Callable[[Any], Any]) -> bool:
     """Whether ``pred(data[i])`` holds for every ``i`` in ``first..last-1``."""
     return all(_joint_vote(g, data, first, last, pred))
 
 
-def joint_none_of(g: group | _HostSubGroup, data: Any, first: SupportsIndex, last: SupportsIndex,
+def joint_none_of(g: group | HostGroupLike, data: Any, first: SupportsIndex, last: SupportsIndex,
                   pred: Callable[[Any], Any]) -> bool:
     """Whether ``pred(data[i])`` holds for no ``i`` in ``first..last-1``."""
     return not any(_joint_vote(g, data, first, last, pred))

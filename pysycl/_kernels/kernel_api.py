@@ -6,8 +6,9 @@ inside a kernel the compiler (``pysycl_numba``) gives them their device
 implementation. Called on the host, the device-only functions raise
 ``errc.invalid`` saying so -- except while the host_debuggable device runs a
 kernel in the interpreter (:mod:`pysycl._backends.host.executor`): then they have their host
-semantics (barriers and collectives through the work-group's host scheduler,
-atomics under a lock, private arrays as numpy arrays). ``local_accessor`` is
+semantics, from :mod:`pysycl._kernels.kernel_api_host` (barriers and collectives
+through the work-group's host scheduler, atomics under a lock, private arrays as
+numpy arrays). ``local_accessor`` is
 created on the host, in the command group, like a buffer accessor.
 
 Python spelling of C++ constructs (see docs/kernels.md):
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import enum
 import operator
-import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NoReturn, SupportsIndex
 
@@ -33,8 +33,8 @@ import numpy as np
 from pysycl import property as _prop
 from pysycl._core.abi import AccessorType
 from pysycl._core.exceptions import errc, exception
+from pysycl._kernels import kernel_api_host as _host
 from pysycl._kernels import sycl_intrel as intrel_api  # noqa: F401 - for the compiler (below)
-from pysycl._memory import usm as _usm
 from pysycl._memory.usm import usm_pointer
 from pysycl._objects import sycl_math as math_api  # noqa: F401 - re-exported for the compiler
 from pysycl._objects import vec as vec_api  # noqa: F401 - re-exported for the compiler (below)
@@ -51,9 +51,9 @@ from pysycl._objects.range import range as range_class  # noqa: F401 - re-export
 if TYPE_CHECKING:
     from numpy.typing import DTypeLike
 
-    from pysycl._backends.host.ndrange import _HostSubGroup
     from pysycl._commands.handler import handler as _handler
     from pysycl._core.memory_model import memory_order, memory_scope
+    from pysycl._kernels.kernel_api_host import HostGroupLike
     from pysycl._memory.accessor import accessor
     from pysycl.property import _Property
 
@@ -86,34 +86,8 @@ class access:  # noqa: N801 - the spec's namespace ``sycl::access``
         raise TypeError("sycl.access is a namespace, not a class to instantiate")
 
 
-#: ``_host.active`` is true in a thread running a kernel on the host_debuggable device.
-_host = threading.local()
-
-
-#: What the host_debuggable backend installs (:func:`install_host_implementation`):
-#: ``atomic_ref(acc, index)`` and the array view class of private arrays.
-_host_impl: dict[str, Callable[..., Any]] = {}
-
-
-def install_host_implementation(*, atomic_ref: Callable[..., Any], array_view: type) -> None:
-    """Called by the host backend: how device-side calls run in the interpreter."""
-    _host_impl["atomic_ref"] = atomic_ref
-    _host_impl["array_view"] = array_view
-
-
 def _in_host_kernel() -> bool:
-    return getattr(_host, "active", False)
-
-
-def set_host_kernel_active(active: bool) -> bool:
-    """Mark this thread as running a kernel on the host device (or not); the previous state.
-
-    The host backend's executor sets it around the kernels it runs in the interpreter.
-    """
-    prev = getattr(_host, "active", False)
-    _host.active = active
-    _usm.set_host_kernel_active(active)
-    return prev
+    return _host.active()
 
 
 def _device_only(name: str) -> NoReturn:
@@ -221,7 +195,7 @@ class local_accessor:  # noqa: N801 - the spec's spelling
 
 
 # --------------------------------------------------------------- group functions
-def group_barrier(g: group | _HostSubGroup, fence_scope: memory_scope | None = None) -> None:
+def group_barrier(g: group | HostGroupLike, fence_scope: memory_scope | None = None) -> None:
     """Wait until every work-item of group ``g`` reaches the barrier (§4.17.1)."""
     hb = getattr(g, "_host_barrier", None)
     if hb is None:
@@ -229,7 +203,7 @@ def group_barrier(g: group | _HostSubGroup, fence_scope: memory_scope | None = N
     hb()
 
 
-def group_broadcast(g: group | _HostSubGroup, x: Any, local_id: Any = 0) -> Any:
+def group_broadcast(g: group | HostGroupLike, x: Any, local_id: Any = 0) -> Any:
     """``x`` of the work-item with ``local_id`` (default: the leader), to all of ``g``.
 
     ``local_id`` is a local linear id, or (C++'s ``id_type`` overload) the local id as a
@@ -243,7 +217,7 @@ def group_broadcast(g: group | _HostSubGroup, x: Any, local_id: Any = 0) -> Any:
     return values[i]
 
 
-def _broadcast_source(g: group | _HostSubGroup, local_id: Any) -> int:
+def _broadcast_source(g: group | HostGroupLike, local_id: Any) -> int:
     """The local linear id ``group_broadcast`` reads (``local_id`` an integer, id or tuple)."""
     if not isinstance(local_id, (tuple, id_class)):
         return operator.index(local_id)
@@ -263,7 +237,7 @@ def _broadcast_source(g: group | _HostSubGroup, local_id: Any) -> int:
     return lin
 
 
-def reduce_over_group(g: group | _HostSubGroup, x: Any, *args: Any) -> Any:
+def reduce_over_group(g: group | HostGroupLike, x: Any, *args: Any) -> Any:
     """``reduce_over_group(g, x, op)`` / ``(g, x, init, op)``: combine ``x`` over ``g``.
 
     The result has the type of ``x`` (``init`` is converted to it).
@@ -280,31 +254,31 @@ def reduce_over_group(g: group | _HostSubGroup, x: Any, *args: Any) -> Any:
     return as_type_of(x, acc)
 
 
-def _vote(g: group | _HostSubGroup, x: Any, pred: Callable[[Any], Any] | None, name: str,
+def _vote(g: group | HostGroupLike, x: Any, pred: Callable[[Any], Any] | None, name: str,
           ) -> list[bool]:
     flag = bool(x if pred is None else pred(x))
     return _host_collective(g, flag, name)
 
 
-def any_of_group(g: group | _HostSubGroup, x: Any, pred: Callable[[Any], Any] | None = None,
+def any_of_group(g: group | HostGroupLike, x: Any, pred: Callable[[Any], Any] | None = None,
                  ) -> bool:
     """Whether ``x`` (or ``pred(x)``) is true for any work-item of ``g``."""
     return any(_vote(g, x, pred, "any_of_group"))
 
 
-def all_of_group(g: group | _HostSubGroup, x: Any, pred: Callable[[Any], Any] | None = None,
+def all_of_group(g: group | HostGroupLike, x: Any, pred: Callable[[Any], Any] | None = None,
                  ) -> bool:
     """Whether ``x`` (or ``pred(x)``) is true for all work-items of ``g``."""
     return all(_vote(g, x, pred, "all_of_group"))
 
 
-def none_of_group(g: group | _HostSubGroup, x: Any, pred: Callable[[Any], Any] | None = None,
+def none_of_group(g: group | HostGroupLike, x: Any, pred: Callable[[Any], Any] | None = None,
                   ) -> bool:
     """Whether ``x`` (or ``pred(x)``) is false for all work-items of ``g``."""
     return not any(_vote(g, x, pred, "none_of_group"))
 
 
-def _host_collective(g: group | _HostSubGroup, x: Any, name: str) -> list[Any]:
+def _host_collective(g: group | HostGroupLike, x: Any, name: str) -> list[Any]:
     """Every work-item's ``x``, by local linear id (host_debuggable device only)."""
     hc = getattr(g, "_host_collective", None)
     if hc is None:
@@ -352,7 +326,7 @@ def atomic_ref(acc: accessor | local_accessor | usm_pointer, index: Any, memory_
     if getattr(acc, "host_view", None) is None and not (
             (type(acc) is usm_pointer or isinstance(acc, np.ndarray)) and _in_host_kernel()):
         _device_only("atomic_ref")  # (a captured numpy array is a pointer: docs/kernels.md)
-    return _host_impl["atomic_ref"](acc, index)
+    return _host.atomic_ref(acc, index)
 
 
 def atomic_fence(memory_order: memory_order, memory_scope: memory_scope) -> None:
@@ -369,8 +343,7 @@ def private_array(dtype: DTypeLike, n: int | tuple[int, ...]) -> np.ndarray:
     """
     if not _in_host_kernel():
         _device_only("private_array")
-    shape = tuple(int(k) for k in n) if isinstance(n, tuple) else int(n)
-    return np.zeros(shape, dtype=np.dtype(dtype)).view(_host_impl["array_view"])
+    return _host.private_array(dtype, n)
 
 
 # ----------------------------------------------------------- function objects

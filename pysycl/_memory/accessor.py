@@ -11,15 +11,13 @@ from __future__ import annotations
 import enum
 import itertools
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import numpy as np
 
 from pysycl import property as _prop
 from pysycl._core.abi import AccessorType
 from pysycl._core.exceptions import errc, exception
-from pysycl._memory import buffer as _buffer_mod
-from pysycl._memory.buffer import buffer, host_view
 from pysycl._memory.coherence import Coherence
 from pysycl._objects.range import id as _id
 from pysycl._objects.range import linear_index
@@ -27,11 +25,17 @@ from pysycl._objects.range import np_index as _np_index
 from pysycl._objects.range import range as _range
 
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
     from numpy.typing import DTypeLike
 
     from pysycl._commands.handler import handler as _handler
-    from pysycl._memory.buffer import AccessorParts, Extent
     from pysycl.property import _Property
+
+    #: A range or an id as the constructors take it: the object, or its components.
+    Extent: TypeAlias = _range | _id | SupportsIndex | Iterable[SupportsIndex]
+    #: ``(range, offset, kernel tail, kernel type)`` of an accessor (see ``accessor_parts``).
+    AccessorParts: TypeAlias = tuple[_range, _id | None, tuple[int, ...], AccessorType]
 
 
 class access_mode(enum.Enum):  # noqa: N801 - the spec's spelling
@@ -78,6 +82,52 @@ def _norm_mode(mode: object) -> access_mode:
     raise TypeError(f"not a sycl.access_mode: {mode!r}")
 
 
+class BufferBase:
+    """What accessors know of a buffer: ``sycl.buffer`` (:mod:`pysycl._memory.buffer`) is
+    its one subclass.
+
+    The buffer module builds on this one (``get_access`` makes accessors), so accessors
+    recognise a buffer by this base class instead of importing the buffer module.
+    """
+
+    __slots__ = ()
+
+    # What accessors read on every submit (pysycl's own, not the spec's): plain
+    # attributes, as a property call would cost more than the read.
+    #: Where the buffer's current data is (shared with its sub-buffers and reinterpretations).
+    coherence: Coherence
+    #: Whether the buffer was closed (its ``with`` block ended, or it was destroyed):
+    #: command groups may not use it any more (its root's ``coherence.closed`` says the same
+    #: of a closed parent).
+    closed: bool
+    #: Per kernel access mode, ``(range, offset, kernel tail, kernel type)`` of a whole-buffer
+    #: accessor, filled by this module; replaced, never mutated.
+    accessor_parts: dict[str, AccessorParts] = {}  # noqa: RUF012 - replaced, never mutated
+
+    if TYPE_CHECKING:  # defined by sycl.buffer
+        @property
+        def dtype(self) -> np.dtype: ...
+
+        @property
+        def root_range(self) -> _range: ...
+
+        @property
+        def root_offset(self) -> int: ...
+
+        def get_range(self) -> _range: ...
+
+        def size(self) -> int: ...
+
+        def closed_message(self) -> str: ...
+
+
+def host_view(buf: BufferBase) -> np.ndarray:
+    """The host copy of ``buf`` shaped by its range (no synchronization)."""
+    n = buf.size()
+    off = buf.root_offset
+    return buf.coherence.host[off: off + n].reshape(tuple(buf.get_range()))
+
+
 class accessor:  # noqa: N801 - the spec's spelling
     """``sycl::accessor`` to a buffer, for use in kernels of one command group.
 
@@ -104,13 +154,13 @@ class accessor:  # noqa: N801 - the spec's spelling
     __slots__ = ("_buf", "_mode", "_offset", "_range", "coherence", "handler", "host_view",
                  "kernel_tail", "kernel_type", "no_init", "target", "writes")
 
-    def __init__(self, buf: buffer, handler: _handler | access_mode | str | None = None,
+    def __init__(self, buf: BufferBase, handler: _handler | access_mode | str | None = None,
                  mode: access_mode | str = access_mode.read_write,
                  target: target = target.device, *, access_range: Extent | None = None,
                  access_offset: Extent | None = None, properties: Iterable[_Property] = ()) -> None:
         # This constructor runs once per accessor per submit: keep the common case
         # (whole buffer, no properties) free of allocations beyond the object itself.
-        if type(buf) is not buffer and not isinstance(buf, buffer):
+        if not isinstance(buf, BufferBase):
             raise TypeError(f"sycl.accessor needs a sycl.buffer, got {type(buf).__name__}")
         if handler is not None and not hasattr(handler, "requirements"):
             # accessor(buf, mode) with no handler: a placeholder.
@@ -172,7 +222,7 @@ class accessor:  # noqa: N801 - the spec's spelling
         return self._buf.root_range
 
     @property
-    def buffer(self) -> buffer:
+    def buffer(self) -> BufferBase:
         """The accessed buffer."""
         return self._buf
 
@@ -243,9 +293,9 @@ class host_accessor:  # noqa: N801 - the spec's spelling
     property of another class is ``errc.invalid``).
     """
 
-    def __init__(self, buf: buffer, mode: access_mode | str = access_mode.read_write, *,
+    def __init__(self, buf: BufferBase, mode: access_mode | str = access_mode.read_write, *,
                  properties: Iterable[_Property] = ()) -> None:
-        if not isinstance(buf, buffer):
+        if not isinstance(buf, BufferBase):
             raise TypeError(f"sycl.host_accessor needs a sycl.buffer, got {type(buf).__name__}")
         self._buf = buf
         self._mode = _norm_mode(mode)
@@ -297,7 +347,7 @@ class host_accessor:  # noqa: N801 - the spec's spelling
 _KTYPES: dict[tuple[np.dtype, int, str], AccessorType] = {}
 
 
-def _check_ranged(buf: buffer, access_range: Extent | None,
+def _check_ranged(buf: BufferBase, access_range: Extent | None,
                   access_offset: Extent | None) -> tuple[_range, _id]:
     brange = buf.get_range()
     n = len(brange)
@@ -314,14 +364,14 @@ def _check_ranged(buf: buffer, access_range: Extent | None,
     return rng, off
 
 
-def _tail(buf: buffer, rng: _range, off: _id | None) -> tuple[int, ...]:
+def _tail(buf: BufferBase, rng: _range, off: _id | None) -> tuple[int, ...]:
     """Flat kernel arguments after the cl buffer (see pysycl._core.abi): offset, range, mem_range[1:]."""
     mem = buf.root_range
     lin_off = buf.root_offset + (linear_index(off, mem) if off is not None else 0)
     return (lin_off, *rng, *tuple(mem)[1:])
 
 
-def _ktype(buf: buffer, rng: _range, kmode: str) -> AccessorType:
+def _ktype(buf: BufferBase, rng: _range, kmode: str) -> AccessorType:
     key = (buf.dtype, len(rng), kmode)
     kt = _KTYPES.get(key)
     if kt is None:
@@ -329,7 +379,7 @@ def _ktype(buf: buffer, rng: _range, kmode: str) -> AccessorType:
     return kt
 
 
-def _whole_parts(buf: buffer, kmode: str) -> AccessorParts:
+def _whole_parts(buf: BufferBase, kmode: str) -> AccessorParts:
     """``(range, offset, kernel tail, kernel type)`` of a whole-buffer accessor, cached on ``buf``."""
     rng = buf.get_range()
     parts = (rng, None, _tail(buf, rng, None), _ktype(buf, rng, kmode))
@@ -337,12 +387,9 @@ def _whole_parts(buf: buffer, kmode: str) -> AccessorParts:
     return parts
 
 
-def _ranged_parts(buf: buffer, kmode: str, access_range: Extent | None,
+def _ranged_parts(buf: BufferBase, kmode: str, access_range: Extent | None,
                   access_offset: Extent | None) -> AccessorParts:
     """``(range, offset, kernel tail, kernel type)`` of a ranged accessor."""
     rng, off = _check_ranged(buf, access_range, access_offset)
     return rng, off, _tail(buf, rng, off), _ktype(buf, rng, kmode)
 
-
-_buffer_mod.accessor_types.update(accessor=accessor, host_accessor=host_accessor,
-                                   read_write=access_mode.read_write)

@@ -19,38 +19,27 @@ import sys
 import time
 import weakref
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, SupportsIndex
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pysycl import property as _prop
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.sites import user_site as _user_site
+from pysycl._memory.accessor import BufferBase, access_mode, accessor, host_accessor
 from pysycl._memory.coherence import HOST, Coherence
 from pysycl._objects.range import id as _id
 from pysycl._objects.range import linear_index
 from pysycl._objects.range import range as _range
 
 if TYPE_CHECKING:
-    from typing import TypeAlias
-
     from numpy.typing import ArrayLike, DTypeLike
 
     from pysycl._commands.handler import handler as _handler
-    from pysycl._core.abi import AccessorType
-    from pysycl._memory.accessor import access_mode, accessor, host_accessor
+    from pysycl._memory.accessor import Extent
     from pysycl.property import P, _Property
 
-    #: A range or an id as the constructors take it: the object, or its components.
-    Extent: TypeAlias = _range | _id | SupportsIndex | Iterable[SupportsIndex]
-    #: ``(range, offset, kernel tail, kernel type)`` of an accessor (see ``accessor_parts``).
-    AccessorParts: TypeAlias = tuple[_range, _id | None, tuple[int, ...], AccessorType]
-
 _log = logging.getLogger("pysycl.buffer")
-
-#: The accessor classes ``get_access``/``get_host_access`` make, and the default mode.
-#: :mod:`pysycl._memory.accessor` (which builds on buffers) fills it when imported.
-accessor_types: dict[str, Any] = {}
 
 # dtype kinds a kernel can use: bool, signed, unsigned, float, complex.
 _NUMERIC_KINDS = frozenset("biufc")
@@ -134,7 +123,7 @@ def host_array_of(data: object) -> np.ndarray:
                     "object with the buffer protocol, __array_interface__ or CPU DLPack")
 
 
-class buffer:  # noqa: N801 - the spec's spelling
+class buffer(BufferBase):  # noqa: N801 - the spec's spelling
     """``sycl::buffer``: data shared between the host and devices.
 
     Constructors (C++ overloads → one function with optional arguments)::
@@ -159,18 +148,7 @@ class buffer:  # noqa: N801 - the spec's spelling
     """
 
     _closed_at = ""  # file:line where the buffer was closed
-
-    # What accessors read on every submit (pysycl's own, not the spec's): plain
-    # attributes, as a property call would cost more than the read.
-    #: Where the buffer's current data is (shared with its sub-buffers and reinterpretations).
-    coherence: Coherence
-    #: Whether the buffer was closed (its ``with`` block ended, or it was destroyed):
-    #: command groups may not use it any more (its root's ``coherence.closed`` says the same
-    #: of a closed parent).
-    closed: bool
-    #: Per kernel access mode, ``(range, offset, kernel tail, kernel type)`` of a whole-buffer
-    #: accessor, filled by :mod:`pysycl._memory.accessor`; replaced, never mutated.
-    accessor_parts: dict[str, AccessorParts] = {}  # noqa: RUF012 - replaced, never mutated
+    # What accessors read on every submit (coherence, closed, accessor_parts): BufferBase.
 
     def __init__(
         self,
@@ -364,19 +342,18 @@ class buffer:  # noqa: N801 - the spec's spelling
                    access_offset: Extent | None = None,
                    properties: Iterable[_Property] = ()) -> accessor:
         """An accessor in command group ``handler`` (``buf.get_access(h, sycl.access_mode.read)``)."""
-        acc = accessor_types["accessor"]
         if mode is None:
-            mode = accessor_types["read_write"]
+            mode = access_mode.read_write
         if access_range is None and access_offset is None and not properties:
-            return acc(self, handler, mode)
-        return acc(self, handler, mode, access_range=access_range,
-                   access_offset=access_offset, properties=properties)
+            return accessor(self, handler, mode)
+        return accessor(self, handler, mode, access_range=access_range,
+                        access_offset=access_offset, properties=properties)
 
     def get_host_access(self, mode: access_mode | str | None = None, *,
                         properties: Iterable[_Property] = ()) -> host_accessor:
         """A ``host_accessor`` (blocks until the data is on the host)."""
-        return accessor_types["host_accessor"](self, accessor_types["read_write"]
-                                                if mode is None else mode, properties=properties)
+        return host_accessor(self, access_mode.read_write if mode is None else mode,
+                             properties=properties)
 
     def reinterpret(self, dtype: DTypeLike, range: Extent | None = None) -> buffer:
         """A view of the same storage with another element type and/or range."""
@@ -514,10 +491,3 @@ def write_back_at_exit() -> None:
         except Exception:
             _log.exception("pysycl: write-back of a buffer at exit failed")
     _interrupted.clear()
-
-
-def host_view(buf: buffer) -> np.ndarray:
-    """The host copy of ``buf`` shaped by its range (no synchronization)."""
-    n = buf.size()
-    off = buf.root_offset
-    return buf.coherence.host[off: off + n].reshape(tuple(buf.get_range()))

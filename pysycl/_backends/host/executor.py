@@ -45,9 +45,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pysycl._backends.host.atomics import _HostReducer, host_atomic_ref
+from pysycl._backends.host.atomics import _HostReducer
 from pysycl._backends.host.ndrange import _run_nd_range
-from pysycl._backends.host.views import KernelView, raise_from, region_view
+from pysycl._backends.host.views import raise_from, region_view
 from pysycl._commands.commands import (
     CopyCommand,
     FillCommand,
@@ -60,11 +60,12 @@ from pysycl._commands.event import event
 from pysycl._commands.host_task import run_host_task
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.plaincode import plain_tree
-from pysycl._kernels import kernel_api as _kernel_api
+from pysycl._kernels import kernel_api_host as _host
 from pysycl._kernels import kstream as _kstream
 from pysycl._kernels.captures import capture_values
 from pysycl._kernels.functor import body_of
 from pysycl._kernels.kernel_api import local_accessor
+from pysycl._kernels.kernel_api_host import KernelView
 from pysycl._kernels.ndrange import SMALL, check_global_size, check_nd_range
 from pysycl._kernels.signature import no_value, returned, returns_computed
 from pysycl._memory.accessor import accessor
@@ -314,14 +315,14 @@ def _check_nd_range(desc: str, nd: nd_range, locals_: list[local_accessor],
 
 
 def _call(desc: str, fn: Callable[..., object], args: tuple[Any, ...], who: str) -> None:
-    prev = _kernel_api.set_host_kernel_active(True)
+    prev = _host.set_active(True)
     try:
         with np.errstate(all="ignore"):  # device arithmetic: wrap-around, inf/nan, no warnings
             fn(*args)
     except Exception as e:
         raise_from(desc, e, who)
     finally:
-        _kernel_api.set_host_kernel_active(prev)
+        _host.set_active(prev)
 
 
 class _HostItem(item):
@@ -360,7 +361,7 @@ _HostItem.__neg__ = lambda self: -operator.index(self)  # type: ignore[attr-defi
 def _run_range(desc: str, fn: Callable[..., object], rng: _range, reducers: list[_HostReducer],
                extra: list[kernel_handler]) -> None:
 
-    prev = _kernel_api.set_host_kernel_active(True)
+    prev = _host.set_active(True)
     idx: tuple[int, ...] = ()
     failed: tuple[AssertionError, tuple[int, ...]] | None = None
     failures = 0
@@ -376,9 +377,7 @@ def _run_range(desc: str, fn: Callable[..., object], rng: _range, reducers: list
     except Exception as e:
         raise_from(desc, e, f"work-item {idx}")
     finally:
-        _kernel_api.set_host_kernel_active(prev)
+        _host.set_active(prev)
     if failed is not None:
         raise_from(desc, failed[0], f"work-item {failed[1]}", failures)
 
-
-_kernel_api.install_host_implementation(atomic_ref=host_atomic_ref, array_view=KernelView)

@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pysycl._backends.host.views import KernelView, raise_from
+from pysycl._backends.host.views import raise_from
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.sites import in_package
-from pysycl._kernels import kernel_api as _kernel_api
+from pysycl._kernels import kernel_api_host as _host
+from pysycl._kernels.kernel_api_host import KernelView
 from pysycl._objects.range import group, nd_item, nd_range
 from pysycl._objects.range import id as _id
 from pysycl._objects.range import range as _range
@@ -180,7 +181,7 @@ class _GroupRun:
 
     def work_item(self, j: int, fn: Callable[..., object], args: tuple[Any, ...], who: str) -> None:
         """Thread body of work-item ``j``: never lets an exception escape the thread."""
-        _kernel_api.set_host_kernel_active(True)
+        _host.set_active(True)
         cond = self.conds[j]
         try:
             with self.lock:

@@ -1,11 +1,12 @@
-"""What a kernel on the host device sees: numpy views with SYCL's indexing, and its errors."""
+"""What a kernel on the host device sees: numpy views of accessors' regions, and its errors.
+
+(The views index with SYCL's rules: :class:`pysycl._kernels.kernel_api_host.KernelView`.)
+"""
 
 from __future__ import annotations
 
 import builtins
-import operator
 import traceback
-from typing import Any
 
 import numpy as np
 
@@ -31,37 +32,6 @@ def region_view(acc: accessor, writable: bool = True) -> np.ndarray:
         return np.empty(rng, dtype=host.dtype)
     return np.lib.stride_tricks.as_strided(host[acc.kernel_tail[0]:], shape=rng, strides=strides,
                                            writeable=writable)
-
-
-class KernelView(np.ndarray):
-    """A numpy array indexed with SYCL's rules: a negative index is out of bounds.
-
-    Accessors, local accessors and private arrays are bound to such views while
-    a kernel runs, so ``acc[-1]`` raises ``IndexError`` (reported as ``errc.kernel``)
-    like ``acc[n]`` does, instead of wrapping around as numpy would.
-    """
-
-    def __getitem__(self, idx: Any) -> Any:
-        check_index(idx, self.shape)
-        return super().__getitem__(idx)
-
-    def __setitem__(self, idx: Any, value: Any) -> None:
-        check_index(idx, self.shape)
-        super().__setitem__(idx, value)
-
-
-def check_index(idx: Any, shape: tuple[int, ...], past_end: bool = False) -> None:
-    """Raise ``IndexError`` for a negative index component (and one past the end if asked)."""
-    for d, i in enumerate(idx if type(idx) is tuple else (idx,)):
-        try:
-            v = operator.index(i)
-        except TypeError:
-            continue  # a slice or Ellipsis: numpy's own rules (host code only)
-        if v < 0 or (past_end and d < len(shape) and v >= shape[d]):
-            size = shape[d] if d < len(shape) else 0
-            why = " (SYCL indices do not wrap around)" if v < 0 else ""
-            raise IndexError(f"index {v} is out of bounds for axis {d} with size {size}{why}")
-
 
 
 def user_line(e: BaseException) -> str:
