@@ -24,11 +24,11 @@ from __future__ import annotations
 import os
 import struct
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from pysycl._core.abi import CompiledKernel, SpecConstantType
+from pysycl._core.abi import SpecConstantType
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels.ptx_specconst import specialize_ptx
 
@@ -39,11 +39,15 @@ if TYPE_CHECKING:
     from numpy.typing import DTypeLike
     from pyopencl._cl import _Program
 
-    from pysycl._bundles.kernel_bundle import _Image
     from pysycl._core.abi import Capture
-    from pysycl._kernels.cache import Kernel
-    from pysycl._objects.context import context
     from pysycl._objects.device import device
+
+
+class _HasSpecs(Protocol):
+    """A kernel bundle's input image as these helpers read it: its kernels' spec ids."""
+
+    @property
+    def specs(self) -> dict[str, tuple[specialization_id | None, ...]]: ...
 
 
 #: Tests flip this to exercise the emulated path on a device that is native.
@@ -268,14 +272,14 @@ def patch_spirv(il: bytes, values: Sequence[np.generic | None]) -> bytes:
     return struct.pack(f"<{len(out)}I", *out)
 
 
-def image_values(img: _Image, spec: dict[specialization_id, np.generic] | None
+def image_values(img: _HasSpecs, spec: dict[specialization_id, np.generic] | None
                  ) -> tuple[np.generic | None, ...]:
     """Values of an input image's spec constants from a bundle's table (else defaults)."""
     ids = next(iter(img.specs.values()), ())  # an input image holds one kernel variant
     return values_for(ids, spec)
 
 
-def image_key(img: _Image, spec: dict[specialization_id, np.generic] | None) -> tuple[str, ...]:
+def image_key(img: _HasSpecs, spec: dict[specialization_id, np.generic] | None) -> tuple[str, ...]:
     """Digest parts naming an image's spec constant values (none without spec constants)."""
     return (repr(value_key(image_values(img, spec))),) if img.specs else ()
 
@@ -295,20 +299,6 @@ def program_for(ctx_cl: cl.Context, devs: Sequence[device], il: bytes,
         apply_native(prg, values)
         return prg
     return clp.from_il(ctx_cl, patch_spirv(il, values))
-
-
-def build_for(k: Kernel, img: CompiledKernel, ctx: context, dev: device,
-              values: Sequence[np.generic | None]) -> cl.Kernel:
-    """Build ``k``'s image ``img`` for ``dev`` with spec values ``values``; its ``cl_kernel``."""
-    from pysycl._backends.opencl import exec as x
-    from pysycl._backends.opencl import programs as clp
-
-    if img.format == "ptx":  # always emulated: the values are the .const initializers
-        clk_prg = x.build_ptx(ctx.native, [dev.native], ptx_for(img.binary, values))
-        return x.create_kernel(clk_prg, img.entry, k.arg_dtypes)
-    prg = program_for(ctx.native, [dev], img.binary, values)
-    clp.build_program(prg, [dev.native], "")
-    return x.create_kernel(clp.wrap_program(prg), img.entry, k.arg_dtypes)
 
 
 def ptx_for(ptx: bytes, values: Sequence[np.generic | None]) -> bytes:
