@@ -280,8 +280,6 @@ KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset({
     ("pysycl._kernels.reduction", "pysycl._commands.handler"),
     ("pysycl._memory.accessor", "pysycl._commands.handler"),
     ("pysycl._memory.buffer", "pysycl._commands.handler"),
-    # C2: programs behind the backend
-    ("pysycl._bundles.ops", "pysycl._commands.queue"),
     # D3: reductions and sycl.kernel objects launched by the backend
     ("pysycl._bundles.kernel", "pysycl._commands.commands"),
     ("pysycl._bundles.kernel", "pysycl._commands.handler"),
@@ -357,9 +355,6 @@ DRIVERS: dict[str, tuple[str, ...]] = {"opencl": ("pyopencl",), "cuda": ("cuda",
 #: (issue 23 moves them into pysycl/_backends/opencl/ or behind the Backend protocol).
 KNOWN_DRIVER_USERS: frozenset[tuple[str, str]] = frozenset({
     ("opencl", "pysycl._bundles.kernel"),
-    ("opencl", "pysycl._bundles.kernel_bundle"),
-    ("opencl", "pysycl._bundles.ops"),
-    ("opencl", "pysycl._bundles.source"),
     ("opencl", "pysycl._commands.event"),
     ("opencl", "pysycl._commands.fastpath"),
     ("opencl", "pysycl._commands.launch"),
@@ -367,7 +362,6 @@ KNOWN_DRIVER_USERS: frozenset[tuple[str, str]] = frozenset({
     ("opencl", "pysycl._kernels.bounds"),
     ("opencl", "pysycl._kernels.kprint"),
     ("opencl", "pysycl._kernels.reduction"),
-    ("opencl", "pysycl._kernels.specconst"),
 })
 
 

@@ -35,9 +35,7 @@ from pysycl._kernels.ptx_specconst import specialize_ptx
 if TYPE_CHECKING:
     import types
 
-    import pyopencl as cl
     from numpy.typing import DTypeLike
-    from pyopencl._cl import _Program
 
     from pysycl._core.abi import Capture
     from pysycl._objects.device import device
@@ -197,27 +195,6 @@ def is_native(dev: device) -> bool:
     return (major, minor) >= (2, 2)
 
 
-def _raw_value(v: np.generic) -> bytes:
-    """The bytes ``clSetProgramSpecializationConstant`` takes (bool: one ``uchar``)."""
-    if v.dtype == np.bool_:
-        return bytes([1 if v else 0])
-    return v.tobytes()
-
-
-def apply_native(raw_program: _Program, values: Sequence[np.generic | None]) -> None:
-    """``clSetProgramSpecializationConstant(SpecId i, values[i])`` for each known value."""
-    for i, v in enumerate(values):
-        if v is None:
-            continue
-        try:
-            raw_program.set_specialization_constant(i, _raw_value(v))
-        except Exception as e:  # pyopencl.Error
-            from pysycl._backends.opencl.exec import translate
-
-            raise translate(e, f"clSetProgramSpecializationConstant(SpecId {i})",
-                            errc.build) from e
-
-
 # SPIR-V opcodes and decoration numbers (SPIR-V spec, 3.32 and 3.20).
 _OP_DECORATE = 71
 _OP_SPEC_TRUE, _OP_SPEC_FALSE, _OP_SPEC = 48, 49, 50
@@ -284,21 +261,19 @@ def image_key(img: _HasSpecs, spec: dict[specialization_id, np.generic] | None) 
     return (repr(value_key(image_values(img, spec))),) if img.specs else ()
 
 
-def program_for(ctx_cl: cl.Context, devs: Sequence[device], il: bytes,
-                values: Sequence[np.generic | None]) -> _Program:
-    """A raw (unbuilt) OpenCL program of ``il`` with ``values`` applied for ``devs``.
+def program_for(programs: Any, ctx_native: Any, devs: Sequence[device], il: bytes,
+                values: Sequence[np.generic | None]) -> Any:
+    """A raw (unbuilt) program of ``il`` with ``values`` applied for ``devs``, made by the
+    backend's ``programs`` (:class:`pysycl._backends.base.Programs`).
 
     Native when every device supports it, else the SPIR-V literals are rewritten.
     """
-    from pysycl._backends.opencl import programs as clp
     from pysycl._core.spirv_check import check as check_spirv
 
     check_spirv(il)  # before patch_spirv walks it
     if devs and all(is_native(d) for d in devs):
-        prg = clp.from_il(ctx_cl, il)
-        apply_native(prg, values)
-        return prg
-    return clp.from_il(ctx_cl, patch_spirv(il, values))
+        return programs.from_il_specialized(ctx_native, il, values)
+    return programs.from_il(ctx_native, patch_spirv(il, values))
 
 
 def ptx_for(ptx: bytes, values: Sequence[np.generic | None]) -> bytes:

@@ -261,7 +261,7 @@ def _build_with_values(k: Kernel, img: CompiledKernel, ctx: context, dev: device
     if img.format == "ptx":  # always emulated: the values are the .const initializers
         prg = x.build_ptx(ctx.native, [dev.native], _specconst.ptx_for(img.binary, values))
         return x.create_kernel(prg, img.entry, k.arg_dtypes)
-    raw = _specconst.program_for(ctx.native, [dev], img.binary, values)
+    raw = _specconst.program_for(clp, ctx.native, [dev], img.binary, values)
     clp.build_program(raw, [dev.native], "")
     return x.create_kernel(clp.wrap_program(raw), img.entry, k.arg_dtypes)
 
