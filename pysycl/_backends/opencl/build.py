@@ -92,9 +92,11 @@ class ProgramCache:
     def builds(self, k: Kernel) -> Builds:
         """``k``'s record (made on first use; dropped when ``k`` goes)."""
         b = self.by_kernel.get(id(k))
-        if b is None:
-            b = self.by_kernel[id(k)] = Builds()
-            weakref.finalize(k, self.by_kernel.pop, id(k), None).atexit = False
+        if b is None:  # two threads at once: both get the one record kept
+            new = Builds()
+            b = self.by_kernel.setdefault(id(k), new)
+            if b is new:
+                weakref.finalize(k, self.by_kernel.pop, id(k), None).atexit = False
         return b
 
     def kernel(self, k: Kernel, ctx: context, dev: device,
