@@ -92,10 +92,86 @@ class Executor(Protocol):
         ...
 
 
+class Programs(Protocol):
+    """A backend's programs for kernel bundles (:mod:`pysycl._bundles`): create, compile,
+    link, build, binaries and the kernels of a program -- the bundle layer's whole
+    driver surface (UR's program and kernel tables). Contexts and devices are the
+    backend's native ones (``ctx.native``, ``dev.native``); programs and kernels are
+    whatever the backend makes. Failures raise ``pysycl.exception`` (``errc.build``
+    with the build log, ``errc.invalid`` for rejected options).
+    """
+
+    def from_il(self, ctx: Any, il: bytes) -> Any:
+        """A program of a SPIR-V module."""
+        ...
+
+    def from_il_specialized(self, ctx: Any, il: bytes, values: Sequence[Any]) -> Any:
+        """A program of a SPIR-V module with specialization constant values (by SpecId;
+        None: the default) set natively, before its build."""
+        ...
+
+    def from_source(self, ctx: Any, source: str) -> Any:
+        """A program of source text (OpenCL C)."""
+        ...
+
+    def from_binaries(self, ctx: Any, devices: Sequence[Any], binaries: Sequence[bytes]) -> Any:
+        """A program of one device binary (or PTX text) per device."""
+        ...
+
+    def compile_program(self, prg: Any, devices: Sequence[Any], options: Any = "") -> None:
+        """Compile ``prg`` to an object for ``devices``."""
+        ...
+
+    def link_programs(self, ctx: Any, programs: Sequence[Any], devices: Sequence[Any],
+                      options: Any = "") -> Any:
+        """An executable program linked from compiled ones."""
+        ...
+
+    def build_program(self, prg: Any, devices: Sequence[Any], options: Any = "") -> None:
+        """Build ``prg`` into an executable for ``devices``."""
+        ...
+
+    def build_log(self, prg: Any, devices: Sequence[Any]) -> str:
+        """The build logs of ``prg`` on ``devices``."""
+        ...
+
+    def binaries(self, prg: Any) -> dict[int, bytes]:
+        """Device binaries of a built program by device handle (:meth:`handle`)."""
+        ...
+
+    def handle(self, obj: Any) -> int:
+        """The native handle of a backend object (a device: the key of :meth:`binaries`)."""
+        ...
+
+    def device_cache_key(self, device: Any) -> str:
+        """What a device binary depends on besides its input (driver, device): the
+        device-binary cache's key part."""
+        ...
+
+    def kernel_names(self, prg: Any) -> list[str]:
+        """The kernels of a built program."""
+        ...
+
+    def create_kernel(self, prg: Any, name: str) -> Any:
+        """Kernel ``name`` of a built program (arguments set by ``set_arg``)."""
+        ...
+
+    def typed_kernel(self, prg: Any, name: str, arg_dtypes: Sequence[Any]) -> Any:
+        """Kernel ``name`` of a built program with its argument types known (a Python
+        kernel's flattened arguments)."""
+        ...
+
+    def kernel_args_info(self, k: Any, device: Any) -> tuple[tuple[str, str] | None, ...]:
+        """Per argument of kernel ``k``: (address qualifier, type name), or None."""
+        ...
+
+
 class Backend(Protocol):
     """One backend: discovery of its platforms and the executors of its queues."""
 
     kind: backend
+    #: its programs for kernel bundles (None: a backend that runs no device code)
+    programs: Programs | None
 
     def platforms(self) -> list[platform]:
         """This backend's ``sycl.platform`` objects that have devices, in enumeration order."""

@@ -47,12 +47,10 @@ from pysycl._objects.display import Rows, table
 from pysycl._objects.info import info
 
 if TYPE_CHECKING:
-    import types
 
     import numpy as np
-    import pyopencl as cl
-    from pyopencl._cl import _Program
 
+    from pysycl._backends.base import Programs
     from pysycl._bundles.kernel import kernel
     from pysycl._kernels.cache import Kernel
     from pysycl._kernels.specconst import specialization_id
@@ -98,10 +96,15 @@ class bundle_state(enum.Enum):  # noqa: N801 - the spec's spelling
         return f"sycl.bundle_state.{self.name}"
 
 
-def _programs() -> types.ModuleType:
-    from pysycl._backends.opencl import programs
+def _programs(where: context | device) -> Programs:
+    """The programs of ``where``'s backend (:class:`pysycl._backends.base.Programs`)."""
+    from pysycl._backends.base import get
 
-    return programs
+    b = get(where.get_backend())
+    if b.programs is None:
+        raise exception(errc.feature_not_supported, f"backend {b.kind.name} runs no kernel "
+                        "bundles")
+    return b.programs
 
 
 def _aspect(name: str) -> aspect:
@@ -122,7 +125,7 @@ class _Image:
                  variants: dict[str, Kernel] | None = None,
                  mkeys: dict[Hashable, str] | None = None,
                  il: bytes | None = None, source: str | None = None,
-                 programs: dict[device, _Program] | None = None, names: Iterable[str] = (),
+                 programs: dict[device, Any] | None = None, names: Iterable[str] = (),
                  lang: source_language | None = None, options: str = "",
                  specs: dict[str, tuple[specialization_id | None, ...]] | None = None,
                  arch: str = "") -> None:
@@ -141,7 +144,7 @@ class _Image:
         self.lang = lang
         self.options = options
         self.specs = specs or {}            # entry name -> its specialization_ids by SpecId
-        self.clk: dict[tuple[int, str], cl.Kernel] = {}
+        self.clk: dict[tuple[int, str], Any] = {}
         self.arginfo: dict[tuple[int, str], tuple[tuple[str, str] | None, ...]] = {}
 
     def compatible(self, dev: device) -> bool:
@@ -159,7 +162,7 @@ class _Image:
             return False
         return all(dev.has(_aspect(a)) for a in self.aspects)
 
-    def cl_kernel(self, dev: device, name: str) -> cl.Kernel:
+    def cl_kernel(self, dev: device, name: str) -> Any:
         """The ``cl_kernel`` ``name`` of this executable image on ``dev`` (cached)."""
         key = (dev.key, name)
         k = self.clk.get(key)
@@ -167,11 +170,9 @@ class _Image:
             prg = self.programs[dev]
             kv = self.variants.get(name)
             if kv is not None:
-                from pysycl._backends.opencl import exec as x
-
-                k = x.create_kernel(_programs().wrap_program(prg), name, kv.arg_dtypes)
+                k = _programs(dev).typed_kernel(prg, name, kv.arg_dtypes)
             else:
-                k = _programs().create_kernel(prg, name)
+                k = _programs(dev).create_kernel(prg, name)
             self.clk[key] = k
         return k
 
@@ -181,7 +182,7 @@ class _Image:
         key = (dev.key, name)
         info = self.arginfo.get(key)
         if info is None:
-            info = self.arginfo[key] = _programs().kernel_args_info(self.cl_kernel(dev, name),
+            info = self.arginfo[key] = _programs(dev).kernel_args_info(self.cl_kernel(dev, name),
                                                                     dev.native)
         return info
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pysycl._bundles.compat import (
     _check_kids,
@@ -50,11 +50,8 @@ if TYPE_CHECKING:
     import types
 
     import numpy as np
-    import pyopencl as cl
-    from pyopencl._cl import _Program
 
     from pysycl._bundles.properties import save_log
-    from pysycl._commands.queue import queue
     from pysycl._kernels.cache import Kernel
     from pysycl._kernels.specconst import specialization_id
     from pysycl._objects.context import context
@@ -317,7 +314,7 @@ def compile(input_bundle: kernel_bundle, devs: Sequence[device] | None = None,
     kb = _input_bundle(input_bundle, "compile")
     dl = _check_subset(kb.devices if devs is None else devs, kb.devices, kb.get_context(), "compile")
     opts = _options(properties, "compile")
-    clp = _programs()
+    clp = _programs(kb.get_context())
     t0 = time.perf_counter()
     out = []
     for img in kb.images:
@@ -342,18 +339,18 @@ def compile(input_bundle: kernel_bundle, devs: Sequence[device] | None = None,
 
 
 def _new_program(ctx: context, img: _Image, spec: dict[specialization_id, np.generic] | None = None,
-                 devs: Sequence[device] = ()) -> _Program:
+                 devs: Sequence[device] = ()) -> Any:
     """A fresh OpenCL program of an input image (interop images reuse their program).
 
     Specialization constant values (``spec``, else defaults) are applied natively
     when every device in ``devs`` supports it, else by rewriting the SPIR-V.
     """
-    clp = _programs()
+    clp = _programs(ctx)
     if img.format == "ptx":
         return _ptx_program(ctx, [img], devs, spec)
     if img.il is not None:
         if img.specs:
-            return _specconst.program_for(ctx.native, devs, img.il,
+            return _specconst.program_for(clp, ctx.native, devs, img.il,
                                           _specconst.image_values(img, spec))
         return clp.from_il(ctx.native, img.il)
     if img.source is not None:
@@ -385,16 +382,16 @@ def check_ptx_options(opts: str, what: str) -> None:
 
 
 def _ptx_program(ctx: context, members: Sequence[_Image], devs: Sequence[device],
-                 spec: dict[specialization_id, np.generic] | None) -> _Program:
+                 spec: dict[specialization_id, np.generic] | None) -> Any:
     """One program of the PTX images ``members`` (spec values applied, modules merged)."""
     texts = [_specconst.ptx_for(i.il, _specconst.image_values(i, spec)) if i.specs else i.il
              for i in members]
-    return _programs().from_binaries(ctx.native, [d.native for d in devs],
+    return _programs(ctx).from_binaries(ctx.native, [d.native for d in devs],
                                      [link_ptx(texts)] * len(devs))
 
 
 def _merged(state: bundle_state, group: Sequence[_Image], key: str,
-            programs: dict[device, _Program], options: str) -> _Image:
+            programs: dict[device, Any], options: str) -> _Image:
     kids: set[kernel_id] = set()
     variants: dict[str, Kernel] = {}
     mkeys: dict[Hashable, str] = {}
@@ -408,7 +405,7 @@ def _merged(state: bundle_state, group: Sequence[_Image], key: str,
         names.extend(n for n in img.names if n not in names)
     if any(not img.variants for img in group):  # source/interop kernels: ask the program
         for prg in {id(p): p for p in programs.values()}.values():
-            names.extend(n for n in _programs().kernel_names(prg)
+            names.extend(n for n in _programs(next(iter(programs))).kernel_names(prg)
                          if n not in names and n not in variants)
     first = group[0]
     fmt = first.format if all(i.format == first.format for i in group) else "mixed"
@@ -447,7 +444,7 @@ def link(object_bundles: kernel_bundle | Iterable[kernel_bundle],
     for b in bl:
         spec.update(b.spec_values)
     images = unique_images(img for b in bl for img in b.images)
-    clp = _programs()
+    clp = _programs(ctx)
     t0 = time.perf_counter()
     out = []
     for group in _groups(images):
@@ -456,7 +453,7 @@ def link(object_bundles: kernel_bundle | Iterable[kernel_bundle],
             members = tuple(i for i, img in enumerate(group) if d in img.programs)
             if members:
                 by_set.setdefault(members, []).append(d)
-        programs: dict[device, _Program] = {}
+        programs: dict[device, Any] = {}
         for members, ds in by_set.items():
             if group[0].format == "ptx":  # NVIDIA links no PTX: merge the texts, build once
                 check_ptx_options(opts, "link")
@@ -494,13 +491,13 @@ def build(input_bundle: kernel_bundle, devs: Sequence[device] | None = None,
     opts = _options(properties, "build")
     from pysycl._kernels import bincache as _bincache
 
-    clp = _programs()
     ctx = kb.get_context()
+    clp = _programs(ctx)
     out = []
     for group in _groups(kb.images):
         key = _digest("exe", opts, *sorted(
             _digest("obj", i.key, opts, *_specconst.image_key(i, kb.spec_values)) for i in group))
-        programs: dict[device, _Program] = {}
+        programs: dict[device, Any] = {}
         for d in dl:
             members = [img for img in group if img.compatible(d)]
             if not members:
@@ -547,7 +544,13 @@ def build(input_bundle: kernel_bundle, devs: Sequence[device] | None = None,
 
 
 # ------------------------------------------------------------- launcher hooks
-def check_use(kb: kernel_bundle, q: queue) -> None:
+class _QueueLike(Protocol):
+    """What :func:`check_use` reads of a queue."""
+
+    def get_context(self) -> context: ...
+
+
+def check_use(kb: kernel_bundle, q: _QueueLike) -> None:
     """``handler.use_kernel_bundle`` checks (§4.9.4.4)."""
     if not isinstance(kb, kernel_bundle):
         raise TypeError(f"use_kernel_bundle takes a sycl.kernel_bundle, not {type(kb).__name__}")
@@ -561,7 +564,7 @@ def check_use(kb: kernel_bundle, q: queue) -> None:
 
 def launch_kernel(kb: kernel_bundle, mkey: Hashable, ctx: context, dev: device,
                   fn: types.FunctionType, kernel_name: str | None = None
-                  ) -> tuple[Kernel, cl.Kernel]:
+                  ) -> tuple[Kernel, Any]:
     """(compiled kernel, cl_kernel) of a Python kernel from bundle ``kb`` — no compiling.
 
     Errors name ``kernel_name`` (the submit's) when given, else the registered or

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from pysycl._bundles.kernel_bundle import (
     _digest,
     _Image,
+    _programs,
     bundle_state,
     count,
     kernel_bundle,
@@ -84,8 +85,6 @@ def build(source_bundle: kernel_bundle, devs: Sequence[device] | None = None,
         TypeError: the bundle is not in ``ext_oneapi_source`` state, or an
             unsupported property (ill formed in C++).
     """
-    from pysycl._backends.opencl import programs as clp
-
     if not isinstance(source_bundle, kernel_bundle):
         raise TypeError(f"build takes a sycl.kernel_bundle, not {type(source_bundle).__name__}")
     if source_bundle.get_state() is not bundle_state.ext_oneapi_source:
@@ -113,6 +112,7 @@ def build(source_bundle: kernel_bundle, devs: Sequence[device] | None = None,
             raise exception(errc.invalid, f"build: device {d!r} cannot compile {img.lang!r}",
                             ctx)
     options = " ".join(opts)
+    clp = _programs(ctx)
     if img.lang is source_language.opencl:
         # Argument info lets a Python int take the kernel's declared type (set_arg);
         # Intel's compiler keeps it anyway, NVIDIA's only when asked.

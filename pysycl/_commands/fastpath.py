@@ -70,7 +70,8 @@ class Plan:
     def __init__(self, k: Kernel, clk: cl.Kernel, space: tuple[str, tuple[int, ...]],
                  gsize: tuple[int, ...], lsize: tuple[int, ...] | None,
                  cells: tuple[tuple[int, Any], ...],
-                 glob: tuple[tuple[str, Any], ...], gnames: tuple[str, ...] = ()) -> None:
+                 glob: tuple[tuple[str, Any], ...], gnames: tuple[str, ...] = (),
+                 bound: dict[Any, list[Any]] | None = None) -> None:
         self.kernel = k
         self.clk = clk
         self.space = space
@@ -79,7 +80,7 @@ class Plan:
         self.cells = cells  # one check per closure cell, then one per global argument
         self.globals = glob  # library globals: (name, the object)
         self.gnames = gnames  # the globals that are arguments, in capture order
-        self.bound = k.bound
+        self.bound = bound if bound is not None else {}  # clk -> its last arguments (ex.last_args)
         self.generation = kernels.generation
         self.launch = _launcher(self)
 
@@ -251,7 +252,7 @@ def remember(ex: Any, q: queue, cmd: KernelCommand, k: Kernel | None, clk: Any) 
     if 0 in gsize:  # an empty index space: the whole way enqueues a marker, no kernel
         return
     ex.plans[fn.__code__] = Plan(k, clk, _space(cmd.kind, cmd.index_space), gsize, lsize,
-                                 cells + gchecks, glob, gnames)
+                                 cells + gchecks, glob, gnames, ex.last_args(k))
 
 
 def _cell_checks(fn: types.FunctionType, k: Kernel) -> tuple[tuple[int, Any], ...] | None:

@@ -37,7 +37,7 @@ from pysycl._kernels.digest import stable_digest
 from pysycl._kernels.functor import body_of
 from pysycl._kernels.kassert import submit_site
 from pysycl._kernels.ndrange import SMALL as _SMALL
-from pysycl._kernels.ndrange import bounded_kernel, check_global_size, check_nd_range, ndrange_sizes
+from pysycl._kernels.ndrange import check_global_size, check_nd_range, ndrange_sizes
 from pysycl._memory import tables as _tables
 
 if TYPE_CHECKING:
@@ -125,11 +125,7 @@ def prepare(q: queue, h: handler,
                 cmd.name, generic_key(caps, tkey, mkey)[2]):
                 _register(k, fn, info, caps, tkey, mkey, cmd, checked)
         spec = _spec_values(k, values, h) if k.has_spec else None
-        if spec is not None:  # spec constants: one build per set of values
-            clk = kernels.cl_kernel(k, ctx, dev, spec, fn=fn, name=cmd.name)
-        else:
-            clk = k.kernels.get(ex.build_key) or kernels.cl_kernel(k, ctx, dev, fn=fn,
-                                                                   name=cmd.name)
+        clk = ex.build(k, spec, 0, fn, cmd.name)  # spec constants: one build per set of values
     if kind == "range":
         gsize = index_space.values[::-1]  # SYCL dim 0 is the slowest: OpenCL's last
         lsize = None
@@ -139,11 +135,10 @@ def prepare(q: queue, h: handler,
         gsize, lsize = (1,), None
     else:
         if kb is None:  # wider than the driver promises (PTX): a build with a launch bound
-            clk = bounded_kernel(k, dev, clk, index_space, lambda n: kernels.cl_kernel(
-                k, ctx, dev, spec, fn=fn, launch_bound=n, name=cmd.name))
+            clk = ex.bounded_kernel(k, clk, index_space, spec, fn, cmd.name)
             if type(h) is Shortcut:
                 h.clk = clk
-        gsize, lsize = ndrange_sizes(k, dev, clk, index_space, values)
+        gsize, lsize = ndrange_sizes(k, dev, ex.kernel_limits(clk), index_space, values)
     if k.direct or k.direct_rest:  # the static bounds check: a few int compares
         _bounds.check_static(k, info.location, fn, kind, index_space, values)
     if k.prints:  # print() in the kernel: an output buffer per launch, decoded at a sync point
@@ -153,7 +148,7 @@ def prepare(q: queue, h: handler,
     if k.has_local:
         values = _local_values(k, kind, values)
     kinds = k.arg_kinds
-    bound = k.bound
+    bound = ex.last_args(k)
     x = _cl()
     clq = ex.native
     key = ex.key
@@ -187,7 +182,7 @@ def resolved(q: queue, h: Shortcut) -> tuple[Kernel | None, cl.Kernel | None]:
     k = None if h.mkey is None else _memory.get(h.mkey)
     if k is None or k.has_spec:
         return None, None
-    return k, h.clk if h.clk is not None else k.kernels.get(q.executor.build_key)
+    return k, h.clk if h.clk is not None else q.executor.build(k)
 
 
 def _compile(fn: types.FunctionType, info: CodeInfo, caps: list[CaptureEntry], tkey: tuple[Hashable, ...],
@@ -255,7 +250,7 @@ def _checked_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType,
     name = cmd.name or fn.__qualname__
     inflight = ex.inflight if k.has_pointer else None  # the pointers live until it completes
     site = submit_site() if k.asserts else ""
-    bound = k.bound
+    bound = ex.last_args(k)
 
     def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
         if 0 in gsize:

@@ -1,10 +1,10 @@
 """The kernel cache: compiled kernels in memory and on disk, and the one call into the compiler.
 
-Levels (docs/design/caching.md):
+Levels (docs/caching.md):
 
 1. memory: a launcher key ``(code object, capture types, index kind, ndim, ...)``
-   → :class:`Kernel` (the compiled module, plus one ``cl_kernel`` per context,
-   device and spec-constant values);
+   → :class:`Kernel` (the compiled module and its images per target; built native
+   kernels are the backend's, ``pysycl._backends.opencl.build``);
 2. disk: a stable digest of the same key (:mod:`pysycl._kernels.digest`) →
    SPIR-V (:mod:`pysycl._kernels.diskcache`); a hit skips Numba entirely;
 3. the compiler (``pysycl_numba``), imported on first use by :func:`_compile`
@@ -23,7 +23,6 @@ import signal
 import sys
 import threading
 import time
-import weakref
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -43,21 +42,15 @@ from pysycl._core.abi import (
 )
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.first_use import first_use
-from pysycl._kernels import bincache as _bincache
+from pysycl._core.launch_types import SPIRV, Target
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import diskcache as _diskcache
-from pysycl._kernels import ndrange as _ndrange
-from pysycl._kernels import specconst as _specconst
 from pysycl._kernels.captures import call_graph, forget_code_infos
-from pysycl._kernels.ptx_bounds import with_launch_bound
 
 if TYPE_CHECKING:
     import types
     from types import ModuleType
 
-    import pyopencl as cl
-
-    from pysycl._objects.context import context
     from pysycl._objects.device import device
 
 
@@ -66,7 +59,7 @@ T = TypeVar("T")
 
 
 class Kernel:
-    """A compiled kernel as the launcher uses it: argument kinds and its ``cl_kernel`` objects.
+    """A compiled kernel as the launcher uses it: its images and argument kinds.
 
     Attributes:
         compiled: the compiler's (or the disk cache's) :class:`CompiledKernel`: the
@@ -84,20 +77,14 @@ class Kernel:
         direct, direct_rest: the static bounds check's entries
             (:func:`pysycl._kernels.bounds.fast_checks`).
         asserts: whether the kernel has asserts (its launches bind an error buffer).
-        kernels: ``cl_kernel`` by (context key, device key[, spec-constant values]);
-            the entries of a context go when the context does
-            (:meth:`KernelCache.watch_context`).
-        bound: ``cl_kernel`` -> the arguments it was last launched with, so that a
-            launch with the same ones does not set them again. A buffer's device
-            copy that is freed is dropped from it first
-            (:meth:`KernelCache.forget_memory`): what it remembers never keeps
-            memory alive.
+
+    Built native kernels (and the arguments each was last launched with) are the
+    backend's: ``pysycl._backends.opencl.build``.
     """
 
-    __slots__ = ("__weakref__", "arg_dtypes", "arg_kinds", "asserts", "bound", "codes",
-                 "compiled", "digest", "direct",
-                 "direct_rest", "has_local", "has_pointer", "has_spec", "images", "kernels", "name",
-                 "prints")
+    __slots__ = ("__weakref__", "arg_dtypes", "arg_kinds", "asserts", "codes", "compiled",
+                 "digest", "direct", "direct_rest", "has_local", "has_pointer", "has_spec",
+                 "images", "name", "prints")
 
     def __init__(self, compiled: CompiledKernel, name: str, digest: str = "") -> None:
         self.compiled = compiled
@@ -105,7 +92,7 @@ class Kernel:
         self.digest = digest  # the disk-cache digest of its SPIR-V image ("" if none)
         # (format, arch) -> the kernel's image for that target; the argument layout
         # (everything above but the binary) is the same in all of them.
-        self.images: dict[tuple[str, str], CompiledKernel] = {
+        self.images: dict[Target, CompiledKernel] = {
             (compiled.format, compiled.arch): compiled}
         dts: list[np.dtype | type[np.int64] | None] = []
         kinds = tuple(arg_kind(c.type) for c in compiled.captures)
@@ -133,10 +120,6 @@ class Kernel:
         self.asserts = bool(compiled.asserts)
         # id of a submitting code object -> (it, the code table its sites resolve against)
         self.codes: dict[int, tuple[types.CodeType, tuple[types.CodeType, ...]]] = {}
-        self.kernels: dict[tuple[Hashable, ...], cl.Kernel] = {}
-        # cl_kernel -> the arguments it was last launched with (exec.launch sets only changes)
-        self.bound: dict[cl.Kernel, list[Any]] = {}
-        _live.add(self)
 
     @property
     def where(self) -> str:
@@ -149,11 +132,6 @@ class Kernel:
         return self.where if name is None else f"kernel {name} ({self.compiled.source_location})"
 
 
-#: Every kernel alive (the cache's, kernel bundles', reductions' combine steps): where
-#: :meth:`KernelCache.forget_memory` and a context's end look for what to drop.
-_live: weakref.WeakSet[Kernel] = weakref.WeakSet()
-
-SPIRV = ("spirv", "")
 
 
 def load_compiler() -> ModuleType:
@@ -200,7 +178,7 @@ def _import_compiler() -> ModuleType:
 def _compile(fn: types.FunctionType, index: IndexSpace, captures: tuple[Capture, ...], entry: str,
              bounds_check: bool,
              reductions: tuple[tuple[ReductionType, Callable[..., Any]], ...] = (),
-             target: tuple[str, str] = SPIRV) -> CompiledKernel:
+             target: Target = SPIRV) -> CompiledKernel:
     """The runtime's one call into the compiler (imported here, on first use: no Numba before)."""
     compile_kernel = load_compiler().compile_kernel
     return compile_kernel(detached(fn, captures), index, captures, entry_name=entry,
@@ -208,25 +186,21 @@ def _compile(fn: types.FunctionType, index: IndexSpace, captures: tuple[Capture,
                           helpers=call_graph(fn), image_format=target[0], arch=target[1])
 
 
-def target_of(dev: device) -> tuple[str, str]:
+def target_of(dev: device) -> Target:
     """The image target Python kernels compile to for ``dev`` (SPIR-V when it loads none:
-    :func:`_check_device` then says why the kernel cannot run there)."""
+    :func:`check_device` then says why the kernel cannot run there)."""
     t = dev.image_targets
     return t[0] if t else SPIRV
 
 
-def target_digest(digest: str, target: tuple[str, str]) -> str:
+def target_digest(digest: str, target: Target) -> str:
     """The disk-cache digest of a kernel's image for ``target`` (SPIR-V: ``digest`` itself)."""
     if target == SPIRV:
         return digest
     return hashlib.sha256(f"{digest}:{target[0]}:{target[1]}".encode()).hexdigest()
 
 
-def _dev_name(dev: device) -> str:
-    return dev.display_name
-
-
-def _check_device(k: Kernel, dev: device, name: str | None = None) -> None:
+def check_device(k: Kernel, dev: device, name: str | None = None) -> None:
     """Raise ``errc.kernel_not_supported`` unless ``dev`` can run ``k`` (before anything runs);
     the message names ``name`` (the submit's ``kernel_name``) when given."""
     from pysycl._objects.aspects import aspect
@@ -237,12 +211,12 @@ def _check_device(k: Kernel, dev: device, name: str | None = None) -> None:
         raise exception(
             errc.kernel_not_supported,
             f"{k.named(name)} needs {', '.join('aspect.' + m for m in missing)}, which device "
-            f"{_dev_name(dev)!r} does not have (float16 needs fp16, float64 and Python floats "
+            f"{dev.display_name!r} does not have (float16 needs fp16, float64 and Python floats "
             "need fp64)")
     if not dev.image_targets:
         raise exception(
             errc.kernel_not_supported,
-            f"{k.named(name)} is a Python kernel, but device {_dev_name(dev)!r} loads neither SPIR-V "
+            f"{k.named(name)} is a Python kernel, but device {dev.display_name!r} loads neither SPIR-V "
             "(no OpenCL IL support; PoCL from PyPI is such a device) nor PTX (an NVIDIA GPU). "
             "Run it on a device with aspect.ext_pysycl_spirv or aspect.ext_pysycl_ptx, e.g. "
             "sycl.queue(sycl.aspect_selector(sycl.aspect.ext_pysycl_spirv)).")
@@ -252,7 +226,8 @@ class KernelCache:
     """Compiled kernels by launcher key, in memory and on disk, with counters.
 
     Counters (:attr:`stats`): ``compiles`` (compiler runs), ``memory_hits``,
-    ``disk_hits``, ``disk_writes``, ``cl_builds`` (OpenCL builds of its kernels).
+    ``disk_hits``, ``disk_writes``, ``cl_builds`` (OpenCL builds of its kernels, counted by the
+    backend's program cache).
     """
 
     def __init__(self) -> None:
@@ -263,8 +238,6 @@ class KernelCache:
                       "cl_builds": 0, "native_hits": 0, "native_writes": 0}
         self._flights: dict[Hashable, threading.Lock] = {}
         self._flights_lock = threading.Lock()
-        #: context key -> the finalizer that drops its entries when the context goes
-        self._watched: dict[int, weakref.finalize] = {}
 
     # --- memory
     def get(self, key: Hashable) -> Kernel | None:
@@ -338,7 +311,7 @@ class KernelCache:
     def compile(self, digest: str, fn: types.FunctionType, index: IndexSpace,
                 captures: tuple[Capture, ...], name: str, bounds_check: bool,
                 reductions: tuple[tuple[ReductionType, Callable[..., Any]], ...] = (),
-                target: tuple[str, str] = SPIRV) -> CompiledKernel:
+                target: Target = SPIRV) -> CompiledKernel:
         """Compile ``fn`` for ``target`` (entry point named after ``digest``) and store
         it on disk (under :func:`target_digest`)."""
         t0 = time.perf_counter()
@@ -353,7 +326,7 @@ class KernelCache:
 
     def load_or_compile(self, digest: str, fn: types.FunctionType, index: IndexSpace,
                         captures: tuple[Capture, ...], name: str,
-                        bounds_check: bool = False, target: tuple[str, str] = SPIRV) -> Kernel:
+                        bounds_check: bool = False, target: Target = SPIRV) -> Kernel:
         """The kernel of ``digest`` with its image for ``target``: from the disk cache,
         else compiled."""
         return Kernel(self.load_or_compile_image(digest, fn, index, captures, name,
@@ -361,7 +334,7 @@ class KernelCache:
 
     def load_or_compile_image(self, digest: str, fn: types.FunctionType, index: IndexSpace,
                               captures: tuple[Capture, ...], name: str, bounds_check: bool,
-                              target: tuple[str, str],
+                              target: Target,
                               reductions: tuple[tuple[ReductionType, Callable[..., Any]], ...]
                               = ()) -> CompiledKernel:
         """One image of the kernel ``digest``: from the disk cache, else compiled."""
@@ -371,7 +344,7 @@ class KernelCache:
 
     def _load_or_compile_image(self, digest: str, fn: types.FunctionType, index: IndexSpace,
                                captures: tuple[Capture, ...], name: str, bounds_check: bool,
-                               target: tuple[str, str],
+                               target: Target,
                                reductions: tuple[tuple[ReductionType, Callable[..., Any]], ...]
                                ) -> CompiledKernel:
         compiled = self.load(target_digest(digest, target), fn,
@@ -388,7 +361,7 @@ class KernelCache:
         """``k``'s image for ``dev``'s target (:meth:`target_image`)."""
         return self.target_image(k, target_of(dev), fn, dev.display_name, name)
 
-    def target_image(self, k: Kernel, target: tuple[str, str], fn: types.FunctionType | None,
+    def target_image(self, k: Kernel, target: Target, fn: types.FunctionType | None,
                      where: str = "", name: str | None = None) -> CompiledKernel:
         """``k``'s image for ``target``, compiled (or loaded) the first time one is asked.
 
@@ -405,132 +378,6 @@ class KernelCache:
             img = k.images.setdefault(target, self.load_or_compile_image(
                 k.digest, fn, c.index, c.captures, k.name, c.bounds_checked, target))
         return img
-
-    # --- OpenCL
-    def cl_kernel(self, k: Kernel, ctx: context, dev: device,
-                  spec: tuple[np.generic | None, ...] | None = None,
-                  key: tuple[Hashable, ...] | None = None,
-                  fn: types.FunctionType | None = None, name: str | None = None,
-                  launch_bound: int = 0) -> cl.Kernel:
-        """``k``'s ``cl_kernel`` for (``ctx``, ``dev``[, ``spec`` values][, ``launch_bound``]),
-        built once (from the image for ``dev``'s target: :meth:`image`; a PTX image with
-        ``.maxntid launch_bound``: :mod:`pysycl._kernels.ptx_bounds`); errors name ``name``
-        (the submit's ``kernel_name``) when given."""
-        if key is None:
-            key = (ctx.key, dev.key)
-            if spec is not None:
-                key += _specconst.value_key(spec)
-            if launch_bound:
-                key += ("maxntid", launch_bound)
-        clk = k.kernels.get(key)
-        if clk is None:
-            with first_use(f"kernel {k.name}: build for {dev.display_name}"):
-                clk = k.kernels[key] = self._build(k, ctx, dev, spec, fn, name, launch_bound)
-        return clk
-
-    # --- lifetimes
-    def watch_context(self, ctx: context) -> None:
-        """Drop the kernels built for ``ctx`` (and what refers to them) when it goes.
-
-        Called for every queue's context and every build: a context's ``cl_kernel``
-        objects (each holding its program and, through it, the OpenCL context)
-        must not outlive it. Keyed by ``ctx.key``: a second ``sycl.context`` object
-        over the same native context (interop) makes its kernels again if the first
-        one goes before it.
-        """
-        key = ctx.key
-        if key not in self._watched:
-            f = self._watched[key] = weakref.finalize(ctx, self._forget_context, key)
-            f.atexit = False  # at exit everything goes anyway; no OpenCL calls then
-
-    def _forget_context(self, key: int) -> None:
-        """Context ``key`` is gone: drop its ``cl_kernel`` objects, and what remembers them."""
-        from pysycl._backends.opencl import programs as clp
-
-        self._watched.pop(key, None)
-        dropped = []
-        for k in list(_live):
-            built = k.kernels
-            for bkey in [b for b in list(built) if b[0] == key]:
-                clk = built.pop(bkey, None)
-                if clk is not None:
-                    dropped.append(clk)
-                    k.bound.pop(clk, None)
-            for clk in list(k.bound):  # a kernel bundle's kernels of that context
-                if clp.handle(clp.kernel_context(clk)) == key:
-                    k.bound.pop(clk, None)
-        _ndrange.forget(dropped)
-        _bounds.forget_context(key)
-        if dropped:
-            _log.debug("context %#x is gone: dropped %d built kernels", key, len(dropped))
-
-    @staticmethod
-    def forget_memory(mems: tuple[Any, ...]) -> None:
-        """Drop the remembered arguments (``Kernel.bound``) that hold any of ``mems``.
-
-        Called before a buffer's device copy is freed, so that no kernel keeps it
-        allocated until its next launch. The next launch of such a kernel sets its
-        arguments again.
-        """
-        ids = {id(m) for m in mems}
-        for k in list(_live):
-            bound = k.bound
-            if bound:
-                for clk, args in list(bound.items()):
-                    if any(id(a) in ids for a in args):
-                        bound.pop(clk, None)
-
-    def _build(self, k: Kernel, ctx: context, dev: device,
-               spec: tuple[np.generic | None, ...] | None,
-               fn: types.FunctionType | None, name: str | None = None,
-               launch_bound: int = 0) -> cl.Kernel:
-        from pysycl._backends.opencl import exec as x
-
-        _check_device(k, dev, name)
-        self.watch_context(ctx)
-        img = self.image(k, dev, fn, name)
-        if launch_bound:  # a PTX image, for work-groups wider than the driver promises
-            try:
-                bounded = with_launch_bound(img.binary, img.entry, launch_bound)
-            except ValueError as e:
-                raise exception(errc.build, f"{k.where}: {e}") from e
-            img = dataclasses.replace(img, binary=bounded)
-        t0 = time.perf_counter()
-        if spec is not None:  # specialization constant values applied to the image (no Numba)
-            clk = _specconst.build_for(k, img, ctx, dev, spec)
-        else:
-            clk = x.create_kernel(self._program(img, ctx, dev), img.entry, k.arg_dtypes)
-        self.stats["cl_builds"] += 1
-        _log.info("built kernel %s for %s in %.1f ms", k.name, _dev_name(dev),
-                  1e3 * (time.perf_counter() - t0))
-        return clk
-
-
-    def _program(self, img: CompiledKernel, ctx: context, dev: device) -> cl.Program:
-        """The built program of ``img`` for ``dev``: from the device-binary cache when the
-        driver built it before (no device compiler), else built and its binary stored."""
-        from pysycl._backends.opencl import exec as x
-        from pysycl._backends.opencl import programs as clp
-
-        bkey = _bincache.key("kernel", img.format, img.arch,
-                             hashlib.sha256(img.binary).hexdigest(),
-                             clp.device_cache_key(dev.native))
-        binary = _bincache.load(bkey)
-        if binary is not None:
-            try:
-                prg = clp.from_binaries(ctx.native, [dev.native], [binary])
-                clp.build_program(prg, [dev.native], "")
-                self.stats["native_hits"] += 1
-                return clp.wrap_program(prg)
-            except exception:
-                pass  # a binary this driver no longer takes: build from the image
-        if img.format == "ptx":
-            built = x.build_ptx(ctx.native, [dev.native], img.binary)
-        else:
-            built = x.build_il(ctx.native, [dev.native], img.binary)
-        if _bincache.store(bkey, clp.binaries(built).get(clp.handle(dev.native), b"")):
-            self.stats["native_writes"] += 1
-        return built
 
 
 #: The process's kernel cache.

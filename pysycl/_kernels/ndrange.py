@@ -14,12 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import args as _args
-from pysycl._kernels.ptx_bounds import launch_bound
 from pysycl._objects.info import _device_info
 
 if TYPE_CHECKING:
-    import pyopencl as cl
-
     from pysycl._kernels.cache import Kernel
     from pysycl._objects.device import device
     from pysycl._objects.range import nd_range
@@ -55,12 +52,12 @@ def check_global_size(where: str, g: tuple[int, ...], dev: device,
                         "work into several launches")
 
 
-def ndrange_sizes(k: Kernel, dev: device, clk: cl.Kernel, nd: nd_range, values: list[Any]
-                  ) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """OpenCL global and local sizes of an nd_range launch of kernel ``k``, validated."""
+def ndrange_sizes(k: Kernel, dev: device, lim: tuple[int, tuple[int, ...], int], nd: nd_range,
+                  values: list[Any]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """OpenCL global and local sizes of an nd_range launch of kernel ``k``, validated;
+    ``lim``: the built kernel's limits on ``dev`` (the executor's ``kernel_limits``)."""
     if prod(nd.get_global_range().values) > SMALL:
         check_global_size(k.where, nd.get_global_range().values, dev)
-    lim = dev_limits(dev, clk)
     name = dev.display_name
 
     def describe(what: str) -> str:  # built only when a check fails
@@ -126,52 +123,3 @@ def check_nd_range(nd: nd_range, max_wg: int, item_caps: tuple[int, ...] | None,
         raise exception(errc.nd_range, f"{describe('where')}: its local accessors need "
                         f"{local_bytes} bytes of local memory per work-group, more than "
                         f"{describe('mem')}")
-
-
-_limits: dict[tuple[int, int], tuple[int, tuple[int, ...], int]] = {}
-
-
-def forget(clks: list[Any]) -> None:
-    """Forget the limits of ``clks``, kernels that are going (their ``id`` may be reused)."""
-    if clks and _limits:
-        ids = {id(c) for c in clks}
-        for key in [key for key in _limits if key[1] in ids]:
-            _limits.pop(key, None)
-
-
-def bounded_kernel(k: Kernel, dev: device, clk: cl.Kernel, nd: nd_range,
-                   build: Callable[[int], cl.Kernel] | None) -> cl.Kernel:
-    """``clk``, or for a PTX image and a work-group wider than ``clk`` may run, the kernel
-    built with a launch bound that fits it (``build(bound)``; :mod:`.ptx_bounds`).
-
-    NVIDIA's driver promises 256 work-items to any kernel without a bound; built with
-    ``.maxntid N`` the kernel runs N wide (its limit, for :func:`ndrange_sizes`, is
-    N). Other targets, and kernels of a bundle (``build`` None), keep ``clk``.
-    """
-    t = dev.image_targets
-    if build is None or not t or t[0][0] != "ptx":  # first: the CPU's submits pay only this
-        return clk
-    size = prod(nd.get_local_range().values)
-    if size <= dev_limits(dev, clk)[0]:
-        return clk
-    n = launch_bound(size, int(dev.get_info(_device_info.max_work_group_size)))
-    try:
-        wide = build(n)
-    except exception as e:
-        raise exception(errc.nd_range, f"{k.where}: a work-group of {size} work-items needs "
-                        f"the kernel built with the launch bound .maxntid {n}, and the driver "
-                        f"could not build it: {e}") from e
-    key = (dev.key, id(wide))
-    lim = dev_limits(dev, wide)
-    if lim[0] != n:
-        _limits[key] = (n, lim[1], lim[2])
-    return wide
-
-
-def dev_limits(dev: device, clk: cl.Kernel) -> tuple[int, tuple[int, ...], int]:
-    """(max work-group size, max work-item sizes in OpenCL order, free local memory bytes)."""
-    key = (dev.key, id(clk))
-    lim = _limits.get(key)
-    if lim is None:
-        lim = _limits[key] = _args.cl().kernel_limits(clk, dev.native)
-    return lim

@@ -42,7 +42,7 @@ from pysycl._kernels.functor import body_of
 from pysycl._kernels.group_algorithms import known_identity
 from pysycl._kernels.kassert import submit_site
 from pysycl._kernels.kernel_api import _functor, group_barrier
-from pysycl._kernels.ndrange import SMALL, bounded_kernel, check_global_size, dev_limits, ndrange_sizes
+from pysycl._kernels.ndrange import SMALL, check_global_size, ndrange_sizes
 from pysycl._memory import tables as _tables
 from pysycl._memory.accessor import access_mode, accessor
 from pysycl._memory.buffer import buffer
@@ -456,16 +456,16 @@ def _check(h: handler, cmd: KernelCommand) -> None:
 _GROUPS_PER_UNIT_GPU = 16
 
 
-def _sizes(k: Kernel, dev: device, clk: cl.Kernel, cmd: KernelCommand, values: list[Any]
-           ) -> tuple[tuple[int, ...], tuple[int, ...], list[Any]]:
-    """(global size, local size, extra arguments): a range runs as a padded 1-D nd_range."""
+def _sizes(k: Kernel, dev: device, lim: tuple[int, tuple[int, ...], int], cmd: KernelCommand,
+           values: list[Any]) -> tuple[tuple[int, ...], tuple[int, ...], list[Any]]:
+    """(global size, local size, extra arguments): a range runs as a padded 1-D nd_range
+    (``lim``: the built kernel's limits)."""
     if cmd.kind != "range":
-        gsize, lsize = ndrange_sizes(k, dev, clk, cmd.index_space, values)
+        gsize, lsize = ndrange_sizes(k, dev, lim, cmd.index_space, values)
         return gsize, lsize, []
     if k.has_local:
         raise exception(errc.kernel_argument, f"{k.where} captures a sycl.local_accessor, but "
                         "local memory exists only in nd_range kernels")
-    lim = dev_limits(dev, clk)
     user = tuple(cmd.index_space)
     if prod(user) > SMALL:
         check_global_size(k.named(cmd.name), user, dev)
@@ -482,10 +482,9 @@ def _sizes(k: Kernel, dev: device, clk: cl.Kernel, cmd: KernelCommand, values: l
     return (groups * wg,), (wg,), list(user)
 
 
-def _check_local_memory(k: Kernel, dev: device, clk: cl.Kernel, values: list[Any],
+def _check_local_memory(k: Kernel, lim: tuple[int, tuple[int, ...], int], values: list[Any],
                         reds: tuple[reduction, ...], wg: int) -> None:
     local = _args.local_bytes(values, k.arg_kinds) + sum(wg * r.dtype.itemsize for r in reds)
-    lim = dev_limits(dev, clk)
     if local > lim[2]:
         raise exception(errc.nd_range, f"{k.where}: its local accessors and reductions need "
                         f"{local} bytes of local memory per work-group, more than the "
@@ -525,25 +524,25 @@ def prepare(q: queue, h: handler,
     if k.has_spec:
         raise exception(errc.feature_not_supported, f"kernel {k.name}: pysycl does not support "
                         "specialization constants in kernels with reductions yet")
-    clk = kernels.cl_kernel(k, ctx, dev, name=cmd.name)
+    ex = q.executor
+    clk = ex.build(k, name=cmd.name)
     if cmd.kind == "nd_range":  # wider than the driver promises (PTX): a launch bound
-        clk = bounded_kernel(k, dev, clk, cmd.index_space,
-                             lambda n: kernels.cl_kernel(k, ctx, dev, launch_bound=n,
-                                                         name=cmd.name))
+        clk = ex.bounded_kernel(k, clk, cmd.index_space, name=cmd.name)
     finals = [_final_kernel(r, ck, target) for r, ck in zip(reds, ckeys, strict=True)]
-    fclks = [kernels.cl_kernel(fk, ctx, dev) for fk in finals]
-    gsize, lsize, extra = _sizes(k, dev, clk, cmd, values)
+    fclks = [ex.build(fk) for fk in finals]
+    lim = ex.kernel_limits(clk)
+    gsize, lsize, extra = _sizes(k, dev, lim, cmd, values)
     wg = int(np.prod(lsize))
     groups = int(np.prod(gsize)) // wg
     if k.direct or k.direct_rest:
         _bounds.check_static(k, info.location, fn, kind, cmd.index_space, values)
-    _check_local_memory(k, dev, clk, values, reds, wg)
+    _check_local_memory(k, lim, values, reds, wg)
     ranges = _args.accessor_ranges(values, k.arg_kinds)
     values = _args.with_local_memory(values, k.arg_kinds)
     x, clq, key = _args.cl(), q.executor.native, q.executor.key  # key: the buffers' copies
     parts = [_partials_buffer(ctx, clq, i, max(groups, 1) * r.dtype.itemsize)
              for i, r in enumerate(reds)]
-    flims = [dev_limits(dev, c)[0] for c in fclks]
+    flims = [ex.kernel_limits(c)[0] for c in fclks]
     # USM pointers (and host arrays) live until the last kernel completes (in order: both)
     inflight = q.executor.inflight if k.has_pointer else None
     last = len(reds) - 1

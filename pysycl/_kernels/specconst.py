@@ -24,26 +24,28 @@ from __future__ import annotations
 import os
 import struct
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from pysycl._core.abi import CompiledKernel, SpecConstantType
+from pysycl._core.abi import SpecConstantType
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels.ptx_specconst import specialize_ptx
 
 if TYPE_CHECKING:
     import types
 
-    import pyopencl as cl
     from numpy.typing import DTypeLike
-    from pyopencl._cl import _Program
 
-    from pysycl._bundles.kernel_bundle import _Image
     from pysycl._core.abi import Capture
-    from pysycl._kernels.cache import Kernel
-    from pysycl._objects.context import context
     from pysycl._objects.device import device
+
+
+class _HasSpecs(Protocol):
+    """A kernel bundle's input image as these helpers read it: its kernels' spec ids."""
+
+    @property
+    def specs(self) -> dict[str, tuple[specialization_id | None, ...]]: ...
 
 
 #: Tests flip this to exercise the emulated path on a device that is native.
@@ -193,27 +195,6 @@ def is_native(dev: device) -> bool:
     return (major, minor) >= (2, 2)
 
 
-def _raw_value(v: np.generic) -> bytes:
-    """The bytes ``clSetProgramSpecializationConstant`` takes (bool: one ``uchar``)."""
-    if v.dtype == np.bool_:
-        return bytes([1 if v else 0])
-    return v.tobytes()
-
-
-def apply_native(raw_program: _Program, values: Sequence[np.generic | None]) -> None:
-    """``clSetProgramSpecializationConstant(SpecId i, values[i])`` for each known value."""
-    for i, v in enumerate(values):
-        if v is None:
-            continue
-        try:
-            raw_program.set_specialization_constant(i, _raw_value(v))
-        except Exception as e:  # pyopencl.Error
-            from pysycl._backends.opencl.exec import translate
-
-            raise translate(e, f"clSetProgramSpecializationConstant(SpecId {i})",
-                            errc.build) from e
-
-
 # SPIR-V opcodes and decoration numbers (SPIR-V spec, 3.32 and 3.20).
 _OP_DECORATE = 71
 _OP_SPEC_TRUE, _OP_SPEC_FALSE, _OP_SPEC = 48, 49, 50
@@ -268,47 +249,31 @@ def patch_spirv(il: bytes, values: Sequence[np.generic | None]) -> bytes:
     return struct.pack(f"<{len(out)}I", *out)
 
 
-def image_values(img: _Image, spec: dict[specialization_id, np.generic] | None
+def image_values(img: _HasSpecs, spec: dict[specialization_id, np.generic] | None
                  ) -> tuple[np.generic | None, ...]:
     """Values of an input image's spec constants from a bundle's table (else defaults)."""
     ids = next(iter(img.specs.values()), ())  # an input image holds one kernel variant
     return values_for(ids, spec)
 
 
-def image_key(img: _Image, spec: dict[specialization_id, np.generic] | None) -> tuple[str, ...]:
+def image_key(img: _HasSpecs, spec: dict[specialization_id, np.generic] | None) -> tuple[str, ...]:
     """Digest parts naming an image's spec constant values (none without spec constants)."""
     return (repr(value_key(image_values(img, spec))),) if img.specs else ()
 
 
-def program_for(ctx_cl: cl.Context, devs: Sequence[device], il: bytes,
-                values: Sequence[np.generic | None]) -> _Program:
-    """A raw (unbuilt) OpenCL program of ``il`` with ``values`` applied for ``devs``.
+def program_for(programs: Any, ctx_native: Any, devs: Sequence[device], il: bytes,
+                values: Sequence[np.generic | None]) -> Any:
+    """A raw (unbuilt) program of ``il`` with ``values`` applied for ``devs``, made by the
+    backend's ``programs`` (:class:`pysycl._backends.base.Programs`).
 
     Native when every device supports it, else the SPIR-V literals are rewritten.
     """
-    from pysycl._backends.opencl import programs as clp
     from pysycl._core.spirv_check import check as check_spirv
 
     check_spirv(il)  # before patch_spirv walks it
     if devs and all(is_native(d) for d in devs):
-        prg = clp.from_il(ctx_cl, il)
-        apply_native(prg, values)
-        return prg
-    return clp.from_il(ctx_cl, patch_spirv(il, values))
-
-
-def build_for(k: Kernel, img: CompiledKernel, ctx: context, dev: device,
-              values: Sequence[np.generic | None]) -> cl.Kernel:
-    """Build ``k``'s image ``img`` for ``dev`` with spec values ``values``; its ``cl_kernel``."""
-    from pysycl._backends.opencl import exec as x
-    from pysycl._backends.opencl import programs as clp
-
-    if img.format == "ptx":  # always emulated: the values are the .const initializers
-        clk_prg = x.build_ptx(ctx.native, [dev.native], ptx_for(img.binary, values))
-        return x.create_kernel(clk_prg, img.entry, k.arg_dtypes)
-    prg = program_for(ctx.native, [dev], img.binary, values)
-    clp.build_program(prg, [dev.native], "")
-    return x.create_kernel(clp.wrap_program(prg), img.entry, k.arg_dtypes)
+        return programs.from_il_specialized(ctx_native, il, values)
+    return programs.from_il(ctx_native, patch_spirv(il, values))
 
 
 def ptx_for(ptx: bytes, values: Sequence[np.generic | None]) -> bytes:

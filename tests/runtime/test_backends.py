@@ -86,7 +86,7 @@ def test_a_kernel_relaunched_with_other_buffers_and_scalars_sees_them(any_kernel
 
 
 def test_a_kernel_remembers_its_last_arguments_only_while_cached(kernel_device) -> None:
-    from pysycl._commands import launch
+    from pysycl._kernels.cache import kernels
 
     q = sycl.queue(kernel_device)
     sycl.ext.clear_kernel_memory_cache()  # only this test's kernel in memory
@@ -97,9 +97,10 @@ def test_a_kernel_remembers_its_last_arguments_only_while_cached(kernel_device) 
             h.parallel_for(sycl.range(4), lambda i: acc.__setitem__(i, 1))
 
         q.submit(cg).wait()
-        k = next(k for k in launch._kernels.values() if k.bound)
-        (_clk, args), = k.bound.items()  # its one cl_kernel, with the buffer it was launched with
+        last = q.executor.last_args  # the backend's: built kernel -> its last arguments
+        k = next(k for k in kernels.memory.values() if last(k))
+        (_clk, args), = last(k).items()  # its one cl_kernel, with the buffer it was launched with
         assert args[0] == A._storage.dev[q.get_context().key]
     sycl.ext.clear_kernel_memory_cache()
-    assert k not in launch._kernels.values()  # the remembered arguments went with the entry
+    assert k not in kernels.memory.values()  # the remembered arguments went with the entry
     np.testing.assert_array_equal(a, np.ones(4, np.int32))

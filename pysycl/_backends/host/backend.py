@@ -20,6 +20,8 @@ class HostBackend:
     """``backend.ext_pysycl_host``: kernels run in the Python interpreter."""
 
     kind = backend.ext_pysycl_host
+    #: no programs: kernel bundles and OpenCL kernels do not run on the host device
+    programs = None
 
     def platforms(self) -> list[host_platform]:
         return [get_host_platform()]

@@ -14,6 +14,7 @@ from pysycl._core.backend import backend
 if TYPE_CHECKING:
     import numpy as np
 
+    from pysycl._backends.base import Programs
     from pysycl._backends.opencl.executor import OpenCLExecutor
     from pysycl._backends.opencl.usm import Borrowed, SVMMemory, Table
     from pysycl._objects.context import context
@@ -28,6 +29,14 @@ class OpenCLBackend:
 
     def platforms(self) -> list[platform]:
         return opencl_platforms()
+
+    @property
+    def programs(self) -> Programs:
+        """:mod:`pysycl._backends.opencl.programs` (imported on first use: pyopencl loads
+        with the first bundle or queue, not at import)."""
+        from pysycl._backends.opencl import programs
+
+        return programs  # type: ignore[return-value]  # the module implements the protocol
 
     def executor(self, ctx: context, dev: device, *, profiling: bool) -> OpenCLExecutor:
         # pyopencl and the kernel machinery load with the first OpenCL queue, not at import

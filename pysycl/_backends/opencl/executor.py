@@ -27,6 +27,7 @@ import numpy as np
 
 from pysycl._backends.opencl import exec as x
 from pysycl._backends.opencl import usm as _usm
+from pysycl._backends.opencl.build import builds as _builds
 from pysycl._bundles.kernel_id import check_kernel_name
 from pysycl._commands import fastpath as _fastpath
 from pysycl._commands import launch as _launch
@@ -45,7 +46,6 @@ from pysycl._commands.host_task import run_host_task
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import kprint as _kprint
-from pysycl._kernels.cache import kernels as _kernels
 from pysycl._kernels.signature import check_kernel
 from pysycl._memory import coherence
 from pysycl._memory.accessor import accessor
@@ -57,6 +57,7 @@ if TYPE_CHECKING:
 
     from pysycl._commands.handler import handler
     from pysycl._commands.queue import queue
+    from pysycl._kernels.cache import Kernel
     from pysycl._objects.context import context
     from pysycl._objects.device import device
     from pysycl._objects.range import nd_range
@@ -187,7 +188,7 @@ class OpenCLExecutor(OpenCLEvents):
                                                                        profiling)
         self.plans: dict[object, object] = {}
         self.inflight = deque()
-        _kernels.watch_context(ctx)  # its built kernels go when the context does
+        _builds.watch_context(ctx)  # its built kernels go when the context does
         self.last: cl.Event | None = None
         self.since = 0.0
         self.shape: object = None
@@ -195,6 +196,40 @@ class OpenCLExecutor(OpenCLEvents):
 
     def submit(self, q: queue, h: handler) -> event:
         return submit(self, q, h)
+
+    # --- built kernels (pysycl._backends.opencl.build)
+    def build(self, k: Kernel, spec: tuple[np.generic | None, ...] | None = None,
+              bound: int = 0, fn: Callable[..., Any] | None = None,
+              name: str | None = None) -> cl.Kernel:
+        """``k`` built for this queue's context and device[, with ``spec`` values][, the PTX
+        launch bound ``bound``] (once); errors name ``name`` when given."""
+        if spec is None and not bound:  # the common case: one dict look-up each
+            b = _builds.by_kernel.get(id(k))
+            if b is not None:
+                clk = b.natives.get(self.build_key)
+                if clk is not None:
+                    return clk
+        return _builds.kernel(k, self.context, self.device, spec, fn, name,  # type: ignore[arg-type]
+                              bound)
+
+    def last_args(self, k: Kernel) -> dict[cl.Kernel, list[Any]]:
+        """Built kernel -> the arguments it was last launched with, for ``k``'s kernels
+        (``exec.launch`` sets only changed ones)."""
+        return _builds.builds(k).last
+
+    def kernel_limits(self, clk: cl.Kernel) -> tuple[int, tuple[int, ...], int]:
+        """(max work-group size, max work-item sizes in OpenCL order, free local memory
+        bytes) of the built kernel ``clk`` on this device."""
+        return _builds.limits(self.device, clk)
+
+    def bounded_kernel(self, k: Kernel, clk: cl.Kernel, nd: nd_range,
+                       spec: tuple[np.generic | None, ...] | None = None,
+                       fn: Callable[..., Any] | None = None, name: str | None = None,
+                       bundle: bool = False) -> cl.Kernel:
+        """``clk``, or on a PTX device for a work-group wider than it may run, ``k`` built
+        with a launch bound that fits (a kernel of a bundle: ``clk``)."""
+        return _builds.bounded(k, self.device, clk, nd, None if bundle else (
+            lambda n: self.build(k, spec, n, fn, name)))
 
     #: ``q.parallel_for(r, kernel)``, ``q.single_task(kernel)`` without events (kernels
     #: with USM pointers and numbers): from the kernel's launch plan when it has one
@@ -283,7 +318,7 @@ class OpenCLExecutor(OpenCLEvents):
 
     def free(self, mem: cl.Buffer) -> None:
         # kernels remember their last arguments: the buffer must not live on in them
-        _kernels.forget_memory((mem,))
+        _builds.forget_memory((mem,))
 
 
 # -------------------------------------------------------------------- submit

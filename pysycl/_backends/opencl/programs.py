@@ -23,6 +23,7 @@ import pyopencl as cl
 from pyopencl import _cl as _rawcl
 
 from pysycl._backends.opencl.exec import cl_error_code, launch_lock, quiet, translate
+from pysycl._backends.opencl.exec import create_kernel as create_typed
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.spirv_check import check as check_spirv
 
@@ -60,6 +61,23 @@ def from_il(ctx: cl.Context, il: bytes) -> _RawProgram:
         return _create_program_with_il(ctx, il)
     except cl.Error as e:
         raise translate(e, "clCreateProgramWithIL rejected the SPIR-V module", errc.build) from e
+
+
+def from_il_specialized(ctx: cl.Context, il: bytes, values: Sequence[Any]) -> _RawProgram:
+    """:func:`from_il` with specialization constant values set natively
+    (``clSetProgramSpecializationConstant(SpecId i, values[i])`` for each value not None;
+    bool as one ``uchar``), before the build."""
+    prg = from_il(ctx, il)
+    for i, v in enumerate(values):
+        if v is None:
+            continue
+        raw = bytes([1 if v else 0]) if v.dtype == bool else v.tobytes()
+        try:
+            prg.set_specialization_constant(i, raw)
+        except Exception as e:  # pyopencl.Error
+            raise translate(e, f"clSetProgramSpecializationConstant(SpecId {i})",
+                            errc.build) from e
+    return prg
 
 
 def from_source(ctx: cl.Context, source: str) -> _RawProgram:
@@ -187,6 +205,12 @@ def create_kernel(prg: _RawProgram, name: str) -> cl.Kernel:
         return cl.Kernel(cl.Program(prg), name)
     except cl.Error as e:
         raise translate(e, f"kernel {name!r} not found in the program", errc.kernel) from e
+
+
+def typed_kernel(prg: _RawProgram, name: str, arg_dtypes: Sequence[Any]) -> cl.Kernel:
+    """Kernel ``name`` of a built program, with its scalar argument dtypes set (a Python
+    kernel's: launched through pyopencl's fast invoker)."""
+    return create_typed(wrap_program(prg), name, arg_dtypes)
 
 
 def kernel_program(k: cl.Kernel) -> _RawProgram:
