@@ -79,8 +79,20 @@ class Executor(Protocol):
         """Device memory of ``nbytes`` in this executor's context."""
         ...
 
+    def alloc_visible(self, nbytes: int) -> tuple[Any, Any, np.ndarray] | None:
+        """Memory of ``nbytes`` that this executor's kernels and the host both see with no
+        copy (read by the host once the kernels using it completed): ``(owner, kernel
+        argument, host bytes)``; None where the device has none (then :meth:`alloc`)."""
+        ...
+
     def write(self, mem: Any, host: np.ndarray, wait_for: Sequence[Any] | None) -> Any:
         """Copy ``host`` into device memory ``mem``; return the native event."""
+        ...
+
+    def settle(self, finished: bool = False) -> None:
+        """A synchronization point after a wait: what launch steps left for it (kernel
+        output, failed asserts, bounds violations; ``finished``: every command of this
+        executor completed)."""
         ...
 
     def free(self, mem: Any) -> None:

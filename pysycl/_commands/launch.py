@@ -29,6 +29,7 @@ from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import kprint as _kprint
 from pysycl._kernels import reduction as _reduction
 from pysycl._kernels import specconst as _specconst
+from pysycl._kernels import steps as _steps
 from pysycl._kernels.args import accessor_ranges, flat_args, with_local_memory
 from pysycl._kernels.args import cl as _cl
 from pysycl._kernels.cache import Kernel, kernels, target_of
@@ -243,32 +244,38 @@ def _local_values(k: Kernel, kind: str, values: list[Any]) -> list[Any]:
 def _checked_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType, cmd: KernelCommand,
                     clk: cl.Kernel, gsize: tuple[int, ...], lsize: tuple[int, ...] | None,
                     values: list[Any]) -> Callable[[Sequence[cl.Event] | None], cl.Event]:
-    """``launch(wait_for)`` of a bounds-checked kernel or one with asserts: an error buffer,
-    read back after it."""
+    """``launch(wait_for)`` of a bounds-checked kernel or one with asserts: the kernel's
+    persistent error slot as its last argument (:mod:`pysycl._kernels.steps`)."""
     ranges = accessor_ranges(values, k.arg_kinds)
     if k.has_local:
         values = _local_values(k, cmd.kind, values)
     x = _cl()
     ex = q.executor
-    clq, ctx, key, kinds = ex.native, ex.context, ex.key, k.arg_kinds
-    ndim = max(cmd.ndim, 1)
-    name = cmd.name or fn.__qualname__
+    clq, key, kinds = ex.native, ex.key, k.arg_kinds
     inflight = ex.inflight if k.has_pointer else None  # the pointers live until it completes
     site = submit_site() if k.asserts else ""
     bound = k.bound
+    shape = (clk, gsize, lsize)  # what the executor learns quick waits by
 
     def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
         if 0 in gsize:
             return x.marker(clq, wait_for=wait_for)
-        buf, host = _bounds.error_buffer(x, ctx, clq)  # (pooled: mostly the last one again)
+        slot = _steps.error_slot(ex, k, ex.context.key)
         args = flat_args(values, kinds, key)
-        args.append(buf)
+        args.append(slot.arg)
         ev = x.launch(clq, clk, gsize, lsize, args, wait_for, bound, inflight, values)
-        _bounds.watch(x, _bounds.Watch(q, k, fn, name, info.location, values, ranges, ndim,
-                                       buf, host, submitted=site), clq, ev)
+        slot.add(ev, _watch(q, k, fn, info, cmd, values, ranges, site))
+        ex.shape = shape
         return ev
 
     return launch
+
+
+def _watch(q: queue, k: Kernel, fn: types.FunctionType, info: CodeInfo, cmd: KernelCommand,
+           values: list[Any], ranges: list[Any], site: str) -> _bounds.Watch:
+    """What a failure of this launch reports (read from its error slot)."""
+    return _bounds.Watch(q, k, fn, cmd.name or fn.__qualname__, info.location, values, ranges,
+                         max(cmd.ndim, 1), None, None, submitted=site)
 
 
 def _print_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType,
@@ -276,7 +283,7 @@ def _print_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType,
                   lsize: tuple[int, ...] | None, values: list[Any], checked: bool
                   ) -> Callable[[Sequence[cl.Event] | None], cl.Event]:
     """``launch(wait_for)`` of a kernel that calls ``print`` or writes a ``sycl.stream``: its
-    output buffers (and with asserts its error buffer), read back after it."""
+    output buffers (and with asserts its error slot), read back after it."""
     if checked:
         raise exception(errc.feature_not_supported, f"{k.where}: print() and sycl.stream in "
                         "kernels are not available in bounds-checked mode (PYSYCL_BOUNDS_CHECK=1) "
@@ -288,7 +295,6 @@ def _print_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType,
     ex = q.executor
     clq, ctx, key, kinds = ex.native, ex.context, ex.key, k.arg_kinds
     inflight = ex.inflight if k.has_pointer else None  # the pointers live until it completes
-    name = cmd.name or fn.__qualname__
     site = submit_site() if k.asserts else ""
 
     def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
@@ -296,14 +302,13 @@ def _print_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType,
             return x.marker(clq, wait_for=wait_for)
         bound, outs = _kprint.bind(x, ctx, clq, values, k.name, k.where)
         args = flat_args(bound, kinds, key)
-        if k.asserts:
-            buf, host = _bounds.error_buffer(x, ctx, clq)
-            args.append(buf)
+        slot = _steps.error_slot(ex, k, ctx.key) if k.asserts else None
+        if slot is not None:
+            args.append(slot.arg)
         ev = x.launch(clq, clk, gsize, lsize, args, wait_for, None, inflight, values)
         _kprint.watch(x, clq, ev, outs)
-        if k.asserts:
-            _bounds.watch(x, _bounds.Watch(q, k, fn, name, info.location, values, ranges,
-                                           max(cmd.ndim, 1), buf, host, submitted=site), clq, ev)
+        if slot is not None:
+            slot.add(ev, _watch(q, k, fn, info, cmd, values, ranges, site))
         return ev
 
     return launch

@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 import threading
 import types
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -51,7 +51,6 @@ if TYPE_CHECKING:
 
     import pyopencl as cl
 
-    from pysycl._commands.queue import queue as _queue
     from pysycl._kernels.cache import Kernel
     from pysycl._memory.coherence import Coherence
     from pysycl._objects.context import context
@@ -178,15 +177,28 @@ def _reject(k: Kernel, location: str, site: str, g: tuple[int, ...],
 
 
 # -------------------------------------------------------- bounds-checked mode
+class AsyncTarget(Protocol):
+    """Where a launch's failure is reported: the submitting queue (its executor, device,
+    context and asynchronous errors)."""
+
+    executor: Any
+    async_handler: Any
+
+    def get_context(self) -> Any: ...
+    def get_device(self) -> Any: ...
+    def add_async_error(self, err: BaseException) -> None: ...
+    def throw_asynchronous(self) -> None: ...
+
+
 class Watch:
     """One bounds-checked launch whose error buffer has not been inspected yet."""
 
     __slots__ = ("buf", "codes", "host", "kernel", "kernel_ev", "linear", "location", "name",
                  "ndim", "queue", "ranges", "read_ev", "storages", "submitted")
 
-    def __init__(self, queue: _queue, kernel: Kernel, fn: types.FunctionType, name: str,
+    def __init__(self, queue: AsyncTarget, kernel: Kernel, fn: types.FunctionType, name: str,
                  location: str, values: list[Any], ranges: list[range_ | None], ndim: int,
-                 buf: cl.Buffer, host: np.ndarray,
+                 buf: cl.Buffer | None, host: np.ndarray | None,
                  linear: tuple[int, ...] | None = None, submitted: str = "") -> None:
         self.queue = queue
         self.kernel = kernel
@@ -320,6 +332,13 @@ def _inspect(x: ModuleType, clq: cl.CommandQueue | None) -> list[Watch]:
             keep.append(w)
     watching[:] = keep
     return bad
+
+
+def keep_failed(ws: list[Watch]) -> None:
+    """Launches whose failure was read elsewhere (:mod:`pysycl._kernels.steps`): reported by
+    the next :func:`sync` that concerns them, in launch order with the others."""
+    with _lock:
+        watching.extend(ws)
 
 
 def sync(clq: cl.CommandQueue | None = None, storage: Coherence | None = None) -> None:

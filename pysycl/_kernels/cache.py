@@ -48,6 +48,7 @@ from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import diskcache as _diskcache
 from pysycl._kernels import ndrange as _ndrange
 from pysycl._kernels import specconst as _specconst
+from pysycl._kernels import steps as _steps
 from pysycl._kernels.captures import call_graph, forget_code_infos
 from pysycl._kernels.ptx_bounds import with_launch_bound
 
@@ -461,6 +462,7 @@ class KernelCache:
                     k.bound.pop(clk, None)
         _ndrange.forget(dropped)
         _bounds.forget_context(key)
+        _steps.forget_context(key)
         if dropped:
             _log.debug("context %#x is gone: dropped %d built kernels", key, len(dropped))
 

@@ -117,6 +117,12 @@ class HostExecutor:
     def alloc(self, nbytes: int) -> np.ndarray:
         return np.zeros(max(int(nbytes), 1), np.uint8)
 
+    def alloc_visible(self, nbytes: int) -> None:
+        return None  # its kernels run in the interpreter: no launch steps
+
+    def settle(self, finished: bool = False) -> None:
+        pass  # nothing is left for a synchronization point
+
     def write(self, mem: np.ndarray, host: np.ndarray, wait_for: Sequence[None] | None) -> None:
         src = np.ascontiguousarray(host).reshape(-1).view(np.uint8)
         mem[:src.size] = src

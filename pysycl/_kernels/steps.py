@@ -1,0 +1,178 @@
+"""Launch steps: what a launch does besides setting arguments and enqueuing (backend-neutral).
+
+Written against the executor's memory methods (``alloc``, ``alloc_visible``,
+``write``, ``read``, ``status``), so every backend's launch uses them unchanged
+(docs/design/launch.md §2.5). The decoding halves stay in :mod:`.bounds`
+(violations, failed asserts) and :mod:`.kprint`/:mod:`.kstream` (output).
+
+**BoundsStep**: the error buffer of a bounds-checked kernel or one with asserts
+(layout in :mod:`pysycl._core.abi`). Each ``(kernel, context)`` has one persistent,
+zeroed :class:`ErrorSlot`, bound as the kernel's last argument: the argument stays
+set between launches, so a clean launch costs the append of its :class:`~.bounds.Watch`
+to the slot. Where the device has memory the host sees with no copy
+(``alloc_visible``: fine-grained SVM on OpenCL) the slot is read in place once its
+launches completed; elsewhere one blocking read at the synchronization point. A slot
+that reported is zeroed (or, with launches still running on it, replaced) only then.
+
+The launches of one kernel since the last synchronization point share its slot: the
+device records the first failing work-item of all of them (``atomic_cmpxchg`` on the
+flag) and counts the failing work-items of all of them; the report names the first
+of those launches (the launch details -- name, submit site, accessor ranges -- of
+launches of one kernel from one place are the same).
+
+:func:`settle` is the synchronization point's half: the executors' ``wait`` and
+``event.wait`` call it when :data:`active` is not empty (one truth test on the hot path).
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any, Protocol
+
+import numpy as np
+
+from pysycl._core.abi import ASSERT_FLAG_INT, BOUNDS_ERR_BYTES
+from pysycl._kernels import bounds as _bounds
+from pysycl._kernels import kprint as _kprint
+
+_ZEROS = np.zeros(BOUNDS_ERR_BYTES // 4, dtype=np.int32)
+_lock = threading.Lock()
+
+
+class MemoryExecutor(Protocol):
+    """What the steps use of an executor (``pysycl._backends.base.Executor``)."""
+
+    native: Any
+
+    def alloc(self, nbytes: int) -> Any: ...
+    def alloc_visible(self, nbytes: int) -> tuple[Any, Any, np.ndarray] | None: ...
+    def write(self, mem: Any, host: np.ndarray, wait_for: Any) -> Any: ...
+    def read(self, host: np.ndarray, mem: Any, wait_for: Any) -> None: ...
+    def status(self, native: Any) -> str: ...
+
+
+class ErrorSlot:
+    """The persistent error buffer of one kernel in one context.
+
+    ``arg`` is the kernel argument (the same object at every launch, so the bound
+    arguments compare equal and are not set again); ``host`` the int32 words the host
+    reads; ``launches`` the ``(native event, Watch)`` of launches not inspected yet (a
+    watch holds its queue, as long as it is pending; the slot itself only a weak
+    reference to the executor that allocated it, so that contexts can go).
+    """
+
+    __slots__ = ("arg", "ex", "host", "launches", "mem", "retired", "visible")
+
+    def __init__(self, ex: MemoryExecutor) -> None:
+        self.ex = weakref.ref(ex)
+        self.launches: list[tuple[Any, _bounds.Watch]] = []
+        self.retired: list[Any] = []  # memory replaced while launches still used it
+        self._fresh(ex)
+
+    def _fresh(self, ex: MemoryExecutor) -> None:
+        """New zeroed memory (host-visible where the executor has it)."""
+        vis = ex.alloc_visible(BOUNDS_ERR_BYTES)
+        if vis is not None:
+            self.mem, self.arg, raw = vis
+            self.host = raw.view(np.int32)[:BOUNDS_ERR_BYTES // 4]
+            self.host[:] = 0
+            self.visible = True
+        else:
+            self.mem = self.arg = ex.alloc(BOUNDS_ERR_BYTES)
+            ex.write(self.mem, _ZEROS, None)
+            self.host = np.empty_like(_ZEROS)
+            self.visible = False
+
+    def add(self, ev: Any, w: _bounds.Watch) -> None:
+        """Record a launch that used this slot (``ev``: its native event)."""
+        launches = self.launches
+        launches.append((ev, w))
+        if len(launches) == 1:
+            with _lock:
+                active.append(self)
+
+    def inspect(self, finished_queue: Any = None) -> list[_bounds.Watch] | None:
+        """Read the slot if its launches completed: None while they run, else the
+        launches that failed (the first of them, read; empty: all clean)."""
+        batch = self.launches[:]
+        if not batch:
+            return []
+        for ev, w in batch:
+            ex = w.queue.executor
+            if finished_queue is None or ex.native is not finished_queue:
+                try:
+                    if ex.status(ev) != "complete":
+                        return None
+                except Exception:  # the kernel failed: the wait that sees it raises that
+                    return None
+        ex = batch[-1][1].queue.executor
+        if not self.visible:
+            ex.read(self.host, self.mem, None)
+        host = self.host
+        failed = bool(host[0] or host[ASSERT_FLAG_INT])
+        del self.launches[:len(batch)]
+        if not failed:
+            self.retired.clear()
+            return []
+        w = batch[0][1]
+        w.host = host.copy()  # read: a failure waiting for its synchronization point
+        w.kernel_ev = w.read_ev = None
+        if self.launches:  # launches started after the check use the memory: replace it
+            self.retired.append(self.mem)
+            self._fresh(ex)
+        elif self.visible:
+            host[:] = 0
+        else:
+            ex.write(self.mem, _ZEROS, None)
+        return [w]
+
+
+#: Slots with launches not inspected yet (empty: nothing to do at a synchronization point).
+active: list[ErrorSlot] = []
+#: (kernel id, context key) -> (the kernel, its slot).
+_slots: dict[tuple[int, Any], tuple[Any, ErrorSlot]] = {}
+
+
+def error_slot(ex: MemoryExecutor, kernel: Any, context_key: Any) -> ErrorSlot:
+    """The persistent error slot of ``kernel`` in the context of ``ex``."""
+    key = (id(kernel), context_key)
+    got = _slots.get(key)
+    if got is not None and got[0] is kernel:
+        return got[1]
+    slot = ErrorSlot(ex)
+    _slots[key] = (kernel, slot)
+    return slot
+
+
+def forget_context(key: Any) -> None:
+    """Context ``key`` is gone: its kernels' slots go too."""
+    for k in [k for k in _slots if k[1] == key]:
+        del _slots[k]
+
+
+def settle(finished_queue: Any = None, storage: Any = None) -> None:
+    """A synchronization point: print output, then report the first failed launch.
+
+    Args:
+        finished_queue: a native queue known to be finished (``queue.wait``), or None.
+        storage: a buffer's storage whose data the host is about to see: only launches
+            that used it report here.
+    """
+    if _kprint.pending:
+        _kprint.flush()
+    if active:
+        bad: list[_bounds.Watch] = []
+        with _lock:
+            keep = []
+            for slot in active:
+                got = slot.inspect(finished_queue)
+                if got is None or slot.launches:
+                    keep.append(slot)
+                if got:
+                    bad.extend(got)
+            active[:] = keep
+        if bad:  # reported (or kept for a later point) with the pooled launches' failures
+            _bounds.keep_failed(bad)
+    if _bounds.watching:
+        _bounds.sync(finished_queue, storage)
