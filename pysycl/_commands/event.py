@@ -56,7 +56,7 @@ class event:  # noqa: N801 - the spec's spelling
         if cl_ev is not None:
             self._exec.wait_event(cl_ev)
             if _steps.active or _kprint.pending or _bounds.watching:
-                _steps.settle()  # launch steps: output, failed asserts, violations
+                _steps.settle(waited=cl_ev)  # launch steps: output, failed asserts, violations
 
     def wait_and_throw(self) -> None:
         """Wait, then hand any asynchronous errors to the queue's async_handler."""

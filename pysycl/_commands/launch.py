@@ -245,26 +245,26 @@ def _checked_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType,
                     clk: cl.Kernel, gsize: tuple[int, ...], lsize: tuple[int, ...] | None,
                     values: list[Any]) -> Callable[[Sequence[cl.Event] | None], cl.Event]:
     """``launch(wait_for)`` of a bounds-checked kernel or one with asserts: the kernel's
-    persistent error slot as its last argument (:mod:`pysycl._kernels.steps`)."""
-    ranges = accessor_ranges(values, k.arg_kinds)
+    persistent error slot as its last argument (:mod:`pysycl._kernels.steps`), and what a
+    failure reports (a :class:`~pysycl._kernels.bounds.Watch`) appended to it."""
+    w = _watch(q, k, fn, info, cmd, values)
     if k.has_local:
         values = _local_values(k, cmd.kind, values)
     x = _cl()
     ex = q.executor
     clq, key, kinds = ex.native, ex.key, k.arg_kinds
     inflight = ex.inflight if k.has_pointer else None  # the pointers live until it completes
-    site = submit_site() if k.asserts else ""
     bound = k.bound
     shape = (clk, gsize, lsize)  # what the executor learns quick waits by
+    slot = _steps.error_slot(ex, k, ex.context.key)
 
     def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
         if 0 in gsize:
             return x.marker(clq, wait_for=wait_for)
-        slot = _steps.error_slot(ex, k, ex.context.key)
         args = flat_args(values, kinds, key)
         args.append(slot.arg)
         ev = x.launch(clq, clk, gsize, lsize, args, wait_for, bound, inflight, values)
-        slot.add(ev, _watch(q, k, fn, info, cmd, values, ranges, site))
+        slot.add(ev, w)
         ex.shape = shape
         return ev
 
@@ -272,10 +272,13 @@ def _checked_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType,
 
 
 def _watch(q: queue, k: Kernel, fn: types.FunctionType, info: CodeInfo, cmd: KernelCommand,
-           values: list[Any], ranges: list[Any], site: str) -> _bounds.Watch:
-    """What a failure of this launch reports (read from its error slot)."""
-    return _bounds.Watch(q, k, fn, cmd.name or fn.__qualname__, info.location, values, ranges,
-                         max(cmd.ndim, 1), None, None, submitted=site)
+           values: list[Any]) -> tuple[Any, ...]:
+    """What a failure of this launch reports (:func:`pysycl._kernels.bounds.record`):
+    accessor ranges only where the kernel checks them, the user's submit site only where
+    it asserts."""
+    ranges = accessor_ranges(values, k.arg_kinds) if k.compiled.bounds_checked else []
+    return _bounds.record(q, k, fn, cmd.name or fn.__qualname__, info.location, values, ranges,
+                          max(cmd.ndim, 1), submit_site() if k.asserts else "")
 
 
 def _print_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType,
@@ -288,27 +291,26 @@ def _print_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType,
         raise exception(errc.feature_not_supported, f"{k.where}: print() and sycl.stream in "
                         "kernels are not available in bounds-checked mode (PYSYCL_BOUNDS_CHECK=1) "
                         "yet; run without it, or on the host_debuggable device")
-    ranges = accessor_ranges(values, k.arg_kinds) if k.asserts else []
+    w = _watch(q, k, fn, info, cmd, values) if k.asserts else None
     if k.has_local:
         values = _local_values(k, cmd.kind, values)
     x = _cl()
     ex = q.executor
     clq, ctx, key, kinds = ex.native, ex.context, ex.key, k.arg_kinds
     inflight = ex.inflight if k.has_pointer else None  # the pointers live until it completes
-    site = submit_site() if k.asserts else ""
 
     def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
         if 0 in gsize:
             return x.marker(clq, wait_for=wait_for)
         bound, outs = _kprint.bind(x, ctx, clq, values, k.name, k.where)
         args = flat_args(bound, kinds, key)
-        slot = _steps.error_slot(ex, k, ctx.key) if k.asserts else None
+        slot = _steps.error_slot(ex, k, ctx.key) if w is not None else None
         if slot is not None:
             args.append(slot.arg)
         ev = x.launch(clq, clk, gsize, lsize, args, wait_for, None, inflight, values)
         _kprint.watch(x, clq, ev, outs)
         if slot is not None:
-            slot.add(ev, _watch(q, k, fn, info, cmd, values, ranges, site))
+            slot.add(ev, w)
         return ev
 
     return launch

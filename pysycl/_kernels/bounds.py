@@ -207,17 +207,13 @@ class Watch:
         # its code objects only: a watch must not keep the kernel's captures alive.
         # (The same Kernel and code object -- identical, not equal: code objects of two
         # files compare equal -- have the same helpers' code, which the Kernel's key holds.)
-        code = fn.__code__
-        known = kernel.codes.get(id(code))
-        if known is None or known[0] is not code:
-            known = kernel.codes[id(code)] = (code, kernel_codes(fn))
-        self.codes = known[1]
+        self.codes = codes_of(kernel, fn)
         self.name = name  # the submitted kernel's (the cached kernel may be another's)
         self.ranges = ranges
         # The buffers it used (ids: a watch must not keep their memory alive).
-        self.storages = frozenset(id(v.coherence) for v, kind in
-                                  zip(values, kernel.arg_kinds, strict=False)
-                                  if kind is ArgKind.ACCESSOR)
+        acc = ArgKind.ACCESSOR
+        self.storages = tuple([id(v.coherence) for v, kind in zip(values, kernel.arg_kinds,
+                                                                  strict=False) if kind is acc])
         self.ndim = ndim
         self.buf = buf
         self.host = host
@@ -225,6 +221,17 @@ class Watch:
         self.kernel_ev: cl.Event | None = None
         self.read_ev: cl.Event | None = None
         self.submitted = submitted  # the user's file:line of the submit (kernels with asserts)
+
+    @classmethod
+    def of(cls, rec: tuple[Any, ...], host: np.ndarray) -> Watch:
+        """The read-back failure of a launch described by a :func:`record`."""
+        self = cls.__new__(cls)
+        (self.queue, self.kernel, code, self.name, self.location, self.storages, self.ranges,
+         self.ndim, self.submitted) = rec
+        self.codes = self.kernel.codes[id(code)][1]
+        self.host, self.linear, self.buf = host, None, None
+        self.kernel_ev = self.read_ev = None  # read: waits for its synchronization point
+        return self
 
     def failed(self) -> bool:
         """Whether the (read back) error buffer holds a bounds violation or a failed assert."""
@@ -271,6 +278,35 @@ class Watch:
             f"{what} {cap.name!r} at {where}: index [{index}] is outside its range {rng} "
             f"(work-item {gid}; the first violation found, bounds-checked mode). The access "
             "was skipped: out-of-range loads give 0, stores and atomics change nothing.")
+
+
+def codes_of(kernel: Kernel, fn: types.FunctionType) -> tuple[types.CodeType, ...]:
+    """The code objects the sites of ``kernel`` refer to when submitted as ``fn``, cached
+    in the kernel by code object.
+
+    The submitting program's code (a kernel compiled from another file serves it too);
+    its code objects only: a watch must not keep the kernel's captures alive. (The same
+    Kernel and code object -- identical, not equal: code objects of two files compare
+    equal -- have the same helpers' code, which the Kernel's key holds.)
+    """
+    code = fn.__code__
+    known = kernel.codes.get(id(code))
+    if known is None or known[0] is not code:
+        known = kernel.codes[id(code)] = (code, kernel_codes(fn))
+    return known[1]
+
+
+def record(queue: AsyncTarget, kernel: Kernel, fn: types.FunctionType, name: str,
+           location: str, values: list[Any], ranges: list[range_ | None], ndim: int,
+           submitted: str) -> tuple[Any, ...]:
+    """What a failure of one launch reports, kept cheaply until its error slot is read
+    (:meth:`Watch.of` makes the watch): the buffers it used as ids, so that a record keeps
+    neither their memory nor the kernel's captures alive."""
+    codes_of(kernel, fn)
+    acc = ArgKind.ACCESSOR
+    return (queue, kernel, fn.__code__, name, location,
+            tuple([id(v.coherence) for v, kind in zip(values, kernel.arg_kinds, strict=False)
+                   if kind is acc]), ranges, ndim, submitted)
 
 
 #: Bounds-checked launches not reported yet, in launch order (empty: nothing to do).

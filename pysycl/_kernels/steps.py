@@ -66,7 +66,7 @@ class ErrorSlot:
 
     def __init__(self, ex: MemoryExecutor) -> None:
         self.ex = weakref.ref(ex)
-        self.launches: list[tuple[Any, _bounds.Watch]] = []
+        self.launches: list[tuple[Any, tuple[Any, ...]]] = []
         self.retired: list[Any] = []  # memory replaced while launches still used it
         self._fresh(ex)
 
@@ -84,29 +84,39 @@ class ErrorSlot:
             self.host = np.empty_like(_ZEROS)
             self.visible = False
 
-    def add(self, ev: Any, w: _bounds.Watch) -> None:
-        """Record a launch that used this slot (``ev``: its native event)."""
+    def add(self, ev: Any, w: tuple[Any, ...]) -> None:
+        """Record a launch that used this slot (``ev``: its native event; ``w``: what its
+        failure reports, :func:`pysycl._kernels.bounds.record`)."""
         launches = self.launches
         launches.append((ev, w))
         if len(launches) == 1:
             with _lock:
                 active.append(self)
 
-    def inspect(self, finished_queue: Any = None) -> list[_bounds.Watch] | None:
+    def inspect(self, finished_queue: Any = None, waited: Any = None) -> list[_bounds.Watch] | None:
         """Read the slot if its launches completed: None while they run, else the
-        launches that failed (the first of them, read; empty: all clean)."""
+        launches that failed (the first of them, read; empty: all clean).
+
+        ``finished_queue``: a native queue whose commands all completed; ``waited``: a
+        native event that completed (with the commands before it on its in-order queue).
+        """
         batch = self.launches[:]
         if not batch:
             return []
-        for ev, w in batch:
-            ex = w.queue.executor
-            if finished_queue is None or ex.native is not finished_queue:
-                try:
-                    if ex.status(ev) != "complete":
-                        return None
-                except Exception:  # the kernel failed: the wait that sees it raises that
+        done = None  # the executor of ``waited``: its earlier launches completed too
+        for ev, w in reversed(batch):
+            ex = w[0].executor
+            if ex is done or ex.native is finished_queue and finished_queue is not None:
+                continue
+            if ev is waited:
+                done = ex
+                continue
+            try:
+                if ex.status(ev) != "complete":
                     return None
-        ex = batch[-1][1].queue.executor
+            except Exception:  # the kernel failed: the wait that sees it raises that
+                return None
+        ex = batch[-1][1][0].executor
         if not self.visible:
             ex.read(self.host, self.mem, None)
         host = self.host
@@ -115,9 +125,7 @@ class ErrorSlot:
         if not failed:
             self.retired.clear()
             return []
-        w = batch[0][1]
-        w.host = host.copy()  # read: a failure waiting for its synchronization point
-        w.kernel_ev = w.read_ev = None
+        w = _bounds.Watch.of(batch[0][1], host.copy())
         if self.launches:  # launches started after the check use the memory: replace it
             self.retired.append(self.mem)
             self._fresh(ex)
@@ -151,13 +159,14 @@ def forget_context(key: Any) -> None:
         del _slots[k]
 
 
-def settle(finished_queue: Any = None, storage: Any = None) -> None:
+def settle(finished_queue: Any = None, storage: Any = None, waited: Any = None) -> None:
     """A synchronization point: print output, then report the first failed launch.
 
     Args:
         finished_queue: a native queue known to be finished (``queue.wait``), or None.
         storage: a buffer's storage whose data the host is about to see: only launches
             that used it report here.
+        waited: a native event just waited for (``event.wait``).
     """
     if _kprint.pending:
         _kprint.flush()
@@ -166,7 +175,7 @@ def settle(finished_queue: Any = None, storage: Any = None) -> None:
         with _lock:
             keep = []
             for slot in active:
-                got = slot.inspect(finished_queue)
+                got = slot.inspect(finished_queue, waited)
                 if got is None or slot.launches:
                     keep.append(slot)
                 if got:
