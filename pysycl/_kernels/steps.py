@@ -106,7 +106,7 @@ class ErrorSlot:
         done = None  # the executor of ``waited``: its earlier launches completed too
         for ev, w in reversed(batch):
             ex = w[0].executor
-            if ex is done or ex.native is finished_queue and finished_queue is not None:
+            if ex is done or (ex.native is finished_queue and finished_queue is not None):
                 continue
             if ev is waited:
                 done = ex
