@@ -27,7 +27,6 @@ launches of one kernel from one place are the same).
 from __future__ import annotations
 
 import threading
-import weakref
 from typing import Any, Protocol
 
 import numpy as np
@@ -37,6 +36,7 @@ from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import kprint as _kprint
 
 _ZEROS = np.zeros(BOUNDS_ERR_BYTES // 4, dtype=np.int32)
+_MAX_LAUNCHES = 256  # launches of one slot kept before their completed ones are read
 _lock = threading.Lock()
 
 
@@ -57,15 +57,14 @@ class ErrorSlot:
 
     ``arg`` is the kernel argument (the same object at every launch, so the bound
     arguments compare equal and are not set again); ``host`` the int32 words the host
-    reads; ``launches`` the ``(native event, Watch)`` of launches not inspected yet (a
-    watch holds its queue, as long as it is pending; the slot itself only a weak
-    reference to the executor that allocated it, so that contexts can go).
+    reads; ``launches`` the ``(native event, record)`` of launches not inspected yet (a
+    record holds its queue while it is pending; the slot holds no executor, so that
+    contexts can go).
     """
 
-    __slots__ = ("arg", "ex", "host", "launches", "mem", "retired", "visible")
+    __slots__ = ("arg", "host", "launches", "mem", "retired", "visible")
 
     def __init__(self, ex: MemoryExecutor) -> None:
-        self.ex = weakref.ref(ex)
         self.launches: list[tuple[Any, tuple[Any, ...]]] = []
         self.retired: list[Any] = []  # memory replaced while launches still used it
         self._fresh(ex)
@@ -89,9 +88,20 @@ class ErrorSlot:
         failure reports, :func:`pysycl._kernels.bounds.record`)."""
         launches = self.launches
         launches.append((ev, w))
-        if len(launches) == 1:
+        n = len(launches)
+        if n == 1:
             with _lock:
                 active.append(self)
+        elif n > _MAX_LAUNCHES:  # long without synchronization: hold fewer events
+            with _lock:
+                self._compress()
+
+    def _compress(self) -> None:
+        """Keep the first launch (whose record a failure reports) and each queue's newest
+        (on an in-order queue it completes after the others), not every native event."""
+        launches = self.launches
+        newest = {id(rec[0]): (ev, rec) for ev, rec in launches[1:]}
+        launches[1:] = list(newest.values())
 
     def inspect(self, finished_queue: Any = None, waited: Any = None) -> list[_bounds.Watch] | None:
         """Read the slot if its launches completed: None while they run, else the
@@ -114,8 +124,10 @@ class ErrorSlot:
             try:
                 if ex.status(ev) != "complete":
                     return None
-            except Exception:  # the kernel failed: the wait that sees it raises that
-                return None
+            except Exception:  # a launch failed (the wait that sees it raises that): its
+                del self.launches[:len(batch)]  # slot's words mean nothing, start again
+                self._clear(batch[-1][1][0].executor)
+                return []
         ex = batch[-1][1][0].executor
         if not self.visible:
             ex.read(self.host, self.mem, None)
@@ -126,14 +138,18 @@ class ErrorSlot:
             self.retired.clear()
             return []
         w = _bounds.Watch.of(batch[0][1], host.copy())
+        self._clear(ex)
+        return [w]
+
+    def _clear(self, ex: MemoryExecutor) -> None:
+        """Zero the slot after it reported (``ex``: an executor of its context)."""
         if self.launches:  # launches started after the check use the memory: replace it
             self.retired.append(self.mem)
             self._fresh(ex)
         elif self.visible:
-            host[:] = 0
+            self.host[:] = 0
         else:
             ex.write(self.mem, _ZEROS, None)
-        return [w]
 
 
 #: Slots with launches not inspected yet (empty: nothing to do at a synchronization point).
