@@ -62,7 +62,7 @@ class ErrorSlot:
     contexts can go).
     """
 
-    __slots__ = ("arg", "host", "launches", "mem", "retired", "visible")
+    __slots__ = ("arg", "host", "launches", "mem", "retired", "visible", "words")
 
     def __init__(self, ex: MemoryExecutor) -> None:
         self.launches: list[tuple[Any, tuple[Any, ...]]] = []
@@ -82,6 +82,7 @@ class ErrorSlot:
             ex.write(self.mem, _ZEROS, None)
             self.host = np.empty_like(_ZEROS)
             self.visible = False
+        self.words = memoryview(self.host)  # its flags as Python ints, no numpy scalar
 
     def add(self, ev: Any, w: tuple[Any, ...]) -> None:
         """Record a launch that used this slot (``ev``: its native event; ``w``: what its
@@ -131,13 +132,14 @@ class ErrorSlot:
         ex = batch[-1][1][0].executor
         if not self.visible:
             ex.read(self.host, self.mem, None)
-        host = self.host
-        failed = bool(host[0] or host[ASSERT_FLAG_INT])
+        words = self.words
+        failed = words[0] or words[ASSERT_FLAG_INT]
         del self.launches[:len(batch)]
         if not failed:
-            self.retired.clear()
+            if self.retired:
+                self.retired.clear()
             return []
-        w = _bounds.Watch.of(batch[0][1], host.copy())
+        w = _bounds.Watch.of(batch[0][1], self.host.copy())
         self._clear(ex)
         return [w]
 
