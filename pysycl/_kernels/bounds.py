@@ -10,8 +10,9 @@ cost on the hot path is a loop over those few entries comparing two ints.
 **Bounds-checked mode** (opt-in: ``PYSYCL_BOUNDS_CHECK=1`` or
 :func:`pysycl.ext.set_bounds_check`; docs/debugging.md). Kernels are compiled
 with every accessor access checked on the device (:mod:`pysycl_numba.bounds`);
-each launch gets a small zeroed error buffer (pooled) as its last argument and a
-non-blocking read of it after the kernel. A violation is an asynchronous error
+each kernel gets a small zeroed error slot per context as its last argument
+(:mod:`pysycl._kernels.steps`; reductions: a pooled buffer per launch, read back
+after the kernel, :func:`error_buffer` and :func:`watch`). A violation is an asynchronous error
 (SYCL 2020 §4.13): it is reported at the first synchronization point after the
 kernel -- ``queue.wait()``/``wait_and_throw()``, ``event.wait()``/``wait_and_throw()``,
 and for the buffers the kernel used a ``host_accessor``, a copy to host memory or
@@ -19,9 +20,8 @@ the write-back -- as ``sycl.exception(errc.kernel)``, before any of the kernel's
 results reach the host. A queue (or context) with an ``async_handler`` gets it
 there instead.
 
-**Kernels with asserts** (``Kernel.asserts``) take the same error buffer on every
-launch, in either mode; a failed assert is reported at the same points, as
-``AssertionError`` (:mod:`pysycl._kernels.kassert`).
+**Kernels with asserts** (``Kernel.asserts``) take the same error slot, in either
+mode; a failed assert is reported at the same points, as ``AssertionError`` (:mod:`pysycl._kernels.kassert`).
 """
 
 from __future__ import annotations
