@@ -366,7 +366,6 @@ KNOWN_DRIVER_USERS: frozenset[tuple[str, str]] = frozenset({
     ("opencl", "pysycl._kernels.args"),
     ("opencl", "pysycl._kernels.bounds"),
     ("opencl", "pysycl._kernels.cache"),
-    ("opencl", "pysycl._kernels.kprint"),
     ("opencl", "pysycl._kernels.ndrange"),
     ("opencl", "pysycl._kernels.reduction"),
     ("opencl", "pysycl._kernels.specconst"),

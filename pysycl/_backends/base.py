@@ -75,6 +75,11 @@ class Executor(Protocol):
         """Blocking copy of device memory ``mem`` (this executor's context) into ``host``."""
         ...
 
+    def read_back(self, host: np.ndarray, mem: Any, after: Any) -> Any:
+        """Non-blocking copy of ``mem`` into ``host`` behind native event ``after`` (keep
+        ``host`` alive until it completes); return its native event."""
+        ...
+
     def alloc(self, nbytes: int) -> Any:
         """Device memory of ``nbytes`` in this executor's context."""
         ...

@@ -26,7 +26,6 @@ from pysycl._bundles.ops import launch_kernel as _bundle_kernel
 from pysycl._core.abi import ArgKind, IndexSpace
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import bounds as _bounds
-from pysycl._kernels import kprint as _kprint
 from pysycl._kernels import reduction as _reduction
 from pysycl._kernels import specconst as _specconst
 from pysycl._kernels import steps as _steps
@@ -298,17 +297,18 @@ def _print_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType,
     ex = q.executor
     clq, ctx, key, kinds = ex.native, ex.context, ex.key, k.arg_kinds
     inflight = ex.inflight if k.has_pointer else None  # the pointers live until it completes
+    step = _steps.PrintStep(ex, k.name, k.where)
 
     def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
         if 0 in gsize:
             return x.marker(clq, wait_for=wait_for)
-        bound, outs = _kprint.bind(x, ctx, clq, values, k.name, k.where)
+        bound, outs = step.before(values)
         args = flat_args(bound, kinds, key)
         slot = _steps.error_slot(ex, k, ctx.key) if w is not None else None
         if slot is not None:
             args.append(slot.arg)
         ev = x.launch(clq, clk, gsize, lsize, args, wait_for, None, inflight, values)
-        _kprint.watch(x, clq, ev, outs)
+        step.after(ev, outs)
         if slot is not None:
             slot.add(ev, w)
         return ev

@@ -1,9 +1,12 @@
 """Launch steps: what a launch does besides setting arguments and enqueuing (backend-neutral).
 
 Written against the executor's memory methods (``alloc``, ``alloc_visible``,
-``write``, ``read``, ``status``), so every backend's launch uses them unchanged
+``write``, ``read``, ``read_back``, ``status``), so every backend's launch uses them unchanged
 (docs/design/launch.md §2.5). The decoding halves stay in :mod:`.bounds`
 (violations, failed asserts) and :mod:`.kprint`/:mod:`.kstream` (output).
+
+**PrintStep**: the output buffers of ``print`` and ``sycl.stream`` in kernels, fresh
+per launch and read back behind it.
 
 **BoundsStep**: the error buffer of a bounds-checked kernel or one with asserts
 (layout in :mod:`pysycl._core.abi`). Each ``(kernel, context)`` has one persistent,
@@ -49,6 +52,8 @@ class MemoryExecutor(Protocol):
     def alloc_visible(self, nbytes: int) -> tuple[Any, Any, np.ndarray] | None: ...
     def write(self, mem: Any, host: np.ndarray, wait_for: Any) -> Any: ...
     def read(self, host: np.ndarray, mem: Any, wait_for: Any) -> None: ...
+    def read_back(self, host: np.ndarray, mem: Any, after: Any) -> Any: ...
+    def wait_event(self, native: Any) -> None: ...
     def status(self, native: Any) -> str: ...
 
 
@@ -152,6 +157,48 @@ class ErrorSlot:
             self.host[:] = 0
         else:
             ex.write(self.mem, _ZEROS, None)
+
+
+class PrintStep:
+    """The output buffers of a kernel that calls ``print`` or writes a ``sycl.stream``:
+    fresh ones per launch (:meth:`before`), read back behind it (:meth:`after`) and
+    written to ``sys.stdout`` at the next synchronization point (:func:`settle`)."""
+
+    __slots__ = ("ex", "name", "where")
+
+    def __init__(self, ex: MemoryExecutor, name: str, where: str) -> None:
+        self.ex, self.name, self.where = ex, name, where
+
+    def before(self, values: list[Any]) -> tuple[list[Any], list[tuple[np.ndarray, Any, Any]]]:
+        """``values`` with the print slot and each ``sycl.stream`` replaced by a fresh
+        buffer (one per object: the kernel and its helpers capture them separately), and
+        the launch's outputs ``(host words, buffer, render)``."""
+        ex = self.ex
+        bound: list[Any] = []
+        outs: list[tuple[np.ndarray, Any, Any]] = []
+        seen: dict[int, Any] = {}
+        for v in values:
+            if id(v) in seen:
+                bound.append(seen[id(v)])
+                continue
+            out = _kprint.output_of(v, self.name, self.where)
+            if out is None:
+                bound.append(v)
+                continue
+            host, render = out
+            buf = ex.alloc(host.nbytes)
+            ex.write(buf, host[:_kprint.PRINT_HEADER_WORDS], None)
+            bound.append(buf)
+            seen[id(v)] = buf
+            outs.append((host, buf, render))
+        return bound, outs
+
+    def after(self, ev: Any, outs: list[tuple[np.ndarray, Any, Any]]) -> None:
+        """Read the buffers back behind the launch (``ev``); their text waits for a
+        synchronization point."""
+        ex = self.ex
+        _kprint.add_pending(ex, ev, [(ex.read_back(host, buf, ev), host, render)
+                                     for host, buf, render in outs])
 
 
 #: Slots with launches not inspected yet (empty: nothing to do at a synchronization point).

@@ -246,6 +246,9 @@ class OpenCLExecutor(OpenCLEvents):
     def read(self, host: np.ndarray, mem: cl.Buffer, wait_for: Sequence[cl.Event] | None) -> None:
         x.read(self.native, host, mem, wait_for=wait_for, blocking=True)
 
+    def read_back(self, host: np.ndarray, mem: cl.Buffer, after: cl.Event) -> cl.Event:
+        return x.read(self.native, host, mem, wait_for=[after], blocking=False)
+
     def alloc_visible(self, nbytes: int) -> tuple[_usm.SVMMemory, cl.SVM, np.ndarray] | None:
         caps = _usm.svm_caps(self.device.native)
         if not caps & _usm.FINE:
