@@ -364,7 +364,6 @@ KNOWN_DRIVER_USERS: frozenset[tuple[str, str]] = frozenset({
     ("opencl", "pysycl._commands.fastpath"),
     ("opencl", "pysycl._commands.launch"),
     ("opencl", "pysycl._kernels.args"),
-    ("opencl", "pysycl._kernels.bounds"),
     ("opencl", "pysycl._kernels.cache"),
     ("opencl", "pysycl._kernels.ndrange"),
     ("opencl", "pysycl._kernels.reduction"),

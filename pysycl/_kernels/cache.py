@@ -461,7 +461,6 @@ class KernelCache:
                 if clp.handle(clp.kernel_context(clk)) == key:
                     k.bound.pop(clk, None)
         _ndrange.forget(dropped)
-        _bounds.forget_context(key)
         _steps.forget_context(key)
         if dropped:
             _log.debug("context %#x is gone: dropped %d built kernels", key, len(dropped))

@@ -144,7 +144,7 @@ class ErrorSlot:
             if self.retired:
                 self.retired.clear()
             return []
-        w = _bounds.Watch.of(batch[0][1], self.host.copy())
+        w = _bounds.Watch(batch[0][1], self.host.copy())
         self._clear(ex)
         return [w]
 
@@ -249,4 +249,4 @@ def settle(finished_queue: Any = None, storage: Any = None, waited: Any = None) 
         if bad:  # reported (or kept for a later point) with the pooled launches' failures
             _bounds.keep_failed(bad)
     if _bounds.watching:
-        _bounds.sync(finished_queue, storage)
+        _bounds.sync(storage)
