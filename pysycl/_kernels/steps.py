@@ -67,10 +67,11 @@ class ErrorSlot:
     contexts can go).
     """
 
-    __slots__ = ("arg", "host", "launches", "mem", "retired", "visible", "words")
+    __slots__ = ("arg", "host", "launches", "listed", "mem", "retired", "visible", "words")
 
     def __init__(self, ex: MemoryExecutor) -> None:
         self.launches: list[tuple[Any, tuple[Any, ...]]] = []
+        self.listed = False  # in :data:`active` (changed under the lock)
         self.retired: list[Any] = []  # memory replaced while launches still used it
         self._fresh(ex)
 
@@ -94,11 +95,12 @@ class ErrorSlot:
         failure reports, :func:`pysycl._kernels.bounds.record`)."""
         launches = self.launches
         launches.append((ev, w))
-        n = len(launches)
-        if n == 1:
+        if not self.listed:  # (settle unlists a slot before it looks at its launches)
             with _lock:
-                active.append(self)
-        elif n > _MAX_LAUNCHES:  # long without synchronization: hold fewer events
+                if not self.listed:
+                    self.listed = True
+                    active.append(self)
+        elif len(launches) > _MAX_LAUNCHES:  # long without synchronization: hold fewer events
             with _lock:
                 self._compress()
 
@@ -241,12 +243,14 @@ def settle(finished_queue: Any = None, storage: Any = None, waited: Any = None) 
             keep = []
             for slot in active:
                 got = slot.inspect(finished_queue, waited)
+                slot.listed = False  # before the test: an add from now on lists it again
                 if got is None or slot.launches:
+                    slot.listed = True
                     keep.append(slot)
                 if got:
                     bad.extend(got)
             active[:] = keep
-        if bad:  # reported (or kept for a later point) with the pooled launches' failures
+        if bad:  # reported by the sync below, or kept for a later synchronization point
             _bounds.keep_failed(bad)
     if _bounds.watching:
         _bounds.sync(storage)
