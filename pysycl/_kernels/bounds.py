@@ -55,37 +55,34 @@ if TYPE_CHECKING:
 
 ENV = "PYSYCL_BOUNDS_CHECK"
 _FALSE = ("", "0", "false", "no", "off")
-_override: list[bool | None] = [None]
-# Read on every launch: os.environ.get costs ~0.6 us (key encoding), 5% of a
-# launch; the dict os.environ writes through costs ~0.05 us. Fallback: the public API.
-try:
-    _env_data: Any = os.environ._data  # type: ignore[attr-defined]
-    _env_key: Any = os.environ.encodekey(ENV)  # type: ignore[attr-defined]
-except AttributeError:  # pragma: no cover - not CPython's os.environ
-    _env_data, _env_key = os.environ, ENV
+
+
+def from_environment() -> bool:
+    """Whether ``PYSYCL_BOUNDS_CHECK`` asks for bounds-checked mode now."""
+    v = os.environ.get(ENV)
+    return v is not None and v.strip().lower() not in _FALSE
+
+
+#: Whether kernels launched now are bounds-checked: ``PYSYCL_BOUNDS_CHECK`` as it was when
+#: pysycl was imported, until :func:`set_enabled` (a one-element list: the launchers read it).
+mode: list[bool] = [from_environment()]
 
 
 def enabled() -> bool:
     """Whether kernels launched now are compiled and run bounds-checked.
 
     ``sycl.ext.set_bounds_check(True/False)`` decides; by default (``None``) the
-    environment variable ``PYSYCL_BOUNDS_CHECK`` does, read at every launch.
+    environment variable ``PYSYCL_BOUNDS_CHECK``, read when pysycl is imported (and
+    again by ``set_bounds_check(None)``).
     """
-    flag = _override[0]
-    if flag is not None:
-        return flag
-    v = _env_data.get(_env_key)
-    if v is None:
-        return False
-    v = v.decode(errors="replace") if isinstance(v, bytes) else v
-    return v.strip().lower() not in _FALSE
+    return mode[0]
 
 
 def set_enabled(flag: bool | None) -> None:
-    """Force bounds-checked mode on or off; ``None`` follows ``PYSYCL_BOUNDS_CHECK`` again."""
+    """Force bounds-checked mode on or off; ``None`` reads ``PYSYCL_BOUNDS_CHECK`` again."""
     if flag is not None and not isinstance(flag, bool):
         raise TypeError(f"set_bounds_check takes True, False or None, not {flag!r}")
-    _override[0] = flag
+    mode[0] = from_environment() if flag is None else flag
 
 
 # --------------------------------------------------------------- static check
