@@ -94,6 +94,12 @@ class Executor(Protocol):
         """Copy ``host`` into device memory ``mem``; return the native event."""
         ...
 
+    def before_host_sees(self, st: Any) -> None:
+        """The host is about to see the data of buffer storage ``st`` (a
+        ``pysycl._memory.coherence.Coherence`` this executor used): report what launches
+        that used it left for this point."""
+        ...
+
     def settle(self, finished: bool = False) -> None:
         """A synchronization point after a wait: what launch steps left for it (kernel
         output, failed asserts, bounds violations; ``finished``: every command of this

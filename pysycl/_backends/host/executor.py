@@ -126,6 +126,9 @@ class HostExecutor:
     def settle(self, finished: bool = False) -> None:
         pass  # nothing is left for a synchronization point
 
+    def before_host_sees(self, st: object) -> None:
+        pass  # its kernels report at once
+
     def write(self, mem: np.ndarray, host: np.ndarray, wait_for: Sequence[None] | None) -> None:
         src = np.ascontiguousarray(host).reshape(-1).view(np.uint8)
         mem[:src.size] = src

@@ -73,15 +73,6 @@ _WHERE = {"range": (1, "parallel_for over a range", "range"),
           "single_task": (0, "single_task", "single_task")}
 
 
-def _before_host_sees(st: coherence.Coherence) -> None:
-    # the kernels that wrote st may have printed, failed an assert or gone out of bounds
-    if _steps.active or _kprint.pending or _bounds.watching:
-        _steps.settle(storage=st)
-
-
-coherence.hooks.before_host_sees = _before_host_sees
-
-
 class OpenCLEvents:
     """Waiting for and asking about native OpenCL events (no queue needed)."""
 
@@ -137,6 +128,11 @@ class OpenCLEvents:
 
     def settle(self, finished: bool = False) -> None:
         _steps.settle(self.native if finished else None)
+
+    def before_host_sees(self, st: coherence.Coherence) -> None:
+        # the kernels that wrote st may have printed, failed an assert or gone out of bounds
+        if _steps.active or _kprint.pending or _bounds.watching:
+            _steps.settle(storage=st)
 
     def status(self, native: cl.Event) -> str:
         st = x.status(native)
