@@ -2,10 +2,11 @@
 
 Each pair of kernels differs only by an assert that always holds; they run alternately
 in one process on one device, each call including ``wait()`` (where a launch's error
-buffer is inspected); both results are compared with numpy. A kernel with asserts
-takes an error buffer per launch and reads it back after the kernel (as bounds-checked
-mode does), and its USM shortcut launches (``q.parallel_for(n, k)``) take the whole
-launch path instead of the remembered fast path.
+slot is inspected); both results are compared with numpy. A kernel with asserts
+has one persistent error slot per context, bound once as its last argument and read at
+the synchronization point (in place where the device has host-visible memory;
+``pysycl._kernels.steps``), and its USM shortcut launches (``q.parallel_for(n, k)``) take
+the whole launch path instead of the remembered fast path.
 
 Run: ``.venv/bin/python benchmarks/bench_assert.py [--quick]``. Prints a markdown
 table; ``--write`` also replaces the assert section of ``docs/performance.md``.
@@ -112,7 +113,8 @@ def render(rows: list[dict[str, object]], dev: str) -> str:
     host = _platform.node() or "?"
     lines = [f"Measured {datetime.date.today().isoformat()} on `{host}`: {os.cpu_count()} CPU "
              f"cores, device **{dev}**, Python {_platform.python_version()}. One run of "
-             "`benchmarks/bench_assert.py`; the same kernel without and with an `assert` that "
+             "`benchmarks/bench_assert.py` on a loaded VM (other test runs share its cores: "
+             "compare the ratios); the same kernel without and with an `assert` that "
              "always holds, alternately, medians, each call including `wait()`; results "
              "compared with numpy.", "",
              "| kernel | unit | no assert | with an assert | assert / no assert time |",

@@ -75,12 +75,35 @@ class Executor(Protocol):
         """Blocking copy of device memory ``mem`` (this executor's context) into ``host``."""
         ...
 
+    def read_back(self, host: np.ndarray, mem: Any, after: Any) -> Any:
+        """Non-blocking copy of ``mem`` into ``host`` behind native event ``after`` (keep
+        ``host`` alive until it completes); return its native event."""
+        ...
+
     def alloc(self, nbytes: int) -> Any:
         """Device memory of ``nbytes`` in this executor's context."""
         ...
 
+    def alloc_visible(self, nbytes: int) -> tuple[Any, Any, np.ndarray] | None:
+        """Memory of ``nbytes`` that this executor's kernels and the host both see with no
+        copy (read by the host once the kernels using it completed): ``(owner, kernel
+        argument, host bytes)``; None where the device has none (then :meth:`alloc`)."""
+        ...
+
     def write(self, mem: Any, host: np.ndarray, wait_for: Sequence[Any] | None) -> Any:
         """Copy ``host`` into device memory ``mem``; return the native event."""
+        ...
+
+    def before_host_sees(self, st: Any) -> None:
+        """The host is about to see the data of buffer storage ``st`` (a
+        ``pysycl._memory.coherence.Coherence`` this executor used): report what launches
+        that used it left for this point."""
+        ...
+
+    def settle(self, finished: bool = False) -> None:
+        """A synchronization point after a wait: what launch steps left for it (kernel
+        output, failed asserts, bounds violations; ``finished``: every command of this
+        executor completed)."""
         ...
 
     def free(self, mem: Any) -> None:

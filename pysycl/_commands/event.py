@@ -10,6 +10,7 @@ from pysycl._core.backend import backend
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import kprint as _kprint
+from pysycl._kernels import steps as _steps
 from pysycl._objects.display import Rows, table
 from pysycl._objects.info import info
 
@@ -56,10 +57,8 @@ class event:  # noqa: N801 - the spec's spelling
         cl_ev = self._cl
         if cl_ev is not None:
             self._exec.wait_event(cl_ev)
-            if _kprint.pending:  # kernels that printed: their output, in launch order
-                _kprint.flush()
-            if _bounds.watching:  # bounds-checked launches: report violations
-                _bounds.sync()
+            if _steps.active or _kprint.pending or _bounds.watching:
+                _steps.settle(waited=cl_ev)  # launch steps: output, failed asserts, violations
 
     def wait_and_throw(self) -> None:
         """Wait, then hand any asynchronous errors to the queue's async_handler."""

@@ -118,8 +118,7 @@ def _launcher(plan: Plan) -> Any:
     shape only (cell kinds, sizes); values enter through the namespace, never the text.
     """
     ns: dict[str, Any] = {
-        "kernels": kernels, "_ov": _bounds._override, "_env": _bounds._env_data,
-        "_env_key": _bounds._env_key, "_enabled": _bounds.enabled, "_space": _space,
+        "kernels": kernels, "_checked": _bounds.mode, "_space": _space,
         "_same_globals": _same_globals, "plan": plan, "usm_pointer": usm_pointer,
         "_MISSING": _MISSING, "_stats": _stats, "_lock": _lock, "_enqueue": _enqueue,
         "_Error": _Error, "_x": _x, "errc": errc, "PRUNE_AT": PRUNE_AT, "prune": prune,
@@ -134,7 +133,7 @@ def _launcher(plan: Plan) -> Any:
         "def launch(q, ex, kind, space, fn):",
         f"    if kind != {kind!r} or kernels.generation != GEN or {space}:",
         "        return None",
-        "    if _ov[0] is not False and (_ov[0] or _env.get(_env_key) is not None) and _enabled():",
+        "    if _checked[0]:",
         "        return None",
     ]
     if plan.globals:

@@ -26,9 +26,9 @@ from pysycl._bundles.ops import launch_kernel as _bundle_kernel
 from pysycl._core.abi import ArgKind, IndexSpace
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import bounds as _bounds
-from pysycl._kernels import kprint as _kprint
 from pysycl._kernels import reduction as _reduction
 from pysycl._kernels import specconst as _specconst
+from pysycl._kernels import steps as _steps
 from pysycl._kernels.args import accessor_ranges, flat_args, with_local_memory
 from pysycl._kernels.args import cl as _cl
 from pysycl._kernels.cache import Kernel, kernels, target_of
@@ -238,32 +238,41 @@ def _local_values(k: Kernel, kind: str, values: list[Any]) -> list[Any]:
 def _checked_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType, cmd: KernelCommand,
                     clk: cl.Kernel, gsize: tuple[int, ...], lsize: tuple[int, ...] | None,
                     values: list[Any]) -> Callable[[Sequence[cl.Event] | None], cl.Event]:
-    """``launch(wait_for)`` of a bounds-checked kernel or one with asserts: an error buffer,
-    read back after it."""
-    ranges = accessor_ranges(values, k.arg_kinds)
+    """``launch(wait_for)`` of a bounds-checked kernel or one with asserts: the kernel's
+    persistent error slot as its last argument (:mod:`pysycl._kernels.steps`), and what a
+    failure reports (a :class:`~pysycl._kernels.bounds.Watch`) appended to it."""
+    w = _watch(q, k, fn, info, cmd, values)
     if k.has_local:
         values = _local_values(k, cmd.kind, values)
     x = _cl()
     ex = q.executor
-    clq, ctx, key, kinds = ex.native, ex.context, ex.key, k.arg_kinds
-    ndim = max(cmd.ndim, 1)
-    name = cmd.name or fn.__qualname__
+    clq, key, kinds = ex.native, ex.key, k.arg_kinds
     inflight = ex.inflight if k.has_pointer else None  # the pointers live until it completes
-    site = submit_site() if k.asserts else ""
     bound = ex.last_args(k)
+    shape = (clk, gsize, lsize)  # what the executor learns quick waits by
+    slot = _steps.error_slot(ex, k, ex.context.key)
 
     def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
         if 0 in gsize:
             return x.marker(clq, wait_for=wait_for)
-        buf, host = _bounds.error_buffer(x, ctx, clq)  # (pooled: mostly the last one again)
         args = flat_args(values, kinds, key)
-        args.append(buf)
+        args.append(slot.arg)
         ev = x.launch(clq, clk, gsize, lsize, args, wait_for, bound, inflight, values)
-        _bounds.watch(x, _bounds.Watch(q, k, fn, name, info.location, values, ranges, ndim,
-                                       buf, host, submitted=site), clq, ev)
+        slot.add(ev, w)
+        ex.shape = shape
         return ev
 
     return launch
+
+
+def _watch(q: queue, k: Kernel, fn: types.FunctionType, info: CodeInfo, cmd: KernelCommand,
+           values: list[Any]) -> tuple[Any, ...]:
+    """What a failure of this launch reports (:func:`pysycl._kernels.bounds.record`):
+    accessor ranges only where the kernel checks them, the user's submit site only where
+    it asserts."""
+    ranges = accessor_ranges(values, k.arg_kinds) if k.compiled.bounds_checked else []
+    return _bounds.record(q, k, fn, cmd.name or fn.__qualname__, info.location, values, ranges,
+                          max(cmd.ndim, 1), submit_site() if k.asserts else "")
 
 
 def _print_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType,
@@ -271,34 +280,32 @@ def _print_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType,
                   lsize: tuple[int, ...] | None, values: list[Any], checked: bool
                   ) -> Callable[[Sequence[cl.Event] | None], cl.Event]:
     """``launch(wait_for)`` of a kernel that calls ``print`` or writes a ``sycl.stream``: its
-    output buffers (and with asserts its error buffer), read back after it."""
+    output buffers (and with asserts its error slot), read back after it."""
     if checked:
         raise exception(errc.feature_not_supported, f"{k.where}: print() and sycl.stream in "
                         "kernels are not available in bounds-checked mode (PYSYCL_BOUNDS_CHECK=1) "
                         "yet; run without it, or on the host_debuggable device")
-    ranges = accessor_ranges(values, k.arg_kinds) if k.asserts else []
+    w = _watch(q, k, fn, info, cmd, values) if k.asserts else None
     if k.has_local:
         values = _local_values(k, cmd.kind, values)
     x = _cl()
     ex = q.executor
     clq, ctx, key, kinds = ex.native, ex.context, ex.key, k.arg_kinds
     inflight = ex.inflight if k.has_pointer else None  # the pointers live until it completes
-    name = cmd.name or fn.__qualname__
-    site = submit_site() if k.asserts else ""
+    step = _steps.PrintStep(ex, k.name, k.where)
 
     def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
         if 0 in gsize:
             return x.marker(clq, wait_for=wait_for)
-        bound, outs = _kprint.bind(x, ctx, clq, values, k.name, k.where)
+        bound, outs = step.before(values)
         args = flat_args(bound, kinds, key)
-        if k.asserts:
-            buf, host = _bounds.error_buffer(x, ctx, clq)
-            args.append(buf)
+        slot = _steps.error_slot(ex, k, ctx.key) if w is not None else None
+        if slot is not None:
+            args.append(slot.arg)
         ev = x.launch(clq, clk, gsize, lsize, args, wait_for, None, inflight, values)
-        _kprint.watch(x, clq, ev, outs)
-        if k.asserts:
-            _bounds.watch(x, _bounds.Watch(q, k, fn, name, info.location, values, ranges,
-                                           max(cmd.ndim, 1), buf, host, submitted=site), clq, ev)
+        step.after(ev, outs)
+        if slot is not None:
+            slot.add(ev, w)
         return ev
 
     return launch

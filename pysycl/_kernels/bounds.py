@@ -10,8 +10,9 @@ cost on the hot path is a loop over those few entries comparing two ints.
 **Bounds-checked mode** (opt-in: ``PYSYCL_BOUNDS_CHECK=1`` or
 :func:`pysycl.ext.set_bounds_check`; docs/debugging.md). Kernels are compiled
 with every accessor access checked on the device (:mod:`pysycl_numba.bounds`);
-each launch gets a small zeroed error buffer (pooled) as its last argument and a
-non-blocking read of it after the kernel. A violation is an asynchronous error
+each kernel gets a small zeroed error slot per context as its last argument
+(:mod:`pysycl._kernels.steps`), read at the synchronization point; a launch that
+failed becomes a :class:`Watch` that :func:`sync` reports. A violation is an asynchronous error
 (SYCL 2020 §4.13): it is reported at the first synchronization point after the
 kernel -- ``queue.wait()``/``wait_and_throw()``, ``event.wait()``/``wait_and_throw()``,
 and for the buffers the kernel used a ``host_accessor``, a copy to host memory or
@@ -19,9 +20,9 @@ the write-back -- as ``sycl.exception(errc.kernel)``, before any of the kernel's
 results reach the host. A queue (or context) with an ``async_handler`` gets it
 there instead.
 
-**Kernels with asserts** (``Kernel.asserts``) take the same error buffer on every
-launch, in either mode; a failed assert is reported at the same points, as
-``AssertionError`` (:mod:`pysycl._kernels.kassert`).
+**Kernels with asserts** (``Kernel.asserts``) take the same error slot, in either
+mode; a failed assert is reported at the same points, as ``AssertionError``
+(:mod:`pysycl._kernels.kassert`).
 """
 
 from __future__ import annotations
@@ -29,14 +30,13 @@ from __future__ import annotations
 import os
 import threading
 import types
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from pysycl._core.abi import (
     ASSERT_FLAG_INT,
     BOUNDS_ACCESS_KINDS,
-    BOUNDS_ERR_BYTES,
     ID_LOCAL,
     ArgKind,
 )
@@ -47,51 +47,42 @@ from pysycl._kernels.kassert import from_error_buffer, gid_words
 from pysycl._objects.info import _device_info
 
 if TYPE_CHECKING:
-    from types import ModuleType
-
-    import pyopencl as cl
-
-    from pysycl._commands.queue import queue as _queue
     from pysycl._kernels.cache import Kernel
     from pysycl._memory.coherence import Coherence
-    from pysycl._objects.context import context
     from pysycl._objects.range import nd_range
     from pysycl._objects.range import range as range_
 
 
 ENV = "PYSYCL_BOUNDS_CHECK"
 _FALSE = ("", "0", "false", "no", "off")
-_override: list[bool | None] = [None]
-# Read on every launch: os.environ.get costs ~0.6 us (key encoding), 5% of a
-# launch; the dict os.environ writes through costs ~0.05 us. Fallback: the public API.
-try:
-    _env_data: Any = os.environ._data  # type: ignore[attr-defined]
-    _env_key: Any = os.environ.encodekey(ENV)  # type: ignore[attr-defined]
-except AttributeError:  # pragma: no cover - not CPython's os.environ
-    _env_data, _env_key = os.environ, ENV
+
+
+def from_environment() -> bool:
+    """Whether ``PYSYCL_BOUNDS_CHECK`` asks for bounds-checked mode now."""
+    v = os.environ.get(ENV)
+    return v is not None and v.strip().lower() not in _FALSE
+
+
+#: Whether kernels launched now are bounds-checked: ``PYSYCL_BOUNDS_CHECK`` as it was when
+#: pysycl was imported, until :func:`set_enabled` (a one-element list: the launchers read it).
+mode: list[bool] = [from_environment()]
 
 
 def enabled() -> bool:
     """Whether kernels launched now are compiled and run bounds-checked.
 
     ``sycl.ext.set_bounds_check(True/False)`` decides; by default (``None``) the
-    environment variable ``PYSYCL_BOUNDS_CHECK`` does, read at every launch.
+    environment variable ``PYSYCL_BOUNDS_CHECK``, read when pysycl is imported (and
+    again by ``set_bounds_check(None)``).
     """
-    flag = _override[0]
-    if flag is not None:
-        return flag
-    v = _env_data.get(_env_key)
-    if v is None:
-        return False
-    v = v.decode(errors="replace") if isinstance(v, bytes) else v
-    return v.strip().lower() not in _FALSE
+    return mode[0]
 
 
 def set_enabled(flag: bool | None) -> None:
-    """Force bounds-checked mode on or off; ``None`` follows ``PYSYCL_BOUNDS_CHECK`` again."""
+    """Force bounds-checked mode on or off; ``None`` reads ``PYSYCL_BOUNDS_CHECK`` again."""
     if flag is not None and not isinstance(flag, bool):
         raise TypeError(f"set_bounds_check takes True, False or None, not {flag!r}")
-    _override[0] = flag
+    mode[0] = from_environment() if flag is None else flag
 
 
 # --------------------------------------------------------------- static check
@@ -178,45 +169,32 @@ def _reject(k: Kernel, location: str, site: str, g: tuple[int, ...],
 
 
 # -------------------------------------------------------- bounds-checked mode
+class AsyncTarget(Protocol):
+    """Where a launch's failure is reported: the submitting queue (its executor, device,
+    context and asynchronous errors)."""
+
+    executor: Any
+    async_handler: Any
+
+    def get_context(self) -> Any: ...
+    def get_device(self) -> Any: ...
+    def add_async_error(self, err: BaseException) -> None: ...
+    def throw_asynchronous(self) -> None: ...
+
+
 class Watch:
-    """One bounds-checked launch whose error buffer has not been inspected yet."""
+    """A launch whose error slot recorded a failure (a bounds violation or a failed assert),
+    read back and waiting for the synchronization point that reports it."""
 
-    __slots__ = ("buf", "codes", "host", "kernel", "kernel_ev", "linear", "location", "name",
-                 "ndim", "queue", "ranges", "read_ev", "storages", "submitted")
+    __slots__ = ("codes", "host", "kernel", "linear", "location", "name", "ndim", "queue",
+                 "ranges", "storages", "submitted")
 
-    def __init__(self, queue: _queue, kernel: Kernel, fn: types.FunctionType, name: str,
-                 location: str, values: list[Any], ranges: list[range_ | None], ndim: int,
-                 buf: cl.Buffer, host: np.ndarray,
-                 linear: tuple[int, ...] | None = None, submitted: str = "") -> None:
-        self.queue = queue
-        self.kernel = kernel
-        self.location = location
-        # The submitting program's code (a kernel compiled from another file serves it too);
-        # its code objects only: a watch must not keep the kernel's captures alive.
-        # (The same Kernel and code object -- identical, not equal: code objects of two
-        # files compare equal -- have the same helpers' code, which the Kernel's key holds.)
-        code = fn.__code__
-        known = kernel.codes.get(id(code))
-        if known is None or known[0] is not code:
-            known = kernel.codes[id(code)] = (code, kernel_codes(fn))
-        self.codes = known[1]
-        self.name = name  # the submitted kernel's (the cached kernel may be another's)
-        self.ranges = ranges
-        # The buffers it used (ids: a watch must not keep their memory alive).
-        self.storages = frozenset(id(v.coherence) for v, kind in
-                                  zip(values, kernel.arg_kinds, strict=False)
-                                  if kind is ArgKind.ACCESSOR)
-        self.ndim = ndim
-        self.buf = buf
+    def __init__(self, rec: tuple[Any, ...], host: np.ndarray) -> None:
+        """The failure of the launch :func:`record` described; ``host``: its slot's words."""
+        (self.queue, self.kernel, code, self.name, self.location, self.storages, self.ranges,
+         self.ndim, self.linear, self.submitted) = rec
+        self.codes = self.kernel.codes[id(code)][1]
         self.host = host
-        self.linear = linear  # a range launched as 1-D (reductions): the user's range
-        self.kernel_ev: cl.Event | None = None
-        self.read_ev: cl.Event | None = None
-        self.submitted = submitted  # the user's file:line of the submit (kernels with asserts)
-
-    def failed(self) -> bool:
-        """Whether the (read back) error buffer holds a bounds violation or a failed assert."""
-        return bool(self.host[0] or self.host[ASSERT_FLAG_INT])
 
     def error(self) -> exception | AssertionError:
         """A failed assert as ``AssertionError`` (a bounds violation too: in a note), else
@@ -261,80 +239,59 @@ class Watch:
             "was skipped: out-of-range loads give 0, stores and atomics change nothing.")
 
 
-#: Bounds-checked launches not reported yet, in launch order (empty: nothing to do).
+def codes_of(kernel: Kernel, fn: types.FunctionType) -> tuple[types.CodeType, ...]:
+    """The code objects the sites of ``kernel`` refer to when submitted as ``fn``, cached
+    in the kernel by code object.
+
+    The submitting program's code (a kernel compiled from another file serves it too);
+    its code objects only: a watch must not keep the kernel's captures alive. (The same
+    Kernel and code object -- identical, not equal: code objects of two files compare
+    equal -- have the same helpers' code, which the Kernel's key holds.)
+    """
+    code = fn.__code__
+    known = kernel.codes.get(id(code))
+    if known is None or known[0] is not code:
+        known = kernel.codes[id(code)] = (code, kernel_codes(fn))
+    return known[1]
+
+
+def record(queue: AsyncTarget, kernel: Kernel, fn: types.FunctionType, name: str,
+           location: str, values: list[Any], ranges: list[range_ | None], ndim: int,
+           submitted: str, linear: tuple[int, ...] | None = None) -> tuple[Any, ...]:
+    """What a failure of one launch reports, kept cheaply until its error slot is read
+    (then a :class:`Watch`): the buffers it used as ids, so that a record keeps neither
+    their memory nor the kernel's captures alive. ``submitted``: the user's ``file:line``
+    of the submit (kernels with asserts); ``linear``: the user's range of a range launched
+    as 1-D (reductions)."""
+    codes_of(kernel, fn)
+    acc = ArgKind.ACCESSOR
+    return (queue, kernel, fn.__code__, name, location,
+            tuple([id(v.coherence) for v, kind in zip(values, kernel.arg_kinds, strict=False)
+                   if kind is acc]), ranges, ndim, linear, submitted)
+
+
+#: Failed launches not reported yet, in the order they were read (empty: nothing to do).
 watching: list[Watch] = []
-_pool: dict[int, list[tuple[cl.Buffer, np.ndarray]]] = {}
-_ZEROS = np.zeros(BOUNDS_ERR_BYTES // 4, dtype=np.int32)
-_MAX_WATCHING = 256
 _lock = threading.Lock()  # queues may be used from several threads
 
 
-def error_buffer(x: ModuleType, ctx: context, clq: cl.CommandQueue
-                 ) -> tuple[cl.Buffer, np.ndarray]:
-    """A zeroed error buffer of context ``ctx`` and the host array it is read into."""
-    free = _pool.get(ctx.key)
-    if free:
-        return free.pop()
-    buf = x.alloc(ctx.native, BOUNDS_ERR_BYTES)
-    x.write(clq, buf, _ZEROS)
-    return buf, np.empty_like(_ZEROS)
-
-
-def forget_context(key: int) -> None:
-    """Context ``key`` is gone: its pooled error buffers go too (they hold its OpenCL context)."""
-    _pool.pop(key, None)
-
-
-def watch(x: ModuleType, w: Watch, clq: cl.CommandQueue, kernel_ev: cl.Event) -> None:
-    """Read ``w``'s error buffer back after ``kernel_ev`` (non-blocking) and keep it."""
-    w.kernel_ev = kernel_ev
-    w.read_ev = x.read(clq, w.host, w.buf, blocking=False)
+def keep_failed(ws: list[Watch]) -> None:
+    """Launches whose failure was read elsewhere (:mod:`pysycl._kernels.steps`): reported by
+    the next :func:`sync` that concerns them, in launch order with the others."""
     with _lock:
-        watching.append(w)
-        if len(watching) > _MAX_WATCHING:  # long without synchronization: inspect what is done
-            _inspect(x, None)
+        watching.extend(ws)
 
 
-def _inspect(x: ModuleType, clq: cl.CommandQueue | None) -> list[Watch]:
-    """Recycle finished clean launches; return the finished ones that found a violation.
-
-    Every launch on ``clq`` (a finished OpenCL queue, or None) has finished. The
-    violations stay in :data:`watching` until :func:`sync` reports them.
-    """
-    keep, bad = [], []
-    for w in watching:
-        if w.kernel_ev is None:  # already read: a violation waiting for a synchronization point
-            bad.append(w)
-            keep.append(w)
-        elif (clq is not None and w.queue.executor.native is clq) or x.status(w.kernel_ev) == x.COMPLETE:
-            x.wait([w.read_ev])  # right behind the kernel on its in-order queue
-            w.kernel_ev = w.read_ev = None
-            if w.failed():
-                bad.append(w)
-                keep.append(w)
-            else:  # clean: still all zeros, ready for another launch
-                _pool.setdefault(w.queue.get_context().key, []).append((w.buf, w.host))
-        elif x.status(w.kernel_ev) < 0:
-            continue  # the kernel failed: the wait that sees it raises that error
-        else:
-            keep.append(w)
-    watching[:] = keep
-    return bad
-
-
-def sync(clq: cl.CommandQueue | None = None, storage: Coherence | None = None) -> None:
-    """A synchronization point: report the first violation of the launches that finished.
+def sync(storage: Coherence | None = None) -> None:
+    """A synchronization point: report the first failure read so far.
 
     Args:
-        clq: an OpenCL queue known to be finished (``queue.wait``), or None.
         storage: a buffer's storage whose data the host is about to see (a
             ``host_accessor``, a write-back): only launches that used it report
             here, so another buffer's write-back is never skipped for them.
     """
-    from pysycl._backends.opencl import exec as x
-
     with _lock:
-        bad = _inspect(x, clq)
+        bad = list(watching)
         if storage is not None:
             bad = [w for w in bad if id(storage) in w.storages]
         if not bad:

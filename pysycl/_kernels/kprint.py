@@ -4,11 +4,11 @@ A kernel (or a helper it calls) that calls the builtin ``print`` captures it as
 a :class:`~pysycl._core.abi.PrintType` argument: each launch gets a fresh
 buffer of :data:`~pysycl._core.abi.PRINT_BUFFER_WORDS` words (layout in
 :class:`~pysycl._core.abi.PrintType`), into which every ``print`` call appends
-one record. The buffer is read back after the kernel (non-blocking) and its
-records are decoded and written to Python's ``sys.stdout`` -- so Jupyter cells
-and pytest's capture see them -- at the next synchronization point:
-``event.wait()``, ``queue.wait()``/``wait_and_throw()``, a buffer's write-back
-or a host accessor (docs/debugging.md). The buffers of a kernel's ``sycl.stream``
+one record. The buffer is read back after the kernel (non-blocking;
+:class:`pysycl._kernels.steps.PrintStep`) and its records are decoded and written to
+Python's ``sys.stdout`` -- so Jupyter cells and pytest's capture see them -- at the
+next synchronization point: ``event.wait()``, ``queue.wait()``/``wait_and_throw()``,
+a buffer's write-back or a host accessor (docs/debugging.md). The buffers of a kernel's ``sycl.stream``
 captures travel the same way (:mod:`pysycl._kernels.kstream` sizes and decodes them).
 """
 
@@ -18,20 +18,13 @@ import sys
 import threading
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from pysycl._core.abi import PRINT_BUFFER_WORDS, PRINT_FORMAT, PRINT_HEADER_WORDS, PRINT_STR, PrintType
 from pysycl._core.streamfmt import decode_number
 from pysycl._kernels import kstream as _kstream
-
-if TYPE_CHECKING:
-    from types import ModuleType
-
-    import pyopencl as cl
-
-    from pysycl._objects.context import context
 
 PRINT_TYPE = PrintType()
 
@@ -47,64 +40,49 @@ class PrintSlot:
 
 SLOT = PrintSlot()
 _lock = threading.Lock()
-#: Outputs not written yet, in launch order: (kernel event, read event, render() -> text).
-pending: list[tuple[Any, Any, Callable[[], str]]] = []
-#: A launch's output buffers: (host words, device buffer, render(host words) -> text).
-Output = tuple[np.ndarray, "cl.Buffer", Callable[[np.ndarray], str]]
+#: Outputs not written yet, in launch order: (kernel event, read event, render() -> text,
+#: the executor of both events).
+pending: list[tuple[Any, Any, Callable[[], str], Any]] = []
 
 
-def bind(x: ModuleType, ctx: context, clq: cl.CommandQueue, values: list[Any], name: str,
-         where: str) -> tuple[list[Any], list[Output]]:
-    """``values`` with the print slot and each ``sycl.stream`` replaced by a fresh buffer.
+def output_of(v: Any, name: str, where: str) -> tuple[np.ndarray, Callable[[np.ndarray], str]] | None:
+    """The host words of a launch's buffer for capture value ``v`` (the print slot or a
+    ``sycl.stream``; header filled) and how its words become text; None for other values.
 
-    The kernel and its helpers capture them separately; each object gets one buffer.
     ``name`` and ``where`` (``kernel NAME (file:line)``) name the kernel in notes.
     """
-    bound: list[Any] = []
-    outs: list[Output] = []
-    seen: dict[int, cl.Buffer] = {}
-    for v in values:
-        if id(v) in seen:
-            bound.append(seen[id(v)])
-            continue
-        if v is SLOT:
-            host = np.zeros(PRINT_BUFFER_WORDS, np.uint32)
-            host[1] = PRINT_BUFFER_WORDS - PRINT_HEADER_WORDS
-            render = partial(_print_text, name=name)
-        elif type(v) is _kstream.stream:
-            host = _kstream.launch_buffer(v)
-            render = partial(_kstream.decode, s=v, kernel=where)
-        else:
-            bound.append(v)
-            continue
-        buf = x.alloc(ctx.native, host.nbytes)
-        x.write(clq, buf, host[:PRINT_HEADER_WORDS])
-        bound.append(buf)
-        seen[id(v)] = buf
-        outs.append((host, buf, render))
-    return bound, outs
+    if v is SLOT:
+        host = np.zeros(PRINT_BUFFER_WORDS, np.uint32)
+        host[1] = PRINT_BUFFER_WORDS - PRINT_HEADER_WORDS
+        return host, partial(_print_text, name=name)
+    if type(v) is _kstream.stream:
+        return _kstream.launch_buffer(v), partial(_kstream.decode, s=v, kernel=where)
+    return None
 
 
-def watch(x: ModuleType, clq: cl.CommandQueue, ev: cl.Event, outs: list[Output]) -> None:
-    """Read the buffers back after ``ev`` (non-blocking); their text waits for a sync point."""
-    reads = [(x.read(clq, host, buf, blocking=False), host, render) for host, buf, render in outs]
+def add_pending(ex: Any, ev: Any, reads: list[tuple[Any, np.ndarray, Callable[[np.ndarray], str]]]
+                ) -> None:
+    """Outputs of a launch (``ev``, of executor ``ex``): ``(read event, host words,
+    render)`` each, written at the next synchronization point."""
     with _lock:
-        pending.extend((ev, read, partial(render, host)) for read, host, render in reads)
+        pending.extend((ev, read, partial(render, host), ex) for read, host, render in reads)
 
 
 def flush() -> None:
     """Write the output of every finished printing launch to ``sys.stdout``, in launch order."""
-    from pysycl._backends.opencl import exec as x
-
     with _lock:
         done = []
         for p in pending:
-            if x.status(p[0]) != x.COMPLETE:
+            try:
+                finished = p[3].status(p[0]) == "complete"
+            except Exception:  # the kernel failed: its output never comes
+                finished = False
+            if not finished:
                 break  # keep launch order: a later launch waits for this one
             done.append(p)
         del pending[:len(done)]
-    for _, read, render in done:
-        x.wait([read])
+    for _, read, render, ex in done:
+        ex.wait_event(read)
         text = render()
         if text:
             sys.stdout.write(text)

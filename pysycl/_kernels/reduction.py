@@ -35,6 +35,7 @@ from pysycl._core.abi import (
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import args as _args
 from pysycl._kernels import bounds as _bounds
+from pysycl._kernels import steps as _steps
 from pysycl._kernels.cache import Kernel, kernels, target_of
 from pysycl._kernels.captures import capture_values, captures_of
 from pysycl._kernels.digest import hash_static, stable_digest
@@ -547,6 +548,7 @@ def prepare(q: queue, h: handler,
     inflight = q.executor.inflight if k.has_pointer else None
     last = len(reds) - 1
     site = submit_site() if k.asserts else ""
+    slot = _steps.error_slot(q.executor, k, ctx.key) if checked or k.asserts else None
 
     def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event | None:
         ev = None
@@ -555,14 +557,13 @@ def prepare(q: queue, h: handler,
             args.extend(extra)
             for r, p in zip(reds, parts, strict=True):
                 args.extend((r.identity, p, x.local_memory(wg * r.dtype.itemsize)))
-            if checked or k.asserts:
-                buf, host = _bounds.error_buffer(x, ctx, clq)
-                args.append(buf)
+            if slot is not None:
+                args.append(slot.arg)
             ev = x.launch(clq, clk, gsize, lsize, args, wait_for)
-            if checked or k.asserts:
-                _bounds.watch(x, _bounds.Watch(q, k, fn, cmd.name or fn.__qualname__,
-                                               info.location, values, ranges, ndim, buf, host,
-                                               tuple(extra) or None, site), clq, ev)
+            if slot is not None:
+                slot.add(ev, _bounds.record(q, k, fn, cmd.name or fn.__qualname__,
+                                            info.location, values, ranges, ndim, site,
+                                            tuple(extra) or None))
             wait_for = None
         for i, (r, p, fk, fclk, flim) in enumerate(zip(reds, parts, finals, fclks, flims,
                                                        strict=True)):

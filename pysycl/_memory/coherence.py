@@ -21,7 +21,7 @@ and a device.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -34,20 +34,6 @@ if TYPE_CHECKING:
 #: The key of the host copy in ``Coherence.valid`` (device copies are keyed by their
 #: executors' ``key``: the context's, or (context, device) in a context of several devices).
 HOST = "host"
-
-
-class _Hooks:
-    """Calls a higher layer installs.
-
-    ``before_host_sees``: called with a :class:`Coherence` right before the host
-    sees its data while bounds-checked launches may be in flight (installed by
-    the OpenCL backend; ``None`` until then).
-    """
-
-    before_host_sees: Callable[[Coherence], None] | None = None
-
-
-hooks = _Hooks()
 
 
 def _order(dep: Executor, ev: Any, key: Hashable, wait_for: list[Any]) -> None:
@@ -111,8 +97,14 @@ class Coherence:
         self._wait(writes=True)
         self.reads.clear()
         self.last_write = None
-        if hooks.before_host_sees is not None:
-            hooks.before_host_sees(self)
+        self._before_host_sees()
+
+    def _before_host_sees(self) -> None:
+        """The host is about to see the data: the executors that used it report what their
+        launches left for this point (``Executor.before_host_sees``: kernel output,
+        failed asserts, bounds violations)."""
+        for ex in self.queue_of.values():
+            ex.before_host_sees(self)
 
     def sync_to_host(self) -> None:
         """Make the host copy current (a blocking read from a device holding the data)."""
@@ -136,8 +128,7 @@ class Coherence:
             self.wait_all()
         else:
             self._wait(writes=False)  # the last writer
-            if hooks.before_host_sees is not None:
-                hooks.before_host_sees(self)
+            self._before_host_sees()
         if not no_init:
             self.sync_to_host()
         if writes:

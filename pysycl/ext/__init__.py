@@ -81,7 +81,8 @@ def set_bounds_check(enabled: bool | None) -> None:
     on the device and the first out-of-range one is reported as
     ``sycl.exception(errc.kernel)`` at the next synchronization point
     (docs/debugging.md). ``None`` (the default) leaves the choice to the
-    environment variable ``PYSYCL_BOUNDS_CHECK``.
+    environment variable ``PYSYCL_BOUNDS_CHECK``, read when pysycl is imported and
+    again by this call.
 
     Raises:
         TypeError: ``enabled`` is not True, False or None.

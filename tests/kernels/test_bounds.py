@@ -5,6 +5,7 @@ Cases that corrupt memory without a check only ever run in a child process.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -412,17 +413,37 @@ def test_bounds_checked_kernel_survives_the_disk_cache(kq: sycl.queue, checked: 
     assert s["disk_hits"] == 1 and s["compiles"] == 0, s
 
 
-def test_bounds_check_environment_variable_is_read_at_launch(
+def test_bounds_check_environment_variable_is_read_at_import() -> None:
+    code = """
+        import pysycl as sycl
+        print(sycl.ext.bounds_check_enabled())
+        sycl.ext.set_bounds_check(False)
+        print(sycl.ext.bounds_check_enabled())
+        sycl.ext.set_bounds_check(None)   # the environment again
+        print(sycl.ext.bounds_check_enabled())
+    """
+    env = {**os.environ, "PYSYCL_BOUNDS_CHECK": "1"}
+    p = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                       text=True, timeout=300, env=env)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["True", "False", "True"]
+
+
+def test_setting_the_environment_variable_later_changes_nothing_until_set_bounds_check(
         kq: sycl.queue, monkeypatch: pytest.MonkeyPatch) -> None:
     x = np.arange(4, dtype=F32)
+    was = sycl.ext.bounds_check_enabled()
     monkeypatch.setenv("PYSYCL_BOUNDS_CHECK", "1")
-    assert sycl.ext.bounds_check_enabled()
+    assert sycl.ext.bounds_check_enabled() is was  # read at import, not per launch
+    sycl.ext.set_bounds_check(None)  # reads it again
     try:
+        assert sycl.ext.bounds_check_enabled()
         with pytest.raises(sycl.exception, match="bounds-checked mode"):
             _shifted_copy(kq, x, 2)
     finally:
         _bounds.watching.clear()
-    monkeypatch.setenv("PYSYCL_BOUNDS_CHECK", "0")
+        monkeypatch.setenv("PYSYCL_BOUNDS_CHECK", "0")
+        sycl.ext.set_bounds_check(None)
     assert not sycl.ext.bounds_check_enabled()
     with pytest.raises(TypeError):
         sycl.ext.set_bounds_check("yes")  # type: ignore[arg-type]

@@ -113,8 +113,9 @@ def test_one_local_accessor_under_two_names_is_one_memory(any_kernel_queue: sycl
 
 
 def test_in_bounds_checked_mode_the_helper_shares_memory_and_its_slot(
-        kq: sycl.queue, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYSYCL_BOUNDS_CHECK", "1")
+        kq: sycl.queue, request: pytest.FixtureRequest) -> None:
+    sycl.ext.set_bounds_check(True)
+    request.addfinalizer(lambda: sycl.ext.set_bounds_check(None))
     test_a_helper_capturing_the_kernels_local_accessor_reads_what_the_kernel_wrote(kq)
 
     def kernel_of(o, tmp, other):  # type: ignore[no-untyped-def]

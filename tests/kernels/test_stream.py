@@ -413,7 +413,7 @@ def test_decode_of_a_hand_made_buffer() -> None:
 
 
 def test_reductions_and_bounds_checked_mode_do_not_take_streams_yet(
-        kq: sycl.queue, monkeypatch: pytest.MonkeyPatch) -> None:
+        kq: sycl.queue, request: pytest.FixtureRequest) -> None:
     total = np.zeros(1, np.int32)
     with sycl.buffer(total) as T:
         def cg(h: sycl.handler) -> None:
@@ -424,7 +424,8 @@ def test_reductions_and_bounds_checked_mode_do_not_take_streams_yet(
         with pytest.raises(sycl.exception, match=r"sycl\.stream in kernels with reductions") as e:
             kq.submit(cg)
         assert e.value.code() == sycl.errc.feature_not_supported
-    monkeypatch.setenv("PYSYCL_BOUNDS_CHECK", "1")
+    sycl.ext.set_bounds_check(True)
+    request.addfinalizer(lambda: sycl.ext.set_bounds_check(None))
 
     def cg2(h: sycl.handler) -> None:
         out = sycl.stream(64, 64, h)

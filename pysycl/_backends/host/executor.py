@@ -118,6 +118,18 @@ class HostExecutor:
     def alloc(self, nbytes: int) -> np.ndarray:
         return np.zeros(max(int(nbytes), 1), np.uint8)
 
+    def read_back(self, host: np.ndarray, mem: np.ndarray, after: None) -> None:
+        self.read(host, mem, None)  # done at once: no native event
+
+    def alloc_visible(self, nbytes: int) -> None:
+        return None  # its kernels run in the interpreter: no launch steps
+
+    def settle(self, finished: bool = False) -> None:
+        pass  # nothing is left for a synchronization point
+
+    def before_host_sees(self, st: object) -> None:
+        pass  # its kernels report at once
+
     def write(self, mem: np.ndarray, host: np.ndarray, wait_for: Sequence[None] | None) -> None:
         src = np.ascontiguousarray(host).reshape(-1).view(np.uint8)
         mem[:src.size] = src

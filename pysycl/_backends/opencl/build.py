@@ -36,8 +36,8 @@ from pysycl._backends.opencl import programs as clp
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.first_use import first_use
 from pysycl._kernels import bincache as _bincache
-from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import specconst as _specconst
+from pysycl._kernels import steps as _steps
 from pysycl._kernels.cache import check_device, kernels
 from pysycl._kernels.ptx_bounds import launch_bound, with_launch_bound
 from pysycl._objects.info import _device_info
@@ -152,7 +152,7 @@ class ProgramCache:
             ids = {id(c) for c in dropped}
             for lkey in [lk for lk in self._limits if lk[1] in ids]:
                 self._limits.pop(lkey, None)
-        _bounds.forget_context(key)
+        _steps.forget_context(key)
         if dropped:
             _log.debug("context %#x is gone: dropped %d built kernels", key, len(dropped))
 

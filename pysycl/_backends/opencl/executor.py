@@ -46,6 +46,7 @@ from pysycl._commands.host_task import run_host_task
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import kprint as _kprint
+from pysycl._kernels import steps as _steps
 from pysycl._kernels.signature import check_kernel
 from pysycl._memory import coherence
 from pysycl._memory.accessor import accessor
@@ -71,16 +72,6 @@ _NO_MEMORY = (-4, -5)
 _WHERE = {"range": (1, "parallel_for over a range", "range"),
           "nd_range": (1, "parallel_for over a nd_range", "nd_range"),
           "single_task": (0, "single_task", "single_task")}
-
-
-def _before_host_sees(st: coherence.Coherence) -> None:
-    if _kprint.pending:  # the kernels that wrote st may have printed
-        _kprint.flush()
-    if _bounds.watching:  # bounds-checked kernels that used st: report before the host sees it
-        _bounds.sync(storage=st)
-
-
-coherence.hooks.before_host_sees = _before_host_sees
 
 
 class OpenCLEvents:
@@ -135,6 +126,14 @@ class OpenCLEvents:
             if lock.acquire(False):
                 drop_through(d, native)  # its first case: the newest was waited for
                 lock.release()
+
+    def settle(self, finished: bool = False) -> None:
+        _steps.settle(self.native if finished else None)
+
+    def before_host_sees(self, st: coherence.Coherence) -> None:
+        # the kernels that wrote st may have printed, failed an assert or gone out of bounds
+        if _steps.active or _kprint.pending or _bounds.watching:
+            _steps.settle(storage=st)
 
     def status(self, native: cl.Event) -> str:
         st = x.status(native)
@@ -270,15 +269,23 @@ class OpenCLExecutor(OpenCLEvents):
             x.finish(self.native, last)
         if last is not None:
             self.quick = shape if _now() - self.since < QUICK_S else None
-        if _kprint.pending:  # kernels that printed: their output, in launch order
-            _kprint.flush()
-        if _bounds.watching:  # bounds-checked launches: report violations
-            _bounds.sync(self.native)
+        if _steps.active or _kprint.pending or _bounds.watching:
+            _steps.settle(self.native)  # launch steps: output, failed asserts, violations
         if held is not None:
             forget_until(self, held)
 
     def read(self, host: np.ndarray, mem: cl.Buffer, wait_for: Sequence[cl.Event] | None) -> None:
         x.read(self.native, host, mem, wait_for=wait_for, blocking=True)
+
+    def read_back(self, host: np.ndarray, mem: cl.Buffer, after: cl.Event) -> cl.Event:
+        return x.read(self.native, host, mem, wait_for=[after], blocking=False)
+
+    def alloc_visible(self, nbytes: int) -> tuple[_usm.SVMMemory, cl.SVM, np.ndarray] | None:
+        caps = _usm.svm_caps(self.device.native)
+        if not caps & _usm.FINE:
+            return None  # no fine-grained buffer SVM: a buffer, read at the synchronization point
+        mem = _usm.SVMMemory(self.cl_context, caps, "host", nbytes, 128)
+        return mem, mem.kernel_arg(0), mem.host_bytes(nbytes)
 
     def alloc(self, nbytes: int) -> cl.Buffer:
         try:
@@ -444,10 +451,10 @@ def _copy(ex: OpenCLExecutor, cmd: CopyCommand, wait_for: list[cl.Event]) -> cl.
         segs = src.segments()
         if len(segs) == 1 and dst.flags.c_contiguous and dst.dtype == src.dtype:
             off, n = segs[0]
-            if _bounds.watching:  # bounds-checked launches: report before results reach the host
+            if _steps.active or _bounds.watching:  # failed launches: report before the host sees
                 x.wait([e for e in wait_for if e is not None])
                 x.finish(clq)
-                _bounds.sync(clq, src.coherence)
+                _steps.settle(clq, src.coherence)
             return x.read(clq, dst.reshape(-1)[:n], src.coherence.dev[key],
                           off * src.dtype.itemsize, wait_for=wait_for or None, blocking=True)
         raise exception(errc.invalid, "copy(accessor, array): the destination must be a "

@@ -85,6 +85,11 @@ class SVMMemory:
         """The kernel argument of a pointer ``byte_offset`` bytes into this allocation."""
         return at(self.address + byte_offset)
 
+    def host_bytes(self, nbytes: int) -> np.ndarray:
+        """The first ``nbytes`` as a numpy array (fine-grained: the host's own view; the
+        array does not keep this allocation alive)."""
+        return np.asarray(_At(self.address, nbytes))
+
     def release(self) -> None:
         self.mem.release()
 
