@@ -250,14 +250,19 @@ def _checked_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType,
     inflight = ex.inflight if k.has_pointer else None  # the pointers live until it completes
     bound = ex.last_args(k)
     shape = (clk, gsize, lsize)  # what the executor learns quick waits by
-    slot = _steps.error_slot(ex, k, ex.context.key)
+    ctx_key = ex.context.key
 
     def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
         if 0 in gsize:
             return x.marker(clq, wait_for=wait_for)
         args = flat_args(values, kinds, key)
+        slot = _steps.error_slot(ex, k, ctx_key, w)
         args.append(slot.arg)
-        ev = x.launch(clq, clk, gsize, lsize, args, wait_for, bound, inflight, values)
+        try:
+            ev = x.launch(clq, clk, gsize, lsize, args, wait_for, bound, inflight, values)
+        except BaseException:
+            slot.release()
+            raise
         slot.add(ev, w)
         ex.shape = shape
         return ev
@@ -299,10 +304,15 @@ def _print_launch(q: queue, k: Kernel, info: CodeInfo, fn: types.FunctionType,
             return x.marker(clq, wait_for=wait_for)
         bound, outs = step.before(values)
         args = flat_args(bound, kinds, key)
-        slot = _steps.error_slot(ex, k, ctx.key) if w is not None else None
+        slot = _steps.error_slot(ex, k, ctx.key, w) if w is not None else None
         if slot is not None:
             args.append(slot.arg)
-        ev = x.launch(clq, clk, gsize, lsize, args, wait_for, None, inflight, values)
+        try:
+            ev = x.launch(clq, clk, gsize, lsize, args, wait_for, None, inflight, values)
+        except BaseException:
+            if slot is not None:
+                slot.release()
+            raise
         step.after(ev, outs)
         if slot is not None:
             slot.add(ev, w)

@@ -548,7 +548,9 @@ def prepare(q: queue, h: handler,
     inflight = q.executor.inflight if k.has_pointer else None
     last = len(reds) - 1
     site = submit_site() if k.asserts else ""
-    slot = _steps.error_slot(q.executor, k, ctx.key) if checked or k.asserts else None
+    record = (_bounds.record(q, k, fn, cmd.name or fn.__qualname__, info.location, values,
+                             ranges, ndim, site, tuple(extra) or None)
+              if checked or k.asserts else None)
 
     def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event | None:
         ev = None
@@ -557,13 +559,17 @@ def prepare(q: queue, h: handler,
             args.extend(extra)
             for r, p in zip(reds, parts, strict=True):
                 args.extend((r.identity, p, x.local_memory(wg * r.dtype.itemsize)))
+            slot = _steps.error_slot(q.executor, k, ctx.key, record) if record else None
             if slot is not None:
                 args.append(slot.arg)
-            ev = x.launch(clq, clk, gsize, lsize, args, wait_for)
+            try:
+                ev = x.launch(clq, clk, gsize, lsize, args, wait_for)
+            except BaseException:
+                if slot is not None:
+                    slot.release()
+                raise
             if slot is not None:
-                slot.add(ev, _bounds.record(q, k, fn, cmd.name or fn.__qualname__,
-                                            info.location, values, ranges, ndim, site,
-                                            tuple(extra) or None))
+                slot.add(ev, record)
             wait_for = None
         for i, (r, p, fk, fclk, flim) in enumerate(zip(reds, parts, finals, fclks, flims,
                                                        strict=True)):

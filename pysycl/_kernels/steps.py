@@ -17,11 +17,13 @@ to the slot. Where the device has memory the host sees with no copy
 launches completed; elsewhere one blocking read at the synchronization point. A slot
 that reported is zeroed (or, with launches still running on it, replaced) only then.
 
-The launches of one kernel since the last synchronization point share its slot: the
-device records the first failing work-item of all of them (``atomic_cmpxchg`` on the
-flag) and counts the failing work-items of all of them; the report names the first
-of those launches (the launch details -- name, submit site, accessor ranges -- of
-launches of one kernel from one place are the same).
+Launches share a slot only when a failure of either would report the same thing -- the
+same queue, submit site, buffers and accessor ranges (the launch's record,
+:func:`pysycl._kernels.bounds.record`): the device records the first failing work-item
+of all of them (``atomic_cmpxchg`` on the flag) and counts the failing work-items of
+all of them, and the report names what they have in common. A launch with another
+record takes another slot of its kernel (a free one, whose launches were all read, or
+a new one), so a report never names a launch the failure did not come from.
 
 :func:`settle` is the synchronization point's half: the executors' ``wait`` and
 ``event.wait`` call it when :data:`active` is not empty (one truth test on the hot path).
@@ -67,11 +69,14 @@ class ErrorSlot:
     contexts can go).
     """
 
-    __slots__ = ("arg", "host", "launches", "listed", "mem", "retired", "visible", "words")
+    __slots__ = ("arg", "host", "launches", "listed", "mem", "owner", "reserved", "retired",
+                 "visible", "words")
 
     def __init__(self, ex: MemoryExecutor) -> None:
         self.launches: list[tuple[Any, tuple[Any, ...]]] = []
         self.listed = False  # in :data:`active` (changed under the lock)
+        self.owner: tuple[Any, ...] | None = None  # the record its launches report
+        self.reserved = 0  # launches between error_slot and add (changed under the lock)
         self.retired: list[Any] = []  # memory replaced while launches still used it
         self._fresh(ex)
 
@@ -94,15 +99,19 @@ class ErrorSlot:
         """Record a launch that used this slot (``ev``: its native event; ``w``: what its
         failure reports, :func:`pysycl._kernels.bounds.record`)."""
         launches = self.launches
-        launches.append((ev, w))
-        if not self.listed:  # (settle unlists a slot before it looks at its launches)
-            with _lock:
-                if not self.listed:
-                    self.listed = True
-                    active.append(self)
-        elif len(launches) > _MAX_LAUNCHES:  # long without synchronization: hold fewer events
-            with _lock:
+        with _lock:
+            launches.append((ev, w))
+            self.reserved -= 1
+            if not self.listed:  # (settle unlists a slot before it looks at its launches)
+                self.listed = True
+                active.append(self)
+            elif len(launches) > _MAX_LAUNCHES:  # long without synchronization: fewer events
                 self._compress()
+
+    def release(self) -> None:
+        """A launch that took this slot (:func:`error_slot`) was not enqueued after all."""
+        with _lock:
+            self.reserved -= 1
 
     def _compress(self) -> None:
         """Keep the first launch (whose record a failure reports) and each queue's newest
@@ -205,18 +214,35 @@ class PrintStep:
 
 #: Slots with launches not inspected yet (empty: nothing to do at a synchronization point).
 active: list[ErrorSlot] = []
-#: (kernel id, context key) -> (the kernel, its slot).
-_slots: dict[tuple[int, Any], tuple[Any, ErrorSlot]] = {}
+#: (kernel id, context key) -> (the kernel, its slots).
+_slots: dict[tuple[int, Any], tuple[Any, list[ErrorSlot]]] = {}
 
 
-def error_slot(ex: MemoryExecutor, kernel: Any, context_key: Any) -> ErrorSlot:
-    """The persistent error slot of ``kernel`` in the context of ``ex``."""
+def error_slot(ex: MemoryExecutor, kernel: Any, context_key: Any,
+               record: tuple[Any, ...]) -> ErrorSlot:
+    """A persistent error slot of ``kernel`` in the context of ``ex`` for a launch whose
+    failure reports ``record``: the slot of the launches with the same record, else a free
+    one (no launch unread or about to be added), else a new one. The launch then calls
+    the slot's :meth:`~ErrorSlot.add` (or :meth:`~ErrorSlot.release` if it was not
+    enqueued)."""
     key = (id(kernel), context_key)
-    got = _slots.get(key)
-    if got is not None and got[0] is kernel:
-        return got[1]
-    slot = ErrorSlot(ex)
-    _slots[key] = (kernel, slot)
+    with _lock:
+        got = _slots.get(key)
+        if got is None or got[0] is not kernel:
+            got = _slots[key] = (kernel, [])
+        free = None
+        for slot in got[1]:
+            if slot.owner == record:
+                break
+            if free is None and not slot.launches and not slot.reserved:
+                free = slot
+        else:
+            if free is None:
+                free = ErrorSlot(ex)
+                got[1].append(free)
+            slot = free
+            slot.owner = record
+        slot.reserved += 1
     return slot
 
 

@@ -45,7 +45,7 @@ def _launch(q: sycl.queue, buf: sycl.buffer, limit: int) -> sycl.event:
 
 
 def _slot() -> steps.ErrorSlot:
-    (slot,) = [s for _, s in steps._slots.values()]
+    (slot,) = [s for _, pool in steps._slots.values() for s in pool]
     return slot
 
 
@@ -100,3 +100,22 @@ def test_a_host_accessor_reports_only_for_the_buffers_the_kernel_used(kq: sycl.q
     assert list(np.asarray(sycl.host_accessor(other))) == [3] * 8
     with pytest.raises(AssertionError, match="8 work-items failed"):
         sycl.host_accessor(used)
+
+
+def test_a_launch_with_other_buffers_takes_a_slot_of_its_own(kq: sycl.queue,
+                                                              slot_kind: str) -> None:
+    """One kernel, two buffers, no synchronization between: the failure is the second
+    launch's, so the second buffer's host accessor reports it (a shared slot would have
+    named the first launch and its buffer), and the first buffer's results are clean."""
+    first = sycl.buffer(np.zeros(8, np.int32))
+    second = sycl.buffer(np.arange(8, dtype=np.int32))
+    _launch(kq, first, 100)
+    _launch(kq, second, 4)  # a[i] = i: items 4..7 fail
+    (pool,) = [p for _, p in steps._slots.values()]
+    assert len(pool) == 2 and pool[0].owner != pool[1].owner
+    with pytest.raises(AssertionError, match=r"(?s)a\[[4-7]\] = [4-7] -- .*4 work-items failed"):
+        sycl.host_accessor(second)
+    assert list(np.asarray(sycl.host_accessor(first))) == [1] * 8
+    kq.wait()  # reported once
+    _launch(kq, first, 100).wait()  # a clean launch reuses a slot: no third one
+    assert len([s for _, p in steps._slots.values() for s in p]) == 2
