@@ -20,15 +20,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pysycl._core.backend import backend
 from pysycl._core.exceptions import errc, exception
 
-if TYPE_CHECKING:  # annotations only: this module must stay below everything it names
+if TYPE_CHECKING:  # annotations only: low-layer types, never the objects above
     import numpy as np
 
-    from pysycl._commands.event import event
-    from pysycl._commands.handler import handler
-    from pysycl._commands.queue import queue
-    from pysycl._objects.context import context
-    from pysycl._objects.device import device
-    from pysycl._objects.platform import platform
+    from pysycl._core.launch_types import ContextRef, DeviceRef, Submission
 
 
 class Executor(Protocol):
@@ -47,8 +42,13 @@ class Executor(Protocol):
     native: Any
     key: Hashable
 
-    def submit(self, q: queue, h: handler) -> event:
-        """Run the command recorded in handler ``h`` of queue ``q``; return its ``sycl.event``."""
+    def submit(self, sub: Submission) -> Any:
+        """Run the command a handler recorded (``handler.submission()``); return its native
+        event (None: complete, or nothing to wait for). The queue makes the ``sycl.event``.
+
+        A dependency in ``sub.waits`` of another backend or context is waited for on the
+        host; one of this executor's context goes into the command's wait list.
+        """
         ...
 
     def wait(self) -> None:
@@ -196,15 +196,15 @@ class Backend(Protocol):
     #: its programs for kernel bundles (None: a backend that runs no device code)
     programs: Programs | None
 
-    def platforms(self) -> list[platform]:
+    def platforms(self) -> list[Any]:
         """This backend's ``sycl.platform`` objects that have devices, in enumeration order."""
         ...
 
-    def executor(self, ctx: context, dev: device, *, profiling: bool) -> Executor:
+    def executor(self, ctx: ContextRef, dev: DeviceRef, *, profiling: bool) -> Executor:
         """A new executor for a queue on device ``dev`` in context ``ctx``."""
         ...
 
-    def usm_alloc(self, ctx: context, dev: device | None, kind: str, nbytes: int,
+    def usm_alloc(self, ctx: ContextRef, dev: DeviceRef | None, kind: str, nbytes: int,
                   alignment: int) -> Any:
         """A USM allocation (``kind``: ``"device"``, ``"host"``, ``"shared"``) of ``nbytes``.
 
@@ -217,7 +217,7 @@ class Backend(Protocol):
         """Host memory ``owner`` as an allocation's native side (never released by pysycl)."""
         ...
 
-    def usm_table(self, arr: np.ndarray, ctx: context) -> Any:
+    def usm_table(self, arr: np.ndarray, ctx: ContextRef) -> Any:
         """A read-only device copy of the C-contiguous host array ``arr``, made now
         (a lookup table, :mod:`pysycl._memory.tables`), as an allocation's native side."""
         ...

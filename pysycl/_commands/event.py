@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pysycl import property as _prop
 from pysycl._core.backend import backend
@@ -15,10 +15,7 @@ from pysycl._objects.display import Rows, table
 from pysycl._objects.info import info
 
 if TYPE_CHECKING:
-    import pyopencl as cl
-
     from pysycl._backends.base import Executor
-    from pysycl._backends.opencl.executor import OpenCLEvents
     from pysycl._commands.queue import queue as _queue
     from pysycl._objects.info import _event_info, _event_profiling, event_command_status
 
@@ -33,17 +30,20 @@ class event:  # noqa: N801 - the spec's spelling
     __slots__ = ("_cl", "_deps", "_exec", "_first", "_queue")
 
     def __init__(self) -> None:
-        self._cl: cl.Event | None = None     # the command's last pyopencl.Event (None: on the host)
-        self._first: cl.Event | None = None  # its first pyopencl.Event (for command_start)
+        self._cl: Any = None     # the command's last native event (None: done on the host)
+        self._first: Any = None  # its first native event (for command_start)
         self._queue: _queue | None = None    # the pysycl.queue that made it
-        # what waits for and reports on ``_cl`` (the queue's executor)
-        self._exec: Executor | OpenCLEvents | None = None
+        # what waits for and reports on ``_cl`` (the queue's executor; a backend's native
+        # event operations for an interop event)
+        self._exec: Executor | None = None
         self._deps: tuple[event, ...] = ()
 
     @classmethod
-    def _make(cls, q: _queue | None, cl_event: cl.Event | None, first: cl.Event | None = None,
-              deps: Sequence[event] = (), ops: OpenCLEvents | None = None) -> event:
-        """An event of queue ``q`` (or, with ``q`` None, of native-event operations ``ops``)."""
+    def _make(cls, q: _queue | None, cl_event: Any, first: Any = None,
+              deps: Sequence[event] = (), ops: Executor | None = None) -> event:
+        """An event of queue ``q`` for its executor's native event ``cl_event`` (None: done
+        on the host) -- or, with ``q`` None, of the native-event operations ``ops`` (the
+        event half of an ``Executor``: ``wait_event``, ``status``, ``profile``)."""
         self = cls.__new__(cls)
         self._cl = cl_event
         self._first = first if first is not None else cl_event
@@ -79,7 +79,7 @@ class event:  # noqa: N801 - the spec's spelling
             e.wait_and_throw()
 
     @property
-    def native(self) -> cl.Event | None:
+    def native(self) -> Any:
         """The backend's event of the command's last operation (None: complete on the host)."""
         return self._cl
 
@@ -162,3 +162,11 @@ class event:  # noqa: N801 - the spec's spelling
 
     def __repr__(self) -> str:
         return "sycl.event(complete)" if self._cl is None else f"sycl.event({self._cl!r})"
+
+
+def waits_of(deps: Sequence[event], q: _queue) -> tuple[tuple[Any, Executor], ...]:
+    """``Submission.waits`` of a command of queue ``q`` that follows events ``deps``: each
+    one's ``(native event, executor)``, leaving out events done on the host and ``q``'s own
+    (its executor runs them in order)."""
+    return tuple([(e._cl, e._exec) for e in deps  # type: ignore[misc]
+                  if e._cl is not None and e._queue is not q])

@@ -26,9 +26,10 @@ from pysycl._commands.commands import (
     USMCopyCommand,
     USMFillCommand,
 )
-from pysycl._commands.event import event
+from pysycl._commands.event import event, waits_of
 from pysycl._commands.host_task import takes_interop_handle
 from pysycl._core.exceptions import errc, exception
+from pysycl._core.launch_types import Submission
 from pysycl._kernels.signature import check_kernel as _check_kernel
 from pysycl._memory import tables as _tables
 from pysycl._memory.accessor import accessor
@@ -69,6 +70,15 @@ class handler:  # noqa: N801 - the spec's spelling
         self.kernel_bundle: kernel_bundle | None = None
         self.kernel_args: dict[int, accessor | local_accessor | np.generic | complex] | None = None
         self.specialization_values: dict[specialization_id, np.generic] | None = None
+
+    def submission(self) -> Submission:
+        """What the command-group function recorded, for ``Executor.submit`` (pysycl's own:
+        the queue calls it once the function returned)."""
+        q = self._queue
+        deps = self.dependencies
+        return Submission(self.command, self.requirements, waits_of(deps, q) if deps else (),
+                          self.kernel_bundle, self.specialization_values, self.kernel_args,
+                          q._ctx.key, self, q)
 
     # ---------------------------------------------------------- requirements
     def release(self) -> None:

@@ -10,17 +10,15 @@ writes there through a write accessor is the buffer's current data afterwards.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pysycl._commands.event import event
 from pysycl._core.backend import backend as _backend
 from pysycl._core.exceptions import errc, exception
 from pysycl._memory.accessor import accessor, host_view, target
 
 if TYPE_CHECKING:
     from pysycl._commands.commands import HostTaskCommand
-    from pysycl._commands.handler import handler
     from pysycl._commands.queue import queue
 
 _REQUIRED = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -58,7 +56,7 @@ class interop_handle:  # noqa: N801 - the spec's spelling
 
     __slots__ = ("_live", "_mems", "_queue", "_reqs")
 
-    def __init__(self, q: queue, mems: dict[accessor, Any] | None, reqs: list[accessor]) -> None:
+    def __init__(self, q: queue, mems: dict[accessor, Any] | None, reqs: Sequence[accessor]) -> None:
         self._queue = q
         self._mems = mems  # device accessor -> native memory; None: the backend has none
         self._reqs = reqs
@@ -122,8 +120,10 @@ class interop_handle:  # noqa: N801 - the spec's spelling
         return f"sycl.interop_handle(backend={self.get_backend()!r})"
 
 
-def run_host_task(q: queue, h: handler, cmd: HostTaskCommand, native_memory: bool = False) -> event:
-    """Run ``cmd`` once the queue's earlier commands are done (the caller waited for the rest).
+def run_host_task(q: queue, reqs: Sequence[accessor], cmd: HostTaskCommand,
+                  native_memory: bool = False) -> None:
+    """Run ``cmd`` of a command group requiring ``reqs`` once the queue's earlier commands are
+    done (the caller waited for the rest); it is complete when this returns.
 
     Its accessors see the host copies, except the device accessors of a task taking an
     ``interop_handle`` on a backend with native memory (``native_memory``): those get
@@ -131,7 +131,6 @@ def run_host_task(q: queue, h: handler, cmd: HostTaskCommand, native_memory: boo
     exception is an asynchronous error of ``q``.
     """
     q.wait()  # in-order semantics for the queue's earlier commands
-    reqs = h.requirements
     mems = _native_memory(q, reqs) if cmd.interop and native_memory else None
     for acc in reqs:
         if mems is None or acc.target is target.host_task:
@@ -152,10 +151,9 @@ def run_host_task(q: queue, h: handler, cmd: HostTaskCommand, native_memory: boo
             ih._live = False
         if mems is not None:
             _native_done(q, mems)
-    return event._make(q, None, deps=h.dependencies)
 
 
-def _native_memory(q: queue, reqs: list[accessor]) -> dict[accessor, Any]:
+def _native_memory(q: queue, reqs: Sequence[accessor]) -> dict[accessor, Any]:
     """The native memory of each device accessor in ``q``'s context, holding the current
     data once this returns (uploads and other queues' commands on it completed)."""
     ex = q.executor

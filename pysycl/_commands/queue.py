@@ -231,7 +231,7 @@ class queue:  # noqa: N801 - the spec's spelling
         h = handler(self)
         try:
             cgf(h)
-            return self.executor.submit(self, h)
+            return event._make(self, self.executor.submit(h.submission()), None, h.dependencies)
         except exception:
             if secondary_queue is None:
                 raise
@@ -240,7 +240,8 @@ class queue:  # noqa: N801 - the spec's spelling
         h2 = handler(secondary_queue)
         try:
             cgf(h2)
-            return secondary_queue.executor.submit(secondary_queue, h2)
+            return event._make(secondary_queue, secondary_queue.executor.submit(h2.submission()),
+                               None, h2.dependencies)
         finally:
             h2.release()
 

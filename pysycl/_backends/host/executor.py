@@ -56,12 +56,14 @@ from pysycl._commands.commands import (
     USMCopyCommand,
     USMFillCommand,
 )
-from pysycl._commands.event import event
 from pysycl._commands.host_task import run_host_task
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.plaincode import plain_tree
+from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import kernel_api_host as _host
+from pysycl._kernels import kprint as _kprint
 from pysycl._kernels import kstream as _kstream
+from pysycl._kernels import steps as _steps
 from pysycl._kernels.captures import capture_values
 from pysycl._kernels.functor import body_of
 from pysycl._kernels.kernel_api import local_accessor
@@ -76,6 +78,7 @@ from pysycl._objects.range import range as _range
 if TYPE_CHECKING:
     from pysycl._commands.handler import handler
     from pysycl._commands.queue import queue
+    from pysycl._core.launch_types import Submission
     from pysycl._kernels.reduction import reduction
     from pysycl._kernels.specconst import kernel_handler
     from pysycl._objects.context import context
@@ -95,8 +98,8 @@ class HostExecutor:
     def __init__(self, ctx: context, dev: device, *, profiling: bool) -> None:
         self.key = ctx.key
 
-    def submit(self, q: queue, h: handler) -> event:
-        return submit(q, h)
+    def submit(self, sub: Submission) -> None:
+        return submit(sub)  # complete: no native event
 
     def wait(self) -> None:
         pass  # each command group completed at submit
@@ -142,16 +145,19 @@ class HostExecutor:
         pass  # numpy's memory: it goes with the last reference
 
 
-def submit(q: queue, h: handler) -> event:
-    """Execute the command group recorded in ``h`` on the host device queue ``q``."""
-    cmd = h.command
+def submit(sub: Submission) -> None:
+    """Execute the command group recorded in ``sub`` (of a host device queue) to completion."""
+    cmd = sub.command
     # may raise: nothing moved yet
-    run = _prepare(q, h, cmd) if type(cmd) is KernelCommand else None
-    for e in h.dependencies:
-        e.wait()
+    run = _prepare(sub.queue, sub.group, cmd) if type(cmd) is KernelCommand else None
+    for native, other in sub.waits:
+        other.wait_event(native)
+        if _steps.active or _kprint.pending or _bounds.watching:
+            _steps.settle(waited=native)  # as the dependency's event.wait() does
     if type(cmd) is HostTaskCommand:
-        return run_host_task(q, h, cmd)
-    for acc in h.requirements:
+        run_host_task(sub.queue, sub.requirements, cmd)
+        return
+    for acc in sub.requirements:
         acc.coherence.acquire_host(writes=acc.writes, no_init=acc.no_init)
     match cmd:
         case KernelCommand():
@@ -168,7 +174,6 @@ def submit(q: queue, h: handler) -> event:
                 bytes_at(dst, n).reshape(-1, pat.size)[...] = pat
         case _:  # update_host: acquire_host above made the host copy current; empty: nothing
             pass
-    return event._make(q, None, deps=h.dependencies)
 
 
 def _copy(src: accessor | np.ndarray, dst: accessor | np.ndarray) -> None:

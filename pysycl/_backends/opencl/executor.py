@@ -56,8 +56,8 @@ from pysycl._objects.info import info
 if TYPE_CHECKING:
     import pyopencl as cl
 
-    from pysycl._commands.handler import handler
     from pysycl._commands.queue import queue
+    from pysycl._core.launch_types import Submission
     from pysycl._kernels.cache import Kernel
     from pysycl._objects.context import context
     from pysycl._objects.device import device
@@ -78,6 +78,10 @@ class OpenCLEvents:
     """Waiting for and asking about native OpenCL events (no queue needed)."""
 
     __slots__ = ()
+    #: an executor's buffer-copy key and context (``make_event``'s events have neither: a
+    #: command depending on one waits for it on the host)
+    key: Any = None
+    context: Any = None
     #: ``(native event, objects)`` of commands holding USM or host memory (an executor's own)
     inflight: deque[tuple[cl.Event, Any]] | tuple[()] = ()
     #: the process's enqueue lock: a command is enqueued and added to ``inflight`` under it
@@ -154,6 +158,66 @@ QUICK_S = 0.01
 EVENTS = OpenCLEvents()
 
 
+# -------------------------------------------------------------------- submit
+# long: the command-group hot path, kept in one frame (each helper call costs ~50 ns).
+def submit(ex: OpenCLExecutor, sub: Submission) -> cl.Event | None:
+    """Execute the command group recorded in ``sub`` on executor ``ex``; its native event."""
+    cmd = sub.command
+    launch = None
+    if type(cmd) is KernelCommand:  # may compile; may raise: nothing moved yet
+        launch = _launch.prepare(sub.queue, sub.group, cmd)
+    wait_for: list[cl.Event] = []
+    for native, other in sub.waits:
+        if other.key == ex.key or other.context is ex.context:
+            wait_for.append(native)  # the same context: a wait list
+        else:  # another context or backend: on the host, as its event.wait() does
+            other.wait_event(native)
+            if _steps.active or _kprint.pending or _bounds.watching:
+                _steps.settle(waited=native)
+    if type(cmd) is HostTaskCommand:
+        if wait_for:
+            x.wait(wait_for)
+        run_host_task(sub.queue, sub.requirements, cmd, native_memory=True)
+        return None
+    # Requirements: allocate, move data, collect cross-queue dependencies.
+    reqs = sub.requirements
+    key = ex.key
+    for acc in reqs:
+        st = acc.coherence
+        writes = acc.writes
+        needs_data = not acc.no_init
+        if not st.is_ready(key, ex, writes, needs_data):
+            st.prepare_device(key, ex, writes, needs_data, wait_for)
+    ex.shape = None  # set by a kernel launch that has one
+    match cmd:
+        case KernelCommand():
+            try:
+                ev = launch(wait_for or None)  # type: ignore[misc]
+            except exception as e:
+                raise ex.first_use_failed(e, *(a.coherence.nbytes for a in reqs)) from e
+        case FillCommand():
+            ev = _fill(ex, cmd, wait_for)
+        case CopyCommand():
+            ev = _copy(ex, cmd, wait_for)
+        case USMCopyCommand() | USMFillCommand() | PrefetchCommand():
+            ev = _usm_command(ex, cmd, wait_for or None)
+        case UpdateHostCommand(acc=acc):
+            acc.coherence.acquire_host(writes=False)
+            return None
+        case _:  # an empty command group: a barrier on its dependencies
+            if not wait_for:
+                return None
+            ev = x.marker(ex.native, wait_for=wait_for)
+    for acc in reqs:
+        acc.coherence.record(key, ex, ev, acc.writes)
+    if len(ex.inflight) > PRUNE_AT:
+        prune(ex)
+    if ev is not None:
+        ex.last = ev
+        ex.since = _now()
+    return ev
+
+
 class OpenCLExecutor(OpenCLEvents):
     """The executor of one ``sycl.queue`` on an OpenCL device: one in-order OpenCL queue."""
 
@@ -193,8 +257,8 @@ class OpenCLExecutor(OpenCLEvents):
         self.shape: object = None
         self.quick: object = None
 
-    def submit(self, q: queue, h: handler) -> event:
-        return submit(self, q, h)
+    #: ``Executor.submit``: the command group recorded in a ``Submission``; its native event
+    submit = submit
 
     # --- built kernels (pysycl._backends.opencl.build)
     def build(self, k: Kernel, spec: tuple[np.generic | None, ...] | None = None,
@@ -326,69 +390,6 @@ class OpenCLExecutor(OpenCLEvents):
     def free(self, mem: cl.Buffer) -> None:
         # kernels remember their last arguments: the buffer must not live on in them
         _builds.forget_memory((mem,))
-
-
-# -------------------------------------------------------------------- submit
-def submit(ex: OpenCLExecutor, q: queue, h: handler) -> event:
-    """Execute the command group recorded in handler ``h`` on queue ``q`` (executor ``ex``)."""
-    cmd = h.command
-    launch = None
-    if type(cmd) is KernelCommand:
-        launch = _launch.prepare(q, h, cmd)     # may compile; may raise: nothing moved yet
-    wait_for: list[cl.Event] = []
-    deps = h.dependencies
-    for e in deps:
-        native = e.native
-        if native is None:
-            continue
-        eq = e.queue
-        if eq is not None and (eq.executor.key == ex.key or eq.get_context() == ex.context):
-            # the same context: a wait list
-            if eq is not q:
-                wait_for.append(native)
-        else:
-            e.wait()
-    if type(cmd) is HostTaskCommand:
-        if wait_for:
-            x.wait(wait_for)
-        return run_host_task(q, h, cmd, native_memory=True)
-    # Requirements: allocate, move data, collect cross-queue dependencies.
-    reqs = h.requirements
-    key = ex.key
-    for acc in reqs:
-        st = acc.coherence
-        writes = acc.writes
-        needs_data = not acc.no_init
-        if not st.is_ready(key, ex, writes, needs_data):
-            st.prepare_device(key, ex, writes, needs_data, wait_for)
-    ex.shape = None  # set by a kernel launch that has one
-    match cmd:
-        case KernelCommand():
-            try:
-                ev = launch(wait_for or None)  # type: ignore[misc]
-            except exception as e:
-                raise ex.first_use_failed(e, *(a.coherence.nbytes for a in reqs)) from e
-        case FillCommand():
-            ev = _fill(ex, cmd, wait_for)
-        case CopyCommand():
-            ev = _copy(ex, cmd, wait_for)
-        case USMCopyCommand() | USMFillCommand() | PrefetchCommand():
-            ev = _usm_command(ex, cmd, wait_for or None)
-        case UpdateHostCommand(acc=acc):
-            acc.coherence.acquire_host(writes=False)
-            return event._make(q, None, deps=deps)
-        case _:  # an empty command group: a barrier on its dependencies
-            ev = x.marker(ex.native, wait_for=wait_for or None) if wait_for else None
-            if ev is None:
-                return event._make(q, None, deps=deps)
-    for acc in reqs:
-        acc.coherence.record(key, ex, ev, acc.writes)
-    if len(ex.inflight) > PRUNE_AT:
-        prune(ex)
-    if ev is not None:
-        ex.last = ev
-        ex.since = _now()
-    return event._make(q, ev, deps=deps)
 
 
 def _usm_command(ex: OpenCLExecutor, cmd: USMCopyCommand | USMFillCommand | PrefetchCommand,
