@@ -105,11 +105,11 @@ def test_a_backend_lacking_the_protocol_is_named() -> None:
     class Partial:
         native = None
 
-        def submit(self, q: Any) -> None: ...
+        def submit(self, q: Any, h: Any) -> None: ...  # the protocol's before B2
         def wait(self, timeout: float) -> None: ...
 
     problems = protocol_problems(Partial(), base.Executor)
     assert "Partial has no attribute 'key' of Executor" in problems
     assert "Partial lacks Executor.alloc" in problems
-    assert any(p.startswith("Partial.submit") and "'q', 'h'" in p for p in problems)
+    assert any(p.startswith("Partial.submit") and "['sub']" in p for p in problems)
     assert "Partial.wait: extra parameter 'timeout' has no default" in problems
