@@ -48,22 +48,25 @@ if TYPE_CHECKING:
 _SUBMITTED = object()  # an accessor's handler once its command group has been submitted
 
 
-class handler:  # noqa: N801 - the spec's spelling
+class handler(Submission):  # noqa: N801 - the spec's spelling
     """The command-group handler passed to the function given to ``queue.submit``."""
 
     # What executors read once the command group function returned (pysycl's own, not the
-    # spec's): plain slots, read on every submit (a property call would cost more).
+    # spec's): plain slots of its ``Submission`` base, read on every submit (a property
+    # call would cost more), besides ``dependencies``:
     #   command                the recorded command (None for an empty command group)
     #   requirements           the accessors the command group uses
-    #   dependencies           the events given to ``depends_on``
+    #   dependencies           the events given to ``depends_on`` (``waits``: their native
+    #                          events, made by :meth:`submission`)
     #   kernel_bundle          the bundle given to ``use_kernel_bundle``, or None
     #   specialization_values  ``set_specialization_constant`` values, or None
     #   kernel_args            ``set_arg`` values by index (``sycl.kernel`` launches), or None
-    __slots__ = ("_queue", "command", "dependencies", "kernel_args", "kernel_bundle",
-                 "requirements", "specialization_values")
+    #   context_key, queue     the queue's context's key, the queue
+    __slots__ = ("_queue", "dependencies")
 
     def __init__(self, q: queue) -> None:
-        self._queue = q
+        self._queue = self.queue = q
+        self.context_key = q._ctx.key
         self.command: Command | None = None
         self.requirements: list[accessor] = []
         self.dependencies: list[event] = []
@@ -72,13 +75,12 @@ class handler:  # noqa: N801 - the spec's spelling
         self.specialization_values: dict[specialization_id, np.generic] | None = None
 
     def submission(self) -> Submission:
-        """What the command-group function recorded, for ``Executor.submit`` (pysycl's own:
-        the queue calls it once the function returned)."""
-        q = self._queue
+        """What the command-group function recorded, for ``Executor.submit``: the handler
+        itself, its dependencies' native events in ``waits`` (pysycl's own: the queue calls
+        it once the function returned)."""
         deps = self.dependencies
-        return Submission(self.command, self.requirements, waits_of(deps, q) if deps else (),
-                          self.kernel_bundle, self.specialization_values, self.kernel_args,
-                          q._ctx.key, self, q)
+        self.waits = waits_of(deps, self._queue) if deps else ()
+        return self
 
     # ---------------------------------------------------------- requirements
     def release(self) -> None:
@@ -95,6 +97,7 @@ class handler:  # noqa: N801 - the spec's spelling
             acc.handler = _SUBMITTED  # still "belongs to another command group"
         self.requirements = []
         self.dependencies = []  # events made from this group keep their own reference
+        self.waits = ()
         self.command = None
         self.kernel_args = None
         self.kernel_bundle = None

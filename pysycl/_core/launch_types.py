@@ -75,33 +75,34 @@ class Request:
     name: str | None = None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class Submission:
-    """What a handler recorded: the input of ``Executor.submit`` (``handler.submission()``).
+    """What a command group recorded: the input of ``Executor.submit``.
 
     ``waits`` are ``(native event, the Executor that made it)`` pairs of the
     dependencies (those with a native event), the same queue's own left out, so
     executors never see ``sycl.event``; ``requirements`` are :class:`Requirement` s;
-    ``bundle`` the ``use_kernel_bundle`` bundle, ``spec_values`` the
-    ``set_specialization_constant`` values by ``specialization_id`` and
-    ``kernel_args`` the ``set_arg`` values of a ``sycl.kernel`` object by index (None:
-    none set). Until the launch takes a ``CommandGroupRef`` of its own (D1, D3),
-    ``group`` is the recording handler, which capture analysis, reductions and
-    ``sycl.kernel`` launches still read, and ``queue`` the submitting queue: the target
-    of asynchronous errors and a host task's queue.
+    ``kernel_bundle`` the ``use_kernel_bundle`` bundle, ``specialization_values`` the
+    ``set_specialization_constant`` values by ``specialization_id`` and ``kernel_args``
+    the ``set_arg`` values of a ``sycl.kernel`` object by index (None: none set);
+    ``context_key`` the queue's context's. Named as :class:`CommandGroupRef` 's
+    properties, a submission is the command group that capture analysis and
+    reductions read. ``queue`` is the submitting queue: the target of asynchronous
+    errors and a host task's queue.
 
-    Not frozen: one is made per submit, and a frozen dataclass's ``__init__`` costs
-    0.9 µs against 0.2 (nothing changes one after the handler made it).
+    ``sycl.handler`` is a subclass -- the handler is its own submission
+    (``handler.submission()`` fills ``waits``) -- so that a submit copies nothing (a
+    copy cost 0.3 µs of a 1 µs empty command group); for the same reason not frozen
+    (a frozen dataclass's ``__init__`` costs 0.9 µs against 0.2). Identity equality.
     """
 
-    command: Any
+    command: Any = None
     requirements: Sequence[Requirement] = ()
-    waits: tuple[tuple[Any, Any], ...] = ()
-    bundle: Any = None
-    spec_values: Mapping[Any, Any] | None = None
+    waits: Sequence[tuple[Any, Any]] = ()
+    kernel_bundle: Any = None
+    specialization_values: Mapping[Any, Any] | None = None
     kernel_args: Mapping[int, Any] | None = None
     context_key: Hashable = None
-    group: Any = None
     queue: Any = None
 
 

@@ -148,8 +148,8 @@ class HostExecutor:
 def submit(sub: Submission) -> None:
     """Execute the command group recorded in ``sub`` (of a host device queue) to completion."""
     cmd = sub.command
-    # may raise: nothing moved yet
-    run = _prepare(sub.queue, sub.group, cmd) if type(cmd) is KernelCommand else None
+    # may raise: nothing moved yet (``sub`` is the handler, whose captures it reads)
+    run = _prepare(sub.queue, sub, cmd) if type(cmd) is KernelCommand else None  # type: ignore[arg-type]
     for native, other in sub.waits:
         other.wait_event(native)
         if _steps.active or _kprint.pending or _bounds.watching:

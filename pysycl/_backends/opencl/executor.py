@@ -165,7 +165,8 @@ def submit(ex: OpenCLExecutor, sub: Submission) -> cl.Event | None:
     cmd = sub.command
     launch = None
     if type(cmd) is KernelCommand:  # may compile; may raise: nothing moved yet
-        launch = _launch.prepare(sub.queue, sub.group, cmd)
+        # (``sub`` is the handler, which the launch code reads until D1's resolve)
+        launch = _launch.prepare(sub.queue, sub, cmd)  # type: ignore[arg-type]
     wait_for: list[cl.Event] = []
     for native, other in sub.waits:
         if other.key == ex.key or other.context is ex.context:
