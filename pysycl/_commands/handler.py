@@ -69,7 +69,7 @@ class handler(Submission):  # noqa: N801 - the spec's spelling
         self.context_key = q._ctx.key
         self.command: Command | None = None
         self.requirements: list[accessor] = []
-        self.dependencies: list[event] = []
+        self.dependencies: tuple[event, ...] = ()  # a tuple: the event takes it as is
         self.kernel_bundle: kernel_bundle | None = None
         self.kernel_args: dict[int, accessor | local_accessor | np.generic | complex] | None = None
         self.specialization_values: dict[specialization_id, np.generic] | None = None
@@ -96,7 +96,7 @@ class handler(Submission):  # noqa: N801 - the spec's spelling
         for acc in self.requirements:
             acc.handler = _SUBMITTED  # still "belongs to another command group"
         self.requirements = []
-        self.dependencies = []  # events made from this group keep their own reference
+        self.dependencies = ()  # events made from this group keep their own reference
         self.waits = ()
         self.command = None
         self.kernel_args = None
@@ -116,12 +116,12 @@ class handler(Submission):  # noqa: N801 - the spec's spelling
     def depends_on(self, events: event | Iterable[event]) -> None:
         """This command group runs after ``events`` (one event or a sequence)."""
         if isinstance(events, event):
-            self.dependencies.append(events)
+            self.dependencies += (events,)
             return
         for e in events:
             if not isinstance(e, event):
                 raise TypeError(f"depends_on takes sycl.event objects, got {type(e).__name__}")
-            self.dependencies.append(e)
+            self.dependencies += (e,)
 
     def _set(self, cmd: Command) -> None:
         if self.command is not None:
