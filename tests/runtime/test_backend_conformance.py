@@ -113,3 +113,33 @@ def test_a_backend_lacking_the_protocol_is_named() -> None:
     assert "Partial lacks Executor.alloc" in problems
     assert any(p.startswith("Partial.submit") and "['sub']" in p for p in problems)
     assert "Partial.wait: extra parameter 'timeout' has no default" in problems
+
+
+def test_a_submission_names_native_events_and_their_executors() -> None:
+    """``handler.submission().waits``: another queue's native events with the executor that
+    made them; the queue's own events and events done on the host left out. The queue
+    wraps ``Executor.submit``'s native event (step B2)."""
+    q, other = sycl.queue(), sycl.queue()
+    p = sycl.malloc_device(4, q)
+    try:
+        mine, theirs = q.memset(p, 0, 4), other.memset(p, 1, 4)
+        seen = []
+
+        def cg(h: sycl.handler) -> None:
+            h.depends_on([mine, theirs, sycl.event()])
+            seen.append(list(h.submission().waits))
+            h.memset(p, 2, 4)
+
+        ev = q.submit(cg)
+        if theirs.native is None:  # the host device: every command done at submit
+            assert seen == [[]] and ev.native is None
+        else:
+            assert seen == [[(theirs.native, other.executor)]]
+            assert ev.native is not None and ev.native is q.executor.last
+        ev.wait()
+        deps = ev.get_wait_list()  # every event given to depends_on, wrapped by the queue
+        assert len(deps) == 3 and deps[:2] == [mine, theirs]
+    finally:
+        q.wait()
+        other.wait()
+        sycl.free(p, q)
