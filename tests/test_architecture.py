@@ -265,14 +265,6 @@ KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset({
     ("pysycl._backends.base", "pysycl._objects.device"),
     ("pysycl._backends.base", "pysycl._objects.platform"),
     ("pysycl._commands.event", "pysycl._backends.opencl.executor"),
-    # B3: CommandGroupRef instead of the handler
-    ("pysycl._kernels.capture_errors", "pysycl._commands.handler"),
-    ("pysycl._kernels.captures", "pysycl._commands.handler"),
-    ("pysycl._kernels.kernel_api", "pysycl._commands.handler"),
-    ("pysycl._kernels.kstream", "pysycl._commands.handler"),
-    ("pysycl._kernels.reduction", "pysycl._commands.handler"),
-    ("pysycl._memory.accessor", "pysycl._commands.handler"),
-    ("pysycl._memory.buffer", "pysycl._commands.handler"),
     # D3: reductions and sycl.kernel objects launched by the backend
     ("pysycl._bundles.kernel", "pysycl._commands.commands"),
     ("pysycl._bundles.kernel", "pysycl._commands.handler"),
@@ -297,12 +289,13 @@ KNOWN_CYCLES: tuple[frozenset[str], ...] = (
         "pysycl._commands.queue", "pysycl._kernels.bounds", "pysycl._kernels.cache",
         "pysycl._kernels.capture_errors", "pysycl._kernels.captures", "pysycl._kernels.digest",
         "pysycl._kernels.group_algorithms", "pysycl._kernels.kernel_api",
-        # split from kernel_api (F1); in the cycle through _memory's upward pairs (B3)
-        "pysycl._kernels.kernel_api_host", "pysycl._kernels.kprint",
-        "pysycl._kernels.kstream", "pysycl._kernels.ndrange", "pysycl._kernels.reduction",
+        # split from kernel_api (F1); in the cycle through accessor -> coherence ->
+        # _backends.base -> handler -> kernel_api (B2's base -> handler pair)
+        "pysycl._kernels.kernel_api_host",
+        "pysycl._kernels.ndrange", "pysycl._kernels.reduction",
         "pysycl._kernels.signature", "pysycl._kernels.specconst",
-        # E1's launch steps: new, inside because _kernels.bounds/kprint are (they reach
-        # _core.exceptions -> _objects.context); out with them
+        # E1's launch steps: new, inside because _kernels.bounds is (_memory.coherence ->
+        # _backends.base -> _commands.event -> bounds: B2's pairs); out with it
         "pysycl._kernels.steps", "pysycl._memory.accessor",
         "pysycl._memory.buffer", "pysycl._memory.coherence", "pysycl._memory.tables",
         "pysycl._memory.usm", "pysycl._memory.usm_api", "pysycl._objects.context",
