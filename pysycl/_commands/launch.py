@@ -62,17 +62,20 @@ __all__ = ["check_nd_range", "prepare"]
 class Shortcut:
     """The handler of a kernel launched without a command group (``q.parallel_for(r, k)``).
 
-    :func:`prepare` reads a handler's queue (the capture rules: an accessor belongs
-    to no shortcut), its bundle and its specialization constants; a shortcut has
-    none of them, and costs a fraction of a :class:`handler` on the USM fast path.
+    :func:`prepare` reads what the ``CommandGroupRef`` protocol
+    (:mod:`pysycl._core.launch_types`) names but ``requirements``: the queue and its
+    context's key (the capture rules: an accessor belongs to no shortcut), the bundle
+    and the specialization constants; a shortcut has none of the last two, and costs
+    a fraction of a :class:`handler` on the USM fast path.
     """
 
-    __slots__ = ("_queue", "clk", "mkey")
+    __slots__ = ("clk", "context_key", "mkey", "queue")
     kernel_bundle = None
     specialization_values = None
 
     def __init__(self, q: queue) -> None:
-        self._queue = q
+        self.queue = q
+        self.context_key = q.get_context().key
         self.mkey: tuple[Hashable, ...] | None = None  # set by prepare, read by resolved
         self.clk: cl.Kernel | None = None  # an nd_range's kernel, set by prepare (bounded_kernel)
 

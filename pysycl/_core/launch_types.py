@@ -9,12 +9,14 @@ Step 0 of the plan added them; the later steps move the code onto them. So far
 ``ContextRef`` annotates ``_core.exceptions``, ``property`` and ``opencl.discovery``, and
 ``DeviceRef`` the device queries of ``opencl.device_info`` (step B1); ``Submission`` is
 what ``Executor.submit`` takes and ``ContextRef``/``DeviceRef`` type the ``Backend``
-protocol (step B2).
+protocol (step B2); ``CommandGroupRef`` (with ``QueueRef``) what capture analysis,
+reductions, accessors, local accessors and streams read of their command group,
+instead of the handler (step B3).
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
@@ -149,17 +151,37 @@ class Requirement(Protocol):
     def kernel_tail(self) -> tuple[Any, ...]: ...
 
 
+class QueueRef(Protocol):
+    """What ``_kernels`` and ``_memory`` read of a ``sycl.queue``: where memory a kernel
+    captures goes (foreign USM and host arrays are adopted for its context and device)."""
+
+    def get_context(self) -> ContextRef: ...
+    def get_device(self) -> DeviceRef: ...
+
+
 class CommandGroupRef(Protocol):
-    """What capture analysis and reductions read of a command group (today a handler)."""
+    """What ``_kernels`` and ``_memory`` read of a command group (a ``sycl.handler``, or the
+    launch's stand-in for a kernel submitted without one).
+
+    ``context_key``: the key of the queue's context (a captured USM pointer must be of
+    it); ``queue``: the queue, for adopting captured host memory; ``requirements``: the
+    accessors of the group, which an accessor appends itself to when it is made;
+    ``kernel_bundle``: the bundle given to ``use_kernel_bundle`` (or None);
+    ``specialization_values``: ``set_specialization_constant`` values by id (or None).
+    Accessors, local accessors, streams and reductions keep the group they were made in
+    and compare it by identity.
+    """
 
     @property
     def context_key(self) -> Hashable: ...
     @property
-    def requirements(self) -> Sequence[Requirement]: ...
+    def queue(self) -> QueueRef: ...
+    @property
+    def requirements(self) -> MutableSequence[Requirement]: ...
     @property
     def kernel_bundle(self) -> Any: ...
     @property
-    def specialization_values(self) -> tuple[Any, ...]: ...
+    def specialization_values(self) -> Mapping[Any, Any] | None: ...
 
 
 class LaunchLike(Protocol):

@@ -16,7 +16,7 @@ from pysycl._memory.buffer import buffer
 if TYPE_CHECKING:
     import types
 
-    from pysycl._commands.handler import handler
+    from pysycl._core.launch_types import CommandGroupRef
     from pysycl._kernels.captures import CodeInfo
     from pysycl._memory.usm import usm_pointer
 
@@ -85,14 +85,14 @@ def foreign_stream(fn: types.FunctionType, info: CodeInfo, name: str, owner: int
                     "was not created in this command group")
 
 
-def bad_pointer(fn: types.FunctionType, info: CodeInfo, name: str, v: usm_pointer, h: handler,
-                owner: int, source: str) -> exception:
+def bad_pointer(fn: types.FunctionType, info: CodeInfo, name: str, v: usm_pointer,
+                group: CommandGroupRef, owner: int, source: str) -> exception:
     """The error of a USM pointer that is freed or of another context."""
     if not v._alloc.live:
         why = "points into memory that was freed with sycl.free"
     else:
         why = (f"was allocated in {v._alloc.ctx!r}, not in the queue's context "
-               f"{h._queue.get_context()!r}")
+               f"{group.queue.get_context()!r}")
     return exception(errc.invalid, f"{where(fn, info, name)}: {who(fn, owner, name, source)}: "
                      f"{v!r} {why}")
 

@@ -51,8 +51,8 @@ from pysycl._memory.usm_api import adopt
 from pysycl._objects.vec import vec_type
 
 if TYPE_CHECKING:
-    from pysycl._commands.handler import handler
     from pysycl._core.abi import CaptureType
+    from pysycl._core.launch_types import CommandGroupRef
 
     #: One capture as the analysis records it, :class:`Capture`'s arguments:
     #: ``(name, source, type)``, or ``(name, source, type, owner)`` for a helper's.
@@ -163,9 +163,12 @@ def plan_index(fns: list[Callable[..., Any]], v: Callable[..., Any]) -> int:
     return len(fns) - 1
 
 
-def capture_values(fn: types.FunctionType, h: handler, obj: Any = None
+def capture_values(fn: types.FunctionType, group: CommandGroupRef, obj: Any = None
                    ) -> tuple[CodeInfo, list[Any], list[CaptureEntry], tuple[Hashable, ...]]:
     """Captured argument values, their Capture descriptors' parts, and the type key.
+
+    ``group`` is the command group the kernel is submitted in: its accessors, local
+    accessors and streams must be of it, its USM pointers of its context.
 
     The captures of the kernel come first (closure cells, then globals, then
     for a function object ``obj`` -- ``fn`` is then its marked body, see
@@ -187,13 +190,13 @@ def capture_values(fn: types.FunctionType, h: handler, obj: Any = None
                 v = cell.cell_contents
             except ValueError:
                 raise _err.unassigned(fn, info, name, 0) from None
-            if type(v) is accessor and v.handler is h:  # the common case, inlined
+            if type(v) is accessor and v.handler is group:  # the common case, inlined
                 kt = v.kernel_type
                 values.append(v)
                 caps.append((name, "freevar", kt))
                 key.append(kt)
             else:
-                classify(fn, info, h, name, "freevar", v, values, caps, key, fns)
+                classify(fn, info, group, name, "freevar", v, values, caps, key, fns)
     g = fn.__globals__
     for name in info.globals:
         v = g.get(name, _MISSING)
@@ -201,11 +204,11 @@ def capture_values(fn: types.FunctionType, h: handler, obj: Any = None
             if name == "print":  # the builtin: an output buffer argument (pysycl._kernels.kprint)
                 _add_print(values, caps, key, 0)
             continue  # a builtin, or an undefined name the compiler reports
-        classify(fn, info, h, name, "global", v, values, caps, key, fns)
+        classify(fn, info, group, name, "global", v, values, caps, key, fns)
     if obj is not None:
-        _attr_values(fn, obj, info, h, values, caps, key)
+        _attr_values(fn, obj, info, group, values, caps, key)
     if len(fns) > 1:
-        walk_helpers(fns, h, values, caps, key)
+        walk_helpers(fns, group, values, caps, key)
     return info, values, caps, tuple(key)
 
 
@@ -218,7 +221,7 @@ def _add_print(values: list[Any], caps: list[CaptureEntry], key: list[Hashable],
     key.append(_kprint.PRINT_TYPE)
 
 
-def _attr_values(fn: types.FunctionType, obj: Any, info: CodeInfo, h: handler,
+def _attr_values(fn: types.FunctionType, obj: Any, info: CodeInfo, group: CommandGroupRef,
                  values: list[Any], caps: list[CaptureEntry], key: list[Hashable]) -> None:
     """The captures of a function object: the attributes its body reads as ``self.x``.
 
@@ -233,12 +236,12 @@ def _attr_values(fn: types.FunctionType, obj: Any, info: CodeInfo, h: handler,
         if callable(v) and not is_argument(v):
             raise _fobj.not_an_argument(fn, attr, v)
         n = len(caps)
-        classify(fn, info, h, "self." + attr, "attr", v, values, caps, key)
+        classify(fn, info, group, "self." + attr, "attr", v, values, caps, key)
         if len(caps) == n:
             raise _fobj.not_an_argument(fn, attr, v)
 
 
-def walk_helpers(fns: list[Callable[..., Any]], h: handler, values: list[Any],
+def walk_helpers(fns: list[Callable[..., Any]], group: CommandGroupRef | None, values: list[Any],
                  caps: list[CaptureEntry], key: list[Hashable]) -> None:
     """Add the captures of the helper functions ``fns[1:]`` (growing as they call others).
 
@@ -263,19 +266,19 @@ def walk_helpers(fns: list[Callable[..., Any]], h: handler, values: list[Any],
                     v = cell.cell_contents
                 except ValueError:
                     raise _err.unassigned(f, info, name, k) from None
-                classify(f, info, h, name, "freevar", v, values, caps, key, fns, k)
+                classify(f, info, group, name, "freevar", v, values, caps, key, fns, k)
         g = f.__globals__
         for name in info.globals:
             v = g.get(name, _MISSING)
             if v is not _MISSING:
-                classify(f, info, h, name, "global", v, values, caps, key, fns, k)
+                classify(f, info, group, name, "global", v, values, caps, key, fns, k)
             elif name == "print":
                 _add_print(values, caps, key, k)
         if f.__defaults__ or f.__kwdefaults__:  # parameter defaults: read like closure cells
             dflt = defaults_of(f)
             key.append(("defaults", len(dflt)))
             for name, v in dflt:
-                classify(f, info, h, name, "default", v, values, caps, key, fns, k)
+                classify(f, info, group, name, "default", v, values, caps, key, fns, k)
         k += 1
 
 
@@ -404,13 +407,15 @@ def _tuple_type(v: tuple[Any, ...]) -> tuple[TupleType, list[Any]] | None:
 
 
 # long: the per-capture type dispatch of the submit hot path, kept in one frame.
-def classify(fn: types.FunctionType, info: CodeInfo, h: handler, name: str, source: str, v: Any,
-             values: list[Any], caps: list[CaptureEntry], key: list[Hashable],
-             fns: list[Callable[..., Any]] | None = None, owner: int = 0) -> None:
+def classify(fn: types.FunctionType, info: CodeInfo, group: CommandGroupRef | None, name: str,
+             source: str, v: Any, values: list[Any], caps: list[CaptureEntry],
+             key: list[Hashable], fns: list[Callable[..., Any]] | None = None,
+             owner: int = 0) -> None:
     """Classify one value that ``fn`` reads (its ``owner``-th function of the kernel's calls).
 
     Arguments (values, caps, key type) or compile-time constants (key only);
-    functions are appended to ``fns`` for :func:`walk_helpers`.
+    functions are appended to ``fns`` for :func:`walk_helpers`. ``group`` is the
+    command group of the submit (None: a declared kernel's captures, with no group).
     """
     t = type(v)
     st = _SCALAR_KEYS.get(t)
@@ -431,7 +436,7 @@ def classify(fn: types.FunctionType, info: CodeInfo, h: handler, name: str, sour
             key.append(("fn", plan_index(fns, v)))
             return
     if t is accessor or t is local_accessor:
-        if v.handler is not h:
+        if v.handler is not group:
             raise _err.foreign_accessor(fn, info, name, t is accessor, owner, source)
         kt = v.kernel_type
         if t is local_accessor:  # read again (by a helper): the same argument, the same memory
@@ -444,12 +449,12 @@ def classify(fn: types.FunctionType, info: CodeInfo, h: handler, name: str, sour
         return
     if t is usm_pointer:
         a = v._alloc
-        if not a.live or a.ctx_key != h._queue._ctx._handle:
-            raise _err.bad_pointer(fn, info, name, v, h, owner, source)
+        if not a.live or a.ctx_key != group.context_key:
+            raise _err.bad_pointer(fn, info, name, v, group, owner, source)
         _add_pointer(v, name, source, values, caps, key, owner)
         return
     if t is _kstream.stream:  # a launch's output buffer (pysycl._kernels.kstream)
-        if v.handler is not h:
+        if v.handler is not group:
             raise _err.foreign_stream(fn, info, name, owner, source)
         values.append(v)
         caps.append((name, source, _kstream.STREAM_TYPE, owner) if owner
@@ -472,7 +477,7 @@ def classify(fn: types.FunctionType, info: CodeInfo, h: handler, name: str, sour
         return
     if _classify_static(info, name, v, key, fns):
         return
-    ptr = adopt(v, h._queue, f"{_err.where(fn, info, name)}: {_err.who(fn, owner, name, source)}")
+    ptr = adopt(v, group.queue, f"{_err.where(fn, info, name)}: {_err.who(fn, owner, name, source)}")
     if ptr is None:
         raise _err.bad_capture(fn, info, name, v, owner, source)
     _add_pointer(ptr, name, source, values, caps, key, owner)

@@ -51,7 +51,7 @@ from pysycl._objects.range import range as range_class  # noqa: F401 - re-export
 if TYPE_CHECKING:
     from numpy.typing import DTypeLike
 
-    from pysycl._commands.handler import handler as _handler
+    from pysycl._core.launch_types import CommandGroupRef
     from pysycl._core.memory_model import memory_order, memory_scope
     from pysycl._kernels.kernel_api_host import HostGroupLike
     from pysycl._memory.accessor import accessor
@@ -113,7 +113,7 @@ class local_accessor:  # noqa: N801 - the spec's spelling
 
     def __init__(self, dtype: DTypeLike,
                  access_range: _range | SupportsIndex | Iterable[SupportsIndex],
-                 handler: _handler, properties: Iterable[_Property] = ()) -> None:
+                 handler: CommandGroupRef, properties: Iterable[_Property] = ()) -> None:
         _prop.checked(properties, (), "sycl.local_accessor")  # SYCL 2020 defines none for it
         dt = np.dtype(dtype)
         if dt.kind not in _NUMERIC and dt != np.bool_:
@@ -145,7 +145,7 @@ class local_accessor:  # noqa: N801 - the spec's spelling
 
     # What the launcher and the host device read (pysycl's own; not in the spec).
     @property
-    def handler(self) -> _handler:
+    def handler(self) -> CommandGroupRef:
         """The command group's handler the local accessor was created with."""
         return self._handler
 

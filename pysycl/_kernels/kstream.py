@@ -52,7 +52,7 @@ from pysycl._objects.range import _Vec, group, item, nd_item, nd_range
 from pysycl._objects.vec import vec
 
 if TYPE_CHECKING:
-    from pysycl._commands.handler import handler as _handler
+    from pysycl._core.launch_types import CommandGroupRef
     from pysycl.property import _Property
 
 STREAM_TYPE = StreamType()
@@ -88,7 +88,7 @@ class stream:  # noqa: N801 - the spec's spelling
     __slots__ = ("__weakref__", "_handler", "_props", "_run", "_total", "_wi")
 
     def __init__(self, total_buffer_size: SupportsIndex, work_item_buffer_size: SupportsIndex,
-                 handler: _handler, properties: Iterable[_Property] = ()) -> None:
+                 handler: CommandGroupRef, properties: Iterable[_Property] = ()) -> None:
         self._total = _size(total_buffer_size, "total_buffer_size")
         self._wi = _size(work_item_buffer_size, "work_item_buffer_size")
         if handler is None or not hasattr(handler, "requirements"):
@@ -124,7 +124,7 @@ class stream:  # noqa: N801 - the spec's spelling
 
     # What the launcher and the host device read (pysycl's own; not in the spec).
     @property
-    def handler(self) -> _handler:
+    def handler(self) -> CommandGroupRef:
         """The command group's handler the stream was created with."""
         return self._handler
 

@@ -55,10 +55,9 @@ if TYPE_CHECKING:
     import pyopencl as cl
 
     from pysycl._commands.commands import KernelCommand
-    from pysycl._commands.handler import handler
-    from pysycl._commands.handler import handler as _handler
     from pysycl._commands.queue import queue
     from pysycl._core.abi import CaptureType
+    from pysycl._core.launch_types import CommandGroupRef
     from pysycl._kernels.captures import CaptureEntry
     from pysycl._objects.context import context
     from pysycl._objects.device import device
@@ -118,7 +117,7 @@ def _caller() -> str:
     return f"{f.f_code.co_filename}:{f.f_lineno}"
 
 
-def _variable_dtype(var: buffer | accessor, h: handler, where: str) -> np.dtype:
+def _variable_dtype(var: buffer | accessor, h: CommandGroupRef, where: str) -> np.dtype:
     """The element type of a reduction variable, checked (one element, writable, this group's)."""
     if isinstance(var, buffer):
         n = var.size()
@@ -196,7 +195,7 @@ class reduction:  # noqa: N801 - the spec's spelling
     __slots__ = ("_acc", "_combiner", "_dtype", "_handler", "_identity", "_init", "_op",
                  "_where")
 
-    def __init__(self, var: buffer | accessor, h: _handler,
+    def __init__(self, var: buffer | accessor, h: CommandGroupRef,
                  combiner: _functor | Callable[..., Any], identity: Any = None,
                  properties: Iterable[_Property] | None = None) -> None:
         where = _caller()
@@ -233,7 +232,7 @@ class reduction:  # noqa: N801 - the spec's spelling
         return self._acc
 
     @property
-    def handler(self) -> _handler:
+    def handler(self) -> CommandGroupRef:
         """The command group's handler the reduction was created with."""
         return self._handler
 
@@ -444,7 +443,7 @@ def _partials_buffer(ctx: context, clq: cl.CommandQueue, slot: int, nbytes: int)
     return hit[1]
 
 
-def _check(h: handler, cmd: KernelCommand) -> None:
+def _check(h: CommandGroupRef, cmd: KernelCommand) -> None:
     for r in cmd.reductions:
         if r.handler is not h:
             raise exception(errc.invalid, f"{r.where}: the reduction was created in another "
@@ -493,7 +492,7 @@ def _check_local_memory(k: Kernel, lim: tuple[int, tuple[int, ...], int], values
 
 
 # long: the reduction launch's checks, in the order their errors must be reported.
-def prepare(q: queue, h: handler,
+def prepare(q: queue, h: CommandGroupRef,
             cmd: KernelCommand) -> Callable[[Sequence[cl.Event] | None], cl.Event | None]:
     """Compile/build/validate a kernel with reductions; return ``launch(wait_for)``.
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from numpy.typing import DTypeLike
 
-    from pysycl._commands.handler import handler as _handler
+    from pysycl._core.launch_types import CommandGroupRef
     from pysycl.property import _Property
 
     #: A range or an id as the constructors take it: the object, or its components.
@@ -154,7 +154,7 @@ class accessor:  # noqa: N801 - the spec's spelling
     __slots__ = ("_buf", "_mode", "_offset", "_range", "coherence", "handler", "host_view",
                  "kernel_tail", "kernel_type", "no_init", "target", "writes")
 
-    def __init__(self, buf: BufferBase, handler: _handler | access_mode | str | None = None,
+    def __init__(self, buf: BufferBase, handler: CommandGroupRef | access_mode | str | None = None,
                  mode: access_mode | str = access_mode.read_write,
                  target: target = target.device, *, access_range: Extent | None = None,
                  access_offset: Extent | None = None, properties: Iterable[_Property] = ()) -> None:
@@ -192,7 +192,7 @@ class accessor:  # noqa: N801 - the spec's spelling
         self.target = target
         if handler is None:
             # the handler; None for a placeholder; a marker object once submitted
-            self.handler: _handler | object | None = None
+            self.handler: CommandGroupRef | object | None = None
             return
         if st.closed or buf.closed:
             raise exception(errc.invalid, buf.closed_message())

@@ -35,7 +35,7 @@ from pysycl._objects.range import range as _range
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, DTypeLike
 
-    from pysycl._commands.handler import handler as _handler
+    from pysycl._core.launch_types import CommandGroupRef
     from pysycl._memory.accessor import Extent
     from pysycl.property import P, _Property
 
@@ -337,7 +337,7 @@ class buffer(BufferBase):  # noqa: N801 - the spec's spelling
         st.write_back = bool(flag) and (st.origin or st.final is not None)
 
     # --------------------------------------------------------------- accessors
-    def get_access(self, handler: _handler | access_mode | str | None = None,
+    def get_access(self, handler: CommandGroupRef | access_mode | str | None = None,
                    mode: access_mode | str | None = None, *, access_range: Extent | None = None,
                    access_offset: Extent | None = None,
                    properties: Iterable[_Property] = ()) -> accessor:
