@@ -7,7 +7,7 @@ function returns, so an exception inside the command group changes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -389,18 +389,6 @@ class handler(Submission):  # noqa: N801 - the spec's spelling
         if not isinstance(acc, accessor):
             raise TypeError("handler.update_host takes a sycl.accessor")
         self._set(UpdateHostCommand(acc))
-
-    # ------------------------------------------- what _kernels and _memory read
-    # (pysycl's own: the CommandGroupRef protocol of pysycl._core.launch_types)
-    @property
-    def queue(self) -> queue:
-        """The queue the command group is submitted to."""
-        return self._queue
-
-    @property
-    def context_key(self) -> Hashable:
-        """The key of the queue's context (a captured USM pointer must be of it)."""
-        return self._queue.get_context().key
 
     def __repr__(self) -> str:
         cmd = None if self.command is None else COMMAND_NAMES[type(self.command)]
