@@ -23,9 +23,13 @@ RW = sycl.access_mode.read_write
 
 
 @pytest.fixture(params=["visible", "buffer"])
-def slot_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+def slot_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch,
+              kq: sycl.queue) -> Iterator[str]:
     if request.param == "buffer":  # the path of devices without fine-grained SVM
         monkeypatch.setattr(OpenCLExecutor, "alloc_visible", lambda self, nbytes: None)
+    elif kq.executor.alloc_visible(64) is None:  # NVIDIA's OpenCL: coarse-grained SVM only
+        pytest.skip(f"{kq.get_device().display_name} has no memory the host reads in place "
+                    "(fine-grained SVM): its error slots are read with a copy (the 'buffer' case)")
     steps._slots.clear()
     yield request.param
     steps._slots.clear()
