@@ -246,13 +246,18 @@ def _drop_unused_definitions(func_ir: ir.FunctionIR) -> None:
 
 
 def _droppable(value: Any) -> bool:
-    """A value that has no effect: a function definition, its code, its closure tuple, a copy
+    """A value that has no effect: a function definition, its code, its closure tuple, its
+    annotations (a tuple of strings under ``from __future__ import annotations``), a copy
     (``s = store`` of a function whose calls were inlined)."""
     if isinstance(value, ir.Var):
         return True
     if isinstance(value, ir.Expr):
         return value.op in ("make_function", "build_tuple")
-    return isinstance(value, ir.Const) and isinstance(value.value, pytypes.CodeType)
+    if not isinstance(value, ir.Const):
+        return False
+    v = value.value  # (Numba loads an annotations tuple as one string constant a name)
+    return isinstance(v, (pytypes.CodeType, str)) or (
+        isinstance(v, tuple) and all(isinstance(x, str) for x in v))
 
 
 def check_escaping(func_ir: ir.FunctionIR, spec: LiftSpec) -> None:

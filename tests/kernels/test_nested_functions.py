@@ -57,6 +57,22 @@ def test_a_called_nested_lambda_keeps_the_kernels_stores(any_kernel_queue: sycl.
     np.testing.assert_array_equal(_run(any_kernel_queue, make), (np.arange(N) > 3).astype(np.int32))
 
 
+def test_annotated_nested_functions_under_postponed_annotations(
+        any_kernel_queue: sycl.queue) -> None:
+    # This module has `from __future__ import annotations`: a nested function's annotations
+    # are strings in the kernel's code ("strings cannot be used in kernels" before).
+    def make(a, o):
+        def k(i: sycl.item) -> None:
+            def twice(x: float, y: int = 1) -> float:
+                return 2.0 * x + y
+
+            o[i] = int(twice(a[i]))
+
+        return k
+
+    np.testing.assert_array_equal(_run(any_kernel_queue, make), 2 * np.arange(N) + 1)
+
+
 def test_a_nested_def_closes_over_kernel_locals_and_captured_accessors(
         any_kernel_queue: sycl.queue) -> None:
     def make(a, o):
