@@ -61,6 +61,31 @@ def write_section(marker: str, text: str) -> None:
     doc.write_text(pre + begin + "\n" + text + "\n" + end + post)
 
 
+def paired_table(rows: list[dict[str, object]], dev: str, how: str, columns: tuple[str, str, str]
+                 ) -> str:
+    """The Markdown of paired timings: each row ``{"name", "unit", "t": (t0, t1)}`` (and
+    ``"work"`` in the unit's numerator for rates); ``how`` says what was measured,
+    ``columns`` names the two timings and their ratio."""
+    import datetime
+    import os
+    import platform
+
+    lines = [f"Measured {datetime.date.today().isoformat()} on `{platform.node() or '?'}`: "
+             f"{os.cpu_count()} CPU cores, device **{dev}**, Python "
+             f"{platform.python_version()}. {how}", "",
+             f"| kernel | unit | {columns[0]} | {columns[1]} | {columns[2]} |",
+             "| --- | --- | ---: | ---: | ---: |"]
+    for r in rows:
+        t0, t1 = r["t"]  # type: ignore[misc]
+        if r["unit"] == "µs":
+            v0, v1 = t0 * 1e6, t1 * 1e6
+        else:
+            v0, v1 = r["work"] / t0, r["work"] / t1  # type: ignore[operator]
+        lines.append(f"| {r['name']} | {r['unit']} | {v0:.1f} | {v1:.1f} | "
+                     f"**{t1 / t0:.2f}×** |")  # noqa: RUF001
+    return "\n".join(lines)
+
+
 def setup(runs: int | None = None) -> tuple[argparse.Namespace, sycl.queue, str]:
     """Parse ``--quick``/``--write`` (and ``--runs``, defaulting to ``runs``, where the
     script repeats its measurement); the default queue and a "platform / device" label."""

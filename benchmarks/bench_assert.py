@@ -14,9 +14,6 @@ table; ``--write`` also replaces the assert section of ``docs/performance.md``.
 
 from __future__ import annotations
 
-import datetime
-import os
-import platform as _platform
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -26,7 +23,7 @@ import numpy as np
 import pysycl as sycl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import paired, setup, write_section
+from _common import paired, paired_table, setup, write_section
 
 R, W = sycl.access_mode.read, sycl.access_mode.write
 
@@ -110,24 +107,11 @@ def bench(q: sycl.queue, quick: bool) -> list[dict[str, object]]:
 
 
 def render(rows: list[dict[str, object]], dev: str) -> str:
-    host = _platform.node() or "?"
-    lines = [f"Measured {datetime.date.today().isoformat()} on `{host}`: {os.cpu_count()} CPU "
-             f"cores, device **{dev}**, Python {_platform.python_version()}. One run of "
-             "`benchmarks/bench_assert.py` on a loaded VM (other test runs share its cores: "
-             "compare the ratios); the same kernel without and with an `assert` that "
-             "always holds, alternately, medians, each call including `wait()`; results "
-             "compared with numpy.", "",
-             "| kernel | unit | no assert | with an assert | assert / no assert time |",
-             "| --- | --- | ---: | ---: | ---: |"]
-    for r in rows:
-        t0, t1 = r["t"]  # type: ignore[misc]
-        if r["unit"] == "µs":
-            v0, v1 = t0 * 1e6, t1 * 1e6
-        else:
-            v0, v1 = r["work"] / t0, r["work"] / t1  # type: ignore[operator]
-        lines.append(f"| {r['name']} | {r['unit']} | {v0:.1f} | {v1:.1f} | "
-                     f"**{t1 / t0:.2f}×** |")  # noqa: RUF001
-    return "\n".join(lines)
+    return paired_table(rows, dev,
+                        "One run of `benchmarks/bench_assert.py`; the same kernel without and with an "
+                        "`assert` that always holds, alternately, medians, each call including `wait()`; "
+                        "results compared with numpy.",
+                        ("no assert", "with an assert", "assert / no assert time"))
 
 
 def main() -> None:

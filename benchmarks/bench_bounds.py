@@ -12,10 +12,7 @@ Prints a markdown table; ``--write`` also replaces the bounds-check section of
 
 from __future__ import annotations
 
-import datetime
 import math
-import os
-import platform as _platform
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -25,7 +22,7 @@ import numpy as np
 import pysycl as sycl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import paired, setup, write_section
+from _common import paired, paired_table, setup, write_section
 
 # The kernels are the other benchmarks' own: the checked mode's cost is measured on
 # exactly the code whose speed docs/performance.md compares with OpenCL C.
@@ -99,23 +96,11 @@ def bench(q: sycl.queue, quick: bool) -> list[dict[str, object]]:
 
 
 def render(rows: list[dict[str, object]], dev: str) -> str:
-    host = _platform.node() or "?"
-    lines = [f"Measured {datetime.date.today().isoformat()} on `{host}`: {os.cpu_count()} CPU "
-             f"cores, device **{dev}**, Python {_platform.python_version()}. One run of "
-             "`benchmarks/bench_bounds.py`; the same command group alternately normal and "
-             "bounds-checked (`sycl.ext.set_bounds_check`), medians, each call including "
-             "`wait()`; both results compared with numpy.", "",
-             "| kernel | unit | normal | bounds-checked | checked / normal time |",
-             "| --- | --- | ---: | ---: | ---: |"]
-    for r in rows:
-        t0, t1 = r["t"]  # type: ignore[misc]
-        if r["unit"] == "µs":
-            v0, v1 = t0 * 1e6, t1 * 1e6
-        else:
-            v0, v1 = r["work"] / t0, r["work"] / t1  # type: ignore[operator]
-        lines.append(f"| {r['name']} | {r['unit']} | {v0:.1f} | {v1:.1f} | "
-                     f"**{t1 / t0:.2f}×** |")  # noqa: RUF001
-    return "\n".join(lines)
+    return paired_table(rows, dev,
+                        "One run of `benchmarks/bench_bounds.py`; the same command group alternately "
+                        "normal and bounds-checked (`sycl.ext.set_bounds_check`), medians, each call "
+                        "including `wait()`; both results compared with numpy.",
+                        ("normal", "bounds-checked", "checked / normal time"))
 
 
 def main() -> None:
