@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from pysycl import property as _prop
 from pysycl._core.backend import backend
-from pysycl._core.exceptions import errc, exception
+from pysycl._core.exceptions import errc, exception, hidden_in_tracebacks
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import kprint as _kprint
 from pysycl._kernels import steps as _steps
@@ -18,6 +18,10 @@ if TYPE_CHECKING:
     from pysycl._backends.base import Executor
     from pysycl._commands.queue import queue as _queue
     from pysycl._objects.info import _event_info, _event_profiling, event_command_status
+
+#: pytest leaves this module's frames out of a kernel's reported failure (a failed assert,
+#: a bounds violation): the user's synchronizing line shows where it surfaced.
+__tracebackhide__ = hidden_in_tracebacks
 
 
 class event:  # noqa: N801 - the spec's spelling

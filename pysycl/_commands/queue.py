@@ -14,7 +14,7 @@ from pysycl import property as _prop
 from pysycl._backends import base as _backends
 from pysycl._commands.event import event
 from pysycl._commands.handler import handler
-from pysycl._core.exceptions import errc, exception, exception_list
+from pysycl._core.exceptions import errc, exception, exception_list, hidden_in_tracebacks
 from pysycl._memory.buffer import write_back_at_exit
 from pysycl._memory.usm_api import track_executor
 from pysycl._objects.display import table
@@ -36,6 +36,10 @@ if TYPE_CHECKING:
     from pysycl._objects.range import range as range_
     from pysycl._objects.selector import Selector
     from pysycl.property import P
+
+#: pytest leaves this module's frames out of a kernel's reported failure (a failed assert,
+#: a bounds violation): the user's synchronizing line shows where it surfaced.
+__tracebackhide__ = hidden_in_tracebacks
 
 
 _log = logging.getLogger("pysycl.queue")

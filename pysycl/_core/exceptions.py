@@ -43,6 +43,25 @@ class errc(enum.IntEnum):  # noqa: N801 - the spec's spelling
         return str(self) if not spec else format(int(self), spec)
 
 
+#: The attribute that marks an error a device reported about a kernel's run (a failed
+#: ``assert``, a bounds violation): raised at a synchronization point, far from its cause.
+DEVICE_REPORT = "_pysycl_device_report"
+
+
+def device_report(err: BaseException) -> BaseException:
+    """Mark ``err`` as a device's report about a kernel (:data:`DEVICE_REPORT`); ``err``."""
+    setattr(err, DEVICE_REPORT, True)
+    return err
+
+
+def hidden_in_tracebacks(excinfo: Any) -> bool:
+    """pytest's ``__tracebackhide__`` of the runtime modules a device's report passes through
+    (a module global there): for such a report pytest shows the user's frames only -- the
+    line that synchronized, and the kernel's own lines -- not the runtime's path to the
+    synchronization point. Every other error shows them all (``--full-trace`` always)."""
+    return bool(getattr(getattr(excinfo, "value", None), DEVICE_REPORT, False))
+
+
 class exception(Exception):  # noqa: N801,N818 - the spec's spelling
     """``sycl::exception``: a SYCL error with an :class:`errc` code.
 

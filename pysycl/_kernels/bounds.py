@@ -40,7 +40,7 @@ from pysycl._core.abi import (
     ID_LOCAL,
     ArgKind,
 )
-from pysycl._core.exceptions import errc, exception
+from pysycl._core.exceptions import device_report, errc, exception, hidden_in_tracebacks
 from pysycl._core.sites import code_table, site_location
 from pysycl._kernels.captures import call_graph
 from pysycl._kernels.kassert import from_error_buffer, gid_words
@@ -51,6 +51,10 @@ if TYPE_CHECKING:
     from pysycl._memory.coherence import Coherence
     from pysycl._objects.range import nd_range
     from pysycl._objects.range import range as range_
+
+#: pytest leaves this module's frames out of a kernel's reported failure (a failed assert,
+#: a bounds violation): the user's synchronizing line shows where it surfaced.
+__tracebackhide__ = hidden_in_tracebacks
 
 
 ENV = "PYSYCL_BOUNDS_CHECK"
@@ -299,6 +303,7 @@ def sync(storage: Coherence | None = None) -> None:
         watching[:] = [w for w in watching if w not in bad]
     first = bad[0]
     err = first.error()
+    device_report(err)
     if len(bad) > 1:
         err.add_note(f"{len(bad) - 1} more launch(es) also failed an assert or went out of "
                      "bounds (bounds-checked mode)")

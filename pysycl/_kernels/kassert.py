@@ -28,6 +28,7 @@ from pysycl._core.abi import (
     ASSERT_VALUE_WORD,
     PRINT_FORMAT,
 )
+from pysycl._core.exceptions import device_report
 from pysycl._core.sites import in_package, site_location
 from pysycl._core.streamfmt import decode_number
 
@@ -78,7 +79,9 @@ def assertion_error(message: str, where: str, work_item: str, kernel: str,
         tail = f"1 work-item failed an assert ({device})"
     else:
         tail = f"{count} work-items failed an assert; the first one found is shown ({device})"
-    return AssertionError(f"{message} -- {where}, {work_item}\n{kernel}: {tail}")
+    err = AssertionError(f"{message} -- {where}, {work_item}\n{kernel}: {tail}")
+    device_report(err)
+    return err
 
 
 def host_message(e: AssertionError, where: str) -> str:

@@ -37,8 +37,13 @@ from typing import Any, Protocol
 import numpy as np
 
 from pysycl._core.abi import ASSERT_FLAG_INT, BOUNDS_ERR_BYTES
+from pysycl._core.exceptions import hidden_in_tracebacks
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import kprint as _kprint
+
+#: pytest leaves this module's frames out of a kernel's reported failure (a failed assert,
+#: a bounds violation): the user's synchronizing line shows where it surfaced.
+__tracebackhide__ = hidden_in_tracebacks
 
 _ZEROS = np.zeros(BOUNDS_ERR_BYTES // 4, dtype=np.int32)
 _MAX_LAUNCHES = 256  # launches of one slot kept before their completed ones are read

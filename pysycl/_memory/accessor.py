@@ -17,7 +17,7 @@ import numpy as np
 
 from pysycl import property as _prop
 from pysycl._core.abi import AccessorType
-from pysycl._core.exceptions import errc, exception
+from pysycl._core.exceptions import errc, exception, hidden_in_tracebacks
 from pysycl._memory.coherence import Coherence
 from pysycl._objects.range import id as _id
 from pysycl._objects.range import linear_index
@@ -36,6 +36,10 @@ if TYPE_CHECKING:
     Extent: TypeAlias = _range | _id | SupportsIndex | Iterable[SupportsIndex]
     #: ``(range, offset, kernel tail, kernel type)`` of an accessor (see ``accessor_parts``).
     AccessorParts: TypeAlias = tuple[_range, _id | None, tuple[int, ...], AccessorType]
+
+#: pytest leaves this module's frames out of a kernel's reported failure (a failed assert,
+#: a bounds violation): the user's synchronizing line shows where it surfaced.
+__tracebackhide__ = hidden_in_tracebacks
 
 
 class access_mode(enum.Enum):  # noqa: N801 - the spec's spelling

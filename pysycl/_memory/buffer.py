@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pysycl import property as _prop
-from pysycl._core.exceptions import errc, exception
+from pysycl._core.exceptions import errc, exception, hidden_in_tracebacks
 from pysycl._core.sites import user_site as _user_site
 from pysycl._memory.accessor import BufferBase, access_mode, accessor, host_accessor
 from pysycl._memory.coherence import HOST, Coherence
@@ -38,6 +38,10 @@ if TYPE_CHECKING:
     from pysycl._core.launch_types import CommandGroupRef
     from pysycl._memory.accessor import Extent
     from pysycl.property import P, _Property
+
+#: pytest leaves this module's frames out of a kernel's reported failure (a failed assert,
+#: a bounds violation): the user's synchronizing line shows where it surfaced.
+__tracebackhide__ = hidden_in_tracebacks
 
 _log = logging.getLogger("pysycl.buffer")
 

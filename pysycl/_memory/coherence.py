@@ -26,10 +26,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pysycl._core.exceptions import errc, exception
+from pysycl._core.exceptions import errc, exception, hidden_in_tracebacks
 
 if TYPE_CHECKING:
     from pysycl._backends.base import Executor
+
+#: pytest leaves this module's frames out of a kernel's reported failure (a failed assert,
+#: a bounds violation): the user's synchronizing line shows where it surfaced.
+__tracebackhide__ = hidden_in_tracebacks
 
 #: The key of the host copy in ``Coherence.valid`` (device copies are keyed by their
 #: executors' ``key``: the context's, or (context, device) in a context of several devices).

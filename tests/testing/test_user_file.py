@@ -7,6 +7,7 @@ kernel's assert fails.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,6 @@ def test_a_failing_kernel_assert_fails_the_test_naming_its_line(tmp_path: Path) 
     where = f"{tmp_path / 'test_user_fail.py'}:{line}, work-item (10,)"
     assert r.stdout.count(where) >= len(want), r.stdout  # each device names it
     assert "AssertionError: value too big" in r.stdout, r.stdout
+    # pytest shows the user's frames only: the runtime's path to the synchronization point
+    # is left out (its modules' __tracebackhide__)
+    assert f"{os.sep}pysycl{os.sep}_" not in r.stdout, r.stdout

@@ -57,7 +57,7 @@ from pysycl._commands.commands import (
     USMFillCommand,
 )
 from pysycl._commands.host_task import run_host_task
-from pysycl._core.exceptions import errc, exception
+from pysycl._core.exceptions import errc, exception, hidden_in_tracebacks
 from pysycl._core.plaincode import plain_tree
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import kernel_api_host as _host
@@ -83,6 +83,10 @@ if TYPE_CHECKING:
     from pysycl._kernels.specconst import kernel_handler
     from pysycl._objects.context import context
     from pysycl._objects.device import device
+
+#: pytest leaves this module's frames out of a kernel's reported failure (a failed assert,
+#: a bounds violation): the user's synchronizing line shows where it surfaced.
+__tracebackhide__ = hidden_in_tracebacks
 
 
 # ------------------------------------------------------------------ submit

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pysycl._backends.host.views import raise_from
-from pysycl._core.exceptions import errc, exception
+from pysycl._core.exceptions import errc, exception, hidden_in_tracebacks
 from pysycl._core.sites import in_package
 from pysycl._kernels import kernel_api_host as _host
 from pysycl._kernels.kernel_api_host import KernelView
@@ -30,6 +30,10 @@ if TYPE_CHECKING:
     from pysycl._backends.host.atomics import _HostReducer
     from pysycl._kernels.kernel_api import local_accessor
     from pysycl._kernels.specconst import kernel_handler
+
+#: pytest leaves this module's frames out of a kernel's reported failure (a failed assert,
+#: a bounds violation): the user's synchronizing line shows where it surfaced.
+__tracebackhide__ = hidden_in_tracebacks
 
 
 class _Abort(BaseException):

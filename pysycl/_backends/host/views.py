@@ -10,10 +10,14 @@ import traceback
 
 import numpy as np
 
-from pysycl._core.exceptions import errc, exception
+from pysycl._core.exceptions import errc, exception, hidden_in_tracebacks
 from pysycl._core.sites import in_package
 from pysycl._kernels.kassert import assertion_error, host_message
 from pysycl._memory.accessor import accessor
+
+#: pytest leaves this module's frames out of a kernel's reported failure (a failed assert,
+#: a bounds violation): the user's synchronizing line shows where it surfaced.
+__tracebackhide__ = hidden_in_tracebacks
 
 
 def region_view(acc: accessor, writable: bool = True) -> np.ndarray:

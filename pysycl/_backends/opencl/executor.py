@@ -43,7 +43,7 @@ from pysycl._commands.commands import (
 )
 from pysycl._commands.event import event
 from pysycl._commands.host_task import run_host_task
-from pysycl._core.exceptions import errc, exception
+from pysycl._core.exceptions import errc, exception, hidden_in_tracebacks
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import kprint as _kprint
 from pysycl._kernels import steps as _steps
@@ -63,6 +63,10 @@ if TYPE_CHECKING:
     from pysycl._objects.device import device
     from pysycl._objects.range import nd_range
     from pysycl._objects.range import range as range_
+
+#: pytest leaves this module's frames out of a kernel's reported failure (a failed assert,
+#: a bounds violation): the user's synchronizing line shows where it surfaced.
+__tracebackhide__ = hidden_in_tracebacks
 
 
 _MAX_ALLOC, _GLOBAL_MEM = info.device.max_mem_alloc_size, info.device.global_mem_size
