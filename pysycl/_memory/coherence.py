@@ -21,6 +21,7 @@ and a device.
 from __future__ import annotations
 
 import sys
+from collections import deque
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
@@ -188,8 +189,16 @@ class Coherence:
         return mem
 
     def record(self, key: Hashable, ex: Executor, ev: Any, writes: bool) -> None:
-        """A command of ``ex`` (context ``key``) finishing with event ``ev`` used the data."""
+        """A command of ``ex`` (context ``key``) finishing with event ``ev`` used the data.
+
+        The events it replaces are not dropped here but held by ``ex`` until ``ev``
+        completes (its ``inflight`` deque): a host-to-device copy's event is a pyopencl
+        ``NannyEvent``, whose destructor waits for the copy -- which the driver may finish
+        only with the kernel behind it, so dropping it made a submit wait for its kernel.
+        """
         if writes:
+            old: Any = ((self.last_write, self.reads.copy() if self.reads else None)
+                        if self.last_write is not None or self.reads else None)
             self.last_write = (ex, ev)
             if self.reads:
                 self.reads.clear()
@@ -198,8 +207,13 @@ class Coherence:
                 self.valid = {key}
         else:
             # In-order queues: the newest read event of an executor covers the older ones.
+            old = self.reads.get(ex)
             self.reads[ex] = ev
             self.valid.add(key)
+        if ev is not None and old is not None:
+            inflight = getattr(ex, "inflight", None)
+            if isinstance(inflight, deque):
+                inflight.append((ev, old))
 
     def record_done(self, key: int, writes: bool) -> None:
         """Work of context ``key`` that has already completed used the data: the native
