@@ -25,12 +25,12 @@ from hypothesis.errors import InvalidArgument
 
 import pysycl as sycl
 from pysycl.testing import strategies as sst
+from tests.kernels.test_ndrange_property import _check_nd  # every id against nd_item's definition
 
 LAUNCHES = settings(max_examples=25)
 PURE = settings(max_examples=200)
 #: find() without the example database: what it shrinks to depends only on the strategy.
 FIND = settings(database=None, max_examples=2000)
-PER_DIM = 6   # global id, local id, group id, global range, local range, group range
 
 
 def _device(request: pytest.FixtureRequest, which: str) -> sycl.device:
@@ -44,51 +44,6 @@ def _caps(dev: sycl.device, n: int) -> tuple[int, ...]:
 
 
 # ------------------------------------------------------------------ launches
-def _nd_table(q: sycl.queue, nd: sycl.nd_range) -> np.ndarray:
-    """Each work-item's ids, one row per global linear id, as the device reports them."""
-    n = nd.dimensions
-    size = nd.get_global_range().size()
-    out = np.full((size, PER_DIM * n + 2), -1, dtype=np.int64)
-    with sycl.buffer(out) as OUT:
-        def cg(h: sycl.handler) -> None:
-            o = OUT.get_access(h, sycl.access_mode.write)
-            ndims = n
-
-            def k(it):
-                row = it.get_global_linear_id()
-                for d in range(ndims):
-                    c = d * 6
-                    o[row, c] = it.get_global_id(d)
-                    o[row, c + 1] = it.get_local_id(d)
-                    o[row, c + 2] = it.get_group(d)
-                    o[row, c + 3] = it.get_global_range(d)
-                    o[row, c + 4] = it.get_local_range(d)
-                    o[row, c + 5] = it.get_group_range(d)
-                o[row, ndims * 6] = it.get_local_linear_id()
-                o[row, ndims * 6 + 1] = it.get_group_linear_id()
-
-            h.parallel_for(nd, k)
-
-        q.submit(cg)
-    return out
-
-
-def _nd_expected(nd: sycl.nd_range) -> np.ndarray:
-    """The same table from the definition, with numpy."""
-    glob = tuple(nd.get_global_range())
-    loc = np.array(tuple(nd.get_local_range()))
-    groups = tuple(g // e for g, e in zip(glob, loc, strict=True))
-    gid = np.stack(np.unravel_index(np.arange(math.prod(glob)), glob), axis=1)
-    lid, grp = gid % loc, gid // loc
-    cols = []
-    for d in range(len(glob)):
-        cols += [gid[:, d], lid[:, d], grp[:, d], np.full(len(gid), glob[d]),
-                 np.full(len(gid), loc[d]), np.full(len(gid), groups[d])]
-    cols += [np.ravel_multi_index(tuple(lid.T), tuple(loc)),
-             np.ravel_multi_index(tuple(grp.T), groups)]
-    return np.stack(cols, axis=1).astype(np.int64)
-
-
 @pytest.mark.parametrize("which", ["compiled", "host"])
 @LAUNCHES
 @given(data=st.data())
@@ -96,7 +51,7 @@ def test_drawn_nd_ranges_launch_with_the_defined_ids(request: pytest.FixtureRequ
                                                      data: st.DataObject) -> None:
     dev = _device(request, which)
     nd = data.draw(sst.nd_ranges(dev), label="nd_range")
-    np.testing.assert_array_equal(_nd_table(sycl.queue(dev), nd), _nd_expected(nd))
+    _check_nd(sycl.queue(dev), nd)
 
 
 @pytest.mark.parametrize("which", ["compiled", "host"])
@@ -108,8 +63,7 @@ def test_sub_group_sized_nd_ranges_launch(request: pytest.FixtureRequest, which:
     sg = data.draw(st.sampled_from(dev.get_info(sycl.info.device.sub_group_sizes)), label="sg")
     nd = data.draw(sst.nd_ranges(dev, max_global=max(256, 4 * sg), sub_group_size=sg))
     assert nd.get_local_range().size() % sg == 0
-    table = _nd_table(sycl.queue(dev), nd)
-    np.testing.assert_array_equal(table, _nd_expected(nd))
+    _check_nd(sycl.queue(dev), nd)
 
 
 def _item_table(q: sycl.queue, r: sycl.range) -> np.ndarray:
@@ -154,7 +108,7 @@ def test_drawn_work_group_sizes_launch(request: pytest.FixtureRequest, which: st
     # 256: a kernel's own limit on an NVIDIA GPU without a launch bound (docs/gpu.md)
     loc = data.draw(sst.work_group_sizes(dev, max_work_group_size=256), label="local")
     nd = sycl.nd_range(loc, loc)   # one work-group of that shape
-    np.testing.assert_array_equal(_nd_table(sycl.queue(dev), nd), _nd_expected(nd))
+    _check_nd(sycl.queue(dev), nd)
 
 
 def _linear_ids(q: sycl.queue, nd: sycl.nd_range) -> np.ndarray:
@@ -185,7 +139,7 @@ def test_the_kernels_own_limit_bounds_the_work_groups(kernel_device: sycl.device
     nd = data.draw(sst.nd_ranges(kernel_device, max_global=2 * limit, max_work_group_size=limit))
     assert nd.get_local_range().size() <= limit
     glob, loc = tuple(nd.get_global_range()), tuple(nd.get_local_range())
-    want = _nd_expected(nd)[:, 6 * len(glob)]   # the local linear ids
+    want = [sycl.nd_item(gid, nd).get_local_linear_id() for gid in np.ndindex(*glob)]
     np.testing.assert_array_equal(_linear_ids(q, nd), want)
     assert all(g % e == 0 for g, e in zip(glob, loc, strict=True))
 
