@@ -190,14 +190,17 @@ def test_a_property_test_with_default_settings_passes_from_an_empty_cache(tmp_pa
                                                                           kernel_device) -> None:
     """The issue's failure, as a user's CI meets it: hypothesis's default settings (deadline
     200 ms), an empty kernel cache, a fresh interpreter, no conftest. Without pysycl.testing
-    the first example's compile exceeds the deadline; with it imported, the test passes."""
+    the first example's compile exceeds the deadline; with it imported, the test passes.
+    The profile is named: where a CI variable is set hypothesis loads its "ci" profile
+    instead, which has no deadline."""
+    default = "--hypothesis-profile=default"
     plain = run_pytest(tmp_path, USER_PROPERTY.format(imports=""), "-p", "no:_pysycl_pytestplugin",
-                       name="test_plain.py", load=False)
+                       default, name="test_plain.py", load=False)
     assert plain.returncode == 1, plain.stdout + plain.stderr
     # The compile fails the deadline; on a loaded machine hypothesis may first find the
     # whole example too slow (its input-generation health check): a failure either way.
     assert "DeadlineExceeded" in plain.stdout or "FailedHealthCheck" in plain.stdout, plain.stdout
-    fixed = run_pytest(tmp_path, USER_PROPERTY.format(imports="import pysycl.testing"),
+    fixed = run_pytest(tmp_path, USER_PROPERTY.format(imports="import pysycl.testing"), default,
                        name="test_fixed.py", load=False, env={"PYSYCL_CACHE_DIR": str(tmp_path / "c2")})
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert outcomes(fixed) == {"test_fill": "PASSED"}
