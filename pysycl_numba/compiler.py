@@ -44,7 +44,8 @@ from pysycl_numba.bounds import Sites, sites
 from pysycl_numba.dispatcher import LiftedDispatcher, compile_scope
 from pysycl_numba.epilogue import compile_epilogue
 from pysycl_numba.errors import CompilerDiagnostic, KernelSourceError, from_numba_error
-from pysycl_numba.passes import LiftSpec, hidden_kw, needed_aspects
+from pysycl_numba.lift import LiftSpec, hidden_kw
+from pysycl_numba.passes import needed_aspects
 from pysycl_numba.pipelines import KernelPipeline, flags
 from pysycl_numba.stream_types import StreamBufferType
 from pysycl_numba.target import TARGET_NAME, sycl_target

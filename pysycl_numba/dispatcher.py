@@ -35,7 +35,7 @@ from pysycl_numba._numba_compat import (
     types,
     typing,
 )
-from pysycl_numba.passes import LIFTED_DEFAULT, LiftSpec, hidden_kw, is_function
+from pysycl_numba.lift import LIFTED_DEFAULT, LiftSpec, hidden_kw, is_function
 from pysycl_numba.pipelines import compile_device
 from pysycl_numba.target import SYCL, sycl_target
 

@@ -20,7 +20,7 @@ from pysycl_numba.errors import KernelSourceError
 
 if TYPE_CHECKING:
     from pysycl_numba._numba_compat import StateDict
-    from pysycl_numba.passes import LiftSpec
+    from pysycl_numba.lift import LiftSpec
 
 
 def _other_use(stmt: ir.Stmt, selfname: str) -> KernelSourceError:

@@ -43,7 +43,7 @@ from pysycl_numba.errors import KernelSourceError
 
 if TYPE_CHECKING:
     from pysycl_numba._numba_compat import StateDict
-    from pysycl_numba.passes import LiftSpec
+    from pysycl_numba.lift import LiftSpec
 
 _VOTES = (any_of_group, all_of_group, none_of_group)
 

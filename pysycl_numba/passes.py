@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import inspect
 import types as pytypes
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pysycl._core.abi import ID_GLOBAL, ID_LOCAL
@@ -35,6 +34,7 @@ from pysycl_numba._numba_compat import (
 )
 from pysycl_numba.bounds import site_number
 from pysycl_numba.errors import KernelSourceError
+from pysycl_numba.lift import LIFTED_DEFAULT, LiftSpec
 from pysycl_numba.nested import check_escaping, read_params_once
 from pysycl_numba.overloads.integers import literal_overflow
 from pysycl_numba.types import (
@@ -52,50 +52,6 @@ from pysycl_numba.vec_types import VecType
 
 if TYPE_CHECKING:
     from pysycl_numba._numba_compat import StateDict
-    from pysycl_numba.dispatcher import LiftedDispatcher
-
-
-@dataclass(frozen=True)
-class LiftSpec:
-    """What :class:`LiftCaptures` does to one function (the kernel or a helper).
-
-    Attributes:
-        names: the names of the trailing parameters the function gets, in
-            order (parameter ``nparams + j`` is ``names[j]``).
-        own: ``(name, "freevar" | "global") -> j``: loads of the function's own
-            captured names become reads of parameter ``nparams + j``.
-        calls: ``id(function object) -> (dispatcher, (j, ...))``: a call of
-            that helper calls ``dispatcher`` instead, passing parameters
-            ``nparams + j`` as the helper's hidden keyword-only parameters
-            ``_pysycl_h0, _pysycl_h1, ...`` -- which Numba passes as the last
-            positional arguments (see ``dispatcher.LiftedDispatcher``).
-    """
-
-    names: tuple[str, ...]
-    own: dict[tuple[str, str], int] = field(default_factory=dict)
-    calls: dict[int, tuple[LiftedDispatcher, tuple[int, ...]]] = field(default_factory=dict)
-
-
-def hidden_kw(j: int) -> str:
-    """The keyword of a helper's ``j``-th hidden parameter."""
-    return f"_pysycl_h{j}"
-
-
-class _ReadElsewhere:
-    """The value of :data:`LIFTED_DEFAULT`: no value of the user's (a stable type name)."""
-
-    def __repr__(self) -> str:
-        return "<default read by pysycl>"
-
-
-#: The type of a helper's left-out parameter whose default :class:`LiftCaptures` reads
-#: itself: a kernel argument (``Capture.source == "default"``) or a helper function.
-LIFTED_DEFAULT = types.Omitted(_ReadElsewhere())
-
-
-def is_function(v: Any) -> bool:
-    """Whether ``v`` is a Python function (or a Numba dispatcher of one)."""
-    return isinstance(v, pytypes.FunctionType) or hasattr(v, "py_func")
 
 
 @register_pass(mutates_CFG=False, analysis_only=False)

@@ -37,13 +37,9 @@ from pysycl_numba._numba_compat import (
 )
 from pysycl_numba.asserts import RewriteAsserts
 from pysycl_numba.functor import LiftSelf
+from pysycl_numba.lift import LiftSpec
 from pysycl_numba.nested import InlineNestedFunctions
-from pysycl_numba.passes import (
-    FindDirectIndexing,
-    LiftCaptures,
-    LiftSpec,
-    ValidateTypedKernel,
-)
+from pysycl_numba.passes import FindDirectIndexing, LiftCaptures, ValidateTypedKernel
 from pysycl_numba.printing import RewritePrint
 from pysycl_numba.reject import RejectKernelResult, RejectStatements, RejectUnsupportedPython
 from pysycl_numba.streaming import RewriteStream

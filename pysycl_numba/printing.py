@@ -21,7 +21,7 @@ from pysycl_numba.errors import KernelSourceError
 
 if TYPE_CHECKING:
     from pysycl_numba._numba_compat import StateDict
-    from pysycl_numba.passes import LiftSpec
+    from pysycl_numba.lift import LiftSpec
 
 
 def print_record(buffer: Any, layout: Any, values: Any) -> None:

@@ -268,15 +268,6 @@ KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset({
 #: Import cycles of ``GRAPH_TC`` (strongly connected components). A cycle may lose
 #: modules (then write the smaller one here), never gain any.
 KNOWN_CYCLES: tuple[frozenset[str], ...] = (
-    # the compiler's own: target <-> pipelines <-> passes and the overloads they register
-    frozenset({
-        "pysycl_numba.asserts", "pysycl_numba.dispatcher", "pysycl_numba.functor",
-        "pysycl_numba.nested", "pysycl_numba.overloads.asserts", "pysycl_numba.overloads.atomics",
-        "pysycl_numba.overloads.constants", "pysycl_numba.overloads.printing",
-        "pysycl_numba.overloads.stream", "pysycl_numba.passes", "pysycl_numba.pipelines",
-        "pysycl_numba.printing", "pysycl_numba.reject", "pysycl_numba.streaming",
-        "pysycl_numba.target", "pysycl_numba.targets.spirv.codegen",
-    }),
     # command groups and bundles: queue/handler/event <-> bundles (D3: sycl.kernel objects
     # and reductions launched by the backend)
     frozenset({
