@@ -291,14 +291,6 @@ KNOWN_CYCLES: tuple[frozenset[str], ...] = (
         "pysycl._objects.context", "pysycl._objects.device", "pysycl._objects.discovery",
         "pysycl._objects.platform", "pysycl._objects.selector",
     }),
-    # capture analysis and its error messages
-    frozenset({
-        "pysycl._kernels.capture_errors", "pysycl._kernels.captures",
-    }),
-    # the bounds check and the kernel cache (a kernel's code tables)
-    frozenset({
-        "pysycl._kernels.bounds", "pysycl._kernels.cache",
-    }),
 )
 
 #: A backend's driver: the import names that are its driver (any depth: ``pyopencl``,
