@@ -276,20 +276,6 @@ KNOWN_CYCLES: tuple[frozenset[str], ...] = (
         "pysycl._commands.commands", "pysycl._commands.event", "pysycl._commands.handler",
         "pysycl._commands.host_task", "pysycl._commands.queue", "pysycl._kernels.reduction",
     }),
-    # the objects layer's own (platform <-> device <-> context, discovery and the selector
-    # between them; within one layer)
-    frozenset({
-        "pysycl._objects.context", "pysycl._objects.device", "pysycl._objects.discovery",
-        "pysycl._objects.platform", "pysycl._objects.selector",
-    }),
-    # capture analysis and its error messages
-    frozenset({
-        "pysycl._kernels.capture_errors", "pysycl._kernels.captures",
-    }),
-    # the bounds check and the kernel cache (a kernel's code tables)
-    frozenset({
-        "pysycl._kernels.bounds", "pysycl._kernels.cache",
-    }),
 )
 
 #: A backend's driver: the import names that are its driver (any depth: ``pyopencl``,

@@ -90,20 +90,6 @@ def set_enabled(flag: bool | None) -> None:
 
 
 # --------------------------------------------------------------- static check
-def fast_checks(direct_index: tuple[tuple[int, int, int, int, int], ...],
-                kinds: tuple[ArgKind, ...]) -> tuple[tuple[tuple[int, int, int], ...], bool]:
-    """The launcher's precomputed form of ``direct_index``.
-
-    Returns ``(fast, rest)``: ``fast`` holds ``(capture, 1 + accessor dimension,
-    launch dimension)`` of the global-id indexing of (global) accessors, compared
-    on the hot path as ``g[d] > values[capture].kernel_tail[1 + ad]``; ``rest`` says
-    whether other entries (local ids, local accessors) need :func:`check_launch`.
-    """
-    fast = tuple((ci, 1 + ad, d) for ci, ad, src, d, _ in direct_index
-                 if src != ID_LOCAL and kinds[ci] is ArgKind.ACCESSOR)
-    return fast, len(fast) != len(direct_index)
-
-
 def check_static(k: Kernel, location: str, fn: types.FunctionType, kind: str,
                  index_space: range_ | nd_range | None,
                  values: list[Any]) -> None:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from pysycl._core.abi import (
+    ID_LOCAL,
     ArgKind,
     Capture,
     CompiledKernel,
@@ -43,7 +44,6 @@ from pysycl._core.abi import (
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.first_use import first_use
 from pysycl._core.launch_types import SPIRV, Target
-from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import diskcache as _diskcache
 from pysycl._kernels.captures import call_graph, forget_code_infos
 
@@ -56,6 +56,21 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger("pysycl.kernel")
 T = TypeVar("T")
+
+
+def fast_checks(direct_index: tuple[tuple[int, int, int, int, int], ...],
+                kinds: tuple[ArgKind, ...]) -> tuple[tuple[tuple[int, int, int], ...], bool]:
+    """The launcher's precomputed form of ``direct_index``.
+
+    Returns ``(fast, rest)``: ``fast`` holds ``(capture, 1 + accessor dimension,
+    launch dimension)`` of the global-id indexing of (global) accessors, compared
+    on the hot path as ``g[d] > values[capture].kernel_tail[1 + ad]``; ``rest`` says
+    whether other entries (local ids, local accessors) need
+    :func:`pysycl._kernels.bounds.check_launch`.
+    """
+    fast = tuple((ci, 1 + ad, d) for ci, ad, src, d, _ in direct_index
+                 if src != ID_LOCAL and kinds[ci] is ArgKind.ACCESSOR)
+    return fast, len(fast) != len(direct_index)
 
 
 class Kernel:
@@ -75,7 +90,7 @@ class Kernel:
         has_pointer: whether some capture is a USM pointer (its launches keep the
             pointers alive until they complete).
         direct, direct_rest: the static bounds check's entries
-            (:func:`pysycl._kernels.bounds.fast_checks`).
+            (:func:`fast_checks`; :mod:`pysycl._kernels.bounds` compares them).
         asserts: whether the kernel has asserts (its launches bind an error buffer).
 
     Built native kernels (and the arguments each was last launched with) are the
@@ -115,7 +130,7 @@ class Kernel:
         self.has_pointer = ArgKind.POINTER in kinds
         # kernel print() or a sycl.stream: output buffers per launch (pysycl._kernels.kprint)
         self.prints = any(type(c.type) in (PrintType, StreamType) for c in compiled.captures)
-        self.direct, self.direct_rest = _bounds.fast_checks(compiled.direct_index, kinds)
+        self.direct, self.direct_rest = fast_checks(compiled.direct_index, kinds)
         # asserts: the launch binds an error buffer and reports a failure (pysycl._kernels.bounds)
         self.asserts = bool(compiled.asserts)
         # id of a submitting code object -> (it, the code table its sites resolve against)

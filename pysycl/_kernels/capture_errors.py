@@ -8,7 +8,8 @@ wrote it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pysycl._core.exceptions import errc, exception, kernel_compile_error
 from pysycl._memory.buffer import buffer
@@ -17,8 +18,18 @@ if TYPE_CHECKING:
     import types
 
     from pysycl._core.launch_types import CommandGroupRef
-    from pysycl._kernels.captures import CodeInfo
     from pysycl._memory.usm import usm_pointer
+
+
+class CodeRef(Protocol):
+    """What a message reads of a function's code (a :class:`pysycl._kernels.captures.CodeInfo`,
+    which lies above this module): the first line reading each name, and ``file:line`` of
+    the definition."""
+
+    @property
+    def lines(self) -> Mapping[str, int]: ...
+    @property
+    def location(self) -> str: ...
 
 
 def who(fn: types.FunctionType, owner: int, name: str, source: str = "") -> str:
@@ -34,12 +45,12 @@ def who(fn: types.FunctionType, owner: int, name: str, source: str = "") -> str:
     return f"kernel {fn.__qualname__} captures {name!r}"
 
 
-def where(fn: types.FunctionType, info: CodeInfo, name: str) -> str:
+def where(fn: types.FunctionType, info: CodeRef, name: str) -> str:
     """``file:line`` where ``fn`` first reads ``name`` (its definition's line otherwise)."""
     return f"{fn.__code__.co_filename}:{info.lines.get(name, fn.__code__.co_firstlineno)}"
 
 
-def unassigned(fn: types.FunctionType, info: CodeInfo, name: str, owner: int
+def unassigned(fn: types.FunctionType, info: CodeRef, name: str, owner: int
                ) -> kernel_compile_error:
     """The error of a closure cell read before assignment."""
     what = (f"function {fn.__qualname__} (called by the kernel)" if owner
@@ -48,7 +59,7 @@ def unassigned(fn: types.FunctionType, info: CodeInfo, name: str, owner: int
                                 "it is assigned")
 
 
-def too_big(fn: types.FunctionType, info: CodeInfo, name: str, v: int, owner: int,
+def too_big(fn: types.FunctionType, info: CodeRef, name: str, v: int, owner: int,
             source: str) -> kernel_compile_error:
     """The error of a Python int that does not fit in a kernel's int64 argument."""
     return kernel_compile_error(errc.kernel_argument, f"{where(fn, info, name)}: "
@@ -56,7 +67,7 @@ def too_big(fn: types.FunctionType, info: CodeInfo, name: str, v: int, owner: in
                                 "int64")
 
 
-def _foreign(fn: types.FunctionType, info: CodeInfo, name: str, owner: int, source: str,
+def _foreign(fn: types.FunctionType, info: CodeRef, name: str, owner: int, source: str,
              what: str, how: str) -> exception:
     if source == "default":
         text = f"{who(fn, owner, name, source)} is {what} that {how}"
@@ -68,7 +79,7 @@ def _foreign(fn: types.FunctionType, info: CodeInfo, name: str, owner: int, sour
     return exception(errc.invalid, f"{where(fn, info, name)}: {text}")
 
 
-def foreign_accessor(fn: types.FunctionType, info: CodeInfo, name: str, is_global: bool,
+def foreign_accessor(fn: types.FunctionType, info: CodeRef, name: str, is_global: bool,
                      owner: int, source: str) -> exception:
     """The error of an accessor of another command group."""
     if is_global:
@@ -78,14 +89,14 @@ def foreign_accessor(fn: types.FunctionType, info: CodeInfo, name: str, is_globa
                     "was not created in this command group")
 
 
-def foreign_stream(fn: types.FunctionType, info: CodeInfo, name: str, owner: int,
+def foreign_stream(fn: types.FunctionType, info: CodeRef, name: str, owner: int,
                    source: str) -> exception:
     """The error of a ``sycl.stream`` of another command group."""
     return _foreign(fn, info, name, owner, source, "a sycl.stream",
                     "was not created in this command group")
 
 
-def bad_pointer(fn: types.FunctionType, info: CodeInfo, name: str, v: usm_pointer,
+def bad_pointer(fn: types.FunctionType, info: CodeRef, name: str, v: usm_pointer,
                 group: CommandGroupRef, owner: int, source: str) -> exception:
     """The error of a USM pointer that is freed or of another context."""
     if not v._alloc.live:
@@ -97,7 +108,7 @@ def bad_pointer(fn: types.FunctionType, info: CodeInfo, name: str, v: usm_pointe
                      f"{v!r} {why}")
 
 
-def bad_capture(fn: types.FunctionType, info: CodeInfo, name: str, value: Any,
+def bad_capture(fn: types.FunctionType, info: CodeRef, name: str, value: Any,
                 owner: int = 0, source: str = "") -> kernel_compile_error:
     """The error of a value that is neither a kernel argument nor a compile-time constant."""
     if isinstance(value, buffer):

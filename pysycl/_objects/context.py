@@ -14,8 +14,9 @@ Queues built from only a device share the platform's default context
 (:func:`default_context_for`), so that their buffers and events live in one
 context, as in DPC++.
 
-``platform`` lies above this module (its default context is a context), so a
-platform argument is recognised by its class's ``get_platforms``.
+``platform`` lies above this module (its default context is a context): it is
+annotated as :class:`pysycl._objects.refs.PlatformRef`, and a platform argument is
+recognised by its class's ``get_platforms``.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from pysycl._objects.device import device
 from pysycl._objects.info import _context_info, _device_info
 
 if TYPE_CHECKING:
-    from pysycl._objects.platform import platform
+    from pysycl._objects.refs import PlatformRef
     from pysycl.property import P, _Property
 
 AsyncHandler = Callable[[exception_list], None]
@@ -68,13 +69,13 @@ class context(common_reference):  # noqa: N801 - the spec's spelling
                  "_properties")
 
     _devices: tuple[device, ...]
-    _platform: platform
+    _platform: PlatformRef
     _async_handler: AsyncHandler | None
     _properties: tuple[_Property, ...]
 
     def __init__(
         self,
-        devices: device | Sequence[device] | platform | AsyncHandler | None = None,
+        devices: device | Sequence[device] | PlatformRef | AsyncHandler | None = None,
         async_handler: AsyncHandler | None = None,
         properties: Iterable[_Property] = (),
     ) -> None:
@@ -137,7 +138,7 @@ class context(common_reference):  # noqa: N801 - the spec's spelling
         """The SYCL backend of this context (its platform's)."""
         return self._platform.get_backend()
 
-    def get_platform(self) -> platform:
+    def get_platform(self) -> PlatformRef:
         """The platform of this context's devices."""
         return self._platform
 

@@ -7,7 +7,8 @@ backend part (``_query``: one info descriptor; ``_derive_aspects``;
 hands out one object per device), so equality, hashing (common reference
 semantics, §4.5.2) and identity agree and are cheap. Info answers and the aspect
 set are cached per device, since a device does not change while a program runs
-(§4.6.4).
+(§4.6.4). ``platform`` lies above this module (its constructor selects a device): a
+device names its platform as :class:`pysycl._objects.refs.PlatformRef`.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from pysycl._objects.info import (
 from pysycl._objects.selector import default_selector_v, select_device
 
 if TYPE_CHECKING:
-    from pysycl._objects.platform import platform
+    from pysycl._objects.refs import PlatformRef
 
 #: Descriptors whose answer may change while the program runs: never cached.
 UNCACHED_DEVICE_INFO = frozenset({_device_info.is_available})
@@ -60,7 +61,7 @@ class device(common_reference):  # noqa: N801 - the spec's spelling
     #: The backend of the class's devices (set by each backend's subclass).
     _backend: ClassVar[backend]
 
-    _platform: platform
+    _platform: PlatformRef
     _parent: device | None
     _aspects: frozenset[aspect] | None
     _info: dict[_device_info, Any]
@@ -70,7 +71,7 @@ class device(common_reference):  # noqa: N801 - the spec's spelling
             return selector
         return select_device(default_selector_v if selector is None else selector)
 
-    def _setup(self, native: Any, key: int, plat: platform, parent: device | None) -> None:
+    def _setup(self, native: Any, key: int, plat: PlatformRef, parent: device | None) -> None:
         """Fill in a new device (backends call it on ``object.__new__(their_class)``)."""
         self._native = native
         self._handle = key
@@ -142,7 +143,7 @@ class device(common_reference):  # noqa: N801 - the spec's spelling
         """The SYCL backend of this device."""
         return self._backend
 
-    def get_platform(self) -> platform:
+    def get_platform(self) -> PlatformRef:
         """The platform this device belongs to."""
         return self._platform
 

@@ -9,7 +9,7 @@ every platform left without devices. A token matches a platform's name or vendor
 (then it keeps the whole platform) or, if it matches no platform, a device name.
 
 This module knows platforms and devices only through their methods (it lies
-below the classes, which use it).
+below the classes, which use it): :mod:`pysycl._objects.refs`' protocols.
 """
 
 from __future__ import annotations
@@ -21,8 +21,7 @@ from pysycl._backends import base as _backend_registry
 from pysycl._objects.info import _platform_info
 
 if TYPE_CHECKING:
-    from pysycl._objects.device import device
-    from pysycl._objects.platform import platform
+    from pysycl._objects.refs import PlatformDeviceRef, PlatformRef
 
 FILTER_ENV = "PYSYCL_DEVICE_FILTER"
 
@@ -33,12 +32,12 @@ def device_filter() -> list[str]:
     return [t.strip().lower() for t in raw.split(",") if t.strip()]
 
 
-def all_platforms() -> list[platform]:
+def all_platforms() -> list[PlatformRef]:
     """Every platform that has devices, canonical objects, enumeration order (filter ignored)."""
     return [p for b in _backend_registry.registered() for p in b.platforms()]
 
 
-def _names(p: platform) -> tuple[str, str]:
+def _names(p: PlatformRef) -> tuple[str, str]:
     return (str(p.get_info(_platform_info.name)).lower(),
             str(p.get_info(_platform_info.vendor)).lower())
 
@@ -59,7 +58,7 @@ def _visible_pairs(tokens: list[str]) -> set[tuple[int, int]]:
             or any(t in d.display_name.lower() for t in device_tokens)}
 
 
-def visible_devices(plat: platform) -> list[device]:
+def visible_devices(plat: PlatformRef) -> list[PlatformDeviceRef]:
     """The root devices of ``plat`` that ``PYSYCL_DEVICE_FILTER`` leaves visible."""
     tokens = device_filter()
     if not tokens:
@@ -68,7 +67,7 @@ def visible_devices(plat: platform) -> list[device]:
     return [d for d in plat.root_devices if (plat.key, d.key) in keep]
 
 
-def visible_platforms() -> list[platform]:
+def visible_platforms() -> list[PlatformRef]:
     """The platforms with at least one visible device, in enumeration order."""
     return [p for p in all_platforms() if visible_devices(p)]
 

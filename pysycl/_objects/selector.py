@@ -7,7 +7,7 @@ score (the first one in enumeration order on ties) and rejects strictly negative
 scores (§4.6.1.1).
 
 This module lies below ``device`` and ``platform`` (their constructors select):
-it uses devices only through their methods.
+it uses devices only through their methods (:class:`pysycl._objects.refs.PlatformDeviceRef`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import operator
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pysycl._core.exceptions import errc, exception
 from pysycl._objects import discovery
@@ -23,11 +23,13 @@ from pysycl._objects.aspects import aspect
 from pysycl._objects.info import _platform_info, device_type
 
 if TYPE_CHECKING:
-    from pysycl._objects.device import device
+    from pysycl._objects.refs import PlatformDeviceRef
 
 _log = logging.getLogger("pysycl.selector")
 
-Selector = Callable[["device"], Any]
+Selector = Callable[["PlatformDeviceRef"], Any]
+#: The device class a selection returns (``sycl.device``: what it was given, or lists).
+_D = TypeVar("_D", bound="PlatformDeviceRef")
 
 # default_selector_v's heuristic. The components are summed; every real device
 # scores >= 0 (the spec: default_selector_v "must always return a device").
@@ -40,7 +42,7 @@ _SCORE_POCL = -50     # PoCL: selectable, but below a vendor runtime of the same
 _SCORE_HOST = -1      # the host_debuggable interpreter device: never the default
 
 
-def _default_score(dev: device) -> int:
+def _default_score(dev: PlatformDeviceRef) -> int:
     score = 0
     if dev.image_targets:
         score += _SCORE_KERNELS
@@ -70,7 +72,7 @@ class default_selector:  # noqa: N801 - the spec's spelling (SYCL 1.2.1 compatib
     host_debuggable interpreter device, which is never the default.
     """
 
-    def __call__(self, dev: device) -> int:
+    def __call__(self, dev: PlatformDeviceRef) -> int:
         return _default_score(dev)
 
     def __repr__(self) -> str:
@@ -80,7 +82,7 @@ class default_selector:  # noqa: N801 - the spec's spelling (SYCL 1.2.1 compatib
 class _TypeSelector:
     _type: device_type
 
-    def __call__(self, dev: device) -> int:
+    def __call__(self, dev: PlatformDeviceRef) -> int:
         # Table 14: only devices of this type; the others are rejected.
         if dev._device_type() is not self._type:
             return -1
@@ -122,7 +124,7 @@ class _AspectSelector:
             if not isinstance(a, aspect):
                 raise TypeError(f"aspect_selector takes sycl.aspect values, not {a!r}")
 
-    def __call__(self, dev: device) -> int:
+    def __call__(self, dev: PlatformDeviceRef) -> int:
         if not all(dev.has(a) for a in self.required):
             return -1
         if any(dev.has(a) for a in self.denied):
@@ -171,7 +173,7 @@ def _selector_name(selector: object) -> str:
     return getattr(selector, "__qualname__", None) or repr(selector)
 
 
-def select_device(selector: Selector, devices: Sequence[device] | None = None) -> device:
+def select_device(selector: Callable[[_D], Any], devices: Sequence[_D] | None = None) -> _D:
     """Pick the device a selector scores highest (§4.6.1.1).
 
     Args:
@@ -191,7 +193,7 @@ def select_device(selector: Selector, devices: Sequence[device] | None = None) -
         raise TypeError(f"a device selector must be callable (device -> int), not {selector!r}")
     candidates = list(devices) if devices is not None else [
         d for p in discovery.visible_platforms() for d in p.get_devices()]
-    best: device | None = None
+    best: _D | None = None
     best_score = -1
     scores = []
     for dev in candidates:
