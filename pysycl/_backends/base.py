@@ -23,7 +23,7 @@ from pysycl._core.exceptions import errc, exception
 if TYPE_CHECKING:  # annotations only: low-layer types, never the objects above
     import numpy as np
 
-    from pysycl._core.launch_types import ContextRef, DeviceRef, Submission
+    from pysycl._core.launch_types import ContextRef, DeviceRef, LaunchLike, QueueRef, Submission
 
 
 class Executor(Protocol):
@@ -48,6 +48,15 @@ class Executor(Protocol):
 
         A dependency in ``sub.waits`` of another backend or context is waited for on the
         host; one of this executor's context goes into the command's wait list.
+        """
+        ...
+
+    def launch(self, q: QueueRef, kind: str, index_space: Any, fn: Any, name: str | None) -> Any:
+        """``q.parallel_for(index_space, fn)`` (``kind`` ``"range"``/``"nd_range"``) or
+        ``q.single_task(fn)`` (``index_space`` None) with no dependencies and no command
+        group: check the kernel as a handler would, launch it and return its native event.
+        The hot path of USM programs: a backend may remember a launch and repeat it while
+        the kernel's captures still fit (docs/design/launch.md §2.6).
         """
         ...
 
@@ -112,6 +121,52 @@ class Executor(Protocol):
         Nothing the backend remembers may keep it alive afterwards; commands still
         using it keep it until they complete.
         """
+        ...
+
+
+class DeviceExecutor(Executor, Protocol):
+    """The executor of a backend that runs compiled kernels on a device (every backend whose
+    ``programs`` is not None): :class:`Executor`, and what the target-neutral launch code
+    (:mod:`pysycl._kernels.reduction`, :mod:`pysycl._bundles.kernel`) asks of it.
+    ``k`` is a compiled kernel (:class:`pysycl._kernels.cache.Kernel`); native kernels
+    are whatever the backend builds.
+    """
+
+    def build(self, k: Any, spec: Any = None, bound: int = 0, fn: Any = None,
+              name: str | None = None) -> Any:
+        """``k`` built for this queue's context and device (with specialization constant
+        values ``spec``; with a launch bound ``bound`` where the format has them), once;
+        errors name ``name`` when given."""
+        ...
+
+    def bounded_kernel(self, k: Any, native: Any, nd: Any, spec: Any = None, fn: Any = None,
+                       name: str | None = None, bundle: bool = False) -> Any:
+        """``native``, or a build of ``k`` whose launch bound admits ``nd``'s work-group
+        where the device caps unbounded kernels below it."""
+        ...
+
+    def kernel_limits(self, native: Any) -> tuple[int, tuple[int, ...], int]:
+        """(max work-group size, max work-item sizes fastest first, free local memory bytes)
+        of a built kernel on this device."""
+        ...
+
+    def local_memory(self, nbytes: int) -> Any:
+        """The kernel argument of ``nbytes`` of local memory per work-group."""
+        ...
+
+    def launch_native(self, native: Any, gsize: tuple[int, ...], lsize: tuple[int, ...] | None,
+                      args: Sequence[Any], wait_for: Sequence[Any] | None,
+                      holds: Any = None) -> Any:
+        """A ``sycl.kernel`` object's launch: set ``args`` (values by index; ``("local",
+        nbytes)`` for local memory) on native kernel ``native`` and enqueue it over native
+        sizes (fastest dimension first); hold ``holds`` until it completes; its native
+        event."""
+        ...
+
+    def prepared(self, k: Any, native: Any, gsize: tuple[int, ...],
+                 lsize: tuple[int, ...] | None) -> LaunchLike:
+        """This queue's launch of compiled kernel ``k`` built as ``native`` over native sizes:
+        ``enqueue(args, holds, wait_for)`` (a reduction's kernels)."""
         ...
 
 
@@ -182,6 +237,16 @@ class Programs(Protocol):
     def typed_kernel(self, prg: Any, name: str, arg_dtypes: Sequence[Any]) -> Any:
         """Kernel ``name`` of a built program with its argument types known (a Python
         kernel's flattened arguments)."""
+        ...
+
+    def kernel_info(self, k: Any, key: str) -> Any:
+        """A kernel's information by the OpenCL name of the query (``"NUM_ARGS"``,
+        ``"ATTRIBUTES"``)."""
+        ...
+
+    def kernel_work_group_info(self, k: Any, device: Any, key: str) -> Any:
+        """A kernel's work-group information on ``device`` by the OpenCL name of the query
+        (``"WORK_GROUP_SIZE"``, ``"COMPILE_WORK_GROUP_SIZE"``, ...)."""
         ...
 
     def kernel_args_info(self, k: Any, device: Any) -> tuple[tuple[str, str] | None, ...]:

@@ -21,13 +21,10 @@ from pysycl._core.exceptions import errc, exception
 from pysycl._kernels.ndrange import SMALL, check_global_size
 
 if TYPE_CHECKING:
-    import pyopencl as cl
-
-    from pysycl._bundles.kernel_bundle import _Image, kernel_bundle
+    from pysycl._backends.base import DeviceExecutor, Programs
     from pysycl._bundles.kernel_id import kernel_id
-    from pysycl._commands.commands import KernelCommand
-    from pysycl._commands.handler import handler
-    from pysycl._commands.queue import queue
+    from pysycl._bundles.refs import BundleRef, ImageRef
+    from pysycl._core.launch_types import KernelCommandRef, Submission
     from pysycl._objects.context import context
     from pysycl._objects.device import device
     from pysycl._objects.info import _kernel_device_specific, _kernel_info
@@ -55,7 +52,7 @@ class kernel:  # noqa: N801 - the spec's spelling
                         "ext_oneapi_get_kernel or sycl.make_kernel")
 
     @classmethod
-    def _make(cls, kb: kernel_bundle, img: _Image, name: str, kid: kernel_id | None) -> kernel:
+    def _make(cls, kb: BundleRef, img: ImageRef, name: str, kid: kernel_id | None) -> kernel:
         self = object.__new__(cls)
         self._bundle = kb
         self._image = img
@@ -69,7 +66,7 @@ class kernel:  # noqa: N801 - the spec's spelling
         """Whether this is a Python kernel (launched through ``use_kernel_bundle``, not ``set_arg``)."""
         return self._name in self._image.variants
 
-    def native_for(self, dev: device) -> cl.Kernel:
+    def native_for(self, dev: device) -> Any:
         """The backend kernel (a ``pyopencl.Kernel``) on ``dev``.
 
         Raises:
@@ -87,10 +84,16 @@ class kernel:  # noqa: N801 - the spec's spelling
         self.native_for(dev)
         return self._image.arg_info(dev, self._name)
 
-    def native_any(self) -> cl.Kernel:
+    def native_any(self) -> Any:
         """The backend kernel on the first device the kernel is built for."""
         dev = next(iter(self._image.programs))
         return self.native_for(dev)
+
+    def _programs(self) -> Programs:
+        """The bundle operations of the kernel's backend."""
+        from pysycl._backends.base import get
+
+        return get(self.get_backend()).programs  # type: ignore[return-value]  # it built this kernel
 
     def get_backend(self) -> backend:
         """Always ``backend.opencl``."""
@@ -100,7 +103,7 @@ class kernel:  # noqa: N801 - the spec's spelling
         """The kernel's context."""
         return self._bundle.get_context()
 
-    def get_kernel_bundle(self) -> kernel_bundle:
+    def get_kernel_bundle(self) -> BundleRef:
         """The executable bundle the kernel comes from."""
         return self._bundle
 
@@ -113,11 +116,11 @@ class kernel:  # noqa: N801 - the spec's spelling
                 custom-device kernel), or ``dev`` not associated with the kernel.
             TypeError: not a kernel descriptor, or a device-specific one without ``dev``.
         """
-        from pysycl._backends.opencl import programs as clp
         from pysycl._objects.info import _kernel_device_specific as kds
         from pysycl._objects.info import _kernel_info as kinfo
         from pysycl._objects.range import range as _range
 
+        clp = self._programs()
         if isinstance(param, kinfo):
             k = self.native_any()
             if param is kinfo.num_args:
@@ -155,7 +158,7 @@ class kernel:  # noqa: N801 - the spec's spelling
         return f"<sycl.kernel {self._name!r}>"
 
 
-def new_kernel(kb: kernel_bundle, img: _Image, name: str, kid: kernel_id | None) -> kernel:
+def new_kernel(kb: BundleRef, img: ImageRef, name: str, kid: kernel_id | None) -> kernel:
     """The ``sycl.kernel`` ``name`` of image ``img`` of bundle ``kb`` (``kid``: its id, or None)."""
     return kernel._make(kb, img, name, kid)
 
@@ -276,13 +279,14 @@ def _interop_sizes(kind: str, index_space: sycl_range | nd_range | None, ctx: co
     return gsize, lsize
 
 
-def prepare_interop(q: queue, h: handler, cmd: KernelCommand
-                    ) -> Callable[[Sequence[cl.Event] | None], cl.Event]:
-    """Check a ``sycl.kernel`` command and return ``launch(wait_for) -> cl event``."""
-    from pysycl._backends.opencl import programs as clp
+def prepare_interop(ex: DeviceExecutor, sub: Submission, cmd: KernelCommandRef
+                    ) -> Callable[[Sequence[Any] | None], Any]:
+    """Check a ``sycl.kernel`` command (its ``set_arg`` arguments in ``sub.kernel_args``) for
+    executor ``ex``; return ``launch(wait_for) -> native event`` (``DeviceExecutor.launch_native``)."""
+    from pysycl._objects.info import _kernel_info as kinfo
 
     kind, index_space, kobj = cmd.kind, cmd.index_space, cmd.fn
-    ctx, dev = q.get_context(), q.get_device()
+    ctx, dev = sub.queue.get_context(), sub.queue.get_device()
     if kobj.get_context() != ctx:
         raise exception(errc.invalid, "the kernel's context is not the queue's context", ctx)
     name = kobj.ext_pysycl_name()
@@ -290,9 +294,9 @@ def prepare_interop(q: queue, h: handler, cmd: KernelCommand
         raise exception(errc.invalid, f"kernel {name!r} is a Python kernel: submit the "
                         "Python function with h.use_kernel_bundle(kb); sycl.kernel objects with "
                         "set_arg are for kernels built from source or OpenCL interop", ctx)
-    clk = kobj.native_for(dev)
-    n = int(clp.kernel_info(clk, "NUM_ARGS"))
-    given = dict(h.kernel_args or {})
+    native = kobj.native_for(dev)
+    n = kobj.get_info(kinfo.num_args)
+    given = dict(sub.kernel_args or {})
     missing = [i for i in range(n) if i not in given]
     if missing:
         raise exception(errc.kernel_argument, f"kernel {name!r} takes {n} argument(s); "
@@ -303,16 +307,10 @@ def prepare_interop(q: queue, h: handler, cmd: KernelCommand
                         f"set_arg index {extra} is out of range", ctx)
     plan = _arg_plan(kobj, dev, given, n, ctx)
     gsize, lsize = _interop_sizes(kind, index_space, ctx, dev, name)
-    key = q.executor.key  # what the buffers' copies for this queue are keyed by
-    clq = q.executor.native
-    ptrs = [v for what, v in plan if what == "ptr"]
-    inflight = q.executor.inflight if ptrs else None
+    key = ex.key  # what the buffers' copies for this queue are keyed by
+    ptrs = tuple(v for what, v in plan if what == "ptr")
 
-    def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event:
-        if 0 in gsize:
-            from pysycl._backends.opencl import exec as x
-
-            return x.marker(clq, wait_for=wait_for)
+    def launch(wait_for: Sequence[Any] | None) -> Any:
         args = []
         for what, v in plan:
             if what == "acc":
@@ -320,10 +318,10 @@ def prepare_interop(q: queue, h: handler, cmd: KernelCommand
             elif what == "local":
                 args.append(("local", v))
             elif what == "ptr":
-                args.append(v._alloc.native.kernel_arg(v._offset))
+                args.append(v.native_arg if v.native_arg is not None else v.make_native_arg())
             else:
                 args.append(v)
         # the pointers' memory lives until the kernel completes
-        return clp.launch_interop(clq, clk, gsize, lsize, args, wait_for, inflight, ptrs)
+        return ex.launch_native(native, gsize, lsize, args, wait_for, ptrs or None)
 
     return launch

@@ -47,7 +47,7 @@ from pysycl._kernels.specconst import spec_ids_of
 if TYPE_CHECKING:
     from numpy.typing import DTypeLike
 
-    from pysycl._bundles.kernel_bundle import _Image
+    from pysycl._bundles.refs import ImageRef
     from pysycl._kernels.captures import CaptureEntry
     from pysycl._kernels.specconst import specialization_id
     from pysycl._memory.accessor import access_mode
@@ -121,7 +121,7 @@ class _Variant:
         self.device_has = device_has
         self.kernel: Kernel | None = None  # once compiled or loaded
         # its input-state device images by target (format, arch) (pysycl._bundles.kernel_bundle)
-        self.images: dict[tuple[str, str], _Image] = {}
+        self.images: dict[tuple[str, str], ImageRef] = {}
 
     def load(self, target: tuple[str, str] = SPIRV) -> Kernel:
         """The compiled kernel, with its image for ``target``: from memory, the disk cache,

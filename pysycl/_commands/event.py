@@ -16,7 +16,7 @@ from pysycl._objects.info import info
 
 if TYPE_CHECKING:
     from pysycl._backends.base import Executor
-    from pysycl._commands.queue import queue as _queue
+    from pysycl._commands.refs import QueueLike
     from pysycl._objects.info import _event_info, _event_profiling, event_command_status
 
 #: pytest leaves this module's frames out of a kernel's reported failure (a failed assert,
@@ -36,14 +36,14 @@ class event:  # noqa: N801 - the spec's spelling
     def __init__(self) -> None:
         self._cl: Any = None     # the command's last native event (None: done on the host)
         self._first: Any = None  # its first native event (for command_start)
-        self._queue: _queue | None = None    # the pysycl.queue that made it
+        self._queue: QueueLike | None = None    # the pysycl.queue that made it
         # what waits for and reports on ``_cl`` (the queue's executor; a backend's native
         # event operations for an interop event)
         self._exec: Executor | None = None
         self._deps: tuple[event, ...] = ()
 
     @classmethod
-    def _make(cls, q: _queue | None, cl_event: Any, first: Any = None,
+    def _make(cls, q: QueueLike | None, cl_event: Any, first: Any = None,
               deps: Sequence[event] = (), ops: Executor | None = None) -> event:
         """An event of queue ``q`` for its executor's native event ``cl_event`` (None: done
         on the host) -- or, with ``q`` None, of the native-event operations ``ops`` (the
@@ -88,7 +88,7 @@ class event:  # noqa: N801 - the spec's spelling
         return self._cl
 
     @property
-    def queue(self) -> _queue | None:
+    def queue(self) -> QueueLike | None:
         """The queue that made the event (None for ``event()`` and ``make_event``)."""
         return self._queue
 
@@ -168,7 +168,7 @@ class event:  # noqa: N801 - the spec's spelling
         return "sycl.event(complete)" if self._cl is None else f"sycl.event({self._cl!r})"
 
 
-def waits_of(deps: Sequence[event], q: _queue) -> list[tuple[Any, Executor]]:
+def waits_of(deps: Sequence[event], q: QueueLike) -> list[tuple[Any, Executor]]:
     """``Submission.waits`` of a command of queue ``q`` that follows events ``deps``: each
     one's ``(native event, executor)``, leaving out events done on the host and ``q``'s own
     (its executor runs them in order). A loop, not a comprehension: one frame less."""

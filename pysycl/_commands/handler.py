@@ -40,7 +40,7 @@ from pysycl._objects.range import range as _range
 
 if TYPE_CHECKING:
     from pysycl._bundles.kernel_bundle import kernel_bundle
-    from pysycl._commands.queue import queue
+    from pysycl._commands.refs import QueueLike
     from pysycl._kernels.kernel_api import local_accessor
     from pysycl._kernels.reduction import reduction
     from pysycl._kernels.specconst import specialization_id
@@ -64,7 +64,7 @@ class handler(Submission):  # noqa: N801 - the spec's spelling
     #   context_key, queue     the queue's context's key, the queue
     __slots__ = ("_queue", "dependencies")
 
-    def __init__(self, q: queue) -> None:
+    def __init__(self, q: QueueLike) -> None:
         self._queue = self.queue = q
         self.context_key = q._ctx.key
         self.command: Command | None = None

@@ -19,7 +19,7 @@ from pysycl._memory.accessor import accessor, host_view, target
 
 if TYPE_CHECKING:
     from pysycl._commands.commands import HostTaskCommand
-    from pysycl._commands.queue import queue
+    from pysycl._commands.refs import QueueLike
 
 _REQUIRED = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
@@ -56,7 +56,7 @@ class interop_handle:  # noqa: N801 - the spec's spelling
 
     __slots__ = ("_live", "_mems", "_queue", "_reqs")
 
-    def __init__(self, q: queue, mems: dict[accessor, Any] | None, reqs: Sequence[accessor]) -> None:
+    def __init__(self, q: QueueLike, mems: dict[accessor, Any] | None, reqs: Sequence[accessor]) -> None:
         self._queue = q
         self._mems = mems  # device accessor -> native memory; None: the backend has none
         self._reqs = reqs
@@ -120,7 +120,7 @@ class interop_handle:  # noqa: N801 - the spec's spelling
         return f"sycl.interop_handle(backend={self.get_backend()!r})"
 
 
-def run_host_task(q: queue, reqs: Sequence[accessor], cmd: HostTaskCommand,
+def run_host_task(q: QueueLike, reqs: Sequence[accessor], cmd: HostTaskCommand,
                   native_memory: bool = False) -> None:
     """Run ``cmd`` of a command group requiring ``reqs`` once the queue's earlier commands are
     done (the caller waited for the rest); it is complete when this returns.
@@ -153,7 +153,7 @@ def run_host_task(q: queue, reqs: Sequence[accessor], cmd: HostTaskCommand,
             _native_done(q, mems)
 
 
-def _native_memory(q: queue, reqs: Sequence[accessor]) -> dict[accessor, Any]:
+def _native_memory(q: QueueLike, reqs: Sequence[accessor]) -> dict[accessor, Any]:
     """The native memory of each device accessor in ``q``'s context, holding the current
     data once this returns (uploads and other queues' commands on it completed)."""
     ex = q.executor
@@ -170,7 +170,7 @@ def _native_memory(q: queue, reqs: Sequence[accessor]) -> dict[accessor, Any]:
     return mems
 
 
-def _native_done(q: queue, mems: dict[accessor, Any]) -> None:
+def _native_done(q: QueueLike, mems: dict[accessor, Any]) -> None:
     """After the task: its native work on the queue completed; what it wrote through a
     write accessor is the current data (the host copy and other contexts' are stale)."""
     ex = q.executor

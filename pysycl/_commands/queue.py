@@ -78,7 +78,7 @@ class queue:  # noqa: N801 - the spec's spelling
 
     # ``executor``: the backend's executor of this queue (``pysycl._backends.base.Executor``;
     # pysycl's own), a plain slot: the submit path reads it on every command group.
-    __slots__ = ("__weakref__", "_async_errors", "_async_handler", "_ctx", "_dev", "_direct",
+    __slots__ = ("__weakref__", "_async_errors", "_async_handler", "_ctx", "_dev",
                  "_in_order", "_profiling", "_props", "executor")
 
     def __init__(self, *args: Any, async_handler: Callable[[exception_list], None] | None = None,
@@ -139,8 +139,6 @@ class queue:  # noqa: N801 - the spec's spelling
         self._async_handler = async_handler
         self._async_errors: list[BaseException] = []
         self.executor: Executor = executor
-        # the executor's handler-less kernel launch, if it has one (the USM fast path)
-        self._direct = getattr(executor, "submit_kernel", None)
         track_executor(ctx.key, executor)  # sycl.free waits for the context's queues
 
     @classmethod
@@ -281,9 +279,9 @@ class queue:  # noqa: N801 - the spec's spelling
                     depends_on: event | Sequence[event] | None = None) -> event:
         """``q.single_task(kernel)`` or ``q.single_task(dep_event(s), kernel)``."""
         if len(args) == 1 and depends_on is None and type(args[0]) is FunctionType:
-            direct = self._direct  # the USM fast path, as parallel_for's
-            if direct is not None:
-                return direct(self, "single_task", None, args[0], kernel_name)  # type: ignore[no-any-return]
+            # no command group (as parallel_for's): the executor checks the kernel itself
+            return event._make(self, self.executor.launch(self, "single_task", None, args[0],
+                                                          kernel_name))
         deps, kernel = _split_deps(args, 1, "single_task", depends_on)
         return self._shortcut(deps, lambda h: h.single_task(kernel[0], kernel_name=kernel_name))
 
@@ -300,10 +298,9 @@ class queue:  # noqa: N801 - the spec's spelling
             fn = rest[0]
             t = type(index_space)
             if type(fn) is FunctionType and (t is _range or t is _nd_range):
-                direct = self._direct  # it checks the kernel's signature and name itself
-                if direct is not None:
-                    return direct(self, "range" if t is _range else "nd_range",  # type: ignore[no-any-return]
-                                  index_space, fn, kernel_name)
+                # the executor checks the kernel's signature and name itself
+                return event._make(self, self.executor.launch(
+                    self, "range" if t is _range else "nd_range", index_space, fn, kernel_name))
         deps, tail = _split_deps(rest, None, "parallel_for", depends_on)
         return self._shortcut(deps, lambda h: h.parallel_for(index_space, *tail,
                                                              kernel_name=kernel_name))

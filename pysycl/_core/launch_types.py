@@ -190,3 +190,23 @@ class LaunchLike(Protocol):
 
     def enqueue(self, args: list[Any], holds: tuple[Any, ...], wait_for: Sequence[Any] | None
                 ) -> Any: ...
+
+
+class KernelCommandRef(Protocol):
+    """What launch code reads of a recorded kernel command (``parallel_for``/``single_task``):
+    its ``kind`` (``"range"``, ``"nd_range"``, ``"single_task"``), dimensions (0 for a single
+    task), index space (a ``sycl.range``/``sycl.nd_range``; None for a single task), the
+    callable or ``sycl.kernel`` object, its reductions and its ``kernel_name``."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def ndim(self) -> int: ...
+    @property
+    def index_space(self) -> Any: ...
+    @property
+    def fn(self) -> Any: ...
+    @property
+    def reductions(self) -> tuple[Any, ...]: ...
+    @property
+    def name(self) -> str | None: ...

@@ -13,7 +13,7 @@ from math import prod
 from typing import TYPE_CHECKING, Any
 
 from pysycl._core.exceptions import errc, exception
-from pysycl._kernels import args as _args
+from pysycl._kernels import argplan as _args
 from pysycl._objects.info import _device_info
 
 if TYPE_CHECKING:

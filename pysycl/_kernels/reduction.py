@@ -33,7 +33,7 @@ from pysycl._core.abi import (
     ScalarType,
 )
 from pysycl._core.exceptions import errc, exception
-from pysycl._kernels import args as _args
+from pysycl._kernels import argplan as _args
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import steps as _steps
 from pysycl._kernels.cache import Kernel, kernels, target_of
@@ -52,14 +52,10 @@ from pysycl.property import REDUCTION, checked, no_init
 from pysycl.property import reduction as _reduction_props
 
 if TYPE_CHECKING:
-    import pyopencl as cl
-
-    from pysycl._commands.commands import KernelCommand
-    from pysycl._commands.queue import queue
+    from pysycl._backends.base import DeviceExecutor
     from pysycl._core.abi import CaptureType
-    from pysycl._core.launch_types import CommandGroupRef
+    from pysycl._core.launch_types import CommandGroupRef, KernelCommandRef
     from pysycl._kernels.captures import CaptureEntry
-    from pysycl._objects.context import context
     from pysycl._objects.device import device
     from pysycl.property import _Property
 
@@ -381,13 +377,13 @@ def _final_kernel(r: reduction, ckey: Hashable, target: tuple[str, str]) -> Kern
     return kernels.once(key, make)  # uncounted: the stats count the user's kernels
 
 
-def _final_args(r: reduction, part: cl.Buffer, groups: int, fl: int, key: Hashable
+def _final_args(r: reduction, part: Any, groups: int, fl: int, ex: DeviceExecutor
                 ) -> dict[str, Any]:
     """The final kernel's arguments by capture name (``fl``: its work-group size)."""
     out = r.accessor
     return {"part": (part, 0, max(groups, 1)),
-            "out": (out.coherence.dev[key], out.kernel_tail[0], 1),
-            "tmp": (_args.cl().local_memory(fl * r.dtype.itemsize), fl),
+            "out": (out.coherence.dev[ex.key], out.kernel_tail[0], 1),
+            "tmp": (ex.local_memory(fl * r.dtype.itemsize), fl),
             "npart": (groups,), "ident": (r.identity,),
             "keep": (np.uint8(not r.initialize_to_identity),),
             "opc": (np.int32(ReductionOp[r.op] if r.op != "custom" else -1),)}
@@ -427,23 +423,24 @@ def _load_or_compile(fn: types.FunctionType, caps: list[CaptureEntry], index: In
     return k
 
 
-_partials: dict[tuple[int, int], tuple[cl.CommandQueue, cl.Buffer, int]] = {}
+_partials: dict[tuple[int, int], tuple[Any, Any, int]] = {}
 
 
-def _partials_buffer(ctx: context, clq: cl.CommandQueue, slot: int, nbytes: int) -> cl.Buffer:
-    # One temporary per (OpenCL queue, reduction slot): the queue is in order,
+def _partials_buffer(ex: DeviceExecutor, slot: int, nbytes: int) -> Any:
+    # One temporary per (native queue, reduction slot): the queue is in order,
     # so a later command group's kernels never overlap this one's.
+    clq = ex.native
     key = (id(clq), slot)
     hit = _partials.get(key)
     if hit is None or hit[0] is not clq or hit[2] < nbytes:
         if len(_partials) > 64:
-            _partials.clear()  # enqueued commands keep their buffers alive (OpenCL retains)
+            _partials.clear()  # enqueued commands keep their buffers alive (drivers retain)
         size = max(nbytes, 4096)
-        hit = _partials[key] = (clq, _args.cl().alloc(ctx.native, size), size)
+        hit = _partials[key] = (clq, ex.alloc(size), size)
     return hit[1]
 
 
-def _check(h: CommandGroupRef, cmd: KernelCommand) -> None:
+def _check(h: CommandGroupRef, cmd: KernelCommandRef) -> None:
     for r in cmd.reductions:
         if r.handler is not h:
             raise exception(errc.invalid, f"{r.where}: the reduction was created in another "
@@ -456,7 +453,7 @@ def _check(h: CommandGroupRef, cmd: KernelCommand) -> None:
 _GROUPS_PER_UNIT_GPU = 16
 
 
-def _sizes(k: Kernel, dev: device, lim: tuple[int, tuple[int, ...], int], cmd: KernelCommand,
+def _sizes(k: Kernel, dev: device, lim: tuple[int, tuple[int, ...], int], cmd: KernelCommandRef,
            values: list[Any]) -> tuple[tuple[int, ...], tuple[int, ...], list[Any]]:
     """(global size, local size, extra arguments): a range runs as a padded 1-D nd_range
     (``lim``: the built kernel's limits)."""
@@ -492,12 +489,14 @@ def _check_local_memory(k: Kernel, lim: tuple[int, tuple[int, ...], int], values
 
 
 # long: the reduction launch's checks, in the order their errors must be reported.
-def prepare(q: queue, h: CommandGroupRef,
-            cmd: KernelCommand) -> Callable[[Sequence[cl.Event] | None], cl.Event | None]:
-    """Compile/build/validate a kernel with reductions; return ``launch(wait_for)``.
+def prepare(ex: DeviceExecutor, h: CommandGroupRef,
+            cmd: KernelCommandRef) -> Callable[[Sequence[Any] | None], Any]:
+    """Compile/build/validate a kernel with reductions for executor ``ex``; return
+    ``launch(wait_for) -> native event``: the main kernel, then one final kernel per
+    reduction, each through the executor's prepared launch (``DeviceExecutor.prepared``).
 
-    The caller (:func:`pysycl._commands.launch.prepare`) has refused ``sycl.kernel``
-    objects and ``use_kernel_bundle``.
+    The caller (the backend's launch) has refused ``sycl.kernel`` objects and
+    ``use_kernel_bundle``.
     """
     _check(h, cmd)
     kind, ndim, fn, reds = cmd.kind, cmd.ndim, cmd.fn, cmd.reductions
@@ -509,7 +508,7 @@ def prepare(q: queue, h: CommandGroupRef,
     rtypes = tuple(ReductionType(r.dtype, r.op) for r in reds)
     ckeys = tuple(_combiner_key(r.combiner) for r in reds)
     checked = _bounds.enabled()
-    dev, ctx = q.get_device(), q.get_context()
+    dev = h.queue.get_device()
     target = target_of(dev)  # one image per entry: the combiners are not kept to compile more
     mkey = (info.code, tkey, kind, ndim, rtypes, ckeys, checked, target)
     k = kernels.get(mkey)
@@ -524,7 +523,6 @@ def prepare(q: queue, h: CommandGroupRef,
     if k.has_spec:
         raise exception(errc.feature_not_supported, f"kernel {k.name}: pysycl does not support "
                         "specialization constants in kernels with reductions yet")
-    ex = q.executor
     clk = ex.build(k, name=cmd.name)
     if cmd.kind == "nd_range":  # wider than the driver promises (PTX): a launch bound
         clk = ex.bounded_kernel(k, clk, cmd.index_space, name=cmd.name)
@@ -538,31 +536,32 @@ def prepare(q: queue, h: CommandGroupRef,
         _bounds.check_static(k, info.location, fn, kind, cmd.index_space, values)
     _check_local_memory(k, lim, values, reds, wg)
     ranges = _args.accessor_ranges(values, k.arg_kinds)
-    values = _args.with_local_memory(values, k.arg_kinds)
-    x, clq, key = _args.cl(), q.executor.native, q.executor.key  # key: the buffers' copies
-    parts = [_partials_buffer(ctx, clq, i, max(groups, 1) * r.dtype.itemsize)
+    values = _args.with_local_memory(values, k.arg_kinds, ex.local_memory)
+    parts = [_partials_buffer(ex, i, max(groups, 1) * r.dtype.itemsize)
              for i, r in enumerate(reds)]
-    flims = [ex.kernel_limits(c)[0] for c in fclks]
+    main = ex.prepared(k, clk, gsize, lsize)
+    fl = [max(1, min(256, ex.kernel_limits(c)[0], groups)) for c in fclks]
+    fls = [ex.prepared(fk, c, (n,), (n,)) for fk, c, n in zip(finals, fclks, fl, strict=True)]
     # USM pointers (and host arrays) live until the last kernel completes (in order: both)
-    inflight = q.executor.inflight if k.has_pointer else None
-    last = len(reds) - 1
+    holds = values if k.has_pointer else None
     site = submit_site() if k.asserts else ""
-    record = (_bounds.record(q, k, fn, cmd.name or fn.__qualname__, info.location, values,
+    record = (_bounds.record(h.queue, k, fn, cmd.name or fn.__qualname__, info.location, values,  # type: ignore[arg-type]
                              ranges, ndim, site, tuple(extra) or None)
               if checked or k.asserts else None)
+    ctx_key = h.context_key
 
-    def launch(wait_for: Sequence[cl.Event] | None) -> cl.Event | None:
+    def launch(wait_for: Sequence[Any] | None) -> Any:
         ev = None
         if groups:
-            args = _args.flat_args(values, k.arg_kinds, key)
+            args = _args.flat_args(values, k.arg_kinds, ex.key)
             args.extend(extra)
             for r, p in zip(reds, parts, strict=True):
-                args.extend((r.identity, p, x.local_memory(wg * r.dtype.itemsize)))
-            slot = _steps.error_slot(q.executor, k, ctx.key, record) if record else None
+                args.extend((r.identity, p, ex.local_memory(wg * r.dtype.itemsize)))
+            slot = _steps.error_slot(ex, k, ctx_key, record) if record else None  # type: ignore[arg-type]
             if slot is not None:
                 args.append(slot.arg)
             try:
-                ev = x.launch(clq, clk, gsize, lsize, args, wait_for)
+                ev = main.enqueue(args, None, wait_for)
             except BaseException:
                 if slot is not None:
                     slot.release()
@@ -570,13 +569,11 @@ def prepare(q: queue, h: CommandGroupRef,
             if slot is not None:
                 slot.add(ev, record)
             wait_for = None
-        for i, (r, p, fk, fclk, flim) in enumerate(zip(reds, parts, finals, fclks, flims,
-                                                       strict=True)):
-            fl = max(1, min(256, flim, groups))
-            fargs = _final_args(r, p, groups, fl, key)
+        last = len(reds) - 1
+        for i, (r, p, fk, fn_, n) in enumerate(zip(reds, parts, finals, fls, fl, strict=True)):
+            fargs = _final_args(r, p, groups, n, ex)
             flat = [a for c in fk.compiled.captures for a in fargs[c.name]]
-            ev = x.launch(clq, fclk, (fl,), (fl,), flat, wait_for, None,
-                          inflight if i == last else None, values)
+            ev = fn_.enqueue(flat, holds if i == last else None, wait_for)
             wait_for = None
         return ev
 

@@ -192,8 +192,8 @@ class usm_pointer:  # noqa: N801 - pysycl's name for C++'s ``T*`` to USM
     context, and OpenCL SVM is no Intel USM to it): give them ``np.asarray(p)``.
     """
 
-    __slots__ = ("__weakref__", "_alloc", "_karg", "_offset", "_sig", "_view", "count", "dtype",
-                 "readonly")
+    __slots__ = ("__weakref__", "_alloc", "_offset", "_view", "count", "dtype", "native_arg",
+                 "readonly", "signature")
 
     def __init__(self, alloc: Allocation, byte_offset: int, dtype: np.dtype, count: int,
                  readonly: bool = False) -> None:
@@ -203,10 +203,29 @@ class usm_pointer:  # noqa: N801 - pysycl's name for C++'s ``T*`` to USM
         self.count = count
         #: kernels may only read through it (a read-only array's memory)
         self.readonly = readonly
-        self._karg: Any = None  # the backend's kernel argument, made on first launch
+        #: the backend's kernel argument of this address (None until
+        #: :meth:`make_native_arg`, on its first launch)
+        self.native_arg: Any = None
         self._view: np.ndarray | None = None
-        #: what a launch plan compares (pysycl._commands.fastpath): context, dtype, read-only
-        self._sig = (alloc.ctx_key, dtype, readonly)
+        #: what a remembered launch compares (:func:`pysycl._kernels.argplan.refresh_for`):
+        #: context, dtype, read-only
+        self.signature = (alloc.ctx_key, dtype, readonly)
+
+    # --- what launches read --------------------------------------------------
+    def make_native_arg(self) -> Any:
+        """The backend's kernel argument of this address, made once (:attr:`native_arg`)."""
+        a = self.native_arg = self._alloc.native.kernel_arg(self._offset)
+        return a
+
+    @property
+    def live(self) -> bool:
+        """Whether the allocation has not been freed."""
+        return self._alloc.live  # type: ignore[no-any-return]
+
+    @property
+    def allocation_kind(self) -> Any:
+        """The ``usm.alloc`` kind of the allocation (``unknown`` for foreign memory)."""
+        return self._alloc.kind
 
     # --- identity and arithmetic ---------------------------------------------
     @property

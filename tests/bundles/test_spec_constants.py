@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import pysycl as sycl
-from pysycl._commands import launch as _launch
 from pysycl._kernels import specconst as _specconst
+from pysycl._kernels.cache import kernels as _kernel_cache
 
 S = sycl.bundle_state
 SCALE = sycl.specialization_id(np.int32, 3)
@@ -152,7 +152,7 @@ def test_spirv_has_spec_constants_and_validates(kq, tmp_path):
     if not kq.get_device().has(sycl.aspect.ext_pysycl_spirv):
         pytest.skip("PTX images: tests/compiler/test_ptx*.py check their .const globals")
     _run(kq, 4, {}, name="spec.kern")
-    ks = [k for k in _launch._kernels.values()
+    ks = [k for k in _kernel_cache.memory.values()
           if {"SCALE", "OFFSET", "FLAG", "WIDE"} <= {c.name for c in k.compiled.captures}]
     assert ks
     il = ks[0].compiled.binary

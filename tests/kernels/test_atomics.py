@@ -164,7 +164,7 @@ def test_load_store_exchange_compare_exchange(kq: sycl.queue, dtype: type) -> No
 
 
 def test_int64_atomics_require_atomic64(kq: sycl.queue) -> None:
-    from pysycl._commands import launch as _launch
+    from pysycl._kernels.cache import kernels as _kernel_cache
 
     x = np.zeros(1, dtype=np.int64)
     with sycl.buffer(x) as X:
@@ -178,7 +178,7 @@ def test_int64_atomics_require_atomic64(kq: sycl.queue) -> None:
 
         kq.submit(cg)
     assert x[0] == 10
-    compiled = [k.compiled for k in _launch._kernels.values()
+    compiled = [k.compiled for k in _kernel_cache.memory.values()
                 if k.compiled.source_location.startswith(__file__)
                 and [(c.name, c.type.dtype) for c in k.compiled.captures] == [("a", np.int64)]]
     assert compiled and all("atomic64" in c.required_aspects for c in compiled)

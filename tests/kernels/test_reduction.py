@@ -177,7 +177,7 @@ def test_custom_combiner_and_spec_argument_order(any_kernel_queue: sycl.queue) -
 
 
 def test_one_compile_for_many_submits(kq: sycl.queue) -> None:
-    from pysycl._commands import launch as _launch
+    from pysycl._kernels.cache import kernels as _kernel_cache
 
     def total(values: np.ndarray) -> float:
         out = np.zeros(1, np.float32)
@@ -190,10 +190,10 @@ def test_one_compile_for_many_submits(kq: sycl.queue) -> None:
         return float(out[0])
 
     total(np.ones(10, np.float32))
-    before = _launch.stats["compiles"]
+    before = _kernel_cache.stats["compiles"]
     for n in (1, 100, 12345):
         assert total(np.ones(n, np.float32)) == n
-    assert _launch.stats["compiles"] == before
+    assert _kernel_cache.stats["compiles"] == before
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -1,6 +1,7 @@
-"""Launch plans of ``q.parallel_for(range, kernel)`` (pysycl/_commands/fastpath.py): a repeated
-launch skips the capture walk and the cache lookups, and is still exactly the whole way's
-launch -- whatever the closure holds now, the range, the cache, the bounds-check mode."""
+"""Remembered launches of ``q.parallel_for(range, kernel)`` (pysycl/_backends/opencl/launch.py,
+the refresh of pysycl/_kernels/argplan.py): a repeated launch skips the capture walk and the
+cache lookups, and is still exactly the whole way's launch -- whatever the closure holds now,
+the range, the cache, the bounds-check mode."""
 
 from __future__ import annotations
 
@@ -13,7 +14,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pysycl as sycl
-from pysycl._commands import fastpath
+from pysycl._backends.opencl.launch import Launch
+
+
+def _remembered(q: sycl.queue, code: object) -> bool:
+    """Whether the queue remembers a launch of ``code`` with a refresh of its arguments."""
+    got = q.executor.launches.get(code)
+    return isinstance(got, Launch) and got.refresh is not None
 
 
 def _read(q: sycl.queue, p: sycl.usm_pointer) -> np.ndarray:
@@ -35,7 +42,7 @@ def test_a_repeated_launch_uses_the_plan_and_sees_rebound_cells(kq: sycl.queue) 
 
     rng = sycl.range(n)
     kq.parallel_for(rng, k).wait()
-    assert isinstance(kq.executor.plans.get(k.__code__), fastpath.Plan)
+    assert _remembered(kq, k.__code__)
     kq.parallel_for(sycl.range(n), k).wait()          # a new range object, same values: plan
     scale = np.float32(10)                            # same type, new value: the plan, new value
     kq.parallel_for(rng, k).wait()
@@ -106,7 +113,7 @@ def test_kernels_reading_module_globals_or_helpers_have_no_plan(kq: sycl.queue) 
 
     for _ in range(3):
         kq.parallel_for(sycl.range(4), k).wait()
-    assert kq.executor.plans.get(k.__code__) is fastpath.NONE
+    assert kq.executor.launches.get(k.__code__) is False
     assert list(_read(kq, p)) == [3] * 4
     sycl.free(p, kq)
 
@@ -125,7 +132,7 @@ def test_scalar_cells_of_every_kind_are_read_on_each_launch(kq: sycl.queue) -> N
             out[2] += z.real + 10 * z.imag
 
     kq.parallel_for(sycl.range(4), k).wait()
-    assert isinstance(kq.executor.plans.get(k.__code__), fastpath.Plan)
+    assert _remembered(kq, k.__code__)
     hits = sycl.ext.kernel_cache_stats()["memory_hits"]
     n, flag, z = 2, False, 3 + 4j                     # same types: the plan, new values
     kq.parallel_for(sycl.range(4), k).wait()
@@ -157,8 +164,8 @@ def test_single_task_and_nd_range_launches_have_plans(kq: sycl.queue) -> None:
     for _ in range(3):
         kq.single_task(one).wait()
         kq.parallel_for(sycl.nd_range(sycl.range(8), sycl.range(4)), groups).wait()
-    assert isinstance(kq.executor.plans.get(one.__code__), fastpath.Plan)
-    assert isinstance(kq.executor.plans.get(groups.__code__), fastpath.Plan)
+    assert _remembered(kq, one.__code__)
+    assert _remembered(kq, groups.__code__)
     step = 10
     kq.single_task(one).wait()
     kq.parallel_for(sycl.nd_range(sycl.range(8), sycl.range(2)), groups).wait()  # other groups
@@ -177,8 +184,8 @@ def test_in_order_queues_have_plans_of_their_own(kq: sycl.queue) -> None:
     for _ in range(4):
         q2.parallel_for(sycl.range(2), k)             # no waits: the queue orders them
     q2.wait()
-    assert isinstance(q2.executor.plans.get(k.__code__), fastpath.Plan)
-    assert k.__code__ not in kq.executor.plans
+    assert _remembered(q2, k.__code__)
+    assert k.__code__ not in kq.executor.launches
     assert list(_read(q2, p)) == [4, 4]
     sycl.free(p, q2)
 
@@ -211,7 +218,7 @@ def test_an_empty_range_has_no_plan(kq: sycl.queue) -> None:
 
     for _ in range(3):
         kq.parallel_for(sycl.range(0), k).wait()      # the whole way: a marker, no kernel
-    assert k.__code__ not in kq.executor.plans
+    assert k.__code__ not in kq.executor.launches
     sycl.free(p, kq)
 
 
@@ -251,7 +258,7 @@ def test_module_globals_are_checked_like_cells(kq: sycl.queue) -> None:
         _G_PTR, _G_SCALE = a, 1
         for _ in range(3):
             kq.parallel_for(sycl.range(8), _global_kernel).wait()
-        assert isinstance(kq.executor.plans.get(_global_kernel.__code__), fastpath.Plan)
+        assert _remembered(kq, _global_kernel.__code__)
         _G_SCALE = 10                # another value: the plan, the new value
         kq.parallel_for(sycl.range(8), _global_kernel).wait()
         _G_PTR = b                   # another pointer

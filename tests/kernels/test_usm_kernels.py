@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pysycl as sycl
-from pysycl._commands import launch as _launch
+from pysycl._kernels.cache import kernels as _kernel_cache
 
 
 def _shared_or_device(q: sycl.queue, n: int, dtype: object) -> sycl.usm_pointer:
@@ -85,10 +85,10 @@ def test_another_pointer_reuses_the_compiled_kernel(kq: sycl.queue) -> None:
         return inc
 
     kq.parallel_for(sycl.range(n), make(ptrs[0])).wait()
-    before = _launch.stats["compiles"]
+    before = _kernel_cache.stats["compiles"]
     for p in ptrs[1:]:
         kq.parallel_for(sycl.range(n), make(p)).wait()
-    assert _launch.stats["compiles"] == before
+    assert _kernel_cache.stats["compiles"] == before
     assert [int(_read(kq, p)[5]) for p in ptrs] == [11, 12, 13]
     for p in ptrs:
         sycl.free(p, kq)

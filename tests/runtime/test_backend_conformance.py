@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import pysycl as sycl
+import pysycl.testing
 from pysycl._backends import base
 
 _EXECUTORS = [(b, d) for b in base.registered() for p in b.platforms() for d in p.get_devices()]
@@ -82,6 +83,46 @@ def executor(request: pytest.FixtureRequest) -> Any:
 def test_the_executor_implements_the_executor_protocol(executor: Any) -> None:
     assert protocol_problems(executor, base.Executor) == []
     hash(executor.key)  # keys name buffer copies: they must be hashable
+
+
+@pytest.mark.parametrize("pair", _EXECUTORS, ids=[_id(x) for x in _EXECUTORS])
+def test_device_backends_implement_the_device_executor_protocol(pair: tuple[Any, Any]) -> None:
+    """A backend with programs (one that runs compiled kernels) has ``DeviceExecutor``
+    executors: what reductions, ``sycl.kernel`` objects and the launch code ask of them."""
+    b, d = pair
+    ex = b.executor(sycl.context(d), d, profiling=False)
+    if b.programs is None:
+        assert protocol_problems(ex, base.DeviceExecutor) != []  # the host device runs none
+    else:
+        assert protocol_problems(ex, base.DeviceExecutor) == []
+    ex.wait()
+
+
+_KERNEL_DEVICES = pysycl.testing.devices()
+
+
+@pytest.mark.parametrize("dev", _KERNEL_DEVICES, ids=[d.display_name for d in _KERNEL_DEVICES])
+def test_executor_launch_runs_a_kernel_without_a_command_group(dev: sycl.device) -> None:
+    """``Executor.launch`` (``q.parallel_for(r, k)``'s way in), the whole way and then
+    remembered, on every device that runs Python kernels: the kernel writes its pointer,
+    and the native event it returns is one the executor waits for."""
+    q = sycl.queue(dev)
+    p = sycl.malloc_device(4, q, dtype=np.int32)
+    try:
+        for add in (5, 7):
+            def k(i: sycl.item) -> None:
+                p[i[0]] = i[0] + add
+
+            native = q.executor.launch(q, "range", sycl.range(4), k, None)
+            if native is not None:
+                q.executor.wait_event(native)
+                assert q.executor.status(native) == "complete"
+            out = np.zeros(4, np.int32)
+            q.memcpy(out, p, 16).wait()
+            assert list(out) == [add, add + 1, add + 2, add + 3]
+    finally:
+        q.wait()
+        sycl.free(p, q)
 
 
 def test_memory_round_trips_through_the_executor(executor: Any) -> None:

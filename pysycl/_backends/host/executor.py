@@ -56,6 +56,7 @@ from pysycl._commands.commands import (
     USMCopyCommand,
     USMFillCommand,
 )
+from pysycl._commands.handler import handler
 from pysycl._commands.host_task import run_host_task
 from pysycl._core.exceptions import errc, exception, hidden_in_tracebacks
 from pysycl._core.plaincode import plain_tree
@@ -104,6 +105,19 @@ class HostExecutor:
 
     def submit(self, sub: Submission) -> None:
         return submit(sub)  # complete: no native event
+
+    def launch(self, q: Any, kind: str, index_space: Any, fn: Callable[..., Any],
+               name: str | None) -> None:
+        """A kernel without a command group: the command group the queue would record."""
+        h = handler(q)
+        try:
+            if kind == "single_task":
+                h.single_task(fn, kernel_name=name)
+            else:
+                h.parallel_for(index_space, fn, kernel_name=name)
+            return submit(h.submission())
+        finally:
+            h.release()
 
     def wait(self) -> None:
         pass  # each command group completed at submit

@@ -26,11 +26,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pysycl._backends.opencl import exec as x
+from pysycl._backends.opencl import launch as _launch
+from pysycl._backends.opencl import programs as _programs
 from pysycl._backends.opencl import usm as _usm
 from pysycl._backends.opencl.build import builds as _builds
-from pysycl._bundles.kernel_id import check_kernel_name
-from pysycl._commands import fastpath as _fastpath
-from pysycl._commands import launch as _launch
 from pysycl._commands.commands import (
     CopyCommand,
     FillCommand,
@@ -41,13 +40,11 @@ from pysycl._commands.commands import (
     USMCopyCommand,
     USMFillCommand,
 )
-from pysycl._commands.event import event
 from pysycl._commands.host_task import run_host_task
 from pysycl._core.exceptions import errc, exception, hidden_in_tracebacks
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import kprint as _kprint
 from pysycl._kernels import steps as _steps
-from pysycl._kernels.signature import check_kernel
 from pysycl._memory import coherence
 from pysycl._memory.accessor import accessor
 from pysycl._memory.usm_api import PRUNE_AT, drop_through, forget_until, prune
@@ -56,13 +53,11 @@ from pysycl._objects.info import info
 if TYPE_CHECKING:
     import pyopencl as cl
 
-    from pysycl._commands.queue import queue
     from pysycl._core.launch_types import Submission
     from pysycl._kernels.cache import Kernel
     from pysycl._objects.context import context
     from pysycl._objects.device import device
     from pysycl._objects.range import nd_range
-    from pysycl._objects.range import range as range_
 
 #: pytest leaves this module's frames out of a kernel's reported failure (a failed assert,
 #: a bounds violation): the user's synchronizing line shows where it surfaced.
@@ -72,10 +67,6 @@ __tracebackhide__ = hidden_in_tracebacks
 _MAX_ALLOC, _GLOBAL_MEM = info.device.max_mem_alloc_size, info.device.global_mem_size
 #: CL_MEM_OBJECT_ALLOCATION_FAILURE, CL_OUT_OF_RESOURCES: a buffer allocated at first use failed
 _NO_MEMORY = (-4, -5)
-#: a handler-less launch: the kernel's parameters and the launch's name in messages
-_WHERE = {"range": (1, "parallel_for over a range", "range"),
-          "nd_range": (1, "parallel_for over a nd_range", "nd_range"),
-          "single_task": (0, "single_task", "single_task")}
 
 
 class OpenCLEvents:
@@ -169,8 +160,7 @@ def submit(ex: OpenCLExecutor, sub: Submission) -> cl.Event | None:
     cmd = sub.command
     launch = None
     if type(cmd) is KernelCommand:  # may compile; may raise: nothing moved yet
-        # (``sub`` is the handler, which the launch code reads until D1's resolve)
-        launch = _launch.prepare(sub.queue, sub, cmd)  # type: ignore[arg-type]
+        launch = _launch.prepare(ex, sub, cmd)
     wait_for: list[cl.Event] = []
     for native, other in sub.waits:
         if other.key == ex.key or other.context is ex.context:
@@ -233,12 +223,13 @@ class OpenCLExecutor(OpenCLEvents):
     #   build_key         ``(context.key, device.key)``: what built kernels are cached by
     #   cl_context        ``context.native``
     #   native            the OpenCL command queue
-    #   plans             kernel code -> launch plan of handler-less launches (fastpath)
+    #   launches          the queue's kernel launches (launch.Launch): by (built kernel,
+    #                     sizes), and handler-less ones by the kernel's code (False: none)
     #   inflight          what its commands using USM hold until they complete (usm_api)
     #   last, since, shape, quick  its newest command's event, enqueue time and launch
     #                     shape, the shape of a quick launch (OpenCLEvents.wait_event)
     __slots__ = ("__weakref__", "build_key", "cl_context", "context", "device", "inflight", "key",
-                 "last", "native", "plans", "quick", "shape", "since")
+                 "last", "launches", "native", "quick", "shape", "since")
 
     def __init__(self, ctx: context, dev: device, *, profiling: bool,
                  native: cl.CommandQueue | None = None) -> None:
@@ -254,7 +245,7 @@ class OpenCLExecutor(OpenCLEvents):
         # ``native``: an application's own OpenCL queue (``make_queue``)
         self.native = native if native is not None else x.create_queue(ctx.native, dev.native,
                                                                        profiling)
-        self.plans: dict[object, object] = {}
+        self.launches: dict[object, Any] = {}
         self.inflight = deque()
         _builds.watch_context(ctx)  # its built kernels go when the context does
         self.last: cl.Event | None = None
@@ -285,45 +276,45 @@ class OpenCLExecutor(OpenCLEvents):
         (``exec.launch`` sets only changed ones)."""
         return _builds.builds(k).last
 
-    def kernel_limits(self, clk: cl.Kernel) -> tuple[int, tuple[int, ...], int]:
+    def kernel_limits(self, native: cl.Kernel) -> tuple[int, tuple[int, ...], int]:
         """(max work-group size, max work-item sizes in OpenCL order, free local memory
-        bytes) of the built kernel ``clk`` on this device."""
-        return _builds.limits(self.device, clk)
+        bytes) of the built kernel ``native`` on this device."""
+        return _builds.limits(self.device, native)
 
-    def bounded_kernel(self, k: Kernel, clk: cl.Kernel, nd: nd_range,
+    def bounded_kernel(self, k: Kernel, native: cl.Kernel, nd: nd_range,
                        spec: tuple[np.generic | None, ...] | None = None,
                        fn: Callable[..., Any] | None = None, name: str | None = None,
                        bundle: bool = False) -> cl.Kernel:
-        """``clk``, or on a PTX device for a work-group wider than it may run, ``k`` built
-        with a launch bound that fits (a kernel of a bundle: ``clk``)."""
-        return _builds.bounded(k, self.device, clk, nd, None if bundle else (
+        """``native``, or on a PTX device for a work-group wider than it may run, ``k`` built
+        with a launch bound that fits (a kernel of a bundle: ``native``)."""
+        return _builds.bounded(k, self.device, native, nd, None if bundle else (
             lambda n: self.build(k, spec, n, fn, name)))
 
-    #: ``q.parallel_for(r, kernel)``, ``q.single_task(kernel)`` without events (kernels
-    #: with USM pointers and numbers): from the kernel's launch plan when it has one
-    #: (:func:`pysycl._commands.fastpath.submit`, one frame), else :meth:`submit_whole`.
-    submit_kernel = _fastpath.submit
+    #: ``Executor.launch``: ``q.parallel_for(r, kernel)``, ``q.single_task(kernel)`` with no
+    #: dependencies and no command group (:func:`pysycl._backends.opencl.launch.launch`: a
+    #: remembered launch when it fits, else the whole way; one frame, no wrapper)
+    launch = _launch.launch
 
-    def submit_whole(self, q: queue, kind: str, index_space: range_ | nd_range | None,
-                     fn: Callable[..., Any], name: str | None) -> event:
-        """A kernel with no dependencies and no accessors the whole way: the launch
-        alone, no command-group bookkeeping; then a launch plan for the next ones."""
-        check_kernel(fn, *_WHERE[kind])
-        if name is not None:
-            check_kernel_name(name, fn)
-        ndim = 0 if index_space is None else index_space.dimensions
-        cmd = KernelCommand.record(kind, ndim, index_space, fn, (), name)  # type: ignore[arg-type]
-        h = _launch.Shortcut(q)
-        launch = _launch.prepare(q, h, cmd)
-        self.shape = None  # set by the launch where it has one
-        ev = launch(None)  # type: ignore[arg-type]
-        self.last = ev
-        self.since = _now()
-        if len(self.inflight) > PRUNE_AT:
-            prune(self)
-        if self.plans.get(fn.__code__) is not _fastpath.NONE:
-            _fastpath.remember(self, q, cmd, *_launch.resolved(q, h))
-        return event._make(q, ev)
+    def prepared(self, k: Kernel, native: cl.Kernel, gsize: tuple[int, ...],
+                 lsize: tuple[int, ...] | None) -> _launch.Launch:
+        """``Executor.prepared``: this queue's launch of a built kernel over native sizes
+        (:func:`pysycl._backends.opencl.launch.prepared`)."""
+        return _launch.prepared(self, k, native, gsize, lsize)
+
+    def launch_native(self, native: cl.Kernel, gsize: tuple[int, ...],
+                      lsize: tuple[int, ...] | None, args: Sequence[Any],
+                      wait_for: Sequence[cl.Event] | None, holds: Any = None) -> cl.Event:
+        """``Executor.launch_native``: a kernel of a bundle launched with ``set_arg``
+        arguments (``("local", nbytes)`` for local memory), each set by index (a refused
+        one is ``errc.kernel_argument`` naming it); an empty range is a marker."""
+        if 0 in gsize:
+            return x.marker(self.native, wait_for=wait_for)
+        return _programs.launch_interop(self.native, native, gsize, lsize, args, wait_for,
+                                        self.inflight if holds is not None else None, holds)
+
+    def local_memory(self, nbytes: int) -> cl.LocalMemory:
+        """The kernel argument of ``nbytes`` of local memory per work-group."""
+        return x.local_memory(nbytes)
 
     def wait(self) -> None:
         d = self.inflight
