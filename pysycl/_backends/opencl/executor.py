@@ -64,6 +64,7 @@ if TYPE_CHECKING:
 __tracebackhide__ = hidden_in_tracebacks
 
 
+_Launch = _launch.Launch
 _MAX_ALLOC, _GLOBAL_MEM = info.device.max_mem_alloc_size, info.device.global_mem_size
 #: CL_MEM_OBJECT_ALLOCATION_FAILURE, CL_OUT_OF_RESOURCES: a buffer allocated at first use failed
 _NO_MEMORY = (-4, -5)
@@ -158,9 +159,9 @@ EVENTS = OpenCLEvents()
 def submit(ex: OpenCLExecutor, sub: Submission) -> cl.Event | None:
     """Execute the command group recorded in ``sub`` on executor ``ex``; its native event."""
     cmd = sub.command
-    launch = None
+    launch = values = watch = None
     if type(cmd) is KernelCommand:  # may compile; may raise: nothing moved yet
-        launch = _launch.prepare(ex, sub, cmd)
+        launch, values, watch = _launch.prepare(ex, sub, cmd)
     wait_for: list[cl.Event] = []
     for native, other in sub.waits:
         if other.key == ex.key or other.context is ex.context:
@@ -187,7 +188,8 @@ def submit(ex: OpenCLExecutor, sub: Submission) -> cl.Event | None:
     match cmd:
         case KernelCommand():
             try:
-                ev = launch(wait_for or None)  # type: ignore[misc]
+                ev = (launch.run(values, wait_for or None, watch)  # type: ignore[union-attr]
+                      if type(launch) is _Launch else launch(wait_for or None))  # type: ignore[misc]
             except exception as e:
                 raise ex.first_use_failed(e, *(a.coherence.nbytes for a in reqs)) from e
         case FillCommand():

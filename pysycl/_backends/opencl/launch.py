@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import time
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import partial
 from math import prod as _prod
 from typing import TYPE_CHECKING, Any, Protocol
@@ -200,8 +200,11 @@ def _marker(ex: LaunchingExecutor, wait_for: Sequence[cl.Event] | None) -> cl.Ev
 
 
 def prepare(ex: LaunchingExecutor, group: CommandGroupRef, cmd: KernelCommandRef
-            ) -> Callable[[Sequence[cl.Event] | None], cl.Event]:
-    """Resolve, build and check a Python kernel command; return ``run(wait_for) -> event``.
+            ) -> tuple[Any, list[Any] | None, tuple[Any, ...] | None]:
+    """Resolve, build and check a kernel command: ``(launch, values, watch)``, run as
+    ``launch.run(values, wait_for, watch)`` when ``launch`` is a :class:`Launch` (a Python
+    kernel), else as ``launch(wait_for)`` (a reduction, a ``sycl.kernel`` object, an empty
+    index space) -- no closure or ``partial`` per submit on the common path.
 
     Everything that can fail for a user mistake happens here, before the executor moves
     any data. Reductions and ``sycl.kernel`` objects are :mod:`pysycl._kernels.reduction`'s
@@ -213,13 +216,13 @@ def prepare(ex: LaunchingExecutor, group: CommandGroupRef, cmd: KernelCommandRef
             raise exception(errc.feature_not_supported, "pysycl: reductions work with Python "
                             "kernels compiled at submit, not with sycl.kernel objects or "
                             "use_kernel_bundle")
-        return _reduction.prepare(ex, group, cmd)
+        return _reduction.prepare(ex, group, cmd), None, None  # type: ignore[arg-type]
     if type(fn) is _sycl_kernel:  # a sycl.kernel object (source/interop): set_arg arguments
-        return prepare_interop(ex, group, cmd)  # type: ignore[arg-type]  # a Submission
+        return prepare_interop(ex, group, cmd), None, None  # type: ignore[arg-type]  # a Submission
     ln, values, watch = _prepare(ex, group, cmd)
     if ln is None:
-        return partial(_marker, ex)
-    return partial(ln.run, values, watch=watch)
+        return partial(_marker, ex), None, None
+    return ln, values, watch
 
 
 # long: the per-submit hot path after resolve, kept in one frame (helper calls cost ~50 ns).
@@ -228,9 +231,9 @@ def _prepare(ex: LaunchingExecutor, group: CommandGroupRef, cmd: KernelCommandRe
     """:func:`prepare`'s work: the :class:`Launch` (None: an empty index space), the values
     it runs with and what a failure reports (None: no error slot)."""
     r = resolve(group, cmd, ex.context, ex.device)
-    k, values = r.k, r.values
+    k, fn, info, values, native, spec, checked = r
     kind, space = cmd.kind, cmd.index_space
-    clk = r.native if r.native is not None else ex.build(k, r.spec, 0, r.fn, cmd.name)
+    clk = native if native is not None else ex.build(k, spec, 0, fn, cmd.name)
     if kind == "range":
         dims = space.values
         gsize, lsize = dims[::-1], None  # SYCL dim 0 is the slowest: OpenCL's last
@@ -239,17 +242,17 @@ def _prepare(ex: LaunchingExecutor, group: CommandGroupRef, cmd: KernelCommandRe
     elif kind == "single_task":
         dims, gsize, lsize = (), (1,), None
     else:
-        if r.native is None:  # wider than the driver promises (PTX): a build with a bound
-            clk = ex.bounded_kernel(k, clk, space, r.spec, r.fn, cmd.name)
+        if native is None:  # wider than the driver promises (PTX): a build with a bound
+            clk = ex.bounded_kernel(k, clk, space, spec, fn, cmd.name)
         gsize, lsize = ndrange_sizes(k, ex.device, ex.kernel_limits(clk), space, values)
         dims = (space.get_global_range().values, space.get_local_range().values)
     if k.direct or k.direct_rest:  # the static bounds check: a few int compares
-        _bounds.check_static(k, r.info.location, r.fn, kind, space, values)
-    if k.prints and r.checked:
+        _bounds.check_static(k, info.location, fn, kind, space, values)
+    if k.prints and checked:
         raise exception(errc.feature_not_supported, f"{k.where}: print() and sycl.stream in "
                         "kernels are not available in bounds-checked mode (PYSYCL_BOUNDS_CHECK=1) "
                         "yet; run without it, or on the host_debuggable device")
-    watch = _watch(group.queue, r, cmd) if r.checked or k.asserts else None
+    watch = _watch(group.queue, r, cmd) if checked or k.asserts else None
     if k.has_local:
         values = _local_values(ex, k, kind, values)
     if 0 in gsize:
@@ -288,10 +291,10 @@ def _watch(q: QueueRef, r: Resolved, cmd: KernelCommandRef) -> tuple[Any, ...]:
     """What a failure of this launch reports (:func:`pysycl._kernels.bounds.record`):
     accessor ranges only where the kernel checks them, the user's submit site only where
     it asserts."""
-    k = r.k
-    ranges = accessor_ranges(r.values, k.arg_kinds) if k.compiled.bounds_checked else []
-    return _bounds.record(q, k, r.fn, cmd.name or r.fn.__qualname__, r.info.location,  # type: ignore[arg-type]
-                          r.values, ranges, max(cmd.ndim, 1), submit_site() if k.asserts else "")
+    k, fn, info, values = r[:4]
+    ranges = accessor_ranges(values, k.arg_kinds) if k.compiled.bounds_checked else []
+    return _bounds.record(q, k, fn, cmd.name or fn.__qualname__, info.location,  # type: ignore[arg-type]
+                          values, ranges, max(cmd.ndim, 1), submit_site() if k.asserts else "")
 
 
 # ----------------------------------------------------------- handler-less launches
