@@ -4,10 +4,11 @@ The import graph is computed from the source with ``ast``, counting imports insi
 functions too (a deferred import is still a dependency). ``GRAPH`` leaves out imports
 under ``if TYPE_CHECKING:`` and must be free of cycles and upward imports;
 ``GRAPH_TC`` counts them too (an annotation naming a higher layer's type is a dependency
-all the same) and is held by ratchets: allow-lists of today's offenders
-(``KNOWN_UPWARD``, ``KNOWN_CYCLES``, ``KNOWN_DRIVER_USERS``) that may only shrink -- a new
-offender fails, and so does an entry that no longer offends (remove it from the list).
-Plan: docs/design/launch.md (issue 23). See docs/design/architecture.md.
+all the same) and is held to the same rules: no upward import, no cycle, no driver name
+(``pyopencl``, ``cuda.*``) outside its backend's folder. The allow-lists of issue 23's
+ratchets (``KNOWN_UPWARD``, ``KNOWN_CYCLES``, ``KNOWN_DRIVER_USERS``) are empty; the
+ratchet machinery stays, so that an entry added there must also be removed once it no
+longer offends. Plan: docs/design/launch.md (issue 23). See docs/design/architecture.md.
 """
 
 from __future__ import annotations
