@@ -45,6 +45,8 @@ class _Vec:
             dims = tuple(dims[0])  # type: ignore[arg-type]
         elif len(dims) == 1 and isinstance(dims[0], _Vec):
             dims = dims[0].values
+        elif len(dims) == 1 and isinstance(dims[0], item):  # id(const item&): its id
+            dims = dims[0].get_id().values  # type: ignore[union-attr]
         v = _as_ints(dims, f"sycl.{self._kind}")
         if not 1 <= len(v) <= 3:
             raise TypeError(f"sycl.{self._kind} takes 1, 2 or 3 dimensions, got {len(v)}")
@@ -84,11 +86,10 @@ class _Vec:
         return format_array(self.values)
 
     def _result(self, values: Iterable[int]) -> Self:
-        # An operator's result: the components as computed (signed, as in kernels, where ids
-        # and ranges are int64), never checked as a range built by the user is.
-        out = object.__new__(type(self))
-        out.values = tuple(values)
-        return out
+        # An operator's result, checked as its constructor checks: a range's components are
+        # sizes, so a negative one or one past size_t is errc.invalid here (the host device
+        # reports it; compiled kernels compute in int64, C++ wraps around size_t)
+        return type(self)(*values)
 
     def _binop(self, other: _Vec | SupportsIndex, op: Callable[[int, int], int],
                reflected: bool = False) -> Self:
@@ -138,6 +139,26 @@ class _Vec:
     # of 0/1; Python's rich comparisons must return truth values for sorting and
     # containers, and `and`/`or` cannot be overloaded, so they are methods instead. A
     # number on the left is the mirrored method: `n < x` is x.elementwise_gt(n).
+    def _no_order(self, other: object, op: str, method: str) -> bool:
+        if isinstance(other, (_Vec, int, np.integer)):
+            raise TypeError(f"'{op}' of sycl.{self._kind} values is elementwise in SYCL (the "
+                            f"result is a sycl.{self._kind} of 0/1): write x.{method}(y); a "
+                            "number on the left mirrors it: n < x is x.elementwise_gt(n) "
+                            "(docs/mapping.md)")
+        return NotImplemented
+
+    def __lt__(self, other: object) -> bool:
+        return self._no_order(other, "<", "elementwise_lt")
+
+    def __le__(self, other: object) -> bool:
+        return self._no_order(other, "<=", "elementwise_le")
+
+    def __gt__(self, other: object) -> bool:
+        return self._no_order(other, ">", "elementwise_gt")
+
+    def __ge__(self, other: object) -> bool:
+        return self._no_order(other, ">=", "elementwise_ge")
+
     def elementwise_lt(self, o: _Vec | SupportsIndex) -> Self:
         """Element-wise ``<`` (the spec's ``operator<``), as a vector of 0/1."""
         return self._binop(o, lambda a, b: int(a < b))
@@ -238,6 +259,8 @@ class id(_Vec):  # noqa: N801 - the spec's spelling
         ``size_t``: ``d == 3``, ``d < n``), else None."""
         if len(self.values) == 1 and isinstance(other, (int, float, np.integer, np.floating)):
             return other  # type: ignore[return-value]
+        if len(self.values) == 1 and isinstance(other, id) and len(other.values) == 1:
+            return other.values[0]  # two 1-D ids: both convert to size_t
         return None
 
     def __eq__(self, other: object) -> bool:
@@ -247,21 +270,21 @@ class id(_Vec):  # noqa: N801 - the spec's spelling
     def __hash__(self) -> int:  # a 1-D id equals its number: the same hash
         return hash(self.values[0]) if len(self.values) == 1 else super().__hash__()
 
-    def _order(self, other: object, op: Callable[[Any, Any], bool]) -> bool:
+    def _order(self, other: object, op: Callable[[Any, Any], bool], sym: str, method: str) -> bool:
         n = self._scalar(other)
-        return NotImplemented if n is None else bool(op(self.values[0], n))
+        return self._no_order(other, sym, method) if n is None else bool(op(self.values[0], n))
 
     def __lt__(self, other: object) -> bool:
-        return self._order(other, operator.lt)
+        return self._order(other, operator.lt, "<", "elementwise_lt")
 
     def __le__(self, other: object) -> bool:
-        return self._order(other, operator.le)
+        return self._order(other, operator.le, "<=", "elementwise_le")
 
     def __gt__(self, other: object) -> bool:
-        return self._order(other, operator.gt)
+        return self._order(other, operator.gt, ">", "elementwise_gt")
 
     def __ge__(self, other: object) -> bool:
-        return self._order(other, operator.ge)
+        return self._order(other, operator.ge, ">=", "elementwise_ge")
 
 
 def _composite(kind: str, *parts: Iterable[int]) -> str:

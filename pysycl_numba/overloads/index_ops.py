@@ -8,7 +8,7 @@
   left is the mirrored method: ``n < x`` is ``x.elementwise_gt(n)``). Python's ``<`` must
   give a truth value and ``and``/``or`` cannot be overloaded (docs/mapping.md); ``<`` of
   ids or ranges other than a 1-D id (an integer, as C++'s ``operator size_t()``) is a
-  compile error naming the method.
+  compile error naming the method (:mod:`pysycl_numba.explain_calls`).
 * ``sycl.nd_range(global, local)`` built in a kernel: two ranges of one dimension, or two
   integers (1-D); ``nd.get_offset()`` is an id of zeros (pysycl has no launch offsets).
 
@@ -31,7 +31,6 @@ from pysycl_numba._numba_compat import (
     TypingRegistry,
     bound_function,
     cgutils,
-    errors,
     signature,
     types,
 )
@@ -58,8 +57,6 @@ ELEMENTWISE: dict[str, tuple[str, Callable[[llir.IRBuilder, llir.Value, llir.Val
     "elementwise_logical_or": ("||", lambda b, x, y: b.or_(b.icmp_signed("!=", x, x.type(0)),
                                                            b.icmp_signed("!=", y, y.type(0)))),
 }
-_ORDER = {operator.lt: "elementwise_lt", operator.le: "elementwise_le",
-          operator.gt: "elementwise_gt", operator.ge: "elementwise_ge"}
 
 
 # ==================================================================== typing
@@ -77,31 +74,6 @@ def _unary_template(op: Callable) -> type:
 
 for _op in (operator.neg, operator.pos):
     typing_registry.register_global(_op)(_unary_template(_op))
-
-
-def _order_template(op: Callable) -> type:
-    class Order(AbstractTemplate):
-        key = op
-
-        def generic(self, args: tuple, kws: dict) -> object:
-            if len(args) != 2 or kws:
-                return None
-            vecs = [t for t in args if isinstance(t, VECS)]
-            if not vecs or any(isinstance(t, IdType) and t.ndim == 1 for t in args):
-                return None  # a 1-D id compares as its number (the integer comparison)
-            if not all(isinstance(t, (*VECS, *INT)) for t in args):
-                return None
-            name = _ORDER[op]
-            raise errors.TypingError(
-                f"{args[0]} {op.__name__} {args[1]}: comparisons of sycl.id and sycl.range are "
-                f"elementwise in SYCL (the result is a {vecs[0]} of 0/1); write "
-                f"x.{name}(y) (a number on the left: mirror it, n < x is x.elementwise_gt(n))")
-
-    return Order
-
-
-for _op in _ORDER:
-    typing_registry.register_global(_op)(_order_template(_op))
 
 
 def _elementwise_method(prefix: str, name: str) -> Callable:
