@@ -18,6 +18,10 @@
 * ``g[d]`` of a group: ``g.get_group_id(d)``.
 * ``acc[i][j]`` on an ``n``-D accessor: ``acc[i]`` is an
   :class:`~pysycl_numba.types.AccessorRowType`; the last subscript is ``acc[i, j]``.
+* ``sycl.id()``, ``sycl.range()``: one dimension of 0 (SYCL 2020's default constructors).
+
+Unary ``+``/``-``, the elementwise comparisons and ``sycl.nd_range(...)`` are in
+:mod:`pysycl_numba.overloads.index_ops`.
 """
 
 from __future__ import annotations
