@@ -41,12 +41,13 @@ class _Vec:
     _kind = "vec"
 
     def __init__(self, *dims: SupportsIndex | Iterable[SupportsIndex]) -> None:
-        if len(dims) == 1 and not isinstance(dims[0], (int, _Vec)) and hasattr(dims[0], "__iter__"):
-            dims = tuple(dims[0])  # type: ignore[arg-type]
-        elif len(dims) == 1 and isinstance(dims[0], _Vec):
-            dims = dims[0].values
-        elif len(dims) == 1 and isinstance(dims[0], item):  # id(const item&): its id
-            dims = dims[0].get_id().values  # type: ignore[union-attr]
+        if len(dims) == 1 and not isinstance(dims[0], int):
+            if isinstance(dims[0], _Vec):
+                dims = dims[0].values
+            elif isinstance(dims[0], item):  # id(const item&): its id
+                dims = dims[0].get_id().values  # type: ignore[union-attr]
+            elif hasattr(dims[0], "__iter__"):
+                dims = tuple(dims[0])  # type: ignore[arg-type]
         v = _as_ints(dims, f"sycl.{self._kind}")
         if not 1 <= len(v) <= 3:
             raise TypeError(f"sycl.{self._kind} takes 1, 2 or 3 dimensions, got {len(v)}")
@@ -85,12 +86,6 @@ class _Vec:
         # What `sycl::stream << id` writes in DPC++ (and print() in kernels): {1, 2}
         return format_array(self.values)
 
-    def _result(self, values: Iterable[int]) -> Self:
-        # An operator's result, checked as its constructor checks: a range's components are
-        # sizes, so a negative one or one past size_t is errc.invalid here (the host device
-        # reports it; compiled kernels compute in int64, C++ wraps around size_t)
-        return type(self)(*values)
-
     def _binop(self, other: _Vec | SupportsIndex, op: Callable[[int, int], int],
                reflected: bool = False) -> Self:
         if isinstance(other, _Vec):
@@ -104,13 +99,15 @@ class _Vec:
                 return NotImplemented
             ov = (s,) * len(self.values)
         pairs = zip(ov, self.values, strict=False) if reflected else zip(self.values, ov, strict=False)
-        return self._result(op(a, b) for a, b in pairs)
+        # checked as the constructor checks: a range's components are sizes, so a negative
+        # one or one past size_t is errc.invalid here (compiled kernels compute in int64)
+        return type(self)(*(op(a, b) for a, b in pairs))
 
     def __neg__(self) -> Self:
-        return self._result(-x for x in self.values)
+        return type(self)(*(-x for x in self.values))
 
     def __pos__(self) -> Self:
-        return self._result(self.values)
+        return type(self)(*self.values)
 
     def __add__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, operator.add)
     def __radd__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, operator.add, True)

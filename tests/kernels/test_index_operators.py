@@ -287,3 +287,15 @@ def test_a_negative_range_is_invalid_on_the_host_device() -> None:
     with pytest.raises(sycl.exception, match=r"sycl.range components must be >= 0") as e:
         _ = -sycl.range(2, 3)
     assert e.value.code() == sycl.errc.invalid
+
+
+def test_a_range_kernel_asking_work_group_sizes_is_still_told_to_use_an_nd_range(
+        kq: sycl.queue) -> None:
+    """A kernel that builds an nd_range may call its get_group_range(); an item's
+    get_local_range() in a range kernel without one still gets the compiler's advice."""
+    def kern(it):  # type: ignore[no-untyped-def]
+        _ = it.get_local_range()
+
+    with pytest.raises(sycl.kernel_compile_error, match=r"get_local_range needs work-groups, "
+                       r"which only an nd_range kernel has; this is a range kernel"):
+        kq.parallel_for(sycl.range(2), kern).wait()
