@@ -251,6 +251,8 @@ _WORK_GROUP_NAMES = frozenset((
     "get_local_linear_id", "get_local_range", "get_group_linear_id", "get_group_range",
     "get_global_id", "get_global_linear_id", "get_nd_range",
 ))
+#: Methods an nd_range has too: a kernel that builds one (sycl.nd_range(...)) may call them.
+_ND_RANGE_METHODS = frozenset(("get_local_range", "get_group_range"))
 
 
 def _check_work_group_use(pyfunc: Callable[..., Any], index: IndexSpace, name: str) -> None:
@@ -258,11 +260,12 @@ def _check_work_group_use(pyfunc: Callable[..., Any], index: IndexSpace, name: s
     if index.kind == "nd_range":
         return
     code = pyfunc.__code__
-    if not _WORK_GROUP_NAMES.intersection(code.co_names):
+    names = _WORK_GROUP_NAMES - _ND_RANGE_METHODS if "nd_range" in code.co_names \
+        else _WORK_GROUP_NAMES
+    if not names.intersection(code.co_names):
         return
     for ins in dis.get_instructions(code):
-        if ins.opname in ("LOAD_ATTR", "LOAD_METHOD", "LOAD_GLOBAL") \
-                and ins.argval in _WORK_GROUP_NAMES:
+        if ins.opname in ("LOAD_ATTR", "LOAD_METHOD", "LOAD_GLOBAL") and ins.argval in names:
             line = ins.positions.lineno if ins.positions else code.co_firstlineno
             raise kernel_compile_error(
                 errc.kernel,

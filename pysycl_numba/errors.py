@@ -322,9 +322,9 @@ def _explain_record(message: str) -> tuple[str, str] | None:
         m = re.search(r">>> print_record\([^,]+, sycl\.print_layout[^)]*\), ([^\n]+)\)", message)
         what = f" of {_printed(m.group(1))}" if m else ""
         return (f"print(){what}",
-                "print() in a kernel prints numbers (bool, integers, floats) and string "
-                "literals: print int(i) or it[0] of a sycl.item, z.real and z.imag of a complex "
-                "number, values read from accessors")
+                "print() in a kernel prints numbers (bool, integers, floats), string "
+                "literals, ids, ranges, items, nd_items, groups and nd_ranges: print z.real "
+                "and z.imag of a complex number, values read from accessors")
     if "Function(<function assert_fail" in message:
         m = re.search(r">>> assert_fail\(sycl\.assert_layout.*?, ([^\n]+)\)\s*$", message, re.M)
         what = f" of {_printed(m.group(1))}" if m else ""

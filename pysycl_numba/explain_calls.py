@@ -37,6 +37,13 @@ VECTOR_TRUTH = ("a vector comparison is elementwise (of a vec an int vector, -1 
                 "1.0, or index the comparison, if (v == 1.0)[k]")
 
 
+#: Python's order comparisons (as Numba names them): the operator and the elementwise
+#: method of ids and ranges that is the spec's operator (pysycl/_objects/range.py)
+_ORDER = {"lt": ("<", "elementwise_lt"), "le": ("<=", "elementwise_le"),
+          "gt": (">", "elementwise_gt"), "ge": (">=", "elementwise_ge")}
+_MIRROR = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+
+
 def explain_call(kind: str, fname: str, call: str) -> tuple[str, str]:
     """(construct, what to write instead) of a call Numba found no implementation for:
     ``kind`` as Numba names the callee (``built-in function``, ``ufunc``, ``class``)."""
@@ -58,6 +65,11 @@ def unsupported_call(fname: str, call: str) -> tuple[str, str]:
         return _pointer_use(fname, call)
     if fname in ("str", "repr", "format"):
         return f"{fname}()", _STRINGS
+    if fname in _ORDER and ("sycl.id<" in call or "sycl.range<" in call):
+        return (f"{_ORDER[fname][0]} of ids or ranges", "comparisons of sycl.id and sycl.range "
+                f"are elementwise in SYCL (an id or range of 0/1): write x.{_ORDER[fname][1]}(y); "
+                f"a number on the left mirrors it: n {_ORDER[fname][0]} x is "
+                f"x.{_ORDER[_MIRROR[fname]][1]}(n) (docs/mapping.md)")
     ufunc = getattr(np, fname, None)
     if isinstance(ufunc, np.ufunc):
         if "complex" in call:

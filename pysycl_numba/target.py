@@ -57,6 +57,7 @@ from pysycl_numba.overloads import (
     group_algorithms,
     half,
     index,
+    index_ops,
     index_types,
     integers,
     joint_algorithms,
@@ -93,7 +94,7 @@ TARGET_NAME = "pysycl"
 OVERLOADS: tuple[pytypes.ModuleType, ...] = (
     index, accessor, pointer, ndrange, collectives, group_algorithms, joint_algorithms, constants,
     atomics, private_array, specconst, reduction, math_overloads, complex_math, printing, stream,
-    vec, vec_ops, index_types, half, float32, integers, bfloat16, clip, math_extras,
+    vec, vec_ops, index_types, index_ops, half, float32, integers, bfloat16, clip, math_extras,
     sycl_math,
     sycl_intrel,
     asserts,

@@ -40,11 +40,12 @@ from pysycl._objects import sycl_math as math_api  # noqa: F401 - re-exported fo
 from pysycl._objects import vec as vec_api  # noqa: F401 - re-exported for the compiler (below)
 from pysycl._objects.range import group
 from pysycl._objects.range import id as id_class  # re-exported for the compiler too
+from pysycl._objects.range import nd_range as nd_range_class  # noqa: F401 - for the compiler
 from pysycl._objects.range import np_index as _np_index
 from pysycl._objects.range import range as _range
 from pysycl._objects.range import range as range_class  # noqa: F401 - re-exported for the compiler
 
-# vec_api, id_class, range_class, intrel_api: what the compiler types in kernels besides this
+# vec_api, id_class, range_class, nd_range_class, intrel_api: what the compiler types in kernels besides this
 # module's own names (pysycl_numba imports no other runtime module): ids and ranges built in
 # kernels, vectors and the geometric functions, the integer and relational functions.
 

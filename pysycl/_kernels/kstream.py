@@ -39,7 +39,6 @@ from pysycl._core.exceptions import errc, exception
 from pysycl._core.streamfmt import (
     Format,
     StreamOutput,
-    composite_texts,
     decode_number,
     format_array,
     format_number,
@@ -267,7 +266,7 @@ def _put(out: StreamOutput, wid: Hashable, fmt: Format, v: Any) -> None:
             isinstance(e, (int, np.integer)) and not isinstance(e, bool) for e in v)):
         out.text(wid, format_array(tuple(v)))
     elif isinstance(v, (item, nd_item, group, nd_range)):
-        _composite(out, wid, v)
+        out.text(wid, str(v))  # DPC++'s text: item(range: {..}, id: {..}, offset: {..})
     elif isinstance(v, vec):
         for k, e in enumerate(v):
             out.text(wid, (", " if k else "") + format_number(fmt, e))
@@ -284,24 +283,6 @@ def _host_number(v: bool | int | float) -> np.generic:
             raise OverflowError(f"sycl.stream: {v} does not fit in int64, as kernels compute")
         return np.int64(v)
     return np.float64(v)
-
-
-def _composite(out: StreamOutput, wid: Hashable, v: Any) -> None:
-    if isinstance(v, item):
-        kind, parts = "item", (v.get_range(), v.get_id(), (0,) * v.dimensions)
-    elif isinstance(v, nd_item):
-        kind, parts = "nd_item", (v.get_global_id(), v.get_local_id())
-    elif isinstance(v, group):
-        lr, gr = tuple(v.get_local_range()), tuple(v.get_group_range())
-        kind = "group"
-        parts = (v.get_group_id(), tuple(a * b for a, b in zip(lr, gr, strict=True)), lr, gr)
-    else:
-        kind = "nd_range"
-        parts = (v.get_global_range(), v.get_local_range(), v.get_offset())
-    texts = composite_texts(kind)
-    for text, p in zip(texts, parts, strict=False):
-        out.text(wid, text + format_array(tuple(p)))
-    out.text(wid, texts[-1])
 
 
 def is_stream_value(v: object) -> bool:

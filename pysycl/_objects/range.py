@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, SupportsIndex
 import numpy as np
 
 from pysycl._core.exceptions import errc, exception
+from pysycl._core.streamfmt import composite_texts, format_array
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -40,10 +41,13 @@ class _Vec:
     _kind = "vec"
 
     def __init__(self, *dims: SupportsIndex | Iterable[SupportsIndex]) -> None:
-        if len(dims) == 1 and not isinstance(dims[0], (int, _Vec)) and hasattr(dims[0], "__iter__"):
-            dims = tuple(dims[0])  # type: ignore[arg-type]
-        elif len(dims) == 1 and isinstance(dims[0], _Vec):
-            dims = dims[0].values
+        if len(dims) == 1 and not isinstance(dims[0], int):
+            if isinstance(dims[0], _Vec):
+                dims = dims[0].values
+            elif isinstance(dims[0], item):  # id(const item&): its id
+                dims = dims[0].get_id().values  # type: ignore[union-attr]
+            elif hasattr(dims[0], "__iter__"):
+                dims = tuple(dims[0])  # type: ignore[arg-type]
         v = _as_ints(dims, f"sycl.{self._kind}")
         if not 1 <= len(v) <= 3:
             raise TypeError(f"sycl.{self._kind} takes 1, 2 or 3 dimensions, got {len(v)}")
@@ -78,6 +82,10 @@ class _Vec:
     def __repr__(self) -> str:
         return f"sycl.{self._kind}({', '.join(map(str, self.values))})"
 
+    def __str__(self) -> str:
+        # What `sycl::stream << id` writes in DPC++ (and print() in kernels): {1, 2}
+        return format_array(self.values)
+
     def _binop(self, other: _Vec | SupportsIndex, op: Callable[[int, int], int],
                reflected: bool = False) -> Self:
         if isinstance(other, _Vec):
@@ -91,7 +99,15 @@ class _Vec:
                 return NotImplemented
             ov = (s,) * len(self.values)
         pairs = zip(ov, self.values, strict=False) if reflected else zip(self.values, ov, strict=False)
+        # checked as the constructor checks: a range's components are sizes, so a negative
+        # one or one past size_t is errc.invalid here (compiled kernels compute in int64)
         return type(self)(*(op(a, b) for a, b in pairs))
+
+    def __neg__(self) -> Self:
+        return type(self)(*(-x for x in self.values))
+
+    def __pos__(self) -> Self:
+        return type(self)(*self.values)
 
     def __add__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, operator.add)
     def __radd__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, operator.add, True)
@@ -106,14 +122,40 @@ class _Vec:
     def __mod__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, _cmod)
     def __rmod__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, _cmod, True)
     def __lshift__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, operator.lshift)
+    def __rlshift__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, operator.lshift, True)
     def __rshift__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, operator.rshift)
+    def __rrshift__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, operator.rshift, True)
     def __and__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, operator.and_)
+    def __rand__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, operator.and_, True)
     def __or__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, operator.or_)
+    def __ror__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, operator.or_, True)
     def __xor__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, operator.xor)
+    def __rxor__(self, o: _Vec | SupportsIndex) -> Self: return self._binop(o, operator.xor, True)
 
-    # The spec's comparison operators are element-wise and return a vector of
-    # bools; Python's rich comparisons must return truth values for sorting and
-    # containers, so element-wise comparisons are spelled as methods instead.
+    # The spec's comparison operators (and && and ||) are element-wise and return a vector
+    # of 0/1; Python's rich comparisons must return truth values for sorting and
+    # containers, and `and`/`or` cannot be overloaded, so they are methods instead. A
+    # number on the left is the mirrored method: `n < x` is x.elementwise_gt(n).
+    def _no_order(self, other: object, op: str, method: str) -> bool:
+        if isinstance(other, (_Vec, int, np.integer)):
+            raise TypeError(f"'{op}' of sycl.{self._kind} values is elementwise in SYCL (the "
+                            f"result is a sycl.{self._kind} of 0/1): write x.{method}(y); a "
+                            "number on the left mirrors it: n < x is x.elementwise_gt(n) "
+                            "(docs/mapping.md)")
+        return NotImplemented
+
+    def __lt__(self, other: object) -> bool:
+        return self._no_order(other, "<", "elementwise_lt")
+
+    def __le__(self, other: object) -> bool:
+        return self._no_order(other, "<=", "elementwise_le")
+
+    def __gt__(self, other: object) -> bool:
+        return self._no_order(other, ">", "elementwise_gt")
+
+    def __ge__(self, other: object) -> bool:
+        return self._no_order(other, ">=", "elementwise_ge")
+
     def elementwise_lt(self, o: _Vec | SupportsIndex) -> Self:
         """Element-wise ``<`` (the spec's ``operator<``), as a vector of 0/1."""
         return self._binop(o, lambda a, b: int(a < b))
@@ -129,6 +171,14 @@ class _Vec:
     def elementwise_ge(self, o: _Vec | SupportsIndex) -> Self:
         """Element-wise ``>=``."""
         return self._binop(o, lambda a, b: int(a >= b))
+
+    def elementwise_logical_and(self, o: _Vec | SupportsIndex) -> Self:
+        """Element-wise ``&&``: 1 where both components are non-zero."""
+        return self._binop(o, lambda a, b: int(bool(a) and bool(b)))
+
+    def elementwise_logical_or(self, o: _Vec | SupportsIndex) -> Self:
+        """Element-wise ``||``: 1 where either component is non-zero."""
+        return self._binop(o, lambda a, b: int(bool(a) or bool(b)))
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -160,6 +210,8 @@ class range(_Vec):  # noqa: N801 - the spec's spelling
         if len(dims) == 1 and type(dims[0]) is int and 0 <= dims[0] <= _SIZE_MAX:
             self.values = dims  # sycl.range(n), often made for each launch: checked first
             return
+        if not dims:
+            dims = (0,)  # range(): SYCL 2020's default constructor, one dimension of 0
         super().__init__(*dims)
         if any(x < 0 for x in self.values):
             raise exception(errc.invalid, f"sycl.range components must be >= 0, got {self.values}")
@@ -204,6 +256,8 @@ class id(_Vec):  # noqa: N801 - the spec's spelling
         ``size_t``: ``d == 3``, ``d < n``), else None."""
         if len(self.values) == 1 and isinstance(other, (int, float, np.integer, np.floating)):
             return other  # type: ignore[return-value]
+        if len(self.values) == 1 and isinstance(other, id) and len(other.values) == 1:
+            return other.values[0]  # two 1-D ids: both convert to size_t
         return None
 
     def __eq__(self, other: object) -> bool:
@@ -213,21 +267,28 @@ class id(_Vec):  # noqa: N801 - the spec's spelling
     def __hash__(self) -> int:  # a 1-D id equals its number: the same hash
         return hash(self.values[0]) if len(self.values) == 1 else super().__hash__()
 
-    def _order(self, other: object, op: Callable[[Any, Any], bool]) -> bool:
+    def _order(self, other: object, op: Callable[[Any, Any], bool], sym: str, method: str) -> bool:
         n = self._scalar(other)
-        return NotImplemented if n is None else bool(op(self.values[0], n))
+        return self._no_order(other, sym, method) if n is None else bool(op(self.values[0], n))
 
     def __lt__(self, other: object) -> bool:
-        return self._order(other, operator.lt)
+        return self._order(other, operator.lt, "<", "elementwise_lt")
 
     def __le__(self, other: object) -> bool:
-        return self._order(other, operator.le)
+        return self._order(other, operator.le, "<=", "elementwise_le")
 
     def __gt__(self, other: object) -> bool:
-        return self._order(other, operator.gt)
+        return self._order(other, operator.gt, ">", "elementwise_gt")
 
     def __ge__(self, other: object) -> bool:
-        return self._order(other, operator.ge)
+        return self._order(other, operator.ge, ">=", "elementwise_ge")
+
+
+def _composite(kind: str, *parts: Iterable[int]) -> str:
+    """DPC++'s text of an item, nd_item, group or nd_range (its ``sycl::stream`` operator<<):
+    ``item(range: {2, 3}, id: {0, 1}, offset: {0, 0})``."""
+    texts = composite_texts(kind)
+    return "".join(t + format_array(tuple(p)) for t, p in zip(texts, parts, strict=False)) + texts[-1]
 
 
 def linear_index(idx: Iterable[int], rng: Iterable[int]) -> int:
@@ -297,6 +358,9 @@ class item:  # noqa: N801 - the spec's spelling
     def __repr__(self) -> str:
         return f"sycl.item(id={tuple(self._id)}, range={tuple(self._range)})"
 
+    def __str__(self) -> str:
+        return _composite("item", self._range, self._id, (0,) * len(self._range))
+
 
 class nd_range:  # noqa: N801 - the spec's spelling
     """``sycl::nd_range``: a global range divided into work-groups of a local range."""
@@ -346,6 +410,9 @@ class nd_range:  # noqa: N801 - the spec's spelling
 
     def __repr__(self) -> str:
         return f"sycl.nd_range({self._global!r}, {self._local!r})"
+
+    def __str__(self) -> str:
+        return _composite("nd_range", self._global, self._local, self._offset)
 
 
 class group:  # noqa: N801 - the spec's spelling
@@ -423,6 +490,11 @@ class group:  # noqa: N801 - the spec's spelling
 
     def __repr__(self) -> str:
         return f"sycl.group(id={tuple(self._group_id)}, nd_range={self._nd!r})"
+
+    def __str__(self) -> str:
+        nd = self._nd
+        return _composite("group", self._group_id, nd.get_global_range(), nd.get_local_range(),
+                          nd.get_group_range())
 
 
 class nd_item:  # noqa: N801 - the spec's spelling
@@ -504,6 +576,9 @@ class nd_item:  # noqa: N801 - the spec's spelling
 
     def __repr__(self) -> str:
         return f"sycl.nd_item(global_id={tuple(self._gid)}, nd_range={self._nd!r})"
+
+    def __str__(self) -> str:
+        return _composite("nd_item", self._gid, self.get_local_id())  # type: ignore[arg-type]
 
 
 def np_index(idx: Any) -> Any:

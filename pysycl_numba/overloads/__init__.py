@@ -18,6 +18,8 @@ each other, never the target, the dispatcher or the compiler.
 ``accessor``        ``sycl.accessor`` / ``local_accessor`` element access
 ``pointer``         captured USM pointers: ``p[i]``, ``p + k``
 ``ndrange``         ``nd_item``, ``group``, ``sub_group``, ``nd_range``, barriers
+``index_types``     ``sycl.id``/``sycl.range`` built in kernels, their arithmetic
+``index_ops``       unary ``+``/``-``, elementwise comparisons, ``sycl.nd_range(...)``
 ``collectives``     group algorithms: broadcast, ``reduce_over_group``, votes
 ``constants``       SYCL enum members and function objects (compile-time values)
 ``atomics``         ``atomic_ref``, ``atomic_fence``

@@ -18,6 +18,10 @@
 * ``g[d]`` of a group: ``g.get_group_id(d)``.
 * ``acc[i][j]`` on an ``n``-D accessor: ``acc[i]`` is an
   :class:`~pysycl_numba.types.AccessorRowType`; the last subscript is ``acc[i, j]``.
+* ``sycl.id()``, ``sycl.range()``: one dimension of 0 (SYCL 2020's default constructors).
+
+Unary ``+``/``-``, the elementwise comparisons and ``sycl.nd_range(...)`` are in
+:mod:`pysycl_numba.overloads.index_ops`.
 """
 
 from __future__ import annotations
@@ -82,8 +86,10 @@ def _is_int(t: types.Type) -> bool:
 def _ctor_template(make: Callable[[int], types.Type]) -> type:
     class Ctor(AbstractTemplate):
         def generic(self, args: tuple, kws: dict) -> object:
-            if kws or not args:
+            if kws:
                 return None
+            if not args:  # id(), range(): SYCL 2020's default constructors, one 0
+                return signature(make(1))
             if len(args) == 1 and isinstance(args[0], (*VECS, ItemType)):
                 return signature(make(args[0].ndim), args[0])
             if len(args) == 1 and isinstance(args[0], types.BaseTuple):
@@ -227,7 +233,7 @@ def _ctor(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
         values = [context.cast(builder, builder.extract_value(args[0], k), t, index_type)
                   for k, t in enumerate(sig.args[0].types)]
     else:
-        values = list(args)
+        values = list(args) or [context.get_constant(index_type, 0)]
     return make(context, builder, sig.return_type, values)
 
 

@@ -14,18 +14,33 @@ from typing import TYPE_CHECKING
 from llvmlite import ir as llir
 
 from pysycl._core.abi import PRINT_DTYPES, PRINT_FORMAT, PRINT_HEADER_WORDS, PRINT_NUMBER, PRINT_STR
+from pysycl._core.streamfmt import composite_texts
 from pysycl_numba._numba_compat import (
     AbstractTemplate,
     LoweringRegistry,
     TypingRegistry,
+    cgutils,
     errors,
     signature,
     types,
 )
+from pysycl_numba.overloads.index import item_ids, item_ranges
+from pysycl_numba.overloads.ndrange import work_item_queries
 from pysycl_numba.printing import print_record
 from pysycl_numba.targets.ptx.private import LOW_WORD
 from pysycl_numba.targets.spirv import ocl
-from pysycl_numba.types import PrintBufferType, PrintLayoutType, tag
+from pysycl_numba.types import (
+    GroupType,
+    IdType,
+    ItemType,
+    NdItemType,
+    NdRangeType,
+    PrintBufferType,
+    PrintLayoutType,
+    RangeType,
+    index_type,
+    tag,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -38,6 +53,9 @@ lower = lowering_registry.lower
 
 _I32 = llir.IntType(32)
 _I64 = llir.IntType(64)
+#: The SYCL objects print and sycl.stream write as DPC++'s stream does (pysycl._core.streamfmt)
+COMPOSITES = {ItemType: "item", NdItemType: "nd_item", GroupType: "group", NdRangeType: "nd_range"}
+INDEX_OBJECTS = (IdType, RangeType, *COMPOSITES)
 
 
 def number_code(ty: types.Type) -> int | None:
@@ -58,11 +76,12 @@ class PrintRecord(AbstractTemplate):
                 or not isinstance(args[1], PrintLayoutType) or not isinstance(args[2], types.BaseTuple):
             return None
         for t in args[2].types:
-            if number_code(t) is None:
+            if number_code(t) is None and not isinstance(t, INDEX_OBJECTS):
                 raise errors.TypingError(
-                    f"print() in a kernel prints numbers (bool, integers, floats) and string "
-                    f"literals, not a {t}: print its parts (int(i) or it[0] of a sycl.item; "
-                    "z.real and z.imag of a complex number; a value read from an accessor)")
+                    f"print() in a kernel prints numbers (bool, integers, floats), string "
+                    f"literals and ids, ranges, items, nd_items, groups and nd_ranges, not a "
+                    f"{t}: print its parts (z.real and z.imag of a complex number; a value "
+                    "read from an accessor)")
         return signature(types.none, *args)
 
 
@@ -123,12 +142,63 @@ def lower_print_record(context: BaseContext, builder: llir.IRBuilder, sig: Signa
             words.extend(text_words(p))
         else:  # ("f", k): an f-string's field, tagged PRINT_FORMAT (formatted as f"{x}")
             k = p[1] if isinstance(p, tuple) else p
+            if isinstance(vtypes[k], INDEX_OBJECTS):  # its text, as str() of the host object
+                words.extend(object_words(context, builder, vtypes[k],
+                                          builder.extract_value(values, k)))
+                continue
             num = number_words(context, builder, vtypes[k], builder.extract_value(values, k))
             if isinstance(p, tuple):
                 num[0] = int(num[0]) | PRINT_FORMAT  # type: ignore[arg-type]
             words.extend(num)
     append_record(builder, buf, [1 + len(words), *words])
     return context.get_dummy_value()
+
+
+def composite_parts(context: BaseContext, builder: llir.IRBuilder, t: types.Type,
+                    v: llir.Value) -> list[list[llir.Value]]:
+    """The ``i64`` components of the ids and ranges an item, nd_item, group or nd_range
+    prints (``pysycl._core.streamfmt.COMPOSITES``; an id or range: its own)."""
+    n = t.ndim
+    zeros = [_I64(0)] * n
+    if isinstance(t, (IdType, RangeType)):
+        s = cgutils.create_struct_proxy(t)(context, builder, value=v)
+        return [[getattr(s, f"r{d}") for d in range(n)]]
+    if isinstance(t, ItemType):
+        return [item_ranges(context, builder, t, v), item_ids(context, builder, t, v), zeros]
+    if isinstance(t, NdItemType):
+        return [work_item_queries(builder, "get_global_id", n),
+                work_item_queries(builder, "get_local_id", n)]
+    if isinstance(t, GroupType):
+        return [work_item_queries(builder, q, n)
+                for q in ("get_group_id", "get_global_size", "get_local_size", "get_num_groups")]
+    r = cgutils.create_struct_proxy(t)(context, builder, value=v)
+    return [[getattr(r, f"g{d}") for d in range(n)], [getattr(r, f"l{d}") for d in range(n)],
+            zeros]
+
+
+def object_words(context: BaseContext, builder: llir.IRBuilder, t: types.Type,
+                 v: llir.Value) -> list[int | llir.Value]:
+    """An id, range, item, nd_item, group or nd_range as print record pieces: its text
+    (``{1, 2}``, ``item(range: {..}, id: {..}, offset: {..})``) with ``int64`` numbers."""
+    parts = composite_parts(context, builder, t, v)
+    texts = ["", ""] if isinstance(t, (IdType, RangeType)) else composite_texts(COMPOSITES[type(t)])
+    pieces: list[str | llir.Value] = []
+    for text, comps in zip(texts, parts, strict=False):
+        pieces.append(text + "{")
+        for d, c in enumerate(comps):
+            pieces += [c, ", " if d + 1 < len(comps) else "}"]
+    pieces.append(texts[-1])
+    words: list[int | llir.Value] = []
+    text = ""
+    for p in pieces:  # adjacent text is one piece
+        if isinstance(p, str):
+            text += p
+            continue
+        if text:
+            words.extend(text_words(text))
+        text = ""
+        words.extend(number_words(context, builder, index_type, p))
+    return words + (text_words(text) if text else [])
 
 
 def append_record(builder: llir.IRBuilder, buf: llir.Value, words: list[int | llir.Value]) -> None:

@@ -35,10 +35,10 @@ from pysycl_numba._numba_compat import (
     signature,
     types,
 )
-from pysycl_numba.overloads.index import item_ids, item_ranges
-from pysycl_numba.overloads.ndrange import work_item_queries
 from pysycl_numba.overloads.printing import (
+    COMPOSITES,
     append_record,
+    composite_parts,
     halves,
     number_code,
     number_words,
@@ -48,12 +48,8 @@ from pysycl_numba.stream_types import StreamBufferType, StreamLayoutType
 from pysycl_numba.streaming import stream_record
 from pysycl_numba.targets.spirv import ocl
 from pysycl_numba.types import (
-    GroupType,
     IdType,
-    ItemType,
     KernelEnumType,
-    NdItemType,
-    NdRangeType,
     RangeType,
     index_type,
     tag,
@@ -71,14 +67,13 @@ lower = lowering_registry.lower
 
 _I32 = llir.IntType(32)
 _I64 = llir.IntType(64)
-_COMPOSITES = {ItemType: "item", NdItemType: "nd_item", GroupType: "group", NdRangeType: "nd_range"}
 Words = list[int | llir.Value]
 
 
 def _problem(ty: types.Type) -> str | None:
     """Why a stream cannot write a value of type ``ty`` (None if it can)."""
     t = types.unliteral(ty)
-    if number_code(t) is not None or isinstance(t, (IdType, RangeType, *_COMPOSITES)):
+    if number_code(t) is not None or isinstance(t, (IdType, RangeType, *COMPOSITES)):
         return None
     if isinstance(t, types.UniTuple) and isinstance(t.dtype, types.Integer) and t.count <= 3:
         return None  # it.get_id()
@@ -202,26 +197,8 @@ def _value_words(context: BaseContext, builder: llir.IRBuilder, ty: types.Type,
                 e = builder.icmp_unsigned("!=", e, e.type(0))  # bool elements are i8
             words.extend((text_words(", ") if k else []) + number_words(context, builder, t.dtype, e))
         return words
-    kind = _COMPOSITES[type(t)]
+    kind = COMPOSITES[type(t)]
     words = []
-    for text, comps in zip(composite_texts(kind), _parts(context, builder, t, v), strict=False):
+    for text, comps in zip(composite_texts(kind), composite_parts(context, builder, t, v), strict=False):
         words.extend(text_words(text) + _array(context, builder, comps))
     return words + text_words(composite_texts(kind)[-1])
-
-
-def _parts(context: BaseContext, builder: llir.IRBuilder, t: types.Type,
-           v: llir.Value) -> list[list[llir.Value]]:
-    """The ids and ranges a composite prints (``pysycl._core.streamfmt.COMPOSITES``)."""
-    n = t.ndim
-    zeros = [_I64(0)] * n
-    if isinstance(t, ItemType):
-        return [item_ranges(context, builder, t, v), item_ids(context, builder, t, v), zeros]
-    if isinstance(t, NdItemType):
-        return [work_item_queries(builder, "get_global_id", n),
-                work_item_queries(builder, "get_local_id", n)]
-    if isinstance(t, GroupType):
-        return [work_item_queries(builder, q, n)
-                for q in ("get_group_id", "get_global_size", "get_local_size", "get_num_groups")]
-    r = cgutils.create_struct_proxy(t)(context, builder, value=v)
-    return [[getattr(r, f"g{d}") for d in range(n)], [getattr(r, f"l{d}") for d in range(n)],
-            zeros]

@@ -72,3 +72,24 @@ def test_equality_and_hash() -> None:
     assert int(sycl.id(5)) == 5
     it = sycl.item(sycl.id(1, 2), sycl.range(3, 4))
     assert it.get_id(1) == 2 and it[0] == 1 and it.get_range(1) == 4 and it.get_linear_id() == 6
+
+
+def test_default_constructors_unary_operators_and_scalars_on_the_left() -> None:
+    """SYCL 2020 §4.9.1 on the host classes: ``range()``/``id()`` are one 0; ``+x``, ``-x``;
+    every binary operator takes a number on the left; ``&&``/``||`` are methods."""
+    assert sycl.range() == sycl.range(0) and sycl.id() == sycl.id(0)
+    x = sycl.id(3, -4, 5)
+    assert -x == sycl.id(-3, 4, -5) and +x == x and -sycl.id(-3, 4, -5) == x
+    assert (2 << sycl.id(1, 2), 100 >> sycl.id(1, 2)) == (sycl.id(4, 8), sycl.id(50, 25))
+    assert (6 & sycl.range(3, 4), 6 | sycl.range(1, 8), 6 ^ sycl.range(3, 6)) == \
+        (sycl.range(2, 4), sycl.range(7, 14), sycl.range(5, 0))
+    assert (10 - x, -7 // sycl.id(2, -2), -7 % sycl.id(2, -2)) == \
+        (sycl.id(7, 14, 5), sycl.id(-3, 3), sycl.id(-1, -1))
+    assert sycl.id(0, 2, 0).elementwise_logical_and(sycl.id(1, 3, 0)) == sycl.id(0, 1, 0)
+    assert sycl.id(0, 2, 0).elementwise_logical_or(0) == sycl.id(0, 1, 0)
+    assert sycl.id(1, 5).elementwise_gt(3) == sycl.id(0, 1)  # 3 < x, mirrored
+    assert sycl.id(sycl.item((1, 2), sycl.range(3, 4))) == sycl.id(1, 2)  # id(const item&)
+    assert sycl.id(1) < sycl.id(2) and sycl.id(3) >= 3  # 1-D ids compare as numbers
+    with pytest.raises(TypeError, match=r"'<=' of sycl.range values is elementwise in SYCL "
+                       r"\(the result is a sycl.range of 0/1\): write x.elementwise_le\(y\)"):
+        _ = sycl.range(1, 2) <= sycl.range(2, 2)
