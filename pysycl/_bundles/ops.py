@@ -247,18 +247,36 @@ def _bundles(bundles: kernel_bundle | Iterable[kernel_bundle], what: str) -> lis
     return out
 
 
-def join(bundles: Sequence[kernel_bundle]) -> kernel_bundle:
+def join(bundles: Sequence[kernel_bundle], state: bundle_state | None = None) -> kernel_bundle:
     """The union of the bundles' device images, duplicates removed (§4.11.10).
+
+    ``state`` is C++'s template parameter (``sycl::join<State>({})``): needed when
+    ``bundles`` is empty, checked against the bundles otherwise. ``join([], state=s)``
+    is an empty bundle in state ``s`` of the default device's default context (its
+    devices are the context's): C++ gives no context to an empty join.
 
     Raises:
         exception: ``errc.invalid`` — the bundles differ in context or device set.
-        TypeError: the bundles differ in state (ill formed in C++), or none given.
+        TypeError: the bundles differ in state or are not in ``state`` (ill formed
+            in C++), or the list is empty and ``state`` is not given.
     """
     bl = _bundles(bundles, "join")
+    if state is not None and not isinstance(state, bundle_state):
+        raise TypeError(f"join: state= must be a sycl.bundle_state, not {state!r}")
     if not bl:
-        raise TypeError("join needs at least one kernel_bundle")
+        if state is None:
+            raise TypeError("join([]) needs the state of the empty bundle (C++'s template "
+                            "parameter): sycl.join([], state=sycl.bundle_state.executable)")
+        from pysycl._objects.context import default_context_for
+        from pysycl._objects.device import device
+
+        ctx = default_context_for(device())
+        return new_bundle(ctx, ctx.get_devices(), _check_state(state, "join"), [])
     first = bl[0]
-    for b in bl[1:]:
+    for b in bl:
+        if state is not None and b.get_state() is not state:
+            raise TypeError(f"join: the bundles must be in state {state.name}, one is "
+                            f"{b.get_state().name}")
         if b.get_state() is not first.get_state():
             raise TypeError(f"join: bundles must share one state ({first.get_state().name} vs "
                             f"{b.get_state().name})")
