@@ -354,9 +354,12 @@ class buffer(BufferBase):  # noqa: N801 - the spec's spelling
                         access_offset=access_offset, properties=properties)
 
     def get_host_access(self, mode: access_mode | str | None = None, *,
+                        access_range: Extent | None = None, access_offset: Extent | None = None,
                         properties: Iterable[_Property] = ()) -> host_accessor:
-        """A ``host_accessor`` (blocks until the data is on the host)."""
+        """A ``host_accessor`` (blocks until the data is on the host); ranged with
+        ``access_range=``/``access_offset=``."""
         return host_accessor(self, access_mode.read_write if mode is None else mode,
+                             access_range=access_range, access_offset=access_offset,
                              properties=properties)
 
     def reinterpret(self, dtype: DTypeLike, range: Extent | None = None) -> buffer:
