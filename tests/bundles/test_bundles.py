@@ -254,7 +254,7 @@ def test_join_of_no_bundles_needs_the_state(state):
         sycl.join([])
     with pytest.raises(TypeError, match="ext_oneapi_source"):
         sycl.join([], state=S.ext_oneapi_source)
-    with pytest.raises(TypeError, match="state= must be a sycl.bundle_state"):
+    with pytest.raises(TypeError, match=r"state= must be a sycl\.bundle_state"):
         sycl.join([], state="input")
 
 
