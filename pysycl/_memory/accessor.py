@@ -19,6 +19,7 @@ from pysycl import property as _prop
 from pysycl._core.abi import AccessorType
 from pysycl._core.exceptions import errc, exception, hidden_in_tracebacks
 from pysycl._core.sites import user_site
+from pysycl._core.vec_layout import lanes_view, vec_parts
 from pysycl._memory.coherence import Coherence
 from pysycl._objects.range import id as _id
 from pysycl._objects.range import linear_index
@@ -127,10 +128,21 @@ class BufferBase:
 
 
 def host_view(buf: BufferBase) -> np.ndarray:
-    """The host copy of ``buf`` shaped by its range (no synchronization)."""
-    n = buf.size()
-    off = buf.root_offset
-    return buf.coherence.host[off: off + n].reshape(tuple(buf.get_range()))
+    """The host copy of ``buf`` shaped by its range (no synchronization); a buffer of
+    ``sycl::vec`` elements has one more axis, the vector's elements."""
+    return element_view(buf.coherence.host, buf.dtype, buf.root_offset, buf.get_range())
+
+
+def element_view(host: np.ndarray, dt: np.dtype, offset: int, rng: Iterable[int]) -> np.ndarray:
+    """Elements ``offset`` onwards of flat storage ``host`` as ``dt`` (a reinterpreted
+    buffer's type), shaped ``rng`` (plus the lanes of a vector type)."""
+    if dt != host.dtype:
+        host = host.view(np.uint8).view(dt)
+    shape = tuple(rng)
+    flat = host[offset: offset + int(np.prod(shape))]
+    if vec_parts(dt) is not None:
+        return lanes_view(flat, dt, shape)
+    return flat.reshape(shape)
 
 
 class accessor:  # noqa: N801 - the spec's spelling

@@ -60,6 +60,7 @@ from pysycl._commands.handler import handler
 from pysycl._commands.host_task import run_host_task
 from pysycl._core.exceptions import errc, exception, hidden_in_tracebacks
 from pysycl._core.plaincode import plain_tree
+from pysycl._core.vec_layout import vec_parts
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import kernel_api_host as _host
 from pysycl._kernels import kprint as _kprint
@@ -68,7 +69,7 @@ from pysycl._kernels import steps as _steps
 from pysycl._kernels.captures import capture_values
 from pysycl._kernels.functor import body_of
 from pysycl._kernels.kernel_api import local_accessor
-from pysycl._kernels.kernel_api_host import KernelView
+from pysycl._kernels.kernel_api_host import KernelView, VecKernelView
 from pysycl._kernels.ndrange import SMALL, check_global_size, check_nd_range
 from pysycl._kernels.signature import no_value, returned, returns_computed
 from pysycl._memory.accessor import accessor
@@ -308,7 +309,8 @@ def _run(desc: str, kind: str, fn: Callable[..., object], index_space: _range | 
             mem = bytes_at(a.address, a.nbytes)
             backups[id(a)] = (mem, mem.copy())
     for acc in reqs:
-        acc.host_view = region_view(acc, writable=acc.writes).view(KernelView)
+        view = region_view(acc, writable=acc.writes)
+        acc.host_view = view.view(VecKernelView if vec_parts(acc.dtype) else KernelView)
     try:
         if kind == "single_task":
             _call(desc, fn, (*extra,), "the single task")
