@@ -151,3 +151,34 @@ def test_vector_accessor_kernel_compiles_to_ptx(kq, ptx_images) -> None:
     ptx = img.binary.decode()
     assert "ld.global" in ptx and "st.global" in ptx
     ptxas_check(img.binary)
+
+
+def test_fill_and_copy_with_vector_accessors(any_kernel_queue) -> None:
+    q = any_kernel_queue
+    a = np.zeros(16, np.float32)
+    out = np.zeros((4, 4), np.float32)
+    with sycl.buffer(a) as B:
+        V = B.reinterpret(sycl.float4, sycl.range(4))
+        q.submit(lambda h: h.fill(V.get_access(h, sycl.access_mode.write),
+                                  sycl.float4(1, 2, 3, 4)))
+        q.submit(lambda h: h.copy(V.get_access(h, sycl.access_mode.read), out)).wait()
+        assert out.tolist() == [[1, 2, 3, 4]] * 4
+        src = np.arange(8, dtype=np.float32).reshape(2, 4)
+        q.submit(lambda h: h.copy(src, V.get_access(h, sycl.access_mode.write,
+                                                    access_range=(2,), access_offset=(1,))))
+        with pytest.raises(sycl.exception, match=r"a vec<float32, 4> accessor copies with a "
+                           r"C-contiguous float32 array whose last axis is 4 elements, not a "
+                           r"float32 array of shape \(4, 3\)") as ei:
+            q.submit(lambda h: h.copy(V.get_access(h, sycl.access_mode.read),
+                                      np.zeros((4, 3), np.float32)))
+        assert ei.value.code() == sycl.errc.invalid
+    assert a.reshape(4, 4).tolist() == [[1, 2, 3, 4], [0, 1, 2, 3], [4, 5, 6, 7], [1, 2, 3, 4]]
+
+
+def test_fill_of_a_scalar_reinterpretation_uses_its_type(any_kernel_queue) -> None:
+    a = np.zeros(4, np.float32)
+    with sycl.buffer(a) as B:
+        bits = B.reinterpret(np.int32)
+        any_kernel_queue.submit(lambda h: h.fill(bits.get_access(h, sycl.access_mode.write),
+                                                 0x3F800000))
+    assert a.tolist() == [1.0] * 4  # the int32 bits of 1.0f, not 1065353216.0
