@@ -48,6 +48,7 @@ import numpy as np
 from pysycl._backends.host.atomics import _HostReducer
 from pysycl._backends.host.ndrange import _run_nd_range
 from pysycl._backends.host.views import raise_from, region_view
+from pysycl._bundles.resolve import interpreted_submit
 from pysycl._commands.commands import (
     CopyCommand,
     FillCommand,
@@ -234,11 +235,6 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
         raise exception(errc.kernel_not_supported, f"{fn!r}{named} is an OpenCL kernel object; "
                         "the host_debuggable device runs Python kernels only")
     desc = _describe(fn) if kernel_name is None else f"kernel {kernel_name!r}"
-    if h.kernel_bundle is not None:
-        raise exception(errc.kernel_not_supported, f"use_kernel_bundle for {desc}: kernel "
-                        "bundles hold device images for OpenCL devices; the host_debuggable "
-                        "device runs the Python kernel itself (submit it without "
-                        "use_kernel_bundle)")
     for r in reds:
         if r.handler is not h:
             raise exception(errc.invalid, f"{r.where}: the reduction was created in another "
@@ -248,7 +244,10 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
         fn = plain_tree(fn)
     code = fn.__code__ if body is None else body[0].__code__
     # the compiled path's capture rules (a function object: its body and self)
-    _, values, _, _ = capture_values(*((fn, h) if body is None else (body[0], h, body[1])))
+    _, values, caps, tkey = capture_values(*((fn, h) if body is None else (body[0], h, body[1])))
+    # kernel ids and use_kernel_bundle, as on compiled devices (nothing compiles here)
+    interpreted_submit(h, cmd, fn if body is None else body[0], caps, tkey, code,
+                       q.get_context(), q.get_device())
     # each local accessor once (a helper reading the kernel's is the same memory)
     locals_ = list({id(v): v for v in values if type(v) is local_accessor}.values())
     if locals_ and kind != "nd_range":
