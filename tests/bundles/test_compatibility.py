@@ -143,3 +143,19 @@ def test_one_code_with_other_device_has_is_another_image(kctx) -> None:
              for k in (plain, needy) if img.has_kernel(k)}
     assert A.online_linker in by_id["compat.same_code_linker"]
     assert A.online_linker not in by_id["compat.same_code"]
+
+
+def test_reductions_with_use_kernel_bundle_answer_alike(dev) -> None:
+    ctx = sycl.context(dev)
+    q = sycl.queue(ctx, dev)
+    kb = sycl.get_kernel_bundle(ctx, kernel_ids=[], state=S.executable)
+    total = np.zeros(1, np.float32)
+    with sycl.buffer(total) as T:
+        def cg(h: sycl.handler) -> None:
+            h.use_kernel_bundle(kb)
+            red = sycl.reduction(T, h, sycl.plus())
+            h.parallel_for(sycl.range(8), red, lambda i, s: s.combine(1.0))
+        with pytest.raises(sycl.exception) as ei:
+            q.submit(cg)
+    assert ei.value.code() == sycl.errc.feature_not_supported
+    assert "not with sycl.kernel objects or use_kernel_bundle" in str(ei.value)

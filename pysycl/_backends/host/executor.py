@@ -245,6 +245,10 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
     code = fn.__code__ if body is None else body[0].__code__
     # the compiled path's capture rules (a function object: its body and self)
     _, values, caps, tkey = capture_values(*((fn, h) if body is None else (body[0], h, body[1])))
+    if reds and h.kernel_bundle is not None:  # as compiled devices answer
+        raise exception(errc.feature_not_supported, "pysycl: reductions work with Python "
+                        "kernels compiled at submit, not with sycl.kernel objects or "
+                        "use_kernel_bundle")
     # kernel ids and use_kernel_bundle, as on compiled devices (nothing compiles here)
     interpreted_submit(h, cmd, fn if body is None else body[0], caps, tkey, code,
                        q.get_context(), q.get_device())
