@@ -56,7 +56,7 @@ from numba.core.typing.templates import (
     signature,
 )
 from numba.core.typing.templates import Registry as TypingRegistry
-from numba.core.untyped_passes import TranslateByteCode
+from numba.core.untyped_passes import DeadBranchPrune, TranslateByteCode
 from numba.np import numpy_support
 
 if TYPE_CHECKING:  # names used only in annotations
@@ -125,6 +125,7 @@ __all__ = [
     "ConcreteTemplate",
     "Conversion",
     "DataModelManager",
+    "DeadBranchPrune",
     "DefaultPassBuilder",
     "Dispatcher",
     "Environment",

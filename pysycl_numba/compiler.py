@@ -37,6 +37,7 @@ from pysycl._core.abi import (
 from pysycl._core.exceptions import errc, exception, kernel_compile_error, kernel_signature_error
 from pysycl._core.launch_types import Target
 from pysycl._core.sites import Site, code_table, site_of
+from pysycl._core.vec_layout import vec_parts
 from pysycl_numba._numba_compat import errors, global_compiler_lock, target_override, types
 from pysycl_numba.asserts import AssertTable, ends_work_item, synchronizes_group
 from pysycl_numba.asserts import table as asserts_table
@@ -62,9 +63,12 @@ from pysycl_numba.types import (
     USMPointerType,
     numba_type_of_dtype,
 )
+from pysycl_numba.vec_types import VecType
 from pysycl_numba.wrapper import build_kernel_wrapper, build_reduction_wrapper
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from pysycl_numba.target import SYCLTargetContext
 
 _log = logging.getLogger("pysycl_numba.compiler")
@@ -131,6 +135,15 @@ def lift_specs(captures: tuple[Capture, ...],
     return kernel, {_py_func(helpers[g][0]): disps[g] for g in disps}
 
 
+def _element_type(dt: np.dtype) -> types.Type:
+    """The Numba type of an accessor's element: a scalar, or a ``sycl::vec`` (an LLVM
+    ``<N x T>``, as large as the record dtype of :mod:`pysycl._core.vec_layout`)."""
+    parts = vec_parts(dt)
+    if parts is None:
+        return numba_type_of_dtype(dt)
+    return VecType(numba_type_of_dtype(parts[0]), parts[1])
+
+
 def capture_numba_type(capture: Capture, bounds_check: bool = False) -> types.Type:
     """The Numba type a capture is typed with inside the kernel."""
     ct = capture.type
@@ -139,7 +152,7 @@ def capture_numba_type(capture: Capture, bounds_check: bool = False) -> types.Ty
             raise kernel_compile_error(
                 errc.kernel, f"accessor '{capture.name}' has {ct.ndim} dimensions; 1 to 3 allowed"
             )
-        return AccessorType(numba_type_of_dtype(ct.dtype), ct.ndim, ct.mode, ct.space,
+        return AccessorType(_element_type(ct.dtype), ct.ndim, ct.mode, ct.space,
                             checked=bounds_check, shape=ct.shape)
     if isinstance(ct, ScalarType):
         return numba_type_of_dtype(ct.dtype)

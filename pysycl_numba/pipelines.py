@@ -43,6 +43,7 @@ from pysycl_numba.passes import FindDirectIndexing, LiftCaptures, ValidateTypedK
 from pysycl_numba.printing import RewritePrint
 from pysycl_numba.reject import RejectKernelResult, RejectStatements, RejectUnsupportedPython
 from pysycl_numba.streaming import RewriteStream
+from pysycl_numba.strings import fold_strings_before_pruning
 from pysycl_numba.target import TARGET_NAME, sycl_target
 from pysycl_numba.weak_literals import MarkWeakLiterals
 
@@ -127,6 +128,7 @@ class DevicePipeline(_Pipeline):
         pm.add_pass_after(RewriteAsserts, TranslateByteCode)  # before RejectUnsupportedPython
         pm.add_pass_after(ValidateTypedKernel, NopythonTypeInference)
         _mark_weak_literals(pm)
+        fold_strings_before_pruning(pm)
         _use_loc_lowering(pm)
         _inline_nested_first(pm)
         _reject_statements_first(pm)
@@ -147,6 +149,7 @@ def _lifting_pipeline(state: StateDict) -> PassManager:
     pm.add_pass_after(RewriteAsserts, LiftCaptures)  # before RejectUnsupportedPython
     pm.add_pass_after(ValidateTypedKernel, NopythonTypeInference)
     _mark_weak_literals(pm)
+    fold_strings_before_pruning(pm)
     _reject_statements_first(pm)
     return pm
 

@@ -26,7 +26,7 @@ COMPILER_LAYERS: list[tuple[str, ...]] = [
     ("pysycl_numba.overloads",),
     # the IR passes of the pipelines
     ("pysycl_numba.nested", "pysycl_numba.functor", "pysycl_numba.reject",
-     "pysycl_numba.passes", "pysycl_numba.weak_literals"),
+     "pysycl_numba.passes", "pysycl_numba.strings", "pysycl_numba.weak_literals"),
     # the typing and target contexts: they register the overloads by importing them
     ("pysycl_numba.target",),
     ("pysycl_numba.pipelines",),

@@ -7,6 +7,7 @@ Nothing in :mod:`pysycl._bundles` imports this module.
 from __future__ import annotations
 
 from pysycl._bundles.compat import is_compatible
+from pysycl._bundles.join import join
 from pysycl._bundles.kernel_bundle import (
     _digest,
     _Image,
@@ -26,7 +27,6 @@ from pysycl._bundles.ops import (
     compile,
     get_kernel_bundle,
     has_kernel_bundle,
-    join,
     launch_kernel,
     link,
 )

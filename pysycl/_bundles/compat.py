@@ -2,7 +2,8 @@
 
 A Python kernel's variant is compatible with a device that loads one of its image
 targets (SPIR-V with an online compiler, or PTX of the device's compute
-capability) and has every aspect the kernel needs.
+capability), or runs the Python kernel itself (the host_debuggable device:
+:data:`PYTHON_TARGET`), and has every aspect the kernel needs.
 """
 
 from __future__ import annotations
@@ -30,10 +31,17 @@ def _check_kids(kids: kernel_id | Iterable[kernel_id], what: str) -> list[kernel
 
 
 
+#: The "image" of a device that runs Python kernels in the interpreter: the kernel itself.
+PYTHON_TARGET = ("python", "")
+
+
 def _variant_target(dev: device) -> tuple[str, str] | None:
     """The image target a Python kernel's bundle image takes for ``dev``, or None."""
+    from pysycl._core.backend import backend
     from pysycl._objects.aspects import aspect
 
+    if dev.get_backend() is backend.ext_pysycl_host:
+        return PYTHON_TARGET
     for t in dev.image_targets:
         if t[0] == "ptx" or dev.has(aspect.online_compiler):  # SPIR-V is compiled online
             return t

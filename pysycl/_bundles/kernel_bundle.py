@@ -241,11 +241,24 @@ def _input_image(v: _Variant, target: tuple[str, str]) -> _Image:
         c = k.images[target]
         ids = v.spec_ids
         img = v.images[target] = _Image(
-            bundle_state.input, c.format, _digest(c.format, c.arch, c.binary),
+            # device_has is part of the image: one code declared with other required
+            # aspects is another image (never merged with it, linked by its aspects)
+            bundle_state.input, c.format, _digest(c.format, c.arch, c.binary,
+                                                  *sorted(v.device_has)),
             kernel_ids=[v.kid], aspects=frozenset(c.required_aspects) | v.device_has,
             variants={c.entry: k}, mkeys={v.mkey: c.entry}, il=c.binary,
             specs={c.entry: ids} if ids else None, arch=c.arch)
     return img
+
+
+def _python_image(v: _Variant, devs: Sequence[device]) -> _Image:
+    """The executable image of a Python kernel variant on devices that run the kernel in the
+    interpreter (the host_debuggable device): nothing to compile or build, the variant's
+    key says which kernel it holds."""
+    need, _exact = v.required_aspects()
+    return _Image(bundle_state.executable, "python", _digest("python", str(hash(v.mkey))),
+                  kernel_ids=[v.kid], aspects=need, mkeys={v.mkey: v.kid.get_name()},
+                  programs=dict.fromkeys(devs))
 
 
 class device_image:  # noqa: N801 - the spec's spelling
@@ -271,7 +284,8 @@ class device_image:  # noqa: N801 - the spec's spelling
         return dev is None or self._img.compatible(dev)
 
     def ext_pysycl_format(self) -> str:
-        """``"spirv"``, ``"opencl_c"`` or ``"native"`` (device binary)."""
+        """``"spirv"``, ``"ptx"``, ``"opencl_c"``, ``"native"`` (device binary) or ``"python"``
+        (the host_debuggable device: the kernel runs in the interpreter)."""
         return self._img.format
 
     def ext_pysycl_required_aspects(self) -> frozenset[aspect]:
@@ -357,8 +371,8 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
         return self._state
 
     def get_backend(self) -> backend:
-        """Always ``backend.opencl``."""
-        return backend.opencl
+        """The backend of the bundle's context."""
+        return self._ctx.get_backend()
 
     def get_context(self) -> context:
         """The bundle's context."""
@@ -404,6 +418,11 @@ class kernel_bundle:  # noqa: N801 - the spec's spelling
             raise TypeError(f"get_kernel takes a sycl.kernel_id, not {type(kid).__name__}")
         for img in self._images:
             entry = img.entry_of(kid) if kid in img.kernel_ids else None
+            if entry is not None and img.format == "python":
+                raise exception(errc.feature_not_supported, f"kernel {kid.get_name()!r} of a "
+                                "bundle of the host_debuggable device: that device runs the "
+                                "Python kernel itself, there is no sycl.kernel object (submit "
+                                "the kernel with h.use_kernel_bundle(kb))", self._ctx)
             if entry is not None:
                 return new_kernel(self, img, entry, kid)
         raise exception(errc.invalid, f"the kernel bundle does not contain kernel {kid.get_name()!r}",

@@ -37,6 +37,7 @@ from pysycl._core.abi import (
     detached,
 )
 from pysycl._core.exceptions import errc, exception
+from pysycl._core.vec_layout import vec_parts
 from pysycl._kernels.cache import SPIRV, Kernel, kernels
 from pysycl._kernels.captures import captures_of, classify, info_of, walk_helpers
 from pysycl._kernels.digest import code_digest, stable_digest
@@ -163,6 +164,9 @@ class _Variant:
         need = set(self.device_has)
         for t in self.tkey:
             dt = getattr(t, "dtype", None)
+            parts = vec_parts(dt) if isinstance(dt, np.dtype) else None
+            if parts is not None:  # a buffer of sycl::vec elements needs what its T needs
+                dt = parts[0]
             if dt == np.float16:
                 need.add("fp16")
             elif dt in (np.float64, np.complex128):

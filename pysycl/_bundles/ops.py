@@ -12,17 +12,20 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pysycl._bundles.compat import (
+    PYTHON_TARGET,
     _check_kids,
     _kid_compatible,
     _variant_compatible,
     _variant_target,
 )
+from pysycl._bundles.join import bundle_list
 from pysycl._bundles.kernel_bundle import (
     _check_state,
     _digest,
     _Image,
     _input_image,
     _programs,
+    _python_image,
     bundle_state,
     count,
     device_image,
@@ -155,6 +158,26 @@ def _parse(ctx: context, args: tuple[Any, ...], devs: device | Iterable[device] 
     return dl, kids, selector
 
 
+def _images_of(kids: Iterable[kernel_id], dl: Sequence[device]) -> tuple[list[_Image],
+                                                                         list[_Image]]:
+    """(input images, executable "python" images) of the variants of ``kids`` for the
+    devices ``dl``: an input image per compatible image target (compiled, or loaded from
+    the kernel cache), an executable one for devices that run the Python kernel itself."""
+    images, interpreted = [], []
+    for kid in kids:
+        for v in variants_of(kid):
+            targets = {_variant_target(d) for d in dl if _variant_compatible(v, d)}
+            for target in sorted(t for t in targets if t is not None):
+                if target == PYTHON_TARGET:
+                    interpreted.append(_python_image(v, [d for d in dl
+                                                         if _variant_target(d) == target]))
+                    continue
+                img = _input_image(v, target)
+                if any(img.compatible(d) for d in dl):
+                    images.append(img)
+    return images, interpreted
+
+
 @first_use("sycl.get_kernel_bundle")  # compiles and builds: first-time work (docs/testing.md)
 def get_kernel_bundle(ctx: context, *args: Any, state: bundle_state,
                       devs: device | Iterable[device] | None = None,
@@ -190,14 +213,7 @@ def get_kernel_bundle(ctx: context, *args: Any, state: bundle_state,
     _check_online(dl, state, what)
     wanted = _all_kernel_ids() if kids is None else kids
     t0 = time.perf_counter()
-    images = []
-    for kid in wanted:
-        for v in variants_of(kid):
-            targets = {_variant_target(d) for d in dl if _variant_compatible(v, d)}
-            for target in sorted(t for t in targets if t is not None):
-                img = _input_image(v, target)  # compiles (or loads from the kernel cache)
-                if any(img.compatible(d) for d in dl):
-                    images.append(img)
+    images, interpreted = _images_of(wanted, dl)
     if sel is not None and state is bundle_state.input:
         images = [i for i in images if sel(image_view(i))]
     _log.info("kernel bundle: %d input image(s) of %d kernel id(s) ready in %.1f ms",
@@ -206,7 +222,8 @@ def get_kernel_bundle(ctx: context, *args: Any, state: bundle_state,
     if state is bundle_state.object:
         kb = compile(kb, dl)
     elif state is bundle_state.executable:
-        kb = build(kb, dl)
+        built = build(kb, dl).images if images else ()
+        kb = new_bundle(ctx, dl, state, [*built, *interpreted])
     if sel is not None and state is not bundle_state.input:
         kb = new_bundle(ctx, dl, state, [i for i in kb.images if sel(image_view(i))])
     return kb
@@ -233,46 +250,6 @@ def has_kernel_bundle(ctx: context, *args: Any, state: bundle_state,
     if kids is None:
         return any(_kid_compatible(k, d) for k in _all_kernel_ids() for d in dl)
     return all(any(_kid_compatible(k, d) for d in dl) for k in kids)
-
-
-def _bundles(bundles: kernel_bundle | Iterable[kernel_bundle], what: str) -> list[kernel_bundle]:
-    if isinstance(bundles, kernel_bundle):
-        return [bundles]
-    if not isinstance(bundles, Iterable):
-        raise TypeError(f"{what} takes a sequence of sycl.kernel_bundle")
-    out = list(bundles)
-    for b in out:
-        if not isinstance(b, kernel_bundle):
-            raise TypeError(f"{what}: expected sycl.kernel_bundle objects, not {b!r}")
-    return out
-
-
-def join(bundles: Sequence[kernel_bundle]) -> kernel_bundle:
-    """The union of the bundles' device images, duplicates removed (§4.11.10).
-
-    Raises:
-        exception: ``errc.invalid`` — the bundles differ in context or device set.
-        TypeError: the bundles differ in state (ill formed in C++), or none given.
-    """
-    bl = _bundles(bundles, "join")
-    if not bl:
-        raise TypeError("join needs at least one kernel_bundle")
-    first = bl[0]
-    for b in bl[1:]:
-        if b.get_state() is not first.get_state():
-            raise TypeError(f"join: bundles must share one state ({first.get_state().name} vs "
-                            f"{b.get_state().name})")
-        if b.get_context() != first.get_context():
-            raise exception(errc.invalid, "join: the bundles have different contexts",
-                            first.get_context())
-        if set(b.devices) != set(first.devices):
-            raise exception(errc.invalid, "join: the bundles have different device sets",
-                            first.get_context())
-    spec: dict[specialization_id, np.generic] = {}
-    for b in bl:
-        spec.update(b.spec_values)
-    return new_bundle(first.get_context(), first.devices, first.get_state(),
-                      [i for b in bl for i in b.images], spec)
 
 
 def _check_subset(devs: device | Iterable[device], allowed: Sequence[device], ctx: context,
@@ -427,7 +404,7 @@ def link(object_bundles: kernel_bundle | Iterable[kernel_bundle],
         exception: ``errc.invalid`` — different contexts, ``devs`` empty or not
             associated with the bundles; ``errc.build`` — the link fails.
     """
-    bl = _bundles(object_bundles, "link")
+    bl = bundle_list(object_bundles, "link")
     if not bl:
         raise TypeError("link needs at least one kernel_bundle")
     for b in bl:
@@ -562,10 +539,10 @@ def check_use(kb: kernel_bundle, q: _QueueLike) -> None:
                         "queue's context", q.get_context())
 
 
-def launch_kernel(kb: kernel_bundle, mkey: Hashable, ctx: context, dev: device,
-                  fn: types.FunctionType, kernel_name: str | None = None
-                  ) -> tuple[Kernel, Any]:
-    """(compiled kernel, cl_kernel) of a Python kernel from bundle ``kb`` — no compiling.
+def bundle_entry(kb: kernel_bundle, mkey: Hashable, ctx: context, dev: device,
+                 fn: types.FunctionType, kernel_name: str | None = None) -> tuple[_Image, str]:
+    """(image, entry name) of the variant ``mkey`` of a Python kernel in bundle ``kb`` for
+    ``dev`` — what ``use_kernel_bundle`` runs; no compiling.
 
     Errors name ``kernel_name`` (the submit's) when given, else the registered or
     automatic name of ``fn``.
@@ -585,7 +562,7 @@ def launch_kernel(kb: kernel_bundle, mkey: Hashable, ctx: context, dev: device,
         if dev not in img.programs:
             elsewhere = True
             continue
-        return img.variants[entry], img.cl_kernel(dev, entry)
+        return img, entry
     v = variant_of(mkey)
     name = kernel_name or (v.kid.get_name() if v is not None else auto_name(fn))
     if elsewhere:
@@ -598,3 +575,11 @@ def launch_kernel(kb: kernel_bundle, mkey: Hashable, ctx: context, dev: device,
     raise exception(errc.kernel_not_supported, f"the kernel bundle given to use_kernel_bundle "
                     f"cannot run this kernel: {why}", ctx)
 
+
+def launch_kernel(kb: kernel_bundle, mkey: Hashable, ctx: context, dev: device,
+                  fn: types.FunctionType, kernel_name: str | None = None
+                  ) -> tuple[Kernel, Any]:
+    """(compiled kernel, cl_kernel) of a Python kernel from bundle ``kb`` — no compiling
+    (errors: :func:`bundle_entry`)."""
+    img, entry = bundle_entry(kb, mkey, ctx, dev, fn, kernel_name)
+    return img.variants[entry], img.cl_kernel(dev, entry)

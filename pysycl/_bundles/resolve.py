@@ -22,6 +22,7 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from pysycl._bundles import kernel_id as _kernel_id
+from pysycl._bundles.ops import bundle_entry
 from pysycl._bundles.ops import launch_kernel as _bundle_kernel
 from pysycl._core.abi import ArgKind, IndexSpace
 from pysycl._kernels import bounds as _bounds
@@ -120,3 +121,25 @@ def _register(k: Kernel | None, fn: types.FunctionType, caps: list[CaptureEntry]
         k = None
     _kernel_id.register_submitted(None if checked else k, fn, cmd.name, mkey,
                                   IndexSpace(cmd.kind, cmd.ndim), caps, tkey)  # type: ignore[arg-type]
+
+
+def interpreted_submit(group: CommandGroupRef, cmd: KernelCommandRef, fn: types.FunctionType,
+                       caps: list[CaptureEntry], tkey: tuple[Hashable, ...],
+                       code: types.CodeType, ctx: Any, dev: Any) -> None:
+    """The kernel-id and bundle side of a submit to a device that runs the Python kernel in
+    the interpreter (the host_debuggable device), which compiles nothing.
+
+    The kernel joins the kernel-id registry under its name, as a compiled submit's does
+    (compiled only when a bundle for another device asks for it); with
+    ``use_kernel_bundle`` the bundle must hold this variant for ``dev``.
+
+    Raises:
+        exception: ``errc.kernel_not_supported`` (or ``errc.invalid``) as
+            :func:`pysycl._bundles.ops.bundle_entry` says.
+    """
+    mkey = (code, tkey, cmd.kind, cmd.ndim)
+    gkey = generic_key(caps, tkey, mkey)[2]
+    if group.kernel_bundle is not None:
+        bundle_entry(group.kernel_bundle, gkey, ctx, dev, fn, cmd.name)
+    if not _kernel_id.is_registered(cmd.name or _kernel_id.auto_name(fn), gkey):
+        _register(None, fn, caps, tkey, mkey, cmd)

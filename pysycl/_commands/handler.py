@@ -30,6 +30,7 @@ from pysycl._commands.event import event, waits_of
 from pysycl._commands.host_task import takes_interop_handle
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.launch_types import Submission
+from pysycl._core.vec_layout import FIELD, describe, vec_parts
 from pysycl._kernels.signature import check_kernel as _check_kernel
 from pysycl._memory import tables as _tables
 from pysycl._memory.accessor import accessor
@@ -280,6 +281,10 @@ class handler(Submission):  # noqa: N801 - the spec's spelling
             raise exception(errc.invalid, "copy destination accessor has access_mode.read")
         if s_acc and src.kernel_type.mode == "write":
             raise exception(errc.invalid, "copy source accessor has access_mode.write")
+        if s_acc and not d_acc:
+            dest = _vector_records(dest, src, "copy(accessor, dest)")
+        elif d_acc and not s_acc:
+            src = _vector_records(src, dest, "copy(src, accessor)")
         if s_acc and d_acc:
             if src.size() > dest.size():
                 raise exception(errc.invalid, f"copy: source has {src.size()} elements, the "
@@ -309,6 +314,15 @@ class handler(Submission):  # noqa: N801 - the spec's spelling
                             "accessor's range")
         if not dest.writes:
             raise exception(errc.invalid, "fill destination accessor has access_mode.read")
+        parts = vec_parts(dest.dtype)
+        if parts is not None:  # a vector buffer: the pattern is one whole vector record
+            rec = np.zeros((), dest.dtype)
+            try:
+                rec[FIELD] = np.asarray(value, dtype=parts[0])
+            except (TypeError, ValueError) as e:
+                raise TypeError(f"handler.fill: {value!r} is not a {describe(dest.dtype)} "
+                                "(a vector or one number for every element)") from e
+            value = rec
         self._set(FillCommand(dest, value))
 
     # ------------------------------------------------------------ USM commands
@@ -413,3 +427,25 @@ def _nbytes(n: Any, fn: str, what: str = "num_bytes", zero_ok: bool = True) -> i
     if n < 0:
         raise ValueError(f"{fn}: {what} must not be negative, got {n}")
     return int(n)
+
+
+def _vector_records(arr: Any, acc: accessor, what: str) -> Any:
+    """The host array of a copy with a ``sycl::vec`` accessor, viewed as its vector records.
+
+    Such an array holds ``T`` with a last axis of one vector's storage (``N`` elements; 4 for
+    a 3-vector, its padding included), C-contiguous; other accessors take ``arr`` as it is.
+    """
+    parts = vec_parts(acc.dtype)
+    if parts is None:
+        return arr
+    base, n = parts
+    lanes = acc.dtype.itemsize // base.itemsize
+    if not (isinstance(arr, np.ndarray) and arr.dtype == base and arr.ndim >= 1
+            and arr.shape[-1] == lanes and arr.flags.c_contiguous):
+        got = (f"a {arr.dtype} array of shape {arr.shape}" if isinstance(arr, np.ndarray)
+               else type(arr).__name__)
+        pad = " (a 3-vector with its padding element)" if n == 3 else ""
+        raise exception(errc.invalid, f"{what}: a {describe(acc.dtype)} accessor copies with a "
+                        f"C-contiguous {base} array whose last axis is {lanes} elements{pad}, "
+                        f"not {got}")
+    return arr.view(acc.dtype).reshape(arr.shape[:-1])

@@ -32,6 +32,7 @@ from pysycl._core.abi import (
     StreamType,
     TupleType,
 )
+from pysycl._core.vec_layout import dtype_from_text, dtype_text
 
 # ------------------------------------------------------- plain-data form (disk cache)
 #: Version of the plain form below; an entry of another version is rebuilt, never read.
@@ -39,20 +40,20 @@ PLAIN_SCHEMA = 5  # 3: USM pointer captures, local accessors specialised on thei
 #                  4: same-as captures (a local accessor a helper reads too), sites
 #                  5: asserts
 
-_DTYPE_RE = re.compile(r"[<>|=]?[biufc][0-9]{1,2}")
+_DTYPE_RE = re.compile(r"[<>|=]?[biufc][0-9]{1,2}(x[0-9]{1,2})?")  # "x4": a vec<T, 4> element
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.$]{0,200}")
 _REDUCTION_OPS = frozenset([*(op.name for op in ReductionOp), "custom"])
 
 
 def _dtype_to_plain(dt: np.dtype) -> str:
-    return np.dtype(dt).str
+    return dtype_text(np.dtype(dt))
 
 
 def _dtype_from_plain(v: object) -> np.dtype:
     # Only plain numeric dtype strings: never a structured, object or void dtype.
     if not isinstance(v, str) or not _DTYPE_RE.fullmatch(v):
         raise ValueError(f"not a numeric dtype: {v!r}")
-    return np.dtype(v)
+    return dtype_from_text(v)
 
 
 def _default_to_plain(v: bool | int | float) -> dict[str, object]:

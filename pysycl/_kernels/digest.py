@@ -32,6 +32,7 @@ from pysycl._core.abi import (
     StreamType,
     TupleType,
 )
+from pysycl._core.vec_layout import dtype_text
 from pysycl._kernels.captures import (
     defaults_of,
     info_of,
@@ -145,7 +146,7 @@ def _type_repr(t: CaptureType) -> str:
         return f"spec({t.dtype.str},{t.default!r})"
     if isinstance(t, AccessorType):
         shape = "" if t.shape is None else "," + "x".join(map(str, t.shape))
-        return f"acc({t.dtype.str},{t.ndim},{t.mode},{t.space}{shape})"
+        return f"acc({dtype_text(t.dtype)},{t.ndim},{t.mode},{t.space}{shape})"
     if isinstance(t, PrintType):
         return "print"
     if isinstance(t, StreamType):

@@ -22,10 +22,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from pysycl._core.exceptions import errc, exception
+from pysycl._core.vec_layout import FIELD
 from pysycl._memory import usm as _usm
 from pysycl._memory.accessor import accessor
 from pysycl._memory.usm import usm_pointer
 from pysycl._objects.range import np_index as _np_index
+from pysycl._objects.vec import vec
 
 if TYPE_CHECKING:
     from numpy.typing import DTypeLike
@@ -88,6 +90,21 @@ class KernelView(np.ndarray):
     def __setitem__(self, idx: Any, value: Any) -> None:
         check_index(idx, self.shape)
         super().__setitem__(idx, value)
+
+
+class VecKernelView(KernelView):
+    """A :class:`KernelView` of ``sycl::vec`` records (:mod:`pysycl._core.vec_layout`): an
+    element reads as a ``sycl.vec`` (a copy, as a device loads it) and is written whole."""
+
+    def __getitem__(self, idx: Any) -> Any:
+        check_index(idx, self.shape)
+        lanes = np.ndarray.__getitem__(self.view(np.ndarray), FIELD)
+        return vec._wrap(np.array(lanes[idx]))
+
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        check_index(idx, self.shape)
+        lanes = np.ndarray.__getitem__(self.view(np.ndarray), FIELD)
+        lanes[idx] = np.asarray(value, dtype=lanes.dtype)
 
 
 def check_index(idx: Any, shape: tuple[int, ...], past_end: bool = False) -> None:

@@ -18,6 +18,8 @@ import numpy as np
 from pysycl import property as _prop
 from pysycl._core.abi import AccessorType
 from pysycl._core.exceptions import errc, exception, hidden_in_tracebacks
+from pysycl._core.sites import user_site
+from pysycl._core.vec_layout import lanes_view, vec_parts
 from pysycl._memory.coherence import Coherence
 from pysycl._objects.range import id as _id
 from pysycl._objects.range import linear_index
@@ -126,10 +128,21 @@ class BufferBase:
 
 
 def host_view(buf: BufferBase) -> np.ndarray:
-    """The host copy of ``buf`` shaped by its range (no synchronization)."""
-    n = buf.size()
-    off = buf.root_offset
-    return buf.coherence.host[off: off + n].reshape(tuple(buf.get_range()))
+    """The host copy of ``buf`` shaped by its range (no synchronization); a buffer of
+    ``sycl::vec`` elements has one more axis, the vector's elements."""
+    return element_view(buf.coherence.host, buf.dtype, buf.root_offset, buf.get_range())
+
+
+def element_view(host: np.ndarray, dt: np.dtype, offset: int, rng: Iterable[int]) -> np.ndarray:
+    """Elements ``offset`` onwards of flat storage ``host`` as ``dt`` (a reinterpreted
+    buffer's type), shaped ``rng`` (plus the lanes of a vector type)."""
+    if dt != host.dtype:
+        host = host.view(np.uint8).view(dt)
+    shape = tuple(rng)
+    flat = host[offset: offset + int(np.prod(shape))]
+    if vec_parts(dt) is not None:
+        return lanes_view(flat, dt, shape)
+    return flat.reshape(shape)
 
 
 class accessor:  # noqa: N801 - the spec's spelling
@@ -295,34 +308,60 @@ class host_accessor:  # noqa: N801 - the spec's spelling
     block, or drop it) before submitting work that uses the buffer again.
     ``properties=[sycl.no_init]``: the old contents are not brought to the host (a
     property of another class is ``errc.invalid``).
+
+    ``access_range=``/``access_offset=`` make a ranged host accessor (SYCL 2020
+    §4.7.6.10): it sees the elements ``[offset, offset + range)`` of each dimension,
+    indexed from the offset (``ha[0]`` is the buffer's element ``offset``), and its
+    view is that block. An offset plus range beyond the buffer in any dimension is
+    ``errc.invalid``, as for device accessors.
     """
 
     def __init__(self, buf: BufferBase, mode: access_mode | str = access_mode.read_write, *,
+                 access_range: Extent | None = None, access_offset: Extent | None = None,
                  properties: Iterable[_Property] = ()) -> None:
         if not isinstance(buf, BufferBase):
             raise TypeError(f"sycl.host_accessor needs a sycl.buffer, got {type(buf).__name__}")
         self._buf = buf
         self._mode = _norm_mode(mode)
         kmode, no_init = _MODES[self._mode]
+        ranged = access_range is not None or access_offset is not None
+        rng, off = (_check_ranged(buf, access_range, access_offset, "sycl.host_accessor") if ranged
+                    else (buf.get_range(), None))
         if properties:  # no_init: the old contents are not copied to the host
             props = _prop.checked(properties, _prop.ACCESSOR, "sycl.host_accessor")
             no_init = no_init or props.has_property(_prop.no_init_property)
             if no_init and kmode == "read":
                 raise exception(errc.invalid, "no_init cannot be used with access_mode.read")
-        buf.coherence.acquire_host(writes=kmode != "read", no_init=no_init)
+        # A range that leaves elements out must bring them home: no_init drops only its own.
+        partial = off is not None and rng.size() < buf.size()
+        buf.coherence.acquire_host(writes=kmode != "read", no_init=no_init and not partial)
         view = host_view(buf)
+        if off is not None:
+            view = view[tuple(slice(o, o + r) for o, r in zip(off, rng, strict=True))]
         if kmode == "read":
             view = view.view()
             view.flags.writeable = False
         self._view = view
+        self._range = rng
+        self._offset = off
 
     def get_range(self) -> _range:
-        """The buffer's range."""
-        return self._buf.get_range()
+        """The access range (the buffer's range unless ranged)."""
+        return self._range
+
+    def get_offset(self) -> _id:
+        """The access offset (zeros unless ranged)."""
+        return self._offset if self._offset is not None else _id(*([0] * len(self._range)))
 
     def size(self) -> int:
-        """Number of elements."""
-        return self._buf.size()
+        """Number of accessible elements."""
+        return self._range.size()
+
+    get_count = size
+
+    def byte_size(self) -> int:
+        """Accessible bytes."""
+        return self.size() * self._buf.dtype.itemsize
 
     def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
         return self._view if dtype is None else self._view.astype(dtype)
@@ -351,8 +390,10 @@ class host_accessor:  # noqa: N801 - the spec's spelling
 _KTYPES: dict[tuple[np.dtype, int, str], AccessorType] = {}
 
 
-def _check_ranged(buf: BufferBase, access_range: Extent | None,
-                  access_offset: Extent | None) -> tuple[_range, _id]:
+def _check_ranged(buf: BufferBase, access_range: Extent | None, access_offset: Extent | None,
+                  what: str = "sycl.accessor") -> tuple[_range, _id]:
+    """(range, offset) of a ranged accessor of ``buf``; ``errc.invalid`` naming ``what`` and the
+    user's file:line when they leave the buffer (SYCL 2020 §4.7.6.9, §4.7.6.10)."""
     brange = buf.get_range()
     n = len(brange)
     rng = brange if access_range is None else (
@@ -360,11 +401,13 @@ def _check_ranged(buf: BufferBase, access_range: Extent | None,
     off = _id(*([0] * n)) if access_offset is None else (
         access_offset if isinstance(access_offset, _id) else _id(access_offset))
     if len(rng) != n or len(off) != n:
-        raise exception(errc.invalid, f"accessor range/offset must have {n} dimensions")
+        raise exception(errc.invalid, f"{what} at {user_site()}: access range {tuple(rng)} and "
+                        f"offset {tuple(off)} must have the buffer's {n} dimension(s)")
     for d in range(n):
         if off[d] < 0 or off[d] + rng[d] > brange[d]:
-            raise exception(errc.invalid, f"accessor range {tuple(rng)} at offset {tuple(off)} "
-                            f"exceeds the buffer range {tuple(brange)} in dimension {d}")
+            raise exception(errc.invalid, f"{what} at {user_site()}: access range {tuple(rng)} "
+                            f"at offset {tuple(off)} exceeds the buffer range {tuple(brange)} "
+                            f"in dimension {d}")
     return rng, off
 
 

@@ -26,11 +26,13 @@ import numpy as np
 from pysycl import property as _prop
 from pysycl._core.exceptions import errc, exception, hidden_in_tracebacks
 from pysycl._core.sites import user_site as _user_site
+from pysycl._core.vec_layout import describe, vec_dtype, vec_parts
 from pysycl._memory.accessor import BufferBase, access_mode, accessor, host_accessor
 from pysycl._memory.coherence import HOST, Coherence
 from pysycl._objects.range import id as _id
 from pysycl._objects.range import linear_index
 from pysycl._objects.range import range as _range
+from pysycl._objects.vec import vec_type
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, DTypeLike
@@ -49,17 +51,29 @@ _log = logging.getLogger("pysycl.buffer")
 _NUMERIC_KINDS = frozenset("biufc")
 
 
-def check_dtype(dtype: DTypeLike, who: str = "sycl.buffer", what: str = "buffers") -> np.dtype:
+def check_dtype(dtype: DTypeLike | vec_type, who: str = "sycl.buffer", what: str = "buffers",
+                vectors: bool = False) -> np.dtype:
     """Return ``dtype`` as a numpy dtype, or raise TypeError for non-numeric ones.
 
     The one rule for the element types of memory kernels use (buffers, USM
-    allocations and pointers): numbers in native byte order. ``who`` names the
-    call in the message, ``what`` the memory.
+    allocations and pointers): numbers in native byte order; with ``vectors``, also
+    ``sycl::vec`` types (``sycl.float4``: :func:`pysycl._core.vec_layout.vec_dtype`).
+    ``who`` names the call in the message, ``what`` the memory.
     """
+    if isinstance(dtype, vec_type):
+        if vectors and not dtype.is_marray:
+            return vec_dtype(dtype.dtype, dtype.num_elements)
+        hint = ("make a buffer of vectors with buf.reinterpret(sycl.float4, r) or "
+                "sycl.buffer(r, dtype=sycl.float4)" if not dtype.is_marray else
+                "marray elements are not supported in memory")
+        raise TypeError(f"{who}: {what} of {dtype!r} elements are not supported; use the "
+                        f"element dtype {dtype.dtype} and {dtype!r}.load / .store ({hint})")
     try:
         dt = np.dtype(dtype)
     except TypeError as e:
         raise TypeError(f"{who}: {dtype!r} is not a numpy dtype") from e
+    if vectors and vec_parts(dt) is not None:
+        return dt
     if dt.kind not in _NUMERIC_KINDS or dt.hasobject or dt.fields is not None:
         raise TypeError(
             f"{who}: dtype {dt} is not supported; {what} hold numbers "
@@ -152,6 +166,7 @@ class buffer(BufferBase):  # noqa: N801 - the spec's spelling
     """
 
     _closed_at = ""  # file:line where the buffer was closed
+    _elem: np.dtype | None = None  # a reinterpreted buffer's element type, when not its storage's
     # What accessors read on every submit (coherence, closed, accessor_parts): BufferBase.
 
     def __init__(
@@ -182,7 +197,7 @@ class buffer(BufferBase):  # noqa: N801 - the spec's spelling
                 raise TypeError("sycl.buffer(range, ...): give the dtype as dtype=")
             if dtype is None:
                 raise TypeError("sycl.buffer(sycl.range(...)) needs the element type: dtype=np.float32")
-            dt = check_dtype(dtype)
+            dt = check_dtype(dtype, vectors=True)
             nbytes = data.size() * dt.itemsize
             if nbytes > sys.maxsize:  # more than any host or device can address
                 raise exception(errc.memory_allocation, f"sycl.buffer: a range {tuple(data)} "
@@ -272,8 +287,9 @@ class buffer(BufferBase):  # noqa: N801 - the spec's spelling
     # ----------------------------------------------------------------- queries
     @property
     def dtype(self) -> np.dtype:
-        """Element type (the C++ template parameter ``T``)."""
-        return self.coherence.dtype
+        """Element type (the C++ template parameter ``T``; a ``sycl::vec`` is a record dtype,
+        see :mod:`pysycl._core.vec_layout`)."""
+        return self.coherence.dtype if self._elem is None else self._elem
 
     @property
     def dimensions(self) -> int:
@@ -292,7 +308,7 @@ class buffer(BufferBase):  # noqa: N801 - the spec's spelling
 
     def byte_size(self) -> int:
         """Size in bytes."""
-        return self.size() * self.coherence.dtype.itemsize
+        return self.size() * self.dtype.itemsize
 
     get_size = byte_size
 
@@ -354,32 +370,50 @@ class buffer(BufferBase):  # noqa: N801 - the spec's spelling
                         access_offset=access_offset, properties=properties)
 
     def get_host_access(self, mode: access_mode | str | None = None, *,
+                        access_range: Extent | None = None, access_offset: Extent | None = None,
                         properties: Iterable[_Property] = ()) -> host_accessor:
-        """A ``host_accessor`` (blocks until the data is on the host)."""
+        """A ``host_accessor`` (blocks until the data is on the host); ranged with
+        ``access_range=``/``access_offset=``."""
         return host_accessor(self, access_mode.read_write if mode is None else mode,
+                             access_range=access_range, access_offset=access_offset,
                              properties=properties)
 
-    def reinterpret(self, dtype: DTypeLike, range: Extent | None = None) -> buffer:
-        """A view of the same storage with another element type and/or range."""
-        dt = check_dtype(dtype)
+    def reinterpret(self, dtype: DTypeLike | vec_type, range: Extent | None = None) -> buffer:
+        """A buffer of the same storage with another element type and/or range (§4.7.2.2).
+
+        ``dtype`` is a numpy dtype or a vector type (``sycl.float4``: 16 bytes, as is
+        ``sycl.float3``); the bytes stay where they are, so a kernel through either buffer
+        sees the same memory. Without ``range`` the result is 1-D, as many elements as
+        the bytes hold.
+
+        Raises:
+            exception: ``errc.invalid`` -- the range's bytes differ from the buffer's,
+                or a sub-buffer's offset is not a whole number of the new elements.
+        """
+        dt = check_dtype(dtype, "buffer.reinterpret", vectors=True)
         nbytes = self.byte_size()
         if range is None:
             if nbytes % dt.itemsize:
-                raise exception(errc.invalid, f"cannot reinterpret {nbytes} bytes as {dt}")
+                raise exception(errc.invalid, f"buffer.reinterpret: {nbytes} bytes are not a "
+                                f"whole number of {describe(dt)} ({dt.itemsize} bytes)")
             range = _range(nbytes // dt.itemsize)
         rng = range if isinstance(range, _range) else _range(range)
         if rng.size() * dt.itemsize != nbytes:
-            raise exception(errc.invalid, f"reinterpret: {rng.size()} x {dt} != {nbytes} bytes")
-        if self.is_sub_buffer() or dt != self.dtype:
-            raise exception(errc.feature_not_supported,
-                            "pysycl: reinterpret to another dtype or of a sub-buffer is not supported yet")
+            raise exception(errc.invalid, f"buffer.reinterpret: {rng.size()} x {describe(dt)} "
+                            f"({dt.itemsize} bytes each) != the buffer's {nbytes} bytes")
+        byte_offset = self.root_offset * self.dtype.itemsize  # a sub-buffer's start
+        if byte_offset % dt.itemsize:
+            raise exception(errc.invalid, f"buffer.reinterpret: the sub-buffer starts at byte "
+                            f"{byte_offset}, not a whole number of {describe(dt)}")
+        offset = byte_offset // dt.itemsize
         out = object.__new__(buffer)
         out._props = self._props
         out.closed = False
         out.coherence = self.coherence
         out._range = rng
-        out._mem_range = rng
-        out._offset = self._offset
+        out._mem_range = rng  # strides of the new range (a sub-buffer is contiguous)
+        out._offset = offset
+        out._elem = None if dt == self.coherence.dtype else dt
         out._keep = self
         return out
 
@@ -453,7 +487,7 @@ class buffer(BufferBase):  # noqa: N801 - the spec's spelling
             _thread.start_new_thread(_interrupt_main_soon, ())
 
     def __repr__(self) -> str:
-        return f"sycl.buffer(range={tuple(self._range)}, dtype={self.dtype})"
+        return f"sycl.buffer(range={tuple(self._range)}, dtype={describe(self.dtype)})"
 
     # Common reference semantics: buffers compare by identity of their storage view.
     def __eq__(self, other: object) -> bool:

@@ -7,7 +7,9 @@ passed to ``get_info`` in place of the C++ template parameter::
     dev.get_info(sycl.info.device.max_compute_units)   # -> int
 
 The templated ``info::device::max_work_item_sizes<N>`` is spelled
-``info.device.max_work_item_sizes_1d`` / ``_2d`` / ``_3d``.
+``info.device.max_work_item_sizes_1d`` / ``_2d`` / ``_3d``; plain
+``info.device.max_work_item_sizes`` is another name of ``max_work_item_sizes_3d``
+(what SYCL 1.2.1 and DPC++'s untemplated descriptor answer).
 
 This module also holds the enums the descriptors return (``info.device_type``,
 ``info.fp_config``, ...) and the kernel_compiler extension's ``source_language``
@@ -140,12 +142,14 @@ source_language.__module__ = "pysycl.ext.oneapi.experimental"
 
 # --- descriptors -----------------------------------------------------------------
 # One table: each group's name, its docstring and its members (the value of a
-# member is its name). "(deprecated)" marks descriptors SYCL 2020 deprecates.
+# member is its name). "(deprecated)" marks descriptors SYCL 2020 deprecates;
+# "alias=name" makes ``alias`` another name of the member ``name`` (one enum member).
 
 
 def _descriptors(name: str, doc: str, members: str) -> type[_SpecEnum]:
-    names = [m for m in members.split() if m != "(deprecated)"]
-    cls = _SpecEnum(name, [(m, m) for m in names], module=__name__, qualname=name)
+    pairs = [tuple(m.split("=")) if "=" in m else (m, m)
+             for m in members.split() if m != "(deprecated)"]
+    cls = _SpecEnum(name, pairs, module=__name__, qualname=name)
     cls.__doc__ = doc
     return cls
 
@@ -176,6 +180,7 @@ _event_profiling = _descriptors("_event_profiling",
 _device_info = _descriptors("_device_info", "``info::device`` descriptors (Table 25).", """
     device_type vendor_id max_compute_units max_work_item_dimensions
     max_work_item_sizes_1d max_work_item_sizes_2d max_work_item_sizes_3d
+    max_work_item_sizes=max_work_item_sizes_3d
     max_work_group_size max_num_sub_groups sub_group_independent_forward_progress
     sub_group_sizes
     preferred_vector_width_char preferred_vector_width_short preferred_vector_width_int

@@ -242,6 +242,35 @@ def test_join_errors(kctx, declared):
         sycl.join([a, sycl.compile(a)])
 
 
+@pytest.mark.parametrize("state", [S.input, S.object, S.executable])
+def test_join_of_no_bundles_needs_the_state(state):
+    # SYCL-CTS sycl_join_zero_kernel_bundles: join<State>({}) is an empty bundle of State.
+    kb = sycl.join([], state=state)
+    assert kb.empty() and kb.get_state() is state and list(kb) == []
+    assert kb.get_kernel_ids() == []
+    ctx = sycl.queue().get_context()  # the default device's default context
+    assert kb.get_context() == ctx and kb.get_devices() == ctx.get_devices()
+    with pytest.raises(TypeError, match=r"join\(\[\]\) needs the state"):
+        sycl.join([])
+    with pytest.raises(TypeError, match="ext_oneapi_source"):
+        sycl.join([], state=S.ext_oneapi_source)
+    with pytest.raises(TypeError, match=r"state= must be a sycl\.bundle_state"):
+        sycl.join([], state="input")
+
+
+def test_join_with_state_checks_the_bundles(kctx, declared):
+    a = sycl.get_kernel_bundle(kctx, [declared["vadd"]], state=S.input)
+    j = sycl.join([a], state=S.input)
+    assert j.get_state() is S.input and j.has_kernel(declared["vadd"])
+    with pytest.raises(TypeError, match="must be in state executable, one is input"):
+        sycl.join([a], state=S.executable)
+    # an empty join of the default context joins with a bundle of that context
+    dctx = sycl.queue().get_context()
+    if dctx == kctx:
+        both = sycl.join([sycl.join([], state=S.input), a])
+        assert [k.get_name() for k in both.get_kernel_ids()] == ["bundles.vadd"]
+
+
 def test_join_different_device_sets_is_invalid(declared):
     subs = None
     devs = [d for d in sycl.device.get_devices() if d.image_targets]

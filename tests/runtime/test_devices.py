@@ -200,6 +200,20 @@ def test_max_work_item_sizes_are_reversed(device: sycl.device) -> None:
     assert tuple(device.get_info(info.device.max_work_item_sizes_1d)) == (cl_sizes[0],)
 
 
+@pytest.mark.parametrize("on_host", [False, True], ids=["opencl", "host"])
+def test_max_work_item_sizes_is_the_3d_descriptor(cl_device: sycl.device, host_device: sycl.device,
+                                                  on_host: bool) -> None:
+    # docs/devices.md's spelling: another name of max_work_item_sizes<3> (one enum member).
+    d = host_device if on_host else cl_device
+    assert info.device.max_work_item_sizes is info.device.max_work_item_sizes_3d
+    assert repr(info.device.max_work_item_sizes) == "sycl.info.device.max_work_item_sizes_3d"
+    sizes = d.get_info(info.device.max_work_item_sizes)
+    assert isinstance(sizes, sycl.id) and len(sizes) == 3
+    assert tuple(sizes) == tuple(d.get_info(info.device.max_work_item_sizes_3d))
+    assert sizes[2] == d.get_info(info.device.max_work_item_sizes_1d)[0]
+    assert "max_work_item_sizes" not in [m.name for m in info.device]  # listed once, as _3d
+
+
 def test_every_descriptor_answers_with_the_spec_type(device: sycl.device) -> None:
     str_infos = {info.device.name, info.device.vendor, info.device.driver_version,
                  info.device.profile, info.device.version, info.device.backend_version}

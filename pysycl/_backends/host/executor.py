@@ -48,6 +48,7 @@ import numpy as np
 from pysycl._backends.host.atomics import _HostReducer
 from pysycl._backends.host.ndrange import _run_nd_range
 from pysycl._backends.host.views import raise_from, region_view
+from pysycl._bundles.resolve import interpreted_submit
 from pysycl._commands.commands import (
     CopyCommand,
     FillCommand,
@@ -60,6 +61,7 @@ from pysycl._commands.handler import handler
 from pysycl._commands.host_task import run_host_task
 from pysycl._core.exceptions import errc, exception, hidden_in_tracebacks
 from pysycl._core.plaincode import plain_tree
+from pysycl._core.vec_layout import vec_parts
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import kernel_api_host as _host
 from pysycl._kernels import kprint as _kprint
@@ -68,7 +70,7 @@ from pysycl._kernels import steps as _steps
 from pysycl._kernels.captures import capture_values
 from pysycl._kernels.functor import body_of
 from pysycl._kernels.kernel_api import local_accessor
-from pysycl._kernels.kernel_api_host import KernelView
+from pysycl._kernels.kernel_api_host import KernelView, VecKernelView
 from pysycl._kernels.ndrange import SMALL, check_global_size, check_nd_range
 from pysycl._kernels.signature import no_value, returned, returns_computed
 from pysycl._memory.accessor import accessor
@@ -233,11 +235,6 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
         raise exception(errc.kernel_not_supported, f"{fn!r}{named} is an OpenCL kernel object; "
                         "the host_debuggable device runs Python kernels only")
     desc = _describe(fn) if kernel_name is None else f"kernel {kernel_name!r}"
-    if h.kernel_bundle is not None:
-        raise exception(errc.kernel_not_supported, f"use_kernel_bundle for {desc}: kernel "
-                        "bundles hold device images for OpenCL devices; the host_debuggable "
-                        "device runs the Python kernel itself (submit it without "
-                        "use_kernel_bundle)")
     for r in reds:
         if r.handler is not h:
             raise exception(errc.invalid, f"{r.where}: the reduction was created in another "
@@ -247,7 +244,14 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
         fn = plain_tree(fn)
     code = fn.__code__ if body is None else body[0].__code__
     # the compiled path's capture rules (a function object: its body and self)
-    _, values, _, _ = capture_values(*((fn, h) if body is None else (body[0], h, body[1])))
+    _, values, caps, tkey = capture_values(*((fn, h) if body is None else (body[0], h, body[1])))
+    if reds and h.kernel_bundle is not None:  # as compiled devices answer
+        raise exception(errc.feature_not_supported, "pysycl: reductions work with Python "
+                        "kernels compiled at submit, not with sycl.kernel objects or "
+                        "use_kernel_bundle")
+    # kernel ids and use_kernel_bundle, as on compiled devices (nothing compiles here)
+    interpreted_submit(h, cmd, fn if body is None else body[0], caps, tkey, code,
+                       q.get_context(), q.get_device())
     # each local accessor once (a helper reading the kernel's is the same memory)
     locals_ = list({id(v): v for v in values if type(v) is local_accessor}.values())
     if locals_ and kind != "nd_range":
@@ -308,7 +312,8 @@ def _run(desc: str, kind: str, fn: Callable[..., object], index_space: _range | 
             mem = bytes_at(a.address, a.nbytes)
             backups[id(a)] = (mem, mem.copy())
     for acc in reqs:
-        acc.host_view = region_view(acc, writable=acc.writes).view(KernelView)
+        view = region_view(acc, writable=acc.writes)
+        acc.host_view = view.view(VecKernelView if vec_parts(acc.dtype) else KernelView)
     try:
         if kind == "single_task":
             _call(desc, fn, (*extra,), "the single task")

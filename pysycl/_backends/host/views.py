@@ -27,6 +27,8 @@ def region_view(acc: accessor, writable: bool = True) -> np.ndarray:
     offset, the access range, row-major strides of the root buffer's range.
     """
     host = acc.coherence.host
+    if acc.dtype != host.dtype:  # a reinterpreted buffer (its offset counts its own elements)
+        host = host.view(np.uint8).view(acc.dtype)
     rng = tuple(acc.get_range())
     mem = tuple(acc.root_range)
     strides = [host.itemsize] * len(mem)

@@ -417,10 +417,10 @@ def _usm_command(ex: OpenCLExecutor, cmd: USMCopyCommand | USMFillCommand | Pref
 def _fill(ex: OpenCLExecutor, cmd: FillCommand, wait_for: list[cl.Event]) -> cl.Event | None:
     acc = cmd.dest
     st = acc.coherence
-    pattern = np.asarray(cmd.value, dtype=st.dtype).reshape(1)
+    pattern = np.asarray(cmd.value, dtype=acc.dtype).reshape(1)  # a reinterpreted buffer's type
     ev = None
     mem = st.dev[ex.key]
-    isz = st.dtype.itemsize
+    isz = acc.dtype.itemsize
     try:
         for off, n in acc.segments():
             ev = x.fill(ex.native, mem, pattern, off * isz, n * isz, wait_for=wait_for or None)
