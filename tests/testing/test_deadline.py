@@ -71,17 +71,35 @@ def test_a_first_launch_reports_its_work_once_and_a_second_nothing(
     assert reports == []
 
 
+def _doubles(o):  # a kernel of this test's own, declared: no other test submits it
+    return lambda i: o.__setitem__(i, 2 * i[0])
+
+
 def test_explicit_bundle_operations_are_first_time_work(
         kernel_device: sycl.device, reports: list[tuple[str, float]]) -> None:
     """sycl.get_kernel_bundle / compile / link / build compile and build: each is reported,
-    as one span (the compiles and builds inside it are not reported again)."""
+    as one span (the compiles and builds inside it are not reported again).
+
+    The bundle holds this test's kernel only: one of every kernel the process has met so
+    far would compile, link and build hundreds of them in a test session (two minutes),
+    and what is reported does not depend on how many."""
+    kid = sycl.ext.declare_kernel(_doubles, kernel_name="test_deadline.doubles",
+                                  index_space=sycl.range(1),
+                                  captures={"o": sycl.ext.accessor_type(np.int64, 1,
+                                                                        sycl.access_mode.write)})
     kernels.clear_memory()
+    sycl.ext.reset_kernel_cache_stats()
     ctx = sycl.context(kernel_device)
-    kb = sycl.get_kernel_bundle(ctx, state=sycl.bundle_state.input)
+    kb = sycl.get_kernel_bundle(ctx, [kid], state=sycl.bundle_state.input)
+    assert kb.get_kernel_ids() == [kid]
+    # nested first-time work happened inside get_kernel_bundle: its one report covers it
+    stats = sycl.ext.kernel_cache_stats()
+    assert stats["compiles"] + stats["disk_hits"] == 1, stats
     obj = sycl.compile(kb)
     exe = sycl.link(obj)
-    assert exe.get_state() is sycl.bundle_state.executable
-    assert sycl.build(kb).get_state() is sycl.bundle_state.executable
+    assert exe.get_state() is sycl.bundle_state.executable and exe.has_kernel(kid, kernel_device)
+    built = sycl.build(kb)
+    assert built.get_state() is sycl.bundle_state.executable and built.has_kernel(kid)
     assert [w for w, _ in reports] == ["sycl.get_kernel_bundle", "sycl.compile", "sycl.link",
                                        "sycl.build"]
     assert all(s >= 0 for _, s in reports)

@@ -111,6 +111,9 @@ def test_drawn_work_group_sizes_launch(request: pytest.FixtureRequest, which: st
     _check_nd(sycl.queue(dev), nd)
 
 
+PROBE = "pysycl.testing work-group limit probe"
+
+
 def _linear_ids(q: sycl.queue, nd: sycl.nd_range) -> np.ndarray:
     out = np.full(nd.get_global_range().size(), -1, np.int64)
     with sycl.buffer(out) as B:
@@ -118,30 +121,38 @@ def _linear_ids(q: sycl.queue, nd: sycl.nd_range) -> np.ndarray:
             o = B.get_access(h, sycl.access_mode.write)
             h.parallel_for(nd, lambda it: o.__setitem__(it.get_global_linear_id(),
                                                        it.get_local_linear_id()),
-                           kernel_name="pysycl.testing work-group limit probe")
+                           kernel_name=PROBE)
 
         q.submit(cg)
     return out
 
 
-@settings(max_examples=10)
-@given(data=st.data())
-def test_the_kernels_own_limit_bounds_the_work_groups(kernel_device: sycl.device,
-                                                      data: st.DataObject) -> None:
-    """The documented route: the kernel's info.kernel_device_specific.work_group_size."""
+def test_the_kernels_own_limit_bounds_the_work_groups(kernel_device: sycl.device) -> None:
+    """The documented route: the kernel's info.kernel_device_specific.work_group_size.
+
+    The bundle is this kernel's (``kernel_name=``), got once: a bundle of every kernel
+    the process has met builds all of them (hundreds in a test session), again whenever
+    an example's launch adds a variant (another dimension count)."""
     q = sycl.queue(kernel_device)
     _linear_ids(q, sycl.nd_range(sycl.range(2), sycl.range(1)))   # built once
-    bundle = sycl.get_kernel_bundle(q.get_context(), [kernel_device],
+    bundle = sycl.get_kernel_bundle(q.get_context(), [kernel_device], kernel_name=PROBE,
                                     state=sycl.bundle_state.executable)
-    kernel = bundle.get_kernel(sycl.get_kernel_id("pysycl.testing work-group limit probe"))
+    kernel = bundle.get_kernel(sycl.get_kernel_id(PROBE))
     limit = kernel.get_info(sycl.info.kernel_device_specific.work_group_size, kernel_device)
     assert 1 <= limit <= kernel_device.get_info(sycl.info.device.max_work_group_size)
-    nd = data.draw(sst.nd_ranges(kernel_device, max_global=2 * limit, max_work_group_size=limit))
-    assert nd.get_local_range().size() <= limit
-    glob, loc = tuple(nd.get_global_range()), tuple(nd.get_local_range())
-    want = [sycl.nd_item(gid, nd).get_local_linear_id() for gid in np.ndindex(*glob)]
-    np.testing.assert_array_equal(_linear_ids(q, nd), want)
-    assert all(g % e == 0 for g, e in zip(glob, loc, strict=True))
+
+    @settings(max_examples=10)
+    @given(data=st.data())
+    def launches(data: st.DataObject) -> None:
+        nd = data.draw(sst.nd_ranges(kernel_device, max_global=2 * limit,
+                                     max_work_group_size=limit))
+        assert nd.get_local_range().size() <= limit
+        glob, loc = tuple(nd.get_global_range()), tuple(nd.get_local_range())
+        want = [sycl.nd_item(gid, nd).get_local_linear_id() for gid in np.ndindex(*glob)]
+        np.testing.assert_array_equal(_linear_ids(q, nd), want)
+        assert all(g % e == 0 for g, e in zip(glob, loc, strict=True))
+
+    launches()
 
 
 # ------------------------------------------------------------------ validity, many draws
