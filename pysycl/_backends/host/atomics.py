@@ -98,14 +98,14 @@ class _HostSpanReducer:
     def __getitem__(self, i: Any) -> _HostReducer:
         j = operator.index(i)
         if not 0 <= j < len(self._elems):
-            raise exception(errc.kernel, f"span reducer[{i}]: the span reduction of "
+            raise exception(errc.kernel, f"span reducer[{j}]: the span reduction of "
                             f"{self._r.where} has {len(self._elems)} element(s)")
         return self._elems[j]
 
     def __setitem__(self, i: Any, value: Any) -> None:
         # ``r[i] += x`` stores the element reducer back: it must be that one
         if value is not self[i]:
-            raise exception(errc.kernel, f"span reducer[{i}] = ...: a span reducer's elements "
+            raise exception(errc.kernel, f"span reducer[{operator.index(i)}] = ...: a span reducer's elements "
                             "are reducers; combine with r[i].combine(x) or r[i] += x")
 
     def __len__(self) -> int:
