@@ -273,15 +273,8 @@ def build_reduction_wrapper(
     values = entry.capture_values()
     user_range = entry.extra[:n_range]
     group_ndim = 1 if index.kind == "range" else index.ndim
-    accs: list[llir.Value] = []
-    for k, (r, epi) in enumerate(zip(reducers, epilogues, strict=True)):
-        ident, part, last = entry.extra[n_range + 3 * k:n_range + 3 * k + 3]
-        if isinstance(r, SpanReducerType):
-            accs.append(_span_row(entry, r, epi, group_ndim, ident, part, last))
-            continue
-        acc = cgutils.alloca_once(builder, context.get_data_type(r.dtype))
-        context.pack_value(builder, r.dtype, ident, acc)
-        accs.append(acc)
+    accs = [_reducer_value(entry, r, epi, group_ndim, entry.extra[n_range + 3 * k:][:3])
+            for k, (r, epi) in enumerate(zip(reducers, epilogues, strict=True))]
 
     if index.kind == "range":
         # A grid-stride loop: the runtime launches as many work-items as keep the device
@@ -308,6 +301,18 @@ def build_reduction_wrapper(
                        part=entry.extra[n_range + 3 * k + 1],
                        tmp=entry.extra[n_range + 3 * k + 2])
     return entry.finish()
+
+
+def _reducer_value(entry: _Entry, r: ReducerType | SpanReducerType, epi: CompileResult,
+                   group_ndim: int, params: list[llir.Value]) -> llir.Value:
+    """The value of reducer parameter ``r`` (``params``: its identity, partials and last
+    argument): a private accumulator set to the identity, or a span reducer's row."""
+    ident, part, last = params
+    if isinstance(r, SpanReducerType):
+        return _span_row(entry, r, epi, group_ndim, ident, part, last)
+    acc = cgutils.alloca_once(entry.builder, entry.context.get_data_type(r.dtype))
+    entry.context.pack_value(entry.builder, r.dtype, ident, acc)
+    return acc
 
 
 def _span_row(entry: _Entry, r: SpanReducerType, prologue: CompileResult, group_ndim: int,

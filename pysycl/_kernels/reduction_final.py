@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable, Hashable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -29,7 +29,31 @@ from pysycl._kernels.kernel_api import group_barrier
 if TYPE_CHECKING:
     from pysycl._backends.base import DeviceExecutor
     from pysycl._core.abi import CaptureType
-    from pysycl._kernels.reduction import reduction
+    from pysycl._memory.accessor import accessor
+    from pysycl._memory.usm import usm_pointer
+
+
+class reduction(Protocol):  # noqa: N801 - what this module reads of a sycl.reduction
+    """What the final step reads of a ``sycl.reduction`` (:mod:`pysycl._kernels.reduction`)."""
+
+    @property
+    def variable_kind(self) -> str: ...
+    @property
+    def accessor(self) -> accessor: ...
+    @property
+    def pointer(self) -> usm_pointer: ...
+    @property
+    def count(self) -> int: ...
+    @property
+    def op(self) -> str: ...
+    @property
+    def dtype(self) -> np.dtype: ...
+    @property
+    def identity(self) -> np.generic: ...
+    @property
+    def combiner(self) -> Callable[..., Any]: ...
+    @property
+    def initialize_to_identity(self) -> bool: ...
 
 
 # ----------------------------------------------------------- known operators

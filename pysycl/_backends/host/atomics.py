@@ -105,8 +105,9 @@ class _HostSpanReducer:
     def __setitem__(self, i: Any, value: Any) -> None:
         # ``r[i] += x`` stores the element reducer back: it must be that one
         if value is not self[i]:
-            raise exception(errc.kernel, f"span reducer[{operator.index(i)}] = ...: a span reducer's elements "
-                            "are reducers; combine with r[i].combine(x) or r[i] += x")
+            raise exception(errc.kernel, f"span reducer[{operator.index(i)}] = ...: a span "
+                            "reducer's elements are reducers; combine with r[i].combine(x) "
+                            "or r[i] += x")
 
     def __len__(self) -> int:
         return len(self._elems)
