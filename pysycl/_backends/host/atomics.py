@@ -112,6 +112,11 @@ class _HostSpanReducer:
     def __len__(self) -> int:
         return len(self._elems)
 
+    def combine(self, x: Any) -> None:
+        raise exception(errc.kernel, "r.combine of a span reducer: a span reduction's kernel "
+                        "parameter holds one reducer per element of the span: "
+                        "r[i].combine(x) or r[i] += x")
+
     def write_back(self) -> None:
         flat = _usm_elements(self._r)
         for i, e in enumerate(self._elems):
