@@ -399,7 +399,8 @@ def _explain_span_reducer(message: str) -> tuple[str, str] | None:
         return None
     if re.search(r"\b(get|set)item\b", message):
         return ("indexing a span reducer with anything but an integer",
-                "r[i] takes an integer i, the element of the span (r[i].combine(x), r[i] += x)")
+                "r[i] takes an integer i (or a 1-D item or id), the element of the span: "
+                "r[i].combine(x), r[i] += x")
     m = re.search(r"attribute '(\w+)'", message)
     what = f"r.{m.group(1)}" if m else "this use"
     return (f"{what} of a span reducer",

@@ -30,7 +30,9 @@ from pysycl_numba._numba_compat import (
     signature,
     types,
 )
+from pysycl_numba.overloads.accessor import index_values
 from pysycl_numba.overloads.atomics import atomic_update
+from pysycl_numba.overloads.pointer import pointer_index
 from pysycl_numba.types import ElementReducerType, ReducerType, SpanReducerType
 
 if TYPE_CHECKING:
@@ -139,9 +141,9 @@ class SpanReducerGetitem(AbstractTemplate):
     """``r[i]`` of a span reducer: the reducer of element ``i``."""
 
     def generic(self, args: tuple, kws: dict) -> object:
-        if len(args) == 2 and not kws and isinstance(args[0], SpanReducerType) \
-                and isinstance(args[1], types.Integer):
-            return signature(args[0].element, args[0], types.int64)
+        if len(args) == 2 and not kws and isinstance(args[0], SpanReducerType):
+            idx = pointer_index(args[1])  # an integer, a 1-D item or id (C++: size_t)
+            return None if idx is None else signature(args[0].element, args[0], idx)
         return None
 
 
@@ -151,23 +153,25 @@ class SpanReducerSetitem(AbstractTemplate):
 
     def generic(self, args: tuple, kws: dict) -> object:
         if len(args) == 3 and not kws and isinstance(args[0], SpanReducerType) \
-                and isinstance(args[1], types.Integer) and args[2] == args[0].element:
-            return signature(types.none, args[0], types.int64, args[2])
+                and args[2] == args[0].element:
+            idx = pointer_index(args[1])
+            return None if idx is None else signature(types.none, args[0], idx, args[2])
         return None
 
 
-@lower(operator.getitem, SpanReducerType, types.int64)
+@lower(operator.getitem, SpanReducerType, types.Any)
 def span_reducer_getitem(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                          args: Sequence[llir.Value]) -> llir.Value:
     """A pointer to the row's element ``i``; null outside ``[0, n)`` (its combines do nothing:
     C++ leaves an index outside the span undefined, the device memory must stay intact)."""
     span = cgutils.create_struct_proxy(sig.args[0])(context, builder, value=args[0])
-    inside = builder.icmp_unsigned("<", args[1], span.n)
-    elem = builder.gep(span.row, [args[1]])
+    (i,) = index_values(context, builder, sig.args[1], args[1])
+    inside = builder.icmp_unsigned("<", i, span.n)
+    elem = builder.gep(span.row, [i])
     return builder.select(inside, elem, elem.type(None))
 
 
-@lower(operator.setitem, SpanReducerType, types.int64, ElementReducerType)
+@lower(operator.setitem, SpanReducerType, types.Any, ElementReducerType)
 def span_reducer_setitem(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                          args: Sequence[llir.Value]) -> llir.Value:
     """Nothing: the element reducer combined in place."""

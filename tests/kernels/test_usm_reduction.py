@@ -241,6 +241,16 @@ def test_span_of_a_pointer_offset(any_kernel_queue: sycl.queue) -> None:
     sycl.free(p, q)
 
 
+def test_span_indexed_by_a_1d_item_or_id(any_kernel_queue: sycl.queue) -> None:
+    """C++'s ``item<1>`` converts to ``size_t``: ``r[i]`` with the work-item itself."""
+    q = any_kernel_queue
+    p = sycl.malloc_shared(16, q, dtype=np.float32)
+    q.parallel_for(sycl.range(16), sycl.reduction(sycl.span(p, 16), sycl.plus(), [INIT()]),
+                   lambda i, r: (r[i].combine(2.0), r[i.get_id()].combine(1.0))).wait()
+    np.testing.assert_array_equal(np.asarray(p), np.full(16, 3.0, np.float32))
+    sycl.free(p, q)
+
+
 def test_span_index_outside_is_skipped_on_compiled_devices(kq: sycl.queue) -> None:
     """C++ leaves it undefined; compiled devices drop the combine, memory stays intact."""
     p = sycl.malloc_shared(6, kq, dtype=np.int32)
