@@ -300,6 +300,67 @@ def test_property_pointer_and_span_over_ranges(any_kernel_queue: sycl.queue, sha
         sycl.free(p, q)
 
 
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), nb=st.integers(1, 70))
+def test_property_nd_range_pointer_and_span(any_kernel_queue: sycl.queue, data: st.DataObject,
+                                            nb: int) -> None:
+    from pysycl.testing.strategies import nd_ranges
+
+    q = any_kernel_queue
+    nd = data.draw(nd_ranges(q.get_device(), max_global=4096))
+    total = nd.get_global_range().size()
+    lo = _shared(q, np.array([10 ** 6], np.int32))
+    cnt = _shared(q, np.zeros(nb, np.uint32))
+    q.parallel_for(nd, sycl.reduction(lo, sycl.minimum()),
+                   sycl.reduction(sycl.span(cnt, nb), sycl.plus()),
+                   lambda it, rl, rc: (rl.combine(it.get_global_linear_id() - 7),
+                                       rc[it.get_group_linear_id() % nb].combine(1))).wait()
+    assert lo[0] == min(10 ** 6, -7 if total else 10 ** 6)
+    wg = nd.get_local_range().size()
+    groups = total // wg
+    want = np.bincount(np.arange(groups) % nb, minlength=nb)[:nb] * wg
+    np.testing.assert_array_equal(np.asarray(cnt), want.astype(np.uint32))
+    sycl.free(lo, q)
+    sycl.free(cnt, q)
+
+
+@pytest.mark.parametrize("op", ["logical_and", "logical_or"])
+def test_logical_operators_pointer_and_span(any_kernel_queue: sycl.queue, op: str) -> None:
+    q = any_kernel_queue
+    n, nb = 200, 3
+    x = (np.arange(n) % 17 != 0).astype(np.int32) if op == "logical_and" else \
+        (np.arange(n) == 101).astype(np.int32)
+    xp = _shared(q, x)
+    one = _shared(q, np.array([1], np.int32))
+    sp = _shared(q, np.ones(nb, np.int64))
+    q.parallel_for(sycl.range(n), sycl.reduction(one, getattr(sycl, op)()),
+                   sycl.reduction(sycl.span(sp, nb), getattr(sycl, op)()),
+                   lambda i, r, s: (r.combine(xp[i]), s[i % nb].combine(xp[i]))).wait()
+    f = np.logical_and if op == "logical_and" else np.logical_or
+    assert one[0] == int(f(True, f.reduce(x != 0)))
+    want = [int(f(True, f.reduce(x[np.arange(n) % nb == j] != 0))) for j in range(nb)]
+    assert list(np.asarray(sp)) == want
+    for p in (xp, one, sp):
+        sycl.free(p, q)
+
+
+def test_pointer_and_span_kernels_compile_to_ptx(kq: sycl.queue, ptx_images: list) -> None:
+    """The main and final kernels of USM and span reductions also compile to PTX (sm_90)."""
+    from tests.conftest import ptxas_check
+
+    p = sycl.malloc_shared(5, kq, dtype=np.float32)
+    kq.parallel_for(sycl.range(100), sycl.reduction(p, sycl.plus(), [INIT()]),
+                    sycl.reduction(sycl.span(p + 1, 4), sycl.maximum(), [INIT()]),
+                    lambda i, r, s: (r.combine(1.0), s[i % 4].combine(i * 1.0))).wait()
+    assert p[0] == 100.0 and list(np.asarray(p)[1:]) == [96.0, 97.0, 98.0, 99.0]
+    names = [ck.entry for ck in ptx_images]
+    assert len(ptx_images) >= 3, names  # the main kernel and two final kernels
+    for ck in ptx_images:
+        assert ck.format == "ptx"
+        ptxas_check(ck.binary)
+    sycl.free(p, kq)
+
+
 # -------------------------------------------------------------------------- errors
 def test_pointer_of_another_context(any_kernel_queue: sycl.queue) -> None:
     q = any_kernel_queue
