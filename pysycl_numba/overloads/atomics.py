@@ -346,6 +346,17 @@ for _op in ("add", "sub", "min", "max", "and", "or", "xor"):
     _lower_fetch(_op)
 
 
+def atomic_rmw_global(builder: llir.IRBuilder, dtype: types.Integer, op: str, ptr: llir.Value,
+                      v: llir.Value) -> None:
+    """``*ptr = *ptr op v`` atomically (relaxed, device scope) on integer ``dtype`` at global
+    pointer ``ptr``, one ``atomicrmw`` (``op``: ``add``, ``and``, ``or``, ``xor``, ``min``,
+    ``max``; unsigned types compare unsigned)."""
+    ty = AtomicRefType(dtype, ADDRSPACE_GLOBAL, "relaxed", "device")
+    if op in ("min", "max") and not dtype.signed:
+        op = "u" + op
+    builder.atomic_rmw(op, ptr, v, _ordering(ty, _RMW_ORDER))
+
+
 def atomic_update(context: BaseContext, builder: llir.IRBuilder, dtype: types.Type,
                   ptr: llir.Value, update: Callable[[llir.Value], llir.Value]) -> None:
     """``*ptr = update(*ptr)`` atomically (relaxed, device scope) on ``dtype`` at global

@@ -31,7 +31,7 @@ from pysycl_numba._numba_compat import (
     types,
 )
 from pysycl_numba.overloads.accessor import index_values
-from pysycl_numba.overloads.atomics import atomic_update
+from pysycl_numba.overloads.atomics import atomic_rmw_global, atomic_update
 from pysycl_numba.overloads.pointer import pointer_index
 from pysycl_numba.types import ElementReducerType, ReducerType, SpanReducerType
 
@@ -65,6 +65,12 @@ def _combiner_signature(typingctx: TypingContext, r: ReducerType) -> tuple[types
             f"the reduction's combiner {name} cannot be called with two {r.dtype} values "
             "on the device")
     return fnty, sig
+
+
+#: The known function objects a span reducer's element combines with one ``atomicrmw``
+#: on integers (the others, and floats, with a compare-exchange loop).
+_RMW = {"plus": "add", "bit_and": "and", "bit_or": "or", "bit_xor": "xor", "minimum": "min",
+        "maximum": "max"}
 
 
 # ==================================================================== typing
@@ -111,8 +117,12 @@ def _combine(context: BaseContext, builder: llir.IRBuilder, r: ReducerType, ptr:
         return context.cast(builder, res, sig.return_type, r.dtype)
 
     if isinstance(r, ElementReducerType):  # a span reducer's element: the group's row
+        rmw = _RMW.get(r.op) if isinstance(r.dtype, types.Integer) else None
         with builder.if_then(cgutils.is_not_null(builder, ptr)):
-            atomic_update(context, builder, r.dtype, ptr, update)
+            if rmw is not None:  # one atomicrmw: the same as the combiner's (x is a dtype)
+                atomic_rmw_global(builder, r.dtype, rmw, ptr, x)
+            else:
+                atomic_update(context, builder, r.dtype, ptr, update)
         return
     builder.store(update(builder.load(ptr)), ptr)
 

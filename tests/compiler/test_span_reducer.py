@@ -22,31 +22,41 @@ def _plus(a: Any, b: Any) -> Any:
     return a + b
 
 
-def _compile(fn: Any, index: IndexSpace, dtype: Any, fmt: str, arch: str, span: bool = True
+def _compile(fn: Any, index: IndexSpace, dtype: Any, fmt: str, arch: str, op: str = "plus"
              ) -> Any:
-    reds = ((ReductionType(np.dtype(dtype), "plus", span), _plus),)
+    reds = ((ReductionType(np.dtype(dtype), op, True), _plus),)
     return compile_kernel(fn, index, make_captures(fn)[0], entry_name="k_span",
                           reductions=reds, image_format=fmt, arch=arch)
 
 
-@pytest.mark.parametrize("dtype", [np.int32, np.uint64, np.float32, np.float64])
+@pytest.mark.parametrize("dtype, op", [(np.int32, "plus"), (np.uint64, "plus"),
+                                       (np.int32, "custom"), (np.float32, "plus"),
+                                       (np.float64, "plus")])
 @pytest.mark.parametrize("fmt, arch", [("spirv", ""), ("ptx", "sm_90")])
-def test_span_reducer_compiles_to_a_cas_loop(dtype: Any, fmt: str, arch: str,
-                                             tmp_path: Any) -> None:
+def test_span_reducer_compiles_to_atomics(dtype: Any, op: str, fmt: str, arch: str,
+                                          tmp_path: Any) -> None:
+    """Integers with a known operator: one atomic add; floats and custom combiners: a
+    compare-exchange loop."""
+    cas = np.dtype(dtype).kind == "f" or op == "custom"
     p = Ptr(np.zeros(64, np.int32))
 
     def by_item(i: Any, r: Any) -> None:
-        r[p[i]] += 1
+        r[p[i]] += 1  # for sycl.plus() only
+
+    def by_item_custom(i: Any, r: Any) -> None:
+        r[p[i]].combine(1)
 
     def by_nd_item(it: Any, r: Any) -> None:
         r[p[it.get_global_id(0)]].combine(2)
 
-    for fn, index in ((by_item, IndexSpace("range", 1)), (by_nd_item, IndexSpace("nd_range", 1))):
-        ck = _compile(fn, index, dtype, fmt, arch)
+    first = by_item_custom if op == "custom" else by_item
+    for fn, index in ((first, IndexSpace("range", 1)), (by_nd_item, IndexSpace("nd_range", 1))):
+        ck = _compile(fn, index, dtype, fmt, arch, op)
         assert ck.reductions[0].span
         if fmt == "ptx":
             text = ck.binary.decode()
-            assert re.search(r"atom(\.\w+)*\.global\.cas\.b(32|64)", text), text[-2000:]
+            want = r"\.global\.cas\.b(32|64)" if cas else r"\.global\.add\.[us](32|64)"
+            assert re.search(r"atom(\.\w+)*" + want, text), text[-2000:]
             ptxas_check(ck.binary)
             continue
         wide = np.dtype(dtype).itemsize == 8  # Int64Atomics: an extension of OpenCL 2.2
@@ -56,7 +66,7 @@ def test_span_reducer_compiles_to_a_cas_loop(dtype: Any, fmt: str, arch: str,
         path.write_bytes(ck.binary)
         dis = subprocess.run(["spirv-dis", str(path)], capture_output=True, text=True).stdout
         if dis:  # spirv-dis installed
-            assert "OpAtomicCompareExchange" in dis
+            assert ("OpAtomicCompareExchange" if cas else "OpAtomicIAdd") in dis
 
 
 def test_span_reducer_misuse_is_named() -> None:
