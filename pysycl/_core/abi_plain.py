@@ -194,6 +194,14 @@ def kernel_to_plain(k: CompiledKernel) -> dict[str, object]:
     }
 
 
+def _reduction_from_plain(r: object) -> ReductionType:
+    rf = _fields(r, {"dtype", "op", "span"}, "reduction")
+    if not isinstance(rf["span"], bool):
+        raise ValueError(f"reduction span: {rf['span']!r:.20} is not a bool")
+    return ReductionType(_dtype_from_plain(rf["dtype"]),
+                         _choice(rf["op"], _REDUCTION_OPS, "reduction op"), rf["span"])
+
+
 def kernel_from_plain(d: object, binary: bytes) -> CompiledKernel:
     """The :class:`CompiledKernel` that :func:`kernel_to_plain` gave ``d`` for, with ``binary``.
 
@@ -225,14 +233,7 @@ def kernel_from_plain(d: object, binary: bytes) -> CompiledKernel:
                 and captures[t.index].type.space == "local"):
             raise ValueError(f"capture {i}: same-as {t.index} is no earlier local accessor")
     idx = _fields(f["index"], {"kind", "ndim"}, "index space")
-    reductions = []
-    for r in f["reductions"]:
-        rf = _fields(r, {"dtype", "op", "span"}, "reduction")
-        if not isinstance(rf["span"], bool):
-            raise ValueError(f"reduction span: {rf['span']!r:.20} is not a bool")
-        reductions.append(ReductionType(_dtype_from_plain(rf["dtype"]),
-                                        _choice(rf["op"], _REDUCTION_OPS, "reduction op"),
-                                        rf["span"]))
+    reductions = [_reduction_from_plain(r) for r in f["reductions"]]
     sites = tuple(_site_from_plain(t) for t in _list(f["sites"]))
     direct = tuple(_direct_index_from_plain(t) for t in _list(f["direct_index"]))
     if any(t[4] >= len(sites) for t in direct):
