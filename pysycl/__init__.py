@@ -64,6 +64,7 @@ from pysycl.property import no_init, property_list  # noqa: E402
 
 # --- memory: unified shared memory (§4.8) -------------------------------------------
 from pysycl._memory.usm import usm, usm_pointer  # noqa: E402
+from pysycl._memory.span import span  # noqa: E402
 from pysycl._memory.usm_api import (  # noqa: E402
     aligned_alloc,
     aligned_alloc_device,
@@ -342,6 +343,7 @@ __all__ = [
     "select_from_group",
     "shift_group_left",
     "shift_group_right",
+    "span",
     "specialization_id",
     "target",
     "usm",

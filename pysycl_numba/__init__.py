@@ -9,8 +9,9 @@ Layers, lowest first; a module imports its own layer and those below, never abov
 cycle (``tests/test_compiler_layers.py`` holds the list):
 
 1. foundations: ``_numba_compat`` (the only module touching Numba internals),
-   ``errors``, ``explain_calls``, ``types``, ``vec_types``, ``stream_types``, ``bounds``,
-   ``lift`` (a function's ``LiftSpec``) and ``targets.spirv.ocl`` (built-in declarations);
+   ``errors``, ``explain_calls``, ``types``, ``vec_types``, ``stream_types``,
+   ``reducer_types``, ``bounds``, ``lift`` (a function's ``LiftSpec``) and
+   ``targets.spirv.ocl`` (built-in declarations);
 2. the features with a record the runtime reads: ``asserts``, ``printing``, ``streaming``;
 3. code generation: ``targets/`` (SPIR-V, PTX);
 4. ``overloads/``: typing and lowering of the kernel API, one module per concept;

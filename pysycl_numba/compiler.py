@@ -59,6 +59,7 @@ from pysycl_numba.types import (
     NdItemType,
     PrintBufferType,
     ReducerType,
+    SpanReducerType,
     SpecConstRefType,
     USMPointerType,
     numba_type_of_dtype,
@@ -188,9 +189,11 @@ def capture_numba_types(captures: Sequence[Capture], bounds_check: bool) -> list
     return out
 
 
-def reducer_type(rt: ReductionType, combiner: Callable[..., Any]) -> ReducerType:
+def reducer_type(rt: ReductionType, combiner: Callable[..., Any]
+                 ) -> ReducerType | SpanReducerType:
     """The Numba type of the kernel parameter of reduction ``rt``."""
-    return ReducerType(numba_type_of_dtype(rt.dtype), rt.op, combiner)
+    make = SpanReducerType if rt.span else ReducerType
+    return make(numba_type_of_dtype(rt.dtype), rt.op, combiner)
 
 
 def _tuple_numba_type(ct: TupleType) -> types.Type:
@@ -218,7 +221,7 @@ def _index_arg_types(index: IndexSpace, name: str) -> list[types.Type]:
 def _kernel_param_types(
     pyfunc: Callable[..., Any], index: IndexSpace,
     reductions: tuple[tuple[ReductionType, Callable[..., Any]], ...], name: str, where: str,
-) -> tuple[list[types.Type], list[ReducerType]]:
+) -> tuple[list[types.Type], list[ReducerType | SpanReducerType]]:
     """The kernel's own parameters (the item, a reducer per reduction, a kernel_handler), the reducers."""
     argtypes = _index_arg_types(index, name)
     reducers = [reducer_type(rt, comb) for rt, comb in reductions]
@@ -430,7 +433,7 @@ class _KernelJob:
 
     def __init__(self, pyfunc: Callable[..., Any], index: IndexSpace,
                  captures: tuple[Capture, ...], entry_name: str, bounds_check: bool,
-                 param_types: list[types.Type], reducers: list[ReducerType],
+                 param_types: list[types.Type], reducers: list[ReducerType | SpanReducerType],
                  capture_types: list[types.Type], arch: str = "") -> None:
         self.pyfunc, self.index, self.captures = pyfunc, index, captures
         self.entry_name, self.bounds_check = entry_name, bounds_check
@@ -456,7 +459,7 @@ class _KernelJob:
         if self.reducers:
             index = self.index
             group_ndim = 1 if index.kind == "range" else index.ndim
-            epilogues = [compile_epilogue(r, group_ndim) for r in self.reducers]
+            epilogues = [compile_epilogue(r, group_ndim) for r in self.reducers]  # (prologues)
             for epi in epilogues:
                 cres.library.add_linking_library(epi.library)
             wrapper = build_reduction_wrapper(

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pysycl._kernels.kernel_api import access, maximum, minimum, plus, reduce_over_group
 from pysycl_numba._numba_compat import types
 from pysycl_numba.dispatcher import DeviceDispatcher
-from pysycl_numba.types import AccessorType, NdItemType, ReducerType
+from pysycl_numba.types import AccessorType, NdItemType, ReducerType, SpanReducerType
 
 if TYPE_CHECKING:
     from pysycl_numba._numba_compat import CompileResult
@@ -54,46 +54,67 @@ def _pysycl_reduction_epilogue(it, v, tmp, part):
         part[it.get_group_linear_id()] = r
 '''
 
+# A span reduction's prologue (it has no epilogue): the work-group sets its row of
+# partials, part[base, base + n), to the identity and returns base; the work-items
+# then combine into the row atomically, and the kernel's end publishes it.
+_SPAN_PROLOGUE = '''
+def _pysycl_span_reduction_prologue(it, v, n, part):
+    base = it.get_group_linear_id() * n
+    j = it.get_local_linear_id()
+    nl = it.get_local_range().size()
+    while j < n:
+        part[base + j] = v
+        j += nl
+    it.barrier(access.fence_space.global_space)
+    return base
+'''
+
 _FUNCTORS = {"plus": plus(), "minimum": minimum(), "maximum": maximum()}
 _COLLECTIVE_TYPES = (types.int32, types.uint32, types.int64, types.uint64, types.float32,
                      types.float64)
-_epilogues: weakref.WeakKeyDictionary[Callable[..., Any], dict[bool, Callable[..., Any]]] = (
+_epilogues: weakref.WeakKeyDictionary[Callable[..., Any], dict[str, Callable[..., Any]]] = (
     weakref.WeakKeyDictionary())
 
 
-def epilogue_function(r: ReducerType) -> Callable[..., Any]:
-    """The Python epilogue of reducer type ``r`` (cached per combiner)."""
-    collective = r.op in _FUNCTORS and r.dtype in _COLLECTIVE_TYPES
+def epilogue_function(r: ReducerType | SpanReducerType) -> Callable[..., Any]:
+    """The Python epilogue of reducer type ``r`` (a span reducer's prologue), cached per
+    combiner."""
+    kind = "span" if isinstance(r, SpanReducerType) else (
+        "collective" if r.op in _FUNCTORS and r.dtype in _COLLECTIVE_TYPES else "tree")
     per = _epilogues.setdefault(r.combiner, {})
-    fn = per.get(collective)
+    fn = per.get(kind)
     if fn is None:
         ns: dict[str, Any] = {
             "access": access, "reduce_over_group": reduce_over_group,
             "combiner": r.combiner, "functor": _FUNCTORS.get(r.op),
         }
-        exec(compile(_COLLECTIVE if collective else _TREE,  # our own template
-                     f"<pysycl reduction epilogue {r.op}>", "exec"), ns)
-        fn = per[collective] = ns["_pysycl_reduction_epilogue"]
+        src = {"span": _SPAN_PROLOGUE, "collective": _COLLECTIVE, "tree": _TREE}[kind]
+        exec(compile(src, f"<pysycl reduction epilogue {r.op}>", "exec"), ns)  # our template
+        fn = per[kind] = next(v for k, v in ns.items() if k.startswith("_pysycl_"))
     return fn
 
 
-def scratch_type(r: ReducerType) -> AccessorType:
+def scratch_type(r: ReducerType | SpanReducerType) -> AccessorType:
     """The epilogue's local scratch: one element per work-item."""
     return AccessorType(r.dtype, 1, "read_write", "local")
 
 
-def partials_type(r: ReducerType) -> AccessorType:
+def partials_type(r: ReducerType | SpanReducerType) -> AccessorType:
     """The epilogue's output: one partial result per work-group."""
     return AccessorType(r.dtype, 1, "write", "global")
 
 
-def epilogue_arg_types(r: ReducerType, group_ndim: int) -> list[types.Type]:
-    """The epilogue's parameters: ``(nd_item, value, scratch, partials)``."""
+def epilogue_arg_types(r: ReducerType | SpanReducerType, group_ndim: int) -> list[types.Type]:
+    """The epilogue's parameters: ``(nd_item, value, scratch, partials)``; a span reducer's
+    prologue: ``(nd_item, identity, n, partials)``."""
+    if isinstance(r, SpanReducerType):
+        return [NdItemType(group_ndim), r.dtype, types.int64, partials_type(r)]
     return [NdItemType(group_ndim), r.dtype, scratch_type(r), partials_type(r)]
 
 
-def compile_epilogue(r: ReducerType, group_ndim: int) -> CompileResult:
-    """Compile the epilogue of ``r`` for an ``nd_item`` of ``group_ndim`` dimensions."""
+def compile_epilogue(r: ReducerType | SpanReducerType, group_ndim: int) -> CompileResult:
+    """Compile the epilogue of ``r`` (a span reducer's prologue) for an ``nd_item`` of
+    ``group_ndim`` dimensions."""
     args = tuple(epilogue_arg_types(r, group_ndim))
     disp = DeviceDispatcher.for_function(epilogue_function(r))
     disp.compile(args)

@@ -392,6 +392,22 @@ def _explain(message: str) -> tuple[str, str] | None:
     return None
 
 
+def _explain_span_reducer(message: str) -> tuple[str, str] | None:
+    """A span reducer (``sycl.reduction(sycl.span(p, n), op)``'s kernel parameter) used as
+    a whole, or indexed with a non-integer."""
+    if re.search(r"sycl\.reducer<[^,<>]+\[\], ", message) is None:
+        return None
+    if re.search(r"\b(get|set)item\b", message):
+        return ("indexing a span reducer with anything but an integer",
+                "r[i] takes an integer i (or a 1-D item or id), the element of the span: "
+                "r[i].combine(x), r[i] += x")
+    m = re.search(r"attribute '(\w+)'", message)
+    what = f"r.{m.group(1)}" if m else "this use"
+    return (f"{what} of a span reducer",
+            "a span reduction's kernel parameter holds one reducer per element of the span: "
+            "r[i].combine(x) or r[i] += x")
+
+
 def from_numba_error(
     kernel: str, kernel_loc: str, exc: BaseException
 ) -> kernel_compile_error | kernel_signature_error:
@@ -405,7 +421,7 @@ def from_numba_error(
     nested = explain_nested(message)
     if nested is not None:
         code = errc.kernel  # the user's code, not a failed build
-    explained = (nested or explain_library_raise(message)
+    explained = (nested or _explain_span_reducer(message) or explain_library_raise(message)
                  or explain_pointer_attr(message, _source_line(loc))
                  or explain_scalar_type(message) or explain_sycl_math(message)
                  or _explain_stream(message) or _explain_clip(message)

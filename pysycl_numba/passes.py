@@ -40,12 +40,14 @@ from pysycl_numba.overloads.integers import literal_overflow
 from pysycl_numba.types import (
     AccessorType,
     AtomicRefType,
+    ElementReducerType,
     GlobalPointer,
     IdType,
     ItemType,
     NdItemType,
     PrivateArrayType,
     RangeType,
+    SpanReducerType,
     USMPointerType,
 )
 from pysycl_numba.vec_types import VecType
@@ -217,6 +219,10 @@ def needed_aspects(ty: types.Type, out: set[str]) -> None:
                 out.add("fp64")
         elif isinstance(t, AtomicRefType):
             if t.dtype.bitwidth == 64:  # 64-bit atomics (a float64 one is a 64-bit CAS loop)
+                out.add("atomic64")
+            stack.append(t.dtype)
+        elif isinstance(t, (SpanReducerType, ElementReducerType)):
+            if t.dtype.bitwidth == 64:  # its combines are 64-bit compare-exchange loops
                 out.add("atomic64")
             stack.append(t.dtype)
         elif isinstance(t, (AccessorType, GlobalPointer, USMPointerType)):

@@ -33,6 +33,12 @@ from pysycl_numba._numba_compat import (
     numpy_support,
     types,
 )
+from pysycl_numba.reducer_types import (  # noqa: F401 - re-exported
+    ElementReducerType,
+    ReducerType,
+    SpanReducerType,
+    register_reducer_models,
+)
 from pysycl_numba.vec_types import VecClassType, register_vec_models
 
 #: OpenCL address spaces as LLVM's SPIR-V backend numbers them.
@@ -381,28 +387,6 @@ class PrivateArrayType(types.Type):
         return self.dtype, self.size, self.shape
 
 
-class ReducerType(types.Type):
-    """The ``sycl.reducer`` a reduction kernel receives: a private accumulator.
-
-    Its value is a pointer to the work-item's accumulator (private memory);
-    ``op`` is the SYCL function object's name or ``"custom"``, ``combiner``
-    the Python function that combines two values (compiled as a device function).
-    It is ``mutable`` so that ``r += x`` lowers as ``operator.iadd`` in place.
-    """
-
-    mutable = True
-
-    def __init__(self, dtype: types.Type, op: str, combiner: object) -> None:
-        self.dtype = dtype
-        self.op = op
-        self.combiner = combiner
-        super().__init__(name=f"sycl.reducer<{dtype}, {op}, {id(combiner):x}>")
-
-    @property
-    def key(self) -> tuple[types.Type, str, object]:
-        return self.dtype, self.op, self.combiner
-
-
 class KernelHandlerType(types.Type):
     """``sycl.kernel_handler``: the optional last kernel parameter (carries no data)."""
 
@@ -521,12 +505,6 @@ class _PrivateArrayModel(models.PrimitiveModel):
         super().__init__(dmm, fe_type, pointee.as_pointer(addrspace=ADDRSPACE_PRIVATE))
 
 
-class _ReducerModel(models.PrimitiveModel):
-    def __init__(self, dmm: DataModelManager, fe_type: ReducerType) -> None:
-        pointee = dmm.lookup(fe_type.dtype).get_data_type()
-        super().__init__(dmm, fe_type, pointee.as_pointer(addrspace=ADDRSPACE_PRIVATE))
-
-
 def tag() -> llir.Constant:
     """The value of a tag type (:class:`NdItemType`, enums, spec ids ...): an unused ``i8 0``."""
     return llir.Constant(llir.IntType(8), 0)
@@ -542,7 +520,7 @@ def make_data_model_manager() -> DataModelManager:
     dmm.register(NdRangeType, _NdRangeModel)
     dmm.register(AtomicRefType, _AtomicRefModel)
     dmm.register(PrivateArrayType, _PrivateArrayModel)
-    dmm.register(ReducerType, _ReducerModel)
+    register_reducer_models(dmm)
     dmm.register(types.Float, _FloatModel)
     dmm.register(GlobalPointer, _GlobalPointerModel)
     dmm.register(ItemType, _ItemModel)

@@ -17,6 +17,11 @@ parameters after the captures' and runs as follows:
   serves every identity value);
 * after the user's function returns, every work-item hands its accumulator to
   the reduction's epilogue (:mod:`pysycl_numba.epilogue`);
+* a span reducer (:class:`~pysycl_numba.types.SpanReducerType`) is the work-group's
+  row of ``n`` partials in global memory, which the reduction's prologue sets to
+  the identity before the user's function runs (a barrier follows); the
+  work-items combine into it atomically and the kernel's end publishes it (no
+  epilogue);
 * a ``range`` kernel runs as a padded 1-D ``nd_range``: the entry point
   recomputes the user's n-D id from the linear global id and the user's range
   (kernel arguments) and calls the user's function only for ids inside the
@@ -41,6 +46,7 @@ from pysycl_numba.types import (
     KernelHandlerType,
     NdItemType,
     ReducerType,
+    SpanReducerType,
     SpecConstRefType,
     USMPointerType,
     tag,
@@ -175,14 +181,14 @@ class _Entry:
         return values
 
     def call(self, fndesc: FunctionDescriptor, argtypes: list[types.Type], values: list[llir.Value],
-             ) -> None:
-        """Call the lowered function ``fndesc`` with Numba's calling convention."""
+             ) -> llir.Value:
+        """Call the lowered function ``fndesc`` with Numba's calling convention; its result."""
         conv = self.context.call_conv
         callee = self.module.globals.get(fndesc.mangled_name)  # called before: one epilogue
         if callee is None:                                      # serves two like reductions
             callee = llir.Function(self.module, conv.get_function_type(fndesc.restype, argtypes),
                                    name=fndesc.mangled_name)
-        conv.call_function(self.builder, callee, fndesc.restype, argtypes, values)
+        return conv.call_function(self.builder, callee, fndesc.restype, argtypes, values)[1]
 
     def finish(self) -> llir.Module:
         """Publish a bounds violation (bounds-checked mode) and a failed assert; return;
@@ -243,7 +249,7 @@ def build_reduction_wrapper(
     index: IndexSpace,
     capture_types: list[types.Type],
     abi_types: list[CaptureType],
-    reducers: list[ReducerType],
+    reducers: list[ReducerType | SpanReducerType],
     epilogues: list[CompileResult],
     entry_name: str,
     bounds_checked: bool = False,
@@ -260,17 +266,15 @@ def build_reduction_wrapper(
     for r in reducers:
         elem = context.get_data_type(r.dtype)
         extra += [context.get_value_type(r.dtype), elem.as_pointer(addrspace=1),
-                  elem.as_pointer(addrspace=3)]
+                  _I64 if isinstance(r, SpanReducerType) else elem.as_pointer(addrspace=3)]
     entry = _Entry(context, entry_name, capture_types, abi_types, extra, bounds_checked,
                    has_asserts)
     builder = entry.builder
     values = entry.capture_values()
     user_range = entry.extra[:n_range]
-    accs: list[llir.Value] = []
-    for k, r in enumerate(reducers):
-        acc = cgutils.alloca_once(builder, context.get_data_type(r.dtype))
-        context.pack_value(builder, r.dtype, entry.extra[n_range + 3 * k], acc)
-        accs.append(acc)
+    group_ndim = 1 if index.kind == "range" else index.ndim
+    accs = [_reducer_value(entry, r, epi, group_ndim, entry.extra[n_range + 3 * k:][:3])
+            for k, (r, epi) in enumerate(zip(reducers, epilogues, strict=True))]
 
     if index.kind == "range":
         # A grid-stride loop: the runtime launches as many work-items as keep the device
@@ -290,12 +294,43 @@ def build_reduction_wrapper(
         callee_args = [NdItemType(index.ndim), *reducers, *capture_types]
         entry.call(fndesc, callee_args, [tag(), *accs, *values])
 
-    group_ndim = 1 if index.kind == "range" else index.ndim
     for k, (r, acc, epi) in enumerate(zip(reducers, accs, epilogues, strict=True)):
+        if isinstance(r, SpanReducerType):
+            continue  # the row is complete: the kernel's end publishes it
         _call_epilogue(entry, r, epi, group_ndim, context.unpack_value(builder, r.dtype, acc),
                        part=entry.extra[n_range + 3 * k + 1],
                        tmp=entry.extra[n_range + 3 * k + 2])
     return entry.finish()
+
+
+def _reducer_value(entry: _Entry, r: ReducerType | SpanReducerType, epi: CompileResult,
+                   group_ndim: int, params: list[llir.Value]) -> llir.Value:
+    """The value of reducer parameter ``r`` (``params``: its identity, partials and last
+    argument): a private accumulator set to the identity, or a span reducer's row."""
+    ident, part, last = params
+    if isinstance(r, SpanReducerType):
+        return _span_row(entry, r, epi, group_ndim, ident, part, last)
+    acc = cgutils.alloca_once(entry.builder, entry.context.get_data_type(r.dtype))
+    entry.context.pack_value(entry.builder, r.dtype, ident, acc)
+    return acc
+
+
+def _span_row(entry: _Entry, r: SpanReducerType, prologue: CompileResult, group_ndim: int,
+              ident: llir.Value, part: llir.Value, n: llir.Value) -> llir.Value:
+    """The span reducer's value: its prologue sets the group's row to the identity and
+    gives the row's offset in ``part``; the reducer is ``{part + offset, n}``."""
+    context, builder = entry.context, entry.builder
+    partials = cgutils.create_struct_proxy(partials_type(r))(context, builder)
+    partials.base = part
+    partials.offset = _I64(0)
+    partials.range0 = _I64(0)
+    base = entry.call(prologue.fndesc, epilogue_arg_types(r, group_ndim),
+                      [tag(), ident, n, partials._getvalue()])
+    span = cgutils.create_struct_proxy(r)(context, builder)
+    base = context.cast(builder, base, prologue.fndesc.restype, types.int64)
+    span.row = builder.gep(part, [base])
+    span.n = n
+    return span._getvalue()
 
 
 def _call_epilogue(entry: _Entry, r: ReducerType, epi: CompileResult, group_ndim: int, v: llir.Value,

@@ -289,10 +289,12 @@ class queue:  # noqa: N801 - the spec's spelling
                      *rest: event | Sequence[event] | reduction | Callable[..., Any],
                      kernel_name: str | None = None,
                      depends_on: event | Sequence[event] | None = None) -> event:
-        """``q.parallel_for(range, [dep_event(s),] kernel)`` (§4.6.5.2).
+        """``q.parallel_for(range, [dep_event(s),] [reduction, ...,] kernel)`` (§4.6.5.2).
 
         The kernel captures USM pointers and numbers (a shortcut has no handler, so
-        no accessors); ``depends_on=`` is the keyword form of the events.
+        no accessors); ``depends_on=`` is the keyword form of the events. Reductions are
+        the handler-less forms, ``sycl.reduction(ptr, op)`` and
+        ``sycl.reduction(sycl.span(ptr, n), op)``.
         """
         if len(rest) == 1 and depends_on is None:  # the USM fast path: no command group
             fn = rest[0]

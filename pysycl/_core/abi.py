@@ -42,7 +42,10 @@ after the captures' arguments, a ``range`` kernel with reductions takes
 ``nd_range`` and work-items past the range only contribute identities), then
 every reduction takes ``T identity``, ``T __global *partials`` (one element
 per work-group, in group linear order) and ``T __local *scratch`` (one element
-per work-item of a work-group).
+per work-item of a work-group). A span reduction (``ReductionType.span``: ``n``
+independent reductions, ``sycl.reduction(sycl.span(p, n), op)``) takes ``T identity``,
+``T __global *partials`` (``n`` elements per work-group: the group's row, which the
+group sets to the identity and its work-items combine into atomically) and ``long n``.
 
 Index space: the entry point takes no index arguments; ids and ranges come from
 OpenCL work-item built-ins with SYCL dimension ``d`` of an ``n``-D range read
@@ -392,9 +395,12 @@ class ReductionType:
 
     dtype: np.dtype
     op: str
+    #: a span reduction (``sycl.reduction(sycl.span(p, n), op)``): the kernel's reducer is
+    #: indexed, ``r[i].combine(x)``; its arguments end with ``long n``, not local scratch
+    span: bool = False
 
     def flat_arg_count(self) -> int:
-        """OpenCL arguments of one reduction: identity, partials, local scratch."""
+        """OpenCL arguments of one reduction: identity, partials, local scratch (or n)."""
         return 3
 
 

@@ -36,9 +36,10 @@ from pysycl._core.vec_layout import dtype_from_text, dtype_text
 
 # ------------------------------------------------------- plain-data form (disk cache)
 #: Version of the plain form below; an entry of another version is rebuilt, never read.
-PLAIN_SCHEMA = 5  # 3: USM pointer captures, local accessors specialised on their shape
+PLAIN_SCHEMA = 6  # 3: USM pointer captures, local accessors specialised on their shape
 #                  4: same-as captures (a local accessor a helper reads too), sites
 #                  5: asserts
+#                  6: span reductions (ReductionType.span)
 
 _DTYPE_RE = re.compile(r"[<>|=]?[biufc][0-9]{1,2}(x[0-9]{1,2})?")  # "x4": a vec<T, 4> element
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.$]{0,200}")
@@ -183,7 +184,8 @@ def kernel_to_plain(k: CompiledKernel) -> dict[str, object]:
         "index": {"kind": k.index.kind, "ndim": k.index.ndim},
         "required_aspects": sorted(k.required_aspects),
         "source_location": k.source_location,
-        "reductions": [{"dtype": _dtype_to_plain(r.dtype), "op": r.op} for r in k.reductions],
+        "reductions": [{"dtype": _dtype_to_plain(r.dtype), "op": r.op, "span": r.span}
+                       for r in k.reductions],
         "direct_index": [list(t) for t in k.direct_index],
         "bounds_checked": k.bounds_checked,
         "arch": k.arch,
@@ -191,6 +193,14 @@ def kernel_to_plain(k: CompiledKernel) -> dict[str, object]:
         "asserts": [[site, None if pieces is None else list(pieces)]
                     for site, pieces in k.asserts],
     }
+
+
+def _reduction_from_plain(r: object) -> ReductionType:
+    rf = _fields(r, {"dtype", "op", "span"}, "reduction")
+    if not isinstance(rf["span"], bool):
+        raise ValueError(f"reduction span: {rf['span']!r:.20} is not a bool")
+    return ReductionType(_dtype_from_plain(rf["dtype"]),
+                         _choice(rf["op"], _REDUCTION_OPS, "reduction op"), rf["span"])
 
 
 def kernel_from_plain(d: object, binary: bytes) -> CompiledKernel:
@@ -224,11 +234,7 @@ def kernel_from_plain(d: object, binary: bytes) -> CompiledKernel:
                 and captures[t.index].type.space == "local"):
             raise ValueError(f"capture {i}: same-as {t.index} is no earlier local accessor")
     idx = _fields(f["index"], {"kind", "ndim"}, "index space")
-    reductions = []
-    for r in f["reductions"]:
-        rf = _fields(r, {"dtype", "op"}, "reduction")
-        reductions.append(ReductionType(_dtype_from_plain(rf["dtype"]),
-                                        _choice(rf["op"], _REDUCTION_OPS, "reduction op")))
+    reductions = [_reduction_from_plain(r) for r in f["reductions"]]
     sites = tuple(_site_from_plain(t) for t in _list(f["sites"]))
     direct = tuple(_direct_index_from_plain(t) for t in _list(f["direct_index"]))
     if any(t[4] >= len(sites) for t in direct):

@@ -25,13 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pysycl._core.abi import (
-    AccessorType,
-    IndexSpace,
-    ReductionOp,
-    ReductionType,
-    ScalarType,
-)
+from pysycl._core.abi import IndexSpace, ReductionType
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import argplan as _args
 from pysycl._kernels import bounds as _bounds
@@ -42,69 +36,26 @@ from pysycl._kernels.digest import hash_static, stable_digest
 from pysycl._kernels.functor import body_of
 from pysycl._kernels.group_algorithms import known_identity
 from pysycl._kernels.kassert import submit_site
-from pysycl._kernels.kernel_api import _functor, group_barrier
+from pysycl._kernels.kernel_api import _functor
 from pysycl._kernels.ndrange import SMALL, check_global_size, ndrange_sizes
+from pysycl._kernels.reduction_final import COMBINERS, final_args, final_kernel, final_sizes
 from pysycl._memory import tables as _tables
 from pysycl._memory.accessor import access_mode, accessor
 from pysycl._memory.buffer import buffer
+from pysycl._memory.span import span
+from pysycl._memory.usm import usm_pointer
 from pysycl._objects.info import _device_info
-from pysycl.property import REDUCTION, checked, no_init
+from pysycl.property import REDUCTION, checked, no_init, property_list
 from pysycl.property import reduction as _reduction_props
 
 if TYPE_CHECKING:
     from pysycl._backends.base import DeviceExecutor
-    from pysycl._core.abi import CaptureType
     from pysycl._core.launch_types import CommandGroupRef, KernelCommandRef
     from pysycl._kernels.captures import CaptureEntry
     from pysycl._objects.device import device
     from pysycl.property import _Property
 
 
-# ----------------------------------------------------------- known operators
-# The known SYCL function objects as Python functions: the compiler combines
-# with them like with a user's combiner (they inline to one instruction).
-def _plus(a: Any, b: Any) -> Any:
-    return a + b
-
-
-def _multiplies(a: Any, b: Any) -> Any:
-    return a * b
-
-
-def _minimum(a: Any, b: Any) -> Any:
-    return a if a < b else b  # sycl::minimum: (x < y) ? x : y
-
-
-def _maximum(a: Any, b: Any) -> Any:
-    return a if a > b else b
-
-
-def _bit_and(a: Any, b: Any) -> Any:
-    return a & b
-
-
-def _bit_or(a: Any, b: Any) -> Any:
-    return a | b
-
-
-def _bit_xor(a: Any, b: Any) -> Any:
-    return a ^ b
-
-
-def _logical_and(a: Any, b: Any) -> Any:
-    return 1 if (a != 0 and b != 0) else 0
-
-
-def _logical_or(a: Any, b: Any) -> Any:
-    return 1 if (a != 0 or b != 0) else 0
-
-
-_COMBINERS: dict[str, Callable[[Any, Any], Any]] = {
-    "plus": _plus, "multiplies": _multiplies, "minimum": _minimum, "maximum": _maximum,
-    "bit_and": _bit_and, "bit_or": _bit_or, "bit_xor": _bit_xor,
-    "logical_and": _logical_and, "logical_or": _logical_or,
-}
-assert list(_COMBINERS) == [op.name for op in ReductionOp]
 _BITWISE = ("bit_and", "bit_or", "bit_xor")
 
 
@@ -113,31 +64,112 @@ def _caller() -> str:
     return f"{f.f_code.co_filename}:{f.f_lineno}"
 
 
+#: Element types of span reductions: the work-items combine into their group's row
+#: with a compare-exchange loop, which OpenCL has for 32- and 64-bit words.
+_SPAN_DTYPES = tuple(np.dtype(t) for t in ("int32", "uint32", "int64", "uint64", "float32",
+                                           "float64"))
+_MISSING: Any = object()
+
+
+def _check_dtype(dt: Any, where: str) -> np.dtype:
+    dt = np.dtype(dt)
+    if dt.kind not in "iuf":
+        raise TypeError(f"{where}: reductions of {dt} are not supported (integer and "
+                        "floating-point types are)")
+    return dt
+
+
 def _variable_dtype(var: buffer | accessor, h: CommandGroupRef, where: str) -> np.dtype:
-    """The element type of a reduction variable, checked (one element, writable, this group's)."""
-    if isinstance(var, buffer):
-        n = var.size()
-        dt = var.dtype
-    elif isinstance(var, accessor):
-        n = var.size()
-        dt = var.dtype
+    """The element type of a buffer or accessor variable, checked (one element, writable,
+    this group's)."""
+    if isinstance(var, accessor):
         if var.handler is not h:
             raise exception(errc.invalid, f"{where}: the reduction's accessor was not "
                             "created in this command group")
         if not var.writes:
             raise exception(errc.invalid, f"{where}: the reduction's accessor has "
                             "access_mode.read; a reduction writes its variable")
-    else:
-        raise TypeError(f"{where}: sycl.reduction takes a sycl.buffer or sycl.accessor of "
-                        f"one element, not {type(var).__name__}")
+    n = var.size()
     if n != 1:
         raise exception(errc.invalid, f"{where}: a reduction variable has exactly one "
                         f"element; this {type(var).__name__} has {n}")
-    dt = np.dtype(dt)
-    if dt.kind not in "iuf":
-        raise TypeError(f"{where}: reductions of {dt} are not supported (integer and "
-                        "floating-point types are)")
-    return dt
+    return _check_dtype(var.dtype, where)
+
+
+def _usm_variable(var: usm_pointer | span, where: str) -> tuple[usm_pointer, int, np.dtype]:
+    """(pointer, element count, element type) of a USM pointer or span variable, checked."""
+    if isinstance(var, span):
+        p, n = var.data(), var.size()
+        if n == 0:
+            raise exception(errc.invalid, f"{where}: sycl.reduction of an empty span: a span "
+                            "reduction has at least one element (sycl.span(ptr, n), n >= 1)")
+    else:
+        p, n = var, 1
+        if p.count < 1:
+            raise exception(errc.invalid, f"{where}: the reduction's pointer {p!r} points at "
+                            "the end of its allocation; a reduction writes one element there")
+    p.check_live(f"{where}: sycl.reduction")
+    if p.readonly:
+        raise exception(errc.invalid, f"{where}: {p!r} is read-only memory; a reduction "
+                        "writes its variable")
+    dt = _check_dtype(p.dtype, where)
+    if isinstance(var, span) and dt not in _SPAN_DTYPES:
+        raise TypeError(f"{where}: span reductions of {dt} are not supported (32- and 64-bit "
+                        "integer and floating-point types are: the work-items combine with "
+                        "a compare-exchange loop)")
+    return p, n, dt
+
+
+def _split_args(var: Any, args: tuple[Any, ...], identity: Any, properties: Any, where: str
+                ) -> tuple[CommandGroupRef | None, Any, Any, Any]:
+    """(handler or None, combiner, identity, properties) of ``sycl.reduction``'s arguments:
+    ``(var, h, [identity,] combiner[, properties])`` for buffers and accessors,
+    ``(var, [identity,] combiner[, properties])`` for USM pointers and spans."""
+    usm = isinstance(var, (usm_pointer, span))
+    if not usm and not isinstance(var, (buffer, accessor)):
+        raise TypeError(f"{where}: sycl.reduction takes a sycl.buffer or sycl.accessor of one "
+                        "element, a USM pointer or a sycl.span, not " + type(var).__name__)
+    h = None
+    if not usm:
+        if not args or not hasattr(args[0], "requirements"):
+            got = type(args[0]).__name__ if args else "nothing"
+            raise TypeError(f"{where}: sycl.reduction(var, h, combiner): the second argument "
+                            f"must be the command group's handler, not {got}")
+        h, args = args[0], args[1:]
+    elif args and hasattr(args[0], "requirements"):
+        raise TypeError(f"{where}: sycl.reduction({type(var).__name__}, combiner) takes no "
+                        "handler (SYCL 2020 §4.10.2: the USM and span forms have none); "
+                        "write sycl.reduction(ptr, sycl.plus())")
+    if args and isinstance(args[-1], (list, tuple, property_list)):
+        if properties is not None:
+            raise TypeError(f"{where}: sycl.reduction got the properties twice")
+        properties, args = args[-1], args[:-1]
+    if len(args) == 2 and identity is _MISSING:
+        a, b = args
+        args, identity = ((b,), a) if callable(b) and not callable(a) else ((a,), b)
+    if len(args) != 1:
+        form = "h, " if h is not None else ""
+        raise TypeError(f"{where}: sycl.reduction(var, {form}[identity,] combiner[, "
+                        f"properties]): {'missing the combiner' if not args else 'too many arguments'}")
+    return h, args[0], None if identity is _MISSING else identity, properties
+
+
+def _identity_value(identity: Any, dt: np.dtype, where: str) -> np.generic:
+    """``identity`` as a ``dt`` scalar; a value of another kind (a float for an integer
+    variable, a complex number, ...) is refused as C++'s ``const T& identity`` would be."""
+    kind = (identity.dtype.kind if isinstance(identity, np.generic) else
+            "i" if isinstance(identity, int) else "f" if isinstance(identity, float) else "?")
+    if (kind == "f" and dt.kind in "iu") or kind not in "biuf":
+        raise TypeError(f"{where}: the identity {identity!r} ({type(identity).__name__}) does "
+                        f"not match the reduction variable's type {dt}")
+    try:
+        with np.errstate(all="raise"):
+            ident = dt.type(identity)
+    except (TypeError, ValueError, OverflowError, FloatingPointError) as e:
+        raise TypeError(f"{where}: identity {identity!r} is not a {dt} value: {e}") from None
+    if kind in "biu" and int(ident) != int(identity):
+        raise TypeError(f"{where}: identity {identity!r} is not a {dt} value (out of range)")
+    return ident
 
 
 def _combiner_of(combiner: _functor | Callable[..., Any], identity: Any, dt: np.dtype, where: str
@@ -148,7 +180,7 @@ def _combiner_of(combiner: _functor | Callable[..., Any], identity: Any, dt: np.
         if op in _BITWISE and dt.kind == "f":
             raise TypeError(f"{where}: sycl.{op}() needs an integer type, the reduction "
                             f"variable is {dt}")
-        return op, _COMBINERS[op], known_identity(op, dt) if identity is None else identity
+        return op, COMBINERS[op], known_identity(op, dt) if identity is None else identity
     if isinstance(combiner, (types.FunctionType, types.BuiltinFunctionType)) \
             or hasattr(combiner, "py_func"):
         if identity is None:
@@ -163,56 +195,68 @@ def _combiner_of(combiner: _functor | Callable[..., Any], identity: Any, dt: np.
 
 # ------------------------------------------------------------------ reduction
 class reduction:  # noqa: N801 - the spec's spelling
-    """A reduction variable of one ``parallel_for`` (``sycl::reduction``).
+    """A reduction variable of one ``parallel_for`` (``sycl::reduction``, §4.10.2).
+
+    The forms (``[...]`` optional; the spec's positional order)::
+
+        sycl.reduction(buf_or_acc, h, [identity,] combiner[, properties])
+        sycl.reduction(ptr, [identity,] combiner[, properties])
+        sycl.reduction(sycl.span(ptr, n), [identity,] combiner[, properties])
 
     Args:
         var: a one-element ``sycl.buffer`` or a one-element, writable
-            ``sycl.accessor`` created in this command group.
-        h: the command group's handler.
-        combiner: ``sycl.plus()``, ``sycl.multiplies()``, ``sycl.minimum()``,
-            ``sycl.maximum()``, ``sycl.bit_and()``, ``sycl.bit_or()``,
-            ``sycl.bit_xor()``, ``sycl.logical_and()``, ``sycl.logical_or()``,
-            or a Python function of two values (then ``identity`` is required).
-        identity: the combiner's identity; for the function objects above
-            SYCL's ``known_identity`` is the default. The spec's positional
-            order ``reduction(var, h, identity, combiner)`` is accepted too.
+            ``sycl.accessor`` created in this command group (both need the
+            handler ``h``); a USM pointer (the result is element 0); or a
+            ``sycl.span`` of ``n >= 1`` elements: ``n`` independent reductions,
+            the kernel's reducer is indexed (``r[i] += x``).
+        *args: the handler (buffers and accessors only), then the identity
+            (optional), the combiner, and the properties (optional). The
+            combiner is ``sycl.plus()``, ``sycl.multiplies()``,
+            ``sycl.minimum()``, ``sycl.maximum()``, ``sycl.bit_and()``,
+            ``sycl.bit_or()``, ``sycl.bit_xor()``, ``sycl.logical_and()``,
+            ``sycl.logical_or()``, or a Python function of two values (then
+            ``identity`` is required).
+        identity: the combiner's identity (keyword form); for the function objects
+            above SYCL's ``known_identity`` is the default.
         properties: ``[sycl.property.reduction.initialize_to_identity()]``
             discards the variable's old value; without it the result is
             combined with the old value.
 
     Raises:
         exception: ``errc.invalid`` for a variable with other than one
-            element, a read-only or foreign accessor, or a custom combiner
-            without identity.
-        TypeError: wrong argument types, unsupported element types or a
-            bitwise operator on floating-point values.
+            element, a read-only or foreign accessor, a freed or read-only
+            pointer, an empty span, or a custom combiner without identity.
+        TypeError: wrong argument types, unsupported element types, an identity
+            that is not a value of the variable's type, or a bitwise operator on
+            floating-point values.
     """
 
-    __slots__ = ("_acc", "_combiner", "_dtype", "_handler", "_identity", "_init", "_op",
-                 "_where")
+    __slots__ = ("_acc", "_combiner", "_count", "_dtype", "_handler", "_identity", "_init",
+                 "_kind", "_op", "_ptr", "_where")
 
-    def __init__(self, var: buffer | accessor, h: CommandGroupRef,
-                 combiner: _functor | Callable[..., Any], identity: Any = None,
-                 properties: Iterable[_Property] | None = None) -> None:
+    def __init__(self, var: buffer | accessor | usm_pointer | span, *args: Any,
+                 identity: Any = _MISSING, properties: Iterable[_Property] | None = None
+                 ) -> None:
         where = _caller()
-        if not hasattr(h, "requirements"):
-            raise TypeError(f"{where}: sycl.reduction(var, h, combiner): the second argument "
-                            f"must be the command group's handler, not {type(h).__name__}")
-        if not callable(combiner) and callable(identity):  # the spec's (var, h, identity, op)
-            combiner, identity = identity, combiner
+        h, combiner, identity, properties = _split_args(var, args, identity, properties, where)
         props = checked(properties or (), REDUCTION, "sycl.reduction")
         init = props.has_property(_reduction_props.initialize_to_identity)
-        dt = _variable_dtype(var, h, where)
+        self._acc: accessor | None = None
+        self._ptr: usm_pointer | None = None
+        self._count = 1
+        if h is None:
+            self._ptr, self._count, dt = _usm_variable(var, where)  # type: ignore[arg-type]
+            self._kind = "span" if isinstance(var, span) else "pointer"
+        else:
+            dt = _variable_dtype(var, h, where)  # type: ignore[arg-type]
+            self._kind = "accessor"
         op, comb, identity = _combiner_of(combiner, identity, dt, where)
-        try:
-            with np.errstate(all="raise"):
-                ident = dt.type(identity)
-        except (TypeError, ValueError, OverflowError, FloatingPointError) as e:
-            raise TypeError(f"{where}: identity {identity!r} is not a {dt} value: {e}") from None
+        ident = _identity_value(identity, dt, where)
         if isinstance(var, buffer):
             var = var.get_access(h, access_mode.write if init else access_mode.read_write,
                                  properties=[no_init] if init else ())
-        self._acc = var
+        if isinstance(var, accessor):
+            self._acc = var
         self._handler = h
         self._dtype = dt
         self._op = op
@@ -223,13 +267,32 @@ class reduction:  # noqa: N801 - the spec's spelling
 
     # What the launcher and the host device read (pysycl's own; not in the spec).
     @property
+    def variable_kind(self) -> str:
+        """``"accessor"`` (a buffer's or an accessor's), ``"pointer"`` or ``"span"``."""
+        return self._kind
+
+    @property
     def accessor(self) -> accessor:
-        """The reduction variable as an accessor of this command group (a buffer's, made here)."""
+        """The reduction variable as an accessor of this command group (a buffer's, made
+        here); only for :attr:`variable_kind` ``"accessor"``."""
+        assert self._acc is not None
         return self._acc
 
     @property
-    def handler(self) -> CommandGroupRef:
-        """The command group's handler the reduction was created with."""
+    def pointer(self) -> usm_pointer:
+        """The USM pointer the result goes to (a span's first element); only for
+        :attr:`variable_kind` ``"pointer"`` and ``"span"``."""
+        assert self._ptr is not None
+        return self._ptr
+
+    @property
+    def count(self) -> int:
+        """The number of independent reductions: a span's size, else 1."""
+        return self._count
+
+    @property
+    def handler(self) -> CommandGroupRef | None:
+        """The command group's handler the reduction was created with (None: USM, a span)."""
         return self._handler
 
     @property
@@ -263,130 +326,36 @@ class reduction:  # noqa: N801 - the spec's spelling
         return self._init
 
     def __repr__(self) -> str:
-        return (f"sycl.reduction({self._dtype}, {self._op}, identity={self._identity!r}, "
+        var = "" if self._kind == "accessor" else (
+            f"{self._kind}[{self._count}], " if self._kind == "span" else "pointer, ")
+        return (f"sycl.reduction({var}{self._dtype}, {self._op}, identity={self._identity!r}, "
                 f"initialize_to_identity={self._init})")
 
 
-# ------------------------------------------------------------- final kernel
-# One final kernel serves every known operator of a dtype (the operator's
-# ReductionOp code is a kernel argument, a uniform branch), so a program using
-# several operators compiles it once per dtype; a custom combiner gets its own.
-# Numba types enum *members* read from globals (compile-time constants), not
-# attributes of an enum class: hence these names.
-(_PLUS, _MULTIPLIES, _MINIMUM, _MAXIMUM, _BIT_AND, _BIT_OR, _BIT_XOR, _LOGICAL_AND,
- _LOGICAL_OR) = ReductionOp
-
-
-def _int_bitwise(opc: Any, a: Any, b: Any) -> Any:
-    if opc == _BIT_AND:
-        return a & b
-    if opc == _BIT_OR:
-        return a | b
-    return a ^ b
-
-
-def _no_bitwise(opc: Any, a: Any, b: Any) -> Any:
-    return a  # never called: bitwise reductions of floats are refused by sycl.reduction
-
-
-def _known_combiner(dt: type, integer: bool) -> Callable[..., Any]:
-    bitwise = _int_bitwise if integer else _no_bitwise  # `a & b` does not type for floats
-
-    def comb(opc: Any, a: Any, b: Any) -> Any:
-        if opc == _PLUS:
-            return dt(a + b)
-        if opc == _MULTIPLIES:
-            return dt(a * b)
-        if opc == _MINIMUM:
-            return a if a < b else b
-        if opc == _MAXIMUM:
-            return a if a > b else b
-        if opc == _LOGICAL_AND:
-            return dt(1 if (a != 0 and b != 0) else 0)
-        if opc == _LOGICAL_OR:
-            return dt(1 if (a != 0 or b != 0) else 0)
-        return dt(bitwise(opc, a, b))
-
-    return comb
-
-
-def _custom_combiner(user: Callable[..., Any], dt: type) -> Callable[..., Any]:
-    def comb(opc: Any, a: Any, b: Any) -> Any:
-        return dt(user(a, b))
-
-    return comb
-
-
-def _make_final(comb: Callable[..., Any]) -> Callable[..., Any]:
-    # Placeholders: these names become kernel arguments (captures).
-    part = out = tmp = npart = ident = keep = opc = None
-
-    def _pysycl_reduction_final(it: Any) -> None:
-        lid = it.get_local_id(0)
-        nl = it.get_local_range(0)
-        a = ident
-        i = lid
-        while i < npart:
-            a = comb(opc, a, part[i])
-            i += nl
-        tmp[lid] = a
-        group_barrier(it.get_group())
-        n = nl
-        while n > 1:
-            half = (n + 1) >> 1
-            if lid + half < n:
-                tmp[lid] = comb(opc, tmp[lid], tmp[lid + half])
-            group_barrier(it.get_group())
-            n = half
-        if lid == 0:
-            if keep:
-                out[0] = comb(opc, out[0], tmp[0])
-            else:
-                out[0] = tmp[0]
-
-    return _pysycl_reduction_final
-
-
-def _final_captures(fn: types.FunctionType, dt: np.dtype) -> list[tuple[str, str, CaptureType]]:
-    kinds = {
-        "part": AccessorType(dt, 1, "read"),
-        "out": AccessorType(dt, 1, "read_write"),
-        "tmp": AccessorType(dt, 1, "read_write", "local"),
-        "npart": ScalarType(np.dtype(np.int64)),
-        "ident": ScalarType(dt),
-        "keep": ScalarType(np.dtype(np.bool_)),
-        "opc": ScalarType(np.dtype(np.int32)),
-    }
-    return [(n, "freevar", kinds[n]) for n in fn.__code__.co_freevars if n in kinds]
-
-
-def _final_kernel(r: reduction, ckey: Hashable, target: tuple[str, str]) -> Kernel:
-    what = "custom" if r.op == "custom" else "known"
-    key = ("reduction_final", ckey if what == "custom" else what, r.dtype, target)
-
-    def make() -> Kernel:
-        dt = r.dtype.type
-        comb = (_custom_combiner(r.combiner, dt) if what == "custom"
-                else _known_combiner(dt, r.dtype.kind in "iu"))
-        fn = _make_final(comb)
-        captures = captures_of(_final_captures(fn, r.dtype))
-        index = IndexSpace("nd_range", 1)
-        return kernels.load_or_compile(stable_digest(fn, captures, index), fn, index, captures,
-                                       f"reduction_final<{r.dtype},{what}>", target=target)
-
-    return kernels.once(key, make)  # uncounted: the stats count the user's kernels
-
-
-def _final_args(r: reduction, part: Any, groups: int, fl: int, ex: DeviceExecutor
-                ) -> dict[str, Any]:
-    """The final kernel's arguments by capture name (``fl``: its work-group size)."""
-    out = r.accessor
-    return {"part": (part, 0, max(groups, 1)),
-            "out": (out.coherence.dev[ex.key], out.kernel_tail[0], 1),
-            "tmp": (ex.local_memory(fl * r.dtype.itemsize), fl),
-            "npart": (groups,), "ident": (r.identity,),
-            "keep": (np.uint8(not r.initialize_to_identity),),
-            "opc": (np.int32(ReductionOp[r.op] if r.op != "custom" else -1),)}
+def check_command(h: CommandGroupRef, reds: Sequence[reduction]) -> None:
+    """The submit-time checks of a command's reductions (every device): a buffer or accessor
+    reduction of this command group; a USM variable live, in the queue's context, and
+    written by one reduction of the command only."""
+    seen: dict[int, reduction] = {}
+    for r in reds:
+        if r.handler is not None:
+            if r.handler is not h:
+                raise exception(errc.invalid, f"{r.where}: the reduction was created in "
+                                "another command group")
+            continue
+        p = r.pointer
+        p.check_live(f"{r.where}: sycl.reduction")
+        if p.signature[0] != h.context_key:
+            raise exception(errc.invalid, f"{r.where}: the reduction's pointer {p!r} was "
+                            f"allocated in {p.allocation.ctx!r}, not in the queue's "
+                            f"context {h.queue.get_context()!r}")
+        lo, hi = p.address, p.address + r.count * r.dtype.itemsize
+        for other in seen.values():
+            q = other.pointer
+            if max(lo, q.address) < min(hi, q.address + other.count * q.dtype.itemsize):
+                raise exception(errc.invalid, f"{r.where}: the reduction's variable overlaps "
+                                f"that of the reduction at {other.where} in the same kernel")
+        seen[id(r)] = r
 
 
 # --------------------------------------------------------------- main kernel
@@ -402,7 +371,7 @@ def _load_or_compile(fn: types.FunctionType, caps: list[CaptureEntry], index: In
                      target: tuple[str, str]) -> Kernel:
     captures = captures_of(caps)
     h = hashlib.sha256(stable_digest(fn, captures, index).encode())
-    h.update(repr(tuple((t.dtype.str, t.op) for t in rtypes)).encode())
+    h.update(repr(tuple((t.dtype.str, t.op, t.span) for t in rtypes)).encode())
     if bounds_check:
         h.update(b"bounds_check")
     seen: set[int] = set()
@@ -417,7 +386,7 @@ def _load_or_compile(fn: types.FunctionType, caps: list[CaptureEntry], index: In
     if index.kind == "range":
         k.arg_dtypes.extend([np.int64] * index.ndim)
     for t in rtypes:
-        k.arg_dtypes.extend([t.dtype, None, None])
+        k.arg_dtypes.extend([t.dtype, None, np.int64 if t.span else None])
     if bounds_check or compiled.asserts:
         k.arg_dtypes.append(None)  # the error buffer
     return k
@@ -440,16 +409,9 @@ def _partials_buffer(ex: DeviceExecutor, slot: int, nbytes: int) -> Any:
     return hit[1]
 
 
-def _check(h: CommandGroupRef, cmd: KernelCommandRef) -> None:
-    for r in cmd.reductions:
-        if r.handler is not h:
-            raise exception(errc.invalid, f"{r.where}: the reduction was created in another "
-                            "command group")
-
-
-#: Work-groups per compute unit of a ``range`` reduction's launch on a GPU: the final
-#: step reads every group's partial from one work-group (fewer is faster: 0.2x -> see
-#: docs/performance.md).
+#: Work-groups per compute unit of a ``range`` reduction's launch on a GPU (and on every
+#: device with a span reduction, whose partials are a row of n per group): the final
+#: step reads every group's partial (fewer is faster: 0.2x -> see docs/performance.md).
 _GROUPS_PER_UNIT_GPU = 16
 
 
@@ -473,7 +435,7 @@ def _sizes(k: Kernel, dev: device, lim: tuple[int, tuple[int, ...], int], cmd: K
     # work-item, which Intel's compiler vectorises across work-items; its grid-stride
     # loop ran at 0.4x the OpenCL C peer (2.5 against 6.1 GB/s, benchmarks/bench_ndrange).
     groups = -(-total // wg)
-    if dev.is_gpu():
+    if dev.is_gpu() or any(r.variable_kind == "span" for r in cmd.reductions):
         units = max(1, int(dev.get_info(_device_info.max_compute_units)))  # cached per device
         groups = min(groups, _GROUPS_PER_UNIT_GPU * units)
     return (groups * wg,), (wg,), list(user)
@@ -481,7 +443,8 @@ def _sizes(k: Kernel, dev: device, lim: tuple[int, tuple[int, ...], int], cmd: K
 
 def _check_local_memory(k: Kernel, lim: tuple[int, tuple[int, ...], int], values: list[Any],
                         reds: tuple[reduction, ...], wg: int) -> None:
-    local = _args.local_bytes(values, k.arg_kinds) + sum(wg * r.dtype.itemsize for r in reds)
+    local = _args.local_bytes(values, k.arg_kinds) + sum(wg * r.dtype.itemsize for r in reds
+                                                          if r.variable_kind != "span")
     if local > lim[2]:
         raise exception(errc.nd_range, f"{k.where}: its local accessors and reductions need "
                         f"{local} bytes of local memory per work-group, more than the "
@@ -498,14 +461,14 @@ def prepare(ex: DeviceExecutor, h: CommandGroupRef,
     The caller (the backend's launch) has refused ``sycl.kernel`` objects and
     ``use_kernel_bundle``.
     """
-    _check(h, cmd)
     kind, ndim, fn, reds = cmd.kind, cmd.ndim, cmd.fn, cmd.reductions
+    check_command(h, reds)
     body = body_of(fn) if not isinstance(fn, types.FunctionType) else None
     obj = None
     if body is not None:  # a function object: its body and self
         fn, obj = body
     info, values, caps, tkey = capture_values(fn, h, obj)
-    rtypes = tuple(ReductionType(r.dtype, r.op) for r in reds)
+    rtypes = tuple(ReductionType(r.dtype, r.op, r.variable_kind == "span") for r in reds)
     ckeys = tuple(_combiner_key(r.combiner) for r in reds)
     checked = _bounds.enabled()
     dev = h.queue.get_device()
@@ -526,7 +489,7 @@ def prepare(ex: DeviceExecutor, h: CommandGroupRef,
     clk = ex.build(k, name=cmd.name)
     if cmd.kind == "nd_range":  # wider than the driver promises (PTX): a launch bound
         clk = ex.bounded_kernel(k, clk, cmd.index_space, name=cmd.name)
-    finals = [_final_kernel(r, ck, target) for r, ck in zip(reds, ckeys, strict=True)]
+    finals = [final_kernel(r, ck, target) for r, ck in zip(reds, ckeys, strict=True)]
     fclks = [ex.build(fk) for fk in finals]
     lim = ex.kernel_limits(clk)
     gsize, lsize, extra = _sizes(k, dev, lim, cmd, values)
@@ -537,13 +500,16 @@ def prepare(ex: DeviceExecutor, h: CommandGroupRef,
     _check_local_memory(k, lim, values, reds, wg)
     ranges = _args.accessor_ranges(values, k.arg_kinds)
     values = _args.with_local_memory(values, k.arg_kinds, ex.local_memory)
-    parts = [_partials_buffer(ex, i, max(groups, 1) * r.dtype.itemsize)
+    parts = [_partials_buffer(ex, i, max(groups * r.count, 1) * r.dtype.itemsize)
              for i, r in enumerate(reds)]
     main = ex.prepared(k, clk, gsize, lsize)
-    fl = [max(1, min(256, ex.kernel_limits(c)[0], groups)) for c in fclks]
-    fls = [ex.prepared(fk, c, (n,), (n,)) for fk, c, n in zip(finals, fclks, fl, strict=True)]
+    fsz = [final_sizes(r, groups, ex.kernel_limits(c)[0]) for r, c in zip(reds, fclks, strict=True)]
+    fls = [ex.prepared(fk, c, (g,), (n,))
+           for fk, c, (g, n) in zip(finals, fclks, fsz, strict=True)]
+    fl = [n for _, n in fsz]
     # USM pointers (and host arrays) live until the last kernel completes (in order: both)
-    holds = values if k.has_pointer else None
+    held = [*(values if k.has_pointer else ()), *(r.pointer for r in reds if r.handler is None)]
+    holds = held or None
     site = submit_site() if k.asserts else ""
     record = (_bounds.record(h.queue, k, fn, cmd.name or fn.__qualname__, info.location, values,  # type: ignore[arg-type]
                              ranges, ndim, site, tuple(extra) or None)
@@ -556,7 +522,8 @@ def prepare(ex: DeviceExecutor, h: CommandGroupRef,
             args = _args.flat_args(values, k.arg_kinds, ex.key)
             args.extend(extra)
             for r, p in zip(reds, parts, strict=True):
-                args.extend((r.identity, p, ex.local_memory(wg * r.dtype.itemsize)))
+                args.extend((r.identity, p, np.int64(r.count) if r.variable_kind == "span"
+                             else ex.local_memory(wg * r.dtype.itemsize)))
             slot = _steps.error_slot(ex, k, ctx_key, record) if record else None  # type: ignore[arg-type]
             if slot is not None:
                 args.append(slot.arg)
@@ -571,7 +538,7 @@ def prepare(ex: DeviceExecutor, h: CommandGroupRef,
             wait_for = None
         last = len(reds) - 1
         for i, (r, p, fk, fn_, n) in enumerate(zip(reds, parts, finals, fls, fl, strict=True)):
-            fargs = _final_args(r, p, groups, n, ex)
+            fargs = final_args(r, p, groups, n, ex)
             flat = [a for c in fk.compiled.captures for a in fargs[c.name]]
             ev = fn_.enqueue(flat, holds if i == last else None, wait_for)
             wait_for = None

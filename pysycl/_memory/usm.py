@@ -223,6 +223,11 @@ class usm_pointer:  # noqa: N801 - pysycl's name for C++'s ``T*`` to USM
         return self._alloc.live  # type: ignore[no-any-return]
 
     @property
+    def allocation(self) -> Allocation:
+        """The allocation this pointer points into (its ``ctx``, ``ctx_key``, ``host``)."""
+        return self._alloc
+
+    @property
     def allocation_kind(self) -> Any:
         """The ``usm.alloc`` kind of the allocation (``unknown`` for foreign memory)."""
         return self._alloc.kind

@@ -45,7 +45,7 @@ from pysycl_numba.types import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from pysycl_numba._numba_compat import BaseContext, Signature
 
@@ -344,6 +344,39 @@ def _lower_fetch(op: str) -> None:
 
 for _op in ("add", "sub", "min", "max", "and", "or", "xor"):
     _lower_fetch(_op)
+
+
+def atomic_rmw_global(builder: llir.IRBuilder, dtype: types.Integer, op: str, ptr: llir.Value,
+                      v: llir.Value) -> None:
+    """``*ptr = *ptr op v`` atomically (relaxed, device scope) on integer ``dtype`` at global
+    pointer ``ptr``, one ``atomicrmw`` (``op``: ``add``, ``and``, ``or``, ``xor``, ``min``,
+    ``max``; unsigned types compare unsigned)."""
+    ty = AtomicRefType(dtype, ADDRSPACE_GLOBAL, "relaxed", "device")
+    if op in ("min", "max") and not dtype.signed:
+        op = "u" + op
+    builder.atomic_rmw(op, ptr, v, _ordering(ty, _RMW_ORDER))
+
+
+def atomic_update(context: BaseContext, builder: llir.IRBuilder, dtype: types.Type,
+                  ptr: llir.Value, update: Callable[[llir.Value], llir.Value]) -> None:
+    """``*ptr = update(*ptr)`` atomically (relaxed, device scope) on ``dtype`` at global
+    pointer ``ptr``: a compare-exchange loop on the bit pattern (a span reduction's combine)."""
+    ty = AtomicRefType(dtype, ADDRSPACE_GLOBAL, "relaxed", "device")
+    ity = _int_type(ty)
+    iptr = builder.bitcast(ptr, ity.as_pointer(addrspace=ADDRSPACE_GLOBAL))
+    first = _load_bits(context, builder, ty, iptr, _RELAXED)
+    pre = builder.block
+    loop = builder.append_basic_block("reducer.cas.loop")
+    done = builder.append_basic_block("reducer.cas.done")
+    builder.branch(loop)
+    builder.position_at_end(loop)
+    cur = builder.phi(ity)
+    cur.add_incoming(first, pre)
+    new = _to_bits(builder, ty, update(_from_bits(builder, ty, cur)))
+    ok, observed = _cmpxchg(builder, ty, iptr, cur, new)
+    cur.add_incoming(observed, builder.block)
+    builder.cbranch(ok, done, loop)
+    builder.position_at_end(done)
 
 
 @typing_registry.register_global(atomic_fence)

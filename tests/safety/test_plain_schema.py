@@ -36,7 +36,8 @@ def _kernel() -> CompiledKernel:
         index=IndexSpace("nd_range", 2),
         required_aspects=frozenset({"fp64"}),
         source_location="/x/prog.py:12",
-        reductions=(ReductionType(np.dtype(np.float32), "plus"),),
+        reductions=(ReductionType(np.dtype(np.float32), "plus"),
+                    ReductionType(np.dtype(np.int64), "custom", span=True)),
         direct_index=((0, 0, 0, 0, 0), (0, 1, 1, 1, 1)),
         bounds_checked=True,
         sites=((0, 12, ""), (-1, 13, "/x/lib.py")),
@@ -47,6 +48,15 @@ def test_compiled_kernel_round_trips_through_json() -> None:
     k = _kernel()
     back = kernel_from_plain(json.loads(json.dumps(kernel_to_plain(k))), k.binary)
     assert back == k
+
+
+def test_a_span_reduction_round_trips_and_a_bad_span_flag_is_rejected() -> None:
+    d = kernel_to_plain(_kernel())
+    assert [r["span"] for r in d["reductions"]] == [False, True]
+    assert kernel_from_plain(d, b"").reductions[1].span
+    d["reductions"][1]["span"] = "yes"
+    with pytest.raises(ValueError, match="span"):
+        kernel_from_plain(d, b"")
 
 
 @pytest.mark.parametrize("field", ["captures", "direct_index", "bounds_checked", "schema"])

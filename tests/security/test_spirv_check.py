@@ -144,3 +144,27 @@ def test_mutated_modules_never_reach_the_driver_unless_well_formed(
     assert r.returncode == 0, r.stderr[-3000:]
     results = json.loads(r.stdout.strip().splitlines()[-1])
     assert set(results) <= {"built", "build", "invalid"}, results
+
+
+def test_spec_constant_op_takes_its_operands() -> None:
+    """``OpSpecConstantOp`` (opcode 52) has a variable number of operand ids after its opcode
+    literal: LLVM writes ``ConvertPtrToU`` of a null pointer (a span reducer's null check)."""
+    from pysycl._core.abi import ReductionType
+    from pysycl_numba import compile_kernel
+
+    def plus(a, b):
+        return a + b
+
+    def kern(i, r):
+        r[i - 5].combine(1)
+
+    k = compile_kernel(kern, IndexSpace("range", 1), (), entry_name="spec_constant_op_kern",
+                       reductions=((ReductionType(np.dtype(np.int32), "plus", True), plus),))
+    w = struct.unpack(f"<{len(k.binary) // 4}I", k.binary)
+    counts = [w[p] >> 16 for p in _starts(k.binary) if w[p] & 0xFFFF == 52]
+    assert 5 in counts, counts  # result type, result id, the opcode, one operand id
+    assert _spirv_check.problem(k.binary) is None
+    bad = list(w)
+    pos = next(p for p in _starts(k.binary) if w[p] & 0xFFFF == 52)
+    bad[pos + 4] = 0x3FFFFF  # its operand: an id past the module's bound
+    assert _spirv_check.problem(struct.pack(f"<{len(bad)}I", *bad)) is not None

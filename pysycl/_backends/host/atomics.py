@@ -5,12 +5,14 @@
 
 from __future__ import annotations
 
+import operator
 import threading
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pysycl._core.exceptions import errc, exception
+from pysycl._memory.usm import bytes_at
 
 if TYPE_CHECKING:
     from pysycl._kernels.reduction import reduction
@@ -62,10 +64,72 @@ class _HostReducer:
         return self._only("bit_xor", "^=", x)
 
     def write_back(self) -> None:
-        out = self._r.accessor.host_view
-        flat = out.reshape(-1)
+        r = self._r
+        flat = (r.accessor.host_view.reshape(-1) if r.variable_kind == "accessor"
+                else _usm_elements(r))
+        self.store(flat, 0)
+
+    def store(self, flat: np.ndarray, i: int) -> None:
+        """Put the result into ``flat[i]`` (combined with its old value unless
+        ``initialize_to_identity``)."""
         with np.errstate(all="ignore"):
-            flat[0] = self._acc if self._r.initialize_to_identity else self._dt(self._fn(flat[0], self._acc))
+            flat[i] = self._acc if self._r.initialize_to_identity else self._dt(self._fn(flat[i], self._acc))
 
     def __repr__(self) -> str:
         return f"<sycl reducer {self._r!r} on the host device>"
+
+
+def _usm_elements(r: reduction) -> np.ndarray:
+    """The ``r.count`` elements at a USM reduction's pointer (the host device's memory is
+    host memory)."""
+    p = r.pointer
+    return bytes_at(p.address, r.count * r.dtype.itemsize, p).view(r.dtype)
+
+
+class _HostSpanReducer:
+    """The reducer of a span reduction: ``r[i]`` is the reducer of element ``i``."""
+
+    __slots__ = ("_elems", "_r")
+
+    def __init__(self, r: reduction) -> None:
+        self._r = r
+        self._elems = [_HostReducer(r) for _ in range(r.count)]
+
+    def __getitem__(self, i: Any) -> _HostReducer:
+        j = operator.index(i)
+        if not 0 <= j < len(self._elems):
+            raise exception(errc.kernel, f"span reducer[{j}]: the span reduction of "
+                            f"{self._r.where} has {len(self._elems)} element(s)")
+        return self._elems[j]
+
+    def __setitem__(self, i: Any, value: Any) -> None:
+        # ``r[i] += x`` stores the element reducer back: it must be that one
+        if value is not self[i]:
+            raise exception(errc.kernel, f"span reducer[{operator.index(i)}] = ...: a span "
+                            "reducer's elements are reducers; combine with r[i].combine(x) "
+                            "or r[i] += x")
+
+    def __len__(self) -> int:
+        return len(self._elems)
+
+    def combine(self, x: Any) -> None:
+        raise exception(errc.kernel, "r.combine of a span reducer: a span reduction's kernel "
+                        "parameter holds one reducer per element of the span: "
+                        "r[i].combine(x) or r[i] += x")
+
+    def write_back(self) -> None:
+        flat = _usm_elements(self._r)
+        for i, e in enumerate(self._elems):
+            e.store(flat, i)
+
+    def __repr__(self) -> str:
+        return f"<sycl span reducer {self._r!r} on the host device>"
+
+
+#: A host device reducer of either kind.
+AnyHostReducer = _HostReducer | _HostSpanReducer
+
+
+def host_reducer(r: reduction) -> AnyHostReducer:
+    """The host device's reducer of reduction ``r``."""
+    return _HostSpanReducer(r) if r.variable_kind == "span" else _HostReducer(r)

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pysycl._backends.host.atomics import _HostReducer
+from pysycl._backends.host.atomics import AnyHostReducer, _HostReducer, host_reducer
 from pysycl._backends.host.ndrange import _run_nd_range
 from pysycl._backends.host.views import raise_from, region_view
 from pysycl._bundles.resolve import interpreted_submit
@@ -72,6 +72,7 @@ from pysycl._kernels.functor import body_of
 from pysycl._kernels.kernel_api import local_accessor
 from pysycl._kernels.kernel_api_host import KernelView, VecKernelView
 from pysycl._kernels.ndrange import SMALL, check_global_size, check_nd_range
+from pysycl._kernels.reduction import check_command
 from pysycl._kernels.signature import no_value, returned, returns_computed
 from pysycl._memory.accessor import accessor
 from pysycl._memory.usm import bytes_at, usm_pointer
@@ -235,10 +236,7 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
         raise exception(errc.kernel_not_supported, f"{fn!r}{named} is an OpenCL kernel object; "
                         "the host_debuggable device runs Python kernels only")
     desc = _describe(fn) if kernel_name is None else f"kernel {kernel_name!r}"
-    for r in reds:
-        if r.handler is not h:
-            raise exception(errc.invalid, f"{r.where}: the reduction was created in another "
-                            "command group")
+    check_command(h, reds)
     body = body_of(fn) if not isinstance(fn, types.FunctionType) else None
     if body is None:  # a kernel in a module pytest rewrote: its plain code, as compiled
         fn = plain_tree(fn)
@@ -300,7 +298,7 @@ def _run(desc: str, kind: str, fn: Callable[..., object], index_space: _range | 
          ptrs: Sequence[usm_pointer] = ()) -> None:
     """Run a checked kernel command; a failed kernel leaves its buffers and the USM
     memory it could write as they were."""
-    reducers = [_HostReducer(r) for r in reds]
+    reducers = [host_reducer(r) for r in reds]
     backups = {}
     for acc in reqs:
         st = acc.coherence
@@ -398,7 +396,7 @@ _HostItem.__int__ = item.__index__  # type: ignore[method-assign]
 _HostItem.__neg__ = lambda self: -operator.index(self)  # type: ignore[attr-defined]
 
 
-def _run_range(desc: str, fn: Callable[..., object], rng: _range, reducers: list[_HostReducer],
+def _run_range(desc: str, fn: Callable[..., object], rng: _range, reducers: list[AnyHostReducer],
                extra: list[kernel_handler]) -> None:
 
     prev = _host.set_active(True)

@@ -27,7 +27,7 @@ from pysycl._objects.range import id as _id
 from pysycl._objects.range import range as _range
 
 if TYPE_CHECKING:
-    from pysycl._backends.host.atomics import _HostReducer
+    from pysycl._backends.host.atomics import AnyHostReducer
     from pysycl._kernels.kernel_api import local_accessor
     from pysycl._kernels.specconst import kernel_handler
 
@@ -314,7 +314,7 @@ class _HostNdItem(nd_item):
 
 
 def _run_nd_range(desc: str, fn: Callable[..., object], nd: nd_range,
-                  locals_: list[local_accessor], reducers: list[_HostReducer],
+                  locals_: list[local_accessor], reducers: list[AnyHostReducer],
                   extra: list[kernel_handler]) -> None:
 
     loc = tuple(nd.get_local_range())
