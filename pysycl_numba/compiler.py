@@ -38,6 +38,7 @@ from pysycl._core.exceptions import errc, exception, kernel_compile_error, kerne
 from pysycl._core.launch_types import Target
 from pysycl._core.sites import Site, code_table, site_of
 from pysycl._core.vec_layout import vec_parts
+from pysycl._core.where import location
 from pysycl_numba._numba_compat import errors, global_compiler_lock, target_override, types
 from pysycl_numba.asserts import AssertTable, ends_work_item, synchronizes_group
 from pysycl_numba.asserts import table as asserts_table
@@ -286,7 +287,7 @@ def _check_work_group_use(pyfunc: Callable[..., Any], index: IndexSpace, name: s
             raise kernel_compile_error(
                 errc.kernel,
                 f"cannot compile kernel '{name}' (defined at {source_location(pyfunc)}): "
-                f"{code.co_filename}:{line}: {ins.argval} needs work-groups, which only an "
+                f"{location(code.co_filename, line)}: {ins.argval} needs work-groups, which only an "
                 f"nd_range kernel has; this is a {index.kind} kernel. Launch it with "
                 "h.parallel_for(sycl.nd_range(global_range, local_range), kernel) -- the kernel "
                 "then receives a sycl.nd_item (it.get_group(), it.barrier(), ...)")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pysycl._core.exceptions import errc, kernel_compile_error, kernel_signature_error
+from pysycl._core.where import location
 from pysycl_numba._numba_compat import errors as nb_errors
 from pysycl_numba.explain_calls import (
     NO_DEVICE_IMPL,
@@ -26,6 +27,13 @@ from pysycl_numba.explain_calls import (
     explain_scalar_type,
     explain_sycl_math,
     split_args,
+)
+from pysycl_numba.explain_types import (
+    REDUCER_OPS,
+    explain_method,
+    explain_unify,
+    float_index,
+    typed_args,
 )
 
 if TYPE_CHECKING:
@@ -60,11 +68,7 @@ _HINTS: list[tuple[str, str]] = [
         "a kernel can use captured accessors and scalars, numbers, tuples, the "
         "math module and plain Python functions (compiled as device functions)",
     ),
-    (
-        r"\bi(add|mul|and|or|xor)\(sycl\.reducer<",
-        "a reducer has no operator op= for its combiner: += needs sycl.plus(), *= "
-        "sycl.multiplies(), &= |= ^= sycl.bit_and()/bit_or()/bit_xor(); use r.combine(x)",
-    ),
+    (r"\bi(add|mul|and|or|xor)\(sycl\.reducer<", REDUCER_OPS),
     (r"generator|yield", "generators are not supported in kernels"),
     (r"objmode|object mode|pyobject", "Python objects cannot be used in kernels"),
 ]
@@ -95,7 +99,7 @@ def format_loc(loc: ir.Loc | None) -> str:
     """``file:line`` of a Numba ``ir.Loc`` (``"<unknown>"`` without one)."""
     if loc is None or getattr(loc, "filename", None) is None:
         return "<unknown location>"
-    return f"{loc.filename}:{loc.line}"
+    return location(loc.filename, loc.line)
 
 
 def _source_line(loc: ir.Loc) -> str:
@@ -109,21 +113,24 @@ def _source_line(loc: ir.Loc) -> str:
 class CompilerDiagnostic(Exception):  # noqa: N818 - a diagnostic, raised only as a cause
     """What the compiler itself said: the ``__cause__`` of a :class:`pysycl.kernel_compile_error`.
 
-    Carries no traceback (Numba's frames are noise to a user). ``str()`` is
-    its first line; :attr:`text` is the full text (Numba's message, with its
-    source excerpts and typing trail), also logged at debug level
-    (``PYSYCL_LOG=debug``).
+    Carries no traceback (Numba's frames are noise to a user), and ``str()`` says where the
+    compiler's words are rather than quoting them: a traceback shows the cause above the
+    error, and Numba's wording (``No implementation of function ...``) never reaches a
+    user unasked. :attr:`text` is the full text (Numba's message, with its source excerpts
+    and typing trail), also logged at debug level (``PYSYCL_LOG=debug``).
 
     Attributes:
         text: the compiler's full message.
     """
 
     def __init__(self, text: str) -> None:
-        text = _ANSI.sub("", text)
-        first = next((ln.strip() for ln in text.splitlines()
-                      if ln.strip() and not ln.startswith("Failed in")), text.strip())
-        super().__init__(first)
-        self.text = text
+        super().__init__(DIAGNOSTIC)
+        self.text = _ANSI.sub("", text)
+
+
+#: ``str()`` of every :class:`CompilerDiagnostic`.
+DIAGNOSTIC = ("the compiler's own message is e.__cause__.text of the error below (PYSYCL_LOG=debug "
+              "logs it)")
 
 
 def make_error(kernel: str, kernel_loc: str, exc: KernelSourceError,
@@ -389,7 +396,21 @@ def _explain(message: str) -> tuple[str, str] | None:
     if m:
         return (f"{m.group(2).split('<')[0]}.{m.group(1)}",
                 "docs/kernels.md lists what accessors, items and ranges offer in kernels")
-    return None
+    return explain_method(message) or explain_unify(message) or _explain_any_call(message)
+
+
+def _explain_any_call(message: str) -> tuple[str, str] | None:
+    """Any other function Numba has no implementation of for these arguments: its name and
+    the argument types, as a user names them."""
+    m = re.search(r"No implementation of function (.+?) found for signature:\s*>>> "
+                  r"([^\n(]+)\(([^\n]*)\)\s*$", message, re.M)
+    if m is None:
+        return None
+    name = m.group(2).strip()
+    if not name.isidentifier():  # <unknown function>: Numba's description of the callee
+        d = re.search(r"<(?:built-in )?(?:function|class|method) '?([\w.]+)'?", m.group(1))
+        name = d.group(1) if d else "this function"
+    return f"{name}() with the arguments {typed_args(m.group(3))}", NO_DEVICE_IMPL
 
 
 def _explain_span_reducer(message: str) -> tuple[str, str] | None:
@@ -421,16 +442,21 @@ def from_numba_error(
     nested = explain_nested(message)
     if nested is not None:
         code = errc.kernel  # the user's code, not a failed build
-    explained = (nested or _explain_span_reducer(message) or explain_library_raise(message)
+    explained = (nested or _explain_span_reducer(message)
+                 or float_index(message, _source_line(loc))
+                 or explain_library_raise(message)
                  or explain_pointer_attr(message, _source_line(loc))
                  or explain_scalar_type(message) or explain_sycl_math(message)
                  or _explain_stream(message) or _explain_clip(message)
                  or _explain_numba_limits(message) or _explain_group(message)
                  or _explain(message))
     hint = hint_for(message)
-    if explained is not None and not (hint and explained[1] is NO_DEVICE_IMPL):
+    if explained is not None:
         construct, instead = explained
-        text = f"{construct} is not supported in kernels -- {instead}"
+        if hint and instead is NO_DEVICE_IMPL:  # the hint says more about these arguments
+            instead = hint
+        # an empty construct: the explanation is the whole sentence
+        text = f"{construct} is not supported in kernels -- {instead}" if construct else instead
     else:
         # Numba's "Untyped global name 'x': " before the message of unsupported_global
         text = re.sub(r"^Untyped global name '\w+': (?=.* cannot be used in kernels)", "",

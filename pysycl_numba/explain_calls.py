@@ -15,6 +15,17 @@ import re
 
 import numpy as np
 
+from pysycl_numba.explain_types import (
+    OPERATORS,
+    a,
+    explain_operator,
+    split_args,
+    typed_args,
+    user_type,
+)
+
+__all__ = ["split_args"]  # re-exported: errors.py reads Numba's argument lists with it
+
 #: How the reject pass reports a raise statement in a library implementation the kernel calls
 #: (``tuple.index``, ``hash``): a Numba typing error, so that Numba names the user's call.
 LIBRARY_RAISES = "pysycl: the library implementation of this call raises "
@@ -47,11 +58,23 @@ _MIRROR = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 def explain_call(kind: str, fname: str, call: str) -> tuple[str, str]:
     """(construct, what to write instead) of a call Numba found no implementation for:
     ``kind`` as Numba names the callee (``built-in function``, ``ufunc``, ``class``)."""
+    if kind == "built-in function" and _is_operator(fname, call):
+        return explain_operator(fname, call)
     if kind != "ufunc" and (hasattr(builtins, fname) or hasattr(math, fname)):
         # math.log, pow, bool: not numpy's ufunc or type of the same name (np.zeros is
         # numpy's built-in function)
         return builtin_call(fname, call)
     return unsupported_call(fname, call)
+
+
+def _is_operator(fname: str, call: str) -> bool:
+    """Whether Numba's ``fname(...)`` is one of Python's operators as the user wrote it, to be
+    said so -- but not ``pow(a, b, m)``, nor what has its own words: arithmetic on a USM
+    pointer, the order of ids and ranges."""
+    nargs = len(split_args(call.partition("(")[2].removesuffix(")")))
+    return (fname in OPERATORS and "sycl.usm_pointer<" not in call
+            and not (fname == "pow" and nargs == 3)
+            and not (fname in _ORDER and ("sycl.id<" in call or "sycl.range<" in call)))
 
 
 def unsupported_call(fname: str, call: str) -> tuple[str, str]:
@@ -63,6 +86,13 @@ def unsupported_call(fname: str, call: str) -> tuple[str, str]:
         return _accessor_item(fname, call)
     if "sycl.usm_pointer<" in call:
         return _pointer_use(fname, call)
+    if fname in ("setitem", "getitem"):
+        args = split_args(call.partition("(")[2].removesuffix(")"))
+        what = f"{a(user_type(args[0]))} with {a(user_type(args[1]))}" if len(args) > 1 else \
+            "this value"
+        return (f"indexing {what}", "kernels index accessors, local accessors, USM pointers, "
+                "private arrays and tuples with integers (a constant index for a tuple of "
+                "mixed types)")
     if fname in ("str", "repr", "format"):
         return f"{fname}()", _STRINGS
     if fname in _ORDER and ("sycl.id<" in call or "sycl.range<" in call):
@@ -78,10 +108,15 @@ def unsupported_call(fname: str, call: str) -> tuple[str, str]:
                     "abs(z), z.real, z.imag, z.conjugate()")
         if fname == "power":
             return "numpy.power of integers", "use x ** y"
-        return f"numpy.{fname}({call.partition('(')[2]}", NUMPY_INSTEAD
+        return f"numpy.{fname}() with the arguments {_typed(call)}", NUMPY_INSTEAD
     if ufunc is not None:
         return f"numpy.{fname}()", NUMPY_INSTEAD
-    return call, NO_DEVICE_IMPL
+    return f"{fname}() with the arguments {_typed(call)}", NO_DEVICE_IMPL
+
+
+def _typed(call: str) -> str:
+    """The argument types of Numba's ``name(t1, t2)``, as a user names them: ``(int, tuple)``."""
+    return typed_args(call.partition("(")[2].removesuffix(")"))
 
 
 def builtin_call(fname: str, call: str) -> tuple[str, str]:
@@ -95,7 +130,8 @@ def builtin_call(fname: str, call: str) -> tuple[str, str]:
     if fname == "bool" and call.startswith(("bool(sycl.vec<", "bool(sycl.marray<")):
         return ("the truth value of a vector (if v == x:, if v:)", VECTOR_TRUTH)
     if fname == "bool":
-        return f"the truth value of {call[5:-1]} (if x:, while x:, not x)", NO_DEVICE_IMPL
+        return (f"the truth value of {a(user_type(call[5:-1]))} (if x:, while x:, not x)",
+                NO_DEVICE_IMPL)
     in_math = hasattr(math, fname) and not hasattr(builtins, fname)  # pow: either
     name = f"math.{fname}" if in_math else fname
     rest = call.partition("(")[2]
@@ -106,22 +142,7 @@ def builtin_call(fname: str, call: str) -> tuple[str, str]:
         return f"{fname}()", _STRINGS
     if "sycl.usm_pointer<" in call or call.startswith(("getitem", "setitem", "len")):
         return unsupported_call(fname, call)
-    return f"{name}({rest}", NO_DEVICE_IMPL
-
-
-def split_args(args: str) -> list[str]:
-    """Top-level comma-separated parts of a Numba signature's argument list."""
-    parts, depth, start = [], 0, 0
-    for k, c in enumerate(args + ","):
-        if c in "([<":
-            depth += 1
-        elif c in ")]>":
-            depth -= 1
-        elif c == "," and depth == 0:
-            if args[start:k].strip():
-                parts.append(args[start:k].strip())
-            start = k + 1
-    return parts
+    return f"{name}() with the arguments {typed_args(rest.removesuffix(')'))}", NO_DEVICE_IMPL
 
 
 def _accessor_item(fname: str, call: str) -> tuple[str, str]:

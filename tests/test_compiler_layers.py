@@ -16,6 +16,7 @@ COMPILER_LAYERS: list[tuple[str, ...]] = [
     # Numba's seam, compile errors, the kernel language's Numba types, the bounds
     # check's device side, a function's LiftSpec, and the OpenCL built-in declarations
     ("pysycl_numba._numba_compat", "pysycl_numba.errors", "pysycl_numba.explain_calls",
+     "pysycl_numba.explain_types",
      "pysycl_numba.types", "pysycl_numba.vec_types", "pysycl_numba.stream_types",
      "pysycl_numba.reducer_types",
      "pysycl_numba.bounds", "pysycl_numba.lift", "pysycl_numba.targets.spirv.ocl"),

@@ -1,5 +1,6 @@
 """Every notebook in examples/notebooks runs top to bottom in a real Jupyter kernel, and
-kernels defined in notebook cells report errors at the cell's file and line and cache on disk.
+kernels defined in notebook cells report errors at the cell as IPython names it (``Cell
+In[2], line 5``, not the temporary file the cell was compiled under) and cache on disk.
 
 The notebooks run in a subprocess (nbclient + ipykernel's ``python3`` kernel of this
 interpreter): Jupyter's own machinery is not under the suite's ``filterwarnings =
@@ -123,10 +124,87 @@ def test_cell_kernels_report_cell_and_line_and_cache_on_disk(tmp_path: Path) -> 
     err, stats1 = _json_outputs(first)
     assert CELL_FILE.search(err["file"]), err["file"]      # the kernel's file is the cell
     assert err["msg"] is not None
-    assert f"{err['file']}:5" in err["msg"], err["msg"]     # ... and the line in that cell
+    # ... named as IPython names it, with the line in that cell
+    assert "defined at Cell In[2], line 5): Cell In[2], line 5: " in err["msg"], err["msg"]
+    assert err["file"] not in err["msg"], err["msg"]
     assert "list" in err["msg"]
     assert stats1["compiles"] == 1 and stats1["disk_writes"] == 1, stats1
 
     # A second kernel session: another cell file name, same code -> disk cache, no compile.
     _, stats2 = _json_outputs(_execute(path, tmp_path / "s2", cache))
     assert stats2["compiles"] == 0 and stats2["disk_hits"] == 1, stats2
+
+
+CELL_ERRORS = [
+    "import json\nimport numpy as np\nimport pysycl as sycl\nq = sycl.queue()\n"
+    "hq = sycl.queue(sycl.aspect_selector(sycl.aspect.host_debuggable))",
+    # In[2]: a kernel whose assert fails on line 3 of the cell
+    """\
+def make(a):
+    def k(i):
+        assert a[i] < 2, "too big"
+        a[i] = a[i] + 1
+    return k""",
+    # In[3]: submitted on line 6, on the compiled device and the host_debuggable device
+    """\
+out = {}
+for name, qq in (("compiled", q), ("host", hq)):
+    x = np.arange(4, dtype=np.float32)
+    try:
+        with sycl.buffer(x) as X:
+            qq.submit(lambda h: h.parallel_for(
+                sycl.range(4), make(X.get_access(h, sycl.access_mode.read_write))))
+    except AssertionError as e:
+        out[name] = str(e)
+print(json.dumps(out))""",
+    # In[4]: an index out of range on the host_debuggable device (line 3), a compile error
+    # (line 11) and a signature error (line 17)
+    """\
+def bad(h):
+    a = Y.get_access(h, sycl.access_mode.read_write)
+    h.parallel_for(sycl.range(4), lambda i: a.__setitem__(i, a[i + 10]))
+out = {}
+y = np.zeros(4)
+try:
+    with sycl.buffer(y) as Y:
+        hq.submit(bad)
+except sycl.exception as e:
+    out["index"] = str(e)
+k = lambda i: y.__setitem__(i / 2, 1.0)
+try:
+    q.parallel_for(sycl.range(4), k)
+except sycl.exception as e:
+    out["compile"] = str(e)
+try:
+    q.parallel_for(sycl.range(4), lambda i, j: None)
+except sycl.exception as e:
+    out["signature"] = str(e)
+print(json.dumps(out))""",
+]
+
+
+@pytest.mark.slow
+def test_kernel_errors_name_the_cell_as_ipython_does(tmp_path: Path) -> None:
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in CELL_ERRORS])
+    path = tmp_path / "errors.ipynb"
+    nbformat.write(nb, path)
+    asserts, errors = _json_outputs(_execute(path, tmp_path / "s", tmp_path / "cache"))
+    assert asserts["compiled"].startswith(
+        "too big -- Cell In[2], line 3, work-item (2,)\nkernel 'make.<locals>.k' (Cell In[2], "
+        "line 2, submitted at Cell In[3], line 6): 2 work-items failed an assert; the first one "
+        "found is shown (on "), asserts
+    assert asserts["host"] == (
+        "too big -- Cell In[2], line 3, work-item (2,)\nkernel 'make.<locals>.k' (Cell In[2], "
+        "line 2): 2 work-items failed an assert; the first one found is shown (host_debuggable "
+        "device)")
+    assert errors["index"] == (
+        "[errc.kernel] kernel 'bad.<locals>.<lambda>' (Cell In[4], line 3) raised IndexError: "
+        "index 10 is out of bounds for axis 0 with size 4 in work-item (0,), at Cell In[4], "
+        "line 3 (host_debuggable device)")
+    assert errors["compile"] == (
+        "[errc.kernel] cannot compile kernel '<lambda>' (defined at Cell In[4], line 11): Cell "
+        "In[4], line 11: an index must be an integer, not a float64 -- use i // 2 (integer "
+        "division; / gives a float in Python)\n    k = lambda i: y.__setitem__(i / 2, 1.0)")
+    assert errors["signature"].startswith(
+        "[errc.invalid] Cell In[4], line 17: kernel <lambda> takes 2 parameter(s) (i, j)")
+    assert not CELL_FILE.search(json.dumps([asserts, errors]))  # never the temporary file

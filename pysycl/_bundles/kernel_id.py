@@ -38,6 +38,7 @@ from pysycl._core.abi import (
 )
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.vec_layout import vec_parts
+from pysycl._core.where import location
 from pysycl._kernels.cache import SPIRV, Kernel, kernels
 from pysycl._kernels.captures import captures_of, classify, info_of, walk_helpers
 from pysycl._kernels.digest import code_digest, stable_digest
@@ -212,7 +213,7 @@ class _Definition:
 
     @property
     def where(self) -> str:
-        return f"{self.qualname} ({self.filename}:{self.line})"
+        return f"{self.qualname} ({location(self.filename, self.line)})"
 
 
 def _interactive(filename: str) -> bool:

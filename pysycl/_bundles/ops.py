@@ -34,16 +34,10 @@ from pysycl._bundles.kernel_bundle import (
     new_bundle,
     unique_images,
 )
-from pysycl._bundles.kernel_id import (
-    auto_name,
-    get_kernel_id,
-    kernel_id,
-    variant_of,
-    variants_of,
-)
+from pysycl._bundles.kernel_id import auto_name, get_kernel_id, kernel_id, variant_of, variants_of
 from pysycl._bundles.kernel_id import get_kernel_ids as _all_kernel_ids
 from pysycl._bundles.properties import build_options
-from pysycl._core.exceptions import errc, exception
+from pysycl._core.exceptions import COMPILE_ERRORS, errc, exception, hidden_in_tracebacks, user_frames
 from pysycl._core.first_use import first_use
 from pysycl._core.ptx_link import link_ptx
 from pysycl._kernels import specconst as _specconst
@@ -62,6 +56,9 @@ if TYPE_CHECKING:
 
 
 _log = logging.getLogger("pysycl.bundle")
+
+#: pytest leaves this module's frames out of a compile error's traceback (user_frames).
+__tracebackhide__ = hidden_in_tracebacks
 
 
 def _in_context(ctx: context, dev: device) -> bool:
@@ -172,7 +169,7 @@ def _images_of(kids: Iterable[kernel_id], dl: Sequence[device]) -> tuple[list[_I
                     interpreted.append(_python_image(v, [d for d in dl
                                                          if _variant_target(d) == target]))
                     continue
-                img = _input_image(v, target)
+                img = _input_image(v, target)  # compiles (or loads from the kernel cache)
                 if any(img.compatible(d) for d in dl):
                     images.append(img)
     return images, interpreted
@@ -213,7 +210,10 @@ def get_kernel_bundle(ctx: context, *args: Any, state: bundle_state,
     _check_online(dl, state, what)
     wanted = _all_kernel_ids() if kids is None else kids
     t0 = time.perf_counter()
-    images, interpreted = _images_of(wanted, dl)
+    try:
+        images, interpreted = _images_of(wanted, dl)
+    except COMPILE_ERRORS as e:
+        raise user_frames(e) from e.__cause__  # the kernel's error: see the message
     if sel is not None and state is bundle_state.input:
         images = [i for i in images if sel(image_view(i))]
     _log.info("kernel bundle: %d input image(s) of %d kernel id(s) ready in %.1f ms",

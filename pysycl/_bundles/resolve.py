@@ -141,5 +141,7 @@ def interpreted_submit(group: CommandGroupRef, cmd: KernelCommandRef, fn: types.
     gkey = generic_key(caps, tkey, mkey)[2]
     if group.kernel_bundle is not None:
         bundle_entry(group.kernel_bundle, gkey, ctx, dev, fn, cmd.name)
+    if cmd.reductions:  # as compiled devices: a kernel with reductions joins no registry
+        return
     if not _kernel_id.is_registered(cmd.name or _kernel_id.auto_name(fn), gkey):
         _register(None, fn, caps, tkey, mkey, cmd)

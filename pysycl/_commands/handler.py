@@ -32,10 +32,12 @@ from pysycl._core.exceptions import errc, exception
 from pysycl._core.launch_types import Submission
 from pysycl._core.vec_layout import FIELD, describe, vec_parts
 from pysycl._kernels.signature import check_kernel as _check_kernel
+from pysycl._kernels.signature import offset_error
 from pysycl._memory import tables as _tables
 from pysycl._memory.accessor import accessor
 from pysycl._memory.usm import usm_pointer
 from pysycl._memory.usm_api import endpoint
+from pysycl._objects.range import id as _id
 from pysycl._objects.range import nd_range
 from pysycl._objects.range import range as _range
 
@@ -157,6 +159,8 @@ class handler(Submission):  # noqa: N801 - the spec's spelling
         if len(rest) > 1:
             from pysycl._kernels.reduction import reduction
 
+            if kind == "range" and isinstance(rest[0], _id):  # SYCL 1.2.1's offset form
+                raise offset_error(kernel, rest[0])
             for r in rest[:-1]:
                 if not isinstance(r, reduction):
                     raise TypeError("parallel_for(index_space, *reductions, kernel): arguments "

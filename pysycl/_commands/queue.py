@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import logging
 import sys
+import warnings
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from types import FunctionType
@@ -14,9 +15,19 @@ from pysycl import property as _prop
 from pysycl._backends import base as _backends
 from pysycl._commands.event import event
 from pysycl._commands.handler import handler
-from pysycl._core.exceptions import errc, exception, exception_list, hidden_in_tracebacks
+from pysycl._core.exceptions import (
+    COMPILE_ERRORS,
+    DeviceWarning,
+    errc,
+    exception,
+    exception_list,
+    hidden_in_tracebacks,
+    user_frames,
+)
+from pysycl._core.sites import user_stacklevel
 from pysycl._memory.buffer import write_back_at_exit
 from pysycl._memory.usm_api import track_executor
+from pysycl._objects.discovery import no_python_kernels_note
 from pysycl._objects.display import table
 from pysycl._objects.info import info
 from pysycl._objects.range import nd_range as _nd_range
@@ -115,6 +126,8 @@ class queue:  # noqa: N801 - the spec's spelling
         else:
             raise TypeError(f"sycl.queue: expected a device, a selector or a context, got "
                             f"{type(target).__name__}")
+        if target is None or target is default_selector_v:
+            _check_default(dev)
         if ctx is None:
             ctx = default_context_for(dev)
         elif dev not in ctx.get_devices():
@@ -234,6 +247,9 @@ class queue:  # noqa: N801 - the spec's spelling
         try:
             cgf(h)
             return event._make(self, self.executor.submit(h.submission()), None, h.dependencies)
+        except COMPILE_ERRORS as e:
+            if secondary_queue is None:
+                raise user_frames(e) from e.__cause__  # the kernel's error: see the message
         except exception:
             if secondary_queue is None:
                 raise
@@ -244,6 +260,8 @@ class queue:  # noqa: N801 - the spec's spelling
             cgf(h2)
             return event._make(secondary_queue, secondary_queue.executor.submit(h2.submission()),
                                None, h2.dependencies)
+        except COMPILE_ERRORS as e:
+            raise user_frames(e) from e.__cause__  # the kernel's error: see the message
         finally:
             h2.release()
 
@@ -278,12 +296,16 @@ class queue:  # noqa: N801 - the spec's spelling
     def single_task(self, *args: Any, kernel_name: str | None = None,
                     depends_on: event | Sequence[event] | None = None) -> event:
         """``q.single_task(kernel)`` or ``q.single_task(dep_event(s), kernel)``."""
-        if len(args) == 1 and depends_on is None and type(args[0]) is FunctionType:
-            # no command group (as parallel_for's): the executor checks the kernel itself
-            return event._make(self, self.executor.launch(self, "single_task", None, args[0],
-                                                          kernel_name))
-        deps, kernel = _split_deps(args, 1, "single_task", depends_on)
-        return self._shortcut(deps, lambda h: h.single_task(kernel[0], kernel_name=kernel_name))
+        try:
+            if len(args) == 1 and depends_on is None and type(args[0]) is FunctionType:
+                # no command group (as parallel_for's): the executor checks the kernel itself
+                return event._make(self, self.executor.launch(self, "single_task", None,
+                                                              args[0], kernel_name))
+            deps, kernel = _split_deps(args, 1, "single_task", depends_on)
+            return self._shortcut(deps, lambda h: h.single_task(kernel[0],
+                                                                kernel_name=kernel_name))
+        except COMPILE_ERRORS as e:
+            raise user_frames(e) from e.__cause__  # the kernel's error: see the message
 
     def parallel_for(self, index_space: int | range_ | nd_range,
                      *rest: event | Sequence[event] | reduction | Callable[..., Any],
@@ -296,16 +318,20 @@ class queue:  # noqa: N801 - the spec's spelling
         the handler-less forms, ``sycl.reduction(ptr, op)`` and
         ``sycl.reduction(sycl.span(ptr, n), op)``.
         """
-        if len(rest) == 1 and depends_on is None:  # the USM fast path: no command group
-            fn = rest[0]
-            t = type(index_space)
-            if type(fn) is FunctionType and (t is _range or t is _nd_range):
-                # the executor checks the kernel's signature and name itself
-                return event._make(self, self.executor.launch(
-                    self, "range" if t is _range else "nd_range", index_space, fn, kernel_name))
-        deps, tail = _split_deps(rest, None, "parallel_for", depends_on)
-        return self._shortcut(deps, lambda h: h.parallel_for(index_space, *tail,
-                                                             kernel_name=kernel_name))
+        try:
+            if len(rest) == 1 and depends_on is None:  # the USM fast path: no command group
+                fn = rest[0]
+                t = type(index_space)
+                if type(fn) is FunctionType and (t is _range or t is _nd_range):
+                    # the executor checks the kernel's signature and name itself
+                    return event._make(self, self.executor.launch(
+                        self, "range" if t is _range else "nd_range", index_space, fn,
+                        kernel_name))
+            deps, tail = _split_deps(rest, None, "parallel_for", depends_on)
+            return self._shortcut(deps, lambda h: h.parallel_for(index_space, *tail,
+                                                                 kernel_name=kernel_name))
+        except COMPILE_ERRORS as e:
+            raise user_frames(e) from e.__cause__  # the kernel's error: see the message
 
     def memcpy(self, dest: Any, src: Any, num_bytes: int, *deps: event | Sequence[event],
                depends_on: event | Sequence[event] | None = None) -> event:
@@ -369,6 +395,22 @@ class queue:  # noqa: N801 - the spec's spelling
 
     def __repr__(self) -> str:
         return f"sycl.queue(device={self._dev.display_name!r})"
+
+
+#: Whether a default device that cannot run Python kernels was warned about (once a process).
+_default_warned: list[bool] = [False]
+
+
+def _check_default(dev: device) -> None:
+    """Warn (``pysycl.ext.DeviceWarning``, once a process) when the default device cannot run
+    Python kernels: ``PYSYCL_DEVICE_FILTER=pocl`` picks a device whose first Python kernel
+    would fail."""
+    if _default_warned[0]:
+        return
+    note = no_python_kernels_note(dev)
+    if note is not None:
+        _default_warned[0] = True
+        warnings.warn(note, DeviceWarning, stacklevel=user_stacklevel())
 
 
 def _require_all(h: handler, *objs: accessor | np.ndarray) -> None:

@@ -88,6 +88,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from pysycl._core.where import location
+
 IndexKind = Literal["range", "nd_range", "single_task"]
 
 #: Size of a bounds-checked kernel's error buffer (layout in the module docstring).
@@ -543,7 +545,7 @@ def detached(fn: types.FunctionType, captures: tuple[Capture, ...]) -> types.Fun
 def source_location(fn: Callable[..., object]) -> str:
     """``file:line`` of a Python function's definition."""
     code = fn.__code__
-    return f"{code.co_filename}:{code.co_firstlineno}"
+    return location(code.co_filename, code.co_firstlineno)
 
 
 def nested_codes(code: types.CodeType) -> Iterator[types.CodeType]:

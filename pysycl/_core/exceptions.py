@@ -9,8 +9,10 @@ subclass the fitting Python builtin (``TypeError``) so that ordinary
 from __future__ import annotations
 
 import enum
+import os
+import types
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:  # a sycl.context, as the low layers see it (the class lies above)
     from pysycl._core.launch_types import ContextRef
@@ -55,11 +57,52 @@ def device_report(err: BaseException) -> BaseException:
 
 
 def hidden_in_tracebacks(excinfo: Any) -> bool:
-    """pytest's ``__tracebackhide__`` of the runtime modules a device's report passes through
-    (a module global there): for such a report pytest shows the user's frames only -- the
-    line that synchronized, and the kernel's own lines -- not the runtime's path to the
-    synchronization point. Every other error shows them all (``--full-trace`` always)."""
-    return bool(getattr(getattr(excinfo, "value", None), DEVICE_REPORT, False))
+    """pytest's ``__tracebackhide__`` of the runtime modules a device's report or a compile
+    error passes through (a module global there): for such an error pytest shows the user's
+    frames only -- the line that synchronized or submitted, and the kernel's own lines --
+    not the runtime's path to it. Every other error shows them all (``--full-trace``
+    always)."""
+    value = getattr(excinfo, "value", None)
+    return bool(getattr(value, DEVICE_REPORT, False)) or isinstance(value, COMPILE_ERRORS)
+
+
+#: The folders whose frames :func:`user_frames` cuts: pysycl and its compiler, and Python's
+#: standard library (``contextlib``'s decorator frames between pysycl's) but not the
+#: packages installed in it.
+_LIBRARY_DIRS = (*(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), name) + os.sep for name in ("pysycl", "pysycl_numba")),
+    os.path.dirname(os.path.abspath(os.__file__)) + os.sep)
+
+
+def _in_library(filename: str) -> bool:
+    return filename.startswith(_LIBRARY_DIRS) and (
+        f"{os.sep}site-packages{os.sep}" not in filename
+        or filename.startswith(_LIBRARY_DIRS[:2]))
+
+_E = TypeVar("_E", bound=BaseException)
+
+
+def user_frames(err: _E) -> _E:
+    """``err`` with its traceback cut after the last frame of the user's code, to be raised
+    again by the public function that caught it (whose frame the ``raise`` adds back).
+
+    A compile error passes through a dozen frames of the runtime and the compiler between
+    the user's ``q.submit(...)`` and the compiler's check; they say nothing about the
+    user's code (the message names its file:line, the cause keeps what the compiler
+    said). Plain Python then shows the user's frames and the one public call; pytest also
+    hides that one (:func:`hidden_in_tracebacks`)."""
+    entries: list[types.TracebackType] = []
+    tb = err.__traceback__
+    while tb is not None:
+        entries.append(tb)
+        tb = tb.tb_next
+    # entries[0] is the catching frame: the raise adds it again.
+    last = max((k for k, e in enumerate(entries)
+                if k and not _in_library(e.tb_frame.f_code.co_filename)), default=0)
+    kept: types.TracebackType | None = None
+    for e in reversed(entries[1:last + 1]):
+        kept = types.TracebackType(kept, e.tb_frame, e.tb_lasti, e.tb_lineno)
+    return err.with_traceback(kept)
 
 
 class exception(Exception):  # noqa: N801,N818 - the spec's spelling
@@ -158,6 +201,21 @@ class kernel_compile_error(exception, TypeError):  # noqa: N801,N818 - spec-styl
 
 class kernel_signature_error(exception, TypeError):  # noqa: N801,N818 - spec-style name
     """A kernel's parameters do not fit its launch (``errc.invalid``); also a TypeError."""
+
+
+#: The errors that say a kernel cannot be compiled or launched as written: about the user's
+#: code, their tracebacks need not show pysycl's path to them (:func:`user_frames`).
+COMPILE_ERRORS = (kernel_compile_error, kernel_signature_error)
+
+
+class KernelWarning(UserWarning):
+    """Something in a kernel that a device does differently from the host_debuggable device
+    (``breakpoint()`` does nothing in a compiled kernel): ``pysycl.ext.KernelWarning``."""
+
+
+class DeviceWarning(UserWarning):
+    """The device pysycl picked cannot do what a program will likely ask of it (the default
+    device cannot run Python kernels): ``pysycl.ext.DeviceWarning``."""
 
 
 class exception_list:  # noqa: N801 - the spec's spelling

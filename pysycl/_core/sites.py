@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from pysycl._core.abi import nested_codes
+from pysycl._core.where import location
 
 #: The ``pysycl/`` folder (with a trailing separator): frames under it are pysycl's own.
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -35,7 +36,18 @@ def user_site(depth: int = 1) -> str:
     f = sys._getframe(depth)
     while f is not None and in_package(f.f_code.co_filename):
         f = f.f_back  # type: ignore[assignment]
-    return "<unknown>" if f is None else f"{f.f_code.co_filename}:{f.f_lineno}"
+    return "<unknown>" if f is None else location(f.f_code.co_filename, f.f_lineno)
+
+
+def user_stacklevel() -> int:
+    """The ``warnings.warn`` stacklevel, for a warning issued in the function that calls this,
+    of the innermost frame outside the pysycl package (the user's line)."""
+    f = sys._getframe(1)
+    level = 1
+    while f.f_back is not None and in_package(f.f_code.co_filename):
+        f = f.f_back
+        level += 1
+    return level
 
 
 #: A source location a compiled kernel refers to: ``(code, offset, "")`` -- instruction
@@ -66,9 +78,9 @@ def site_location(site: Site, codes: tuple[types.CodeType, ...]) -> str:
     """``file:line`` of ``site`` in the program whose :func:`code_table` is ``codes``."""
     k, where, filename = site
     if k < 0:
-        return f"{filename}:{where}"
+        return location(filename, where)
     if k < len(codes):
         for ins in dis.get_instructions(codes[k]):
             if ins.offset == where and ins.positions is not None and ins.positions.lineno:
-                return f"{codes[k].co_filename}:{ins.positions.lineno}"
+                return location(codes[k].co_filename, ins.positions.lineno)
     return "<unknown location>"

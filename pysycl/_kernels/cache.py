@@ -45,6 +45,7 @@ from pysycl._core.exceptions import errc, exception
 from pysycl._core.first_use import first_use
 from pysycl._core.launch_types import SPIRV, Target
 from pysycl._kernels import diskcache as _diskcache
+from pysycl._kernels.breakpoints import warn_breakpoints
 from pysycl._kernels.captures import call_graph, forget_code_infos
 
 if TYPE_CHECKING:
@@ -362,6 +363,7 @@ class KernelCache:
                                target: Target,
                                reductions: tuple[tuple[ReductionType, Callable[..., Any]], ...]
                                ) -> CompiledKernel:
+        warn_breakpoints(fn, name)  # once per line: the kernel reaches a compiled device
         compiled = self.load(target_digest(digest, target), fn,
                              lambda c: c.captures == captures and c.bounds_checked == bounds_check
                              and (c.format, c.arch) == target

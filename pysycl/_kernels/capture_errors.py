@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pysycl._core.exceptions import errc, exception, kernel_compile_error
+from pysycl._core.where import location
 from pysycl._memory.buffer import buffer
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ def who(fn: types.FunctionType, owner: int, name: str, source: str = "") -> str:
 
 def where(fn: types.FunctionType, info: CodeRef, name: str) -> str:
     """``file:line`` where ``fn`` first reads ``name`` (its definition's line otherwise)."""
-    return f"{fn.__code__.co_filename}:{info.lines.get(name, fn.__code__.co_firstlineno)}"
+    return location(fn.__code__.co_filename, info.lines.get(name, fn.__code__.co_firstlineno))
 
 
 def unassigned(fn: types.FunctionType, info: CodeRef, name: str, owner: int
@@ -117,7 +118,12 @@ def bad_capture(fn: types.FunctionType, info: CodeRef, name: str, value: Any,
         hint = ("a tuple in a kernel may hold numbers (and tuples of numbers) only; capture "
                 "accessors and functions one by one")
     else:
-        hint = (f"a {type(value).__name__} cannot be a kernel argument; kernels capture "
-                "accessors, numbers, bools and tuples of numbers (and call functions)")
+        t = type(value)
+        tname = f"sycl.{t.__name__}" if t.__module__.startswith("pysycl") else t.__name__
+        article = "an" if tname[:1] in "aeiouAEIOU" else "a"
+        hint = (f"{article} {tname} cannot be a kernel argument; kernels capture accessors, "
+                "numbers, bools and tuples of numbers (and call functions)")
+        if tname in ("sycl.id", "sycl.range"):
+            hint += f"; capture tuple({name}) and make the {tname} in the kernel"
     return kernel_compile_error(errc.kernel, f"{where(fn, info, name)}: "
                                 f"{who(fn, owner, name, source)}: {hint}")

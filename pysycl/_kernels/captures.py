@@ -39,6 +39,7 @@ from pysycl._core.abi import (
     nested_codes,
 )
 from pysycl._core.plaincode import plain_code
+from pysycl._core.where import location
 from pysycl._kernels import capture_errors as _err
 from pysycl._kernels import functor as _fobj
 from pysycl._kernels import kprint as _kprint
@@ -103,7 +104,7 @@ class CodeInfo:
         self.globals = tuple(names)
         self.lines = lines
         self.attrs = {n: tuple(c) for n, c in attrs.items()}
-        self.location = f"{code.co_filename}:{code.co_firstlineno}"
+        self.location = location(code.co_filename, code.co_firstlineno)
 
     @staticmethod
     def _read(code: types.CodeType, names: list[str], lines: dict[str, int],

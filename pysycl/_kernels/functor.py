@@ -23,6 +23,7 @@ from typing import Any
 
 from pysycl._core.abi import FUNCTOR_ATTR, nested_codes
 from pysycl._core.exceptions import errc, kernel_compile_error
+from pysycl._core.where import location
 
 _FunctionType = types.FunctionType
 _MethodType = types.MethodType
@@ -94,7 +95,7 @@ def missing_attribute(fn: types.FunctionType, obj: Any, name: str) -> kernel_com
     """The error of a ``self.name`` the object does not have."""
     code = fn.__code__
     return kernel_compile_error(
-        errc.kernel, f"{code.co_filename}:{code.co_firstlineno}: kernel {fn.__qualname__} "
+        errc.kernel, f"{location(code.co_filename, code.co_firstlineno)}: kernel {fn.__qualname__} "
         f"reads self.{name}, but the {type(obj).__name__} object has no attribute {name!r}: "
         "set it in __init__ (attributes are the kernel's captures)")
 
@@ -110,7 +111,7 @@ def not_an_argument(fn: types.FunctionType, name: str, v: Any) -> kernel_compile
         what = (f"self.{name} is a {type(v).__name__}, which cannot be a kernel argument; "
                 "a function object's attributes are its captures: accessors, USM pointers, "
                 "numbers, tuples of numbers and small numpy arrays")
-    return kernel_compile_error(errc.kernel, f"{code.co_filename}:{code.co_firstlineno}: kernel "
+    return kernel_compile_error(errc.kernel, f"{location(code.co_filename, code.co_firstlineno)}: kernel "
                                 f"{fn.__qualname__}: {what}")
 
 

@@ -31,6 +31,7 @@ from pysycl._core.abi import (
 from pysycl._core.exceptions import device_report
 from pysycl._core.sites import in_package, site_location
 from pysycl._core.streamfmt import decode_number
+from pysycl._core.where import location
 
 if TYPE_CHECKING:
     from pysycl._core.abi import CompiledKernel
@@ -48,7 +49,7 @@ def submit_site() -> str:
         if inside is None:
             inside = _in_package[code] = in_package(code.co_filename)
         if not inside:
-            return f"{code.co_filename}:{f.f_lineno}"
+            return location(code.co_filename, f.f_lineno)
         f = f.f_back  # type: ignore[assignment]
     return "<unknown>"
 

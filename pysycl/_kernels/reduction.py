@@ -27,6 +27,7 @@ import numpy as np
 
 from pysycl._core.abi import IndexSpace, ReductionType
 from pysycl._core.exceptions import errc, exception
+from pysycl._core.where import location
 from pysycl._kernels import argplan as _args
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import steps as _steps
@@ -61,7 +62,7 @@ _BITWISE = ("bit_and", "bit_or", "bit_xor")
 
 def _caller() -> str:
     f = sys._getframe(2)
-    return f"{f.f_code.co_filename}:{f.f_lineno}"
+    return location(f.f_code.co_filename, f.f_lineno)
 
 
 #: Element types of span reductions: the work-items combine into their group's row

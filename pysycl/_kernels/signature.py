@@ -9,7 +9,8 @@ from types import MethodType
 from typing import TYPE_CHECKING, Any
 
 from pysycl._core.abi import KERNEL_RESULT_HINT, nested_codes
-from pysycl._core.exceptions import errc, kernel_signature_error
+from pysycl._core.exceptions import errc, exception, kernel_signature_error
+from pysycl._core.where import location
 from pysycl._kernels.captures import call_graph
 from pysycl._kernels.functor import body_of
 from pysycl._kernels.kstream import is_stream_value
@@ -63,7 +64,7 @@ def check_kernel(kernel: Any, nparams: int, where: str | Callable[[], str],
         what = "an async function" if code.co_flags & _ASYNC else "a generator function (yield)"
         raise kernel_signature_error(
             errc.invalid,
-            f"{code.co_filename}:{code.co_firstlineno}: kernel {kernel.__qualname__} is {what}: "
+            f"{location(code.co_filename, code.co_firstlineno)}: kernel {kernel.__qualname__} is {what}: "
             "calling it would not run its body; a kernel is a plain def or lambda (write results "
             "to an accessor or a USM pointer)")
     got = code.co_argcount - self_param
@@ -78,7 +79,7 @@ def check_kernel(kernel: Any, nparams: int, where: str | Callable[[], str],
         extra = code.co_varnames[code.co_argcount - 1]
         raise kernel_signature_error(
             errc.invalid,
-            f"{code.co_filename}:{code.co_firstlineno}: kernel {kernel.__qualname__}: parameter "
+            f"{location(code.co_filename, code.co_firstlineno)}: kernel {kernel.__qualname__}: parameter "
             f"{extra!r} has a default value, but a kernel's parameter after the work-item is "
             f"the sycl.kernel_handler; read {extra!r} from the enclosing scope instead (a "
             "captured number is a kernel argument), or pass it through a helper function's "
@@ -100,7 +101,7 @@ def _wrong_count(kernel: Any, code: types.CodeType, self_param: int, nparams: in
     want = "no parameters" if nparams == 0 else (
         "one parameter, the work-item" if nparams == 1 else
         f"{nparams} parameters (the work-item, then one reducer per reduction)")
-    text = (f"{code.co_filename}:{code.co_firstlineno}: kernel {kernel.__qualname__} takes "
+    text = (f"{location(code.co_filename, code.co_firstlineno)}: kernel {kernel.__qualname__} takes "
             f"{got} parameter(s) ({names}) but {where} passes {want}")
     if kind in _IDS and got > nparams:
         sig, ids = _IDS[kind]
@@ -177,3 +178,20 @@ def returns_computed(code: types.CodeType) -> bool:
                 or (ins[k - 1].opname == "LOAD_CONST" and ins[k - 1].argval is None)))
             for k, i in enumerate(ins))
     return got
+
+
+def offset_error(kernel: Any, offset: Any) -> exception:
+    """``parallel_for(range, offset, kernel)``: the work-item offset SYCL 2020 deprecates
+    (docs/mapping.md says why pysycl has none): ``errc.feature_not_supported``, naming the
+    kernel's file:line and how to add the offset in the kernel."""
+    code = getattr(kernel, "__code__", None)
+    where = f"{location(code.co_filename, code.co_firstlineno)}: " if code is not None else ""
+    name = getattr(kernel, "__qualname__", type(kernel).__name__)
+    dims = range(len(offset))
+    before = ", ".join(f"o{d} = offset[{d}]" for d in dims)
+    index = ", ".join(f"i[{d}] + o{d}" for d in dims)
+    return exception(errc.feature_not_supported, (
+        f"{where}kernel {name}: parallel_for(range, offset, kernel) -- a work-item offset "
+        f"({offset!r}) is deprecated in SYCL 2020 and pysycl does not support it: run the "
+        f"kernel over the range and add the offset in it ({before} before the kernel, then "
+        f"{index} where the kernel uses its id)"))

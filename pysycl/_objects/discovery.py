@@ -18,6 +18,7 @@ import os
 from typing import TYPE_CHECKING
 
 from pysycl._backends import base as _backend_registry
+from pysycl._objects.aspects import aspect
 from pysycl._objects.info import _platform_info
 
 if TYPE_CHECKING:
@@ -75,3 +76,24 @@ def visible_platforms() -> list[PlatformRef]:
 def hidden_device_names() -> list[str]:
     """The names of every root device, visible or not (for "the filter hides all" errors)."""
     return [d.display_name for p in all_platforms() for d in p.root_devices]
+
+
+def runs_python_kernels(d: PlatformDeviceRef) -> bool:
+    """Whether ``d`` runs kernels written in Python: it loads one of pysycl's device images
+    (SPIR-V or PTX), or it is the host_debuggable interpreter device."""
+    return bool(d.image_targets) or d.has(aspect.host_debuggable)
+
+
+def no_python_kernels_note(dev: PlatformDeviceRef) -> str | None:
+    """What to tell a user whose default device ``dev`` cannot run Python kernels (None when
+    it can): which ``PYSYCL_DEVICE_FILTER`` chose it and the devices that can, filter ignored."""
+    if runs_python_kernels(dev):
+        return None
+    can = [d for p in all_platforms() for d in p.root_devices if runs_python_kernels(d)]
+    names = ", ".join(repr(d) for d in can) or "none"
+    raw = os.environ.get(FILTER_ENV, "")
+    why = (f"{FILTER_ENV}={raw!r} hides the devices that can: {names}" if device_filter() else
+           f"the devices that can: {names}")
+    return (f"pysycl: the default device {dev!r} cannot run Python kernels (it loads neither "
+            f"SPIR-V nor PTX; OpenCL C kernels and memory commands run); {why}. Change "
+            f"{FILTER_ENV}, or pass a device or selector to sycl.queue(...) (docs/devices.md)")

@@ -8,6 +8,8 @@
 * :func:`set_bounds_check`, :func:`bounds_check_enabled` — bounds-checked mode
   (docs/debugging.md), like ``PYSYCL_BOUNDS_CHECK=1``.
 * :mod:`pysycl.ext.oneapi` — ``sycl::ext::oneapi::experimental`` (kernel_compiler).
+* :class:`KernelWarning` (``breakpoint()`` ignored in a compiled kernel),
+  :class:`DeviceWarning` (the default device cannot run Python kernels).
 """
 
 from __future__ import annotations
@@ -15,9 +17,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from pysycl._bundles.kernel_id import accessor_type, declare_kernel, local_accessor_type
+from pysycl._core.exceptions import DeviceWarning, KernelWarning
 from pysycl.ext import oneapi
 
 __all__ = [
+    "DeviceWarning",
+    "KernelWarning",
     "accessor_type",
     "bounds_check_enabled",
     "clear_kernel_memory_cache",

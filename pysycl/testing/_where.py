@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
+from pysycl._core.where import location
+
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -14,6 +16,6 @@ def caller() -> str:
     while f is not None:
         name = os.path.abspath(f.f_code.co_filename)
         if not name.startswith(_HERE + os.sep) and f"{os.sep}hypothesis{os.sep}" not in name:
-            return f"{f.f_code.co_filename}:{f.f_lineno}"
+            return location(f.f_code.co_filename, f.f_lineno)
         f = f.f_back
     return "<unknown>"

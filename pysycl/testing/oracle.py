@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 import pysycl as sycl
+from pysycl._core.where import location
 from pysycl.testing._devices import devices as python_devices
 from pysycl.testing._where import caller
 
@@ -285,4 +286,4 @@ def _describe(run: Callable[..., Any]) -> str:
     name = getattr(run, "__qualname__", None) or type(run).__name__
     if code is None:
         return f"{name}()"
-    return f"{name}() at {code.co_filename}:{code.co_firstlineno}"
+    return f"{name}() at {location(code.co_filename, code.co_firstlineno)}"

@@ -221,3 +221,21 @@ def append_record(builder: llir.IRBuilder, buf: llir.Value, words: list[int | ll
         with otherwise:
             builder.atomic_rmw("add", builder.gep(buf, [llir.Constant(_I32, 2)], inbounds=True),
                                llir.Constant(_I32, 1), "monotonic")
+
+
+# ``breakpoint()`` stops the host_debuggable device's interpreter; a compiled kernel has no
+# debugger to stop in, so there it does nothing (docs/debugging.md) and the runtime warns
+# once, naming its line (pysycl._kernels.debugging): the kernel debugged on the host device
+# runs unchanged on the others.
+@typing_registry.register_global(breakpoint)
+class Breakpoint(AbstractTemplate):
+    """``breakpoint()`` (no arguments): nothing."""
+
+    def generic(self, args: tuple[types.Type, ...], kws: dict[str, types.Type]) -> Signature | None:
+        return signature(types.none) if not args and not kws else None
+
+
+@lower(breakpoint)
+def _breakpoint(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+                args: Sequence[llir.Value]) -> llir.Value:
+    return context.get_dummy_value()

@@ -130,6 +130,25 @@ def test_a_kernel_submitted_to_the_host_device_gets_a_kernel_id(host_device) -> 
     assert out.tolist() == [7.0] * 3
 
 
+@pytest.mark.parametrize("where", ["compiled", "host"])
+def test_a_kernel_with_reductions_gets_no_kernel_id(where, request) -> None:
+    """As on compiled devices, a kernel with reductions joins no registry on the host device
+    either: a bundle of every kernel would compile it without its reducers and fail."""
+    d = request.getfixturevalue("kernel_device" if where == "compiled" else "host_device")
+    q = sycl.queue(d)
+    x = np.arange(8, dtype=np.int32)
+    total = np.zeros(1, np.int32)
+    with sycl.buffer(x) as X, sycl.buffer(total) as T:
+        def cg(h: sycl.handler) -> None:
+            xs = X.get_access(h, sycl.access_mode.read)
+            h.parallel_for(sycl.range(8), sycl.reduction(T, h, sycl.plus()),
+                           lambda i, r: r.combine(xs[i]))
+        q.submit(cg)
+    assert total[0] == 28
+    assert not any("test_a_kernel_with_reductions_gets_no_kernel_id" in k.get_name()
+                   for k in sycl.get_kernel_ids())
+
+
 def test_one_code_with_other_device_has_is_another_image(kctx) -> None:
     # Two names of one function, one of them with device_has: two images, each with its
     # own required aspects (one merged image would give both names the same aspects).

@@ -62,6 +62,7 @@ from pysycl._commands.host_task import run_host_task
 from pysycl._core.exceptions import errc, exception, hidden_in_tracebacks
 from pysycl._core.plaincode import plain_tree
 from pysycl._core.vec_layout import vec_parts
+from pysycl._core.where import location
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import kernel_api_host as _host
 from pysycl._kernels import kprint as _kprint
@@ -220,7 +221,7 @@ def _describe(fn: object) -> str:
     if body is not None:
         fn = body[0]
     code = getattr(fn, "__code__", None)
-    where = f" ({code.co_filename}:{code.co_firstlineno})" if code is not None else ""
+    where = f" ({location(code.co_filename, code.co_firstlineno)})" if code is not None else ""
     return f"kernel {getattr(fn, '__qualname__', fn)!r}{where}"
 
 
@@ -274,7 +275,7 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
     streams = [v for v in values if type(v) is _kstream.stream]
     if streams:  # each work-item's end flushes its stream output; notes name the kernel
         where = (f"kernel {kernel_name or (fn if body is None else body[0]).__qualname__} "
-                 f"({code.co_filename}:{code.co_firstlineno})")  # as compiled kernels' notes
+                 f"({location(code.co_filename, code.co_firstlineno)})")  # as compiled kernels' notes
         return lambda: _kstream.run_on_host(streams, where, lambda f: _run(
             desc, kind, f, index_space, reqs, locals_, reds, extra, ptrs), fn)
     return lambda: _run(desc, kind, fn, index_space, reqs, locals_, reds, extra, ptrs)

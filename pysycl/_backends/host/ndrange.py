@@ -20,6 +20,7 @@ import numpy as np
 from pysycl._backends.host.views import raise_from
 from pysycl._core.exceptions import errc, exception, hidden_in_tracebacks
 from pysycl._core.sites import in_package
+from pysycl._core.where import location
 from pysycl._kernels import kernel_api_host as _host
 from pysycl._kernels.kernel_api_host import KernelView
 from pysycl._objects.range import group, nd_item, nd_range
@@ -112,7 +113,7 @@ class _GroupRun:
             file, line = self.sites[waiting[0]]  # type: ignore[misc]
             self._fail(exception(
                 errc.kernel, f"{self.desc}: in work-group {self.group_id}, work-items "
-                f"{_ids(waiting)} wait at the barrier at {file}:{line}, but work-items "
+                f"{_ids(waiting)} wait at the barrier at {location(file, line)}, but work-items "
                 f"{_ids(done)} returned without reaching it; every work-item of a work-group "
                 "must reach each group barrier and group function (work-group uniform "
                 "control flow)"), "the work-group")
@@ -132,7 +133,7 @@ class _GroupRun:
 
     def _fail_sites(self, waiting: list[int], sites: set[Any], what: str) -> None:
         where = "; ".join(f"work-items {_ids([j for j in waiting if self.sites[j] == s])} "
-                          f"at {s[0]}:{s[1]}" for s in sorted(sites))
+                          f"at {location(*s)}" for s in sorted(sites))
         self._fail(exception(
             errc.kernel, f"{self.desc}: in work-group {self.group_id}, work-items wait at "
             f"different barriers ({where}); every work-item of {what} must reach "
@@ -156,7 +157,7 @@ class _GroupRun:
         self._fail(exception(
             errc.kernel, f"{self.desc}: in work-group {self.group_id}, work-items "
             f"{_ids([k for k in scoped if self.scopes[k] == (lo, hi)])} wait at the sub-group "
-            f"function or barrier at {file}:{line}, but work-items {_ids(absent)} of their "
+            f"function or barrier at {location(file, line)}, but work-items {_ids(absent)} of their "
             "sub-group returned or wait elsewhere; every work-item of a sub-group must reach "
             "each sub-group function (sub-group uniform control flow)"), "the work-group")
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from pysycl._core.exceptions import errc, exception, hidden_in_tracebacks
 from pysycl._core.sites import in_package
+from pysycl._core.where import location
 from pysycl._kernels.kassert import assertion_error, host_message
 from pysycl._memory.accessor import accessor
 
@@ -44,7 +45,7 @@ def user_line(e: BaseException) -> str:
     """``file:line`` of the innermost traceback frame outside pysycl (the kernel's code)."""
     frames = [f for f in traceback.extract_tb(e.__traceback__)
               if not in_package(f.filename)]
-    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else "?"
+    return location(frames[-1].filename, frames[-1].lineno or 0) if frames else "?"
 
 
 def raise_from(desc: str, e: BaseException, who: str, failures: int | None = None) -> None:
