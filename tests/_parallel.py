@@ -81,8 +81,8 @@ class SerialLock:
         # Two locks: ``rw`` is the shared/exclusive one; ``gate`` is held by a serial test
         # from before it asks for ``rw`` until it ends, and passed through by every other
         # test before it asks for ``rw`` shared, so a waiting serial test is never starved.
-        self._gate = open(os.path.join(folder, "gate"), "a+b")  # noqa: SIM115 - held all session
-        self._rw = open(os.path.join(folder, "rw"), "a+b")  # noqa: SIM115
+        self._gate = open(os.path.join(folder, "gate"), "a+b")  # held all session
+        self._rw = open(os.path.join(folder, "rw"), "a+b")
 
     @contextlib.contextmanager
     def hold(self, alone: bool) -> Iterator[None]:

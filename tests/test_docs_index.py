@@ -38,7 +38,7 @@ def test_every_public_name_is_in_the_index() -> None:
     # the aliases' pattern names every element type and size
     vec_line = next(names for names, _ in _entries() if names.startswith("`vec`"))
     types = vec_line.split("(`", 1)[1].split("`")[0].split()
-    sizes = vec_line.split("× `", 1)[1].split("`")[0].split()
+    sizes = vec_line.split("\u00d7 `", 1)[1].split("`")[0].split()
     marray_line = next(names for names, _ in _entries() if names.startswith("`marray`"))
     for a in aliases:
         m = re.fullmatch(r"(m?)([a-z]+?)(\d+)", a)

@@ -25,6 +25,10 @@ from pysycl._kernels.cache import kernels
 from pysycl.testing import _deadline
 from tests.testing._userrun import outcomes, run_pytest
 
+# Hypothesis deadlines of 200 ms and a user's property test with its default deadline:
+# run alone under pytest-xdist (tests/_parallel.py), a busy neighbour's load is no part of it.
+pytestmark = pytest.mark.serial
+
 STRICT = settings(deadline=200, max_examples=4, database=None, derandomize=True,
                   suppress_health_check=())
 
