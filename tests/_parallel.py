@@ -162,7 +162,7 @@ class Controller:
         if category in ("failed", "error"):
             self._line(f"{'FAILED' if category == 'failed' else 'ERROR'} {report.nodeid}"
                        + ("" if report.when == "call" else f" ({report.when})"), red=True)
-        if report.when != "teardown":
+        if report.when not in ("teardown", "???"):  # "???": xdist's report of a crashed worker's test
             return
         self.done += 1
         self.files[f] -= 1

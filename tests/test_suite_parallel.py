@@ -40,7 +40,8 @@ def _run(tmp_path: Path, files: dict[str, str], *args: str) -> subprocess.Comple
     (tmp_path / "record.py").write_text(textwrap.dedent(RECORD))
     for name, text in files.items():
         (tmp_path / name).write_text(textwrap.dedent(text))
-    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    env = {k: v for k, v in os.environ.items()
+           if k != "PYTEST_ADDOPTS" and not k.startswith("PYTEST_XDIST")}  # a fresh controller
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(tmp_path),
                                          *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]])
     env["SPANS"] = str(tmp_path / "spans")
