@@ -25,10 +25,6 @@ from pysycl._kernels.cache import kernels
 from pysycl.testing import _deadline
 from tests.testing._userrun import outcomes, run_pytest
 
-# Hypothesis deadlines of 200 ms and a user's property test with its default deadline:
-# run alone under pytest-xdist (tests/_parallel.py), a busy neighbour's load is no part of it.
-pytestmark = pytest.mark.serial
-
 STRICT = settings(deadline=200, max_examples=4, database=None, derandomize=True,
                   suppress_health_check=())
 
@@ -114,6 +110,7 @@ def test_a_failing_listener_never_fails_the_work(caplog: pytest.LogCaptureFixtur
     assert "listener bug" in caplog.text
 
 
+@pytest.mark.serial  # the example's own work must stay under 200 ms: no busy neighbour
 def test_first_use_inside_an_example_is_left_out_of_the_deadline() -> None:
     """Each example spends 300 ms in first-time work (deadline 200 ms): the example passes;
     the credit is gone from the draw times once the example ends, so the input-generation
@@ -190,6 +187,7 @@ USER_PROPERTY = """
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # hypothesis's default 200 ms deadline: no busy neighbour (tests/_parallel.py)
 def test_a_property_test_with_default_settings_passes_from_an_empty_cache(tmp_path: Path,
                                                                           kernel_device) -> None:
     """The issue's failure, as a user's CI meets it: hypothesis's default settings (deadline
