@@ -29,7 +29,7 @@ import pysycl as sycl
 # The child's long kernels are calibrated to this machine's speed: run alone under
 # pytest-xdist (tests/_parallel.py), so that another worker's load cannot change the speed
 # between the calibration and the wait.
-pytestmark = pytest.mark.serial
+pytestmark = [pytest.mark.serial, pytest.mark.slow]
 
 # The child's long kernels: each calibrated to run about LONG_S seconds on whatever
 # device is the default (the CPU here, a GPU elsewhere), once compiled, from the fastest
