@@ -20,8 +20,10 @@ run: $(STAMP)
 	$(PY) -m pysycl
 	$(PY) examples/vector_add.py
 
+# One pytest-xdist worker per CPU (tests/_parallel.py): a line per test file as it
+# ends. A part: make test PYTEST_ARGS="tests/unit" (README, "Running the tests").
 test: $(STAMP)
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest -n auto $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_kernels.py --write

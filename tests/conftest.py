@@ -26,16 +26,33 @@ settings.register_profile("pysycl", deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("pysycl")
 
-# A private kernel/ICD cache per test session: no test depends on what an
-# earlier run left behind.
-os.environ.setdefault("PYSYCL_CACHE_DIR", tempfile.mkdtemp(prefix="pysycl-test-cache-"))
+
+def _private_cache_dir() -> None:
+    """A private kernel/ICD cache per test process: no test depends on what an earlier run
+    left behind, nor (under pytest-xdist) on what another worker writes meanwhile -- tests
+    count compiles and disk hits. A ``PYSYCL_CACHE_DIR`` the user set is kept (one
+    sub-folder per worker); one this conftest set in the xdist controller is not
+    inherited by the workers."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")  # "gw0", "gw1", ... in a worker
+    ours = os.environ.get("_PYSYCL_TEST_CACHE_DIR")
+    given = os.environ.get("PYSYCL_CACHE_DIR")
+    if given and given != ours:
+        if worker:
+            os.environ["PYSYCL_CACHE_DIR"] = os.path.join(given, worker)
+        return
+    d = tempfile.mkdtemp(prefix=f"pysycl-test-cache-{worker or 'main'}-")
+    os.environ["PYSYCL_CACHE_DIR"] = os.environ["_PYSYCL_TEST_CACHE_DIR"] = d
+
+
+_private_cache_dir()
 
 import pysycl as sycl  # noqa: E402
 
 # pysycl's pytest plugin (sycl_device, sycl_queue, --sycl-devices, sycl_requires), also
 # where pysycl is not pip-installed (PYTHONPATH only); where it is, the entry point has
-# the same name and pytest registers it once.
-pytest_plugins = ["_pysycl_pytestplugin"]
+# the same name and pytest registers it once. tests/_parallel.py: how the suite runs
+# under pytest-xdist (workers, the ``serial`` marker, progress lines).
+pytest_plugins = ["_pysycl_pytestplugin", "tests._parallel"]
 
 
 def _test_devices() -> list[sycl.device]:

@@ -46,6 +46,7 @@ def _snippets() -> list[tuple[str, str]]:
 SNIPPETS = _snippets()
 
 
+@pytest.mark.slow
 def test_sphinx_build_without_warnings(tmp_path: Path) -> None:
     # The test extra installs Sphinx; the offline GPU machine has none (tools/gpu_suite.sh).
     if importlib.util.find_spec("sphinx.__main__") is None:

@@ -157,6 +157,7 @@ shapes = st.tuples(st.integers(1, 40), st.integers(1, 8), st.integers(1, 4)).fil
 @settings(max_examples=30, deadline=None)
 @given(shape=shapes, code=st.sampled_from("ijlmfd"), op=st.sampled_from(["add", "min", "max"]),
        seed=st.integers(0, 2**32 - 1), src=st.integers(0, 1023))
+@pytest.mark.slow
 def test_simulated_collectives_match_numpy(shape: tuple[int, int, int], code: str, op: str,
                                            seed: int, src: int) -> None:
     nx, ny, nz = shape

@@ -213,6 +213,7 @@ def test_non_utf8_icd_files_keep_the_device(tmp_path: Path) -> None:
     assert (own / "pysycl-intel-cpu.icd").is_file()
 
 
+@pytest.mark.slow
 def test_folder_squatting_on_an_entry(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     run_child(cache)

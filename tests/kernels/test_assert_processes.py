@@ -60,6 +60,7 @@ def program(tmp_path: Path) -> Path:
     return p
 
 
+@pytest.mark.slow
 def test_python_dash_o_strips_kernel_asserts_and_never_shares_a_cached_kernel(
         program: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"

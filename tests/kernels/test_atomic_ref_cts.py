@@ -100,6 +100,7 @@ def test_fetch_add_sub_global(kq: sycl.queue, ptx_images: list, dtype: type) -> 
     _check_ptx(ptx_images, local=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", TYPES)
 def test_fetch_add_sub_local(kq: sycl.queue, ptx_images: list, dtype: type) -> None:
     res = np.zeros((CELLS, 4), np.int32)

@@ -127,6 +127,7 @@ def _check(q: sycl.queue, zs: np.ndarray) -> None:
                 assert _close(complex(orl[r, i]), want, rtol), f"{expr} at z={z!r}: {orl[r, i]}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dt", [np.complex64, np.complex128], ids=lambda d: np.dtype(d).name)
 def test_cmath_special_values_match_python(any_kernel_queue: sycl.queue, dt: type) -> None:
     _check(any_kernel_queue, np.array(SPECIALS, dt))
@@ -254,6 +255,7 @@ def test_minimum_result_types_are_numpys() -> None:
     assert t.generic((types.complex64, types.complex64), {}) is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dt", [np.complex64, np.complex128], ids=lambda d: np.dtype(d).name)
 def test_cmath_compiles_to_ptx(kq: sycl.queue, ptx_images: list, dt: type) -> None:
     # PTX: the math.* calls of the cmath algorithms become libdevice/intrinsics, all defined.

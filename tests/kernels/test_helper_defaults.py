@@ -232,6 +232,7 @@ def test_the_disk_digest_follows_default_functions_not_default_values() -> None:
     assert [f for f, _ in call_graph(c)][2] is times_ten
 
 
+@pytest.mark.slow
 def test_the_disk_cache_of_another_process_keys_on_defaults(tmp_path) -> None:
     # Another process with another default *function* compiles; with another default
     # *number* it finds the kernel on disk and runs it with its own value.

@@ -205,6 +205,7 @@ def test_helper_globals_in_reduction_kernels(kq: sycl.queue) -> None:
         SCALE = 2.0
 
 
+@pytest.mark.slow
 def test_helper_global_change_reuses_the_disk_cache_in_another_process(tmp_path) -> None:
     # One rule for both caches: a helper's global is an argument, so a process
     # with another value finds the first process's kernel on disk, and runs it

@@ -142,6 +142,7 @@ def test_a_same_as_capture_survives_the_plain_form_and_is_checked() -> None:
         kernel_from_plain(bad, b"")
 
 
+@pytest.mark.slow
 def test_the_disk_cache_of_another_process_keeps_the_shared_memory(tmp_path) -> None:  # type: ignore[no-untyped-def]
     prog = tmp_path / "prog.py"
     prog.write_text(textwrap.dedent("""

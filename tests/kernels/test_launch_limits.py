@@ -65,6 +65,7 @@ def _child(which: str) -> dict:
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["kernel_device", "host"])
 def test_launch_past_the_device_limit_is_nd_range(which: str) -> None:
     res = _child(which)

@@ -35,6 +35,7 @@ def _run(tmp_path: Path, log: str | None) -> subprocess.CompletedProcess[str]:
     return r
 
 
+@pytest.mark.slow
 def test_info_logs_compile_and_build_with_timings(tmp_path: Path) -> None:
     r = _run(tmp_path, "info")
     assert re.search(r"pysycl\.kernel INFO: compiled kernel .*<string>:\d+\) in [\d.]+ ms",

@@ -142,6 +142,7 @@ def _vec_kernel(vt):  # type: ignore[no-untyped-def]
     return make
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None)
 @given(data=st.data(), dt=st.sampled_from(INTS), n=st.sampled_from([2, 3, 4, 8, 16]))
 def test_integer_functions_on_vectors(data: st.DataObject, dt: type, n: int) -> None:

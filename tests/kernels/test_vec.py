@@ -56,6 +56,7 @@ def test_construct_load_swizzle_store_convert() -> None:
 @settings(max_examples=15, deadline=None)
 @given(dt=st.sampled_from(list(ALIAS)), n=st.sampled_from([2, 3, 4, 8, 16]),
        seed=st.integers(0, 2**32 - 1))
+@pytest.mark.slow
 def test_elementwise_arithmetic_matches_numpy_and_the_oracle(dt: type, n: int, seed: int) -> None:
     rng = np.random.default_rng(seed)
     items = 5

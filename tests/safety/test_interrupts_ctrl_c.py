@@ -26,6 +26,11 @@ import pytest
 
 import pysycl as sycl
 
+# The child's long kernels are calibrated to this machine's speed: run alone under
+# pytest-xdist (tests/_parallel.py), so that another worker's load cannot change the speed
+# between the calibration and the wait.
+pytestmark = [pytest.mark.serial, pytest.mark.slow]
+
 # The child's long kernels: each calibrated to run about LONG_S seconds on whatever
 # device is the default (the CPU here, a GPU elsewhere), once compiled, from the fastest
 # of a few short runs of larger and larger sizes. A wait for a short run of the *same*

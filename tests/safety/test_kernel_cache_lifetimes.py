@@ -57,6 +57,7 @@ def _use_a_context(dev: sycl.device) -> None:
     assert a.sum() == N and total[0] == N
 
 
+@pytest.mark.slow
 def test_built_kernels_of_dropped_contexts_are_released(kernel_device: sycl.device) -> None:
     # The issue: after 90 short-lived contexts, 90 cl_kernel objects (0.4-1.75 MB each)
     # stayed alive in the kernel cache.
@@ -122,6 +123,7 @@ def test_a_buffers_device_memory_is_freed_at_the_end_of_its_with_block(big_q: sy
     del A, B
 
 
+@pytest.mark.slow
 def test_a_buffers_device_memory_is_freed_with_its_last_reference(big_q: sycl.queue) -> None:
     # Without a with block: `del` (or the end of the function holding it) destroys it.
     # Also a buffer that never writes back (no host data): its data lives on the device

@@ -212,6 +212,7 @@ def _refused(r: dict[str, object], cache: Path) -> None:
     assert not str(r["icd"]).startswith(str(cache))  # vendors list in a private temp folder
 
 
+@pytest.mark.slow
 def test_world_writable_cache_dir_is_refused(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     run_child(cache)                 # a good entry is there, but nobody may trust it now

@@ -128,6 +128,7 @@ def test_a_failing_listener_never_fails_the_work(caplog: pytest.LogCaptureFixtur
     assert "listener bug" in caplog.text
 
 
+@pytest.mark.serial  # the example's own work must stay under 200 ms: no busy neighbour
 def test_first_use_inside_an_example_is_left_out_of_the_deadline() -> None:
     """Each example spends 300 ms in first-time work (deadline 200 ms): the example passes;
     the credit is gone from the draw times once the example ends, so the input-generation
@@ -204,6 +205,7 @@ USER_PROPERTY = """
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # hypothesis's default 200 ms deadline: no busy neighbour (tests/_parallel.py)
 def test_a_property_test_with_default_settings_passes_from_an_empty_cache(tmp_path: Path,
                                                                           kernel_device) -> None:
     """The issue's failure, as a user's CI meets it: hypothesis's default settings (deadline

@@ -100,6 +100,7 @@ def _wanted() -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # hypothesis's default deadline (without CI=true): no busy neighbour
 def test_a_users_property_tests_pass_from_an_empty_cache(tmp_path: Path) -> None:
     want = _wanted()
     r = run_pytest(tmp_path, USER_TESTS, "--sycl-devices=" + ",".join(want))
