@@ -69,7 +69,7 @@ class Builds:
     def __init__(self) -> None:
         #: (context key, device key[, spec values][, "maxntid", n]) -> built ``cl_kernel``
         self.natives: dict[tuple[Hashable, ...], cl.Kernel] = {}
-        #: ``cl_kernel`` -> the arguments it was last launched with (``exec.launch``)
+        #: ``cl_kernel`` -> the arguments it was last launched with (``Launch.enqueue``)
         self.last: dict[cl.Kernel, list[Any]] = {}
 
 

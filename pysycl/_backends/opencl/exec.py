@@ -25,7 +25,6 @@ from pysycl._core.exceptions import errc, exception
 from pysycl._core.spirv_check import check as check_spirv
 
 if TYPE_CHECKING:
-    from collections import deque
 
     from numpy.typing import DTypeLike
 
@@ -226,38 +225,8 @@ def create_kernel(prg: cl.Program, name: str, arg_dtypes: Sequence[DTypeLike]) -
 #: order whatever threads submit (:mod:`pysycl._memory.usm_api`).
 _launch_lock = launch_lock = threading.Lock()
 _enqueue = cl.enqueue_nd_range_kernel
-#: for the launch plans of pysycl._commands.fastpath, which do launch()'s work inline
+#: ``clEnqueueNDRangeKernel``: what :meth:`pysycl._backends.opencl.launch.Launch.enqueue` calls
 enqueue = _enqueue
-
-
-def launch(q: cl.CommandQueue, kernel: cl.Kernel, gsize: tuple[int, ...],
-           lsize: tuple[int, ...] | None, args: list[Any],
-           wait_for: Sequence[cl.Event] | None,
-           bound: dict[cl.Kernel, list[Any]] | None = None,
-           inflight: deque[tuple[cl.Event, Any]] | None = None, holds: Any = None) -> cl.Event:
-    """Set ``args`` and enqueue ``kernel`` over OpenCL-ordered sizes.
-
-    A kernel object keeps its arguments between launches (``clSetKernelArg``):
-    with ``bound`` (kernel -> its last arguments, owned by the caller's kernel
-    cache entry) a launch with the same arguments as the last one — a loop
-    submitting the same command group — does not set them again. With
-    ``inflight`` (the queue's deque), ``(event, holds)`` is appended to it in the
-    same step as the enqueue.
-    """
-    try:
-        with _launch_lock:
-            if bound is None:
-                kernel.set_args(*args)
-            elif bound.get(kernel) != args:
-                bound.pop(kernel, None)  # set_args may fail half-way
-                kernel.set_args(*args)
-                bound[kernel] = args
-            ev = _enqueue(q, kernel, gsize, lsize, None, wait_for)
-            if inflight is not None:
-                inflight.append((ev, holds))
-            return ev
-    except cl.Error as e:
-        raise translate(e, "kernel launch failed", errc.kernel) from e
 
 
 def kernel_limits(kernel: cl.Kernel, dev: cl.Device) -> tuple[int, tuple[int, ...], int]:

@@ -275,7 +275,7 @@ class OpenCLExecutor(OpenCLEvents):
 
     def last_args(self, k: Kernel) -> dict[cl.Kernel, list[Any]]:
         """Built kernel -> the arguments it was last launched with, for ``k``'s kernels
-        (``exec.launch`` sets only changed ones)."""
+        (``Launch.enqueue`` sets only changed ones)."""
         return _builds.builds(k).last
 
     def kernel_limits(self, native: cl.Kernel) -> tuple[int, tuple[int, ...], int]:

@@ -308,7 +308,7 @@ def launch_interop(q: cl.CommandQueue, k: cl.Kernel, gsize: tuple[int, ...],
                    inflight: deque[tuple[cl.Event, Any]] | None = None,
                    holds: Any = None) -> cl.Event:
     """Set the arguments of an interop kernel and enqueue it (OpenCL-ordered sizes); with
-    ``inflight``, append ``(event, holds)`` to it in the same step (as ``exec.launch``).
+    ``inflight``, append ``(event, holds)`` to it in the same step (as ``Launch.enqueue``).
 
     An argument the driver refuses is ``errc.kernel_argument`` naming its index.
     """
