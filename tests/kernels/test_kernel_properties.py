@@ -168,3 +168,18 @@ def test_ptx_images_carry_reqntid() -> None:
     entry = text.index(".entry props_k(")
     assert ".reqntid 8, 4\n" in text[entry:text.index("{", entry)]
     assert ck.properties == ((4, 8), (2, 16), 16)
+
+
+def test_handler_less_launches_follow_the_properties(kq: sycl.queue) -> None:
+    """``q.parallel_for(nd_range, kernel)`` remembers a launch per code object: the same
+    code with other properties must not reuse it."""
+    sizes = sycl.malloc_shared(N, kq, dtype=np.int32)
+    try:
+        for width in (16, 8, 16, 8):
+            k = syclex.properties(syclex.sub_group_size(width))(
+                lambda it: sizes.__setitem__(it.get_global_id(0),
+                                             it.get_sub_group().get_local_range()[0]))
+            kq.parallel_for(sycl.nd_range(sycl.range(N), sycl.range(L)), k).wait()
+            assert set(np.asarray(sizes).tolist()) == {width}
+    finally:
+        sycl.free(sizes, kq)
