@@ -126,6 +126,13 @@ from pysycl._kernels.reduction import known_identity, reduction  # noqa: E402
 
 # --- stream (§4.16) -----------------------------------------------------------------
 from pysycl._kernels.kstream import stream  # noqa: E402
+
+# --- kernel attributes (§5.8.1), as decorators of the kernel function -------------------
+from pysycl._kernels.kprops import (  # noqa: E402
+    reqd_sub_group_size,
+    reqd_work_group_size,
+    work_group_size_hint,
+)
 from pysycl._core.streamfmt import (  # noqa: E402
     dec,
     defaultfloat,
@@ -340,6 +347,9 @@ __all__ = [
     "range",
     "reduce_over_group",
     "reduction",
+    "reqd_sub_group_size",
+    "reqd_work_group_size",
+    "work_group_size_hint",
     "select_from_group",
     "shift_group_left",
     "shift_group_right",

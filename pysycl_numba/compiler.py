@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import dis
 import logging
+import re
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from llvmlite import ir as llir
+
 from pysycl._core.abi import (
     FUNCTOR_ATTR,
+    PROPS_ATTR,
     Capture,
     CompiledKernel,
     IndexSpace,
@@ -419,7 +423,38 @@ def compile_kernel(
         bounds_checked=bounds_check,
         sites=_resolved(table, [f for f, _ in helpers] or [pyfunc]),
         asserts=tuple(asserts.entries),
+        properties=getattr(pyfunc, PROPS_ATTR, ((), (), 0)),
     )
+
+
+def _entry_metadata(module: llir.Module, entry: str,
+                    props: tuple[tuple[int, ...], tuple[int, ...], int]) -> None:
+    """Kernel properties as the OpenCL kernel metadata LLVM's SPIR-V backend turns into
+    execution modes: ``reqd_work_group_size`` -> ``LocalSize``, ``work_group_size_hint`` ->
+    ``LocalSizeHint``, ``intel_reqd_sub_group_size`` -> ``SubgroupSize`` (sizes in OpenCL's
+    order: SYCL's last dimension first, padded with 1s)."""
+    fn = module.get_global(entry)
+    i32 = llir.IntType(32)
+    for key, dims in (("reqd_work_group_size", props[0]), ("work_group_size_hint", props[1])):
+        if dims:
+            xyz = list(dims[::-1]) + [1] * (3 - len(dims))
+            fn.set_metadata(key, module.add_metadata([llir.Constant(i32, d) for d in xyz]))
+    if props[2]:
+        fn.set_metadata("intel_reqd_sub_group_size",
+                        module.add_metadata([llir.Constant(i32, props[2])]))
+    # llvmlite joins a function's attachments with ", " (LLVM wants them space-separated)
+    fn._stringify_metadata = lambda leading_comma=False: " ".join(  # type: ignore[method-assign]
+        f"!{k} {v.get_reference()}" for k, v in fn.metadata.items())
+
+
+def with_reqntid(ptx: bytes, entry: str, dims: tuple[int, ...]) -> bytes:
+    """``ptx`` with ``.reqntid`` (the required work-group size, OpenCL order) on ``entry``."""
+    m = re.search(rb"\.entry[ \t]+" + re.escape(entry.encode()) + rb"[ \t]*\(", ptx)
+    if m is None:
+        raise ValueError(f"the PTX image has no entry point {entry!r}")
+    body = ptx.find(b"{", ptx.find(b")", m.end()))
+    directive = f".reqntid {', '.join(str(d) for d in dims[::-1])}\n".encode()
+    return ptx[:body] + directive + ptx[body:]
 
 
 def _resolved(table: Sites, functions: list[Callable[..., Any]]) -> tuple[Site, ...]:
@@ -470,10 +505,14 @@ class _KernelJob:
             wrapper = build_kernel_wrapper(cres.target_context, cres.fndesc, self.index,
                                            self.capture_types, abi_types, self.entry_name,
                                            self.bounds_check, has_asserts)
+        props = getattr(self.pyfunc, PROPS_ATTR, None)
+        if props is not None:
+            _entry_metadata(wrapper, self.entry_name, props)
         if not self.arch:
             return emit_spirv(cres.library, wrapper, self.entry_name)
         text = optimised_ir(cres.library, wrapper, self.entry_name, float_atomics=True)
-        return emit_ptx(text, self.entry_name, self.arch), text
+        ptx = emit_ptx(text, self.entry_name, self.arch)
+        return (with_reqntid(ptx, self.entry_name, props[0]) if props and props[0] else ptx), text
 
     def aspects(self, ir_text: str) -> set[str]:
         """The optional device aspects the compiled code needs."""

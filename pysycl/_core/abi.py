@@ -107,6 +107,9 @@ BOUNDS_ACCESS_KINDS = ("read", "write", "atomic_ref")
 #: parameter is the object. The compiler drops that parameter; each ``self.name`` it
 #: reads is the capture ``Capture(name="self.name", source="attr")``.
 FUNCTOR_ATTR = "__pysycl_functor__"
+#: The attribute holding a kernel function's properties (``pysycl._kernels.kprops``:
+#: required work-group size, its hint, required sub-group size), set by the decorators.
+PROPS_ATTR = "__pysycl_kernel_properties__"
 #: ``DirectIndex.source``: the index is the work-item's global id / its local id.
 ID_GLOBAL, ID_LOCAL = 0, 1
 AccessMode = Literal["read", "write", "read_write"]
@@ -481,6 +484,9 @@ class CompiledKernel:
     arch: str = ""
     sites: tuple[tuple[int, int, str], ...] = ()
     asserts: tuple[tuple[int, tuple[str | int, ...] | None], ...] = ()
+    #: ``(reqd_work_group_size, work_group_size_hint, reqd_sub_group_size)`` in SYCL's
+    #: dimension order (``()`` / 0 where not given); see ``pysycl._kernels.kprops``.
+    properties: tuple[tuple[int, ...], tuple[int, ...], int] = ((), (), 0)
 
 
 def flat_arg_count(captures: tuple[Capture, ...]) -> int:
@@ -539,6 +545,9 @@ def detached(fn: types.FunctionType, captures: tuple[Capture, ...]) -> types.Fun
     copy.__kwdefaults__ = fn.__kwdefaults__
     if getattr(fn, FUNCTOR_ATTR, False):
         setattr(copy, FUNCTOR_ATTR, True)
+    props = getattr(fn, PROPS_ATTR, None)
+    if props is not None:
+        setattr(copy, PROPS_ATTR, props)
     return copy
 
 

@@ -100,7 +100,7 @@ class Kernel:
 
     __slots__ = ("__weakref__", "arg_dtypes", "arg_kinds", "asserts", "codes", "compiled",
                  "digest", "direct", "direct_rest", "has_local", "has_pointer", "has_spec",
-                 "images", "name", "prints")
+                 "images", "name", "prints", "props")
 
     def __init__(self, compiled: CompiledKernel, name: str, digest: str = "") -> None:
         self.compiled = compiled
@@ -134,6 +134,8 @@ class Kernel:
         self.direct, self.direct_rest = fast_checks(compiled.direct_index, kinds)
         # asserts: the launch binds an error buffer and reports a failure (pysycl._kernels.bounds)
         self.asserts = bool(compiled.asserts)
+        # kernel properties (pysycl._kernels.kprops), None when it has none: each launch checks
+        self.props = compiled.properties if compiled.properties != ((), (), 0) else None
         # id of a submitting code object -> (it, the code table its sites resolve against)
         self.codes: dict[int, tuple[types.CodeType, tuple[types.CodeType, ...]]] = {}
 

@@ -30,6 +30,7 @@ import numpy as np
 
 from pysycl._core.abi import (
     FUNCTOR_ATTR,
+    PROPS_ATTR,
     AccessorType,
     Capture,
     PointerType,
@@ -210,6 +211,9 @@ def capture_values(fn: types.FunctionType, group: CommandGroupRef, obj: Any = No
         _attr_values(fn, obj, info, group, values, caps, key)
     if len(fns) > 1:
         walk_helpers(fns, group, values, caps, key)
+    props = getattr(fn, PROPS_ATTR, None)
+    if props is not None:  # kernel properties (pysycl._kernels.kprops): another image
+        key.append((PROPS_ATTR, props))
     return info, values, caps, tuple(key)
 
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from pysycl._core.abi import (
     FUNCTOR_ATTR,
+    PROPS_ATTR,
     AccessorType,
     Capture,
     IndexSpace,
@@ -179,6 +180,7 @@ def _digest(fn: types.FunctionType, captures: tuple[Capture, ...], index: IndexS
     h = hashlib.sha256()
     h.update(_versions().encode())
     h.update(repr((index.kind, index.ndim, getattr(fn, FUNCTOR_ATTR, False))).encode())
+    h.update(repr(getattr(fn, PROPS_ATTR, None)).encode())  # kernel properties
     for c in captures:
         h.update(repr((c.name, c.source, c.owner, _type_repr(c.type))).encode())
     captured = {(c.owner, c.name) for c in captures}

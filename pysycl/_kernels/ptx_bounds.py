@@ -38,11 +38,14 @@ def with_launch_bound(ptx: bytes, entry: str, n: int) -> bytes:
     Raises:
         ValueError: ``ptx`` has no entry ``entry`` or already declares a bound for it
             (not an image pysycl compiled; the kernel cache reports ``errc.build``).
+            An entry with ``.reqntid`` (a required work-group size) is returned as it is.
     """
     m = re.search(rb"\.entry[ \t]+" + re.escape(entry.encode()) + rb"[ \t]*\(", ptx)
     body = -1 if m is None else ptx.find(b"{", ptx.find(b")", m.end()))
     if m is None or body < 0:
         raise ValueError(f"the PTX image has no entry point {entry!r}")
-    if re.search(rb"\.(?:maxntid|reqntid)\b", ptx[m.end():body]):
+    if re.search(rb"\.reqntid\b", ptx[m.end():body]):
+        return ptx  # a required work-group size (sycl.reqd_work_group_size): bound already
+    if re.search(rb"\.maxntid\b", ptx[m.end():body]):
         raise ValueError(f"the PTX entry point {entry!r} already declares a launch bound")
     return ptx[:body] + f".maxntid {n}, 1, 1\n".encode() + ptx[body:]

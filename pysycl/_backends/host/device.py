@@ -174,7 +174,7 @@ def _host_table() -> dict[_device_info, Any]:
         D.max_work_group_size: wg,
         D.max_num_sub_groups: -(-wg // SUB_GROUP_SIZE),
         D.sub_group_independent_forward_progress: False,
-        D.sub_group_sizes: [SUB_GROUP_SIZE],
+        D.sub_group_sizes: [SUB_GROUP_SIZE, 16, 32],  # the default first; reqd_sub_group_size
         D.max_clock_frequency: 0,
         D.address_bits: 64 if sys.maxsize > 2**32 else 32,
         D.max_mem_alloc_size: mem,

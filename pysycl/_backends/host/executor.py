@@ -72,6 +72,7 @@ from pysycl._kernels.captures import capture_values
 from pysycl._kernels.functor import body_of
 from pysycl._kernels.kernel_api import local_accessor
 from pysycl._kernels.kernel_api_host import KernelView, VecKernelView
+from pysycl._kernels.kprops import NONE, check_launch, props_of
 from pysycl._kernels.ndrange import SMALL, check_global_size, check_nd_range
 from pysycl._kernels.reduction import check_command
 from pysycl._kernels.signature import no_value, returned, returns_computed
@@ -257,6 +258,10 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
         raise exception(errc.kernel_argument, f"{desc} captures a sycl.local_accessor, but "
                         "local memory exists only in nd_range kernels: launch it with "
                         "h.parallel_for(sycl.nd_range(global_range, local_range), kernel)")
+    props = props_of(fn if body is None else body[0])
+    if props != NONE:  # kernel properties, checked as compiled devices check them
+        check_launch(props, desc, kind, index_space.get_local_range().values
+                     if kind == "nd_range" else None, q.get_device(), "host")
     if kind == "nd_range":
         _check_nd_range(desc, index_space, locals_, reds)
     if kind != "single_task":  # work-items counted by Python's range (ssize_t)
@@ -277,8 +282,8 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
         where = (f"kernel {kernel_name or (fn if body is None else body[0]).__qualname__} "
                  f"({location(code.co_filename, code.co_firstlineno)})")  # as compiled kernels' notes
         return lambda: _kstream.run_on_host(streams, where, lambda f: _run(
-            desc, kind, f, index_space, reqs, locals_, reds, extra, ptrs), fn)
-    return lambda: _run(desc, kind, fn, index_space, reqs, locals_, reds, extra, ptrs)
+            desc, kind, f, index_space, reqs, locals_, reds, extra, ptrs, props[2]), fn)
+    return lambda: _run(desc, kind, fn, index_space, reqs, locals_, reds, extra, ptrs, props[2])
 
 
 
@@ -296,9 +301,9 @@ def _result_checked(fn: Callable[..., object], desc: str) -> Callable[..., None]
 def _run(desc: str, kind: str, fn: Callable[..., object], index_space: _range | nd_range | None,
          reqs: list[accessor], locals_: list[local_accessor],
          reds: Sequence[reduction], extra: list[kernel_handler],
-         ptrs: Sequence[usm_pointer] = ()) -> None:
+         ptrs: Sequence[usm_pointer] = (), sub_group_size: int = 0) -> None:
     """Run a checked kernel command; a failed kernel leaves its buffers and the USM
-    memory it could write as they were."""
+    memory it could write as they were (``sub_group_size``: its reqd_sub_group_size)."""
     reducers = [host_reducer(r) for r in reds]
     backups = {}
     for acc in reqs:
@@ -320,7 +325,7 @@ def _run(desc: str, kind: str, fn: Callable[..., object], index_space: _range | 
             _run_range(desc, fn, index_space, reducers, extra)
         else:
             with np.errstate(all="ignore"):  # device arithmetic: wrap-around, inf/nan
-                _run_nd_range(desc, fn, index_space, locals_, reducers, extra)
+                _run_nd_range(desc, fn, index_space, locals_, reducers, extra, sub_group_size)
         for r in reducers:
             r.write_back()
     except BaseException:

@@ -67,7 +67,10 @@ class _GroupRun:
     (non-uniform control flow around a barrier), reported as ``errc.kernel``.
     """
 
-    def __init__(self, n: int, desc: str, group_id: tuple[int, ...]) -> None:
+    def __init__(self, n: int, desc: str, group_id: tuple[int, ...],
+                 sub_group_size: int = 0) -> None:
+        #: the kernel's reqd_sub_group_size, else :data:`SUB_GROUP_SIZE`
+        self.sg = sub_group_size or SUB_GROUP_SIZE
         self.lock = threading.Lock()
         # One condition per work-item, sharing the lock: passing the turn wakes
         # exactly the work-item whose turn it is (not all of them).
@@ -236,9 +239,10 @@ class _HostGroup(group):
 
 
 class _HostSubGroup:
-    """``sycl.sub_group`` on the host device: :data:`SUB_GROUP_SIZE` consecutive work-items."""
+    """``sycl.sub_group`` on the host device: :data:`SUB_GROUP_SIZE` consecutive work-items
+    (the kernel's ``reqd_sub_group_size`` when it has one)."""
 
-    __slots__ = ("_it", "_lin", "_n", "_run")
+    __slots__ = ("_it", "_lin", "_n", "_run", "_sg")
     dimensions = 1
 
     def __init__(self, it: _HostNdItem, lin: int, run: _GroupRun) -> None:
@@ -246,38 +250,39 @@ class _HostSubGroup:
         self._lin = lin
         self._run = run
         self._n = run.n
+        self._sg = run.sg
 
     def _bounds(self) -> tuple[int, int]:
-        lo = self._lin - self._lin % SUB_GROUP_SIZE
-        return lo, min(lo + SUB_GROUP_SIZE, self._n)
+        lo = self._lin - self._lin % self._sg
+        return lo, min(lo + self._sg, self._n)
 
     def get_local_id(self) -> _id:
-        return _id(self._lin % SUB_GROUP_SIZE)
+        return _id(self._lin % self._sg)
 
     def get_local_linear_id(self) -> int:
-        return self._lin % SUB_GROUP_SIZE
+        return self._lin % self._sg
 
     def get_local_range(self) -> _range:
         return _range(self.get_local_linear_range())
 
     def get_max_local_range(self) -> _range:
-        return _range(min(SUB_GROUP_SIZE, self._n))
+        return _range(min(self._sg, self._n))
 
     def get_local_linear_range(self) -> int:
         lo, hi = self._bounds()
         return hi - lo
 
     def get_group_id(self) -> _id:
-        return _id(self._lin // SUB_GROUP_SIZE)
+        return _id(self._lin // self._sg)
 
     def get_group_linear_id(self) -> int:
-        return self._lin // SUB_GROUP_SIZE
+        return self._lin // self._sg
 
     def get_group_range(self) -> _range:
         return _range(self.get_group_linear_range())
 
     def get_group_linear_range(self) -> int:
-        return -(-self._n // SUB_GROUP_SIZE)
+        return -(-self._n // self._sg)
 
     def leader(self) -> bool:
         return self.get_local_linear_id() == 0
@@ -316,7 +321,7 @@ class _HostNdItem(nd_item):
 
 def _run_nd_range(desc: str, fn: Callable[..., object], nd: nd_range,
                   locals_: list[local_accessor], reducers: list[AnyHostReducer],
-                  extra: list[kernel_handler]) -> None:
+                  extra: list[kernel_handler], sub_group_size: int = 0) -> None:
 
     loc = tuple(nd.get_local_range())
     groups = tuple(nd.get_group_range())
@@ -326,7 +331,7 @@ def _run_nd_range(desc: str, fn: Callable[..., object], nd: nd_range,
         for la in locals_:  # fresh local memory per work-group; NaN shows uninitialized reads
             la.host_view = np.full(tuple(la.get_range()), np.nan if la.dtype.kind in "fc" else 0,
                                    dtype=la.dtype).view(KernelView)
-        run = _GroupRun(n, desc, gid)
+        run = _GroupRun(n, desc, gid, sub_group_size)
         threads = []
         for j, lid in enumerate(local_ids):
             it = _HostNdItem([g * e + i for g, e, i in zip(gid, loc, lid, strict=True)], nd,

@@ -39,13 +39,15 @@ from pysycl._bundles.kernel import prepare_interop
 from pysycl._bundles.kernel_id import check_kernel_name
 from pysycl._bundles.resolve import resolve
 from pysycl._commands.commands import KernelCommand
+from pysycl._core.abi import PROPS_ATTR
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import reduction as _reduction
 from pysycl._kernels import steps as _steps
 from pysycl._kernels.argplan import accessor_ranges, flat_args, refresh_for, with_local_memory
-from pysycl._kernels.cache import kernels
+from pysycl._kernels.cache import kernels, target_of
 from pysycl._kernels.kassert import submit_site
+from pysycl._kernels.kprops import check_launch
 from pysycl._kernels.ndrange import SMALL as _SMALL
 from pysycl._kernels.ndrange import check_global_size, ndrange_sizes
 from pysycl._kernels.signature import check_kernel
@@ -233,6 +235,10 @@ def _prepare(ex: LaunchingExecutor, group: CommandGroupRef, cmd: KernelCommandRe
     r = resolve(group, cmd, ex.context, ex.device)
     k, fn, info, values, native, spec, checked = r
     kind, space = cmd.kind, cmd.index_space
+    if k.props is not None:  # kernel properties: the launch must give what they require
+        check_launch(k.props, k.named(cmd.name), kind,
+                     space.get_local_range().values if kind == "nd_range" else None,
+                     ex.device, target_of(ex.device)[0])
     clk = native if native is not None else ex.build(k, spec, 0, fn, cmd.name)
     if kind == "range":
         dims = space.values
@@ -305,7 +311,8 @@ def launch(ex: LaunchingExecutor, q: QueueRef, kind: str, index_space: Any, fn: 
     space and refreshed arguments still fit is enqueued at once; else the whole way."""
     ln = ex.launches.get(fn.__code__)
     if ln and name is None and ln.kind == kind and ln.gen == kernels.generation \
-            and not _bounds.mode[0] and (kind == "single_task" or (
+            and not _bounds.mode[0] and ln.k.props == getattr(fn, PROPS_ATTR, None) \
+            and (kind == "single_task" or (
                 index_space.values if kind == "range" else (
                     index_space.get_global_range().values,
                     index_space.get_local_range().values))

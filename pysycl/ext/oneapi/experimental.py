@@ -13,6 +13,15 @@ runs on every device with an online compiler, PoCL included) and
 ``aspect.ext_pysycl_spirv``). ``build_options`` strings are passed to
 ``clBuildProgram`` unchanged (``shared/spec/clBuildProgram.txt``); kernel names are
 the OpenCL C function names / SPIR-V entry points.
+
+Kernel properties (``sycl_ext_oneapi_kernel_properties``), applied to the kernel
+function (a property list is callable, and a decorator)::
+
+    props = syclex.properties(syclex.work_group_size(8, 8), syclex.sub_group_size(16))
+    h.parallel_for(sycl.nd_range((64, 64), (8, 8)), props(lambda it: ...))
+
+``work_group_size`` is ``sycl.reqd_work_group_size``, ``sub_group_size``
+``sycl.reqd_sub_group_size`` (see :mod:`pysycl._kernels.kprops`).
 """
 
 from __future__ import annotations
@@ -23,6 +32,12 @@ from pysycl._bundles.source import (
     create_kernel_bundle_from_source,
     source_language,
 )
+from pysycl._kernels.kprops import properties, reqd_sub_group_size, reqd_work_group_size
+from pysycl._kernels.kprops import work_group_size_hint as work_group_size_hint
 
-__all__ = ["build", "build_options", "create_kernel_bundle_from_source", "save_log",
-           "source_language"]
+work_group_size = reqd_work_group_size
+sub_group_size = reqd_sub_group_size
+
+__all__ = ["build", "build_options", "create_kernel_bundle_from_source", "properties",
+           "save_log", "source_language", "sub_group_size", "work_group_size",
+           "work_group_size_hint"]
