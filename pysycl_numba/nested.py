@@ -10,7 +10,11 @@ accessors, pointers and numbers (kernel arguments) and the kernel's own locals.
   ``any_of_group(g, x, pred)`` (and ``all_of``/``none_of``) with a nested ``pred`` is the
   spec's ``any_of_group(g, pred(x))`` (SYCL 2020 §4.17.4) and is written that way first, so
   its ``pred`` is inlined too.
-* **Used as a value** (passed to a function, stored, returned): Numba compiles it on its own
+* **Passed to a function that only calls it** (a plain helper reading no kernel arguments of
+  its own, or ``joint_any_of``/``all_of``/``none_of``): when it reads kernel values, the
+  receiver is inlined at the call first (:func:`_receiver`, closure conversion by inlining),
+  and its calls of the function are then direct calls, inlined as above.
+* **Used as a value** otherwise (stored, passed to anything else): Numba compiles it on its own
   (``MakeFunctionToJitFunction``), with what it reads frozen as constants. It may therefore
   read only constants; :func:`check_escaping` refuses one that reads a kernel argument, a
   kernel variable, a helper that reads kernel arguments, or ``print``, naming its line.
