@@ -205,8 +205,9 @@ def _receiver(func_ir: ir.FunctionIR, call: ir.Expr,
     """The function to inline for ``call`` when it passes a nested function that reads
     kernel values (closure conversion by inlining: the receiver's calls of it become
     direct calls, compiled in place). Only a plain Python helper reading no kernel
-    arguments of its own, or a ``joint_`` vote, is a receiver; anything else leaves the
-    nested function a value, which :func:`check_escaping` refuses."""
+    arguments of its own and closing over nothing, or a ``joint_`` vote, is a receiver;
+    anything else leaves the nested function a value, which :func:`check_escaping`
+    refuses."""
     if call.kws or call.vararg is not None or not any(
             _reads_kernel_values(func_ir, fdef, spec) for fdef in
             (_defined_function(func_ir, a) for a in call.args) if fdef is not None):
@@ -219,10 +220,21 @@ def _receiver(func_ir: ir.FunctionIR, call: ir.Expr,
     if (fn.__module__ or "").startswith(("pysycl.", "pysycl_numba.", "numba.")) \
             or fn.__code__.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE
                                        | inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) \
-            or fn.__code__.co_kwonlyargcount:
+            or fn.__code__.co_kwonlyargcount or fn.__closure__ \
+            or _shadows_a_capture(fn, func_ir, spec):
         return None
     hidden = spec.calls.get(id(fn)) if spec is not None else None
     return fn if hidden is None or not hidden[1] else None
+
+
+def _shadows_a_capture(fn: pytypes.FunctionType, func_ir: ir.FunctionIR,
+                       spec: LiftSpec | None) -> bool:
+    """Whether ``fn``, from another module, reads a global by the name of one the kernel
+    captures (inlined, the lifting would read the kernel's by that name)."""
+    if spec is None or fn.__globals__ is func_ir.func_id.func.__globals__:
+        return False
+    return any((ins.argval, "global") in spec.own for c in nested_codes(fn.__code__)
+               for ins in dis.get_instructions(c) if ins.opname == "LOAD_GLOBAL")
 
 
 def _reads_kernel_values(func_ir: ir.FunctionIR, fdef: ir.Expr, spec: LiftSpec | None) -> bool:
