@@ -10,7 +10,11 @@ accessors, pointers and numbers (kernel arguments) and the kernel's own locals.
   ``any_of_group(g, x, pred)`` (and ``all_of``/``none_of``) with a nested ``pred`` is the
   spec's ``any_of_group(g, pred(x))`` (SYCL 2020 §4.17.4) and is written that way first, so
   its ``pred`` is inlined too.
-* **Used as a value** (passed to a function, stored, returned): Numba compiles it on its own
+* **Passed to a function that only calls it** (a plain helper reading no kernel arguments of
+  its own, or ``joint_any_of``/``all_of``/``none_of``): when it reads kernel values, the
+  receiver is inlined at the call first (:func:`_receiver`, closure conversion by inlining),
+  and its calls of the function are then direct calls, inlined as above.
+* **Used as a value** otherwise (stored, passed to anything else): Numba compiles it on its own
   (``MakeFunctionToJitFunction``), with what it reads frozen as constants. It may therefore
   read only constants; :func:`check_escaping` refuses one that reads a kernel argument, a
   kernel variable, a helper that reads kernel arguments, or ``print``, naming its line.
@@ -26,11 +30,18 @@ later elimination.
 from __future__ import annotations
 
 import dis
+import inspect
 import types as pytypes
 from typing import TYPE_CHECKING, Any
 
 from pysycl._core.abi import nested_codes
-from pysycl._kernels.kernel_api import all_of_group, any_of_group, none_of_group
+from pysycl._kernels.group_algorithms import joint_all_of, joint_any_of, joint_none_of
+from pysycl._kernels.kernel_api import (
+    all_of_group,
+    any_of_group,
+    group_broadcast,
+    none_of_group,
+)
 from pysycl_numba._numba_compat import (
     FunctionPass,
     callee_ir_validator,
@@ -105,13 +116,15 @@ class InlineNestedFunctions(FunctionPass):
 
     def run_pass(self, state: StateDict) -> bool:
         """Inline in ``state.func_ir``; whether anything was."""
-        return inline_nested_calls(state.func_ir)
+        return inline_nested_calls(state.func_ir, getattr(state, "pysycl_lift", None))
 
 
-def inline_nested_calls(func_ir: ir.FunctionIR) -> bool:
+def inline_nested_calls(func_ir: ir.FunctionIR, spec: LiftSpec | None = None) -> bool:
     """Inline every direct call of a function defined in ``func_ir`` (before lifting).
 
-    The definition (``make_function``) goes away when nothing else uses it.
+    A call that passes such a function reading kernel values to a plain helper (or to a
+    ``joint_`` vote) inlines the receiver first (:func:`_receiver`), whose calls of it are
+    then inlined too. The definition (``make_function``) goes away when nothing else uses it.
     """
     if not any(isinstance(c, pytypes.CodeType) for c in func_ir.func_id.code.co_consts):
         return False  # the common case: no nested function
@@ -119,20 +132,24 @@ def inline_nested_calls(func_ir: ir.FunctionIR) -> bool:
     glbls = func_ir.func_id.func.__globals__
     work = list(func_ir.blocks.items())
     inlined = False
+    receivers = 0
     while work:
         _, block = work.pop()
         for i, stmt in enumerate(block.body):
             if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
                     and stmt.value.op == "call"):
                 continue
-            fdef = _defined_function(func_ir, stmt.value.func)
+            fdef: Any = _defined_function(func_ir, stmt.value.func)
+            if fdef is None and receivers < _MAX_RECEIVERS:
+                fdef = _receiver(func_ir, stmt.value, spec)
+                receivers += fdef is not None
             if fdef is None:
                 _check_not_chosen(func_ir, stmt.value.func, stmt.loc)
                 continue
             blocks, renamed = inline_closure_call(func_ir, glbls, block, i, fdef,
                                                   work_list=work,
                                                   callee_validator=callee_ir_validator)
-            _check_stores_kept(fdef.code, blocks)
+            _check_stores_kept(fdef.__code__ if callable(fdef) else fdef.code, blocks)
             _keep_temporaries(blocks, renamed, block.scope)
             _prints_as_calls(blocks)
             func_ir._definitions = ir_utils.build_definitions(func_ir.blocks)
@@ -143,6 +160,95 @@ def inline_nested_calls(func_ir: ir.FunctionIR) -> bool:
         _drop_unused_definitions(func_ir)
         func_ir._definitions = ir_utils.build_definitions(func_ir.blocks)
     return inlined
+
+
+#: How many receivers one function inlines at most (a helper passing its function on to
+#: itself would never end; past this the function stays a value and is refused).
+_MAX_RECEIVERS = 64
+
+
+def _joint_any_of(g: Any, data: Any, first: Any, last: Any, pred: Any) -> bool:
+    found = False
+    for j in range(first, last):
+        if pred(data[j]):
+            found = True
+    group_broadcast(g, 0)  # a group algorithm: every work-item of g meets here
+    return found
+
+
+def _joint_all_of(g: Any, data: Any, first: Any, last: Any, pred: Any) -> bool:
+    held = True
+    for j in range(first, last):
+        if not pred(data[j]):
+            held = False
+    group_broadcast(g, 0)
+    return held
+
+
+def _joint_none_of(g: Any, data: Any, first: Any, last: Any, pred: Any) -> bool:
+    found = False
+    for j in range(first, last):
+        if pred(data[j]):
+            found = True
+    group_broadcast(g, 0)
+    return not found
+
+
+#: The ``joint_`` votes written in Python, inlined when their ``pred`` reads kernel values:
+#: each work-item tests the whole range with its own ``pred`` (as the host device does).
+_JOINT_VOTES = {joint_any_of: _joint_any_of, joint_all_of: _joint_all_of,
+                joint_none_of: _joint_none_of}
+
+
+def _receiver(func_ir: ir.FunctionIR, call: ir.Expr,
+              spec: LiftSpec | None) -> pytypes.FunctionType | None:
+    """The function to inline for ``call`` when it passes a nested function that reads
+    kernel values (closure conversion by inlining: the receiver's calls of it become
+    direct calls, compiled in place). Only a plain Python helper reading no kernel
+    arguments of its own and closing over nothing, or a ``joint_`` vote, is a receiver;
+    anything else leaves the nested function a value, which :func:`check_escaping`
+    refuses."""
+    if call.kws or call.vararg is not None or not any(
+            _reads_kernel_values(func_ir, fdef, spec) for fdef in
+            (_defined_function(func_ir, a) for a in call.args) if fdef is not None):
+        return None
+    fn = _global_value(func_ir, call.func)
+    if not isinstance(fn, pytypes.FunctionType):
+        return None
+    if fn in _JOINT_VOTES:
+        return _JOINT_VOTES[fn]
+    if (fn.__module__ or "").startswith(("pysycl.", "pysycl_numba.", "numba.")) \
+            or fn.__code__.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE
+                                       | inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) \
+            or fn.__code__.co_kwonlyargcount or fn.__closure__ \
+            or _shadows_a_capture(fn, func_ir, spec):
+        return None
+    hidden = spec.calls.get(id(fn)) if spec is not None else None
+    return fn if hidden is None or not hidden[1] else None
+
+
+def _shadows_a_capture(fn: pytypes.FunctionType, func_ir: ir.FunctionIR,
+                       spec: LiftSpec | None) -> bool:
+    """Whether ``fn``, from another module, reads a global by the name of one the kernel
+    captures (inlined, the lifting would read the kernel's by that name)."""
+    if spec is None or fn.__globals__ is func_ir.func_id.func.__globals__:
+        return False
+    return any((ins.argval, "global") in spec.own for c in nested_codes(fn.__code__)
+               for ins in dis.get_instructions(c) if ins.opname == "LOAD_GLOBAL")
+
+
+def _reads_kernel_values(func_ir: ir.FunctionIR, fdef: ir.Expr, spec: LiftSpec | None) -> bool:
+    """Whether a nested function reads anything but constants (a value compiled on its
+    own could not)."""
+    glbls = func_ir.func_id.func.__globals__
+    if _closure_reads(func_ir, fdef) is not None or (
+            spec is not None and _global_reads(fdef.code, glbls, spec) is not None):
+        return True
+    items = ir_utils.guard(ir_utils.get_definition, func_ir, fdef.closure) \
+        if fdef.closure is not None else None
+    return spec is not None and isinstance(items, ir.Expr) and items.op == "build_tuple" and any(
+        isinstance(d, ir.FreeVar) and (d.name, "freevar") in spec.own
+        for d in (ir_utils.guard(ir_utils.get_definition, func_ir, v) for v in items.items))
 
 
 def _check_not_chosen(func_ir: ir.FunctionIR, callee: ir.Var, loc: ir.Loc) -> None:

@@ -4,7 +4,8 @@ SYCL-CTS writes group predicates and small helpers as lambdas inside the kernel.
 function is an ordinary closure over the kernel's variables -- its captured accessors and
 numbers (kernel arguments) and the kernel's locals. Called directly, it is compiled in place
 (inlined) with every store it makes; used as a value (passed on, stored) it may read only
-constants, and anything else is a compile error at its line. A kernel that drops a store is
+constants unless it is only called (passed to a helper or a joint vote that calls it), and
+anything else is a compile error at its line. A kernel that drops a store is
 never run. Every result is compared with numpy, on the compiled device and on the
 host_debuggable device (the oracle).
 """
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 
 import pysycl as sycl
+from tests.conftest import ptxas_check
 
 R, W = sycl.access_mode.read, sycl.access_mode.write
 N = 8
@@ -227,7 +229,7 @@ def test_a_nested_function_used_as_a_value_may_read_constants(any_kernel_queue: 
     np.testing.assert_array_equal(_run(any_kernel_queue, make), np.arange(N) + 3)
 
 
-def _escaping_accessor(a, o):
+def _passed_accessor(a, o):
     def k(i):
         f = lambda j: a[j] + 1  # noqa: E731
         o[i] = apply(f, i[0])
@@ -235,7 +237,7 @@ def _escaping_accessor(a, o):
     return k
 
 
-def _escaping_local(a, o):
+def _passed_local(a, o):
     def k(i):
         t = a[i]
         o[i] = apply(lambda x: x + t, 1)
@@ -243,26 +245,117 @@ def _escaping_local(a, o):
     return k
 
 
-def _escaping_global(a, o):
+def _passed_global(a, o):
     def k(i):
         o[i] = apply(lambda x: x * SCALE, a[i])
 
     return k
 
 
-@pytest.mark.parametrize(("make", "what"), [
-    (_escaping_accessor, "'a', a variable the kernel captures"),
-    (_escaping_local, "'t', a variable of the kernel computed when it runs"),
-    (_escaping_global, "'SCALE', which the kernel receives as an argument"),
+@pytest.mark.parametrize(("make", "want"), [
+    (_passed_accessor, np.arange(N) + 1),
+    (_passed_local, np.arange(N) + 1),
+    (_passed_global, np.arange(N) * SCALE),
 ])
-def test_a_nested_function_used_as_a_value_reading_a_kernel_value_is_refused(
-        kq: sycl.queue, make, what: str) -> None:
+def test_a_closure_passed_to_a_helper_that_calls_it_reads_kernel_values(
+        any_kernel_queue: sycl.queue, make, want: np.ndarray) -> None:
+    """Issue 25: a nested function reading a captured accessor, a kernel variable or a
+    captured global, passed to a plain helper that only calls it, compiles (the helper is
+    inlined at the call, so its call of the closure is compiled in place)."""
+    np.testing.assert_array_equal(_run(any_kernel_queue, make), want)
+
+
+def twice_applied(f, x):
+    return apply(f, x) + apply(f, 1)
+
+
+def test_closures_passed_on_through_helpers_and_defined_two_deep(
+        any_kernel_queue: sycl.queue) -> None:
+    def make(a, o):
+        def k(i):
+            s = a[i] * 2                          # a kernel variable
+
+            def outer(x):                         # a nested def passed on ...
+                return twice_applied(lambda v: v + s, x) + 1  # ... defining one passed on
+
+            o[i] = apply(outer, 10)
+
+        return k
+
+    x = np.arange(N)
+    np.testing.assert_array_equal(_run(any_kernel_queue, make), (10 + 2 * x) + (1 + 2 * x) + 1)
+
+
+def tripled_plus_one(x):
+    t = x * 3                                     # a local of the helper
+    return apply(lambda v: v + t, 1)
+
+
+def test_a_closure_defined_in_a_helper_passed_to_another(any_kernel_queue: sycl.queue) -> None:
+    def make(a, o):
+        def k(i):
+            o[i] = tripled_plus_one(a[i])
+
+        return k
+
+    np.testing.assert_array_equal(_run(any_kernel_queue, make), 3 * np.arange(N) + 1)
+
+
+def test_a_closure_returned_by_a_nested_function_or_a_helper_and_called(
+        any_kernel_queue: sycl.queue) -> None:
+    def make(a, o):
+        def k(i):
+            t = a[i]
+
+            def mk():
+                return lambda x: x + t
+
+            g = apply(lambda f: f, lambda x: x * t)   # handed back by a helper
+            o[i] = mk()(1) + g(3)
+
+        return k
+
+    x = np.arange(N)
+    np.testing.assert_array_equal(_run(any_kernel_queue, make), x + 1 + 3 * x)
+
+
+def _stored(a, o):
+    def k(i):
+        t = a[i]
+        fs = (lambda x: x + t, lambda x: x - t)
+        o[i] = fs[0](1)
+
+    return k
+
+
+def apply_scaled(f, x):
+    return f(x) * SCALE
+
+
+def _to_a_helper_reading_captures(a, o):
+    def k(i):
+        t = a[i]
+        o[i] = apply_scaled(lambda x: x + t, 1)
+
+    return k
+
+
+@pytest.mark.parametrize(("make", "line", "what"), [
+    (_stored, 3, "'t', a variable of the kernel computed when it runs"),
+    (_to_a_helper_reading_captures, 3, "'t', a variable of the kernel computed when it runs"),
+])
+def test_a_closure_that_escapes_is_refused_word_for_word(kq: sycl.queue, make, line: int,
+                                                        what: str) -> None:
+    """A closure stored (in a tuple), or passed to a helper that reads kernel arguments of its
+    own (compiled on its own, it cannot be inlined), stays a value: refused at its line."""
     with pytest.raises(sycl.kernel_compile_error) as e:
         _run(kq, make)
-    msg = str(e.value)
-    line = make.__code__.co_firstlineno + (3 if make is _escaping_local else 2)
-    assert f"{__file__}:{line}: the function '<lambda>' defined here is used as a value" in msg
-    assert what in msg and "Call it directly in the kernel" in msg, msg
+    where = f"{__file__}:{make.__code__.co_firstlineno + line}"
+    assert (f"{where}: the function '<lambda>' defined here is used as a value (passed to a "
+            "function, stored or returned), not called: such a function is compiled on its "
+            f"own and can read only constants, but it reads {what}. Call it directly in the "
+            "kernel (the call is then compiled in place), or pass what it reads as an "
+            "argument") in str(e.value)
     assert e.value.code() == sycl.errc.kernel
 
 
@@ -313,24 +406,84 @@ def test_what_a_nested_function_cannot_do_is_a_compile_error_at_its_line(
         assert f"{__file__}:{make.__code__.co_firstlineno + 5}: this store" in str(e.value)
 
 
-def test_a_predicate_passed_to_a_joint_algorithm_reading_a_kernel_variable_is_refused(
-        kq: sycl.queue) -> None:
-    """joint_any_of takes ``pred`` as a value (its loop calls it): only constants there."""
+def test_joint_votes_with_a_predicate_reading_kernel_variables(
+        any_kernel_queue: sycl.queue) -> None:
+    """joint_any_of/all_of/none_of take ``pred`` as a value and call it in their loop; one
+    reading a kernel variable compiles (each work-item tests the range with its own pred)."""
     def make(a, o):
         def k(it):
-            t = a[it.get_global_id(0)]
-            o[it.get_global_id(0)] = sycl.joint_any_of(it.get_group(), a, 0, 4,
-                                                       lambda v: v > t)
+            i = it.get_global_id(0)
+            g, t = it.get_group(), a[i]
+            some = sycl.joint_any_of(g, a, 0, 4, lambda v: v > t)
+            every = sycl.joint_all_of(g, a, 0, 4, lambda v: v <= t)
+            none = sycl.joint_none_of(g, a, 4, 8, lambda v: v < t)
+            const = sycl.joint_any_of(g, a, 0, 4, lambda v: v > 2)
+            o[i] = int(some) + 2 * int(every) + 4 * int(none) + 8 * int(const)
 
         return k
 
-    with pytest.raises(sycl.kernel_compile_error, match="'t', a variable of the kernel computed"):
-        _run(kq, make, nd=(8, 4))
+    x, head, tail = np.arange(8), np.arange(4), np.arange(4, 8)
+    want = np.array([int((head > t).any()) + 2 * int((head <= t).all())
+                     + 4 * int(not (tail < t).any()) + 8 for t in x])
+    np.testing.assert_array_equal(_run(any_kernel_queue, make, nd=(8, 4)), want)
 
-    def constant(a, o):
+
+def test_group_votes_with_lambdas_reading_a_captured_number_and_a_kernel_variable(
+        any_kernel_queue: sycl.queue) -> None:
+    n = 5  # captured: a kernel argument
+
+    def make(a, o):
         def k(it):
-            o[it.get_global_id(0)] = sycl.joint_any_of(it.get_group(), a, 0, 4, lambda v: v > 2)
+            g, i = it.get_group(), it.get_global_id(0)
+            lim = a[it.get_group(0) * 4] + 1
+            o[i] = (int(sycl.any_of_group(g, a[i], lambda v: v > n))
+                    + 2 * int(sycl.all_of_group(g, a[i], lambda v: v < lim + 3))
+                    + 4 * int(sycl.none_of_group(g, a[i], lambda v: v == n + lim)))
 
         return k
 
-    np.testing.assert_array_equal(_run(kq, constant, nd=(8, 4)), np.ones(8))
+    x = np.arange(8)
+    want = np.empty(8, np.int64)
+    for grp in (0, 1):
+        v = x[grp * 4:grp * 4 + 4]
+        lim = v[0] + 1
+        want[grp * 4:grp * 4 + 4] = (int((v > n).any()) + 2 * int((v < lim + 3).all())
+                                     + 4 * int(not (v == n + lim).any()))
+    np.testing.assert_array_equal(_run(any_kernel_queue, make, nd=(8, 4)), want)
+
+
+def test_a_lambda_combiner_for_reduce_over_group_is_refused_on_every_device(
+        any_kernel_queue: sycl.queue) -> None:
+    """SYCL 2020 §4.17.4.5: the group reductions take a SYCL function object (sycl.plus())."""
+    def make(a, o):
+        def k(it):
+            o[it.get_global_id(0)] = sycl.reduce_over_group(it.get_group(), a[it.get_global_id(0)],
+                                                            lambda x, y: x + y)
+
+        return k
+
+    with pytest.raises(sycl.exception) as e:
+        _run(any_kernel_queue, make, nd=(8, 4))
+    assert e.value.code() == sycl.errc.kernel
+    assert "SYCL function object" in str(e.value), str(e.value)
+
+
+def test_closures_passed_to_helpers_and_joint_votes_compile_to_ptx(
+        kq: sycl.queue, ptx_images: list) -> None:
+    """The same closure conversion on the PTX target: the kernel runs (SPIR-V) and its PTX
+    image assembles, with the closures inlined (no call left)."""
+    def make(a, o):
+        def k(it):
+            i = it.get_global_id(0)
+            t = a[i]
+            o[i] = apply(lambda x: x + t, 1) + 10 * int(
+                sycl.joint_any_of(it.get_group(), a, 0, 4, lambda v: v > t))
+
+        return k
+
+    x = np.arange(8)
+    np.testing.assert_array_equal(_run(kq, make, nd=(8, 4)), x + 1 + 10 * (x < 3))
+    (img,) = ptx_images
+    ptx = img.binary.decode()
+    assert f".visible .entry {img.entry}(" in ptx and "bar.sync" in ptx
+    ptxas_check(img.binary)
