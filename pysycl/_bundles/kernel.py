@@ -18,6 +18,7 @@ import numpy as np
 
 from pysycl._core.backend import backend
 from pysycl._core.exceptions import errc, exception
+from pysycl._core.launch_types import native_order, sycl_order
 from pysycl._kernels.ndrange import SMALL, check_global_size
 
 if TYPE_CHECKING:
@@ -142,7 +143,7 @@ class kernel:  # noqa: N801 - the spec's spelling
             return int(clp.kernel_work_group_info(k, dev.native, "WORK_GROUP_SIZE"))
         if param is kds.compile_work_group_size:
             sizes = list(clp.kernel_work_group_info(k, dev.native, "COMPILE_WORK_GROUP_SIZE"))
-            return _range(*sizes[::-1])
+            return _range(*sycl_order(sizes))
         if param is kds.preferred_work_group_size_multiple:
             return int(clp.kernel_work_group_info(k, dev.native,
                                                 "PREFERRED_WORK_GROUP_SIZE_MULTIPLE"))
@@ -268,9 +269,9 @@ def _interop_sizes(kind: str, index_space: sycl_range | nd_range | None, ctx: co
     if prod(g) > SMALL:
         check_global_size(f"kernel {name!r}", g, dev, None)
     if not isinstance(index_space, nd_range):
-        return tuple(index_space)[::-1], None
-    gsize = tuple(index_space.get_global_range())[::-1]
-    lsize = tuple(index_space.get_local_range())[::-1]
+        return native_order(index_space), None
+    gsize = native_order(index_space.get_global_range())
+    lsize = native_order(index_space.get_local_range())
     for g, loc in zip(gsize, lsize, strict=False):
         if loc == 0 or g % loc:
             raise exception(errc.nd_range, f"nd_range: global range "

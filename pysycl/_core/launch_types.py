@@ -33,48 +33,18 @@ class Target(NamedTuple):
 SPIRV = Target("spirv", "")
 
 
-@dataclass(frozen=True, slots=True)
-class Geometry:
-    """A kernel's index space as recorded, in SYCL order (dimension 0 slowest).
-
-    ``kind`` is ``"single_task"``, ``"range"`` or ``"nd_range"``; a single task is
-    ``(1,)``; ``local_size`` is None unless the kernel has an ``nd_range``.
-    """
-
-    kind: str
-    global_size: tuple[int, ...]
-    local_size: tuple[int, ...] | None = None
-
-    def fastest_first(self) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
-        """``(global, local)`` with the fastest-varying dimension first, as OpenCL's
-        ``clEnqueueNDRangeKernel`` and CUDA's grid/block count them: **the** SYCL -> native
-        reversal (SYCL's last dimension is the fastest)."""
-        loc = self.local_size
-        return self.global_size[::-1], None if loc is None else loc[::-1]
-
-    @staticmethod
-    def sycl_id(native_id: Sequence[int]) -> tuple[int, ...]:
-        """A native work-item id (fastest dimension first) in SYCL order: the inverse of
-        :meth:`fastest_first`, for ids a device reports back (a failed bounds check)."""
-        return tuple(native_id)[::-1]
+def native_order(sizes: Sequence[int]) -> tuple[int, ...]:
+    """SYCL sizes or ids (dimension 0 slowest) with the fastest-varying dimension first, as
+    OpenCL's ``clEnqueueNDRangeKernel`` and CUDA's grid/block count them: **the** SYCL ->
+    native reversal (SYCL's last dimension is the fastest; the OpenCL backend appendix's
+    table "syclOpenCL.mapping")."""
+    return tuple(sizes)[::-1]
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
-    """What ``_kernels`` needs to produce a compiled kernel -- never a handler or queue.
-
-    ``context_key``: the context the kernel is built for; ``target``: the image to
-    compile; ``bundle``: the user's kernel bundle (None: the context's own);
-    ``spec_values``: specialization constants' values, hashable; ``bounds_checked``:
-    compile the checked variant; ``name``: the SYCL kernel name (None: anonymous).
-    """
-
-    context_key: Hashable
-    target: Target
-    bundle: Any = None
-    spec_values: tuple[Any, ...] = ()
-    bounds_checked: bool = False
-    name: str | None = None
+def sycl_order(native: Sequence[int]) -> tuple[int, ...]:
+    """The inverse of :func:`native_order`: native sizes or a work-item id a device reports
+    back (a failed bounds check, a kernel's compile-time work-group size) in SYCL order."""
+    return tuple(native)[::-1]
 
 
 @dataclass(slots=True, eq=False, repr=False)

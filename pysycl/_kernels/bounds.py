@@ -41,6 +41,7 @@ from pysycl._core.abi import (
     ArgKind,
 )
 from pysycl._core.exceptions import device_report, errc, exception, hidden_in_tracebacks
+from pysycl._core.launch_types import sycl_order
 from pysycl._core.sites import code_table, site_location
 from pysycl._kernels.captures import call_graph
 from pysycl._kernels.kassert import from_error_buffer, gid_words
@@ -192,7 +193,7 @@ class Watch:
         if not self.host[ASSERT_FLAG_INT]:
             return self._violation()
         g = gid_words(self.host)
-        gid = (g[:self.ndim][::-1] if self.linear is None
+        gid = (sycl_order(g[:self.ndim]) if self.linear is None
                else tuple(int(i) for i in np.unravel_index(g[0], self.linear)))
         at = f", submitted at {self.submitted}" if self.submitted else ""
         err = from_error_buffer(self.kernel.compiled, self.host, self.codes, gid,
@@ -210,7 +211,7 @@ class Watch:
         n = getattr(self.kernel.compiled.captures[slot].type, "ndim", 1)
         idx = tuple(int(i) for i in words[4:4 + n])
         if self.linear is None:
-            gid = tuple(int(i) for i in words[8:8 + self.ndim])[::-1]
+            gid = sycl_order([int(i) for i in words[8:8 + self.ndim]])
         else:
             gid = tuple(int(i) for i in np.unravel_index(int(words[8]), self.linear))
         cap = self.kernel.compiled.captures[slot]

@@ -13,6 +13,7 @@ from math import prod
 from typing import TYPE_CHECKING, Any
 
 from pysycl._core.exceptions import errc, exception
+from pysycl._core.launch_types import native_order
 from pysycl._kernels import argplan as _args
 from pysycl._objects.info import _device_info
 
@@ -71,7 +72,7 @@ def ndrange_sizes(k: Kernel, dev: device, lim: tuple[int, tuple[int, ...], int],
                 "less what the kernel itself uses); use smaller local accessors or work-groups")
 
     check_nd_range(nd, lim[0], lim[1], _args.local_bytes(values, k.arg_kinds), lim[2], describe)
-    return nd.get_global_range().values[::-1], nd.get_local_range().values[::-1]
+    return native_order(nd.get_global_range().values), native_order(nd.get_local_range().values)
 
 
 def check_nd_range(nd: nd_range, max_wg: int, item_caps: tuple[int, ...] | None, local_bytes: int,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -13,34 +11,29 @@ from pysycl._core.launch_types import (
     SPIRV,
     ContextRef,
     DeviceRef,
-    Geometry,
-    Request,
     Target,
+    native_order,
+    sycl_order,
 )
 
 _sizes = st.lists(st.integers(1, 1 << 20), min_size=1, max_size=3).map(tuple)
 
 
-@given(_sizes, st.booleans())
-def test_fastest_first_reverses_sycl_order_and_sycl_id_undoes_it(gsize: tuple[int, ...],
-                                                                 nd: bool) -> None:
-    local = tuple(1 for _ in gsize) if nd else None
-    geo = Geometry("nd_range" if nd else "range", gsize, local)
-    g, loc = geo.fastest_first()
-    assert g == tuple(reversed(gsize))
-    assert g[0] == gsize[-1]  # SYCL's last dimension is the fastest
-    assert loc == (None if local is None else tuple(reversed(local)))
-    assert Geometry.sycl_id(g) == gsize
+@given(_sizes)
+def test_native_order_reverses_sycl_order_and_sycl_order_undoes_it(sizes: tuple[int, ...]
+                                                                  ) -> None:
+    native = native_order(sizes)
+    assert native == tuple(reversed(sizes))
+    assert native[0] == sizes[-1]  # SYCL's last dimension is the fastest
+    assert sycl_order(native) == sizes
+    assert native_order(sycl.range(*sizes)) == native  # ranges iterate in SYCL order
 
 
-def test_values_are_immutable_and_hashable() -> None:
+def test_targets_are_immutable_and_hashable() -> None:
     assert SPIRV == Target("spirv") and SPIRV.arch == ""
     assert {Target("ptx", "sm_80"): 1}[Target("ptx", "sm_80")] == 1
-    r = Request(context_key=1, target=SPIRV, name="k")
-    assert hash(r) == hash(Request(1, SPIRV, None, (), False, "k"))
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        r.name = "other"  # type: ignore[misc]
-    assert Geometry("single_task", (1,)).fastest_first() == ((1,), None)
+    with pytest.raises(AttributeError):
+        SPIRV.arch = "sm_80"  # type: ignore[misc]
 
 
 @pytest.mark.parametrize("proto, obj", [

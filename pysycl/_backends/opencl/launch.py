@@ -41,6 +41,7 @@ from pysycl._bundles.resolve import resolve
 from pysycl._commands.commands import KernelCommand
 from pysycl._core.abi import PROPS_ATTR
 from pysycl._core.exceptions import errc, exception
+from pysycl._core.launch_types import native_order
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import reduction as _reduction
 from pysycl._kernels import steps as _steps
@@ -242,7 +243,7 @@ def _prepare(ex: LaunchingExecutor, group: CommandGroupRef, cmd: KernelCommandRe
     clk = native if native is not None else ex.build(k, spec, 0, fn, cmd.name)
     if kind == "range":
         dims = space.values
-        gsize, lsize = dims[::-1], None  # SYCL dim 0 is the slowest: OpenCL's last
+        gsize, lsize = native_order(dims), None  # SYCL dim 0 is the slowest: OpenCL's last
         if _prod(gsize) > _SMALL:  # more work-items than a 32-bit size_t: the device's limit
             check_global_size(k.named(cmd.name), dims, ex.device)
     elif kind == "single_task":
