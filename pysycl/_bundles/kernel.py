@@ -319,7 +319,7 @@ def prepare_interop(ex: DeviceExecutor, sub: Submission, cmd: KernelCommandRef
             elif what == "local":
                 args.append(("local", v))
             elif what == "ptr":
-                args.append(v.native_arg if v.native_arg is not None else v.make_native_arg())
+                args.append(v.make_native_arg())
             else:
                 args.append(v)
         # the pointers' memory lives until the kernel completes

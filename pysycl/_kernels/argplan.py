@@ -170,7 +170,7 @@ def _slot(v: Any, kind: ArgKind | None) -> tuple[str, Any] | None:
     if kind is None:  # not an argument: a constant of the kernel's key
         return (CONSTANT, v) if _library_object(v) else None
     if kind is _POINTER:
-        if type(v) is not usm_pointer or v.allocation_kind is usm.alloc.unknown:
+        if type(v) is not usm_pointer or v.allocation.kind is usm.alloc.unknown:
             return None
         return (POINTER, v.signature)  # context, dtype, read-only: one comparison per launch
     t = type(v)

@@ -525,17 +525,11 @@ def prepare(ex: DeviceExecutor, h: CommandGroupRef,
             for r, p in zip(reds, parts, strict=True):
                 args.extend((r.identity, p, np.int64(r.count) if r.variable_kind == "span"
                              else ex.local_memory(wg * r.dtype.itemsize)))
-            slot = _steps.error_slot(ex, k, ctx_key, record) if record else None  # type: ignore[arg-type]
-            if slot is not None:
-                args.append(slot.arg)
-            try:
+            if record is None:
                 ev = main.enqueue(args, None, wait_for)
-            except BaseException:
-                if slot is not None:
-                    slot.release()
-                raise
-            if slot is not None:
-                slot.add(ev, record)
+            else:
+                ev = _steps.enqueue_checked(ex, k, ctx_key, record, args,  # type: ignore[arg-type]
+                                            lambda a: main.enqueue(a, None, wait_for))
             wait_for = None
         last = len(reds) - 1
         for i, (r, p, fk, fn_, n) in enumerate(zip(reds, parts, finals, fls, fl, strict=True)):

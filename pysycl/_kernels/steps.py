@@ -32,6 +32,7 @@ a new one), so a report never names a launch the failure did not come from.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
@@ -249,6 +250,22 @@ def error_slot(ex: MemoryExecutor, kernel: Any, context_key: Any,
             slot.owner = record
         slot.reserved += 1
     return slot
+
+
+def enqueue_checked(ex: MemoryExecutor, kernel: Any, context_key: Any, record: tuple[Any, ...],
+                    args: list[Any], enqueue: Callable[[list[Any]], Any]) -> Any:
+    """``enqueue(args)`` of a launch of ``kernel`` with its error slot as the last argument:
+    the slot is released if the launch was not enqueued, else it records the launch's event
+    and what its failure reports (``record``). The launch's native event."""
+    slot = error_slot(ex, kernel, context_key, record)
+    args.append(slot.arg)
+    try:
+        ev = enqueue(args)
+    except BaseException:
+        slot.release()
+        raise
+    slot.add(ev, record)
+    return ev
 
 
 def forget_context(key: Any) -> None:

@@ -213,8 +213,11 @@ class usm_pointer:  # noqa: N801 - pysycl's name for C++'s ``T*`` to USM
 
     # --- what launches read --------------------------------------------------
     def make_native_arg(self) -> Any:
-        """The backend's kernel argument of this address, made once (:attr:`native_arg`)."""
-        a = self.native_arg = self._alloc.native.kernel_arg(self._offset)
+        """The backend's kernel argument of this address, made on the first call and kept
+        (:attr:`native_arg`; the launch paths read that first and call this only on None)."""
+        a = self.native_arg
+        if a is None:
+            a = self.native_arg = self._alloc.native.kernel_arg(self._offset)
         return a
 
     @property
@@ -226,11 +229,6 @@ class usm_pointer:  # noqa: N801 - pysycl's name for C++'s ``T*`` to USM
     def allocation(self) -> Allocation:
         """The allocation this pointer points into (its ``ctx``, ``ctx_key``, ``host``)."""
         return self._alloc
-
-    @property
-    def allocation_kind(self) -> Any:
-        """The ``usm.alloc`` kind of the allocation (``unknown`` for foreign memory)."""
-        return self._alloc.kind
 
     # --- identity and arithmetic ---------------------------------------------
     @property

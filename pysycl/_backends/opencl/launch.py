@@ -180,20 +180,14 @@ class Launch:
             bound = None  # fresh buffers every launch
         else:
             args = flat_args(values, self.kinds, ex.key)
-        slot = None
-        if watch is not None:
-            slot = _steps.error_slot(ex, self.k, ex.context.key, watch)
-            args.append(slot.arg)
-        try:
-            ev = self.enqueue(args, values if self.pointers else None, wait_for, bound)
-        except BaseException:
-            if slot is not None:
-                slot.release()
-            raise
+        holds = values if self.pointers else None
+        if watch is None:
+            ev = self.enqueue(args, holds, wait_for, bound)
+        else:
+            ev = _steps.enqueue_checked(ex, self.k, ex.context.key, watch, args,
+                                        lambda a: self.enqueue(a, holds, wait_for, bound))
         if outs is not None:
             printer.after(ev, outs)  # type: ignore[union-attr]
-        if slot is not None:
-            slot.add(ev, watch)
         return ev
 
 
