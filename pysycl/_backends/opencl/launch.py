@@ -306,7 +306,7 @@ def launch(ex: LaunchingExecutor, q: QueueRef, kind: str, index_space: Any, fn: 
     space and refreshed arguments still fit is enqueued at once; else the whole way."""
     ln = ex.launches.get(fn.__code__)
     if ln and name is None and ln.kind == kind and ln.gen == kernels.generation \
-            and not _bounds.mode[0] and ln.k.props == fn.__dict__.get(PROPS_ATTR) \
+            and not _bounds.mode[0] and ln.k.props == getattr(fn, PROPS_ATTR, None) \
             and (kind == "single_task" or (
                 index_space.values if kind == "range" else (
                     index_space.get_global_range().values,
