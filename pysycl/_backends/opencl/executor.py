@@ -64,7 +64,7 @@ if TYPE_CHECKING:
 __tracebackhide__ = hidden_in_tracebacks
 
 
-_Launch = _launch.Launch
+_Launch = _launch.OpenCLLaunch
 _MAX_ALLOC, _GLOBAL_MEM = info.device.max_mem_alloc_size, info.device.global_mem_size
 #: CL_MEM_OBJECT_ALLOCATION_FAILURE, CL_OUT_OF_RESOURCES: a buffer allocated at first use failed
 _NO_MEMORY = (-4, -5)
@@ -257,6 +257,12 @@ class OpenCLExecutor(OpenCLEvents):
 
     #: ``Executor.submit``: the command group recorded in a ``Submission``; its native event
     submit = submit
+    #: the launches of this executor's kernels (:mod:`pysycl._backends.launching`)
+    launch_class = _Launch
+
+    def marker(self, wait_for: Sequence[cl.Event] | None) -> cl.Event:
+        """A command that completes when ``wait_for`` have (an empty index space's)."""
+        return x.marker(self.native, wait_for=wait_for)
 
     # --- built kernels (pysycl._backends.opencl.build)
     def build(self, k: Kernel, spec: tuple[np.generic | None, ...] | None = None,
@@ -293,14 +299,14 @@ class OpenCLExecutor(OpenCLEvents):
             lambda n: self.build(k, spec, n, fn, name)))
 
     #: ``Executor.launch``: ``q.parallel_for(r, kernel)``, ``q.single_task(kernel)`` with no
-    #: dependencies and no command group (:func:`pysycl._backends.opencl.launch.launch`: a
+    #: dependencies and no command group (:func:`pysycl._backends.launching.launch`: a
     #: remembered launch when it fits, else the whole way; one frame, no wrapper)
     launch = _launch.launch
 
     def prepared(self, k: Kernel, native: cl.Kernel, gsize: tuple[int, ...],
                  lsize: tuple[int, ...] | None) -> _launch.Launch:
         """``Executor.prepared``: this queue's launch of a built kernel over native sizes
-        (:func:`pysycl._backends.opencl.launch.prepared`)."""
+        (:func:`pysycl._backends.launching.prepared`)."""
         return _launch.prepared(self, k, native, gsize, lsize)
 
     def launch_native(self, native: cl.Kernel, gsize: tuple[int, ...],
