@@ -18,9 +18,12 @@ _setup_icd_loader()
 
 # The backends, in platform enumeration order (a new backend is one more line here).
 from pysycl._backends import base as _backends  # noqa: E402
+from pysycl._backends.cuda.backend import CUDABackend as _CUDABackend  # noqa: E402
 from pysycl._backends.host.backend import HostBackend as _HostBackend  # noqa: E402
 from pysycl._backends.opencl.backend import OpenCLBackend as _OpenCLBackend  # noqa: E402
 
+# CUDA first: a GPU's CUDA view before its OpenCL one (no platform without a driver)
+_backends.register(_CUDABackend())
 _backends.register(_OpenCLBackend())
 _backends.register(_HostBackend())
 

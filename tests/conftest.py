@@ -56,10 +56,14 @@ pytest_plugins = ["_pysycl_pytestplugin", "tests._parallel"]
 
 
 def _test_devices() -> list[sycl.device]:
-    # OpenCL devices; the host_debuggable interpreter device has its own fixtures.
-    devs = [d for d in sycl.device.get_devices() if d.get_backend() is sycl.backend.opencl]
+    # OpenCL devices (and CUDA devices where PYSYCL_TEST_DEVICES names them, e.g.
+    # ``ext_oneapi_cuda``); the host_debuggable interpreter device has its own fixtures.
     want = [t.strip().lower() for t in os.environ.get("PYSYCL_TEST_DEVICES", "").split(",")
             if t.strip()]
+    backends = {sycl.backend.opencl}
+    if any("cuda" in w for w in want):
+        backends.add(sycl.backend.ext_oneapi_cuda)
+    devs = [d for d in sycl.device.get_devices() if d.get_backend() in backends]
     if want:
         devs = [d for d in devs if any(w in _names(d) for w in want)]
     return devs
@@ -68,7 +72,7 @@ def _test_devices() -> list[sycl.device]:
 def _names(d: sycl.device) -> str:
     p = d.get_platform()
     return " ".join((p.get_info(sycl.info.platform.name), p.get_info(sycl.info.platform.vendor),
-                     d.get_info(sycl.info.device.name))).lower()
+                     d.get_info(sycl.info.device.name), d.get_backend().value)).lower()
 
 
 ALL_DEVICES = _test_devices()

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from pysycl._backends import base as _backend_registry
 from pysycl._objects.aspects import aspect
-from pysycl._objects.info import _platform_info
+from pysycl._objects.info import _device_info, _platform_info
 
 if TYPE_CHECKING:
     from pysycl._objects.refs import PlatformDeviceRef, PlatformRef
@@ -43,20 +43,46 @@ def _names(p: PlatformRef) -> tuple[str, str]:
             str(p.get_info(_platform_info.vendor)).lower())
 
 
+#: ``backend:`` prefixes of filter tokens (``cuda:gpu``, ``opencl:nvidia``, ``host:``)
+_BACKEND_PREFIXES = {"opencl": "opencl", "cuda": "ext_oneapi_cuda",
+                     "ext_oneapi_cuda": "ext_oneapi_cuda", "host": "ext_pysycl_host",
+                     "ext_pysycl_host": "ext_pysycl_host"}
+_TYPE_WORDS = {"gpu", "cpu", "accelerator", "*", ""}
+
+
 def _visible_pairs(tokens: list[str]) -> set[tuple[int, int]]:
     """The (platform, device) keys the filter keeps.
 
     A token that occurs in some platform's name or vendor selects whole platforms
     (``intel``, ``pocl``, ``nvidia``); a token that occurs in no platform's name or
     vendor is matched against device names (``epyc``, ``h200``). So ``intel``
-    never picks PoCL's ``pthread-Intel(R) Xeon`` device on an Intel host.
+    never picks PoCL's ``pthread-Intel(R) Xeon`` device on an Intel host. A token
+    ``backend:rest`` (``cuda:gpu``, ``opencl:*``, ``opencl:nvidia``) keeps the devices of
+    that backend whose type is ``rest`` (``gpu``, ``cpu``, ``accelerator``, ``*`` or
+    nothing: every one) or whose platform or device name contains ``rest``.
     """
     pairs = [(p, d) for p in all_platforms() for d in p.root_devices]
-    platform_tokens = {t for t in tokens for p, _ in pairs if any(t in n for n in _names(p))}
-    device_tokens = [t for t in tokens if t not in platform_tokens]
-    return {(p.key, d.key) for p, d in pairs
-            if any(t in n for t in platform_tokens for n in _names(p))
-            or any(t in d.display_name.lower() for t in device_tokens)}
+    keep: set[tuple[int, int]] = set()
+    plain = []
+    for t in tokens:
+        b, sep, rest = t.partition(":")
+        if sep and b in _BACKEND_PREFIXES:
+            for p, d in pairs:
+                if p.get_backend().value != _BACKEND_PREFIXES[b]:
+                    continue
+                if rest in _TYPE_WORDS:
+                    ok = rest in ("*", "") or d.get_info(_device_info.device_type).name == rest
+                else:
+                    ok = any(rest in n for n in _names(p)) or rest in d.display_name.lower()
+                if ok:
+                    keep.add((p.key, d.key))
+        else:
+            plain.append(t)
+    platform_tokens = {t for t in plain for p, _ in pairs if any(t in n for n in _names(p))}
+    device_tokens = [t for t in plain if t not in platform_tokens]
+    return keep | {(p.key, d.key) for p, d in pairs
+                   if any(t in n for t in platform_tokens for n in _names(p))
+                   or any(t in d.display_name.lower() for t in device_tokens)}
 
 
 def visible_devices(plat: PlatformRef) -> list[PlatformDeviceRef]:

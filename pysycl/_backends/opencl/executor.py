@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pysycl._backends import submit as _submit
 from pysycl._backends.opencl import exec as x
 from pysycl._backends.opencl import launch as _launch
 from pysycl._backends.opencl import programs as _programs
@@ -33,27 +34,22 @@ from pysycl._backends.opencl.build import builds as _builds
 from pysycl._commands.commands import (
     CopyCommand,
     FillCommand,
-    HostTaskCommand,
-    KernelCommand,
     PrefetchCommand,
-    UpdateHostCommand,
     USMCopyCommand,
     USMFillCommand,
 )
-from pysycl._commands.host_task import run_host_task
 from pysycl._core.exceptions import errc, exception, hidden_in_tracebacks
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import kprint as _kprint
 from pysycl._kernels import steps as _steps
 from pysycl._memory import coherence
 from pysycl._memory.accessor import accessor
-from pysycl._memory.usm_api import PRUNE_AT, drop_through, forget_until, prune
+from pysycl._memory.usm_api import drop_through, forget_until
 from pysycl._objects.info import info
 
 if TYPE_CHECKING:
     import pyopencl as cl
 
-    from pysycl._core.launch_types import Submission
     from pysycl._kernels.cache import Kernel
     from pysycl._objects.context import context
     from pysycl._objects.device import device
@@ -154,65 +150,7 @@ QUICK_S = 0.01
 EVENTS = OpenCLEvents()
 
 
-# -------------------------------------------------------------------- submit
-# long: the command-group hot path, kept in one frame (each helper call costs ~50 ns).
-def submit(ex: OpenCLExecutor, sub: Submission) -> cl.Event | None:
-    """Execute the command group recorded in ``sub`` on executor ``ex``; its native event."""
-    cmd = sub.command
-    launch = values = watch = None
-    if type(cmd) is KernelCommand:  # may compile; may raise: nothing moved yet
-        launch, values, watch = _launch.prepare(ex, sub, cmd)
-    wait_for: list[cl.Event] = []
-    for native, other in sub.waits:
-        if other.key == ex.key or other.context is ex.context:
-            wait_for.append(native)  # the same context: a wait list
-        else:  # another context or backend: on the host, as its event.wait() does
-            other.wait_event(native)
-            if _steps.active or _kprint.pending or _bounds.watching:
-                _steps.settle(waited=native)
-    if type(cmd) is HostTaskCommand:
-        if wait_for:
-            x.wait(wait_for)
-        run_host_task(sub.queue, sub.requirements, cmd, native_memory=True)
-        return None
-    # Requirements: allocate, move data, collect cross-queue dependencies.
-    reqs = sub.requirements
-    key = ex.key
-    for acc in reqs:
-        st = acc.coherence
-        writes = acc.writes
-        needs_data = not acc.no_init
-        if not st.is_ready(key, ex, writes, needs_data):
-            st.prepare_device(key, ex, writes, needs_data, wait_for)
-    ex.shape = None  # set by a kernel launch that has one
-    match cmd:
-        case KernelCommand():
-            try:
-                ev = (launch.run(values, wait_for or None, watch)  # type: ignore[union-attr]
-                      if type(launch) is _Launch else launch(wait_for or None))  # type: ignore[misc]
-            except exception as e:
-                raise ex.first_use_failed(e, *(a.coherence.nbytes for a in reqs)) from e
-        case FillCommand():
-            ev = _fill(ex, cmd, wait_for)
-        case CopyCommand():
-            ev = _copy(ex, cmd, wait_for)
-        case USMCopyCommand() | USMFillCommand() | PrefetchCommand():
-            ev = _usm_command(ex, cmd, wait_for or None)
-        case UpdateHostCommand(acc=acc):
-            acc.coherence.acquire_host(writes=False)
-            return None
-        case _:  # an empty command group: a barrier on its dependencies
-            if not wait_for:
-                return None
-            ev = x.marker(ex.native, wait_for=wait_for)
-    for acc in reqs:
-        acc.coherence.record(key, ex, ev, acc.writes)
-    if len(ex.inflight) > PRUNE_AT:
-        prune(ex)
-    if ev is not None:
-        ex.last = ev
-        ex.since = _now()
-    return ev
+submit = _submit.submit
 
 
 class OpenCLExecutor(OpenCLEvents):
@@ -263,6 +201,19 @@ class OpenCLExecutor(OpenCLEvents):
     def marker(self, wait_for: Sequence[cl.Event] | None) -> cl.Event:
         """A command that completes when ``wait_for`` have (an empty index space's)."""
         return x.marker(self.native, wait_for=wait_for)
+
+    def fill(self, cmd: FillCommand, wait_for: list[cl.Event]) -> cl.Event | None:
+        """``handler.fill`` of an accessor."""
+        return _fill(self, cmd, wait_for)
+
+    def copy(self, cmd: CopyCommand, wait_for: list[cl.Event]) -> cl.Event | None:
+        """``handler.copy`` between accessors and host arrays."""
+        return _copy(self, cmd, wait_for)
+
+    def usm_command(self, cmd: USMCopyCommand | USMFillCommand | PrefetchCommand,
+                    wait_for: list[cl.Event] | None) -> cl.Event:
+        """A USM copy, fill, prefetch or advice."""
+        return _usm_command(self, cmd, wait_for)
 
     # --- built kernels (pysycl._backends.opencl.build)
     def build(self, k: Kernel, spec: tuple[np.generic | None, ...] | None = None,

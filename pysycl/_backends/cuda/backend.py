@@ -1,0 +1,59 @@
+"""The CUDA backend (``backend.ext_oneapi_cuda``): NVIDIA GPUs through the driver API.
+
+Registered by the package root when ``cuda-bindings`` imports (the extra ``pysycl[cuda]``);
+its platform list is empty when ``cuInit`` finds no driver. Kernel bundles' programs are
+not available on it yet (``programs``: the bundle layer's OpenCL-shaped surface).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pysycl._core.backend import backend
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from pysycl._backends.cuda.executor import CUDAExecutor
+    from pysycl._backends.cuda.memory import Borrowed, Table, USMMemory
+    from pysycl._objects.context import context
+    from pysycl._objects.device import device
+    from pysycl._objects.platform import platform
+
+
+class CUDABackend:
+    """``backend.ext_oneapi_cuda``, through NVIDIA's ``cuda-bindings``."""
+
+    kind = backend.ext_oneapi_cuda
+    programs: Any = None
+
+    def platforms(self) -> list[platform]:
+        from pysycl._backends.cuda import driver
+
+        if not driver.available():  # no driver, or no bindings: no platform, no warning
+            return []
+        from pysycl._backends.cuda.objects import cuda_platforms
+
+        return cuda_platforms()
+
+    def executor(self, ctx: context, dev: device, *, profiling: bool) -> CUDAExecutor:
+        from pysycl._backends.cuda.executor import CUDAExecutor
+
+        return CUDAExecutor(ctx, dev, profiling=profiling)
+
+    def usm_alloc(self, ctx: context, dev: device | None, kind: str, nbytes: int,
+                  alignment: int) -> USMMemory:
+        from pysycl._backends.cuda.memory import usm_alloc
+
+        return usm_alloc(ctx, dev, kind, nbytes, alignment)
+
+    def usm_borrow(self, owner: np.ndarray) -> Borrowed:
+        from pysycl._backends.cuda.memory import Borrowed
+
+        return Borrowed(owner)
+
+    def usm_table(self, arr: np.ndarray, ctx: context) -> Table:
+        from pysycl._backends.cuda.memory import Table
+        from pysycl._backends.cuda.objects import primary_context
+
+        return Table(primary_context(ctx.devices[0].ordinal), arr)  # type: ignore[attr-defined]

@@ -1,0 +1,431 @@
+"""The CUDA executor: one ``sycl.queue`` on a CUDA device is one non-blocking stream.
+
+Commands run in stream order (an in-order queue, which every SYCL queue may be); a
+command's native event is a ``CUevent`` recorded after it (:class:`Event`, from a pool).
+Dependencies on commands of another queue of the same context are
+``cuStreamWaitEvent``; others are waited for on the host (:mod:`pysycl._backends.submit`).
+Waits poll ``cuEventQuery`` in the main thread so that Ctrl-C interrupts them.
+
+A kernel that faults leaves a *sticky* error in its context: every later call fails. The
+wait that sees it raises ``errc.runtime`` naming the kernels in flight, and marks the
+device's primary context dead; the next queue made on the device resets it
+(``cuDevicePrimaryCtxReset``) and runs kernels again (docs/gpu.md).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pysycl._backends import launching as _launching
+from pysycl._backends import submit as _submit
+from pysycl._backends.cuda import driver as d
+from pysycl._backends.cuda import launch as _launch
+from pysycl._backends.cuda import memory as _mem
+from pysycl._backends.cuda import objects as _obj
+from pysycl._backends.cuda.build import builds as _builds
+from pysycl._backends.cuda.driver import cu
+from pysycl._commands.commands import PrefetchCommand, USMCopyCommand, USMFillCommand
+from pysycl._core.exceptions import errc, exception, hidden_in_tracebacks
+from pysycl._kernels import bounds as _bounds
+from pysycl._kernels import kprint as _kprint
+from pysycl._kernels import steps as _steps
+from pysycl._memory.accessor import accessor
+from pysycl._memory.usm_api import drop_through, forget_until
+from pysycl._objects.info import info
+
+if TYPE_CHECKING:
+    from pysycl._commands.commands import CopyCommand, FillCommand
+    from pysycl._kernels.cache import Kernel
+    from pysycl._objects.context import context
+    from pysycl._objects.device import device
+    from pysycl._objects.range import nd_range
+
+__tracebackhide__ = hidden_in_tracebacks
+
+_NOT_READY = 600
+_now = time.perf_counter
+_query = cu.cuEventQuery if cu is not None else None
+_record = cu.cuEventRecord if cu is not None else None
+_DISABLE_TIMING = 2
+#: ordinals of devices whose primary context a kernel fault left unusable
+dead: set[int] = set()
+_MAX_ALLOC = info.device.max_mem_alloc_size
+
+
+class Event:
+    """A command's completion: a ``CUevent`` of the executor's pool, recorded on its stream;
+    it goes back to the pool when the last reference goes."""
+
+    __slots__ = ("__weakref__", "h", "pool")
+
+    def __init__(self, h: Any, pool: list[Any]) -> None:
+        self.h, self.pool = h, pool
+
+    def __del__(self) -> None:
+        self.pool.append(self.h)
+
+
+def _block(query: Callable[[], Any], sync: Callable[[], Any]) -> int:
+    """Wait for a stream or event: the driver's blocking wait outside the main thread; in
+    it a poll (so that Ctrl-C interrupts the wait). The final ``CUresult`` code."""
+    r = query()
+    c = int(r[0] if type(r) is tuple else r)
+    if c != _NOT_READY:
+        return c
+    if threading.current_thread() is not threading.main_thread():
+        r = sync()
+        return int(r[0] if type(r) is tuple else r)
+    t0 = _now()
+    pause = 0.0
+    while True:
+        r = query()
+        c = int(r[0] if type(r) is tuple else r)
+        if c != _NOT_READY:
+            return c
+        if _now() - t0 > 1e-3:  # past a millisecond: sleep, longer and longer
+            pause = min(pause * 2 or 2e-5, 2e-3)
+            time.sleep(pause)
+
+
+class CUDAExecutor:
+    """The executor of one ``sycl.queue`` on a CUDA device."""
+
+    __slots__ = (
+        "__weakref__",
+        "build_key",
+        "context",
+        "cuctx",
+        "device",
+        "inflight",
+        "key",
+        "last",
+        "launches",
+        "native",
+        "pool",
+        "quick",
+        "recent",
+        "shape",
+        "since",
+    )
+
+    lock = _launch._lock
+    #: the launches of this executor's kernels (:mod:`pysycl._backends.launching`)
+    launch_class = _launch.CUDALaunch
+    submit = _submit.submit
+    launch = _launching.launch
+
+    def __init__(self, ctx: context, dev: device, *, profiling: bool) -> None:
+        if profiling:
+            raise exception(errc.feature_not_supported, "pysycl: property.queue.enable_"
+                            "profiling is not available on the CUDA backend yet; use the "
+                            "OpenCL view of the device (PYSYCL_DEVICE_FILTER=opencl:gpu)")
+        self.context, self.device = ctx, dev
+        ordinal = dev.ordinal  # type: ignore[attr-defined]
+        if ordinal in dead:  # a kernel faulted: a fresh primary context
+            ctx.native.primary[ordinal] = _obj.reset_primary(ordinal)
+            dead.discard(ordinal)
+        self.cuctx = ctx.native.primary[ordinal]
+        _obj.make_current(self.cuctx)
+        self.key: Any = ctx.key if len(ctx.devices) == 1 else (ctx.key, dev.key)
+        self.build_key = (ctx.key, dev.key)
+        self.native = d.call(cu.cuStreamCreate, cu.CUstream_flags.CU_STREAM_NON_BLOCKING.value,
+                             what="creating a CUDA stream")
+        self.pool: list[Any] = []
+        self.launches: dict[object, Any] = {}
+        self.inflight: deque[tuple[Any, Any]] = deque()
+        self.last: Any = None
+        self.since = 0.0
+        self.shape: object = None
+        self.quick: object = None
+        #: names of the kernels launched since the last completed wait (a fault names them)
+        self.recent: deque[str] = deque(maxlen=8)
+
+    # --- events
+    def record(self) -> Event:
+        """A new event recorded on the stream (after everything enqueued so far)."""
+        pool = self.pool
+        h = pool.pop() if pool else d.call(cu.cuEventCreate, _DISABLE_TIMING)
+        r = _record(h, self.native)
+        if r[0]:
+            pool.append(h)
+            raise self.failed(int(r[0]), "recording a CUDA event")
+        return Event(h, pool)
+
+    def stream_waits(self, wait_for: Sequence[Any]) -> None:
+        """The stream waits for ``wait_for`` (events of this context) before what follows."""
+        for e in wait_for:
+            if e is not None:
+                d.call(cu.cuStreamWaitEvent, self.native, e.h, 0)
+
+    def marker(self, wait_for: Sequence[Any] | None) -> Event:
+        if wait_for:
+            self.stream_waits(wait_for)
+        return self.record()
+
+    def failed(self, code: int, what: str) -> exception:
+        """The exception of a failed call; a kernel fault also marks the context dead."""
+        if d.is_sticky(code):
+            dead.add(self.device.ordinal)  # type: ignore[attr-defined]
+            names = ", ".join(dict.fromkeys(self.recent)) or "a kernel"
+            return d.error(code, f"{what}: {names} faulted on {self.device.display_name!r}; "
+                           "the device's CUDA context is lost (buffers keep their host data; "
+                           "USM memory of this context is gone) -- a new sycl.queue on the "
+                           "device resets it and runs kernels again")
+        return d.error(code, what)
+
+    def launch_failed(self, code: int, k: Kernel) -> exception:
+        kind = errc.nd_range if code == 701 else errc.kernel  # LAUNCH_OUT_OF_RESOURCES
+        if d.is_sticky(code):
+            return self.failed(code, f"{k.where}: kernel launch")
+        return d.error(code, f"{k.where}: kernel launch failed", kind)
+
+    def wait_event(self, native: Event) -> None:
+        h = native.h
+        c = _block(lambda: _query(h), lambda: cu.cuEventSynchronize(h))
+        if c:
+            raise self.failed(c, "waiting for a command")
+        if native is self.last:
+            self.recent.clear()
+        q = self.inflight
+        if q and self.lock.acquire(False):
+            drop_through(q, native)
+            self.lock.release()
+
+    def wait_events(self, natives: Sequence[Any]) -> None:
+        for e in natives:
+            if e is not None:
+                self.wait_event(e)
+
+    def wait(self) -> None:
+        q = self.inflight
+        held = q[-1][0] if q else None
+        s = self.native
+        c = _block(lambda: cu.cuStreamQuery(s), lambda: cu.cuStreamSynchronize(s))
+        if c:
+            raise self.failed(c, "waiting for the queue")
+        self.recent.clear()
+        if _steps.active or _kprint.pending or _bounds.watching:
+            _steps.settle(self.native)
+        if held is not None:
+            forget_until(self, held)
+
+    def status(self, native: Event) -> str:
+        r = _query(native.h)
+        c = int(r[0] if type(r) is tuple else r)
+        if c == _NOT_READY:
+            return "running"
+        if c:
+            raise exception(errc.event, f"the command failed: {d.error_name(c)}")
+        return "complete"
+
+    def profile(self, native: Event, which: str) -> int:
+        raise exception(errc.invalid, "pysycl: the queue was not made with "
+                        "property.queue.enable_profiling")
+
+    def settle(self, finished: bool = False) -> None:
+        _steps.settle(self.native if finished else None)
+
+    def before_host_sees(self, st: Any) -> None:
+        if _steps.active or _kprint.pending or _bounds.watching:
+            _steps.settle(storage=st)
+
+    # --- memory
+    def alloc(self, nbytes: int) -> _mem.DeviceMem:
+        try:
+            return _mem.alloc_device(self.cuctx, nbytes, f"a device buffer of {nbytes} bytes")
+        except exception as e:
+            if e.code() is not errc.memory_allocation:
+                raise
+            dv = self.device
+            raise exception(errc.memory_allocation, f"{e.what()}: device {dv.display_name!r} "
+                            f"allows allocations of {dv.get_info(_MAX_ALLOC)} bytes "
+                            "(info.device.max_mem_alloc_size)", self.context) from e
+
+    def alloc_visible(self, nbytes: int) -> None:
+        return None  # buffers' copies are device memory, read at the synchronization point
+
+    def free(self, mem: _mem.DeviceMem) -> None:
+        # Launches remember their last arguments as plain integers: nothing keeps memory.
+        _obj.make_current(self.cuctx)
+        mem.release()
+
+    def first_use_failed(self, e: exception, *nbytes: int) -> exception:
+        return e  # CUDA allocates at cuMemAlloc: nothing fails at first use
+
+    def read(self, host: np.ndarray, mem: Any, wait_for: Sequence[Any] | None) -> None:
+        if wait_for:
+            self.stream_waits(wait_for)
+        n = host.nbytes
+        if n:
+            _obj.make_current(self.cuctx)
+            d.call(cu.cuMemcpyDtoHAsync, host.ctypes.data, int(mem), n, self.native,
+                   what="copying device memory to the host")
+        s = self.native
+        c = _block(lambda: cu.cuStreamQuery(s), lambda: cu.cuStreamSynchronize(s))
+        if c:
+            raise self.failed(c, "copying device memory to the host")
+
+    def read_back(self, host: np.ndarray, mem: Any, after: Any) -> Event:
+        self.stream_waits([after])
+        if host.nbytes:
+            d.call(cu.cuMemcpyDtoHAsync, host.ctypes.data, int(mem), host.nbytes, self.native,
+                   what="copying device memory to the host")
+        return self.record()
+
+    def write(self, mem: Any, host: np.ndarray, wait_for: Sequence[Any] | None,
+              byte_offset: int = 0) -> Event:
+        if wait_for:
+            self.stream_waits(wait_for)
+        host = np.ascontiguousarray(host)
+        if host.nbytes:
+            _obj.make_current(self.cuctx)
+            d.call(cu.cuMemcpyHtoDAsync, int(mem) + byte_offset, host.ctypes.data, host.nbytes,
+                   self.native, what="copying host memory to the device")
+        return self.record()
+
+    # --- commands (pysycl._backends.submit)
+    def fill(self, cmd: FillCommand, wait_for: list[Any]) -> Event | None:
+        acc = cmd.dest
+        pattern = np.asarray(cmd.value, dtype=acc.dtype).reshape(1)
+        base = int(acc.coherence.dev[self.key])
+        isz = acc.dtype.itemsize
+        if wait_for:
+            self.stream_waits(wait_for)
+        keep = []
+        for off, n in acc.segments():
+            keep.append(self._fill_bytes(base + off * isz, pattern, n * isz))
+        ev = self.record()
+        if any(k is not None for k in keep):
+            with self.lock:
+                self.inflight.append((ev, keep))
+        return ev
+
+    def _fill_bytes(self, dst: int, pattern: np.ndarray, nbytes: int) -> np.ndarray | None:
+        """Fill ``nbytes`` at ``dst`` with ``pattern``; the staging array to keep, if any."""
+        p = pattern.view(np.uint8)
+        s = self.native
+        if len(p) == 1 or not p.any() or (p == p[0]).all():
+            d.call(cu.cuMemsetD8Async, dst, int(p[0]), nbytes, s)
+        elif len(p) == 2:
+            d.call(cu.cuMemsetD16Async, dst, int(pattern.view(np.uint16)[0]), nbytes // 2, s)
+        elif len(p) == 4:
+            d.call(cu.cuMemsetD32Async, dst, int(pattern.view(np.uint32)[0]), nbytes // 4, s)
+        else:
+            src = np.tile(p, nbytes // len(p))
+            d.call(cu.cuMemcpyHtoDAsync, dst, src.ctypes.data, nbytes, s)
+            return src
+        return None
+
+    def copy(self, cmd: CopyCommand, wait_for: list[Any]) -> Event | None:
+        src, dst = cmd.src, cmd.dest
+        key = self.key
+        if wait_for:
+            self.stream_waits(wait_for)
+        if isinstance(src, accessor) and isinstance(dst, accessor):
+            ss, ds = src.segments(), dst.segments()
+            if len(ss) == 1 and len(ds) == 1 and src.dtype == dst.dtype:
+                isz = src.dtype.itemsize
+                d.call(cu.cuMemcpyDtoDAsync, int(dst.coherence.dev[key]) + ds[0][0] * isz,
+                       int(src.coherence.dev[key]) + ss[0][0] * isz, ss[0][1] * isz,
+                       self.native)
+                return self.record()
+            raise exception(errc.feature_not_supported,
+                            "pysycl: accessor-to-accessor copy of non-contiguous regions or "
+                            "different dtypes is not supported")
+        if isinstance(src, accessor):  # device -> host array
+            segs = src.segments()
+            if len(segs) == 1 and dst.flags.c_contiguous and dst.dtype == src.dtype:
+                off, n = segs[0]
+                if _steps.active or _bounds.watching:
+                    self.wait()
+                view = dst.reshape(-1)[:n]
+                d.call(cu.cuMemcpyDtoHAsync, view.ctypes.data,
+                       int(src.coherence.dev[key]) + off * src.dtype.itemsize, view.nbytes,
+                       self.native)
+                ev = self.record()
+                self.wait_event(ev)
+                return ev
+            raise exception(errc.invalid, "copy(accessor, array): the destination must be a "
+                            f"C-contiguous {src.dtype} array covering a contiguous accessor "
+                            "region")
+        segs = dst.segments()
+        src_arr = np.ascontiguousarray(src, dtype=dst.dtype).reshape(-1)
+        if len(segs) != 1 or src_arr.size < segs[0][1]:
+            raise exception(errc.invalid, "copy(array, accessor): the source must have at least "
+                            "as many elements as the (contiguous) accessor region")
+        off, n = segs[0]
+        return self.write(dst.coherence.dev[key], src_arr[:n].copy(), None,
+                          off * dst.dtype.itemsize)
+
+    def usm_command(self, cmd: USMCopyCommand | USMFillCommand | PrefetchCommand,
+                    wait_for: list[Any] | None) -> Event:
+        n = cmd.nbytes
+        keep: Any = cmd.keep
+        s = self.native
+        _obj.make_current(self.cuctx)
+        with self.lock:
+            if wait_for:
+                self.stream_waits(wait_for)
+            if n and type(cmd) is USMCopyCommand:
+                d.call(cu.cuMemcpyAsync, cmd.dst, cmd.src, n, s, what=f"USM copy of {n} bytes")
+            elif n and type(cmd) is USMFillCommand:
+                staged = self._fill_bytes(cmd.dst, cmd.pattern, n)
+                if staged is not None:
+                    keep = (keep, staged)
+            elif n and type(cmd) is PrefetchCommand and cmd.advice is None:
+                self._prefetch(cmd.address, n)
+            ev = self.record()
+            self.inflight.append((ev, keep))
+        self.shape = (type(cmd), n)
+        return ev
+
+    def _prefetch(self, address: int, n: int) -> None:
+        """``cuMemPrefetchAsync`` of managed memory towards the device (else nothing)."""
+        loc = cu.CUmemLocation()
+        loc.type = cu.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
+        loc.id = self.device.ordinal  # type: ignore[attr-defined]
+        cu.cuMemPrefetchAsync(address, n, loc, 0, self.native)  # not managed: a no-op
+
+    # --- kernels
+    def build(self, k: Kernel, spec: Any = None, bound: int = 0, fn: Any = None,
+              name: str | None = None) -> Any:
+        if spec is None:
+            b = _builds.by_kernel.get(id(k))
+            if b is not None:
+                built = b.natives.get(self.build_key)
+                if built is not None:
+                    return built
+        return _builds.kernel(k, self.context, self.device, spec, fn, name)
+
+    def last_args(self, k: Kernel) -> dict[Any, list[Any]]:
+        return _builds.builds(k).last
+
+    def kernel_limits(self, native: Any) -> tuple[int, tuple[int, ...], int]:
+        dv = self.device
+        sizes = tuple(reversed(dv.get_info(info.device.max_work_item_sizes_3d).values))
+        free = dv.get_info(info.device.local_mem_size) - native.static_shared
+        return (native.max_threads, sizes, free)
+
+    def bounded_kernel(self, k: Kernel, native: Any, nd: nd_range, spec: Any = None,
+                       fn: Any = None, name: str | None = None, bundle: bool = False) -> Any:
+        return native  # the driver launches up to the kernel's own limit (kernel_limits)
+
+    def local_memory(self, nbytes: int) -> _launch.LocalMem:
+        return _launch.LocalMem(nbytes)
+
+    def prepared(self, k: Kernel, native: Any, gsize: tuple[int, ...],
+                 lsize: tuple[int, ...] | None) -> Any:
+        return _launching.prepared(self, k, native, gsize, lsize)
+
+    def launch_native(self, native: Any, gsize: tuple[int, ...], lsize: tuple[int, ...] | None,
+                      args: Sequence[Any], wait_for: Sequence[Any] | None,
+                      holds: Any = None) -> Any:
+        raise exception(errc.feature_not_supported, "pysycl: sycl.kernel objects of kernel "
+                        "bundles do not run on the CUDA backend yet; use the OpenCL view of "
+                        "the device (PYSYCL_DEVICE_FILTER=opencl:gpu)")

@@ -1,0 +1,127 @@
+"""Memory of the CUDA backend: buffers' device copies, USM allocations, lookup tables.
+
+* A buffer's device copy is ``cuMemAlloc`` memory, a :class:`DeviceMem` (an ``int``: the
+  kernel argument is the address itself).
+* USM: ``malloc_device`` is ``cuMemAlloc``; ``malloc_shared`` is managed memory
+  (``cuMemAllocManaged``, ``CU_MEM_ATTACH_GLOBAL``: host and every device of the context see
+  it, the driver migrates pages); ``malloc_host`` is pinned host memory
+  (``cuMemHostAlloc(PORTABLE | DEVICEMAP)``: kernels read it over the bus). Under unified
+  addressing every kind's device pointer is its host address, so one ``int`` stands for it,
+  and CuPy, PyTorch and JAX, which use the same primary context, see the same memory.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pysycl._backends.cuda import driver as d
+from pysycl._backends.cuda.driver import cu
+from pysycl._backends.cuda.objects import make_current, primary_context
+from pysycl._core.exceptions import errc
+
+#: cuMemAlloc's alignment (the driver's promise); a larger one over-allocates
+_NATIVE_ALIGN = 256
+
+
+class DeviceMem(int):
+    """Device memory from ``cuMemAlloc``: the address, an ``int`` (what a kernel argument
+    packs); :meth:`release` frees it (the owner calls it once)."""
+
+    __slots__ = ()
+
+    def release(self) -> None:
+        cu.cuMemFree(int(self))
+
+
+def alloc_device(ctx: Any, nbytes: int, what: str) -> DeviceMem:
+    """``cuMemAlloc`` of at least one byte in ``ctx`` (made current)."""
+    make_current(ctx)
+    return DeviceMem(int(d.call(cu.cuMemAlloc, max(int(nbytes), 1), what=what)))
+
+
+class USMMemory:
+    """One USM allocation: the native side of a ``pysycl._memory.usm.Allocation``."""
+
+    __slots__ = ("address", "base", "kind")
+
+    def __init__(self, ctx: Any, kind: str, nbytes: int, alignment: int) -> None:
+        extra = alignment if alignment > _NATIVE_ALIGN else 0
+        n = max(int(nbytes), 1) + extra
+        what = f"{kind} USM allocation of {nbytes} bytes"
+        make_current(ctx)
+        if kind == "device":
+            base = int(d.call(cu.cuMemAlloc, n, what=what, default=errc.memory_allocation))
+        elif kind == "shared":
+            base = int(d.call(cu.cuMemAllocManaged, n,
+                              cu.CUmemAttach_flags.CU_MEM_ATTACH_GLOBAL.value, what=what,
+                              default=errc.memory_allocation))
+        else:
+            flags = cu.CU_MEMHOSTALLOC_PORTABLE | cu.CU_MEMHOSTALLOC_DEVICEMAP
+            base = int(d.call(cu.cuMemHostAlloc, n, flags, what=what,
+                              default=errc.memory_allocation))
+        self.kind, self.base = kind, base
+        self.address: int = base + (-base % extra if extra else 0)
+
+    def kernel_arg(self, byte_offset: int) -> int:
+        """The kernel argument of a pointer ``byte_offset`` bytes into this allocation."""
+        return self.address + byte_offset
+
+    def host_bytes(self, nbytes: int) -> np.ndarray:
+        """The first ``nbytes`` as a numpy array (shared and host memory only)."""
+        return np.ctypeslib.as_array((np.ctypeslib.ctypes.c_uint8 * max(nbytes, 1))
+                                     .from_address(self.address))[:nbytes]
+
+    def release(self) -> None:
+        if self.kind == "host":
+            cu.cuMemFreeHost(self.base)
+        else:
+            cu.cuMemFree(self.base)
+
+
+class Borrowed:
+    """Host memory a kernel uses as it is (a device with pageable memory access)."""
+
+    __slots__ = ("address", "owner")
+
+    def __init__(self, owner: np.ndarray) -> None:
+        self.owner = owner
+        self.address: int = owner.ctypes.data
+
+    def kernel_arg(self, byte_offset: int) -> int:
+        return self.address + byte_offset
+
+    def release(self) -> None:
+        pass
+
+
+class Table:
+    """A read-only device copy of a host array, made when created (a lookup table)."""
+
+    __slots__ = ("address", "mem")
+
+    def __init__(self, ctx: Any, arr: np.ndarray) -> None:
+        self.mem = alloc_device(ctx, arr.nbytes, f"a lookup table of {arr.nbytes} bytes")
+        if arr.nbytes:
+            d.call(cu.cuMemcpyHtoD, int(self.mem), arr.ctypes.data, arr.nbytes)
+        self.address = 0  # device memory: no address the host could use
+
+    def kernel_arg(self, byte_offset: int) -> int:
+        return int(self.mem) + byte_offset
+
+    def release(self) -> None:
+        pass  # freed with this object (below)
+
+    def __del__(self) -> None:
+        try:
+            self.mem.release()
+        except Exception:
+            pass
+
+
+def usm_alloc(ctx: Any, dev: Any, kind: str, nbytes: int, alignment: int) -> USMMemory:
+    """A ``kind`` allocation of ``nbytes`` in sycl context ``ctx`` (of device ``dev``, or
+    its first device)."""
+    target = dev if dev is not None else ctx.devices[0]
+    return USMMemory(primary_context(target.ordinal), kind, nbytes, alignment)

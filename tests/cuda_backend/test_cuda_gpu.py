@@ -1,0 +1,174 @@
+"""The CUDA backend on an NVIDIA GPU (skipped where the driver or ``cuda-bindings`` is
+absent, as in CI): discovery, kernels over buffers and every USM kind, local memory in
+1024-wide work-groups, ranges that no block size divides evenly, the cubin cache of a
+fresh process, and a faulting kernel the process survives."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import pysycl as sycl
+
+CUDA = [d for d in sycl.device.get_devices() if d.get_backend() is sycl.backend.ext_oneapi_cuda]
+pytestmark = pytest.mark.skipif(not CUDA, reason="no CUDA device (NVIDIA driver and "
+                                "cuda-bindings: pip install pysycl[cuda])")
+
+
+@pytest.fixture
+def cq() -> sycl.queue:
+    return sycl.queue(CUDA[0])
+
+
+def test_the_platform_and_its_devices() -> None:
+    d = CUDA[0]
+    p = d.get_platform()
+    assert p.get_info(sycl.info.platform.name) == "NVIDIA CUDA"
+    assert d.is_gpu() and d.get_backend() is sycl.backend.ext_oneapi_cuda
+    for a in (sycl.aspect.usm_device_allocations, sycl.aspect.usm_host_allocations,
+              sycl.aspect.usm_shared_allocations, sycl.aspect.fp16, sycl.aspect.fp64,
+              sycl.aspect.atomic64, sycl.aspect.ext_pysycl_ptx):
+        assert d.has(a), a
+    assert d.get_info(sycl.info.device.max_work_group_size) == 1024
+    assert d.get_info(sycl.info.device.sub_group_sizes) == [32]
+    assert d.image_targets[0][0] == "ptx"
+    # the same GPU's OpenCL view, where NVIDIA's OpenCL is installed, is another device
+    assert sycl.device(sycl.default_selector_v).get_backend() is sycl.backend.ext_oneapi_cuda
+
+
+def test_filters_choose_a_view() -> None:
+    code = "import pysycl as s; print(sorted({d.get_backend().value for d in s.device.get_devices()}))"
+    for filt, want in (("cuda:gpu", "['ext_oneapi_cuda']"), ("opencl:gpu", "['opencl']")):
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env={**os.environ, "PYSYCL_DEVICE_FILTER": filt}, timeout=120)
+        assert r.stdout.strip() == want, (filt, r.stdout, r.stderr)
+
+
+def test_a_buffer_kernel(cq: sycl.queue) -> None:
+    x = np.arange(1000, dtype=np.float32)
+    y = np.ones(1000, np.float32)
+    with sycl.buffer(x) as bx, sycl.buffer(y) as by:
+        def cg(h: sycl.handler) -> None:
+            ax = bx.get_access(h, sycl.access_mode.read)
+            ay = by.get_access(h, sycl.access_mode.read_write)
+            h.parallel_for(sycl.range(1000), lambda i: ay.__setitem__(i, 2.5 * ax[i] + ay[i]))
+        cq.submit(cg)
+    np.testing.assert_allclose(y, 2.5 * np.arange(1000, dtype=np.float32) + 1)
+
+
+@pytest.mark.parametrize("kind", ["device", "shared", "host"])
+def test_usm_of_every_kind(cq: sycl.queue, kind: str) -> None:
+    n = 1 << 16
+    p = getattr(sycl, f"malloc_{kind}")(n, cq, dtype=np.int32)
+    assert sycl.get_pointer_type(p, cq.get_context()) is getattr(sycl.usm.alloc, kind)
+    cq.parallel_for(sycl.range(n), lambda i: p.__setitem__(i, i * 3)).wait()
+    out = np.empty(n, np.int32)
+    cq.memcpy(out, p, out.nbytes).wait()
+    np.testing.assert_array_equal(out, np.arange(n, dtype=np.int32) * 3)
+    if kind != "device":  # the host reads shared and host memory as it is
+        np.testing.assert_array_equal(np.asarray(p), out)
+    cq.fill(p, np.int32(7), n).wait()
+    cq.memcpy(out, p, out.nbytes).wait()
+    assert (out == 7).all()
+    sycl.free(p, cq)
+
+
+@pytest.mark.parametrize("wg", [32, 256, 1024])
+def test_local_memory_in_work_groups_up_to_1024(cq: sycl.queue, wg: int) -> None:
+    n = 8192
+    out = sycl.malloc_device(n, cq, dtype=np.float32)
+
+    def cg(h: sycl.handler) -> None:
+        loc = sycl.local_accessor(np.float32, sycl.range(wg), h)
+        idx = sycl.local_accessor(np.int32, sycl.range(wg), h)
+
+        def k(it):  # type: ignore[no-untyped-def]
+            lid = it.get_local_id(0)
+            loc[lid] = it.get_global_id(0)
+            idx[lid] = lid
+            it.barrier()
+            out[it.get_global_id(0)] = loc[(lid + 1) % wg] + idx[lid] * 0
+        h.parallel_for(sycl.nd_range(sycl.range(n), sycl.range(wg)), k)
+
+    cq.submit(cg).wait()
+    got = np.empty(n, np.float32)
+    cq.memcpy(got, out, got.nbytes).wait()
+    g = np.arange(n)
+    np.testing.assert_array_equal(got, g - g % wg + (g % wg + 1) % wg)
+
+
+@pytest.mark.parametrize("shape", [(1009,), (1000,), (33, 17), (5, 6, 7)])
+def test_ranges_no_block_divides_evenly(cq: sycl.queue, shape: tuple[int, ...]) -> None:
+    n = int(np.prod(shape))
+    out = sycl.malloc_shared(n, cq, dtype=np.int64)
+    r = sycl.range(*shape)
+    if len(shape) == 1:
+        cq.parallel_for(r, lambda i: out.__setitem__(i, i + 1)).wait()
+    else:
+        cq.parallel_for(r, lambda it: out.__setitem__(it.get_linear_id(),
+                                                      it.get_linear_id() + 1)).wait()
+    np.testing.assert_array_equal(np.asarray(out), np.arange(1, n + 1))
+
+
+def test_a_reduction_and_print(cq: sycl.queue, capfd: pytest.CaptureFixture[str]) -> None:
+    n = 1 << 20
+    x = sycl.malloc_shared(n, cq, dtype=np.float32)
+    np.asarray(x)[:] = 1.0
+    s = sycl.malloc_shared(1, cq, dtype=np.float32)
+    np.asarray(s)[:] = 0
+    cq.parallel_for(sycl.range(n), sycl.reduction(s, sycl.plus()),
+                    lambda i, acc: acc.combine(x[i])).wait()
+    assert np.asarray(s)[0] == n
+    cq.single_task(lambda: print("hello from", 42)).wait()
+    assert "hello from 42" in capfd.readouterr().out
+
+
+def test_a_fresh_process_loads_the_cubin_from_the_cache(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    code = textwrap.dedent("""
+        import numpy as np, pysycl as sycl
+        q = sycl.queue(sycl.device.get_devices(sycl.info.device_type.gpu)[0])
+        assert q.get_backend() is sycl.backend.ext_oneapi_cuda
+        p = sycl.malloc_shared(64, q, dtype=np.float32)
+        q.parallel_for(sycl.range(64), lambda i: p.__setitem__(i, i * 0.5)).wait()
+        assert (np.asarray(p) == np.arange(64) * 0.5).all()
+        s = sycl.ext.kernel_cache_stats()
+        print(s["native_hits"], s["native_writes"])
+    """)
+    env = {**os.environ, "PYSYCL_CACHE_DIR": str(tmp_path), "PYSYCL_DEVICE_FILTER": "cuda:gpu"}
+    first = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env=env, timeout=300)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.split() == ["0", "1"]
+    second = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            env=env, timeout=300)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.split() == ["1", "0"]
+
+
+def test_a_faulting_kernel_raises_and_a_new_queue_runs_again() -> None:
+    code = textwrap.dedent("""
+        import numpy as np, pysycl as sycl
+        dev = sycl.device.get_devices(sycl.info.device_type.gpu)[0]
+        q = sycl.queue(dev)
+        host = np.arange(16, dtype=np.float32)
+        bad = sycl.malloc_device(4, q, dtype=np.float32)
+        step = 1 << 40
+        try:
+            q.parallel_for(sycl.range(64), lambda i: bad.__setitem__(i * step, 1.0)).wait()
+        except sycl.exception as e:
+            print("raised", e.code(), "faulted" in str(e))
+        q2 = sycl.queue(dev)
+        p = sycl.malloc_shared(16, q2, dtype=np.float32)
+        q2.parallel_for(sycl.range(16), lambda i: p.__setitem__(i, i * 2.0)).wait()
+        print("again", bool((np.asarray(p) == host * 2).all()), bool((host == np.arange(16)).all()))
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env={**os.environ, "PYSYCL_DEVICE_FILTER": "cuda:gpu"}, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "raised errc.runtime True" in r.stdout, r.stdout + r.stderr
+    assert "again True True" in r.stdout, r.stdout + r.stderr
