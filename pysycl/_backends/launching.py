@@ -33,8 +33,11 @@ import time
 import types
 from collections.abc import Sequence
 from functools import partial
+from math import copysign
 from math import prod as _prod
 from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
 
 from pysycl._bundles.kernel import kernel as _sycl_kernel
 from pysycl._bundles.kernel import prepare_interop
@@ -108,7 +111,7 @@ class Launch:
     remembered handler-less launch checks (:func:`launch`).
     """
 
-    __slots__ = ("bound", "clk", "ex", "gen", "gsize", "k", "kind", "kinds", "lsize",
+    __slots__ = ("bound", "clk", "ex", "floats", "gen", "gsize", "k", "kind", "kinds", "lsize",
                  "pointers", "printer", "refresh", "space", "want")
 
     def __init__(self, ex: LaunchingExecutor, k: Kernel, clk: Any, kind: str, space: Any,
@@ -117,6 +120,10 @@ class Launch:
         self.kind, self.space, self.gsize, self.lsize = kind, space, gsize, lsize
         self.kinds = k.arg_kinds
         self.bound = ex.last_args(k)
+        #: flat arguments that are floating-point numbers: 0.0 == -0.0, yet a kernel given
+        #: one must not keep the other (:func:`same_signs`)
+        self.floats = tuple(i for i, t in enumerate(k.arg_dtypes)
+                            if t is not None and np.dtype(t).kind == "f")
         self.pointers = k.has_pointer
         self.printer = _steps.PrintStep(ex, k.name, k.where) if k.prints else None
         self.refresh: Any = None
@@ -160,6 +167,12 @@ class Launch:
         if outs is not None:
             printer.after(ev, outs)  # type: ignore[union-attr]
         return ev
+
+
+def same_signs(last: list[Any], args: list[Any], floats: tuple[int, ...]) -> bool:
+    """Equal argument lists (``last == args``) also agree on the sign of their zeros."""
+    return all(args[i] != 0 or copysign(1.0, args[i]) == copysign(1.0, last[i])
+               for i in floats)
 
 
 def _marker(ex: LaunchingExecutor, wait_for: Sequence[Any] | None) -> Any:

@@ -54,6 +54,9 @@ def _slot() -> steps.ErrorSlot:
 
 
 def test_clean_launches_keep_the_slot_bound_and_zero(kq: sycl.queue, slot_kind: str) -> None:
+    if kq.get_backend() is not sycl.backend.opencl:
+        pytest.skip("a cl_kernel's bound arguments (the OpenCL backend's); CUDA packs each "
+                    "launch's arguments itself")
     buf = sycl.buffer(np.zeros(8, np.int32))
     _launch(kq, buf, 100).wait()
     slot = _slot()

@@ -31,7 +31,7 @@ import numpy as np
 
 from pysycl._backends.cuda import driver as d
 from pysycl._backends.cuda.driver import cu
-from pysycl._backends.launching import Launch, launch, prepare, prepared
+from pysycl._backends.launching import Launch, launch, prepare, prepared, same_signs
 from pysycl._core.exceptions import errc
 from pysycl._memory.usm_api import PRUNE_AT, prune
 
@@ -63,14 +63,19 @@ class LocalMem:
         return hash(("local", self.nbytes))
 
 
+#: CUDA's largest block per dimension (x, y, z)
+MAX_BLOCK = (1024, 1024, 64)
+
+
 def block_for(gsize: tuple[int, ...], limit: int = RANGE_BLOCK) -> tuple[int, ...]:
     """The block of a range launch over ``gsize`` (native order): per dimension the largest
-    divisor of the size that keeps the block within ``limit`` work-items (x first)."""
+    divisor of the size that keeps the block within ``limit`` work-items (x first) and
+    within CUDA's per-dimension limits."""
     block = []
     left = limit
-    for n in gsize:
+    for n, cap in zip(gsize, MAX_BLOCK, strict=False):
         b = 1
-        for c in range(min(n, left), 0, -1):
+        for c in range(min(n, left, cap), 0, -1):
             if n % c == 0:
                 b = c
                 break
@@ -140,7 +145,9 @@ class CUDALaunch(Launch):
         stream = ex.native
         g, b = self.grid, self.block
         with _lock:  # the argument buffer is this launch's: one launch at a time
-            if bound is None or self.last != args:
+            last = self.last
+            if bound is None or last != args or (self.floats
+                                                 and not same_signs(last, args, self.floats)):
                 self._pack(args)
                 self.last = args if bound is not None else None
             if wait_for:

@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from pysycl._backends.launching import Launch, launch, prepare, prepared
+from pysycl._backends.launching import Launch, launch, prepare, prepared, same_signs
 from pysycl._backends.opencl import exec as x
 from pysycl._core.exceptions import errc
 from pysycl._memory.usm_api import PRUNE_AT, prune
@@ -50,7 +50,8 @@ class OpenCLLaunch(Launch):
             with _lock:  # setting arguments and enqueuing is one step (threads share kernels)
                 if bound is None:
                     clk.set_args(*args)
-                elif bound.get(clk) != args:
+                elif (last := bound.get(clk)) != args or (
+                        self.floats and not same_signs(last, args, self.floats)):
                     bound.pop(clk, None)  # set_args may fail half-way
                     clk.set_args(*args)
                     bound[clk] = args
