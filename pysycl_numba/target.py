@@ -56,6 +56,7 @@ from pysycl_numba.overloads import (
     float32,
     group_algorithms,
     half,
+    hierarchical,
     index,
     index_ops,
     index_types,
@@ -98,6 +99,7 @@ OVERLOADS: tuple[pytypes.ModuleType, ...] = (
     sycl_math,
     sycl_intrel,
     asserts,
+    hierarchical,
 )
 
 
