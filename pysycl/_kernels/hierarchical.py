@@ -23,7 +23,7 @@ def default_group_size(device: Any, ndim: int) -> _range:
     the implementation): 64 work-items shaped 64, 8 x 8 or 4 x 4 x 4, each dimension
     clamped to the device's ``max_work_item_sizes`` and the largest halved until the
     group fits ``max_work_group_size``."""
-    from pysycl._objects.info import device as info
+    from pysycl._objects.info import _device_info as info
 
     shape = list(_SHAPES[ndim])
     items = device.get_info(getattr(info, f"max_work_item_sizes_{ndim}d"))

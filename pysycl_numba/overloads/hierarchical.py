@@ -22,6 +22,7 @@ from pysycl_numba._numba_compat import (
     AttributeTemplate,
     LoweringRegistry,
     TypingRegistry,
+    bound_function,
     cgutils,
     signature,
     types,
@@ -29,7 +30,7 @@ from pysycl_numba._numba_compat import (
 from pysycl_numba.hier_types import HierGroupType, HItemType, PrivateMemoryType
 from pysycl_numba.overloads.index import dim_query, make_range, select_dim
 from pysycl_numba.overloads.ndrange import _barrier, _method, work_item_queries
-from pysycl_numba.types import IdType, ItemType, RangeType, index_type
+from pysycl_numba.types import GroupType, IdType, ItemType, RangeType, index_type
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -347,6 +348,20 @@ class PrivateMemorySet(AbstractTemplate):
         return None
 
 
+@typing_registry.register_attr
+class PrivateMemoryAttributes(AttributeTemplate):
+    """``pm(h)``: the value of ``h``'s physical work-item (as ``pm[h]``)."""
+
+    key = PrivateMemoryType
+
+    @bound_function("private_memory.__call__")
+    def resolve___call__(self, pm: PrivateMemoryType, args: tuple, kws: dict) -> object:
+        if len(args) == 1 and not kws and _check_index((pm, *args)):
+            return signature(pm.dtype, *args)
+        return None
+
+
+@lower(PrivateMemoryType, PrivateMemoryType, HItemType)
 @lower(operator.getitem, PrivateMemoryType, HItemType)
 def lower_pm_get(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                  args: Sequence[llir.Value]) -> llir.Value:
@@ -420,3 +435,16 @@ def group_store(g: Any, target: Any, index: Any, value: Any) -> None:
 
 #: The functions the inliner always compiles in place.
 INLINED = (work_items, work_items_in, group_store)
+
+
+@typing_registry.register_attr
+class NdRangeGroupAttributes(AttributeTemplate):
+    """``parallel_for_work_item`` on an nd_range kernel's group: refused, saying why."""
+
+    key = GroupType
+
+    def resolve_parallel_for_work_item(self, g: GroupType) -> types.Type:
+        raise TypeError(
+            "parallel_for_work_item is for hierarchical kernels: launch the kernel with "
+            "h.parallel_for_work_group(num_groups, [group_size,] kernel), whose kernel "
+            "receives the sycl.group; an nd_range kernel's work-items already run in parallel")

@@ -237,6 +237,12 @@ class _HostGroup(group):
     def _host_collective(self, x: Any) -> list[Any]:
         return self._run.barrier(self._lin, x)
 
+    def parallel_for_work_item(self, *args: Any) -> None:
+        """Refused: an nd_range kernel's group has no hierarchical work-items."""
+        raise exception(errc.invalid, "parallel_for_work_item is for hierarchical kernels: "
+                        "launch the kernel with h.parallel_for_work_group(num_groups, "
+                        "[group_size,] kernel), whose kernel receives the sycl.group")
+
 
 class _HostSubGroup:
     """``sycl.sub_group`` on the host device: :data:`SUB_GROUP_SIZE` consecutive work-items
