@@ -50,6 +50,7 @@ from pysycl_numba.bounds import Sites, sites
 from pysycl_numba.dispatcher import LiftedDispatcher, compile_scope
 from pysycl_numba.epilogue import compile_epilogue
 from pysycl_numba.errors import CompilerDiagnostic, KernelSourceError, from_numba_error
+from pysycl_numba.hier_types import HierGroupType
 from pysycl_numba.lift import LiftSpec, hidden_kw
 from pysycl_numba.passes import needed_aspects
 from pysycl_numba.pipelines import KernelPipeline, flags
@@ -57,7 +58,6 @@ from pysycl_numba.stream_types import StreamBufferType
 from pysycl_numba.target import TARGET_NAME, sycl_target
 from pysycl_numba.targets.ptx.emit import emit_ptx
 from pysycl_numba.targets.spirv.codegen import SPIRVCodeLibrary, emit_spirv, optimised_ir
-from pysycl_numba.hier_types import HierGroupType
 from pysycl_numba.types import (
     AccessorType,
     ItemType,

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from llvmlite import ir as llir
+
 from pysycl_numba._numba_compat import models, types
 from pysycl_numba.types import ADDRSPACE_PRIVATE, GroupType, index_type
 
@@ -66,8 +68,14 @@ class _PrivateMemoryModel(models.PrimitiveModel):
         super().__init__(dmm, fe_type, pointee.as_pointer(addrspace=ADDRSPACE_PRIVATE))
 
 
-def register_hier_models(dmm: DataModelManager, tag_model: type) -> None:
-    """Register the data models of this module's types (the group is a tag, as others)."""
-    dmm.register(HierGroupType, tag_model)
+class _TagModel(models.PrimitiveModel):
+    # the group's value is implicit (work-item built-ins), as an nd_range kernel's
+    def __init__(self, dmm: DataModelManager, fe_type: types.Type) -> None:
+        super().__init__(dmm, fe_type, llir.IntType(8))
+
+
+def register_hier_models(dmm: DataModelManager) -> None:
+    """Register the data models of this module's types."""
+    dmm.register(HierGroupType, _TagModel)
     dmm.register(HItemType, _HItemModel)
     dmm.register(PrivateMemoryType, _PrivateMemoryModel)

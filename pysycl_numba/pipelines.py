@@ -37,8 +37,8 @@ from pysycl_numba._numba_compat import (
 )
 from pysycl_numba.asserts import RewriteAsserts
 from pysycl_numba.functor import LiftSelf
-from pysycl_numba.lift import LiftSpec
 from pysycl_numba.hierarchical import RewriteGroupScope
+from pysycl_numba.lift import LiftSpec
 from pysycl_numba.nested import InlineNestedFunctions
 from pysycl_numba.passes import FindDirectIndexing, LiftCaptures, ValidateTypedKernel
 from pysycl_numba.printing import RewritePrint

@@ -44,6 +44,7 @@ from pysycl_numba._numba_compat import (
 )
 from pysycl_numba.asserts import AssertCallConv
 from pysycl_numba.explain_calls import unsupported_global
+from pysycl_numba.hier_types import register_hier_models
 from pysycl_numba.overloads import (
     accessor,
     asserts,
@@ -189,6 +190,7 @@ class SYCLTargetContext(BaseContext):
     def __init__(self, typingctx: SYCLTypingContext, target: str = TARGET_NAME) -> None:
         super().__init__(typingctx, target)
         self.data_model_manager = make_data_model_manager()
+        register_hier_models(self.data_model_manager)
         half.register_models(self.data_model_manager)
         stream_types.register_models(self.data_model_manager)
 

@@ -532,7 +532,4 @@ def make_data_model_manager() -> DataModelManager:
     dmm.register(USMPointerType, _USMPointerModel)
     dmm.register(PrintBufferType, _USMPointerModel)
     register_vec_models(dmm)
-    from pysycl_numba.hier_types import register_hier_models
-
-    register_hier_models(dmm, _TagModel)
     return dmm.chain(datamodel.default_manager)

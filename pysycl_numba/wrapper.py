@@ -39,8 +39,8 @@ from pysycl._core.abi import IndexSpace, PointerType, SameAsType
 from pysycl_numba import asserts, bounds
 from pysycl_numba._numba_compat import cgutils, types
 from pysycl_numba.epilogue import epilogue_arg_types, partials_type, scratch_type
-from pysycl_numba.targets.spirv import ocl
 from pysycl_numba.hier_types import HierGroupType
+from pysycl_numba.targets.spirv import ocl
 from pysycl_numba.types import (
     AccessorType,
     ItemType,

@@ -302,7 +302,8 @@ def test_ptx_of_a_hierarchical_kernel(kq: sycl.queue, ptx_images: list) -> None:
 
 
 # ------------------------------------------------------------------ errors
-def _submit(q: sycl.queue, k, groups=sycl.range(2), local=sycl.range(4)) -> None:
+def _submit(q: sycl.queue, k, groups=(2,), local=(4,)) -> None:
+    groups, local = sycl.range(*groups), sycl.range(*local)
     out = np.zeros(64, np.int32)
     with sycl.buffer(out) as B:
         def cg(h):
@@ -319,10 +320,10 @@ def test_kernel_arity_is_checked(any_kernel_queue: sycl.queue) -> None:
 def test_work_group_size_the_device_cannot_do(any_kernel_queue: sycl.queue) -> None:
     big = int(any_kernel_queue.get_device().get_info(sycl.info.device.max_work_group_size)) * 2
     with pytest.raises(sycl.exception) as e:
-        _submit(any_kernel_queue, lambda o: (lambda g: None), local=sycl.range(big))
+        _submit(any_kernel_queue, lambda o: (lambda g: None), local=(big,))
     assert e.value.code() == sycl.errc.nd_range
     with pytest.raises(sycl.exception) as e:
-        _submit(any_kernel_queue, lambda o: (lambda g: None), local=sycl.range(2, 2))
+        _submit(any_kernel_queue, lambda o: (lambda g: None), local=(2, 2))
     assert e.value.code() == sycl.errc.nd_range
 
 
