@@ -145,6 +145,15 @@ class hierarchical_group(group):  # noqa: N801 - the spec's group, in a hierarch
         finally:
             self._busy = False
 
+    def get_linear_id(self) -> int:
+        """The group's linear id (SYCL 2020's deprecated name of get_group_linear_id)."""
+        return self.get_group_linear_id()
+
+    def get_global_range(self, dimension: int | None = None) -> _range | int:
+        """The launch's global range (deprecated in SYCL 2020)."""
+        r = self._nd.get_global_range()
+        return r if dimension is None else r[dimension]
+
     def get_local_id(self, dimension: int | None = None) -> _id | int:
         raise _not_hierarchical_local("get_local_id")
 

@@ -29,7 +29,7 @@ from pysycl_numba._numba_compat import (
 )
 from pysycl_numba.hier_types import HierGroupType, HItemType, PrivateMemoryType
 from pysycl_numba.overloads.index import dim_query, make_range, select_dim
-from pysycl_numba.overloads.ndrange import _barrier, _method, work_item_queries
+from pysycl_numba.overloads.ndrange import _barrier, _lower_dims, _method, work_item_queries
 from pysycl_numba.types import GroupType, IdType, ItemType, RangeType, index_type
 
 if TYPE_CHECKING:
@@ -439,12 +439,20 @@ INLINED = (work_items, work_items_in, group_store)
 
 @typing_registry.register_attr
 class NdRangeGroupAttributes(AttributeTemplate):
-    """``parallel_for_work_item`` on an nd_range kernel's group: refused, saying why."""
+    """``parallel_for_work_item`` on an nd_range kernel's group: refused, saying why; the
+    spec's deprecated ``get_linear_id()`` and ``get_global_range()`` of every group."""
 
     key = GroupType
+
+    resolve_get_linear_id = _method("group.get_group_linear_id", _whole,
+                                    lambda g: index_type)
+    resolve_get_global_range = _method("group.get_global_range", dim_query, _rng)
 
     def resolve_parallel_for_work_item(self, g: GroupType) -> types.Type:
         raise TypeError(
             "parallel_for_work_item is for hierarchical kernels: launch the kernel with "
             "h.parallel_for_work_group(num_groups, [group_size,] kernel), whose kernel "
             "receives the sycl.group; an nd_range kernel's work-items already run in parallel")
+
+
+_lower_dims("group.get_global_range", GroupType, "get_global_size", "range")

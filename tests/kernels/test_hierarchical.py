@@ -431,3 +431,27 @@ def test_group_scope_effects_a_device_cannot_do_once(kq: sycl.queue, k, match: s
     with pytest.raises(sycl.kernel_compile_error, match=match) as e:
         _submit(kq, k)
     assert "test_hierarchical.py" in str(e.value)
+
+
+def test_group_queries_at_group_scope(any_kernel_queue: sycl.queue) -> None:
+    groups, local = (2, 3), (2, 2)
+    out = np.zeros((6, 10), np.int64)
+
+    def cg(h, o):
+        def k(g):
+            r = g.get_group_linear_id()
+            o[r, 0] = g.get_group_id(0)
+            o[r, 1] = g.get_group_id(1)
+            o[r, 2] = g.get_linear_id()
+            o[r, 3] = g.get_group_range(1)
+            o[r, 4] = g.get_group_linear_range()
+            o[r, 5] = g.get_local_linear_range()
+            o[r, 6] = g.get_max_local_range()[1]
+            o[r, 7] = g.get_global_range(0)
+            o[r, 8] = g.get_global_range().size()
+            o[r, 9] = g[1]
+        h.parallel_for_work_group(sycl.range(*groups), sycl.range(*local), k)
+
+    _run(any_kernel_queue, cg, out)
+    for r, (a, b) in enumerate(itertools.product(range(2), range(3))):
+        assert list(out[r]) == [a, b, r, 3, 6, 4, 2, 4, 24, b]
