@@ -455,3 +455,24 @@ def test_group_queries_at_group_scope(any_kernel_queue: sycl.queue) -> None:
     _run(any_kernel_queue, cg, out)
     for r, (a, b) in enumerate(itertools.product(range(2), range(3))):
         assert list(out[r]) == [a, b, r, 3, 6, 4, 2, 4, 24, b]
+
+
+def test_a_hierarchical_kernel_loads_from_the_disk_cache(kq: sycl.queue) -> None:
+    out = np.zeros(8, np.int32)
+
+    def submit() -> None:
+        def cg(h, o):
+            def k(g):
+                def body(i):
+                    o[i.get_global_id(0)] += i.get_local_id(0) + 1
+                g.parallel_for_work_item(body)
+            h.parallel_for_work_group(sycl.range(2), sycl.range(4), k)
+        _run(kq, cg, out)
+
+    submit()
+    sycl.ext.clear_kernel_memory_cache()
+    sycl.ext.reset_kernel_cache_stats()
+    submit()
+    s = sycl.ext.kernel_cache_stats()
+    assert s["disk_hits"] == 1 and s["compiles"] == 0, s
+    np.testing.assert_array_equal(out, 2 * np.tile(np.arange(1, 5), 2))
