@@ -74,7 +74,7 @@ class RewriteGroupScope(FunctionPass):
         _check_group_functions(func_ir.func_id.code)
         _work_item_calls(func_ir)
         inline_nested_calls(func_ir, spec, receivers=False)
-        group = _group_param(func_ir)
+        group = _group_param(func_ir, int(bool(getattr(state, "pysycl_functor", False))))
         _check_group_scope(func_ir)
         _stores_once(func_ir, group)
         func_ir._definitions = ir_utils.build_definitions(func_ir.blocks)
@@ -125,12 +125,12 @@ def _work_item_calls(func_ir: ir.FunctionIR) -> None:
     func_ir._definitions = ir_utils.build_definitions(func_ir.blocks)
 
 
-def _group_param(func_ir: ir.FunctionIR) -> ir.Var:
-    """The variable of the kernel's parameter (the group)."""
+def _group_param(func_ir: ir.FunctionIR, k: int) -> ir.Var:
+    """The variable of the kernel's parameter ``k`` (the group; 1 after a functor's self)."""
     for block in func_ir.blocks.values():
         for stmt in block.body:
             if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Arg) \
-                    and stmt.value.index == 0:
+                    and stmt.value.index == k:
                 return stmt.target
     raise KernelSourceError("a hierarchical kernel takes one parameter, the sycl.group",
                             func_ir.loc)

@@ -476,3 +476,48 @@ def test_a_hierarchical_kernel_loads_from_the_disk_cache(kq: sycl.queue) -> None
     s = sycl.ext.kernel_cache_stats()
     assert s["disk_hits"] == 1 and s["compiles"] == 0, s
     np.testing.assert_array_equal(out, 2 * np.tile(np.arange(1, 5), 2))
+
+
+class _Fill:
+    """A function object as a hierarchical kernel."""
+
+    def __init__(self, o, base: int) -> None:
+        self.o = o
+        self.base = base
+
+    def __call__(self, g) -> None:
+        o, base = self.o, self.base
+        def body(i):
+            o[i.get_global_id(0)] = base + i.get_local_id(0)
+        g.parallel_for_work_item(body)
+        o[8 + g.get_group_id(0)] = base * 2
+
+
+def test_a_function_object_as_a_hierarchical_kernel(any_kernel_queue: sycl.queue) -> None:
+    out = np.zeros(10, np.int32)
+    _run(any_kernel_queue, lambda h, o: h.parallel_for_work_group(
+        sycl.range(2), sycl.range(4), _Fill(o, 5)), out)
+    np.testing.assert_array_equal(out, [5, 6, 7, 8, 5, 6, 7, 8, 10, 10])
+
+
+def _twice(x):
+    return 2 * x
+
+
+def test_functions_called_at_group_scope(any_kernel_queue: sycl.queue) -> None:
+    """A function defined in the kernel and called at group scope is group-scope code (its
+    read-modify-write happens once); a plain helper that only computes may be called."""
+    G, L = 3, 4
+    cnt = np.zeros(G, np.int32)
+
+    def cg(h, c):
+        def k(g):
+            def bump(v):
+                c[g.get_group_id(0)] += v
+            bump(_twice(3))
+            g.parallel_for_work_item(lambda i: None)
+            bump(1)
+        h.parallel_for_work_group(sycl.range(G), sycl.range(L), k)
+
+    _run(any_kernel_queue, cg, cnt)
+    np.testing.assert_array_equal(cnt, np.full(G, 7))
