@@ -25,10 +25,11 @@ and with them the work-item functions, whose own stores are left as they are.
 from __future__ import annotations
 
 import dis
+import operator
 import types as pytypes
 from typing import TYPE_CHECKING
 
-from pysycl._core.abi import nested_codes
+from pysycl._core.abi import StreamType, nested_codes
 from pysycl._kernels import kernel_api
 from pysycl_numba._numba_compat import FunctionPass, ir, ir_utils, register_pass
 from pysycl_numba.errors import KernelSourceError
@@ -75,7 +76,9 @@ class RewriteGroupScope(FunctionPass):
         _work_item_calls(func_ir)
         inline_nested_calls(func_ir, spec, receivers=False)
         group = _group_param(func_ir, int(bool(getattr(state, "pysycl_functor", False))))
-        _check_group_scope(func_ir)
+        streams = {c.name for c in getattr(state, "pysycl_captures", ())
+                   if isinstance(c.type, StreamType) and c.owner == 0}
+        _check_group_scope(func_ir, streams)
         _stores_once(func_ir, group)
         func_ir._definitions = ir_utils.build_definitions(func_ir.blocks)
         inline_nested_calls(func_ir, spec, force=True)
@@ -136,16 +139,15 @@ def _group_param(func_ir: ir.FunctionIR, k: int) -> ir.Var:
                             func_ir.loc)
 
 
-def _why_not_once(func_ir: ir.FunctionIR, stmt: ir.Stmt) -> str | None:
+def _why_not_once(func_ir: ir.FunctionIR, stmt: ir.Stmt, streams: set[str]) -> str | None:
     """What in a group-scope statement cannot run once per work-group, or None."""
     if isinstance(stmt, ir.Print):
         return "print() output " + _ONCE + "print inside parallel_for_work_item instead"
     value = stmt.value if isinstance(stmt, ir.Assign) else None
     if not isinstance(value, ir.Expr):
         return None
-    if value.op == "binop" and getattr(value.fn, "__name__", "") == "lshift":
-        obj = _global_value(func_ir, value.lhs)
-        if type(obj).__module__ == "pysycl._kernels.kstream":
+    if value.op == "binop" and value.fn is operator.lshift:
+        if _stream_root(func_ir, value.lhs) in streams:
             return "sycl.stream output " + _ONCE + "write to the stream inside " \
                 "parallel_for_work_item (e.g. only where h.get_local_id(0) == 0)"
     if value.op != "call":
@@ -171,17 +173,29 @@ def _why_not_once(func_ir: ir.FunctionIR, stmt: ir.Stmt) -> str | None:
     return None
 
 
+def _stream_root(func_ir: ir.FunctionIR, var: ir.Var) -> str | None:
+    """The captured variable at the left end of a ``<<`` chain, or None."""
+    for _ in range(256):
+        d = ir_utils.guard(ir_utils.get_definition, func_ir, var)
+        if not (isinstance(d, ir.Expr) and d.op == "binop" and d.fn is operator.lshift):
+            break
+        var = d.lhs
+    d = ir_utils.guard(ir_utils.get_definition, func_ir, var)
+    return d.name if isinstance(d, (ir.FreeVar, ir.Global)) else None
+
+
 def _stores_or_prints(code: pytypes.CodeType) -> bool:
     return any(ins.opname == "STORE_SUBSCR" or (ins.opname == "LOAD_GLOBAL" and ins.argval in (
         "print", "atomic_ref", "atomic_fence")) for c in nested_codes(code)
         for ins in dis.get_instructions(c))
 
 
-def _check_group_scope(func_ir: ir.FunctionIR) -> None:
-    """Refuse what group scope cannot do once per work-group (:func:`_why_not_once`)."""
+def _check_group_scope(func_ir: ir.FunctionIR, streams: set[str]) -> None:
+    """Refuse what group scope cannot do once per work-group (:func:`_why_not_once`;
+    ``streams``: the names of the kernel's captured streams)."""
     for block in func_ir.blocks.values():
         for stmt in block.body:
-            why = _why_not_once(func_ir, stmt)
+            why = _why_not_once(func_ir, stmt, streams)
             if why is not None:
                 raise KernelSourceError(why, stmt.loc)
 

@@ -521,3 +521,15 @@ def test_functions_called_at_group_scope(any_kernel_queue: sycl.queue) -> None:
 
     _run(any_kernel_queue, cg, cnt)
     np.testing.assert_array_equal(cnt, np.full(G, 7))
+
+
+def test_stream_output_at_group_scope_is_refused_on_a_device(kq: sycl.queue) -> None:
+    def cg(h):
+        os = sycl.stream(1024, 80, h)
+
+        def k(g):
+            os << "group " << g.get_group_id(0) << sycl.endl
+        h.parallel_for_work_group(sycl.range(2), sycl.range(2), k)
+    with pytest.raises(sycl.kernel_compile_error, match="sycl.stream output") as e:
+        kq.submit(cg)
+    assert "test_hierarchical.py" in str(e.value)
