@@ -137,7 +137,7 @@ def inline_nested_calls(func_ir: ir.FunctionIR, spec: LiftSpec | None = None,
     glbls = func_ir.func_id.func.__globals__
     work = list(func_ir.blocks.items())
     inlined = False
-    receivers = 0 if receivers else _MAX_RECEIVERS
+    taken = 0 if receivers else _MAX_RECEIVERS  # receivers inlined so far
     while work:
         _, block = work.pop()
         for i, stmt in enumerate(block.body):
@@ -145,9 +145,9 @@ def inline_nested_calls(func_ir: ir.FunctionIR, spec: LiftSpec | None = None,
                     and stmt.value.op == "call"):
                 continue
             fdef: Any = _defined_function(func_ir, stmt.value.func)
-            if fdef is None and receivers < _MAX_RECEIVERS:
+            if fdef is None and taken < _MAX_RECEIVERS:
                 fdef = _receiver(func_ir, stmt.value, spec)
-                receivers += fdef is not None
+                taken += fdef is not None and not any(fdef is f for f in INLINED)
             if fdef is None:
                 _check_not_chosen(func_ir, stmt.value.func, stmt.loc)
                 continue
