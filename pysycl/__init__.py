@@ -47,6 +47,7 @@ from pysycl._objects.context import context  # noqa: E402
 from pysycl._objects.device import device  # noqa: E402
 from pysycl._objects.info import info  # noqa: E402
 from pysycl._objects.platform import platform  # noqa: E402
+from pysycl._objects.hierarchical import h_item, private_memory  # noqa: E402
 from pysycl._objects.range import group, id, item, nd_item, nd_range, range  # noqa: E402
 from pysycl._objects.selector import (  # noqa: E402
     accelerator_selector,
@@ -291,6 +292,7 @@ __all__ = [
     "gpu_selector_v",
     "group",
     "group_barrier",
+    "h_item",
     "group_broadcast",
     "handler",
     "has_kernel_bundle",
@@ -344,6 +346,7 @@ __all__ = [
     "platform",
     "plus",
     "private_array",
+    "private_memory",
     "property",
     "property_list",
     "queue",

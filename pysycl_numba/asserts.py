@@ -413,6 +413,8 @@ def synchronizes_group(index: IndexSpace, helpers: Sequence[tuple[Callable[..., 
                        ) -> bool:
     """Whether an ``nd_range`` kernel's code (its helpers' included) names a barrier or a
     group collective: its failing asserts cannot end a work-item (the module docstring)."""
+    if index.kind == "hierarchical":  # parallel_for_work_item synchronizes the group
+        return True
     if index.kind != "nd_range":
         return False
     for f, _ in helpers:

@@ -50,6 +50,7 @@ from pysycl_numba.bounds import Sites, sites
 from pysycl_numba.dispatcher import LiftedDispatcher, compile_scope
 from pysycl_numba.epilogue import compile_epilogue
 from pysycl_numba.errors import CompilerDiagnostic, KernelSourceError, from_numba_error
+from pysycl_numba.hier_types import HierGroupType
 from pysycl_numba.lift import LiftSpec, hidden_kw
 from pysycl_numba.passes import needed_aspects
 from pysycl_numba.pipelines import KernelPipeline, flags
@@ -217,6 +218,10 @@ def _index_arg_types(index: IndexSpace, name: str) -> list[types.Type]:
         if not 1 <= index.ndim <= 3:
             raise exception(errc.nd_range, f"kernel '{name}': an nd_range has 1 to 3 dimensions")
         return [NdItemType(index.ndim)]
+    if index.kind == "hierarchical":
+        if not 1 <= index.ndim <= 3:
+            raise exception(errc.nd_range, f"kernel '{name}': work-groups have 1 to 3 dimensions")
+        return [HierGroupType(index.ndim)]
     raise exception(
         errc.feature_not_supported,
         f"kernel '{name}': {index.kind} kernels are not supported by the compiler yet",
@@ -278,7 +283,7 @@ _ND_RANGE_METHODS = frozenset(("get_local_range", "get_group_range"))
 
 def _check_work_group_use(pyfunc: Callable[..., Any], index: IndexSpace, name: str) -> None:
     """A ``range``/``single_task`` kernel has no work-groups: say so at the line that asks."""
-    if index.kind == "nd_range":
+    if index.kind in ("nd_range", "hierarchical"):
         return
     code = pyfunc.__code__
     names = _WORK_GROUP_NAMES - _ND_RANGE_METHODS if "nd_range" in code.co_names \

@@ -51,6 +51,7 @@ from pysycl_numba._numba_compat import (
     register_pass,
 )
 from pysycl_numba.errors import KernelSourceError
+from pysycl_numba.overloads.hierarchical import INLINED
 
 if TYPE_CHECKING:
     from pysycl_numba._numba_compat import StateDict
@@ -119,20 +120,24 @@ class InlineNestedFunctions(FunctionPass):
         return inline_nested_calls(state.func_ir, getattr(state, "pysycl_lift", None))
 
 
-def inline_nested_calls(func_ir: ir.FunctionIR, spec: LiftSpec | None = None) -> bool:
+def inline_nested_calls(func_ir: ir.FunctionIR, spec: LiftSpec | None = None,
+                        receivers: bool = True, force: bool = False) -> bool:
     """Inline every direct call of a function defined in ``func_ir`` (before lifting).
 
     A call that passes such a function reading kernel values to a plain helper (or to a
     ``joint_`` vote) inlines the receiver first (:func:`_receiver`), whose calls of it are
     then inlined too. The definition (``make_function``) goes away when nothing else uses it.
+    ``receivers=False`` inlines only direct calls; ``force`` looks for calls to inline
+    even in a function that defines none (a hierarchical kernel's rewritten calls).
     """
-    if not any(isinstance(c, pytypes.CodeType) for c in func_ir.func_id.code.co_consts):
+    if not force and not any(isinstance(c, pytypes.CodeType)
+                             for c in func_ir.func_id.code.co_consts):
         return False  # the common case: no nested function
     _votes_on_nested_predicates(func_ir)
     glbls = func_ir.func_id.func.__globals__
     work = list(func_ir.blocks.items())
     inlined = False
-    receivers = 0
+    taken = 0 if receivers else _MAX_RECEIVERS  # receivers inlined so far
     while work:
         _, block = work.pop()
         for i, stmt in enumerate(block.body):
@@ -140,9 +145,9 @@ def inline_nested_calls(func_ir: ir.FunctionIR, spec: LiftSpec | None = None) ->
                     and stmt.value.op == "call"):
                 continue
             fdef: Any = _defined_function(func_ir, stmt.value.func)
-            if fdef is None and receivers < _MAX_RECEIVERS:
+            if fdef is None and taken < _MAX_RECEIVERS:
                 fdef = _receiver(func_ir, stmt.value, spec)
-                receivers += fdef is not None
+                taken += fdef is not None and not any(fdef is f for f in INLINED)
             if fdef is None:
                 _check_not_chosen(func_ir, stmt.value.func, stmt.loc)
                 continue
@@ -208,6 +213,9 @@ def _receiver(func_ir: ir.FunctionIR, call: ir.Expr,
     arguments of its own and closing over nothing, or a ``joint_`` vote, is a receiver;
     anything else leaves the nested function a value, which :func:`check_escaping`
     refuses."""
+    fn = _global_value(func_ir, call.func)
+    if any(fn is f for f in INLINED):  # a hierarchical kernel's: compiled in place always
+        return fn  # type: ignore[no-any-return]
     if call.kws or call.vararg is not None or not any(
             _reads_kernel_values(func_ir, fdef, spec) for fdef in
             (_defined_function(func_ir, a) for a in call.args) if fdef is not None):

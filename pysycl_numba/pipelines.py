@@ -37,6 +37,7 @@ from pysycl_numba._numba_compat import (
 )
 from pysycl_numba.asserts import RewriteAsserts
 from pysycl_numba.functor import LiftSelf
+from pysycl_numba.hierarchical import RewriteGroupScope
 from pysycl_numba.lift import LiftSpec
 from pysycl_numba.nested import InlineNestedFunctions
 from pysycl_numba.passes import FindDirectIndexing, LiftCaptures, ValidateTypedKernel
@@ -164,6 +165,7 @@ class KernelPipeline(_Pipeline):
         pm.add_pass_after(FindDirectIndexing, ValidateTypedKernel)
         pm.add_pass_after(RejectKernelResult, NopythonTypeInference)  # before ValidateTyped...
         _inline_nested_first(pm)
+        pm.add_pass_after(RewriteGroupScope, TranslateByteCode)  # hierarchical kernels: first
         _use_loc_lowering(pm)
         pm.finalize()
         return [pm]

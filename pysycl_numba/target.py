@@ -44,6 +44,7 @@ from pysycl_numba._numba_compat import (
 )
 from pysycl_numba.asserts import AssertCallConv
 from pysycl_numba.explain_calls import unsupported_global
+from pysycl_numba.hier_types import register_hier_models
 from pysycl_numba.overloads import (
     accessor,
     asserts,
@@ -56,6 +57,7 @@ from pysycl_numba.overloads import (
     float32,
     group_algorithms,
     half,
+    hierarchical,
     index,
     index_ops,
     index_types,
@@ -98,6 +100,7 @@ OVERLOADS: tuple[pytypes.ModuleType, ...] = (
     sycl_math,
     sycl_intrel,
     asserts,
+    hierarchical,
 )
 
 
@@ -187,6 +190,7 @@ class SYCLTargetContext(BaseContext):
     def __init__(self, typingctx: SYCLTypingContext, target: str = TARGET_NAME) -> None:
         super().__init__(typingctx, target)
         self.data_model_manager = make_data_model_manager()
+        register_hier_models(self.data_model_manager)
         half.register_models(self.data_model_manager)
         stream_types.register_models(self.data_model_manager)
 

@@ -39,6 +39,7 @@ from pysycl._core.abi import IndexSpace, PointerType, SameAsType
 from pysycl_numba import asserts, bounds
 from pysycl_numba._numba_compat import cgutils, types
 from pysycl_numba.epilogue import epilogue_arg_types, partials_type, scratch_type
+from pysycl_numba.hier_types import HierGroupType
 from pysycl_numba.targets.spirv import ocl
 from pysycl_numba.types import (
     AccessorType,
@@ -234,6 +235,9 @@ def build_kernel_wrapper(
     elif index.kind == "nd_range":
         # An nd_item carries no data: its queries call the work-item built-ins.
         argtypes.append(NdItemType(index.ndim))
+        values.append(tag())
+    elif index.kind == "hierarchical":  # the sycl.group: work-item built-ins too
+        argtypes.append(HierGroupType(index.ndim))
         values.append(tag())
     for t in fndesc.argtypes[len(argtypes):len(fndesc.argtypes) - len(capture_types)]:
         if isinstance(t, KernelHandlerType):  # the trailing kernel_handler: no data

@@ -8,4 +8,4 @@ cd "$(dirname "$0")/.."
 RESULTS=${RESULTS:-/tmp/pysycl-gpu-suite}
 rm -rf "$RESULTS"; mkdir -p "$RESULTS"
 files=("$@"); [ ${#files[@]} -gt 0 ] || mapfile -t files < <(ls tests/test_*.py tests/*/test_*.py)
-printf '%s\n' "${files[@]}" | xargs -P "${JOBS:-4}" -I{} sh -c 'f={}; n=$(echo $f | tr / _); timeout 400 python3 -m pytest -q -p no:cacheprovider -rsx $f > '"$RESULTS"'/$n.txt 2>&1; echo "$f: $(tail -1 '"$RESULTS"'/$n.txt)"' | sort
+printf '%s\n' "${files[@]}" | xargs -P "${JOBS:-4}" -I{} sh -c 'f={}; n=$(echo $f | tr / _); timeout 400 python3 -m pytest -q -p no:cacheprovider -rsx --tb=short $f > '"$RESULTS"'/$n.txt 2>&1; echo "$f: $(tail -1 '"$RESULTS"'/$n.txt)"' | sort

@@ -69,7 +69,10 @@ _FunctionType = types.FunctionType
 #: a handler-less launch: the kernel's parameters and the launch's name in messages
 _WHERE = {"range": (1, "parallel_for over a range", "range"),
           "nd_range": (1, "parallel_for over a nd_range", "nd_range"),
-          "single_task": (0, "single_task", "single_task")}
+          "single_task": (0, "single_task", "single_task"),
+          "hierarchical": (1, "parallel_for_work_group", "hierarchical")}
+#: The launches with work-groups (local memory, a local range).
+_GROUPED = ("nd_range", "hierarchical")
 #: an executor remembers at most this many launches (then forgets them all)
 REMEMBERED = 64
 
@@ -216,7 +219,7 @@ def _prepare(ex: LaunchingExecutor, group: CommandGroupRef, cmd: KernelCommandRe
     kind, space = cmd.kind, cmd.index_space
     if k.props is not None:  # kernel properties: the launch must give what they require
         check_launch(k.props, k.named(cmd.name), kind,
-                     space.get_local_range().values if kind == "nd_range" else None,
+                     space.get_local_range().values if kind in _GROUPED else None,
                      ex.device, target_of(ex.device)[0])
     clk = native if native is not None else ex.build(k, spec, 0, fn, cmd.name)
     if kind == "range":
@@ -265,7 +268,7 @@ def prepared(ex: LaunchingExecutor, k: Kernel, clk: Any, gsize: tuple[int, ...],
 
 def _local_values(ex: LaunchingExecutor, k: Kernel, kind: str, values: list[Any]) -> list[Any]:
     """``values`` with the local accessors' arguments (nd_range kernels only)."""
-    if kind != "nd_range":
+    if kind not in _GROUPED:
         raise exception(errc.kernel_argument, f"{k.where} captures a sycl.local_accessor, but "
                         "local memory exists only in nd_range kernels: launch it with "
                         "h.parallel_for(sycl.nd_range(global_range, local_range), kernel)")

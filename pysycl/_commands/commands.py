@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 #: The index space a kernel runs over: ``parallel_for(range)``,
 #: ``parallel_for(nd_range)`` or ``single_task``.
-KernelKind = Literal["range", "nd_range", "single_task"]
+KernelKind = Literal["range", "nd_range", "single_task", "hierarchical"]
 
 
 @dataclasses.dataclass(frozen=True)

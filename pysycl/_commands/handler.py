@@ -174,6 +174,49 @@ class handler(Submission):  # noqa: N801 - the spec's spelling
             check_kernel_name(kernel_name, kernel)
         self._set(KernelCommand.record(kind, ndim, index_space, kernel, rest[:-1], kernel_name))
 
+    def parallel_for_work_group(self, num_work_groups: int | _range,
+                                *rest: _range | Callable[..., Any],
+                                kernel_name: str | None = None) -> None:
+        """Hierarchical parallelism (SYCL 2020 §4.9.4.2.3): ``kernel(g)`` once per work-group.
+
+        ``h.parallel_for_work_group(sycl.range(G), sycl.range(L), k)`` or, leaving the
+        work-group size to pysycl, ``h.parallel_for_work_group(sycl.range(G), k)``
+        (:func:`~pysycl._kernels.hierarchical.default_group_size`). ``k`` receives a
+        ``sycl.group``; its ``parallel_for_work_item`` calls run the work-items.
+        """
+        from pysycl._kernels.hierarchical import default_group_size
+
+        if not rest or len(rest) > 2:
+            raise TypeError("parallel_for_work_group(num_work_groups, [work_group_size,] "
+                            f"kernel) takes 2 or 3 arguments, got {1 + len(rest)}")
+        kernel = rest[-1]
+        groups = _range(num_work_groups) if isinstance(num_work_groups, int) else num_work_groups
+        if not isinstance(groups, _range):
+            raise TypeError("parallel_for_work_group: the number of work-groups must be a "
+                            f"sycl.range, not {type(num_work_groups).__name__}")
+        if len(rest) == 2:
+            size = _range(rest[0]) if isinstance(rest[0], int) else rest[0]
+            if not isinstance(size, _range):
+                raise TypeError("parallel_for_work_group: the work-group size must be a "
+                                f"sycl.range, not {type(rest[0]).__name__}")
+            if size.dimensions != groups.dimensions:
+                raise exception(errc.nd_range, f"parallel_for_work_group: {groups.dimensions}-D "
+                                f"work-groups of a {size.dimensions}-D size")
+            if 0 in size.values:
+                raise exception(errc.nd_range, f"parallel_for_work_group: the work-group size "
+                                f"{tuple(size)} has an empty dimension")
+        else:
+            size = default_group_size(self._queue.get_device(), groups.dimensions)
+        if type(kernel) is _sycl_kernel:
+            raise exception(errc.invalid, "parallel_for_work_group runs Python kernels; a "
+                            "sycl.kernel object launches with parallel_for(nd_range, ...)")
+        _check_kernel(kernel, 1, "parallel_for_work_group", "hierarchical")
+        if kernel_name is not None:
+            check_kernel_name(kernel_name, kernel)
+        space = nd_range(_range(*(g * e for g, e in zip(groups, size, strict=True))), size)
+        self._set(KernelCommand.record("hierarchical", groups.dimensions, space, kernel, (),
+                                       kernel_name))
+
     def single_task(self, kernel: Callable[[], Any], *, kernel_name: str | None = None) -> None:
         """Run ``kernel`` (a function of no arguments) once."""
         if type(kernel) is not _sycl_kernel:

@@ -90,7 +90,7 @@ import numpy as np
 
 from pysycl._core.where import location
 
-IndexKind = Literal["range", "nd_range", "single_task"]
+IndexKind = Literal["range", "nd_range", "single_task", "hierarchical"]
 
 #: Size of a bounds-checked kernel's error buffer (layout in the module docstring).
 BOUNDS_ERR_BYTES = 256

@@ -38,6 +38,7 @@ from pysycl._kernels import sycl_intrel as intrel_api  # noqa: F401 - for the co
 from pysycl._memory.usm import usm_pointer
 from pysycl._objects import sycl_math as math_api  # noqa: F401 - re-exported for the compiler
 from pysycl._objects import vec as vec_api  # noqa: F401 - re-exported for the compiler (below)
+from pysycl._objects.hierarchical import private_memory  # noqa: F401 - for the compiler
 from pysycl._objects.range import group
 from pysycl._objects.range import id as id_class  # re-exported for the compiler too
 from pysycl._objects.range import nd_range as nd_range_class  # noqa: F401 - for the compiler

@@ -130,7 +130,7 @@ def check_launch(props: Props, where: str, kind: str, local: tuple[int, ...] | N
     """
     reqd, _, sg = props
     if reqd:
-        if kind != "nd_range":
+        if kind not in ("nd_range", "hierarchical"):
             raise exception(errc.nd_range, f"{where}: the kernel requires work-groups of "
                             f"{reqd} (reqd_work_group_size); launch it over a "
                             f"sycl.nd_range(global_range, sycl.range{reqd})")

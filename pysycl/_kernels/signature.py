@@ -90,7 +90,9 @@ def check_kernel(kernel: Any, nparams: int, where: str | Callable[[], str],
 #: How the kernel reads its work-item's ids, by launch kind (for the message).
 _IDS = {"range": ("def k(item)", "item[0], item[1] (or item.get_id(d))"),
         "nd_range": ("def k(it)", "it.get_global_id(0), it.get_global_id(1), "
-                                  "it.get_local_id(d)")}
+                                  "it.get_local_id(d)"),
+        "hierarchical": ("def k(g)", "g.get_group_id(d) at group scope, and h.get_global_id(d) "
+                                     "in g.parallel_for_work_item(lambda h: ...)")}
 
 
 def _wrong_count(kernel: Any, code: types.CodeType, self_param: int, nparams: int, where: str,

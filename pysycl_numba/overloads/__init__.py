@@ -24,6 +24,7 @@ each other, never the target, the dispatcher or the compiler.
 ``constants``       SYCL enum members and function objects (compile-time values)
 ``atomics``         ``atomic_ref``, ``atomic_fence``
 ``private_array``   ``sycl.private_array``
+``hierarchical``    ``h_item``, ``private_memory``, ``parallel_for_work_item``'s intrinsics
 ``reduction``       ``sycl.reducer`` (``combine``, ``+=`` ...)
 ``specconst``       ``kernel_handler.get_specialization_constant``
 ``math``            ``math.*`` and numpy math ufuncs on numbers → OpenCL built-ins

@@ -78,6 +78,7 @@ from pysycl._kernels.reduction import check_command
 from pysycl._kernels.signature import no_value, returned, returns_computed
 from pysycl._memory.accessor import accessor
 from pysycl._memory.usm import bytes_at, usm_pointer
+from pysycl._objects.hierarchical import hierarchical_group
 from pysycl._objects.range import item, nd_range
 from pysycl._objects.range import range as _range
 
@@ -254,15 +255,15 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
                        q.get_context(), q.get_device())
     # each local accessor once (a helper reading the kernel's is the same memory)
     locals_ = list({id(v): v for v in values if type(v) is local_accessor}.values())
-    if locals_ and kind != "nd_range":
+    if locals_ and kind not in _GROUPED:
         raise exception(errc.kernel_argument, f"{desc} captures a sycl.local_accessor, but "
                         "local memory exists only in nd_range kernels: launch it with "
                         "h.parallel_for(sycl.nd_range(global_range, local_range), kernel)")
     props = props_of(fn if body is None else body[0])
     if props != NONE:  # kernel properties, checked as compiled devices check them
         check_launch(props, desc, kind, index_space.get_local_range().values
-                     if kind == "nd_range" else None, q.get_device(), "host")
-    if kind == "nd_range":
+                     if kind in _GROUPED else None, q.get_device(), "host")
+    if kind in _GROUPED:
         _check_nd_range(desc, index_space, locals_, reds)
     if kind != "single_task":  # work-items counted by Python's range (ssize_t)
         g = (index_space if kind == "range" else index_space.get_global_range()).values
@@ -323,6 +324,9 @@ def _run(desc: str, kind: str, fn: Callable[..., object], index_space: _range | 
             _call(desc, fn, (*extra,), "the single task")
         elif kind == "range":
             _run_range(desc, fn, index_space, reducers, extra)
+        elif kind == "hierarchical":
+            with np.errstate(all="ignore"):
+                _run_hierarchical(desc, fn, index_space, locals_, extra)
         else:
             with np.errstate(all="ignore"):  # device arithmetic: wrap-around, inf/nan
                 _run_nd_range(desc, fn, index_space, locals_, reducers, extra, sub_group_size)
@@ -356,6 +360,22 @@ def _check_nd_range(desc: str, nd: nd_range, locals_: list[local_accessor],
 
     check_nd_range(nd, MAX_WORK_GROUP_SIZE, None,
                            sum(la.byte_size() for la in locals_), LOCAL_MEM_SIZE, describe)
+
+
+#: The launches with work-groups (local memory, a local range).
+_GROUPED = ("nd_range", "hierarchical")
+
+
+def _run_hierarchical(desc: str, fn: Callable[..., object], nd: nd_range,
+                      locals_: list[local_accessor], extra: list[kernel_handler]) -> None:
+    """A hierarchical kernel: ``fn(g)`` once per work-group (SYCL 2020 §4.9.4.2.3); its
+    ``parallel_for_work_item`` calls loop over the work-items
+    (:class:`~pysycl._objects.hierarchical.hierarchical_group`)."""
+    for gid in itertools.product(*(builtins.range(n) for n in nd.get_group_range())):
+        for la in locals_:  # fresh local memory per work-group, as in nd_range kernels
+            la.host_view = np.full(tuple(la.get_range()), np.nan if la.dtype.kind in "fc" else 0,
+                                   dtype=la.dtype).view(KernelView)
+        _call(desc, fn, (hierarchical_group(gid, nd), *extra), f"work-group {gid}")
 
 
 def _call(desc: str, fn: Callable[..., object], args: tuple[Any, ...], who: str) -> None:

@@ -237,6 +237,21 @@ class _HostGroup(group):
     def _host_collective(self, x: Any) -> list[Any]:
         return self._run.barrier(self._lin, x)
 
+    def get_linear_id(self) -> int:
+        """The group's linear id (SYCL 2020's deprecated name of get_group_linear_id)."""
+        return self.get_group_linear_id()
+
+    def get_global_range(self, dimension: int | None = None) -> _range | int:
+        """The launch's global range (deprecated in SYCL 2020)."""
+        r = self._nd.get_global_range()
+        return r if dimension is None else r[dimension]
+
+    def parallel_for_work_item(self, *args: Any) -> None:
+        """Refused: an nd_range kernel's group has no hierarchical work-items."""
+        raise exception(errc.invalid, "parallel_for_work_item is for hierarchical kernels: "
+                        "launch the kernel with h.parallel_for_work_group(num_groups, "
+                        "[group_size,] kernel), whose kernel receives the sycl.group")
+
 
 class _HostSubGroup:
     """``sycl.sub_group`` on the host device: :data:`SUB_GROUP_SIZE` consecutive work-items
