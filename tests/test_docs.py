@@ -4,9 +4,11 @@ public name, and its complete code snippets run.
 Which snippets run (the rule is stated in docs/index.md): every ```` ```python ````
 block of README.md and docs/**/*.md whose first line is an ``import`` is a complete
 program and runs in a fresh interpreter with warnings as errors; other blocks are
-fragments or signatures and are not run. Sphinx runs in a subprocess: its own
-deprecation warnings are not pysycl's, and ``-W`` turns every documentation warning
-into a failure there.
+fragments or signatures and are not run. A snippet with a line ``# needs
+sycl.aspect.a[, sycl.aspect.b]`` uses those aspects of the default device (the one its
+``sycl.queue()`` gets): on a device without one it is skipped, naming the aspect.
+Sphinx runs in a subprocess: its own deprecation warnings are not pysycl's, and ``-W``
+turns every documentation warning into a failure there.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 PAGES = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
 FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
+NEEDS = re.compile(r"^# needs (sycl\.aspect\.\w+(?:, sycl\.aspect\.\w+)*)", re.M)
 
 
 def _snippets() -> list[tuple[str, str]]:
@@ -70,8 +73,48 @@ def test_enough_snippets_are_run() -> None:
     assert len(SNIPPETS) >= 8, [s for s, _ in SNIPPETS]
 
 
+def _needs(code: str) -> list[pysycl.aspect]:
+    """The aspects a snippet's ``# needs sycl.aspect.x, ...`` lines name."""
+    out = []
+    for names in NEEDS.findall(code):
+        for name in names.split(", "):
+            a = getattr(pysycl.aspect, name.removeprefix("sycl.aspect."), None)
+            assert isinstance(a, pysycl.aspect), f"# needs {name}: no such sycl.aspect"
+            out.append(a)
+    return out
+
+
+def _lacking(code: str) -> str | None:
+    """Why the snippet cannot run on the default device (the one its ``sycl.queue()``
+    gets), or None."""
+    dev = pysycl.device()
+    lacks = [a for a in _needs(code) if not dev.has(a)]
+    if not lacks:
+        return None
+    return (f"the snippet needs {', '.join(f'aspect.{a.name}' for a in lacks)}, which the "
+            f"default device {dev.get_info(pysycl.info.device.name)} lacks")
+
+
+def test_snippets_that_need_an_aspect_say_so() -> None:
+    """The ``# needs`` marker is read (a snippet with shared USM carries it), a snippet
+    needing what the device lacks gets a reason naming it, a wrong name is an error."""
+    marked = {s: _needs(c) for s, c in SNIPPETS if _needs(c)}
+    assert any(pysycl.aspect.usm_shared_allocations in a for a in marked.values()), marked
+    dev = pysycl.device()
+    has = next(a for a in pysycl.aspect if dev.has(a))
+    lacks = next(a for a in pysycl.aspect if not dev.has(a))
+    assert _lacking(f"import pysycl\n# needs sycl.aspect.{has.name}\n") is None
+    why = _lacking(f"import pysycl\n# needs sycl.aspect.{has.name}, sycl.aspect.{lacks.name}\n")
+    assert why is not None and f"needs aspect.{lacks.name}, which" in why, why
+    with pytest.raises(AssertionError, match=r"no such sycl\.aspect"):
+        _needs("import pysycl\n# needs sycl.aspect.usm_shard_allocations\n")
+
+
 @pytest.mark.parametrize("code", [c for _, c in SNIPPETS], ids=[s for s, _ in SNIPPETS])
 def test_snippet_runs(code: str, tmp_path: Path) -> None:
+    why = _lacking(code)
+    if why:
+        pytest.skip(why)
     script = tmp_path / "snippet.py"
     script.write_text(code)
     r = subprocess.run([sys.executable, "-W", "error", str(script)], capture_output=True,

@@ -42,7 +42,7 @@ def test_a_range_offset_says_it_is_deprecated_and_how_to_add_it(
 
 
 def test_the_shortcut_with_an_offset_is_the_same_error(any_kernel_queue: sycl.queue) -> None:
-    p = sycl.malloc_shared(8, any_kernel_queue, dtype=np.float32)
+    p = sycl.malloc_device(8, any_kernel_queue, dtype=np.float32)  # every device has it
     try:
         any_kernel_queue.memset(p, 0, 8 * 4).wait()
 
@@ -60,7 +60,9 @@ def test_the_shortcut_with_an_offset_is_the_same_error(any_kernel_queue: sycl.qu
         o0 = 2
         any_kernel_queue.parallel_for(sycl.range(4), lambda i: p.__setitem__(i[0] + o0, 1.0))
         any_kernel_queue.wait()
-        assert [p[j] for j in range(8)] == [0, 0, 1, 1, 1, 1, 0, 0]
+        got = np.empty(8, np.float32)
+        any_kernel_queue.memcpy(got, p, got.nbytes).wait()
+        assert got.tolist() == [0, 0, 1, 1, 1, 1, 0, 0]
     finally:
         sycl.free(p, any_kernel_queue)
 

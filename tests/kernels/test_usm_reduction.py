@@ -4,6 +4,12 @@ The handler-less forms ``sycl.reduction(ptr, op)`` / ``sycl.reduction(sycl.span(
 in command groups and in the queue shortcuts (with dependency events), several
 reductions in one kernel mixing buffers and USM, ``initialize_to_identity``;
 compared with numpy on the OpenCL device and the host_debuggable device.
+
+The variables are shared USM where the device has ``aspect.usm_shared_allocations``
+(Intel's CPU, the host_debuggable device), device USM elsewhere (an NVIDIA GPU through
+OpenCL has neither shared nor host USM); values go in and results come back with
+``q.memcpy``, which works for every kind. ``test_device_allocation_result`` and
+``test_every_usm_kind_the_device_has`` run each kind the device has.
 """
 
 from __future__ import annotations
@@ -24,10 +30,34 @@ _UFUNC = {"plus": np.add, "multiplies": np.multiply, "minimum": np.minimum,
           "bit_xor": np.bitwise_xor}
 
 
-def _shared(q: sycl.queue, a: np.ndarray) -> Any:
-    p = sycl.malloc_shared(max(a.size, 1), q, dtype=a.dtype)
-    np.asarray(p)[:a.size] = a
+KIND_ASPECT = {sycl.usm.alloc.device: sycl.aspect.usm_device_allocations,
+               sycl.usm.alloc.host: sycl.aspect.usm_host_allocations,
+               sycl.usm.alloc.shared: sycl.aspect.usm_shared_allocations}
+
+
+def _kind(q: sycl.queue) -> sycl.usm.alloc:
+    """Shared USM where the device has it, else device USM (every device has that)."""
+    has = q.get_device().has(sycl.aspect.usm_shared_allocations)
+    return sycl.usm.alloc.shared if has else sycl.usm.alloc.device
+
+
+def _alloc(q: sycl.queue, n: int, dtype: Any) -> Any:
+    return sycl.malloc(n, q, _kind(q), dtype=dtype)
+
+
+def _usm(q: sycl.queue, a: np.ndarray, kind: sycl.usm.alloc | None = None) -> Any:
+    """A USM allocation holding ``a`` (of ``kind``, else ``_kind(q)``)."""
+    p = sycl.malloc(max(a.size, 1), q, kind or _kind(q), dtype=a.dtype)
+    if a.size:
+        q.memcpy(p, np.ascontiguousarray(a), a.nbytes).wait()
     return p
+
+
+def _read(q: sycl.queue, p: Any, n: int | None = None) -> np.ndarray:
+    """The first ``n`` elements at ``p`` (all to the end of its allocation), copied back."""
+    out = np.empty(p.count if n is None else n, p.dtype)
+    q.memcpy(out, p, out.nbytes).wait()
+    return out
 
 
 def _close(got: Any, want: Any, dt: np.dtype) -> None:
@@ -50,12 +80,12 @@ def test_pointer_every_operator(any_kernel_queue: sycl.queue, dtype: type, init:
     for op in ops:
         x = _values(rng, dtype, op, n)
         old = _values(rng, dtype, op, 1)
-        xp, out = _shared(q, x), _shared(q, old)
+        xp, out = _usm(q, x), _usm(q, old)
         props = [INIT()] if init else []
         q.submit(lambda h, xp=xp, out=out, op=op, props=props: h.parallel_for(
             sycl.range(n), sycl.reduction(out, getattr(sycl, op)(), props),
             lambda i, r: r.combine(xp[i]))).wait()
-        _close(out[0], _numpy_reduce(op, x, None if init else old[0]), dt)
+        _close(_read(q, out)[0], _numpy_reduce(op, x, None if init else old[0]), dt)
         sycl.free(xp, q)
         sycl.free(out, q)
 
@@ -65,8 +95,8 @@ def test_queue_shortcut_nd_range_two_reductions_depends_on(any_kernel_queue: syc
     q = any_kernel_queue
     n = 4096
     x = sycl.malloc_device(n, q, dtype=np.float32)
-    s = sycl.malloc_shared(1, q, dtype=np.float32)
-    m = sycl.malloc_shared(1, q, dtype=np.int64)
+    s = _alloc(q, 1, np.float32)
+    m = _alloc(q, 1, np.int64)
     src = np.linspace(-3, 5, n, dtype=np.float32)
     e = q.memcpy(x, src, src.nbytes)
     init = [INIT()]
@@ -77,13 +107,13 @@ def test_queue_shortcut_nd_range_two_reductions_depends_on(any_kernel_queue: syc
                                             rm.combine(it.get_group(0))),
                         depends_on=e)
     ev.wait()
-    np.testing.assert_allclose(s[0], src.sum(dtype=np.float64), rtol=1e-4)
-    assert m[0] == n // 64 - 1
+    np.testing.assert_allclose(_read(q, s)[0], src.sum(dtype=np.float64), rtol=1e-4)
+    assert _read(q, m)[0] == n // 64 - 1
     # the positional event form; the old value is kept (no initialize_to_identity)
     e2 = q.fill(x, np.float32(2), n)
     q.parallel_for(sycl.range(n), e2, sycl.reduction(s, sycl.plus()),
                    lambda i, r: r.combine(x[i])).wait()
-    np.testing.assert_allclose(s[0], src.sum(dtype=np.float64) + 2 * n, rtol=1e-4)
+    np.testing.assert_allclose(_read(q, s)[0], src.sum(dtype=np.float64) + 2 * n, rtol=1e-4)
     for p in (x, s, m):
         sycl.free(p, q)
 
@@ -96,10 +126,8 @@ def test_buffers_and_usm_in_one_kernel(any_kernel_queue: sycl.queue) -> None:
     xb = sycl.buffer(x)
     total = sycl.buffer(np.array([10], np.int32))
     lo = sycl.buffer(np.array([0], np.int32))
-    hi = sycl.malloc_shared(1, q, dtype=np.int32)
-    hist = sycl.malloc_shared(5, q, dtype=np.int64)
-    hi[0] = -(2 ** 31)
-    np.asarray(hist)[:] = 100
+    hi = _usm(q, np.array([-(2 ** 31)], np.int32))
+    hist = _usm(q, np.full(5, 100, np.int64))
 
     def cg(h: sycl.handler) -> None:
         a = xb.get_access(h, sycl.access_mode.read)
@@ -116,8 +144,8 @@ def test_buffers_and_usm_in_one_kernel(any_kernel_queue: sycl.queue) -> None:
     q.submit(cg).wait()
     assert sycl.host_accessor(total)[0] == x.sum() + 10
     assert sycl.host_accessor(lo)[0] == min(0, x.min())
-    assert hi[0] == x.max()
-    np.testing.assert_array_equal(np.asarray(hist), 100 + np.bincount(np.arange(n) % 5))
+    assert _read(q, hi)[0] == x.max()
+    np.testing.assert_array_equal(_read(q, hist), 100 + np.bincount(np.arange(n) % 5))
     sycl.free(hi, q)
     sycl.free(hist, q)
 
@@ -127,21 +155,28 @@ def test_identity_and_custom_combiner(any_kernel_queue: sycl.queue) -> None:
     q = any_kernel_queue
     n = 513
     x = np.random.default_rng(3).uniform(-50, 50, n)
-    xp = _shared(q, x)
-    out = _shared(q, np.array([7.0]))
+    xp = _usm(q, x)
+    out = _usm(q, np.array([7.0]))
 
     def absmax(a: float, b: float) -> float:
         return max(abs(a), abs(b))
 
     q.parallel_for(sycl.range(n), sycl.reduction(out, 0.0, absmax),
                    lambda i, r: r.combine(xp[i])).wait()
-    assert out[0] == max(7.0, np.abs(x).max())
+    assert _read(q, out)[0] == max(7.0, np.abs(x).max())
     q.parallel_for(sycl.range(n), sycl.reduction(out, absmax, identity=0.0,
                                                  properties=[INIT()]),
                    lambda i, r: r.combine(xp[i])).wait()
-    assert out[0] == np.abs(x).max()
+    assert _read(q, out)[0] == np.abs(x).max()
     sycl.free(xp, q)
     sycl.free(out, q)
+
+
+def _needs(q: sycl.queue, kind: sycl.usm.alloc) -> None:
+    aspect = KIND_ASPECT[kind]
+    if not q.get_device().has(aspect):
+        pytest.skip(f"{q.get_device().get_info(sycl.info.device.name)} has no "
+                    f"aspect.{aspect.name}: no {kind.name} USM to reduce into")
 
 
 def test_device_allocation_result(any_kernel_queue: sycl.queue) -> None:
@@ -154,6 +189,27 @@ def test_device_allocation_result(any_kernel_queue: sycl.queue) -> None:
     got = np.zeros(1, np.int64)
     q.memcpy(got, out, 8).wait()
     assert got[0] == 5 + sum(range(60))
+    sycl.free(out, q)
+
+
+@pytest.mark.parametrize("kind", list(KIND_ASPECT), ids=lambda k: k.name)
+def test_every_usm_kind_the_device_has(any_kernel_queue: sycl.queue,
+                                       kind: sycl.usm.alloc) -> None:
+    """A pointer and a span reduction into each USM kind; the source in that kind too."""
+    q = any_kernel_queue
+    _needs(q, kind)
+    n, nb = 500, 6
+    x = np.arange(n, dtype=np.int64) * 3 - 700
+    xp = _usm(q, x, kind)
+    out = _usm(q, np.array([11, -1, -1, -1, -1, -1, -1, 99], np.int64), kind)
+    q.parallel_for(sycl.range(n), sycl.reduction(out, sycl.plus()),
+                   sycl.reduction(sycl.span(out + 1, nb), sycl.maximum(), [INIT()]),
+                   lambda i, r, s: (r.combine(xp[i]), s[i % nb].combine(xp[i]))).wait()
+    want = [11 + x.sum(), *(x[np.arange(n) % nb == j].max() for j in range(nb)), 99]
+    np.testing.assert_array_equal(_read(q, out), want)
+    if kind is not sycl.usm.alloc.device:  # host-accessible: the host reads it directly
+        np.testing.assert_array_equal(np.asarray(out), want)
+    sycl.free(xp, q)
     sycl.free(out, q)
 
 
@@ -176,12 +232,12 @@ def test_span_every_operator(any_kernel_queue: sycl.queue, dtype: type, kind: st
     rng = np.random.default_rng(11)
     items, nb = 640, 9
     bins = rng.integers(0, nb, items)
-    bp = _shared(q, bins.astype(np.int32))
+    bp = _usm(q, bins.astype(np.int32))
     for k, op in enumerate(ops):
         x = _values(rng, dtype, op, items)
         old = _values(rng, dtype, op, nb)
         init = k % 2 == 0
-        xp, out = _shared(q, x), _shared(q, old)
+        xp, out = _usm(q, x), _usm(q, old)
         red = sycl.reduction(sycl.span(out, nb), getattr(sycl, op)(), [INIT()] if init else [])
         if kind == "range":
             q.parallel_for(sycl.range(items), red,
@@ -190,9 +246,9 @@ def test_span_every_operator(any_kernel_queue: sycl.queue, dtype: type, kind: st
             q.parallel_for(sycl.nd_range(sycl.range(items), sycl.range(32)), red,
                            lambda it, r: r[bp[it.get_global_id(0)]].combine(
                                xp[it.get_global_id(0)])).wait()
-        want = _span_expected(op, x, bins, nb, None if init else old)
+        want, got = _span_expected(op, x, bins, nb, None if init else old), _read(q, out)
         for j in range(nb):
-            _close(np.asarray(out)[j], want[j], dt)
+            _close(got[j], want[j], dt)
         sycl.free(xp, q)
         sycl.free(out, q)
     sycl.free(bp, q)
@@ -202,11 +258,9 @@ def test_span_inplace_operators_and_custom(any_kernel_queue: sycl.queue) -> None
     """``r[i] += x`` (the element stored back), ``r[i] |= x``, a custom combiner."""
     q = any_kernel_queue
     n, nb = 300, 4
-    s = sycl.malloc_shared(nb, q, dtype=np.int32)
-    o = sycl.malloc_shared(nb, q, dtype=np.uint32)
-    c = sycl.malloc_shared(nb, q, dtype=np.float32)
-    np.asarray(s)[:] = 0
-    np.asarray(o)[:] = 0
+    s = _usm(q, np.zeros(nb, np.int32))
+    o = _usm(q, np.zeros(nb, np.uint32))
+    c = _alloc(q, nb, np.float32)
 
     def k(i: Any, rs: Any, ro: Any, rc: Any) -> None:
         j = i % nb
@@ -222,10 +276,11 @@ def test_span_inplace_operators_and_custom(any_kernel_queue: sycl.queue) -> None
                    sycl.reduction(sycl.span(o, nb), sycl.bit_or()),
                    sycl.reduction(sycl.span(c, nb), -1.0, second_largest_ish, init), k).wait()
     idx = np.arange(n)
+    s_, o_, c_ = _read(q, s), _read(q, o), _read(q, c)
     for j in range(nb):
-        assert s[j] == idx[idx % nb == j].sum()
-        assert o[j] == np.bitwise_or.reduce((1 << (idx[idx % nb == j] % 31)).astype(np.uint32))
-        assert c[j] == idx[idx % nb == j].max() * 0.5
+        assert s_[j] == idx[idx % nb == j].sum()
+        assert o_[j] == np.bitwise_or.reduce((1 << (idx[idx % nb == j] % 31)).astype(np.uint32))
+        assert c_[j] == idx[idx % nb == j].max() * 0.5
     for p in (s, o, c):
         sycl.free(p, q)
 
@@ -233,43 +288,40 @@ def test_span_inplace_operators_and_custom(any_kernel_queue: sycl.queue) -> None
 def test_span_of_a_pointer_offset(any_kernel_queue: sycl.queue) -> None:
     """``sycl.span(p + 2, 3)``: only the 3 elements there change."""
     q = any_kernel_queue
-    p = sycl.malloc_shared(8, q, dtype=np.int64)
-    np.asarray(p)[:] = -1
+    p = _usm(q, np.full(8, -1, np.int64))
     q.parallel_for(sycl.range(30), sycl.reduction(sycl.span(p + 2, 3), sycl.plus(), [INIT()]),
                    lambda i, r: r[i % 3].combine(1)).wait()
-    np.testing.assert_array_equal(np.asarray(p), [-1, -1, 10, 10, 10, -1, -1, -1])
+    np.testing.assert_array_equal(_read(q, p), [-1, -1, 10, 10, 10, -1, -1, -1])
     sycl.free(p, q)
 
 
 def test_span_indexed_by_a_1d_item_or_id(any_kernel_queue: sycl.queue) -> None:
     """C++'s ``item<1>`` converts to ``size_t``: ``r[i]`` with the work-item itself."""
     q = any_kernel_queue
-    p = sycl.malloc_shared(16, q, dtype=np.float32)
+    p = _alloc(q, 16, np.float32)
     q.parallel_for(sycl.range(16), sycl.reduction(sycl.span(p, 16), sycl.plus(), [INIT()]),
                    lambda i, r: (r[i].combine(2.0), r[i.get_id()].combine(1.0))).wait()
-    np.testing.assert_array_equal(np.asarray(p), np.full(16, 3.0, np.float32))
+    np.testing.assert_array_equal(_read(q, p), np.full(16, 3.0, np.float32))
     sycl.free(p, q)
 
 
 def test_span_index_outside_is_skipped_on_compiled_devices(kq: sycl.queue) -> None:
     """C++ leaves it undefined; compiled devices drop the combine, memory stays intact."""
-    p = sycl.malloc_shared(6, kq, dtype=np.int32)
-    np.asarray(p)[:] = 0
+    p = _usm(kq, np.zeros(6, np.int32))
     kq.parallel_for(sycl.range(40), sycl.reduction(sycl.span(p + 1, 4), sycl.plus()),
                     lambda i, r: r[i - 5].combine(1)).wait()
-    np.testing.assert_array_equal(np.asarray(p), [0, 1, 1, 1, 1, 0])
+    np.testing.assert_array_equal(_read(kq, p), [0, 1, 1, 1, 1, 0])
     sycl.free(p, kq)
 
 
 def test_span_index_outside_raises_on_the_host_device(hq: sycl.queue) -> None:
-    p = sycl.malloc_shared(4, hq, dtype=np.int32)
-    np.asarray(p)[:] = 0
+    p = _usm(hq, np.zeros(4, np.int32))
     with pytest.raises(sycl.exception) as info:
         hq.parallel_for(sycl.range(8), sycl.reduction(sycl.span(p, 4), sycl.plus()),
                         lambda i, r: r[i].combine(1)).wait()
     assert info.value.code() == sycl.errc.kernel
     assert "span reducer[4]" in str(info.value) and "has 4 element(s)" in str(info.value)
-    np.testing.assert_array_equal(np.asarray(p), [0, 0, 0, 0])  # nothing written
+    np.testing.assert_array_equal(_read(hq, p), [0, 0, 0, 0])  # nothing written
     sycl.free(p, hq)
 
 
@@ -282,9 +334,9 @@ def test_property_pointer_and_span_over_ranges(any_kernel_queue: sycl.queue, sha
     q = any_kernel_queue
     total = int(np.prod(shape))
     vals = np.random.default_rng(seed).integers(-1000, 1000, max(total, 1)).astype(np.int64)
-    xp = _shared(q, vals)
-    s = _shared(q, np.array([3], np.int64))
-    hist = _shared(q, np.full(nb, 5, np.int64))
+    xp = _usm(q, vals)
+    s = _usm(q, np.array([3], np.int64))
+    hist = _usm(q, np.full(nb, 5, np.int64))
     props = [INIT()] if init else []
     q.parallel_for(sycl.range(*shape), sycl.reduction(s, sycl.plus(), props),
                    sycl.reduction(sycl.span(hist, nb), sycl.maximum(), props),
@@ -292,10 +344,10 @@ def test_property_pointer_and_span_over_ranges(any_kernel_queue: sycl.queue, sha
                                       rh[it.get_linear_id() % nb].combine(
                                           xp[it.get_linear_id()]))).wait()
     v = vals[:total]
-    assert s[0] == v.sum() + (0 if init else 3)
+    assert _read(q, s)[0] == v.sum() + (0 if init else 3)
     want = np.full(nb, np.iinfo(np.int64).min if init else 5, np.int64)
     np.maximum.at(want, np.arange(total) % nb, v)
-    np.testing.assert_array_equal(np.asarray(hist), want)
+    np.testing.assert_array_equal(_read(q, hist), want)
     for p in (xp, s, hist):
         sycl.free(p, q)
 
@@ -309,17 +361,17 @@ def test_property_nd_range_pointer_and_span(any_kernel_queue: sycl.queue, data: 
     q = any_kernel_queue
     nd = data.draw(nd_ranges(q.get_device(), max_global=4096))
     total = nd.get_global_range().size()
-    lo = _shared(q, np.array([10 ** 6], np.int32))
-    cnt = _shared(q, np.zeros(nb, np.uint32))
+    lo = _usm(q, np.array([10 ** 6], np.int32))
+    cnt = _usm(q, np.zeros(nb, np.uint32))
     q.parallel_for(nd, sycl.reduction(lo, sycl.minimum()),
                    sycl.reduction(sycl.span(cnt, nb), sycl.plus()),
                    lambda it, rl, rc: (rl.combine(it.get_global_linear_id() - 7),
                                        rc[it.get_group_linear_id() % nb].combine(1))).wait()
-    assert lo[0] == min(10 ** 6, -7 if total else 10 ** 6)
+    assert _read(q, lo)[0] == min(10 ** 6, -7 if total else 10 ** 6)
     wg = nd.get_local_range().size()
     groups = total // wg
     want = np.bincount(np.arange(groups) % nb, minlength=nb)[:nb] * wg
-    np.testing.assert_array_equal(np.asarray(cnt), want.astype(np.uint32))
+    np.testing.assert_array_equal(_read(q, cnt), want.astype(np.uint32))
     sycl.free(lo, q)
     sycl.free(cnt, q)
 
@@ -330,16 +382,16 @@ def test_logical_operators_pointer_and_span(any_kernel_queue: sycl.queue, op: st
     n, nb = 200, 3
     x = (np.arange(n) % 17 != 0).astype(np.int32) if op == "logical_and" else \
         (np.arange(n) == 101).astype(np.int32)
-    xp = _shared(q, x)
-    one = _shared(q, np.array([1], np.int32))
-    sp = _shared(q, np.ones(nb, np.int64))
+    xp = _usm(q, x)
+    one = _usm(q, np.array([1], np.int32))
+    sp = _usm(q, np.ones(nb, np.int64))
     q.parallel_for(sycl.range(n), sycl.reduction(one, getattr(sycl, op)()),
                    sycl.reduction(sycl.span(sp, nb), getattr(sycl, op)()),
                    lambda i, r, s: (r.combine(xp[i]), s[i % nb].combine(xp[i]))).wait()
     f = np.logical_and if op == "logical_and" else np.logical_or
-    assert one[0] == int(f(True, f.reduce(x != 0)))
+    assert _read(q, one)[0] == int(f(True, f.reduce(x != 0)))
     want = [int(f(True, f.reduce(x[np.arange(n) % nb == j] != 0))) for j in range(nb)]
-    assert list(np.asarray(sp)) == want
+    assert list(_read(q, sp)) == want
     for p in (xp, one, sp):
         sycl.free(p, q)
 
@@ -348,11 +400,12 @@ def test_pointer_and_span_kernels_compile_to_ptx(kq: sycl.queue, ptx_images: lis
     """The main and final kernels of USM and span reductions also compile to PTX (sm_90)."""
     from tests.conftest import ptxas_check
 
-    p = sycl.malloc_shared(5, kq, dtype=np.float32)
+    p = _alloc(kq, 5, np.float32)
     kq.parallel_for(sycl.range(100), sycl.reduction(p, sycl.plus(), [INIT()]),
                     sycl.reduction(sycl.span(p + 1, 4), sycl.maximum(), [INIT()]),
                     lambda i, r, s: (r.combine(1.0), s[i % 4].combine(i * 1.0))).wait()
-    assert p[0] == 100.0 and list(np.asarray(p)[1:]) == [96.0, 97.0, 98.0, 99.0]
+    got = _read(kq, p)
+    assert got[0] == 100.0 and list(got[1:]) == [96.0, 97.0, 98.0, 99.0]
     names = [ck.entry for ck in ptx_images]
     assert len(ptx_images) >= 3, names  # the main kernel and two final kernels
     for ck in ptx_images:
@@ -365,7 +418,7 @@ def test_pointer_and_span_kernels_compile_to_ptx(kq: sycl.queue, ptx_images: lis
 def test_pointer_of_another_context(any_kernel_queue: sycl.queue) -> None:
     q = any_kernel_queue
     other = sycl.queue(sycl.context(q.get_device()), q.get_device())
-    p = sycl.malloc_shared(1, other, dtype=np.float32)
+    p = _alloc(other, 1, np.float32)
     red = sycl.reduction(p, sycl.plus())
     with pytest.raises(sycl.exception) as info:
         q.parallel_for(sycl.range(4), red, lambda i, r: r.combine(1.0)).wait()
@@ -377,7 +430,7 @@ def test_pointer_of_another_context(any_kernel_queue: sycl.queue) -> None:
 
 def test_freed_pointer(any_kernel_queue: sycl.queue) -> None:
     q = any_kernel_queue
-    p = sycl.malloc_shared(1, q, dtype=np.float32)
+    p = _alloc(q, 1, np.float32)
     red = sycl.reduction(p, sycl.plus())
     sycl.free(p, q)
     with pytest.raises(sycl.exception, match=r"freed with sycl\.free") as info:
@@ -386,7 +439,7 @@ def test_freed_pointer(any_kernel_queue: sycl.queue) -> None:
 
 
 def test_argument_errors(kq: sycl.queue) -> None:
-    p = sycl.malloc_shared(4, kq, dtype=np.int32)
+    p = _alloc(kq, 4, np.int32)
     here = "test_usm_reduction.py:"
     with pytest.raises(sycl.exception, match="empty span") as info:
         sycl.reduction(sycl.span(p, 0), sycl.plus())
@@ -423,7 +476,7 @@ def test_argument_errors(kq: sycl.queue) -> None:
 
 def test_overlapping_variables_in_one_kernel(any_kernel_queue: sycl.queue) -> None:
     q = any_kernel_queue
-    p = sycl.malloc_shared(4, q, dtype=np.int32)
+    p = _alloc(q, 4, np.int32)
     with pytest.raises(sycl.exception, match="overlaps that of the reduction at") as info:
         q.parallel_for(sycl.range(4), sycl.reduction(sycl.span(p, 3), sycl.plus()),
                        sycl.reduction(p + 2, sycl.plus()),
@@ -432,8 +485,11 @@ def test_overlapping_variables_in_one_kernel(any_kernel_queue: sycl.queue) -> No
     sycl.free(p, q)
 
 
-def test_span_host_view_and_repr(kq: sycl.queue) -> None:
-    p = sycl.malloc_shared(5, kq, dtype=np.float64)
+@pytest.mark.parametrize("kind", [sycl.usm.alloc.shared, sycl.usm.alloc.host],
+                         ids=lambda k: k.name)
+def test_span_host_view_and_repr(kq: sycl.queue, kind: sycl.usm.alloc) -> None:
+    _needs(kq, kind)
+    p = sycl.malloc(5, kq, kind, dtype=np.float64)
     s = sycl.span(p + 1, 3)
     np.asarray(p)[:] = [0, 1, 2, 3, 4]
     assert len(s) == s.size() == 3 and s.size_bytes() == 24 and not s.empty()
@@ -441,5 +497,19 @@ def test_span_host_view_and_repr(kq: sycl.queue) -> None:
     assert s.data() == p + 1 and sycl.span(p).size() == 5
     with pytest.raises(IndexError):
         s[3]
+    assert "span" in repr(sycl.reduction(s, sycl.plus()))
+    sycl.free(p, kq)
+
+
+def test_span_of_device_memory_has_no_host_view(kq: sycl.queue) -> None:
+    """Every device has device USM: the span's sizes work, its host view is a clear error."""
+    p = sycl.malloc_device(5, kq, dtype=np.float64)
+    s = sycl.span(p + 1, 3)
+    assert len(s) == s.size() == 3 and s.size_bytes() == 24 and not s.empty()
+    assert s.data() == p + 1 and sycl.span(p).size() == 5
+    with pytest.raises(sycl.exception, match="device allocation, which the host cannot "
+                                             "access") as info:
+        np.asarray(s)
+    assert info.value.code() == sycl.errc.invalid
     assert "span" in repr(sycl.reduction(s, sycl.plus()))
     sycl.free(p, kq)
