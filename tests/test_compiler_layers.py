@@ -18,7 +18,7 @@ COMPILER_LAYERS: list[tuple[str, ...]] = [
     ("pysycl_numba._numba_compat", "pysycl_numba.errors", "pysycl_numba.explain_calls",
      "pysycl_numba.explain_types",
      "pysycl_numba.types", "pysycl_numba.vec_types", "pysycl_numba.stream_types",
-     "pysycl_numba.reducer_types",
+     "pysycl_numba.reducer_types", "pysycl_numba.hier_types",
      "pysycl_numba.bounds", "pysycl_numba.lift", "pysycl_numba.targets.spirv.ocl"),
     # the features with a record the runtime reads: assert, print, stream (rewrite + layout)
     ("pysycl_numba.asserts", "pysycl_numba.printing", "pysycl_numba.streaming"),
@@ -28,7 +28,8 @@ COMPILER_LAYERS: list[tuple[str, ...]] = [
     ("pysycl_numba.overloads",),
     # the IR passes of the pipelines
     ("pysycl_numba.nested", "pysycl_numba.functor", "pysycl_numba.reject",
-     "pysycl_numba.passes", "pysycl_numba.strings", "pysycl_numba.weak_literals"),
+     "pysycl_numba.passes", "pysycl_numba.strings", "pysycl_numba.weak_literals",
+     "pysycl_numba.hierarchical"),
     # the typing and target contexts: they register the overloads by importing them
     ("pysycl_numba.target",),
     ("pysycl_numba.pipelines",),

@@ -150,6 +150,9 @@ def test_a_fresh_process_loads_the_cubin_from_the_cache(tmp_path) -> None:  # ty
     assert second.stdout.split() == ["1", "0"]
 
 
+@pytest.mark.xfail(strict=True, reason="issue 24, open: the fault is reported (errc.runtime "
+                   "naming the kernel), but resetting the primary context for the next queue "
+                   "fails with the sticky CUDA_ERROR_ILLEGAL_ADDRESS (docs/gpu.md)")
 def test_a_faulting_kernel_raises_and_a_new_queue_runs_again() -> None:
     code = textwrap.dedent("""
         import numpy as np, pysycl as sycl

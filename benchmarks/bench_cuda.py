@@ -1,0 +1,254 @@
+"""Issue 24's benchmarks: pysycl's CUDA backend beside its OpenCL path and CuPy, one process,
+peers interleaved round by round (these machines drift), every result checked first.
+
+    python benchmarks/bench_cuda.py [--rounds 7] [--json out.json]
+
+Rows:
+
+* ``b2b``: back-to-back launches of a one-pointer kernel over 1024 work-items
+  (``q.parallel_for(sycl.range(1024), k)`` on USM device memory, ``--launches`` of them,
+  then one wait), µs per launch; CuPy: ``RawKernel`` of the same body on its stream.
+* ``launch+wait``: the same launch followed by its wait (``.wait()``; CuPy: stream
+  synchronize), µs.
+* ``triad``: ``a[i] = b[i] + s * c[i]`` over 2^28 float32 (12 bytes per element), GB/s;
+  CuPy: an ``ElementwiseKernel``.
+* ``fresh``: a new process to its checked first result (import, queue, kernel, copy back),
+  warm (second process, same cache folder) and cold (empty folder), s; CuPy: ``RawKernel``
+  (its own kernel cache warm and cold).
+
+Columns: ``cuda`` (pysycl, ``backend.ext_oneapi_cuda``), ``opencl`` (pysycl through
+NVIDIA's OpenCL), ``cupy``; ratios are to CuPy (time: lower is better; GB/s: higher).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import pysycl as sycl
+
+
+def _queue(backend: sycl.backend) -> sycl.queue | None:
+    for d in sycl.device.get_devices(sycl.info.device_type.gpu):
+        if d.get_backend() is backend:
+            return sycl.queue(d)
+    return None
+
+
+def _pysycl_launcher(q: sycl.queue, n: int) -> tuple[Callable[[], Any], Callable[[], None],
+                                                      Callable[[], np.ndarray]]:
+    p = sycl.malloc_device(n, q, dtype=np.float32)
+    q.memset(p, 0, n * 4).wait()
+
+    def k(i):  # type: ignore[no-untyped-def]
+        p[i] = p[i] + np.float32(1.0)
+
+    def go() -> Any:
+        return q.parallel_for(sycl.range(n), k)
+
+    def result() -> np.ndarray:
+        out = np.empty(n, np.float32)
+        q.memcpy(out, p, n * 4).wait()
+        return out
+    return go, q.wait, result
+
+
+def _cupy_launcher(n: int) -> tuple[Callable[[], Any], Callable[[], None],
+                                    Callable[[], np.ndarray]] | None:
+    try:
+        import cupy as cp
+    except Exception:
+        return None
+    rk = cp.RawKernel(r'''extern "C" __global__ void k(float* p, int n)
+        { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) p[i] += 1.0f; }''', "k")
+    a = cp.zeros(n, cp.float32)
+    s = cp.cuda.Stream(non_blocking=True)
+    args = (a, np.int32(n))
+    grid, block = ((n + 255) // 256,), (256,)
+
+    def go() -> Any:
+        rk(grid, block, args, stream=s)
+    return go, s.synchronize, lambda: cp.asnumpy(a)
+
+
+def _b2b(go: Callable[[], Any], wait: Callable[[], None], launches: int) -> float:
+    wait()
+    t = time.perf_counter()
+    for _ in range(launches):
+        go()
+    wait()
+    return (time.perf_counter() - t) / launches * 1e6
+
+
+def _lw(go: Callable[[], Any], wait: Callable[[], None], launches: int) -> float:
+    t = time.perf_counter()
+    for _ in range(launches):
+        go()
+        wait()
+    return (time.perf_counter() - t) / launches * 1e6
+
+
+def _triad_kernel(a: Any, b: Any, c: Any, s: np.float32) -> Callable[[Any], None]:
+    def k(i):  # type: ignore[no-untyped-def]
+        a[i] = b[i] + s * c[i]
+    return k
+
+
+def _triads(nlog2: int) -> dict[str, Callable[[], float]]:
+    n = 1 << nlog2
+    s = np.float32(3.0)
+    rng = np.random.default_rng(1)
+    b_h, c_h = rng.random(n, np.float32), rng.random(n, np.float32)
+    want = b_h + s * c_h
+    out: dict[str, Callable[[], float]] = {}
+    for name, be in (("cuda", sycl.backend.ext_oneapi_cuda), ("opencl", sycl.backend.opencl)):
+        q = _queue(be)
+        if q is None:
+            continue
+        a, b, c = (sycl.malloc_device(n, q, dtype=np.float32) for _ in range(3))
+        q.memcpy(b, b_h, b_h.nbytes).wait()
+        q.memcpy(c, c_h, c_h.nbytes).wait()
+
+        k = _triad_kernel(a, b, c, s)
+        q.parallel_for(sycl.range(n), k).wait()
+        got = np.empty(n, np.float32)
+        q.memcpy(got, a, got.nbytes).wait()
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+        def run(q=q, k=k) -> float:
+            t = time.perf_counter()
+            for _ in range(10):
+                q.parallel_for(sycl.range(n), k)
+            q.wait()
+            return 12 * n * 10 / (time.perf_counter() - t) / 1e9
+        out[name] = run
+    try:
+        import cupy as cp
+        ek = cp.ElementwiseKernel("float32 b, float32 c, float32 s", "float32 a", "a = b + s * c",
+                                  "triad")
+        cb, cc = cp.asarray(b_h), cp.asarray(c_h)
+        ca = cp.empty_like(cb)
+        ek(cb, cc, s, ca)
+        np.testing.assert_allclose(cp.asnumpy(ca), want, rtol=1e-6)
+
+        def run_cp() -> float:
+            cp.cuda.Device().synchronize()
+            t = time.perf_counter()
+            for _ in range(10):
+                ek(cb, cc, s, ca)
+            cp.cuda.Device().synchronize()
+            return 12 * n * 10 / (time.perf_counter() - t) / 1e9
+        out["cupy"] = run_cp
+    except Exception as e:
+        print("cupy triad n/a:", e, file=sys.stderr)
+    return out
+
+
+_FRESH = {
+    "cuda": """
+        import numpy as np, pysycl as sycl
+        q = sycl.queue(sycl.device.get_devices(sycl.info.device_type.gpu)[0])
+        assert q.get_backend() is sycl.backend.ext_oneapi_cuda
+        p = sycl.malloc_shared(1024, q, dtype=np.float32)
+        q.parallel_for(sycl.range(1024), lambda i: p.__setitem__(i, i * 2.0)).wait()
+        assert (np.asarray(p) == np.arange(1024) * 2.0).all()
+    """,
+    "opencl": """
+        import numpy as np, pysycl as sycl
+        q = sycl.queue(sycl.device.get_devices(sycl.info.device_type.gpu)[0])
+        assert q.get_backend() is sycl.backend.opencl
+        p = sycl.malloc_device(1024, q, dtype=np.float32)
+        q.parallel_for(sycl.range(1024), lambda i: p.__setitem__(i, i * 2.0)).wait()
+        out = np.empty(1024, np.float32); q.memcpy(out, p, 4096).wait()
+        assert (out == np.arange(1024) * 2.0).all()
+    """,
+    "cupy": """
+        import numpy as np, cupy as cp
+        k = cp.RawKernel(r'extern "C" __global__ void k(float* p)'
+                         r'{int i=blockIdx.x*256+threadIdx.x; p[i]=i*2.0f;}', "k")
+        a = cp.empty(1024, cp.float32); k((4,), (256,), (a,))
+        assert (cp.asnumpy(a) == np.arange(1024) * 2.0).all()
+    """,
+}
+
+
+def _fresh(name: str, cache: str) -> float:
+    env = {**os.environ, "PYSYCL_CACHE_DIR": cache, "CUPY_CACHE_DIR": cache,
+           "PYSYCL_DEVICE_FILTER": {"cuda": "cuda:gpu", "opencl": "opencl:gpu"}.get(name, "")}
+    t = time.perf_counter()
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(_FRESH[name])], env=env,
+                       capture_output=True, text=True, timeout=300)
+    dt = time.perf_counter() - t
+    if r.returncode:
+        raise RuntimeError(f"{name}: {r.stderr[-800:]}")
+    return dt
+
+
+# long: one benchmark driver, rows in order, peers interleaved.
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--launches", type=int, default=2000)
+    ap.add_argument("--triad-log2", type=int, default=28)
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    n = 1024
+    launchers: dict[str, Any] = {}
+    for name, be in (("cuda", sycl.backend.ext_oneapi_cuda), ("opencl", sycl.backend.opencl)):
+        q = _queue(be)
+        if q is not None:
+            launchers[name] = _pysycl_launcher(q, n)
+    cpl = _cupy_launcher(n)
+    if cpl is not None:
+        launchers["cupy"] = cpl
+    for name, (go, wait, result) in launchers.items():  # check first: 3 launches add 3
+        before = result()
+        for _ in range(3):
+            go()
+        wait()
+        assert (result() == before + 3).all(), name
+    res: dict[str, dict[str, list[float]]] = {"b2b": {}, "launch+wait": {}, "triad": {},
+                                               "fresh warm": {}, "fresh cold": {}}
+    triads = _triads(a.triad_log2)
+    for _ in range(a.rounds):
+        for name, (go, wait, _r) in launchers.items():
+            res["b2b"].setdefault(name, []).append(_b2b(go, wait, a.launches))
+            res["launch+wait"].setdefault(name, []).append(_lw(go, wait, a.launches // 4))
+        for name, run in triads.items():
+            res["triad"].setdefault(name, []).append(run())
+    for _ in range(3):
+        for name in _FRESH:
+            if name != "cupy" and name not in launchers:
+                continue
+            with tempfile.TemporaryDirectory() as cache:
+                res["fresh cold"].setdefault(name, []).append(_fresh(name, cache))
+                res["fresh warm"].setdefault(name, []).append(_fresh(name, cache))
+    dev = sycl.device.get_devices(sycl.info.device_type.gpu)[0].get_info(sycl.info.device.name)
+    print(f"device: {dev}; {a.rounds} rounds, medians\n")
+    print("| row | cuda | opencl | cupy | cuda / cupy | cuda / opencl |")
+    print("|---|---|---|---|---|---|")
+    for row, cols in res.items():
+        med = {k: statistics.median(v) for k, v in cols.items()}
+        unit = "GB/s" if row == "triad" else ("s" if "fresh" in row else "µs")
+        cells = [f"{med[c]:.2f} {unit}" if c in med else "n/a" for c in ("cuda", "opencl", "cupy")]
+        r1 = f"{med['cuda'] / med['cupy']:.2f}x" if "cuda" in med and "cupy" in med else "n/a"
+        r2 = f"{med['cuda'] / med['opencl']:.2f}x" if "cuda" in med and "opencl" in med else "n/a"
+        print(f"| {row} | {' | '.join(cells)} | {r1} | {r2} |")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"device": dev, "samples": res}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
