@@ -230,13 +230,15 @@ class Programs(Protocol):
         """The kernels of a built program."""
         ...
 
-    def create_kernel(self, prg: Any, name: str) -> Any:
-        """Kernel ``name`` of a built program (arguments set by ``set_arg``)."""
+    def create_kernel(self, prg: Any, name: str, device: Any = None) -> Any:
+        """Kernel ``name`` of a built program (arguments set by ``set_arg``), for ``device``
+        (a native device; None: any, where one kernel object serves every device)."""
         ...
 
-    def typed_kernel(self, prg: Any, name: str, arg_dtypes: Sequence[Any]) -> Any:
+    def typed_kernel(self, prg: Any, name: str, arg_dtypes: Sequence[Any],
+                     device: Any = None) -> Any:
         """Kernel ``name`` of a built program with its argument types known (a Python
-        kernel's flattened arguments)."""
+        kernel's flattened arguments), for ``device`` as :meth:`create_kernel`."""
         ...
 
     def kernel_info(self, k: Any, key: str) -> Any:

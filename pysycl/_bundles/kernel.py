@@ -68,7 +68,8 @@ class kernel:  # noqa: N801 - the spec's spelling
         return self._name in self._image.variants
 
     def native_for(self, dev: device) -> Any:
-        """The backend kernel (a ``pyopencl.Kernel``) on ``dev``.
+        """The backend kernel on ``dev`` (a ``pyopencl.Kernel``; on CUDA a loaded
+        ``CUfunction``: :class:`pysycl._backends.cuda.programs.Kernel`).
 
         Raises:
             exception: ``errc.kernel_not_supported`` when the kernel is not built for ``dev``.
@@ -97,8 +98,8 @@ class kernel:  # noqa: N801 - the spec's spelling
         return get(self.get_backend()).programs  # type: ignore[return-value]  # it built this kernel
 
     def get_backend(self) -> backend:
-        """Always ``backend.opencl``."""
-        return backend.opencl
+        """The backend of the kernel's bundle (``backend.opencl``, ``backend.ext_oneapi_cuda``)."""
+        return self._bundle.get_backend()
 
     def get_context(self) -> context:
         """The kernel's context."""

@@ -45,6 +45,7 @@ from pysycl._kernels import specconst as _specconst
 from pysycl._kernels.specconst import check_spec_id as _check_spec_id
 from pysycl._objects.display import Rows, table
 from pysycl._objects.info import info
+from pysycl._objects.info import source_language as _source_language
 
 if TYPE_CHECKING:
 
@@ -158,7 +159,8 @@ class _Image:
                 dev.has(_aspect(a)) for a in self.aspects)
         if self.format == "spirv" and not dev.has(aspect.ext_pysycl_spirv):
             return False
-        if self.format in ("spirv", "opencl_c") and not dev.has(aspect.online_compiler):
+        if self.format in ("spirv", "opencl_c") and not dev.ext_oneapi_can_compile(
+                _source_language.opencl):  # an online compiler of OpenCL C and SPIR-V
             return False
         return all(dev.has(_aspect(a)) for a in self.aspects)
 
@@ -170,9 +172,9 @@ class _Image:
             prg = self.programs[dev]
             kv = self.variants.get(name)
             if kv is not None:
-                k = _programs(dev).typed_kernel(prg, name, kv.arg_dtypes)
+                k = _programs(dev).typed_kernel(prg, name, kv.arg_dtypes, dev.native)
             else:
-                k = _programs(dev).create_kernel(prg, name)
+                k = _programs(dev).create_kernel(prg, name, dev.native)
             self.clk[key] = k
         return k
 

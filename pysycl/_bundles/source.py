@@ -18,7 +18,7 @@ from pysycl._bundles.kernel_bundle import (
     kernel_bundle,
     new_bundle,
 )
-from pysycl._bundles.ops import _check_devs
+from pysycl._bundles.ops import _check_devs, check_ptx_options
 from pysycl._bundles.properties import build_options, save_log
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.first_use import first_use
@@ -44,10 +44,11 @@ def create_kernel_bundle_from_source(ctxt: context, lang: source_language,
         raise TypeError(f"create_kernel_bundle_from_source takes a sycl.context, not {ctxt!r}")
     if not isinstance(lang, source_language):
         raise TypeError(f"expected a source_language, not {lang!r}")
-    if lang is source_language.opencl:
+    if lang in (source_language.opencl, source_language.ext_pysycl_ptx):
         if not isinstance(source, str):
-            raise TypeError("source_language.opencl is a text format: pass a str")
-        img = _Image(bundle_state.ext_oneapi_source, "opencl_c", _digest("cl", source),
+            raise TypeError(f"source_language.{lang.name} is a text format: pass a str")
+        fmt = "opencl_c" if lang is source_language.opencl else "ptx"
+        img = _Image(bundle_state.ext_oneapi_source, fmt, _digest(fmt, source),
                      source=source, lang=lang)
     else:
         if not isinstance(source, (bytes, bytearray, memoryview)):
@@ -119,6 +120,11 @@ def build(source_bundle: kernel_bundle, devs: Sequence[device] | None = None,
         build_opts = options if "-cl-kernel-arg-info" in opts else \
             f"{options} -cl-kernel-arg-info".strip()
         prg = clp.from_source(ctx.native, img.source)
+    elif img.lang is source_language.ext_pysycl_ptx:  # the driver's JIT: a "binary" of text
+        check_ptx_options(options, "build")
+        build_opts = options
+        prg = clp.from_binaries(ctx.native, [d.native for d in dl],
+                                [img.source.encode()] * len(dl))
     else:
         build_opts = options
         prg = clp.from_il(ctx.native, img.il)

@@ -60,6 +60,9 @@ class device(common_reference):  # noqa: N801 - the spec's spelling
 
     #: The backend of the class's devices (set by each backend's subclass).
     _backend: ClassVar[backend]
+    #: Whether ``online_compiler`` compiles OpenCL C and SPIR-V (not a CUDA device's: the
+    #: driver compiles PTX only)
+    _compiles_opencl: ClassVar[bool] = True
 
     _platform: PlatformRef
     _parent: device | None
@@ -189,11 +192,14 @@ class device(common_reference):  # noqa: N801 - the spec's spelling
     def ext_oneapi_can_compile(self, lang: source_language) -> bool:
         """Whether this device builds kernel bundles from source in ``lang`` (kernel_compiler).
 
-        OpenCL C needs an online compiler; SPIR-V also ``aspect.ext_pysycl_spirv``.
+        OpenCL C needs an online compiler (of OpenCL C: not a CUDA device's); SPIR-V also
+        ``aspect.ext_pysycl_spirv``; PTX (``ext_pysycl_ptx``) ``aspect.ext_pysycl_ptx``.
         """
         if not isinstance(lang, source_language):
             raise TypeError(f"ext_oneapi_can_compile takes a source_language, not {lang!r}")
-        if not self.has(aspect.online_compiler):
+        if lang is source_language.ext_pysycl_ptx:
+            return self.has(aspect.ext_pysycl_ptx)
+        if not self.has(aspect.online_compiler) or not self._compiles_opencl:
             return False
         return lang is not source_language.spirv or self.has(aspect.ext_pysycl_spirv)
 

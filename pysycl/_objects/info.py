@@ -131,6 +131,7 @@ class source_language(enum.Enum):  # noqa: N801 - the spec's spelling
 
     opencl = "opencl"   # text
     spirv = "spirv"     # bytes
+    ext_pysycl_ptx = "ext_pysycl_ptx"   # text: NVIDIA's PTX assembly (devices with PTX images)
 
     def __repr__(self) -> str:
         return f"sycl.ext.oneapi.experimental.source_language.{self.name}"

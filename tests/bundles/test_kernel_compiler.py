@@ -1,5 +1,8 @@
-"""sycl.ext.oneapi.experimental (kernel_compiler): OpenCL C and SPIR-V source bundles,
-set_arg/set_args, range/nd_range/single_task launches with the dimension reversal."""
+"""sycl.ext.oneapi.experimental (kernel_compiler): OpenCL C, SPIR-V and PTX source bundles,
+set_arg/set_args, range/nd_range/single_task launches with the dimension reversal.
+
+A device that compiles no OpenCL C (a CUDA device: its driver compiles PTX) runs the same
+kernels written in PTX (``source_language.ext_pysycl_ptx``, :mod:`bundles._sources`)."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import numpy as np
 import pytest
 
 import pysycl as sycl
+from bundles._sources import PTX_BROKEN, PTX_KERNELS, lang_and_source
 
 syclex = sycl.ext.oneapi.experimental
 L = syclex.source_language
@@ -34,8 +38,14 @@ __kernel void one(__global long* out, long v) { out[0] = v + 1; }
 """
 
 
+def _source(ctx):
+    """The source bundle of SRC in the language the context's first device compiles."""
+    lang, src = lang_and_source(ctx.get_devices()[0], SRC, PTX_KERNELS)
+    return syclex.create_kernel_bundle_from_source(ctx, lang, src)
+
+
 def _build(ctx, devs=None, **kw):
-    kb = syclex.create_kernel_bundle_from_source(ctx, L.opencl, SRC)
+    kb = _source(ctx)
     try:
         return syclex.build(kb, devs, **kw)
     except sycl.exception as e:
@@ -47,10 +57,14 @@ def _build(ctx, devs=None, **kw):
 
 
 def test_can_compile(cl_device):
-    assert cl_device.ext_oneapi_can_compile(L.opencl) == cl_device.has(
-        sycl.aspect.online_compiler)
-    assert cl_device.ext_oneapi_can_compile(L.spirv) == cl_device.has(
-        sycl.aspect.ext_pysycl_spirv)
+    # OpenCL C and SPIR-V: an OpenCL online compiler (a CUDA device's compiles PTX only)
+    opencl = cl_device.get_backend() is sycl.backend.opencl
+    assert cl_device.ext_oneapi_can_compile(L.opencl) == (opencl and cl_device.has(
+        sycl.aspect.online_compiler))
+    assert cl_device.ext_oneapi_can_compile(L.spirv) == (opencl and cl_device.has(
+        sycl.aspect.ext_pysycl_spirv))
+    assert cl_device.ext_oneapi_can_compile(L.ext_pysycl_ptx) == cl_device.has(
+        sycl.aspect.ext_pysycl_ptx)
     with pytest.raises(TypeError):
         cl_device.ext_oneapi_can_compile("opencl")
 
@@ -180,7 +194,7 @@ def test_spirv_unsupported_everywhere_is_invalid(pocl_device):
 
 
 def test_build_errors(kctx, pocl_device):
-    kb = syclex.create_kernel_bundle_from_source(kctx, L.opencl, SRC)
+    kb = _source(kctx)
     with pytest.raises(sycl.exception) as ei:
         syclex.build(kb, [pocl_device])
     assert ei.value.code() == sycl.errc.invalid
@@ -189,8 +203,9 @@ def test_build_errors(kctx, pocl_device):
     assert ei.value.code() == sycl.errc.invalid
     with pytest.raises(TypeError, match="unsupported property"):
         syclex.build(kb, properties=[object()])
-    broken = syclex.create_kernel_bundle_from_source(
-        kctx, L.opencl, "__kernel void f(__global int* x) { x[0] = undeclared_name; }")
+    lang, src = lang_and_source(kctx.get_devices()[0], "__kernel void f(__global int* x) { "
+                                "x[0] = undeclared_name; }", PTX_BROKEN)
+    broken = syclex.create_kernel_bundle_from_source(kctx, lang, src)
     with pytest.raises(sycl.exception) as ei:
         syclex.build(broken)
     assert ei.value.code() == sycl.errc.build

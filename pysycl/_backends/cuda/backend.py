@@ -2,7 +2,7 @@
 
 Registered by the package root when ``cuda-bindings`` imports (the extra ``pysycl[cuda]``);
 its platform list is empty when ``cuInit`` finds no driver. Kernel bundles' programs are
-not available on it yet (``programs``: the bundle layer's OpenCL-shaped surface).
+PTX images built by the driver's JIT (:mod:`pysycl._backends.cuda.programs`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,18 @@ class CUDABackend:
     """``backend.ext_oneapi_cuda``, through NVIDIA's ``cuda-bindings``."""
 
     kind = backend.ext_oneapi_cuda
-    programs: Any = None
+
+    @property
+    def programs(self) -> Any:
+        """:mod:`pysycl._backends.cuda.programs` (imported once the driver loaded: its
+        modules bind the bindings at import); None without a driver."""
+        from pysycl._backends.cuda import driver
+
+        if not driver.available():
+            return None
+        from pysycl._backends.cuda import programs
+
+        return programs
 
     def platforms(self) -> list[platform]:
         from pysycl._backends.cuda import driver

@@ -72,14 +72,21 @@ def for_driver(ptx: bytes) -> bytes:
     return text.encode()
 
 
-def jit_link(ptx: bytes, name: str) -> bytes:
+def jit_link(ptx: bytes, name: str, options: tuple[tuple[str, int], ...] = (),
+             log: list[str] | None = None) -> bytes:
     """The cubin of ``ptx`` for the current context's device (the driver's JIT linker);
-    ``errc.build`` with the JIT's error log when it refuses the PTX."""
+    ``errc.build`` with the JIT's error log when it refuses the PTX. ``options``: more JIT
+    options by ``CUjit_option`` name (:func:`pysycl._backends.cuda.programs.jit_options`);
+    ``log``: the JIT's info log is appended to it."""
     info, err = bytearray(_LOG_BYTES), bytearray(_LOG_BYTES)
     o = cu.CUjit_option
     opts = [o.CU_JIT_INFO_LOG_BUFFER, o.CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
             o.CU_JIT_ERROR_LOG_BUFFER, o.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES]
-    state = d.call(cu.cuLinkCreate, len(opts), opts, [info, _LOG_BYTES, err, _LOG_BYTES])
+    values: list[Any] = [info, _LOG_BYTES, err, _LOG_BYTES]
+    for nm, v in options:
+        opts.append(getattr(o, nm))
+        values.append(v)
+    state = d.call(cu.cuLinkCreate, len(opts), opts, values)
     try:
         data = ptx + b"\0"
         r = cu.cuLinkAddData(state, cu.CUjitInputType.CU_JIT_INPUT_PTX, data, len(data),
@@ -87,10 +94,12 @@ def jit_link(ptx: bytes, name: str) -> bytes:
         if not r[0]:
             r = cu.cuLinkComplete(state)
         if r[0]:
-            log = bytes(err).split(b"\0")[0].decode(errors="replace").strip()
+            text = bytes(err).split(b"\0")[0].decode(errors="replace").strip()
             e = d.error(int(r[0]), f"the CUDA driver could not build kernel {name}", errc.build)
-            raise exception(errc.build, f"{e.what()}; JIT log:\n{log}") from None
+            raise exception(errc.build, f"{e.what()}; JIT log:\n{text}") from None
         cubin, size = r[1], r[2]
+        if log is not None:
+            log.append(bytes(info).split(b"\0")[0].decode(errors="replace").strip())
         import ctypes
 
         return ctypes.string_at(int(cubin), int(size))
@@ -180,15 +189,19 @@ class Cache:
                   1e3 * (time.perf_counter() - t0))
         return Built(module, f, img.entry)
 
-    def cubin(self, ptx: bytes, arch: str, name: str) -> bytes:
-        """The cubin of ``ptx``: from the device-binary cache, else JIT-linked and stored."""
-        bkey = _bincache.key("kernel", "cubin", arch, hashlib.sha256(ptx).hexdigest(),
-                             f"cuda-driver-{d.driver_version()}")
+    def cubin(self, ptx: bytes, arch: str, name: str, options: tuple[tuple[str, int], ...] = (),
+              log: list[str] | None = None) -> bytes:
+        """The cubin of ``ptx``: from the device-binary cache, else JIT-linked (with JIT
+        ``options``; its info log appended to ``log``) and stored."""
+        parts = [arch, hashlib.sha256(ptx).hexdigest(), f"cuda-driver-{d.driver_version()}"]
+        if options:
+            parts.append(repr(options))
+        bkey = _bincache.key("kernel", "cubin", *parts)
         cubin = _bincache.load(bkey)
         if cubin is not None:
             self.stats["native_hits"] += 1
             return cubin
-        cubin = jit_link(ptx, name)
+        cubin = jit_link(ptx, name, options, log)
         if _bincache.store(bkey, cubin):
             self.stats["native_writes"] += 1
         return cubin

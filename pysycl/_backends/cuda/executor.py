@@ -426,6 +426,5 @@ class CUDAExecutor:
     def launch_native(self, native: Any, gsize: tuple[int, ...], lsize: tuple[int, ...] | None,
                       args: Sequence[Any], wait_for: Sequence[Any] | None,
                       holds: Any = None) -> Any:
-        raise exception(errc.feature_not_supported, "pysycl: sycl.kernel objects of kernel "
-                        "bundles do not run on the CUDA backend yet; use the OpenCL view of "
-                        "the device (PYSYCL_DEVICE_FILTER=opencl:gpu)")
+        _obj.make_current(self.cuctx)
+        return _launch.launch_native(self, native, gsize, lsize, args, wait_for, holds)

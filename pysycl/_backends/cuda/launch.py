@@ -32,14 +32,15 @@ import numpy as np
 from pysycl._backends.cuda import driver as d
 from pysycl._backends.cuda.driver import cu
 from pysycl._backends.launching import Launch, launch, prepare, prepared, same_signs
-from pysycl._core.exceptions import errc
+from pysycl._core.exceptions import errc, exception
 from pysycl._memory.usm_api import PRUNE_AT, prune
 
 if TYPE_CHECKING:
     from pysycl._backends.launching import LaunchingExecutor
     from pysycl._kernels.cache import Kernel
 
-__all__ = ["CUDALaunch", "LocalMem", "block_for", "launch", "prepare", "prepared"]
+__all__ = ["CUDALaunch", "LocalMem", "block_for", "launch", "launch_native", "pack_native",
+           "prepare", "prepared"]
 
 _lock = threading.Lock()
 _now = time.perf_counter
@@ -177,3 +178,90 @@ class CUDALaunch(Launch):
 def launch_error(code: int, k: Kernel) -> Any:
     """The ``sycl.exception`` of a refused ``cuLaunchKernel``."""
     return d.error(code, f"{k.where}: kernel launch failed", errc.kernel)
+
+
+def _value_bytes(name: str, i: int, a: Any) -> bytes:
+    """The bytes of ``sycl.kernel`` argument ``i``: a pointer (an int: device memory, a USM
+    address) is 8 bytes, a numpy scalar its own (bool: one byte)."""
+    if isinstance(a, np.generic):
+        return bytes([1 if a else 0]) if a.dtype == bool else a.tobytes()
+    if isinstance(a, int) and not isinstance(a, bool):
+        return struct.pack("@Q", a)
+    raise exception(errc.kernel_argument, f"kernel {name!r} argument {i}: a "
+                    f"{type(a).__name__} cannot be passed to a CUDA kernel")
+
+
+def pack_native(name: str, args: Sequence[Any], sizes: Sequence[int] | None
+                ) -> tuple[np.ndarray, list[int], int]:
+    """A ``sycl.kernel`` launch's arguments for ``cuLaunchKernel``: (one buffer holding every
+    value 8-byte aligned, each value's offset in it, dynamic shared memory bytes). Local
+    memory (``("local", nbytes)``) is an offset into the launch's dynamic shared memory, 16
+    bytes aligned, as :class:`CUDALaunch` passes it. ``sizes``: the kernel's parameter sizes
+    (``cuFuncGetParamInfo``), each value checked against its parameter's."""
+    vals, shm = [], 0
+    for i, a in enumerate(args):
+        if isinstance(a, tuple) and a and a[0] == "local":
+            vals.append(struct.pack("@Q", shm))
+            shm += -(-max(int(a[1]), 1) // 16) * 16
+        else:
+            vals.append(_value_bytes(name, i, a))
+        if sizes is not None and i < len(sizes) and len(vals[-1]) != sizes[i]:
+            what = "a local_accessor" if isinstance(a, tuple) else (
+                f"a numpy {a.dtype}" if isinstance(a, np.generic) else "a pointer")
+            raise exception(errc.kernel_argument, f"kernel {name!r} argument {i} ({what}, "
+                            f"{len(vals[-1])} bytes) does not fit its parameter {i} "
+                            f"({sizes[i]} bytes)")
+    offsets, total = [], 0
+    for v in vals:
+        offsets.append(total)
+        total += -(-len(v) // 8) * 8
+    buf = np.zeros(max(total, 8), np.uint8)
+    for o, v in zip(offsets, vals, strict=True):
+        buf[o:o + len(v)] = np.frombuffer(v, np.uint8)
+    return buf, offsets, shm
+
+
+def launch_native(ex: Any, k: Any, gsize: tuple[int, ...], lsize: tuple[int, ...] | None,
+                  args: Sequence[Any], wait_for: Sequence[Any] | None,
+                  holds: Any = None) -> Any:
+    """``DeviceExecutor.launch_native`` on a CUDA stream: ``sycl.kernel`` object ``k`` (a
+    :class:`pysycl._backends.cuda.programs.Kernel`) over native sizes, its ``set_arg``
+    values by index; a range launch's block as :func:`block_for` picks it."""
+    name = k.entry
+    block = lsize if lsize is not None else block_for(gsize, min(RANGE_BLOCK, k.max_threads))
+    n = int(np.prod(block))
+    if n > k.max_threads or any(b > c for b, c in zip(block, MAX_BLOCK, strict=False)):
+        raise exception(errc.nd_range, f"kernel {name!r}: a work-group of {tuple(block)} "
+                        f"work-items (fastest first); on {ex.device.display_name!r} it takes "
+                        f"at most {k.max_threads}, and {MAX_BLOCK} per dimension")
+    grid = tuple(g // b for g, b in zip(gsize, block, strict=True))
+    g3, b3 = (*grid, 1, 1, 1)[:3], (*block, 1, 1, 1)[:3]
+    sizes = k.param_sizes() if hasattr(k, "param_sizes") else None
+    buf, offsets, shm = pack_native(name, args, sizes)
+    free = ex.kernel_limits(k)[2]
+    if shm > free:
+        raise exception(errc.kernel_argument, f"kernel {name!r}: its local accessors need "
+                        f"{shm} bytes of local memory per work-group, more than the "
+                        f"{free} bytes {ex.device.display_name!r} has for this kernel")
+    argv = np.array([buf.ctypes.data + o for o in offsets] or [0], np.uint64)
+    with _lock:
+        if shm:
+            k.allow_shared(shm)
+        if wait_for:
+            ex.stream_waits(wait_for)
+        ex.recent.append(name)
+        r = _launch_kernel(k.fn, g3[0], g3[1], g3[2], b3[0], b3[1], b3[2], shm, ex.native,
+                           argv.ctypes.data if args else 0, 0)  # the driver copies the values
+        if r[0]:
+            code = int(r[0])
+            if d.is_sticky(code):
+                raise ex.failed(code, f"kernel {name!r}: launch")
+            raise d.error(code, f"kernel {name!r}: launch failed",
+                          errc.nd_range if code == 701 else errc.kernel)
+        ev = ex.record()
+        if holds is not None:
+            ex.inflight.append((ev, holds))
+    ex.last = ev
+    ex.since = _now()
+    ex.shape = None
+    return ev

@@ -142,6 +142,8 @@ class cuda_device(device):  # noqa: N801 - spelled like the class it specializes
     __slots__ = ("cc", "ordinal")
 
     _backend = backend.ext_oneapi_cuda
+    #: its online compiler and linker are the driver's PTX JIT: no OpenCL C, no SPIR-V
+    _compiles_opencl = False
 
     @classmethod
     def _make(cls, ordinal: int, plat: cuda_platform) -> cuda_device:
@@ -194,8 +196,11 @@ def cuda_platforms() -> list[platform]:
 def _aspects(ordinal: int, cc: tuple[int, int]) -> frozenset[aspect]:
     dev = d.call(cu.cuDeviceGet, ordinal)
     a = d.attribute
+    # online_compiler/online_linker: the driver's JIT compiles and links PTX (kernel bundles
+    # in input and object state), as intel/llvm's CUDA adapter reports them
     has = {aspect.gpu, aspect.fp64, aspect.atomic64, aspect.queue_profiling,
-           aspect.ext_pysycl_ptx, aspect.usm_device_allocations, aspect.usm_host_allocations}
+           aspect.ext_pysycl_ptx, aspect.usm_device_allocations, aspect.usm_host_allocations,
+           aspect.online_compiler, aspect.online_linker}
     if cc >= (5, 3):
         has.add(aspect.fp16)
     if a(dev, "HOST_NATIVE_ATOMIC_SUPPORTED"):
@@ -268,8 +273,8 @@ def _info_table(ordinal: int) -> dict[_device_info, Any]:
         D.profiling_timer_resolution: 1000,
         D.is_endian_little: True,
         D.is_available: True,
-        D.is_compiler_available: False,
-        D.is_linker_available: False,
+        D.is_compiler_available: True,
+        D.is_linker_available: True,
         D.execution_capabilities: [execution_capability.exec_kernel],
         D.queue_profiling: True,
         D.built_in_kernel_ids: [],

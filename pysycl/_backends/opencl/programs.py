@@ -199,15 +199,17 @@ def kernel_names(prg: _RawProgram) -> list[str]:
     return [n for n in str(names).split(";") if n]
 
 
-def create_kernel(prg: _RawProgram, name: str) -> cl.Kernel:
-    """A ``cl_kernel`` (pyopencl ``Kernel``) of a built program."""
+def create_kernel(prg: _RawProgram, name: str, device: Any = None) -> cl.Kernel:
+    """A ``cl_kernel`` (pyopencl ``Kernel``) of a built program (one for all its devices:
+    ``device`` is not needed)."""
     try:
         return cl.Kernel(cl.Program(prg), name)
     except cl.Error as e:
         raise translate(e, f"kernel {name!r} not found in the program", errc.kernel) from e
 
 
-def typed_kernel(prg: _RawProgram, name: str, arg_dtypes: Sequence[Any]) -> cl.Kernel:
+def typed_kernel(prg: _RawProgram, name: str, arg_dtypes: Sequence[Any],
+                 device: Any = None) -> cl.Kernel:
     """Kernel ``name`` of a built program, with its scalar argument dtypes set (a Python
     kernel's: launched through pyopencl's fast invoker)."""
     return create_typed(wrap_program(prg), name, arg_dtypes)
