@@ -7,7 +7,7 @@ description (languages, build options, an example).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pysycl._bundles.kernel_bundle import (
     _digest,
@@ -26,6 +26,7 @@ from pysycl._objects.info import source_language
 from pysycl.property import owner_of
 
 if TYPE_CHECKING:
+    from pysycl._backends.base import Programs
     from pysycl._objects.context import context
     from pysycl._objects.device import device
 
@@ -71,6 +72,22 @@ def _put_logs(logs: list[save_log], log: str, dl: Sequence[device]) -> None:
             sl.put(log)
 
 
+def _program(clp: Programs, ctx: context, img: _Image, dl: Sequence[device],
+             options: str) -> tuple[Any, str]:
+    """(a new program of source image ``img`` for ``dl``, the options to build it with)."""
+    if img.lang is source_language.opencl:
+        # Argument info lets a Python int take the kernel's declared type (set_arg);
+        # Intel's compiler keeps it anyway, NVIDIA's only when asked.
+        build_opts = options if "-cl-kernel-arg-info" in options.split() else \
+            f"{options} -cl-kernel-arg-info".strip()
+        return clp.from_source(ctx.native, img.source), build_opts
+    if img.lang is source_language.ext_pysycl_ptx:  # the driver's JIT: a "binary" of text
+        check_ptx_options(options, "build")
+        return clp.from_binaries(ctx.native, [d.native for d in dl],
+                                 [img.source.encode()] * len(dl)), options
+    return clp.from_il(ctx.native, img.il), options
+
+
 @first_use("sycl.build of a source bundle")  # first-time work (docs/testing.md)
 def build(source_bundle: kernel_bundle, devs: Sequence[device] | None = None,
           properties: Iterable[build_options | save_log] = ()) -> kernel_bundle:
@@ -114,20 +131,7 @@ def build(source_bundle: kernel_bundle, devs: Sequence[device] | None = None,
                             ctx)
     options = " ".join(opts)
     clp = _programs(ctx)
-    if img.lang is source_language.opencl:
-        # Argument info lets a Python int take the kernel's declared type (set_arg);
-        # Intel's compiler keeps it anyway, NVIDIA's only when asked.
-        build_opts = options if "-cl-kernel-arg-info" in opts else \
-            f"{options} -cl-kernel-arg-info".strip()
-        prg = clp.from_source(ctx.native, img.source)
-    elif img.lang is source_language.ext_pysycl_ptx:  # the driver's JIT: a "binary" of text
-        check_ptx_options(options, "build")
-        build_opts = options
-        prg = clp.from_binaries(ctx.native, [d.native for d in dl],
-                                [img.source.encode()] * len(dl))
-    else:
-        build_opts = options
-        prg = clp.from_il(ctx.native, img.il)
+    prg, build_opts = _program(clp, ctx, img, dl, options)
     clp.build_program(prg, [d.native for d in dl], build_opts)
     count("cl_source_builds")
     _put_logs(logs, clp.build_log(prg, [d.native for d in dl]), dl)

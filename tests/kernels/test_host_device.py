@@ -396,9 +396,15 @@ def test_device_functions_outside_kernels_still_raise() -> None:
 
 def test_kernel_bundles_and_opencl_kernels_are_not_supported(hq: sycl.queue) -> None:
     src = "__kernel void k(__global int* x) { x[get_global_id(0)] = 1; }"
+    lang = sycl.ext.oneapi.experimental.source_language
     kq_dev = sycl.device()
+    if not kq_dev.ext_oneapi_can_compile(lang.opencl):  # a CUDA device: the kernel in PTX
+        src, lang = (".version 7.8\n.target sm_60\n.address_size 64\n.visible .entry k("
+                     ".param .u64 .ptr .global .align 4 k_p0)\n{\n ret;\n}\n"), lang.ext_pysycl_ptx
+    else:
+        lang = lang.opencl
     kb = sycl.ext.oneapi.experimental.create_kernel_bundle_from_source(
-        sycl.context(kq_dev), sycl.ext.oneapi.experimental.source_language.opencl, src)
+        sycl.context(kq_dev), lang, src)
     exe = sycl.ext.oneapi.experimental.build(kb)
     k = exe.ext_oneapi_get_kernel("k")
     x = np.zeros(4, np.int32)
