@@ -21,7 +21,8 @@ compiles nor links one (``clCompileProgram`` takes source or IL), so
 ``compile`` builds a PTX image into its object state (the program is already
 executable) and ``link`` keeps each PTX image its own executable image.
 ``link``/``build`` put kernels into one executable image only when they need
-the same aspects (the spec's warning on optional features).
+the same aspects (the spec's warning on optional features). The CUDA backend takes the
+same steps with the driver's JIT (its programs: :mod:`pysycl._backends.cuda.programs`).
 
 Executable programs built by ``build`` are cached on disk per device
 (:mod:`pysycl._kernels.bincache`); a fresh process that builds known kernels needs

@@ -186,6 +186,23 @@ def test_spirv_source_language(kq, declared):
         syclex.create_kernel_bundle_from_source(kq.get_context(), L.opencl, b"bytes")
 
 
+def test_ptx_source_needs_a_device_with_ptx_images(kq):
+    dev = kq.get_device()
+    if dev.has(sycl.aspect.ext_pysycl_ptx):
+        exe = syclex.build(syclex.create_kernel_bundle_from_source(kq.get_context(),
+                                                                   L.ext_pysycl_ptx, PTX_KERNELS))
+        assert exe.ext_oneapi_has_kernel("wgsum") and exe.ext_oneapi_has_kernel("one")
+        assert list(exe)[0].ext_pysycl_format() == "ptx"
+    else:  # a CPU: no device of the context loads PTX
+        assert not dev.ext_oneapi_can_compile(L.ext_pysycl_ptx)
+        with pytest.raises(sycl.exception) as ei:
+            syclex.create_kernel_bundle_from_source(kq.get_context(), L.ext_pysycl_ptx,
+                                                    PTX_KERNELS)
+        assert ei.value.code() == sycl.errc.invalid and "ext_pysycl_ptx" in str(ei.value)
+    with pytest.raises(TypeError, match="text format"):
+        syclex.create_kernel_bundle_from_source(kq.get_context(), L.ext_pysycl_ptx, b"ptx")
+
+
 def test_spirv_unsupported_everywhere_is_invalid(pocl_device):
     ctx = sycl.context(pocl_device)
     with pytest.raises(sycl.exception) as ei:

@@ -185,3 +185,16 @@ def test_a_submission_names_native_events_and_their_executors() -> None:
         q.wait()
         other.wait()
         sycl.free(p, q)
+
+
+def test_every_backends_programs_implement_the_programs_protocol() -> None:
+    """The bundle layer's driver surface (``Programs``): OpenCL's and CUDA's modules (the
+    CUDA one checked on any machine: its module imports without a driver)."""
+    from pysycl._backends.cuda import programs as cuda_programs
+    from pysycl._backends.opencl import programs as opencl_programs
+
+    for mod in (opencl_programs, cuda_programs):
+        assert protocol_problems(mod, base.Programs) == [], mod.__name__
+    for b in base.registered():
+        if b.programs is not None:
+            assert protocol_problems(b.programs, base.Programs) == [], b.kind
