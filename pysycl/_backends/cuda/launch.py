@@ -240,7 +240,7 @@ def launch_native(ex: Any, k: Any, gsize: tuple[int, ...], lsize: tuple[int, ...
     buf, offsets, shm = pack_native(name, args, sizes)
     free = ex.kernel_limits(k)[2]
     if shm > free:
-        raise exception(errc.kernel_argument, f"kernel {name!r}: its local accessors need "
+        raise exception(errc.nd_range, f"kernel {name!r}: its local accessors need "
                         f"{shm} bytes of local memory per work-group, more than the "
                         f"{free} bytes {ex.device.display_name!r} has for this kernel")
     argv = np.array([buf.ctypes.data + o for o in offsets] or [0], np.uint64)
