@@ -5,7 +5,9 @@ A ``sycl.kernel`` comes from an executable bundle (``get_kernel``,
 built from OpenCL C / SPIR-V source or taken from OpenCL objects get their
 arguments from ``handler.set_arg``/``set_args`` and launch with
 ``parallel_for(range | nd_range, kernel)`` or ``single_task(kernel)``; the SYCL
-index order is reversed into OpenCL's (dimension 0 is OpenCL's last).
+index order is reversed into OpenCL's (dimension 0 is OpenCL's last). On a CUDA device
+such kernels come from PTX source (``source_language.ext_pysycl_ptx``) and the same
+sizes go to ``cuLaunchKernel`` (x fastest).
 """
 
 from __future__ import annotations

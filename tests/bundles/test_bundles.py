@@ -1,5 +1,6 @@
 """get_kernel_bundle / has_kernel_bundle / is_compatible / join / compile / link / build,
-device images and use_kernel_bundle, on the Intel CPU device and PoCL."""
+device images and use_kernel_bundle, on the Intel CPU device and PoCL (and a CUDA device,
+where the test devices name it: PTX images built by the driver's JIT)."""
 
 from __future__ import annotations
 
