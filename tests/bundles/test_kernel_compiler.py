@@ -192,7 +192,8 @@ def test_ptx_source_needs_a_device_with_ptx_images(kq):
         exe = syclex.build(syclex.create_kernel_bundle_from_source(kq.get_context(),
                                                                    L.ext_pysycl_ptx, PTX_KERNELS))
         assert exe.ext_oneapi_has_kernel("wgsum") and exe.ext_oneapi_has_kernel("one")
-        assert list(exe)[0].ext_pysycl_format() == "ptx"
+        (img,) = list(exe)
+        assert img.ext_pysycl_format() == "ptx"
     else:  # a CPU: no device of the context loads PTX
         assert not dev.ext_oneapi_can_compile(L.ext_pysycl_ptx)
         with pytest.raises(sycl.exception) as ei:
