@@ -95,9 +95,13 @@ class CUDAExecutor:
         "launches",
         "native",
         "pool",
+        "profiling",
         "quick",
+        "ref",
+        "ref_ns",
         "shape",
         "since",
+        "started",
     )
 
     lock = _launch._lock
