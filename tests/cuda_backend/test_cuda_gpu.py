@@ -195,7 +195,7 @@ def test_a_faulting_kernel_raises_names_itself_and_loses_no_host_data() -> None:
 
 
 def test_profiling_queues_time_commands_on_one_timeline() -> None:
-    q = sycl.queue(CUDA[0], sycl.property.queue.enable_profiling())
+    q = sycl.queue(CUDA[0], properties=[sycl.property.queue.enable_profiling()])
     n = 1 << 24
     p = sycl.malloc_device(n, q, dtype=np.float32)
     fill = q.fill(p, np.float32(1.0), n)
