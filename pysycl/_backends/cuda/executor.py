@@ -18,6 +18,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from math import prod
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -36,6 +37,7 @@ from pysycl._core.exceptions import errc, exception, hidden_in_tracebacks
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import kprint as _kprint
 from pysycl._kernels import steps as _steps
+from pysycl._kernels.ptx_bounds import launch_bound
 from pysycl._memory.accessor import accessor
 from pysycl._memory.usm_api import drop_through, forget_until
 from pysycl._objects.info import info
@@ -102,6 +104,7 @@ class CUDAExecutor:
         "shape",
         "since",
         "started",
+        "submitted",
     )
 
     lock = _launch._lock
@@ -130,6 +133,7 @@ class CUDAExecutor:
         #: a profiling queue: timed events, one before each command too (:meth:`begin`)
         self.profiling = profiling
         self.started: Any = None
+        self.submitted = 0
         self.ref: Any = None
         self.ref_ns = 0
         if profiling:  # the time origin: an event recorded now, and the host's clock
@@ -156,6 +160,7 @@ class CUDAExecutor:
             pool = self.pool
             if self.started is not None:  # a command that began twice (a copy's write)
                 pool.append(self.started)
+            self.submitted = time.monotonic_ns()  # before the command reaches the stream
             h = pool.pop() if pool else self.new_event()
             d.call(cu.cuEventRecord, h, self.native)
             self.started = h
@@ -170,7 +175,8 @@ class CUDAExecutor:
             raise self.failed(int(r[0]), "recording a CUDA event")
         if self.profiling:
             start, self.started = self.started, None
-            return ProfiledEvent(h, pool, start, time.monotonic_ns())
+            return ProfiledEvent(h, pool, start, self.submitted if start is not None
+                                 else time.monotonic_ns())
         return Event(h, pool)
 
     def stream_waits(self, wait_for: Sequence[Any]) -> None:
@@ -405,6 +411,10 @@ class CUDAExecutor:
             self.begin()
             if n and type(cmd) is USMCopyCommand:
                 d.call(cu.cuMemcpyAsync, cmd.dst, cmd.src, n, s, what=f"USM copy of {n} bytes")
+            elif n and type(cmd) is USMFillCommand and cmd.staged:
+                # host memory the device cannot use (no pageable access): filled on the host
+                # once the stream reached this point
+                self._host_fill(cmd.dst, cmd.pattern, n)
             elif n and type(cmd) is USMFillCommand:
                 staged = self._fill_bytes(cmd.dst, cmd.pattern, n)
                 if staged is not None:
@@ -416,6 +426,16 @@ class CUDAExecutor:
         self.shape = (type(cmd), n)
         return ev
 
+    def _host_fill(self, dst: int, pattern: np.ndarray, n: int) -> None:
+        """Fill ``n`` bytes of plain host memory at ``dst`` after the stream's earlier work."""
+        s = self.native
+        c = _block(lambda: cu.cuStreamQuery(s), lambda: cu.cuStreamSynchronize(s))
+        if c:
+            raise self.failed(c, "a USM fill of host memory")
+        view = np.ctypeslib.as_array((np.ctypeslib.ctypes.c_uint8 * n).from_address(dst))
+        p = pattern.view(np.uint8)
+        view[:] = np.tile(p, n // len(p))
+
     def _prefetch(self, address: int, n: int) -> None:
         """``cuMemPrefetchAsync`` of managed memory towards the device (else nothing)."""
         loc = cu.CUmemLocation()
@@ -426,13 +446,13 @@ class CUDAExecutor:
     # --- kernels
     def build(self, k: Kernel, spec: Any = None, bound: int = 0, fn: Any = None,
               name: str | None = None) -> Any:
-        if spec is None:
+        if spec is None and not bound:
             b = _builds.by_kernel.get(id(k))
             if b is not None:
                 built = b.natives.get(self.build_key)
                 if built is not None:
                     return built
-        return _builds.kernel(k, self.context, self.device, spec, fn, name)
+        return _builds.kernel(k, self.context, self.device, spec, fn, name, bound)
 
     def last_args(self, k: Kernel) -> dict[Any, list[Any]]:
         return _builds.builds(k).last
@@ -445,7 +465,19 @@ class CUDAExecutor:
 
     def bounded_kernel(self, k: Kernel, native: Any, nd: nd_range, spec: Any = None,
                        fn: Any = None, name: str | None = None, bundle: bool = False) -> Any:
-        return native  # the driver launches up to the kernel's own limit (kernel_limits)
+        """``native``, or for a work-group wider than the registers the JIT gave ``native``
+        allow (``CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`` < 1024), ``k`` loaded again with
+        the launch bound ``.maxntid`` that fits it (a kernel of a bundle: ``native``)."""
+        size = prod(nd.get_local_range().values)
+        if bundle or size <= native.max_threads:
+            return native
+        n = launch_bound(size, int(self.device.get_info(info.device.max_work_group_size)))
+        try:
+            return _builds.kernel(k, self.context, self.device, spec, fn, name, n)
+        except exception as e:
+            raise exception(errc.nd_range, f"{k.where}: a work-group of {size} work-items "
+                            f"needs the kernel built with the launch bound .maxntid {n}, and "
+                            f"the driver could not build it: {e}") from e
 
     def local_memory(self, nbytes: int) -> _launch.LocalMem:
         return _launch.LocalMem(nbytes)
