@@ -217,3 +217,24 @@ def test_profiling_queues_time_commands_on_one_timeline() -> None:
     with pytest.raises(sycl.exception) as ei:
         plain.get_profiling_info(P.command_start)
     assert ei.value.code() is sycl.errc.invalid
+
+
+def test_a_host_task_gets_the_stream_and_device_pointers(cq: sycl.queue) -> None:
+    """``interop_handle`` on CUDA: the queue's ``CUstream`` and a device accessor's memory
+    (a ``CUdeviceptr`` value) -- a driver call on that stream updates the buffer."""
+    from cuda.bindings import driver as cu
+
+    data = np.zeros(256, np.int32)
+    with sycl.buffer(data) as b:
+        def cg(h: sycl.handler) -> None:
+            acc = b.get_access(h, sycl.access_mode.write)
+
+            def task(ih: sycl.interop_handle) -> None:
+                be = sycl.backend.ext_oneapi_cuda
+                stream = ih.get_native_queue(be)
+                (mem,) = ih.get_native_mem(acc, be)
+                err, = cu.cuMemsetD32Async(int(mem), 7, 256, stream)
+                assert err == cu.CUresult.CUDA_SUCCESS
+            h.host_task(task)
+        cq.submit(cg)
+    assert (data == 7).all()
