@@ -238,3 +238,18 @@ def test_a_host_task_gets_the_stream_and_device_pointers(cq: sycl.queue) -> None
             h.host_task(task)
         cq.submit(cg)
     assert (data == 7).all()
+
+
+def test_pysycl_ls_shows_both_views_of_the_gpu() -> None:
+    r = subprocess.run([sys.executable, "-m", "pysycl"], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    name = CUDA[0].get_info(sycl.info.device.name)
+    cuda = [i for i, ln in enumerate(lines) if ln.startswith("[ext_oneapi_cuda:gpu]")]
+    assert cuda and name in lines[cuda[0]], r.stdout
+    assert "usm_shared_allocations" in lines[cuda[0] + 1]
+    assert lines[cuda[0] + 2].strip().startswith("Python kernels: ptx:sm_")
+    if any(d.get_backend() is sycl.backend.opencl and d.get_info(sycl.info.device.name) == name
+           for d in sycl.device.get_devices()):  # NVIDIA's OpenCL installed: its view too
+        assert any(ln.startswith("[opencl:gpu]") and name in ln for ln in lines), r.stdout
