@@ -56,17 +56,17 @@ pytest_plugins = ["_pysycl_pytestplugin", "tests._parallel"]
 
 
 def _test_devices() -> list[sycl.device]:
-    # OpenCL devices (and CUDA devices where PYSYCL_TEST_DEVICES names them, e.g.
-    # ``ext_oneapi_cuda``); the host_debuggable interpreter device has its own fixtures.
-    want = [t.strip().lower() for t in os.environ.get("PYSYCL_TEST_DEVICES", "").split(",")
-            if t.strip()]
-    backends = {sycl.backend.opencl}
-    if any("cuda" in w for w in want):
-        backends.add(sycl.backend.ext_oneapi_cuda)
-    devs = [d for d in sycl.device.get_devices() if d.get_backend() in backends]
+    # OpenCL devices; the host_debuggable interpreter device has its own fixtures.
+    devs = [d for d in sycl.device.get_devices() if d.get_backend() is sycl.backend.opencl]
+    want = _wanted()
     if want:
         devs = [d for d in devs if any(w in _names(d) for w in want)]
     return devs
+
+
+def _wanted() -> list[str]:
+    return [t.strip().lower() for t in os.environ.get("PYSYCL_TEST_DEVICES", "").split(",")
+            if t.strip()]
 
 
 def _names(d: sycl.device) -> str:
@@ -101,8 +101,13 @@ def clq(cl_device: sycl.device) -> sycl.queue:
 @pytest.fixture(scope="session")
 def kernel_device() -> sycl.device:
     """The device Python kernels run on (loads SPIR-V or PTX), the default selector's choice
-    among those ``PYSYCL_TEST_DEVICES`` allows (the NVIDIA GPU where there is one)."""
+    among those ``PYSYCL_TEST_DEVICES`` allows (the NVIDIA GPU where there is one; its CUDA
+    view where ``PYSYCL_TEST_DEVICES`` names ``ext_oneapi_cuda``). ``cl_device``/``clq`` are
+    OpenCL devices only: their tests read OpenCL objects."""
     devs = [d for d in ALL_DEVICES if d.image_targets]
+    if any("cuda" in w for w in _wanted()):  # PYSYCL_TEST_DEVICES=ext_oneapi_cuda: CUDA's view
+        devs = [d for d in sycl.device.get_devices()
+                if d.get_backend() is sycl.backend.ext_oneapi_cuda]
     if not devs:
         pytest.skip("no device that runs Python kernels selected by PYSYCL_TEST_DEVICES")
     return max(devs, key=sycl.default_selector_v)

@@ -1,7 +1,4 @@
-"""OpenCL interop: get_native, make_*, sycl.opencl.create_bundle/get_reference_count.
-
-On the OpenCL devices among the test devices (interop with pyopencl objects has nothing
-to act on for a CUDA device: those tests skip there)."""
+"""OpenCL interop: get_native, make_*, sycl.opencl.create_bundle/get_reference_count."""
 
 from __future__ import annotations
 
@@ -14,19 +11,6 @@ import pytest
 import pysycl as sycl
 
 SRC = "__kernel void inc(__global int* x) { x[get_global_id(0)] += 1; }"
-
-
-@pytest.fixture
-def cl_device(cl_device):
-    """The test device, when it is an OpenCL one (OpenCL interop)."""
-    if cl_device.get_backend() is not sycl.backend.opencl:
-        pytest.skip(f"OpenCL interop: {cl_device.get_backend()!r} is not OpenCL")
-    return cl_device
-
-
-@pytest.fixture
-def clq(cl_device):
-    return sycl.queue(cl_device)
 
 
 def test_get_native_returns_pyopencl_objects(clq):

@@ -150,28 +150,106 @@ def test_a_fresh_process_loads_the_cubin_from_the_cache(tmp_path) -> None:  # ty
     assert second.stdout.split() == ["1", "0"]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24, open: the fault is reported (errc.runtime "
-                   "naming the kernel), but resetting the primary context for the next queue "
-                   "fails with the sticky CUDA_ERROR_ILLEGAL_ADDRESS (docs/gpu.md)")
-def test_a_faulting_kernel_raises_and_a_new_queue_runs_again() -> None:
+def test_a_faulting_kernel_raises_names_itself_and_loses_no_host_data() -> None:
+    """A kernel that faults raises errc.runtime at the wait, naming the kernel; host data is
+    intact; the GPU then refuses new queues with the reason (CUDA keeps a fault for the
+    process's life: NVIDIA's driver offers no in-process recovery, docs/gpu.md) while the
+    process goes on running kernels on the other devices."""
     code = textwrap.dedent("""
         import numpy as np, pysycl as sycl
-        dev = sycl.device.get_devices(sycl.info.device_type.gpu)[0]
+        dev = [d for d in sycl.device.get_devices() if d.get_backend() is sycl.backend.ext_oneapi_cuda][0]
         q = sycl.queue(dev)
         host = np.arange(16, dtype=np.float32)
+        with sycl.buffer(host) as b:
+            def cg(h):
+                a = b.get_access(h, sycl.access_mode.read_write)
+                h.parallel_for(sycl.range(16), lambda i: a.__setitem__(i, a[i] + 1))
+            q.submit(cg).wait()
         bad = sycl.malloc_device(4, q, dtype=np.float32)
         step = 1 << 40
+        def wild(i):
+            bad[i * step] = 1.0
         try:
-            q.parallel_for(sycl.range(64), lambda i: bad.__setitem__(i * step, 1.0)).wait()
+            q.parallel_for(sycl.range(64), wild).wait()
         except sycl.exception as e:
-            print("raised", e.code(), "faulted" in str(e))
-        q2 = sycl.queue(dev)
-        p = sycl.malloc_shared(16, q2, dtype=np.float32)
-        q2.parallel_for(sycl.range(16), lambda i: p.__setitem__(i, i * 2.0)).wait()
-        print("again", bool((np.asarray(p) == host * 2).all()), bool((host == np.arange(16)).all()))
+            print("raised", e.code(), "wild" in str(e))
+        print("host", bool((host == np.arange(16) + 1).all()))
+        try:
+            sycl.queue(dev)
+        except sycl.exception as e:
+            print("new queue", e.code(), "restart" in str(e))
+        hq = sycl.queue(sycl.aspect_selector(sycl.aspect.host_debuggable))
+        out = np.zeros(4, np.int32)
+        with sycl.buffer(out) as ob:
+            hq.submit(lambda h: (lambda a: h.parallel_for(sycl.range(4), lambda i: a.__setitem__(i, i)))(
+                ob.get_access(h, sycl.access_mode.write)))
+        print("other device", out.tolist())
     """)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       env={**os.environ, "PYSYCL_DEVICE_FILTER": "cuda:gpu"}, timeout=300)
+                       env=os.environ.copy(), timeout=300)
     assert r.returncode == 0, r.stderr
     assert "raised errc.runtime True" in r.stdout, r.stdout + r.stderr
-    assert "again True True" in r.stdout, r.stdout + r.stderr
+    assert "host True" in r.stdout, r.stdout
+    assert "new queue errc.runtime True" in r.stdout, r.stdout
+    assert "other device [0, 1, 2, 3]" in r.stdout, r.stdout
+
+
+def test_profiling_queues_time_commands_on_one_timeline() -> None:
+    q = sycl.queue(CUDA[0], properties=[sycl.property.queue.enable_profiling()])
+    n = 1 << 24
+    p = sycl.malloc_device(n, q, dtype=np.float32)
+    fill = q.fill(p, np.float32(1.0), n)
+
+    def k(i):  # type: ignore[no-untyped-def]
+        x = p[i]
+        for _ in range(64):
+            x = x * np.float32(1.0001) + np.float32(0.5)
+        p[i] = x
+    e = q.parallel_for(sycl.range(n), k)
+    e.wait()
+    P = sycl.info.event_profiling
+    sub, start, end = (e.get_profiling_info(x) for x in
+                       (P.command_submit, P.command_start, P.command_end))
+    assert sub <= start <= end
+    assert 1_000 < end - start < 10_000_000_000  # a real kernel: microseconds to seconds
+    assert fill.get_profiling_info(P.command_end) <= start
+    plain = sycl.queue(CUDA[0]).single_task(lambda: None)
+    with pytest.raises(sycl.exception) as ei:
+        plain.get_profiling_info(P.command_start)
+    assert ei.value.code() is sycl.errc.invalid
+
+
+def test_a_host_task_gets_the_stream_and_device_pointers(cq: sycl.queue) -> None:
+    """``interop_handle`` on CUDA: the queue's ``CUstream`` and a device accessor's memory
+    (a ``CUdeviceptr`` value) -- a driver call on that stream updates the buffer."""
+    from cuda.bindings import driver as cu
+
+    data = np.zeros(256, np.int32)
+    with sycl.buffer(data) as b:
+        def cg(h: sycl.handler) -> None:
+            acc = b.get_access(h, sycl.access_mode.write)
+
+            def task(ih: sycl.interop_handle) -> None:
+                be = sycl.backend.ext_oneapi_cuda
+                stream = ih.get_native_queue(be)
+                (mem,) = ih.get_native_mem(acc, be)
+                err, = cu.cuMemsetD32Async(int(mem), 7, 256, stream)
+                assert err == cu.CUresult.CUDA_SUCCESS
+            h.host_task(task)
+        cq.submit(cg)
+    assert (data == 7).all()
+
+
+def test_pysycl_ls_shows_both_views_of_the_gpu() -> None:
+    r = subprocess.run([sys.executable, "-m", "pysycl"], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    name = CUDA[0].get_info(sycl.info.device.name)
+    cuda = [i for i, ln in enumerate(lines) if ln.startswith("[ext_oneapi_cuda:gpu]")]
+    assert cuda and name in lines[cuda[0]], r.stdout
+    assert "usm_shared_allocations" in lines[cuda[0] + 1]
+    assert lines[cuda[0] + 2].strip().startswith("Python kernels: ptx:sm_")
+    if any(d.get_backend() is sycl.backend.opencl and d.get_info(sycl.info.device.name) == name
+           for d in sycl.device.get_devices()):  # NVIDIA's OpenCL installed: its view too
+        assert any(ln.startswith("[opencl:gpu]") and name in ln for ln in lines), r.stdout

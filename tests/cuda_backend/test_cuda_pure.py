@@ -87,3 +87,22 @@ def test_no_driver_no_cuda_platform_and_no_warning() -> None:
 
 def test_the_backend_name() -> None:
     assert sycl.backend.ext_oneapi_cuda.value == "ext_oneapi_cuda"
+
+
+def test_the_executors_slots_hold_what_its_constructor_sets() -> None:
+    """Every ``self.x = ...`` in the CUDA executor and launch classes has a slot (read from
+    the source: their constructors need a GPU to run)."""
+    import ast
+    import inspect
+
+    from pysycl._backends.cuda import executor, launch
+
+    for cls in (executor.CUDAExecutor, launch.CUDALaunch):
+        tree = ast.parse(inspect.getsource(cls))
+        targets = [t for node in ast.walk(tree) if isinstance(node, ast.Assign | ast.AnnAssign)
+                   for t in (node.targets if isinstance(node, ast.Assign) else [node.target])]
+        flat = [e for t in targets for e in (t.elts if isinstance(t, ast.Tuple) else [t])]
+        assigned = {t.attr for t in flat if isinstance(t, ast.Attribute)
+                    and isinstance(t.value, ast.Name) and t.value.id == "self"}
+        slots = {s for c in cls.__mro__ for s in getattr(c, "__slots__", ())}
+        assert assigned <= slots, (cls.__name__, assigned - slots)

@@ -19,7 +19,9 @@ import pytest
 
 import pysycl as sycl
 
-GPUS = [d for d in sycl.device.get_devices() if d.has(sycl.aspect.ext_pysycl_ptx)]
+# NVIDIA's OpenCL path (the CUDA backend's view of the same GPU: tests/cuda_backend)
+GPUS = [d for d in sycl.device.get_devices() if d.has(sycl.aspect.ext_pysycl_ptx)
+        and d.get_backend() is sycl.backend.opencl]
 pytestmark = pytest.mark.skipif(not GPUS, reason="no NVIDIA GPU with PTX support")
 
 

@@ -34,6 +34,7 @@ from pysycl._core.first_use import first_use
 from pysycl._kernels import bincache as _bincache
 from pysycl._kernels import specconst as _specconst
 from pysycl._kernels.cache import check_device, kernels
+from pysycl._kernels.ptx_bounds import with_launch_bound
 
 if TYPE_CHECKING:
     import types
@@ -160,22 +161,32 @@ class Cache:
 
     def kernel(self, k: Kernel, ctx: context, dev: device,
                spec: tuple[np.generic | None, ...] | None = None,
-               fn: types.FunctionType | None = None, name: str | None = None) -> Built:
+               fn: types.FunctionType | None = None, name: str | None = None,
+               bound: int = 0) -> Built:
+        """``k`` loaded for (``ctx``, ``dev``[, ``spec`` values][, the launch bound ``bound``:
+        ``.maxntid``, so the JIT keeps registers for that many work-items]), once."""
         key: tuple[Hashable, ...] = (ctx.key, dev.key)
         if spec is not None:
             key += _specconst.value_key(spec)
+        if bound:
+            key += ("maxntid", bound)
         natives = self.builds(k).natives
         b = natives.get(key)
         if b is None:
             with first_use(f"kernel {k.name}: build for {dev.display_name}"):
-                b = natives[key] = self._build(k, dev, spec, fn, name)
+                b = natives[key] = self._build(k, dev, spec, fn, name, bound)
         return b
 
     def _build(self, k: Kernel, dev: device, spec: tuple[np.generic | None, ...] | None,
-               fn: types.FunctionType | None, name: str | None) -> Built:
+               fn: types.FunctionType | None, name: str | None, bound: int = 0) -> Built:
         check_device(k, dev, name)
         img = kernels.image(k, dev, fn, name)
         ptx = img.binary if spec is None else _specconst.ptx_for(img.binary, spec)
+        if bound:
+            try:
+                ptx = with_launch_bound(ptx, img.entry, bound)
+            except ValueError as e:
+                raise exception(errc.build, f"{k.where}: {e}") from e
         ptx = for_driver(ptx)
         t0 = time.perf_counter()
         make_current(primary_context(dev.ordinal))  # type: ignore[attr-defined]

@@ -18,6 +18,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from math import prod
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -30,11 +31,13 @@ from pysycl._backends.cuda import memory as _mem
 from pysycl._backends.cuda import objects as _obj
 from pysycl._backends.cuda.build import builds as _builds
 from pysycl._backends.cuda.driver import cu
+from pysycl._backends.cuda.launch import Event, ProfiledEvent
 from pysycl._commands.commands import PrefetchCommand, USMCopyCommand, USMFillCommand
 from pysycl._core.exceptions import errc, exception, hidden_in_tracebacks
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import kprint as _kprint
 from pysycl._kernels import steps as _steps
+from pysycl._kernels.ptx_bounds import launch_bound
 from pysycl._memory.accessor import accessor
 from pysycl._memory.usm_api import drop_through, forget_until
 from pysycl._objects.info import info
@@ -51,24 +54,10 @@ __tracebackhide__ = hidden_in_tracebacks
 _NOT_READY = 600
 _now = time.perf_counter
 _query = cu.cuEventQuery if cu is not None else None
-_record = cu.cuEventRecord if cu is not None else None
 _DISABLE_TIMING = 2
-#: ordinals of devices whose primary context a kernel fault left unusable
-dead: set[int] = set()
+#: devices (ordinals) a kernel fault left unusable, with the error
+dead: dict[int, str] = {}
 _MAX_ALLOC = info.device.max_mem_alloc_size
-
-
-class Event:
-    """A command's completion: a ``CUevent`` of the executor's pool, recorded on its stream;
-    it goes back to the pool when the last reference goes."""
-
-    __slots__ = ("__weakref__", "h", "pool")
-
-    def __init__(self, h: Any, pool: list[Any]) -> None:
-        self.h, self.pool = h, pool
-
-    def __del__(self) -> None:
-        self.pool.append(self.h)
 
 
 def _block(query: Callable[[], Any], sync: Callable[[], Any]) -> int:
@@ -108,10 +97,14 @@ class CUDAExecutor:
         "launches",
         "native",
         "pool",
+        "profiling",
         "quick",
-        "recent",
+        "ref",
+        "ref_ns",
         "shape",
         "since",
+        "started",
+        "submitted",
     )
 
     lock = _launch._lock
@@ -121,15 +114,15 @@ class CUDAExecutor:
     launch = _launching.launch
 
     def __init__(self, ctx: context, dev: device, *, profiling: bool) -> None:
-        if profiling:
-            raise exception(errc.feature_not_supported, "pysycl: property.queue.enable_"
-                            "profiling is not available on the CUDA backend yet; use the "
-                            "OpenCL view of the device (PYSYCL_DEVICE_FILTER=opencl:gpu)")
         self.context, self.device = ctx, dev
         ordinal = dev.ordinal  # type: ignore[attr-defined]
-        if ordinal in dead:  # a kernel faulted: a fresh primary context
-            ctx.native.primary[ordinal] = _obj.reset_primary(ordinal)
-            dead.discard(ordinal)
+        if ordinal in dead:
+            raise exception(errc.runtime, f"pysycl: {dev.display_name!r} is unusable in this "
+                            f"process: a kernel faulted on it ({dead[ordinal]}). CUDA keeps "
+                            "such an error for the process's life (NVIDIA's driver: the process "
+                            "must be restarted; resetting the primary context does not clear "
+                            "it); other devices still work. Run with PYSYCL_BOUNDS_CHECK=1 to "
+                            "get the fault as an error at the line instead", ctx)
         self.cuctx = ctx.native.primary[ordinal]
         _obj.make_current(self.cuctx)
         self.key: Any = ctx.key if len(ctx.devices) == 1 else (ctx.key, dev.key)
@@ -137,24 +130,53 @@ class CUDAExecutor:
         self.native = d.call(cu.cuStreamCreate, cu.CUstream_flags.CU_STREAM_NON_BLOCKING.value,
                              what="creating a CUDA stream")
         self.pool: list[Any] = []
+        #: a profiling queue: timed events, one before each command too (:meth:`begin`)
+        self.profiling = profiling
+        self.started: Any = None
+        self.submitted = 0
+        self.ref: Any = None
+        self.ref_ns = 0
+        if profiling:  # the time origin: an event recorded now, and the host's clock
+            self.ref = self.new_event()
+            d.call(cu.cuEventRecord, self.ref, self.native)
+            d.call(cu.cuEventSynchronize, self.ref)
+            self.ref_ns = time.monotonic_ns()
         self.launches: dict[object, Any] = {}
         self.inflight: deque[tuple[Any, Any]] = deque()
         self.last: Any = None
         self.since = 0.0
         self.shape: object = None
         self.quick: object = None
-        #: names of the kernels launched since the last completed wait (a fault names them)
-        self.recent: deque[str] = deque(maxlen=8)
 
     # --- events
+    def new_event(self) -> Any:
+        """A new ``CUevent`` for the pool (no timing unless the queue profiles: recording
+        it costs less)."""
+        return d.call(cu.cuEventCreate, 0 if self.profiling else _DISABLE_TIMING)
+
+    def begin(self) -> None:
+        """A profiling queue: record the start of the next command."""
+        if self.profiling:
+            pool = self.pool
+            if self.started is not None:  # a command that began twice (a copy's write)
+                pool.append(self.started)
+            self.submitted = time.monotonic_ns()  # before the command reaches the stream
+            h = pool.pop() if pool else self.new_event()
+            d.call(cu.cuEventRecord, h, self.native)
+            self.started = h
+
     def record(self) -> Event:
         """A new event recorded on the stream (after everything enqueued so far)."""
         pool = self.pool
-        h = pool.pop() if pool else d.call(cu.cuEventCreate, _DISABLE_TIMING)
-        r = _record(h, self.native)
+        h = pool.pop() if pool else self.new_event()
+        r = cu.cuEventRecord(h, self.native)
         if r[0]:
             pool.append(h)
             raise self.failed(int(r[0]), "recording a CUDA event")
+        if self.profiling:
+            start, self.started = self.started, None
+            return ProfiledEvent(h, pool, start, self.submitted if start is not None
+                                 else time.monotonic_ns())
         return Event(h, pool)
 
     def stream_waits(self, wait_for: Sequence[Any]) -> None:
@@ -166,17 +188,20 @@ class CUDAExecutor:
     def marker(self, wait_for: Sequence[Any] | None) -> Event:
         if wait_for:
             self.stream_waits(wait_for)
+        self.begin()
         return self.record()
 
     def failed(self, code: int, what: str) -> exception:
         """The exception of a failed call; a kernel fault also marks the context dead."""
         if d.is_sticky(code):
-            dead.add(self.device.ordinal)  # type: ignore[attr-defined]
-            names = ", ".join(dict.fromkeys(self.recent)) or "a kernel"
+            shape = self.shape
+            names = (f"kernel {shape.k.name} (or a command before it)"
+                     if isinstance(shape, _launch.CUDALaunch) else "a kernel")
+            dead.setdefault(self.device.ordinal, f"{names}: {d.error_name(code)}")  # type: ignore[attr-defined]
             return d.error(code, f"{what}: {names} faulted on {self.device.display_name!r}; "
-                           "the device's CUDA context is lost (buffers keep their host data; "
-                           "USM memory of this context is gone) -- a new sycl.queue on the "
-                           "device resets it and runs kernels again")
+                           "CUDA keeps this error: the device runs no more commands in this "
+                           "process (buffers keep the host data they had; restart the process, "
+                           "or the Jupyter kernel, to use the GPU again)")
         return d.error(code, what)
 
     def launch_failed(self, code: int, k: Kernel) -> exception:
@@ -190,8 +215,6 @@ class CUDAExecutor:
         c = _block(lambda: _query(h), lambda: cu.cuEventSynchronize(h))
         if c:
             raise self.failed(c, "waiting for a command")
-        if native is self.last:
-            self.recent.clear()
         q = self.inflight
         if q and self.lock.acquire(False):
             drop_through(q, native)
@@ -209,7 +232,6 @@ class CUDAExecutor:
         c = _block(lambda: cu.cuStreamQuery(s), lambda: cu.cuStreamSynchronize(s))
         if c:
             raise self.failed(c, "waiting for the queue")
-        self.recent.clear()
         if _steps.active or _kprint.pending or _bounds.watching:
             _steps.settle(self.native)
         if held is not None:
@@ -225,8 +247,18 @@ class CUDAExecutor:
         return "complete"
 
     def profile(self, native: Event, which: str) -> int:
-        raise exception(errc.invalid, "pysycl: the queue was not made with "
-                        "property.queue.enable_profiling")
+        """``command_submit`` (the host's clock at the enqueue), ``command_start`` and
+        ``command_end`` (``cuEventElapsedTime`` from the queue's reference event) in ns,
+        on one timeline; waits for the command first."""
+        if type(native) is not ProfiledEvent:
+            raise exception(errc.invalid, "pysycl: the queue was not made with "
+                            "property.queue.enable_profiling")
+        self.wait_event(native)
+        if which == "submit":
+            return int(native.submit)
+        h = native.h if which == "end" else (native.start or native.h)
+        ms = d.call(cu.cuEventElapsedTime, self.ref, h, what="reading a profiling event")
+        return self.ref_ns + round(float(ms) * 1e6)
 
     def settle(self, finished: bool = False) -> None:
         _steps.settle(self.native if finished else None)
@@ -273,6 +305,7 @@ class CUDAExecutor:
 
     def read_back(self, host: np.ndarray, mem: Any, after: Any) -> Event:
         self.stream_waits([after])
+        self.begin()
         if host.nbytes:
             d.call(cu.cuMemcpyDtoHAsync, host.ctypes.data, int(mem), host.nbytes, self.native,
                    what="copying device memory to the host")
@@ -282,6 +315,7 @@ class CUDAExecutor:
               byte_offset: int = 0) -> Event:
         if wait_for:
             self.stream_waits(wait_for)
+        self.begin()
         host = np.ascontiguousarray(host)
         if host.nbytes:
             _obj.make_current(self.cuctx)
@@ -297,6 +331,7 @@ class CUDAExecutor:
         isz = acc.dtype.itemsize
         if wait_for:
             self.stream_waits(wait_for)
+        self.begin()
         keep = []
         for off, n in acc.segments():
             keep.append(self._fill_bytes(base + off * isz, pattern, n * isz))
@@ -327,6 +362,7 @@ class CUDAExecutor:
         key = self.key
         if wait_for:
             self.stream_waits(wait_for)
+        self.begin()
         if isinstance(src, accessor) and isinstance(dst, accessor):
             ss, ds = src.segments(), dst.segments()
             if len(ss) == 1 and len(ds) == 1 and src.dtype == dst.dtype:
@@ -372,8 +408,13 @@ class CUDAExecutor:
         with self.lock:
             if wait_for:
                 self.stream_waits(wait_for)
+            self.begin()
             if n and type(cmd) is USMCopyCommand:
                 d.call(cu.cuMemcpyAsync, cmd.dst, cmd.src, n, s, what=f"USM copy of {n} bytes")
+            elif n and type(cmd) is USMFillCommand and cmd.staged:
+                # host memory the device cannot use (no pageable access): filled on the host
+                # once the stream reached this point
+                self._host_fill(cmd.dst, cmd.pattern, n)
             elif n and type(cmd) is USMFillCommand:
                 staged = self._fill_bytes(cmd.dst, cmd.pattern, n)
                 if staged is not None:
@@ -385,6 +426,16 @@ class CUDAExecutor:
         self.shape = (type(cmd), n)
         return ev
 
+    def _host_fill(self, dst: int, pattern: np.ndarray, n: int) -> None:
+        """Fill ``n`` bytes of plain host memory at ``dst`` after the stream's earlier work."""
+        s = self.native
+        c = _block(lambda: cu.cuStreamQuery(s), lambda: cu.cuStreamSynchronize(s))
+        if c:
+            raise self.failed(c, "a USM fill of host memory")
+        view = np.ctypeslib.as_array((np.ctypeslib.ctypes.c_uint8 * n).from_address(dst))
+        p = pattern.view(np.uint8)
+        view[:] = np.tile(p, n // len(p))
+
     def _prefetch(self, address: int, n: int) -> None:
         """``cuMemPrefetchAsync`` of managed memory towards the device (else nothing)."""
         loc = cu.CUmemLocation()
@@ -395,13 +446,13 @@ class CUDAExecutor:
     # --- kernels
     def build(self, k: Kernel, spec: Any = None, bound: int = 0, fn: Any = None,
               name: str | None = None) -> Any:
-        if spec is None:
+        if spec is None and not bound:
             b = _builds.by_kernel.get(id(k))
             if b is not None:
                 built = b.natives.get(self.build_key)
                 if built is not None:
                     return built
-        return _builds.kernel(k, self.context, self.device, spec, fn, name)
+        return _builds.kernel(k, self.context, self.device, spec, fn, name, bound)
 
     def last_args(self, k: Kernel) -> dict[Any, list[Any]]:
         return _builds.builds(k).last
@@ -414,7 +465,19 @@ class CUDAExecutor:
 
     def bounded_kernel(self, k: Kernel, native: Any, nd: nd_range, spec: Any = None,
                        fn: Any = None, name: str | None = None, bundle: bool = False) -> Any:
-        return native  # the driver launches up to the kernel's own limit (kernel_limits)
+        """``native``, or for a work-group wider than the registers the JIT gave ``native``
+        allow (``CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`` < 1024), ``k`` loaded again with
+        the launch bound ``.maxntid`` that fits it (a kernel of a bundle: ``native``)."""
+        size = prod(nd.get_local_range().values)
+        if bundle or size <= native.max_threads:
+            return native
+        n = launch_bound(size, int(self.device.get_info(info.device.max_work_group_size)))
+        try:
+            return _builds.kernel(k, self.context, self.device, spec, fn, name, n)
+        except exception as e:
+            raise exception(errc.nd_range, f"{k.where}: a work-group of {size} work-items "
+                            f"needs the kernel built with the launch bound .maxntid {n}, and "
+                            f"the driver could not build it: {e}") from e
 
     def local_memory(self, nbytes: int) -> _launch.LocalMem:
         return _launch.LocalMem(nbytes)

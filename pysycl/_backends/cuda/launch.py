@@ -45,8 +45,38 @@ __all__ = ["CUDALaunch", "LocalMem", "block_for", "launch", "launch_native", "pa
 _lock = threading.Lock()
 _now = time.perf_counter
 _launch_kernel = cu.cuLaunchKernel if cu is not None else None
+_record = cu.cuEventRecord if cu is not None else None
 #: the largest block a range launch picks (a multiple of the warp where the range allows)
 RANGE_BLOCK = 256
+
+
+class Event:
+    """A command's completion: a ``CUevent`` of its executor's pool, recorded on the stream;
+    it goes back to the pool when the last reference goes."""
+
+    __slots__ = ("__weakref__", "h", "pool")
+
+    def __init__(self, h: Any, pool: list[Any]) -> None:
+        self.h, self.pool = h, pool
+
+    def __del__(self) -> None:
+        self.pool.append(self.h)
+
+
+class ProfiledEvent(Event):
+    """An event of a profiling queue: also the ``CUevent`` recorded before the command and
+    the host's clock at its submission (``time.monotonic_ns``)."""
+
+    __slots__ = ("start", "submit")
+
+    def __init__(self, h: Any, pool: list[Any], start: Any, submit: int) -> None:
+        super().__init__(h, pool)
+        self.start, self.submit = start, submit
+
+    def __del__(self) -> None:
+        self.pool.append(self.h)
+        if self.start is not None:
+            self.pool.append(self.start)
 
 
 class LocalMem:
@@ -99,7 +129,7 @@ class CUDALaunch(Launch):
     """A Python kernel built for one CUDA queue (``clk``: its :class:`Built`), its grid and
     block, and the packed argument buffer."""
 
-    __slots__ = ("argp", "argv", "block", "buf", "fmt", "grid", "last", "raw", "shmem")
+    __slots__ = ("argp", "argv", "block", "buf", "fmt", "grid", "head", "last", "raw", "shmem")
 
     def __init__(self, ex: LaunchingExecutor, k: Kernel, clk: Any, kind: str, space: Any,
                  gsize: tuple[int, ...], lsize: tuple[int, ...] | None) -> None:
@@ -109,6 +139,8 @@ class CUDALaunch(Launch):
         grid = tuple(g // b for g, b in zip(gsize, block, strict=True))
         self.grid = (*grid, 1, 1, 1)[:3]
         self.block = (*block, 1, 1, 1)[:3]
+        #: cuLaunchKernel's first seven arguments: the function, grid and block
+        self.head = (clk.fn, *self.grid, *self.block)
         chars = [_char(t) for t in k.arg_dtypes]
         self.raw = tuple(i for i, c in enumerate(chars) if c.endswith("s"))
         self.fmt = "@" + "".join(chars)
@@ -143,22 +175,29 @@ class CUDALaunch(Launch):
         the stream, launch, record the command's event and hold ``holds`` until it
         completes."""
         ex = self.ex
-        stream = ex.native
-        g, b = self.grid, self.block
         with _lock:  # the argument buffer is this launch's: one launch at a time
             last = self.last
             if bound is None or last != args or (self.floats
                                                  and not same_signs(last, args, self.floats)):
                 self._pack(args)
                 self.last = args if bound is not None else None
+            stream = ex.native
             if wait_for:
                 ex.stream_waits(wait_for)
-            ex.recent.append(self.k.name)
-            r = _launch_kernel(self.clk.fn, g[0], g[1], g[2], b[0], b[1], b[2], self.shmem,
-                               stream, self.argp, 0)
+            if ex.profiling:
+                ex.begin()
+            r = _launch_kernel(*self.head, self.shmem, stream, self.argp, 0)
             if r[0]:
                 raise ex.launch_failed(int(r[0]), self.k)
-            ev = ex.record()
+            if ex.profiling:
+                ev = ex.record()
+            else:
+                pool = ex.pool
+                h = pool.pop() if pool else ex.new_event()
+                if _record(h, stream)[0]:
+                    pool.append(h)
+                    raise ex.launch_failed(int(_record(h, stream)[0]), self.k)
+                ev = Event(h, pool)
             if holds is not None:
                 dq = ex.inflight
                 prev = dq[-1] if dq and ex.shape is self else None
@@ -168,7 +207,6 @@ class CUDALaunch(Launch):
                 else:
                     dq.append((ev, holds))
         ex.last = ev
-        ex.since = _now()
         ex.shape = self
         if holds is not None and len(ex.inflight) > PRUNE_AT:
             prune(ex)
@@ -249,7 +287,7 @@ def launch_native(ex: Any, k: Any, gsize: tuple[int, ...], lsize: tuple[int, ...
             k.allow_shared(shm)
         if wait_for:
             ex.stream_waits(wait_for)
-        ex.recent.append(name)
+        ex.begin()  # a profiling queue: the command's start
         r = _launch_kernel(k.fn, g3[0], g3[1], g3[2], b3[0], b3[1], b3[2], shm, ex.native,
                            argv.ctypes.data if args else 0, 0)  # the driver copies the values
         if r[0]:
@@ -262,6 +300,5 @@ def launch_native(ex: Any, k: Any, gsize: tuple[int, ...], lsize: tuple[int, ...
         if holds is not None:
             ex.inflight.append((ev, holds))
     ex.last = ev
-    ex.since = _now()
     ex.shape = None
     return ev

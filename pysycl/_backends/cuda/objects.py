@@ -75,22 +75,6 @@ def primary_context(ordinal: int) -> Any:
     return ctx
 
 
-def reset_primary(ordinal: int) -> Any:
-    """Reset device ``ordinal``'s primary context after a kernel fault (every allocation of
-    it is gone) and retain it again; the new ``CUcontext``."""
-    with _lock:
-        old = _primaries.pop(ordinal, None)
-        dev = d.call(cu.cuDeviceGet, ordinal)
-        cu.cuCtxSetCurrent(cu.CUcontext(0))  # the lost context is no thread's current one
-        _current.ctx = None
-        if old is not None:
-            cu.cuDevicePrimaryCtxRelease(dev)
-        d.call(cu.cuDevicePrimaryCtxReset, dev, what="resetting the device after a kernel fault")
-        ctx = _primaries[ordinal] = d.call(cu.cuDevicePrimaryCtxRetain, dev,
-                                           what="a new context after a kernel fault")
-    return ctx
-
-
 _current = threading.local()
 
 
