@@ -202,6 +202,8 @@ def main() -> None:
     ap.add_argument("--launches", type=int, default=2000)
     ap.add_argument("--triad-log2", type=int, default=28)
     ap.add_argument("--json")
+    ap.add_argument("--rows", default="b2b,launch+wait,triad,fresh",
+                    help="comma-separated rows to run")
     a = ap.parse_args()
     n = 1024
     launchers: dict[str, Any] = {}
@@ -220,14 +222,17 @@ def main() -> None:
         assert (result() == before + 3).all(), name
     res: dict[str, dict[str, list[float]]] = {"b2b": {}, "launch+wait": {}, "triad": {},
                                                "fresh warm": {}, "fresh cold": {}}
-    triads = _triads(a.triad_log2)
+    rows = set(a.rows.split(","))
+    triads = _triads(a.triad_log2) if "triad" in rows else {}
     for _ in range(a.rounds):
         for name, (go, wait, _r) in launchers.items():
-            res["b2b"].setdefault(name, []).append(_b2b(go, wait, a.launches))
-            res["launch+wait"].setdefault(name, []).append(_lw(go, wait, a.launches // 4))
+            if "b2b" in rows:
+                res["b2b"].setdefault(name, []).append(_b2b(go, wait, a.launches))
+            if "launch+wait" in rows:
+                res["launch+wait"].setdefault(name, []).append(_lw(go, wait, a.launches // 4))
         for name, run in triads.items():
             res["triad"].setdefault(name, []).append(run())
-    for _ in range(3):
+    for _ in range(3 if "fresh" in rows else 0):
         for name in _FRESH:
             if name != "cupy" and name not in launchers:
                 continue
@@ -239,6 +244,8 @@ def main() -> None:
     print("| row | cuda | opencl | cupy | cuda / cupy | cuda / opencl |")
     print("|---|---|---|---|---|---|")
     for row, cols in res.items():
+        if not cols:
+            continue
         med = {k: statistics.median(v) for k, v in cols.items()}
         unit = "GB/s" if row == "triad" else ("s" if "fresh" in row else "µs")
         cells = [f"{med[c]:.2f} {unit}" if c in med else "n/a" for c in ("cuda", "opencl", "cupy")]
