@@ -109,3 +109,18 @@ def test_a_kernel_remembers_its_last_arguments_only_while_cached(kernel_device) 
     sycl.ext.clear_kernel_memory_cache()
     assert k not in kernels.memory.values()  # the remembered arguments went with the entry
     np.testing.assert_array_equal(a, np.ones(4, np.int32))
+
+
+def test_a_filter_of_backend_tokens_asks_only_those_backends() -> None:
+    """``PYSYCL_DEVICE_FILTER=host:`` lists the host device only, and the process never
+    starts the OpenCL ICD loader's drivers (pyopencl is not even imported)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, pysycl as s; print([p.get_backend().value for p in "
+            "s.platform.get_platforms()], 'pyopencl' in sys.modules)")
+    env = {**__import__("os").environ, "PYSYCL_DEVICE_FILTER": "host:"}
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["['ext_pysycl_host']", "False"]
