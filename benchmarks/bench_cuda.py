@@ -12,6 +12,9 @@ Rows:
   synchronize), µs.
 * ``triad``: ``a[i] = b[i] + s * c[i]`` over 2^28 float32 (12 bytes per element), GB/s;
   CuPy: an ``ElementwiseKernel``.
+* ``sum``: ``sycl.reduction`` (``plus``) over 2^28 float32 through buffers, GB/s of the input;
+  ``matmul``: 4096^2 float32 with 16x16 local tiles (bench_gpu.py's kernel), GFLOP/s; both
+  only pysycl's two views (issue 24: CUDA not slower than the OpenCL path).
 * ``fresh``: a new process to its checked first result (import, queue, kernel, copy back),
   warm (second process, same cache folder) and cold (empty folder), s; CuPy: ``RawKernel``
   (its own kernel cache warm and cold).
@@ -155,6 +158,51 @@ def _triads(nlog2: int) -> dict[str, Callable[[], float]]:
     return out
 
 
+def _buffer_rows(sum_log2: int, mm_n: int) -> dict[str, dict[str, Callable[[], float]]]:
+    """``sum`` (``sycl.reduction`` over 2^sum_log2 float32, GB/s of the input) and ``matmul``
+    (the 16x16 local-tile kernel of bench_gpu.py on mm_n^2 float32, GFLOP/s) through
+    buffers, on each pysycl view of the GPU; checked against numpy first."""
+    sys.path.insert(0, os.path.dirname(__file__))
+    from bench_gpu import _matmul_cg, _reduction_cg
+
+    n = 1 << sum_log2
+    x = np.random.default_rng(2).random(n, np.float32)
+    want = float(x.astype(np.float64).sum())
+    a = np.random.default_rng(3).random((mm_n, mm_n), np.float32)
+    b = np.random.default_rng(4).random((mm_n, mm_n), np.float32)
+    rows: dict[str, dict[str, Callable[[], float]]] = {"sum": {}, "matmul": {}}
+    for name, be in (("cuda", sycl.backend.ext_oneapi_cuda), ("opencl", sycl.backend.opencl)):
+        q = _queue(be)
+        if q is None:
+            continue
+        X, S = sycl.buffer(x), sycl.buffer(np.zeros(1, np.float32))
+        q.submit(_reduction_cg(X, S, n)).wait()
+        with S.get_host_access() as hs:
+            assert abs(float(hs[0]) - want) <= 2e-4 * want, (name, hs[0], want)
+        A, B, C = sycl.buffer(a), sycl.buffer(b), sycl.buffer(np.zeros((mm_n, mm_n), np.float32))
+        q.submit(_matmul_cg(A, B, C, mm_n)).wait()
+        with C.get_host_access() as hc:
+            rows_i = [0, mm_n // 2, mm_n - 1]
+            ref = a[rows_i].astype(np.float64) @ b.astype(np.float64)
+            np.testing.assert_allclose(np.asarray(hc)[rows_i], ref, rtol=1e-3)
+
+        def run_sum(q=q, X=X, S=S) -> float:
+            t = time.perf_counter()
+            for _ in range(5):
+                q.submit(_reduction_cg(X, S, n))
+            q.wait()
+            return 4 * n * 5 / (time.perf_counter() - t) / 1e9
+
+        def run_mm(q=q, A=A, B=B, C=C) -> float:
+            t = time.perf_counter()
+            for _ in range(3):
+                q.submit(_matmul_cg(A, B, C, mm_n))
+            q.wait()
+            return 2 * mm_n ** 3 * 3 / (time.perf_counter() - t) / 1e9
+        rows["sum"][name], rows["matmul"][name] = run_sum, run_mm
+    return rows
+
+
 _FRESH = {
     "cuda": """
         import numpy as np, pysycl as sycl
@@ -202,7 +250,9 @@ def main() -> None:
     ap.add_argument("--launches", type=int, default=2000)
     ap.add_argument("--triad-log2", type=int, default=28)
     ap.add_argument("--json")
-    ap.add_argument("--rows", default="b2b,launch+wait,triad,fresh",
+    ap.add_argument("--sum-log2", type=int, default=28)
+    ap.add_argument("--matmul-n", type=int, default=4096)
+    ap.add_argument("--rows", default="b2b,launch+wait,triad,sum,matmul,fresh",
                     help="comma-separated rows to run")
     a = ap.parse_args()
     n = 1024
@@ -221,9 +271,11 @@ def main() -> None:
         wait()
         assert (result() == before + 3).all(), name
     res: dict[str, dict[str, list[float]]] = {"b2b": {}, "launch+wait": {}, "triad": {},
+                                               "sum": {}, "matmul": {},
                                                "fresh warm": {}, "fresh cold": {}}
     rows = set(a.rows.split(","))
     triads = _triads(a.triad_log2) if "triad" in rows else {}
+    brows = _buffer_rows(a.sum_log2, a.matmul_n) if rows & {"sum", "matmul"} else {}
     for _ in range(a.rounds):
         for name, (go, wait, _r) in launchers.items():
             if "b2b" in rows:
@@ -232,6 +284,10 @@ def main() -> None:
                 res["launch+wait"].setdefault(name, []).append(_lw(go, wait, a.launches // 4))
         for name, run in triads.items():
             res["triad"].setdefault(name, []).append(run())
+        for row, runs in brows.items():
+            if row in rows:
+                for name, run in runs.items():
+                    res[row].setdefault(name, []).append(run())
     for _ in range(3 if "fresh" in rows else 0):
         for name in _FRESH:
             if name != "cupy" and name not in launchers:
@@ -239,7 +295,8 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as cache:
                 res["fresh cold"].setdefault(name, []).append(_fresh(name, cache))
                 res["fresh warm"].setdefault(name, []).append(_fresh(name, cache))
-    dev = sycl.device.get_devices(sycl.info.device_type.gpu)[0].get_info(sycl.info.device.name)
+    gpus = sycl.device.get_devices(sycl.info.device_type.gpu)
+    dev = gpus[0].get_info(sycl.info.device.name) if gpus else "no GPU"
     print(f"device: {dev}; {a.rounds} rounds, medians\n")
     print("| row | cuda | opencl | cupy | cuda / cupy | cuda / opencl |")
     print("|---|---|---|---|---|---|")
@@ -247,7 +304,8 @@ def main() -> None:
         if not cols:
             continue
         med = {k: statistics.median(v) for k, v in cols.items()}
-        unit = "GB/s" if row == "triad" else ("s" if "fresh" in row else "µs")
+        unit = {"triad": "GB/s", "sum": "GB/s", "matmul": "GFLOP/s"}.get(
+            row, "s" if "fresh" in row else "µs")
         cells = [f"{med[c]:.2f} {unit}" if c in med else "n/a" for c in ("cuda", "opencl", "cupy")]
         r1 = f"{med['cuda'] / med['cupy']:.2f}x" if "cuda" in med and "cupy" in med else "n/a"
         r2 = f"{med['cuda'] / med['opencl']:.2f}x" if "cuda" in med and "opencl" in med else "n/a"
