@@ -120,7 +120,7 @@ class CUDAExecutor:
     submit = _submit.submit
     launch = _launching.launch
 
-    def __init__(self, ctx: context, dev: device, *, profiling: bool) -> None:
+    def __init__(self, ctx: context, dev: device, *, profiling: bool, native: Any = None) -> None:
         if profiling:
             raise exception(errc.feature_not_supported, "pysycl: property.queue.enable_"
                             "profiling is not available on the CUDA backend yet; use the "
@@ -134,8 +134,10 @@ class CUDAExecutor:
         _obj.make_current(self.cuctx)
         self.key: Any = ctx.key if len(ctx.devices) == 1 else (ctx.key, dev.key)
         self.build_key = (ctx.key, dev.key)
-        self.native = d.call(cu.cuStreamCreate, cu.CUstream_flags.CU_STREAM_NON_BLOCKING.value,
-                             what="creating a CUDA stream")
+        #: the queue's stream: its own, or an application's (``make_queue``)
+        self.native = native if native is not None else d.call(
+            cu.cuStreamCreate, cu.CUstream_flags.CU_STREAM_NON_BLOCKING.value,
+            what="creating a CUDA stream")
         self.pool: list[Any] = []
         self.launches: dict[object, Any] = {}
         self.inflight: deque[tuple[Any, Any]] = deque()
