@@ -224,6 +224,9 @@ def negotiate(max_version: Any) -> bool:
     """Whether a consumer's ``max_version`` asks for the versioned layout."""
     if max_version is None:
         return False
+    if not isinstance(max_version, (tuple, list)):
+        raise BufferError(f"__dlpack__: max_version must be a (major, minor) tuple, not "
+                          f"{max_version!r}")
     try:
         return int(max_version[0]) >= VERSION[0]
     except (TypeError, ValueError, IndexError):
