@@ -17,6 +17,7 @@ module is backend-neutral: it knows DLPack's device *codes*, never a driver.
 from __future__ import annotations
 
 import ctypes
+import sys
 import threading
 from typing import Any
 
@@ -113,10 +114,11 @@ _lock = threading.Lock()
 class _Export:
     """What one exported capsule keeps alive: the structures, the shape and the owner."""
 
-    __slots__ = ("__weakref__", "managed", "owner", "shape")
+    __slots__ = ("__weakref__", "capsule", "managed", "owner", "shape")
 
     def __init__(self, managed: Any, shape: Any, owner: object) -> None:
         self.managed, self.shape, self.owner = managed, shape, owner
+        self.capsule: Any = None
 
 
 def _release(address: int | None) -> None:
@@ -128,13 +130,23 @@ def _release(address: int | None) -> None:
 _deleter = _DELETER(_release)
 
 
-@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-def _capsule_destructor(cap: int | None) -> None:
-    """A capsule collected unconsumed still owns its tensor: call its deleter."""
-    for name in (_NAME, _NAME_VERSIONED):
-        if _is_valid(cap, name):
-            _release(_get_pointer(cap, name))
-            return
+def _sweep() -> None:
+    """Let go of the exports whose capsule only this module still holds, unconsumed (a
+    capsule dropped, or refused by its consumer); forget the capsules consumers took.
+
+    The capsules have no destructor: one written in Python (a ``ctypes`` callback) cannot
+    keep the exception of a consumer that refused a capsule, so this module holds each
+    capsule until it is consumed or it alone holds it. Called at every export."""
+    with _lock:
+        for key, e in list(_alive.items()):
+            cap = e.capsule
+            if cap is None:
+                continue
+            ref = id(cap)
+            if not (_is_valid(ref, _NAME) or _is_valid(ref, _NAME_VERSIONED)):
+                e.capsule = None  # consumed: the consumer calls the deleter
+            elif sys.getrefcount(cap) <= 3:  # this loop's name, the export's slot, the call
+                del _alive[key]
 
 
 def capsule(address: int, count: int, dtype: np.dtype, device: tuple[int, int], owner: object,
@@ -157,14 +169,18 @@ def capsule(address: int, count: int, dtype: np.dtype, device: tuple[int, int], 
     if versioned:
         managed.version = DLPackVersion(*VERSION)
         managed.flags = FLAG_READ_ONLY if readonly else 0
+    _sweep()
+    e = _Export(managed, shape, owner)
+    cap = _new(key, _NAME_VERSIONED if versioned else _NAME, None)
+    e.capsule = cap
     with _lock:
-        _alive[key] = _Export(managed, shape, owner)
-    return _new(key, _NAME_VERSIONED if versioned else _NAME,
-                ctypes.cast(_capsule_destructor, ctypes.c_void_p))
+        _alive[key] = e
+    return cap
 
 
 def exported() -> int:
     """How many exported tensors consumers (or unconsumed capsules) still hold."""
+    _sweep()
     return len(_alive)
 
 

@@ -370,15 +370,17 @@ class usm_pointer:  # noqa: N801 - pysycl's name for C++'s ``T*`` to USM
         a = self.check_live("__dlpack__")
         dev = self.__dlpack_device__()
         if dl_device is not None and tuple(dl_device) != dev:
-            raise BufferError(f"__dlpack__: {self!r} is on DLPack device {dev}, not "
-                              f"{tuple(dl_device)}; copy it with q.memcpy")
+            if tuple(dl_device) != (_dlpack.kDLCPU, 0) or not a.host:
+                raise BufferError(f"__dlpack__: {self!r} is on DLPack device {dev}, not "
+                                  f"{tuple(dl_device)}; copy it with q.memcpy")
+            dev = (_dlpack.kDLCPU, 0)  # host-accessible memory, asked for as host memory
         if copy:
             if dev[0] == _dlpack.kDLCPU:
                 return self.host_array("__dlpack__").copy().__dlpack__(max_version=max_version)
             raise BufferError(f"__dlpack__(copy=True): {self!r} is device memory; pysycl "
                               "exports it in place (copy=None or False)")
         sync = getattr(a.native, "sync_consumer", None)
-        if sync is not None:
+        if sync is not None and dev[0] != _dlpack.kDLCPU:
             sync(a.ctx_key, stream)
         elif stream is not None and stream != -1:
             raise BufferError(f"__dlpack__: {self!r} is host memory; stream must be None")

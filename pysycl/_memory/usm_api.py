@@ -273,7 +273,10 @@ def _native_kind(ptr: Any, ctx: context) -> tuple[str, device] | None:
     try:
         address = operator.index(ptr)
     except TypeError:
-        return None
+        try:  # another library's device array: its address
+            address = int(ptr.__cuda_array_interface__["data"][0])
+        except Exception:
+            return None
     hook = getattr(_backends.get(ctx.get_backend()), "pointer_kind", None)
     return None if hook is None else hook(address, ctx)  # type: ignore[no-any-return]
 

@@ -191,3 +191,37 @@ def test_the_interop_dispatch_without_a_cuda_driver() -> None:
     assert e.value.code() is sycl.errc.backend_mismatch
     with pytest.raises(TypeError):
         sycl.get_native(d, "cuda")  # type: ignore[arg-type]
+
+
+def test_a_refused_capsule_keeps_the_consumers_error() -> None:
+    base = np.arange(6, dtype=np.float32)
+    before = dlpack.exported()
+
+    class OnAGpu:  # numpy refuses device memory: its own error reaches the caller
+        def __dlpack__(self, **kw: object) -> object:
+            return dlpack.capsule(base.ctypes.data, 6, base.dtype, (dlpack.kDLCUDA, 0), base,
+                                  versioned=True)
+
+        def __dlpack_device__(self) -> tuple[int, int]:
+            return (dlpack.kDLCUDA, 0)
+
+    with pytest.raises(RuntimeError, match="Unsupported device"):
+        np.from_dlpack(OnAGpu())
+    assert dlpack.exported() == before  # the refused export was let go
+
+
+@pytest.mark.parametrize("kind", [dlpack.kDLCUDAHost, dlpack.kDLCUDAManaged])
+def test_numpy_reads_host_accessible_cuda_kinds(kind: int) -> None:
+    base = np.arange(6, dtype=np.int32)
+
+    class Pinned:  # what a CUDA host or shared allocation exports: numpy reads it in place
+        def __dlpack__(self, **kw: object) -> object:
+            return dlpack.capsule(base.ctypes.data, 6, base.dtype, (kind, 0), base,
+                                  versioned=True)
+
+        def __dlpack_device__(self) -> tuple[int, int]:
+            return (kind, 0)
+
+    a = np.from_dlpack(Pinned())
+    assert a.ctypes.data == base.ctypes.data
+    np.testing.assert_array_equal(a, base)
