@@ -11,10 +11,10 @@ import os
 
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # JAX: leave the GPU to others
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pytest
 
-import pysycl as sycl  # noqa: E402
+import pysycl as sycl
 
 CUDA_BACKEND = sycl.backend.ext_oneapi_cuda
 CUDA = [d for d in sycl.device.get_devices() if d.get_backend() is CUDA_BACKEND]
