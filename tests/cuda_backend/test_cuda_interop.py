@@ -90,6 +90,18 @@ def test_a_kernel_writes_into_a_torch_tensor(cq: sycl.queue) -> None:
     np.testing.assert_array_equal(via.cpu().numpy(), np.arange(1, n + 1, dtype=np.int32))
 
 
+def test_a_kernel_reads_what_torch_just_wrote(cq: sycl.queue) -> None:
+    torch = _torch()
+    n = 1 << 22
+    out = sycl.malloc_shared(n, cq, dtype=np.float32)
+    for _ in range(3):  # torch's kernels on its stream, pysycl's read ordered after them
+        t = torch.full((n,), 3.0, device=f"cuda:{CUDA[0].ordinal}").mul_(2.0).add_(1.0)
+        cq.parallel_for(sycl.range(n), lambda i: out.__setitem__(i, t[i])).wait()
+        assert (np.asarray(out) == 7.0).all()
+        cq.fill(out, np.float32(0), n).wait()
+    sycl.free(out, cq)
+
+
 def test_torch_reads_pysycl_memory_in_place(cq: sycl.queue) -> None:
     torch = _torch()
     n = 1024

@@ -9,8 +9,9 @@ that follows those queues the same way (:func:`export_stream`).
 Import (:func:`foreign_memory`, the backend's hook for ``pysycl._memory.usm_api``): an
 object with ``__cuda_array_interface__`` (preferred: no capsule) or ``__dlpack__`` on a
 CUDA device type is used where it lies. Its producer's work comes first: CAI's ``stream``
-is recorded into an event the queue's stream waits for; DLPack's producer gets the
-queue's stream and orders itself. Device memory of another GPU is ``errc.invalid``
+(the legacy default stream for an interface before version 3, as PyTorch's) is recorded
+into an event the queue's stream waits for; DLPack's producer gets the queue's stream and
+orders itself. Device memory of another GPU is ``errc.invalid``
 naming both devices. :func:`pointer_kind` answers ``sycl.get_pointer_type`` for raw CUDA
 addresses of the context's primary contexts.
 """
@@ -109,13 +110,14 @@ def _attributes(address: int) -> tuple[int, bool, int, int] | None:
     mtype = int(getattr(mtype, "value", mtype) or 0)
     if not mtype:
         return None
-    return mtype, bool(managed), int(ordinal), int(ctx or 0)
+    return mtype, bool(managed), int(ordinal), (0 if ctx is None else int(ctx))
 
 
 def pointer_kind(address: int, ctx: Any) -> tuple[str, Any] | None:
     """``(usm kind name, device)`` of a raw CUDA address of ``ctx``'s primary contexts, or
     None (memory of no CUDA context of ``ctx``)."""
     try:
+        _obj.make_current(ctx.native.primary[ctx.devices[0].ordinal])
         att = _attributes(address)
     except Exception:
         return None
@@ -182,6 +184,7 @@ def _from_cai(v: Any, cai: dict[str, Any], q: Any, who: str) -> tuple[Any, ...]:
     if mask is not None:
         raise exception(errc.invalid, f"{who}: a masked __cuda_array_interface__; pass the "
                         "unmasked data")
+    _obj.make_current(q.executor.cuctx)
     if address:
         att = _attributes(address)
         if att is None:
@@ -189,7 +192,11 @@ def _from_cai(v: Any, cai: dict[str, Any], q: Any, who: str) -> tuple[Any, ...]:
                             f"{address:#x}, which is no CUDA memory")
         if att[0] == _DEVICE and not att[1]:
             _check_device(att[2], q, address, who)
-    stream = cai.get("stream")
+    # Version 3 names the producer's stream (None: nothing to wait for); before it (PyTorch
+    # says 2) producers relied on the legacy default stream, which pysycl's non-blocking
+    # streams do not follow by themselves: wait for it.
+    legacy = int(cai.get("version", 3) or 3) < 3
+    stream = cai.get("stream", 1 if legacy else None)
     if stream is not None:
         try:
             _queue_waits_for(q, stream, who)
@@ -208,7 +215,7 @@ def _from_dlpack(v: Any, dev: tuple[int, int], q: Any, who: str) -> tuple[Any, .
         except TypeError:  # a producer before DLPack 1.0
             cap = v.__dlpack__(stream=stream)
         imp = _dlpack.consume(cap)
-    except BufferError as e:
+    except (BufferError, RuntimeError, ValueError) as e:  # e.g. PyTorch: a tensor needing grad
         raise exception(errc.invalid, f"{who}: its __dlpack__ failed: {e}") from None
     strides = None if imp.strides is None else tuple(s * imp.dtype.itemsize for s in imp.strides)
     return imp.address, imp.shape, strides, imp.dtype, imp.readonly, (v, imp)
