@@ -312,3 +312,28 @@ def test_make_context_refuses_a_non_primary_context() -> None:
         assert e.value.code() is sycl.errc.invalid
     finally:
         cu.cuCtxDestroy(own)
+
+
+def test_a_host_task_gets_cuda_handles(cq: sycl.queue) -> None:
+    cp = _cupy()
+    from cuda.bindings import driver as cu
+
+    a = np.arange(16, dtype=np.float32)
+    seen: list[object] = []
+    with sycl.buffer(a) as B:
+        def cg(h: sycl.handler) -> None:
+            acc = B.get_access(h, sycl.access_mode.read_write)
+
+            def task(ih: sycl.interop_handle) -> None:
+                s = ih.get_native_queue(backend=CUDA_BACKEND)
+                (mem,) = ih.get_native_mem(acc, backend=CUDA_BACKEND)
+                seen.append(ih.get_native_context(backend=CUDA_BACKEND))
+                seen.append(ih.get_native_device(backend=CUDA_BACKEND))
+                with cp.cuda.ExternalStream(int(s)):  # CuPy works on the queue's stream
+                    raw = cp.cuda.UnownedMemory(int(mem), a.nbytes, None, CUDA[0].ordinal)
+                    arr = cp.ndarray((16,), cp.float32, cp.cuda.MemoryPointer(raw, 0))
+                    arr *= 2
+            h.host_task(task)
+        cq.submit(cg)
+    np.testing.assert_array_equal(a, np.arange(16, dtype=np.float32) * 2)
+    assert isinstance(seen[0], cu.CUcontext) and isinstance(seen[1], cu.CUdevice)
