@@ -138,6 +138,7 @@ def _sweep() -> None:
     keep the exception of a consumer that refused a capsule, so this module holds each
     capsule until it is consumed or it alone holds it. Called at every export."""
     with _lock:
+        alone = _alone()
         for key, e in list(_alive.items()):
             cap = e.capsule
             if cap is None:
@@ -145,8 +146,23 @@ def _sweep() -> None:
             ref = id(cap)
             if not (_is_valid(ref, _NAME) or _is_valid(ref, _NAME_VERSIONED)):
                 e.capsule = None  # consumed: the consumer calls the deleter
-            elif sys.getrefcount(cap) <= 3:  # this loop's name, the export's slot, the call
+            elif sys.getrefcount(cap) <= alone:  # the export's slot and this loop's name only
                 del _alive[key]
+
+
+class _Probe:
+    __slots__ = ("capsule",)
+
+
+_PROBE = _Probe()
+_PROBE.capsule = object()
+
+
+def _alone() -> int:
+    """The reference count :func:`_sweep` reads for a capsule only its export holds (the
+    same reads, of an object only a slot holds: the interpreter's own counting included)."""
+    cap = _PROBE.capsule
+    return sys.getrefcount(cap)
 
 
 def capsule(address: int, count: int, dtype: np.dtype, device: tuple[int, int], owner: object,

@@ -225,3 +225,16 @@ def test_numpy_reads_host_accessible_cuda_kinds(kind: int) -> None:
     a = np.from_dlpack(Pinned())
     assert a.ctypes.data == base.ctypes.data
     np.testing.assert_array_equal(a, base)
+
+
+def test_a_held_capsule_survives_other_exports(q: sycl.queue) -> None:
+    p = sycl.malloc_shared(8, q, dtype=np.int16)
+    p.host_array()[:] = np.arange(8)
+    held = p.__dlpack__(max_version=(1, 0))
+    for _ in range(3):
+        p.__dlpack__()  # each export sweeps: the held capsule stays
+    gc.collect()
+    imp = dlpack.consume(held)
+    assert imp.address == p.address and imp.shape == (8,) and imp.dtype == np.int16
+    del imp, held
+    sycl.free(p, q)
