@@ -164,6 +164,21 @@ def test_a_jax_array_is_a_kernel_input(cq: sycl.queue) -> None:
     sycl.free(out, cq)
 
 
+def test_a_numba_cuda_array_is_a_kernel_capture(cq: sycl.queue) -> None:
+    ncuda = pytest.importorskip("numba.cuda")
+    try:
+        ok = ncuda.is_available()
+    except Exception:
+        ok = False
+    if not ok:
+        pytest.skip("numba without its CUDA target")
+    d = ncuda.to_device(np.arange(64, dtype=np.float32))  # the primary context's memory
+    out = sycl.malloc_shared(64, cq, dtype=np.float32)
+    cq.parallel_for(sycl.range(64), lambda i: out.__setitem__(i, d[i] + 1.0)).wait()
+    np.testing.assert_array_equal(np.asarray(out), np.arange(64, dtype=np.float32) + 1)
+    sycl.free(out, cq)
+
+
 def test_cupy_arrays_as_memcpy_ends(cq: sycl.queue) -> None:
     cp = _cupy()
     n = 5000
