@@ -230,8 +230,8 @@ from pysycl._bundles.bundle import (  # noqa: E402
 from pysycl._bundles.kernel import kernel  # noqa: E402
 from pysycl._bundles.kernel_id import get_kernel_id, get_kernel_ids, kernel_id  # noqa: E402
 
-# --- OpenCL backend interop (the backend appendix) ----------------------------------
-from pysycl._backends.opencl.interop import (  # noqa: E402
+# --- backend interop (OpenCL's appendix, intel/llvm's CUDA extension) ------------------
+from pysycl._backends.interop import (  # noqa: E402
     get_native,
     make_context,
     make_device,

@@ -6,7 +6,10 @@ block of README.md and docs/**/*.md whose first line is an ``import`` is a compl
 program and runs in a fresh interpreter with warnings as errors; other blocks are
 fragments or signatures and are not run. A snippet with a line ``# needs
 sycl.aspect.a[, sycl.aspect.b]`` uses those aspects of the default device (the one its
-``sycl.queue()`` gets): on a device without one it is skipped, naming the aspect.
+``sycl.queue()`` gets): on a device without one it is skipped, naming the aspect. One
+with ``# needs sycl.backend.b`` runs where a device of backend ``b`` exists, and one with
+``# needs module m[, n]`` where those modules are installed (CuPy, PyTorch: the GPU
+examples of docs/gpu.md).
 Sphinx runs in a subprocess: its own deprecation warnings are not pysycl's, and ``-W``
 turns every documentation warning into a failure there.
 """
@@ -29,6 +32,8 @@ DOCS = ROOT / "docs"
 PAGES = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
 FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
 NEEDS = re.compile(r"^# needs (sycl\.aspect\.\w+(?:, sycl\.aspect\.\w+)*)", re.M)
+NEEDS_BACKEND = re.compile(r"^# needs sycl\.backend\.(\w+)", re.M)
+NEEDS_MODULE = re.compile(r"^# needs module (\w+(?:, \w+)*)", re.M)
 
 
 def _snippets() -> list[tuple[str, str]]:
@@ -87,6 +92,15 @@ def _needs(code: str) -> list[pysycl.aspect]:
 def _lacking(code: str) -> str | None:
     """Why the snippet cannot run on the default device (the one its ``sycl.queue()``
     gets), or None."""
+    for name in NEEDS_BACKEND.findall(code):
+        be = getattr(pysycl.backend, name, None)
+        assert isinstance(be, pysycl.backend), f"# needs sycl.backend.{name}: no such backend"
+        if not any(d.get_backend() is be for d in pysycl.device.get_devices()):
+            return f"the snippet needs a device of sycl.backend.{name}, which this machine lacks"
+    for names in NEEDS_MODULE.findall(code):
+        missing = [m for m in names.split(", ") if importlib.util.find_spec(m) is None]
+        if missing:
+            return f"the snippet needs the module(s) {', '.join(missing)}, not installed here"
     dev = pysycl.device()
     lacks = [a for a in _needs(code) if not dev.has(a)]
     if not lacks:
@@ -108,6 +122,18 @@ def test_snippets_that_need_an_aspect_say_so() -> None:
     assert why is not None and f"needs aspect.{lacks.name}, which" in why, why
     with pytest.raises(AssertionError, match=r"no such sycl\.aspect"):
         _needs("import pysycl\n# needs sycl.aspect.usm_shard_allocations\n")
+    why = _lacking("import pysycl\n# needs module pysycl, no_such_module_here\n")
+    assert why is not None and "no_such_module_here" in why and "pysycl," not in why, why
+    assert _lacking("import pysycl\n# needs module numpy\n") is None
+    own = pysycl.device.get_devices()[0].get_backend()
+    assert _lacking(f"import pysycl\n# needs sycl.backend.{own.name}\n") is None
+    absent = [b for b in pysycl.backend
+              if not any(d.get_backend() is b for d in pysycl.device.get_devices())]
+    if absent:
+        why = _lacking(f"import pysycl\n# needs sycl.backend.{absent[0].name}\n")
+        assert why is not None and absent[0].name in why, why
+    with pytest.raises(AssertionError, match=r"no such backend"):
+        _lacking("import pysycl\n# needs sycl.backend.cudaa\n")
 
 
 @pytest.mark.parametrize("code", [c for _, c in SNIPPETS], ids=[s for s, _ in SNIPPETS])

@@ -257,7 +257,19 @@ class Programs(Protocol):
 
 
 class Backend(Protocol):
-    """One backend: discovery of its platforms and the executors of its queues."""
+    """One backend: discovery of its platforms and the executors of its queues.
+
+    Optional attributes, looked up with ``getattr`` where used: ``interop`` (a module with
+    ``owns(native)``, ``get_native(obj, backend)`` and the ``make_*`` it supports: the
+    public entry points of :mod:`pysycl._backends.interop` dispatch to it),
+    ``foreign_memory(v, q, who)`` (another library's device array as
+    ``(native, shape, strides in bytes or None, dtype, read-only)``, ordered before the
+    queue's next command: ``pysycl._memory.usm_api.device_array``) and
+    ``pointer_kind(address, ctx)`` (``(USM kind name, device)`` of a raw address the
+    backend's driver knows: ``sycl.get_pointer_type``). An allocation's native side may
+    have ``dlpack_device``, ``sync_consumer(ctx_key, stream)`` and ``cai_stream(ctx_key)``
+    (DLPack and ``__cuda_array_interface__`` export of device memory).
+    """
 
     kind: backend
     #: its programs for kernel bundles (None: a backend that runs no device code)

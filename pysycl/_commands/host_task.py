@@ -13,6 +13,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pysycl._backends import base as _backends
 from pysycl._core.backend import backend as _backend
 from pysycl._core.exceptions import errc, exception
 from pysycl._memory.accessor import accessor, host_view, target
@@ -86,7 +87,9 @@ class interop_handle:  # noqa: N801 - the spec's spelling
     def get_native_context(self, backend: _backend = _backend.opencl) -> Any:
         """The native context of the host task's queue."""
         self._check(backend, "get_native_context")
-        return self._queue.get_context().native
+        ctx = self._queue.get_context()
+        native = getattr(_backends.get(backend), "interop", None)  # CUDA: the CUcontext
+        return ctx.native if native is None else native.get_native(ctx, backend)
 
     def get_native_device(self, backend: _backend = _backend.opencl) -> Any:
         """The native device of the host task's queue."""

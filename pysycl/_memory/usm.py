@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pysycl._core.exceptions import errc, exception
+from pysycl._memory import dlpack as _dlpack
 from pysycl._memory.buffer import check_dtype
 
 if TYPE_CHECKING:
@@ -362,24 +363,58 @@ class usm_pointer:  # noqa: N801 - pysycl's name for C++'s ``T*`` to USM
 
     def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
                    copy: bool | None = None) -> Any:
-        if not self._alloc.host:
-            raise BufferError(f"{self!r} is a device allocation: DLPack consumers on the host "
-                              "cannot use it; copy it with q.memcpy, or allocate with "
-                              "sycl.malloc_shared / sycl.malloc_host")
-        arr = self.host_array("__dlpack__")
-        kw: dict[str, Any] = {}
-        if max_version is not None:
-            kw["max_version"] = max_version
-        if dl_device is not None:
-            kw["dl_device"] = dl_device
-        if copy is not None:
-            kw["copy"] = copy
-        return arr.__dlpack__(stream=stream, **kw)
+        """A DLPack capsule of the ``count`` elements, without copying: kDLCPU for host and
+        shared allocations of backends whose memory is host memory; the backend's device
+        type (``__dlpack_device__``) for others. ``stream``: the consumer's stream, made
+        to wait for the context's queues (backends with streams)."""
+        a = self.check_live("__dlpack__")
+        dev = self.__dlpack_device__()
+        if dl_device is not None and tuple(dl_device) != dev:
+            if tuple(dl_device) != (_dlpack.kDLCPU, 0) or not a.host:
+                raise BufferError(f"__dlpack__: {self!r} is on DLPack device {dev}, not "
+                                  f"{tuple(dl_device)}; copy it with q.memcpy")
+            dev = (_dlpack.kDLCPU, 0)  # host-accessible memory, asked for as host memory
+        if copy:
+            if dev[0] == _dlpack.kDLCPU:
+                return self.host_array("__dlpack__").copy().__dlpack__(max_version=max_version)
+            raise BufferError(f"__dlpack__(copy=True): {self!r} is device memory; pysycl "
+                              "exports it in place (copy=None or False)")
+        sync = getattr(a.native, "sync_consumer", None)
+        if sync is not None and dev[0] != _dlpack.kDLCPU:
+            sync(a.ctx_key, stream)
+        elif stream is not None and stream != -1:
+            raise BufferError(f"__dlpack__: {self!r} is host memory; stream must be None")
+        if dev[0] == _dlpack.kDLCPU:
+            self.host_array("__dlpack__")  # checks host access; marks the allocation exported
+        a.exported = True  # released with the last consumer
+        return _dlpack.capsule(self.address, self.count, self.dtype, dev, self,
+                               versioned=_dlpack.negotiate(max_version), readonly=self.readonly)
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        if not self._alloc.host:
-            raise BufferError(f"{self!r} is a device allocation, not host memory")
-        return (1, 0)  # kDLCPU: host-accessible memory
+        a = self._alloc
+        dev = getattr(a.native, "dlpack_device", None)
+        if dev is not None:
+            return dev  # type: ignore[no-any-return]
+        if not a.host:
+            raise BufferError(f"{self!r} is a device allocation, not host memory; copy it "
+                              "with q.memcpy, or allocate with sycl.malloc_shared / "
+                              "sycl.malloc_host")
+        return (_dlpack.kDLCPU, 0)  # host-accessible memory
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        """``__cuda_array_interface__`` version 3 (CUDA allocations of every kind; an
+        ``AttributeError`` elsewhere). ``stream`` is a stream that follows the context's
+        queues (None when nothing was submitted): consumers order their work after it."""
+        a = self._alloc
+        producer = getattr(a.native, "cai_stream", None) if a.native is not None else None
+        if producer is None:
+            raise AttributeError(f"{self!r} is no CUDA allocation: no __cuda_array_interface__")
+        self.check_live("__cuda_array_interface__")
+        a.exported = True
+        return {"data": (self.address, self.readonly), "shape": (self.count,),
+                "typestr": self.dtype.str, "strides": None, "version": 3,
+                "stream": producer(a.ctx_key)}
 
     @property
     def __sycl_usm_array_interface__(self) -> dict[str, Any]:

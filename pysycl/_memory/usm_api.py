@@ -242,7 +242,10 @@ def get_pointer_type(ptr: Any, ctx: context) -> usm.alloc:
     memory, a host array, an address (``int``) outside every allocation.
     """
     a = _lookup(ptr, ctx, "get_pointer_type")
-    return usm.alloc.unknown if a is None else a.kind
+    if a is not None:
+        return a.kind
+    native = _native_kind(ptr, ctx)
+    return usm.alloc.unknown if native is None else usm.alloc[native[0]]
 
 
 def get_pointer_device(ptr: Any, ctx: context) -> device:
@@ -253,10 +256,29 @@ def get_pointer_device(ptr: Any, ctx: context) -> device:
         exception: ``errc.invalid`` when ``ptr`` is no USM allocation of ``ctx``.
     """
     a = _lookup(ptr, ctx, "get_pointer_device")
+    native = _native_kind(ptr, ctx) if a is None else None
+    if native is not None:
+        return native[1]  # type: ignore[no-any-return]
     if a is None:
         raise exception(errc.invalid, f"sycl.get_pointer_device: {ptr!r} points into no USM "
                         f"allocation of {ctx!r}")
     return a.dev if a.dev is not None else ctx.devices[0]
+
+
+def _native_kind(ptr: Any, ctx: context) -> tuple[str, device] | None:
+    """A raw address's ``(kind, device)`` from the backend (memory another library
+    allocated in the context's native contexts; backends with ``pointer_kind``)."""
+    if isinstance(ptr, usm_pointer) or isinstance(ptr, bool):
+        return None
+    try:
+        address = operator.index(ptr)
+    except TypeError:
+        try:  # another library's device array: its address
+            address = int(ptr.__cuda_array_interface__["data"][0])
+        except Exception:
+            return None
+    hook = getattr(_backends.get(ctx.get_backend()), "pointer_kind", None)
+    return None if hook is None else hook(address, ctx)  # type: ignore[no-any-return]
 
 
 def _lookup(ptr: Any, ctx: context, fn: str) -> Allocation | None:
@@ -285,6 +307,12 @@ def track_executor(ctx_key: int, ex: Any) -> None:
     """Remember a queue's executor of context ``ctx_key`` (``free`` finishes them first)."""
     with _executors_lock:
         _executors.setdefault(ctx_key, weakref.WeakSet()).add(ex)
+
+
+def executors_of(ctx_key: int) -> list[Any]:
+    """The live queues' executors of context ``ctx_key``."""
+    with _executors_lock:
+        return list(_executors.get(ctx_key, ()))
 
 
 def finish_context(ctx_key: int) -> None:
@@ -445,6 +473,30 @@ def _host_array(v: Any) -> np.ndarray | None:
     return None
 
 
+def device_array(v: Any, q: Any, who: str) -> usm_pointer | None:
+    """Another library's device array (CuPy, PyTorch, JAX... through
+    ``__cuda_array_interface__`` or ``__dlpack__``, on backends with ``foreign_memory``)
+    as a pointer into its memory, no copy; None when ``v`` is none. The backend orders the
+    producer's pending work before the queue's next command. Memory of a pysycl
+    allocation of the queue's context (an export coming back) is that allocation's."""
+    ctx = q.get_context()
+    hook = getattr(_backends.get(ctx.get_backend()), "foreign_memory", None)
+    got = None if hook is None else hook(v, q, who)
+    if got is None:
+        return None
+    native, shape, strides, dt, ro = got
+    if dt.kind not in "biufc" or not dt.isnative:
+        raise exception(errc.invalid, f"{who}: a device array of {dt}: kernels read native "
+                        "numbers (bool, integers, floats, complex)")
+    n = _flat(shape, strides, dt, who)
+    own = find(ctx.key, native.address)
+    if own is not None and native.address + n * dt.itemsize <= own.address + own.nbytes:
+        return usm_pointer(own, native.address - own.address, dt, n, ro)
+    a = Allocation(native, n * dt.itemsize, usm.alloc.unknown, ctx, q.get_device(), False)
+    a.exported = True  # the other library owns the memory
+    return usm_pointer(a, 0, dt, n, ro)
+
+
 def _borrow(arr: np.ndarray, n: int, q: Any) -> usm_pointer:
     """A pointer to a host array's memory (unregistered: the array owns it)."""
     ctx = q.get_context()
@@ -472,6 +524,9 @@ def adopt(v: Any, q: Any, who: str) -> usm_pointer | None:
             return end
         arr: np.ndarray | None = end
     else:
+        dev_ptr = device_array(v, q, who)
+        if dev_ptr is not None:
+            return dev_ptr
         arr = _host_array(v)
     if arr is None:
         return None
@@ -505,9 +560,13 @@ def endpoint(v: Any, q: Any, nbytes: int, writes: bool, who: str) -> tuple[int, 
         if nbytes > v.nbytes:
             raise exception(errc.invalid, f"{who}: {nbytes} bytes do not fit in {v!r} "
                             f"({v.nbytes} bytes to the end of its allocation)")
+        if writes and v.readonly:
+            raise exception(errc.invalid, f"{who}: {v!r} is read-only memory")
         return v.address, v
     iface = _usm_interface(v)
     arr = None if iface is None else _from_interface(v, iface, q, who)
+    if iface is None:
+        arr = device_array(v, q, who)
     if isinstance(arr, usm_pointer):
         return endpoint(arr, q, nbytes, writes, who)
     if arr is None:

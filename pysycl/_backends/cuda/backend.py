@@ -47,6 +47,13 @@ class CUDABackend:
 
         return cuda_platforms()
 
+    @property
+    def interop(self) -> Any:
+        """:mod:`pysycl._backends.cuda.interop`: ``get_native`` and ``make_*``."""
+        from pysycl._backends.cuda import interop
+
+        return interop
+
     def executor(self, ctx: context, dev: device, *, profiling: bool) -> CUDAExecutor:
         from pysycl._backends.cuda.executor import CUDAExecutor
 
@@ -68,3 +75,22 @@ class CUDABackend:
         from pysycl._backends.cuda.objects import primary_context
 
         return Table(primary_context(ctx.devices[0].ordinal), arr)  # type: ignore[attr-defined]
+
+    def foreign_memory(self, v: Any, q: Any, who: str) -> tuple[Any, ...] | None:
+        """Another library's CUDA array on the queue's device, ordered before the queue's next
+        command: ``(native, shape, strides in bytes or None, dtype, read-only)``; None when
+        ``v`` is no CUDA array (:mod:`pysycl._backends.cuda.arrays`)."""
+        from pysycl._backends.cuda.arrays import foreign_memory
+        from pysycl._backends.cuda.memory import Foreign
+
+        got = foreign_memory(v, q, who)
+        if got is None:
+            return None
+        address, shape, strides, dt, ro, owner = got
+        return Foreign(address, owner), shape, strides, dt, ro
+
+    def pointer_kind(self, address: int, ctx: context) -> tuple[str, device] | None:
+        """``(USM kind name, device)`` of a raw CUDA address of ``ctx``, or None."""
+        from pysycl._backends.cuda.arrays import pointer_kind
+
+        return pointer_kind(address, ctx)

@@ -113,7 +113,8 @@ class CUDAExecutor:
     submit = _submit.submit
     launch = _launching.launch
 
-    def __init__(self, ctx: context, dev: device, *, profiling: bool) -> None:
+    def __init__(self, ctx: context, dev: device, *, profiling: bool,
+                 native: Any = None) -> None:
         self.context, self.device = ctx, dev
         ordinal = dev.ordinal  # type: ignore[attr-defined]
         if ordinal in dead:
@@ -127,8 +128,10 @@ class CUDAExecutor:
         _obj.make_current(self.cuctx)
         self.key: Any = ctx.key if len(ctx.devices) == 1 else (ctx.key, dev.key)
         self.build_key = (ctx.key, dev.key)
-        self.native = d.call(cu.cuStreamCreate, cu.CUstream_flags.CU_STREAM_NON_BLOCKING.value,
-                             what="creating a CUDA stream")
+        #: the queue's stream: its own, or an application's (``make_queue``)
+        self.native = native if native is not None else d.call(
+            cu.cuStreamCreate, cu.CUstream_flags.CU_STREAM_NON_BLOCKING.value,
+            what="creating a CUDA stream")
         self.pool: list[Any] = []
         #: a profiling queue: timed events, one before each command too (:meth:`begin`)
         self.profiling = profiling

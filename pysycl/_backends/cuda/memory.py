@@ -41,12 +41,22 @@ def alloc_device(ctx: Any, nbytes: int, what: str) -> DeviceMem:
     return DeviceMem(int(d.call(cu.cuMemAlloc, max(int(nbytes), 1), what=what)))
 
 
+#: DLPack device type by USM kind (dlpack.h: kDLCUDA, kDLCUDAHost, kDLCUDAManaged)
+_DLPACK_TYPES = {"device": 2, "host": 3, "shared": 13}
+
+
 class USMMemory:
-    """One USM allocation: the native side of a ``pysycl._memory.usm.Allocation``."""
+    """One USM allocation: the native side of a ``pysycl._memory.usm.Allocation``.
 
-    __slots__ = ("address", "base", "kind")
+    ``dlpack_device`` is its DLPack device (type by kind, the CUDA ordinal);
+    :meth:`sync_consumer` and :meth:`cai_stream` order a consumer after the context's
+    queues (:mod:`pysycl._backends.cuda.arrays`). Freed by ``release`` or, for an
+    allocation nobody freed, when it is collected.
+    """
 
-    def __init__(self, ctx: Any, kind: str, nbytes: int, alignment: int) -> None:
+    __slots__ = ("address", "base", "dlpack_device", "kind", "ordinal")
+
+    def __init__(self, ctx: Any, kind: str, nbytes: int, alignment: int, ordinal: int = 0) -> None:
         extra = alignment if alignment > _NATIVE_ALIGN else 0
         n = max(int(nbytes), 1) + extra
         what = f"{kind} USM allocation of {nbytes} bytes"
@@ -61,8 +71,9 @@ class USMMemory:
             flags = cu.CU_MEMHOSTALLOC_PORTABLE | cu.CU_MEMHOSTALLOC_DEVICEMAP
             base = int(d.call(cu.cuMemHostAlloc, n, flags, what=what,
                               default=errc.memory_allocation))
-        self.kind, self.base = kind, base
+        self.kind, self.base, self.ordinal = kind, base, ordinal
         self.address: int = base + (-base % extra if extra else 0)
+        self.dlpack_device = (_DLPACK_TYPES[kind], ordinal)
 
     def kernel_arg(self, byte_offset: int) -> int:
         """The kernel argument of a pointer ``byte_offset`` bytes into this allocation."""
@@ -73,11 +84,32 @@ class USMMemory:
         return np.ctypeslib.as_array((np.ctypeslib.ctypes.c_uint8 * max(nbytes, 1))
                                      .from_address(self.address))[:nbytes]
 
+    def sync_consumer(self, ctx_key: int, stream: Any) -> None:
+        """DLPack's stream protocol: the consumer's ``stream`` waits for the context's queues."""
+        from pysycl._backends.cuda.arrays import consumer_waits
+
+        consumer_waits(ctx_key, self.ordinal, stream)
+
+    def cai_stream(self, ctx_key: int) -> int | None:
+        """``__cuda_array_interface__``'s ``stream``: one that follows the context's queues."""
+        from pysycl._backends.cuda.arrays import export_stream
+
+        return export_stream(ctx_key, self.ordinal)
+
     def release(self) -> None:
+        base, self.base = self.base, 0
+        if not base:
+            return
         if self.kind == "host":
-            cu.cuMemFreeHost(self.base)
+            cu.cuMemFreeHost(base)
         else:
-            cu.cuMemFree(self.base)
+            cu.cuMemFree(base)
+
+    def __del__(self) -> None:
+        try:
+            self.release()
+        except Exception:  # interpreter shutdown: the driver may be gone
+            pass
 
 
 class Borrowed:
@@ -124,4 +156,21 @@ def usm_alloc(ctx: Any, dev: Any, kind: str, nbytes: int, alignment: int) -> USM
     """A ``kind`` allocation of ``nbytes`` in sycl context ``ctx`` (of device ``dev``, or
     its first device)."""
     target = dev if dev is not None else ctx.devices[0]
-    return USMMemory(primary_context(target.ordinal), kind, nbytes, alignment)
+    return USMMemory(primary_context(target.ordinal), kind, nbytes, alignment,
+                     target.ordinal)
+
+
+class Foreign:
+    """Another library's CUDA memory a kernel or copy uses where it lies (CuPy, PyTorch, JAX,
+    numba-cuda): ``owner`` (the array, or its DLPack capsule's holder) keeps it alive."""
+
+    __slots__ = ("address", "owner")
+
+    def __init__(self, address: int, owner: object) -> None:
+        self.address, self.owner = address, owner
+
+    def kernel_arg(self, byte_offset: int) -> int:
+        return self.address + byte_offset
+
+    def release(self) -> None:
+        pass  # the owner's

@@ -41,9 +41,9 @@ VENDOR = "NVIDIA Corporation"
 #: The PTX target's oldest compute capability (as the OpenCL path's)
 MIN_COMPUTE_CAPABILITY = (6, 0)
 #: Keys of CUDA objects: far from OpenCL handles (pointers) and the host's negative keys
-_PLATFORM_KEY = 0x7C0DA << 40
-_DEVICE_KEY = _PLATFORM_KEY + (1 << 32)
-_context_keys = itertools.count(_PLATFORM_KEY + (2 << 32))
+PLATFORM_KEY = 0x7C0DA << 40
+_DEVICE_KEY = PLATFORM_KEY + (1 << 32)
+_context_keys = itertools.count(PLATFORM_KEY + (2 << 32))
 
 _lock = threading.Lock()
 _platform: list[cuda_platform] = []
@@ -95,7 +95,7 @@ class cuda_platform(platform):  # noqa: N801 - spelled like the class it special
     @classmethod
     def _make(cls, ordinals: Sequence[int]) -> cuda_platform:
         self = object.__new__(cls)
-        self._setup(None, _PLATFORM_KEY)
+        self._setup(None, PLATFORM_KEY)
         v = d.driver_version()
         self._info = {
             _platform_info.name: PLATFORM_NAME,

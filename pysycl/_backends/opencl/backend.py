@@ -6,7 +6,7 @@ info answers and aspects :mod:`pysycl._backends.opencl.device_info`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pysycl._backends.opencl.objects import opencl_platforms
 from pysycl._core.backend import backend
@@ -37,6 +37,13 @@ class OpenCLBackend:
         from pysycl._backends.opencl import programs
 
         return programs  # type: ignore[return-value]  # the module implements the protocol
+
+    @property
+    def interop(self) -> Any:
+        """:mod:`pysycl._backends.opencl.interop`: ``get_native`` and ``make_*``."""
+        from pysycl._backends.opencl import interop
+
+        return interop
 
     def executor(self, ctx: context, dev: device, *, profiling: bool) -> OpenCLExecutor:
         # pyopencl and the kernel machinery load with the first OpenCL queue, not at import

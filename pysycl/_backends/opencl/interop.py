@@ -29,6 +29,11 @@ if TYPE_CHECKING:
     from pysycl._commands.queue import queue
 
 
+def owns(native: Any) -> bool:
+    """Whether ``native`` is a pyopencl object (what this module's ``make_*`` take)."""
+    return type(native).__module__.split(".")[0] == "pyopencl"
+
+
 def _check_backend(obj: object, be: object) -> None:
     if not isinstance(be, _backend):
         raise TypeError(f"backend must be a sycl.backend, not {be!r}")
