@@ -350,5 +350,6 @@ def test_a_host_task_gets_cuda_handles(cq: sycl.queue) -> None:
                     arr *= 2
             h.host_task(task)
         cq.submit(cg)
+        cq.wait_and_throw()  # an error inside the task is asynchronous: surface it here
     np.testing.assert_array_equal(a, np.arange(16, dtype=np.float32) * 2)
     assert isinstance(seen[0], cu.CUcontext) and isinstance(seen[1], cu.CUdevice)
