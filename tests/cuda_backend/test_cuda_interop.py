@@ -329,6 +329,17 @@ def test_make_context_refuses_a_non_primary_context() -> None:
         cu.cuCtxDestroy(own)
 
 
+def _external_stream(cp, handle: int):  # type: ignore[no-untyped-def]
+    """CuPy's view of a stream it did not make (``Stream.from_external`` where CuPy has it:
+    ``ExternalStream`` is deprecated there)."""
+    if hasattr(cp.cuda.Stream, "from_external"):
+        class Handle:
+            def __cuda_stream__(self) -> tuple[int, int]:
+                return (0, handle)
+        return cp.cuda.Stream.from_external(Handle())
+    return cp.cuda.ExternalStream(handle)
+
+
 def test_a_host_task_gets_cuda_handles(cq: sycl.queue) -> None:
     cp = _cupy()
     from cuda.bindings import driver as cu
@@ -344,7 +355,7 @@ def test_a_host_task_gets_cuda_handles(cq: sycl.queue) -> None:
                 (mem,) = ih.get_native_mem(acc, backend=CUDA_BACKEND)
                 seen.append(ih.get_native_context(backend=CUDA_BACKEND))
                 seen.append(ih.get_native_device(backend=CUDA_BACKEND))
-                with cp.cuda.ExternalStream(int(s)):  # CuPy works on the queue's stream
+                with _external_stream(cp, int(s)):  # CuPy works on the queue's stream
                     raw = cp.cuda.UnownedMemory(int(mem), a.nbytes, None, CUDA[0].ordinal)
                     arr = cp.ndarray((16,), cp.float32, cp.cuda.MemoryPointer(raw, 0))
                     arr *= 2
