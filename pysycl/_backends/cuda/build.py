@@ -190,9 +190,7 @@ class Cache:
         ptx = for_driver(ptx)
         t0 = time.perf_counter()
         make_current(primary_context(dev.ordinal))  # type: ignore[attr-defined]
-        cubin = self.cubin(ptx, img.arch, k.name)
-        module = d.call(cu.cuModuleLoadData, cubin, what=f"loading kernel {k.name}",
-                        default=errc.build)
+        module, _cubin = self.module(ptx, img.arch, k.name)
         f = d.call(cu.cuModuleGetFunction, module, img.entry.encode(),
                    what=f"kernel {k.name}", default=errc.build)
         self.stats["cl_builds"] += 1
@@ -200,15 +198,30 @@ class Cache:
                   1e3 * (time.perf_counter() - t0))
         return Built(module, f, img.entry)
 
+    def module(self, ptx: bytes, arch: str, name: str,
+               options: tuple[tuple[str, int], ...] = (),
+               log: list[str] | None = None) -> tuple[Any, bytes]:
+        """``ptx`` loaded in the current context, and its cubin: a cached cubin the driver
+        refuses (another driver's, or a corrupt entry that passed the integrity check) is
+        JIT-linked again and replaced."""
+        cubin = self.cubin(ptx, arch, name, options, log)
+        r = cu.cuModuleLoadData(cubin)
+        if r[0] and self.stats["native_hits"]:
+            cubin = self.cubin(ptx, arch, name, options, log, fresh=True)
+            r = cu.cuModuleLoadData(cubin)
+        if r[0]:
+            raise d.error(int(r[0]), f"loading kernel {name} (cuModuleLoadData)", errc.build)
+        return r[1], cubin
+
     def cubin(self, ptx: bytes, arch: str, name: str, options: tuple[tuple[str, int], ...] = (),
-              log: list[str] | None = None) -> bytes:
+              log: list[str] | None = None, fresh: bool = False) -> bytes:
         """The cubin of ``ptx``: from the device-binary cache, else JIT-linked (with JIT
         ``options``; its info log appended to ``log``) and stored."""
         parts = [arch, hashlib.sha256(ptx).hexdigest(), f"cuda-driver-{d.driver_version()}"]
         if options:
             parts.append(repr(options))
         bkey = _bincache.key("kernel", "cubin", *parts)
-        cubin = _bincache.load(bkey)
+        cubin = None if fresh else _bincache.load(bkey)
         if cubin is not None:
             self.stats["native_hits"] += 1
             return cubin

@@ -271,13 +271,13 @@ def build_program(prg: Program, devices: Sequence[Any], options: Any = "") -> No
         log: list[str] = []
         if is_cubin(data):
             cubin = data
-        else:
+            prg.modules[h] = d.call(cu.cuModuleLoadData, cubin, what="loading the program's "
+                                    "module (cuModuleLoadData)", default=errc.build)
+        else:  # PTX: the cached cubin, or a fresh one where the driver refuses the cached
             cc = _obj.compute_capability(dev)
             names = entries(data)
-            cubin = builds.cubin(for_driver(data), f"sm_{cc[0]}{cc[1]}",
-                                 names[0] if names else "program", opts, log)
-        prg.modules[h] = d.call(cu.cuModuleLoadData, cubin, what="loading the program's "
-                                "module (cuModuleLoadData)", default=errc.build)
+            prg.modules[h], cubin = builds.module(for_driver(data), f"sm_{cc[0]}{cc[1]}",
+                                                  names[0] if names else "program", opts, log)
         prg.cubins[h] = cubin
         prg.logs[h] = "\n".join(t for t in log if t)
     prg.state = "executable"
