@@ -71,7 +71,22 @@ def _init() -> bool:
         _log.debug("cuInit failed: %s", r[0])
         return False
     cu = driver
+    _bind_loaded(driver)
     return True
+
+
+def _bind_loaded(driver: Any) -> None:
+    """Modules of this backend imported before the driver loaded (``from ...driver import
+    cu`` bound None there) get it now, with their aliases of driver functions."""
+    import sys
+
+    for name, mod in list(sys.modules.items()):
+        if name.startswith("pysycl._backends.cuda.") and mod is not None:
+            if getattr(mod, "cu", driver) is None:
+                mod.cu = driver
+            rebind = getattr(mod, "bind_driver", None)
+            if rebind is not None:
+                rebind(driver)
 
 
 def code_of(r: Any) -> int:

@@ -54,6 +54,12 @@ __tracebackhide__ = hidden_in_tracebacks
 _NOT_READY = 600
 _now = time.perf_counter
 _query = cu.cuEventQuery if cu is not None else None
+
+
+def bind_driver(driver: Any) -> None:
+    """The driver loaded after this module: its aliases (``driver._bind_loaded``)."""
+    global _query
+    _query = driver.cuEventQuery
 _DISABLE_TIMING = 2
 #: devices (ordinals) a kernel fault left unusable, with the error
 dead: dict[int, str] = {}

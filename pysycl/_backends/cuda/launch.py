@@ -46,6 +46,12 @@ _lock = threading.Lock()
 _now = time.perf_counter
 _launch_kernel = cu.cuLaunchKernel if cu is not None else None
 _record = cu.cuEventRecord if cu is not None else None
+
+
+def bind_driver(driver: Any) -> None:
+    """The driver loaded after this module: its aliases (``driver._bind_loaded``)."""
+    global _launch_kernel, _record
+    _launch_kernel, _record = driver.cuLaunchKernel, driver.cuEventRecord
 #: the largest block a range launch picks (a multiple of the warp where the range allows)
 RANGE_BLOCK = 256
 

@@ -165,7 +165,7 @@ def cuda_platforms() -> list[platform]:
     """The CUDA platform, when the driver has a device it can run (else none)."""
     if _platform:
         return list(_platform)
-    if not d.available():
+    if not d.available():  # (loads the driver: this module's ``cu`` is bound then)
         return []
     with _lock:
         if not _platform:
