@@ -274,3 +274,20 @@ def test_one_buffer_alternates_between_the_cuda_gpu_and_other_devices(cq: sycl.q
             with b.get_host_access() as hv:  # the host sees each round's result
                 np.testing.assert_array_equal(hv, np.arange(1000) + (rnd + 1) * len(queues))
     np.testing.assert_array_equal(data, np.arange(1000) + 3 * len(queues))
+
+
+def test_without_the_extra_one_info_line_names_it() -> None:
+    """A machine with NVIDIA's driver but without cuda-bindings: no CUDA platform, and one
+    info-level line (``PYSYCL_LOG=info``) naming ``pip install pysycl[cuda]``; nothing at the
+    default level."""
+    code = ("import sys; sys.modules['cuda.bindings'] = None; sys.modules['cuda'] = None\n"
+            "import pysycl as s; print(sorted({p.get_backend().value "
+            "for p in s.platform.get_platforms()}))")
+    for level, hint in (("info", True), ("", False)):
+        env = {**os.environ, "PYSYCL_LOG": level}
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env=env, timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert "ext_oneapi_cuda" not in r.stdout
+        assert ("pip install pysycl[cuda]" in r.stderr) is hint, r.stderr
+        assert r.stderr.count("pysycl[cuda]") <= 1
