@@ -20,7 +20,7 @@ from prk import bail_out, device_name, setup
 SCALAR = 3.0
 
 
-def triad(q, length: int, iterations: int, comm) -> tuple[np.ndarray, float]:  # noqa: ANN001
+def triad(q, length: int, iterations: int, comm) -> tuple[np.ndarray, float]:
     """``iterations + 1`` triads on this rank's part; its A and the timed seconds."""
     h_a = np.zeros(length)
     h_b = np.full(length, 2.0)

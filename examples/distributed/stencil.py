@@ -38,7 +38,7 @@ def split(n: int, parts: int, me: int) -> tuple[int, int]:
 class Tile:
     """This rank's tile: bounds, neighbours and the halo plan (shared by both versions)."""
 
-    def __init__(self, comm, n: int) -> None:  # noqa: ANN001
+    def __init__(self, comm, n: int) -> None:
         nprocs, me = comm.size, comm.rank
         px = next(p for p in range(int(math.sqrt(nprocs + 1)), 0, -1) if nprocs % p == 0)
         self.px, self.py = px, nprocs // px
@@ -72,7 +72,7 @@ def weights() -> np.ndarray:
     return w
 
 
-def exchange(comm, tile: Tile, pack, unpack, bufs) -> None:  # noqa: ANN001
+def exchange(comm, tile: Tile, pack, unpack, bufs) -> None:
     """PRK's halo exchange: the y direction, then x (corners are not needed: a star)."""
     for axis in ("y", "x"):
         reqs, recvs = [], []
@@ -89,7 +89,7 @@ def exchange(comm, tile: Tile, pack, unpack, bufs) -> None:  # noqa: ANN001
             unpack(in_buf, rcv)
 
 
-def run_numpy(comm, tile: Tile, iterations: int) -> tuple[np.ndarray, float]:  # noqa: ANN001
+def run_numpy(comm, tile: Tile, iterations: int) -> tuple[np.ndarray, float]:
     """The mpi4py + numpy version: OUT and the timed seconds."""
     t = tile
     inp = np.zeros((t.height + 2 * R, t.W))
@@ -100,10 +100,10 @@ def run_numpy(comm, tile: Tile, iterations: int) -> tuple[np.ndarray, float]:  #
     w = weights()
     bufs = [(np.empty(s[2] * s[3]), np.empty(r[2] * r[3])) for _, _, s, r, _, _ in t.halos]
 
-    def pack(buf, s) -> None:  # noqa: ANN001
+    def pack(buf, s) -> None:
         buf[:] = inp[s[0]:s[0] + s[2], s[1]:s[1] + s[3]].reshape(-1)
 
-    def unpack(buf, r) -> None:  # noqa: ANN001
+    def unpack(buf, r) -> None:
         inp[r[0]:r[0] + r[2], r[1]:r[1] + r[3]] = buf.reshape(r[2], r[3])
 
     jl0, il0 = t.jlo - t.jstart + R, t.ilo - t.istart + R
@@ -124,7 +124,7 @@ def run_numpy(comm, tile: Tile, iterations: int) -> tuple[np.ndarray, float]:  #
     return out, MPI.Wtime() - t0
 
 
-def run_sycl(q, comm, tile: Tile, iterations: int) -> tuple[np.ndarray, float]:  # noqa: ANN001
+def run_sycl(q, comm, tile: Tile, iterations: int) -> tuple[np.ndarray, float]:
     """The pysycl version: OUT and the timed seconds."""
     import pysycl as sycl
 
@@ -146,7 +146,7 @@ def run_sycl(q, comm, tile: Tile, iterations: int) -> tuple[np.ndarray, float]: 
     bufs = [(sycl.malloc_host(s[2] * s[3], q, dtype=np.float64),
              sycl.malloc_host(r[2] * r[3], q, dtype=np.float64)) for _, _, s, r, _, _ in t.halos]
 
-    def pack(buf, s) -> None:  # noqa: ANN001 - a kernel copies the rectangle to host USM
+    def pack(buf, s) -> None:
         j0, i0, ni = s[0], s[1], s[3]
 
         def pack_halo(it: sycl.item) -> None:
@@ -154,7 +154,7 @@ def run_sycl(q, comm, tile: Tile, iterations: int) -> tuple[np.ndarray, float]: 
 
         q.parallel_for(sycl.range(s[2], s[3]), pack_halo).wait()  # MPI reads it next
 
-    def unpack(buf, r) -> None:  # noqa: ANN001
+    def unpack(buf, r) -> None:
         j0, i0, ni = r[0], r[1], r[3]
 
         def unpack_halo(it: sycl.item) -> None:

@@ -22,7 +22,7 @@ from mpi4py import MPI
 from prk import bail_out, device_name, setup
 
 
-def run_numpy(comm, order: int, block: int, iterations: int) -> tuple[np.ndarray, float]:  # noqa: ANN001
+def run_numpy(comm, order: int, block: int, iterations: int) -> tuple[np.ndarray, float]:
     """The mpi4py + numpy version: B and the timed seconds."""
     nprocs, me = comm.size, comm.rank
     i = np.arange(order, dtype=np.float64)[:, None]
@@ -42,7 +42,7 @@ def run_numpy(comm, order: int, block: int, iterations: int) -> tuple[np.ndarray
     return b, MPI.Wtime() - t0
 
 
-def run_sycl(q, comm, order: int, block: int, iterations: int) -> tuple[np.ndarray, float]:  # noqa: ANN001
+def run_sycl(q, comm, order: int, block: int, iterations: int) -> tuple[np.ndarray, float]:
     """The pysycl version: B and the timed seconds."""
     import pysycl as sycl
     from pysycl.ext import mpi as sycl_mpi
