@@ -100,10 +100,11 @@ def mpi_buffer(obj: Any, q: _queue | None = None, *, count: int | None = None,
     * host-accessible memory (``malloc_host`` / ``malloc_shared`` USM of a backend whose
       memory the host reads, a ``host_accessor``, a numpy array): a numpy view, in place;
     * device USM where :func:`gpu_aware`: ``[ptr, count, datatype]`` (mpi4py reads it
-      through DLPack, in place);
+      through DLPack, in place), after ``q.wait()`` when ``q`` is given;
     * other device USM: a pinned host copy (``malloc_host``) made with ``q.memcpy``
       before the call when MPI reads it (``read``), written back after it when MPI
-      writes it (``write``); ``q`` is required then.
+      writes it (``write``), after ``q.wait()`` (USM has no implicit dependencies);
+      ``q`` is required then.
     """
     view = _host_view(obj, count)
     if view is not None:
@@ -116,11 +117,14 @@ def mpi_buffer(obj: Any, q: _queue | None = None, *, count: int | None = None,
     if not 0 <= n <= obj.count:
         raise ValueError(f"mpi_buffer: count {n} outside the {obj.count} elements of {obj!r}")
     if gpu_aware() and obj.__dlpack_device__()[0] == 2:  # kDLCUDA: MPI reads it in place
+        if q is not None:
+            q.wait()  # MPI reads (or writes) at once: after the kernels that use it
         yield [obj, n, MPI._typedict[obj.dtype.char]]
         return
     if q is None:
         raise TypeError(f"mpi_buffer: {obj!r} is device memory MPI cannot read; pass the "
                         "queue that stages it through host memory (q=)")
+    q.wait()  # USM has no implicit dependencies: the kernels that use it end first
     stage = malloc_host(max(n, 1), q, dtype=obj.dtype)
     try:
         host = np.asarray(stage)[:n]
