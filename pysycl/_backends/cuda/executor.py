@@ -296,6 +296,11 @@ class CUDAExecutor:
         _obj.make_current(self.cuctx)
         mem.release()
 
+    def native_mem(self, mem: _mem.DeviceMem) -> Any:
+        """A buffer's device memory as ``interop_handle.get_native_mem`` gives it on CUDA: a
+        ``CUdeviceptr`` (intel/llvm's CUDA backend extension)."""
+        return cu.CUdeviceptr(int(mem))
+
     def first_use_failed(self, e: exception, *nbytes: int) -> exception:
         return e  # CUDA allocates at cuMemAlloc: nothing fails at first use
 
