@@ -60,7 +60,7 @@ _INTS = (M.matrix_type.sint8, M.matrix_type.uint8)
 def matrix_error(e: exception) -> errors.TypingError:
     """A sycl exception from the shared checks as the typing error Numba reports at the
     call's line; :func:`pysycl_numba.errors.from_numba_error` restores ``e``'s errc."""
-    return errors.TypingError(f"{MARK}{e.code.name}:{e}{END}")
+    return errors.TypingError(f"{MARK}{e.code().name}:{e}{END}")
 
 
 def _member(t: types.Type, cls: type) -> Any:
@@ -79,7 +79,8 @@ def _kind_of(t: types.Type) -> M.matrix_type | None:
 
 
 def _literal(t: types.Type) -> int | None:
-    return t.literal_value if isinstance(t, types.IntegerLiteral) else None
+    v = getattr(t, "literal_value", None) if isinstance(t, types.Literal) else None
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def _need_sg(args: tuple, name: str) -> None:
@@ -93,6 +94,8 @@ def _need_sg(args: tuple, name: str) -> None:
 @typing_registry.register_global(M.joint_matrix)
 class JointMatrixCtor(AbstractTemplate):
     """``joint_matrix(sg, T, use, rows, cols[, layout])``, ``rows``/``cols`` literals."""
+
+    prefer_literal = True  # rows and cols are constants
 
     def generic(self, args: tuple, kws: dict) -> object:
         _need_sg(args, "joint_matrix")
@@ -272,6 +275,8 @@ def _load_store_sig(args: tuple, name: str, store: bool) -> Signature | None:
 class JointMatrixLoad(AbstractTemplate):
     """``joint_matrix_load(sg, m, memory, stride[, layout])``."""
 
+    prefer_literal = True  # a constant stride is checked at compile time
+
     def generic(self, args: tuple, kws: dict) -> object:
         return _load_store_sig((*args, *kws.values()), "joint_matrix_load", False)
 
@@ -279,6 +284,8 @@ class JointMatrixLoad(AbstractTemplate):
 @typing_registry.register_global(M.joint_matrix_store)
 class JointMatrixStore(AbstractTemplate):
     """``joint_matrix_store(sg, m, memory, stride, layout)``."""
+
+    prefer_literal = True  # a constant stride is checked at compile time
 
     def generic(self, args: tuple, kws: dict) -> object:
         return _load_store_sig((*args, *kws.values()), "joint_matrix_store", True)

@@ -20,6 +20,8 @@ aspects, contexts.
 
 from __future__ import annotations
 
+from pysycl._kernels.matrix import LOOP_COMBINATIONS
+
 import functools
 import itertools
 import os
@@ -174,6 +176,7 @@ def _host_table() -> dict[_device_info, Any]:
         D.max_work_group_size: wg,
         D.max_num_sub_groups: -(-wg // SUB_GROUP_SIZE),
         D.sub_group_independent_forward_progress: False,
+        D.ext_oneapi_matrix_combinations: list(LOOP_COMBINATIONS),  # the numpy reference
         D.sub_group_sizes: [SUB_GROUP_SIZE, 16, 32],  # the default first; reqd_sub_group_size
         D.max_clock_frequency: 0,
         D.address_bits: 64 if sys.maxsize > 2**32 else 32,
