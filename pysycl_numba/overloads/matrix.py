@@ -263,12 +263,10 @@ def _load_store_sig(args: tuple, name: str, store: bool) -> Signature | None:
         if mem[0].dtype != m.dtype:
             raise exception(errc.invalid, f"{name}: memory of {mem[0].dtype} for a joint_matrix "
                             f"of {m.kind.name} (its elements are {m.dtype})")
-        if _literal(stride) is not None:
-            M.check_stride(_literal(stride), m.rows, m.cols, lay or m.layout, name)
     except exception as e:
         raise matrix_error(e) from None
-    return signature(types.none, *(types.unliteral(a) if isinstance(a, types.Integer) else a
-                                   for a in args))
+    # a constant stride keeps its literal type: lowering checks it (_lower_mem)
+    return signature(types.none, *args)
 
 
 @typing_registry.register_global(M.joint_matrix_load)
@@ -396,6 +394,13 @@ def _operand(context: BaseContext, builder: llir.IRBuilder, t: types.Type,
 def _lower_mem(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                args: Sequence[llir.Value], store: bool) -> llir.Value:
     m = sig.args[1]
+    lay0 = sig.args[4].member if len(sig.args) == 5 else m.layout
+    if _literal(sig.args[3]) is not None:  # a LoweringError at the call's line
+        try:
+            M.check_stride(_literal(sig.args[3]), m.rows, m.cols, lay0,
+                           "joint_matrix_store" if store else "joint_matrix_load")
+        except exception as e:
+            raise matrix_error(e) from None
     mem, val, off = _operand(context, builder, sig.args[2], args[2])
     stride = context.cast(builder, args[3], sig.args[3], index_type)
     lay = sig.args[4].member if len(sig.args) == 5 else m.layout
