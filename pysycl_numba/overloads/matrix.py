@@ -20,7 +20,7 @@ import numpy as np
 
 from pysycl._core import bfloat16 as bf16_api
 from pysycl._core.exceptions import errc, exception
-from pysycl._kernels import matrix as M
+from pysycl._kernels import matrix as M  # noqa: N812 - short, read everywhere below
 from pysycl_numba._numba_compat import (
     AbstractTemplate,
     LoweringRegistry,
@@ -229,7 +229,7 @@ def _apply3_bf16(m: Any, fn: Any, rows: Any, cols: Any) -> None:
 def _container(t: types.Type) -> tuple[types.Type, bool] | None:
     """The memory of a load/store operand and whether it comes with an offset:
     an accessor or local accessor of 1 dimension, a USM pointer, ``(either, offset)``."""
-    if isinstance(t, AccessorType) and t.ndim == 1 or isinstance(t, USMPointerType):
+    if (isinstance(t, AccessorType) and t.ndim == 1) or isinstance(t, USMPointerType):
         return t, False
     if isinstance(t, types.BaseTuple) and len(t) == 2 and isinstance(t.types[1], types.Integer):
         inner = _container(t.types[0])

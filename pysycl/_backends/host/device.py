@@ -20,8 +20,6 @@ aspects, contexts.
 
 from __future__ import annotations
 
-from pysycl._kernels.matrix import LOOP_COMBINATIONS
-
 import functools
 import itertools
 import os
@@ -35,6 +33,7 @@ from pysycl._backends.host.ndrange import SUB_GROUP_SIZE
 from pysycl._core.backend import backend
 from pysycl._core.memory_model import memory_order, memory_scope
 from pysycl._core.version import __version__
+from pysycl._kernels.matrix import LOOP_COMBINATIONS
 from pysycl._objects.aspects import aspect
 from pysycl._objects.device import device
 from pysycl._objects.info import (

@@ -11,8 +11,6 @@ non-core OpenCL features"). Both are cached by the device.
 
 from __future__ import annotations
 
-from pysycl._kernels.matrix import LOOP_COMBINATIONS
-
 import enum
 import re
 from collections.abc import Callable
@@ -20,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pysycl._backends.opencl import discovery as _d
 from pysycl._core.memory_model import memory_order, memory_scope
+from pysycl._kernels.matrix import LOOP_COMBINATIONS
 from pysycl._objects.aspects import aspect
 from pysycl._objects.info import (
     _device_info,
