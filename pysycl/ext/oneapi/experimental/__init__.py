@@ -34,10 +34,11 @@ from pysycl._bundles.source import (
 )
 from pysycl._kernels.kprops import properties, reqd_sub_group_size, reqd_work_group_size
 from pysycl._kernels.kprops import work_group_size_hint as work_group_size_hint
+from pysycl.ext.oneapi.experimental import matrix
 
 work_group_size = reqd_work_group_size
 sub_group_size = reqd_sub_group_size
 
-__all__ = ["build", "build_options", "create_kernel_bundle_from_source", "properties",
+__all__ = ["build", "build_options", "create_kernel_bundle_from_source", "matrix", "properties",
            "save_log", "source_language", "sub_group_size", "work_group_size",
            "work_group_size_hint"]
