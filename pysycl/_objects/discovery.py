@@ -36,7 +36,8 @@ def device_filter() -> list[str]:
 def all_platforms(every: bool = False) -> list[PlatformRef]:
     """Every platform that has devices, canonical objects, enumeration order (filter ignored,
     except that a filter of ``backend:`` tokens only, ``cuda:gpu``, asks no other backend:
-    starting NVIDIA's OpenCL beside CUDA costs a process a third of a second)."""
+    starting NVIDIA's OpenCL beside CUDA costs a process a third of a second; ``every``:
+    all backends, for messages that list what the filter hides)."""
     only = None if every else _only_backends()
     return [p for b in _backend_registry.registered()
             if only is None or b.kind.value in only for p in b.platforms()]
