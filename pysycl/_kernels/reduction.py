@@ -414,6 +414,11 @@ def _partials_buffer(ex: DeviceExecutor, slot: int, nbytes: int) -> Any:
 #: device with a span reduction, whose partials are a row of n per group): the final
 #: step reads every group's partial (fewer is faster: 0.2x -> see docs/performance.md).
 _GROUPS_PER_UNIT_GPU = 16
+#: The same on a CPU device: work enough for its threads and its vectorizer, several items
+#: per work-item (2 compute units: 4096 groups of 256; measured 0.88-1.03x the OpenCL C
+#: two-stage reduction at 2^22-2^24 float32, against 0.31-0.35x with one item per work-item;
+#: docs/performance.md)
+_GROUPS_PER_UNIT_CPU = 2048
 
 
 def _sizes(k: Kernel, dev: device, lim: tuple[int, tuple[int, ...], int], cmd: KernelCommandRef,
@@ -432,13 +437,16 @@ def _sizes(k: Kernel, dev: device, lim: tuple[int, tuple[int, ...], int], cmd: K
     total = int(np.prod(user, dtype=np.int64)) if user else 0
     wg = max(1, min(256, lim[0], lim[1][0], total))
     # The kernel loops over the items (grid-stride). On a GPU: enough groups to fill it,
-    # few enough that the final step has little to combine. On a CPU: one item per
-    # work-item, which Intel's compiler vectorises across work-items; its grid-stride
-    # loop ran at 0.4x the OpenCL C peer (2.5 against 6.1 GB/s, benchmarks/bench_ndrange).
+    # few enough that the final step has little to combine. On a CPU: more groups (its
+    # runtime vectorises across a group's work-items and spreads groups over threads), still
+    # several items per work-item; one item per work-item ran at a third of the OpenCL C
+    # peer (each item paid a work-group reduction).
     groups = -(-total // wg)
+    units = max(1, int(dev.get_info(_device_info.max_compute_units)))  # cached per device
     if dev.is_gpu() or any(r.variable_kind == "span" for r in cmd.reductions):
-        units = max(1, int(dev.get_info(_device_info.max_compute_units)))  # cached per device
         groups = min(groups, _GROUPS_PER_UNIT_GPU * units)
+    else:
+        groups = min(groups, _GROUPS_PER_UNIT_CPU * units)
     return (groups * wg,), (wg,), list(user)
 
 
