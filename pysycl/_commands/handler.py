@@ -95,7 +95,10 @@ class handler(Submission):  # noqa: N801 - the spec's spelling
         host arrays would form a reference cycle that only the cyclic garbage
         collector frees — and a buffer's write-back would wait for it (§4.7.2.3
         says destruction writes back; in CPython that must be reference counting).
+        A group a command graph keeps as its node (:meth:`keep`) is left as it is.
         """
+        if self._queue is None:  # a graph's node: the graph holds it
+            return
         for acc in self.requirements:
             acc.handler = _SUBMITTED  # still "belongs to another command group"
         self.requirements = []
@@ -105,6 +108,12 @@ class handler(Submission):  # noqa: N801 - the spec's spelling
         self.kernel_args = None
         self.kernel_bundle = None
         self.specialization_values = None
+
+    def keep(self) -> None:
+        """The command group becomes a command graph's node (``sycl_ext_oneapi_graph``): it
+        stays as recorded (:meth:`release` leaves it alone) and runs at each replay."""
+        self._queue = None
+        self.waits = ()
 
     def require(self, acc: accessor) -> None:
         """Bind a placeholder accessor to this command group (``handler::require``)."""

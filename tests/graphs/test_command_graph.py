@@ -1,0 +1,298 @@
+"""Command graphs (``sycl_ext_oneapi_graph``) on every device: replays equal eager execution,
+dependencies hold, updates apply, what the extension forbids is ``errc.invalid``."""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pysycl as sycl
+import pysycl.ext.oneapi.experimental as syclex
+
+N = 64
+BUFS = [syclex.property.graph.assume_buffer_outlives_graph()]
+
+
+def _graph(q: sycl.queue, props=BUFS) -> syclex.command_graph:
+    return syclex.command_graph(q.get_context(), q.get_device(), properties=props)
+
+
+def _axpy(q: sycl.queue, x, y, a: float, n: int = N):
+    """USM: y = a * x + y."""
+    return lambda h: h.parallel_for(sycl.range(n), lambda i: y.__setitem__(i, a * x[i] + y[i]))
+
+
+def _usm(q: sycl.queue, values: np.ndarray):
+    p = sycl.malloc_shared(values.size, q, dtype=values.dtype)
+    np.asarray(p)[...] = values
+    return p
+
+
+# ------------------------------------------------------------------ record and replay
+def test_recorded_usm_kernels_replay_like_eager(any_kernel_queue: sycl.queue) -> None:
+    q = any_kernel_queue
+    x0 = np.arange(N, dtype=np.float32)
+    x, y = _usm(q, x0), _usm(q, np.ones(N, np.float32))
+    g = _graph(q)
+    g.begin_recording(q)
+    assert q.ext_oneapi_get_state() is syclex.queue_state.recording
+    e1 = q.submit(_axpy(q, x, y, 2.0))
+    e2 = q.parallel_for(sycl.range(N), lambda i: x.__setitem__(i, y[i] * 3.0), depends_on=e1)
+    q.submit(lambda h: (h.depends_on(e2), h.parallel_for(
+        sycl.range(N), lambda i: y.__setitem__(i, x[i] - y[i]))))
+    g.end_recording()
+    assert q.ext_oneapi_get_state() is syclex.queue_state.executing
+    assert np.array_equal(np.asarray(y), np.ones(N))  # recording ran nothing
+    assert [n.get_type() for n in g.get_nodes()] == [syclex.node_type.kernel] * 3
+    assert g.get_nodes()[1].get_predecessors() == [g.get_nodes()[0]]
+    ex = g.finalize()
+    xe, ye = x0.copy(), np.ones(N, np.float32)
+    for _ in range(3):
+        q.ext_oneapi_graph(ex).wait()
+        ye = 2 * xe + ye
+        xe = ye * 3
+        ye = xe - ye
+    np.testing.assert_array_equal(np.asarray(y), ye)
+    np.testing.assert_array_equal(np.asarray(x), xe)
+    sycl.free(x, q)
+    sycl.free(y, q)
+
+
+def test_recorded_buffers_keep_coherence(any_kernel_queue: sycl.queue) -> None:
+    q = any_kernel_queue
+    a = np.arange(N, dtype=np.float64)
+    b = np.zeros(N)
+    with sycl.buffer(a) as A, sycl.buffer(b) as B:
+        g = _graph(q)
+        g.begin_recording(q)
+
+        def double(h):
+            acc = A.get_access(h)
+            h.parallel_for(sycl.range(N), lambda i: acc.__setitem__(i, acc[i] * 2))
+
+        def add(h):
+            ra, wb = A.get_access(h, sycl.access_mode.read), B.get_access(h)
+            h.parallel_for(sycl.range(N), lambda i: wb.__setitem__(i, wb[i] + ra[i]))
+
+        q.submit(double)
+        q.submit(add)   # after double: it reads A
+        g.end_recording()
+        n1, n2 = g.get_nodes()
+        assert n2.get_predecessors() == [n1]   # the buffer made the edge
+        ex = g.finalize()
+        q.ext_oneapi_graph(ex)
+        q.ext_oneapi_graph(ex)
+        with sycl.host_accessor(B) as hb:   # the host sees the replays' results
+            np.testing.assert_array_equal(np.asarray(hb), 2 * np.arange(N) + 4 * np.arange(N))
+        q.ext_oneapi_graph(ex)  # after a host accessor: the data goes back to the device
+    np.testing.assert_array_equal(a, 8 * np.arange(N))
+    np.testing.assert_array_equal(b, 14 * np.arange(N))
+
+
+# ------------------------------------------------------------------ the explicit API
+def test_explicit_add_and_make_edge(any_kernel_queue: sycl.queue) -> None:
+    q = any_kernel_queue
+    x, y = _usm(q, np.arange(N, dtype=np.int32)), _usm(q, np.zeros(N, np.int32))
+    g = _graph(q)
+    # n_set must run before n_use: declared with make_edge after both are added
+    n_use = g.add(lambda h: h.parallel_for(sycl.range(N), lambda i: y.__setitem__(i, x[i] + 1)))
+    n_set = g.add(lambda h: h.parallel_for(sycl.range(N), lambda i: x.__setitem__(i, x[i] * 10)))
+    g.make_edge(n_set, n_use)
+    n_end = g.add(depends_on=[n_use])  # an empty node
+    assert n_end.get_type() is syclex.node_type.empty
+    n_cp = g.add(lambda h: h.memcpy(x, y, N * 4), properties=[
+        syclex.property.node.depends_on(n_end)])
+    assert n_cp.get_type() is syclex.node_type.memcpy
+    assert g.get_root_nodes() == [n_set]
+    q.ext_oneapi_graph(g.finalize()).wait()
+    np.testing.assert_array_equal(np.asarray(y), np.arange(N) * 10 + 1)
+    np.testing.assert_array_equal(np.asarray(x), np.arange(N) * 10 + 1)
+    with pytest.raises(sycl.exception) as ei:
+        g.make_edge(n_cp, n_set)  # a cycle
+    assert ei.value.code() == sycl.errc.invalid
+    assert n_set.get_predecessors() == []  # unchanged
+    sycl.free(x, q)
+    sycl.free(y, q)
+
+
+def test_usm_fill_memset_and_host_task_nodes(any_kernel_queue: sycl.queue) -> None:
+    q = any_kernel_queue
+    p = sycl.malloc_shared(N, q, dtype=np.int32)
+    seen = []
+    g = _graph(q)
+    n1 = g.add(lambda h: h.memset(p, 0, N * 4))
+    n2 = g.add(lambda h: h.fill(p, np.int32(7), N // 2), depends_on=n1)
+    n3 = g.add(lambda h: h.parallel_for(sycl.range(N), lambda i: p.__setitem__(i, p[i] + 1)),
+               depends_on=[n2])
+    n4 = g.add(lambda h: h.host_task(lambda: seen.append(np.asarray(p).copy())), depends_on=[n3])
+    assert [n.get_type() for n in (n1, n2, n3, n4)] == [
+        syclex.node_type.memset, syclex.node_type.memfill, syclex.node_type.kernel,
+        syclex.node_type.host_task]
+    ex = g.finalize()
+    q.ext_oneapi_graph(ex).wait()
+    q.ext_oneapi_graph(ex).wait()
+    want = np.r_[np.full(N // 2, 8), np.ones(N - N // 2)]
+    assert len(seen) == 2
+    for s in seen:
+        np.testing.assert_array_equal(s, want)
+    sycl.free(p, q)
+
+
+# ------------------------------------------------------------------ random DAGs
+@st.composite
+def dags(draw):
+    n = draw(st.integers(1, 6))
+    ops = [(draw(st.integers(0, 2)), draw(st.integers(0, 2)), draw(st.integers(1, 3)))
+           for _ in range(n)]  # (destination slot, source slot, factor)
+    return ops
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=dags(), explicit=st.booleans())
+def test_random_dags_equal_eager(any_kernel_queue: sycl.queue, ops, explicit: bool) -> None:
+    """Nodes on three buffers: a[d] = a[d] + f * a[s]; edges from the buffers only."""
+    q = any_kernel_queue
+    n = 16
+    init = [np.arange(n, dtype=np.int64) + 100 * k for k in range(3)]
+    eager = [a.copy() for a in init]
+    for d, s, f in ops:
+        eager[d] = eager[d] + f * eager[s]
+    arrays = [a.copy() for a in init]
+    stack = contextlib.ExitStack()
+    bufs = [stack.enter_context(sycl.buffer(a)) for a in arrays]
+
+    def cgf(d, s, f):
+        def run(h):
+            if d == s:
+                acc = bufs[d].get_access(h)
+                h.parallel_for(sycl.range(n), lambda i: acc.__setitem__(i, acc[i] + f * acc[i]))
+            else:
+                w = bufs[d].get_access(h)
+                r = bufs[s].get_access(h, sycl.access_mode.read)
+                h.parallel_for(sycl.range(n), lambda i: w.__setitem__(i, w[i] + f * r[i]))
+        return run
+
+    g = _graph(q)
+    if explicit:
+        for op in ops:
+            g.add(cgf(*op))
+    else:
+        g.begin_recording(q)
+        for op in ops:
+            q.submit(cgf(*op))
+        g.end_recording()
+    q.ext_oneapi_graph(g.finalize()).wait()
+    stack.close()  # the buffers write back
+    for got, want in zip(arrays, eager, strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+# ------------------------------------------------------------------ update
+def test_whole_graph_update(any_kernel_queue: sycl.queue) -> None:
+    q = any_kernel_queue
+    x = _usm(q, np.zeros(N, np.float32))
+
+    def build(value: float, n: int) -> syclex.command_graph:
+        g = _graph(q)
+        g.add(lambda h: h.parallel_for(sycl.range(n), lambda i: x.__setitem__(i, value)))
+        return g
+
+    ex = build(1.0, N).finalize(properties=[syclex.property.graph.updatable()])
+    q.ext_oneapi_graph(ex).wait()
+    assert np.all(np.asarray(x) == 1)
+    ex.update(build(5.0, N // 2))
+    q.ext_oneapi_graph(ex).wait()
+    np.testing.assert_array_equal(np.asarray(x), np.r_[np.full(N // 2, 5), np.ones(N // 2)])
+    other = _graph(q)
+    other.add(lambda h: h.parallel_for(sycl.range(N), lambda i: x.__setitem__(i, 9.0)))
+    other.add()
+    with pytest.raises(sycl.exception) as ei:
+        ex.update(other)  # another topology
+    assert ei.value.code() == sycl.errc.invalid
+    fixed = build(2.0, N).finalize()
+    with pytest.raises(sycl.exception) as ei:
+        fixed.update(build(3.0, N))  # not updatable
+    assert ei.value.code() == sycl.errc.invalid
+    q.ext_oneapi_graph(ex).wait()   # the failed updates changed nothing
+    np.testing.assert_array_equal(np.asarray(x), np.r_[np.full(N // 2, 5), np.ones(N // 2)])
+    sycl.free(x, q)
+
+
+# ------------------------------------------------------------------ errors
+def _code(fn) -> sycl.errc:
+    with pytest.raises(sycl.exception) as ei:
+        fn()
+    return ei.value.code()
+
+
+def test_what_recording_forbids(any_kernel_queue: sycl.queue) -> None:
+    q = any_kernel_queue
+    a = np.zeros(N)
+    with sycl.buffer(a) as A:
+        g = _graph(q)
+        g.begin_recording(q)
+
+        def write(h):
+            acc = A.get_access(h)
+            h.parallel_for(sycl.range(N), lambda i: acc.__setitem__(i, acc[i] + 1))
+
+        e = q.submit(write)
+        assert _code(q.wait) == sycl.errc.invalid
+        assert _code(e.wait) == sycl.errc.invalid
+        assert _code(lambda: sycl.host_accessor(A)) == sycl.errc.invalid
+        other = syclex.command_graph(q.get_context(), q.get_device())
+        assert _code(lambda: other.begin_recording(q)) == sycl.errc.invalid
+        g.end_recording()
+        with sycl.host_accessor(A) as ha:   # allowed again; nothing ran
+            assert np.all(np.asarray(ha) == 0)
+        ex = g.finalize()
+        q.ext_oneapi_graph(ex).wait()
+    assert np.all(a == 1)
+    # the buffer is gone: the graph's replay is refused and nothing runs
+    assert _code(lambda: q.ext_oneapi_graph(ex)) == sycl.errc.invalid
+    assert np.all(a == 1)
+
+
+def test_buffers_need_the_property(any_kernel_queue: sycl.queue) -> None:
+    q = any_kernel_queue
+    with sycl.buffer(np.zeros(4)) as A:
+        g = _graph(q, props=[])
+        assert _code(lambda: g.add(lambda h: h.parallel_for(
+            sycl.range(4), (lambda acc: lambda i: acc.__setitem__(i, 1.0))(A.get_access(h))))
+        ) == sycl.errc.invalid
+        assert g.get_nodes() == []
+
+
+def test_queue_of_another_context_or_device(any_kernel_queue: sycl.queue,
+                                            host_device: sycl.device,
+                                            kernel_device: sycl.device) -> None:
+    q = any_kernel_queue
+    other_dev = kernel_device if q.get_device() == host_device else host_device
+    q2 = sycl.queue(other_dev)
+    g = _graph(q)
+    assert _code(lambda: g.begin_recording(q2)) == sycl.errc.invalid
+    assert q2.ext_oneapi_get_state() is syclex.queue_state.executing
+    g.add()
+    ex = g.finalize()
+    assert _code(lambda: q2.ext_oneapi_graph(ex)) == sycl.errc.invalid
+    q3 = sycl.queue(sycl.context(q.get_device()), q.get_device())  # another context
+    assert _code(lambda: g.begin_recording(q3)) == sycl.errc.invalid
+
+
+def test_event_from_outside_the_graph(any_kernel_queue: sycl.queue) -> None:
+    q = any_kernel_queue
+    p = sycl.malloc_shared(4, q, dtype=np.int32)
+    outside = q.memset(p, 0, 16)
+    g = _graph(q)
+    g.begin_recording(q)
+    try:
+        assert _code(lambda: q.memset(p, 1, 16, outside)) == sycl.errc.invalid
+    finally:
+        g.end_recording()
+    assert g.get_nodes() == []
+    q.wait()
+    sycl.free(p, q)
