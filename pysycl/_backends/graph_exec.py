@@ -6,8 +6,9 @@ backend's :class:`~pysycl._backends.launching.Launch` with its values -- for a k
 with no accessor and no launch steps, the native arguments too. ``q.ext_oneapi_graph``
 then replays the *plan* of ``q``'s executor (made once per executor):
 
-* a prepared kernel with no accessors: :meth:`Launch.enqueue` with its bound arguments
-  (nothing resolved, checked or flattened per replay);
+* a prepared kernel with no accessors and no launch steps: :meth:`Launch.prebound`, bound
+  once to its native arguments (OpenCL: a ``cl_kernel`` of the node's own, its arguments
+  set at finalize), so a replay is one ``clEnqueueNDRangeKernel`` per node;
 * a prepared kernel with accessors: its buffers are made current on the device (as a
   submit does, :mod:`pysycl._memory.coherence`), the launch runs, the buffers note it;
 * any other node (USM copies and fills, buffer copies, host tasks, reductions,
@@ -23,6 +24,7 @@ end of its ``with`` block, its destruction) is ``errc.invalid`` and nothing runs
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,6 +35,9 @@ from pysycl._commands.recording import RecordingExecutor, graph_state
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.launch_types import Submission
 from pysycl._kernels.argplan import flat_args
+from pysycl._memory.usm_api import PRUNE_AT, prune
+
+_now = time.perf_counter
 
 _EXT = "(sycl_ext_oneapi_graph)"
 _FAST, _KERNEL, _OTHER = 0, 1, 2
@@ -75,6 +80,10 @@ class executable_command_graph:  # noqa: N801 - command_graph<graph_state::execu
             return got[1]
         compiled = getattr(ex, "launch_class", None) is not None
         steps = [_step(ex, sub) if compiled else (_OTHER, sub) for sub in self._subs]
+        if compiled and steps and all(s[0] == _FAST for s in steps):
+            # only pre-bound kernels: the replay is a loop of enqueues
+            steps = [(_FAST, [s[1] for s in steps], [s[2] for s in steps],
+                      ex.launch_class.replay)]
         self._plans[id(ex)] = (ex, steps)
         return steps
 
@@ -99,7 +108,10 @@ class executable_command_graph:  # noqa: N801 - command_graph<graph_state::execu
             waits.append((last[1], last[0]))  # the previous replay, on another queue
         if waits:
             ex.submit(Submission(waits=waits, context_key=self._ctx.key, queue=q))
-        first, ev = _replay(ex, q, steps, self._preds)
+        if len(steps) == 1 and steps[0][0] == _FAST and type(steps[0][1]) is list:
+            first, ev = _replay_fast(ex, steps)
+        else:
+            first, ev = _replay(ex, q, steps, self._preds)
         self._last = (ex, ev)
         return event._make(q, ev, first, tuple(deps))
 
@@ -152,9 +164,19 @@ def _step(ex: Any, sub: Any) -> tuple[Any, ...]:
     if type(launch) is not ex.launch_class:  # a sycl.kernel object, an empty range
         return (_OTHER, sub)
     if not sub.requirements and launch.printer is None and watch is None:
-        args = flat_args(values, launch.kinds, ex.key)
-        return (_FAST, launch, args, tuple(values) if launch.pointers else None)
+        return (_FAST, launch.prebound(flat_args(values, launch.kinds, ex.key)), values)
     return (_KERNEL, launch, values, watch, sub.requirements)
+
+
+def _replay_fast(ex: Any, steps: list[tuple[Any, ...]]) -> tuple[Any, Any]:
+    """Replay a plan of pre-bound kernels only: the backend's loop of enqueues."""
+    _, nodes, _, replay = steps[0]
+    first, ev = replay(nodes)
+    ex.last, ex.since, ex.shape = ev, _now(), None
+    ex.inflight.append((ev, steps))  # what the launches use, until they complete
+    if len(ex.inflight) > PRUNE_AT:
+        prune(ex)
+    return first, ev
 
 
 # long: the replay loop, one frame (helper calls cost per node).
@@ -167,8 +189,7 @@ def _replay(ex: Any, q: Any, steps: list[tuple[Any, ...]], preds: list[list[int]
     for i, step in enumerate(steps):
         kind = step[0]
         if kind == _FAST:
-            ln = step[1]
-            ev = ln.enqueue(step[2], step[3], None, ln.bound)
+            ev = ex.launch_class.replay((step[1],))[1]
         elif kind == _KERNEL:
             _, ln, values, watch, reqs = step
             wait_for: list[Any] = []
@@ -191,5 +212,8 @@ def _replay(ex: Any, q: Any, steps: list[tuple[Any, ...]], preds: list[list[int]
             if first is None:
                 first = ev
     if last is not None:
-        ex.last = last
+        ex.last, ex.since, ex.shape = last, _now(), None
+        ex.inflight.append((last, steps))  # what the launches use, until they complete
+        if len(ex.inflight) > PRUNE_AT:
+            prune(ex)
     return first, last
