@@ -11,7 +11,6 @@ this class from the executor (``launch_class``).
 from __future__ import annotations
 
 import time
-from functools import partial
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
