@@ -22,6 +22,7 @@ writes a buffer it uses, a writer after the readers since). ``finalize`` orders 
 from __future__ import annotations
 
 import heapq
+import types
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -115,6 +116,27 @@ def _type_of(cmd: Any) -> node_type:
         return node_type.host_task
     assert t is UpdateHostCommand
     raise exception(errc.invalid, f"handler.update_host cannot be a command graph node {_EXT}")
+
+
+def _frozen(fn: types.FunctionType) -> types.FunctionType:
+    """``fn`` with its captured variables' values of now (cells of its own): a recorded
+    kernel captures by value, as a C++ lambda's ``[=]`` -- rebinding a variable after the
+    command group was recorded changes no node."""
+    cells = fn.__closure__
+    if not cells:
+        return fn
+    own = []
+    for c in cells:
+        try:
+            own.append(types.CellType(c.cell_contents))
+        except ValueError:  # an empty cell: the kernel's resolve says so
+            own.append(c)
+    out = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__,
+                             tuple(own))
+    out.__kwdefaults__, out.__qualname__ = fn.__kwdefaults__, fn.__qualname__
+    out.__dict__.update(fn.__dict__)
+    out.__module__ = fn.__module__
+    return out
 
 
 class node:  # noqa: N801 - the extension's spelling
@@ -322,6 +344,10 @@ class command_graph:  # noqa: N801 - the extension's spelling
                 deps.append(writer)
             if acc.writes:
                 deps += readers
+        cmd = h.command
+        if type(cmd) is KernelCommand and type(cmd.fn) is types.FunctionType:
+            h.command = KernelCommand.record(cmd.kind, cmd.ndim, cmd.index_space,
+                                             _frozen(cmd.fn), cmd.reductions, cmd.name)
         h.keep()
         n = node(self, len(self._nodes), kind, h)
         self._nodes.append(n)

@@ -296,3 +296,54 @@ def test_event_from_outside_the_graph(any_kernel_queue: sycl.queue) -> None:
     assert g.get_nodes() == []
     q.wait()
     sycl.free(p, q)
+
+
+def test_captures_are_values_of_record_time(any_kernel_queue: sycl.queue) -> None:
+    """A recorded kernel captures by value (as C++'s ``[=]``): a variable rebound later
+    changes no node; a captured host array is the kernel's memory at every replay."""
+    q = any_kernel_queue
+    out = np.zeros(N, np.float32)
+    scale = np.float32(2)
+    g = _graph(q)
+    g.begin_recording(q)
+    q.parallel_for(sycl.range(N), lambda i: out.__setitem__(i, out[i] + scale))
+    g.end_recording()
+    scale = np.float32(100)  # noqa: F841 - rebound after recording: no effect
+    ex = g.finalize()
+    q.ext_oneapi_graph(ex).wait()
+    q.ext_oneapi_graph(ex).wait()
+    np.testing.assert_array_equal(out, np.full(N, 4, np.float32))
+
+
+def test_reduction_copy_fill_nodes_and_other_queues(any_kernel_queue: sycl.queue) -> None:
+    """A reduction, a buffer fill and a copy to a host array as nodes; the executable graph
+    on a second queue of the same device, after an event of the first."""
+    q = any_kernel_queue
+    q2 = sycl.queue(q.get_context(), q.get_device())
+    data = np.arange(N, dtype=np.int32)
+    total = np.zeros(1, np.int32)
+    seen = np.zeros(N, np.int32)
+    with sycl.buffer(data) as D, sycl.buffer(total) as T:
+        g = _graph(q)
+
+        def fill(h):
+            h.fill(D.get_access(h, sycl.access_mode.write), np.int32(3))
+
+        def summed(h):
+            d = D.get_access(h, sycl.access_mode.read)
+            red = sycl.reduction(T, h, sycl.plus())
+            h.parallel_for(sycl.range(N), red, lambda i, s: s.combine(d[i]))
+
+        def copied(h):
+            h.copy(D.get_access(h, sycl.access_mode.read), seen)
+
+        n1 = g.add(fill)
+        n2 = g.add(summed)
+        n3 = g.add(copied)
+        assert n2.get_predecessors() == [n1] and n3.get_predecessors() == [n1]
+        assert n3.get_type() is syclex.node_type.memcpy
+        ex = g.finalize()
+        e1 = q.ext_oneapi_graph(ex)
+        q2.ext_oneapi_graph(ex, depends_on=e1).wait()
+    assert total[0] == 2 * 3 * N  # the reduction adds to the buffer's value each replay
+    np.testing.assert_array_equal(seen, np.full(N, 3))
