@@ -308,7 +308,7 @@ def test_captures_are_values_of_record_time(any_kernel_queue: sycl.queue) -> Non
     g.begin_recording(q)
     q.parallel_for(sycl.range(N), lambda i: out.__setitem__(i, out[i] + scale))
     g.end_recording()
-    scale = np.float32(100)  # noqa: F841 - rebound after recording: no effect
+    scale = np.float32(100)  # rebound after recording: no effect
     ex = g.finalize()
     q.ext_oneapi_graph(ex).wait()
     q.ext_oneapi_graph(ex).wait()
