@@ -76,6 +76,31 @@ class depends_on:  # noqa: N801 - the extension's spelling
         self.nodes = nodes
 
 
+class dynamic_parameter:  # noqa: N801 - the extension's spelling
+    """``dynamic_parameter(graph, value)``: a kernel argument of ``graph``'s nodes that an
+    executable graph's ``update(node)`` changes without a new finalize.
+
+    Given to ``h.set_arg(i, dp)`` of a ``sycl.kernel`` object (a kernel of a bundle from
+    source) in a command group of the graph; ``dp.update(value)`` sets the value (a numpy
+    scalar, a USM pointer) and ``exec_g.update(node)`` (or a list of nodes) makes the
+    executable graph's node take it. (A Python kernel's arguments are its captures: a new
+    value is a whole-graph ``update``.)
+    """
+
+    def __init__(self, graph: command_graph, value: Any) -> None:
+        if not isinstance(graph, command_graph):
+            raise TypeError(f"dynamic_parameter(graph, value): {graph!r} is not a "
+                            "command_graph")
+        self._graph, self._value = graph, value
+
+    def update(self, value: Any) -> None:
+        """The new value: nodes of executable graphs take it at their ``update(node)``."""
+        self._value = value
+
+    def __repr__(self) -> str:
+        return f"dynamic_parameter({self._value!r})"
+
+
 class property:  # noqa: N801 - the extension's namespace ``property``
     """``property::graph`` and ``property::node`` of the extension."""
 
@@ -142,12 +167,16 @@ def _frozen(fn: types.FunctionType) -> types.FunctionType:
 class node:  # noqa: N801 - the extension's spelling
     """``ext::oneapi::experimental::node``: one command group of a graph."""
 
-    __slots__ = ("_graph", "_index", "_preds", "_succs", "_type", "sub")
+    __slots__ = ("_graph", "_index", "_preds", "_succs", "_type", "dynamic", "static_args",
+                 "sub")
 
     def __init__(self, graph: command_graph, index: int, kind: node_type, sub: Any) -> None:
         self._graph, self._index, self._type, self.sub = graph, index, kind, sub
         self._preds: list[node] = []
         self._succs: list[node] = []
+        #: ``set_arg`` arguments that are dynamic parameters, by index; the others
+        self.dynamic: dict[int, dynamic_parameter] = {}
+        self.static_args: dict[int, Any] | None = sub.kernel_args
 
     def get_type(self) -> node_type:
         """What the node runs."""
@@ -337,6 +366,16 @@ class command_graph:  # noqa: N801 - the extension's spelling
         for acc in h.requirements:
             if acc.coherence.closed or acc.buffer.closed:
                 raise exception(errc.invalid, acc.buffer.closed_message())
+        dynamic = {i: a for i, a in (h.kernel_args or {}).items()
+                   if isinstance(a, dynamic_parameter)}
+        for dp in dynamic.values():
+            if dp._graph is not self:
+                raise exception(errc.invalid, f"{where}: {dp!r} is a dynamic_parameter of "
+                                f"another graph {_EXT}")
+        if dynamic and (type(h.command) is not KernelCommand
+                        or type(h.command.fn) is types.FunctionType):
+            raise exception(errc.invalid, f"{where}: dynamic parameters are arguments of "
+                            f"sycl.kernel objects (h.set_arg) {_EXT}")
         # the buffers: after their last writer; a writer also after the readers since
         for acc in h.requirements:
             writer, readers = self._users.get(id(acc.coherence), (None, []))
@@ -350,6 +389,9 @@ class command_graph:  # noqa: N801 - the extension's spelling
                                              _frozen(cmd.fn), cmd.reductions, cmd.name)
         h.keep()
         n = node(self, len(self._nodes), kind, h)
+        if dynamic:
+            n.dynamic = dynamic
+            n.static_args = {i: a for i, a in h.kernel_args.items() if i not in dynamic}
         self._nodes.append(n)
         for d in dict.fromkeys(deps):
             if d is not n and n not in d._succs:

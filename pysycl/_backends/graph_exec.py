@@ -65,6 +65,15 @@ class executable_command_graph:  # noqa: N801 - command_graph<graph_state::execu
         self._preds = [sorted(pos[id(p)] for p in n._preds) for n in order]
         self._reqs = [acc for s in self._subs for acc in s.requirements]
         self._plans: dict[int, tuple[Any, list[tuple[Any, ...]]]] = {}
+        #: nodes with dynamic parameters: position -> (node, the arguments they run with)
+        self._dynamic = {i: (n, _arguments(n)) for i, n in enumerate(order) if n.dynamic}
+        self._set_dynamic()
+
+    def _set_dynamic(self) -> None:
+        """The command groups of nodes with dynamic parameters take this graph's values
+        (a node's command group may be shared with another executable graph)."""
+        for i, (_, args) in self._dynamic.items():
+            self._subs[i].kernel_args = args
 
     def get_context(self) -> Any:
         return self._ctx
@@ -101,6 +110,8 @@ class executable_command_graph:  # noqa: N801 - command_graph<graph_state::execu
                 raise exception(errc.invalid, "q.ext_oneapi_graph: the graph uses a buffer "
                                 f"that is gone ({acc.buffer.closed_message()}) {_EXT}")
         ex = q.executor
+        if self._dynamic:
+            self._set_dynamic()
         steps = self._plan_for(ex)
         waits = waits_of(deps, q) if deps else []
         last = self._last
@@ -116,14 +127,29 @@ class executable_command_graph:  # noqa: N801 - command_graph<graph_state::execu
         return event._make(q, ev, first, tuple(deps))
 
     # ------------------------------------------------------------ update
-    def update(self, g: Any) -> None:
-        """Take the command groups of modifiable graph ``g`` (whole-graph update): the same
-        nodes (types, kernels' code, order added) and edges, new arguments and sizes.
-        ``errc.invalid`` when not made updatable or the topology differs; then nothing
+    def update(self, what: Any) -> None:
+        """``update(g)``: take the command groups of modifiable graph ``g`` (whole-graph
+        update): the same nodes (types, kernels' code, order added) and edges, new
+        arguments and sizes. ``update(node)`` / ``update([nodes])``: those nodes take the
+        current values of their dynamic parameters. ``errc.invalid`` when not made
+        updatable, the topology differs or a node is not of this graph; then nothing
         changes."""
-        if not isinstance(g, type(self)) and getattr(g, "state", None) is graph_state.modifiable:
-            return self._update_from(g)
-        raise exception(errc.invalid, f"update takes a modifiable command_graph, got {g!r}")
+        if getattr(what, "state", None) is graph_state.modifiable:
+            return self._update_from(what)
+        nodes = list(what) if isinstance(what, (list, tuple)) else [what]
+        if not self._updatable:
+            raise exception(errc.invalid, "update: the graph was finalized without "
+                            f"property.graph.updatable() {_EXT}")
+        at = {id(n): i for i, (n, _) in self._dynamic.items()}
+        mine = {id(s) for s in self._subs}
+        for n in nodes:
+            if getattr(n, "sub", None) is None or id(n.sub) not in mine:
+                raise exception(errc.invalid, f"update: {n!r} is not a node of this "
+                                f"executable graph (a modifiable graph, or a node) {_EXT}")
+        for n in nodes:
+            if id(n) in at:
+                self._dynamic[at[id(n)]] = (n, _arguments(n))
+        self._set_dynamic()
 
     def _update_from(self, g: Any) -> None:
         if not self._updatable:
@@ -153,6 +179,11 @@ class executable_command_graph:  # noqa: N801 - command_graph<graph_state::execu
     def __repr__(self) -> str:
         return (f"command_graph(executable, {len(self._subs)} nodes, "
                 f"device={self._dev.display_name!r})")
+
+
+def _arguments(n: Any) -> dict[int, Any]:
+    """The ``set_arg`` arguments of node ``n`` with its dynamic parameters' values of now."""
+    return {**(n.static_args or {}), **{i: dp._value for i, dp in n.dynamic.items()}}
 
 
 def _step(ex: Any, sub: Any) -> tuple[Any, ...]:

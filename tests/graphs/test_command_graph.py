@@ -347,3 +347,35 @@ def test_reduction_copy_fill_nodes_and_other_queues(any_kernel_queue: sycl.queue
         q2.ext_oneapi_graph(ex, depends_on=e1).wait()
     assert total[0] == 2 * 3 * N  # the reduction adds to the buffer's value each replay
     np.testing.assert_array_equal(seen, np.full(N, 3))
+
+
+ADD_SRC = "__kernel void add(__global float *y, float a) { y[get_global_id(0)] += a; }"
+
+
+def test_dynamic_parameter_of_a_kernel_object(kernel_device: sycl.device) -> None:
+    """``h.set_arg(i, dynamic_parameter)`` of a kernel from source: ``dp.update(v)`` then
+    ``exec_g.update(node)`` changes the argument without a new finalize (OpenCL C source:
+    OpenCL devices only)."""
+    q = sycl.queue(kernel_device)
+    if not kernel_device.ext_oneapi_can_compile(syclex.source_language.opencl):
+        pytest.skip("no OpenCL C online compiler on this device")
+    k = syclex.build(syclex.create_kernel_bundle_from_source(
+        q.get_context(), syclex.source_language.opencl, ADD_SRC)).ext_oneapi_get_kernel("add")
+    y = sycl.malloc_shared(N, q, dtype=np.float32)
+    np.asarray(y)[...] = 0
+    g = _graph(q)
+    a = syclex.dynamic_parameter(g, np.float32(1))
+    n = g.add(lambda h: (h.set_args(y, a), h.parallel_for(sycl.range(N), k)))
+    ex = g.finalize(properties=[syclex.property.graph.updatable()])
+    q.ext_oneapi_graph(ex).wait()
+    a.update(np.float32(10))
+    q.ext_oneapi_graph(ex).wait()   # not updated yet: still 1
+    assert np.all(np.asarray(y) == 2)
+    ex.update(n)
+    q.ext_oneapi_graph(ex).wait()
+    assert np.all(np.asarray(y) == 12)
+    other = _graph(q)
+    assert _code(lambda: ex.update(other.add())) == sycl.errc.invalid
+    with pytest.raises(sycl.exception):  # a parameter of another graph
+        other.add(lambda h: (h.set_args(y, a), h.parallel_for(sycl.range(N), k)))
+    sycl.free(y, q)

@@ -30,7 +30,7 @@ docs/graphs.md and :mod:`pysycl._backends.graph`.
 
 from __future__ import annotations
 
-from pysycl._backends.graph import command_graph, node, property
+from pysycl._backends.graph import command_graph, dynamic_parameter, node, property
 from pysycl._backends.graph_exec import executable_command_graph
 from pysycl._bundles.properties import build_options, save_log
 from pysycl._bundles.source import (
@@ -46,6 +46,6 @@ work_group_size = reqd_work_group_size
 sub_group_size = reqd_sub_group_size
 
 __all__ = ["build", "build_options", "command_graph", "create_kernel_bundle_from_source",
-           "executable_command_graph", "graph_state", "node", "node_type", "properties",
-           "property", "queue_state", "save_log", "source_language", "sub_group_size", "work_group_size",
-           "work_group_size_hint"]
+           "dynamic_parameter", "executable_command_graph", "graph_state", "node",
+           "node_type", "properties", "property", "queue_state", "save_log",
+           "source_language", "sub_group_size", "work_group_size", "work_group_size_hint"]
