@@ -41,7 +41,7 @@ from pysycl._commands.event import event
 from pysycl._commands.handler import handler
 from pysycl._commands.queue import queue
 from pysycl._commands.recording import RecordingExecutor, graph_state, node_type
-from pysycl._core.exceptions import errc, exception
+from pysycl._core.exceptions import COMPILE_ERRORS, errc, exception, user_frames
 from pysycl._memory.accessor import recording_graphs
 from pysycl._objects.context import context
 from pysycl._objects.device import device
@@ -409,8 +409,11 @@ class command_graph:  # noqa: N801 - the extension's spelling
         resolved and prepared for the graph's device (errors raise here)."""
         props = _props(properties, (updatable,), "command_graph.finalize")
         order = self.topological_order()
-        return executable_command_graph(self, order, any(isinstance(p, updatable)
-                                                         for p in props))
+        try:
+            return executable_command_graph(self, order, any(isinstance(p, updatable)
+                                                             for p in props))
+        except COMPILE_ERRORS as e:
+            raise user_frames(e) from e.__cause__  # the kernel's error: see the message
 
     def topological_order(self) -> list[node]:
         """The nodes in an order that keeps every edge (the earliest added first)."""

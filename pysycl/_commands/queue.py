@@ -275,7 +275,10 @@ class queue:  # noqa: N801 - the spec's spelling
         if not hasattr(graph, "_submit") or getattr(graph, "_subs", None) is None:
             raise exception(errc.invalid, f"q.ext_oneapi_graph takes an executable "
                             f"command_graph (g.finalize()), got {graph!r}")
-        return graph._submit(self, (d,) if isinstance(d, event) else tuple(d or ()))
+        try:
+            return graph._submit(self, (d,) if isinstance(d, event) else tuple(d or ()))
+        except COMPILE_ERRORS as e:  # a kernel prepared for this queue's device
+            raise user_frames(e) from e.__cause__
 
     def ext_oneapi_get_state(self) -> queue_state:
         """``queue_state.recording`` while a command graph records this queue, else

@@ -379,3 +379,50 @@ def test_dynamic_parameter_of_a_kernel_object(kernel_device: sycl.device) -> Non
     with pytest.raises(sycl.exception):  # a parameter of another graph
         other.add(lambda h: (h.set_args(y, a), h.parallel_for(sycl.range(N), k)))
     sycl.free(y, q)
+
+
+def test_nodes_from_events_cycles_and_asserts(any_kernel_queue: sycl.queue) -> None:
+    q = any_kernel_queue
+    p = sycl.malloc_shared(4, q, dtype=np.float32)
+    np.asarray(p)[...] = 0
+    g = syclex.command_graph(q.get_context(), q.get_device(),
+                             properties=[syclex.property.graph.no_cycle_check()])
+    g.begin_recording([q])
+    assert q.ext_oneapi_get_graph() is g
+
+    def k(i):
+        assert p[i] < 1.5, "too big"
+        p[i] += 1
+
+    e = q.parallel_for(sycl.range(4), k)
+    g.end_recording(q)
+    assert _code(q.ext_oneapi_get_graph) == sycl.errc.invalid
+    n = syclex.node.get_node_from_event(e)
+    assert n.get_type() is syclex.node_type.kernel and g.get_nodes() == [n]
+    assert _code(lambda: syclex.node.get_node_from_event(sycl.event())) == sycl.errc.invalid
+    ex = g.finalize()
+    q.ext_oneapi_graph(ex).wait()
+    q.ext_oneapi_graph(ex).wait()
+    with pytest.raises(AssertionError, match="too big"):  # the third replay fails the assert
+        q.ext_oneapi_graph(ex).wait()
+    # without the cycle check, make_edge accepts a cycle and finalize refuses it
+    m = g.add(depends_on=[n])
+    g.make_edge(m, n)
+    assert _code(g.finalize) == sycl.errc.invalid
+    sycl.free(p, q)
+
+
+def test_compile_error_at_finalize_loses_nothing(any_kernel_queue: sycl.queue) -> None:
+    q = any_kernel_queue
+    p = sycl.malloc_shared(4, q, dtype=np.float32)
+    g = _graph(q)
+    g.add(lambda h: h.parallel_for(sycl.range(4), lambda i: p.__setitem__(i, "text")))
+    if q.get_device().has(sycl.aspect.host_debuggable):
+        ex = g.finalize()  # kernels run in Python: the replay fails
+        with pytest.raises(Exception, match="str|string"):
+            q.ext_oneapi_graph(ex).wait()
+    else:
+        with pytest.raises(sycl.exception, match="strings cannot be used in kernels"):
+            g.finalize()
+    assert len(g.get_nodes()) == 1
+    sycl.free(p, q)
