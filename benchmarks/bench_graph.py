@@ -120,16 +120,17 @@ def _measure(q: sycl.queue, peer: OpenCLPeer, reps: int) -> tuple[float, float, 
 
 
 def _timed(fns: list, reps: int, warmup: int = 5) -> tuple[list[float], list[float]]:
-    """Medians per function, round by round: the time to issue (the call) and the time to
-    completion (the call and its event's wait)."""
+    """Medians per function, round by round (the order rotating): the time to issue (the
+    call) and the time to completion (the call and its event's wait)."""
     for _ in range(warmup):
         for f in fns:
             f().wait()
     issue: list[list[float]] = [[] for _ in fns]
     total: list[list[float]] = [[] for _ in fns]
     now = time.perf_counter
-    for _ in range(reps):
-        for f, ti, tt in zip(fns, issue, total, strict=True):
+    trio = list(zip(fns, issue, total, strict=True))
+    for r in range(reps):
+        for f, ti, tt in trio[r % 3:] + trio[:r % 3]:  # who goes first rotates
             t0 = now()
             ev = f()
             t1 = now()
@@ -155,7 +156,7 @@ def main() -> None:
         f"Measured {datetime.date.today().isoformat()} on `{platform.node() or '?'}`: "
         f"{os.cpu_count()} CPU cores, device **{dev}**, Python {platform.python_version()}. "
         f"{K} kernels of {N} work-items in sequence, {R} sequences then one wait per round, "
-        f"µs per kernel, medians of {reps} rounds, the three interleaved round by round. "
+        f"µs per kernel, medians of {reps} rounds, the three interleaved round by round (who goes first rotates). "
         "*Issue*: the calls that enqueue the work; *to completion*: with the wait (each "
         "side its own: pysycl polls, then blocks in a waiter thread; pyopencl blocks).", "",
         "| run | issue: graph replay | eager | pyopencl raw enqueue | replay / raw | "
