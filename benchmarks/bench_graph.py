@@ -156,7 +156,8 @@ def main() -> None:
         f"Measured {datetime.date.today().isoformat()} on `{platform.node() or '?'}`: "
         f"{os.cpu_count()} CPU cores, device **{dev}**, Python {platform.python_version()}. "
         f"{K} kernels of {N} work-items in sequence, {R} sequences then one wait per round, "
-        f"µs per kernel, medians of {reps} rounds, the three interleaved round by round (who goes first rotates). "
+        f"µs per kernel, medians of {reps} rounds, the three interleaved round by round "
+        "(who goes first rotates). "
         "*Issue*: the calls that enqueue the work; *to completion*: with the wait (each "
         "side its own: pysycl polls, then blocks in a waiter thread; pyopencl blocks).", "",
         "| run | issue: graph replay | eager | pyopencl raw enqueue | replay / raw | "

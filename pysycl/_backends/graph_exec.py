@@ -40,7 +40,9 @@ from pysycl._memory.usm_api import PRUNE_AT, prune
 _now = time.perf_counter
 
 _EXT = "(sycl_ext_oneapi_graph)"
-_FAST, _KERNEL, _OTHER = 0, 1, 2
+#: replay steps: a pre-bound kernel, a prepared kernel with accessors, a command group's
+#: submit; a plan of pre-bound kernels only is one step, ``_ALL``
+_FAST, _KERNEL, _OTHER, _ALL = 0, 1, 2, 3
 
 
 class executable_command_graph:  # noqa: N801 - command_graph<graph_state::executable>
@@ -91,8 +93,11 @@ class executable_command_graph:  # noqa: N801 - command_graph<graph_state::execu
         steps = [_step(ex, sub) if compiled else (_OTHER, sub) for sub in self._subs]
         if compiled and steps and all(s[0] == _FAST for s in steps):
             # only pre-bound kernels: the replay is a loop of enqueues
-            steps = [(_FAST, [s[1] for s in steps], [s[2] for s in steps],
-                      ex.launch_class.replay)]
+            steps = [(_ALL, ex.launch_class.replayer([s[1] for s in steps]),
+                      [s[2] for s in steps])]
+        else:
+            replayer = getattr(ex, "launch_class", None) and ex.launch_class.replayer
+            steps = [(_FAST, replayer((s[1],)), s[2]) if s[0] == _FAST else s for s in steps]
         self._plans[id(ex)] = (ex, steps)
         return steps
 
@@ -119,7 +124,7 @@ class executable_command_graph:  # noqa: N801 - command_graph<graph_state::execu
             waits.append((last[1], last[0]))  # the previous replay, on another queue
         if waits:
             ex.submit(Submission(waits=waits, context_key=self._ctx.key, queue=q))
-        if len(steps) == 1 and steps[0][0] == _FAST and type(steps[0][1]) is list:
+        if steps and steps[0][0] == _ALL:
             first, ev = _replay_fast(ex, steps)
         else:
             first, ev = _replay(ex, q, steps, self._preds)
@@ -201,8 +206,7 @@ def _step(ex: Any, sub: Any) -> tuple[Any, ...]:
 
 def _replay_fast(ex: Any, steps: list[tuple[Any, ...]]) -> tuple[Any, Any]:
     """Replay a plan of pre-bound kernels only: the backend's loop of enqueues."""
-    _, nodes, _, replay = steps[0]
-    first, ev = replay(nodes)
+    first, ev = steps[0][1]()
     ex.last, ex.since, ex.shape = ev, _now(), None
     ex.inflight.append((ev, steps))  # what the launches use, until they complete
     if len(ex.inflight) > PRUNE_AT:
@@ -220,7 +224,7 @@ def _replay(ex: Any, q: Any, steps: list[tuple[Any, ...]], preds: list[list[int]
     for i, step in enumerate(steps):
         kind = step[0]
         if kind == _FAST:
-            ev = ex.launch_class.replay((step[1],))[1]
+            ev = step[1]()[1]
         elif kind == _KERNEL:
             _, ln, values, watch, reqs = step
             wait_for: list[Any] = []

@@ -142,19 +142,22 @@ class Launch:
 
     def prebound(self, args: list[Any]) -> Any:
         """A command graph's kernel node, launched with ``args`` (the native arguments) at
-        each replay: what :meth:`replay` takes. The backend's subclass may bind them once
+        each replay: what :meth:`replayer` takes. The backend's subclass may bind them once
         (OpenCL: a ``cl_kernel`` of the node's own); here they are passed each time."""
         return partial(self.enqueue, args, None, None, None)
 
     @staticmethod
-    def replay(nodes: Sequence[Any]) -> tuple[Any, Any]:
-        """Launch the :meth:`prebound` ``nodes`` in order: (first, last) native events."""
-        first = ev = None
-        for n in nodes:
-            ev = n()
-            if first is None:
-                first = ev
-        return first, ev
+    def replayer(nodes: Sequence[Any]) -> Any:
+        """The function that launches the :meth:`prebound` ``nodes`` in order and returns
+        (first, last) native events."""
+        def replay() -> tuple[Any, Any]:
+            first = ev = None
+            for n in nodes:
+                ev = n()
+                if first is None:
+                    first = ev
+            return first, ev
+        return replay
 
     def run(self, values: list[Any], wait_for: Sequence[Any] | None,
             watch: tuple[Any, ...] | None = None) -> Any:

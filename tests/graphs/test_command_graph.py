@@ -419,7 +419,7 @@ def test_compile_error_at_finalize_loses_nothing(any_kernel_queue: sycl.queue) -
     g.add(lambda h: h.parallel_for(sycl.range(4), lambda i: p.__setitem__(i, "text")))
     if q.get_device().has(sycl.aspect.host_debuggable):
         ex = g.finalize()  # kernels run in Python: the replay fails
-        with pytest.raises(Exception, match="str|string"):
+        with pytest.raises(sycl.exception, match="could not convert string"):
             q.ext_oneapi_graph(ex).wait()
     else:
         with pytest.raises(sycl.exception, match="strings cannot be used in kernels"):
