@@ -426,3 +426,47 @@ def test_compile_error_at_finalize_loses_nothing(any_kernel_queue: sycl.queue) -
             g.finalize()
     assert len(g.get_nodes()) == 1
     sycl.free(p, q)
+
+
+@st.composite
+def usm_dags(draw):
+    """Ops on three USM arrays, the order they are added in (a permutation) and extra edges:
+    op j runs after op i < j when they touch an array one of them writes, or by an extra
+    edge; the result is then that of running the ops in index order."""
+    ops = draw(dags())
+    n = len(ops)
+    order = draw(st.permutations(range(n)))
+    extra = draw(st.sets(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=4))
+    return ops, order, {(i, j) for i, j in extra if i < j}
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=usm_dags())
+def test_random_usm_dags_with_make_edge(any_kernel_queue: sycl.queue, case) -> None:
+    ops, order, extra = case
+    q = any_kernel_queue
+    n = 16
+    init = [np.arange(n, dtype=np.int64) + 100 * k for k in range(3)]
+    eager = [a.copy() for a in init]
+    for d, s, f in ops:
+        eager[d] = eager[d] + f * eager[s]
+    ptrs = [_usm(q, a) for a in init]
+
+    def cgf(d, s, f):
+        pd, ps = ptrs[d], ptrs[s]
+        return lambda h: h.parallel_for(sycl.range(n), lambda i: pd.__setitem__(
+            i, pd[i] + f * ps[i]))
+
+    g = _graph(q)
+    nodes: dict[int, syclex.node] = {}
+    for j in order:
+        nodes[j] = g.add(cgf(*ops[j]))
+    for j, (dj, sj, _) in enumerate(ops):
+        for i in range(j):
+            di, si, _ = ops[i]
+            if di in (dj, sj) or dj in (di, si) or (i, j) in extra:
+                g.make_edge(nodes[i], nodes[j])
+    q.ext_oneapi_graph(g.finalize()).wait()
+    for p, want in zip(ptrs, eager, strict=True):
+        np.testing.assert_array_equal(np.asarray(p), want)
+        sycl.free(p, q)
