@@ -470,3 +470,21 @@ def test_random_usm_dags_with_make_edge(any_kernel_queue: sycl.queue, case) -> N
     for p, want in zip(ptrs, eager, strict=True):
         np.testing.assert_array_equal(np.asarray(p), want)
         sycl.free(p, q)
+
+
+def test_recording_twice_and_graph_into_recording_queue(any_kernel_queue: sycl.queue) -> None:
+    q = any_kernel_queue
+    g = _graph(q)
+    g.add()
+    ex = g.finalize()
+    g2 = _graph(q)
+    g2.begin_recording(q)
+    g2.begin_recording(q)  # already recording into this graph: nothing changes
+    try:
+        assert _code(lambda: q.ext_oneapi_graph(ex)) == sycl.errc.feature_not_supported
+        assert _code(lambda: q.ext_oneapi_graph(g2)) == sycl.errc.invalid  # not executable
+    finally:
+        g2.end_recording()
+    assert q.ext_oneapi_get_state() is syclex.queue_state.executing
+    q.ext_oneapi_graph(ex).wait()
+    assert g2.get_nodes() == []
