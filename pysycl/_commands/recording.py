@@ -92,7 +92,11 @@ class RecordingExecutor:
                         "that event (sycl_ext_oneapi_graph)")
 
     def status(self, native: Any) -> str:
-        return "submitted"
+        return "submitted"  # a node never runs as such
+
+    def profile(self, native: Any, which: str) -> int:
+        raise exception(errc.invalid, "this event is a node of a command graph: it has no "
+                        "profiling information (sycl_ext_oneapi_graph)")
 
     def __repr__(self) -> str:
         return f"RecordingExecutor({self.queue!r})"
