@@ -35,6 +35,7 @@ from pysycl._commands.recording import RecordingExecutor, graph_state
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.launch_types import Submission
 from pysycl._kernels.argplan import flat_args
+from pysycl._memory.usm import usm_pointer
 from pysycl._memory.usm_api import PRUNE_AT, prune
 
 _now = time.perf_counter
@@ -67,6 +68,9 @@ class executable_command_graph:  # noqa: N801 - command_graph<graph_state::execu
         self._preds = [sorted(pos[id(p)] for p in n._preds) for n in order]
         self._reqs = [acc for s in self._subs for acc in s.requirements]
         self._plans: dict[int, tuple[Any, list[tuple[Any, ...]]]] = {}
+        #: the USM pointers the kernels capture: each replay checks them first
+        self._pointers = list({id(p.allocation): p for sub in self._subs
+                               for p in _captured_pointers(sub.command)}.values())
         #: nodes with dynamic parameters: position -> (node, the arguments they run with)
         self._dynamic = {i: (n, _arguments(n)) for i, n in enumerate(order) if n.dynamic}
         self._set_dynamic()
@@ -89,17 +93,21 @@ class executable_command_graph:  # noqa: N801 - command_graph<graph_state::execu
         got = self._plans.get(id(ex))
         if got is not None and got[0] is ex:
             return got[1]
-        compiled = getattr(ex, "launch_class", None) is not None
-        steps = [_step(ex, sub) if compiled else (_OTHER, sub) for sub in self._subs]
-        if compiled and steps and all(s[0] == _FAST for s in steps):
+        steps = self._make_plan(ex)
+        if steps and all(s[0] == _FAST for s in steps):
             # only pre-bound kernels: the replay is a loop of enqueues
             steps = [(_ALL, ex.launch_class.replayer([s[1] for s in steps]),
                       [s[2] for s in steps])]
-        else:
-            replayer = getattr(ex, "launch_class", None) and ex.launch_class.replayer
+        elif any(s[0] == _FAST for s in steps):
+            replayer = ex.launch_class.replayer
             steps = [(_FAST, replayer((s[1],)), s[2]) if s[0] == _FAST else s for s in steps]
         self._plans[id(ex)] = (ex, steps)
         return steps
+
+    def _make_plan(self, ex: Any) -> list[tuple[Any, ...]]:
+        """One step per node for executor ``ex``, in order (kernels prepared now)."""
+        compiled = getattr(ex, "launch_class", None) is not None
+        return [_step(ex, sub) if compiled else (_OTHER, sub) for sub in self._subs]
 
     # ------------------------------------------------------------ replay
     def _submit(self, q: Any, deps: Sequence[event]) -> event:
@@ -118,6 +126,10 @@ class executable_command_graph:  # noqa: N801 - command_graph<graph_state::execu
         if self._dynamic:
             self._set_dynamic()
         steps = self._plan_for(ex)
+        for p in self._pointers:  # a pointer freed since: its memory is gone
+            if not p.live:
+                raise exception(errc.invalid, f"q.ext_oneapi_graph: a kernel of the graph "
+                                f"captures {p!r}, freed with sycl.free {_EXT}")
         waits = waits_of(deps, q) if deps else []
         last = self._last
         if last is not None and last[0] is not ex and last[1] is not None:
@@ -173,17 +185,39 @@ class executable_command_graph:  # noqa: N801 - command_graph<graph_state::execu
                                              or a.kind != b.kind or a.ndim != b.ndim):
                 raise exception(errc.invalid, f"update: node {n!r} runs another kernel (or "
                                 f"another kind of index space) than the one it updates {_EXT}")
-        old = (self._subs, self._types, self._preds, self._reqs, self._plans)
+        old = (self._subs, self._types, self._preds, self._reqs, self._plans, self._pointers)
         self._set(order)
         try:
             self._plan_for(self._queue.executor)
         except BaseException:
-            self._subs, self._types, self._preds, self._reqs, self._plans = old
+            (self._subs, self._types, self._preds, self._reqs, self._plans,
+             self._pointers) = old
             raise
 
     def __repr__(self) -> str:
         return (f"command_graph(executable, {len(self._subs)} nodes, "
                 f"device={self._dev.display_name!r})")
+
+
+def _captured_pointers(cmd: Any) -> list[usm_pointer]:
+    """The USM pointers a kernel command's Python kernel captures (in tuples and lists
+    too)."""
+    if type(cmd) is not KernelCommand or not getattr(cmd.fn, "__closure__", None):
+        return []
+    out: list[usm_pointer] = []
+    todo = []
+    for c in cmd.fn.__closure__:
+        try:
+            todo.append(c.cell_contents)
+        except ValueError:  # an empty cell: the kernel's resolve says so
+            pass
+    while todo:
+        v = todo.pop()
+        if type(v) is usm_pointer:
+            out.append(v)
+        elif isinstance(v, (tuple, list)):
+            todo.extend(v)
+    return out
 
 
 def _arguments(n: Any) -> dict[int, Any]:

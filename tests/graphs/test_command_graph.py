@@ -488,3 +488,22 @@ def test_recording_twice_and_graph_into_recording_queue(any_kernel_queue: sycl.q
     assert q.ext_oneapi_get_state() is syclex.queue_state.executing
     q.ext_oneapi_graph(ex).wait()
     assert g2.get_nodes() == []
+
+
+def test_replay_after_free_is_refused(any_kernel_queue: sycl.queue) -> None:
+    """A pointer a node captures, freed: the replay is ``errc.invalid`` before any node
+    runs (the nodes before it included)."""
+    q = any_kernel_queue
+    keep = _usm(q, np.zeros(N, np.float32))
+    gone = sycl.malloc_device(N, q, dtype=np.float32)
+    g = _graph(q)
+    n1 = g.add(lambda h: h.parallel_for(sycl.range(N), lambda i: keep.__setitem__(i, keep[i] + 1)))
+    g.add(lambda h: h.parallel_for(sycl.range(N), lambda i: gone.__setitem__(i, 1.0)),
+          depends_on=[n1])
+    ex = g.finalize()
+    q.ext_oneapi_graph(ex).wait()
+    sycl.free(gone, q)
+    assert _code(lambda: q.ext_oneapi_graph(ex)) == sycl.errc.invalid
+    q.wait()
+    assert np.all(np.asarray(keep) == 1)  # nothing of the refused replay ran
+    sycl.free(keep, q)
