@@ -18,8 +18,9 @@ The native queues of OpenCL and CUDA executors run in order, so nodes enqueued i
 order need no wait lists among themselves; a host task waits for its predecessors. On the
 host_debuggable device each node is a submit of its executor, in order.
 
-Before anything is enqueued a replay checks every buffer the graph uses: one closed (the
-end of its ``with`` block, its destruction) is ``errc.invalid`` and nothing runs.
+Before anything is enqueued a replay checks every buffer the graph uses and every USM
+pointer its kernels capture: a buffer closed (the end of its ``with`` block, its
+destruction) or memory freed is ``errc.invalid``, and nothing runs.
 """
 
 from __future__ import annotations
