@@ -10,7 +10,9 @@ then replays the *plan* of ``q``'s executor (made once per executor):
   once to its native arguments (OpenCL: a ``cl_kernel`` of the node's own, its arguments
   set at finalize), so a replay is one ``clEnqueueNDRangeKernel`` per node;
 * a prepared kernel with accessors: its buffers are made current on the device (as a
-  submit does, :mod:`pysycl._memory.coherence`), the launch runs, the buffers note it;
+  submit does, :mod:`pysycl._memory.coherence`), the launch runs -- pre-bound too from
+  the first replay on (the buffers' device copies stay until the buffers close), unless
+  it must wait for another queue -- and the buffers note it;
 * any other node (USM copies and fills, buffer copies, host tasks, reductions,
   ``sycl.kernel`` objects, empty nodes): the normal submit of its recorded command group.
 
@@ -236,7 +238,9 @@ def _step(ex: Any, sub: Any) -> tuple[Any, ...]:
         return (_OTHER, sub)
     if not sub.requirements and launch.printer is None and watch is None:
         return (_FAST, launch.prebound(flat_args(values, launch.kinds, ex.key)), values)
-    return (_KERNEL, launch, values, watch, sub.requirements)
+    # the last item: its pre-bound launch, made at the first replay (the buffers' device
+    # copies exist then: they stay until the buffer is closed)
+    return [_KERNEL, launch, values, watch, sub.requirements, None]
 
 
 def _replay_fast(ex: Any, steps: list[tuple[Any, ...]]) -> tuple[Any, Any]:
@@ -261,13 +265,19 @@ def _replay(ex: Any, q: Any, steps: list[tuple[Any, ...]], preds: list[list[int]
         if kind == _FAST:
             ev = step[1]()[1]
         elif kind == _KERNEL:
-            _, ln, values, watch, reqs = step
+            _, ln, values, watch, reqs, run = step
             wait_for: list[Any] = []
             for acc in reqs:
                 st, writes, needs = acc.coherence, acc.writes, not acc.no_init
                 if not st.is_ready(key, ex, writes, needs):
                     st.prepare_device(key, ex, writes, needs, wait_for)
-            ev = ln.run(values, wait_for or None, watch)
+            if run is None and ln.printer is None and watch is None:
+                run = step[5] = ex.launch_class.replayer(
+                    (ln.prebound(flat_args(values, ln.kinds, key)),))
+            if run is not None and not wait_for:  # nothing of another queue to wait for
+                ev = run()[1]
+            else:
+                ev = ln.run(values, wait_for or None, watch)
             for acc in reqs:
                 acc.coherence.record(key, ex, ev, acc.writes)
         else:

@@ -507,3 +507,33 @@ def test_replay_after_free_is_refused(any_kernel_queue: sycl.queue) -> None:
     q.wait()
     assert np.all(np.asarray(keep) == 1)  # nothing of the refused replay ran
     sycl.free(keep, q)
+
+
+def test_buffers_shared_with_eager_work_on_other_queues(any_kernel_queue: sycl.queue) -> None:
+    """Replays and eager command groups of another queue on the same buffer, interleaved:
+    each sees the other's writes."""
+    q = any_kernel_queue
+    q2 = sycl.queue(q.get_context(), q.get_device())
+    a = np.zeros(N, np.int64)
+    with sycl.buffer(a) as A:
+        g = _graph(q)
+
+        def inc(h):
+            acc = A.get_access(h)
+            h.parallel_for(sycl.range(N), lambda i: acc.__setitem__(i, acc[i] + 1))
+
+        def dbl(h):
+            acc = A.get_access(h)
+            h.parallel_for(sycl.range(N), lambda i: acc.__setitem__(i, acc[i] * 2))
+
+        g.add(inc)
+        ex = g.finalize()
+        want = np.zeros(N, np.int64)
+        for _ in range(3):
+            q.ext_oneapi_graph(ex)
+            q2.submit(dbl)
+            want = (want + 1) * 2
+        q.ext_oneapi_graph(ex)
+        want = want + 1
+        with sycl.host_accessor(A) as ha:
+            np.testing.assert_array_equal(np.asarray(ha), want)
