@@ -30,6 +30,7 @@ from pysycl._backends.graph_exec import executable_command_graph
 from pysycl._commands.commands import (
     CopyCommand,
     FillCommand,
+    GraphCommand,
     HostTaskCommand,
     KernelCommand,
     PrefetchCommand,
@@ -139,6 +140,9 @@ def _type_of(cmd: Any) -> node_type:
         return node_type.prefetch if cmd.advice is None else node_type.memadvise
     if t is HostTaskCommand:
         return node_type.host_task
+    if t is GraphCommand:
+        raise exception(errc.feature_not_supported, "an executable graph as a node of another "
+                        f"(a subgraph) is not supported {_EXT}")
     assert t is UpdateHostCommand
     raise exception(errc.invalid, f"handler.update_host cannot be a command graph node {_EXT}")
 

@@ -115,7 +115,14 @@ class executable_command_graph:  # noqa: N801 - command_graph<graph_state::execu
     # ------------------------------------------------------------ replay
     def _submit(self, q: Any, deps: Sequence[event]) -> event:
         """``q.ext_oneapi_graph(self)``: replay on ``q`` after ``deps``; its event."""
-        if type(q.executor) is RecordingExecutor:
+        first, ev = self.run(q, waits_of(deps, q) if deps else [])
+        return event._make(q, ev, first, tuple(deps))
+
+    def run(self, q: Any, waits: list[tuple[Any, Any]]) -> tuple[Any, Any]:
+        """Replay on ``q`` after ``waits`` (``(native event, executor)`` pairs): the first
+        and last native events (``h.ext_oneapi_graph``'s command runs it too)."""
+        ex = q.executor
+        if type(ex) is RecordingExecutor:
             raise exception(errc.feature_not_supported, f"{q!r} is recording a graph: an "
                             f"executable graph as a node (a subgraph) is not supported {_EXT}")
         if q.get_context() != self._ctx or q.get_device() != self._dev:
@@ -125,7 +132,6 @@ class executable_command_graph:  # noqa: N801 - command_graph<graph_state::execu
             if acc.coherence.closed or acc.buffer.closed:
                 raise exception(errc.invalid, "q.ext_oneapi_graph: the graph uses a buffer "
                                 f"that is gone ({acc.buffer.closed_message()}) {_EXT}")
-        ex = q.executor
         if self._dynamic:
             self._set_dynamic()
         steps = self._plan_for(ex)
@@ -133,7 +139,6 @@ class executable_command_graph:  # noqa: N801 - command_graph<graph_state::execu
             if not p.live:
                 raise exception(errc.invalid, f"q.ext_oneapi_graph: a kernel of the graph "
                                 f"captures {p!r}, freed with sycl.free {_EXT}")
-        waits = waits_of(deps, q) if deps else []
         last = self._last
         if last is not None and last[0] is not ex and last[1] is not None:
             waits.append((last[1], last[0]))  # the previous replay, on another queue
@@ -144,7 +149,7 @@ class executable_command_graph:  # noqa: N801 - command_graph<graph_state::execu
         else:
             first, ev = _replay(ex, q, steps, self._preds)
         self._last = (ex, ev)
-        return event._make(q, ev, first, tuple(deps))
+        return first, ev
 
     # ------------------------------------------------------------ update
     def update(self, what: Any) -> None:

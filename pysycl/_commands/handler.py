@@ -19,6 +19,7 @@ from pysycl._commands.commands import (
     Command,
     CopyCommand,
     FillCommand,
+    GraphCommand,
     HostTaskCommand,
     KernelCommand,
     PrefetchCommand,
@@ -306,6 +307,14 @@ class handler(Submission):  # noqa: N801 - the spec's spelling
         """``set_arg(i, args[i])`` for every argument, in order."""
         for i, a in enumerate(args):
             self.set_arg(i, a)
+
+    def ext_oneapi_graph(self, graph: Any) -> None:
+        """Run executable command graph ``graph`` (``g.finalize()``) as this command group
+        (``sycl_ext_oneapi_graph``; ``q.ext_oneapi_graph(graph)`` is the shortcut)."""
+        if getattr(graph, "_subs", None) is None or not hasattr(graph, "run"):
+            raise exception(errc.invalid, f"handler.ext_oneapi_graph takes an executable "
+                            f"command_graph (g.finalize()), got {graph!r}")
+        self._set(GraphCommand(graph))
 
     def host_task(self, fn: Callable[..., Any]) -> None:
         """Run ``fn`` on the host once this command group's dependencies are met.

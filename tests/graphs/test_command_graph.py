@@ -537,3 +537,28 @@ def test_buffers_shared_with_eager_work_on_other_queues(any_kernel_queue: sycl.q
         want = want + 1
         with sycl.host_accessor(A) as ha:
             np.testing.assert_array_equal(np.asarray(ha), want)
+
+
+def test_handler_ext_oneapi_graph(any_kernel_queue: sycl.queue) -> None:
+    """``q.submit(lambda h: h.ext_oneapi_graph(exec_g))``, after an event of the group."""
+    q = any_kernel_queue
+    x = _usm(q, np.zeros(N, np.float32))
+    g = _graph(q)
+    g.add(lambda h: h.parallel_for(sycl.range(N), lambda i: x.__setitem__(i, x[i] * 2)))
+    ex = g.finalize()
+    e0 = q.fill(x, np.float32(3), N)
+    e1 = q.submit(lambda h: (h.depends_on(e0), h.ext_oneapi_graph(ex)))
+    q.submit(lambda h: (h.depends_on(e1), h.ext_oneapi_graph(ex))).wait()
+    np.testing.assert_array_equal(np.asarray(x), np.full(N, 12, np.float32))
+    with pytest.raises(sycl.exception) as ei:
+        q.submit(lambda h: h.ext_oneapi_graph(g))  # not executable
+    assert ei.value.code() == sycl.errc.invalid
+    g2 = _graph(q)
+    g2.begin_recording(q)
+    try:
+        assert _code(lambda: q.submit(lambda h: h.ext_oneapi_graph(ex))) == \
+            sycl.errc.feature_not_supported
+    finally:
+        g2.end_recording()
+    assert g2.get_nodes() == []
+    sycl.free(x, q)
