@@ -562,3 +562,13 @@ def test_handler_ext_oneapi_graph(any_kernel_queue: sycl.queue) -> None:
         g2.end_recording()
     assert g2.get_nodes() == []
     sycl.free(x, q)
+
+
+def test_printing_node_prints_at_each_replay(any_kernel_queue: sycl.queue, capfd) -> None:
+    q = any_kernel_queue
+    g = _graph(q)
+    g.add(lambda h: h.single_task(lambda: print("hello from a node")))
+    ex = g.finalize()
+    q.ext_oneapi_graph(ex).wait()
+    q.ext_oneapi_graph(ex).wait()
+    assert capfd.readouterr().out.count("hello from a node") == 2
