@@ -143,8 +143,9 @@ class Launch:
     def prebound(self, args: list[Any]) -> Any:
         """A command graph's kernel node, launched with ``args`` (the native arguments) at
         each replay: what :meth:`replayer` takes. The backend's subclass may bind them once
-        (OpenCL: a ``cl_kernel`` of the node's own); here they are passed each time."""
-        return partial(self.enqueue, args, None, None, None)
+        (OpenCL: a ``cl_kernel`` of the node's own); here the launch takes them at each
+        replay, as a launch does (set, or packed, where they changed since its last one)."""
+        return partial(self.enqueue, args, None, None, self.bound)  # set where they changed
 
     @staticmethod
     def replayer(nodes: Sequence[Any]) -> Any:
