@@ -572,3 +572,40 @@ def test_printing_node_prints_at_each_replay(any_kernel_queue: sycl.queue, capfd
     q.ext_oneapi_graph(ex).wait()
     q.ext_oneapi_graph(ex).wait()
     assert capfd.readouterr().out.count("hello from a node") == 2
+
+
+@pytest.mark.parametrize("path", ["launch", "no_clone"])
+def test_prebound_fallbacks(kernel_device: sycl.device, monkeypatch, path: str) -> None:
+    """The pre-bound node of a backend without a kernel of its own per node (the generic
+    ``Launch.prebound``, CUDA's) and OpenCL's without ``clCloneKernel``: the same results,
+    nodes of one kernel with different arguments included."""
+    from pysycl._backends import launching
+
+    q = sycl.queue(kernel_device)
+    launch_class = q.executor.launch_class
+    if path == "launch":
+        monkeypatch.setattr(launch_class, "prebound", launching.Launch.prebound)
+        monkeypatch.setattr(launch_class, "replayer", launching.Launch.replayer)
+    else:
+        import pyopencl as cl
+
+        def no_clone(self):
+            raise AttributeError("clone")
+
+        monkeypatch.setattr(cl.Kernel, "clone", no_clone)
+    x = _usm(q, np.zeros(N, np.float32))
+    g = _graph(q)
+    for c in (1.0, 2.0, 3.0):
+        g.add(lambda h, c=np.float32(c): h.parallel_for(
+            sycl.range(N), lambda i: x.__setitem__(i, x[i] * 2 + c)))
+    ex = g.finalize()
+    q.ext_oneapi_graph(ex)
+    q.parallel_for(sycl.range(N), lambda i: x.__setitem__(i, x[i] + 100)).wait()  # eager
+    q.ext_oneapi_graph(ex).wait()
+    want = np.zeros(N, np.float32)
+    for k in range(2):
+        for c in (1, 2, 3):
+            want = want * 2 + c
+        want += 100 if k == 0 else 0
+    np.testing.assert_array_equal(np.asarray(x), want)
+    sycl.free(x, q)
