@@ -595,8 +595,8 @@ def test_prebound_fallbacks(kernel_device: sycl.device, monkeypatch, path: str) 
         monkeypatch.setattr(cl.Kernel, "clone", no_clone)
     x = _usm(q, np.zeros(N, np.float32))
     g = _graph(q)
-    for c in (1.0, 2.0, 3.0):
-        g.add(lambda h, c=np.float32(c): h.parallel_for(
+    for c in np.array([1, 2, 3], np.float32):
+        g.add(lambda h, c=c: h.parallel_for(
             sycl.range(N), lambda i: x.__setitem__(i, x[i] * 2 + c)))
     ex = g.finalize()
     q.ext_oneapi_graph(ex)
