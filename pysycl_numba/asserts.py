@@ -138,12 +138,19 @@ class RewriteAsserts(FunctionPass):
         changed = False
         for label, block in func_ir.blocks.items():
             raise_ = block.body[-1] if block.body else None
-            if not isinstance(raise_, ir.Raise) or in_compiler(raise_.loc) or raise_.exception is None:
-                continue
-            message = _assertion(raise_.exception, defs, consumed)
-            if message is False:
-                continue  # another exception: RejectUnsupportedPython says so
-            pieces, values = _layout(message, defs, func_ir._definitions, consumed, raise_.loc)
+            static = _static_assert(raise_)
+            if static is not None:  # a nested function's assert, made static by its inlining
+                pieces, values = static, []
+                consumed |= _static_leftovers(block)
+            else:
+                if (not isinstance(raise_, ir.Raise) or in_compiler(raise_.loc)
+                        or raise_.exception is None):
+                    continue
+                message = _assertion(raise_.exception, defs, consumed)
+                if message is False:
+                    continue  # another exception: RejectUnsupportedPython says so
+                pieces, values = _layout(message, defs, func_ir._definitions, consumed,
+                                         raise_.loc)
             block.body[-1:] = _fail(block.scope, pieces, values, raise_.loc)
             block.body.append(_end(func_ir, label, raise_.loc))
             changed = True
@@ -151,6 +158,36 @@ class RewriteAsserts(FunctionPass):
             drop_dead(func_ir, consumed)
             func_ir._definitions = ir_utils.build_definitions(func_ir.blocks)
         return changed
+
+
+def _static_assert(raise_: Any) -> tuple[str, ...] | None:
+    """The pieces of an ``assert`` that Numba's closure inlining already made a
+    ``StaticRaise(AssertionError, (message,))`` (the assert of a function defined in the kernel
+    and inlined): ``(message,)``, or ``()`` without one; None for any other statement."""
+    if not isinstance(raise_, ir.StaticRaise) or raise_.exc_class is not AssertionError:
+        return None
+    args = raise_.exc_args
+    if args == MARK or in_compiler(raise_.loc):
+        return None
+    if not args:
+        return ()
+    if len(args) == 1 and isinstance(args[0], str):
+        return (args[0],)
+    return None
+
+
+def _static_leftovers(block: ir.Block) -> set[str]:
+    """The variables a static assert's block still builds its exception with (the
+    ``AssertionError`` global, the message constant, the call): dead once rewritten."""
+    names: set[str] = set()
+    for stmt in block.body[:-1]:
+        if not isinstance(stmt, ir.Assign):
+            continue
+        v = stmt.value
+        if (_is_assertion_error(v) or (isinstance(v, ir.Const) and isinstance(v.value, str))
+                or (isinstance(v, ir.Expr) and v.op == "call" and v.func.name in names)):
+            names.add(stmt.target.name)
+    return names
 
 
 def _chain(var: ir.Var, defs: dict[str, Any]) -> tuple[list[str], Any]:

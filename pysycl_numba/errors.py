@@ -437,6 +437,10 @@ def from_numba_error(
         return make_error(kernel, kernel_loc, exc)
     message = _ANSI.sub("", str(exc))
     loc = _loc_from_message(message) or getattr(exc, "loc", None)
+    m = re.search(r"\[pysycl\.matrix:(\w+):(.*?):pysycl\.matrix\]", message, re.S)
+    if m:  # a joint_matrix check (overloads/matrix.py): its errc and words, at the call
+        return make_error(kernel, kernel_loc, KernelSourceError(m.group(2), loc,
+                                                                errc[m.group(1)]))
     code = (errc.kernel if isinstance(exc, (nb_errors.NumbaError, ImportError,
                                             nb_errors.UnsupportedBytecodeError)) else errc.build)
     nested = explain_nested(message)

@@ -64,6 +64,7 @@ from pysycl_numba.overloads import (
     integers,
     joint_algorithms,
     math_extras,
+    matrix,
     ndrange,
     pointer,
     printing,
@@ -95,7 +96,7 @@ TARGET_NAME = "pysycl"
 #: and a ``lowering_registry`` (:mod:`pysycl_numba.overloads`).
 OVERLOADS: tuple[pytypes.ModuleType, ...] = (
     index, accessor, pointer, ndrange, collectives, group_algorithms, joint_algorithms, constants,
-    atomics, private_array, specconst, reduction, math_overloads, complex_math, printing, stream,
+    atomics, private_array, matrix, specconst, reduction, math_overloads, complex_math, printing, stream,
     vec, vec_ops, index_types, index_ops, half, float32, integers, bfloat16, clip, math_extras,
     sycl_math,
     sycl_intrel,

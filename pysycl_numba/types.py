@@ -22,6 +22,8 @@ floating point.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from llvmlite import ir as llir
 
@@ -387,6 +389,23 @@ class PrivateArrayType(types.Type):
         return self.dtype, self.size, self.shape
 
 
+class JointMatrixType(PrivateArrayType):
+    """``joint_matrix<sub_group, T, Use, Rows, Cols, Layout>`` (``sycl_ext_oneapi_matrix``):
+    a private ``rows*cols`` tile of ``dtype`` (row-major); ``kind``/``use``/``layout`` are
+    the members of ``pysycl._kernels.matrix``'s enums (see ``overloads/matrix.py``)."""
+
+    def __init__(self, dtype: types.Type, kind: Any, use: Any, rows: int, cols: int,
+                 layout: Any) -> None:
+        self.kind, self.use, self.rows, self.cols, self.layout = kind, use, rows, cols, layout
+        super().__init__(dtype, rows * cols)
+        self.name = (f"joint_matrix<sub_group, {kind.name}, use.{use.name}, {rows}, {cols}, "
+                     f"layout.{layout.name}>")
+
+    @property
+    def key(self) -> tuple[Any, ...]:  # type: ignore[override]
+        return self.kind, self.use, self.rows, self.cols, self.layout
+
+
 class KernelHandlerType(types.Type):
     """``sycl.kernel_handler``: the optional last kernel parameter (carries no data)."""
 
@@ -520,6 +539,7 @@ def make_data_model_manager() -> DataModelManager:
     dmm.register(NdRangeType, _NdRangeModel)
     dmm.register(AtomicRefType, _AtomicRefModel)
     dmm.register(PrivateArrayType, _PrivateArrayModel)
+    dmm.register(JointMatrixType, _PrivateArrayModel)
     register_reducer_models(dmm)
     dmm.register(types.Float, _FloatModel)
     dmm.register(GlobalPointer, _GlobalPointerModel)

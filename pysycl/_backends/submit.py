@@ -27,7 +27,7 @@ from pysycl._commands.commands import (
     USMFillCommand,
 )
 from pysycl._commands.host_task import run_host_task
-from pysycl._core.exceptions import exception, hidden_in_tracebacks
+from pysycl._core.exceptions import errc, exception, hidden_in_tracebacks
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import kprint as _kprint
 from pysycl._kernels import steps as _steps
@@ -103,3 +103,17 @@ def submit(ex: Any, sub: Submission) -> Any:
         ex.last = ev
         ex.since = _now()
     return ev
+
+
+def copy_refused(which: str, dtype: object = None) -> exception:
+    """The error of a ``handler.copy`` no backend does: ``"accessors"`` (non-contiguous regions
+    or different dtypes), ``"to host"`` (a destination array that is not a contiguous view of
+    ``dtype``), ``"to device"`` (a source array shorter than the accessor's region)."""
+    if which == "accessors":
+        return exception(errc.feature_not_supported, "pysycl: accessor-to-accessor copy of "
+                         "non-contiguous regions or different dtypes is not supported")
+    if which == "to host":
+        return exception(errc.invalid, "copy(accessor, array): the destination must be a "
+                         f"C-contiguous {dtype} array covering a contiguous accessor region")
+    return exception(errc.invalid, "copy(array, accessor): the source must have at least as "
+                     "many elements as the (contiguous) accessor region")

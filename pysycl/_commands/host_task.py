@@ -117,7 +117,8 @@ class interop_handle:  # noqa: N801 - the spec's spelling
             raise exception(errc.invalid, f"interop_handle.get_native_mem: {acc!r} is {why}; "
                             "pass a target.device accessor of this command group "
                             "(SYCL 2020 §4.10.2)")
-        return [mem]
+        typed = getattr(self._queue.executor, "native_mem", None)  # CUDA: a CUdeviceptr
+        return [typed(mem) if typed is not None else mem]
 
     def __repr__(self) -> str:
         return f"sycl.interop_handle(backend={self.get_backend()!r})"

@@ -23,6 +23,7 @@ import signal
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -401,3 +402,18 @@ class KernelCache:
 
 #: The process's kernel cache.
 kernels = KernelCache()
+
+
+_R = TypeVar("_R")
+
+
+def kernel_record(table: dict[int, _R], k: Kernel, make: Callable[[], _R]) -> _R:
+    """``k``'s record in a backend's ``table`` (by ``id(k)``): made on first use, dropped when
+    ``k`` goes; two threads at once both get the one record kept."""
+    r = table.get(id(k))
+    if r is None:
+        new = make()
+        r = table.setdefault(id(k), new)
+        if r is new:
+            weakref.finalize(k, table.pop, id(k), None).atexit = False
+    return r

@@ -373,6 +373,19 @@ class host_accessor:  # noqa: N801 - the spec's spelling
     def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
         return self._view if dtype is None else self._view.astype(dtype)
 
+    def __buffer__(self, flags: int) -> memoryview:
+        """The buffer protocol (Python >= 3.12): ``memoryview(acc)``, mpi4py's ``comm.Send``."""
+        return memoryview(self._view)
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        """The accessed host memory in place, as DLPack (kDLCPU): ``np.from_dlpack(acc)``,
+        mpi4py's ``comm.Send(acc, ...)`` on every Python."""
+        kwargs.pop("stream", None)  # host memory: nothing to synchronize
+        return self._view.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self._view.__dlpack_device__()  # type: ignore[no-any-return]
+
     def __getitem__(self, idx: Any) -> Any:
         return self._view[_np_index(idx)]
 

@@ -36,6 +36,7 @@ import numpy as np
 
 from pysycl._core.exceptions import errc, exception
 from pysycl._memory import dlpack as _dlpack
+from pysycl._memory import mpi_guard as _mpi_guard
 from pysycl._memory.buffer import check_dtype
 
 if TYPE_CHECKING:
@@ -369,6 +370,8 @@ class usm_pointer:  # noqa: N801 - pysycl's name for C++'s ``T*`` to USM
         to wait for the context's queues (backends with streams)."""
         a = self.check_live("__dlpack__")
         dev = self.__dlpack_device__()
+        if not a.host:  # device memory: never to an MPI that cannot read it
+            _mpi_guard.check_dlpack_export(self, dev, stream)
         if dl_device is not None and tuple(dl_device) != dev:
             if tuple(dl_device) != (_dlpack.kDLCPU, 0) or not a.host:
                 raise BufferError(f"__dlpack__: {self!r} is on DLPack device {dev}, not "

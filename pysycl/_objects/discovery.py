@@ -33,11 +33,12 @@ def device_filter() -> list[str]:
     return [t.strip().lower() for t in raw.split(",") if t.strip()]
 
 
-def all_platforms() -> list[PlatformRef]:
+def all_platforms(every: bool = False) -> list[PlatformRef]:
     """Every platform that has devices, canonical objects, enumeration order (filter ignored,
     except that a filter of ``backend:`` tokens only, ``cuda:gpu``, asks no other backend:
-    starting NVIDIA's OpenCL beside CUDA costs a process a third of a second)."""
-    only = _only_backends()
+    starting NVIDIA's OpenCL beside CUDA costs a process a third of a second; ``every``:
+    all backends, for messages that list what the filter hides)."""
+    only = None if every else _only_backends()
     return [p for b in _backend_registry.registered()
             if only is None or b.kind.value in only for p in b.platforms()]
 
@@ -114,7 +115,7 @@ def visible_platforms() -> list[PlatformRef]:
 
 def hidden_device_names() -> list[str]:
     """The names of every root device, visible or not (for "the filter hides all" errors)."""
-    return [d.display_name for p in all_platforms() for d in p.root_devices]
+    return [d.display_name for p in all_platforms(every=True) for d in p.root_devices]
 
 
 def runs_python_kernels(d: PlatformDeviceRef) -> bool:
@@ -128,7 +129,8 @@ def no_python_kernels_note(dev: PlatformDeviceRef) -> str | None:
     it can): which ``PYSYCL_DEVICE_FILTER`` chose it and the devices that can, filter ignored."""
     if runs_python_kernels(dev):
         return None
-    can = [d for p in all_platforms() for d in p.root_devices if runs_python_kernels(d)]
+    can = [d for p in all_platforms(every=True) for d in p.root_devices
+           if runs_python_kernels(d)]
     names = ", ".join(repr(d) for d in can) or "none"
     raw = os.environ.get(FILTER_ENV, "")
     why = (f"{FILTER_ENV}={raw!r} hides the devices that can: {names}" if device_filter() else

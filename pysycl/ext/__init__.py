@@ -8,6 +8,8 @@
 * :func:`set_bounds_check`, :func:`bounds_check_enabled` — bounds-checked mode
   (docs/debugging.md), like ``PYSYCL_BOUNDS_CHECK=1``.
 * :mod:`pysycl.ext.oneapi` — ``sycl::ext::oneapi::experimental`` (kernel_compiler).
+* :mod:`pysycl.ext.mpi` — MPI through mpi4py (docs/distributed.md); imported only on use
+  (``from pysycl.ext import mpi``), never by ``import pysycl``.
 * :class:`KernelWarning` (``breakpoint()`` ignored in a compiled kernel),
   :class:`DeviceWarning` (the default device cannot run Python kernels).
 """

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from pysycl._core.memory_model import memory_order, memory_scope
 from pysycl._core.streamfmt import stream_manipulator
+from pysycl._kernels import matrix as _matrix
 from pysycl._kernels.kernel_api import (
     KERNEL_ENUMS,
     _functor,
@@ -63,7 +64,9 @@ typing_registry = TypingRegistry()
 lowering_registry = LoweringRegistry("pysycl.constants")
 lower = lowering_registry.lower
 
-ENUM_CLASSES: tuple[type, ...] = (memory_order, memory_scope, stream_manipulator, *KERNEL_ENUMS)
+ENUM_CLASSES: tuple[type, ...] = (memory_order, memory_scope, stream_manipulator, *KERNEL_ENUMS,
+                                  _matrix.use, _matrix.layout, _matrix.matrix_type,
+                                  _matrix.precision)
 #: Namespaces whose attributes are enum classes (``sycl.access.fence_space``).
 NAMESPACES: tuple[type, ...] = (access,)
 FUNCTOR_CLASSES = (plus, multiplies, minimum, maximum, bit_and, bit_or, bit_xor, logical_and,

@@ -253,3 +253,41 @@ def test_pysycl_ls_shows_both_views_of_the_gpu() -> None:
     if any(d.get_backend() is sycl.backend.opencl and d.get_info(sycl.info.device.name) == name
            for d in sycl.device.get_devices()):  # NVIDIA's OpenCL installed: its view too
         assert any(ln.startswith("[opencl:gpu]") and name in ln for ln in lines), r.stdout
+
+
+def test_one_buffer_alternates_between_the_cuda_gpu_and_other_devices(cq: sycl.queue) -> None:
+    """A buffer incremented in turn on the CUDA view of the GPU, the CPU device (where one
+    runs Python kernels), the host_debuggable device and the GPU's OpenCL view: the data moves
+    between the contexts as the scheduler requires and every increment lands."""
+    others = [d for d in sycl.device.get_devices()
+              if d.get_backend() is not sycl.backend.ext_oneapi_cuda
+              and (d.image_targets or d.has(sycl.aspect.host_debuggable))]
+    queues = [cq] + [sycl.queue(d) for d in others]
+    data = np.arange(1000, dtype=np.float32)
+    with sycl.buffer(data) as b:
+        for rnd in range(3):
+            for q in queues:
+                def cg(h: sycl.handler) -> None:
+                    a = b.get_access(h, sycl.access_mode.read_write)
+                    h.parallel_for(sycl.range(1000), lambda i: a.__setitem__(i, a[i] + 1))
+                q.submit(cg)
+            with b.get_host_access() as hv:  # the host sees each round's result
+                np.testing.assert_array_equal(hv, np.arange(1000) + (rnd + 1) * len(queues))
+    np.testing.assert_array_equal(data, np.arange(1000) + 3 * len(queues))
+
+
+def test_without_the_extra_one_info_line_names_it() -> None:
+    """A machine with NVIDIA's driver but without cuda-bindings: no CUDA platform, and one
+    info-level line (``PYSYCL_LOG=info``) naming ``pip install pysycl[cuda]``; nothing at the
+    default level."""
+    code = ("import sys; sys.modules['cuda.bindings'] = None; sys.modules['cuda'] = None\n"
+            "import pysycl as s; print(sorted({p.get_backend().value "
+            "for p in s.platform.get_platforms()}))")
+    for level, hint in (("info", True), ("", False)):
+        env = {**os.environ, "PYSYCL_LOG": level}
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env=env, timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert "ext_oneapi_cuda" not in r.stdout
+        assert ("pip install pysycl[cuda]" in r.stderr) is hint, r.stderr
+        assert r.stderr.count("pysycl[cuda]") <= 1

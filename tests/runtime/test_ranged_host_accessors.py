@@ -132,3 +132,16 @@ def test_ranged_accessor_dimensions_must_match() -> None:
         with pytest.raises(sycl.exception, match=r"must have the buffer's 2 dimension") as ei:
             sycl.host_accessor(B, access_range=(2,))
         assert ei.value.code() == sycl.errc.invalid
+
+
+def test_host_accessor_exports_dlpack_in_place() -> None:
+    """mpi4py (docs/distributed.md) and np.from_dlpack see the accessed memory itself."""
+    data = np.arange(6.0)
+    with sycl.buffer(data) as B:
+        with B.get_host_access() as acc:
+            v = np.from_dlpack(acc)
+            assert acc.__dlpack_device__() == (1, 0)
+            v[2] = 42.0  # a view, not a copy
+            assert acc[2] == 42.0
+            assert list(np.from_dlpack(acc)) == [0.0, 1.0, 42.0, 3.0, 4.0, 5.0]
+    assert data[2] == 42.0

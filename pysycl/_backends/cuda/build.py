@@ -22,7 +22,6 @@ import hashlib
 import logging
 import re
 import time
-import weakref
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +32,7 @@ from pysycl._core.exceptions import errc, exception
 from pysycl._core.first_use import first_use
 from pysycl._kernels import bincache as _bincache
 from pysycl._kernels import specconst as _specconst
-from pysycl._kernels.cache import check_device, kernels
+from pysycl._kernels.cache import check_device, kernel_record, kernels
 from pysycl._kernels.ptx_bounds import with_launch_bound
 
 if TYPE_CHECKING:
@@ -151,13 +150,8 @@ class Cache:
         self.by_kernel: dict[int, Builds] = {}
 
     def builds(self, k: Kernel) -> Builds:
-        b = self.by_kernel.get(id(k))
-        if b is None:
-            new = Builds()
-            b = self.by_kernel.setdefault(id(k), new)
-            if b is new:
-                weakref.finalize(k, self.by_kernel.pop, id(k), None).atexit = False
-        return b
+        """``k``'s record (made on first use; dropped when ``k`` goes)."""
+        return kernel_record(self.by_kernel, k, Builds)
 
     def kernel(self, k: Kernel, ctx: context, dev: device,
                spec: tuple[np.generic | None, ...] | None = None,

@@ -296,6 +296,11 @@ class CUDAExecutor:
         _obj.make_current(self.cuctx)
         mem.release()
 
+    def native_mem(self, mem: _mem.DeviceMem) -> Any:
+        """A buffer's device memory as ``interop_handle.get_native_mem`` gives it on CUDA: a
+        ``CUdeviceptr`` (intel/llvm's CUDA backend extension)."""
+        return cu.CUdeviceptr(int(mem))
+
     def first_use_failed(self, e: exception, *nbytes: int) -> exception:
         return e  # CUDA allocates at cuMemAlloc: nothing fails at first use
 
@@ -380,9 +385,7 @@ class CUDAExecutor:
                        int(src.coherence.dev[key]) + ss[0][0] * isz, ss[0][1] * isz,
                        self.native)
                 return self.record()
-            raise exception(errc.feature_not_supported,
-                            "pysycl: accessor-to-accessor copy of non-contiguous regions or "
-                            "different dtypes is not supported")
+            raise _submit.copy_refused("accessors")
         if isinstance(src, accessor):  # device -> host array
             segs = src.segments()
             if len(segs) == 1 and dst.flags.c_contiguous and dst.dtype == src.dtype:
@@ -396,14 +399,11 @@ class CUDAExecutor:
                 ev = self.record()
                 self.wait_event(ev)
                 return ev
-            raise exception(errc.invalid, "copy(accessor, array): the destination must be a "
-                            f"C-contiguous {src.dtype} array covering a contiguous accessor "
-                            "region")
+            raise _submit.copy_refused("to host", src.dtype)
         segs = dst.segments()
         src_arr = np.ascontiguousarray(src, dtype=dst.dtype).reshape(-1)
         if len(segs) != 1 or src_arr.size < segs[0][1]:
-            raise exception(errc.invalid, "copy(array, accessor): the source must have at least "
-                            "as many elements as the (contiguous) accessor region")
+            raise _submit.copy_refused("to device")
         off, n = segs[0]
         return self.write(dst.coherence.dev[key], src_arr[:n].copy(), None,
                           off * dst.dtype.itemsize)

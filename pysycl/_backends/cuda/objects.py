@@ -231,6 +231,7 @@ def _info_table(ordinal: int) -> dict[_device_info, Any]:
         D.max_num_sub_groups: wg // 32,
         D.sub_group_independent_forward_progress: cc >= (7, 0),
         D.sub_group_sizes: [32],
+        D.ext_oneapi_matrix_combinations: [],  # no PTX lowering yet (docs/design/matrix.md)
         D.max_clock_frequency: a("CLOCK_RATE") // 1000,
         D.address_bits: 64,
         D.max_mem_alloc_size: mem,

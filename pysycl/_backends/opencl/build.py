@@ -38,7 +38,7 @@ from pysycl._core.first_use import first_use
 from pysycl._kernels import bincache as _bincache
 from pysycl._kernels import specconst as _specconst
 from pysycl._kernels import steps as _steps
-from pysycl._kernels.cache import check_device, kernels
+from pysycl._kernels.cache import check_device, kernel_record, kernels
 from pysycl._kernels.ptx_bounds import launch_bound, with_launch_bound
 from pysycl._objects.info import _device_info
 
@@ -91,13 +91,7 @@ class ProgramCache:
 
     def builds(self, k: Kernel) -> Builds:
         """``k``'s record (made on first use; dropped when ``k`` goes)."""
-        b = self.by_kernel.get(id(k))
-        if b is None:  # two threads at once: both get the one record kept
-            new = Builds()
-            b = self.by_kernel.setdefault(id(k), new)
-            if b is new:
-                weakref.finalize(k, self.by_kernel.pop, id(k), None).atexit = False
-        return b
+        return kernel_record(self.by_kernel, k, Builds)
 
     def kernel(self, k: Kernel, ctx: context, dev: device,
                spec: tuple[np.generic | None, ...] | None = None,

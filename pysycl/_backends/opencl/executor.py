@@ -400,9 +400,7 @@ def _copy(ex: OpenCLExecutor, cmd: CopyCommand, wait_for: list[cl.Event]) -> cl.
                                      wait_for=wait_for or None)
             except exception as e:
                 raise ex.first_use_failed(e, dst.coherence.nbytes) from e
-        raise exception(errc.feature_not_supported,
-                        "pysycl: accessor-to-accessor copy of non-contiguous regions or "
-                        "different dtypes is not supported")
+        raise _submit.copy_refused("accessors")
     if isinstance(src, accessor):  # device -> host array
         segs = src.segments()
         if len(segs) == 1 and dst.flags.c_contiguous and dst.dtype == src.dtype:
@@ -413,14 +411,12 @@ def _copy(ex: OpenCLExecutor, cmd: CopyCommand, wait_for: list[cl.Event]) -> cl.
                 _steps.settle(clq, src.coherence)
             return x.read(clq, dst.reshape(-1)[:n], src.coherence.dev[key],
                           off * src.dtype.itemsize, wait_for=wait_for or None, blocking=True)
-        raise exception(errc.invalid, "copy(accessor, array): the destination must be a "
-                        f"C-contiguous {src.dtype} array covering a contiguous accessor region")
+        raise _submit.copy_refused("to host", src.dtype)
     # host array -> device
     segs = dst.segments()
     src_arr = np.ascontiguousarray(src, dtype=dst.dtype).reshape(-1)
     if len(segs) != 1 or src_arr.size < segs[0][1]:
-        raise exception(errc.invalid, "copy(array, accessor): the source must have at least as "
-                        "many elements as the (contiguous) accessor region")
+        raise _submit.copy_refused("to device")
     off, n = segs[0]
     try:
         return x.write(clq, dst.coherence.dev[key], src_arr[:n].copy(), off * dst.dtype.itemsize,

@@ -41,11 +41,12 @@ from pysycl._bundles.source import (
 from pysycl._commands.recording import graph_state, node_type, queue_state
 from pysycl._kernels.kprops import properties, reqd_sub_group_size, reqd_work_group_size
 from pysycl._kernels.kprops import work_group_size_hint as work_group_size_hint
+from pysycl.ext.oneapi.experimental import matrix
 
 work_group_size = reqd_work_group_size
 sub_group_size = reqd_sub_group_size
 
 __all__ = ["build", "build_options", "command_graph", "create_kernel_bundle_from_source",
-           "dynamic_parameter", "executable_command_graph", "graph_state", "node",
+           "dynamic_parameter", "executable_command_graph", "graph_state", "matrix", "node",
            "node_type", "properties", "property", "queue_state", "save_log",
            "source_language", "sub_group_size", "work_group_size", "work_group_size_hint"]

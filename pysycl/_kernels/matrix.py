@@ -1,0 +1,370 @@
+"""``sycl_ext_oneapi_matrix`` (``sycl::ext::oneapi::experimental::matrix``): the API and the
+host_debuggable device's numpy reference (the oracle every device is compared with).
+
+C++ template parameters are Python arguments::
+
+    a = joint_matrix(sg, np.float16, use.a, 16, 16, layout.row_major)
+    c = joint_matrix(sg, np.float32, use.accumulator, 16, 16)      # layout.dynamic
+    joint_matrix_fill(sg, c, 0.0)
+    joint_matrix_load(sg, a, pA + off, lda)                          # USM pointer + offset
+    joint_matrix_load(sg, b, (accB, off), ldb)                       # accessor + offset
+    joint_matrix_mad(sg, c, a, b, c)
+    joint_matrix_store(sg, c, (accC, off), ldc, layout.row_major)
+
+Element types (``T``): ``np.float16``, ``bfloat16`` (the module ``sycl.ext.oneapi.bfloat16``
+or ``matrix_type.bf16``; stored as ``np.uint16`` bits, as everywhere in pysycl),
+``precision.tf32`` (float32 memory), ``np.float32``, ``np.int8``, ``np.uint8``,
+``np.int32``. A joint_matrix belongs to the sub-group: every work-item of it holds the
+whole tile (the same values), loads read the whole tile, ``joint_matrix_store`` writes
+row ``r`` from work-item ``r % sub-group size`` (see docs/matrix.md for why). In kernels
+these names are typed and lowered by ``pysycl_numba/overloads/matrix.py`` with the same
+semantics.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from pysycl._core import bfloat16 as _bf16
+from pysycl._core.exceptions import errc, exception
+from pysycl._kernels import kernel_api_host as _host
+
+
+class use(enum.Enum):  # noqa: N801 - the spec's spelling
+    """``matrix::use``: the operand a joint_matrix is."""
+
+    a = "a"
+    b = "b"
+    accumulator = "accumulator"
+
+
+class layout(enum.Enum):  # noqa: N801 - the spec's spelling
+    """``matrix::layout``: how a tile lies in memory (``dynamic``: given at load/store)."""
+
+    row_major = "row_major"
+    col_major = "col_major"
+    dynamic = "dynamic"
+
+
+class matrix_type(enum.Enum):  # noqa: N801 - the spec's spelling
+    """``matrix::matrix_type``: element types in ``info.device.ext_oneapi_matrix_combinations``."""
+
+    bf16 = "bf16"
+    fp16 = "fp16"
+    tf32 = "tf32"
+    fp32 = "fp32"
+    fp64 = "fp64"
+    sint8 = "sint8"
+    sint16 = "sint16"
+    sint32 = "sint32"
+    sint64 = "sint64"
+    uint8 = "uint8"
+    uint16 = "uint16"
+    uint32 = "uint32"
+    uint64 = "uint64"
+
+
+class precision(enum.Enum):  # noqa: N801 - the spec's namespace ``matrix::precision``
+    """``matrix::precision::tf32``: a joint_matrix element type on float32 memory."""
+
+    tf32 = "tf32"
+
+
+#: element kind -> the numpy storage type of its elements (in memory and in the tile)
+STORAGE: dict[matrix_type, np.dtype] = {
+    matrix_type.fp16: np.dtype(np.float16), matrix_type.bf16: np.dtype(np.uint16),
+    matrix_type.tf32: np.dtype(np.float32), matrix_type.fp32: np.dtype(np.float32),
+    matrix_type.sint8: np.dtype(np.int8), matrix_type.uint8: np.dtype(np.uint8),
+    matrix_type.sint32: np.dtype(np.int32),
+}
+_NUMPY_KINDS = {np.dtype(np.float16): matrix_type.fp16, np.dtype(np.float32): matrix_type.fp32,
+                np.dtype(np.int8): matrix_type.sint8, np.dtype(np.uint8): matrix_type.uint8,
+                np.dtype(np.int32): matrix_type.sint32}
+
+
+@dataclass(frozen=True)
+class combination:  # noqa: N801 - the spec's spelling
+    """``matrix::combination``: one (A, B, C, D) type set a device multiplies.
+
+    ``msize``/``nsize``/``ksize`` 0: any size up to ``max_msize``/``max_nsize``/``max_ksize``
+    (the extension's spelling for devices without fixed shapes); else the one shape.
+    """
+
+    max_msize: int
+    max_nsize: int
+    max_ksize: int
+    msize: int
+    nsize: int
+    ksize: int
+    atype: matrix_type
+    btype: matrix_type
+    ctype: matrix_type
+    dtype: matrix_type
+
+    def __str__(self) -> str:
+        shape = (f"m{self.msize}n{self.nsize}k{self.ksize}" if self.msize else
+                 f"m,n,k <= {self.max_msize},{self.max_nsize},{self.max_ksize}")
+        return (f"{self.atype.name} x {self.btype.name} + {self.ctype.name} -> "
+                f"{self.dtype.name} ({shape})")
+
+
+_T = matrix_type
+#: The loop implementation's sizes (host_debuggable and SPIR-V devices): any shape up to 32.
+LOOP_MAX = 32
+LOOP_COMBINATIONS: tuple[combination, ...] = tuple(
+    combination(LOOP_MAX, LOOP_MAX, LOOP_MAX, 0, 0, 0, a, a, c, c)
+    for a, c in ((_T.fp16, _T.fp32), (_T.bf16, _T.fp32), (_T.tf32, _T.fp32),
+                 (_T.sint8, _T.sint32), (_T.uint8, _T.sint32)))
+
+
+def element_kind(t: Any) -> matrix_type | None:
+    """The ``matrix_type`` that a joint_matrix's ``T`` argument stands for, else None."""
+    if isinstance(t, matrix_type):
+        return t
+    if t is precision.tf32:
+        return matrix_type.tf32
+    if isinstance(t, ModuleType) and t.__name__ == "pysycl.ext.oneapi.bfloat16":
+        return matrix_type.bf16
+    try:
+        return _NUMPY_KINDS.get(np.dtype(t))
+    except TypeError:
+        return None
+
+
+def offered(combos: tuple[combination, ...] | list[combination]) -> str:
+    """``combos`` as the sentence listing what a device offers."""
+    return "; ".join(str(c) for c in combos) or "no joint_matrix combinations"
+
+
+def check_matrix(kind: matrix_type | None, t: Any, u: use, rows: int, cols: int, lay: layout,
+                 combos: tuple[combination, ...], where: str) -> None:
+    """Raise unless a ``joint_matrix(sg, t, u, rows, cols, lay)`` is one ``combos`` offer."""
+    if lay is layout.dynamic and u is not use.accumulator:
+        raise exception(errc.invalid, f"{where}: a use.{u.name} joint_matrix needs "
+                        "layout.row_major or layout.col_major (layout.dynamic is for "
+                        "use.accumulator)")
+    if lay is not layout.dynamic and u is use.accumulator:
+        raise exception(errc.invalid, f"{where}: a use.accumulator joint_matrix has "
+                        "layout.dynamic (the layout is given to joint_matrix_load/store)")
+    for c in combos:
+        if u is use.a:
+            ok, dims = kind == c.atype, ((c.msize, c.max_msize), (c.ksize, c.max_ksize))
+        elif u is use.b:
+            ok, dims = kind == c.btype, ((c.ksize, c.max_ksize), (c.nsize, c.max_nsize))
+        else:
+            ok, dims = kind in (c.ctype, c.dtype), ((c.msize, c.max_msize), (c.nsize, c.max_nsize))
+        if ok and all((n == fixed) if fixed else (1 <= n <= most)
+                      for n, (fixed, most) in zip((rows, cols), dims, strict=True)):
+            return
+    name = kind.name if kind else repr(t)
+    raise exception(errc.kernel_not_supported,
+                    f"{where}: joint_matrix of {name}, use.{u.name}, {rows}x{cols} is not a "
+                    f"combination the device offers (info.device.ext_oneapi_matrix_combinations:"
+                    f" {offered(combos)})")
+
+
+def check_mad(kinds: tuple[matrix_type, ...], shapes: tuple[tuple[int, int], ...],
+              combos: tuple[combination, ...], where: str) -> None:
+    """Raise unless ``D = A*B + C`` with these element kinds and shapes is offered."""
+    (m, k), (k2, n), (cm, cn), (dm, dn) = shapes[1], shapes[2], shapes[3], shapes[0]
+    if k != k2 or (m, n) != (cm, cn) or (m, n) != (dm, dn):
+        raise exception(errc.invalid, f"{where}: joint_matrix_mad shapes do not agree: "
+                        f"D {dm}x{dn} = A {m}x{k} * B {k2}x{n} + C {cm}x{cn}")
+    d, a, b, c = kinds
+    for co in combos:
+        if (co.atype, co.btype, co.ctype, co.dtype) == (a, b, c, d) and all(
+                (x == f) if f else x <= most for x, f, most in
+                ((m, co.msize, co.max_msize), (n, co.nsize, co.max_nsize),
+                 (k, co.ksize, co.max_ksize))):
+            return
+    raise exception(errc.kernel_not_supported,
+                    f"{where}: joint_matrix_mad of {a.name} x {b.name} + {c.name} -> {d.name} "
+                    f"(m{m}n{n}k{k}) is not a combination the device offers "
+                    f"(info.device.ext_oneapi_matrix_combinations: {offered(combos)})")
+
+
+def check_stride(stride: int, rows: int, cols: int, lay: layout, where: str) -> None:
+    """Raise unless ``stride`` leaves the rows (columns) of a tile apart."""
+    need = cols if lay is layout.row_major else rows
+    if stride < need:
+        raise exception(errc.invalid, f"{where}: stride {stride} is less than the {need} "
+                        f"elements of one {'row' if lay is layout.row_major else 'column'} of a "
+                        f"{rows}x{cols} {lay.name} tile (tiles would overlap)")
+
+
+# ==================================================================== the host API
+def _where(name: str) -> str:
+    frame = inspect.stack()[2]
+    return f"{name} at {frame.filename}:{frame.lineno}"
+
+
+def _check_in_kernel(g: Any, name: str) -> None:
+    if not _host.active():
+        raise exception(errc.invalid, f"sycl.ext.oneapi.experimental.matrix.{name} can only "
+                        "be called inside an nd_range kernel")
+    if not hasattr(g, "get_local_linear_id") or type(g).__name__ != "_HostSubGroup":
+        raise exception(errc.invalid, f"{name} takes the kernel's sub-group "
+                        f"(it.get_sub_group() of an nd_range kernel), not {g!r}")
+
+
+class joint_matrix:  # noqa: N801 - the spec's spelling
+    """``joint_matrix<sub_group, T, Use, Rows, Cols, Layout>`` (host: a numpy tile)."""
+
+    def __init__(self, sg: Any, T: Any, use: use, rows: int, cols: int,  # noqa: N803
+                 layout: layout = layout.dynamic) -> None:
+        _check_in_kernel(sg, "joint_matrix")
+        self.kind = element_kind(T)
+        self.use, self.rows, self.cols, self.layout = use, int(rows), int(cols), layout
+        check_matrix(self.kind, T, use, self.rows, self.cols, layout, LOOP_COMBINATIONS,
+                     _where("joint_matrix"))
+        assert self.kind is not None
+        self.data = np.zeros((self.rows, self.cols), STORAGE[self.kind])
+
+    def __repr__(self) -> str:
+        return (f"joint_matrix({self.kind.name if self.kind else '?'}, use.{self.use.name}, "
+                f"{self.rows}, {self.cols}, layout.{self.layout.name})")
+
+
+def _values(m: joint_matrix) -> np.ndarray:
+    """The tile's values as numbers (bfloat16 bits widened to float32)."""
+    return _bf16.to_float(m.data) if m.kind is matrix_type.bf16 else m.data
+
+
+def _assign(m: joint_matrix, v: Any) -> None:
+    m.data[...] = _bf16.from_float(v) if m.kind is matrix_type.bf16 else v
+
+
+def joint_matrix_fill(sg: Any, m: joint_matrix, v: Any) -> None:
+    """Every element of ``m`` := ``v`` (converted to the element type)."""
+    _check_in_kernel(sg, "joint_matrix_fill")
+    _assign(m, np.full(m.data.shape, v, np.float32 if m.kind is matrix_type.bf16 else m.data.dtype))
+
+
+def _memory(src: Any, name: str) -> tuple[Any, int]:
+    """``(memory, offset)`` of a load/store's pointer: ``p`` (a USM pointer, maybe
+    ``p + k``), an accessor or local accessor, or ``(accessor_or_pointer, offset)``."""
+    if isinstance(src, tuple):
+        if len(src) != 2:
+            raise exception(errc.invalid, f"{name}: a memory operand is an accessor, a USM "
+                            f"pointer or (accessor, offset), not a tuple of {len(src)}")
+        return src[0], int(src[1])
+    return src, 0
+
+
+def _dtype_of(mem: Any) -> np.dtype:
+    return np.dtype(mem.dtype)
+
+
+def _resolve_layout(m: joint_matrix, lay: layout | None, name: str) -> layout:
+    if m.use is use.accumulator:
+        if lay not in (layout.row_major, layout.col_major):
+            raise exception(errc.invalid, f"{name}: a use.accumulator joint_matrix needs the "
+                            "layout argument (layout.row_major or layout.col_major)")
+        return lay
+    if lay is not None and lay is not m.layout:
+        raise exception(errc.invalid, f"{name}: layout.{lay.name} differs from the "
+                        f"joint_matrix's layout.{m.layout.name}")
+    return m.layout
+
+
+def _check_memory(m: joint_matrix, mem: Any, name: str) -> None:
+    want = STORAGE[m.kind] if m.kind else None
+    if _dtype_of(mem) != want:
+        raise exception(errc.invalid, f"{name}: memory of {_dtype_of(mem)} for a joint_matrix "
+                        f"of {m.kind.name if m.kind else '?'} (its elements are {want})")
+
+
+def _index(r: int, c: int, stride: int, lay: layout) -> int:
+    return r * stride + c if lay is layout.row_major else c * stride + r
+
+
+def joint_matrix_load(sg: Any, m: joint_matrix, src: Any, stride: int,
+                      layout: layout | None = None) -> None:
+    """``m`` := the ``rows x cols`` tile at ``src`` whose rows (columns, col_major) lie
+    ``stride`` elements apart."""
+    _check_in_kernel(sg, "joint_matrix_load")
+    where = _where("joint_matrix_load")
+    lay = _resolve_layout(m, layout, where)
+    mem, off = _memory(src, where)
+    _check_memory(m, mem, where)
+    check_stride(int(stride), m.rows, m.cols, lay, where)
+    for r in range(m.rows):
+        for c in range(m.cols):
+            m.data[r, c] = mem[off + _index(r, c, int(stride), lay)]
+
+
+def joint_matrix_store(sg: Any, m: joint_matrix, dst: Any, stride: int, layout: layout) -> None:
+    """The tile ``m`` to ``dst``: work-item ``i`` of the sub-group writes rows ``i``,
+    ``i + sub-group size``, ... (together: the whole tile)."""
+    _check_in_kernel(sg, "joint_matrix_store")
+    where = _where("joint_matrix_store")
+    if m.use is not use.accumulator:
+        raise exception(errc.invalid, f"{where}: joint_matrix_store stores a use.accumulator "
+                        f"joint_matrix, not use.{m.use.name}")
+    lay = _resolve_layout(m, layout, where)
+    mem, off = _memory(dst, where)
+    _check_memory(m, mem, where)
+    check_stride(int(stride), m.rows, m.cols, lay, where)
+    n, lid = sg.get_local_linear_range(), sg.get_local_linear_id()
+    for r in range(lid, m.rows, n):
+        for c in range(m.cols):
+            mem[off + _index(r, c, int(stride), lay)] = m.data[r, c]
+
+
+def joint_matrix_mad(sg: Any, d: joint_matrix, a: joint_matrix, b: joint_matrix,
+                     c: joint_matrix) -> None:
+    """``D = A * B + C``: float kinds multiply and add in float32 (tf32 at float32
+    precision), integer kinds in int32 (wrapping)."""
+    _check_in_kernel(sg, "joint_matrix_mad")
+    where = _where("joint_matrix_mad")
+    for m, u in ((d, use.accumulator), (a, use.a), (b, use.b), (c, use.accumulator)):
+        if m.use is not u:
+            raise exception(errc.invalid, f"{where}: joint_matrix_mad(sg, D, A, B, C) takes "
+                            f"use.{u.name} where {m!r} was passed")
+    kinds = tuple(m.kind for m in (d, a, b, c))
+    check_mad(kinds, tuple((m.rows, m.cols) for m in (d, a, b, c)), LOOP_COMBINATIONS, where)
+    if a.kind in (matrix_type.sint8, matrix_type.uint8):
+        acc = c.data.astype(np.int64) + a.data.astype(np.int64) @ b.data.astype(np.int64)
+        d.data[...] = acc.astype(np.int32)  # wraps as int32 does
+    else:
+        d.data[...] = c.data + _values(a).astype(np.float32) @ _values(b).astype(np.float32)
+
+
+def joint_matrix_copy(sg: Any, src: joint_matrix, dest: joint_matrix) -> None:
+    """``dest`` := ``src``'s elements converted to ``dest``'s type (same shape)."""
+    _check_in_kernel(sg, "joint_matrix_copy")
+    if (src.rows, src.cols) != (dest.rows, dest.cols):
+        raise exception(errc.invalid, f"{_where('joint_matrix_copy')}: joint_matrix_copy of a "
+                        f"{src.rows}x{src.cols} tile into a {dest.rows}x{dest.cols} one")
+    _assign(dest, _values(src).astype(np.float32 if dest.kind is matrix_type.bf16
+                                      else dest.data.dtype))
+
+
+def joint_matrix_apply(sg: Any, m: joint_matrix, fn: Any) -> None:
+    """Every element ``x`` of ``m`` := ``fn(x)``, or ``fn(x, row, col)`` for a function of
+    three parameters (C++ changes ``x`` through a reference; Python returns the new value).
+    bfloat16 elements are passed as float32 and the result rounded back."""
+    _check_in_kernel(sg, "joint_matrix_apply")
+    try:
+        three = len(inspect.signature(fn).parameters) == 3
+    except (TypeError, ValueError):
+        three = False
+    vals = _values(m)
+    out = np.empty(vals.shape, np.float32 if m.kind is matrix_type.bf16 else m.data.dtype)
+    for r in range(m.rows):
+        for c in range(m.cols):
+            out[r, c] = fn(vals[r, c], r, c) if three else fn(vals[r, c])
+    _assign(m, out)
+
+
+def round_to_tf32(x: Any) -> np.float32:
+    """``matrix::round_to_tf32``: ``x`` (float32) rounded to 10 mantissa bits, ties to even."""
+    u = np.array(x, np.float32).view(np.uint32)
+    r = (u + np.uint32(0xFFF) + ((u >> np.uint32(13)) & np.uint32(1))) & np.uint32(0xFFFFE000)
+    return np.float32(r.view(np.float32))
