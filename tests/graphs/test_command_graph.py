@@ -609,3 +609,21 @@ def test_prebound_fallbacks(kernel_device: sycl.device, monkeypatch, path: str) 
         want += 100 if k == 0 else 0
     np.testing.assert_array_equal(np.asarray(x), want)
     sycl.free(x, q)
+
+
+def test_replay_event_profiles_the_whole_replay(kernel_device: sycl.device) -> None:
+    """A replay's event on a profiling queue: from its first node's start to its last's end."""
+    q = sycl.queue(kernel_device, properties=[sycl.property.queue.enable_profiling()])
+    x = _usm(q, np.zeros(N, np.float32))
+    g = _graph(q)
+    for _ in range(3):
+        g.add(lambda h: h.parallel_for(sycl.range(N), lambda i: x.__setitem__(i, x[i] + 1)))
+    e = q.ext_oneapi_graph(g.finalize())
+    e.wait()
+    P = sycl.info.event_profiling
+    start, end = e.get_profiling_info(P.command_start), e.get_profiling_info(P.command_end)
+    assert 0 < start <= end
+    assert e.get_info(sycl.info.event.command_execution_status) is \
+        sycl.info.event_command_status.complete
+    assert np.all(np.asarray(x) == 3)
+    sycl.free(x, q)
