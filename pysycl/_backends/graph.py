@@ -265,6 +265,7 @@ class command_graph:  # noqa: N801 - the extension's spelling
         try:
             if cgf is not None:
                 cgf(h)
+            deps += self._event_deps(h, "command_graph.add: the command group")
             return self._add(h, deps, "command_graph.add")
         finally:
             h.release()  # nothing, once the node keeps it
@@ -339,15 +340,7 @@ class command_graph:  # noqa: N801 - the extension's spelling
 
     def record(self, q: queue, sub: handler) -> node:
         """A command group of recording queue ``q`` (its handler): the node it becomes."""
-        deps: list[node] = []
-        for e in sub.dependencies:
-            n = e._cl
-            if n is None and e._queue is None:
-                continue  # sycl.event(): complete, of no queue
-            if type(n) is not node or n._graph is not self:
-                raise exception(errc.invalid, f"{q!r} records a command group that depends on "
-                                f"an event from outside the graph {_EXT}")
-            deps.append(n)
+        deps = self._event_deps(sub, f"{q!r} records a command group that")
         last = self._last_of.get(q)
         if last is not None:
             deps.append(last)
@@ -355,6 +348,20 @@ class command_graph:  # noqa: N801 - the extension's spelling
         if q.is_in_order():
             self._last_of[q] = n
         return n
+
+    def _event_deps(self, h: handler, who: str) -> list[node]:
+        """The nodes of the events command group ``h`` depends on (``errc.invalid`` for an
+        event from outside the graph)."""
+        deps: list[node] = []
+        for e in h.dependencies:
+            n = e._cl
+            if n is None and e._queue is None:
+                continue  # sycl.event(): complete, of no queue
+            if type(n) is not node or n._graph is not self:
+                raise exception(errc.invalid, f"{who} depends on an event from outside the "
+                                f"graph {_EXT}")
+            deps.append(n)
+        return deps
 
     # long: the checks come first (nothing changes when one fails), then the edges.
     def _add(self, h: handler, deps: list[node], where: str) -> node:

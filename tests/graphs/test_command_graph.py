@@ -627,3 +627,23 @@ def test_replay_event_profiles_the_whole_replay(kernel_device: sycl.device) -> N
         sycl.info.event_command_status.complete
     assert np.all(np.asarray(x) == 3)
     sycl.free(x, q)
+
+
+def test_explicit_add_with_handler_events(any_kernel_queue: sycl.queue) -> None:
+    """``h.depends_on`` in an added command group: an event of a node recorded into the
+    same graph makes an edge; an eager event is ``errc.invalid`` and adds nothing."""
+    q = any_kernel_queue
+    p = sycl.malloc_shared(4, q, dtype=np.int32)
+    g = _graph(q)
+    g.begin_recording(q)
+    e = q.memset(p, 0, 16)
+    g.end_recording()
+    n = g.add(lambda h: (h.depends_on(e), h.fill(p, np.int32(5), 4)))
+    assert n.get_predecessors() == [syclex.node.get_node_from_event(e)]
+    eager = q.memset(p, 0, 16)
+    assert _code(lambda: g.add(lambda h: h.depends_on(eager))) == sycl.errc.invalid
+    assert len(g.get_nodes()) == 2
+    q.wait()
+    q.ext_oneapi_graph(g.finalize()).wait()
+    assert np.all(np.asarray(p) == 5)
+    sycl.free(p, q)
