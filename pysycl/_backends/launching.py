@@ -140,6 +140,26 @@ class Launch:
         native event. The backend's subclass implements it."""
         raise NotImplementedError
 
+    def prebound(self, args: list[Any]) -> Any:
+        """A command graph's kernel node, launched with ``args`` (the native arguments) at
+        each replay: what :meth:`replayer` takes. The backend's subclass may bind them once
+        (OpenCL: a ``cl_kernel`` of the node's own); here the launch takes them at each
+        replay, as a launch does (set, or packed, where they changed since its last one)."""
+        return partial(self.enqueue, args, None, None, self.bound)  # set where they changed
+
+    @staticmethod
+    def replayer(nodes: Sequence[Any]) -> Any:
+        """The function that launches the :meth:`prebound` ``nodes`` in order and returns
+        (first, last) native events."""
+        def replay() -> tuple[Any, Any]:
+            first = ev = None
+            for n in nodes:
+                ev = n()
+                if first is None:
+                    first = ev
+            return first, ev
+        return replay
+
     def run(self, values: list[Any], wait_for: Sequence[Any] | None,
             watch: tuple[Any, ...] | None = None) -> Any:
         """Launch with the captured ``values`` (local memory bound); ``watch``: what a

@@ -18,6 +18,7 @@ from pysycl._backends import launching as _launching
 from pysycl._commands.commands import (
     CopyCommand,
     FillCommand,
+    GraphCommand,
     HostTaskCommand,
     KernelCommand,
     PrefetchCommand,
@@ -88,6 +89,8 @@ def submit(ex: Any, sub: Submission) -> Any:
         case UpdateHostCommand(acc=acc):
             acc.coherence.acquire_host(writes=False)
             return None
+        case GraphCommand(graph=graph):  # h.ext_oneapi_graph: after the group's waits
+            return graph.run(sub.queue, [(e, ex) for e in wait_for])[1]
         case _:  # an empty command group: a barrier on its dependencies
             if not wait_for:
                 return None

@@ -121,12 +121,21 @@ class PrefetchCommand:
     keep: tuple[Any, ...]
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class GraphCommand:
+    """``h.ext_oneapi_graph(exec_graph)``: a replay of an executable command graph
+    (``sycl_ext_oneapi_graph``); ``graph.run(queue, waits)`` runs it."""
+
+    graph: Any
+
+
 Command = (KernelCommand | FillCommand | CopyCommand | UpdateHostCommand | HostTaskCommand
-           | USMCopyCommand | USMFillCommand | PrefetchCommand)
+           | USMCopyCommand | USMFillCommand | PrefetchCommand | GraphCommand)
 
 #: The name each command has in messages (``handler`` repr, "already has ...").
 COMMAND_NAMES: dict[type, str] = {
     KernelCommand: "kernel", FillCommand: "fill", CopyCommand: "copy",
     UpdateHostCommand: "update_host", HostTaskCommand: "host_task",
     USMCopyCommand: "memcpy", USMFillCommand: "fill", PrefetchCommand: "prefetch",
+    GraphCommand: "ext_oneapi_graph",
 }

@@ -19,6 +19,7 @@ from pysycl._commands.commands import (
     Command,
     CopyCommand,
     FillCommand,
+    GraphCommand,
     HostTaskCommand,
     KernelCommand,
     PrefetchCommand,
@@ -95,7 +96,10 @@ class handler(Submission):  # noqa: N801 - the spec's spelling
         host arrays would form a reference cycle that only the cyclic garbage
         collector frees — and a buffer's write-back would wait for it (§4.7.2.3
         says destruction writes back; in CPython that must be reference counting).
+        A group a command graph keeps as its node (:meth:`keep`) is left as it is.
         """
+        if self._queue is None:  # a graph's node: the graph holds it
+            return
         for acc in self.requirements:
             acc.handler = _SUBMITTED  # still "belongs to another command group"
         self.requirements = []
@@ -105,6 +109,12 @@ class handler(Submission):  # noqa: N801 - the spec's spelling
         self.kernel_args = None
         self.kernel_bundle = None
         self.specialization_values = None
+
+    def keep(self) -> None:
+        """The command group becomes a command graph's node (``sycl_ext_oneapi_graph``): it
+        stays as recorded (:meth:`release` leaves it alone) and runs at each replay."""
+        self._queue = None
+        self.waits = ()
 
     def require(self, acc: accessor) -> None:
         """Bind a placeholder accessor to this command group (``handler::require``)."""
@@ -297,6 +307,14 @@ class handler(Submission):  # noqa: N801 - the spec's spelling
         """``set_arg(i, args[i])`` for every argument, in order."""
         for i, a in enumerate(args):
             self.set_arg(i, a)
+
+    def ext_oneapi_graph(self, graph: Any) -> None:
+        """Run executable command graph ``graph`` (``g.finalize()``) as this command group
+        (``sycl_ext_oneapi_graph``; ``q.ext_oneapi_graph(graph)`` is the shortcut)."""
+        if getattr(graph, "_subs", None) is None or not hasattr(graph, "run"):
+            raise exception(errc.invalid, f"handler.ext_oneapi_graph takes an executable "
+                            f"command_graph (g.finalize()), got {graph!r}")
+        self._set(GraphCommand(graph))
 
     def host_task(self, fn: Callable[..., Any]) -> None:
         """Run ``fn`` on the host once this command group's dependencies are met.

@@ -15,6 +15,7 @@ from pysycl import property as _prop
 from pysycl._backends import base as _backends
 from pysycl._commands.event import event
 from pysycl._commands.handler import handler
+from pysycl._commands.recording import RecordingExecutor, queue_state
 from pysycl._core.exceptions import (
     COMPILE_ERRORS,
     DeviceWarning,
@@ -264,6 +265,33 @@ class queue:  # noqa: N801 - the spec's spelling
             raise user_frames(e) from e.__cause__  # the kernel's error: see the message
         finally:
             h2.release()
+
+    # ------------------------------------------------ sycl_ext_oneapi_graph
+    def ext_oneapi_graph(self, graph: Any, *deps: event | Sequence[event],
+                         depends_on: event | Sequence[event] | None = None) -> event:
+        """Run executable command graph ``graph`` (``g.finalize()``) on this queue[, after
+        the events]; its event (``sycl_ext_oneapi_graph``)."""
+        d = _deps(deps, depends_on, "ext_oneapi_graph")
+        if not hasattr(graph, "_submit") or getattr(graph, "_subs", None) is None:
+            raise exception(errc.invalid, f"q.ext_oneapi_graph takes an executable "
+                            f"command_graph (g.finalize()), got {graph!r}")
+        try:
+            return graph._submit(self, (d,) if isinstance(d, event) else tuple(d or ()))
+        except COMPILE_ERRORS as e:  # a kernel prepared for this queue's device
+            raise user_frames(e) from e.__cause__
+
+    def ext_oneapi_get_state(self) -> queue_state:
+        """``queue_state.recording`` while a command graph records this queue, else
+        ``queue_state.executing``."""
+        return (queue_state.recording if type(self.executor) is RecordingExecutor
+                else queue_state.executing)
+
+    def ext_oneapi_get_graph(self) -> Any:
+        """The command graph this queue is recording into (``errc.invalid`` if none)."""
+        ex = self.executor
+        if type(ex) is not RecordingExecutor:
+            raise exception(errc.invalid, f"{self!r} is not recording a command graph")
+        return ex.graph
 
     def wait(self) -> None:
         """Block until every command submitted to this queue has completed."""

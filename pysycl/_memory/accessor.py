@@ -299,6 +299,11 @@ class accessor:  # noqa: N801 - the spec's spelling
                 f"mode={self._mode.name})")
 
 
+#: The checks of the command graphs now recording (``sycl_ext_oneapi_graph``): each raises
+#: ``errc.invalid`` for a buffer its graph uses (a host accessor of it is not allowed then).
+recording_graphs: list[Any] = []
+
+
 class host_accessor:  # noqa: N801 - the spec's spelling
     """``sycl::host_accessor``: the buffer's data on the host, as a numpy view.
 
@@ -321,6 +326,8 @@ class host_accessor:  # noqa: N801 - the spec's spelling
                  properties: Iterable[_Property] = ()) -> None:
         if not isinstance(buf, BufferBase):
             raise TypeError(f"sycl.host_accessor needs a sycl.buffer, got {type(buf).__name__}")
+        for check in recording_graphs:  # sycl_ext_oneapi_graph: not of a buffer being recorded
+            check(buf)
         self._buf = buf
         self._mode = _norm_mode(mode)
         kmode, no_init = _MODES[self._mode]

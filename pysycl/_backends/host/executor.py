@@ -52,6 +52,7 @@ from pysycl._bundles.resolve import interpreted_submit
 from pysycl._commands.commands import (
     CopyCommand,
     FillCommand,
+    GraphCommand,
     HostTaskCommand,
     KernelCommand,
     USMCopyCommand,
@@ -196,6 +197,8 @@ def submit(sub: Submission) -> None:
             if n:
                 pat = pattern.reshape(1).view(np.uint8)
                 bytes_at(dst, n).reshape(-1, pat.size)[...] = pat
+        case GraphCommand(graph=graph):  # h.ext_oneapi_graph: its waits are done
+            graph.run(sub.queue, [])
         case _:  # update_host: acquire_host above made the host copy current; empty: nothing
             pass
 

@@ -73,3 +73,62 @@ class OpenCLLaunch(Launch):
             prune(ex)
         return ev
 
+
+    def prebound(self, args: list[Any]) -> tuple[Any, ...]:
+        """A command graph's kernel node (:mod:`pysycl._backends.graph_exec`): a
+        ``cl_kernel`` of its own (a clone of the built one) with ``args`` set once; what
+        :meth:`replayer` enqueues -- at each replay nothing but ``clEnqueueNDRangeKernel``.
+        Without ``clCloneKernel`` (OpenCL < 2.1): the built kernel, its arguments set at
+        each replay. The graph holds what the arguments point to."""
+        native, gsize, lsize = self.ex.native, self.gsize, self.lsize
+        try:
+            clk = self.clk.clone()  # clCloneKernel, then pyopencl's fast invoker
+        except (AttributeError, _Error):
+            return (native, self.clk, gsize, lsize, (args, self.bound))
+        try:
+            clk.set_scalar_arg_dtypes(list(self.k.arg_dtypes))
+            clk.set_args(*args)
+        except _Error as e:
+            raise x.translate(e, "setting a graph node's kernel arguments failed",
+                              errc.kernel_argument) from e
+        return (native, clk, gsize, lsize, None)
+
+    @staticmethod
+    def replayer(nodes: Sequence[tuple[Any, ...]]) -> Any:
+        """The function that enqueues the :meth:`prebound` ``nodes`` in order and returns
+        (first, last) native events: a replay of a graph of such nodes only."""
+        if any(n[4] is not None for n in nodes) or len({id(n[0]) for n in nodes}) != 1:
+            return lambda: OpenCLLaunch._replay(nodes)
+        native = nodes[0][0]
+        head, rest = nodes[0][1:4], [n[1:4] for n in nodes[1:]]
+
+        def replay() -> tuple[cl.Event, cl.Event]:  # each its own cl_kernel: enqueues only
+            try:
+                first = ev = _enqueue(native, *head)
+                for clk, gsize, lsize in rest:
+                    ev = _enqueue(native, clk, gsize, lsize)
+            except _Error as e:
+                raise x.translate(e, "kernel launch failed", errc.kernel) from e
+            return first, ev
+
+        return replay
+
+    @staticmethod
+    def _replay(nodes: Sequence[tuple[Any, ...]]) -> tuple[cl.Event, cl.Event]:
+        """Enqueue the :meth:`prebound` ``nodes`` in order: (first, last) native events."""
+        ev = first = None
+        try:
+            for native, clk, gsize, lsize, shared in nodes:
+                if shared is None:
+                    ev = _enqueue(native, clk, gsize, lsize)
+                else:  # the built kernel: its arguments, under the enqueue lock
+                    args, bound = shared
+                    with _lock:
+                        bound.pop(clk, None)
+                        clk.set_args(*args)
+                        ev = _enqueue(native, clk, gsize, lsize)
+                if first is None:
+                    first = ev
+        except _Error as e:
+            raise x.translate(e, "kernel launch failed", errc.kernel) from e
+        return first, ev  # type: ignore[return-value]

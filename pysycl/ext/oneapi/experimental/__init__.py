@@ -22,16 +22,23 @@ function (a property list is callable, and a decorator)::
 
 ``work_group_size`` is ``sycl.reqd_work_group_size``, ``sub_group_size``
 ``sycl.reqd_sub_group_size`` (see :mod:`pysycl._kernels.kprops`).
+
+Command graphs (``sycl_ext_oneapi_graph``): ``command_graph``, ``node``, ``node_type``,
+``graph_state``, ``queue_state`` and ``property.graph``/``property.node``; see
+docs/graphs.md and :mod:`pysycl._backends.graph`.
 """
 
 from __future__ import annotations
 
+from pysycl._backends.graph import command_graph, dynamic_parameter, node, property
+from pysycl._backends.graph_exec import executable_command_graph
 from pysycl._bundles.properties import build_options, save_log
 from pysycl._bundles.source import (
     build,
     create_kernel_bundle_from_source,
     source_language,
 )
+from pysycl._commands.recording import graph_state, node_type, queue_state
 from pysycl._kernels.kprops import properties, reqd_sub_group_size, reqd_work_group_size
 from pysycl._kernels.kprops import work_group_size_hint as work_group_size_hint
 from pysycl.ext.oneapi.experimental import matrix
@@ -39,6 +46,7 @@ from pysycl.ext.oneapi.experimental import matrix
 work_group_size = reqd_work_group_size
 sub_group_size = reqd_sub_group_size
 
-__all__ = ["build", "build_options", "create_kernel_bundle_from_source", "matrix", "properties",
-           "save_log", "source_language", "sub_group_size", "work_group_size",
-           "work_group_size_hint"]
+__all__ = ["build", "build_options", "command_graph", "create_kernel_bundle_from_source",
+           "dynamic_parameter", "executable_command_graph", "graph_state", "matrix", "node",
+           "node_type", "properties", "property", "queue_state", "save_log",
+           "source_language", "sub_group_size", "work_group_size", "work_group_size_hint"]
