@@ -234,7 +234,7 @@ def test_every_descriptor_answers_with_the_spec_type(device: sycl.device) -> Non
             assert isinstance(value, bool), desc
         elif desc.name.endswith(("_config", "_capabilities", "_kernels", "_ids", "aspects",
                                  "extensions", "sub_group_sizes", "partition_properties",
-                                 "partition_affinity_domains")):
+                                 "partition_affinity_domains", "matrix_combinations")):
             assert isinstance(value, list), desc
         elif desc.name.startswith("max_work_item_sizes"):
             assert len(value) == int(desc.name[-2]), desc
