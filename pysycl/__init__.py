@@ -17,7 +17,7 @@ from pysycl._backends.opencl.icd import setup_icd_loader as _setup_icd_loader  #
 _setup_icd_loader()
 
 # The backends, in platform enumeration order (a new backend is one more line here).
-from pysycl._backends import base as _backends  # noqa: E402
+from pysycl._core import backends as _backends  # noqa: E402
 from pysycl._backends.cuda.backend import CUDABackend as _CUDABackend  # noqa: E402
 from pysycl._backends.host.backend import HostBackend as _HostBackend  # noqa: E402
 from pysycl._backends.opencl.backend import OpenCLBackend as _OpenCLBackend  # noqa: E402

@@ -26,7 +26,7 @@ PACKAGES = ("pysycl", "pysycl_numba")
 #: The longest matching prefix decides a module's layer.
 LAYERS: list[tuple[str, ...]] = [
     ("pysycl._core",),
-    ("pysycl._backends.base", "pysycl.property"),
+    ("pysycl._core.backends", "pysycl.property"),
     ("pysycl._objects",),
     ("pysycl._memory",),
     ("pysycl._kernels.kernel_api", "pysycl._kernels.kernel_api_host",

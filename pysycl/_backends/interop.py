@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pysycl._backends import base as _backends
+from pysycl._core import backends as _backends
 from pysycl._core.backend import backend as _backend
 from pysycl._core.exceptions import errc, exception
 

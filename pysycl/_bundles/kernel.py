@@ -24,9 +24,9 @@ from pysycl._core.launch_types import native_order, sycl_order
 from pysycl._kernels.ndrange import SMALL, check_global_size
 
 if TYPE_CHECKING:
-    from pysycl._backends.base import DeviceExecutor, Programs
     from pysycl._bundles.kernel_id import kernel_id
     from pysycl._bundles.refs import BundleRef, ImageRef
+    from pysycl._core.backends import DeviceExecutor, Programs
     from pysycl._core.launch_types import KernelCommandRef, Submission
     from pysycl._objects.context import context
     from pysycl._objects.device import device
@@ -95,7 +95,7 @@ class kernel:  # noqa: N801 - the spec's spelling
 
     def _programs(self) -> Programs:
         """The bundle operations of the kernel's backend."""
-        from pysycl._backends.base import get
+        from pysycl._core.backends import get
 
         return get(self.get_backend()).programs  # type: ignore[return-value]  # it built this kernel
 

@@ -52,8 +52,8 @@ if TYPE_CHECKING:
 
     import numpy as np
 
-    from pysycl._backends.base import Programs
     from pysycl._bundles.kernel import kernel
+    from pysycl._core.backends import Programs
     from pysycl._kernels.cache import Kernel
     from pysycl._kernels.specconst import specialization_id
     from pysycl._objects.aspects import aspect
@@ -99,8 +99,8 @@ class bundle_state(enum.Enum):  # noqa: N801 - the spec's spelling
 
 
 def _programs(where: context | device) -> Programs:
-    """The programs of ``where``'s backend (:class:`pysycl._backends.base.Programs`)."""
-    from pysycl._backends.base import get
+    """The programs of ``where``'s backend (:class:`pysycl._core.backends.Programs`)."""
+    from pysycl._core.backends import get
 
     b = get(where.get_backend())
     if b.programs is None:

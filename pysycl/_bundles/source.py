@@ -26,7 +26,7 @@ from pysycl._objects.info import source_language
 from pysycl.property import owner_of
 
 if TYPE_CHECKING:
-    from pysycl._backends.base import Programs
+    from pysycl._core.backends import Programs
     from pysycl._objects.context import context
     from pysycl._objects.device import device
 

@@ -15,8 +15,8 @@ from pysycl._objects.display import Rows, table
 from pysycl._objects.info import info
 
 if TYPE_CHECKING:
-    from pysycl._backends.base import Executor
     from pysycl._commands.refs import QueueLike
+    from pysycl._core.backends import Executor
     from pysycl._objects.info import _event_info, _event_profiling, event_command_status
 
 #: pytest leaves this module's frames out of a kernel's reported failure (a failed assert,

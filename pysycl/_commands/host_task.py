@@ -13,7 +13,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pysycl._backends import base as _backends
+from pysycl._core import backends as _backends
 from pysycl._core.backend import backend as _backend
 from pysycl._core.exceptions import errc, exception
 from pysycl._memory.accessor import accessor, host_view, target

@@ -12,10 +12,10 @@ from types import FunctionType
 from typing import TYPE_CHECKING, Any
 
 from pysycl import property as _prop
-from pysycl._backends import base as _backends
 from pysycl._commands.event import event
 from pysycl._commands.handler import handler
 from pysycl._commands.recording import RecordingExecutor, queue_state
+from pysycl._core import backends as _backends
 from pysycl._core.exceptions import (
     COMPILE_ERRORS,
     DeviceWarning,
@@ -37,8 +37,8 @@ from pysycl._objects.range import range as _range
 if TYPE_CHECKING:
     import numpy as np
 
-    from pysycl._backends.base import Executor
     from pysycl._core.backend import backend
+    from pysycl._core.backends import Executor
     from pysycl._kernels.reduction import reduction
     from pysycl._memory.accessor import accessor
     from pysycl._objects.context import context
@@ -88,7 +88,7 @@ class queue:  # noqa: N801 - the spec's spelling
         properties: ``sycl.property.queue.enable_profiling()``, ``sycl.property.queue.in_order()``.
     """
 
-    # ``executor``: the backend's executor of this queue (``pysycl._backends.base.Executor``;
+    # ``executor``: the backend's executor of this queue (``pysycl._core.backends.Executor``;
     # pysycl's own), a plain slot: the submit path reads it on every command group.
     __slots__ = ("__weakref__", "_async_errors", "_async_handler", "_ctx", "_dev",
                  "_in_order", "_profiling", "_props", "executor")

@@ -1,7 +1,7 @@
 """The low-layer types of a launch: what the backends and ``_kernels`` exchange (issue 23).
 
 Plain immutable values and :class:`~typing.Protocol` s, importing nothing of pysycl, so
-every layer may use them: the ``Executor`` protocol (``_backends/base.py``) and the
+every layer may use them: the ``Executor`` protocol (``_core/backends.py``) and the
 target-neutral ``_kernels`` annotate with these instead of the queue, handler, context
 and device classes of the layers above. Design: docs/design/launch.md §2.2.
 

@@ -50,7 +50,7 @@ from pysycl.property import REDUCTION, checked, no_init, property_list
 from pysycl.property import reduction as _reduction_props
 
 if TYPE_CHECKING:
-    from pysycl._backends.base import DeviceExecutor
+    from pysycl._core.backends import DeviceExecutor
     from pysycl._core.launch_types import CommandGroupRef, KernelCommandRef
     from pysycl._kernels.captures import CaptureEntry
     from pysycl._objects.device import device

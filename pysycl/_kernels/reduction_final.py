@@ -27,8 +27,8 @@ from pysycl._kernels.digest import stable_digest
 from pysycl._kernels.kernel_api import group_barrier
 
 if TYPE_CHECKING:
-    from pysycl._backends.base import DeviceExecutor
     from pysycl._core.abi import CaptureType
+    from pysycl._core.backends import DeviceExecutor
     from pysycl._memory.accessor import accessor
     from pysycl._memory.usm import usm_pointer
 

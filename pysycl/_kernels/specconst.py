@@ -264,7 +264,7 @@ def image_key(img: _HasSpecs, spec: dict[specialization_id, np.generic] | None) 
 def program_for(programs: Any, ctx_native: Any, devs: Sequence[device], il: bytes,
                 values: Sequence[np.generic | None]) -> Any:
     """A raw (unbuilt) program of ``il`` with ``values`` applied for ``devs``, made by the
-    backend's ``programs`` (:class:`pysycl._backends.base.Programs`).
+    backend's ``programs`` (:class:`pysycl._core.backends.Programs`).
 
     Native when every device supports it, else the SPIR-V literals are rewritten.
     """

@@ -52,7 +52,7 @@ _lock = threading.Lock()
 
 
 class MemoryExecutor(Protocol):
-    """What the steps use of an executor (``pysycl._backends.base.Executor``)."""
+    """What the steps use of an executor (``pysycl._core.backends.Executor``)."""
 
     native: Any
 

@@ -7,7 +7,7 @@ executor, the newest reader). Executors (``pysycl._backends``) ask it to
 prepare a device copy before a command and record the command afterwards;
 host access (host accessors, write-back) asks it to bring the host copy up to
 date. It reaches devices only through the executor that made each copy
-(``Executor.alloc/read/write/free/wait_events`` of :mod:`pysycl._backends.base`), so
+(``Executor.alloc/read/write/free/wait_events`` of :mod:`pysycl._core.backends`), so
 this module knows no backend.
 
 Contexts: a command waits for commands of its own context through its wait list,
@@ -30,7 +30,7 @@ import numpy as np
 from pysycl._core.exceptions import errc, exception, hidden_in_tracebacks
 
 if TYPE_CHECKING:
-    from pysycl._backends.base import Executor
+    from pysycl._core.backends import Executor
 
 #: pytest leaves this module's frames out of a kernel's reported failure (a failed assert,
 #: a bounds violation): the user's synchronizing line shows where it surfaced.

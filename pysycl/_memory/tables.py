@@ -39,7 +39,7 @@ import contextlib
 import os
 from typing import TYPE_CHECKING, Any
 
-from pysycl._backends import base as _backends
+from pysycl._core import backends as _backends
 from pysycl._core.exceptions import errc, exception, kernel_compile_error
 from pysycl._memory.usm import Allocation, usm, usm_pointer
 from pysycl._objects.aspects import aspect

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pysycl import property as _prop
-from pysycl._backends import base as _backends
+from pysycl._core import backends as _backends
 from pysycl._core.exceptions import errc, exception
 from pysycl._memory import tables as _tables
 from pysycl._memory.buffer import check_dtype

@@ -1,6 +1,6 @@
 """Platform discovery: the registered backends' platforms, and which devices are visible.
 
-Every registered backend (``pysycl._backends.base``) lists its platforms, in
+Every registered backend (``pysycl._core.backends``) lists its platforms, in
 registration order: OpenCL's, then pysycl's host interpreter platform.
 
 ``PYSYCL_DEVICE_FILTER`` (comma-separated, case-insensitive substrings, e.g.
@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from pysycl._backends import base as _backend_registry
+from pysycl._core import backends as _backend_registry
 from pysycl._objects.aspects import aspect
 from pysycl._objects.info import _device_info, _platform_info
 

@@ -1,4 +1,4 @@
-"""Every registered backend implements the backend protocols (``pysycl/_backends/base.py``).
+"""Every registered backend implements the backend protocols (``pysycl/_core/backends.py``).
 
 Structural first, with no ``isinstance``: each member of ``Backend`` and ``Executor``
 exists on every registered backend and on an executor of each of its devices, methods
@@ -19,7 +19,7 @@ import pytest
 
 import pysycl as sycl
 import pysycl.testing
-from pysycl._backends import base
+from pysycl._core import backends as base
 
 _EXECUTORS = [(b, d) for b in base.registered() for p in b.platforms() for d in p.get_devices()]
 

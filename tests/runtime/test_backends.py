@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import pysycl as sycl
-from pysycl._backends import base
 from pysycl._commands.commands import FillCommand, KernelCommand
+from pysycl._core import backends as base
 
 
 def test_every_platform_comes_from_a_registered_backend() -> None:

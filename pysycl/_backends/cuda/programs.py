@@ -1,4 +1,4 @@
-"""CUDA programs for kernel bundles (:class:`pysycl._backends.base.Programs`) over PTX.
+"""CUDA programs for kernel bundles (:class:`pysycl._core.backends.Programs`) over PTX.
 
 A CUDA device loads PTX (and the cubins the driver makes of it), never SPIR-V or OpenCL
 C: :func:`from_il` and :func:`from_source` are ``errc.feature_not_supported`` (the bundle

@@ -14,9 +14,9 @@ from pysycl._core.backend import backend
 if TYPE_CHECKING:
     import numpy as np
 
-    from pysycl._backends.base import Programs
     from pysycl._backends.opencl.executor import OpenCLExecutor
     from pysycl._backends.opencl.usm import Borrowed, SVMMemory, Table
+    from pysycl._core.backends import Programs
     from pysycl._objects.context import context
     from pysycl._objects.device import device
     from pysycl._objects.platform import platform

@@ -1,6 +1,6 @@
 """The backend interface: what a backend provides, and the registry of backends.
 
-A backend (OpenCL, the host interpreter) is one object implementing
+A backend (OpenCL, CUDA, the host interpreter) is one object implementing
 :class:`Backend`. It discovers its platforms and, for every ``sycl.queue`` on one
 of its devices, makes an :class:`Executor` that runs that queue's command groups.
 The layers below never import a backend: platform discovery iterates
@@ -9,7 +9,8 @@ buffers reach device copies through the executor that made them. The package
 root registers the backends (``pysycl/__init__.py``), so a new backend is a new
 folder under ``pysycl/_backends/`` plus one ``register`` call, never new branches.
 
-This module imports nothing of pysycl but ``_core``: every layer may use it.
+It lives in ``_core`` (it imports nothing of pysycl but ``_core``): every layer may use it,
+and the backends' folders under ``pysycl/_backends/`` implement it.
 """
 
 from __future__ import annotations
