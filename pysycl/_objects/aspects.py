@@ -20,7 +20,7 @@ class aspect(enum.Enum):  # noqa: N801 - the spec's spelling
     ``ext_pysycl_ptx``: an NVIDIA GPU (compute capability 6.0 or later) whose
     OpenCL builds PTX: Python kernels compile to PTX for its compute capability.
 
-    A device with either runs Python kernels (``device.ext_pysycl_runs_python_kernels``).
+    A device with either runs Python kernels (its ``image_targets`` are not empty).
     """
 
     cpu = "cpu"
