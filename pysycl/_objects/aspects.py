@@ -18,7 +18,8 @@ class aspect(enum.Enum):  # noqa: N801 - the spec's spelling
     SPIR-V load on it.
 
     ``ext_pysycl_ptx``: an NVIDIA GPU (compute capability 6.0 or later) whose
-    OpenCL builds PTX: Python kernels compile to PTX for its compute capability.
+    OpenCL builds PTX, or its CUDA view (``backend.ext_oneapi_cuda``): Python kernels
+    compile to PTX for its compute capability.
 
     A device with either runs Python kernels (its ``image_targets`` are not empty).
     """
