@@ -192,6 +192,24 @@ class Launch:
         return ev
 
 
+def hold(ex: LaunchingExecutor, ln: Launch, ev: Any, holds: Any) -> None:
+    """Hold ``holds`` (what launch ``ln`` uses) until its event ``ev`` completes, in the
+    executor's ``inflight`` (called under the enqueue lock, before ``ex.last`` moves on).
+
+    An in-order queue's newest command stands for the earlier ones: when the newest held
+    entry is this launch's previous one and held the same pointers (a tuple, as
+    :func:`launch` passes them), ``ev`` replaces its event instead of adding one -- a loop
+    launching one kernel holds one entry.
+    """
+    dq = ex.inflight
+    prev = dq[-1] if dq and ex.shape is ln else None
+    if (prev is not None and prev[0] is ex.last and type(holds) is tuple
+            and type(prev[1]) is tuple and prev[1] == holds):
+        dq[-1] = (ev, prev[1])
+    else:
+        dq.append((ev, holds))
+
+
 def same_signs(last: list[Any], args: list[Any], floats: tuple[int, ...]) -> bool:
     """Equal argument lists (``last == args``) also agree on the sign of their zeros."""
     return all(args[i] != 0 or copysign(1.0, args[i]) == copysign(1.0, last[i])

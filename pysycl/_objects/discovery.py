@@ -46,8 +46,8 @@ def all_platforms(every: bool = False) -> list[PlatformRef]:
 def _only_backends() -> set[str] | None:
     """The backends a filter made only of ``backend:`` tokens names (None: any filter else)."""
     tokens = device_filter()
-    kinds = {_BACKEND_PREFIXES.get(t.partition(":")[0]) for t in tokens if ":" in t}
-    if not tokens or None in kinds or len(kinds) == 0 or any(":" not in t for t in tokens):
+    kinds = {_BACKEND_PREFIXES.get(t.partition(":")[0]) if ":" in t else None for t in tokens}
+    if not tokens or None in kinds:
         return None
     return kinds  # type: ignore[return-value]
 

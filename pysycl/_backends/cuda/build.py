@@ -198,19 +198,20 @@ class Cache:
         """``ptx`` loaded in the current context, and its cubin: a cached cubin the driver
         refuses (another driver's, or a corrupt entry that passed the integrity check) is
         JIT-linked again and replaced."""
-        cubin = self.cubin(ptx, arch, name, options, log)
+        cubin, cached = self.cubin(ptx, arch, name, options, log)
         r = cu.cuModuleLoadData(cubin)
-        if r[0] and self.stats["native_hits"]:
-            cubin = self.cubin(ptx, arch, name, options, log, fresh=True)
+        if r[0] and cached:
+            cubin, _ = self.cubin(ptx, arch, name, options, log, fresh=True)
             r = cu.cuModuleLoadData(cubin)
         if r[0]:
             raise d.error(int(r[0]), f"loading kernel {name} (cuModuleLoadData)", errc.build)
         return r[1], cubin
 
     def cubin(self, ptx: bytes, arch: str, name: str, options: tuple[tuple[str, int], ...] = (),
-              log: list[str] | None = None, fresh: bool = False) -> bytes:
-        """The cubin of ``ptx``: from the device-binary cache, else JIT-linked (with JIT
-        ``options``; its info log appended to ``log``) and stored."""
+              log: list[str] | None = None, fresh: bool = False) -> tuple[bytes, bool]:
+        """The cubin of ``ptx`` and whether it came from the device-binary cache (never when
+        ``fresh``), else JIT-linked (with JIT ``options``; its info log appended to ``log``)
+        and stored."""
         parts = [arch, hashlib.sha256(ptx).hexdigest(), f"cuda-driver-{d.driver_version()}"]
         if options:
             parts.append(repr(options))
@@ -218,11 +219,11 @@ class Cache:
         cubin = None if fresh else _bincache.load(bkey)
         if cubin is not None:
             self.stats["native_hits"] += 1
-            return cubin
+            return cubin, True
         cubin = jit_link(ptx, name, options, log)
         if _bincache.store(bkey, cubin):
             self.stats["native_writes"] += 1
-        return cubin
+        return cubin, False
 
 
 #: The process's built CUDA kernels.

@@ -229,6 +229,14 @@ class CUDAExecutor:
             drop_through(q, native)
             self.lock.release()
 
+    def sync(self, what: str) -> None:
+        """Wait until the stream has done everything enqueued on it (``what`` names the
+        operation in the error of a failure)."""
+        s = self.native
+        c = _block(lambda: cu.cuStreamQuery(s), lambda: cu.cuStreamSynchronize(s))
+        if c:
+            raise self.failed(c, what)
+
     def wait_events(self, natives: Sequence[Any]) -> None:
         for e in natives:
             if e is not None:
@@ -237,10 +245,7 @@ class CUDAExecutor:
     def wait(self) -> None:
         q = self.inflight
         held = q[-1][0] if q else None
-        s = self.native
-        c = _block(lambda: cu.cuStreamQuery(s), lambda: cu.cuStreamSynchronize(s))
-        if c:
-            raise self.failed(c, "waiting for the queue")
+        self.sync("waiting for the queue")
         if _steps.active or _kprint.pending or _bounds.watching:
             _steps.settle(self.native)
         if held is not None:
@@ -312,10 +317,7 @@ class CUDAExecutor:
             _obj.make_current(self.cuctx)
             d.call(cu.cuMemcpyDtoHAsync, host.ctypes.data, int(mem), n, self.native,
                    what="copying device memory to the host")
-        s = self.native
-        c = _block(lambda: cu.cuStreamQuery(s), lambda: cu.cuStreamSynchronize(s))
-        if c:
-            raise self.failed(c, "copying device memory to the host")
+        self.sync("copying device memory to the host")
 
     def read_back(self, host: np.ndarray, mem: Any, after: Any) -> Event:
         self.stream_waits([after])
@@ -437,10 +439,7 @@ class CUDAExecutor:
 
     def _host_fill(self, dst: int, pattern: np.ndarray, n: int) -> None:
         """Fill ``n`` bytes of plain host memory at ``dst`` after the stream's earlier work."""
-        s = self.native
-        c = _block(lambda: cu.cuStreamQuery(s), lambda: cu.cuStreamSynchronize(s))
-        if c:
-            raise self.failed(c, "a USM fill of host memory")
+        self.sync("a USM fill of host memory")
         view = np.ctypeslib.as_array((np.ctypeslib.ctypes.c_uint8 * n).from_address(dst))
         p = pattern.view(np.uint8)
         view[:] = np.tile(p, n // len(p))

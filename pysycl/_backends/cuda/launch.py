@@ -31,7 +31,7 @@ import numpy as np
 
 from pysycl._backends.cuda import driver as d
 from pysycl._backends.cuda.driver import cu
-from pysycl._backends.launching import Launch, launch, prepare, prepared, same_signs
+from pysycl._backends.launching import Launch, hold, launch, prepare, prepared, same_signs
 from pysycl._core.exceptions import errc, exception
 from pysycl._memory.usm_api import PRUNE_AT, prune
 
@@ -200,28 +200,18 @@ class CUDALaunch(Launch):
             else:
                 pool = ex.pool
                 h = pool.pop() if pool else ex.new_event()
-                if _record(h, stream)[0]:
+                r = _record(h, stream)
+                if r[0]:
                     pool.append(h)
-                    raise ex.launch_failed(int(_record(h, stream)[0]), self.k)
+                    raise ex.launch_failed(int(r[0]), self.k)
                 ev = Event(h, pool)
             if holds is not None:
-                dq = ex.inflight
-                prev = dq[-1] if dq and ex.shape is self else None
-                if (prev is not None and prev[0] is ex.last and type(holds) is tuple
-                        and type(prev[1]) is tuple and prev[1] == holds):
-                    dq[-1] = (ev, prev[1])
-                else:
-                    dq.append((ev, holds))
+                hold(ex, self, ev, holds)
         ex.last = ev
         ex.shape = self
         if holds is not None and len(ex.inflight) > PRUNE_AT:
             prune(ex)
         return ev
-
-
-def launch_error(code: int, k: Kernel) -> Any:
-    """The ``sycl.exception`` of a refused ``cuLaunchKernel``."""
-    return d.error(code, f"{k.where}: kernel launch failed", errc.kernel)
 
 
 def _value_bytes(name: str, i: int, a: Any) -> bytes:

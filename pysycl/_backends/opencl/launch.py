@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from pysycl._backends.launching import Launch, launch, prepare, prepared, same_signs
+from pysycl._backends.launching import Launch, hold, launch, prepare, prepared, same_signs
 from pysycl._backends.opencl import exec as x
 from pysycl._core.exceptions import errc
 from pysycl._memory.usm_api import PRUNE_AT, prune
@@ -37,13 +37,9 @@ class OpenCLLaunch(Launch):
     def enqueue(self, args: list[Any], holds: Any, wait_for: Sequence[cl.Event] | None,
                 bound: dict[Any, list[Any]] | None = None) -> cl.Event:
         """Set ``args`` if they differ from the kernel's last ones (``bound``, None: set
-        them), enqueue, and hold ``holds`` (None: nothing) until the kernel completes.
-
-        An in-order queue's newest command stands for the earlier ones: when the newest
-        held entry is this launch's previous one and held the same pointers (a tuple, as
-        :func:`launch` passes them), this launch's event replaces its event instead of
-        adding one -- a loop launching one kernel holds one entry, as pyopencl's floor
-        holds none.
+        them), enqueue, and hold ``holds`` (None: nothing) until the kernel completes
+        (:func:`~pysycl._backends.launching.hold`: a loop launching one kernel holds one
+        entry, as pyopencl's floor holds none).
         """
         ex, clk = self.ex, self.clk
         try:
@@ -57,13 +53,7 @@ class OpenCLLaunch(Launch):
                     bound[clk] = args
                 ev = _enqueue(ex.native, clk, self.gsize, self.lsize, None, wait_for)
                 if holds is not None:
-                    d = ex.inflight
-                    prev = d[-1] if d and ex.shape is self else None
-                    if (prev is not None and prev[0] is ex.last and type(holds) is tuple
-                            and type(prev[1]) is tuple and prev[1] == holds):
-                        d[-1] = (ev, prev[1])  # the newest stands for the earlier one
-                    else:
-                        d.append((ev, holds))
+                    hold(ex, self, ev, holds)
         except _Error as e:
             raise x.translate(e, "kernel launch failed", errc.kernel) from e
         ex.last = ev  # the newest command, when and how it was launched (quick waits)
