@@ -300,9 +300,13 @@ def test_event_from_outside_the_graph(any_kernel_queue: sycl.queue) -> None:
 
 def test_captures_are_values_of_record_time(any_kernel_queue: sycl.queue) -> None:
     """A recorded kernel captures by value (as C++'s ``[=]``): a variable rebound later
-    changes no node; a captured host array is the kernel's memory at every replay."""
+    changes no node; captured memory (shared USM; a host array where the device uses host
+    memory directly) is the kernel's memory at every replay."""
     q = any_kernel_queue
-    out = np.zeros(N, np.float32)
+    host = q.get_device().has(sycl.aspect.usm_system_allocations)
+    out = np.zeros(N, np.float32) if host else sycl.malloc_shared(N, q, dtype=np.float32)
+    if not host:
+        np.asarray(out)[...] = 0
     scale = np.float32(2)
     g = _graph(q)
     g.begin_recording(q)
@@ -312,7 +316,9 @@ def test_captures_are_values_of_record_time(any_kernel_queue: sycl.queue) -> Non
     ex = g.finalize()
     q.ext_oneapi_graph(ex).wait()
     q.ext_oneapi_graph(ex).wait()
-    np.testing.assert_array_equal(out, np.full(N, 4, np.float32))
+    np.testing.assert_array_equal(np.asarray(out), np.full(N, 4, np.float32))
+    if not host:
+        sycl.free(out, q)
 
 
 def test_reduction_copy_fill_nodes_and_other_queues(any_kernel_queue: sycl.queue) -> None:

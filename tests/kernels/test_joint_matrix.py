@@ -129,6 +129,10 @@ def test_each_operation(any_kernel_queue, col):
 def test_combinations_query(kernel_device, host_device):
     for d in (kernel_device, host_device):
         combos = d.get_info(sycl.info.device.ext_oneapi_matrix_combinations)
+        if not d.has(sycl.aspect.ext_pysycl_spirv) and d is not host_device:
+            # PTX devices: no lowering yet (issue 28); their kernels get kernel_not_supported
+            assert combos == [], combos
+            continue
         kinds = {(c.atype, c.ctype) for c in combos}
         assert (jm.matrix_type.fp16, jm.matrix_type.fp32) in kinds
         assert (jm.matrix_type.tf32, jm.matrix_type.fp32) in kinds
