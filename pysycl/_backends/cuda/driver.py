@@ -51,7 +51,7 @@ def _init() -> bool:
     if os.environ.get("PYSYCL_DISABLE_CUDA"):
         return False
     try:  # cheap first: no driver library, no 90 ms import of the bindings
-        ctypes.CDLL("libcuda.so.1")
+        _state["lib"] = ctypes.CDLL("libcuda.so.1")
     except OSError:
         return False
     try:
@@ -150,3 +150,10 @@ def attribute(dev: int, name: str) -> int:
 def driver_version() -> int:
     """``cuDriverGetVersion`` (e.g. 13000)."""
     return int(call(cu.cuDriverGetVersion))
+
+
+def entry_points(*names: str) -> tuple[int, ...]:
+    """The addresses of driver functions ``names`` in the loaded ``libcuda`` (for
+    ``_native.launch``, which calls them without the bindings)."""
+    lib = _state["lib"]
+    return tuple(int(ctypes.cast(getattr(lib, n), ctypes.c_void_p).value or 0) for n in names)

@@ -42,16 +42,34 @@ if TYPE_CHECKING:
 __all__ = ["CUDALaunch", "LocalMem", "block_for", "launch", "launch_native", "pack_native",
            "prepare", "prepared"]
 
+try:  # the launch in one C call (pysycl/_backends/cuda/_native.c), built where a compiler was
+    from pysycl._backends.cuda._native import launch as _native
+except ImportError:  # the bindings' calls instead
+    _native = None
+
 _lock = threading.Lock()
 _now = time.perf_counter
 _launch_kernel = cu.cuLaunchKernel if cu is not None else None
 _record = cu.cuEventRecord if cu is not None else None
+#: the driver's ``cuLaunchKernel`` and ``cuEventRecord`` for ``_native`` (set once loaded)
+_entries: tuple[int, ...] = ()
 
 
 def bind_driver(driver: Any) -> None:
     """The driver loaded after this module: its aliases (``driver._bind_loaded``)."""
     global _launch_kernel, _record
     _launch_kernel, _record = driver.cuLaunchKernel, driver.cuEventRecord
+
+
+def native_launch() -> bool:
+    """Whether remembered launches go through ``_native`` (the extension was built and the
+    driver's entry points were found)."""
+    global _entries
+    if _native is None:
+        return False
+    if not _entries:
+        _entries = d.entry_points("cuLaunchKernel", "cuEventRecord")
+    return all(_entries)
 #: the largest block a range launch picks (a multiple of the warp where the range allows)
 RANGE_BLOCK = 256
 
@@ -135,7 +153,8 @@ class CUDALaunch(Launch):
     """A Python kernel built for one CUDA queue (``clk``: its :class:`Built`), its grid and
     block, and the packed argument buffer."""
 
-    __slots__ = ("argp", "argv", "block", "buf", "fmt", "grid", "head", "last", "raw", "shmem")
+    __slots__ = ("argp", "argv", "block", "buf", "fmt", "grid", "head", "last", "raw", "rec",
+                 "reca", "shmem")
 
     def __init__(self, ex: LaunchingExecutor, k: Kernel, clk: Any, kind: str, space: Any,
                  gsize: tuple[int, ...], lsize: tuple[int, ...] | None) -> None:
@@ -159,6 +178,13 @@ class CUDALaunch(Launch):
         self.argp = self.argv.ctypes.data if chars else 0
         self.shmem = 0
         self.last: list[Any] | None = None
+        #: the record ``_native.launch`` reads (its layout: _native.c); None: the bindings
+        self.rec: np.ndarray | None = None
+        self.reca = 0
+        if native_launch():
+            self.rec = np.array([*_entries, int(clk.fn), *self.grid, *self.block, 0,
+                                 int(ex.native), self.argp], np.uint64)
+            self.reca = self.rec.ctypes.data
 
     def _pack(self, args: list[Any]) -> None:
         """Write ``args`` into the argument buffer (local memory: offsets, and the total)."""
@@ -174,6 +200,8 @@ class CUDALaunch(Launch):
             self.clk.allow_shared(shm)
         struct.pack_into(self.fmt, self.buf, 0, *vals)
         self.shmem = shm
+        if self.rec is not None:
+            self.rec[9] = shm
 
     def enqueue(self, args: list[Any], holds: Any, wait_for: Sequence[Any] | None,
                 bound: dict[Any, list[Any]] | None = None) -> Any:
@@ -187,23 +215,21 @@ class CUDALaunch(Launch):
                                                  and not same_signs(last, args, self.floats)):
                 self._pack(args)
                 self.last = args if bound is not None else None
-            stream = ex.native
             if wait_for:
                 ex.stream_waits(wait_for)
             if ex.profiling:
-                ex.begin()
-            r = _launch_kernel(*self.head, self.shmem, stream, self.argp, 0)
-            if r[0]:
-                raise ex.launch_failed(int(r[0]), self.k)
-            if ex.profiling:
-                ev = ex.record()
+                ev = self._profiled(ex)
             else:
                 pool = ex.pool
                 h = pool.pop() if pool else ex.new_event()
-                r = _record(h, stream)
-                if r[0]:
+                if self.reca:  # launch and record in one C call
+                    c = _native(self.reca, h)
+                else:
+                    r = _launch_kernel(*self.head, self.shmem, ex.native, self.argp, 0)
+                    c = int(r[0]) or int(_record(h, ex.native)[0])
+                if c:
                     pool.append(h)
-                    raise ex.launch_failed(int(r[0]), self.k)
+                    raise ex.launch_failed(c, self.k)
                 ev = Event(h, pool)
             if holds is not None:
                 hold(ex, self, ev, holds)
@@ -212,6 +238,15 @@ class CUDALaunch(Launch):
         if holds is not None and len(ex.inflight) > PRUNE_AT:
             prune(ex)
         return ev
+
+
+    def _profiled(self, ex: Any) -> Any:
+        """The launch on a profiling queue: timed events before and after it."""
+        ex.begin()
+        r = _launch_kernel(*self.head, self.shmem, ex.native, self.argp, 0)
+        if r[0]:
+            raise ex.launch_failed(int(r[0]), self.k)
+        return ex.record()
 
 
 def _value_bytes(name: str, i: int, a: Any) -> bytes:

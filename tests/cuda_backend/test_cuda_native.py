@@ -1,0 +1,93 @@
+"""The CUDA backend's one-call launch (``pysycl/_backends/cuda/_native.c``), on any machine:
+the extension reads its record in the order ``CUDALaunch`` writes it and calls the entry
+points it finds there. The entry points here are C-callable Python functions standing in
+for ``cuLaunchKernel``/``cuEventRecord`` -- this checks the shim's calling convention (the
+record's layout, the event's conversion, the record skipped after a failed launch); the
+driver itself runs in tests/cuda_backend/test_cuda_gpu.py on a GPU."""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+
+import numpy as np
+import pytest
+
+native = pytest.importorskip("pysycl._backends.cuda._native",
+                             reason="the C extension was not built (no compiler at install)")
+
+U, P = ctypes.c_uint, ctypes.c_void_p
+LAUNCH = ctypes.CFUNCTYPE(ctypes.c_int, P, U, U, U, U, U, U, U, P, P, P)
+RECORD = ctypes.CFUNCTYPE(ctypes.c_int, P, P)
+
+
+class Handle:
+    """An object int() takes, as cuda.bindings' CUevent is."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def __int__(self) -> int:
+        return self.value
+
+
+def _driver(launch_code: int = 0, record_code: int = 0):
+    calls: list[tuple] = []
+
+    def launch(fn, gx, gy, gz, bx, by, bz, shm, stream, params, extra):
+        calls.append(("launch", fn, (gx, gy, gz), (bx, by, bz), shm, stream, params, extra,
+                      threading.current_thread() is threading.main_thread()))
+        return launch_code
+
+    def record(event, stream):
+        calls.append(("record", event, stream))
+        return record_code
+
+    keep = (LAUNCH(launch), RECORD(record))
+    return keep, calls
+
+
+def _record(keep, params: int = 0x5000) -> np.ndarray:
+    ptrs = [ctypes.cast(f, P).value for f in keep]
+    return np.array([*ptrs, 0x1234, 8, 4, 2, 256, 2, 1, 48, 0x7777, params], np.uint64)
+
+
+def test_launch_reads_the_record_in_cudalaunchs_order_and_records_the_event() -> None:
+    keep, calls = _driver()
+    rec = _record(keep)
+    assert native.launch(rec.ctypes.data, Handle(0x9999)) == 0
+    assert calls == [("launch", 0x1234, (8, 4, 2), (256, 2, 1), 48, 0x7777, 0x5000, None, True),
+                     ("record", 0x9999, 0x7777)]
+
+
+def test_no_event_and_no_parameters() -> None:
+    keep, calls = _driver()
+    rec = _record(keep, params=0)
+    assert native.launch(rec.ctypes.data, None) == 0
+    assert [c[0] for c in calls] == ["launch"] and calls[0][6] is None
+
+
+def test_a_failed_launch_returns_its_code_and_records_nothing() -> None:
+    keep, calls = _driver(launch_code=701)
+    assert native.launch(_record(keep).ctypes.data, Handle(1)) == 701
+    assert [c[0] for c in calls] == ["launch"]
+
+
+def test_a_failed_record_returns_its_code() -> None:
+    keep, calls = _driver(record_code=400)
+    assert native.launch(_record(keep).ctypes.data, 5) == 400
+    assert [c[0] for c in calls] == ["launch", "record"]
+
+
+def test_bad_arguments_raise_instead_of_calling() -> None:
+    keep, calls = _driver()
+    with pytest.raises(TypeError):
+        native.launch(_record(keep).ctypes.data)  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="null record"):
+        native.launch(0, None)
+    with pytest.raises(TypeError):
+        native.launch(_record(keep).ctypes.data, "not an event")
+    empty = np.zeros(12, np.uint64)
+    with pytest.raises(ValueError, match="no driver entry points"):
+        native.launch(empty.ctypes.data, None)
+    assert calls == []
