@@ -155,5 +155,7 @@ def driver_version() -> int:
 def entry_points(*names: str) -> tuple[int, ...]:
     """The addresses of driver functions ``names`` in the loaded ``libcuda`` (for
     ``_native.launch``, which calls them without the bindings)."""
-    lib = _state["lib"]
+    lib = _state.get("lib")
+    if lib is None:  # not loaded (yet)
+        return tuple(0 for _ in names)
     return tuple(int(ctypes.cast(getattr(lib, n), ctypes.c_void_p).value or 0) for n in names)

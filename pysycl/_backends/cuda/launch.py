@@ -68,8 +68,11 @@ def native_launch() -> bool:
     if _native is None:
         return False
     if not _entries:
-        _entries = d.entry_points("cuLaunchKernel", "cuEventRecord")
-    return all(_entries)
+        found = d.entry_points("cuLaunchKernel", "cuEventRecord")
+        if not all(found):
+            return False
+        _entries = found
+    return True
 #: the largest block a range launch picks (a multiple of the warp where the range allows)
 RANGE_BLOCK = 256
 
