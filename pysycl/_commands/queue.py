@@ -34,6 +34,8 @@ from pysycl._objects.info import info
 from pysycl._objects.range import nd_range as _nd_range
 from pysycl._objects.range import range as _range
 
+_new_event = object.__new__
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -352,9 +354,13 @@ class queue:  # noqa: N801 - the spec's spelling
                 t = type(index_space)
                 if type(fn) is FunctionType and (t is _range or t is _nd_range):
                     # the executor checks the kernel's signature and name itself
-                    return event._make(self, self.executor.launch(
-                        self, "range" if t is _range else "nd_range", index_space, fn,
-                        kernel_name))
+                    ex = self.executor
+                    nat = ex.launch(self, "range" if t is _range else "nd_range", index_space,
+                                    fn, kernel_name)
+                    ev = _new_event(event)  # event._make, inlined: a launch-cost hot path
+                    ev._cl = ev._first = nat
+                    ev._queue, ev._exec, ev._deps = self, ex, ()
+                    return ev
             deps, tail = _split_deps(rest, None, "parallel_for", depends_on)
             return self._shortcut(deps, lambda h: h.parallel_for(index_space, *tail,
                                                                  kernel_name=kernel_name))

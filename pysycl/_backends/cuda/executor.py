@@ -160,7 +160,9 @@ class CUDAExecutor:
     # --- events
     def new_event(self) -> Any:
         """A new ``CUevent`` for the pool (no timing unless the queue profiles: recording
-        it costs less)."""
+        it costs less). The context is made current first: a thread that never used this
+        GPU has none, and events belong to the current context."""
+        _obj.make_current(self.cuctx)
         return d.call(cu.cuEventCreate, 0 if self.profiling else _DISABLE_TIMING)
 
     def begin(self) -> None:
@@ -341,6 +343,7 @@ class CUDAExecutor:
 
     # --- commands (pysycl._backends.submit)
     def fill(self, cmd: FillCommand, wait_for: list[Any]) -> Event | None:
+        _obj.make_current(self.cuctx)  # a thread's first command on this GPU
         acc = cmd.dest
         pattern = np.asarray(cmd.value, dtype=acc.dtype).reshape(1)
         base = int(acc.coherence.dev[self.key])
@@ -376,6 +379,7 @@ class CUDAExecutor:
     def copy(self, cmd: CopyCommand, wait_for: list[Any]) -> Event | None:
         src, dst = cmd.src, cmd.dest
         key = self.key
+        _obj.make_current(self.cuctx)  # a thread's first command on this GPU
         if wait_for:
             self.stream_waits(wait_for)
         self.begin()
