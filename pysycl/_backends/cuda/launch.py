@@ -237,6 +237,7 @@ class CUDALaunch(Launch):
         the stream, launch, record the command's event and hold ``holds`` until it
         completes."""
         ex = self.ex
+        dq = ex.inflight
         with _lock:  # the argument buffer is this launch's: one launch at a time
             last = self.last
             if bound is None or last != args or (self.floats
@@ -248,7 +249,6 @@ class CUDALaunch(Launch):
             if ex.profiling:
                 ev = self._profiled(ex)
             else:
-                dq = ex.inflight
                 ev = ex.last
                 # the newest command's event, if nothing but the queue refers to it (its
                 # sycl.event is gone): recorded again for this command (see _unobserved)
@@ -269,13 +269,14 @@ class CUDALaunch(Launch):
                 if ev is None:
                     ev = Event(h, pool)
             if holds is not None:
-                hold(ex, self, ev, holds)
+                prev = dq[-1] if dq else None  # (ev recorded again: its entry holds these)
+                if prev is None or prev[0] is not ev or prev[1] != holds:
+                    hold(ex, self, ev, holds)
             ex.last = ev
             ex.shape = self
-        if holds is not None and len(ex.inflight) > PRUNE_AT:
+        if holds is not None and len(dq) > PRUNE_AT:
             prune(ex)
         return ev
-
 
     def _profiled(self, ex: Any) -> Any:
         """The launch on a profiling queue: timed events before and after it."""
