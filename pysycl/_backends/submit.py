@@ -2,11 +2,12 @@
 
 :func:`submit` runs what a handler recorded (``handler.submission()``) on the executor of a
 queue: kernel commands are prepared first (:func:`pysycl._backends.launching.prepare`: may
-compile, may raise -- nothing has moved yet), dependencies of the same context (or of any
-CUDA queue: executors of one ``event_domain``) join the command's wait list and others are
-waited for on the host, buffers' device copies are made current (:mod:`pysycl._memory.coherence`), then the command runs. The backend gives
-the commands (``ex.marker``, ``ex.fill``, ``ex.copy``, ``ex.usm_command``) and its
-``launch_class``; the OpenCL and CUDA executors share this function.
+compile, may raise -- nothing has moved yet), dependencies of the same context (or of any CUDA
+queue: executors of one ``event_domain``) join the command's wait list and others are waited
+for on the host, buffers' device copies are made current (:mod:`pysycl._memory.coherence`),
+then the command runs. The backend gives the commands (``ex.marker``, ``ex.fill``, ``ex.copy``,
+``ex.usm_command``) and its ``launch_class``; the OpenCL and CUDA executors share this
+function.
 """
 
 from __future__ import annotations

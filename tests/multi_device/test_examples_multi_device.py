@@ -105,7 +105,7 @@ def test_nstream_class_checks_every_element() -> None:
     ns = NStream(1000, COMPILED[:1])
     ns.run(3)
     ns.check()
-    q, n, (a, _b, _c), _k = ns.parts[0]
+    q, _n, (a, _b, _c), _k = ns.parts[0]
     q.fill(a + 10, np.float64(0), 1).wait()  # one wrong element
     with pytest.raises(AssertionError, match="Validation"):
         ns.check()
