@@ -60,14 +60,18 @@ def reference(grid: np.ndarray, steps: int) -> np.ndarray:
     return g
 
 
-def check_rows(grid: np.ndarray, out: np.ndarray, steps: int, lo: int, hi: int) -> None:
-    """Rows ``[lo, hi)`` of ``out`` (``grid`` after ``steps`` sweeps) against numpy's sweeps
-    of a window of rows around them (a row depends on ``steps`` rows either side only)."""
+def check_rows(grid: np.ndarray, out: np.ndarray, steps: int, lo: int, hi: int,
+               c0: int = 0, c1: int | None = None) -> None:
+    """Rows ``[lo, hi)`` (columns ``[c0, c1)``) of ``out``, ``grid`` after ``steps`` sweeps,
+    against numpy's sweeps of a window around them (a point depends on the points up to
+    ``steps`` rows and columns away only)."""
     n = grid.shape[0]
+    c1 = n if c1 is None else c1
     a, b = max(lo - steps - 1, 0), min(hi + steps + 1, n)
-    want = reference(grid[a:b], steps)[lo - a:hi - a]
-    np.testing.assert_allclose(out[lo:hi], want, rtol=1e-5, atol=1e-6,
-                               err_msg=f"rows {lo}..{hi} after {steps} steps")
+    ca, cb = max(c0 - steps - 1, 0), min(c1 + steps + 1, n)
+    want = reference(grid[a:b, ca:cb], steps)[lo - a:hi - a, c0 - ca:c1 - ca]
+    np.testing.assert_allclose(out[lo:hi, c0:c1], want, rtol=1e-5, atol=1e-6,
+                               err_msg=f"rows {lo}..{hi}, columns {c0}..{c1} after {steps} steps")
 
 
 def exchange_of(devs: list[sycl.device], exchange: str) -> str:
