@@ -199,7 +199,8 @@ def test_the_bytes_a_buffer_moves_between_two_copies_are_counted(
 def test_a_context_of_two_devices_keeps_a_copy_per_device(
         pair_name: str, kernel_device: sycl.device) -> None:
     # Not one allocation that the driver would have to migrate between the devices: a
-    # copy each, the data moving through the host as between contexts (docs/memory.md).
+    # copy each, the data moving through the host as between contexts, or device to
+    # device on CUDA GPUs with peer access (docs/memory.md).
     qa, qb = PAIRS[pair_name](kernel_device)
     assert qa.get_context() == qb.get_context()
     a = np.zeros(N, np.int64)

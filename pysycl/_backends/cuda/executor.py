@@ -321,16 +321,17 @@ class CUDAExecutor:
         return e  # CUDA allocates at cuMemAlloc: nothing fails at first use
 
     def read(self, host: np.ndarray, mem: Any, wait_for: Sequence[Any] | None) -> None:
+        _obj.make_current(self.cuctx)
         if wait_for:
             self.stream_waits(wait_for)
         n = host.nbytes
         if n:
-            _obj.make_current(self.cuctx)
             d.call(cu.cuMemcpyDtoHAsync, host.ctypes.data, int(mem), n, self.native,
                    what="copying device memory to the host")
         self.sync("copying device memory to the host")
 
     def read_back(self, host: np.ndarray, mem: Any, after: Any) -> Event:
+        _obj.make_current(self.cuctx)  # (its event: created in this GPU's context)
         self.stream_waits([after])
         self.begin()
         if host.nbytes:
@@ -340,12 +341,12 @@ class CUDAExecutor:
 
     def write(self, mem: Any, host: np.ndarray, wait_for: Sequence[Any] | None,
               byte_offset: int = 0) -> Event:
+        _obj.make_current(self.cuctx)
         if wait_for:
             self.stream_waits(wait_for)
         self.begin()
         host = np.ascontiguousarray(host)
         if host.nbytes:
-            _obj.make_current(self.cuctx)
             d.call(cu.cuMemcpyHtoDAsync, int(mem) + byte_offset, host.ctypes.data, host.nbytes,
                    self.native, what="copying host memory to the device")
         return self.record()
@@ -356,6 +357,7 @@ class CUDAExecutor:
         pattern = np.asarray(cmd.value, dtype=acc.dtype).reshape(1)
         base = int(acc.coherence.dev[self.key])
         isz = acc.dtype.itemsize
+        _obj.make_current(self.cuctx)
         if wait_for:
             self.stream_waits(wait_for)
         self.begin()
@@ -387,6 +389,7 @@ class CUDAExecutor:
     def copy(self, cmd: CopyCommand, wait_for: list[Any]) -> Event | None:
         src, dst = cmd.src, cmd.dest
         key = self.key
+        _obj.make_current(self.cuctx)
         if wait_for:
             self.stream_waits(wait_for)
         self.begin()
