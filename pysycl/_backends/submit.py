@@ -2,11 +2,12 @@
 
 :func:`submit` runs what a handler recorded (``handler.submission()``) on the executor of a
 queue: kernel commands are prepared first (:func:`pysycl._backends.launching.prepare`: may
-compile, may raise -- nothing has moved yet), dependencies of the same context join the
-command's wait list and others are waited for on the host, buffers' device copies are
-made current (:mod:`pysycl._memory.coherence`), then the command runs. The backend gives
-the commands (``ex.marker``, ``ex.fill``, ``ex.copy``, ``ex.usm_command``) and its
-``launch_class``; the OpenCL and CUDA executors share this function.
+compile, may raise -- nothing has moved yet), dependencies of the same context (or of any CUDA
+queue: executors of one ``event_domain``) join the command's wait list and others are waited
+for on the host, buffers' device copies are made current (:mod:`pysycl._memory.coherence`),
+then the command runs. The backend gives the commands (``ex.marker``, ``ex.fill``, ``ex.copy``,
+``ex.usm_command``) and its ``launch_class``; the OpenCL and CUDA executors share this
+function.
 """
 
 from __future__ import annotations
@@ -52,8 +53,10 @@ def submit(ex: Any, sub: Submission) -> Any:
         launch, values, watch = _prepare(ex, sub, cmd)
     wait_for: list[Any] = []
     for native, other in sub.waits:
-        if other.key == ex.key or other.context is ex.context:
-            wait_for.append(native)  # the same context: a wait list
+        if other.key == ex.key or other.context is ex.context or (
+                getattr(ex, "event_domain", None) is not None
+                and getattr(other, "event_domain", None) == ex.event_domain):
+            wait_for.append(native)  # the same context (or CUDA's one domain): a wait list
         else:  # another context or backend: on the host, as its event.wait() does
             other.wait_event(native)
             if _steps.active or _kprint.pending or _bounds.watching:

@@ -37,7 +37,13 @@ class Executor(Protocol):
     context's ``key``, or ``(context key, device key)`` in a context of several
     devices. A command that must follow another queue's command on the same
     buffer has that command's native event in its wait list only where the keys
-    are equal; else the host waits for it.
+    are equal, or where both executors have the same optional ``event_domain`` (CUDA:
+    any stream waits for any event of the process); else the host waits for it.
+
+    Optional: ``copy_from(mem, src_executor, src_mem, nbytes, wait_for)`` brings a
+    buffer's copy ``mem`` up to date from another executor's copy without the host (CUDA:
+    one GPU, or two with peer access), returning its native event, or None where it cannot
+    (then the data goes through the host copy).
     """
 
     native: Any

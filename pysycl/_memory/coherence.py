@@ -12,10 +12,13 @@ this module knows no backend.
 
 Contexts: a command waits for commands of its own context through its wait list,
 for commands of another context on the host (``Executor.wait_events``): a native
-event of one context is never put in another context's wait list. Data moves
-between two contexts' copies through the host copy (read back from the context
-holding the current data, then written into the other's), as between the host
-and a device.
+event of one context is never put in another context's wait list -- unless both
+executors name the same ``event_domain`` (CUDA: any stream waits for any event of the
+process). Data moves between two copies (two contexts, or two devices of one context)
+through the host copy (read back from the copy holding the current data, then written
+into the other), as between the host and a device -- or directly where the executor
+can take it from the other's memory (``Executor.copy_from``: CUDA GPUs with peer
+access). :data:`moves` counts the bytes of each way.
 """
 
 from __future__ import annotations
@@ -41,14 +44,25 @@ __tracebackhide__ = hidden_in_tracebacks
 HOST = "host"
 
 
-def _order(dep: Executor, ev: Any, key: Hashable, wait_for: list[Any]) -> None:
-    """Order a command of context ``key`` after event ``ev`` of executor ``dep``.
+#: Bytes of device copies brought up to date from another device copy (another context,
+#: or another device of the context): ``"direct"`` device to device
+#: (``Executor.copy_from``), ``"through_host"`` read back into the host copy and written
+#: from there
+moves: dict[str, int] = {"direct": 0, "through_host": 0}
 
-    In the same context the event goes in the command's wait list; an event of
-    another context cannot (OpenCL: ``CL_INVALID_CONTEXT``), so the host waits
-    for it instead.
+
+def _order(dep: Executor, ev: Any, ex: Executor, wait_for: list[Any]) -> None:
+    """Order a command of executor ``ex`` after event ``ev`` of executor ``dep``.
+
+    In the same context (equal keys) the event goes in the command's wait list, and
+    between executors of one ``event_domain`` (CUDA); an event of another context
+    cannot (OpenCL: ``CL_INVALID_CONTEXT``), so the host waits for it instead.
     """
-    if dep.key == key:
+    if dep.key == ex.key:
+        wait_for.append(ev)
+        return
+    domain = getattr(ex, "event_domain", None)
+    if domain is not None and getattr(dep, "event_domain", None) == domain:
         wait_for.append(ev)
     else:
         dep.wait_events((ev,))
@@ -123,7 +137,7 @@ class Coherence:
         wait_for: list[Any] = []
         for q, e in self.pending(writes=False):
             if q is not ex:
-                _order(q, e, key, wait_for)
+                _order(q, e, ex, wait_for)
         ex.read(self.host, self.dev[key], wait_for or None)
         valid.add(HOST)
 
@@ -167,26 +181,48 @@ class Coherence:
         Appends the events of other executors of the same context the command must
         wait for to ``wait_for`` and waits for those of other contexts on the host;
         returns the device memory object. Data current only in another context
-        comes through the host copy. The upload is the copy's last write, so that
-        other queues of the context wait for it too.
+        comes from it directly where ``ex`` can take it (``copy_from``), else through
+        the host copy. The upload is the copy's last write, so that other queues of the
+        context wait for it too.
         """
         lw = self.last_write
         if lw is not None and lw[0] is not ex:
-            _order(lw[0], lw[1], key, wait_for)
+            _order(lw[0], lw[1], ex, wait_for)
         if writes and self.reads:
             for q, e in list(self.reads.items()):
                 if q is not ex:
-                    _order(q, e, key, wait_for)
+                    _order(q, e, ex, wait_for)
         mem = self.dev.get(key)
         if mem is None:
             mem = self.dev[key] = ex.alloc(self.nbytes)
-        if needs_data and key not in self.valid and self.valid:
-            if HOST not in self.valid:
-                self.sync_to_host()
-            self.last_write = (ex, ex.write(mem, self.host, wait_for or None))
+        valid = self.valid
+        if needs_data and key not in valid and valid:
+            ev = None if HOST in valid else self._copy_direct(ex, mem, wait_for)
+            if ev is None:
+                if HOST not in valid:
+                    self.sync_to_host()
+                    moves["through_host"] += self.nbytes
+                ev = ex.write(mem, self.host, wait_for or None)
+            self.last_write = (ex, ev)
             self.valid.add(key)
         self.queue_of[key] = ex
         return mem
+
+    def _copy_direct(self, ex: Executor, mem: Any, wait_for: list[Any]) -> Any:
+        """Bring ``mem`` (``ex``'s copy) up to date from a current device copy without the
+        host, where ``ex`` can (``copy_from``): its native event, or None."""
+        copy_from = getattr(ex, "copy_from", None)
+        if copy_from is None:
+            return None
+        for key in self.valid:
+            src = self.queue_of.get(key)
+            if src is None or key not in self.dev:
+                continue
+            ev = copy_from(mem, src, self.dev[key], self.nbytes, wait_for or None)
+            if ev is not None:
+                moves["direct"] += self.nbytes
+                return ev
+        return None
 
     def record(self, key: Hashable, ex: Executor, ev: Any, writes: bool) -> None:
         """A command of ``ex`` (context ``key``) finishing with event ``ev`` used the data.

@@ -163,11 +163,44 @@ def test_a_write_in_one_context_waits_for_a_read_in_the_other(
     np.testing.assert_array_equal(x, expect_x)
 
 
+def _direct_between(qa: sycl.queue, qb: sycl.queue) -> bool:
+    """Whether a buffer's copy moves between the two queues' devices without the host: the
+    CUDA backend, one GPU (two contexts) or two GPUs with peer access."""
+    da, db = qa.get_device(), qb.get_device()
+    if not all(d.get_backend() is sycl.backend.ext_oneapi_cuda for d in (da, db)):
+        return False
+    from pysycl._backends.cuda import memory as cuda_memory
+
+    return cuda_memory.peer_access(da.ordinal, db.ordinal)  # type: ignore[attr-defined]
+
+
+def test_the_bytes_a_buffer_moves_between_two_copies_are_counted(
+        pair: tuple[sycl.queue, sycl.queue]) -> None:
+    # Every turn after the first brings the other copy up to date from the current one:
+    # device to device where the backend can (CUDA), else through the host copy.
+    from pysycl._memory.coherence import moves
+
+    rounds = 10
+    a = np.zeros(N, np.int64)
+    model = a.copy()
+    before = dict(moves)
+    with sycl.buffer(a) as A:
+        for k in range(rounds):
+            _step(pair[k % 2], A, k)
+            _model_step(model, k)
+        A.coherence.wait_all()
+        moved = {w: moves[w] - before[w] for w in moves}
+    np.testing.assert_array_equal(a, model)
+    way = "direct" if _direct_between(*pair) else "through_host"
+    assert moved == {"direct": 0, "through_host": 0, way: (rounds - 1) * a.nbytes}
+
+
 @pytest.mark.parametrize("pair_name", ["sub_devices_one_context", "two_devices_one_context"])
 def test_a_context_of_two_devices_keeps_a_copy_per_device(
         pair_name: str, kernel_device: sycl.device) -> None:
     # Not one allocation that the driver would have to migrate between the devices: a
-    # copy each, the data moving through the host as between contexts (docs/memory.md).
+    # copy each, the data moving through the host as between contexts, or device to
+    # device on CUDA GPUs with peer access (docs/memory.md).
     qa, qb = PAIRS[pair_name](kernel_device)
     assert qa.get_context() == qb.get_context()
     a = np.zeros(N, np.int64)

@@ -2,8 +2,10 @@
 
 Commands run in stream order (an in-order queue, which every SYCL queue may be); a
 command's native event is a ``CUevent`` recorded after it (:class:`Event`, from a pool).
-Dependencies on commands of another queue of the same context are
-``cuStreamWaitEvent``; others are waited for on the host (:mod:`pysycl._backends.submit`).
+Dependencies on commands of another CUDA queue -- of any context and any GPU of the
+process -- are ``cuStreamWaitEvent``; others are waited for on the host
+(:mod:`pysycl._backends.submit`). A buffer's copy on one GPU takes the data of another
+GPU's copy device to device where they have peer access (:meth:`CUDAExecutor.copy_from`).
 Waits poll ``cuEventQuery`` in the main thread so that Ctrl-C interrupts them.
 
 A kernel that faults leaves a *sticky* error in its context: every later call fails. The
@@ -88,6 +90,12 @@ def _block(query: Callable[[], Any], sync: Callable[[], Any]) -> int:
             time.sleep(pause)
 
 
+def _device_ordinal(owner: Any) -> int | None:
+    """The GPU of a USM copy's end when it is device memory (``sycl.malloc_device``)."""
+    native = getattr(getattr(owner, "allocation", None), "native", None)
+    return native.ordinal if getattr(native, "kind", None) == "device" else None
+
+
 class CUDAExecutor:
     """The executor of one ``sycl.queue`` on a CUDA device."""
 
@@ -114,6 +122,9 @@ class CUDAExecutor:
     )
 
     lock = _launch._lock
+    #: any stream of the process waits for any CUDA event (``cuStreamWaitEvent`` across
+    #: contexts and devices): other CUDA queues' events join wait lists, not host waits
+    event_domain = "cuda"
     #: the launches of this executor's kernels (:mod:`pysycl._backends.launching`)
     launch_class = _launch.CUDALaunch
     submit = _submit.submit
@@ -312,16 +323,17 @@ class CUDAExecutor:
         return e  # CUDA allocates at cuMemAlloc: nothing fails at first use
 
     def read(self, host: np.ndarray, mem: Any, wait_for: Sequence[Any] | None) -> None:
+        _obj.make_current(self.cuctx)
         if wait_for:
             self.stream_waits(wait_for)
         n = host.nbytes
         if n:
-            _obj.make_current(self.cuctx)
             d.call(cu.cuMemcpyDtoHAsync, host.ctypes.data, int(mem), n, self.native,
                    what="copying device memory to the host")
         self.sync("copying device memory to the host")
 
     def read_back(self, host: np.ndarray, mem: Any, after: Any) -> Event:
+        _obj.make_current(self.cuctx)  # (its event: created in this GPU's context)
         self.stream_waits([after])
         self.begin()
         if host.nbytes:
@@ -331,12 +343,12 @@ class CUDAExecutor:
 
     def write(self, mem: Any, host: np.ndarray, wait_for: Sequence[Any] | None,
               byte_offset: int = 0) -> Event:
+        _obj.make_current(self.cuctx)
         if wait_for:
             self.stream_waits(wait_for)
         self.begin()
         host = np.ascontiguousarray(host)
         if host.nbytes:
-            _obj.make_current(self.cuctx)
             d.call(cu.cuMemcpyHtoDAsync, int(mem) + byte_offset, host.ctypes.data, host.nbytes,
                    self.native, what="copying host memory to the device")
         return self.record()
@@ -419,6 +431,10 @@ class CUDAExecutor:
         n = cmd.nbytes
         keep: Any = cmd.keep
         s = self.native
+        if n and type(cmd) is USMCopyCommand:  # between two GPUs: peer access first
+            ends = [_device_ordinal(k) for k in keep]
+            if None not in ends:
+                _mem.count_between(ends[1], ends[0], n)
         _obj.make_current(self.cuctx)
         with self.lock:
             if wait_for:
@@ -440,6 +456,31 @@ class CUDAExecutor:
             self.inflight.append((ev, keep))
         self.shape = (type(cmd), n)
         return ev
+
+    def copy_from(self, mem: Any, src_ex: Any, src_mem: Any, nbytes: int,
+                  wait_for: Sequence[Any] | None) -> Event | None:
+        """A buffer's copy ``mem`` on this device takes the current data from ``src_mem`` of
+        another executor without the host (:meth:`Coherence.prepare_device
+        <pysycl._memory.coherence.Coherence.prepare_device>`): the same GPU (two contexts),
+        or two GPUs with peer access (``cuMemcpyPeerAsync`` on this queue's stream, after
+        ``wait_for``). None where it cannot (another backend, no peer access)."""
+        if type(src_ex) is not CUDAExecutor:
+            return None
+        a, b = src_ex.device.ordinal, self.device.ordinal  # type: ignore[attr-defined]
+        if not _mem.peer_access(a, b):
+            return None
+        _obj.make_current(self.cuctx)
+        if wait_for:
+            self.stream_waits(wait_for)
+        self.begin()
+        if nbytes and a == b:
+            d.call(cu.cuMemcpyDtoDAsync, int(mem), int(src_mem), nbytes, self.native,
+                   what="copying a buffer between two contexts of one GPU")
+        elif nbytes:
+            d.call(cu.cuMemcpyPeerAsync, int(mem), self.cuctx, int(src_mem), src_ex.cuctx,
+                   nbytes, self.native, what=f"copying a buffer from GPU {a} to GPU {b}")
+            _mem.between_devices["peer"] += nbytes
+        return self.record()
 
     def _host_fill(self, dst: int, pattern: np.ndarray, n: int) -> None:
         """Fill ``n`` bytes of plain host memory at ``dst`` after the stream's earlier work."""

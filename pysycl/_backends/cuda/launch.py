@@ -32,6 +32,7 @@ import numpy as np
 
 from pysycl._backends.cuda import driver as d
 from pysycl._backends.cuda.driver import cu
+from pysycl._backends.cuda.objects import _current, make_current
 from pysycl._backends.launching import Launch, hold, launch, prepare, prepared, same_signs
 from pysycl._core.exceptions import errc, exception
 from pysycl._memory.usm_api import PRUNE_AT, prune
@@ -238,6 +239,8 @@ class CUDALaunch(Launch):
         completes."""
         ex = self.ex
         dq = ex.inflight
+        if getattr(_current, "ctx", None) is not ex.cuctx:  # another GPU's, or none: this one
+            make_current(ex.cuctx)
         with _lock:  # the argument buffer is this launch's: one launch at a time
             last = self.last
             if bound is None or last != args or (self.floats

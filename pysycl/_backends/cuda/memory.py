@@ -8,10 +8,17 @@
   (``cuMemHostAlloc(PORTABLE | DEVICEMAP)``: kernels read it over the bus). Under unified
   addressing every kind's device pointer is its host address, so one ``int`` stands for it,
   and CuPy, PyTorch and JAX, which use the same primary context, see the same memory.
+* Two GPUs: :func:`peer_access` enables peer access between their primary contexts (both
+  ways, on the first copy between them) where ``cuDeviceCanAccessPeer`` allows it; copies
+  between their memory then go device to device, else the driver stages them through
+  the host. :data:`between_devices` counts the bytes of each kind.
 """
 
 from __future__ import annotations
 
+import logging
+import os
+import threading
 from typing import Any
 
 import numpy as np
@@ -20,6 +27,8 @@ from pysycl._backends.cuda import driver as d
 from pysycl._backends.cuda.driver import cu
 from pysycl._backends.cuda.objects import make_current, primary_context
 from pysycl._core.exceptions import errc
+
+_log = logging.getLogger("pysycl.cuda")
 
 #: cuMemAlloc's alignment (the driver's promise); a larger one over-allocates
 _NATIVE_ALIGN = 256
@@ -174,3 +183,55 @@ class Foreign:
 
     def release(self) -> None:
         pass  # the owner's
+
+
+#: Bytes copied between the memory of two GPUs by USM copies (device allocations at both
+#: ends) and buffers' device-to-device updates: ``"peer"`` directly (peer access enabled),
+#: ``"staged"`` USM copies the driver stages through the host (no peer access); buffers
+#: without peer access go through their host copy (``coherence.moves``)
+between_devices: dict[str, int] = {"peer": 0, "staged": 0}
+_peer: dict[tuple[int, int], bool] = {}
+_peer_lock = threading.Lock()
+#: CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED (CuPy or PyTorch in this process enabled it)
+_ALREADY_ENABLED = 704
+
+
+def peer_access(a: int, b: int) -> bool:
+    """Whether GPUs ``a`` and ``b`` (ordinals) read each other's memory directly: on the
+    first ask, ``cuDeviceCanAccessPeer`` both ways, then ``cuCtxEnablePeerAccess`` between
+    their primary contexts, both ways. ``PYSYCL_CUDA_PEER=0`` says no (copies go through
+    the host, as between GPUs without peer access)."""
+    if a == b:
+        return True
+    pair = (min(a, b), max(a, b))
+    ok = _peer.get(pair)
+    if ok is None:
+        with _peer_lock:
+            ok = _peer.get(pair)
+            if ok is None:
+                ok = _peer[pair] = _enable_peer(*pair)
+    return ok
+
+
+def _enable_peer(a: int, b: int) -> bool:
+    if os.environ.get("PYSYCL_CUDA_PEER", "1") == "0":
+        return False
+    da, db = d.call(cu.cuDeviceGet, a), d.call(cu.cuDeviceGet, b)
+    if not (d.call(cu.cuDeviceCanAccessPeer, da, db) and d.call(cu.cuDeviceCanAccessPeer, db, da)):
+        _log.info("pysycl: CUDA devices %d and %d have no peer access: copies between them "
+                  "go through the host", a, b)
+        return False
+    for x, y in ((a, b), (b, a)):
+        make_current(primary_context(x))  # the context that gets access to y's memory
+        code = d.code_of(cu.cuCtxEnablePeerAccess(primary_context(y), 0))
+        if code not in (0, _ALREADY_ENABLED):
+            _log.info("pysycl: cuCtxEnablePeerAccess(%d -> %d): %s; copies between them go "
+                      "through the host", x, y, d.error_name(code))
+            return False
+    return True
+
+
+def count_between(a: int, b: int, nbytes: int) -> None:
+    """Count ``nbytes`` copied from GPU ``a``'s memory to GPU ``b``'s (:data:`between_devices`)."""
+    if a != b:
+        between_devices["peer" if peer_access(a, b) else "staged"] += nbytes
