@@ -43,7 +43,7 @@ def test_nstream_across_two_devices_validates() -> None:
 @pytest.mark.skipif(not COMPILED, reason="no device runs compiled Python kernels")
 @pytest.mark.parametrize("n", [17, 40])  # rows that split unevenly, and evenly
 def test_stencil_across_two_devices_matches_numpy(n: int) -> None:
-    out = _run("stencil.py", "4", str(n), "--with-host", "--devices", "2")
+    out = _run("stencil.py", "4", str(n), "--with-host", "--devices", "2", "--exchange", "host")
     assert "across 2 device(s), host exchange: validates" in out
 
 
