@@ -9,7 +9,6 @@ Imports only llvmlite and the sibling ``spirv_check`` module (by path).
 
 from __future__ import annotations
 
-import os
 import pickle
 import struct
 import sys
