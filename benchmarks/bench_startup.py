@@ -24,6 +24,7 @@ round by round:
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import statistics
@@ -47,7 +48,7 @@ CHILD = """
     print(json.dumps({"import numpy": t1 - t0, "import pysycl": t2 - t1, "first queue": t3 - t2,
                       "first kernel": t4 - t3, "numba imported": "numba" in sys.modules,
                       "device": q.get_device().get_info(sycl.info.device.name),
-                      "backend": str(q.get_backend())}))
+                      "backend": str(q.get_backend()), "pysycl": sycl.__file__}))
 """
 
 PHASES = ("import numpy", "import pysycl", "first queue", "first kernel", "process")
@@ -66,16 +67,29 @@ def _env(cache: str, bytecode: str, filt: str) -> dict[str, str]:
     return env
 
 
-def child(device: str, cache: str, bytecode: str, filt: str) -> dict:
-    """One fresh process: its phases (s) and the whole process's wall time."""
+def tree() -> str:
+    """The folder holding the ``pysycl`` this interpreter imports (not importing it)."""
+    spec = importlib.util.find_spec("pysycl")
+    assert spec is not None and spec.origin is not None, "pysycl is not importable"
+    return os.path.dirname(os.path.dirname(spec.origin))
+
+
+def child(device: str, cache: str, bytecode: str, filt: str, root: str | None = None) -> dict:
+    """One fresh process running the pysycl of folder ``root`` (default: :func:`tree`):
+    its phases (s) and the whole process's wall time."""
+    env = _env(cache, bytecode, filt)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root or tree(), env.get("PYTHONPATH")) if p)
     t = time.perf_counter()
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(CHILD), device],
-                       env=_env(cache, bytecode, filt), capture_output=True, text=True,
-                       timeout=300)
+    # cwd: the empty cache folder, so that `-c`'s sys.path[0] (the working directory)
+    # cannot put another tree's pysycl first
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(CHILD), device], env=env,
+                       cwd=cache, capture_output=True, text=True, timeout=300)
     dt = time.perf_counter() - t
     if r.returncode:
         raise RuntimeError(f"the child failed:\n{r.stderr[-2000:]}")
     out = json.loads(r.stdout.strip().splitlines()[-1])
+    want = os.path.join(root or tree(), "pysycl")
+    assert os.path.dirname(out["pysycl"]) == want, (out["pysycl"], want)
     out["process"] = dt
     return out
 
