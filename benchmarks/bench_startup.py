@@ -136,7 +136,7 @@ def main() -> None:
     res = measure(a.device, a.rounds, variants, a.filter)
     first = next(iter(res.values()))[0]
     print(f"device: {first['device']} ({first['backend']}); Python {sys.version.split()[0]}; "
-          f"{os.cpu_count()} CPUs; medians of {a.rounds} rounds")
+          f"{os.cpu_count()} CPUs; pysycl from {tree()}; medians of {a.rounds} rounds")
     print(table(res))
     if a.json:
         with open(a.json, "w") as f:
