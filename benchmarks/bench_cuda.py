@@ -17,7 +17,10 @@ Rows:
   only pysycl's two views (issue 24: CUDA not slower than the OpenCL path).
 * ``fresh``: a new process to its checked first result (import, queue, kernel, copy back),
   warm (second process, same cache folder) and cold (empty folder), s; CuPy: ``RawKernel``
-  (its own kernel cache warm and cold).
+  (its own kernel cache warm and cold). As a ``pip install`` has them, the modules'
+  bytecode caches are there: the children run without ``PYTHONDONTWRITEBYTECODE`` and an
+  untimed child of each peer writes them first (without them every process compiles numpy,
+  Numba and pysycl from source: ``bench_startup.py --bytecode source`` measures that).
 
 Columns: ``cuda`` (pysycl, ``backend.ext_oneapi_cuda``), ``opencl`` (pysycl through
 NVIDIA's OpenCL), ``cupy``; ratios are to CuPy (time: lower is better; GB/s: higher).
@@ -234,6 +237,7 @@ _FRESH = {
 def _fresh(name: str, cache: str) -> float:
     env = {**os.environ, "PYSYCL_CACHE_DIR": cache, "CUPY_CACHE_DIR": cache,
            "PYSYCL_DEVICE_FILTER": {"cuda": "cuda:gpu", "opencl": "opencl:gpu"}.get(name, "")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # the .pyc files a pip install has (docstring)
     t = time.perf_counter()
     r = subprocess.run([sys.executable, "-c", textwrap.dedent(_FRESH[name])], env=env,
                        capture_output=True, text=True, timeout=300)
@@ -288,10 +292,12 @@ def main() -> None:
             if row in rows:
                 for name, run in runs.items():
                     res[row].setdefault(name, []).append(run())
-    for _ in range(3 if "fresh" in rows else 0):
-        for name in _FRESH:
-            if name != "cupy" and name not in launchers:
-                continue
+    fresh = [n for n in _FRESH if n == "cupy" or n in launchers] if "fresh" in rows else []
+    for name in fresh:  # untimed: writes the modules' bytecode caches
+        with tempfile.TemporaryDirectory() as cache:
+            _fresh(name, cache)
+    for _ in range(3 if fresh else 0):
+        for name in fresh:
             with tempfile.TemporaryDirectory() as cache:
                 res["fresh cold"].setdefault(name, []).append(_fresh(name, cache))
                 res["fresh warm"].setdefault(name, []).append(_fresh(name, cache))

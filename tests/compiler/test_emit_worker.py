@@ -124,3 +124,35 @@ def test_client_interrupted_mid_request_replaces_the_worker() -> None:
         assert c._proc is not None and (c._proc.pid != pid or c._served > 0)
     finally:
         c.close()
+
+
+
+_EXITS = """
+import sys
+from pysycl_numba.targets.spirv import emit_worker
+from pysycl_numba.targets.spirv.codegen import SPIRV_TRIPLE
+assert emit_worker.client.emit(sys.argv[1], SPIRV_TRIPLE)[:4] == bytes.fromhex("03022307")
+"""
+
+
+def test_worker_ends_at_end_of_input_at_once_and_cleanly() -> None:
+    # Issue 24 (cold start): at end of input the worker ends without its interpreter's
+    # teardown, which every compiling process waited for at exit (30-60 ms).
+    import subprocess
+    import sys
+
+    c = emit_worker._Client()
+    c.start()
+    try:
+        assert c.emit(GOOD, SPIRV_TRIPLE)[:4] == (0x07230203).to_bytes(4, "little")
+        proc = c._proc
+        assert proc is not None and proc.stdin is not None
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0
+    finally:
+        c.close()
+    # A process that compiled exits with nothing on stderr (no ResourceWarning, no
+    # worker traceback), even under -W error.
+    p = subprocess.run([sys.executable, "-W", "error", "-c", _EXITS, GOOD], capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0 and p.stderr == "", p.stderr

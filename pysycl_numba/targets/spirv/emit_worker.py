@@ -26,6 +26,7 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import select
 import subprocess
 import sys
 import threading
@@ -83,6 +84,8 @@ class _Client:
                 p.kill()
             if p.stdin:
                 p.stdin.close()
+            if p.stdout and os.name == "posix":  # its end of the pipe closes as it exits:
+                select.select([p.stdout], [], [], 5)  # seen at once (wait's polls lag 8-16 ms)
             p.wait(timeout=5)
         except Exception:
             p.kill()
