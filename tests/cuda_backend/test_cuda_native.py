@@ -91,3 +91,43 @@ def test_bad_arguments_raise_instead_of_calling() -> None:
     with pytest.raises(ValueError, match="no driver entry points"):
         native.launch(empty.ctypes.data, None)
     assert calls == []
+
+
+QUERY = ctypes.CFUNCTYPE(ctypes.c_int, P)
+
+
+def test_wait_polls_until_the_query_is_no_longer_not_ready() -> None:
+    seen: list[int] = []
+
+    def query(h):  # type: ignore[no-untyped-def]
+        seen.append(h)
+        return 600 if len(seen) < 50 else 0  # CUDA_ERROR_NOT_READY 49 times
+
+    q = QUERY(query)
+    assert native.wait(ctypes.cast(q, P).value, Handle(0x42)) == 0
+    assert seen == [0x42] * 50
+
+
+def test_wait_returns_the_first_other_code() -> None:
+    q = QUERY(lambda h: 700)  # CUDA_ERROR_ILLEGAL_ADDRESS
+    assert native.wait(ctypes.cast(q, P).value, 1) == 700
+
+
+def test_wait_sleeps_after_a_millisecond_and_ctrl_c_interrupts_it() -> None:
+    """A query that is never ready: C's ``strlen`` of a 600-character string (600 is
+    CUDA_ERROR_NOT_READY) -- C, so that no Python runs inside the wait but its own signal
+    check."""
+    import _thread
+    import time
+
+    strlen = ctypes.CDLL(None).strlen
+    never = ctypes.create_string_buffer(b"x" * 600)
+    timer = threading.Timer(0.4, _thread.interrupt_main)
+    timer.start()
+    t0, c0 = time.perf_counter(), time.process_time()
+    with pytest.raises(KeyboardInterrupt):
+        native.wait(ctypes.cast(strlen, P).value, ctypes.addressof(never))
+    took, cpu = time.perf_counter() - t0, time.process_time() - c0
+    timer.join()
+    assert 0.35 < took < 5
+    assert cpu < 0.5 * took  # it slept between polls after the first millisecond

@@ -234,7 +234,10 @@ class CUDAExecutor:
 
     def wait_event(self, native: Event) -> None:
         h = native.h
-        c = _block(lambda: _query(h), lambda: cu.cuEventSynchronize(h))
+        if _launch.native_wait():  # polled in C, without the GIL
+            c = _launch.wait_native(_launch.entries[2], h)
+        else:
+            c = _block(lambda: _query(h), lambda: cu.cuEventSynchronize(h))
         if c:
             raise self.failed(c, "waiting for a command")
         q = self.inflight
@@ -246,7 +249,10 @@ class CUDAExecutor:
         """Wait until the stream has done everything enqueued on it (``what`` names the
         operation in the error of a failure)."""
         s = self.native
-        c = _block(lambda: cu.cuStreamQuery(s), lambda: cu.cuStreamSynchronize(s))
+        if _launch.native_wait():
+            c = _launch.wait_native(_launch.entries[3], s)
+        else:
+            c = _block(lambda: cu.cuStreamQuery(s), lambda: cu.cuStreamSynchronize(s))
         if c:
             raise self.failed(c, what)
 

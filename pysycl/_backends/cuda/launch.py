@@ -46,15 +46,17 @@ __all__ = ["CUDALaunch", "LocalMem", "block_for", "launch", "launch_native", "pa
 
 try:  # the launch in one C call (pysycl/_backends/cuda/_native.c), built where a compiler was
     from pysycl._backends.cuda._native import launch as _native
+    from pysycl._backends.cuda._native import wait as wait_native
 except ImportError:  # the bindings' calls instead
-    _native = None
+    _native = wait_native = None
 
 _lock = threading.Lock()
 _now = time.perf_counter
 _launch_kernel = cu.cuLaunchKernel if cu is not None else None
 _record = cu.cuEventRecord if cu is not None else None
-#: the driver's ``cuLaunchKernel`` and ``cuEventRecord`` for ``_native`` (set once loaded)
-_entries: tuple[int, ...] = ()
+#: the driver's ``cuLaunchKernel``, ``cuEventRecord``, ``cuEventQuery`` and ``cuStreamQuery``
+#: for ``_native`` (set once the driver is loaded)
+entries: tuple[int, ...] = ()
 
 
 def bind_driver(driver: Any) -> None:
@@ -64,17 +66,21 @@ def bind_driver(driver: Any) -> None:
 
 
 def native_launch() -> bool:
-    """Whether remembered launches go through ``_native`` (the extension was built and the
-    driver's entry points were found)."""
-    global _entries
+    """Whether remembered launches and waits go through ``_native`` (the extension was built
+    and the driver's entry points were found)."""
+    global entries
     if _native is None:
         return False
-    if not _entries:
-        found = d.entry_points("cuLaunchKernel", "cuEventRecord")
+    if not entries:
+        found = d.entry_points("cuLaunchKernel", "cuEventRecord", "cuEventQuery",
+                               "cuStreamQuery")
         if not all(found):
             return False
-        _entries = found
+        entries = found
     return True
+
+
+native_wait = native_launch
 _refs = sys.getrefcount
 
 
@@ -211,7 +217,7 @@ class CUDALaunch(Launch):
         self.rec: np.ndarray | None = None
         self.reca = 0
         if native_launch():
-            self.rec = np.array([*_entries, int(clk.fn), *self.grid, *self.block, 0,
+            self.rec = np.array([*entries[:2], int(clk.fn), *self.grid, *self.block, 0,
                                  int(ex.native), self.argp], np.uint64)
             self.reca = self.rec.ctypes.data
 
