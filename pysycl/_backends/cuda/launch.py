@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pysycl._backends.cuda import driver as d
+from pysycl._backends.cuda import graphs as _graphs
 from pysycl._backends.cuda.driver import cu
 from pysycl._backends.cuda.objects import _current, make_current
 from pysycl._backends.launching import Launch, hold, launch, prepare, prepared, same_signs
@@ -286,6 +287,24 @@ class CUDALaunch(Launch):
         if holds is not None and len(dq) > PRUNE_AT:
             prune(ex)
         return ev
+
+    def prebound(self, args: list[Any]) -> Any:
+        """A command graph's kernel node: this launch with ``args`` (:mod:`.graphs`)."""
+        return _graphs.Node(self, args)
+
+    replayer = staticmethod(_graphs.replayer)
+
+    def launch_bare(self, args: list[Any]) -> None:
+        """Launch with ``args``, recording no event (a CUDA graph's capture: the caller holds
+        the enqueue lock); the next launch packs its own arguments again."""
+        self._pack(args)
+        self.last = None
+        if self.reca:
+            c = _native(self.reca, None)
+        else:
+            c = int(_launch_kernel(*self.head, self.shmem, self.ex.native, self.argp, 0)[0])
+        if c:
+            raise self.ex.launch_failed(c, self.k)
 
     def _profiled(self, ex: Any) -> Any:
         """The launch on a profiling queue: timed events before and after it."""
