@@ -112,6 +112,9 @@ class queue:  # noqa: N801 - the spec's spelling
             async_handler = args_l.pop(0)
         if args_l:
             raise TypeError(f"sycl.queue: unexpected arguments {args_l!r}")
+        if isinstance(async_handler, (_prop._Property, list, tuple)):
+            raise TypeError("sycl.queue: properties are a keyword argument, "
+                            "sycl.queue(dev, properties=[sycl.property.queue.in_order()])")
         if async_handler is not None and not callable(async_handler):
             raise TypeError("async_handler must be callable")
         if target is None:

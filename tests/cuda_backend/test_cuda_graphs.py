@@ -84,7 +84,7 @@ def test_an_updated_graph_is_captured_again() -> None:
 
 
 def test_profiling_a_replay_and_waiting_for_it_from_another_queue() -> None:
-    q = sycl.queue(CUDA[0], sycl.property.queue.enable_profiling())
+    q = sycl.queue(CUDA[0], properties=[sycl.property.queue.enable_profiling()])
     other = sycl.queue(q.get_context(), CUDA[0])
     y = sycl.malloc_device(N, q, dtype=np.float32)
     q.memset(y, 0, N * 4).wait()

@@ -107,3 +107,29 @@ def test_changing_captures_and_threads_on_one_queue(cq: sycl.queue) -> None:
     assert np.array_equal(_read(cq, b), np.full(N, 20 + 300, np.int32))
     sycl.free(a, cq)
     sycl.free(b, cq)
+
+
+def test_another_library_changing_the_threads_context_breaks_nothing(cq: sycl.queue) -> None:
+    """Code beside pysycl makes its own context current and destroys it (what
+    ``cuCtxCreate``/``cuCtxDestroy`` do; CuPy and PyTorch switch contexts too): pysycl's
+    launches, waits, copies and allocations on the thread go on."""
+    from cuda.bindings import driver as cu
+
+    p, k = _counter(cq)
+    r = sycl.range(N)
+    cq.parallel_for(r, k).wait()
+    _, dev = cu.cuDeviceGet(CUDA[0].ordinal)  # type: ignore[attr-defined]
+    got = cu.cuCtxCreate(None, 0, dev)  # current on this thread now
+    if got[0]:
+        pytest.skip(f"cuCtxCreate: {got[0]}")
+    cq.parallel_for(r, k).wait()  # another context current
+    cu.cuCtxDestroy(got[1])  # the thread's current context: destroyed
+    cq.parallel_for(r, k)
+    cq.parallel_for(r, k).wait()
+    cq.wait()
+    q2 = sycl.queue(CUDA[0])
+    p2 = sycl.malloc_device(N, q2, dtype=np.int32)
+    q2.memcpy(p2, p, N * 4).wait()
+    assert np.array_equal(_read(q2, p2), np.full(N, 4, np.int32))
+    sycl.free(p2, q2)
+    sycl.free(p, cq)

@@ -179,3 +179,13 @@ def test_opencl_has_extension(cl_device: sycl.device) -> None:
     assert not sycl.opencl.has_extension(cl_device, "cl_pysycl_no_such_extension")
     assert sycl.opencl.has_extension(cl_device.get_platform(), "cl_khr_icd") == (
         "cl_khr_icd" in cl_device._cl.platform.extensions.split())
+
+
+def test_a_property_passed_positionally_names_the_keyword(device: sycl.device) -> None:
+    """``sycl.queue(dev, prop)`` (C++'s property_list argument) says properties are a keyword."""
+    with pytest.raises(TypeError, match="properties are a keyword argument"):
+        sycl.queue(device, sycl.property.queue.enable_profiling())  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="properties are a keyword argument"):
+        sycl.queue(device, [sycl.property.queue.in_order()])  # type: ignore[arg-type]
+    q = sycl.queue(device, properties=[sycl.property.queue.enable_profiling()])
+    assert q.has_property(sycl.property.queue.enable_profiling)

@@ -234,10 +234,7 @@ class CUDAExecutor:
 
     def wait_event(self, native: Event) -> None:
         h = native.h
-        if _launch.native_wait():  # polled in C, without the GIL
-            c = _launch.wait_native(_launch.entries[2], h)
-        else:
-            c = _block(lambda: _query(h), lambda: cu.cuEventSynchronize(h))
+        c = self._wait(2, h)
         if c:
             raise self.failed(c, "waiting for a command")
         q = self.inflight
@@ -248,13 +245,25 @@ class CUDAExecutor:
     def sync(self, what: str) -> None:
         """Wait until the stream has done everything enqueued on it (``what`` names the
         operation in the error of a failure)."""
-        s = self.native
-        if _launch.native_wait():
-            c = _launch.wait_native(_launch.entries[3], s)
-        else:
-            c = _block(lambda: cu.cuStreamQuery(s), lambda: cu.cuStreamSynchronize(s))
+        c = self._wait(3, self.native)
         if c:
             raise self.failed(c, what)
+
+    def _wait(self, which: int, h: Any) -> int:
+        """Wait for event (``which`` 2) or stream (3) ``h``: the final code. Polled in C
+        without the GIL where the extension was built; again after making this GPU's
+        context current if another library had changed the thread's."""
+        for _ in range(2):
+            if _launch.native_wait():
+                c = _launch.wait_native(_launch.entries[which], h)
+            elif which == 2:
+                c = _block(lambda: _query(h), lambda: cu.cuEventSynchronize(h))
+            else:
+                c = _block(lambda: cu.cuStreamQuery(h), lambda: cu.cuStreamSynchronize(h))
+            if c not in _obj.WRONG_CONTEXT:
+                return c
+            _obj.make_current(self.cuctx)
+        return c
 
     def wait_events(self, natives: Sequence[Any]) -> None:
         for e in natives:

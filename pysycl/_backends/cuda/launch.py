@@ -33,7 +33,7 @@ import numpy as np
 from pysycl._backends.cuda import driver as d
 from pysycl._backends.cuda import graphs as _graphs
 from pysycl._backends.cuda.driver import cu
-from pysycl._backends.cuda.objects import _current, make_current
+from pysycl._backends.cuda.objects import WRONG_CONTEXT, make_current, thread_context
 from pysycl._backends.launching import Launch, hold, launch, prepare, prepared, same_signs
 from pysycl._core.exceptions import errc, exception
 from pysycl._memory.usm_api import PRUNE_AT, prune
@@ -246,7 +246,7 @@ class CUDALaunch(Launch):
         completes."""
         ex = self.ex
         dq = ex.inflight
-        if getattr(_current, "ctx", None) is not ex.cuctx:  # another GPU's, or none: this one
+        if thread_context() is not ex.cuctx:  # another GPU's, or none: this one
             make_current(ex.cuctx)
         with _lock:  # the argument buffer is this launch's: one launch at a time
             last = self.last
@@ -267,11 +267,10 @@ class CUDALaunch(Launch):
                     ev = None
                 pool = ex.pool
                 h = ev.h if ev is not None else pool.pop() if pool else ex.new_event()
-                if self.reca:  # launch and record in one C call
-                    c = _native(self.reca, h)
-                else:
-                    r = _launch_kernel(*self.head, self.shmem, ex.native, self.argp, 0)
-                    c = int(r[0]) or int(_record(h, ex.native)[0])
+                c = self._launch(h)
+                if c in WRONG_CONTEXT:  # another library changed the thread's context
+                    make_current(ex.cuctx)
+                    c = self._launch(h)
                 if c:
                     if ev is None:
                         pool.append(h)
@@ -287,6 +286,13 @@ class CUDALaunch(Launch):
         if holds is not None and len(dq) > PRUNE_AT:
             prune(ex)
         return ev
+
+    def _launch(self, h: Any) -> int:
+        """Launch (the arguments packed) and record ``h`` after it: the driver's code."""
+        if self.reca:  # launch and record in one C call
+            return _native(self.reca, h)
+        r = _launch_kernel(*self.head, self.shmem, self.ex.native, self.argp, 0)
+        return int(r[0]) or int(_record(h, self.ex.native)[0])
 
     def prebound(self, args: list[Any]) -> Any:
         """A command graph's kernel node: this launch with ``args`` (:mod:`.graphs`)."""

@@ -75,14 +75,26 @@ def primary_context(ordinal: int) -> Any:
     return ctx
 
 
+#: the context this thread made current last (``ctx``): the launch path's cheap check;
+#: other code on the thread (CuPy, PyTorch, a ``cuCtxCreate``) may have changed it since
 _current = threading.local()
+#: the driver's codes of a call made while the thread's current context is wrong or gone
+WRONG_CONTEXT = frozenset({201, 709})  # CUDA_ERROR_INVALID_CONTEXT, _CONTEXT_IS_DESTROYED
 
 
 def make_current(ctx: Any) -> None:
-    """``cuCtxSetCurrent(ctx)`` unless it is this thread's current context already."""
-    if getattr(_current, "ctx", None) is not ctx:
+    """``cuCtxSetCurrent(ctx)`` unless the driver says it is this thread's current context
+    (asked, not remembered: another library may have made another one current, or destroyed
+    the one that was)."""
+    r = cu.cuCtxGetCurrent()
+    if r[0] or r[1] is None or int(r[1]) != int(ctx):
         d.call(cu.cuCtxSetCurrent, ctx)
-        _current.ctx = ctx
+    _current.ctx = ctx
+
+
+def thread_context() -> Any:
+    """The context :func:`make_current` last made current on this thread (None: none)."""
+    return getattr(_current, "ctx", None)
 
 
 class cuda_platform(platform):  # noqa: N801 - spelled like the class it specializes
