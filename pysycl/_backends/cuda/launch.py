@@ -33,7 +33,11 @@ import numpy as np
 from pysycl._backends.cuda import driver as d
 from pysycl._backends.cuda import graphs as _graphs
 from pysycl._backends.cuda.driver import cu
-from pysycl._backends.cuda.objects import WRONG_CONTEXT, make_current, thread_context
+from pysycl._backends.cuda.objects import (
+    WRONG_CONTEXT,
+    _current,  # (thread_context, inlined)
+    make_current,
+)
 from pysycl._backends.launching import Launch, hold, launch, prepare, prepared, same_signs
 from pysycl._core.exceptions import errc, exception
 from pysycl._memory.usm_api import PRUNE_AT, prune
@@ -246,7 +250,7 @@ class CUDALaunch(Launch):
         completes."""
         ex = self.ex
         dq = ex.inflight
-        if thread_context() is not ex.cuctx:  # another GPU's, or none: this one
+        if getattr(_current, "ctx", None) is not ex.cuctx:  # another GPU's, or none
             make_current(ex.cuctx)
         with _lock:  # the argument buffer is this launch's: one launch at a time
             last = self.last
@@ -267,7 +271,10 @@ class CUDALaunch(Launch):
                     ev = None
                 pool = ex.pool
                 h = ev.h if ev is not None else pool.pop() if pool else ex.new_event()
-                c = self._launch(h)
+                if self.reca:  # launch and record in one C call (_launch, inlined)
+                    c = _native(self.reca, h)
+                else:
+                    c = self._launch(h)
                 if c in WRONG_CONTEXT:  # another library changed the thread's context
                     make_current(ex.cuctx)
                     c = self._launch(h)
