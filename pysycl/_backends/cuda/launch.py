@@ -35,7 +35,7 @@ from pysycl._backends.cuda import graphs as _graphs
 from pysycl._backends.cuda.driver import cu
 from pysycl._backends.cuda.objects import (
     WRONG_CONTEXT,
-    _current,  # (thread_context, inlined)
+    _current,  # .ctx: what this thread made current last (the launch's cheap check)
     make_current,
 )
 from pysycl._backends.launching import Launch, hold, launch, prepare, prepared, same_signs

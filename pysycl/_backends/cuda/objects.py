@@ -92,11 +92,6 @@ def make_current(ctx: Any) -> None:
     _current.ctx = ctx
 
 
-def thread_context() -> Any:
-    """The context :func:`make_current` last made current on this thread (None: none)."""
-    return getattr(_current, "ctx", None)
-
-
 class cuda_platform(platform):  # noqa: N801 - spelled like the class it specializes
     """The CUDA driver's platform (``native``: None; CUDA has no platform object)."""
 
