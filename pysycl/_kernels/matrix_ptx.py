@@ -14,7 +14,7 @@ the device info tables (``info.device.ext_oneapi_matrix_combinations``) read thi
 from __future__ import annotations
 
 from pysycl._kernels.matrix import combination
-from pysycl._kernels.matrix import matrix_type as T  # noqa: N814 - as in matrix.py
+from pysycl._kernels.matrix import matrix_type as T  # noqa: N812 - short, as _T in matrix.py
 
 #: The lanes of a warp (a PTX device's sub-group).
 WARP = 32

@@ -78,7 +78,7 @@ def check_mad(d: JointMatrixType, a: JointMatrixType, b: JointMatrixType,
 
 def check_copy(s: JointMatrixType, d: JointMatrixType) -> None:
     """Raise unless ``s`` and ``d`` are held in the same fragment layout."""
-    if _fam(s) == "acc" and _fam(d) == "acc" or (s.use is d.use and _fam(s) == _fam(d)):
+    if s.use is d.use and _fam(s) == _fam(d):
         return
     raise exception(errc.kernel_not_supported,
                     f"joint_matrix_copy from a use.{s.use.name} {s.kind.name} tile into a "
@@ -108,48 +108,31 @@ def _warp_full(builder: llir.IRBuilder) -> llir.Value:
     return builder.icmp_unsigned("!=", builder.call(fn, []), _I32(0))
 
 
-def _map(context: BaseContext, builder: llir.IRBuilder,
-         m: JointMatrixType) -> tuple[types.Type, llir.Value]:
-    flat = [v for p in P.fragment_map(_fam(m), m.use.name) for v in p]
-    ty = types.UniTuple(index_type, len(flat))
-    return ty, context.make_tuple(builder, ty, [context.get_constant(index_type, v) for v in flat])
+def _place(builder: llir.IRBuilder, p: P.Place, g: llir.Value,
+           t: llir.Value) -> tuple[llir.Value, llir.Value]:
+    """(row, col) of a fragment element as i64 IR (constants folded by LLVM)."""
+    def affine(kg: int, kt: int, k0: int) -> llir.Value:
+        return builder.add(builder.add(builder.mul(g, _I64(kg)), builder.mul(t, _I64(kt))),
+                           _I64(k0))
+    return affine(*p[:3]), affine(*p[3:])
 
 
 # ============================================================ device code (compiled inline)
-def _frag_load(m: Any, src: Any, off: Any, stride: Any, colmajor: Any, g: Any, t: Any,
-               mp: Any, n: Any) -> None:
-    for e in range(n):
-        r = mp[6 * e] * g + mp[6 * e + 1] * t + mp[6 * e + 2]
-        c = mp[6 * e + 3] * g + mp[6 * e + 4] * t + mp[6 * e + 5]
-        if colmajor:
-            m[e] = src[off + c * stride + r]
-        else:
-            m[e] = src[off + r * stride + c]
+# One call per fragment element, its index ``e`` a constant: unrolled here, not by LLVM.
+def _load1(m: Any, e: Any, src: Any, i: Any) -> None:
+    m[e] = src[i]
 
 
-def _frag_store(m: Any, dst: Any, off: Any, stride: Any, colmajor: Any, g: Any, t: Any,
-                mp: Any, n: Any) -> None:
-    for e in range(n):
-        r = mp[6 * e] * g + mp[6 * e + 1] * t + mp[6 * e + 2]
-        c = mp[6 * e + 3] * g + mp[6 * e + 4] * t + mp[6 * e + 5]
-        if colmajor:
-            dst[off + c * stride + r] = m[e]
-        else:
-            dst[off + r * stride + c] = m[e]
+def _store1(m: Any, e: Any, dst: Any, i: Any) -> None:
+    dst[i] = m[e]
 
 
-def _frag_apply3(m: Any, fn: Any, g: Any, t: Any, mp: Any, n: Any) -> None:
-    for e in range(n):
-        r = mp[6 * e] * g + mp[6 * e + 1] * t + mp[6 * e + 2]
-        c = mp[6 * e + 3] * g + mp[6 * e + 4] * t + mp[6 * e + 5]
-        m[e] = fn(m[e], r, c)
+def _apply3(m: Any, e: Any, fn: Any, r: Any, c: Any) -> None:
+    m[e] = fn(m[e], r, c)
 
 
-def _frag_apply3_bf16(m: Any, fn: Any, g: Any, t: Any, mp: Any, n: Any) -> None:
-    for e in range(n):
-        r = mp[6 * e] * g + mp[6 * e + 1] * t + mp[6 * e + 2]
-        c = mp[6 * e + 3] * g + mp[6 * e + 4] * t + mp[6 * e + 5]
-        m[e] = bf16_api.from_float(fn(bf16_api.to_float(m[e]), r, c))
+def _apply3_bf16(m: Any, e: Any, fn: Any, r: Any, c: Any) -> None:
+    m[e] = bf16_api.from_float(fn(bf16_api.to_float(m[e]), r, c))
 
 
 # ================================================================== lowering
@@ -185,6 +168,20 @@ def _ldmatrix(context: BaseContext, builder: llir.IRBuilder, m: JointMatrixType,
     return ok
 
 
+def _elementwise(context: BaseContext, builder: llir.IRBuilder, m: JointMatrixType,
+                 frag: llir.Value, memty: types.Type, mem: llir.Value, off: llir.Value,
+                 stride: llir.Value, colmajor: bool, store: bool) -> None:
+    """Each element of the lane's fragment from (to) its place in memory."""
+    _, g, t = _lane(builder)
+    isig = signature(types.none, m, index_type, memty, index_type)
+    for e, p in enumerate(P.fragment_map(_fam(m), m.use.name)):
+        r, c = _place(builder, p, g, t)
+        major, minor = (c, r) if colmajor else (r, c)
+        idx = builder.add(off, builder.add(builder.mul(major, stride), minor))
+        context.compile_internal(builder, _store1 if store else _load1, isig,
+                                 [frag, context.get_constant(index_type, e), mem, idx])
+
+
 def lower_mem(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
               operands: tuple[types.Type, llir.Value, llir.Value, llir.Value], store: bool,
               args: Sequence[llir.Value]) -> None:
@@ -194,33 +191,24 @@ def lower_mem(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
     memty, mem, off, stride = operands
     lay = sig.args[4].member if len(sig.args) == 5 else m.layout
     colmajor = lay is M.layout.col_major
-    _, g, t = _lane(builder)
-    mpty, mp = _map(context, builder, m)
-    col = context.get_constant(types.boolean, colmajor)
-    n = context.get_constant(index_type, size(m))
-    isig = signature(types.none, m, memty, index_type, index_type, types.boolean, index_type,
-                     index_type, mpty, index_type)
-    call_args = [args[1], mem, off, stride, col, g, t, mp, n]
-    if store:
-        context.compile_internal(builder, _frag_store, isig, call_args)
-        return
-    if not _ldmatrix_ok(m, memty):
-        context.compile_internal(builder, _frag_load, isig, call_args)
+    if store or not _ldmatrix_ok(m, memty):
+        _elementwise(context, builder, m, args[1], memty, mem, off, stride, colmajor, store)
         return
     ok = _ldmatrix(context, builder, m, memty, mem, args[1], off, stride, colmajor)
     with builder.if_then(builder.not_(ok)):
-        context.compile_internal(builder, _frag_load, isig, call_args)
+        _elementwise(context, builder, m, args[1], memty, mem, off, stride, colmajor, False)
 
 
 def lower_apply3(context: BaseContext, builder: llir.IRBuilder, m: JointMatrixType,
                  fnty: types.Type, frag: llir.Value, fn: llir.Value) -> None:
     """``m[e] = fn(m[e], row, col)`` with each element's row and column."""
     _, g, t = _lane(builder)
-    mpty, mp = _map(context, builder, m)
-    impl = _frag_apply3_bf16 if m.kind is M.matrix_type.bf16 else _frag_apply3
-    isig = signature(types.none, m, fnty, index_type, index_type, mpty, index_type)
-    context.compile_internal(builder, impl, isig,
-                             [frag, fn, g, t, mp, context.get_constant(index_type, size(m))])
+    impl = _apply3_bf16 if m.kind is M.matrix_type.bf16 else _apply3
+    isig = signature(types.none, m, index_type, fnty, index_type, index_type)
+    for e, p in enumerate(P.fragment_map(_fam(m), m.use.name)):
+        r, c = _place(builder, p, g, t)
+        context.compile_internal(builder, impl, isig,
+                                 [frag, context.get_constant(index_type, e), fn, r, c])
 
 
 _WHOLE_WARP = ("joint_matrix_mad on NVIDIA tensor cores needs all 32 work-items of the "
