@@ -1,0 +1,323 @@
+"""Issue 28's benchmark: a GEMM written with joint_matrix in Python beside cuBLAS and Triton.
+
+    python benchmarks/bench_matrix.py                 # 4096^2 and 8192^2, fp16, bf16, tf32
+    python benchmarks/bench_matrix.py --quick         # 1024^2 (256^2 on a CPU device), 3 rounds
+    python benchmarks/bench_matrix.py --write         # also docs/performance.md (bench_matrix)
+    python benchmarks/bench_matrix.py --sizes 4096 --kinds tf32 --rounds 9
+
+C (n x n, float32) = A * B of n x n matrices in fp16, bf16 (fp32 accumulation) or float32
+multiplied in TF32, by three peers in one process, interleaved round by round (each
+peer once per round, the median of the rounds reported), every result checked first:
+
+* **pysycl**: ``gemm_kernel`` below, a Python nd_range kernel on the CUDA backend's GPU
+  (else the first device with PTX images; ``--quick`` falls back to a SPIR-V device,
+  a smoke test of the script): work-groups of 4 sub-groups (128 work-items) computing
+  a 64x64 block of C; each K step of 32 stages A (64x32) and B (32x64) in local
+  memory (rows padded by 8 elements: 16-byte aligned, so ``joint_matrix_load`` is
+  ``ldmatrix`` for fp16/bf16), then each sub-group multiplies its 32x32 part as 2x2
+  joint_matrix accumulators of 16x16 (``mma.sync`` m16n8k16, m16n8k8 for TF32).
+* **cuBLAS**: ``torch.matmul`` at the same precision (fp16/bf16 tensors; float32 with
+  ``torch.backends.cuda.matmul.allow_tf32 = True``); its output is the input type.
+* **Triton**: a ``tl.dot`` kernel (128x128x32 blocks, 8 warps, 3 stages, fp32
+  accumulator, float32 output; ``input_precision="tf32"`` for float32).
+
+Inputs are random integers in [-2, 2] (exact in every type), so pysycl and Triton are
+compared with float64 numpy exactly on 64 sampled rows, cuBLAS to 1e-3 (fp16/bf16
+output rounding). TFLOP/s count 2 n^3. A peer that cannot run (no torch, no triton, no
+GPU) is "n/a" in the table and the others still run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import pysycl as sycl
+from pysycl._core import bfloat16 as bf16
+from pysycl.ext.oneapi import bfloat16
+from pysycl.ext.oneapi.experimental import matrix as jm
+
+sys.path.insert(0, __import__("os").path.dirname(__file__))
+from _common import interleaved, write_section
+
+BM = BN = 64  # C block of a work-group
+BK = 32  # K step staged in local memory
+PAD = 8  # local rows padded: 16-byte aligned rows, fewer bank conflicts
+SA, SB = BK + PAD, BN + PAD  # local strides of A (64 x BK) and B (BK x 64)
+WG = 128  # 4 sub-groups of 32
+KINDS = {"fp16": np.float16, "bf16": np.uint16, "tf32": np.float32}  # memory of A and B
+
+
+# ------------------------------------------------------------------------ pysycl
+def gemm_kernel(kind: str, pa: Any, pb: Any, pc: Any, n: int, la: Any, lb: Any) -> Callable:
+    """The joint_matrix GEMM kernel for ``kind`` (a constant string: each kind compiles its
+    own kernel, the other kinds' branches dropped)."""
+    T = {"fp16": np.float16, "bf16": bfloat16, "tf32": jm.precision.tf32}[kind]
+
+    def kernel(it: Any) -> None:
+        sg = it.get_sub_group()
+        if kind == "tf32":
+            tk = 8
+        else:
+            tk = 16
+        lid = it.get_local_linear_id()
+        w = lid // 32
+        wm, wn = w // 2, w % 2
+        bi, bj = it.get_group(0), it.get_group(1)
+        c00 = jm.joint_matrix(sg, np.float32, jm.use.accumulator, 16, 16)
+        c01 = jm.joint_matrix(sg, np.float32, jm.use.accumulator, 16, 16)
+        c10 = jm.joint_matrix(sg, np.float32, jm.use.accumulator, 16, 16)
+        c11 = jm.joint_matrix(sg, np.float32, jm.use.accumulator, 16, 16)
+        jm.joint_matrix_fill(sg, c00, 0.0)
+        jm.joint_matrix_fill(sg, c01, 0.0)
+        jm.joint_matrix_fill(sg, c10, 0.0)
+        jm.joint_matrix_fill(sg, c11, 0.0)
+        a0 = jm.joint_matrix(sg, T, jm.use.a, 16, tk, jm.layout.row_major)
+        a1 = jm.joint_matrix(sg, T, jm.use.a, 16, tk, jm.layout.row_major)
+        b0 = jm.joint_matrix(sg, T, jm.use.b, tk, 16, jm.layout.row_major)
+        b1 = jm.joint_matrix(sg, T, jm.use.b, tk, 16, jm.layout.row_major)
+        for k0 in range(0, n, BK):
+            for e in range(lid, BM * BK, WG):
+                r, c = e // BK, e % BK
+                la[r * SA + c] = pa[(bi * BM + r) * n + k0 + c]
+            for e in range(lid, BK * BN, WG):
+                r, c = e // BN, e % BN
+                lb[r * SB + c] = pb[(k0 + r) * n + bj * BN + c]
+            sycl.group_barrier(it.get_group())
+            for kk in range(0, BK, tk):
+                jm.joint_matrix_load(sg, a0, (la, (wm * 32) * SA + kk), SA)
+                jm.joint_matrix_load(sg, a1, (la, (wm * 32 + 16) * SA + kk), SA)
+                jm.joint_matrix_load(sg, b0, (lb, kk * SB + wn * 32), SB)
+                jm.joint_matrix_load(sg, b1, (lb, kk * SB + wn * 32 + 16), SB)
+                jm.joint_matrix_mad(sg, c00, a0, b0, c00)
+                jm.joint_matrix_mad(sg, c01, a0, b1, c01)
+                jm.joint_matrix_mad(sg, c10, a1, b0, c10)
+                jm.joint_matrix_mad(sg, c11, a1, b1, c11)
+            sycl.group_barrier(it.get_group())
+        row, col = bi * BM + wm * 32, bj * BN + wn * 32
+        jm.joint_matrix_store(sg, c00, pc + (row * n + col), n, jm.layout.row_major)
+        jm.joint_matrix_store(sg, c01, pc + (row * n + col + 16), n, jm.layout.row_major)
+        jm.joint_matrix_store(sg, c10, pc + ((row + 16) * n + col), n, jm.layout.row_major)
+        jm.joint_matrix_store(sg, c11, pc + ((row + 16) * n + col + 16), n, jm.layout.row_major)
+
+    return kernel
+
+
+def pysycl_peer(q: sycl.queue, kind: str, a: np.ndarray, b: np.ndarray
+                ) -> tuple[Callable[[], None], Callable[[], np.ndarray]]:
+    """(run once and wait, the result as numpy) of the joint_matrix GEMM on ``q``."""
+    n = a.shape[0]
+    mt = KINDS[kind]
+    pa = sycl.malloc_device(n * n, q, dtype=mt)
+    pb = sycl.malloc_device(n * n, q, dtype=mt)
+    pc = sycl.malloc_device(n * n, q, dtype=np.float32)
+    q.memcpy(pa, np.ascontiguousarray(a).ravel(), n * n * a.itemsize).wait()
+    q.memcpy(pb, np.ascontiguousarray(b).ravel(), n * n * b.itemsize).wait()
+
+    def cg(h: sycl.handler) -> None:
+        la = sycl.local_accessor(mt, sycl.range(BM * SA), h)
+        lb = sycl.local_accessor(mt, sycl.range(BK * SB), h)
+        h.parallel_for(sycl.nd_range((n // BM, n // BN * WG), (1, WG)),
+                       gemm_kernel(kind, pa, pb, pc, n, la, lb))
+
+    def run() -> None:
+        q.submit(cg).wait()
+
+    def result() -> np.ndarray:
+        out = np.empty(n * n, np.float32)
+        q.memcpy(out, pc, n * n * 4).wait()
+        return out.reshape(n, n)
+
+    return run, result
+
+
+# ------------------------------------------------------------------------ peers
+def torch_peer(kind: str, a: np.ndarray, b: np.ndarray
+               ) -> tuple[Callable[[], None], Callable[[], np.ndarray]]:
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = kind == "tf32"
+    dt = {"fp16": torch.float16, "bf16": torch.bfloat16, "tf32": torch.float32}[kind]
+    ta, tb = (_torch_tensor(x, kind).to("cuda", dt) for x in (a, b))
+    box: list[Any] = [None]
+
+    def run() -> None:
+        box[0] = torch.matmul(ta, tb)
+        torch.cuda.synchronize()
+
+    return run, lambda: box[0].float().cpu().numpy()
+
+
+def _torch_tensor(x: np.ndarray, kind: str) -> Any:
+    import torch
+
+    return torch.from_numpy(bf16.to_float(x) if kind == "bf16" else x.astype(np.float32))
+
+
+_TRITON: dict[str, Any] = {}
+
+
+def _triton_kernel() -> Any:
+    if "k" in _TRITON:
+        return _TRITON["k"]
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def mm(a_ptr, b_ptr, c_ptr, n, TF32: tl.constexpr, BLOCK_M: tl.constexpr,
+           BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+        pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+        rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+        rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+        rk = tl.arange(0, BLOCK_K)
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for k in range(0, n, BLOCK_K):
+            a = tl.load(a_ptr + rm[:, None] * n + (k + rk)[None, :])
+            b = tl.load(b_ptr + (k + rk)[:, None] * n + rn[None, :])
+            if TF32:
+                acc += tl.dot(a, b, input_precision="tf32")
+            else:
+                acc += tl.dot(a, b)
+        tl.store(c_ptr + rm[:, None] * n + rn[None, :], acc)
+
+    _TRITON["k"] = mm
+    return mm
+
+
+def triton_peer(kind: str, a: np.ndarray, b: np.ndarray
+                ) -> tuple[Callable[[], None], Callable[[], np.ndarray]]:
+    import torch
+
+    mm = _triton_kernel()
+    n = a.shape[0]
+    dt = {"fp16": torch.float16, "bf16": torch.bfloat16, "tf32": torch.float32}[kind]
+    ta, tb = (_torch_tensor(x, kind).to("cuda", dt) for x in (a, b))
+    tc = torch.empty((n, n), device="cuda", dtype=torch.float32)
+
+    def run() -> None:
+        mm[(n // 128, n // 128)](ta, tb, tc, n, TF32=kind == "tf32", BLOCK_M=128, BLOCK_N=128,
+                                 BLOCK_K=32, num_warps=8, num_stages=3)
+        torch.cuda.synchronize()
+
+    return run, lambda: tc.cpu().numpy()
+
+
+# ------------------------------------------------------------------------ driver
+def operands(kind: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A, B in ``kind``'s memory type (integers in [-2, 2]) and the float64 values."""
+    rng = np.random.default_rng(seed)
+    a64, b64 = (rng.integers(-2, 3, (n, n)).astype(np.float64) for _ in range(2))
+    if kind == "bf16":
+        return bf16.from_float(a64.astype(np.float32)), bf16.from_float(b64.astype(np.float32)), \
+            np.stack([a64, b64])
+    return a64.astype(KINDS[kind]), b64.astype(KINDS[kind]), np.stack([a64, b64])
+
+
+def check(name: str, got: np.ndarray, ab: np.ndarray, rows: np.ndarray, rtol: float) -> None:
+    """``got``'s sampled rows against float64 numpy."""
+    want = ab[0][rows] @ ab[1]
+    if not np.allclose(got[rows], want, rtol=rtol, atol=0):
+        bad = np.argwhere(~np.isclose(got[rows], want, rtol=rtol, atol=0))[0]
+        raise AssertionError(f"{name}: row {rows[bad[0]]} col {bad[1]}: "
+                             f"{got[rows][tuple(bad)]} != {want[tuple(bad)]}")
+
+
+def pysycl_queue(quick: bool) -> sycl.queue:
+    """The CUDA backend's GPU, else a device loading PTX, else (``--quick``) a SPIR-V one."""
+    devs = sycl.device.get_devices()
+    for pick in (lambda d: d.get_backend() is sycl.backend.ext_oneapi_cuda,
+                 lambda d: d.has(sycl.aspect.ext_pysycl_ptx),
+                 lambda d: quick and d.has(sycl.aspect.ext_pysycl_spirv)):
+        for d in devs:
+            if pick(d):
+                return sycl.queue(d)
+    raise SystemExit("no device runs joint_matrix kernels here (no NVIDIA GPU; --quick "
+                     f"also takes a SPIR-V device): {[str(d) for d in devs]}")
+
+
+def measure(q: sycl.queue, kind: str, n: int, rounds: int) -> dict[str, Any]:
+    """One row: every peer checked, then timed round by round."""
+    a, b, ab = operands(kind, n, seed=n)
+    rows = np.random.default_rng(1).choice(n, size=min(64, n), replace=False)
+    peers: dict[str, Callable[[], None]] = {}
+    notes: dict[str, str] = {}
+    for name, make, rtol in (("pysycl", lambda: pysycl_peer(q, kind, a, b), 0.0),
+                             ("cuBLAS", lambda: torch_peer(kind, a, b), 1e-3),
+                             ("Triton", lambda: triton_peer(kind, a, b), 0.0)):
+        try:
+            run, result = make()
+            run()  # compile, warm up
+            check(name, result(), ab, rows, rtol)
+            peers[name] = run
+        except Exception as e:  # a peer that cannot run is n/a; the others go on
+            if name == "pysycl":
+                raise
+            notes[name] = f"{type(e).__name__}: {e}".splitlines()[0][:120]
+            print(f"[{kind} {n}] {name} n/a: {notes[name]}", file=sys.stderr)
+            traceback.print_exc(limit=1, file=sys.stderr)
+    times = interleaved(list(peers.values()), rounds, warmup=1)
+    tflops = {k: 2 * n**3 / t / 1e12 for k, t in zip(peers, times, strict=True)}
+    return {"kind": kind, "n": n, "tflops": tflops, "notes": notes}
+
+
+def table(results: list[dict[str, Any]], dev: str, rounds: int) -> str:
+    import datetime
+    import platform
+
+    def f(r: dict[str, Any], k: str) -> str:
+        return f"{r['tflops'][k]:.1f}" if k in r["tflops"] else "n/a"
+
+    def ratio(r: dict[str, Any], k: str) -> str:
+        t = r["tflops"]
+        return f"**{t['pysycl'] / t[k]:.2f}**" if k in t else "n/a"
+
+    lines = [f"Measured {datetime.date.today().isoformat()} on `{platform.node() or '?'}`, "
+             f"device **{dev}**: C = A*B (n x n, float32 C), TFLOP/s (2n^3 / median of "
+             f"{rounds} interleaved rounds), every result checked first "
+             "(benchmarks/bench_matrix.py).", "",
+             "| precision | n | pysycl joint_matrix | cuBLAS (torch.matmul) | Triton tl.dot | "
+             "pysycl / cuBLAS | pysycl / Triton |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in results:
+        lines.append(f"| {r['kind']} | {r['n']} | {f(r, 'pysycl')} | {f(r, 'cuBLAS')} | "
+                     f"{f(r, 'Triton')} | {ratio(r, 'cuBLAS')} | {ratio(r, 'Triton')} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="1024^2 (256^2 on a CPU), 3 rounds")
+    ap.add_argument("--write", action="store_true", help="update docs/performance.md")
+    ap.add_argument("--sizes", default="4096,8192")
+    ap.add_argument("--kinds", default="fp16,bf16,tf32")
+    ap.add_argument("--rounds", type=int, default=7)
+    args = ap.parse_args()
+    q = pysycl_queue(args.quick)
+    gpu = q.get_device().has(sycl.aspect.ext_pysycl_ptx)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    if args.quick:
+        sizes, args.rounds = [1024 if gpu else 256], min(args.rounds, 3)
+    dev = f"{q.get_device().get_info(sycl.info.device.name)} ({q.get_device().get_backend().name})"
+    results = []
+    for n in sizes:
+        if n % BM:
+            raise SystemExit(f"--sizes: {n} is not a multiple of {BM}")
+        for kind in args.kinds.split(","):
+            t0 = time.perf_counter()
+            results.append(measure(q, kind, n, args.rounds))
+            print(f"[{kind} {n}] {results[-1]['tflops']} ({time.perf_counter() - t0:.0f} s)",
+                  file=sys.stderr)
+    text = table(results, dev, args.rounds)
+    print(text)
+    if args.write:
+        write_section("bench_matrix", text)
+
+
+if __name__ == "__main__":
+    main()
