@@ -11,10 +11,11 @@ the map; fill and copy work element by element (copy between tiles of the same u
 use.a and a use.accumulator tile are held in different layouts).
 
 The warp instructions are ``.aligned``: all 32 lanes must execute them. A
-``joint_matrix_mad`` reached by fewer (a work-group size that is not a multiple of 32,
-or a branch only part of a sub-group takes) records a failed assert at its line (the
-launch's wait raises it) and leaves D unchanged instead of hanging; ``ldmatrix`` is
-only used when the whole warp is there.
+``joint_matrix_mad`` in a sub-group of fewer (the last warp of a work-group whose size
+is not a multiple of 32) records a failed assert at its line (the launch's wait raises
+it) and leaves D unchanged instead of hanging; ``ldmatrix`` is only used in whole warps.
+A branch that only part of a sub-group takes around these calls is undefined, as
+``mma.sync`` is in CUDA (docs/matrix.md).
 
 Combinations are checked here, at lowering, against the compute capability the compile
 targets (:data:`pysycl_numba.targets.ptx.mma.ptx_arch`): the typing checks
@@ -104,8 +105,11 @@ def _lane(builder: llir.IRBuilder) -> tuple[llir.Value, llir.Value, llir.Value]:
 
 
 def _warp_full(builder: llir.IRBuilder) -> llir.Value:
-    fn = ocl.declare(builder.module, nv.WARP_FULL, _I32, [], pure=False, convergent=True)
-    return builder.icmp_unsigned("!=", builder.call(fn, []), _I32(0))
+    """The sub-group is a whole warp: ``get_sub_group_size() == 32`` (only the last warp
+    of a work-group whose size is not a multiple of 32 is partial). From the geometry, not
+    ``activemask``: threads of a warp need not have reconverged when they read it."""
+    fn = ocl.declare(builder.module, "_Z18get_sub_group_sizev", _I32, [])
+    return builder.icmp_unsigned("==", builder.call(fn, []), _I32(P.WARP))
 
 
 def _place(builder: llir.IRBuilder, p: P.Place, g: llir.Value,
@@ -212,13 +216,13 @@ def lower_apply3(context: BaseContext, builder: llir.IRBuilder, m: JointMatrixTy
 
 
 _WHOLE_WARP = ("joint_matrix_mad on NVIDIA tensor cores needs all 32 work-items of the "
-               "sub-group at the call (a work-group size that is a multiple of 32, no branch "
-               "that only part of a sub-group takes); D was left unchanged",)
+               "sub-group (a work-group size that is a multiple of 32); this sub-group has "
+               "fewer, and D was left unchanged",)
 
 
 def lower_mad(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
               args: Sequence[llir.Value]) -> None:
-    """Two ``mma.sync`` when the whole warp is there, else a failed assert at the call."""
+    """Two ``mma.sync`` in a whole warp, else a failed assert at the call."""
     a = sig.args[2]
     fn = ocl.declare(builder.module, nv.MMA[_MMA_KIND[a.kind]], llir.VoidType(), [_VOIDP] * 4,
                      pure=False, convergent=True)

@@ -10,8 +10,7 @@ these by name; they are defined over NVVM intrinsics (``llvm.nvvm.mma.*``,
   tf32 operands are rounded with ``cvt.rna.tf32.f32`` first.
 * ``LDSM``/``LDSM_TRANS(dst, address)``: ``ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16``
   of four 8x8 b16 matrices into 8 halves; ``address`` is the lane's row in shared memory.
-* ``LANE()``: ``%laneid``; ``WARP_FULL()``: 1 when all 32 lanes execute the call
-  (``activemask.b32``), the condition for the ``.aligned`` warp instructions above.
+* ``LANE()``: ``%laneid``.
 
 :data:`ptx_arch` is the compute capability a compile targets (set by the compiler
 around a PTX compile): the lowering checks joint_matrix combinations against it.
@@ -27,7 +26,6 @@ from pysycl_numba.targets.ptx.builtins import Decl, Definition, define
 ptx_arch: contextvars.ContextVar[str] = contextvars.ContextVar("pysycl_ptx_arch", default="")
 
 LANE = "_Z19__pysycl_mma_lanev"
-WARP_FULL = "_Z24__pysycl_mma_warp_fullv"
 LDSM = "_Z19__pysycl_ldsm_x4PvS_"
 LDSM_TRANS = "_Z25__pysycl_ldsm_x4_transPvS_"
 MMA = {k: f"_Z{14 + len(k)}__pysycl_mma_{k}PvS_S_S_" for k in ("f16", "bf16", "tf32", "s8", "u8")}
@@ -43,17 +41,6 @@ def _lane(decl: Decl) -> Definition:
   ret i32 %l
 }}"""
     return Definition(body, frozenset({"declare i32 @llvm.nvvm.read.ptx.sreg.laneid()"}))
-
-
-@define(WARP_FULL)
-def _warp_full(decl: Decl) -> Definition:
-    body = f"""define internal i32 @{decl.name}() alwaysinline convergent {{
-  %m = call i32 @llvm.nvvm.activemask()
-  %f = icmp eq i32 %m, -1
-  %r = zext i1 %f to i32
-  ret i32 %r
-}}"""
-    return Definition(body, frozenset({"declare i32 @llvm.nvvm.activemask() convergent"}))
 
 
 def _ldsm(decl: Decl, trans: bool) -> Definition:
