@@ -9,13 +9,15 @@ C (n x n, float32) = A * B of n x n matrices in fp16, bf16 (fp32 accumulation) o
 multiplied in TF32, by three peers in one process, interleaved round by round (each
 peer once per round, the median of the rounds reported), every result checked first:
 
-* **pysycl**: ``gemm_kernel`` below, a Python nd_range kernel on the CUDA backend's GPU
-  (else the first device with PTX images; ``--quick`` falls back to a SPIR-V device,
-  a smoke test of the script): work-groups of 4 sub-groups (128 work-items) computing
-  a 64x64 block of C; each K step of 32 stages A (64x32) and B (32x64) in local
-  memory (rows padded by 8 elements: 16-byte aligned, so ``joint_matrix_load`` is
-  ``ldmatrix`` for fp16/bf16), then each sub-group multiplies its 32x32 part as 2x2
-  joint_matrix accumulators of 16x16 (``mma.sync`` m16n8k16, m16n8k8 for TF32).
+* **pysycl**, two variants of a Python nd_range kernel on the CUDA backend's GPU (else
+  the first device with PTX images; ``--quick`` falls back to a SPIR-V device, a smoke
+  test of the script): ``gemm_kernel_64``, work-groups of 4 sub-groups (128 work-items)
+  computing a 64x64 block of C, each sub-group 32x32 as 2x2 joint_matrix accumulators of
+  16x16; ``gemm_kernel_128``, 8 sub-groups computing 128x128, each 64x32 as 4x2
+  accumulators. Each K step of 32 stages the A and B tiles in local memory (rows padded
+  by 8 elements: 16-byte aligned, so ``joint_matrix_load`` is ``ldmatrix`` for
+  fp16/bf16), then the sub-groups multiply from there (``mma.sync`` m16n8k16, m16n8k8
+  for TF32).
 * **cuBLAS**: ``torch.matmul`` at the same precision (fp16/bf16 tensors; float32 with
   ``torch.backends.cuda.matmul.allow_tf32 = True``); its output is the input type.
 * **Triton**: a ``tl.dot`` kernel (128x128x32 blocks, 8 warps, 3 stages, fp32
@@ -23,8 +25,9 @@ peer once per round, the median of the rounds reported), every result checked fi
 
 Inputs are random integers in [-2, 2] (exact in every type), so pysycl and Triton are
 compared with float64 numpy exactly on 64 sampled rows, cuBLAS to 1e-3 (fp16/bf16
-output rounding). TFLOP/s count 2 n^3. A peer that cannot run (no torch, no triton, no
-GPU) is "n/a" in the table and the others still run.
+output rounding; its reduced-precision fp16/bf16 reductions are turned off). TFLOP/s
+count 2 n^3. A peer that cannot run (no torch, no triton) is "n/a" in the table, with
+the reason under it, and the others still run.
 """
 
 from __future__ import annotations
@@ -46,19 +49,25 @@ from pysycl.ext.oneapi.experimental import matrix as jm
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 from _common import interleaved, write_section
 
-BM = BN = 64  # C block of a work-group
 BK = 32  # K step staged in local memory
 PAD = 8  # local rows padded: 16-byte aligned rows, fewer bank conflicts
-SA, SB = BK + PAD, BN + PAD  # local strides of A (64 x BK) and B (BK x 64)
-WG = 128  # 4 sub-groups of 32
+#: variant -> (C block rows = cols of a work-group, work-items = 32 x sub-groups)
+VARIANTS = {"64": (64, 128), "128": (128, 256)}
 KINDS = {"fp16": np.float16, "bf16": np.uint16, "tf32": np.float32}  # memory of A and B
 
 
 # ------------------------------------------------------------------------ pysycl
-def gemm_kernel(kind: str, pa: Any, pb: Any, pc: Any, n: int, la: Any, lb: Any) -> Callable:
+def _elem_type(kind: str) -> Any:
+    return {"fp16": np.float16, "bf16": bfloat16, "tf32": jm.precision.tf32}[kind]
+
+
+def gemm_kernel_64(kind: str, pa: Any, pb: Any, pc: Any, n: int, la: Any, lb: Any) -> Callable:
     """The joint_matrix GEMM kernel for ``kind`` (a constant string: each kind compiles its
-    own kernel, the other kinds' branches dropped)."""
-    T = {"fp16": np.float16, "bf16": bfloat16, "tf32": jm.precision.tf32}[kind]
+    own kernel, the other kinds' branches dropped): 64x64 blocks of C, 4 sub-groups of
+    32x32 (2x2 accumulators)."""
+    T = _elem_type(kind)
+    BM, BN, WG = 64, 64, 128
+    SA, SB = BK + PAD, BN + PAD
 
     def kernel(it: Any) -> None:
         sg = it.get_sub_group()
@@ -109,9 +118,88 @@ def gemm_kernel(kind: str, pa: Any, pb: Any, pc: Any, n: int, la: Any, lb: Any) 
     return kernel
 
 
-def pysycl_peer(q: sycl.queue, kind: str, a: np.ndarray, b: np.ndarray
+def gemm_kernel_128(kind: str, pa: Any, pb: Any, pc: Any, n: int, la: Any, lb: Any) -> Callable:
+    """128x128 blocks of C, 8 sub-groups (2 x 4) of 64x32 each (4x2 accumulators): twice
+    the mads per staged element of :func:`gemm_kernel_64`, one work-group per SM or so."""
+    T = _elem_type(kind)
+    BM, BN, WG = 128, 128, 256
+    SA, SB = BK + PAD, BN + PAD
+
+    def kernel(it: Any) -> None:
+        sg = it.get_sub_group()
+        if kind == "tf32":
+            tk = 8
+        else:
+            tk = 16
+        lid = it.get_local_linear_id()
+        w = lid // 32
+        wm, wn = w // 4, w % 4
+        bi, bj = it.get_group(0), it.get_group(1)
+        c00 = jm.joint_matrix(sg, np.float32, jm.use.accumulator, 16, 16)
+        c01 = jm.joint_matrix(sg, np.float32, jm.use.accumulator, 16, 16)
+        c10 = jm.joint_matrix(sg, np.float32, jm.use.accumulator, 16, 16)
+        c11 = jm.joint_matrix(sg, np.float32, jm.use.accumulator, 16, 16)
+        c20 = jm.joint_matrix(sg, np.float32, jm.use.accumulator, 16, 16)
+        c21 = jm.joint_matrix(sg, np.float32, jm.use.accumulator, 16, 16)
+        c30 = jm.joint_matrix(sg, np.float32, jm.use.accumulator, 16, 16)
+        c31 = jm.joint_matrix(sg, np.float32, jm.use.accumulator, 16, 16)
+        jm.joint_matrix_fill(sg, c00, 0.0)
+        jm.joint_matrix_fill(sg, c01, 0.0)
+        jm.joint_matrix_fill(sg, c10, 0.0)
+        jm.joint_matrix_fill(sg, c11, 0.0)
+        jm.joint_matrix_fill(sg, c20, 0.0)
+        jm.joint_matrix_fill(sg, c21, 0.0)
+        jm.joint_matrix_fill(sg, c30, 0.0)
+        jm.joint_matrix_fill(sg, c31, 0.0)
+        a0 = jm.joint_matrix(sg, T, jm.use.a, 16, tk, jm.layout.row_major)
+        a1 = jm.joint_matrix(sg, T, jm.use.a, 16, tk, jm.layout.row_major)
+        a2 = jm.joint_matrix(sg, T, jm.use.a, 16, tk, jm.layout.row_major)
+        a3 = jm.joint_matrix(sg, T, jm.use.a, 16, tk, jm.layout.row_major)
+        b0 = jm.joint_matrix(sg, T, jm.use.b, tk, 16, jm.layout.row_major)
+        b1 = jm.joint_matrix(sg, T, jm.use.b, tk, 16, jm.layout.row_major)
+        for k0 in range(0, n, BK):
+            for e in range(lid, BM * BK, WG):
+                r, c = e // BK, e % BK
+                la[r * SA + c] = pa[(bi * BM + r) * n + k0 + c]
+            for e in range(lid, BK * BN, WG):
+                r, c = e // BN, e % BN
+                lb[r * SB + c] = pb[(k0 + r) * n + bj * BN + c]
+            sycl.group_barrier(it.get_group())
+            for kk in range(0, BK, tk):
+                row = wm * 64
+                jm.joint_matrix_load(sg, a0, (la, row * SA + kk), SA)
+                jm.joint_matrix_load(sg, a1, (la, (row + 16) * SA + kk), SA)
+                jm.joint_matrix_load(sg, a2, (la, (row + 32) * SA + kk), SA)
+                jm.joint_matrix_load(sg, a3, (la, (row + 48) * SA + kk), SA)
+                jm.joint_matrix_load(sg, b0, (lb, kk * SB + wn * 32), SB)
+                jm.joint_matrix_load(sg, b1, (lb, kk * SB + wn * 32 + 16), SB)
+                jm.joint_matrix_mad(sg, c00, a0, b0, c00)
+                jm.joint_matrix_mad(sg, c01, a0, b1, c01)
+                jm.joint_matrix_mad(sg, c10, a1, b0, c10)
+                jm.joint_matrix_mad(sg, c11, a1, b1, c11)
+                jm.joint_matrix_mad(sg, c20, a2, b0, c20)
+                jm.joint_matrix_mad(sg, c21, a2, b1, c21)
+                jm.joint_matrix_mad(sg, c30, a3, b0, c30)
+                jm.joint_matrix_mad(sg, c31, a3, b1, c31)
+            sycl.group_barrier(it.get_group())
+        row, col = bi * BM + wm * 64, bj * BN + wn * 32
+        jm.joint_matrix_store(sg, c00, pc + (row * n + col), n, jm.layout.row_major)
+        jm.joint_matrix_store(sg, c01, pc + (row * n + col + 16), n, jm.layout.row_major)
+        jm.joint_matrix_store(sg, c10, pc + ((row + 16) * n + col), n, jm.layout.row_major)
+        jm.joint_matrix_store(sg, c11, pc + ((row + 16) * n + col + 16), n, jm.layout.row_major)
+        jm.joint_matrix_store(sg, c20, pc + ((row + 32) * n + col), n, jm.layout.row_major)
+        jm.joint_matrix_store(sg, c21, pc + ((row + 32) * n + col + 16), n, jm.layout.row_major)
+        jm.joint_matrix_store(sg, c30, pc + ((row + 48) * n + col), n, jm.layout.row_major)
+        jm.joint_matrix_store(sg, c31, pc + ((row + 48) * n + col + 16), n, jm.layout.row_major)
+
+    return kernel
+
+
+def pysycl_peer(q: sycl.queue, kind: str, a: np.ndarray, b: np.ndarray, variant: str
                 ) -> tuple[Callable[[], None], Callable[[], np.ndarray]]:
-    """(run once and wait, the result as numpy) of the joint_matrix GEMM on ``q``."""
+    """(run once and wait, the result as numpy) of the joint_matrix GEMM ``variant`` on ``q``."""
+    bm, wg = VARIANTS[variant]
+    make = gemm_kernel_64 if variant == "64" else gemm_kernel_128
     n = a.shape[0]
     mt = KINDS[kind]
     pa = sycl.malloc_device(n * n, q, dtype=mt)
@@ -121,10 +209,10 @@ def pysycl_peer(q: sycl.queue, kind: str, a: np.ndarray, b: np.ndarray
     q.memcpy(pb, np.ascontiguousarray(b).ravel(), n * n * b.itemsize).wait()
 
     def cg(h: sycl.handler) -> None:
-        la = sycl.local_accessor(mt, sycl.range(BM * SA), h)
-        lb = sycl.local_accessor(mt, sycl.range(BK * SB), h)
-        h.parallel_for(sycl.nd_range((n // BM, n // BN * WG), (1, WG)),
-                       gemm_kernel(kind, pa, pb, pc, n, la, lb))
+        la = sycl.local_accessor(mt, sycl.range(bm * (BK + PAD)), h)
+        lb = sycl.local_accessor(mt, sycl.range(BK * (bm + PAD)), h)
+        h.parallel_for(sycl.nd_range((n // bm, n // bm * wg), (1, wg)),
+                       make(kind, pa, pb, pc, n, la, lb))
 
     def run() -> None:
         q.submit(cg).wait()
@@ -143,6 +231,9 @@ def torch_peer(kind: str, a: np.ndarray, b: np.ndarray
     import torch
 
     torch.backends.cuda.matmul.allow_tf32 = kind == "tf32"
+    # float32 accumulation, as joint_matrix and tl.dot do (no fp16/bf16 split-K reductions)
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
     dt = {"fp16": torch.float16, "bf16": torch.bfloat16, "tf32": torch.float32}[kind]
     ta, tb = (_torch_tensor(x, kind).to("cuda", dt) for x in (a, b))
     box: list[Any] = [None]
@@ -222,8 +313,9 @@ def operands(kind: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.n
 def check(name: str, got: np.ndarray, ab: np.ndarray, rows: np.ndarray, rtol: float) -> None:
     """``got``'s sampled rows against float64 numpy."""
     want = ab[0][rows] @ ab[1]
-    if not np.allclose(got[rows], want, rtol=rtol, atol=0):
-        bad = np.argwhere(~np.isclose(got[rows], want, rtol=rtol, atol=0))[0]
+    atol = 0.5 if rtol else 0.0  # integer-valued results; the output type's rounding
+    if not np.allclose(got[rows], want, rtol=rtol, atol=atol):
+        bad = np.argwhere(~np.isclose(got[rows], want, rtol=rtol, atol=atol))[0]
         raise AssertionError(f"{name}: row {rows[bad[0]]} col {bad[1]}: "
                              f"{got[rows][tuple(bad)]} != {want[tuple(bad)]}")
 
@@ -247,20 +339,26 @@ def measure(q: sycl.queue, kind: str, n: int, rounds: int) -> dict[str, Any]:
     rows = np.random.default_rng(1).choice(n, size=min(64, n), replace=False)
     peers: dict[str, Callable[[], None]] = {}
     notes: dict[str, str] = {}
-    for name, make, rtol in (("pysycl", lambda: pysycl_peer(q, kind, a, b), 0.0),
+    for name, make, rtol in (("pysycl 64", lambda: pysycl_peer(q, kind, a, b, "64"), 0.0),
+                             ("pysycl 128", lambda: pysycl_peer(q, kind, a, b, "128"), 0.0),
                              ("cuBLAS", lambda: torch_peer(kind, a, b), 1e-3),
                              ("Triton", lambda: triton_peer(kind, a, b), 0.0)):
+        if n % (int(name.split()[1]) if name.startswith("pysycl") else 128):
+            notes[name] = f"n = {n} is not a multiple of its block"
+            continue
         try:
             run, result = make()
             run()  # compile, warm up
             check(name, result(), ab, rows, rtol)
             peers[name] = run
         except Exception as e:  # a peer that cannot run is n/a; the others go on
-            if name == "pysycl":
+            if name.startswith("pysycl") and not isinstance(e, AssertionError | sycl.exception):
                 raise
             notes[name] = f"{type(e).__name__}: {e}".splitlines()[0][:120]
             print(f"[{kind} {n}] {name} n/a: {notes[name]}", file=sys.stderr)
             traceback.print_exc(limit=1, file=sys.stderr)
+    if not any(name.startswith("pysycl") for name in peers):
+        raise RuntimeError(f"[{kind} {n}] no pysycl variant ran: {notes}")
     times = interleaved(list(peers.values()), rounds, warmup=1)
     tflops = {k: 2 * n**3 / t / 1e12 for k, t in zip(peers, times, strict=True)}
     return {"kind": kind, "n": n, "tflops": tflops, "notes": notes}
@@ -275,18 +373,25 @@ def table(results: list[dict[str, Any]], dev: str, rounds: int) -> str:
 
     def ratio(r: dict[str, Any], k: str) -> str:
         t = r["tflops"]
-        return f"**{t['pysycl'] / t[k]:.2f}**" if k in t else "n/a"
+        best = max((v for name, v in t.items() if name.startswith("pysycl")), default=None)
+        return f"**{best / t[k]:.2f}**" if k in t and best else "n/a"
 
     lines = [f"Measured {datetime.date.today().isoformat()} on `{platform.node() or '?'}`, "
              f"device **{dev}**: C = A*B (n x n, float32 C), TFLOP/s (2n^3 / median of "
              f"{rounds} interleaved rounds), every result checked first "
              "(benchmarks/bench_matrix.py).", "",
-             "| precision | n | pysycl joint_matrix | cuBLAS (torch.matmul) | Triton tl.dot | "
-             "pysycl / cuBLAS | pysycl / Triton |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "| precision | n | pysycl 64x64 blocks | pysycl 128x128 blocks | "
+             "cuBLAS (torch.matmul) | Triton tl.dot | best pysycl / cuBLAS | "
+             "best pysycl / Triton |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in results:
-        lines.append(f"| {r['kind']} | {r['n']} | {f(r, 'pysycl')} | {f(r, 'cuBLAS')} | "
-                     f"{f(r, 'Triton')} | {ratio(r, 'cuBLAS')} | {ratio(r, 'Triton')} |")
+        lines.append(f"| {r['kind']} | {r['n']} | {f(r, 'pysycl 64')} | {f(r, 'pysycl 128')} | "
+                     f"{f(r, 'cuBLAS')} | {f(r, 'Triton')} | {ratio(r, 'cuBLAS')} | "
+                     f"{ratio(r, 'Triton')} |")
+    notes = [f"* {r['kind']} {r['n']}, {name}: {text}" for r in results
+             for name, text in r["notes"].items()]
+    if notes:
+        lines += ["", "Not measured:", "", *notes]
     return "\n".join(lines)
 
 
@@ -306,8 +411,8 @@ def main() -> None:
     dev = f"{q.get_device().get_info(sycl.info.device.name)} ({q.get_device().get_backend().name})"
     results = []
     for n in sizes:
-        if n % BM:
-            raise SystemExit(f"--sizes: {n} is not a multiple of {BM}")
+        if n % 128:
+            raise SystemExit(f"--sizes: {n} is not a multiple of 128")
         for kind in args.kinds.split(","):
             t0 = time.perf_counter()
             results.append(measure(q, kind, n, args.rounds))
