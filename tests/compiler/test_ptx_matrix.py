@@ -141,7 +141,8 @@ def ptx_archs(monkeypatch: pytest.MonkeyPatch) -> dict:
 
 
 _MMA = {"fp16": "m16n8k16.row.col.f32.f16.f16.f32", "bf16": "m16n8k16.row.col.f32.bf16.bf16.f32",
-        "tf32": "m16n8k8.row.col.f32.tf32.tf32.f32", "int8": "m16n8k32.row.col.s32.s8.s8.s32"}
+        "tf32": "m16n8k8.row.col.f32.tf32.tf32.f32", "int8": "m16n8k32.row.col.s32.s8.s8.s32",
+        "uint8": "m16n8k32.row.col.s32.u8.u8.s32"}
 
 
 def _check(ptx_archs: dict, kind: str, ldmatrix: bool) -> None:

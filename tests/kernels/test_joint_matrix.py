@@ -24,8 +24,9 @@ KINDS = {  # name -> (T, A/B memory dtype, accumulator dtype)
     "bf16": (bfloat16, np.uint16, np.float32),
     "tf32": (jm.precision.tf32, np.float32, np.float32),
     "int8": (np.int8, np.int8, np.int32),
+    "uint8": (np.uint8, np.uint8, np.int32),
 }
-FAMILY = {"fp16": "b16", "bf16": "b16", "tf32": "tf32", "int8": "b8"}
+FAMILY = {"fp16": "b16", "bf16": "b16", "tf32": "tf32", "int8": "b8", "uint8": "b8"}
 TILE = {kind: SHAPES[fam] for kind, fam in FAMILY.items()}
 WARP = 32  # work-items of a work-group: one whole sub-group on every device
 
@@ -80,8 +81,9 @@ def _gemm(q, kind, a, b, lda, ldb, ldc):
 
 
 def _operands(kind, rng, m, n, k):
-    a = rng.integers(-8, 9, (m, k))
-    b = rng.integers(-8, 9, (k, n))
+    low = 0 if kind == "uint8" else -8
+    a = rng.integers(low, 9, (m, k))
+    b = rng.integers(low, 9, (k, n))
     want = (a @ b).astype(KINDS[kind][2])
     if kind == "bf16":
         return bf16.from_float(a.astype(np.float32)), bf16.from_float(b.astype(np.float32)), want
