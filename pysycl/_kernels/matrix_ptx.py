@@ -13,6 +13,8 @@ the device info tables (``info.device.ext_oneapi_matrix_combinations``) read thi
 
 from __future__ import annotations
 
+from typing import Any
+
 from pysycl._kernels.matrix import combination
 from pysycl._kernels.matrix import matrix_type as T  # noqa: N812 - short, as _T in matrix.py
 
@@ -104,17 +106,36 @@ def place(p: Place, lane: int) -> tuple[int, int]:
     return p[0] * g + p[1] * t + p[2], p[3] * g + p[4] * t + p[5]
 
 
-def ldmatrix_row(use: str, colmajor: bool, lane: int) -> tuple[tuple[int, int], bool]:
+class IntOps:
+    """Integer arithmetic for :func:`ldmatrix_row` (the compiler passes IR builders' own)."""
+
+    @staticmethod
+    def const(v: int) -> int:
+        return v
+
+    and_ = staticmethod(int.__and__)
+    lshr = staticmethod(int.__rshift__)
+    mul = staticmethod(int.__mul__)
+    add = staticmethod(int.__add__)
+
+
+def ldmatrix_trans(use: str, colmajor: bool) -> bool:
+    """Whether ``ldmatrix`` of a 16x16 b16 A or B tile needs ``.trans``: A's register pairs
+    run along columns, B's along rows; ``.trans`` where memory's contiguous direction is
+    the other one."""
+    return (use == "a") == colmajor
+
+
+def ldmatrix_row(colmajor: bool, lane: Any, ops: Any = IntOps) -> tuple[Any, Any]:
     """``ldmatrix.x4`` of a 16x16 b16 A or B tile: the (row, col) of the tile whose
-    8-element memory row lane ``lane`` addresses, and whether ``.trans`` is needed.
+    8-element memory row lane ``lane`` addresses (``ops``: the arithmetic, ints or IR).
 
     The four 8x8 matrices are the quarters at (0,0), (8,0), (0,8), (8,8) in that order
-    (registers 0..3: A's a0a1 .. a6a7; B's left b0b1, b2b3, right b0b1, b2b3). A's
-    register pairs run along columns, B's along rows; ``.trans`` where memory's
-    contiguous direction is the other one.
+    (registers 0..3: A's a0a1 .. a6a7; B's left b0b1, b2b3, right b0b1, b2b3); lane
+    ``8j + i`` addresses row ``i`` of quarter ``j``, a row along memory's contiguous
+    direction.
     """
-    j, i = divmod(lane, 8)
-    r0, c0 = 8 * (j & 1), 8 * ((j >> 1) & 1)
-    contiguous_cols = not colmajor
-    trans = (use == "a") != contiguous_cols
-    return ((r0 + i, c0) if contiguous_cols else (r0, c0 + i)), trans
+    i, j = ops.and_(lane, ops.const(7)), ops.lshr(lane, ops.const(3))
+    r0 = ops.mul(ops.and_(j, ops.const(1)), ops.const(8))
+    c0 = ops.mul(ops.and_(ops.lshr(j, ops.const(1)), ops.const(1)), ops.const(8))
+    return (r0, ops.add(c0, i)) if colmajor else (ops.add(r0, i), c0)

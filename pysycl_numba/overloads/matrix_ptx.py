@@ -112,6 +112,15 @@ def _warp_full(builder: llir.IRBuilder) -> llir.Value:
     return builder.icmp_unsigned("==", builder.call(fn, []), _I32(P.WARP))
 
 
+class _IROps:
+    """:func:`pysycl._kernels.matrix_ptx.ldmatrix_row`'s arithmetic on i64 IR values."""
+
+    def __init__(self, builder: llir.IRBuilder) -> None:
+        self.const = _I64
+        self.and_, self.lshr = builder.and_, builder.lshr
+        self.mul, self.add = builder.mul, builder.add
+
+
 def _place(builder: llir.IRBuilder, p: P.Place, g: llir.Value,
            t: llir.Value) -> tuple[llir.Value, llir.Value]:
     """(row, col) of a fragment element as i64 IR (constants folded by LLVM)."""
@@ -150,11 +159,7 @@ def _ldmatrix(context: BaseContext, builder: llir.IRBuilder, m: JointMatrixType,
               memty: AccessorType, mem: llir.Value, frag: llir.Value, off: llir.Value,
               stride: llir.Value, colmajor: bool) -> llir.Value:
     """Emit the ``ldmatrix`` branch's condition and call; returns the condition."""
-    lane = _lane(builder)[0]
-    i, j = builder.and_(lane, _I64(7)), builder.lshr(lane, _I64(3))
-    r0 = builder.mul(builder.and_(j, _I64(1)), _I64(8))
-    c0 = builder.mul(builder.and_(builder.lshr(j, _I64(1)), _I64(1)), _I64(8))
-    r, c = (r0, builder.add(c0, i)) if colmajor else (builder.add(r0, i), c0)
+    r, c = P.ldmatrix_row(colmajor, _lane(builder)[0], _IROps(builder))
     idx = builder.add(off, builder.add(builder.mul(c if colmajor else r, stride),
                                        r if colmajor else c))
     base = builder.ptrtoint(element_pointer(context, builder, memty, mem, index_type, off), _I64)
@@ -165,7 +170,7 @@ def _ldmatrix(context: BaseContext, builder: llir.IRBuilder, m: JointMatrixType,
     with builder.if_then(ok):
         addr = builder.ptrtoint(element_pointer(context, builder, memty, mem, index_type, idx),
                                 _I64)
-        trans = P.ldmatrix_row(m.use.name, colmajor, 0)[1]
+        trans = P.ldmatrix_trans(m.use.name, colmajor)
         fn = ocl.declare(builder.module, nv.LDSM_TRANS if trans else nv.LDSM, llir.VoidType(),
                          [_VOIDP, _I64], pure=False, convergent=True)
         builder.call(fn, [builder.bitcast(frag, _VOIDP), addr])

@@ -91,8 +91,8 @@ def _ldmatrix_receives(lane: int, trans: bool, rows_of: list[tuple[int, int]],
 @pytest.mark.parametrize("use", ["a", "b"])
 @pytest.mark.parametrize("colmajor", [False, True])
 def test_ldmatrix_fills_the_fragments(use: str, colmajor: bool) -> None:
-    rows_of = [P.ldmatrix_row(use, colmajor, lane)[0] for lane in range(P.WARP)]
-    trans = P.ldmatrix_row(use, colmajor, 0)[1]
+    rows_of = [P.ldmatrix_row(colmajor, lane) for lane in range(P.WARP)]
+    trans = P.ldmatrix_trans(use, colmajor)
     assert trans == ((use == "a") == colmajor)
     fmap = P.fragment_map("b16", use)
     for lane in range(P.WARP):
