@@ -188,3 +188,9 @@ def test_each_operation_as_ptx(kq: sycl.queue, ptx_archs: dict) -> None:
         (ptx,) = ptx_archs[arch]
         assert isinstance(ptx, str), ptx
         ptxas_check(ptx.encode(), arch)
+
+
+def test_usm_gemm_as_ptx(kq: sycl.queue, ptx_archs: dict) -> None:
+    a, b, want = tjm._operands("fp16", np.random.default_rng(3), 32, 32, 32)
+    assert np.array_equal(tjm._gemm_usm(kq, a, b), want)
+    _check(ptx_archs, "fp16", ldmatrix=False)

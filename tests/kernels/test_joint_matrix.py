@@ -102,6 +102,44 @@ def test_gemm_matches_numpy(any_kernel_queue, kind, tiles, pads, seed):
     assert np.array_equal(got, want)
 
 
+def _gemm_usm(q, a, b):
+    """C = A * B (fp16, one 16x16x16 step per K tile) through USM pointers with offsets
+    (``p + k``), C stored column-major."""
+    m, k = a.shape
+    n = b.shape[1]
+    pa, pb = sycl.malloc_device(m * k, q, dtype=np.float16), sycl.malloc_device(k * n, q, dtype=np.float16)
+    pc = sycl.malloc_device(m * n, q, dtype=np.float32)
+    try:
+        q.memcpy(pa, a.ravel(), a.nbytes).wait()
+        q.memcpy(pb, b.ravel(), b.nbytes).wait()
+
+        def kernel(it):
+            sg = it.get_sub_group()
+            ti, tj = it.get_group(0), it.get_group(1)
+            acc = jm.joint_matrix(sg, np.float32, jm.use.accumulator, 16, 16)
+            jm.joint_matrix_fill(sg, acc, 0)
+            for kk in range(0, k, 16):
+                ta = jm.joint_matrix(sg, np.float16, jm.use.a, 16, 16, jm.layout.row_major)
+                tb = jm.joint_matrix(sg, np.float16, jm.use.b, 16, 16, jm.layout.row_major)
+                jm.joint_matrix_load(sg, ta, pa + (ti * 16 * k + kk), k)
+                jm.joint_matrix_load(sg, tb, pb + (kk * n + tj * 16), n)
+                jm.joint_matrix_mad(sg, acc, ta, tb, acc)
+            jm.joint_matrix_store(sg, acc, pc + (tj * 16 * m + ti * 16), m, jm.layout.col_major)
+
+        q.parallel_for(sycl.nd_range((m // 16, n // 16 * WARP), (1, WARP)), kernel).wait()
+        out = np.empty(m * n, np.float32)
+        q.memcpy(out, pc, out.nbytes).wait()
+        return out.reshape(n, m).T
+    finally:
+        for p in (pa, pb, pc):
+            sycl.free(p, q)
+
+
+def test_gemm_through_usm_pointers(any_kernel_queue):
+    a, b, want = _operands("fp16", np.random.default_rng(5), 32, 48, 32)
+    assert np.array_equal(_gemm_usm(any_kernel_queue, a, b), want)
+
+
 def _gemm_local(q, kind, a, b, b_layout, ld_pad):
     """C = A * B with A and B tiles staged in local memory (PTX: ``ldmatrix`` when their
     rows are 16-byte aligned, element loads else), B row- or column-major there; the
