@@ -49,8 +49,8 @@ from pysycl.ext.oneapi.experimental import matrix as jm
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 from _common import interleaved, write_section
 
-BK = 32  # K step staged in local memory
-PAD = 8  # local rows padded: 16-byte aligned rows, fewer bank conflicts
+BK = 32  # K step staged in local memory (written as literals in the kernels: constants
+PAD = 8  # divide and index without run-time divisions); local rows padded by PAD elements
 #: variant -> (C block rows = cols of a work-group, work-items = 32 x sub-groups)
 VARIANTS = {"64": (64, 128), "128": (128, 256)}
 KINDS = {"fp16": np.float16, "bf16": np.uint16, "tf32": np.float32}  # memory of A and B
@@ -66,8 +66,6 @@ def gemm_kernel_64(kind: str, pa: Any, pb: Any, pc: Any, n: int, la: Any, lb: An
     own kernel, the other kinds' branches dropped): 64x64 blocks of C, 4 sub-groups of
     32x32 (2x2 accumulators)."""
     T = _elem_type(kind)
-    BM, BN, WG = 64, 64, 128
-    SA, SB = BK + PAD, BN + PAD
 
     def kernel(it: Any) -> None:
         sg = it.get_sub_group()
@@ -76,8 +74,8 @@ def gemm_kernel_64(kind: str, pa: Any, pb: Any, pc: Any, n: int, la: Any, lb: An
         else:
             tk = 16
         lid = it.get_local_linear_id()
-        w = lid // 32
-        wm, wn = w // 2, w % 2
+        w = lid >> 5
+        wm, wn = w >> 1, w & 1
         bi, bj = it.get_group(0), it.get_group(1)
         c00 = jm.joint_matrix(sg, np.float32, jm.use.accumulator, 16, 16)
         c01 = jm.joint_matrix(sg, np.float32, jm.use.accumulator, 16, 16)
@@ -91,25 +89,28 @@ def gemm_kernel_64(kind: str, pa: Any, pb: Any, pc: Any, n: int, la: Any, lb: An
         a1 = jm.joint_matrix(sg, T, jm.use.a, 16, tk, jm.layout.row_major)
         b0 = jm.joint_matrix(sg, T, jm.use.b, tk, 16, jm.layout.row_major)
         b1 = jm.joint_matrix(sg, T, jm.use.b, tk, 16, jm.layout.row_major)
-        for k0 in range(0, n, BK):
-            for e in range(lid, BM * BK, WG):
-                r, c = e // BK, e % BK
-                la[r * SA + c] = pa[(bi * BM + r) * n + k0 + c]
-            for e in range(lid, BK * BN, WG):
-                r, c = e // BN, e % BN
-                lb[r * SB + c] = pb[(k0 + r) * n + bj * BN + c]
+        arow = (bi * 64) * n  # the block's first row of A
+        for k0 in range(0, n, 32):
+            for s in range(16):  # A: 64 x 32 by 128 work-items; local stride 32 + 8
+                e = lid + 128 * s
+                r, c = e >> 5, e & 31
+                la[r * 40 + c] = pa[arow + r * n + k0 + c]
+            for s in range(16):  # B: 32 x 64; local stride 64 + 8
+                e = lid + 128 * s
+                r, c = e >> 6, e & 63
+                lb[r * 72 + c] = pb[(k0 + r) * n + bj * 64 + c]
             sycl.group_barrier(it.get_group())
-            for kk in range(0, BK, tk):
-                jm.joint_matrix_load(sg, a0, (la, (wm * 32) * SA + kk), SA)
-                jm.joint_matrix_load(sg, a1, (la, (wm * 32 + 16) * SA + kk), SA)
-                jm.joint_matrix_load(sg, b0, (lb, kk * SB + wn * 32), SB)
-                jm.joint_matrix_load(sg, b1, (lb, kk * SB + wn * 32 + 16), SB)
+            for kk in range(0, 32, tk):
+                jm.joint_matrix_load(sg, a0, (la, (wm * 32) * 40 + kk), 40)
+                jm.joint_matrix_load(sg, a1, (la, (wm * 32 + 16) * 40 + kk), 40)
+                jm.joint_matrix_load(sg, b0, (lb, kk * 72 + wn * 32), 72)
+                jm.joint_matrix_load(sg, b1, (lb, kk * 72 + wn * 32 + 16), 72)
                 jm.joint_matrix_mad(sg, c00, a0, b0, c00)
                 jm.joint_matrix_mad(sg, c01, a0, b1, c01)
                 jm.joint_matrix_mad(sg, c10, a1, b0, c10)
                 jm.joint_matrix_mad(sg, c11, a1, b1, c11)
             sycl.group_barrier(it.get_group())
-        row, col = bi * BM + wm * 32, bj * BN + wn * 32
+        row, col = bi * 64 + wm * 32, bj * 64 + wn * 32
         jm.joint_matrix_store(sg, c00, pc + (row * n + col), n, jm.layout.row_major)
         jm.joint_matrix_store(sg, c01, pc + (row * n + col + 16), n, jm.layout.row_major)
         jm.joint_matrix_store(sg, c10, pc + ((row + 16) * n + col), n, jm.layout.row_major)
@@ -122,8 +123,6 @@ def gemm_kernel_128(kind: str, pa: Any, pb: Any, pc: Any, n: int, la: Any, lb: A
     """128x128 blocks of C, 8 sub-groups (2 x 4) of 64x32 each (4x2 accumulators): twice
     the mads per staged element of :func:`gemm_kernel_64`, one work-group per SM or so."""
     T = _elem_type(kind)
-    BM, BN, WG = 128, 128, 256
-    SA, SB = BK + PAD, BN + PAD
 
     def kernel(it: Any) -> None:
         sg = it.get_sub_group()
@@ -132,8 +131,8 @@ def gemm_kernel_128(kind: str, pa: Any, pb: Any, pc: Any, n: int, la: Any, lb: A
         else:
             tk = 16
         lid = it.get_local_linear_id()
-        w = lid // 32
-        wm, wn = w // 4, w % 4
+        w = lid >> 5
+        wm, wn = w >> 2, w & 3
         bi, bj = it.get_group(0), it.get_group(1)
         c00 = jm.joint_matrix(sg, np.float32, jm.use.accumulator, 16, 16)
         c01 = jm.joint_matrix(sg, np.float32, jm.use.accumulator, 16, 16)
@@ -157,22 +156,25 @@ def gemm_kernel_128(kind: str, pa: Any, pb: Any, pc: Any, n: int, la: Any, lb: A
         a3 = jm.joint_matrix(sg, T, jm.use.a, 16, tk, jm.layout.row_major)
         b0 = jm.joint_matrix(sg, T, jm.use.b, tk, 16, jm.layout.row_major)
         b1 = jm.joint_matrix(sg, T, jm.use.b, tk, 16, jm.layout.row_major)
-        for k0 in range(0, n, BK):
-            for e in range(lid, BM * BK, WG):
-                r, c = e // BK, e % BK
-                la[r * SA + c] = pa[(bi * BM + r) * n + k0 + c]
-            for e in range(lid, BK * BN, WG):
-                r, c = e // BN, e % BN
-                lb[r * SB + c] = pb[(k0 + r) * n + bj * BN + c]
+        arow = (bi * 128) * n
+        for k0 in range(0, n, 32):
+            for s in range(16):  # A: 128 x 32 by 256 work-items; local stride 32 + 8
+                e = lid + 256 * s
+                r, c = e >> 5, e & 31
+                la[r * 40 + c] = pa[arow + r * n + k0 + c]
+            for s in range(16):  # B: 32 x 128; local stride 128 + 8
+                e = lid + 256 * s
+                r, c = e >> 7, e & 127
+                lb[r * 136 + c] = pb[(k0 + r) * n + bj * 128 + c]
             sycl.group_barrier(it.get_group())
-            for kk in range(0, BK, tk):
+            for kk in range(0, 32, tk):
                 row = wm * 64
-                jm.joint_matrix_load(sg, a0, (la, row * SA + kk), SA)
-                jm.joint_matrix_load(sg, a1, (la, (row + 16) * SA + kk), SA)
-                jm.joint_matrix_load(sg, a2, (la, (row + 32) * SA + kk), SA)
-                jm.joint_matrix_load(sg, a3, (la, (row + 48) * SA + kk), SA)
-                jm.joint_matrix_load(sg, b0, (lb, kk * SB + wn * 32), SB)
-                jm.joint_matrix_load(sg, b1, (lb, kk * SB + wn * 32 + 16), SB)
+                jm.joint_matrix_load(sg, a0, (la, row * 40 + kk), 40)
+                jm.joint_matrix_load(sg, a1, (la, (row + 16) * 40 + kk), 40)
+                jm.joint_matrix_load(sg, a2, (la, (row + 32) * 40 + kk), 40)
+                jm.joint_matrix_load(sg, a3, (la, (row + 48) * 40 + kk), 40)
+                jm.joint_matrix_load(sg, b0, (lb, kk * 136 + wn * 32), 136)
+                jm.joint_matrix_load(sg, b1, (lb, kk * 136 + wn * 32 + 16), 136)
                 jm.joint_matrix_mad(sg, c00, a0, b0, c00)
                 jm.joint_matrix_mad(sg, c01, a0, b1, c01)
                 jm.joint_matrix_mad(sg, c10, a1, b0, c10)
@@ -182,7 +184,7 @@ def gemm_kernel_128(kind: str, pa: Any, pb: Any, pc: Any, n: int, la: Any, lb: A
                 jm.joint_matrix_mad(sg, c30, a3, b0, c30)
                 jm.joint_matrix_mad(sg, c31, a3, b1, c31)
             sycl.group_barrier(it.get_group())
-        row, col = bi * BM + wm * 64, bj * BN + wn * 32
+        row, col = bi * 128 + wm * 64, bj * 128 + wn * 32
         jm.joint_matrix_store(sg, c00, pc + (row * n + col), n, jm.layout.row_major)
         jm.joint_matrix_store(sg, c01, pc + (row * n + col + 16), n, jm.layout.row_major)
         jm.joint_matrix_store(sg, c10, pc + ((row + 16) * n + col), n, jm.layout.row_major)
