@@ -91,14 +91,35 @@ def gemm_kernel_64(kind: str, pa: Any, pb: Any, pc: Any, n: int, la: Any, lb: An
         b1 = jm.joint_matrix(sg, T, jm.use.b, tk, 16, jm.layout.row_major)
         arow = (bi * 64) * n  # the block's first row of A
         for k0 in range(0, n, 32):
-            for s in range(16):  # A: 64 x 32 by 128 work-items; local stride 32 + 8
-                e = lid + 128 * s
-                r, c = e >> 5, e & 31
-                la[r * 40 + c] = pa[arow + r * n + k0 + c]
-            for s in range(16):  # B: 32 x 64; local stride 64 + 8
-                e = lid + 128 * s
-                r, c = e >> 6, e & 63
-                lb[r * 72 + c] = pb[(k0 + r) * n + bj * 64 + c]
+            # A (64 x 32, local stride 32 + 8) and B (32 x 64, local stride 64 + 8) by 128
+            # work-items, 16 bytes at a time (sycl.vec load, bitcast, store)
+            if kind == "tf32":
+                for s in range(4):
+                    v = lid + 128 * s
+                    r, cv = v >> 3, v & 7
+                    sycl.float4.load(((arow + r * n + k0) >> 2) + cv, pa).store(r * 10 + cv, la)
+                for s in range(4):
+                    v = lid + 128 * s
+                    r, cv = v >> 4, v & 15
+                    sycl.float4.load((((k0 + r) * n + bj * 64) >> 2) + cv, pb).store(
+                        r * 18 + cv, lb)
+            else:
+                for s in range(2):
+                    v = lid + 128 * s
+                    r, cv = v >> 2, v & 3
+                    wa = sycl.uint4.load(((arow + r * n + k0) >> 3) + cv, pa)
+                    if kind == "fp16":
+                        wa.as_(sycl.half8).store(r * 5 + cv, la)
+                    else:
+                        wa.as_(sycl.ushort8).store(r * 5 + cv, la)
+                for s in range(2):
+                    v = lid + 128 * s
+                    r, cv = v >> 3, v & 7
+                    wb = sycl.uint4.load((((k0 + r) * n + bj * 64) >> 3) + cv, pb)
+                    if kind == "fp16":
+                        wb.as_(sycl.half8).store(r * 9 + cv, lb)
+                    else:
+                        wb.as_(sycl.ushort8).store(r * 9 + cv, lb)
             sycl.group_barrier(it.get_group())
             for kk in range(0, 32, tk):
                 jm.joint_matrix_load(sg, a0, (la, (wm * 32) * 40 + kk), 40)
@@ -158,14 +179,35 @@ def gemm_kernel_128(kind: str, pa: Any, pb: Any, pc: Any, n: int, la: Any, lb: A
         b1 = jm.joint_matrix(sg, T, jm.use.b, tk, 16, jm.layout.row_major)
         arow = (bi * 128) * n
         for k0 in range(0, n, 32):
-            for s in range(16):  # A: 128 x 32 by 256 work-items; local stride 32 + 8
-                e = lid + 256 * s
-                r, c = e >> 5, e & 31
-                la[r * 40 + c] = pa[arow + r * n + k0 + c]
-            for s in range(16):  # B: 32 x 128; local stride 128 + 8
-                e = lid + 256 * s
-                r, c = e >> 7, e & 127
-                lb[r * 136 + c] = pb[(k0 + r) * n + bj * 128 + c]
+            # A (128 x 32, local stride 32 + 8) and B (32 x 128, local stride 128 + 8) by 256
+            # work-items, 16 bytes at a time
+            if kind == "tf32":
+                for s in range(4):
+                    v = lid + 256 * s
+                    r, cv = v >> 3, v & 7
+                    sycl.float4.load(((arow + r * n + k0) >> 2) + cv, pa).store(r * 10 + cv, la)
+                for s in range(4):
+                    v = lid + 256 * s
+                    r, cv = v >> 5, v & 31
+                    sycl.float4.load((((k0 + r) * n + bj * 128) >> 2) + cv, pb).store(
+                        r * 34 + cv, lb)
+            else:
+                for s in range(2):
+                    v = lid + 256 * s
+                    r, cv = v >> 2, v & 3
+                    wa = sycl.uint4.load(((arow + r * n + k0) >> 3) + cv, pa)
+                    if kind == "fp16":
+                        wa.as_(sycl.half8).store(r * 5 + cv, la)
+                    else:
+                        wa.as_(sycl.ushort8).store(r * 5 + cv, la)
+                for s in range(2):
+                    v = lid + 256 * s
+                    r, cv = v >> 4, v & 15
+                    wb = sycl.uint4.load((((k0 + r) * n + bj * 128) >> 3) + cv, pb)
+                    if kind == "fp16":
+                        wb.as_(sycl.half8).store(r * 17 + cv, lb)
+                    else:
+                        wb.as_(sycl.ushort8).store(r * 17 + cv, lb)
             sycl.group_barrier(it.get_group())
             for kk in range(0, 32, tk):
                 row = wm * 64
@@ -204,8 +246,10 @@ def pysycl_peer(q: sycl.queue, kind: str, a: np.ndarray, b: np.ndarray, variant:
     make = gemm_kernel_64 if variant == "64" else gemm_kernel_128
     n = a.shape[0]
     mt = KINDS[kind]
-    pa = sycl.malloc_device(n * n, q, dtype=mt)
-    pb = sycl.malloc_device(n * n, q, dtype=mt)
+    # A and B as the kernels read them: 16-bit elements in pairs (uint32), float32 as is
+    gt, count = (np.float32, n * n) if kind == "tf32" else (np.uint32, n * n // 2)
+    pa = sycl.malloc_device(count, q, dtype=gt)
+    pb = sycl.malloc_device(count, q, dtype=gt)
     pc = sycl.malloc_device(n * n, q, dtype=np.float32)
     q.memcpy(pa, np.ascontiguousarray(a).ravel(), n * n * a.itemsize).wait()
     q.memcpy(pb, np.ascontiguousarray(b).ravel(), n * n * b.itemsize).wait()
