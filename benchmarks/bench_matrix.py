@@ -14,10 +14,11 @@ peer once per round, the median of the rounds reported), every result checked fi
   test of the script): ``gemm_kernel_64``, work-groups of 4 sub-groups (128 work-items)
   computing a 64x64 block of C, each sub-group 32x32 as 2x2 joint_matrix accumulators of
   16x16; ``gemm_kernel_128``, 8 sub-groups computing 128x128, each 64x32 as 4x2
-  accumulators. Each K step of 32 stages the A and B tiles in local memory (rows padded
-  by 8 elements: 16-byte aligned, so ``joint_matrix_load`` is ``ldmatrix`` for
-  fp16/bf16), then the sub-groups multiply from there (``mma.sync`` m16n8k16, m16n8k8
-  for TF32).
+  accumulators. Each K step of 32 stages the A and B tiles in local memory, 16 bytes
+  a work-item at a time (``sycl.uint4.load`` of 16-bit pairs, ``.as_(sycl.half8)``,
+  ``.store``; ``sycl.float4`` for TF32), rows padded by 8 elements (16-byte aligned, so
+  ``joint_matrix_load`` is ``ldmatrix`` for fp16/bf16); then the sub-groups multiply
+  from there (``mma.sync`` m16n8k16, m16n8k8 for TF32).
 * **cuBLAS**: ``torch.matmul`` at the same precision (fp16/bf16 tensors; float32 with
   ``torch.backends.cuda.matmul.allow_tf32 = True``); its output is the input type.
 * **Triton**: a ``tl.dot`` kernel (128x128x32 blocks, 8 warps, 3 stages, fp32
