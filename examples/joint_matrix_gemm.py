@@ -1,7 +1,11 @@
-"""joint_matrix: a float16 GEMM (float32 accumulators) in 8x8x8 tiles, checked against numpy.
+"""joint_matrix: a float16 GEMM (float32 accumulators) in 16x16x16 tiles, checked against numpy.
 
-Each work-group computes one 8x8 tile of C; its sub-group multiplies 8x8 tiles of A and B
-with ``joint_matrix_mad`` along K (``sycl_ext_oneapi_matrix``, docs/matrix.md).
+Each work-group (one sub-group of 32 work-items) computes one 16x16 tile of C; its
+sub-group multiplies 16x16 tiles of A and B with ``joint_matrix_mad`` along K
+(``sycl_ext_oneapi_matrix``, docs/matrix.md). 16x16x16 is the tensor cores' shape on
+NVIDIA GPUs (``mma.sync``, sm_80 and later); the Intel CPU and host devices run any
+shape up to 32. benchmarks/bench_matrix.py is the fast version (local-memory tiles,
+several sub-groups a work-group).
 """
 
 import numpy as np
@@ -9,7 +13,8 @@ import numpy as np
 import pysycl as sycl
 from pysycl.ext.oneapi.experimental import matrix as jm
 
-TILE = 8
+TILE = 16
+WARP = 32  # work-items of a work-group: one whole sub-group (a warp on NVIDIA GPUs)
 
 
 def gemm(q: sycl.queue, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -25,17 +30,17 @@ def gemm(q: sycl.queue, a: np.ndarray, b: np.ndarray) -> np.ndarray:
             def kernel(it: sycl.nd_item) -> None:
                 sg = it.get_sub_group()
                 ti, tj = it.get_group(0), it.get_group(1)
-                acc = jm.joint_matrix(sg, np.float32, jm.use.accumulator, 8, 8)
+                acc = jm.joint_matrix(sg, np.float32, jm.use.accumulator, 16, 16)
                 jm.joint_matrix_fill(sg, acc, 0.0)
-                for kk in range(0, k, 8):
-                    ta = jm.joint_matrix(sg, np.float16, jm.use.a, 8, 8, jm.layout.row_major)
-                    tb = jm.joint_matrix(sg, np.float16, jm.use.b, 8, 8, jm.layout.row_major)
-                    jm.joint_matrix_load(sg, ta, (ra, ti * 8 * k + kk), k)
-                    jm.joint_matrix_load(sg, tb, (rb, kk * n + tj * 8), n)
+                for kk in range(0, k, 16):
+                    ta = jm.joint_matrix(sg, np.float16, jm.use.a, 16, 16, jm.layout.row_major)
+                    tb = jm.joint_matrix(sg, np.float16, jm.use.b, 16, 16, jm.layout.row_major)
+                    jm.joint_matrix_load(sg, ta, (ra, ti * 16 * k + kk), k)
+                    jm.joint_matrix_load(sg, tb, (rb, kk * n + tj * 16), n)
                     jm.joint_matrix_mad(sg, acc, ta, tb, acc)
-                jm.joint_matrix_store(sg, acc, (wc, ti * 8 * n + tj * 8), n, jm.layout.row_major)
+                jm.joint_matrix_store(sg, acc, (wc, ti * 16 * n + tj * 16), n, jm.layout.row_major)
 
-            h.parallel_for(sycl.nd_range((m // TILE, n // TILE * 8), (1, 8)), kernel)
+            h.parallel_for(sycl.nd_range((m // TILE, n // TILE * WARP), (1, WARP)), kernel)
 
         q.submit(cg)
     return c.reshape(m, n)
@@ -53,8 +58,8 @@ def offers_fp16(d: sycl.device) -> int:
 def main() -> None:
     q = sycl.queue(offers_fp16)
     rng = np.random.default_rng(0)
-    a = rng.integers(-4, 5, (32, 24)).astype(np.float16)
-    b = rng.integers(-4, 5, (24, 16)).astype(np.float16)
+    a = rng.integers(-4, 5, (32, 48)).astype(np.float16)
+    b = rng.integers(-4, 5, (48, 32)).astype(np.float16)
     c = gemm(q, a, b)
     want = a.astype(np.float32) @ b.astype(np.float32)
     assert np.array_equal(c, want), np.abs(c - want).max()

@@ -57,6 +57,7 @@ from pysycl_numba.pipelines import KernelPipeline, flags
 from pysycl_numba.stream_types import StreamBufferType
 from pysycl_numba.target import TARGET_NAME, sycl_target
 from pysycl_numba.targets.ptx.emit import emit_ptx
+from pysycl_numba.targets.ptx.mma import ptx_arch
 from pysycl_numba.targets.spirv.codegen import SPIRVCodeLibrary, emit_spirv, optimised_ir
 from pysycl_numba.types import (
     AccessorType,
@@ -492,7 +493,11 @@ class _KernelJob:
         pipeline.state.pysycl_captures = self.captures
         pipeline.state.pysycl_index = self.index
         pipeline.state.pysycl_functor = getattr(self.pyfunc, FUNCTOR_ATTR, False)
-        cres = pipeline.compile_extra(self.pyfunc)
+        arch = ptx_arch.set(self.arch)  # joint_matrix's combinations (overloads/matrix_ptx.py)
+        try:
+            cres = pipeline.compile_extra(self.pyfunc)
+        finally:
+            ptx_arch.reset(arch)
         self.library = cres.library
         self.direct_index = getattr(pipeline.state, "pysycl_direct_index", ())
         abi_types = [c.type for c in self.captures]

@@ -31,6 +31,7 @@ from pysycl_numba._numba_compat import (
     signature,
     types,
 )
+from pysycl_numba.overloads import matrix_ptx as nv
 from pysycl_numba.types import (
     AccessorType,
     JointMatrixType,
@@ -122,8 +123,12 @@ class JointMatrixCtor(AbstractTemplate):
 @lower(M.joint_matrix, types.VarArg(types.Any))
 def lower_joint_matrix(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                        args: Sequence[llir.Value]) -> llir.Value:
-    """A zeroed alloca in the entry block (as ``sycl.private_array``)."""
+    """A zeroed alloca in the entry block (as ``sycl.private_array``); on PTX the lane's
+    ``mma.sync`` fragment (:mod:`.matrix_ptx`)."""
     ty = sig.return_type
+    if context.image_format == "ptx":
+        _ptx_check(lambda: nv.check(ty, "joint_matrix"))
+        return nv.alloc(context, builder, ty)
     llty = context.get_data_type(ty.dtype)
     ptr = cgutils.alloca_once(builder, llty, size=ty.size)
     nbytes = ty.size * context.get_abi_sizeof(llty)
@@ -377,6 +382,19 @@ class RoundToTf32(AbstractTemplate):
 
 
 # ================================================================== lowering
+def _ptx_check(check: Any) -> None:
+    """Run a PTX combination check: its exception as the typing error at the call."""
+    try:
+        check()
+    except exception as e:
+        raise matrix_error(e) from None
+
+
+def _n(context: BaseContext, m: JointMatrixType) -> int:
+    """Elements of ``m`` a work-item holds: the tile, or its PTX fragment."""
+    return nv.size(m) if context.image_format == "ptx" else m.size
+
+
 def _const(context: BaseContext, v: int) -> llir.Value:
     return context.get_constant(index_type, v)
 
@@ -403,6 +421,9 @@ def _lower_mem(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
             raise matrix_error(e) from None
     mem, val, off = _operand(context, builder, sig.args[2], args[2])
     stride = context.cast(builder, args[3], sig.args[3], index_type)
+    if context.image_format == "ptx":
+        nv.lower_mem(context, builder, sig, (mem, val, off, stride), store, args)
+        return context.get_dummy_value()
     lay = sig.args[4].member if len(sig.args) == 5 else m.layout
     col = context.get_constant(types.boolean, lay is M.layout.col_major)
     rest = [off, stride, _const(context, m.rows), _const(context, m.cols), col]
@@ -443,7 +464,7 @@ def lower_fill(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
     else:
         v = context.cast(builder, v, vt, m.dtype)
     isig = signature(types.none, m, m.dtype, index_type)
-    context.compile_internal(builder, _fill, isig, [args[1], v, _const(context, m.size)])
+    context.compile_internal(builder, _fill, isig, [args[1], v, _const(context, _n(context, m))])
     return context.get_dummy_value()
 
 
@@ -453,6 +474,10 @@ def lower_mad(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
               args: Sequence[llir.Value]) -> llir.Value:
     """``D = A*B + C`` in float32 (int32 for integer kinds), in every work-item."""
     d, a, b, c = sig.args[1:]
+    if context.image_format == "ptx":
+        _ptx_check(lambda: nv.check_mad(d, a, b, c))
+        nv.lower_mad(context, builder, sig, args)
+        return context.get_dummy_value()
     impl = _mad_bf16 if a.kind is _BF16 else _mad_i if a.kind in _INTS else _mad_f
     dims = [_const(context, v) for v in (a.rows, b.cols, a.cols)]
     isig = signature(types.none, d, a, b, c, index_type, index_type, index_type)
@@ -465,10 +490,12 @@ def lower_copy(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                args: Sequence[llir.Value]) -> llir.Value:
     """``dest`` := ``src`` converted element by element."""
     s, d = sig.args[1:]
+    if context.image_format == "ptx":
+        _ptx_check(lambda: nv.check_copy(s, d))
     impl = (_copy if (s.kind is _BF16) == (d.kind is _BF16) else
             _copy_from_bf16 if s.kind is _BF16 else _copy_to_bf16)
     isig = signature(types.none, s, d, index_type)
-    context.compile_internal(builder, impl, isig, [args[1], args[2], _const(context, s.size)])
+    context.compile_internal(builder, impl, isig, [args[1], args[2], _const(context, _n(context, s))])
     return context.get_dummy_value()
 
 
@@ -479,9 +506,12 @@ def lower_apply(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
     m, fn = sig.args[1], sig.args[2]
     three = _apply_arity(context.typing_context, m, fn) == 3
     bf = m.kind is _BF16
+    if context.image_format == "ptx" and three:
+        nv.lower_apply3(context, builder, m, fn, args[1], args[2])
+        return context.get_dummy_value()
     impl = ((_apply3_bf16 if bf else _apply3) if three else (_apply1_bf16 if bf else _apply1))
     dims = [_const(context, m.rows), _const(context, m.cols)] if three else \
-        [_const(context, m.size)]
+        [_const(context, _n(context, m))]
     isig = signature(types.none, m, fn, *([index_type] * len(dims)))
     context.compile_internal(builder, impl, isig, [args[1], args[2], *dims])
     return context.get_dummy_value()

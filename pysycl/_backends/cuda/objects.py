@@ -20,6 +20,7 @@ from pysycl._backends.cuda import driver as d
 from pysycl._backends.cuda.driver import cu
 from pysycl._core.backend import backend
 from pysycl._core.memory_model import memory_order, memory_scope
+from pysycl._kernels.matrix_ptx import ptx_combinations
 from pysycl._objects.aspects import aspect
 from pysycl._objects.device import device
 from pysycl._objects.info import (
@@ -238,7 +239,8 @@ def _info_table(ordinal: int) -> dict[_device_info, Any]:
         D.max_num_sub_groups: wg // 32,
         D.sub_group_independent_forward_progress: cc >= (7, 0),
         D.sub_group_sizes: [32],
-        D.ext_oneapi_matrix_combinations: [],  # no PTX lowering yet (docs/design/matrix.md)
+        # joint_matrix: mma.sync tiles on sm_80+ (pysycl_numba/overloads/matrix_ptx.py)
+        D.ext_oneapi_matrix_combinations: list(ptx_combinations(cc[0] * 10 + cc[1])),
         D.max_clock_frequency: a("CLOCK_RATE") // 1000,
         D.address_bits: 64,
         D.max_mem_alloc_size: mem,

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pysycl._backends.opencl import discovery as _d
 from pysycl._core.memory_model import memory_order, memory_scope
-from pysycl._kernels.matrix import LOOP_COMBINATIONS
+from pysycl._kernels.matrix import LOOP_COMBINATIONS, combination
+from pysycl._kernels.matrix_ptx import arch_cc, ptx_combinations
 from pysycl._objects.aspects import aspect
 from pysycl._objects.info import (
     _device_info,
@@ -222,6 +223,17 @@ def _s(key: str, default: Any = _d.REQUIRED) -> Callable[[DeviceRef], str]:
 
 D = _device_info
 
+def _matrix_combinations(targets: tuple[tuple[str, str], ...]) -> list[combination]:
+    """joint_matrix: the loops of pysycl_numba/overloads/matrix.py on SPIR-V devices, the
+    ``mma.sync`` tiles of the GPU's compute capability on PTX ones (overloads/matrix_ptx.py)."""
+    for fmt, arch in targets:
+        if fmt == "spirv":
+            return list(LOOP_COMBINATIONS)
+        if fmt == "ptx":
+            return list(ptx_combinations(arch_cc(arch)))
+    return []
+
+
 #: How each device descriptor is answered (but those ``sycl.device`` answers
 #: itself); devices do not change, so the device caches the results.
 DEVICE_QUERIES: dict[_device_info, Callable[[DeviceRef], Any]] = {
@@ -236,9 +248,7 @@ DEVICE_QUERIES: dict[_device_info, Callable[[DeviceRef], Any]] = {
     D.max_num_sub_groups: _u("MAX_NUM_SUB_GROUPS", 0),
     D.sub_group_independent_forward_progress: _b("SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS", False),
     D.sub_group_sizes: lambda dev: _d.sub_group_sizes(dev.native),
-    # joint_matrix: the loops of pysycl_numba/overloads/matrix.py on SPIR-V devices
-    D.ext_oneapi_matrix_combinations: lambda dev: list(
-        LOOP_COMBINATIONS if any(f == "spirv" for f, _ in image_targets(dev.native)) else ()),
+    D.ext_oneapi_matrix_combinations: lambda dev: _matrix_combinations(image_targets(dev.native)),
     D.preferred_vector_width_char: _u("PREFERRED_VECTOR_WIDTH_CHAR"),
     D.preferred_vector_width_short: _u("PREFERRED_VECTOR_WIDTH_SHORT"),
     D.preferred_vector_width_int: _u("PREFERRED_VECTOR_WIDTH_INT"),

@@ -32,6 +32,7 @@ from pysycl_numba.targets.ptx import (  # noqa: F401  (register providers)
     int_builtins,
     math_builtins,
     math_formulas,
+    mma,
     private,
     workitem,
 )
