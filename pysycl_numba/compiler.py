@@ -509,7 +509,7 @@ class _KernelJob:
         else:
             wrapper = build_kernel_wrapper(cres.target_context, cres.fndesc, self.index,
                                            self.capture_types, abi_types, self.entry_name,
-                                           self.bounds_check, has_asserts)
+                                           self.bounds_check, has_asserts, bool(self.arch))
         props = getattr(self.pyfunc, PROPS_ATTR, None)
         if props is not None:
             _entry_metadata(wrapper, self.entry_name, props)

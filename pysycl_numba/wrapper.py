@@ -1,11 +1,16 @@
 """The ``spir_kernel`` entry point around a Numba-compiled kernel function.
 
-The entry point's parameters are exactly the flat OpenCL arguments of the
-captures (``pysycl._core.abi``). It rebuilds each capture's Numba value
-(accessor struct, USM pointer, scalar), builds the ``sycl.item`` from OpenCL work-item
-built-ins (SYCL dimension ``d`` of an ``n``-D range is OpenCL dimension
-``n - 1 - d``), and calls the kernel function with Numba's calling
-convention, passing the work-item's assert record (:mod:`pysycl_numba.asserts`).
+The entry point's parameters are the flat OpenCL arguments of the captures
+(``pysycl._core.abi``), then, for a ``range`` kernel, the user's range (one ``long``
+per dimension, SYCL order). It rebuilds each capture's Numba value (accessor struct,
+USM pointer, scalar) and calls the kernel function with Numba's calling convention,
+passing the work-item's assert record (:mod:`pysycl_numba.asserts`). An ``nd_range``
+kernel's ``nd_item`` queries the OpenCL work-item built-ins (SYCL dimension ``d`` of
+an ``n``-D range is OpenCL dimension ``n - 1 - d``). A ``range`` kernel is launched
+1-D with as many work-items as the runtime chose for the device
+(:mod:`pysycl._kernels.rangesize`), and each work-item loops over items of the user's
+range (:func:`grid_stride`), calling the kernel function with each item's
+``sycl.item``: the ids and range the kernel sees are the user's.
 The status code is ignored: a failing assert is in the record, which the entry
 point publishes into the error buffer at its end (kernels with asserts).
 
@@ -22,14 +27,15 @@ parameters after the captures' and runs as follows:
   the identity before the user's function runs (a barrier follows); the
   work-items combine into it atomically and the kernel's end publishes it (no
   epilogue);
-* a ``range`` kernel runs as a padded 1-D ``nd_range``: the entry point
-  recomputes the user's n-D id from the linear global id and the user's range
-  (kernel arguments) and calls the user's function only for ids inside the
-  range; the others contribute the identity.
+* a ``range`` kernel runs as a 1-D ``nd_range`` whose work-items loop over the
+  user's range as a plain ``range`` kernel's do (:func:`grid_stride`); a work-item
+  with no item contributes the identity.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from llvmlite import ir as llir
@@ -119,16 +125,6 @@ def _build_capture(
     return value
 
 
-def build_item(context: BaseContext, builder: llir.IRBuilder, ndim: int) -> llir.Value:
-    """A ``sycl.item<ndim>`` value of the current work-item."""
-    item = cgutils.create_struct_proxy(ItemType(ndim))(context, builder)
-    for d in range(ndim):
-        ocl_dim = ndim - 1 - d
-        setattr(item, f"id{d}", ocl.work_item_query(builder, "get_global_id", ocl_dim))
-        setattr(item, f"range{d}", ocl.work_item_query(builder, "get_global_size", ocl_dim))
-    return item._getvalue()
-
-
 ERR_PARAM = llir.IntType(32).as_pointer(addrspace=1)
 
 
@@ -211,6 +207,7 @@ def build_kernel_wrapper(
     entry_name: str,
     bounds_checked: bool = False,
     has_asserts: bool = False,
+    linear: bool = False,
 ) -> llir.Module:
     """Build the module holding the ``spir_kernel`` entry point.
 
@@ -224,14 +221,17 @@ def build_kernel_wrapper(
         bounds_checked: add the error buffer as the last parameter (bounds-checked mode).
         has_asserts: the kernel has asserts: the error buffer too, and the entry point
             publishes a failed assert there.
+        linear: a ``range`` kernel's work-items loop over the items of a 1-D launch
+            (:func:`grid_stride`: PTX, for GPUs); else the launch is n-D and each
+            work-item runs the item of its id if it is in the range (:func:`guarded_items`).
     """
-    entry = _Entry(context, entry_name, capture_types, abi_types, [], bounds_checked,
-                   has_asserts)
+    n_range = index.ndim if index.kind == "range" else 0
+    entry = _Entry(context, entry_name, capture_types, abi_types, [_I64] * n_range,
+                   bounds_checked, has_asserts)
     argtypes: list[types.Type] = []
     values: list[llir.Value] = []
     if index.kind == "range":
         argtypes.append(ItemType(index.ndim))
-        values.append(build_item(context, entry.builder, index.ndim))
     elif index.kind == "nd_range":
         # An nd_item carries no data: its queries call the work-item built-ins.
         argtypes.append(NdItemType(index.ndim))
@@ -243,8 +243,96 @@ def build_kernel_wrapper(
         if isinstance(t, KernelHandlerType):  # the trailing kernel_handler: no data
             argtypes.append(t)
             values.append(tag())
-    entry.call(fndesc, [*argtypes, *capture_types], [*values, *entry.capture_values()])
+    captured = entry.capture_values()
+    if index.kind == "range":  # the user's range is the extra arguments
+        items = grid_stride if linear else guarded_items
+        with items(context, entry.builder, entry.extra, entry) as item:
+            entry.call(fndesc, [*argtypes, *capture_types], [item, *values, *captured])
+    else:
+        entry.call(fndesc, [*argtypes, *capture_types], [*values, *captured])
     return entry.finish()
+
+
+@contextmanager
+def guarded_items(context: BaseContext, builder: llir.IRBuilder, rng: list[llir.Value],
+                  entry: _Entry) -> Iterator[llir.Value]:
+    """A ``range`` kernel's item on an n-D launch at least as large as the user's range
+    ``rng`` (kernel arguments, SYCL order; OpenCL dimension ``n - 1 - d`` is SYCL's ``d``):
+    the body runs for the work-item's own id, if it is inside the range. The launch is the
+    range itself, or the range with its fastest dimension padded (a size the device
+    splits into good work-groups: :mod:`pysycl._kernels.rangesize`)."""
+    n = len(rng)
+    ids = [ocl.work_item_query(builder, "get_global_id", n - 1 - d) for d in range(n)]
+    inside = bounds.in_bounds(builder, ids[n - 1:], rng[n - 1:])  # only the fastest is padded
+    with builder.if_then(inside, likely=True):
+        item = cgutils.create_struct_proxy(ItemType(n))(context, builder)
+        for d in range(n):
+            setattr(item, f"id{d}", ids[d])
+            setattr(item, f"range{d}", rng[d])
+        yield item._getvalue()
+        if entry.has_asserts or entry.rec is not None:
+            lin = ids[0]
+            for d in range(1, n):
+                lin = builder.add(builder.mul(lin, rng[d]), ids[d])
+            _note_item(entry, builder, lin)
+
+
+def _note_item(entry: _Entry, builder: llir.IRBuilder, lin: llir.Value) -> None:
+    """After the user's function ran item ``lin`` (linear, row-major): a failed assert or
+    bounds violation it had reports that item (the host unravels it in the user's range)."""
+    if entry.has_asserts:
+        asserts.note_linear_id(builder, entry.asserts, lin)
+    if entry.rec is not None:
+        bounds.note_linear_id(builder, entry.rec, lin)
+
+
+@contextmanager
+def grid_stride(context: BaseContext, builder: llir.IRBuilder, rng: list[llir.Value],
+                entry: _Entry) -> Iterator[llir.Value]:
+    """A ``range`` kernel's loop over the user's range ``rng`` (kernel arguments, SYCL
+    order): the launch is 1-D with as many work-items as the runtime chose (G), and
+    work-item ``g`` runs items ``g, g + G, g + 2G, ...`` in linear (row-major) order. The
+    body runs with the ``sycl.item`` of each (its ids and range the user's); after it, a
+    failed assert or bounds violation notes the item's linear id, not the work-item's.
+
+    An n-D id is unravelled once per work-item; each step adds G's own unravelled digits
+    with a carry (compares and selects, no division per item).
+    """
+    n = len(rng)
+    lin = ocl.work_item_query(builder, "get_global_id", 0)
+    stride = ocl.work_item_query(builder, "get_global_size", 0)
+    total = rng[0]
+    for e in rng[1:]:
+        total = builder.mul(total, e)
+    with builder.if_then(builder.icmp_signed("<", lin, total), likely=True):
+        ids = [cgutils.alloca_once_value(builder, v) for v in _unravel(builder, lin, rng)]
+        steps = _unravel(builder, stride, rng)  # dimension 0: may exceed its range
+        with cgutils.for_range_slice(builder, lin, total, stride) as (i, _count):
+            cur = [builder.load(p) for p in ids]
+            item = cgutils.create_struct_proxy(ItemType(n))(context, builder)
+            for d in range(n):
+                setattr(item, f"id{d}", cur[d])
+                setattr(item, f"range{d}", rng[d])
+            yield item._getvalue()
+            _note_item(entry, builder, i)
+            carry = _I64(0)
+            for d in range(n - 1, 0, -1):
+                t = builder.add(builder.add(cur[d], steps[d]), carry)
+                wrap = builder.icmp_unsigned(">=", t, rng[d])
+                builder.store(builder.select(wrap, builder.sub(t, rng[d]), t), ids[d])
+                carry = builder.zext(wrap, _I64)
+            builder.store(builder.add(builder.add(cur[0], steps[0]), carry), ids[0])
+
+
+def _unravel(builder: llir.IRBuilder, lin: llir.Value, rng: list[llir.Value]) -> list[llir.Value]:
+    """The row-major digits of ``lin`` in range ``rng`` (dimension 0: the rest, unbounded)."""
+    out: list[llir.Value] = [lin] * len(rng)
+    rest = lin
+    for d in range(len(rng) - 1, 0, -1):
+        out[d] = builder.urem(rest, rng[d])
+        rest = builder.udiv(rest, rng[d])
+    out[0] = rest
+    return out
 
 
 def build_reduction_wrapper(
@@ -284,16 +372,8 @@ def build_reduction_wrapper(
         # A grid-stride loop: the runtime launches as many work-items as keep the device
         # busy (not one per item), so few partial results are left for the final step.
         callee_args: list[types.Type] = [ItemType(index.ndim), *reducers, *capture_types]
-        lin = ocl.work_item_query(builder, "get_global_id", 0)
-        stride = ocl.work_item_query(builder, "get_global_size", 0)
-        total = user_range[0]
-        for e in user_range[1:]:
-            total = builder.mul(total, e)
-        with cgutils.for_range_slice(builder, lin, total, stride) as (i, _count):
-            item = _item_from_linear(context, builder, i, user_range)
+        with grid_stride(context, builder, user_range, entry) as item:
             entry.call(fndesc, callee_args, [item, *accs, *values])
-            if has_asserts:  # the failing item's id: not the work-item's
-                asserts.note_linear_id(builder, entry.asserts, i)
     else:
         callee_args = [NdItemType(index.ndim), *reducers, *capture_types]
         entry.call(fndesc, callee_args, [tag(), *accs, *values])
@@ -350,18 +430,3 @@ def _call_epilogue(entry: _Entry, r: ReducerType, epi: CompileResult, group_ndim
     partials.range0 = _I64(0)
     entry.call(epi.fndesc, epilogue_arg_types(r, group_ndim),
                [tag(), v, scratch._getvalue(), partials._getvalue()])
-
-
-def _item_from_linear(context: BaseContext, builder: llir.IRBuilder, lin: llir.Value,
-                      rng: list[llir.Value]) -> llir.Value:
-    """The ``sycl.item`` of linear id ``lin`` in range ``rng`` (row-major, dimension 0 slowest)."""
-    n = len(rng)
-    item = cgutils.create_struct_proxy(ItemType(n))(context, builder)
-    rest = lin
-    for d in range(n - 1, 0, -1):
-        setattr(item, f"id{d}", builder.urem(rest, rng[d]))
-        rest = builder.udiv(rest, rng[d])
-    item.id0 = rest
-    for d in range(n):
-        setattr(item, f"range{d}", rng[d])
-    return item._getvalue()

@@ -162,6 +162,7 @@ class CUDALaunch(Launch):
     def __init__(self, ex: LaunchingExecutor, k: Kernel, clk: Any, kind: str, space: Any,
                  gsize: tuple[int, ...], lsize: tuple[int, ...] | None) -> None:
         super().__init__(ex, k, clk, kind, space, gsize, lsize)
+        gsize, lsize = self.gsize, self.lsize  # a range launch's: the runtime's choice
         block = lsize if lsize is not None else block_for(gsize, min(RANGE_BLOCK,
                                                                      clk.max_threads))
         grid = tuple(g // b for g, b in zip(gsize, block, strict=True))
