@@ -1,0 +1,139 @@
+"""Range kernels whose launch is the runtime's choice: the items a kernel sees are the user's.
+
+A ``range`` kernel takes the user's range as arguments; the launch is sized per device
+(:mod:`pysycl._kernels.rangesize`): on the CPU device the range with its fastest dimension
+padded (guarded work-items), on GPUs a 1-D grid whose work-items loop over the items (the
+loop is :func:`pysycl_numba.wrapper.grid_stride`, which range kernels with reductions use
+on every device: the tests below run it here with fewer work-items than items). Every
+item must run exactly once with its own ``get_id``/``get_linear_id``/``get_range``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pysycl as sycl
+from pysycl._kernels import reduction as _reduction
+from pysycl._kernels.rangesize import CPU_PAD, range_sizes
+
+PRIMES = [1, 2, 3, 5, 7, 13, 31, 61, 67, 127, 257, 1009]
+sizes = st.one_of(st.sampled_from(PRIMES), st.integers(1, 70))
+ranges = st.one_of(st.tuples(st.one_of(sizes, st.integers(1, 5000))),
+                   st.tuples(sizes, sizes), st.tuples(sizes, sizes, st.integers(1, 9)))
+
+
+def _oracle(shape: tuple[int, ...]) -> np.ndarray:
+    """Per item (row-major): linear id, count 1, its id (3 slots) and the range (3 slots)."""
+    n = int(np.prod(shape))
+    want = np.zeros((n, 8), np.int64)
+    want[:, 0] = np.arange(n)
+    want[:, 1] = 1
+    ids = np.unravel_index(np.arange(n), shape)
+    for d in range(len(shape)):
+        want[:, 2 + d] = ids[d]
+        want[:, 5 + d] = shape[d]
+    return want
+
+
+def _run(q: sycl.queue, shape: tuple[int, ...]) -> np.ndarray:
+    n = int(np.prod(shape))
+    out = np.zeros((n, 8), np.int64)
+    nd = len(shape)
+    with sycl.buffer(out) as B:
+        def cg(h: sycl.handler) -> None:
+            o = B.get_access(h, sycl.access_mode.read_write)
+
+            def k(it: sycl.item) -> None:
+                lin = it.get_linear_id()
+                o[lin, 0] = lin
+                o[lin, 1] += 1
+                for d in range(nd):
+                    o[lin, 2 + d] = it.get_id(d)
+                    o[lin, 5 + d] = it.get_range(d)
+
+            h.parallel_for(sycl.range(*shape), k)
+
+        q.submit(cg)
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=ranges)
+def test_every_item_runs_once_with_its_own_ids(kernel_device: sycl.device,
+                                               shape: tuple[int, ...]) -> None:
+    assert np.array_equal(_run(sycl.queue(kernel_device), shape), _oracle(shape))
+
+
+@settings(max_examples=30, deadline=None)
+@given(shape=ranges)
+def test_the_host_device_agrees(host_device: sycl.device, shape: tuple[int, ...]) -> None:
+    """The oracle of the oracle: the host_debuggable device gives the same table."""
+    if int(np.prod(shape)) > 3000:
+        shape = shape[:-1] + (1,)
+    assert np.array_equal(_run(sycl.queue(host_device), shape), _oracle(shape))
+
+
+@settings(max_examples=30, deadline=None)
+@given(shape=ranges)
+def test_the_grid_stride_loop_runs_every_item_once(kernel_device: sycl.device,
+                                                   shape: tuple[int, ...]) -> None:
+    """A range kernel with a reduction loops over the items with fewer work-items than
+    items (one work-group per compute unit here: 256 work-items per unit), on this device."""
+    n = int(np.prod(shape))
+    nd = len(shape)
+    out = np.zeros((n, 8), np.int64)
+    total = np.zeros(1, np.int64)
+    old = _reduction._GROUPS_PER_UNIT_CPU
+    _reduction._GROUPS_PER_UNIT_CPU = 1
+    try:
+        with sycl.buffer(out) as B, sycl.buffer(total) as T:
+            def cg(h: sycl.handler) -> None:
+                o = B.get_access(h, sycl.access_mode.read_write)
+                red = sycl.reduction(T, h, sycl.plus())
+
+                def k(it: sycl.item, s: sycl.reducer) -> None:
+                    lin = it.get_linear_id()
+                    o[lin, 0] = lin
+                    o[lin, 1] += 1
+                    for d in range(nd):
+                        o[lin, 2 + d] = it.get_id(d)
+                        o[lin, 5 + d] = it.get_range(d)
+                    s += lin
+
+                h.parallel_for(sycl.range(*shape), red, k)
+
+            sycl.queue(kernel_device).submit(cg)
+    finally:
+        _reduction._GROUPS_PER_UNIT_CPU = old
+    assert np.array_equal(out, _oracle(shape))
+    assert total[0] == n * (n - 1) // 2
+
+
+@pytest.mark.parametrize("shape", [(1000003,), (997, 13), (3, 1009, 5), (65,)])
+def test_cpu_launch_pads_the_fastest_dimension(kq: sycl.queue, shape: tuple[int, ...]) -> None:
+    """On a SPIR-V device a range launches n-D, its fastest dimension padded to a multiple
+    of CPU_PAD (the padding work-items run nothing); a prime range still runs each item
+    once."""
+    dev = kq.get_device()
+    g, local = range_sizes(dev, shape, 1024)
+    fast = shape[-1]
+    assert local is None
+    assert g[1:] == tuple(reversed(shape[:-1]))
+    assert g[0] >= fast and (g[0] == fast or g[0] % CPU_PAD == 0) and g[0] - fast < CPU_PAD
+    if int(np.prod(shape)) <= 20000:
+        assert np.array_equal(_run(kq, shape), _oracle(shape))
+    else:  # a big prime: the element-wise sum, against numpy
+        n = shape[0]
+        x = np.arange(n, dtype=np.float32)
+        y = np.ones(n, np.float32)
+        with sycl.buffer(x) as X, sycl.buffer(y) as Y:
+            def cg(h: sycl.handler) -> None:
+                a = X.get_access(h, sycl.access_mode.read)
+                b = Y.get_access(h, sycl.access_mode.read_write)
+                h.parallel_for(sycl.range(n), lambda i: b.__setitem__(i, a[i] * 2 + b[i]))
+
+            kq.submit(cg)
+        assert np.array_equal(y, np.arange(n, dtype=np.float32) * 2 + 1)
