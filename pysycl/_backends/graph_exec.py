@@ -37,7 +37,6 @@ from pysycl._commands.event import event, waits_of
 from pysycl._commands.recording import RecordingExecutor, graph_state
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.launch_types import Submission
-from pysycl._kernels.argplan import flat_args
 from pysycl._memory.usm import usm_pointer
 from pysycl._memory.usm_api import PRUNE_AT, prune
 

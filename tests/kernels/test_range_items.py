@@ -72,7 +72,7 @@ def test_every_item_runs_once_with_its_own_ids(kernel_device: sycl.device,
 def test_the_host_device_agrees(host_device: sycl.device, shape: tuple[int, ...]) -> None:
     """The oracle of the oracle: the host_debuggable device gives the same table."""
     if int(np.prod(shape)) > 3000:
-        shape = shape[:-1] + (1,)
+        shape = (*shape[:-1], 1)
     assert np.array_equal(_run(sycl.queue(host_device), shape), _oracle(shape))
 
 
