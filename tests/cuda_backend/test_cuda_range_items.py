@@ -94,7 +94,7 @@ def test_a_prime_range_launches_full_blocks(gq: sycl.queue, n: int) -> None:
     got = np.empty(n, np.float32)
     gq.memcpy(got, y, n * 4).wait()
     np.testing.assert_array_equal(got, np.arange(n, dtype=np.float32) * 2 + 1)
-    ln = gq._executor.launches[triad.__code__]  # the remembered launch of this kernel
+    ln = gq.executor.launches[triad.__code__]  # the remembered launch of this kernel
     (g,), (wg,) = ln.gsize, ln.lsize
     units = gq.get_device().get_info(sycl.info.device.max_compute_units)
     assert wg == min(GPU_GROUP, n) and g % wg == 0
