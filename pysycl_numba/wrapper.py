@@ -34,6 +34,7 @@ parameters after the captures' and runs as follows:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -162,8 +163,11 @@ class _Entry:
         ncap = sum(len(params) for params in self.per_capture)
         self.extra = list(self.fn.args[ncap:ncap + len(extra)])
 
-    def capture_values(self) -> list[llir.Value]:
-        """The Numba values of the captures, rebuilt from their flat arguments."""
+    def capture_values(self, transform: Callable[[types.Type, list[llir.Value]],
+                                                 list[llir.Value]] | None = None,
+                       ) -> list[llir.Value]:
+        """The Numba values of the captures, rebuilt from their flat arguments (each
+        capture's passed through ``transform(type, args)`` first, where given)."""
         values: list[llir.Value] = []
         pos = 0
         for slot, (capty, params, abity) in enumerate(zip(self.capture_types, self.per_capture,
@@ -173,6 +177,8 @@ class _Entry:
                 continue
             args = list(self.fn.args[pos:pos + len(params)])
             pos += len(params)
+            if transform is not None:
+                args = transform(capty, args)
             values.append(_build_capture(self.context, self.builder, capty, args, self.err,
                                          slot, self.rec))
         return values
@@ -208,6 +214,7 @@ def build_kernel_wrapper(
     bounds_checked: bool = False,
     has_asserts: bool = False,
     linear: bool = False,
+    coarsen: bool = False,
 ) -> llir.Module:
     """Build the module holding the ``spir_kernel`` entry point.
 
@@ -224,6 +231,8 @@ def build_kernel_wrapper(
         linear: a ``range`` kernel's work-items loop over the items of a 1-D launch
             (:func:`grid_stride`: PTX, for GPUs); else the launch is n-D and each
             work-item runs the item of its id if it is in the range (:func:`guarded_items`).
+        coarsen: with ``linear``, a 1-D range's work-items run blocks of :data:`COARSEN`
+            consecutive items where the memory allows vector accesses (:func:`coarsened`).
     """
     n_range = index.ndim if index.kind == "range" else 0
     entry = _Entry(context, entry_name, capture_types, abi_types, [_I64] * n_range,
@@ -245,13 +254,15 @@ def build_kernel_wrapper(
             values.append(tag())
     captured = entry.capture_values()
     if index.kind == "range":  # the user's range is the extra arguments
-        def emit(item: llir.Value) -> object:
-            return entry.call(fndesc, [*argtypes, *capture_types], [item, *values, *captured])
-        if linear:
+        def emit(item: llir.Value, caps: list[llir.Value] = captured) -> object:
+            return entry.call(fndesc, [*argtypes, *capture_types], [item, *values, *caps])
+        if not linear:
+            guarded_items(context, entry.builder, entry.extra, entry, emit)
+        elif coarsen and index.ndim == 1:
+            coarsened(context, entry, emit)
+        else:
             with grid_stride(context, entry.builder, entry.extra, entry) as item:
                 emit(item)
-        else:
-            guarded_items(context, entry.builder, entry.extra, entry, emit)
     else:
         entry.call(fndesc, [*argtypes, *capture_types], [*values, *captured])
     return entry.finish()
@@ -445,3 +456,126 @@ def _call_epilogue(entry: _Entry, r: ReducerType, epi: CompileResult, group_ndim
     partials.range0 = _I64(0)
     entry.call(epi.fndesc, epilogue_arg_types(r, group_ndim),
                [tag(), v, scratch._getvalue(), partials._getvalue()])
+
+
+#: Consecutive items a work-item of a coarsened 1-D ``range`` kernel runs in a row (the
+#: runtime sizes its launch for it: ``pysycl._kernels.rangesize.COARSEN``).
+COARSEN = 4
+_VECTOR_BYTES = 16  # a 128-bit load or store
+
+
+def coarsened(context: BaseContext, entry: _Entry, emit: Callable[..., object]) -> None:
+    """A 1-D ``range`` kernel's items in blocks of :data:`COARSEN` consecutive ones (PTX).
+
+    Where every captured global pointer (a USM pointer, an accessor's data at its offset) is
+    16-byte aligned -- checked at run time, the same for all work-items -- work-item ``g``
+    of ``G`` runs the blocks ``g, g + G, ...``, each block's items one after the other,
+    with the captures rebuilt from pointers whose low bits are masked off (no change to
+    their values there): LLVM then knows their alignment, and its load/store vectoriser
+    makes the block's accesses of consecutive elements one 128-bit access (a triad:
+    ``ld.global.v4.f32``). The items past the last whole block run one per work-item.
+    Elsewhere (a pointer that is not aligned): the plain :func:`grid_stride` loop. Either
+    way every item runs once with its own ``sycl.item``; work-items are never ordered, so
+    running consecutive items in one is always allowed."""
+    builder = entry.builder
+    rng = entry.extra
+    ok: list[llir.Value] = []
+
+    def aligned(capty: types.Type, args: list[llir.Value]) -> list[llir.Value]:
+        if isinstance(capty, AccessorType) and capty.space == "global" and not capty.checked:
+            size = context.get_abi_sizeof(context.get_data_type(capty.dtype))
+            step = _VECTOR_BYTES // math.gcd(size, _VECTOR_BYTES)  # elements per 16 bytes
+            base, offset = _masked(builder, args[0], ok), args[1]
+            if step > 1:
+                mask = _I64(step - 1)
+                ok.append(builder.icmp_unsigned("==", builder.and_(offset, mask), _I64(0)))
+                offset = builder.and_(offset, _I64(~(step - 1)))
+            return [base, offset, *args[2:]]
+        if isinstance(capty, USMPointerType):
+            return [_masked(builder, args[0], ok)]
+        return args
+
+    fast = entry.capture_values(aligned)
+    every = ok[0] if ok else llir.Constant(llir.IntType(1), 1)
+    for c in ok[1:]:
+        every = builder.and_(every, c)
+    with builder.if_else(every, likely=True) as (vector, plain):
+        with vector:
+            _blocks(context, entry, rng[0], lambda item: emit(item, fast))
+        with plain, grid_stride(context, builder, rng, entry) as item:
+            emit(item)
+
+
+def _masked(builder: llir.IRBuilder, p: llir.Value, ok: list[llir.Value]) -> llir.Value:
+    """``p`` with its low 4 bits cleared (the same pointer where ``ok`` holds, to which its
+    alignment test is appended)."""
+    bits = builder.ptrtoint(p, _I64)
+    ok.append(builder.icmp_unsigned("==", builder.and_(bits, _I64(_VECTOR_BYTES - 1)), _I64(0)))
+    return builder.inttoptr(builder.and_(bits, _I64(-_VECTOR_BYTES)), p.type)
+
+
+def _blocks(context: BaseContext, entry: _Entry, n: llir.Value,
+            emit: Callable[[llir.Value], object]) -> None:
+    """Items ``0 .. n`` of a 1-D range: whole blocks of :data:`COARSEN` consecutive items
+    grid-strided over the work-items, then the rest (fewer than :data:`COARSEN`) one per
+    work-item, grid-strided too (a launch may have fewer work-items than that).
+
+    A block is a loop of :data:`COARSEN` iterations whose memory accesses are declared
+    independent (``llvm.loop.parallel_accesses``: the call of the user's function is in
+    the loop's access group, which inlining hands on to every access of its body) and to
+    be vectorised by :data:`COARSEN`: the items are distinct work-items, which SYCL never
+    orders, so any interleaving of their accesses is one the device could have run. LLVM's
+    loop vectoriser then makes consecutive accesses vector ones (a kernel it cannot
+    vectorise -- control flow it cannot flatten, an assert's record -- stays a loop)."""
+    builder = entry.builder
+    module = builder.module
+    gid = ocl.work_item_query(builder, "get_global_id", 0)
+    stride = ocl.work_item_query(builder, "get_global_size", 0)
+    whole = builder.udiv(n, _I64(COARSEN))
+
+    def run(i: llir.Value) -> list[llir.Instruction]:
+        before = len(builder.block.instructions)
+        item = cgutils.create_struct_proxy(ItemType(1))(context, builder)
+        item.id0 = i
+        item.range0 = n
+        emit(item._getvalue())
+        _note_item(entry, builder, i)
+        return builder.block.instructions[before:]
+
+    group = _Distinct(module)
+    with cgutils.for_range_slice(builder, gid, whole, stride) as (b, _count):
+        first = builder.mul(b, _I64(COARSEN))
+        pre = builder.block
+        body = builder.append_basic_block("pysycl.block")
+        done = builder.append_basic_block("pysycl.block.end")
+        builder.branch(body)
+        builder.position_at_end(body)
+        k = builder.phi(_I64)
+        k.add_incoming(_I64(0), pre)
+        for ins in run(builder.add(first, k)):
+            if isinstance(ins, llir.CallInstr):
+                ins.set_metadata("llvm.access.group", group)
+        k1 = builder.add(k, _I64(1))
+        k.add_incoming(k1, builder.block)
+        latch = builder.cbranch(builder.icmp_unsigned("<", k1, _I64(COARSEN)), body, done)
+        loop = _Distinct(module)
+        loop.operands = (loop,
+                         module.add_metadata(["llvm.loop.parallel_accesses", group]),
+                         module.add_metadata(["llvm.loop.vectorize.enable", llir.IntType(1)(1)]),
+                         module.add_metadata(["llvm.loop.vectorize.width", llir.IntType(32)(COARSEN)]))
+        latch.set_metadata("llvm.loop", loop)
+        builder.position_at_end(done)
+    rest = builder.add(builder.mul(whole, _I64(COARSEN)), gid)
+    with cgutils.for_range_slice(builder, rest, n, stride) as (i, _count):  # < COARSEN items
+        run(i)
+
+
+class _Distinct(llir.values.MDValue):
+    """A ``distinct`` metadata node (an access group; a loop id, which refers to itself)."""
+
+    def __init__(self, module: llir.Module) -> None:
+        super().__init__(module, [], name=str(len(module.metadata)))
+
+    def descr(self, buf: list[str]) -> None:
+        buf.append("distinct ")
+        super().descr(buf)

@@ -6,11 +6,13 @@ launch is the runtime's choice, made here per device for every backend (the back
 entry point (:mod:`pysycl_numba.wrapper`) matches its image's format:
 
 * PTX (NVIDIA GPUs, through CUDA or NVIDIA's OpenCL): a 1-D launch whose work-items loop
-  over the items (``grid_stride``): work-groups of :data:`GPU_GROUP` work-items (the
-  kernel's limit if lower), as many as the range needs up to :data:`GROUPS_PER_UNIT_GPU`
-  per compute unit -- a grid that fills the device once, each work-item then handling
-  several items. Any range size launches full work-groups (before, a prime range ran
-  CUDA blocks of one work-item, whose blocks had to divide the range);
+  over the items (``grid_stride``; a 1-D range in blocks of :data:`COARSEN` consecutive
+  items with 128-bit accesses where its pointers are aligned, ``coarsened``):
+  work-groups of :data:`GPU_GROUP` work-items (the kernel's limit if lower), as many as
+  the range needs up to :data:`GROUPS_PER_UNIT_GPU` per compute unit -- a grid that
+  fills the device once, each work-item then handling several items. Any range size
+  launches full work-groups (before, a prime range ran CUDA blocks of one work-item,
+  whose blocks had to divide the range);
 * SPIR-V (the Intel OpenCL CPU runtime): the n-D range itself, one work-item per item
   (``guarded_items``), the work-group size the driver's choice; a fastest dimension that
   is not a multiple of :data:`CPU_PAD` is padded up to one (the padding work-items run
@@ -37,6 +39,9 @@ if TYPE_CHECKING:
 GPU_GROUP = 256
 #: Work-groups per compute unit of a PTX ``range`` launch (an SM holds 2048 work-items).
 GROUPS_PER_UNIT_GPU = 8
+#: Consecutive items a work-item of a 1-D PTX ``range`` kernel runs as one block
+#: (``pysycl_numba.wrapper.COARSEN``: 128-bit accesses of 4-byte elements).
+COARSEN = 4
 #: The multiple a SPIR-V ``range`` launch pads its fastest dimension to.
 CPU_PAD = 64
 
@@ -54,8 +59,9 @@ def range_sizes(dev: device, space: tuple[int, ...], max_group: int,
             native = (-(-fast // CPU_PAD) * CPU_PAD, *native[1:])
         return native, None
     total = prod(space)
-    wg = max(1, min(GPU_GROUP, max_group, total))
-    groups = -(-total // wg)
+    per_item = 1 if one_per_item or len(space) > 1 else COARSEN  # items per work-item
+    wg = max(1, min(GPU_GROUP, max_group, -(-total // per_item)))
+    groups = -(-total // (wg * per_item))
     if not one_per_item:
         units = max(1, int(dev.get_info(_device_info.max_compute_units)))
         groups = min(groups, GROUPS_PER_UNIT_GPU * units)

@@ -9,6 +9,7 @@ same kernels run on an NVIDIA GPU in the GPU suite (docs/gpu.md).
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -49,7 +50,9 @@ def test_axpy_compiles_to_ptx(kq: sycl.queue, ptx_images: list) -> None:
 
 def test_range_kernels_loop_with_few_registers(kq: sycl.queue, ptx_images: list) -> None:
     """A triad's entry point: a loop over items (1-D and 3-D) that ptxas assembles for
-    sm_90 in few registers and without local-memory spills."""
+    sm_90 in few registers and without local-memory spills; the 1-D one runs blocks of
+    consecutive items with 128-bit loads and stores (where its pointers are aligned), the
+    3-D one item by item."""
     n = 1009
     x = sycl.malloc_shared(n, kq, dtype=np.float32)
     y = sycl.malloc_shared(n, kq, dtype=np.float32)
@@ -65,6 +68,10 @@ def test_range_kernels_loop_with_few_registers(kq: sycl.queue, ptx_images: list)
     kq.parallel_for(sycl.range(1, 1009, 1), k3).wait()
     np.testing.assert_array_equal(np.asarray(z), np.arange(n, dtype=np.float32))
     assert len(ptx_images) == 2
+    triad, three_d = (img.binary.decode() for img in ptx_images)
+    assert re.search(r"ld\.global\.v4\.(f|b)32", triad) and re.search(r"st\.global\.v4\.(f|b)32",
+                                                                      triad)
+    assert "ld.global.v4" not in three_d
     for img in ptx_images:
         info = ptxas_info(img.binary)
         if info is None:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import pysycl as sycl
 from pysycl._kernels import bounds as _bounds
-from pysycl._kernels.rangesize import GPU_GROUP, GROUPS_PER_UNIT_GPU
+from pysycl._kernels.rangesize import COARSEN, GPU_GROUP, GROUPS_PER_UNIT_GPU
 
 PTX_GPUS = [d for d in sycl.device.get_devices(sycl.info.device_type.gpu)
             if d.image_targets and d.image_targets[0][0] == "ptx"]
@@ -97,9 +97,54 @@ def test_a_prime_range_launches_full_blocks(gq: sycl.queue, n: int) -> None:
     ln = gq.executor.launches[triad.__code__]  # the remembered launch of this kernel
     (g,), (wg,) = ln.gsize, ln.lsize
     units = gq.get_device().get_info(sycl.info.device.max_compute_units)
-    assert wg == min(GPU_GROUP, n) and g % wg == 0
-    assert g // wg == min(-(-n // wg), GROUPS_PER_UNIT_GPU * units)
+    blocks = -(-n // COARSEN)  # a 1-D range: blocks of COARSEN consecutive items
+    assert wg == min(GPU_GROUP, blocks) and g % wg == 0
+    assert g // wg == min(-(-blocks // wg), GROUPS_PER_UNIT_GPU * units)
     assert ln.tail == (n,)
+
+
+@pytest.mark.parametrize("offset", [0, 1, 2, 4, 7])
+@pytest.mark.parametrize("n", [1 << 20, 1_000_003, 5])
+def test_ranged_accessor_views_aligned_or_not(gq: sycl.queue, offset: int, n: int) -> None:
+    """A kernel over an accessor's ranged view: an offset of 4 floats keeps 128-bit accesses
+    (the blocks of COARSEN items), 1, 2 and 7 take the plain loop; the same results."""
+    total = n + 8
+    x = np.arange(total, dtype=np.float32)
+    y = np.ones(total, np.float32)
+    with sycl.buffer(x) as X, sycl.buffer(y) as Y:
+        def cg(h: sycl.handler) -> None:
+            a = X.get_access(h, sycl.access_mode.read, access_range=sycl.range(n),
+                             access_offset=sycl.id(offset))
+            b = Y.get_access(h, sycl.access_mode.read_write, access_range=sycl.range(n),
+                             access_offset=sycl.id(offset))
+            h.parallel_for(sycl.range(n), lambda i: b.__setitem__(i, a[i] * 2 + b[i]))
+
+        gq.submit(cg)
+    want = np.ones(total, np.float32)
+    want[offset:offset + n] = np.arange(offset, offset + n, dtype=np.float32) * 2 + 1
+    np.testing.assert_array_equal(y, want)
+
+
+@pytest.mark.parametrize("shift", [0, 1, 2, 3, 4, 5])
+def test_usm_pointers_of_any_alignment(gq: sycl.queue, shift: int) -> None:
+    """USM pointers ``shift`` floats into their allocations (``p + k``): 16-byte aligned
+    ones take the 128-bit blocks, the others the plain loop; the same results."""
+    n = 1_000_003
+    p = sycl.malloc_device(n + 8, gq, dtype=np.float32)
+    r = sycl.malloc_device(n + 8, gq, dtype=np.float32)
+    gq.memcpy(p, np.arange(n + 8, dtype=np.float32), (n + 8) * 4).wait()
+    gq.memset(r, 0, (n + 8) * 4).wait()
+    src, dst = p + shift, r + (5 - shift)
+
+    def k(i):  # type: ignore[no-untyped-def]
+        dst[i] = src[i] + np.float32(1)
+
+    gq.parallel_for(sycl.range(n), k).wait()
+    got = np.empty(n + 8, np.float32)
+    gq.memcpy(got, r, (n + 8) * 4).wait()
+    want = np.zeros(n + 8, np.float32)
+    want[5 - shift:5 - shift + n] = np.arange(shift, shift + n, dtype=np.float32) + 1
+    np.testing.assert_array_equal(got, want)
 
 
 def test_bounds_checked_mode_names_the_item(gq: sycl.queue) -> None:

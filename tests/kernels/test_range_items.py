@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pysycl as sycl
@@ -137,3 +137,80 @@ def test_cpu_launch_pads_the_fastest_dimension(kq: sycl.queue, shape: tuple[int,
 
             kq.submit(cg)
         assert np.array_equal(y, np.arange(n, dtype=np.float32) * 2 + 1)
+
+
+# ------------------------------------- the GPUs' entry point, run on this device
+@pytest.fixture
+def gpu_shaped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Range kernels compiled with the entry point PTX images get (1-D launch, a loop over
+    the items, 1-D ranges in blocks of consecutive items with vector accesses where the
+    pointers are aligned) and launched as GPUs launch them, with a grid of at most three
+    work-groups of four, so that every loop runs many times: the GPUs' code path, run on
+    this machine's device (no GPU here). A fresh kernel cache: these images serve no one."""
+    import tempfile
+
+    import pysycl_numba.compiler as compiler
+    from pysycl._backends import launching
+    from pysycl._kernels.cache import kernels
+
+    real = compiler.build_kernel_wrapper
+
+    def linear(*args: object) -> object:
+        return real(*args[:8], True, True)  # type: ignore[arg-type]
+
+    def sizes(dev: sycl.device, space: tuple[int, ...], max_group: int,
+              one_per_item: bool = False) -> tuple[tuple[int], tuple[int]]:
+        total = int(np.prod(space))
+        return (4 * min(3, -(-total // 4)),), (4,)
+
+    monkeypatch.setattr(compiler, "build_kernel_wrapper", linear)
+    monkeypatch.setattr(launching, "range_sizes", sizes)
+    monkeypatch.setenv("PYSYCL_CACHE_DIR", tempfile.mkdtemp(prefix="pysycl-range-test-"))
+    kernels.clear_memory()
+    yield
+    kernels.clear_memory()
+
+
+@settings(max_examples=25, deadline=None,  # the fixture only sets up how kernels compile
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(shape=ranges)
+def test_gpu_entry_point_every_item_once(gpu_shaped: None, kernel_device: sycl.device,
+                                         shape: tuple[int, ...]) -> None:
+    assert np.array_equal(_run(sycl.queue(kernel_device), shape), _oracle(shape))
+
+
+@pytest.mark.parametrize("offset", range(8))
+@pytest.mark.parametrize("n", [0, 1, 3, 4, 5, 61, 1009, 4096])
+def test_gpu_entry_point_ranged_views_and_pointers(gpu_shaped: None, kernel_device: sycl.device,
+                                                   offset: int, n: int) -> None:
+    """Accessors' ranged views and USM pointers at every alignment: 16-byte aligned ones
+    run the blocks of consecutive items, the others the plain loop; the same results."""
+    q = sycl.queue(kernel_device)
+    total = n + 8
+    x = np.arange(total, dtype=np.float32)
+    y = np.ones(total, np.float32)
+    with sycl.buffer(x) as X, sycl.buffer(y) as Y:
+        def cg(h: sycl.handler) -> None:
+            a = X.get_access(h, sycl.access_mode.read, access_range=sycl.range(max(n, 1)),
+                             access_offset=sycl.id(offset))
+            b = Y.get_access(h, sycl.access_mode.read_write, access_range=sycl.range(max(n, 1)),
+                             access_offset=sycl.id(offset))
+            h.parallel_for(sycl.range(n), lambda i: b.__setitem__(i, a[i] * 2 + b[i]))
+
+        q.submit(cg)
+    want = np.ones(total, np.float32)
+    want[offset:offset + n] = np.arange(offset, offset + n, dtype=np.float32) * 2 + 1
+    np.testing.assert_array_equal(y, want)
+    p = sycl.malloc_shared(total, q, dtype=np.float32)
+    r = sycl.malloc_shared(total, q, dtype=np.float32)
+    np.asarray(p)[:] = np.arange(total)
+    np.asarray(r)[:] = 0
+    src, dst = p + offset, r + (7 - offset)
+
+    def k(i):  # type: ignore[no-untyped-def]
+        dst[i] = src[i] + np.float32(1)
+
+    q.parallel_for(sycl.range(n), k).wait()
+    want = np.zeros(total, np.float32)
+    want[7 - offset:7 - offset + n] = np.arange(offset, offset + n, dtype=np.float32) + 1
+    np.testing.assert_array_equal(np.asarray(r), want)
