@@ -229,8 +229,8 @@ def build_kernel_wrapper(
         has_asserts: the kernel has asserts: the error buffer too, and the entry point
             publishes a failed assert there.
         linear: a ``range`` kernel's work-items loop over the items of a 1-D launch
-            (:func:`grid_stride`: PTX, for GPUs); else the launch is n-D and each
-            work-item runs the item of its id if it is in the range (:func:`guarded_items`).
+            (:func:`grid_stride`: PTX, for GPUs); else the launch is the n-D range and
+            each work-item runs the item of its id (:func:`native_items`).
         coarsen: with ``linear``, a 1-D range's work-items run blocks of :data:`COARSEN`
             consecutive items where the memory allows vector accesses (:func:`coarsened`).
     """
@@ -256,51 +256,43 @@ def build_kernel_wrapper(
     if index.kind == "range":  # the user's range is the extra arguments
         def emit(item: llir.Value, caps: list[llir.Value] = captured) -> object:
             return entry.call(fndesc, [*argtypes, *capture_types], [item, *values, *caps])
-        if not linear:
-            guarded_items(context, entry.builder, entry.extra, entry, emit)
-        elif coarsen and index.ndim == 1:
-            coarsened(context, entry, emit)
-        else:
-            with grid_stride(context, entry.builder, entry.extra, entry) as item:
-                emit(item)
+        _range_items(context, entry, emit, linear, coarsen and index.ndim == 1)
     else:
         entry.call(fndesc, [*argtypes, *capture_types], [*values, *captured])
     return entry.finish()
 
 
-def guarded_items(context: BaseContext, builder: llir.IRBuilder, rng: list[llir.Value],
-                  entry: _Entry, emit: Callable[[llir.Value], object]) -> None:
-    """A ``range`` kernel's item on an n-D launch at least as large as the user's range
-    ``rng`` (kernel arguments, SYCL order; OpenCL dimension ``n - 1 - d`` is SYCL's ``d``):
-    ``emit(item)`` runs the body for the work-item's own id, if it is inside the range. The
-    launch is the range itself, or the range with its fastest dimension padded (a size the
-    device splits into good work-groups: :mod:`pysycl._kernels.rangesize`). The body is
-    emitted twice, behind a branch every work-item takes alike: unguarded where the launch
-    is the range (a guard there kept Intel's CPU compiler from vectorising a math-heavy
-    kernel: 0.26x), guarded where it is padded."""
+def _range_items(context: BaseContext, entry: _Entry, emit: Callable[..., object],
+                 linear: bool, coarsen: bool) -> None:
+    """A ``range`` kernel's items, each through ``emit(item)``: see :func:`native_items`,
+    :func:`grid_stride`, :func:`coarsened`."""
+    if not linear:
+        native_items(context, entry.builder, entry.extra, entry, emit)
+    elif coarsen:
+        coarsened(context, entry, emit)
+    else:
+        with grid_stride(context, entry.builder, entry.extra, entry) as item:
+            emit(item)
+
+
+def native_items(context: BaseContext, builder: llir.IRBuilder, rng: list[llir.Value],
+                 entry: _Entry, emit: Callable[[llir.Value], object]) -> None:
+    """A ``range`` kernel's item on an n-D launch of exactly the user's range ``rng``
+    (kernel arguments, SYCL order; OpenCL dimension ``n - 1 - d`` is SYCL's ``d``):
+    ``emit(item)`` runs the body for the work-item's own id (SPIR-V: the launch is the
+    range, in work-groups the runtime chose, :mod:`pysycl._kernels.rangesize`)."""
     n = len(rng)
     ids = [ocl.work_item_query(builder, "get_global_id", n - 1 - d) for d in range(n)]
     item = cgutils.create_struct_proxy(ItemType(n))(context, builder)
     for d in range(n):
         setattr(item, f"id{d}", ids[d])
         setattr(item, f"range{d}", rng[d])
-    value = item._getvalue()
-
-    def body() -> None:
-        emit(value)
-        if entry.has_asserts or entry.rec is not None:
-            lin = ids[0]
-            for d in range(1, n):
-                lin = builder.add(builder.mul(lin, rng[d]), ids[d])
-            _note_item(entry, builder, lin)
-
-    exact = builder.icmp_unsigned("==", ocl.work_item_query(builder, "get_global_size", 0),
-                                  rng[n - 1])
-    with builder.if_else(exact, likely=True) as (whole, padded):
-        with whole:
-            body()
-        with padded, builder.if_then(bounds.in_bounds(builder, ids[n - 1:], rng[n - 1:])):
-            body()
+    emit(item._getvalue())
+    if entry.has_asserts or entry.rec is not None:
+        lin = ids[0]
+        for d in range(1, n):
+            lin = builder.add(builder.mul(lin, rng[d]), ids[d])
+        _note_item(entry, builder, lin)
 
 
 def _note_item(entry: _Entry, builder: llir.IRBuilder, lin: llir.Value) -> None:
@@ -469,14 +461,14 @@ def coarsened(context: BaseContext, entry: _Entry, emit: Callable[..., object]) 
 
     Where every captured global pointer (a USM pointer, an accessor's data at its offset) is
     16-byte aligned -- checked at run time, the same for all work-items -- work-item ``g``
-    of ``G`` runs the blocks ``g, g + G, ...``, each block's items one after the other,
-    with the captures rebuilt from pointers whose low bits are masked off (no change to
-    their values there): LLVM then knows their alignment, and its load/store vectoriser
-    makes the block's accesses of consecutive elements one 128-bit access (a triad:
-    ``ld.global.v4.f32``). The items past the last whole block run one per work-item.
-    Elsewhere (a pointer that is not aligned): the plain :func:`grid_stride` loop. Either
-    way every item runs once with its own ``sycl.item``; work-items are never ordered, so
-    running consecutive items in one is always allowed."""
+    of ``G`` runs the blocks ``g, g + G, ...`` (:func:`_blocks`), with the captures rebuilt
+    from pointers whose low bits are masked off (no change to their values there): LLVM
+    then knows their alignment, and the block's accesses of consecutive elements become
+    128-bit ones (a triad: ``ld.global.v4``/``st.global.v4``). Elsewhere (a pointer that
+    is not aligned, or a bounds-checked accessor's, which is not masked): the plain
+    :func:`grid_stride` loop, or blocks of scalar accesses. Either way every item runs
+    once with its own ``sycl.item``; work-items are never ordered, so running consecutive
+    items in one is always allowed."""
     builder = entry.builder
     rng = entry.extra
     ok: list[llir.Value] = []
@@ -520,13 +512,13 @@ def _blocks(context: BaseContext, entry: _Entry, n: llir.Value,
     grid-strided over the work-items, then the rest (fewer than :data:`COARSEN`) one per
     work-item, grid-strided too (a launch may have fewer work-items than that).
 
-    A block is a loop of :data:`COARSEN` iterations whose memory accesses are declared
-    independent (``llvm.loop.parallel_accesses``: the call of the user's function is in
-    the loop's access group, which inlining hands on to every access of its body) and to
-    be vectorised by :data:`COARSEN`: the items are distinct work-items, which SYCL never
-    orders, so any interleaving of their accesses is one the device could have run. LLVM's
-    loop vectoriser then makes consecutive accesses vector ones (a kernel it cannot
-    vectorise -- control flow it cannot flatten, an assert's record -- stays a loop)."""
+    A block calls the user's function for each of its items, each call in an alias scope
+    of its own and declared not to alias the others' (``!alias.scope``/``!noalias``, which
+    inlining hands on to every access of the body): the items are distinct work-items,
+    which SYCL never orders, so any interleaving of their accesses is one the device could
+    have run. LLVM may then move the items' loads ahead of the others' stores, and its
+    load/store vectoriser joins consecutive accesses into vector ones (fences and atomics
+    keep their order: a fence is no access of a scope)."""
     builder = entry.builder
     module = builder.module
     gid = ocl.work_item_query(builder, "get_global_id", 0)
@@ -542,40 +534,37 @@ def _blocks(context: BaseContext, entry: _Entry, n: llir.Value,
         _note_item(entry, builder, i)
         return builder.block.instructions[before:]
 
-    group = _Distinct(module)
+    domain = _Distinct(module, "pysycl.items")
+    scopes = [_Distinct(module, f"pysycl.item{k}", domain) for k in range(COARSEN)]
     with cgutils.for_range_slice(builder, gid, whole, stride) as (b, _count):
         first = builder.mul(b, _I64(COARSEN))
-        pre = builder.block
-        body = builder.append_basic_block("pysycl.block")
-        done = builder.append_basic_block("pysycl.block.end")
-        builder.branch(body)
-        builder.position_at_end(body)
-        k = builder.phi(_I64)
-        k.add_incoming(_I64(0), pre)
-        for ins in run(builder.add(first, k)):
-            if isinstance(ins, llir.CallInstr):
-                ins.set_metadata("llvm.access.group", group)
-        k1 = builder.add(k, _I64(1))
-        k.add_incoming(k1, builder.block)
-        latch = builder.cbranch(builder.icmp_unsigned("<", k1, _I64(COARSEN)), body, done)
-        loop = _Distinct(module)
-        loop.operands = (loop,
-                         module.add_metadata(["llvm.loop.parallel_accesses", group]),
-                         module.add_metadata(["llvm.loop.vectorize.enable", llir.IntType(1)(1)]),
-                         module.add_metadata(["llvm.loop.vectorize.width", llir.IntType(32)(COARSEN)]))
-        latch.set_metadata("llvm.loop", loop)
-        builder.position_at_end(done)
+        for k in range(COARSEN):
+            mine = module.add_metadata([scopes[k]])
+            others = module.add_metadata([s for s in scopes if s is not scopes[k]])
+            for ins in run(builder.add(first, _I64(k)) if k else first):
+                if isinstance(ins, llir.CallInstr):
+                    ins.set_metadata("alias.scope", mine)
+                    ins.set_metadata("noalias", others)
     rest = builder.add(builder.mul(whole, _I64(COARSEN)), gid)
     with cgutils.for_range_slice(builder, rest, n, stride) as (i, _count):  # < COARSEN items
         run(i)
 
 
 class _Distinct(llir.values.MDValue):
-    """A ``distinct`` metadata node (an access group; a loop id, which refers to itself)."""
+    """A ``distinct`` metadata node that refers to itself first: an alias scope domain
+    (``name``) or a scope of ``domain``."""
 
-    def __init__(self, module: llir.Module) -> None:
+    def __init__(self, module: llir.Module, name: str, domain: _Distinct | None = None) -> None:
         super().__init__(module, [], name=str(len(module.metadata)))
+        rest = [domain] if domain is not None else []
+        self.operands = (self, *rest, llir.MetaDataString(module, name))
 
     def descr(self, buf: list[str]) -> None:
         buf.append("distinct ")
         super().descr(buf)
+
+    def __eq__(self, other: object) -> bool:  # distinct: itself only (and no recursion)
+        return self is other
+
+    def __hash__(self) -> int:
+        return id(self)

@@ -102,6 +102,9 @@ class LaunchingExecutor(Protocol):
     def local_memory(self, nbytes: int) -> Any: ...
     #: the backend's :class:`Launch` subclass
     launch_class: type[Launch]
+    #: whether the device runs a last work-group smaller than the others (a range launch's
+    #: sizes: :func:`~pysycl._kernels.rangesize.range_sizes`)
+    uneven_groups: bool
 
 
 class Launch:
@@ -114,9 +117,10 @@ class Launch:
     index space it was made for in SYCL terms, and ``refresh``/``want``/``gen`` what a
     remembered handler-less launch checks (:func:`launch`).
 
-    A ``range`` launch's sizes are the runtime's (:func:`~pysycl._kernels.rangesize.range_sizes`:
-    1-D, chosen per device; ``gsize`` given is the user's range), and ``tail``, the user's
-    range, follows the captures' arguments (the kernel loops over the items); else ``()``.
+    A ``range`` launch's sizes are the runtime's, chosen per device and image format
+    (:func:`~pysycl._kernels.rangesize.range_sizes`; the ``gsize`` given is the user's
+    range), and ``tail``, the user's range, follows the captures' arguments (the kernel's
+    entry point runs the items of that range); else ``()``.
     """
 
     __slots__ = ("bound", "clk", "ex", "floats", "gen", "gsize", "k", "kind", "kinds", "lsize",
@@ -129,7 +133,7 @@ class Launch:
         if kind == "range":
             self.tail = tuple(space)
             gsize, lsize = range_sizes(ex.device, self.tail, ex.kernel_limits(clk)[0],
-                                       k.prints)
+                                       k.prints, ex.uneven_groups)
         self.kind, self.space, self.gsize, self.lsize = kind, space, gsize, lsize
         self.kinds = k.arg_kinds
         self.bound = ex.last_args(k)

@@ -14,11 +14,12 @@ entry point (:mod:`pysycl_numba.wrapper`) matches its image's format:
   launches full work-groups (before, a prime range ran CUDA blocks of one work-item,
   whose blocks had to divide the range);
 * SPIR-V (the Intel OpenCL CPU runtime): the n-D range itself, one work-item per item
-  (``guarded_items``), the work-group size the driver's choice; a fastest dimension that
-  is not a multiple of :data:`CPU_PAD` is padded up to one (the padding work-items run
-  nothing), so that the driver finds work-groups of more than one work-item: a range of
-  a prime size ran work-groups of one (10x slower). A loop over items did not pay there
-  (docs/performance.md, "Range kernels");
+  (``native_items``), the work-group size the driver's choice -- except where the fastest
+  dimension is not a multiple of :data:`CPU_GROUP` and the device runs non-uniform
+  work-groups (OpenCL 2.0; Intel's CPU runtime does, PoCL does not): work-groups of
+  :data:`CPU_GROUP` along it and a smaller last one. The driver's own choice for a prime
+  range was work-groups of one work-item (17x slower). A loop over items did not pay
+  there (docs/performance.md, "Range kernels");
 * a kernel that prints (``print``, ``sycl.stream``): one work-item per item on every
   device, so that a work-item's output -- collected by work-item id -- is one item's.
 """
@@ -42,21 +43,24 @@ GROUPS_PER_UNIT_GPU = 8
 #: Consecutive items a work-item of a 1-D PTX ``range`` kernel runs as one block
 #: (``pysycl_numba.wrapper.COARSEN``: 128-bit accesses of 4-byte elements).
 COARSEN = 4
-#: The multiple a SPIR-V ``range`` launch pads its fastest dimension to.
-CPU_PAD = 64
+#: The work-group size (fastest dimension) of a SPIR-V ``range`` launch whose fastest
+#: dimension it does not divide, on a device with non-uniform work-groups.
+CPU_GROUP = 64
 
 
 def range_sizes(dev: device, space: tuple[int, ...], max_group: int,
-                one_per_item: bool = False) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
+                one_per_item: bool = False, uneven: bool = False,
+                ) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
     """The (global size, local size or None: the driver's choice), native order, of a
     ``range`` launch over ``space`` (the user's range, SYCL order) on ``dev``;
     ``max_group``: the built kernel's largest work-group; ``one_per_item``: launch a
-    work-item per item (a kernel that prints)."""
+    work-item per item (a kernel that prints); ``uneven``: the device runs a last
+    work-group smaller than the others (OpenCL 2.0's non-uniform work-groups)."""
     if target_of(dev)[0] != "ptx":
         native = native_order(space)
         fast = native[0]
-        if fast % CPU_PAD and fast > CPU_PAD:
-            native = (-(-fast // CPU_PAD) * CPU_PAD, *native[1:])
+        if uneven and fast % CPU_GROUP and fast > CPU_GROUP:
+            return native, (min(CPU_GROUP, max_group), *(1,) * (len(native) - 1))
         return native, None
     total = prod(space)
     per_item = 1 if one_per_item or len(space) > 1 else COARSEN  # items per work-item

@@ -1,8 +1,9 @@
 """Range kernels whose launch is the runtime's choice: the items a kernel sees are the user's.
 
 A ``range`` kernel takes the user's range as arguments; the launch is sized per device
-(:mod:`pysycl._kernels.rangesize`): on the CPU device the range with its fastest dimension
-padded (guarded work-items), on GPUs a 1-D grid whose work-items loop over the items (the
+(:mod:`pysycl._kernels.rangesize`): on the CPU device the range itself (work-groups of
+CPU_GROUP where its runtime runs non-uniform ones and the driver's choice would be poor), on
+GPUs a 1-D grid whose work-items loop over the items (the
 loop is :func:`pysycl_numba.wrapper.grid_stride`, which range kernels with reductions use
 on every device: the tests below run it here with fewer work-items than items). Every
 item must run exactly once with its own ``get_id``/``get_linear_id``/``get_range``.
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 
 import pysycl as sycl
 from pysycl._kernels import reduction as _reduction
-from pysycl._kernels.rangesize import CPU_PAD, range_sizes
+from pysycl._kernels.rangesize import CPU_GROUP, range_sizes
 
 PRIMES = [1, 2, 3, 5, 7, 13, 31, 61, 67, 127, 257, 1009]
 sizes = st.one_of(st.sampled_from(PRIMES), st.integers(1, 70))
@@ -112,17 +113,21 @@ def test_the_grid_stride_loop_runs_every_item_once(kernel_device: sycl.device,
     assert total[0] == n * (n - 1) // 2
 
 
-@pytest.mark.parametrize("shape", [(1000003,), (997, 13), (3, 1009, 5), (65,)])
-def test_cpu_launch_pads_the_fastest_dimension(kq: sycl.queue, shape: tuple[int, ...]) -> None:
-    """On a SPIR-V device a range launches n-D, its fastest dimension padded to a multiple
-    of CPU_PAD (the padding work-items run nothing); a prime range still runs each item
-    once."""
+@pytest.mark.parametrize("shape", [(1000003,), (997, 13), (3, 1009, 5), (65,), (128,), (7,)])
+def test_cpu_launch_sizes(kq: sycl.queue, shape: tuple[int, ...]) -> None:
+    """On a SPIR-V device a range launches as itself; where its fastest dimension is not a
+    multiple of CPU_GROUP (and larger) and the device runs non-uniform work-groups, in
+    work-groups of CPU_GROUP along it (a prime range: no work-groups of one work-item).
+    Every item still runs once."""
     dev = kq.get_device()
-    g, local = range_sizes(dev, shape, 1024)
+    uneven = kq.executor.uneven_groups
+    g, local = range_sizes(dev, shape, 1024, False, uneven)
+    assert g == tuple(reversed(shape))
     fast = shape[-1]
-    assert local is None
-    assert g[1:] == tuple(reversed(shape[:-1]))
-    assert g[0] >= fast and (g[0] == fast or g[0] % CPU_PAD == 0) and g[0] - fast < CPU_PAD
+    if uneven and fast % CPU_GROUP and fast > CPU_GROUP:
+        assert local == (CPU_GROUP, *(1,) * (len(shape) - 1))
+    else:
+        assert local is None
     if int(np.prod(shape)) <= 20000:
         assert np.array_equal(_run(kq, shape), _oracle(shape))
     else:  # a big prime: the element-wise sum, against numpy
@@ -159,7 +164,7 @@ def gpu_shaped(monkeypatch: pytest.MonkeyPatch) -> None:
         return real(*args[:8], True, True)  # type: ignore[arg-type]
 
     def sizes(dev: sycl.device, space: tuple[int, ...], max_group: int,
-              one_per_item: bool = False) -> tuple[tuple[int], tuple[int]]:
+              one_per_item: bool = False, uneven: bool = False) -> tuple[tuple[int], tuple[int]]:
         total = int(np.prod(space))
         return (4 * min(3, -(-total // 4)),), (4,)
 

@@ -116,6 +116,8 @@ class CUDAExecutor:
     lock = _launch._lock
     #: the launches of this executor's kernels (:mod:`pysycl._backends.launching`)
     launch_class = _launch.CUDALaunch
+    #: CUDA has no partial blocks (range launches of PTX images loop over the items)
+    uneven_groups = False
     submit = _submit.submit
     launch = _launching.launch
 
