@@ -11,12 +11,15 @@ item must run exactly once with its own ``get_id``/``get_linear_id``/``get_range
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pysycl as sycl
+from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import reduction as _reduction
 from pysycl._kernels.rangesize import CPU_GROUP, range_sizes
 
@@ -219,3 +222,54 @@ def test_gpu_entry_point_ranged_views_and_pointers(gpu_shaped: None, kernel_devi
     want = np.zeros(total, np.float32)
     want[7 - offset:7 - offset + n] = np.arange(offset, offset + n, dtype=np.float32) + 1
     np.testing.assert_array_equal(np.asarray(r), want)
+
+
+def test_gpu_entry_point_asserts_name_the_item(gpu_shaped: None, kernel_device: sycl.device,
+                                               ) -> None:
+    """A failed assert in a block of consecutive items, in the plain loop and in the rest
+    after the last block: the report names the item and counts the items that failed."""
+    q = sycl.queue(kernel_device)
+    n = 1009  # 252 blocks of 4, then one item
+    out = sycl.malloc_shared(n, q, dtype=np.int32)
+    for r in (5, 108):  # items r, r + 300, r + 600, r + 900 (1008: after the last block)
+        def k(i):  # type: ignore[no-untyped-def]
+            assert i[0] % 300 != r, "bad item"
+            out[i] = 1
+
+        with pytest.raises(AssertionError) as e:
+            q.parallel_for(sycl.range(n), k).wait()
+        first, second = str(e.value).splitlines()[:2]
+        m = re.search(r"work-item \((\d+),\)$", first)
+        assert m is not None and int(m.group(1)) % 300 == r, first
+        assert "4 work-items failed an assert" in second, second
+
+
+def test_gpu_entry_point_bounds_checked_names_the_item(gpu_shaped: None,
+                                                       kernel_device: sycl.device) -> None:
+    """Bounds-checked mode: the violating item of a 2-D range (the plain loop) and of a
+    1-D one (blocks of items), not the work-item that ran it."""
+    q = sycl.queue(kernel_device)
+    sycl.ext.set_bounds_check(True)
+    try:
+        for shape, bad in (((31, 17), (29, 16)), ((1009,), (1001,))):
+            a = np.zeros(shape, np.float32)
+            with sycl.buffer(a) as A:
+                def cg(h: sycl.handler, shape: tuple[int, ...] = shape,
+                       bad: tuple[int, ...] = bad) -> None:
+                    acc = A.get_access(h, sycl.access_mode.read_write)
+                    if len(shape) == 2:
+                        def k(it: sycl.item) -> None:
+                            i, j = it[0], it[1]
+                            acc[i, j + (5 if (i == bad[0] and j == bad[1]) else 0)] = 1.0
+                    else:
+                        def k(it: sycl.item) -> None:
+                            i = it[0]
+                            acc[i + (50 if i == bad[0] else 0)] = 1.0
+                    h.parallel_for(sycl.range(*shape), k)
+
+                q.submit(cg)
+                with pytest.raises(sycl.exception, match=re.escape(f"work-item {bad}")):
+                    q.wait()
+    finally:
+        sycl.ext.set_bounds_check(None)
+        _bounds.watching.clear()
