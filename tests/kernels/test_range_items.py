@@ -273,3 +273,28 @@ def test_gpu_entry_point_bounds_checked_names_the_item(gpu_shaped: None,
     finally:
         sycl.ext.set_bounds_check(None)
         _bounds.watching.clear()
+
+
+@pytest.mark.parametrize("shaped", [False, True], ids=["this-device", "gpu-entry-point"])
+def test_remembered_launches_pass_their_own_range(request: pytest.FixtureRequest,
+                                                  kernel_device: sycl.device,
+                                                  shaped: bool) -> None:
+    """``q.parallel_for(r, k)`` again and again: a remembered launch (its arguments
+    refreshed from the closure, the range a constant of the launch) runs its own range,
+    and another range gets a launch of its own."""
+    if shaped:
+        request.getfixturevalue("gpu_shaped")
+    q = sycl.queue(kernel_device)
+    out = sycl.malloc_shared(64, q, dtype=np.int64)
+
+    def k(it):  # type: ignore[no-untyped-def]
+        out[it.get_linear_id()] = it.get_linear_id() * 1000 + it.get_range(0)
+
+    for shape in [(10,), (10,), (7,), (7,), (10,), (3, 5), (3, 5), (5, 3)]:
+        np.asarray(out)[:] = -1
+        q.parallel_for(sycl.range(*shape), k).wait()
+        n = int(np.prod(shape))
+        want = np.full(64, -1, np.int64)
+        want[:n] = np.arange(n) * 1000 + shape[0]
+        np.testing.assert_array_equal(np.asarray(out), want, err_msg=str(shape))
+    assert q.executor.launches.get(k.__code__), "the launches were remembered"
