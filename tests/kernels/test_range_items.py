@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pysycl as sycl
+from pysycl._bundles import kernel_id as _kernel_ids
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import reduction as _reduction
 from pysycl._kernels.rangesize import CPU_GROUP, range_sizes
@@ -175,8 +176,20 @@ def gpu_shaped(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(launching, "range_sizes", sizes)
     monkeypatch.setenv("PYSYCL_CACHE_DIR", tempfile.mkdtemp(prefix="pysycl-range-test-"))
     kernels.clear_memory()
+    ids, by_mkey = dict(_kernel_ids._ids), dict(_kernel_ids._by_mkey)
+    variants = {name: dict(kid.variants) for name, kid in ids.items()}
     yield
     kernels.clear_memory()
+    # the kernel ids these submits registered hold those images: a later bundle of the
+    # context (get_kernel_bundle) must not build them
+    with _kernel_ids._lock:
+        _kernel_ids._ids.clear()
+        _kernel_ids._ids.update(ids)
+        _kernel_ids._by_mkey.clear()
+        _kernel_ids._by_mkey.update(by_mkey)
+        for name, kid in ids.items():
+            kid.variants.clear()
+            kid.variants.update(variants[name])
 
 
 @settings(max_examples=25, deadline=None,  # the fixture only sets up how kernels compile
