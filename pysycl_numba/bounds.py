@@ -41,8 +41,10 @@ from pysycl_numba.targets.spirv import ocl
 _I32 = llir.IntType(32)
 _I64 = llir.IntType(64)
 
-#: The private record, ``long`` words: the access's packed site (0: none), index[3].
-RECORD_WORDS = 4
+#: The private record, ``long`` words: the access's packed site (0: none), index[3], the
+#: failing item's linear id (``range`` kernels, whose work-items loop over items; -1: none).
+RECORD_WORDS = 5
+_LINEAR = 4
 #: ``long`` words of the error buffer (``pysycl._core.abi``): site, index, scratch, work-item.
 _SITE_WORD, _INDEX_WORD, _SCRATCH_WORD, _GID_WORD = 1, 4, 7, 8
 _LOCAL_SCRATCH = "pysycl.bounds.local_scratch"
@@ -114,8 +116,18 @@ def new_record(builder: llir.IRBuilder) -> llir.Value:
     with builder.goto_entry_block():
         rec = builder.alloca(_I64, size=RECORD_WORDS, name="pysycl.bounds.record")
     for k in range(RECORD_WORDS):
-        builder.store(_I64(0), _word(builder, rec, k))
+        builder.store(_I64(-1 if k == _LINEAR else 0), _word(builder, rec, k))
     return rec
+
+
+def note_linear_id(builder: llir.IRBuilder, rec: llir.Value, lin: llir.Value) -> None:
+    """After the call of the user's function for linear id ``lin`` (a ``range`` kernel's
+    loop over items): the id of the record's first violation, if it just happened."""
+    failed = builder.icmp_unsigned("!=", builder.load(_word(builder, rec, 0)), _I64(0))
+    p = _word(builder, rec, _LINEAR)
+    old = builder.load(p)
+    unset = builder.icmp_signed("==", old, _I64(-1))
+    builder.store(builder.select(builder.and_(failed, unset), lin, old), p)
 
 
 def publish(builder: llir.IRBuilder, rec: llir.Value, err: llir.Value) -> None:
@@ -127,12 +139,15 @@ def publish(builder: llir.IRBuilder, rec: llir.Value, err: llir.Value) -> None:
     with builder.if_then(builder.icmp_unsigned("!=", anyone, _I32(0)), likely=False), \
             builder.if_then(failed):
         idx = [builder.load(_word(builder, rec, 1 + d)) for d in range(3)]
-        call = builder.call(_publish_function(builder.module, err.type), [err, site, *idx])
+        lin = builder.load(_word(builder, rec, _LINEAR))
+        call = builder.call(_publish_function(builder.module, err.type), [err, site, *idx, lin])
         call.calling_convention = "spir_func"
 
 
 def _publish_function(module: llir.Module, err_type: llir.Type) -> llir.Function:
-    """``publish(err, site, i0, i1, i2)``: compare-exchange ``err[0]``; the winner writes.
+    """``publish(err, site, i0, i1, i2, lin)``: compare-exchange ``err[0]``; the winner
+    writes (its work-item id, or the item's linear id ``lin`` in its first word when
+    ``lin`` is not -1).
 
     A function of its own (``noinline``; :mod:`pysycl_numba.targets.spirv.codegen` keeps it):
     inlined, the device compiler ran its atomic lane by lane in every vector even
@@ -141,12 +156,12 @@ def _publish_function(module: llir.Module, err_type: llir.Type) -> llir.Function
     fn = module.globals.get(PUBLISH)
     if fn is not None:
         return fn
-    fn = llir.Function(module, llir.FunctionType(llir.VoidType(), [err_type, *[_I64] * 4]),
+    fn = llir.Function(module, llir.FunctionType(llir.VoidType(), [err_type, *[_I64] * 5]),
                        name=PUBLISH)
     fn.calling_convention = "spir_func"
     fn.linkage = "internal"
     fn.attributes.add("noinline")
-    err, site, *idx = fn.args
+    err, site, *idx, lin = fn.args
     b = llir.IRBuilder(fn.append_basic_block("entry"))
     pair = b.cmpxchg(err, _I32(0), _I32(1), "monotonic", "monotonic")
     with b.if_then(b.extract_value(pair, 1)):
@@ -155,6 +170,8 @@ def _publish_function(module: llir.Module, err_type: llir.Type) -> llir.Function
         for d in range(3):
             b.store(idx[d], _word(b, words, _INDEX_WORD + d))
             gid = ocl.work_item_query(b, "get_global_id", d)  # OpenCL order
+            if d == 0:
+                gid = b.select(b.icmp_signed("!=", lin, _I64(-1)), lin, gid)
             b.store(gid, _word(b, words, _GID_WORD + d))
     b.ret_void()
     return fn

@@ -433,6 +433,12 @@ def compile_kernel(
     )
 
 
+def _prints(captures: Sequence[Capture]) -> bool:
+    """Whether a kernel prints (``print``, ``sycl.stream``): its output is collected per
+    work-item, so each of its work-items runs one item (no coarsening)."""
+    return any(isinstance(c.type, (PrintType, StreamType)) for c in captures)
+
+
 def _entry_metadata(module: llir.Module, entry: str,
                     props: tuple[tuple[int, ...], tuple[int, ...], int]) -> None:
     """Kernel properties as the OpenCL kernel metadata LLVM's SPIR-V backend turns into
@@ -514,7 +520,8 @@ class _KernelJob:
         else:
             wrapper = build_kernel_wrapper(cres.target_context, cres.fndesc, self.index,
                                            self.capture_types, abi_types, self.entry_name,
-                                           self.bounds_check, has_asserts)
+                                           self.bounds_check, has_asserts, bool(self.arch),
+                                           bool(self.arch) and not _prints(self.captures))
         props = getattr(self.pyfunc, PROPS_ATTR, None)
         if props is not None:
             _entry_metadata(wrapper, self.entry_name, props)

@@ -12,6 +12,7 @@ platform or device name) restricts which devices both use, e.g.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -184,6 +185,24 @@ def ptxas_check(ptx: bytes, arch: str = "sm_90") -> None:
         r = subprocess.run([PTXAS, f"-arch={arch}", src, "-o", os.path.join(d, "k.cubin")],
                            capture_output=True, text=True)
         assert r.returncode == 0, f"ptxas refused the PTX:\n{r.stderr}"
+
+
+def ptxas_info(ptx: bytes, arch: str = "sm_90") -> tuple[int, int] | None:
+    """(registers, local-memory spill bytes stored) ptxas reports for the PTX's entry
+    point (``ptxas -v``); None where CUDA is not installed."""
+    if PTXAS is None:
+        return None
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "k.ptx")
+        with open(src, "wb") as f:
+            f.write(ptx)
+        r = subprocess.run([PTXAS, "-v", f"-arch={arch}", src, "-o", os.path.join(d, "k.cubin")],
+                           capture_output=True, text=True)
+    assert r.returncode == 0, f"ptxas refused the PTX:\n{r.stderr}"
+    regs = re.search(r"Used (\d+) registers", r.stderr)
+    spills = re.search(r"(\d+) bytes spill stores", r.stderr)
+    assert regs is not None, r.stderr
+    return int(regs.group(1)), int(spills.group(1)) if spills else 0
 
 
 @pytest.fixture

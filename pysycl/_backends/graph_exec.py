@@ -37,7 +37,6 @@ from pysycl._commands.event import event, waits_of
 from pysycl._commands.recording import RecordingExecutor, graph_state
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.launch_types import Submission
-from pysycl._kernels.argplan import flat_args
 from pysycl._memory.usm import usm_pointer
 from pysycl._memory.usm_api import PRUNE_AT, prune
 
@@ -242,7 +241,7 @@ def _step(ex: Any, sub: Any) -> tuple[Any, ...]:
     if type(launch) is not ex.launch_class:  # a sycl.kernel object, an empty range
         return (_OTHER, sub)
     if not sub.requirements and launch.printer is None and watch is None:
-        return (_FAST, launch.prebound(flat_args(values, launch.kinds, ex.key)), values)
+        return (_FAST, launch.prebound(launch.args(values)), values)
     # the last item: its pre-bound launch, made at the first replay (the buffers' device
     # copies exist then: they stay until the buffer is closed)
     return [_KERNEL, launch, values, watch, sub.requirements, None]
@@ -278,7 +277,7 @@ def _replay(ex: Any, q: Any, steps: list[tuple[Any, ...]], preds: list[list[int]
                     st.prepare_device(key, ex, writes, needs, wait_for)
             if run is None and ln.printer is None and watch is None:
                 run = step[5] = ex.launch_class.replayer(
-                    (ln.prebound(flat_args(values, ln.kinds, key)),))
+                    (ln.prebound(ln.args(values)),))
             if run is not None and not wait_for:  # nothing of another queue to wait for
                 ev = run()[1]
             else:

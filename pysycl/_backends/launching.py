@@ -56,6 +56,7 @@ from pysycl._kernels.kassert import submit_site
 from pysycl._kernels.kprops import check_launch
 from pysycl._kernels.ndrange import SMALL as _SMALL
 from pysycl._kernels.ndrange import check_global_size, ndrange_sizes
+from pysycl._kernels.rangesize import range_sizes
 from pysycl._kernels.signature import check_kernel
 
 if TYPE_CHECKING:
@@ -101,6 +102,9 @@ class LaunchingExecutor(Protocol):
     def local_memory(self, nbytes: int) -> Any: ...
     #: the backend's :class:`Launch` subclass
     launch_class: type[Launch]
+    #: whether the device runs a last work-group smaller than the others (a range launch's
+    #: sizes: :func:`~pysycl._kernels.rangesize.range_sizes`)
+    uneven_groups: bool
 
 
 class Launch:
@@ -112,14 +116,24 @@ class Launch:
     :class:`~pysycl._kernels.steps.PrintStep` (None: it does not print); ``space`` the
     index space it was made for in SYCL terms, and ``refresh``/``want``/``gen`` what a
     remembered handler-less launch checks (:func:`launch`).
+
+    A ``range`` launch's sizes are the runtime's, chosen per device and image format
+    (:func:`~pysycl._kernels.rangesize.range_sizes`; the ``gsize`` given is the user's
+    range), and ``tail``, the user's range, follows the captures' arguments (the kernel's
+    entry point runs the items of that range); else ``()``.
     """
 
     __slots__ = ("bound", "clk", "ex", "floats", "gen", "gsize", "k", "kind", "kinds", "lsize",
-                 "pointers", "printer", "refresh", "space", "want")
+                 "pointers", "printer", "refresh", "space", "tail", "want")
 
     def __init__(self, ex: LaunchingExecutor, k: Kernel, clk: Any, kind: str, space: Any,
                  gsize: tuple[int, ...], lsize: tuple[int, ...] | None) -> None:
         self.ex, self.k, self.clk = ex, k, clk
+        self.tail: tuple[int, ...] = ()
+        if kind == "range":
+            self.tail = tuple(space)
+            gsize, lsize = range_sizes(ex.device, self.tail, ex.kernel_limits(clk)[0],
+                                       k.prints, ex.uneven_groups)
         self.kind, self.space, self.gsize, self.lsize = kind, space, gsize, lsize
         self.kinds = k.arg_kinds
         self.bound = ex.last_args(k)
@@ -139,6 +153,13 @@ class Launch:
         them), enqueue, hold ``holds`` (None: nothing) until the kernel completes; the
         native event. The backend's subclass implements it."""
         raise NotImplementedError
+
+    def args(self, values: list[Any]) -> list[Any]:
+        """The native arguments of a launch with the captured ``values``."""
+        args = flat_args(values, self.kinds, self.ex.key)
+        if self.tail:
+            args.extend(self.tail)
+        return args
 
     def prebound(self, args: list[Any]) -> Any:
         """A command graph's kernel node, launched with ``args`` (the native arguments) at
@@ -165,8 +186,8 @@ class Launch:
         """Launch with the captured ``values`` (local memory bound); ``watch``: what a
         failure reports, for a kernel with an error slot."""
         if self.printer is None and watch is None:
-            return self.enqueue(flat_args(values, self.kinds, self.ex.key),
-                                values if self.pointers else None, wait_for, self.bound)
+            return self.enqueue(self.args(values), values if self.pointers else None, wait_for,
+                                self.bound)
         return self._run_steps(values, wait_for, watch)
 
     def _run_steps(self, values: list[Any], wait_for: Sequence[Any] | None,
@@ -177,10 +198,10 @@ class Launch:
         bound = self.bound
         if printer is not None:
             bound_values, outs = printer.before(values)
-            args = flat_args(bound_values, self.kinds, ex.key)
+            args = self.args(bound_values)
             bound = None  # fresh buffers every launch
         else:
-            args = flat_args(values, self.kinds, ex.key)
+            args = self.args(values)
         holds = values if self.pointers else None
         if watch is None:
             ev = self.enqueue(args, holds, wait_for, bound)
@@ -319,8 +340,10 @@ def _watch(q: QueueRef, r: Resolved, cmd: KernelCommandRef) -> tuple[Any, ...]:
     it asserts."""
     k, fn, info, values = r[:4]
     ranges = accessor_ranges(values, k.arg_kinds) if k.compiled.bounds_checked else []
+    linear = tuple(cmd.index_space.values) if cmd.kind == "range" else None  # items' ids
     return _bounds.record(q, k, fn, cmd.name or fn.__qualname__, info.location,  # type: ignore[arg-type]
-                          values, ranges, max(cmd.ndim, 1), submit_site() if k.asserts else "")
+                          values, ranges, max(cmd.ndim, 1), submit_site() if k.asserts else "",
+                          linear)
 
 
 # ----------------------------------------------------------- handler-less launches
@@ -371,7 +394,7 @@ def _remember(ex: LaunchingExecutor, code: types.CodeType, fn: types.FunctionTyp
               name: str | None, watch: tuple[Any, ...] | None) -> None:
     """Remember ``ln``, which ran ``fn``, for its next launches, with the refresh of its
     arguments; ``False`` where it cannot have one (its launches take the whole way)."""
-    made = None if name is not None or watch is not None else refresh_for(fn, ln.k)
+    made = None if name is not None or watch is not None else refresh_for(fn, ln.k, ln.tail)
     if made is None or ln.printer is not None:
         ex.launches[code] = False
         return

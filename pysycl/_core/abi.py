@@ -38,8 +38,8 @@ Flat OpenCL arguments of one capture, in order:
 
 Reductions (``sycl.reduction``, see :class:`ReductionType` and docs/design/compiler.md):
 after the captures' arguments, a ``range`` kernel with reductions takes
-``long range[0..n-1]`` (the user's range; it is launched as a padded 1-D
-``nd_range`` and work-items past the range only contribute identities), then
+``long range[0..n-1]`` (the user's range; it is launched as a 1-D ``nd_range`` whose
+work-items loop over the items, and work-items with none only contribute identities), then
 every reduction takes ``T identity``, ``T __global *partials`` (one element
 per work-group, in group linear order) and ``T __local *scratch`` (one element
 per work-item of a work-group). A span reduction (``ReductionType.span``: ``n``
@@ -47,9 +47,13 @@ independent reductions, ``sycl.reduction(sycl.span(p, n), op)``) takes ``T ident
 ``T __global *partials`` (``n`` elements per work-group: the group's row, which the
 group sets to the identity and its work-items combine into atomically) and ``long n``.
 
-Index space: the entry point takes no index arguments; ids and ranges come from
-OpenCL work-item built-ins with SYCL dimension ``d`` of an ``n``-D range read
-from OpenCL dimension ``n - 1 - d`` (OpenCL backend appendix, "syclOpenCL.mapping").
+Index space: a ``range`` kernel (with or without reductions) takes, after the captures'
+arguments, ``long range[0..n-1]``: the user's range, which its ``sycl.item`` reports; the
+launch is the runtime's (``pysycl._kernels.rangesize``): SPIR-V entry points read ids from
+an n-D launch of the range itself, PTX ones loop over the items of a 1-D launch. Other
+kernels take no index arguments; their ids and ranges come from OpenCL work-item built-ins
+with SYCL dimension ``d`` of an ``n``-D range read from OpenCL dimension ``n - 1 - d``
+(OpenCL backend appendix, "syclOpenCL.mapping").
 
 Bounds-checked kernels (``CompiledKernel.bounds_checked``, ``PYSYCL_BOUNDS_CHECK=1``)
 take one more, last argument: ``int __global *err``, :data:`BOUNDS_ERR_BYTES`
@@ -61,7 +65,8 @@ load gives 0, an atomic works on a scratch word). The first violating work-item
 bits 2-9: the capture's position, bits 10-31: the index of its source location in
 ``CompiledKernel.sites`` (resolved against the submitting program's code,
 ``pysycl._core.sites``) --; ``[4 + d]`` the index components (as many as
-the accessor has dimensions); ``[8 + d]`` its ``get_global_id(d)`` (OpenCL order).
+the accessor has dimensions); ``[8 + d]`` its ``get_global_id(d)`` (OpenCL order; a
+``range`` kernel: the failing item's linear id in ``d == 0``).
 ``[7]`` is the scratch word.
 
 Kernels with ``assert`` statements (``CompiledKernel.asserts`` not empty) take the
@@ -72,8 +77,8 @@ end: ``atomic_add(&err[ASSERT_COUNT_INT], failures)`` counts the failing
 work-items; the first one (``atomic_cmpxchg(&err[ASSERT_FLAG_INT], 0, 1)``) writes,
 as ``long`` words, ``[ASSERT_NUMBER_WORD]`` 1 + the assert's index in
 ``CompiledKernel.asserts``, ``[ASSERT_GID_WORD + d]`` its ``get_global_id(d)``
-(OpenCL order; a ``range`` kernel with reductions: the user's linear id in
-``d == 0``), ``[ASSERT_VALUE_WORD + k]`` the bits of the message's ``k``-th number,
+(OpenCL order; a ``range`` kernel: the failing item's linear id in ``d == 0``),
+``[ASSERT_VALUE_WORD + k]`` the bits of the message's ``k``-th number,
 zero-extended to 64 (integers sign- or zero-extended by their signedness), at most
 :data:`ASSERT_MAX_VALUES` of them.
 """

@@ -106,9 +106,12 @@ Refresh = Callable[[types.FunctionType, tuple[Any, ...]],
 _refreshes: dict[tuple[Any, ...], Refresh] = {}
 
 
-def refresh_for(fn: types.FunctionType, k: Kernel) -> tuple[Refresh, tuple[Any, ...]] | None:
+def refresh_for(fn: types.FunctionType, k: Kernel, tail: tuple[int, ...] = (),
+                ) -> tuple[Refresh, tuple[Any, ...]] | None:
     """The refresh of kernel ``k`` launched as ``fn`` and the constants it checks against,
-    or None when ``fn``'s captures cannot be checked cheaply (see the module docstring)."""
+    or None when ``fn``'s captures cannot be checked cheaply (see the module docstring).
+    ``tail``: arguments after the captures' that the launch always passes (a ``range``
+    kernel's range: :class:`~pysycl._backends.launching.Launch`)."""
     if k.has_spec or k.has_local or k.direct or k.direct_rest or k.prints or k.asserts:
         return None
     caps = k.compiled.captures
@@ -118,8 +121,9 @@ def refresh_for(fn: types.FunctionType, k: Kernel) -> tuple[Refresh, tuple[Any, 
     globs = _global_slots(fn, caps, k.arg_kinds)
     if cells is None or globs is None:
         return None
-    shape = (tuple(how for how, _ in cells), tuple((name, how) for name, how, _ in globs))
-    consts = (*(want for _, want in cells), *(want for _, _, want in globs))
+    shape = (tuple(how for how, _ in cells), tuple((name, how) for name, how, _ in globs),
+             len(tail))
+    consts = (*(want for _, want in cells), *(want for _, _, want in globs), *tail)
     r = _refreshes.get(shape)
     if r is None:
         if len(_refreshes) >= 256:
@@ -191,7 +195,7 @@ def _library_object(v: Any) -> bool:
     return (mod or "").partition(".")[0] in _LIBRARY_ROOTS
 
 
-def _generate(cells: tuple[str, ...], globs: tuple[tuple[str, str], ...]) -> Refresh:
+def _generate(cells: tuple[str, ...], globs: tuple[tuple[str, str], ...], tail: int) -> Refresh:
     """The refresh of one shape: straight-line checks, one per captured value, about half
     the bytecode of a loop over the slots (docs/performance.md, launch latency)."""
     g = CodeGenerator()
@@ -211,6 +215,7 @@ def _generate(cells: tuple[str, ...], globs: tuple[tuple[str, str], ...]) -> Ref
             if how == POINTER:
                 held.append(f"v{n}")
             n += 1
+        args += [f"want[{n + i}]" for i in range(tail)]  # the tail: constants
         g.line(f"return [{', '.join(args)}], ({''.join(h + ', ' for h in held)})")
     return g.compile("refresh", "refresh " + "/".join((*cells, *(h for _, h in globs))))
 

@@ -123,8 +123,11 @@ class Kernel:
                 dts.append(None)  # the launch's print or stream buffer
             elif kind is not ArgKind.SPEC_CONSTANT:  # (a SAME capture has no dtypes)
                 dts.extend(c.type.flat_dtypes())  # type: ignore[union-attr]
-        if (compiled.bounds_checked or compiled.asserts) and not compiled.reductions:
-            dts.append(None)  # the error buffer (reduction kernels add it after theirs)
+        if not compiled.reductions:  # (reduction kernels add theirs after these)
+            if compiled.index.kind == "range":
+                dts.extend([np.int64] * compiled.index.ndim)  # the user's range
+            if compiled.bounds_checked or compiled.asserts:
+                dts.append(None)  # the error buffer
         self.arg_dtypes = dts
         self.arg_kinds = kinds
         self.has_spec = ArgKind.SPEC_CONSTANT in kinds

@@ -391,7 +391,8 @@ def test_get_kernel_and_info(kq, declared):
     k = exe.get_kernel(declared["vadd"])
     assert k.get_context() == kq.get_context() and k.get_kernel_bundle() is exe
     assert k.get_backend() is kq.get_backend()
-    assert k.get_info(sycl.info.kernel.num_args) == 3 * 3  # three 1-D accessors: base, offset, range
+    # three 1-D accessors (base, offset, range), then the 1-D range kernel's range
+    assert k.get_info(sycl.info.kernel.num_args) == 3 * 3 + 1
     dev = kq.get_device()
     KD = sycl.info.kernel_device_specific
     assert k.get_info(KD.work_group_size, dev) >= 1

@@ -216,6 +216,9 @@ class Device:
             else:
                 dt = cap.type.dtype
                 args.append(np.uint8(v) if dt == np.bool_ else dt.type(v))
+        ranged = ck.index.kind == "range" and global_range is not None
+        if ranged:  # a range kernel's entry point takes the user's range (SYCL order)
+            args += [np.int64(r) for r in global_range]  # type: ignore[union-attr]
         if ck.bounds_checked:  # the error buffer (pysycl._core.abi), read by last_error()
             self.err = cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR,
                                  hostbuf=np.zeros(BOUNDS_ERR_BYTES, np.uint8))
@@ -223,6 +226,8 @@ class Device:
         kernel.set_args(*args)
         if global_range is None:
             cl.enqueue_nd_range_kernel(self.queue, kernel, (1,), None)
+        elif ranged and ck.format == "ptx":  # a 1-D launch whose work-items loop over items
+            cl.enqueue_nd_range_kernel(self.queue, kernel, (int(np.prod(global_range)),), None)
         else:
             cl.enqueue_nd_range_kernel(self.queue, kernel, tuple(reversed(global_range)), None)
         for buf, host in copies:

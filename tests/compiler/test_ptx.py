@@ -9,13 +9,14 @@ same kernels run on an NVIDIA GPU in the GPU suite (docs/gpu.md).
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
 
 import pysycl as sycl
 from pysycl_numba.targets.ptx.retarget import retarget
-from tests.conftest import ptxas_check
+from tests.conftest import ptxas_check, ptxas_info
 
 
 def test_axpy_compiles_to_ptx(kq: sycl.queue, ptx_images: list) -> None:
@@ -39,10 +40,44 @@ def test_axpy_compiles_to_ptx(kq: sycl.queue, ptx_images: list) -> None:
     assert f".visible .entry {img.entry}(" in ptx and ".target sm_90" in ptx
     params = [ln for ln in ptx.splitlines() if f"{img.entry}_param_" in ln
               and ln.strip().startswith(".param")]
-    assert len(params) == sum(c.type.flat_arg_count() for c in img.captures)
+    # the captures', then the user's range: the work-items loop over the items
+    assert len(params) == sum(c.type.flat_arg_count() for c in img.captures) + 1
     assert "%ctaid.x" in ptx and "%ntid.x" in ptx and "%tid.x" in ptx
+    assert "%nctaid.x" in ptx  # the grid's size: the loop's stride
     assert "call" not in ptx  # the built-in definitions are inlined into the entry point
     ptxas_check(img.binary)
+
+
+def test_range_kernels_loop_with_few_registers(kq: sycl.queue, ptx_images: list) -> None:
+    """A triad's entry point: a loop over items (1-D and 3-D) that ptxas assembles for
+    sm_90 in few registers and without local-memory spills; the 1-D one runs blocks of
+    consecutive items with 128-bit loads and stores (where its pointers are aligned), the
+    3-D one item by item."""
+    n = 1009
+    x = sycl.malloc_shared(n, kq, dtype=np.float32)
+    y = sycl.malloc_shared(n, kq, dtype=np.float32)
+    z = sycl.malloc_shared(n, kq, dtype=np.float32)
+    np.asarray(x)[:] = np.arange(n)
+    np.asarray(y)[:] = 1
+    s = np.float32(3.0)
+    kq.parallel_for(sycl.range(n), lambda i: z.__setitem__(i, x[i] + s * y[i])).wait()
+
+    def k3(it):  # type: ignore[no-untyped-def]
+        z[it.get_linear_id()] = x[it.get_linear_id()] + s * np.float32(it[2])
+
+    kq.parallel_for(sycl.range(1, 1009, 1), k3).wait()
+    np.testing.assert_array_equal(np.asarray(z), np.arange(n, dtype=np.float32))
+    assert len(ptx_images) == 2
+    triad, three_d = (img.binary.decode() for img in ptx_images)
+    assert re.search(r"ld\.global\.v4\.(f|b)32", triad) and re.search(r"st\.global\.v4\.(f|b)32",
+                                                                      triad)
+    assert "ld.global.v4" not in three_d
+    for img in ptx_images:
+        info = ptxas_info(img.binary)
+        if info is None:
+            continue  # no ptxas here
+        regs, spills = info
+        assert regs <= 32 and spills == 0, (regs, spills)
 
 
 def test_unmapped_builtins_are_named() -> None:

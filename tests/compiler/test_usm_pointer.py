@@ -375,7 +375,8 @@ def _ptx(fn: Any, caps: Any = None, **kw: Any) -> tuple[str, Any]:
     text = ck.binary.decode()
     params = [ln.strip() for ln in text.splitlines()
               if "k_ptr_param_" in ln and ln.strip().startswith(".param")]
-    assert len(params) == sum(c.type.flat_arg_count() for c in caps) + ck.bounds_checked
+    # the captures', the range's (one dimension), the error buffer in bounds-checked mode
+    assert len(params) == sum(c.type.flat_arg_count() for c in caps) + 1 + ck.bounds_checked
     ptxas_check(ck.binary)
     return text, params
 

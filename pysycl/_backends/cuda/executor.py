@@ -127,6 +127,8 @@ class CUDAExecutor:
     event_domain = "cuda"
     #: the launches of this executor's kernels (:mod:`pysycl._backends.launching`)
     launch_class = _launch.CUDALaunch
+    #: CUDA has no partial blocks (range launches of PTX images loop over the items)
+    uneven_groups = False
     submit = _submit.submit
     launch = _launching.launch
 

@@ -9,10 +9,12 @@ H200: 4.3 us per back-to-back launch this way, 4.6 us with the bindings' tuple p
 CuPy's ``RawKernel`` 6.1 us; docs/design/cuda.md §1).
 
 Sizes: ``gsize``/``lsize`` come in native order (x fastest). An nd_range launch is
-``grid = gsize / lsize``, ``block = lsize``. A range launch has no work-group size, and
-CUDA has no partial blocks while the PTX image computes the global range as
-``nctaid * ntid``: the block is the largest divisor of the range within the device's
-limits (:func:`block_for`), so the grid covers the range exactly.
+``grid = gsize / lsize``, ``block = lsize``. A Python range kernel's launch is the
+runtime's (:mod:`pysycl._kernels.rangesize`: 1-D, blocks of 256, the kernel loops over
+the items), made by the base ``Launch``. A ``sycl.kernel`` object's range launch
+(:func:`launch_native`) has no work-group size, and CUDA has no partial blocks while its
+image computes the global range as ``nctaid * ntid``: the block is the largest divisor
+of the range within the device's limits (:func:`block_for`), so the grid covers it.
 
 Local accessors are offsets into the launch's dynamic shared memory
 (:mod:`pysycl._backends.cuda.build`): :class:`LocalMem` arguments get consecutive
@@ -199,6 +201,7 @@ class CUDALaunch(Launch):
     def __init__(self, ex: LaunchingExecutor, k: Kernel, clk: Any, kind: str, space: Any,
                  gsize: tuple[int, ...], lsize: tuple[int, ...] | None) -> None:
         super().__init__(ex, k, clk, kind, space, gsize, lsize)
+        gsize, lsize = self.gsize, self.lsize  # a range launch's: the runtime's choice
         block = lsize if lsize is not None else block_for(gsize, min(RANGE_BLOCK,
                                                                      clk.max_threads))
         grid = tuple(g // b for g, b in zip(gsize, block, strict=True))

@@ -198,6 +198,16 @@ class OpenCLExecutor(OpenCLEvents):
     #: the launches of this executor's kernels (:mod:`pysycl._backends.launching`)
     launch_class = _Launch
 
+    @property
+    def uneven_groups(self) -> bool:
+        """Whether the device runs non-uniform work-groups (a last one smaller than the
+        others: ``CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT``, OpenCL 3.0; a range launch's
+        sizes, :func:`pysycl._kernels.rangesize.range_sizes`)."""
+        try:
+            return bool(self.device.native.non_uniform_work_group_support)
+        except (AttributeError, x.cl.Error):  # OpenCL < 3.0 headers or device: no
+            return False
+
     def marker(self, wait_for: Sequence[cl.Event] | None) -> cl.Event:
         """A command that completes when ``wait_for`` have (an empty index space's)."""
         return x.marker(self.native, wait_for=wait_for)

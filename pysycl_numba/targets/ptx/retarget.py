@@ -63,11 +63,13 @@ def _param_types(params: str) -> tuple[str, ...]:
     return tuple(p.strip().split()[0] for p in params.split(",") if p.strip())
 
 
-# `%x = atomicrmw OP ... [syncscope("S")] ORDER, align N` / `cmpxchg ... ORDER FAILORDER, ...`
+# `%x = atomicrmw OP ... [syncscope("S")] ORDER, align N[, !md !N...]` / `cmpxchg ... ORDER
+# FAILORDER, ...` (metadata: a coarsened range kernel's alias scopes, pysycl_numba.wrapper)
 _ORDERED = re.compile(
     r'^(?P<indent>\s*)(?P<head>%\S+ = (?:atomicrmw|cmpxchg) .*?)'
     r'(?P<scope> syncscope\("\w*"\))? (?P<order>acquire|release|acq_rel|seq_cst)'
-    r'(?P<fail> (?:monotonic|acquire|seq_cst))?(?P<tail>(?:, align \d+)?)$', re.M)
+    r'(?P<fail> (?:monotonic|acquire|seq_cst))?(?P<tail>(?:, align \d+)?(?:, ![\w.]+ !\d+)*)$',
+    re.M)
 
 
 _KERNEL_HEAD = re.compile(r"^define [^\n]*ptx_kernel [^\n]*?@[\w.$\"]+\(", re.M)
@@ -154,7 +156,8 @@ def _fence_ordered_rmw(ir: str) -> str:
 # `%x = atomicrmw OP ptr addrspace(1) %p, TY V monotonic, align N` (no syncscope: system)
 _SYSTEM_RMW = re.compile(
     r"^(?P<ind>\s*)(?P<res>%\S+) = atomicrmw (?:volatile )?(?P<op>\w+) ptr addrspace\(1\) "
-    r"(?P<ptr>%\S+), (?P<ty>i32|i64|float|double) (?P<val>\S+) monotonic(?:, align \d+)?$", re.M)
+    r"(?P<ptr>%\S+), (?P<ty>i32|i64|float|double) (?P<val>\S+) monotonic(?:, align \d+)?"
+    r"(?:, ![\w.]+ !\d+)*$", re.M)
 # LLVM operation → PTX ``atom`` operation (``{}`` is the width), by operand type.
 _ATOM_OPS = {("xchg", "i"): "exch.b{}", ("add", "i"): "add.u{}", ("and", "i"): "and.b{}",
              ("or", "i"): "or.b{}", ("xor", "i"): "xor.b{}", ("max", "i"): "max.s{}",

@@ -1,0 +1,72 @@
+"""How a ``range`` kernel is launched: how many work-items, in work-groups of how many.
+
+A ``range`` kernel compiled by pysycl takes the user's range as arguments, so the
+launch is the runtime's choice, made here per device for every backend (the backend's
+``Launch`` asks once, when it is made for a kernel, range and queue). The kernel's
+entry point (:mod:`pysycl_numba.wrapper`) matches its image's format:
+
+* PTX (NVIDIA GPUs, through CUDA or NVIDIA's OpenCL): a 1-D launch whose work-items loop
+  over the items (``grid_stride``; a 1-D range in blocks of :data:`COARSEN` consecutive
+  items with 128-bit accesses where its pointers are aligned, ``coarsened``):
+  work-groups of :data:`GPU_GROUP` work-items (the kernel's limit if lower), as many as
+  the range needs up to :data:`GROUPS_PER_UNIT_GPU` per compute unit -- a grid that
+  fills the device once, each work-item then handling several items. Any range size
+  launches full work-groups (before, a prime range ran CUDA blocks of one work-item,
+  whose blocks had to divide the range);
+* SPIR-V (the Intel OpenCL CPU runtime): the n-D range itself, one work-item per item
+  (``native_items``), the work-group size the driver's choice -- except where the fastest
+  dimension is not a multiple of :data:`CPU_GROUP` and the device runs non-uniform
+  work-groups (OpenCL 2.0; Intel's CPU runtime does, PoCL does not): work-groups of
+  :data:`CPU_GROUP` along it and a smaller last one. The driver's own choice for a prime
+  range was work-groups of one work-item (17x slower). A loop over items did not pay
+  there (docs/performance.md, "Range kernels");
+* a kernel that prints (``print``, ``sycl.stream``): one work-item per item on every
+  device, so that a work-item's output -- collected by work-item id -- is one item's.
+"""
+
+from __future__ import annotations
+
+from math import prod
+from typing import TYPE_CHECKING
+
+from pysycl._core.launch_types import native_order
+from pysycl._kernels.cache import target_of
+from pysycl._objects.info import _device_info
+
+if TYPE_CHECKING:
+    from pysycl._objects.device import device
+
+#: Work-items per work-group of a 1-D (PTX) ``range`` launch.
+GPU_GROUP = 256
+#: Work-groups per compute unit of a PTX ``range`` launch (an SM holds 2048 work-items).
+GROUPS_PER_UNIT_GPU = 8
+#: Consecutive items a work-item of a 1-D PTX ``range`` kernel runs as one block
+#: (``pysycl_numba.wrapper.COARSEN``: 128-bit accesses of 4-byte elements).
+COARSEN = 4
+#: The work-group size (fastest dimension) of a SPIR-V ``range`` launch whose fastest
+#: dimension it does not divide, on a device with non-uniform work-groups.
+CPU_GROUP = 64
+
+
+def range_sizes(dev: device, space: tuple[int, ...], max_group: int,
+                one_per_item: bool = False, uneven: bool = False,
+                ) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
+    """The (global size, local size or None: the driver's choice), native order, of a
+    ``range`` launch over ``space`` (the user's range, SYCL order) on ``dev``;
+    ``max_group``: the built kernel's largest work-group; ``one_per_item``: launch a
+    work-item per item (a kernel that prints); ``uneven``: the device runs a last
+    work-group smaller than the others (OpenCL 2.0's non-uniform work-groups)."""
+    if target_of(dev)[0] != "ptx":
+        native = native_order(space)
+        fast = native[0]
+        if uneven and fast % CPU_GROUP and fast > CPU_GROUP:
+            return native, (min(CPU_GROUP, max_group), *(1,) * (len(native) - 1))
+        return native, None
+    total = prod(space)
+    per_item = 1 if one_per_item or len(space) > 1 else COARSEN  # items per work-item
+    wg = max(1, min(GPU_GROUP, max_group, -(-total // per_item)))
+    groups = -(-total // (wg * per_item))
+    if not one_per_item:
+        units = max(1, int(dev.get_info(_device_info.max_compute_units)))
+        groups = min(groups, GROUPS_PER_UNIT_GPU * units)
+    return (groups * wg,), (wg,)

@@ -1,0 +1,188 @@
+"""Range kernels on NVIDIA GPUs (skipped where there is none): a 1-D launch whose work-items
+loop over the user's items (PTX entry points, :func:`pysycl_numba.wrapper.grid_stride`),
+sized per device (:func:`pysycl._kernels.rangesize.range_sizes`). Through CUDA and, where
+NVIDIA's OpenCL is installed, its OpenCL view of the same GPU: every item runs exactly once
+with its own ids; a prime range launches full blocks; bounds-checked mode and asserts name
+the failing item, not the work-item that ran it."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pysycl as sycl
+from pysycl._kernels import bounds as _bounds
+from pysycl._kernels.rangesize import COARSEN, GPU_GROUP, GROUPS_PER_UNIT_GPU
+
+PTX_GPUS = [d for d in sycl.device.get_devices(sycl.info.device_type.gpu)
+            if d.image_targets and d.image_targets[0][0] == "ptx"]
+pytestmark = pytest.mark.skipif(not PTX_GPUS, reason="no NVIDIA GPU (CUDA or NVIDIA's OpenCL)")
+
+PRIMES = [1, 2, 3, 5, 7, 13, 31, 61, 67, 127, 257, 1009]
+sizes = st.one_of(st.sampled_from(PRIMES), st.integers(1, 70))
+ranges = st.one_of(st.tuples(st.one_of(sizes, st.integers(1, 5000))),
+                   st.tuples(sizes, sizes), st.tuples(sizes, sizes, st.integers(1, 9)),
+                   # more items than one grid's work-items: each loops several times
+                   st.sampled_from([(1_000_003,), (1009, 1013), (7, 331, 409)]))
+
+
+@pytest.fixture(params=PTX_GPUS, ids=lambda d: d.get_backend().value)
+def gq(request: pytest.FixtureRequest) -> sycl.queue:
+    return sycl.queue(request.param)
+
+
+def _oracle(shape: tuple[int, ...]) -> np.ndarray:
+    n = int(np.prod(shape))
+    want = np.zeros((n, 8), np.int64)
+    want[:, 0] = np.arange(n)
+    want[:, 1] = 1
+    ids = np.unravel_index(np.arange(n), shape)
+    for d in range(len(shape)):
+        want[:, 2 + d] = ids[d]
+        want[:, 5 + d] = shape[d]
+    return want
+
+
+def _run(q: sycl.queue, shape: tuple[int, ...]) -> np.ndarray:
+    n = int(np.prod(shape))
+    out = np.zeros((n, 8), np.int64)
+    nd = len(shape)
+    with sycl.buffer(out) as B:
+        def cg(h: sycl.handler) -> None:
+            o = B.get_access(h, sycl.access_mode.read_write)
+
+            def k(it: sycl.item) -> None:
+                lin = it.get_linear_id()
+                o[lin, 0] = lin
+                o[lin, 1] += 1
+                for d in range(nd):
+                    o[lin, 2 + d] = it.get_id(d)
+                    o[lin, 5 + d] = it.get_range(d)
+
+            h.parallel_for(sycl.range(*shape), k)
+
+        q.submit(cg)
+    return out
+
+
+def test_every_item_runs_once_with_its_own_ids(gq: sycl.queue) -> None:
+    @settings(max_examples=40, deadline=None)
+    @given(shape=ranges)
+    def check(shape: tuple[int, ...]) -> None:
+        assert np.array_equal(_run(gq, shape), _oracle(shape)), shape
+
+    check()
+
+
+@pytest.mark.parametrize("n", [1_000_003, 1 << 20, 257, 1])
+def test_a_prime_range_launches_full_blocks(gq: sycl.queue, n: int) -> None:
+    """The launch: blocks of GPU_GROUP (fewer only for a smaller range), a grid of at most
+    GROUPS_PER_UNIT_GPU per SM; the handler-less launch's ``Launch`` remembers it."""
+    x = sycl.malloc_device(n, gq, dtype=np.float32)
+    y = sycl.malloc_device(n, gq, dtype=np.float32)
+    gq.memcpy(x, np.arange(n, dtype=np.float32), n * 4).wait()
+    gq.memset(y, 0, n * 4).wait()
+
+    def triad(i):  # type: ignore[no-untyped-def]
+        y[i] = x[i] * np.float32(2.0) + np.float32(1.0)
+
+    gq.parallel_for(sycl.range(n), triad).wait()
+    got = np.empty(n, np.float32)
+    gq.memcpy(got, y, n * 4).wait()
+    np.testing.assert_array_equal(got, np.arange(n, dtype=np.float32) * 2 + 1)
+    ln = gq.executor.launches[triad.__code__]  # the remembered launch of this kernel
+    (g,), (wg,) = ln.gsize, ln.lsize
+    units = gq.get_device().get_info(sycl.info.device.max_compute_units)
+    blocks = -(-n // COARSEN)  # a 1-D range: blocks of COARSEN consecutive items
+    assert wg == min(GPU_GROUP, blocks) and g % wg == 0
+    assert g // wg == min(-(-blocks // wg), GROUPS_PER_UNIT_GPU * units)
+    assert ln.tail == (n,)
+
+
+@pytest.mark.parametrize("offset", [0, 1, 2, 4, 7])
+@pytest.mark.parametrize("n", [1 << 20, 1_000_003, 5])
+def test_ranged_accessor_views_aligned_or_not(gq: sycl.queue, offset: int, n: int) -> None:
+    """A kernel over an accessor's ranged view: an offset of 4 floats keeps 128-bit accesses
+    (the blocks of COARSEN items), 1, 2 and 7 take the plain loop; the same results."""
+    total = n + 8
+    x = np.arange(total, dtype=np.float32)
+    y = np.ones(total, np.float32)
+    with sycl.buffer(x) as X, sycl.buffer(y) as Y:
+        def cg(h: sycl.handler) -> None:
+            a = X.get_access(h, sycl.access_mode.read, access_range=sycl.range(n),
+                             access_offset=sycl.id(offset))
+            b = Y.get_access(h, sycl.access_mode.read_write, access_range=sycl.range(n),
+                             access_offset=sycl.id(offset))
+            h.parallel_for(sycl.range(n), lambda i: b.__setitem__(i, a[i] * 2 + b[i]))
+
+        gq.submit(cg)
+    want = np.ones(total, np.float32)
+    want[offset:offset + n] = np.arange(offset, offset + n, dtype=np.float32) * 2 + 1
+    np.testing.assert_array_equal(y, want)
+
+
+@pytest.mark.parametrize("shift", [0, 1, 2, 3, 4, 5])
+def test_usm_pointers_of_any_alignment(gq: sycl.queue, shift: int) -> None:
+    """USM pointers ``shift`` floats into their allocations (``p + k``): 16-byte aligned
+    ones take the 128-bit blocks, the others the plain loop; the same results."""
+    n = 1_000_003
+    p = sycl.malloc_device(n + 8, gq, dtype=np.float32)
+    r = sycl.malloc_device(n + 8, gq, dtype=np.float32)
+    gq.memcpy(p, np.arange(n + 8, dtype=np.float32), (n + 8) * 4).wait()
+    gq.memset(r, 0, (n + 8) * 4).wait()
+    src, dst = p + shift, r + (5 - shift)
+
+    def k(i):  # type: ignore[no-untyped-def]
+        dst[i] = src[i] + np.float32(1)
+
+    gq.parallel_for(sycl.range(n), k).wait()
+    got = np.empty(n + 8, np.float32)
+    gq.memcpy(got, r, (n + 8) * 4).wait()
+    want = np.zeros(n + 8, np.float32)
+    want[5 - shift:5 - shift + n] = np.arange(shift, shift + n, dtype=np.float32) + 1
+    np.testing.assert_array_equal(got, want)
+
+
+def test_bounds_checked_mode_names_the_item(gq: sycl.queue) -> None:
+    """The item that reads out of range is far beyond the grid's work-items: the report
+    names the item (a 2-D id), not the work-item that ran it."""
+    rows, cols = 3001, 1013
+    a = np.zeros((rows, cols), np.float32)
+    sycl.ext.set_bounds_check(True)
+    try:
+        with sycl.buffer(a) as A:
+            def cg(h: sycl.handler) -> None:
+                acc = A.get_access(h, sycl.access_mode.read_write)
+
+                def k(it: sycl.item) -> None:
+                    i, j = it[0], it[1]
+                    if i == 2999 and j == 1000:
+                        acc[i, j + 100] = 1.0  # out of range: column 1100
+                    else:
+                        acc[i, j] = 2.0
+
+                h.parallel_for(sycl.range(rows, cols), k)
+
+            gq.submit(cg)
+            with pytest.raises(sycl.exception, match=re.escape("work-item (2999, 1000)")):
+                gq.wait()
+    finally:
+        sycl.ext.set_bounds_check(None)
+        _bounds.watching.clear()
+
+
+def test_a_failed_assert_names_the_item(gq: sycl.queue) -> None:
+    n = 3_000_017
+    out = sycl.malloc_device(n, gq, dtype=np.int32)
+
+    def k(i):  # type: ignore[no-untyped-def]
+        assert i[0] != 2_999_999, "bad item"
+        out[i] = 1
+
+    with pytest.raises(AssertionError, match=re.escape("work-item (2999999,)")):
+        gq.parallel_for(sycl.range(n), k).wait()
+        gq.wait_and_throw()

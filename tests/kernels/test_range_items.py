@@ -1,0 +1,316 @@
+"""Range kernels whose launch is the runtime's choice: the items a kernel sees are the user's.
+
+A ``range`` kernel takes the user's range as arguments; the launch is sized per device
+(:mod:`pysycl._kernels.rangesize`): on the CPU device the range itself (work-groups of
+CPU_GROUP where its runtime runs non-uniform ones and the driver's choice would be poor), on
+GPUs a 1-D grid whose work-items loop over the items (the
+loop is :func:`pysycl_numba.wrapper.grid_stride`, which range kernels with reductions use
+on every device: the tests below run it here with fewer work-items than items). Every
+item must run exactly once with its own ``get_id``/``get_linear_id``/``get_range``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pysycl as sycl
+from pysycl._bundles import kernel_id as _kernel_ids
+from pysycl._kernels import bounds as _bounds
+from pysycl._kernels import reduction as _reduction
+from pysycl._kernels.cache import target_of
+from pysycl._kernels.rangesize import CPU_GROUP, range_sizes
+
+PRIMES = [1, 2, 3, 5, 7, 13, 31, 61, 67, 127, 257, 1009]
+sizes = st.one_of(st.sampled_from(PRIMES), st.integers(1, 70))
+ranges = st.one_of(st.tuples(st.one_of(sizes, st.integers(1, 5000))),
+                   st.tuples(sizes, sizes), st.tuples(sizes, sizes, st.integers(1, 9)))
+
+
+def _oracle(shape: tuple[int, ...]) -> np.ndarray:
+    """Per item (row-major): linear id, count 1, its id (3 slots) and the range (3 slots)."""
+    n = int(np.prod(shape))
+    want = np.zeros((n, 8), np.int64)
+    want[:, 0] = np.arange(n)
+    want[:, 1] = 1
+    ids = np.unravel_index(np.arange(n), shape)
+    for d in range(len(shape)):
+        want[:, 2 + d] = ids[d]
+        want[:, 5 + d] = shape[d]
+    return want
+
+
+def _run(q: sycl.queue, shape: tuple[int, ...]) -> np.ndarray:
+    n = int(np.prod(shape))
+    out = np.zeros((n, 8), np.int64)
+    nd = len(shape)
+    with sycl.buffer(out) as B:
+        def cg(h: sycl.handler) -> None:
+            o = B.get_access(h, sycl.access_mode.read_write)
+
+            def k(it: sycl.item) -> None:
+                lin = it.get_linear_id()
+                o[lin, 0] = lin
+                o[lin, 1] += 1
+                for d in range(nd):
+                    o[lin, 2 + d] = it.get_id(d)
+                    o[lin, 5 + d] = it.get_range(d)
+
+            h.parallel_for(sycl.range(*shape), k)
+
+        q.submit(cg)
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=ranges)
+def test_every_item_runs_once_with_its_own_ids(kernel_device: sycl.device,
+                                               shape: tuple[int, ...]) -> None:
+    assert np.array_equal(_run(sycl.queue(kernel_device), shape), _oracle(shape))
+
+
+@settings(max_examples=30, deadline=None)
+@given(shape=ranges)
+def test_the_host_device_agrees(host_device: sycl.device, shape: tuple[int, ...]) -> None:
+    """The oracle of the oracle: the host_debuggable device gives the same table."""
+    if int(np.prod(shape)) > 3000:
+        shape = (*shape[:-1], 1)
+    assert np.array_equal(_run(sycl.queue(host_device), shape), _oracle(shape))
+
+
+@settings(max_examples=30, deadline=None)
+@given(shape=ranges)
+def test_the_grid_stride_loop_runs_every_item_once(kernel_device: sycl.device,
+                                                   shape: tuple[int, ...]) -> None:
+    """A range kernel with a reduction loops over the items with fewer work-items than
+    items (one work-group per compute unit here: 256 work-items per unit), on this device."""
+    n = int(np.prod(shape))
+    nd = len(shape)
+    out = np.zeros((n, 8), np.int64)
+    total = np.zeros(1, np.int64)
+    old = _reduction._GROUPS_PER_UNIT_CPU
+    _reduction._GROUPS_PER_UNIT_CPU = 1
+    try:
+        with sycl.buffer(out) as B, sycl.buffer(total) as T:
+            def cg(h: sycl.handler) -> None:
+                o = B.get_access(h, sycl.access_mode.read_write)
+                red = sycl.reduction(T, h, sycl.plus())
+
+                def k(it: sycl.item, s: sycl.reducer) -> None:
+                    lin = it.get_linear_id()
+                    o[lin, 0] = lin
+                    o[lin, 1] += 1
+                    for d in range(nd):
+                        o[lin, 2 + d] = it.get_id(d)
+                        o[lin, 5 + d] = it.get_range(d)
+                    s += lin
+
+                h.parallel_for(sycl.range(*shape), red, k)
+
+            sycl.queue(kernel_device).submit(cg)
+    finally:
+        _reduction._GROUPS_PER_UNIT_CPU = old
+    assert np.array_equal(out, _oracle(shape))
+    assert total[0] == n * (n - 1) // 2
+
+
+@pytest.mark.parametrize("shape", [(1000003,), (997, 13), (3, 1009, 5), (65,), (128,), (7,)])
+def test_cpu_launch_sizes(kq: sycl.queue, shape: tuple[int, ...]) -> None:
+    """On a SPIR-V device a range launches as itself; where its fastest dimension is not a
+    multiple of CPU_GROUP (and larger) and the device runs non-uniform work-groups, in
+    work-groups of CPU_GROUP along it (a prime range: no work-groups of one work-item).
+    Every item still runs once."""
+    dev = kq.get_device()
+    if target_of(dev)[0] == "ptx":
+        pytest.skip("a PTX device: tests/cuda_backend/test_cuda_range_items.py checks its sizes")
+    uneven = kq.executor.uneven_groups
+    g, local = range_sizes(dev, shape, 1024, False, uneven)
+    assert g == tuple(reversed(shape))
+    fast = shape[-1]
+    if uneven and fast % CPU_GROUP and fast > CPU_GROUP:
+        assert local == (CPU_GROUP, *(1,) * (len(shape) - 1))
+    else:
+        assert local is None
+    if int(np.prod(shape)) <= 20000:
+        assert np.array_equal(_run(kq, shape), _oracle(shape))
+    else:  # a big prime: the element-wise sum, against numpy
+        n = shape[0]
+        x = np.arange(n, dtype=np.float32)
+        y = np.ones(n, np.float32)
+        with sycl.buffer(x) as X, sycl.buffer(y) as Y:
+            def cg(h: sycl.handler) -> None:
+                a = X.get_access(h, sycl.access_mode.read)
+                b = Y.get_access(h, sycl.access_mode.read_write)
+                h.parallel_for(sycl.range(n), lambda i: b.__setitem__(i, a[i] * 2 + b[i]))
+
+            kq.submit(cg)
+        assert np.array_equal(y, np.arange(n, dtype=np.float32) * 2 + 1)
+
+
+# ------------------------------------- the GPUs' entry point, run on this device
+@pytest.fixture
+def gpu_shaped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Range kernels compiled with the entry point PTX images get (1-D launch, a loop over
+    the items, 1-D ranges in blocks of consecutive items with vector accesses where the
+    pointers are aligned) and launched as GPUs launch them, with a grid of at most three
+    work-groups of four, so that every loop runs many times: the GPUs' code path, run on
+    this machine's device (no GPU here). A fresh kernel cache: these images serve no one."""
+    import tempfile
+
+    import pysycl_numba.compiler as compiler
+    from pysycl._backends import launching
+    from pysycl._kernels.cache import kernels
+
+    real = compiler.build_kernel_wrapper
+
+    def linear(*args: object) -> object:
+        return real(*args[:8], True, True)  # type: ignore[arg-type]
+
+    def sizes(dev: sycl.device, space: tuple[int, ...], max_group: int,
+              one_per_item: bool = False, uneven: bool = False) -> tuple[tuple[int], tuple[int]]:
+        total = int(np.prod(space))
+        return (4 * min(3, -(-total // 4)),), (4,)
+
+    monkeypatch.setattr(compiler, "build_kernel_wrapper", linear)
+    monkeypatch.setattr(launching, "range_sizes", sizes)
+    monkeypatch.setenv("PYSYCL_CACHE_DIR", tempfile.mkdtemp(prefix="pysycl-range-test-"))
+    kernels.clear_memory()
+    ids, by_mkey = dict(_kernel_ids._ids), dict(_kernel_ids._by_mkey)
+    variants = {name: dict(kid.variants) for name, kid in ids.items()}
+    yield
+    kernels.clear_memory()
+    # the kernel ids these submits registered hold those images: a later bundle of the
+    # context (get_kernel_bundle) must not build them
+    with _kernel_ids._lock:
+        _kernel_ids._ids.clear()
+        _kernel_ids._ids.update(ids)
+        _kernel_ids._by_mkey.clear()
+        _kernel_ids._by_mkey.update(by_mkey)
+        for name, kid in ids.items():
+            kid.variants.clear()
+            kid.variants.update(variants[name])
+
+
+@settings(max_examples=25, deadline=None,  # the fixture only sets up how kernels compile
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(shape=ranges)
+def test_gpu_entry_point_every_item_once(gpu_shaped: None, kernel_device: sycl.device,
+                                         shape: tuple[int, ...]) -> None:
+    assert np.array_equal(_run(sycl.queue(kernel_device), shape), _oracle(shape))
+
+
+@pytest.mark.parametrize("offset", range(8))
+@pytest.mark.parametrize("n", [0, 1, 3, 4, 5, 61, 1009, 4096])
+def test_gpu_entry_point_ranged_views_and_pointers(gpu_shaped: None, kernel_device: sycl.device,
+                                                   offset: int, n: int) -> None:
+    """Accessors' ranged views and USM pointers at every alignment: 16-byte aligned ones
+    run the blocks of consecutive items, the others the plain loop; the same results."""
+    q = sycl.queue(kernel_device)
+    total = n + 8
+    x = np.arange(total, dtype=np.float32)
+    y = np.ones(total, np.float32)
+    with sycl.buffer(x) as X, sycl.buffer(y) as Y:
+        def cg(h: sycl.handler) -> None:
+            a = X.get_access(h, sycl.access_mode.read, access_range=sycl.range(max(n, 1)),
+                             access_offset=sycl.id(offset))
+            b = Y.get_access(h, sycl.access_mode.read_write, access_range=sycl.range(max(n, 1)),
+                             access_offset=sycl.id(offset))
+            h.parallel_for(sycl.range(n), lambda i: b.__setitem__(i, a[i] * 2 + b[i]))
+
+        q.submit(cg)
+    want = np.ones(total, np.float32)
+    want[offset:offset + n] = np.arange(offset, offset + n, dtype=np.float32) * 2 + 1
+    np.testing.assert_array_equal(y, want)
+    p = sycl.malloc_shared(total, q, dtype=np.float32)
+    r = sycl.malloc_shared(total, q, dtype=np.float32)
+    np.asarray(p)[:] = np.arange(total)
+    np.asarray(r)[:] = 0
+    src, dst = p + offset, r + (7 - offset)
+
+    def k(i):  # type: ignore[no-untyped-def]
+        dst[i] = src[i] + np.float32(1)
+
+    q.parallel_for(sycl.range(n), k).wait()
+    want = np.zeros(total, np.float32)
+    want[7 - offset:7 - offset + n] = np.arange(offset, offset + n, dtype=np.float32) + 1
+    np.testing.assert_array_equal(np.asarray(r), want)
+
+
+def test_gpu_entry_point_asserts_name_the_item(gpu_shaped: None, kernel_device: sycl.device,
+                                               ) -> None:
+    """A failed assert in a block of consecutive items, in the plain loop and in the rest
+    after the last block: the report names the item and counts the items that failed."""
+    q = sycl.queue(kernel_device)
+    n = 1009  # 252 blocks of 4, then one item
+    out = sycl.malloc_shared(n, q, dtype=np.int32)
+    for r in (5, 108):  # items r, r + 300, r + 600, r + 900 (1008: after the last block)
+        def k(i):  # type: ignore[no-untyped-def]
+            assert i[0] % 300 != r, "bad item"
+            out[i] = 1
+
+        with pytest.raises(AssertionError) as e:
+            q.parallel_for(sycl.range(n), k).wait()
+        first, second = str(e.value).splitlines()[:2]
+        m = re.search(r"work-item \((\d+),\)$", first)
+        assert m is not None and int(m.group(1)) % 300 == r, first
+        assert "4 work-items failed an assert" in second, second
+
+
+def test_gpu_entry_point_bounds_checked_names_the_item(gpu_shaped: None,
+                                                       kernel_device: sycl.device) -> None:
+    """Bounds-checked mode: the violating item of a 2-D range (the plain loop) and of a
+    1-D one (blocks of items), not the work-item that ran it."""
+    q = sycl.queue(kernel_device)
+    sycl.ext.set_bounds_check(True)
+    try:
+        for shape, bad in (((31, 17), (29, 16)), ((1009,), (1001,))):
+            a = np.zeros(shape, np.float32)
+            with sycl.buffer(a) as A:
+                def cg(h: sycl.handler, shape: tuple[int, ...] = shape,
+                       bad: tuple[int, ...] = bad) -> None:
+                    acc = A.get_access(h, sycl.access_mode.read_write)
+                    if len(shape) == 2:
+                        def k(it: sycl.item) -> None:
+                            i, j = it[0], it[1]
+                            acc[i, j + (5 if (i == bad[0] and j == bad[1]) else 0)] = 1.0
+                    else:
+                        def k(it: sycl.item) -> None:
+                            i = it[0]
+                            acc[i + (50 if i == bad[0] else 0)] = 1.0
+                    h.parallel_for(sycl.range(*shape), k)
+
+                q.submit(cg)
+                with pytest.raises(sycl.exception, match=re.escape(f"work-item {bad}")):
+                    q.wait()
+    finally:
+        sycl.ext.set_bounds_check(None)
+        _bounds.watching.clear()
+
+
+@pytest.mark.parametrize("shaped", [False, True], ids=["this-device", "gpu-entry-point"])
+def test_remembered_launches_pass_their_own_range(request: pytest.FixtureRequest,
+                                                  kernel_device: sycl.device,
+                                                  shaped: bool) -> None:
+    """``q.parallel_for(r, k)`` again and again: a remembered launch (its arguments
+    refreshed from the closure, the range a constant of the launch) runs its own range,
+    and another range gets a launch of its own."""
+    if shaped:
+        request.getfixturevalue("gpu_shaped")
+    q = sycl.queue(kernel_device)
+    out = sycl.malloc_shared(64, q, dtype=np.int64)
+
+    def k(it):  # type: ignore[no-untyped-def]
+        out[it.get_linear_id()] = it.get_linear_id() * 1000 + it.get_range(0)
+
+    for shape in [(10,), (10,), (7,), (7,), (10,), (3, 5), (3, 5), (5, 3)]:
+        np.asarray(out)[:] = -1
+        q.parallel_for(sycl.range(*shape), k).wait()
+        n = int(np.prod(shape))
+        want = np.full(64, -1, np.int64)
+        want[:n] = np.arange(n) * 1000 + shape[0]
+        np.testing.assert_array_equal(np.asarray(out), want, err_msg=str(shape))
+    assert q.executor.launches.get(k.__code__), "the launches were remembered"
