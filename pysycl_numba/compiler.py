@@ -527,7 +527,8 @@ class _KernelJob:
             _entry_metadata(wrapper, self.entry_name, props)
         if not self.arch:
             return emit_spirv(cres.library, wrapper, self.entry_name)
-        text = optimised_ir(cres.library, wrapper, self.entry_name, float_atomics=True)
+        text = optimised_ir(cres.library, wrapper, self.entry_name, float_atomics=True,
+                            odd_ints=True)
         ptx = emit_ptx(text, self.entry_name, self.arch)
         return (with_reqntid(ptx, self.entry_name, props[0]) if props and props[0] else ptx), text
 

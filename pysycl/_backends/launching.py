@@ -224,11 +224,19 @@ def hold(ex: LaunchingExecutor, ln: Launch, ev: Any, holds: Any) -> None:
     """
     dq = ex.inflight
     prev = dq[-1] if dq and ex.shape is ln else None
-    if (prev is not None and prev[0] is ex.last and type(holds) is tuple
-            and type(prev[1]) is tuple and prev[1] == holds):
+    if prev is not None and prev[0] is ex.last and same_holds(prev[1], holds):
         dq[-1] = (ev, prev[1])
     else:
         dq.append((ev, holds))
+
+
+def same_holds(a: Any, b: Any) -> bool:
+    """Two launches' held memory is the same objects: tuples (as :func:`launch` passes
+    them) of identical items. Identity, not ``==``: an item compared with ``==`` may be
+    a numpy value, whose comparison would read the other item as an array (a device
+    allocation cannot be)."""
+    return (type(a) is tuple and type(b) is tuple and len(a) == len(b)
+            and all(x is y for x, y in zip(a, b, strict=True)))
 
 
 def same_signs(last: list[Any], args: list[Any], floats: tuple[int, ...]) -> bool:

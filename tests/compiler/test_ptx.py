@@ -177,3 +177,34 @@ def test_float_remainder_is_libdevice_fmod() -> None:
     assert "%r = call float @__nv_fmodf(float %a, float %b)" in out.ir
     assert "%r = call double @__nv_fmod(double %a, double 2.500000e+00)" in out.ir
     assert "declare float @__nv_fmodf(float, float)" in out.ir
+
+
+def test_a_trip_count_of_odd_width_is_ptx(kq: sycl.queue, ptx_images: list) -> None:
+    """A loop LLVM would replace by its closed form in an odd-width integer (``i33``: the
+    sum of ``range(i % 5)``) compiles for both targets: SPIR-V, which has no such integers,
+    keeps the loop (this kernel was refused as "33-bit integers" on every device), and PTX,
+    which takes any width (found on an H100)."""
+    n = 64
+    a = np.arange(n, dtype=np.int32)
+    out = np.zeros(n, np.int32)
+    with sycl.buffer(a) as ba, sycl.buffer(out) as bo:
+        def cg(h: sycl.handler) -> None:
+            ra = ba.get_access(h, sycl.access_mode.read)
+            wo = bo.get_access(h, sycl.access_mode.write)
+
+            def kern(it):  # type: ignore[no-untyped-def]
+                i = it[0]
+                acc = 0
+                for k in range(i % 5):
+                    acc += k
+                j = 0
+                while j < 3:
+                    acc += 1
+                    j += 1
+                wo[i] = acc + ra[i]
+            h.parallel_for(sycl.range(n), kern)
+        kq.submit(cg).wait()
+    want = np.array([sum(range(i % 5)) + 3 + i for i in range(n)], np.int32)
+    np.testing.assert_array_equal(out, want)
+    (img,) = ptx_images
+    ptxas_check(img.binary)

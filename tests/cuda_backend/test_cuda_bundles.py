@@ -205,7 +205,7 @@ def test_compile_link_build_and_the_kernels_cubin(cq: sycl.queue, kids: dict) ->
     k = exe.get_kernel(kids[2])
     assert k.get_backend() is sycl.backend.ext_oneapi_cuda
     kd = sycl.info.kernel_device_specific
-    assert k.get_info(sycl.info.kernel.num_args) == 3  # base, offset, range
+    assert k.get_info(sycl.info.kernel.num_args) == 3 + 1  # base, offset, range; the range
     assert k.get_info(kd.preferred_work_group_size_multiple, dev) == 32
     assert k.get_info(kd.work_group_size, dev) == 1024
     cwg = k.get_info(kd.compile_work_group_size, dev)  # no .reqntid in the PTX

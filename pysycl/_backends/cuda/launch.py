@@ -40,7 +40,15 @@ from pysycl._backends.cuda.objects import (
     _current,  # .ctx: what this thread made current last (the launch's cheap check)
     make_current,
 )
-from pysycl._backends.launching import Launch, hold, launch, prepare, prepared, same_signs
+from pysycl._backends.launching import (
+    Launch,
+    hold,
+    launch,
+    prepare,
+    prepared,
+    same_holds,
+    same_signs,
+)
 from pysycl._core.exceptions import errc, exception
 from pysycl._memory.usm_api import PRUNE_AT, prune
 
@@ -289,7 +297,7 @@ class CUDALaunch(Launch):
                     ev = Event(h, pool)
             if holds is not None:
                 prev = dq[-1] if dq else None  # (ev recorded again: its entry holds these)
-                if prev is None or prev[0] is not ev or prev[1] != holds:
+                if prev is None or prev[0] is not ev or not same_holds(prev[1], holds):
                     hold(ex, self, ev, holds)
             ex.last = ev
             ex.shape = self

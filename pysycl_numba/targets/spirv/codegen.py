@@ -210,13 +210,14 @@ def _optimize(module: ll.ModuleRef, tm: ll.TargetMachine, level: int) -> None:
 
 
 def optimised_ir(library: SPIRVCodeLibrary, wrapper: llir.Module, entry: str,
-                 float_atomics: bool = False) -> str:
+                 float_atomics: bool = False, odd_ints: bool = False) -> str:
     """Link, optimise and check one kernel: the module's LLVM IR text.
 
     The IR is SPIR-flavoured (``spir_kernel``, OpenCL C built-ins by their
     mangled names): the SPIR-V target emits it as is, the PTX target
     (:mod:`pysycl_numba.targets.ptx`) retargets it (``float_atomics``: PTX has
-    native floating-point ``atomicrmw``, SPIR-V does not).
+    native floating-point ``atomicrmw``, SPIR-V does not; ``odd_ints``: integers of any
+    width, which PTX takes and SPIR-V does not).
 
     Raises:
         pysycl_numba.errors.KernelSourceError: if the IR is not a valid kernel.
@@ -235,12 +236,18 @@ def optimised_ir(library: SPIRVCodeLibrary, wrapper: llir.Module, entry: str,
             module.data_layout = spirv_data_layout()
             _prepare_for_optimization(module, entry)
             module.verify()
-            _optimize(module, _new_target_machine(), 3)
+            if not odd_ints:  # SPIR-V: no closed-form loop exit values (they need i33/i65)
+                ll.set_option("pysycl", "-replexitval=never")
+            try:
+                _optimize(module, _new_target_machine(), 3)
+            finally:
+                if not odd_ints:  # LLVM's default again (Numba's own JIT shares this LLVM)
+                    ll.set_option("pysycl", "-replexitval=cheap")
             stripped = _strip_dead_globals(module, context)
             if stripped is not module:
                 module.close()
                 module = stripped
-            check_module(module, entry, float_atomics)
+            check_module(module, entry, float_atomics, odd_ints)
             return str(module)
         finally:
             if module is not None:

@@ -106,6 +106,10 @@ def _check_type_text(text: str, where: str) -> None:
             )
 
 
+def _no_check(text: str, where: str) -> None:
+    """Every integer width is fine (PTX)."""
+
+
 def _check_declaration(fn: ll.ValueRef) -> None:
     name = fn.name
     if name in KNOWN_BUILTINS:
@@ -124,26 +128,31 @@ def _check_declaration(fn: ll.ValueRef) -> None:
     )
 
 
-def check_module(module: ll.ModuleRef, entry: str, float_atomics: bool = False) -> None:
+def check_module(module: ll.ModuleRef, entry: str, float_atomics: bool = False,
+                 odd_ints: bool = False) -> None:
     """Raise :class:`KernelSourceError` if ``module`` would abort emission.
 
     Args:
         module: the linked and optimised module about to be emitted.
         entry: the kernel entry point's name (the only external definition).
+        float_atomics: the target has floating-point ``atomicrmw`` (PTX).
+        odd_ints: the target takes integers of any width (PTX: LLVM's NVPTX backend
+            legalizes the ``i33`` a loop's trip count can need); SPIR-V does not.
     """
+    check = _check_type_text if not odd_ints else _no_check
     for gv in module.global_variables:
-        _check_type_text(str(gv.type) + " " + str(gv.global_value_type), f"global {gv.name}")
+        check(str(gv.type) + " " + str(gv.global_value_type), f"global {gv.name}")
     for fn in module.functions:
-        _check_type_text(str(fn.type) + " " + str(fn.global_value_type), f"function {fn.name}")
+        check(str(fn.type) + " " + str(fn.global_value_type), f"function {fn.name}")
         if fn.is_declaration:
             _check_declaration(fn)
             continue
         for block in fn.blocks:
             for instr in block.instructions:
                 opcode = instr.opcode
-                _check_type_text(str(instr.type), f"in {fn.name}")
+                check(str(instr.type), f"in {fn.name}")
                 for op in instr.operands:
-                    _check_type_text(str(op.type), f"in {fn.name}")
+                    check(str(op.type), f"in {fn.name}")
                 if opcode == "call":
                     callee = list(instr.operands)[-1]
                     if callee.value_kind == ll.ValueKind.inline_asm:
