@@ -24,6 +24,7 @@ from typing import Any
 
 from pysycl._backends.cuda import driver as d
 from pysycl._backends.cuda import objects as _obj
+from pysycl._backends.launching import Launch
 
 _log = logging.getLogger("pysycl.cuda")
 #: graphs of fewer nodes gain nothing from capture: their launches run one by one
@@ -48,23 +49,14 @@ class Node:
         self.ln.launch_bare(self.args)
 
 
-def replay_each(nodes: Sequence[Node]) -> tuple[Any, Any]:
-    """The nodes enqueued one by one: (first, last) native events."""
-    first = ev = None
-    for n in nodes:
-        ev = n()
-        if first is None:
-            first = ev
-    return first, ev
-
-
 class GraphReplay:
     """The replayer of pre-bound nodes: their CUDA graph, captured at the first call."""
 
-    __slots__ = ("ex", "exec", "graph", "nodes", "refused")
+    __slots__ = ("each", "ex", "exec", "graph", "nodes", "refused")
 
     def __init__(self, nodes: Sequence[Node]) -> None:
         self.nodes = tuple(nodes)
+        self.each = Launch.replayer(self.nodes)  # the nodes one by one: the fallback
         self.ex: Any = None
         self.graph: Any = None
         self.exec: Any = None
@@ -73,7 +65,7 @@ class GraphReplay:
     def __call__(self) -> tuple[Any, Any]:
         if self.exec is None:
             if self.refused or not self._capture():
-                return replay_each(self.nodes)
+                return self.each()
         ex = self.ex
         cu = d.cu
         _obj.make_current(ex.cuctx)
@@ -135,4 +127,4 @@ def replayer(nodes: Sequence[Any]) -> Any:
     if len(nodes) >= MIN_NODES and all(type(n) is Node for n in nodes) \
             and len({id(n.ln.ex) for n in nodes}) == 1:
         return GraphReplay(nodes)
-    return lambda: replay_each(nodes)
+    return Launch.replayer(nodes)
