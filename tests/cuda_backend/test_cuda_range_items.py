@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import pysycl as sycl
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels.rangesize import COARSEN, GPU_GROUP, GROUPS_PER_UNIT_GPU
+from tests.kernels.test_range_items import _oracle, _run  # the same kernel and oracle
 
 PTX_GPUS = [d for d in sycl.device.get_devices(sycl.info.device_type.gpu)
             if d.image_targets and d.image_targets[0][0] == "ptx"]
@@ -33,40 +34,6 @@ ranges = st.one_of(st.tuples(st.one_of(sizes, st.integers(1, 5000))),
 @pytest.fixture(params=PTX_GPUS, ids=lambda d: d.get_backend().value)
 def gq(request: pytest.FixtureRequest) -> sycl.queue:
     return sycl.queue(request.param)
-
-
-def _oracle(shape: tuple[int, ...]) -> np.ndarray:
-    n = int(np.prod(shape))
-    want = np.zeros((n, 8), np.int64)
-    want[:, 0] = np.arange(n)
-    want[:, 1] = 1
-    ids = np.unravel_index(np.arange(n), shape)
-    for d in range(len(shape)):
-        want[:, 2 + d] = ids[d]
-        want[:, 5 + d] = shape[d]
-    return want
-
-
-def _run(q: sycl.queue, shape: tuple[int, ...]) -> np.ndarray:
-    n = int(np.prod(shape))
-    out = np.zeros((n, 8), np.int64)
-    nd = len(shape)
-    with sycl.buffer(out) as B:
-        def cg(h: sycl.handler) -> None:
-            o = B.get_access(h, sycl.access_mode.read_write)
-
-            def k(it: sycl.item) -> None:
-                lin = it.get_linear_id()
-                o[lin, 0] = lin
-                o[lin, 1] += 1
-                for d in range(nd):
-                    o[lin, 2 + d] = it.get_id(d)
-                    o[lin, 5 + d] = it.get_range(d)
-
-            h.parallel_for(sycl.range(*shape), k)
-
-        q.submit(cg)
-    return out
 
 
 def test_every_item_runs_once_with_its_own_ids(gq: sycl.queue) -> None:
