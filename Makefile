@@ -1,6 +1,6 @@
 # The two commands of the README: `make run` and `make test`.
 # Each creates the virtual environment if it is missing and installs what is
-# missing (re-installing only when pyproject.toml changed), then acts.
+# missing (re-installing only when pyproject.toml or the C extension changed), then acts.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -12,7 +12,7 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
-$(STAMP): pyproject.toml | $(PY)
+$(STAMP): pyproject.toml pysycl/_backends/cuda/_native.c | $(PY)
 	$(PY) -m pip install -q -e ".[test,mpi]"
 	touch $(STAMP)
 
