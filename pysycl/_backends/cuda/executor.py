@@ -256,7 +256,7 @@ class CUDAExecutor:
         without the GIL where the extension was built; again after making this GPU's
         context current if another library had changed the thread's."""
         for _ in range(2):
-            if _launch.native_wait():
+            if _launch.native_launch():
                 c = _launch.wait_native(_launch.entries[which], h)
             elif which == 2:
                 c = _block(lambda: _query(h), lambda: cu.cuEventSynchronize(h))

@@ -52,12 +52,11 @@ class Node:
 class GraphReplay:
     """The replayer of pre-bound nodes: their CUDA graph, captured at the first call."""
 
-    __slots__ = ("each", "ex", "exec", "graph", "nodes", "refused")
+    __slots__ = ("each", "exec", "graph", "nodes", "refused")
 
     def __init__(self, nodes: Sequence[Node]) -> None:
         self.nodes = tuple(nodes)
         self.each = Launch.replayer(self.nodes)  # the nodes one by one: the fallback
-        self.ex: Any = None
         self.graph: Any = None
         self.exec: Any = None
         self.refused = False
@@ -66,7 +65,7 @@ class GraphReplay:
         if self.exec is None:
             if self.refused or not self._capture():
                 return self.each()
-        ex = self.ex
+        ex = self.nodes[0].ln.ex  # (every node's: replayer() checks)
         cu = d.cu
         _obj.make_current(ex.cuctx)
         with ex.lock:
@@ -101,7 +100,7 @@ class GraphReplay:
             if r[0]:
                 cu.cuGraphDestroy(graph)
                 return self._refuse(f"cuGraphInstantiate: {d.error_name(int(r[0]))}")
-        self.ex, self.graph, self.exec = ex, graph, r[1]
+        self.graph, self.exec = graph, r[1]
         return True
 
     def _refuse(self, why: str) -> bool:

@@ -99,7 +99,6 @@ def native_launch() -> bool:
     return True
 
 
-native_wait = native_launch
 _refs = sys.getrefcount
 
 
@@ -310,11 +309,14 @@ class CUDALaunch(Launch):
         return ev
 
     def _launch(self, h: Any) -> int:
-        """Launch (the arguments packed) and record ``h`` after it: the driver's code."""
+        """Launch (the arguments packed) and record event ``h`` after it (None: no event):
+        the driver's code."""
         if self.reca:  # launch and record in one C call
             return _native(self.reca, h)
         r = _launch_kernel(*self.head, self.shmem, self.ex.native, self.argp, 0)
-        return int(r[0]) or int(_record(h, self.ex.native)[0])
+        if r[0] or h is None:
+            return int(r[0])
+        return int(_record(h, self.ex.native)[0])
 
     def prebound(self, args: list[Any]) -> Any:
         """A command graph's kernel node: this launch with ``args`` (:mod:`.graphs`)."""
@@ -327,19 +329,16 @@ class CUDALaunch(Launch):
         the enqueue lock); the next launch packs its own arguments again."""
         self._pack(args)
         self.last = None
-        if self.reca:
-            c = _native(self.reca, None)
-        else:
-            c = int(_launch_kernel(*self.head, self.shmem, self.ex.native, self.argp, 0)[0])
+        c = self._launch(None)
         if c:
             raise self.ex.launch_failed(c, self.k)
 
     def _profiled(self, ex: Any) -> Any:
         """The launch on a profiling queue: timed events before and after it."""
         ex.begin()
-        r = _launch_kernel(*self.head, self.shmem, ex.native, self.argp, 0)
-        if r[0]:
-            raise ex.launch_failed(int(r[0]), self.k)
+        c = self._launch(None)
+        if c:
+            raise ex.launch_failed(c, self.k)
         return ex.record()
 
 
