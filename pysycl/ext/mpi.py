@@ -11,7 +11,7 @@ MPI.
 * :func:`gpu_aware` — whether the MPI library reads CUDA device memory.
 * :func:`mpi_buffer` — what to hand mpi4py for pysycl memory: host-accessible USM and host
   accessors in place, device memory in place where MPI is GPU-aware, else staged through a
-  pinned host copy.
+  pinned host copy (a numpy array where the device has no host USM).
 * :func:`Send`, :func:`Recv`, :func:`Alltoall` — mpi4py's calls through :func:`mpi_buffer`.
 """
 
@@ -31,8 +31,10 @@ from pysycl._memory.accessor import host_accessor
 from pysycl._memory.mpi_guard import gpu_aware
 from pysycl._memory.usm import usm_pointer
 from pysycl._memory.usm_api import free, malloc_host
+from pysycl._objects.aspects import aspect
 from pysycl._objects.device import device
 from pysycl._objects.info import device_type as _device_type
+from pysycl._objects.selector import default_selector_v
 
 __all__ = ["Alltoall", "Recv", "Send", "device_for_rank", "gpu_aware", "local_rank",
            "mpi_buffer"]
@@ -59,7 +61,10 @@ def device_for_rank(comm: Any = None,
     The node's devices of ``device_type`` that compile Python kernels (SPIR-V or PTX; the
     host_debuggable interpreter is left out), GPUs first when there are any, are dealt to
     the node-local ranks round-robin (rank ``r`` gets device ``r % n``; more ranks than
-    devices share them). ``PYSYCL_DEVICE_FILTER`` narrows the list as everywhere.
+    devices share them). One GPU seen through two backends (an NVIDIA GPU through the
+    CUDA backend and through NVIDIA's OpenCL) counts once: only the devices of the backend
+    ``default_selector_v`` prefers are dealt. ``PYSYCL_DEVICE_FILTER`` narrows the list as
+    everywhere.
 
     Raises:
         sycl.exception: ``errc.runtime``, naming the rank, the host and what was looked
@@ -69,6 +74,9 @@ def device_for_rank(comm: Any = None,
     found = [d for d in device.get_devices(device_type) if d.image_targets]
     gpus = [d for d in found if d.is_gpu()]
     found = gpus or found
+    if found:  # one backend's view of each device, the preferred backend's
+        best = max(found, key=default_selector_v).get_backend()
+        found = [d for d in found if d.get_backend() == best]
     if not found:
         world = _comm(comm).Get_rank()
         raise exception(errc.runtime,
@@ -104,7 +112,8 @@ def mpi_buffer(obj: Any, q: _queue | None = None, *, count: int | None = None,
     * other device USM: a pinned host copy (``malloc_host``) made with ``q.memcpy``
       before the call when MPI reads it (``read``), written back after it when MPI
       writes it (``write``), after ``q.wait()`` (USM has no implicit dependencies);
-      ``q`` is required then.
+      ``q`` is required then. A device without host USM (NVIDIA's OpenCL) stages through
+      a numpy array instead.
     """
     view = _host_view(obj, count)
     if view is not None:
@@ -125,7 +134,8 @@ def mpi_buffer(obj: Any, q: _queue | None = None, *, count: int | None = None,
         raise TypeError(f"mpi_buffer: {obj!r} is device memory MPI cannot read; pass the "
                         "queue that stages it through host memory (q=)")
     q.wait()  # USM has no implicit dependencies: the kernels that use it end first
-    stage = malloc_host(max(n, 1), q, dtype=obj.dtype)
+    pinned = q.get_device().has(aspect.usm_host_allocations)
+    stage = malloc_host(max(n, 1), q, dtype=obj.dtype) if pinned else np.empty(n, obj.dtype)
     try:
         host = np.asarray(stage)[:n]
         if read and n:
@@ -134,7 +144,8 @@ def mpi_buffer(obj: Any, q: _queue | None = None, *, count: int | None = None,
         if write and n:
             q.memcpy(obj, stage, n * obj.dtype.itemsize).wait()
     finally:
-        free(stage, q)
+        if pinned:
+            free(stage, q)
 
 
 def Send(comm: Any, obj: Any, dest: int, tag: int = 0, q: _queue | None = None,  # noqa: N802
