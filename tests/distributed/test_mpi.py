@@ -83,8 +83,10 @@ def k(i: sycl.item) -> None:
     p[i] = i[0] * 10 + rank
 q.parallel_for(sycl.range(8), k).wait()
 assert (np.asarray(p) == np.arange(8) * 10 + comm.rank).all()
+preferred = dev.get_backend() == sycl.device(sycl.default_selector_v).get_backend()
 lines = comm.gather(f"rank {comm.rank} local {local}/{size} runs-python "
-                    f"{bool(dev.image_targets)} device {dev.get_info(sycl.info.device.name)}")
+                    f"{bool(dev.image_targets)} preferred-backend {preferred} "
+                    f"device {dev.get_info(sycl.info.device.name)}")
 if comm.rank == 0:  # one writer: the ranks' output is not interleaved
     print("\\n".join(lines), flush=True)
 """
@@ -98,7 +100,8 @@ def test_each_rank_gets_a_device_from_its_node_local_rank(tmp_path: Path) -> Non
     assert r.returncode == 0, r.stdout + r.stderr
     lines = sorted(line for line in r.stdout.splitlines() if line.startswith("rank "))
     assert [line.split(" device ")[0] for line in lines] == [
-        "rank 0 local 0/2 runs-python True", "rank 1 local 1/2 runs-python True"]
+        "rank 0 local 0/2 runs-python True preferred-backend True",
+        "rank 1 local 1/2 runs-python True preferred-backend True"]  # one view of each GPU
 
 
 @needs_mpiexec
