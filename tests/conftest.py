@@ -142,6 +142,16 @@ def fresh_stats() -> None:
     sycl.ext.reset_kernel_cache_stats()
 
 
+def malloc_shared_or_skip(n: int, q: sycl.queue, dtype=np.float32):  # type: ignore[no-untyped-def]
+    """``sycl.malloc_shared(n, q, dtype=dtype)``; the test skips, saying why, on a device
+    without shared USM (NVIDIA's OpenCL: the GPU's CUDA view runs the test)."""
+    dev = q.get_device()
+    if not dev.has(sycl.aspect.usm_shared_allocations):
+        pytest.skip(f"{dev.get_info(sycl.info.device.name)} ({dev.get_backend().name}) has no "
+                    "aspect.usm_shared_allocations")
+    return sycl.malloc_shared(n, q, dtype=dtype)
+
+
 def fill(q: sycl.queue, kernel_of, n: int = 4, dtype=np.float64) -> np.ndarray:
     """Run ``kernel_of(acc)`` (a range kernel writing ``acc``) over ``n`` items; the array."""
     out = np.zeros(n, dtype)

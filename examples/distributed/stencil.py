@@ -9,7 +9,8 @@ stencil to the tile's points at least ``R`` from the grid's edge (``out += ...``
 ``(iterations + 1) * 2``. Rate: ``(2 * stencil_size + 1)`` flops per active point.
 
 The grid lives in device USM; kernels pack and unpack the halos into host USM
-(``sycl.malloc_host``: pinned where the backend has it), which mpi4py sends in place.
+(``sycl.malloc_host``: pinned where the backend has it), which mpi4py sends in place; on a
+device without host USM (NVIDIA's OpenCL) into device USM copied to and from numpy arrays.
 
     mpiexec -n 4 python examples/distributed/stencil.py <iterations> <grid size> [--numpy]
 """
@@ -79,10 +80,10 @@ def exchange(comm, tile: Tile, pack, unpack, bufs) -> None:
         for k, (ax, nbr, snd, rcv, stag, rtag) in enumerate(tile.halos):
             if ax != axis:
                 continue
-            out_buf, in_buf = bufs[k]
-            reqs.append(comm.Irecv(in_buf, source=nbr, tag=rtag))
+            out_buf, in_buf = bufs[k]  # (what kernels use, what MPI reads or writes)
+            reqs.append(comm.Irecv(in_buf[1], source=nbr, tag=rtag))
             pack(out_buf, snd)
-            reqs.append(comm.Isend(out_buf, dest=nbr, tag=stag))
+            reqs.append(comm.Isend(out_buf[1], dest=nbr, tag=stag))
             recvs.append((in_buf, rcv))
         MPI.Request.Waitall(reqs)
         for in_buf, rcv in recvs:
@@ -98,13 +99,14 @@ def run_numpy(comm, tile: Tile, iterations: int) -> tuple[np.ndarray, float]:
     inp[R:-R, R:-R] = i + j
     out = np.zeros((t.height, t.width))
     w = weights()
-    bufs = [(np.empty(s[2] * s[3]), np.empty(r[2] * r[3])) for _, _, s, r, _, _ in t.halos]
+    bufs = [((a, a), (b, b)) for _, _, s, r, _, _ in t.halos  # (ours, MPI's): one array
+            for a, b in [(np.empty(s[2] * s[3]), np.empty(r[2] * r[3]))]]
 
-    def pack(buf, s) -> None:
-        buf[:] = inp[s[0]:s[0] + s[2], s[1]:s[1] + s[3]].reshape(-1)
+    def pack(pair, s) -> None:
+        pair[0][:] = inp[s[0]:s[0] + s[2], s[1]:s[1] + s[3]].reshape(-1)
 
-    def unpack(buf, r) -> None:
-        inp[r[0]:r[0] + r[2], r[1]:r[1] + r[3]] = buf.reshape(r[2], r[3])
+    def unpack(pair, r) -> None:
+        inp[r[0]:r[0] + r[2], r[1]:r[1] + r[3]] = pair[0].reshape(r[2], r[3])
 
     jl0, il0 = t.jlo - t.jstart + R, t.ilo - t.istart + R
     nj, ni = t.jhi - t.jlo + 1, t.ihi - t.ilo + 1
@@ -143,19 +145,30 @@ def run_sycl(q, comm, tile: Tile, iterations: int) -> tuple[np.ndarray, float]:
         inp[(jj + R) * W + ii + R] = istart + ii + jstart + jj
 
     q.parallel_for(sycl.range(height, width), init)
-    bufs = [(sycl.malloc_host(s[2] * s[3], q, dtype=np.float64),
-             sycl.malloc_host(r[2] * r[3], q, dtype=np.float64)) for _, _, s, r, _, _ in t.halos]
+    host_usm = q.get_device().has(sycl.aspect.usm_host_allocations)
 
-    def pack(buf, s) -> None:
-        j0, i0, ni = s[0], s[1], s[3]
+    def halo(n: int):  # (what the kernels write or read, what MPI sends or receives)
+        if host_usm:  # one memory: mpi4py reads host USM in place
+            p = sycl.malloc_host(n, q, dtype=np.float64)
+            return p, p
+        return sycl.malloc_device(n, q, dtype=np.float64), np.empty(n)  # staged (NVIDIA's OpenCL)
+
+    bufs = [(halo(s[2] * s[3]), halo(r[2] * r[3])) for _, _, s, r, _, _ in t.halos]
+
+    def pack(pair, s) -> None:
+        buf, j0, i0, ni = pair[0], s[0], s[1], s[3]
 
         def pack_halo(it: sycl.item) -> None:
             buf[it[0] * ni + it[1]] = inp[(j0 + it[0]) * W + i0 + it[1]]
 
         q.parallel_for(sycl.range(s[2], s[3]), pack_halo).wait()  # MPI reads it next
+        if pair[1] is not buf:
+            q.memcpy(pair[1], buf, pair[1].nbytes).wait()
 
-    def unpack(buf, r) -> None:
-        j0, i0, ni = r[0], r[1], r[3]
+    def unpack(pair, r) -> None:
+        buf, j0, i0, ni = pair[0], r[0], r[1], r[3]
+        if pair[1] is not buf:
+            q.memcpy(buf, pair[1], pair[1].nbytes)
 
         def unpack_halo(it: sycl.item) -> None:
             inp[(j0 + it[0]) * W + i0 + it[1]] = buf[it[0] * ni + it[1]]
@@ -190,7 +203,7 @@ def run_sycl(q, comm, tile: Tile, iterations: int) -> tuple[np.ndarray, float]:
     elapsed = MPI.Wtime() - t0
     h_out = np.empty((height, width))
     q.memcpy(h_out, out, h_out.nbytes).wait()
-    for p in (inp, out, w, *(b for pair in bufs for b in pair)):
+    for p in (inp, out, w, *(b[0] for pair in bufs for b in pair)):
         sycl.free(p, q)
     return h_out, elapsed
 

@@ -16,7 +16,7 @@ import pytest
 
 import pysycl as sycl
 from pysycl_numba.targets.ptx.retarget import retarget
-from tests.conftest import ptxas_check, ptxas_info
+from tests.conftest import malloc_shared_or_skip, ptxas_check, ptxas_info
 
 
 def test_axpy_compiles_to_ptx(kq: sycl.queue, ptx_images: list) -> None:
@@ -54,9 +54,9 @@ def test_range_kernels_loop_with_few_registers(kq: sycl.queue, ptx_images: list)
     consecutive items with 128-bit loads and stores (where its pointers are aligned), the
     3-D one item by item."""
     n = 1009
-    x = sycl.malloc_shared(n, kq, dtype=np.float32)
-    y = sycl.malloc_shared(n, kq, dtype=np.float32)
-    z = sycl.malloc_shared(n, kq, dtype=np.float32)
+    x = malloc_shared_or_skip(n, kq, dtype=np.float32)
+    y = malloc_shared_or_skip(n, kq, dtype=np.float32)
+    z = malloc_shared_or_skip(n, kq, dtype=np.float32)
     np.asarray(x)[:] = np.arange(n)
     np.asarray(y)[:] = 1
     s = np.float32(3.0)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import pysycl as sycl
 import pysycl.ext.oneapi.experimental as syclex
+from tests.conftest import malloc_shared_or_skip
 
 N = 64
 BUFS = [syclex.property.graph.assume_buffer_outlives_graph()]
@@ -27,7 +28,7 @@ def _axpy(q: sycl.queue, x, y, a: float, n: int = N):
 
 
 def _usm(q: sycl.queue, values: np.ndarray):
-    p = sycl.malloc_shared(values.size, q, dtype=values.dtype)
+    p = malloc_shared_or_skip(values.size, q, dtype=values.dtype)
     np.asarray(p)[...] = values
     return p
 
@@ -121,7 +122,7 @@ def test_explicit_add_and_make_edge(any_kernel_queue: sycl.queue) -> None:
 
 def test_usm_fill_memset_and_host_task_nodes(any_kernel_queue: sycl.queue) -> None:
     q = any_kernel_queue
-    p = sycl.malloc_shared(N, q, dtype=np.int32)
+    p = malloc_shared_or_skip(N, q, dtype=np.int32)
     seen = []
     g = _graph(q)
     n1 = g.add(lambda h: h.memset(p, 0, N * 4))
@@ -285,7 +286,7 @@ def test_queue_of_another_context_or_device(any_kernel_queue: sycl.queue,
 
 def test_event_from_outside_the_graph(any_kernel_queue: sycl.queue) -> None:
     q = any_kernel_queue
-    p = sycl.malloc_shared(4, q, dtype=np.int32)
+    p = malloc_shared_or_skip(4, q, dtype=np.int32)
     outside = q.memset(p, 0, 16)
     g = _graph(q)
     g.begin_recording(q)
@@ -304,7 +305,7 @@ def test_captures_are_values_of_record_time(any_kernel_queue: sycl.queue) -> Non
     memory directly) is the kernel's memory at every replay."""
     q = any_kernel_queue
     host = q.get_device().has(sycl.aspect.usm_system_allocations)
-    out = np.zeros(N, np.float32) if host else sycl.malloc_shared(N, q, dtype=np.float32)
+    out = np.zeros(N, np.float32) if host else malloc_shared_or_skip(N, q, dtype=np.float32)
     if not host:
         np.asarray(out)[...] = 0
     scale = np.float32(2)
@@ -367,7 +368,7 @@ def test_dynamic_parameter_of_a_kernel_object(kernel_device: sycl.device) -> Non
         pytest.skip("no OpenCL C online compiler on this device")
     k = syclex.build(syclex.create_kernel_bundle_from_source(
         q.get_context(), syclex.source_language.opencl, ADD_SRC)).ext_oneapi_get_kernel("add")
-    y = sycl.malloc_shared(N, q, dtype=np.float32)
+    y = malloc_shared_or_skip(N, q, dtype=np.float32)
     np.asarray(y)[...] = 0
     g = _graph(q)
     a = syclex.dynamic_parameter(g, np.float32(1))
@@ -389,7 +390,7 @@ def test_dynamic_parameter_of_a_kernel_object(kernel_device: sycl.device) -> Non
 
 def test_nodes_from_events_cycles_and_asserts(any_kernel_queue: sycl.queue) -> None:
     q = any_kernel_queue
-    p = sycl.malloc_shared(4, q, dtype=np.float32)
+    p = malloc_shared_or_skip(4, q, dtype=np.float32)
     np.asarray(p)[...] = 0
     g = syclex.command_graph(q.get_context(), q.get_device(),
                              properties=[syclex.property.graph.no_cycle_check()])
@@ -420,7 +421,7 @@ def test_nodes_from_events_cycles_and_asserts(any_kernel_queue: sycl.queue) -> N
 
 def test_compile_error_at_finalize_loses_nothing(any_kernel_queue: sycl.queue) -> None:
     q = any_kernel_queue
-    p = sycl.malloc_shared(4, q, dtype=np.float32)
+    p = malloc_shared_or_skip(4, q, dtype=np.float32)
     g = _graph(q)
     g.add(lambda h: h.parallel_for(sycl.range(4), lambda i: p.__setitem__(i, "text")))
     if q.get_device().has(sycl.aspect.host_debuggable):
@@ -639,7 +640,7 @@ def test_explicit_add_with_handler_events(any_kernel_queue: sycl.queue) -> None:
     """``h.depends_on`` in an added command group: an event of a node recorded into the
     same graph makes an edge; an eager event is ``errc.invalid`` and adds nothing."""
     q = any_kernel_queue
-    p = sycl.malloc_shared(4, q, dtype=np.int32)
+    p = malloc_shared_or_skip(4, q, dtype=np.int32)
     g = _graph(q)
     g.begin_recording(q)
     e = q.memset(p, 0, 16)

@@ -24,6 +24,7 @@ from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import reduction as _reduction
 from pysycl._kernels.cache import target_of
 from pysycl._kernels.rangesize import CPU_GROUP, range_sizes
+from tests.conftest import malloc_shared_or_skip
 
 PRIMES = [1, 2, 3, 5, 7, 13, 31, 61, 67, 127, 257, 1009]
 sizes = st.one_of(st.sampled_from(PRIMES), st.integers(1, 70))
@@ -225,19 +226,23 @@ def test_gpu_entry_point_ranged_views_and_pointers(gpu_shaped: None, kernel_devi
     want = np.ones(total, np.float32)
     want[offset:offset + n] = np.arange(offset, offset + n, dtype=np.float32) * 2 + 1
     np.testing.assert_array_equal(y, want)
-    p = sycl.malloc_shared(total, q, dtype=np.float32)
-    r = sycl.malloc_shared(total, q, dtype=np.float32)
-    np.asarray(p)[:] = np.arange(total)
-    np.asarray(r)[:] = 0
+    p = sycl.malloc_device(total, q, dtype=np.float32)  # every device has device USM
+    r = sycl.malloc_device(total, q, dtype=np.float32)
+    q.memcpy(p, np.arange(total, dtype=np.float32), total * 4)
+    q.memcpy(r, np.zeros(total, np.float32), total * 4).wait()
     src, dst = p + offset, r + (7 - offset)
 
     def k(i):  # type: ignore[no-untyped-def]
         dst[i] = src[i] + np.float32(1)
 
     q.parallel_for(sycl.range(n), k).wait()
+    got = np.empty(total, np.float32)
+    q.memcpy(got, r, total * 4).wait()
+    sycl.free(p, q)
+    sycl.free(r, q)
     want = np.zeros(total, np.float32)
     want[7 - offset:7 - offset + n] = np.arange(offset, offset + n, dtype=np.float32) + 1
-    np.testing.assert_array_equal(np.asarray(r), want)
+    np.testing.assert_array_equal(got, want)
 
 
 def test_gpu_entry_point_asserts_name_the_item(gpu_shaped: None, kernel_device: sycl.device,
@@ -246,7 +251,7 @@ def test_gpu_entry_point_asserts_name_the_item(gpu_shaped: None, kernel_device: 
     after the last block: the report names the item and counts the items that failed."""
     q = sycl.queue(kernel_device)
     n = 1009  # 252 blocks of 4, then one item
-    out = sycl.malloc_shared(n, q, dtype=np.int32)
+    out = malloc_shared_or_skip(n, q, dtype=np.int32)
     for r in (5, 108):  # items r, r + 300, r + 600, r + 900 (1008: after the last block)
         def k(i):  # type: ignore[no-untyped-def]
             assert i[0] % 300 != r, "bad item"
@@ -301,7 +306,7 @@ def test_remembered_launches_pass_their_own_range(request: pytest.FixtureRequest
     if shaped:
         request.getfixturevalue("gpu_shaped")
     q = sycl.queue(kernel_device)
-    out = sycl.malloc_shared(64, q, dtype=np.int64)
+    out = malloc_shared_or_skip(64, q, dtype=np.int64)
 
     def k(it):  # type: ignore[no-untyped-def]
         out[it.get_linear_id()] = it.get_linear_id() * 1000 + it.get_range(0)

@@ -29,6 +29,7 @@ def _expected(dev: sycl.device, can: list[sycl.device], filt: str) -> str:
 
 def test_a_default_device_that_runs_no_python_kernels_warns_once(
         pocl_device: sycl.device, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PYSYCL_DEVICE_FILTER", raising=False)  # the suite's own filter too
     can = devices()  # before the filter: the devices that run Python kernels here
     assert pocl_device not in can and can
     monkeypatch.setattr(queue_module, "_default_warned", [False])
@@ -56,9 +57,10 @@ def test_a_chosen_device_or_a_default_that_runs_python_kernels_does_not_warn(
     assert queue_module._default_warned == [False]
 
 
-def test_the_environment_variable_warns_in_a_fresh_program(pocl_device: sycl.device,
-                                                           tmp_path: Path) -> None:
-    can = devices()
+def test_the_environment_variable_warns_in_a_fresh_program(
+        pocl_device: sycl.device, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PYSYCL_DEVICE_FILTER", raising=False)  # the suite's own filter too
+    can = devices()  # every device that runs Python kernels: the warning names those hidden
     script = tmp_path / "user.py"
     script.write_text("import pysycl as sycl\n\nq = sycl.queue()\nq = sycl.queue()\n")
     env = {**os.environ, "PYSYCL_DEVICE_FILTER": "POCL", "PYSYCL_CACHE_DIR": str(tmp_path),
