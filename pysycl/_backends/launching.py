@@ -125,6 +125,10 @@ class Launch:
 
     __slots__ = ("bound", "clk", "ex", "floats", "gen", "gsize", "k", "kind", "kinds", "lsize",
                  "pointers", "printer", "refresh", "space", "tail", "want")
+    #: whether the backend keeps a native copy of this remembered launch, made by
+    #: :meth:`again` (CUDA: the one C call of ``_native.c``); its refresh then also returns
+    #: the values it read
+    primes = False
 
     def __init__(self, ex: LaunchingExecutor, k: Kernel, clk: Any, kind: str, space: Any,
                  gsize: tuple[int, ...], lsize: tuple[int, ...] | None) -> None:
@@ -153,6 +157,11 @@ class Launch:
         them), enqueue, hold ``holds`` (None: nothing) until the kernel completes; the
         native event. The backend's subclass implements it."""
         raise NotImplementedError
+
+    def again(self, fn: types.FunctionType, got: tuple[Any, ...]) -> Any:
+        """The remembered launch of ``fn`` whose refresh gave ``got`` (arguments, pointers,
+        values read): enqueued, and (the backend's subclass) primed for its next launches."""
+        return self.enqueue(got[0], got[1] or None, None, self.bound)
 
     def args(self, values: list[Any]) -> list[Any]:
         """The native arguments of a launch with the captured ``values``."""
@@ -374,6 +383,8 @@ def launch(ex: LaunchingExecutor, q: QueueRef, kind: str, index_space: Any, fn: 
             got = None
         if got is not None:
             _stats["memory_hits"] += 1  # a remembered launch is a kernel-cache hit
+            if ln.primes:  # the backend keeps a native copy of this launch
+                return ln.again(fn, got)
             return ln.enqueue(got[0], got[1] or None, None, ln.bound)
     return launch_whole(ex, q, kind, index_space, fn, name)
 
@@ -402,7 +413,8 @@ def _remember(ex: LaunchingExecutor, code: types.CodeType, fn: types.FunctionTyp
               name: str | None, watch: tuple[Any, ...] | None) -> None:
     """Remember ``ln``, which ran ``fn``, for its next launches, with the refresh of its
     arguments; ``False`` where it cannot have one (its launches take the whole way)."""
-    made = None if name is not None or watch is not None else refresh_for(fn, ln.k, ln.tail)
+    made = None if name is not None or watch is not None else refresh_for(fn, ln.k, ln.tail,
+                                                                        ln.primes)
     if made is None or ln.printer is not None:
         ex.launches[code] = False
         return
