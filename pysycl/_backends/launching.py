@@ -125,9 +125,9 @@ class Launch:
 
     __slots__ = ("bound", "clk", "ex", "floats", "gen", "gsize", "k", "kind", "kinds", "lsize",
                  "pointers", "printer", "refresh", "space", "tail", "want")
-    #: whether the backend keeps a native copy of this remembered launch, made by
-    #: :meth:`again` (CUDA: the one C call of ``_native.c``); its refresh then also returns
-    #: the values it read
+    #: whether the backend keeps a native copy of this remembered launch (CUDA: the one C
+    #: call of ``_native.c``): its refresh then also returns the values it read, which
+    #: :func:`launch` passes to :meth:`enqueue` as a fifth argument
     primes = False
 
     def __init__(self, ex: LaunchingExecutor, k: Kernel, clk: Any, kind: str, space: Any,
@@ -157,11 +157,6 @@ class Launch:
         them), enqueue, hold ``holds`` (None: nothing) until the kernel completes; the
         native event. The backend's subclass implements it."""
         raise NotImplementedError
-
-    def again(self, fn: types.FunctionType, got: tuple[Any, ...]) -> Any:
-        """The remembered launch of ``fn`` whose refresh gave ``got`` (arguments, pointers,
-        values read): enqueued, and (the backend's subclass) primed for its next launches."""
-        return self.enqueue(got[0], got[1] or None, None, self.bound)
 
     def args(self, values: list[Any]) -> list[Any]:
         """The native arguments of a launch with the captured ``values``."""
@@ -383,8 +378,8 @@ def launch(ex: LaunchingExecutor, q: QueueRef, kind: str, index_space: Any, fn: 
             got = None
         if got is not None:
             _stats["memory_hits"] += 1  # a remembered launch is a kernel-cache hit
-            if ln.primes:  # the backend keeps a native copy of this launch
-                return ln.again(fn, got)
+            if ln.primes:  # the backend keeps a native copy: the values the refresh read
+                return ln.enqueue(got[0], got[1] or None, None, ln.bound, got[2])
             return ln.enqueue(got[0], got[1] or None, None, ln.bound)
     return launch_whole(ex, q, kind, index_space, fn, name)
 

@@ -98,8 +98,8 @@ class Stub:
         ln.ex, ln.clk, ln.bound = ex, None, {}
         ln.grid, ln.block = (1, 1, 1), (N, 1, 1)
         ln.layout(ln0.k.arg_dtypes)
-        ln.head, ln.shmem, ln.last, ln.primed, ln.primes = (FUNCTION, 1, 1, 1, N, 1, 1), 0, \
-            None, None, True
+        ln.head, ln.shmem, ln.last = (FUNCTION, 1, 1, 1, N, 1, 1), 0, None
+        ln.primed, ln.primer, ln.primes = None, None, True
         ln.rec = np.array([*drv.addresses(), FUNCTION, *ln.grid, *ln.block, 0, STREAM, ln.argp],
                           np.uint64)
         ln.reca = ln.rec.ctypes.data
@@ -328,18 +328,40 @@ def test_a_prime_keeps_no_user_memory_alive(kq: sycl.queue, mem: list[Any]) -> N
     assert gone() is None  # only the weak reference of the prime was left
 
 
-def test_prime_refuses_values_identity_cannot_vouch_for(stub: Stub) -> None:
+def test_a_prime_refuses_values_identity_cannot_vouch_for(stub: Stub) -> None:
     ln = stub.ln
     base = ("range", ln.space, ln.gen, None, ln.k, ln.reca)
-    assert type(native.prime(*base, (1.5, 2, True, 1j, np.float32(1), np.bool_(True)),
-                             b"vvvvvv", ())) is native.Primed
-    assert native.prime(*base, (np.zeros(()),), b"v", ()) is None  # a mutable 0-d array
-    rec = np.zeros(1, [("x", np.int32)])[0]
-    assert native.prime(*base, (rec,), b"v", ()) is None  # a structured scalar: a view
-    assert native.prime(*base, (3,), b"p", ()) is None  # a "pointer" that is none
-    assert type(native.prime(*base, (np,), b"c", ())) is native.Primed
+    six = native.Primed(*base, b"vvvvvv", ())
+    assert six.update((1.5, 2, True, 1j, np.float32(1), np.bool_(True))) is True
+    one = native.Primed(*base, b"v", ())
+    assert one.update((np.zeros(()),)) is False  # a mutable 0-d array
+    assert one.update((np.zeros(1, [("x", np.int32)])[0],)) is False  # a structured scalar
+    assert native.Primed(*base, b"p", ()).update((3,)) is False  # a "pointer" that is none
+    assert native.Primed(*base, b"c", ()).update((np,)) is True
     with pytest.raises(TypeError):
-        native.prime(*base, (1,), b"vv", ())
+        one.update((1, 2))
+    with pytest.raises(ValueError):
+        native.Primed(*base, b"v", ("a", "b"))
+
+
+def test_a_prime_that_cannot_vouch_refuses_until_the_next_update(stub: Stub) -> None:
+    """An update that fails halfway leaves the prime refusing, not half-updated."""
+    pr = stub.ln.primer
+    assert stub.ln.primed is pr and stub.fast() is not None
+    cells = stub.fn.__closure__
+    assert pr.update((cells[0].cell_contents, np.zeros(()))) is False
+    assert stub.fast() is None
+    assert pr.update(tuple(c.cell_contents for c in cells)) is True
+    assert stub.fast() is not None
+
+
+def test_the_prime_is_one_object_updated_in_place(stub: Stub, mem: list[Any]) -> None:
+    pr = stub.ln.primer
+    other = _adder(cuda_view(mem[1]), np.float32(5))
+    stub.launch(other)
+    assert stub.ln.primed is pr and stub.fast(other) is not None and stub.fast() is None
+    stub.launch()
+    assert stub.ln.primed is pr and stub.fast() is not None and stub.fast(other) is None
 
 
 def test_the_executors_launch_is_a_method_descriptor_of_the_c_call(stub: Stub) -> None:

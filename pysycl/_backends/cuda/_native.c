@@ -214,14 +214,20 @@ referent(PyObject *ref)
 #endif
 }
 
-/* A primed launch: what its last launch read, and how to check it again. */
+/* A launch's prime: what its last Python launch read, and how to check it again. One per
+ * CUDALaunch (its ``primer``), made with what does not change (the kind of launch, index
+ * space, generation, properties, record, the refresh's modes and global names), its values
+ * updated in place by each Python launch (update()); ``version`` counts the updates, so
+ * that a C call that checked the values of one update never launches for another. */
 typedef struct {
     PyObject_HEAD
     PyObject *kind, *space, *gen, *props, *names, *kernel;
     int shape;          /* 0 single_task, 1 range (space: its values), 2 nd_range (global, local) */
+    int ready;          /* every value was set by a successful update */
     uint64_t reca;      /* the launch's record (its layout: native_launch above) */
+    uint64_t version;
     Py_ssize_t n, ncells, nptr;
-    char *modes;        /* per value: 'p' a USM pointer, else identity */
+    char *modes;        /* per value: 'p' a USM pointer, 'v' a number, 'c' a library object */
     PyObject **want;    /* per value: it, or a pointer's weak reference */
     PyObject **alloc;   /* per value: a weak reference to a pointer's allocation, or NULL */
 } Primed;
@@ -236,10 +242,8 @@ primed_traverse(Primed *self, visitproc visit, void *arg)
     Py_VISIT(self->names);
     Py_VISIT(self->kernel);
     for (Py_ssize_t i = 0; i < self->n; i++) {
-        if (self->want)
-            Py_VISIT(self->want[i]);
-        if (self->alloc)
-            Py_VISIT(self->alloc[i]);
+        Py_VISIT(self->want[i]);
+        Py_VISIT(self->alloc[i]);
     }
     return 0;
 }
@@ -254,11 +258,10 @@ primed_clear(Primed *self)
     Py_CLEAR(self->names);
     Py_CLEAR(self->kernel);
     for (Py_ssize_t i = 0; i < self->n; i++) {
-        if (self->want)
-            Py_CLEAR(self->want[i]);
-        if (self->alloc)
-            Py_CLEAR(self->alloc[i]);
+        Py_CLEAR(self->want[i]);
+        Py_CLEAR(self->alloc[i]);
     }
+    self->ready = 0;
     return 0;
 }
 
@@ -270,107 +273,132 @@ primed_dealloc(Primed *self)
     PyMem_Free(self->want);
     PyMem_Free(self->alloc);
     PyMem_Free(self->modes);
-    PyObject_GC_Del(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static PyTypeObject PrimedType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "pysycl._backends.cuda._native.Primed",
-    .tp_doc = "A remembered CUDA launch primed for the C call: made by prime()",
-    .tp_basicsize = sizeof(Primed),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_traverse = (traverseproc)primed_traverse,
-    .tp_clear = (inquiry)primed_clear,
-    .tp_dealloc = (destructor)primed_dealloc,
-};
-
-/* Whether value v of mode 'v' (a number the refresh checked by type) is immutable, so that
- * the same object next time is the same argument. */
-static int
-immutable_number(PyObject *v)
-{
-    if (PyLong_CheckExact(v) || PyFloat_CheckExact(v) || PyComplex_CheckExact(v) || PyBool_Check(v))
-        return 1;
-    return cfg.number_types != NULL && PyObject_IsInstance(v, cfg.number_types) == 1;
-}
-
-/* prime(kind, space, gen, props, kernel, reca, seen, modes, names) -> Primed | None */
+/* Primed(kind, space, gen, props, kernel, reca, modes, names) */
 static PyObject *
-native_prime(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+primed_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    if (nargs != 9) {
-        PyErr_SetString(PyExc_TypeError, "prime() takes 9 arguments");
+    PyObject *kind, *space, *gen, *props, *kernel, *modes, *names;
+    unsigned long long reca;
+    if (kwds != NULL && PyDict_GET_SIZE(kwds)) {
+        PyErr_SetString(PyExc_TypeError, "Primed() takes no keyword arguments");
         return NULL;
     }
-    PyObject *kind = args[0], *seen = args[6], *modes = args[7], *names = args[8];
-    if (!PyUnicode_Check(kind) || !PyTuple_Check(seen) || !PyBytes_Check(modes)
-            || !PyTuple_Check(names) || PyBytes_GET_SIZE(modes) != PyTuple_GET_SIZE(seen)
-            || PyTuple_GET_SIZE(names) > PyTuple_GET_SIZE(seen)) {
-        PyErr_SetString(PyExc_TypeError, "prime(): kind str, seen tuple, modes bytes of its "
-                        "length, names tuple");
+    if (!PyArg_ParseTuple(args, "UOOOOKSO!:Primed", &kind, &space, &gen, &props, &kernel,
+                          &reca, &modes, &PyTuple_Type, &names))
+        return NULL;
+    Py_ssize_t n = PyBytes_GET_SIZE(modes);
+    if (PyTuple_GET_SIZE(names) > n) {
+        PyErr_SetString(PyExc_ValueError, "Primed(): more global names than values");
         return NULL;
     }
-    int shape = PyUnicode_Compare(kind, s_range) == 0 ? 1
-                : PyUnicode_Compare(kind, s_nd_range) == 0 ? 2 : 0;
-    uint64_t reca = PyLong_AsUnsignedLongLong(args[5]);
-    if (reca == (uint64_t)-1 && PyErr_Occurred())
-        return NULL;
-    Py_ssize_t n = PyTuple_GET_SIZE(seen);
-    const char *m = PyBytes_AS_STRING(modes);
-    for (Py_ssize_t i = 0; i < n; i++) {  /* what identity cannot vouch for: no prime */
-        PyObject *v = PyTuple_GET_ITEM(seen, i);
-        if (m[i] == MODE_POINTER ? (PyObject *)Py_TYPE(v) != cfg.pointer_type
-                : m[i] == 'v' && !immutable_number(v))
-            Py_RETURN_NONE;
-    }
-    Primed *p = PyObject_GC_New(Primed, &PrimedType);
+    Primed *p = (Primed *)type->tp_alloc(type, 0);
     if (p == NULL)
         return NULL;
-    p->kind = p->space = p->gen = p->props = p->names = p->kernel = NULL;
-    p->modes = NULL;
-    p->want = p->alloc = NULL;
-    p->n = 0;
     p->want = PyMem_Calloc(n ? n : 1, sizeof(PyObject *));
     p->alloc = PyMem_Calloc(n ? n : 1, sizeof(PyObject *));
     p->modes = PyMem_Malloc(n ? n : 1);
     if (p->want == NULL || p->alloc == NULL || p->modes == NULL) {
-        PyObject_GC_Track(p);
         Py_DECREF(p);
         return PyErr_NoMemory();
     }
     p->n = n;
     p->ncells = n - PyTuple_GET_SIZE(names);
-    p->nptr = 0;
-    p->shape = shape;
+    memcpy(p->modes, PyBytes_AS_STRING(modes), n ? n : 1);
+    for (Py_ssize_t i = 0; i < n; i++)
+        p->nptr += p->modes[i] == MODE_POINTER;
+    p->shape = PyUnicode_Compare(kind, s_range) == 0 ? 1
+               : PyUnicode_Compare(kind, s_nd_range) == 0 ? 2 : 0;
     p->reca = reca;
-    memcpy(p->modes, m, n ? n : 1);
     p->kind = Py_NewRef(kind);
-    p->space = Py_NewRef(args[1]);
-    p->gen = Py_NewRef(args[2]);
-    p->props = Py_NewRef(args[3]);
-    p->kernel = Py_NewRef(args[4]);
+    p->space = Py_NewRef(space);
+    p->gen = Py_NewRef(gen);
+    p->props = Py_NewRef(props);
+    p->kernel = Py_NewRef(kernel);
     p->names = Py_NewRef(names);
-    PyObject_GC_Track(p);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *v = PyTuple_GET_ITEM(seen, i);
-        if (m[i] != MODE_POINTER) {
-            p->want[i] = Py_NewRef(v);
-            continue;
-        }
-        p->nptr++;
-        PyObject *a = PyObject_GetAttr(v, s_allocation);
-        p->want[i] = PyWeakref_NewRef(v, NULL);
-        p->alloc[i] = a != NULL ? PyWeakref_NewRef(a, NULL) : NULL;
-        Py_XDECREF(a);
-        if (p->want[i] == NULL || p->alloc[i] == NULL) {
-            Py_DECREF(p);
-            return NULL;
-        }
-    }
     return (PyObject *)p;
 }
 
-/* Whether value i of a primed launch is still what it read (ptrs: the pointers, in order). */
+/* Whether value v of mode 'v' (a number the refresh checked by type) is immutable, so that
+ * the same object next time is the same argument. */
+static int
+immutable_number(PyObject *v, PyObject *before)
+{
+    if (PyLong_CheckExact(v) || PyFloat_CheckExact(v) || PyComplex_CheckExact(v) || PyBool_Check(v))
+        return 1;
+    if (before != NULL && Py_TYPE(before) == Py_TYPE(v))  /* accepted before: the same type */
+        return 1;
+    return cfg.number_types != NULL && PyObject_IsInstance(v, cfg.number_types) == 1;
+}
+
+/* update(seen) -> bool: the values the refresh read (the closure's cells, then the globals
+ * of ``names``), for the C call to check by identity from now on; False (and the C call
+ * refuses until the next update) where identity cannot vouch for one: a number that is no
+ * immutable scalar (a 0-d array, a structured scalar), a "pointer" that is none. */
+static PyObject *
+primed_update(Primed *p, PyObject *seen)
+{
+    if (!PyTuple_Check(seen) || PyTuple_GET_SIZE(seen) != p->n) {
+        PyErr_SetString(PyExc_TypeError, "update(seen): a tuple of one value per mode");
+        return NULL;
+    }
+    p->version++;
+    p->ready = 0;
+    for (Py_ssize_t i = 0; i < p->n; i++) {
+        PyObject *v = PyTuple_GET_ITEM(seen, i);
+        if (p->modes[i] != MODE_POINTER) {
+            if (p->modes[i] == 'v' && !immutable_number(v, p->want[i])) {
+                if (PyErr_Occurred())
+                    return NULL;
+                Py_RETURN_FALSE;
+            }
+            Py_XSETREF(p->want[i], Py_NewRef(v));
+            continue;
+        }
+        if ((PyObject *)Py_TYPE(v) != cfg.pointer_type)
+            Py_RETURN_FALSE;
+        if (p->want[i] != NULL && referent(p->want[i]) == v)
+            continue;  /* the same pointer: the same allocation */
+        PyObject *w = PyWeakref_NewRef(v, NULL);
+        PyObject *a = w != NULL ? PyObject_GetAttr(v, s_allocation) : NULL;
+        PyObject *aw = a != NULL ? PyWeakref_NewRef(a, NULL) : NULL;
+        Py_XDECREF(a);
+        if (aw == NULL) {
+            Py_XDECREF(w);
+            return NULL;
+        }
+        Py_XSETREF(p->want[i], w);
+        Py_XSETREF(p->alloc[i], aw);
+    }
+    p->ready = 1;
+    Py_RETURN_TRUE;
+}
+
+static PyMethodDef primed_methods[] = {
+    {"update", (PyCFunction)primed_update, METH_O,
+     "update(seen) -> bool: the values the last launch's refresh read (False: one that "
+     "identity cannot vouch for; the C call refuses until the next update)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject PrimedType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "pysycl._backends.cuda._native.Primed",
+    .tp_doc = "Primed(kind, space, gen, props, kernel, reca, modes, names): a remembered CUDA "
+              "launch's prime for the C call, its values set by update(seen)",
+    .tp_basicsize = sizeof(Primed),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_traverse = (traverseproc)primed_traverse,
+    .tp_clear = (inquiry)primed_clear,
+    .tp_dealloc = (destructor)primed_dealloc,
+    .tp_methods = primed_methods,
+    .tp_new = primed_new,
+};
+
+/* Whether value i of a primed launch is still what it read; a pointer also goes into ptrs
+ * (a new reference: the driver call lets other threads run, which may rebind the cell). */
 static int
 same_value(Primed *p, Py_ssize_t i, PyObject *v, PyObject **ptrs, Py_ssize_t *np)
 {
@@ -387,15 +415,37 @@ same_value(Primed *p, Py_ssize_t i, PyObject *v, PyObject **ptrs, Py_ssize_t *np
         return 0;
     }
     Py_DECREF(live);
-    ptrs[(*np)++] = v;
-    return live == Py_True;
+    if (live != Py_True || *np >= p->nptr)
+        return 0;
+    ptrs[(*np)++] = Py_NewRef(v);
+    return 1;
 }
 
-/* The checks that need no lock: the launch, the index space, the captured values. */
+/* The checks that need no lock: the captured values first (what changes most often: the
+ * cheapest refusal), then the launch's kind and index space, the kernel-cache generation,
+ * bounds-checked mode, the kernel's properties. ptrs/np: the pointers, new references. */
 static int
-unchanged(Primed *p, PyObject *kind, PyObject *space, PyObject *fn, PyObject **ptrs)
+unchanged(Primed *p, PyObject *kind, PyObject *space, PyObject *fn, PyObject **ptrs,
+          Py_ssize_t *np)
 {
-    if (p->kind != kind && PyUnicode_Compare(p->kind, kind) != 0)
+    if (!p->ready)
+        return 0;
+    PyObject *cells = PyFunction_GET_CLOSURE(fn);
+    Py_ssize_t ncells = cells != NULL ? PyTuple_GET_SIZE(cells) : 0;
+    if (ncells != p->ncells)
+        return 0;
+    for (Py_ssize_t i = 0; i < ncells; i++) {
+        PyObject *v = PyCell_GET(PyTuple_GET_ITEM(cells, i));
+        if (v == NULL || !same_value(p, i, v, ptrs, np))
+            return 0;
+    }
+    PyObject *globs = PyFunction_GET_GLOBALS(fn);
+    for (Py_ssize_t i = ncells; i < p->n; i++) {
+        PyObject *v = PyDict_GetItemWithError(globs, PyTuple_GET_ITEM(p->names, i - ncells));
+        if (v == NULL || !same_value(p, i, v, ptrs, np))
+            return 0;
+    }
+    if (*np != p->nptr || (p->kind != kind && PyUnicode_Compare(p->kind, kind) != 0))
         return 0;
     if (PyList_GET_ITEM(cfg.bounds_mode, 0) != Py_False)
         return 0;
@@ -428,24 +478,7 @@ unchanged(Primed *p, PyObject *kind, PyObject *space, PyObject *fn, PyObject **p
             Py_XDECREF(r);
         }
     }
-    if (!ok)
-        return 0;
-    PyObject *cells = PyFunction_GET_CLOSURE(fn);
-    Py_ssize_t ncells = cells != NULL ? PyTuple_GET_SIZE(cells) : 0, np = 0;
-    if (ncells != p->ncells)
-        return 0;
-    for (Py_ssize_t i = 0; i < ncells; i++) {
-        PyObject *v = PyCell_GET(PyTuple_GET_ITEM(cells, i));
-        if (v == NULL || !same_value(p, i, v, ptrs, &np))
-            return 0;
-    }
-    PyObject *globs = PyFunction_GET_GLOBALS(fn);
-    for (Py_ssize_t i = ncells; i < p->n; i++) {
-        PyObject *v = PyDict_GetItemWithError(globs, PyTuple_GET_ITEM(p->names, i - ncells));
-        if (v == NULL || !same_value(p, i, v, ptrs, &np))
-            return 0;
-    }
-    return np == p->nptr;
+    return ok;
 }
 
 /* Whether the newest held entry prev (a (event, pointers) tuple, or NULL) holds ptrs. */
@@ -467,13 +500,13 @@ enum { HOLD_NOTHING, HOLD_REPLACE, HOLD_APPEND };
 
 /* Under the enqueue lock: the launch and the queue's bookkeeping. */
 static PyObject *
-launch_locked(PyObject *ex, PyObject *ln, Primed *p, PyObject **ptrs)
+launch_locked(PyObject *ex, PyObject *ln, Primed *p, uint64_t version, PyObject **ptrs)
 {
     PyObject *result = REFUSED, *last = NULL, *dq = NULL, *pool = NULL, *shape = NULL;
     PyObject *prev = NULL, *h = NULL, *ev = NULL, *entry = NULL, *primed = NULL;
     int reuse = 0, popped = 0;
     primed = PyObject_GetAttr(ln, s_primed);
-    if (primed != (PyObject *)p)  /* repacked meanwhile */
+    if (primed != (PyObject *)p || p->version != version || !p->ready)  /* changed meanwhile */
         goto done;
     last = PyObject_GetAttr(ex, s_last);
     dq = PyObject_GetAttr(ex, s_inflight);
@@ -606,6 +639,7 @@ relaunch_fast(PyObject *ex, PyObject *kind, PyObject *space, PyObject *fn, PyObj
         return REFUSED;
     PyObject *result = REFUSED, *launches = NULL, *ln = NULL, *primed = NULL, *cur = NULL;
     PyObject *cuctx = NULL, *ptrs_small[8], **ptrs = ptrs_small;
+    Py_ssize_t np = 0;
     launches = PyObject_GetAttr(ex, s_launches);
     if (launches == NULL || !PyDict_CheckExact(launches))
         goto clear;
@@ -617,9 +651,10 @@ relaunch_fast(PyObject *ex, PyObject *kind, PyObject *space, PyObject *fn, PyObj
     if (primed == NULL || Py_TYPE(primed) != &PrimedType)
         goto clear;
     Primed *p = (Primed *)primed;
+    uint64_t version = p->version;
     if (p->nptr > 8 && (ptrs = PyMem_Malloc(p->nptr * sizeof(PyObject *))) == NULL)
         goto clear;
-    if (!unchanged(p, kind, space, fn, ptrs))
+    if (!unchanged(p, kind, space, fn, ptrs, &np))
         goto clear;
     /* the context this thread made current last (objects.make_current): this GPU's */
     cur = PyObject_GetAttr(cfg.current, s_ctx);
@@ -632,7 +667,7 @@ relaunch_fast(PyObject *ex, PyObject *kind, PyObject *space, PyObject *fn, PyObj
         goto clear;
     }
     Py_DECREF(got);
-    result = launch_locked(ex, ln, p, ptrs);
+    result = launch_locked(ex, ln, p, version, ptrs);
     PyObject *et, *evv, *tb;
     PyErr_Fetch(&et, &evv, &tb);
     PyObject *ok = PyObject_CallNoArgs(cfg.release);
@@ -660,6 +695,8 @@ relaunch_fast(PyObject *ex, PyObject *kind, PyObject *space, PyObject *fn, PyObj
 clear:
     PyErr_Clear();  /* a failed look-up on the way: the Python way says what is wrong */
 done:
+    for (Py_ssize_t i = 0; i < np; i++)
+        Py_DECREF(ptrs[i]);
     if (ptrs != ptrs_small)
         PyMem_Free(ptrs);
     Py_XDECREF(launches);
@@ -783,9 +820,6 @@ native_configure(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 }
 
 #define RELAUNCH_METHODS \
-    {"prime", (PyCFunction)(void (*)(void))native_prime, METH_FASTCALL, \
-     "prime(kind, space, gen, props, kernel, reca, seen, modes, names) -> Primed | None: " \
-     "a remembered launch's state for the C call (None: a value identity cannot vouch for)"}, \
     {"try_launch", (PyCFunction)(void (*)(void))native_try_launch, METH_FASTCALL, \
      "try_launch(ex, q, kind, space, fn, name) -> event | None: the C call alone (None: " \
      "refused, the Python way would take it)"}, \

@@ -13,8 +13,8 @@ the bindings' two calls), and the newest event is recorded again for the next co
 when nothing but the queue refers to it (:func:`_unobserved`).
 
 A remembered handler-less launch (``q.parallel_for(r, k)`` again) goes further: each
-Python launch of it (:meth:`CUDALaunch.again`) leaves a *prime* -- what its refresh read,
-``_native.prime`` -- and the executor's ``launch`` is the C call ``_native.Relaunch``
+Python launch of it leaves a *prime* -- what its refresh read (``_native.Primed``, updated
+in place) -- and the executor's ``launch`` is the C call ``_native.Relaunch``
 (:data:`relaunch`), which, while nothing of the prime changed (same captured objects, index
 space, kernel-cache generation, properties; bounds mode off; pointers live; the enqueue lock
 free), does the whole remembered launch itself: the argument buffer already holds those
@@ -218,12 +218,13 @@ def _char(dt: Any) -> str:
 
 class CUDALaunch(Launch):
     """A Python kernel built for one CUDA queue (``clk``: its :class:`Built`), its grid and
-    block, and the packed argument buffer; ``primed``: the state of its C relaunch (None:
-    none), ``primes``: whether it keeps one (the C call is built, the queue does not
-    profile)."""
+    block, and the packed argument buffer. ``primes``: whether it keeps a prime for the C
+    relaunch (the C call is built, the queue does not profile); ``primer`` that prime
+    (``_native.Primed``, made at the first), ``primed`` the prime while it holds (the
+    buffer holds the values it was updated with), else None."""
 
     __slots__ = ("argp", "argv", "block", "buf", "fmt", "grid", "head", "last", "primed",
-                 "primes", "raw", "rec", "reca", "shmem")
+                 "primer", "primes", "raw", "rec", "reca", "shmem")
 
     def __init__(self, ex: LaunchingExecutor, k: Kernel, clk: Any, kind: str, space: Any,
                  gsize: tuple[int, ...], lsize: tuple[int, ...] | None) -> None:
@@ -247,6 +248,7 @@ class CUDALaunch(Launch):
                                  int(ex.native), self.argp], np.uint64)
             self.reca = self.rec.ctypes.data
         self.primed: Any = None
+        self.primer: Any = None
         self.primes = bool(self.reca) and _ext is not None and not ex.profiling
 
     def layout(self, dtypes: Sequence[Any]) -> None:
@@ -282,19 +284,15 @@ class CUDALaunch(Launch):
         if self.rec is not None:
             self.rec[9] = shm
 
-    def again(self, fn: Any, got: tuple[Any, ...]) -> Any:
-        """The remembered launch of ``fn`` (its refresh gave ``got``: arguments, pointers,
-        the values it read), primed for the C relaunch of the next ones."""
-        return self.enqueue(got[0], got[1] or None, None, self.bound, got[2])
-
     # long: the one enqueue of every launch, in one frame (helper calls cost ~50 ns each)
     def enqueue(self, args: list[Any], holds: Any, wait_for: Sequence[Any] | None,
                 bound: dict[Any, list[Any]] | None = None, seen: tuple[Any, ...] | None = None
                 ) -> Any:
         """Pack ``args`` (unless they are this launch's last ones), wait for ``wait_for`` on
         the stream, launch, record the command's event and hold ``holds`` until it
-        completes; ``seen``: the values the refresh read (:meth:`again`), which prime the C
-        relaunch once the launch succeeded (any other launch drops the prime)."""
+        completes; ``seen``: the values the refresh of a remembered launch read
+        (:func:`~pysycl._backends.launching.launch`), which prime the C relaunch once the
+        launch succeeded (any other launch drops the prime)."""
         ex = self.ex
         dq = ex.inflight
         if getattr(_current, "ctx", None) is not ex.cuctx:  # another GPU's, or none
@@ -339,12 +337,22 @@ class CUDALaunch(Launch):
             ex.last = ev
             ex.shape = self
             if seen is not None and self.primes:  # the buffer holds what the refresh read
-                r = self.refresh
-                self.primed = _ext.prime(self.kind, self.space, self.gen, self.k.props,
-                                         self.k, self.reca, seen, r.modes, r.names)
+                self._prime(seen)
         if holds is not None and len(dq) > PRUNE_AT:
             prune(ex)
         return ev
+
+    def _prime(self, seen: tuple[Any, ...]) -> None:
+        """The C relaunch's prime: the values the refresh read for the arguments packed now
+        (under the enqueue lock). The refresh of a launch keeps its shape (``_remember``
+        replaces it only by the same function), so its modes and names do too."""
+        pr = self.primer
+        if pr is None:
+            r = self.refresh
+            pr = self.primer = _ext.Primed(self.kind, self.space, self.gen, self.k.props,
+                                           self.k, self.reca, r.modes, r.names)
+        if pr.update(seen):
+            self.primed = pr
 
     def _launch(self, h: Any) -> int:
         """Launch (the arguments packed) and record event ``h`` after it (None: no event):
