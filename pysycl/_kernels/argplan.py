@@ -19,7 +19,7 @@ Two halves, both independent of the backend:
   objects) are a tuple it is given, and the same function serves every kernel of one
   shape, as pyopencl's invokers are cached per argument-type signature. Asked with
   ``seen=True`` it also returns every value it read (a backend that keeps a native copy of
-  the remembered launch -- CUDA's ``_native.prime`` -- checks those by identity next time),
+  the remembered launch -- CUDA's ``_native.Primed`` -- checks those by identity next time),
   and the function says how each was checked (``modes``) and which globals it read
   (``names``).
 
