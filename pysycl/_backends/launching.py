@@ -125,6 +125,10 @@ class Launch:
 
     __slots__ = ("bound", "clk", "ex", "floats", "gen", "gsize", "k", "kind", "kinds", "lsize",
                  "pointers", "printer", "refresh", "space", "tail", "want")
+    #: whether the backend keeps a native copy of this remembered launch (CUDA: the one C
+    #: call of ``_native.c``): its refresh then also returns the values it read, which
+    #: :func:`launch` passes to :meth:`enqueue` as a fifth argument
+    primes = False
 
     def __init__(self, ex: LaunchingExecutor, k: Kernel, clk: Any, kind: str, space: Any,
                  gsize: tuple[int, ...], lsize: tuple[int, ...] | None) -> None:
@@ -374,6 +378,8 @@ def launch(ex: LaunchingExecutor, q: QueueRef, kind: str, index_space: Any, fn: 
             got = None
         if got is not None:
             _stats["memory_hits"] += 1  # a remembered launch is a kernel-cache hit
+            if ln.primes:  # the backend keeps a native copy: the values the refresh read
+                return ln.enqueue(got[0], got[1] or None, None, ln.bound, got[2])
             return ln.enqueue(got[0], got[1] or None, None, ln.bound)
     return launch_whole(ex, q, kind, index_space, fn, name)
 
@@ -402,7 +408,8 @@ def _remember(ex: LaunchingExecutor, code: types.CodeType, fn: types.FunctionTyp
               name: str | None, watch: tuple[Any, ...] | None) -> None:
     """Remember ``ln``, which ran ``fn``, for its next launches, with the refresh of its
     arguments; ``False`` where it cannot have one (its launches take the whole way)."""
-    made = None if name is not None or watch is not None else refresh_for(fn, ln.k, ln.tail)
+    made = None if name is not None or watch is not None else refresh_for(fn, ln.k, ln.tail,
+                                                                        ln.primes)
     if made is None or ln.printer is not None:
         ex.launches[code] = False
         return

@@ -17,7 +17,11 @@ Two halves, both independent of the backend:
   and checks: no enqueue, no lock, no event; those are the backend's ``Launch``.
   A refresh holds no user value: the per-kernel constants (types, signatures, library
   objects) are a tuple it is given, and the same function serves every kernel of one
-  shape, as pyopencl's invokers are cached per argument-type signature.
+  shape, as pyopencl's invokers are cached per argument-type signature. Asked with
+  ``seen=True`` it also returns every value it read (a backend that keeps a native copy of
+  the remembered launch -- CUDA's ``_native.Primed`` -- checks those by identity next time),
+  and the function says how each was checked (``modes``) and which globals it read
+  (``names``).
 
 Eligible for a refresh: closure captures and module globals only (no helper functions,
 so no helper's parameter defaults, no attribute of a user's module), each a number
@@ -100,18 +104,25 @@ def local_bytes(values: list[Any], kinds: tuple[ArgKind, ...]) -> int:
 
 
 # ------------------------------------------------------------------ the refresh
-#: A refresh: ``refresh(fn, want) -> ([native arguments], (USM pointers)) | None``.
+#: A refresh: ``refresh(fn, want) -> ([native arguments], (USM pointers)) | None``; made
+#: with ``seen=True``, ``([native arguments], (USM pointers), (every value read)) | None``.
 Refresh = Callable[[types.FunctionType, tuple[Any, ...]],
                    "tuple[list[Any], tuple[Any, ...]] | None"]
 _refreshes: dict[tuple[Any, ...], Refresh] = {}
+#: How a ``seen=True`` refresh checked each value it read (its ``modes``, one byte a value):
+#: a USM pointer (type, signature, liveness), a number (its type: the value is the argument),
+#: a library object (identity).
+MODE_POINTER, MODE_VALUE, MODE_CONSTANT = ord("p"), ord("v"), ord("c")
 
 
 def refresh_for(fn: types.FunctionType, k: Kernel, tail: tuple[int, ...] = (),
-                ) -> tuple[Refresh, tuple[Any, ...]] | None:
+                seen: bool = False) -> tuple[Refresh, tuple[Any, ...]] | None:
     """The refresh of kernel ``k`` launched as ``fn`` and the constants it checks against,
     or None when ``fn``'s captures cannot be checked cheaply (see the module docstring).
     ``tail``: arguments after the captures' that the launch always passes (a ``range``
-    kernel's range: :class:`~pysycl._backends.launching.Launch`)."""
+    kernel's range: :class:`~pysycl._backends.launching.Launch`); ``seen``: the refresh
+    also returns the values it read, in order (the closure's cells, then the globals of
+    its ``names``)."""
     if k.has_spec or k.has_local or k.direct or k.direct_rest or k.prints or k.asserts:
         return None
     caps = k.compiled.captures
@@ -122,7 +133,7 @@ def refresh_for(fn: types.FunctionType, k: Kernel, tail: tuple[int, ...] = (),
     if cells is None or globs is None:
         return None
     shape = (tuple(how for how, _ in cells), tuple((name, how) for name, how, _ in globs),
-             len(tail))
+             len(tail), seen)
     consts = (*(want for _, want in cells), *(want for _, _, want in globs), *tail)
     r = _refreshes.get(shape)
     if r is None:
@@ -195,7 +206,8 @@ def _library_object(v: Any) -> bool:
     return (mod or "").partition(".")[0] in _LIBRARY_ROOTS
 
 
-def _generate(cells: tuple[str, ...], globs: tuple[tuple[str, str], ...], tail: int) -> Refresh:
+def _generate(cells: tuple[str, ...], globs: tuple[tuple[str, str], ...], tail: int,
+              seen: bool = False) -> Refresh:
     """The refresh of one shape: straight-line checks, one per captured value, about half
     the bytecode of a loop over the slots (docs/performance.md, launch latency)."""
     g = CodeGenerator()
@@ -216,8 +228,14 @@ def _generate(cells: tuple[str, ...], globs: tuple[tuple[str, str], ...], tail: 
                 held.append(f"v{n}")
             n += 1
         args += [f"want[{n + i}]" for i in range(tail)]  # the tail: constants
-        g.line(f"return [{', '.join(args)}], ({''.join(h + ', ' for h in held)})")
-    return g.compile("refresh", "refresh " + "/".join((*cells, *(h for _, h in globs))))
+        read = f", ({''.join(f'v{i}, ' for i in range(n))})" if seen else ""
+        g.line(f"return [{', '.join(args)}], ({''.join(h + ', ' for h in held)}){read}")
+    r = g.compile("refresh", "refresh " + "/".join((*cells, *(h for _, h in globs))))
+    hows = (*cells, *(how for _, how in globs))
+    r.modes = bytes(MODE_POINTER if h == POINTER else MODE_CONSTANT if h == CONSTANT
+                    else MODE_VALUE for h in hows)  # type: ignore[attr-defined]
+    r.names = tuple(name for name, _ in globs)  # type: ignore[attr-defined]
+    return r
 
 
 def _check_lines(g: CodeGenerator, i: int, how: str, src: str, ptr: str, args: list[str]) -> None:

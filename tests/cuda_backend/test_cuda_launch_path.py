@@ -1,6 +1,10 @@
 """The CUDA backend's remembered launch on a GPU (skipped without one): the one-call launch
 of ``_native.c`` runs kernels with the arguments of each launch, and a command's event is
-recorded again for the next command only when nothing but the queue refers to it."""
+recorded again for the next command only when nothing but the queue refers to it. The
+remembered launch in one C call (``_native.Relaunch``) gives the results of the Python way:
+back to back, between changing captures, around a captured CUDA graph, from several threads;
+profiling queues and freed pointers take the Python way (tests/cuda_backend/
+test_cuda_relaunch.py checks the C call's rules on the CPU)."""
 
 from __future__ import annotations
 
@@ -133,3 +137,172 @@ def test_another_library_changing_the_threads_context_breaks_nothing(cq: sycl.qu
     assert np.array_equal(_read(q2, p2), np.full(N, 4, np.int32))
     sycl.free(p2, q2)
     sycl.free(p, cq)
+
+
+# --------------------------------------------------- the remembered launch in one C call
+def _c_call() -> bool:
+    """Whether remembered launches take the C call here (the extension was built)."""
+    launch = importlib.import_module("pysycl._backends.cuda.launch")
+    return launch._ext is not None and launch.native_launch()
+
+
+def test_back_to_back_launches_through_the_c_call(cq: sycl.queue) -> None:
+    from pysycl._kernels.cache import kernels
+
+    p, k = _counter(cq)
+    r = sycl.range(N)
+    hits = kernels.stats["memory_hits"]
+    for _ in range(500):
+        cq.parallel_for(r, k)
+    ln = cq.executor.launches[k.__code__]
+    assert (ln.primed is not None) == _c_call()
+    assert kernels.stats["memory_hits"] - hits >= 499  # all but the first, whichever way
+    if _c_call():  # the C call alone launches the kernel
+        launch = importlib.import_module("pysycl._backends.cuda.launch")
+        ev = launch._ext.try_launch(cq.executor, cq, "range", r, k, None)
+        assert type(ev) is launch.Event and cq.executor.last is ev
+    cq.wait()
+    assert np.array_equal(_read(cq, p), np.full(N, 500 + _c_call(), np.int32))
+    sycl.free(p, cq)
+
+
+def test_nd_range_and_single_task_launches_through_the_c_call(cq: sycl.queue) -> None:
+    p, _ = _counter(cq)
+
+    def k(it):  # type: ignore[no-untyped-def]
+        i = it.get_global_id(0)
+        p[i] = p[i] + it.get_local_id(0)
+
+    def one():  # type: ignore[no-untyped-def]
+        p[0] = p[0] + 1000
+
+    nd = sycl.nd_range(sycl.range(N), sycl.range(128))
+    for _ in range(20):
+        cq.parallel_for(nd, k)
+    cq.parallel_for(sycl.nd_range(sycl.range(N), sycl.range(64)), k)  # another local size
+    for _ in range(5):
+        cq.single_task(one)
+    assert (cq.executor.launches[one.__code__].primed is not None) == _c_call()
+    want = 20 * (np.arange(N) % 128) + np.arange(N) % 64
+    want[0] += 5000
+    assert np.array_equal(_read(cq, p), want.astype(np.int32))
+    sycl.free(p, cq)
+
+
+def test_c_call_launches_interleaved_with_changing_captures(cq: sycl.queue) -> None:
+    """Runs of identical launches (the C call) between rebound cells: another pointer,
+    another number of the same type, another type (a new kernel)."""
+    a = sycl.malloc_device(N, cq, dtype=np.int32)
+    b = sycl.malloc_device(N, cq, dtype=np.int32)
+    cq.memset(a, 0, N * 4)
+    cq.memset(b, 0, N * 4).wait()
+    r = sycl.range(N)
+    target, v = a, np.int32(1)
+
+    def k(i):  # type: ignore[no-untyped-def]
+        target[i] = target[i] + v
+
+    want = {id(a): 0, id(b): 0}
+    for j in range(300):
+        if j % 7 == 0:
+            target = b if target is a else a
+        if j % 11 == 0:
+            v = np.int32(v + 1)
+        if j == 150:
+            v = 3  # a Python int: another kernel, then runs of it
+        cq.parallel_for(r, k)
+        want[id(target)] += int(v)
+    assert np.array_equal(_read(cq, a), np.full(N, want[id(a)], np.int32))
+    assert np.array_equal(_read(cq, b), np.full(N, want[id(b)], np.int32))
+    sycl.free(a, cq)
+    sycl.free(b, cq)
+
+
+def test_c_call_launches_around_a_captured_graph(cq: sycl.queue) -> None:
+    """A CUDA graph's capture packs the arguments of its nodes into the buffer of the same
+    remembered launch: the eager launches after it launch their own values."""
+    import pysycl.ext.oneapi.experimental as syclex
+
+    y = sycl.malloc_device(N, cq, dtype=np.float32)
+    cq.memset(y, 0, N * 4).wait()
+    r = sycl.range(N)
+
+    def step(c):  # type: ignore[no-untyped-def]
+        return lambda i: y.__setitem__(i, y[i] * np.float32(0.5) + c)
+
+    eager = step(np.float32(1))
+    g = syclex.command_graph(cq.get_context(), cq.get_device())
+    g.begin_recording(cq)
+    for c in (2, 3, 4):
+        cq.parallel_for(r, step(np.float32(c)))
+    g.end_recording()
+    exec_g = g.finalize()
+    want = np.float32(0)
+    for rnd in range(4):
+        for _ in range(5):
+            cq.parallel_for(r, eager)
+            want = want * np.float32(0.5) + np.float32(1)
+        if rnd < 3:
+            cq.ext_oneapi_graph(exec_g)
+            for c in (2, 3, 4):
+                want = want * np.float32(0.5) + np.float32(c)
+    got = np.empty(N, np.float32)
+    cq.memcpy(got, y, N * 4).wait()
+    assert np.all(got == want)
+    sycl.free(y, cq)
+
+
+def test_profiling_queues_take_the_python_way() -> None:
+    pq = sycl.queue(CUDA[0], properties=[sycl.property.queue.enable_profiling()])
+    p, k = _counter(pq)
+    r = sycl.range(N)
+    evs = [pq.parallel_for(r, k) for _ in range(20)]
+    ln = pq.executor.launches[k.__code__]
+    assert ln.primed is None and not ln.primes
+    evs[-1].wait()
+    for e in evs[-3:]:
+        start = e.get_profiling_info(sycl.info.event_profiling.command_start)
+        end = e.get_profiling_info(sycl.info.event_profiling.command_end)
+        assert 0 < start <= end
+    assert np.array_equal(_read(pq, p), np.full(N, 20, np.int32))
+    sycl.free(p, pq)
+
+
+def test_a_freed_pointer_raises_after_c_call_launches(cq: sycl.queue) -> None:
+    p, k = _counter(cq)
+    r = sycl.range(N)
+    for _ in range(5):
+        cq.parallel_for(r, k)
+    cq.wait()
+    sycl.free(p, cq)
+    with pytest.raises(sycl.exception) as e:
+        cq.parallel_for(r, k)
+    assert e.value.code() == sycl.errc.invalid and "freed" in str(e.value)
+
+
+def test_threads_launching_one_kernel_through_the_c_call(cq: sycl.queue) -> None:
+    """Two threads launch the same function object (the C call, or the Python way while the
+    other holds the enqueue lock), a third another kernel: no launch lost or doubled."""
+    p, k = _counter(cq)
+    q2 = sycl.malloc_device(N, cq, dtype=np.int32)
+    cq.memset(q2, 0, N * 4).wait()
+
+    def k2(i):  # type: ignore[no-untyped-def]
+        q2[i] = q2[i] + 2
+
+    r = sycl.range(N)
+
+    def many(fn) -> None:  # type: ignore[no-untyped-def]
+        for _ in range(400):
+            cq.parallel_for(r, fn)
+
+    ts = [threading.Thread(target=many, args=(f,)) for f in (k, k, k2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    cq.wait()
+    assert np.array_equal(_read(cq, p), np.full(N, 800, np.int32))
+    assert np.array_equal(_read(cq, q2), np.full(N, 800, np.int32))
+    sycl.free(p, cq)
+    sycl.free(q2, cq)

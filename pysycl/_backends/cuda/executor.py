@@ -130,7 +130,8 @@ class CUDAExecutor:
     #: CUDA has no partial blocks (range launches of PTX images loop over the items)
     uneven_groups = False
     submit = _submit.submit
-    launch = _launching.launch
+    #: ``launch(q, kind, space, fn, name)``: the C relaunch where built (:mod:`.launch`)
+    launch = _launch.relaunch
 
     def __init__(self, ctx: context, dev: device, *, profiling: bool,
                  native: Any = None) -> None:

@@ -12,6 +12,15 @@ the record ``rec`` this launch keeps (its layout: ``_native.c``; ~1.8 us less a 
 the bindings' two calls), and the newest event is recorded again for the next command
 when nothing but the queue refers to it (:func:`_unobserved`).
 
+A remembered handler-less launch (``q.parallel_for(r, k)`` again) goes further: each
+Python launch of it leaves a *prime* -- what its refresh read (``_native.Primed``, updated
+in place) -- and the executor's ``launch`` is the C call ``_native.Relaunch``
+(:data:`relaunch`), which, while nothing of the prime changed (same captured objects, index
+space, kernel-cache generation, properties; bounds mode off; pointers live; the enqueue lock
+free), does the whole remembered launch itself: the argument buffer already holds those
+values. Everything else takes :func:`pysycl._backends.launching.launch` as before; packing
+the buffer drops the prime (docs/design/launch.md §4.1).
+
 Sizes: ``gsize``/``lsize`` come in native order (x fastest). An nd_range launch is
 ``grid = gsize / lsize``, ``block = lsize``. A Python range kernel's launch is the
 runtime's (:mod:`pysycl._kernels.rangesize`: 1-D, blocks of 256, the kernel loops over
@@ -53,7 +62,11 @@ from pysycl._backends.launching import (
     same_holds,
     same_signs,
 )
+from pysycl._core.abi import PROPS_ATTR
 from pysycl._core.exceptions import errc, exception
+from pysycl._kernels import bounds as _bounds
+from pysycl._kernels.cache import kernels
+from pysycl._memory.usm import usm_pointer
 from pysycl._memory.usm_api import PRUNE_AT, prune
 
 if TYPE_CHECKING:
@@ -61,13 +74,14 @@ if TYPE_CHECKING:
     from pysycl._kernels.cache import Kernel
 
 __all__ = ["CUDALaunch", "LocalMem", "block_for", "launch", "launch_native", "pack_native",
-           "prepare", "prepared"]
+           "prepare", "prepared", "relaunch"]
 
 try:  # the launch in one C call (pysycl/_backends/cuda/_native.c), built where a compiler was
+    from pysycl._backends.cuda import _native as _ext
     from pysycl._backends.cuda._native import launch as _native
     from pysycl._backends.cuda._native import wait as wait_native
 except ImportError:  # the bindings' calls instead
-    _native = wait_native = None
+    _ext = _native = wait_native = None
 
 _lock = threading.Lock()
 _now = time.perf_counter
@@ -204,10 +218,13 @@ def _char(dt: Any) -> str:
 
 class CUDALaunch(Launch):
     """A Python kernel built for one CUDA queue (``clk``: its :class:`Built`), its grid and
-    block, and the packed argument buffer."""
+    block, and the packed argument buffer. ``primes``: whether it keeps a prime for the C
+    relaunch (the C call is built, the queue does not profile); ``primer`` that prime
+    (``_native.Primed``, made at the first), ``primed`` the prime while it holds (the
+    buffer holds the values it was updated with), else None."""
 
-    __slots__ = ("argp", "argv", "block", "buf", "fmt", "grid", "head", "last", "raw", "rec",
-                 "reca", "shmem")
+    __slots__ = ("argp", "argv", "block", "buf", "fmt", "grid", "head", "last", "primed",
+                 "primer", "primes", "raw", "rec", "reca", "shmem")
 
     def __init__(self, ex: LaunchingExecutor, k: Kernel, clk: Any, kind: str, space: Any,
                  gsize: tuple[int, ...], lsize: tuple[int, ...] | None) -> None:
@@ -220,16 +237,7 @@ class CUDALaunch(Launch):
         self.block = (*block, 1, 1, 1)[:3]
         #: cuLaunchKernel's first seven arguments: the function, grid and block
         self.head = (clk.fn, *self.grid, *self.block)
-        chars = [_char(t) for t in k.arg_dtypes]
-        self.raw = tuple(i for i, c in enumerate(chars) if c.endswith("s"))
-        self.fmt = "@" + "".join(chars)
-        size = struct.calcsize(self.fmt)
-        self.buf = np.zeros(max(size, 8), np.uint8)
-        base = self.buf.ctypes.data
-        offsets = [struct.calcsize("@" + "".join(chars[:i]) + chars[i]) - struct.calcsize(
-            "@" + chars[i]) for i in range(len(chars))]
-        self.argv = np.array([base + o for o in offsets] or [0], np.uint64)
-        self.argp = self.argv.ctypes.data if chars else 0
+        self.layout(k.arg_dtypes)
         self.shmem = 0
         self.last: list[Any] | None = None
         #: the record ``_native.launch`` reads (its layout: _native.c); None: the bindings
@@ -239,9 +247,28 @@ class CUDALaunch(Launch):
             self.rec = np.array([*entries[:2], int(clk.fn), *self.grid, *self.block, 0,
                                  int(ex.native), self.argp], np.uint64)
             self.reca = self.rec.ctypes.data
+        self.primed: Any = None
+        self.primer: Any = None
+        self.primes = bool(self.reca) and _ext is not None and not ex.profiling
+
+    def layout(self, dtypes: Sequence[Any]) -> None:
+        """The argument buffer of arguments of ``dtypes`` (None: a pointer) and the array of
+        pointers to each value in it, ``cuLaunchKernel``'s ``kernelParams``."""
+        chars = [_char(t) for t in dtypes]
+        self.raw = tuple(i for i, c in enumerate(chars) if c.endswith("s"))
+        self.fmt = "@" + "".join(chars)
+        size = struct.calcsize(self.fmt)
+        self.buf = np.zeros(max(size, 8), np.uint8)
+        base = self.buf.ctypes.data
+        offsets = [struct.calcsize("@" + "".join(chars[:i]) + chars[i]) - struct.calcsize(
+            "@" + chars[i]) for i in range(len(chars))]
+        self.argv = np.array([base + o for o in offsets] or [0], np.uint64)
+        self.argp = self.argv.ctypes.data if chars else 0
 
     def _pack(self, args: list[Any]) -> None:
-        """Write ``args`` into the argument buffer (local memory: offsets, and the total)."""
+        """Write ``args`` into the argument buffer (local memory: offsets, and the total);
+        the C relaunch's prime, made for the buffer's last values, goes."""
+        self.primed = None
         vals = list(args)
         shm = 0
         for i, v in enumerate(vals):
@@ -257,16 +284,21 @@ class CUDALaunch(Launch):
         if self.rec is not None:
             self.rec[9] = shm
 
+    # long: the one enqueue of every launch, in one frame (helper calls cost ~50 ns each)
     def enqueue(self, args: list[Any], holds: Any, wait_for: Sequence[Any] | None,
-                bound: dict[Any, list[Any]] | None = None) -> Any:
+                bound: dict[Any, list[Any]] | None = None, seen: tuple[Any, ...] | None = None
+                ) -> Any:
         """Pack ``args`` (unless they are this launch's last ones), wait for ``wait_for`` on
         the stream, launch, record the command's event and hold ``holds`` until it
-        completes."""
+        completes; ``seen``: the values the refresh of a remembered launch read
+        (:func:`~pysycl._backends.launching.launch`), which prime the C relaunch once the
+        launch succeeded (any other launch drops the prime)."""
         ex = self.ex
         dq = ex.inflight
         if getattr(_current, "ctx", None) is not ex.cuctx:  # another GPU's, or none
             make_current(ex.cuctx)
         with _lock:  # the argument buffer is this launch's: one launch at a time
+            self.primed = None
             last = self.last
             if bound is None or last != args or (self.floats
                                                  and not same_signs(last, args, self.floats)):
@@ -304,9 +336,23 @@ class CUDALaunch(Launch):
                     hold(ex, self, ev, holds)
             ex.last = ev
             ex.shape = self
+            if seen is not None and self.primes:  # the buffer holds what the refresh read
+                self._prime(seen)
         if holds is not None and len(dq) > PRUNE_AT:
             prune(ex)
         return ev
+
+    def _prime(self, seen: tuple[Any, ...]) -> None:
+        """The C relaunch's prime: the values the refresh read for the arguments packed now
+        (under the enqueue lock). The refresh of a launch keeps its shape (``_remember``
+        replaces it only by the same function), so its modes and names do too."""
+        pr = self.primer
+        if pr is None:
+            r = self.refresh
+            pr = self.primer = _ext.Primed(self.kind, self.space, self.gen, self.k.props,
+                                           self.k, self.reca, r.modes, r.names)
+        if pr.update(seen):
+            self.primed = pr
 
     def _launch(self, h: Any) -> int:
         """Launch (the arguments packed) and record event ``h`` after it (None: no event):
@@ -340,6 +386,16 @@ class CUDALaunch(Launch):
         if c:
             raise ex.launch_failed(c, self.k)
         return ex.record()
+
+
+#: ``CUDAExecutor.launch``: the C relaunch (a method descriptor: ``ex.launch(q, kind, space,
+#: fn, name)``), which takes :func:`~pysycl._backends.launching.launch` whenever it cannot
+#: launch a primed launch itself; that function itself where the extension was not built.
+relaunch: Any = launch
+if _ext is not None:
+    _ext.configure(launch, Event, _lock, _current, kernels, _bounds.mode, kernels.stats,
+                   usm_pointer, (np.number, np.bool_), PRUNE_AT, PROPS_ATTR)
+    relaunch = _ext.Relaunch()
 
 
 def _value_bytes(name: str, i: int, a: Any) -> bytes:
