@@ -48,12 +48,13 @@ from pysycl_numba.asserts import AssertTable, ends_work_item, synchronizes_group
 from pysycl_numba.asserts import table as asserts_table
 from pysycl_numba.bounds import Sites, sites
 from pysycl_numba.dispatcher import LiftedDispatcher, compile_scope
-from pysycl_numba.epilogue import compile_epilogue
+from pysycl_numba.epilogue import compile_epilogue, compile_fold
 from pysycl_numba.errors import CompilerDiagnostic, KernelSourceError, from_numba_error
 from pysycl_numba.hier_types import HierGroupType
 from pysycl_numba.lift import LiftSpec, hidden_kw
 from pysycl_numba.passes import needed_aspects
 from pysycl_numba.pipelines import KernelPipeline, flags
+from pysycl_numba.reduction_entry import build_reduction_wrapper
 from pysycl_numba.stream_types import StreamBufferType
 from pysycl_numba.target import TARGET_NAME, sycl_target
 from pysycl_numba.targets.ptx.emit import emit_ptx
@@ -72,11 +73,13 @@ from pysycl_numba.types import (
     numba_type_of_dtype,
 )
 from pysycl_numba.vec_types import VecType
-from pysycl_numba.wrapper import build_kernel_wrapper, build_reduction_wrapper
+from pysycl_numba.wrapper import build_kernel_wrapper
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from pysycl._core.abi import CaptureType
+    from pysycl_numba._numba_compat import CompileResult
     from pysycl_numba.target import SYCLTargetContext
 
 _log = logging.getLogger("pysycl_numba.compiler")
@@ -433,6 +436,13 @@ def compile_kernel(
     )
 
 
+def strided_blocks(arch: str, index: IndexSpace) -> bool:
+    """Whether a range reduction's entry point runs
+    :func:`pysycl_numba.reduction_entry.strided_blocks` (PTX, a 1-D range; the runtime
+    sizes its launch for it: ``pysycl._kernels.reduction``), not the plain loop."""
+    return bool(arch) and index.kind == "range" and index.ndim == 1
+
+
 def _prints(captures: Sequence[Capture]) -> bool:
     """Whether a kernel prints (``print``, ``sycl.stream``): its output is collected per
     work-item, so each of its work-items runs one item (no coarsening)."""
@@ -509,14 +519,7 @@ class _KernelJob:
         abi_types = [c.type for c in self.captures]
         has_asserts = bool(asserts_table.get().entries)  # the kernel's and its helpers'
         if self.reducers:
-            index = self.index
-            group_ndim = 1 if index.kind == "range" else index.ndim
-            epilogues = [compile_epilogue(r, group_ndim) for r in self.reducers]  # (prologues)
-            for epi in epilogues:
-                cres.library.add_linking_library(epi.library)
-            wrapper = build_reduction_wrapper(
-                cres.target_context, cres.fndesc, index, self.capture_types, abi_types,
-                self.reducers, epilogues, self.entry_name, self.bounds_check, has_asserts)
+            wrapper = self._reduction_wrapper(cres, abi_types, has_asserts)
         else:
             wrapper = build_kernel_wrapper(cres.target_context, cres.fndesc, self.index,
                                            self.capture_types, abi_types, self.entry_name,
@@ -525,12 +528,30 @@ class _KernelJob:
         props = getattr(self.pyfunc, PROPS_ATTR, None)
         if props is not None:
             _entry_metadata(wrapper, self.entry_name, props)
-        if not self.arch:
-            return emit_spirv(cres.library, wrapper, self.entry_name)
+        if not self.arch:  # a range reduction's loop over items: see emit_spirv
+            return emit_spirv(cres.library, wrapper, self.entry_name,
+                              index_loops=bool(self.reducers) and self.index.kind == "range")
         text = optimised_ir(cres.library, wrapper, self.entry_name, float_atomics=True,
                             odd_ints=True)
         ptx = emit_ptx(text, self.entry_name, self.arch)
         return (with_reqntid(ptx, self.entry_name, props[0]) if props and props[0] else ptx), text
+
+    def _reduction_wrapper(self, cres: CompileResult, abi_types: list[CaptureType],
+                           has_asserts: bool) -> llir.Module:
+        """The entry point of a kernel with reductions, its epilogues (and a 1-D range's
+        folds on PTX, :func:`strided_blocks`) linked to ``cres``'s library."""
+        index = self.index
+        group_ndim = 1 if index.kind == "range" else index.ndim
+        epilogues = [compile_epilogue(r, group_ndim) for r in self.reducers]  # (prologues)
+        folds = None
+        if strided_blocks(self.arch, index):
+            folds = [None if isinstance(r, SpanReducerType) else compile_fold(r)
+                     for r in self.reducers]
+        for extra in [*epilogues, *(f for f in folds or () if f is not None)]:
+            cres.library.add_linking_library(extra.library)
+        return build_reduction_wrapper(
+            cres.target_context, cres.fndesc, index, self.capture_types, abi_types,
+            self.reducers, epilogues, self.entry_name, self.bounds_check, has_asserts, folds)
 
     def aspects(self, ir_text: str) -> set[str]:
         """The optional device aspects the compiled code needs."""

@@ -10,8 +10,10 @@ work-item 0 write the group's partial result to ``partials[group_linear_id]``:
   work-item) with ``(n + 1) >> 1`` halving, so any work-group size works.
 
 The epilogue is compiled as a device function (once per combiner and kind);
-the entry point (:func:`pysycl_numba.wrapper.build_reduction_wrapper`) calls
-it. The runtime folds the partials in a second kernel.
+the entry point (:func:`pysycl_numba.reduction_entry.build_reduction_wrapper`) calls
+it. The runtime folds the partials in a second kernel. :func:`compile_fold` gives the
+combiner itself as a device function (the entry point of a 1-D range reduction on PTX
+folds its item slots' accumulators with it).
 """
 
 from __future__ import annotations
@@ -69,6 +71,14 @@ def _pysycl_span_reduction_prologue(it, v, n, part):
     return base
 '''
 
+# The combiner of two values as a device function of its own: the entry point of a range
+# reduction that keeps an accumulator per item slot folds them with it
+# (pysycl_numba.reduction_entry; the result is cast to the element type there).
+_FOLD = '''
+def _pysycl_reduction_fold(a, b):
+    return combiner(a, b)
+'''
+
 _FUNCTORS = {"plus": plus(), "minimum": minimum(), "maximum": maximum()}
 _COLLECTIVE_TYPES = (types.int32, types.uint32, types.int64, types.uint64, types.float32,
                      types.float64)
@@ -76,10 +86,11 @@ _epilogues: weakref.WeakKeyDictionary[Callable[..., Any], dict[str, Callable[...
     weakref.WeakKeyDictionary())
 
 
-def epilogue_function(r: ReducerType | SpanReducerType) -> Callable[..., Any]:
-    """The Python epilogue of reducer type ``r`` (a span reducer's prologue), cached per
-    combiner."""
-    kind = "span" if isinstance(r, SpanReducerType) else (
+def epilogue_function(r: ReducerType | SpanReducerType, fold: bool = False
+                      ) -> Callable[..., Any]:
+    """The Python epilogue of reducer type ``r`` (a span reducer's prologue; ``fold``: the
+    combiner of two values), cached per combiner."""
+    kind = "fold" if fold else "span" if isinstance(r, SpanReducerType) else (
         "collective" if r.op in _FUNCTORS and r.dtype in _COLLECTIVE_TYPES else "tree")
     per = _epilogues.setdefault(r.combiner, {})
     fn = per.get(kind)
@@ -88,7 +99,8 @@ def epilogue_function(r: ReducerType | SpanReducerType) -> Callable[..., Any]:
             "access": access, "reduce_over_group": reduce_over_group,
             "combiner": r.combiner, "functor": _FUNCTORS.get(r.op),
         }
-        src = {"span": _SPAN_PROLOGUE, "collective": _COLLECTIVE, "tree": _TREE}[kind]
+        src = {"span": _SPAN_PROLOGUE, "collective": _COLLECTIVE, "tree": _TREE,
+               "fold": _FOLD}[kind]
         exec(compile(src, f"<pysycl reduction epilogue {r.op}>", "exec"), ns)  # our template
         fn = per[kind] = next(v for k, v in ns.items() if k.startswith("_pysycl_"))
     return fn
@@ -117,5 +129,13 @@ def compile_epilogue(r: ReducerType | SpanReducerType, group_ndim: int) -> Compi
     ``group_ndim`` dimensions."""
     args = tuple(epilogue_arg_types(r, group_ndim))
     disp = DeviceDispatcher.for_function(epilogue_function(r))
+    disp.compile(args)
+    return disp.overloads[args]
+
+
+def compile_fold(r: ReducerType) -> CompileResult:
+    """Compile ``r``'s combiner of two values (``(dtype, dtype)``) as a device function."""
+    args = (r.dtype, r.dtype)
+    disp = DeviceDispatcher.for_function(epilogue_function(r, fold=True))
     disp.compile(args)
     return disp.overloads[args]

@@ -14,22 +14,8 @@ range (:func:`grid_stride`), calling the kernel function with each item's
 The status code is ignored: a failing assert is in the record, which the entry
 point publishes into the error buffer at its end (kernels with asserts).
 
-A kernel with reductions (:func:`build_reduction_wrapper`) has more
-parameters after the captures' and runs as follows:
-
-* each reducer parameter is a pointer to a private accumulator that the entry
-  point initialises with the identity (a kernel argument, so one module
-  serves every identity value);
-* after the user's function returns, every work-item hands its accumulator to
-  the reduction's epilogue (:mod:`pysycl_numba.epilogue`);
-* a span reducer (:class:`~pysycl_numba.types.SpanReducerType`) is the work-group's
-  row of ``n`` partials in global memory, which the reduction's prologue sets to
-  the identity before the user's function runs (a barrier follows); the
-  work-items combine into it atomically and the kernel's end publishes it (no
-  epilogue);
-* a ``range`` kernel runs as a 1-D ``nd_range`` whose work-items loop over the
-  user's range as a plain ``range`` kernel's do (:func:`grid_stride`); a work-item
-  with no item contributes the identity.
+A kernel with reductions has an entry point of its own
+(:mod:`pysycl_numba.reduction_entry`), built with this module's pieces.
 """
 
 from __future__ import annotations
@@ -45,7 +31,6 @@ from pysycl._core.abi import AccessorType as AbiAccessor
 from pysycl._core.abi import IndexSpace, PointerType, SameAsType
 from pysycl_numba import asserts, bounds
 from pysycl_numba._numba_compat import cgutils, types
-from pysycl_numba.epilogue import epilogue_arg_types, partials_type, scratch_type
 from pysycl_numba.hier_types import HierGroupType
 from pysycl_numba.targets.spirv import ocl
 from pysycl_numba.types import (
@@ -53,8 +38,6 @@ from pysycl_numba.types import (
     ItemType,
     KernelHandlerType,
     NdItemType,
-    ReducerType,
-    SpanReducerType,
     SpecConstRefType,
     USMPointerType,
     tag,
@@ -62,7 +45,7 @@ from pysycl_numba.types import (
 
 if TYPE_CHECKING:
     from pysycl._core.abi import CaptureType
-    from pysycl_numba._numba_compat import BaseContext, CompileResult, FunctionDescriptor
+    from pysycl_numba._numba_compat import BaseContext, FunctionDescriptor
 
 _I64 = llir.IntType(64)
 
@@ -129,7 +112,7 @@ def _build_capture(
 ERR_PARAM = llir.IntType(32).as_pointer(addrspace=1)
 
 
-class _Entry:
+class Entry:
     """An entry point being built: its module, function, builder and parameters.
 
     Parameters: the captures' flat arguments, then ``extra`` (reduction
@@ -235,7 +218,7 @@ def build_kernel_wrapper(
             consecutive items where the memory allows vector accesses (:func:`coarsened`).
     """
     n_range = index.ndim if index.kind == "range" else 0
-    entry = _Entry(context, entry_name, capture_types, abi_types, [_I64] * n_range,
+    entry = Entry(context, entry_name, capture_types, abi_types, [_I64] * n_range,
                    bounds_checked, has_asserts)
     argtypes: list[types.Type] = []
     values: list[llir.Value] = []
@@ -262,7 +245,7 @@ def build_kernel_wrapper(
     return entry.finish()
 
 
-def _range_items(context: BaseContext, entry: _Entry, emit: Callable[..., object],
+def _range_items(context: BaseContext, entry: Entry, emit: Callable[..., object],
                  linear: bool, coarsen: bool) -> None:
     """A ``range`` kernel's items, each through ``emit(item)``: see :func:`native_items`,
     :func:`grid_stride`, :func:`coarsened`."""
@@ -276,7 +259,7 @@ def _range_items(context: BaseContext, entry: _Entry, emit: Callable[..., object
 
 
 def native_items(context: BaseContext, builder: llir.IRBuilder, rng: list[llir.Value],
-                 entry: _Entry, emit: Callable[[llir.Value], object]) -> None:
+                 entry: Entry, emit: Callable[[llir.Value], object]) -> None:
     """A ``range`` kernel's item on an n-D launch of exactly the user's range ``rng``
     (kernel arguments, SYCL order; OpenCL dimension ``n - 1 - d`` is SYCL's ``d``):
     ``emit(item)`` runs the body for the work-item's own id (SPIR-V: the launch is the
@@ -292,10 +275,10 @@ def native_items(context: BaseContext, builder: llir.IRBuilder, rng: list[llir.V
         lin = ids[0]
         for d in range(1, n):
             lin = builder.add(builder.mul(lin, rng[d]), ids[d])
-        _note_item(entry, builder, lin)
+        note_item(entry, builder, lin)
 
 
-def _note_item(entry: _Entry, builder: llir.IRBuilder, lin: llir.Value) -> None:
+def note_item(entry: Entry, builder: llir.IRBuilder, lin: llir.Value) -> None:
     """After the user's function ran item ``lin`` (linear, row-major): a failed assert or
     bounds violation it had reports that item (the host unravels it in the user's range)."""
     if entry.has_asserts:
@@ -306,7 +289,7 @@ def _note_item(entry: _Entry, builder: llir.IRBuilder, lin: llir.Value) -> None:
 
 @contextmanager
 def grid_stride(context: BaseContext, builder: llir.IRBuilder, rng: list[llir.Value],
-                entry: _Entry) -> Iterator[llir.Value]:
+                entry: Entry) -> Iterator[llir.Value]:
     """A ``range`` kernel's loop over the user's range ``rng`` (kernel arguments, SYCL
     order): the launch is 1-D with as many work-items as the runtime chose (G), and
     work-item ``g`` runs items ``g, g + G, g + 2G, ...`` in linear (row-major) order. The
@@ -332,7 +315,7 @@ def grid_stride(context: BaseContext, builder: llir.IRBuilder, rng: list[llir.Va
                 setattr(item, f"id{d}", cur[d])
                 setattr(item, f"range{d}", rng[d])
             yield item._getvalue()
-            _note_item(entry, builder, i)
+            note_item(entry, builder, i)
             carry = _I64(0)
             for d in range(n - 1, 0, -1):
                 t = builder.add(builder.add(cur[d], steps[d]), carry)
@@ -353,124 +336,40 @@ def _unravel(builder: llir.IRBuilder, lin: llir.Value, rng: list[llir.Value]) ->
     return out
 
 
-def build_reduction_wrapper(
-    context: BaseContext,
-    fndesc: FunctionDescriptor,
-    index: IndexSpace,
-    capture_types: list[types.Type],
-    abi_types: list[CaptureType],
-    reducers: list[ReducerType | SpanReducerType],
-    epilogues: list[CompileResult],
-    entry_name: str,
-    bounds_checked: bool = False,
-    has_asserts: bool = False,
-) -> llir.Module:
-    """The ``spir_kernel`` entry point of a kernel with reductions (ABI: ``pysycl._core.abi``).
-
-    After the captures' parameters: the user's range (``range`` kernels), then
-    per reduction its identity, partials (global) and scratch (local) pointers.
-    ``epilogues`` are the reductions' compiled epilogues (:mod:`pysycl_numba.epilogue`).
-    """
-    n_range = index.ndim if index.kind == "range" else 0
-    extra = [_I64] * n_range
-    for r in reducers:
-        elem = context.get_data_type(r.dtype)
-        extra += [context.get_value_type(r.dtype), elem.as_pointer(addrspace=1),
-                  _I64 if isinstance(r, SpanReducerType) else elem.as_pointer(addrspace=3)]
-    entry = _Entry(context, entry_name, capture_types, abi_types, extra, bounds_checked,
-                   has_asserts)
-    builder = entry.builder
-    values = entry.capture_values()
-    user_range = entry.extra[:n_range]
-    group_ndim = 1 if index.kind == "range" else index.ndim
-    accs = [_reducer_value(entry, r, epi, group_ndim, entry.extra[n_range + 3 * k:][:3])
-            for k, (r, epi) in enumerate(zip(reducers, epilogues, strict=True))]
-
-    if index.kind == "range":
-        # A grid-stride loop: the runtime launches as many work-items as keep the device
-        # busy (not one per item), so few partial results are left for the final step.
-        callee_args: list[types.Type] = [ItemType(index.ndim), *reducers, *capture_types]
-        with grid_stride(context, builder, user_range, entry) as item:
-            entry.call(fndesc, callee_args, [item, *accs, *values])
-    else:
-        callee_args = [NdItemType(index.ndim), *reducers, *capture_types]
-        entry.call(fndesc, callee_args, [tag(), *accs, *values])
-
-    for k, (r, acc, epi) in enumerate(zip(reducers, accs, epilogues, strict=True)):
-        if isinstance(r, SpanReducerType):
-            continue  # the row is complete: the kernel's end publishes it
-        _call_epilogue(entry, r, epi, group_ndim, context.unpack_value(builder, r.dtype, acc),
-                       part=entry.extra[n_range + 3 * k + 1],
-                       tmp=entry.extra[n_range + 3 * k + 2])
-    return entry.finish()
-
-
-def _reducer_value(entry: _Entry, r: ReducerType | SpanReducerType, epi: CompileResult,
-                   group_ndim: int, params: list[llir.Value]) -> llir.Value:
-    """The value of reducer parameter ``r`` (``params``: its identity, partials and last
-    argument): a private accumulator set to the identity, or a span reducer's row."""
-    ident, part, last = params
-    if isinstance(r, SpanReducerType):
-        return _span_row(entry, r, epi, group_ndim, ident, part, last)
-    acc = cgutils.alloca_once(entry.builder, entry.context.get_data_type(r.dtype))
-    entry.context.pack_value(entry.builder, r.dtype, ident, acc)
-    return acc
-
-
-def _span_row(entry: _Entry, r: SpanReducerType, prologue: CompileResult, group_ndim: int,
-              ident: llir.Value, part: llir.Value, n: llir.Value) -> llir.Value:
-    """The span reducer's value: its prologue sets the group's row to the identity and
-    gives the row's offset in ``part``; the reducer is ``{part + offset, n}``."""
-    context, builder = entry.context, entry.builder
-    partials = cgutils.create_struct_proxy(partials_type(r))(context, builder)
-    partials.base = part
-    partials.offset = _I64(0)
-    partials.range0 = _I64(0)
-    base = entry.call(prologue.fndesc, epilogue_arg_types(r, group_ndim),
-                      [tag(), ident, n, partials._getvalue()])
-    span = cgutils.create_struct_proxy(r)(context, builder)
-    base = context.cast(builder, base, prologue.fndesc.restype, types.int64)
-    span.row = builder.gep(part, [base])
-    span.n = n
-    return span._getvalue()
-
-
-def _call_epilogue(entry: _Entry, r: ReducerType, epi: CompileResult, group_ndim: int, v: llir.Value,
-                   part: llir.Value, tmp: llir.Value) -> None:
-    """Hand the work-item's accumulated value ``v`` to the reduction's epilogue."""
-    context, builder = entry.context, entry.builder
-    scratch = cgutils.create_struct_proxy(scratch_type(r))(context, builder)
-    scratch.base = tmp
-    scratch.range0 = _I64(0)
-    partials = cgutils.create_struct_proxy(partials_type(r))(context, builder)
-    partials.base = part
-    partials.offset = _I64(0)
-    partials.range0 = _I64(0)
-    entry.call(epi.fndesc, epilogue_arg_types(r, group_ndim),
-               [tag(), v, scratch._getvalue(), partials._getvalue()])
-
-
 #: Consecutive items a work-item of a coarsened 1-D ``range`` kernel runs in a row (the
 #: runtime sizes its launch for it: ``pysycl._kernels.rangesize.COARSEN``).
 COARSEN = 4
 _VECTOR_BYTES = 16  # a 128-bit load or store
 
 
-def coarsened(context: BaseContext, entry: _Entry, emit: Callable[..., object]) -> None:
+def coarsened(context: BaseContext, entry: Entry, emit: Callable[..., object]) -> None:
     """A 1-D ``range`` kernel's items in blocks of :data:`COARSEN` consecutive ones (PTX).
 
     Where every captured global pointer (a USM pointer, an accessor's data at its offset) is
     16-byte aligned -- checked at run time, the same for all work-items -- work-item ``g``
     of ``G`` runs the blocks ``g, g + G, ...`` (:func:`_blocks`), with the captures rebuilt
-    from pointers whose low bits are masked off (no change to their values there): LLVM
-    then knows their alignment, and the block's accesses of consecutive elements become
-    128-bit ones (a triad: ``ld.global.v4``/``st.global.v4``). Elsewhere (a pointer that
-    is not aligned, or a bounds-checked accessor's, which is not masked): the plain
-    :func:`grid_stride` loop, or blocks of scalar accesses. Either way every item runs
-    once with its own ``sycl.item``; work-items are never ordered, so running consecutive
-    items in one is always allowed."""
+    from pointers whose low bits are masked off (:func:`aligned_captures`): LLVM then knows
+    their alignment, and the block's accesses of consecutive elements become 128-bit ones
+    (a triad: ``ld.global.v4``/``st.global.v4``). Elsewhere (a pointer that is not aligned):
+    the plain :func:`grid_stride` loop. Either way every item runs once with its own
+    ``sycl.item``; work-items are never ordered, so running consecutive items in one is
+    always allowed."""
     builder = entry.builder
     rng = entry.extra
+    fast, every = aligned_captures(context, entry)
+    with builder.if_else(every, likely=True) as (vector, plain):
+        with vector:
+            _blocks(context, entry, rng[0], lambda item: emit(item, fast))
+        with plain, grid_stride(context, builder, rng, entry) as item:
+            emit(item)
+
+
+def aligned_captures(context: BaseContext, entry: Entry) -> tuple[list[llir.Value], llir.Value]:
+    """(the captures rebuilt from pointers whose low 4 bits are masked off, whether every
+    captured global pointer -- a USM pointer, an accessor's data at its offset -- is 16-byte
+    aligned: then the masked values are the captures' own, and LLVM knows their alignment).
+    A bounds-checked accessor is not masked (its accesses stay scalar)."""
+    builder = entry.builder
     ok: list[llir.Value] = []
 
     def aligned(capty: types.Type, args: list[llir.Value]) -> list[llir.Value]:
@@ -491,11 +390,7 @@ def coarsened(context: BaseContext, entry: _Entry, emit: Callable[..., object]) 
     every = ok[0] if ok else llir.Constant(llir.IntType(1), 1)
     for c in ok[1:]:
         every = builder.and_(every, c)
-    with builder.if_else(every, likely=True) as (vector, plain):
-        with vector:
-            _blocks(context, entry, rng[0], lambda item: emit(item, fast))
-        with plain, grid_stride(context, builder, rng, entry) as item:
-            emit(item)
+    return fast, every
 
 
 def _masked(builder: llir.IRBuilder, p: llir.Value, ok: list[llir.Value]) -> llir.Value:
@@ -506,55 +401,73 @@ def _masked(builder: llir.IRBuilder, p: llir.Value, ok: list[llir.Value]) -> lli
     return builder.inttoptr(builder.and_(bits, _I64(-_VECTOR_BYTES)), p.type)
 
 
-def _blocks(context: BaseContext, entry: _Entry, n: llir.Value,
+def run_item(context: BaseContext, entry: Entry, i: llir.Value, n: llir.Value,
+             emit: Callable[[llir.Value], object]) -> list[llir.Instruction]:
+    """Item ``i`` of a 1-D range of ``n`` through ``emit(item)``, then its linear id noted
+    (:func:`note_item`); the instructions this added to the builder's block."""
+    builder = entry.builder
+    before = len(builder.block.instructions)
+    item = cgutils.create_struct_proxy(ItemType(1))(context, builder)
+    item.id0 = i
+    item.range0 = n
+    emit(item._getvalue())
+    note_item(entry, builder, i)
+    return builder.block.instructions[before:]
+
+
+def _blocks(context: BaseContext, entry: Entry, n: llir.Value,
             emit: Callable[[llir.Value], object]) -> None:
     """Items ``0 .. n`` of a 1-D range: whole blocks of :data:`COARSEN` consecutive items
     grid-strided over the work-items, then the rest (fewer than :data:`COARSEN`) one per
-    work-item, grid-strided too (a launch may have fewer work-items than that).
-
-    A block calls the user's function for each of its items, each call in an alias scope
-    of its own and declared not to alias the others' (``!alias.scope``/``!noalias``, which
-    inlining hands on to every access of the body): the items are distinct work-items,
-    which SYCL never orders, so any interleaving of their accesses is one the device could
-    have run. LLVM may then move the items' loads ahead of the others' stores, and its
-    load/store vectoriser joins consecutive accesses into vector ones (fences and atomics
-    keep their order: a fence is no access of a scope)."""
+    work-item, grid-strided too (a launch may have fewer work-items than that); each item
+    of a block in an alias scope of its own (:class:`ItemScopes`)."""
     builder = entry.builder
-    module = builder.module
     gid = ocl.work_item_query(builder, "get_global_id", 0)
     stride = ocl.work_item_query(builder, "get_global_size", 0)
     whole = builder.udiv(n, _I64(COARSEN))
-
-    def run(i: llir.Value) -> list[llir.Instruction]:
-        before = len(builder.block.instructions)
-        item = cgutils.create_struct_proxy(ItemType(1))(context, builder)
-        item.id0 = i
-        item.range0 = n
-        emit(item._getvalue())
-        _note_item(entry, builder, i)
-        return builder.block.instructions[before:]
-
-    domain = _Distinct(module, "pysycl.items")
-    scopes = [_Distinct(module, f"pysycl.item{k}", domain) for k in range(COARSEN)]
+    scopes = ItemScopes(builder.module, COARSEN)
     with cgutils.for_range_slice(builder, gid, whole, stride) as (b, _count):
         first = builder.mul(b, _I64(COARSEN))
         for k in range(COARSEN):
-            mine = module.add_metadata([scopes[k]])
-            others = module.add_metadata([s for s in scopes if s is not scopes[k]])
-            for ins in run(builder.add(first, _I64(k)) if k else first):
-                if isinstance(ins, llir.CallInstr):
-                    ins.set_metadata("alias.scope", mine)
-                    ins.set_metadata("noalias", others)
+            scopes.mark(k, run_item(context, entry, builder.add(first, _I64(k)) if k else first,
+                                    n, emit))
     rest = builder.add(builder.mul(whole, _I64(COARSEN)), gid)
     with cgutils.for_range_slice(builder, rest, n, stride) as (i, _count):  # < COARSEN items
-        run(i)
+        run_item(context, entry, i, n, emit)
 
 
-class _Distinct(llir.values.MDValue):
+class ItemScopes:
+    """Alias scopes of the items one work-item runs together, one per item slot.
+
+    Each item's call of the user's function is in its own scope and declared not to alias
+    the other slots' (``!alias.scope``/``!noalias``, which inlining hands on to every
+    access of the body): the items are distinct work-items, which SYCL never orders, so
+    any interleaving of their accesses is one the device could have run. LLVM may then
+    move the items' loads ahead of the others' stores, and its load/store vectoriser joins
+    consecutive accesses into vector ones (fences and atomics keep their order: a fence is
+    no access of a scope). What the entry point itself does between the calls (a failed
+    assert's item noted) carries no scope and keeps its place."""
+
+    def __init__(self, module: llir.Module, count: int) -> None:
+        domain = Distinct(module, "pysycl.items")
+        scopes = [Distinct(module, f"pysycl.item{k}", domain) for k in range(count)]
+        self._mine = [module.add_metadata([s]) for s in scopes]
+        self._others = [module.add_metadata([s for s in scopes if s is not mine])
+                        for mine in scopes]
+
+    def mark(self, slot: int, instructions: list[llir.Instruction]) -> None:
+        """Put the calls among ``instructions`` in slot ``slot``'s scope."""
+        for ins in instructions:
+            if isinstance(ins, llir.CallInstr):
+                ins.set_metadata("alias.scope", self._mine[slot])
+                ins.set_metadata("noalias", self._others[slot])
+
+
+class Distinct(llir.values.MDValue):
     """A ``distinct`` metadata node that refers to itself first: an alias scope domain
     (``name``) or a scope of ``domain``."""
 
-    def __init__(self, module: llir.Module, name: str, domain: _Distinct | None = None) -> None:
+    def __init__(self, module: llir.Module, name: str, domain: Distinct | None = None) -> None:
         super().__init__(module, [], name=str(len(module.metadata)))
         rest = [domain] if domain is not None else []
         self.operands = (self, *rest, llir.MetaDataString(module, name))

@@ -39,6 +39,7 @@ from pysycl._kernels.group_algorithms import known_identity
 from pysycl._kernels.kassert import submit_site
 from pysycl._kernels.kernel_api import _functor
 from pysycl._kernels.ndrange import SMALL, check_global_size, ndrange_sizes
+from pysycl._kernels.rangesize import COARSEN
 from pysycl._kernels.reduction_final import COMBINERS, final_args, final_kernel, final_sizes
 from pysycl._memory import tables as _tables
 from pysycl._memory.accessor import access_mode, accessor
@@ -414,6 +415,11 @@ def _partials_buffer(ex: DeviceExecutor, slot: int, nbytes: int) -> Any:
 #: device with a span reduction, whose partials are a row of n per group): the final
 #: step reads every group's partial (fewer is faster: 0.2x -> see docs/performance.md).
 _GROUPS_PER_UNIT_GPU = 16
+#: The same for a 1-D range on PTX (``pysycl_numba.reduction_entry.strided_blocks``: each
+#: work-item has 16 items in flight a step): one wave of work-groups of 256 -- an SM holds
+#: four at up to 64 registers a work-item (ptxas: 40 for a float32 sum, sm_90) -- whose
+#: work-items then loop over the range; 528 partials on a 132-SM H200.
+_GROUPS_PER_UNIT_PTX = 4
 #: The same on a CPU device: work enough for its threads and its vectorizer, several items
 #: per work-item (2 compute units: 4096 groups of 256; measured 0.88-1.03x the OpenCL C
 #: two-stage reduction at 2^22-2^24 float32, against 0.31-0.35x with one item per work-item;
@@ -422,9 +428,10 @@ _GROUPS_PER_UNIT_CPU = 2048
 
 
 def _sizes(k: Kernel, dev: device, lim: tuple[int, tuple[int, ...], int], cmd: KernelCommandRef,
-           values: list[Any]) -> tuple[tuple[int, ...], tuple[int, ...], list[Any]]:
+           values: list[Any], target: tuple[str, str]
+           ) -> tuple[tuple[int, ...], tuple[int, ...], list[Any]]:
     """(global size, local size, extra arguments): a range runs as a padded 1-D nd_range
-    (``lim``: the built kernel's limits)."""
+    (``lim``: the built kernel's limits; ``target``: its image's)."""
     if cmd.kind != "range":
         gsize, lsize = ndrange_sizes(k, dev, lim, cmd.index_space, values)
         return gsize, lsize, []
@@ -443,7 +450,9 @@ def _sizes(k: Kernel, dev: device, lim: tuple[int, tuple[int, ...], int], cmd: K
     # peer (each item paid a work-group reduction).
     groups = -(-total // wg)
     units = max(1, int(dev.get_info(_device_info.max_compute_units)))  # cached per device
-    if dev.is_gpu() or any(r.variable_kind == "span" for r in cmd.reductions):
+    if target[0] == "ptx" and len(user) == 1:  # strided_blocks: vectors of COARSEN items
+        groups = min(-(-total // (wg * COARSEN)), _GROUPS_PER_UNIT_PTX * units)
+    elif dev.is_gpu() or any(r.variable_kind == "span" for r in cmd.reductions):
         groups = min(groups, _GROUPS_PER_UNIT_GPU * units)
     else:
         groups = min(groups, _GROUPS_PER_UNIT_CPU * units)
@@ -501,7 +510,7 @@ def prepare(ex: DeviceExecutor, h: CommandGroupRef,
     finals = [final_kernel(r, ck, target) for r, ck in zip(reds, ckeys, strict=True)]
     fclks = [ex.build(fk) for fk in finals]
     lim = ex.kernel_limits(clk)
-    gsize, lsize, extra = _sizes(k, dev, lim, cmd, values)
+    gsize, lsize, extra = _sizes(k, dev, lim, cmd, values, target)
     wg = int(np.prod(lsize))
     groups = int(np.prod(gsize)) // wg
     if k.direct or k.direct_rest:

@@ -11,7 +11,7 @@ function object) load, call the combiner, cast to the element type and store; SR
 into a register after inlining. The combiner is always a Python function
 compiled as a device function (the runtime gives the known SYCL function
 objects as small Python functions). The work-group combine and the entry
-point are :mod:`pysycl_numba.epilogue` and :mod:`pysycl_numba.wrapper`.
+point are :mod:`pysycl_numba.epilogue` and :mod:`pysycl_numba.reduction_entry`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The SPIR-V emission worker (see emit_worker.py). Run as a script, never imported.
 
-Reads length-prefixed pickled requests ``{"ir", "triple", "options"}`` on stdin
+Reads length-prefixed pickled requests ``{"ir", "triple", "options", "flags"}`` on stdin
 (a PTX request also has ``"ptx": {"cpu", "entry", "libdevice"}``) and answers
 ``("ok", spirv_or_ptx)``, ``("dup", ids)`` (the backend numbered two
 definitions alike: the client replaces this process) or ``("err", message)``.
@@ -124,6 +124,9 @@ def main() -> None:
             if opt not in applied:
                 ll.set_option("", opt)
                 applied.add(opt)
+        flags = req.get("flags", ())  # boolean options on for this request only
+        for flag in flags:
+            ll.set_option("", f"{flag}=true")
         try:
             if "ptx" in req:
                 _send(out, ("ok", _emit_ptx(ll, req)))
@@ -135,6 +138,9 @@ def main() -> None:
             _send(out, ("dup", dups) if dups else ("ok", binary))
         except Exception as e:
             _send(out, ("err", f"{type(e).__name__}: {e}"))
+        finally:
+            for flag in flags:
+                ll.set_option("", f"{flag}=false")
 
 
 if __name__ == "__main__":

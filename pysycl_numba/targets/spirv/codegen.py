@@ -41,6 +41,13 @@ SPIRV_TRIPLE = "spirv64v1.2-unknown-unknown"
 #: ``cl_khr_subgroup_shuffle`` would need SPIR-V 1.3, which the triple rules out. The
 #: extension is declared only by modules that use it.
 SPIRV_OPTIONS = ("--spirv-ext=+SPV_INTEL_subgroups",)
+#: LLVM options on while a range reduction's SPIR-V is emitted: no loop strength reduction.
+#: The backend's codegen pipeline runs LSR, which turned the loop over items
+#: (``x[i]``, ``i += G``) into a byte-pointer increment; Intel's OpenCL CPU compiler then
+#: vectorised the loop across work-items poorly: the sum of 2^24 float32 ran at 0.82-0.92x
+#: the OpenCL C two-stage reduction, 1.13-1.24x with the index kept (docs/performance.md,
+#: "CPU range reductions"). Other kernels keep it (the tiled matmul measured worse without).
+INDEX_LOOP_FLAGS = ("-disable-lsr",)
 
 # Emission is serialised: LLVM's SPIR-V backend keeps global state (the
 # process-wide --spirv-ext option, target registration).
@@ -280,13 +287,17 @@ def signed_bool_to_float(text: str) -> str:
     return _SITOFP_I1.sub(repl, text)
 
 
-def emit_spirv(library: SPIRVCodeLibrary, wrapper: llir.Module, entry: str) -> tuple[bytes, str]:
+def emit_spirv(library: SPIRVCodeLibrary, wrapper: llir.Module, entry: str,
+               index_loops: bool = False) -> tuple[bytes, str]:
     """Link, optimise, check and emit one kernel as SPIR-V.
 
     Args:
         library: the code library of the kernel's Numba function.
         wrapper: the module holding the ``spir_kernel`` entry point.
         entry: the entry point's name.
+        index_loops: emit without the backend's loop strength reduction
+            (:data:`INDEX_LOOP_FLAGS`): a range reduction's loop over items keeps its
+            integer index instead of becoming a byte-pointer increment.
 
     Returns:
         ``(spirv_binary, optimised_llvm_ir_text)``.
@@ -295,27 +306,31 @@ def emit_spirv(library: SPIRVCodeLibrary, wrapper: llir.Module, entry: str) -> t
         pysycl_numba.errors.KernelSourceError: if the IR cannot be emitted.
     """
     text = signed_bool_to_float(optimised_ir(library, wrapper, entry))
-    binary = _emit_checked(text, entry)
+    binary = _emit_checked(text, entry, INDEX_LOOP_FLAGS if index_loops else ())
     _log.debug("emitted %s: %d bytes of SPIR-V", entry, len(binary))
     return binary, text
 
 
-def _emit_checked(text: str, entry: str) -> bytes:
+def _emit_checked(text: str, entry: str, flags: tuple[str, ...] = ()) -> bytes:
     # Emission runs in a worker process (see emit_worker): the backend's
     # process-wide state can go bad (duplicate result ids) or abort().
-    return emit_in_worker(text, SPIRV_TRIPLE, "SPIR-V", entry, options=SPIRV_OPTIONS)
+    return emit_in_worker(text, SPIRV_TRIPLE, "SPIR-V", entry, options=SPIRV_OPTIONS,
+                          flags=flags)
 
 
 def emit_in_worker(text: str, triple: str, backend: str, entry: str,
-                   ptx: dict[str, str] | None = None, options: tuple[str, ...] = ()) -> bytes:
+                   ptx: dict[str, str] | None = None, options: tuple[str, ...] = (),
+                   flags: tuple[str, ...] = ()) -> bytes:
     """The emit worker's output for ``text``; its failures as the kernel's ``errc.build``.
 
     Args:
         backend: the LLVM backend's name for messages (``"SPIR-V"``, ``"NVPTX"``).
         ptx: the PTX request's options (``emit_worker._Client.emit``).
+        options: LLVM options the worker sets for good; ``flags``: boolean LLVM options
+            on for this emission only.
     """
     try:
-        return emit_worker.client.emit(text, triple, options, ptx=ptx)
+        return emit_worker.client.emit(text, triple, options, ptx=ptx, flags=flags)
     except emit_worker.EmitCrash as e:
         raise KernelSourceError(
             f"LLVM's {backend} backend crashed on {entry} ({e}); your Python process is fine. "

@@ -94,9 +94,10 @@ class _Client:
                 p.stdout.close()
 
     def emit(self, ir: str, triple: str, options: tuple[str, ...] = (),
-             ptx: dict[str, str] | None = None) -> bytes:
+             ptx: dict[str, str] | None = None, flags: tuple[str, ...] = ()) -> bytes:
         """SPIR-V for ``ir`` (PTX with ``ptx={"cpu", "entry", "libdevice"}``);
-        raises EmitCrash or RuntimeError on failure."""
+        raises EmitCrash or RuntimeError on failure. ``options``: LLVM options the worker
+        keeps from then on; ``flags``: boolean LLVM options on for this emission only."""
         with self._lock:
             crashes = 0
             last = ""
@@ -108,7 +109,7 @@ class _Client:
                 p = self._proc
                 assert p is not None and p.stdin is not None and p.stdout is not None
                 try:
-                    req = {"ir": ir, "triple": triple, "options": options}
+                    req = {"ir": ir, "triple": triple, "options": options, "flags": flags}
                     if ptx is not None:
                         req["ptx"] = ptx
                     _send(p.stdin, req)

@@ -1,0 +1,308 @@
+"""The ``spir_kernel`` entry point of a kernel with reductions (ABI: ``pysycl._core.abi``).
+
+After the captures' parameters it takes the user's range (``range`` kernels), then per
+reduction its identity, its partials (global) and a last argument (a local scratch
+pointer; a span reduction's length), and runs as follows:
+
+* each reducer parameter is a pointer to a private accumulator that the entry
+  point initialises with the identity (a kernel argument, so one module
+  serves every identity value);
+* after the user's function returns, every work-item hands its accumulator to
+  the reduction's epilogue (:mod:`pysycl_numba.epilogue`);
+* a span reducer (:class:`~pysycl_numba.types.SpanReducerType`) is the work-group's
+  row of ``n`` partials in global memory, which the reduction's prologue sets to
+  the identity before the user's function runs (a barrier follows); the
+  work-items combine into it atomically and the kernel's end publishes it (no
+  epilogue);
+* a ``range`` kernel runs as a 1-D ``nd_range`` whose work-items loop over the
+  user's range as a plain ``range`` kernel's do (:func:`pysycl_numba.wrapper.grid_stride`);
+  a work-item with no item contributes the identity. On PTX a 1-D range runs
+  :func:`strided_blocks` instead: many items in flight per work-item, 128-bit loads
+  where the pointers allow, one accumulator per item slot, folded at the end.
+
+The pieces (the entry point's parameters, captures, item loops, alias scopes) are
+:mod:`pysycl_numba.wrapper`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from llvmlite import ir as llir
+
+from pysycl_numba._numba_compat import cgutils, types
+from pysycl_numba.epilogue import epilogue_arg_types, partials_type, scratch_type
+from pysycl_numba.targets.spirv import ocl
+from pysycl_numba.types import ItemType, NdItemType, ReducerType, SpanReducerType, tag
+from pysycl_numba.wrapper import (
+    COARSEN,
+    Entry,
+    ItemScopes,
+    aligned_captures,
+    grid_stride,
+    run_item,
+)
+
+if TYPE_CHECKING:
+    from pysycl._core.abi import CaptureType, IndexSpace
+    from pysycl_numba._numba_compat import BaseContext, CompileResult, FunctionDescriptor
+
+_I64 = llir.IntType(64)
+
+#: Vectors of :data:`~pysycl_numba.wrapper.COARSEN` consecutive items a work-item of a 1-D
+#: range reduction runs per step on PTX where its pointers are 16-byte aligned: 16 items,
+#: four 128-bit loads of float32 in flight per work-item and input (CUB's sum of float32
+#: loads 16 items a thread as well).
+UNROLL = 4
+#: Items a work-item runs per step where a pointer is not aligned (scalar loads, each
+#: coalesced across the work-items: items ``i, i + G, i + 2G, ...``).
+SCALAR_UNROLL = 4
+#: Accumulators per reducer of the blocked loop: one per item slot of a step.
+SLOTS = COARSEN * UNROLL
+
+
+# long: one entry point, its parameters, the loop over items and the epilogues, in order.
+def build_reduction_wrapper(
+    context: BaseContext,
+    fndesc: FunctionDescriptor,
+    index: IndexSpace,
+    capture_types: list[types.Type],
+    abi_types: list[CaptureType],
+    reducers: list[ReducerType | SpanReducerType],
+    epilogues: list[CompileResult],
+    entry_name: str,
+    bounds_checked: bool = False,
+    has_asserts: bool = False,
+    folds: list[CompileResult | None] | None = None,
+) -> llir.Module:
+    """The entry point of a kernel with reductions.
+
+    Args:
+        epilogues: the reductions' compiled epilogues (a span reduction's prologue),
+            :func:`pysycl_numba.epilogue.compile_epilogue`.
+        folds: for a 1-D ``range`` kernel on PTX, each reduction's compiled combiner of two
+            values (:func:`pysycl_numba.epilogue.compile_fold`; None for a span
+            reduction): the kernel runs :func:`strided_blocks` and folds its slots'
+            accumulators with it. None: the plain loop over the items.
+    """
+    n_range = index.ndim if index.kind == "range" else 0
+    extra = [_I64] * n_range
+    for r in reducers:
+        elem = context.get_data_type(r.dtype)
+        extra += [context.get_value_type(r.dtype), elem.as_pointer(addrspace=1),
+                  _I64 if isinstance(r, SpanReducerType) else elem.as_pointer(addrspace=3)]
+    entry = Entry(context, entry_name, capture_types, abi_types, extra, bounds_checked,
+                  has_asserts)
+    builder = entry.builder
+    user_range = entry.extra[:n_range]
+    group_ndim = 1 if index.kind == "range" else index.ndim
+    params = [entry.extra[n_range + 3 * k:][:3] for k in range(len(reducers))]
+    accs = [_reducer_value(entry, r, epi, group_ndim, p)
+            for r, epi, p in zip(reducers, epilogues, params, strict=True)]
+
+    if index.kind == "range":
+        callee_args: list[types.Type] = [ItemType(index.ndim), *reducers, *capture_types]
+        if folds is not None and index.ndim == 1:
+            slots = [accs] + [[a if isinstance(r, SpanReducerType) else _accumulator(entry, r, p[0])
+                               for r, a, p in zip(reducers, accs, params, strict=True)]
+                              for _ in range(SLOTS - 1)]
+
+            def emit(item: llir.Value, caps: list[llir.Value], slot: int) -> object:
+                return entry.call(fndesc, callee_args, [item, *slots[slot], *caps])
+
+            strided_blocks(context, entry, emit)
+            values = [None if fold is None else _fold(entry, r, fold, [s[k] for s in slots])
+                      for k, (r, fold) in enumerate(zip(reducers, folds, strict=True))]
+        else:
+            # A grid-stride loop: the runtime launches as many work-items as keep the device
+            # busy (not one per item), so few partial results are left for the final step.
+            captured = entry.capture_values()
+            with grid_stride(context, builder, user_range, entry) as item:
+                entry.call(fndesc, callee_args, [item, *accs, *captured])
+            values = [None] * len(reducers)
+    else:
+        callee_args = [NdItemType(index.ndim), *reducers, *capture_types]
+        entry.call(fndesc, callee_args, [tag(), *accs, *entry.capture_values()])
+        values = [None] * len(reducers)
+
+    for r, acc, epi, v, p in zip(reducers, accs, epilogues, values, params, strict=True):
+        if isinstance(r, SpanReducerType):
+            continue  # the row is complete: the kernel's end publishes it
+        if v is None:
+            v = context.unpack_value(builder, r.dtype, acc)
+        _call_epilogue(entry, r, epi, group_ndim, v, part=p[1], tmp=p[2])
+    return entry.finish()
+
+
+def _accumulator(entry: Entry, r: ReducerType, ident: llir.Value) -> llir.Value:
+    """A private accumulator of ``r`` set to the identity ``ident``."""
+    acc = cgutils.alloca_once(entry.builder, entry.context.get_data_type(r.dtype))
+    entry.context.pack_value(entry.builder, r.dtype, ident, acc)
+    return acc
+
+
+def _reducer_value(entry: Entry, r: ReducerType | SpanReducerType, epi: CompileResult,
+                   group_ndim: int, params: list[llir.Value]) -> llir.Value:
+    """The value of reducer parameter ``r`` (``params``: its identity, partials and last
+    argument): a private accumulator set to the identity, or a span reducer's row."""
+    ident, part, last = params
+    if isinstance(r, SpanReducerType):
+        return _span_row(entry, r, epi, group_ndim, ident, part, last)
+    return _accumulator(entry, r, ident)
+
+
+def _span_row(entry: Entry, r: SpanReducerType, prologue: CompileResult, group_ndim: int,
+              ident: llir.Value, part: llir.Value, n: llir.Value) -> llir.Value:
+    """The span reducer's value: its prologue sets the group's row to the identity and
+    gives the row's offset in ``part``; the reducer is ``{part + offset, n}``."""
+    context, builder = entry.context, entry.builder
+    partials = cgutils.create_struct_proxy(partials_type(r))(context, builder)
+    partials.base = part
+    partials.offset = _I64(0)
+    partials.range0 = _I64(0)
+    base = entry.call(prologue.fndesc, epilogue_arg_types(r, group_ndim),
+                      [tag(), ident, n, partials._getvalue()])
+    span = cgutils.create_struct_proxy(r)(context, builder)
+    base = context.cast(builder, base, prologue.fndesc.restype, types.int64)
+    span.row = builder.gep(part, [base])
+    span.n = n
+    return span._getvalue()
+
+
+def _call_epilogue(entry: Entry, r: ReducerType, epi: CompileResult, group_ndim: int,
+                   v: llir.Value, part: llir.Value, tmp: llir.Value) -> None:
+    """Hand the work-item's accumulated value ``v`` to the reduction's epilogue."""
+    context, builder = entry.context, entry.builder
+    scratch = cgutils.create_struct_proxy(scratch_type(r))(context, builder)
+    scratch.base = tmp
+    scratch.range0 = _I64(0)
+    partials = cgutils.create_struct_proxy(partials_type(r))(context, builder)
+    partials.base = part
+    partials.offset = _I64(0)
+    partials.range0 = _I64(0)
+    entry.call(epi.fndesc, epilogue_arg_types(r, group_ndim),
+               [tag(), v, scratch._getvalue(), partials._getvalue()])
+
+
+def _fold(entry: Entry, r: ReducerType, fold: CompileResult, accs: list[llir.Value]
+          ) -> llir.Value:
+    """The slots' accumulators ``accs`` combined pairwise with ``fold`` (the combiner),
+    each result cast to the element type as ``r.combine`` casts it."""
+    context, builder = entry.context, entry.builder
+    values = [context.unpack_value(builder, r.dtype, a) for a in accs]
+    while len(values) > 1:
+        pairs = [context.cast(builder, entry.call(fold.fndesc, [r.dtype, r.dtype], [a, b]),
+                              fold.fndesc.restype, r.dtype)
+                 for a, b in zip(values[::2], values[1::2], strict=False)]
+        values = pairs + values[len(pairs) * 2:]
+    return values[0]
+
+
+_Emit = Callable[[llir.Value, list[llir.Value], int], object]
+
+
+def strided_blocks(context: BaseContext, entry: Entry, emit: _Emit) -> None:
+    """A 1-D range reduction's items (PTX), ``emit(item, captures, slot)`` each.
+
+    Work-item ``g`` of ``G`` runs the items ``i`` with ``i // 4 = g (mod G)`` where every
+    captured pointer is 16-byte aligned (:func:`~pysycl_numba.wrapper.aligned_captures`),
+    else those with ``i = g (mod G)`` -- all items once, each with its own ``sycl.item``.
+    It runs them :data:`UNROLL` vectors of :data:`~pysycl_numba.wrapper.COARSEN`
+    consecutive items at a time (:data:`SCALAR_UNROLL` items where a pointer is not
+    aligned), each item in a slot of its own: its own accumulator and alias scope
+    (:class:`~pysycl_numba.wrapper.ItemScopes`), so that nothing orders one item's loads
+    after another's combine. The loads of a step are all in flight before the first use
+    (a sum of float32: four ``ld.global.nc.v4.f32`` a step), where the plain loop had one
+    4-byte load in flight per work-item, which bounded it at about half the device's
+    bandwidth. Consecutive work-items read consecutive vectors, so every load instruction
+    of a warp reads 512 contiguous bytes."""
+    builder = entry.builder
+    n = entry.extra[0]
+    gid = ocl.work_item_query(builder, "get_global_id", 0)
+    stride = ocl.work_item_query(builder, "get_global_size", 0)
+    scopes = ItemScopes(builder.module, SLOTS)
+    fast, every = aligned_captures(context, entry)
+    plain = entry.capture_values()
+    with builder.if_else(every, likely=True) as (vector, scalar):
+        with vector:
+            _vector_steps(context, entry, n, gid, stride, scopes,
+                          lambda item, slot: emit(item, fast, slot))
+        with scalar:
+            _scalar_steps(context, entry, n, gid, stride, scopes,
+                          lambda item, slot: emit(item, plain, slot))
+
+
+def _vector_steps(context: BaseContext, entry: Entry, n: llir.Value, gid: llir.Value,
+                  stride: llir.Value, scopes: ItemScopes,
+                  emit: Callable[[llir.Value, int], object]) -> None:
+    """Vectors (``COARSEN`` consecutive items) ``gid, gid + G, ...`` below ``n // COARSEN``:
+    :data:`UNROLL` a step while all are in the range, then the fewer than ``UNROLL`` left
+    (each guarded), then the last ``n % COARSEN`` items one per work-item."""
+    builder = entry.builder
+    whole = builder.udiv(n, _I64(COARSEN))
+    var = cgutils.alloca_once_value(builder, gid)
+    limit = builder.sub(whole, builder.mul(stride, _I64(UNROLL - 1)))  # may be negative
+
+    def vector(v: llir.Value, j: int) -> None:
+        first = builder.mul(v, _I64(COARSEN))
+        for k in range(COARSEN):
+            slot = j * COARSEN + k
+            i = builder.add(first, _I64(k)) if k else first
+            scopes.mark(slot, run_item(context, entry, i, n,
+                                       lambda item, s=slot: emit(item, s)))  # type: ignore[misc]
+
+    with _while_below(builder, var, limit, builder.mul(stride, _I64(UNROLL))) as v:
+        for j in range(UNROLL):
+            vector(builder.add(v, builder.mul(stride, _I64(j))) if j else v, j)
+    v = builder.load(var)
+    for j in range(UNROLL - 1):  # v + (UNROLL - 1) G >= whole: at most UNROLL - 1 left
+        vj = builder.add(v, builder.mul(stride, _I64(j))) if j else v
+        with builder.if_then(builder.icmp_signed("<", vj, whole)):
+            vector(vj, j)
+    rest = builder.add(builder.mul(whole, _I64(COARSEN)), gid)
+    with cgutils.for_range_slice(builder, rest, n, stride) as (i, _count):  # < COARSEN items
+        run_item(context, entry, i, n, lambda item: emit(item, 0))
+
+
+def _scalar_steps(context: BaseContext, entry: Entry, n: llir.Value, gid: llir.Value,
+                  stride: llir.Value, scopes: ItemScopes,
+                  emit: Callable[[llir.Value, int], object]) -> None:
+    """Items ``gid, gid + G, ...`` below ``n``: :data:`SCALAR_UNROLL` a step while all are
+    in the range, then the fewer than ``SCALAR_UNROLL`` left, each guarded."""
+    builder = entry.builder
+    var = cgutils.alloca_once_value(builder, gid)
+    limit = builder.sub(n, builder.mul(stride, _I64(SCALAR_UNROLL - 1)))  # may be negative
+
+    def item_at(i: llir.Value, j: int) -> None:
+        scopes.mark(j, run_item(context, entry, i, n,
+                                lambda item: emit(item, j)))
+
+    with _while_below(builder, var, limit, builder.mul(stride, _I64(SCALAR_UNROLL))) as i:
+        for j in range(SCALAR_UNROLL):
+            item_at(builder.add(i, builder.mul(stride, _I64(j))) if j else i, j)
+    i = builder.load(var)
+    for j in range(SCALAR_UNROLL - 1):
+        ij = builder.add(i, builder.mul(stride, _I64(j))) if j else i
+        with builder.if_then(builder.icmp_signed("<", ij, n)):
+            item_at(ij, j)
+
+
+@contextmanager
+def _while_below(builder: llir.IRBuilder, var: llir.Value, stop: llir.Value, step: llir.Value
+                 ) -> Iterator[llir.Value]:
+    """``while *var < stop: body(*var); *var += step`` (signed compare); yields ``*var``."""
+    fn = builder.function
+    cond = fn.append_basic_block("items.cond")
+    body = fn.append_basic_block("items.body")
+    done = fn.append_basic_block("items.done")
+    builder.branch(cond)
+    builder.position_at_end(cond)
+    cur = builder.load(var)
+    builder.cbranch(builder.icmp_signed("<", cur, stop), body, done)
+    builder.position_at_end(body)
+    yield cur
+    builder.store(builder.add(cur, step), var)
+    builder.branch(cond)
+    builder.position_at_end(done)
