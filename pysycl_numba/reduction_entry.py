@@ -18,7 +18,8 @@ pointer; a span reduction's length), and runs as follows:
   user's range as a plain ``range`` kernel's do (:func:`pysycl_numba.wrapper.grid_stride`);
   a work-item with no item contributes the identity. On PTX a 1-D range runs
   :func:`strided_blocks` instead: many items in flight per work-item, 128-bit loads
-  where the pointers allow, one accumulator per item slot, folded at the end.
+  where the pointers allow, an accumulator per item slot (the four items of a vector
+  are four slots), folded at the end.
 
 The pieces (the entry point's parameters, captures, item loops, alias scopes) are
 :mod:`pysycl_numba.wrapper`'s.
@@ -35,7 +36,15 @@ from llvmlite import ir as llir
 from pysycl_numba._numba_compat import cgutils, types
 from pysycl_numba.epilogue import epilogue_arg_types, partials_type, scratch_type
 from pysycl_numba.targets.spirv import ocl
-from pysycl_numba.types import ItemType, NdItemType, ReducerType, SpanReducerType, tag
+from pysycl_numba.types import (
+    AccessorType,
+    ItemType,
+    NdItemType,
+    ReducerType,
+    SpanReducerType,
+    USMPointerType,
+    tag,
+)
 from pysycl_numba.wrapper import (
     COARSEN,
     Entry,
@@ -51,16 +60,15 @@ if TYPE_CHECKING:
 
 _I64 = llir.IntType(64)
 
-#: Vectors of :data:`~pysycl_numba.wrapper.COARSEN` consecutive items a work-item of a 1-D
-#: range reduction runs per step on PTX where its pointers are 16-byte aligned: 16 items,
-#: four 128-bit loads of float32 in flight per work-item and input (CUB's sum of float32
-#: loads 16 items a thread as well).
+#: Bytes of its widest captured array a work-item of a 1-D range reduction on PTX loads per
+#: step where its pointers are 16-byte aligned: four 128-bit loads in flight per work-item
+#: and array (float32: 16 items a step, as CUB's sum of float32 loads 16 items a thread).
+STEP_BYTES = 64
+#: The most vectors of :data:`~pysycl_numba.wrapper.COARSEN` consecutive items a step.
 UNROLL = 4
 #: Items a work-item runs per step where a pointer is not aligned (scalar loads, each
-#: coalesced across the work-items: items ``i, i + G, i + 2G, ...``).
-SCALAR_UNROLL = 4
-#: Accumulators per reducer of the blocked loop: one per item slot of a step.
-SLOTS = COARSEN * UNROLL
+#: coalesced across the work-items: items ``i, i + G, i + 2G, ...``), one per slot.
+SCALAR_UNROLL = COARSEN
 
 
 # long: one entry point, its parameters, the loop over items and the epilogues, in order.
@@ -105,14 +113,15 @@ def build_reduction_wrapper(
     if index.kind == "range":
         callee_args: list[types.Type] = [ItemType(index.ndim), *reducers, *capture_types]
         if folds is not None and index.ndim == 1:
+            unroll = step_vectors(context, capture_types)
             slots = [accs] + [[a if isinstance(r, SpanReducerType) else _accumulator(entry, r, p[0])
                                for r, a, p in zip(reducers, accs, params, strict=True)]
-                              for _ in range(SLOTS - 1)]
+                              for _ in range(COARSEN - 1)]
 
             def emit(item: llir.Value, caps: list[llir.Value], slot: int) -> object:
                 return entry.call(fndesc, callee_args, [item, *slots[slot], *caps])
 
-            strided_blocks(context, entry, emit)
+            strided_blocks(context, entry, emit, unroll)
             values = [None if fold is None else _fold(entry, r, fold, [s[k] for s in slots])
                       for k, (r, fold) in enumerate(zip(reducers, folds, strict=True))]
         else:
@@ -200,34 +209,49 @@ def _fold(entry: Entry, r: ReducerType, fold: CompileResult, accs: list[llir.Val
     return values[0]
 
 
+def step_vectors(context: BaseContext, capture_types: list[types.Type]) -> int:
+    """Vectors of ``COARSEN`` items a step of :func:`strided_blocks` for a kernel capturing
+    ``capture_types``: :data:`STEP_BYTES` of its widest captured array's elements (4 for
+    float32, 2 for float64; at most :data:`UNROLL`, at least 1). Registers stay few enough
+    for 4 work-groups of 256 per SM (ptxas, sm_90: a float32 sum 40, a float32 dot
+    product 62, a float64 sum 48 at 2 vectors a step -- 64 at 4)."""
+    widest = max((context.get_abi_sizeof(context.get_data_type(t.dtype))
+                  for t in capture_types
+                  if isinstance(t, USMPointerType) or (isinstance(t, AccessorType)
+                                                       and t.space == "global")), default=4)
+    return max(1, min(UNROLL, STEP_BYTES // (COARSEN * widest)))
+
+
 _Emit = Callable[[llir.Value, list[llir.Value], int], object]
 
 
-def strided_blocks(context: BaseContext, entry: Entry, emit: _Emit) -> None:
+def strided_blocks(context: BaseContext, entry: Entry, emit: _Emit, unroll: int) -> None:
     """A 1-D range reduction's items (PTX), ``emit(item, captures, slot)`` each.
 
     Work-item ``g`` of ``G`` runs the items ``i`` with ``i // 4 = g (mod G)`` where every
     captured pointer is 16-byte aligned (:func:`~pysycl_numba.wrapper.aligned_captures`),
-    else those with ``i = g (mod G)`` -- all items once, each with its own ``sycl.item``.
-    It runs them :data:`UNROLL` vectors of :data:`~pysycl_numba.wrapper.COARSEN`
-    consecutive items at a time (:data:`SCALAR_UNROLL` items where a pointer is not
-    aligned), each item in a slot of its own: its own accumulator and alias scope
-    (:class:`~pysycl_numba.wrapper.ItemScopes`), so that nothing orders one item's loads
-    after another's combine. The loads of a step are all in flight before the first use
-    (a sum of float32: four ``ld.global.nc.v4.f32`` a step), where the plain loop had one
-    4-byte load in flight per work-item, which bounded it at about half the device's
-    bandwidth. Consecutive work-items read consecutive vectors, so every load instruction
-    of a warp reads 512 contiguous bytes."""
+    else those with ``i = g (mod G)`` -- all items once, each with its own ``sycl.item``:
+    ``unroll`` vectors of :data:`~pysycl_numba.wrapper.COARSEN` consecutive items a step
+    (:func:`step_vectors`), else :data:`SCALAR_UNROLL` items a step. Item ``k`` of a vector
+    (of a scalar step) is in slot ``k``: the slot's accumulator and alias scope
+    (:class:`~pysycl_numba.wrapper.ItemScopes`). A vector's items being in distinct scopes,
+    its four loads join into one 128-bit load even where the kernel stores between them;
+    a slot's items keep their order, so one accumulator per slot is right. Nothing a step
+    loads waits for an earlier combine (an accumulator is a register), so the step's loads
+    are all in flight at once (a float32 sum: four ``ld.global.v4`` a step), where the
+    plain loop had one 4-byte load in flight per work-item -- which bounded it at about
+    half of the device's bandwidth. Consecutive work-items read consecutive vectors: a
+    warp's load instruction reads 512 contiguous bytes."""
     builder = entry.builder
     n = entry.extra[0]
     gid = ocl.work_item_query(builder, "get_global_id", 0)
     stride = ocl.work_item_query(builder, "get_global_size", 0)
-    scopes = ItemScopes(builder.module, SLOTS)
+    scopes = ItemScopes(builder.module, COARSEN)
     fast, every = aligned_captures(context, entry)
     plain = entry.capture_values()
     with builder.if_else(every, likely=True) as (vector, scalar):
         with vector:
-            _vector_steps(context, entry, n, gid, stride, scopes,
+            _vector_steps(context, entry, n, gid, stride, scopes, unroll,
                           lambda item, slot: emit(item, fast, slot))
         with scalar:
             _scalar_steps(context, entry, n, gid, stride, scopes,
@@ -235,29 +259,28 @@ def strided_blocks(context: BaseContext, entry: Entry, emit: _Emit) -> None:
 
 
 def _vector_steps(context: BaseContext, entry: Entry, n: llir.Value, gid: llir.Value,
-                  stride: llir.Value, scopes: ItemScopes,
+                  stride: llir.Value, scopes: ItemScopes, unroll: int,
                   emit: Callable[[llir.Value, int], object]) -> None:
     """Vectors (``COARSEN`` consecutive items) ``gid, gid + G, ...`` below ``n // COARSEN``:
-    :data:`UNROLL` a step while all are in the range, then the fewer than ``UNROLL`` left
+    ``unroll`` a step while all are in the range, then the fewer than ``unroll`` left
     (each guarded), then the last ``n % COARSEN`` items one per work-item."""
     builder = entry.builder
     whole = builder.udiv(n, _I64(COARSEN))
     var = cgutils.alloca_once_value(builder, gid)
-    limit = builder.sub(whole, builder.mul(stride, _I64(UNROLL - 1)))  # may be negative
+    limit = builder.sub(whole, builder.mul(stride, _I64(unroll - 1)))  # may be negative
 
     def vector(v: llir.Value, j: int) -> None:
         first = builder.mul(v, _I64(COARSEN))
         for k in range(COARSEN):
-            slot = j * COARSEN + k
             i = builder.add(first, _I64(k)) if k else first
-            scopes.mark(slot, run_item(context, entry, i, n,
-                                       lambda item, s=slot: emit(item, s)))  # type: ignore[misc]
+            scopes.mark(k, run_item(context, entry, i, n,
+                                    lambda item, k=k: emit(item, k)))  # type: ignore[misc]
 
-    with _while_below(builder, var, limit, builder.mul(stride, _I64(UNROLL))) as v:
-        for j in range(UNROLL):
+    with _while_below(builder, var, limit, builder.mul(stride, _I64(unroll))) as v:
+        for j in range(unroll):
             vector(builder.add(v, builder.mul(stride, _I64(j))) if j else v, j)
     v = builder.load(var)
-    for j in range(UNROLL - 1):  # v + (UNROLL - 1) G >= whole: at most UNROLL - 1 left
+    for j in range(unroll - 1):  # v + (unroll - 1) G >= whole: at most unroll - 1 left
         vj = builder.add(v, builder.mul(stride, _I64(j))) if j else v
         with builder.if_then(builder.icmp_signed("<", vj, whole)):
             vector(vj, j)

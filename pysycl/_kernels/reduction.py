@@ -415,10 +415,12 @@ def _partials_buffer(ex: DeviceExecutor, slot: int, nbytes: int) -> Any:
 #: device with a span reduction, whose partials are a row of n per group): the final
 #: step reads every group's partial (fewer is faster: 0.2x -> see docs/performance.md).
 _GROUPS_PER_UNIT_GPU = 16
-#: The same for a 1-D range on PTX (``pysycl_numba.reduction_entry.strided_blocks``: each
-#: work-item has 16 items in flight a step): one wave of work-groups of 256 -- an SM holds
-#: four at up to 64 registers a work-item (ptxas: 40 for a float32 sum, sm_90) -- whose
-#: work-items then loop over the range; 528 partials on a 132-SM H200.
+#: The same for a 1-D range on PTX without span reductions
+#: (``pysycl_numba.reduction_entry.strided_blocks``: each work-item has 64 bytes a step in
+#: flight per array): one wave of work-groups of 256 -- an SM holds four at up to 64
+#: registers a work-item (ptxas: 40 for a float32 sum, sm_90) -- whose work-items then loop
+#: over the range; 528 partials on a 132-SM H200. At most one vector of 4 items per
+#: work-item below that.
 _GROUPS_PER_UNIT_PTX = 4
 #: The same on a CPU device: work enough for its threads and its vectorizer, several items
 #: per work-item (2 compute units: 4096 groups of 256; measured 0.88-1.03x the OpenCL C
@@ -450,9 +452,10 @@ def _sizes(k: Kernel, dev: device, lim: tuple[int, tuple[int, ...], int], cmd: K
     # peer (each item paid a work-group reduction).
     groups = -(-total // wg)
     units = max(1, int(dev.get_info(_device_info.max_compute_units)))  # cached per device
-    if target[0] == "ptx" and len(user) == 1:  # strided_blocks: vectors of COARSEN items
+    spans = any(r.variable_kind == "span" for r in cmd.reductions)
+    if target[0] == "ptx" and len(user) == 1 and not spans:  # strided_blocks
         groups = min(-(-total // (wg * COARSEN)), _GROUPS_PER_UNIT_PTX * units)
-    elif dev.is_gpu() or any(r.variable_kind == "span" for r in cmd.reductions):
+    elif dev.is_gpu() or spans:  # a span's rows take atomics: more groups, more rows
         groups = min(groups, _GROUPS_PER_UNIT_GPU * units)
     else:
         groups = min(groups, _GROUPS_PER_UNIT_CPU * units)
