@@ -13,8 +13,9 @@ Rows:
 * ``triad``: ``a[i] = b[i] + s * c[i]`` over 2^28 float32 (12 bytes per element), GB/s;
   CuPy: an ``ElementwiseKernel``.
 * ``sum``: ``sycl.reduction`` (``plus``) over 2^28 float32 through buffers, GB/s of the input;
-  ``matmul``: 4096^2 float32 with 16x16 local tiles (bench_gpu.py's kernel), GFLOP/s; both
-  only pysycl's two views (issue 24: CUDA not slower than the OpenCL path).
+  CuPy: ``cupy.sum(x, out=s)`` (issue 27: pysycl >= 1.0x).
+* ``matmul``: 4096^2 float32 with 16x16 local tiles (bench_gpu.py's kernel), GFLOP/s; only
+  pysycl's two views (issue 24: CUDA not slower than the OpenCL path).
 * ``fresh``: a new process to its checked first result (import, queue, kernel, copy back),
   warm (second process, same cache folder) and cold (empty folder), s; CuPy: ``RawKernel``
   (its own kernel cache warm and cold). As a ``pip install`` has them, the modules'
@@ -162,9 +163,10 @@ def _triads(nlog2: int) -> dict[str, Callable[[], float]]:
 
 
 def _buffer_rows(sum_log2: int, mm_n: int) -> dict[str, dict[str, Callable[[], float]]]:
-    """``sum`` (``sycl.reduction`` over 2^sum_log2 float32, GB/s of the input) and ``matmul``
-    (the 16x16 local-tile kernel of bench_gpu.py on mm_n^2 float32, GFLOP/s) through
-    buffers, on each pysycl view of the GPU; checked against numpy first."""
+    """``sum`` (``sycl.reduction`` over 2^sum_log2 float32, GB/s of the input; and
+    ``cupy.sum``) and ``matmul`` (the 16x16 local-tile kernel of bench_gpu.py on mm_n^2
+    float32, GFLOP/s) through buffers, on each pysycl view of the GPU; checked against
+    numpy first."""
     sys.path.insert(0, os.path.dirname(__file__))
     from bench_gpu import _matmul_cg, _reduction_cg
 
@@ -203,7 +205,30 @@ def _buffer_rows(sum_log2: int, mm_n: int) -> dict[str, dict[str, Callable[[], f
             q.wait()
             return 2 * mm_n ** 3 * 3 / (time.perf_counter() - t) / 1e9
         rows["sum"][name], rows["matmul"][name] = run_sum, run_mm
+    try:
+        rows["sum"]["cupy"] = _cupy_sum(x, want)
+    except Exception as e:
+        print("cupy sum n/a:", e, file=sys.stderr)
     return rows
+
+
+def _cupy_sum(x: np.ndarray, want: float) -> Callable[[], float]:
+    """``cupy.sum`` of ``x`` into a preallocated scalar, 5 back to back, GB/s of the input;
+    checked against ``want`` first."""
+    import cupy as cp
+
+    cx, cs = cp.asarray(x), cp.zeros((), cp.float32)
+    cp.sum(cx, out=cs)
+    assert abs(float(cs) - want) <= 2e-4 * want, ("cupy", float(cs), want)
+
+    def run() -> float:
+        cp.cuda.Device().synchronize()
+        t = time.perf_counter()
+        for _ in range(5):
+            cp.sum(cx, out=cs)
+        cp.cuda.Device().synchronize()
+        return 4 * x.size * 5 / (time.perf_counter() - t) / 1e9
+    return run
 
 
 _FRESH = {

@@ -1,0 +1,196 @@
+"""Issue 27's reduction rows: ``sycl.reduction`` sums on an NVIDIA GPU beside ``cupy.sum``.
+
+    python benchmarks/bench_reduce.py [--sizes 20,24,28] [--rounds 7] [--write]
+
+Rows: the sum of ``2^k`` float32 for each ``k`` of ``--sizes``, and of ``2^(k-1)`` float64
+for the largest (the same bytes), GB/s of the input.
+
+Columns, interleaved round by round (each peer runs 5 back-to-back reductions and one wait
+per sample; medians over rounds), every result checked against float64 numpy first:
+
+* ``cuda`` / ``opencl``: pysycl ``q.parallel_for(sycl.range(n), sycl.reduction(s, sycl.plus(),
+  [initialize_to_identity()]), lambda i, r: r.combine(x[i]))`` on USM device memory, through
+  the CUDA backend and through NVIDIA's OpenCL (the same PTX);
+* ``cuda x+1``: the same over ``x + 1`` (4 bytes off 16-byte alignment: the scalar steps);
+* ``cuda buffer``: through a buffer and accessor (bench_gpu.py's and bench_cuda.py's kernel);
+* ``cupy``: ``cupy.sum(x, out=s)`` into a preallocated scalar.
+
+Then the ``cuda`` column of the largest float32 row over the work-groups per SM of a 1-D range
+reduction on PTX (``pysycl._kernels.reduction._GROUPS_PER_UNIT_PTX``), to choose it.
+``--write`` puts the tables into docs/performance.md between the ``bench_reduce`` markers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import pysycl as sycl
+from pysycl._kernels import reduction as _reduction
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import write_section
+
+REPS = 5
+PEERS = ("cuda", "opencl", "cuda x+1", "cuda buffer", "cupy")
+INIT = [sycl.property.reduction.initialize_to_identity()]
+
+
+def _queue(backend: sycl.backend) -> sycl.queue | None:
+    for d in sycl.device.get_devices(sycl.info.device_type.gpu):
+        if d.get_backend() is backend:
+            return sycl.queue(d)
+    return None
+
+
+def _rate(nbytes: int, go: Callable[[], Any], sync: Callable[[], Any]) -> Callable[[], float]:
+    def run() -> float:
+        sync()
+        t = time.perf_counter()
+        for _ in range(REPS):
+            go()
+        sync()
+        return nbytes * REPS / (time.perf_counter() - t) / 1e9
+    return run
+
+
+def _check(name: str, got: float, want: float) -> None:
+    if not abs(got - want) <= 2e-4 * abs(want):
+        raise AssertionError(f"{name}: sum {got!r}, float64 numpy {want!r}")
+
+
+def _usm(q: sycl.queue, x: np.ndarray, offset: int, want: float) -> Callable[[], float]:
+    p = sycl.malloc_device(x.size + 1, q, dtype=x.dtype)
+    q.memcpy(p + offset, x, x.nbytes).wait()
+    src, out = p + offset, sycl.malloc_device(1, q, dtype=x.dtype)
+    n = x.size
+
+    def go() -> Any:
+        return q.parallel_for(sycl.range(n), sycl.reduction(out, sycl.plus(), INIT),
+                              lambda i, r: r.combine(src[i]))
+
+    go().wait()
+    got = np.empty(1, x.dtype)
+    q.memcpy(got, out, x.itemsize).wait()
+    _check(f"{q.get_backend().value} +{offset}", float(got[0]), want)
+    return _rate(x.nbytes, go, q.wait)
+
+
+def _buffer(q: sycl.queue, x: np.ndarray, want: float) -> Callable[[], float]:
+    X, S = sycl.buffer(x), sycl.buffer(np.zeros(1, x.dtype))
+    S.set_write_back(False)
+    n = x.size
+
+    def cg(h: sycl.handler) -> None:
+        a = X.get_access(h, sycl.access_mode.read)
+        h.parallel_for(sycl.range(n), sycl.reduction(S, h, sycl.plus(), properties=INIT),
+                       lambda i, r: r.combine(a[i]))
+
+    q.submit(cg).wait()
+    with sycl.host_accessor(S, sycl.access_mode.read) as h:
+        _check("buffer", float(h[0]), want)
+    return _rate(x.nbytes, lambda: q.submit(cg), q.wait)
+
+
+def _cupy(x: np.ndarray, want: float) -> Callable[[], float]:
+    import cupy as cp
+
+    cx, cs = cp.asarray(x), cp.zeros((), x.dtype)
+    cp.sum(cx, out=cs)
+    _check("cupy", float(cs), want)
+    return _rate(x.nbytes, lambda: cp.sum(cx, out=cs), cp.cuda.Device().synchronize)
+
+
+def _row(x: np.ndarray, cuda: sycl.queue | None, ocl: sycl.queue | None
+         ) -> dict[str, Callable[[], float]]:
+    want = float(x.sum(dtype=np.float64))
+    row: dict[str, Callable[[], float]] = {}
+    if cuda is not None:
+        row["cuda"] = _usm(cuda, x, 0, want)
+        row["cuda x+1"] = _usm(cuda, x, 1, want)
+        row["cuda buffer"] = _buffer(cuda, x, want)
+    if ocl is not None:
+        row["opencl"] = _usm(ocl, x, 0, want)
+    try:
+        row["cupy"] = _cupy(x, want)
+    except ImportError as e:
+        print(f"cupy: n/a ({e})", file=sys.stderr)
+    return row
+
+
+def _sweep(run: Callable[[], float], rounds: int) -> dict[int, float]:
+    """GB/s of ``run`` per work-groups-per-SM setting (every submit sizes its launch)."""
+    res: dict[int, list[float]] = {}
+    old = _reduction._GROUPS_PER_UNIT_PTX
+    try:
+        for _ in range(rounds):
+            for per in (1, 2, 3, 4, 6, 8, 16):
+                _reduction._GROUPS_PER_UNIT_PTX = per
+                run()
+                res.setdefault(per, []).append(run())
+    finally:
+        _reduction._GROUPS_PER_UNIT_PTX = old
+    return {per: statistics.median(v) for per, v in res.items()}
+
+
+# long: one benchmark driver, rows in order, peers interleaved, then the tables.
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="20,24,28", help="log2 of the float32 element counts")
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--write", action="store_true")
+    a = ap.parse_args()
+    cuda, ocl = _queue(sycl.backend.ext_oneapi_cuda), _queue(sycl.backend.opencl)
+    if cuda is None and ocl is None:
+        sys.exit("no NVIDIA GPU (CUDA or NVIDIA's OpenCL)")
+    rng = np.random.default_rng(7)
+    logs = sorted(int(k) for k in a.sizes.split(","))
+    rows: dict[str, dict[str, Callable[[], float]]] = {}
+    for k in logs:
+        rows[f"sum 2^{k} float32"] = _row(rng.random(1 << k, np.float32), cuda, ocl)
+    rows[f"sum 2^{logs[-1] - 1} float64"] = _row(rng.random(1 << (logs[-1] - 1)), cuda, ocl)
+    res: dict[str, dict[str, list[float]]] = {r: {} for r in rows}
+    for _ in range(a.rounds):
+        for r, peers in rows.items():
+            for name in PEERS:
+                if name in peers:
+                    res[r].setdefault(name, []).append(peers[name]())
+    cols = [p for p in PEERS if any(p in peers for peers in rows.values())]
+    lines = [f"| row (GB/s) | {' | '.join(cols)} | cuda / cupy | cuda buffer / cupy |",
+             "|---" * (len(cols) + 3) + "|"]
+    for r, cells in res.items():
+        m = {k: statistics.median(v) for k, v in cells.items()}
+        ratio = [f"{m[c] / m['cupy']:.2f}x" if c in m and "cupy" in m else "n/a"
+                 for c in ("cuda", "cuda buffer")]
+        lines.append(f"| {r} | " + " | ".join(f"{m[c]:.0f}" if c in m else "n/a" for c in cols)
+                     + f" | {ratio[0]} | {ratio[1]} |")
+    text = "\n".join(lines)
+    big = rows[f"sum 2^{logs[-1]} float32"].get("cuda")
+    if big is not None:
+        sw = _sweep(big, max(1, a.rounds // 2))
+        text += ("\n\npysycl CUDA sum of 2^" f"{logs[-1]} float32 by work-groups (of 256) per SM "
+                 "(`reduction._GROUPS_PER_UNIT_PTX`, now "
+                 f"{_reduction._GROUPS_PER_UNIT_PTX}):\n\n| per SM | "
+                 + " | ".join(str(p) for p in sw) + " |\n" + "|---" * (len(sw) + 1) + "|\n"
+                 "| GB/s | " + " | ".join(f"{v:.0f}" for v in sw.values()) + " |")
+    q = cuda or ocl
+    assert q is not None
+    head = (f"Measured {datetime.date.today()} on **{q.get_device().get_info(sycl.info.device.name)}**: "
+            f"one process, peers interleaved round by round ({a.rounds} rounds, medians of "
+            f"{REPS} back-to-back reductions and a wait), every result checked first; "
+            "`benchmarks/bench_reduce.py`.\n\n")
+    print(head + text)
+    if a.write:
+        write_section("bench_reduce", head + text)
+
+
+if __name__ == "__main__":
+    main()
