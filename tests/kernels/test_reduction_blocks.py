@@ -12,6 +12,7 @@ compared with numpy and with the host_debuggable device.
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections.abc import Iterator
 from typing import Any
@@ -294,3 +295,45 @@ def test_the_fixture_compiled_strided_blocks(blocked: Blocked,
                     lambda it, r: r.combine(it.get_global_id(0))).wait()
     assert _read(kq, out, 1)[0] == 19900 + 2016
     assert len(blocked.folds) == 1
+
+
+def test_asserts_and_bounds_checks_name_the_item(blocked: Blocked, kq: sycl.queue) -> None:
+    """A failed assert and a bounds violation in a strided block, in its guarded tail and in
+    the last items (n = 1009: 63 steps of 16 on 12 work-items, then 1 item): the report
+    names the item, not the work-item that ran it, and counts the items that failed."""
+    from pysycl._kernels import bounds as _bounds
+
+    n = 1009
+    out = _shared(kq, np.zeros(1, np.int64))
+    for bad in (5, 500, 1008):
+        def k(i, r):  # type: ignore[no-untyped-def]
+            assert i[0] % 1000 != bad % 1000, "bad item"
+            r += 1
+
+        with pytest.raises(AssertionError) as e:
+            kq.parallel_for(sycl.range(n), sycl.reduction(out, sycl.plus()), k).wait()
+        first, second = str(e.value).splitlines()[:2]
+        m = re.search(r"work-item \((\d+),\)$", first)
+        assert m is not None and int(m.group(1)) % 1000 == bad % 1000, first
+        count = 1 + (bad % 1000 + 1000 < n)  # items bad % 1000 and bad % 1000 + 1000
+        assert f"{count} work-item{'s' if count > 1 else ''} failed an assert" in second, second
+    sycl.ext.set_bounds_check(True)
+    try:
+        for bad in (7, 600, 1008):
+            a = np.zeros(n, np.float32)
+            with sycl.buffer(a) as A, sycl.buffer(np.zeros(1, np.float32)) as S:
+                def cg(h: sycl.handler, bad: int = bad) -> None:
+                    acc = A.get_access(h, sycl.access_mode.read)
+
+                    def k(it, r):  # type: ignore[no-untyped-def]
+                        i = it[0]
+                        r += acc[i + (n if i == bad else 0)]
+
+                    h.parallel_for(sycl.range(n), sycl.reduction(S, h, sycl.plus()), k)
+
+                kq.submit(cg)
+                with pytest.raises(sycl.exception, match=rf"work-item \({bad},\)"):
+                    kq.wait()
+    finally:
+        sycl.ext.set_bounds_check(None)
+        _bounds.watching.clear()
