@@ -11,6 +11,7 @@ flight, and few enough registers for the launch's four work-groups of 256 per SM
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 import pytest
@@ -19,6 +20,19 @@ import pysycl as sycl
 from tests.conftest import ptxas_check, ptxas_info
 
 INIT = sycl.property.reduction.initialize_to_identity
+
+
+def _device(q: sycl.queue, a: np.ndarray) -> Any:
+    """Device USM holding ``a`` (every device has it; NVIDIA's OpenCL has no shared USM)."""
+    p = sycl.malloc_device(a.size, q, dtype=a.dtype)
+    q.memcpy(p, a, a.nbytes).wait()
+    return p
+
+
+def _read(q: sycl.queue, p: Any, n: int = 1) -> np.ndarray:
+    out = np.empty(n, p.dtype)
+    q.memcpy(out, p, out.nbytes).wait()
+    return out
 
 
 def _main_image(ptx_images: list) -> str:
@@ -72,14 +86,12 @@ def test_a_dot_product_of_usm_pointers(kq: sycl.queue, ptx_images: list) -> None
     """Two USM pointers (masked to 16 bytes where aligned): four 128-bit loads of each a
     step; within 64 registers."""
     n = 4099
-    x = sycl.malloc_shared(n, kq, dtype=np.float32)
-    y = sycl.malloc_shared(n, kq, dtype=np.float32)
-    out = sycl.malloc_shared(1, kq, dtype=np.float32)
-    np.asarray(x)[:] = np.arange(n) % 7
-    np.asarray(y)[:] = np.arange(n) % 5
+    x = _device(kq, (np.arange(n) % 7).astype(np.float32))
+    y = _device(kq, (np.arange(n) % 5).astype(np.float32))
+    out = sycl.malloc_device(1, kq, dtype=np.float32)
     kq.parallel_for(sycl.range(n), sycl.reduction(out, sycl.plus(), [INIT()]),
                     lambda i, r: r.combine(x[i] * y[i])).wait()
-    assert np.asarray(out)[0] == float((np.arange(n) % 7 * (np.arange(n) % 5)).sum())
+    assert _read(kq, out)[0] == float((np.arange(n) % 7 * (np.arange(n) % 5)).sum())
     ptx = _main_image(ptx_images)
     loads = _loop_loads(ptx)
     assert len(loads) == 8 and all(re.fullmatch(r"ld\.global\.v4\.(f|b)32", ld)
@@ -92,10 +104,9 @@ def test_several_reductions_and_a_span(kq: sycl.queue, ptx_images: list) -> None
     registers; the results equal numpy's. (The span's atomics and branches between the
     items keep their loads scalar.)"""
     n, nb = 1009, 5
-    x = sycl.malloc_shared(n, kq, dtype=np.int32)
-    np.asarray(x)[:] = np.arange(n) * 3 % 17
-    s, m = sycl.malloc_shared(1, kq, dtype=np.int64), sycl.malloc_shared(1, kq, dtype=np.int32)
-    hist = sycl.malloc_shared(nb, kq, dtype=np.int32)
+    x = _device(kq, (np.arange(n) * 3 % 17).astype(np.int32))
+    s, m = sycl.malloc_device(1, kq, dtype=np.int64), sycl.malloc_device(1, kq, dtype=np.int32)
+    hist = sycl.malloc_device(nb, kq, dtype=np.int32)
 
     def k(i, rs, rm, rh):  # type: ignore[no-untyped-def]
         v = x[i]
@@ -107,24 +118,23 @@ def test_several_reductions_and_a_span(kq: sycl.queue, ptx_images: list) -> None
                     sycl.reduction(m, sycl.maximum(), [INIT()]),
                     sycl.reduction(sycl.span(hist, nb), sycl.plus(), [INIT()]), k).wait()
     v = np.arange(n) * 3 % 17
-    assert np.asarray(s)[0] == v.sum() and np.asarray(m)[0] == v.max()
-    np.testing.assert_array_equal(np.asarray(hist), np.bincount(v % nb, minlength=nb))
+    assert _read(kq, s)[0] == v.sum() and _read(kq, m)[0] == v.max()
+    np.testing.assert_array_equal(_read(kq, hist, nb), np.bincount(v % nb, minlength=nb))
     _registers_fit(_main_image(ptx_images))
 
 
 def test_n_d_ranges_and_nd_ranges_keep_the_plain_loop(kq: sycl.queue, ptx_images: list) -> None:
     """A 2-D range reduction and an nd_range one: no vector loads (the plain loop, one
     accumulator), and right."""
-    x = sycl.malloc_shared(600, kq, dtype=np.float32)
-    np.asarray(x)[:] = np.arange(600)
-    out = sycl.malloc_shared(1, kq, dtype=np.float32)
+    x = _device(kq, np.arange(600, dtype=np.float32))
+    out = sycl.malloc_device(1, kq, dtype=np.float32)
     kq.parallel_for(sycl.range(20, 30), sycl.reduction(out, sycl.plus(), [INIT()]),
                     lambda it, r: r.combine(x[it[0] * 30 + it[1]])).wait()
-    assert np.asarray(out)[0] == np.arange(600).sum()
+    assert _read(kq, out)[0] == np.arange(600).sum()
     kq.parallel_for(sycl.nd_range(sycl.range(600), sycl.range(60)),
                     sycl.reduction(out, sycl.maximum(), [INIT()]),
                     lambda it, r: r.combine(x[it.get_global_id(0)])).wait()
-    assert np.asarray(out)[0] == 599
+    assert _read(kq, out)[0] == 599
     mains = [i for i in ptx_images if i.reductions]
     assert len(mains) == 2
     for img in mains:
