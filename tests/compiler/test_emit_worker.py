@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import struct
+
 import numpy as np
+import pytest
 
 import pysycl as sycl
 from pysycl_numba.targets.spirv import emit_worker
-from pysycl_numba.targets.spirv.codegen import SPIRV_TRIPLE
+from pysycl_numba.targets.spirv.codegen import INDEX_LOOP_FLAGS, SPIRV_TRIPLE
 
 GOOD = """
 target datalayout = "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024-G1"
@@ -156,3 +159,95 @@ def test_worker_ends_at_end_of_input_at_once_and_cleanly() -> None:
     p = subprocess.run([sys.executable, "-W", "error", "-c", _EXITS, GOOD], capture_output=True,
                        text=True, timeout=300)
     assert p.returncode == 0 and p.stderr == "", p.stderr
+
+
+# A grid-stride loop (x[i], i += g): the backend's loop strength reduction makes its index a
+# byte-pointer increment (an OpPhi of pointer type); a range reduction's emission turns it
+# off (codegen.INDEX_LOOP_FLAGS) for that request only.
+LOOP = """
+target triple = "spirv64v1.2-unknown-unknown"
+define spir_kernel void @k(ptr addrspace(1) %x, ptr addrspace(1) %out, i64 %n, i64 %g) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [0, %entry], [%i2, %loop]
+  %acc = phi float [0.0, %entry], [%acc2, %loop]
+  %p = getelementptr float, ptr addrspace(1) %x, i64 %i
+  %v = load float, ptr addrspace(1) %p
+  %acc2 = fadd float %acc, %v
+  %i2 = add i64 %i, %g
+  %c = icmp slt i64 %i2, %n
+  br i1 %c, label %loop, label %done
+done:
+  store float %acc2, ptr addrspace(1) %out
+  ret void
+}
+"""
+
+
+def _pointer_phis(binary: bytes) -> int:
+    """The OpPhi instructions of pointer type in a SPIR-V module."""
+    words = struct.unpack(f"<{len(binary) // 4}I", binary)
+    pos, pointers, count = 5, set(), 0
+    while pos < len(words):
+        size, op = words[pos] >> 16, words[pos] & 0xFFFF
+        if op == 32:  # OpTypePointer: its result id
+            pointers.add(words[pos + 1])
+        elif op == 245 and words[pos + 1] in pointers:  # OpPhi: its result type
+            count += 1
+        pos += size
+    return count
+
+
+def test_flags_hold_for_one_emission() -> None:
+    """``flags`` are on for their request only: the loop keeps its index with
+    ``-disable-lsr``, and the next request without it strength-reduces again."""
+    for flags, want in ((INDEX_LOOP_FLAGS, 0), ((), 1), (INDEX_LOOP_FLAGS, 0), ((), 1)):
+        assert _pointer_phis(emit_worker.client.emit(LOOP, SPIRV_TRIPLE, flags=flags)) == want
+
+
+INIT = sycl.property.reduction.initialize_to_identity
+
+
+def test_a_range_reduction_keeps_its_index(kq: sycl.queue, monkeypatch: pytest.MonkeyPatch
+                                           ) -> None:
+    """A range reduction's SPIR-V loop keeps its integer index (no pointer OpPhi); an
+    nd_range kernel with the same loop written by hand is strength-reduced as before."""
+    import tempfile
+
+    import pysycl_numba
+    from pysycl._kernels.cache import kernels
+
+    real, images = pysycl_numba.compile_kernel, []
+
+    def spy(*args, **kw):  # type: ignore[no-untyped-def]
+        images.append(real(*args, **kw))
+        return images[-1]
+
+    monkeypatch.setattr(pysycl_numba, "compile_kernel", spy)
+    monkeypatch.setenv("PYSYCL_CACHE_DIR", tempfile.mkdtemp(prefix="pysycl-lsr-test-"))
+    kernels.clear_memory()
+    n = 4096
+    x = sycl.malloc_device(n, kq, dtype=np.float32)
+    kq.memcpy(x, np.ones(n, np.float32), 4 * n).wait()
+    out = sycl.malloc_device(65, kq, dtype=np.float32)
+    kq.parallel_for(sycl.range(n), sycl.reduction(out, sycl.plus(), [INIT()]),
+                    lambda i, r: r.combine(x[i])).wait()
+
+    def by_hand(it):  # type: ignore[no-untyped-def]
+        acc = np.float32(0)
+        i = it.get_global_id(0)
+        while i < n:
+            acc += x[i]
+            i += it.get_global_range(0)
+        out[1 + it.get_global_id(0)] = acc
+
+    kq.parallel_for(sycl.nd_range(sycl.range(64), sycl.range(16)), by_hand).wait()
+    got = np.empty(65, np.float32)
+    kq.memcpy(got, out, got.nbytes).wait()
+    assert got[0] == n and got[1:].sum() == n
+    main = [i for i in images if i.reductions]
+    if not main or main[0].format != "spirv":
+        pytest.skip("the kernel device does not load SPIR-V")
+    assert _pointer_phis(main[0].binary) == 0
+    assert _pointer_phis(images[-1].binary) >= 1
