@@ -5,8 +5,9 @@ A ``range`` kernel takes the user's range as arguments; the launch is sized per 
 CPU_GROUP where its runtime runs non-uniform ones and the driver's choice would be poor), on
 GPUs a 1-D grid whose work-items loop over the items (the
 loop is :func:`pysycl_numba.wrapper.grid_stride`, which range kernels with reductions use
-on every device: the tests below run it here with fewer work-items than items). Every
-item must run exactly once with its own ``get_id``/``get_linear_id``/``get_range``.
+on SPIR-V devices and for n-D ranges: the tests below run it here with fewer work-items than
+items; a 1-D range reduction on PTX runs strided blocks, tests/kernels/test_reduction_blocks.py).
+Every item must run exactly once with its own ``get_id``/``get_linear_id``/``get_range``.
 """
 
 from __future__ import annotations
