@@ -44,9 +44,9 @@ SPIRV_OPTIONS = ("--spirv-ext=+SPV_INTEL_subgroups",)
 #: LLVM options on while a range reduction's SPIR-V is emitted: no loop strength reduction.
 #: The backend's codegen pipeline runs LSR, which turned the loop over items
 #: (``x[i]``, ``i += G``) into a byte-pointer increment; Intel's OpenCL CPU compiler then
-#: vectorised the loop across work-items poorly: the sum of 2^24 float32 ran at 0.82-0.92x
-#: the OpenCL C two-stage reduction, 1.13-1.24x with the index kept (docs/performance.md,
-#: "CPU range reductions"). Other kernels keep it (the tiled matmul measured worse without).
+#: vectorised the loop across work-items poorly: the sum of 2^24 float32 ran at 0.87-0.89x
+#: the OpenCL C two-stage reduction, 1.20-1.22x with the index kept (docs/performance.md,
+#: "Range reductions"). Other kernels keep it (the tiled matmul measured worse without).
 INDEX_LOOP_FLAGS = ("-disable-lsr",)
 
 # Emission is serialised: LLVM's SPIR-V backend keeps global state (the
