@@ -62,7 +62,8 @@ _I64 = llir.IntType(64)
 
 #: Bytes of its widest captured array a work-item of a 1-D range reduction on PTX loads per
 #: step where its pointers are 16-byte aligned: four 128-bit loads in flight per work-item
-#: and array (float32: 16 items a step, as CUB's sum of float32 loads 16 items a thread).
+#: and array (float32: 16 items a step; CUB's reduction tunes 16-20 items a thread, loaded
+#: 4 to a vector).
 STEP_BYTES = 64
 #: The most vectors of :data:`~pysycl_numba.wrapper.COARSEN` consecutive items a step.
 UNROLL = 4
