@@ -107,7 +107,11 @@ def _lane(builder: llir.IRBuilder) -> tuple[llir.Value, llir.Value, llir.Value]:
 def _warp_full(builder: llir.IRBuilder) -> llir.Value:
     """The sub-group is a whole warp: ``get_sub_group_size() == 32`` (only the last warp
     of a work-group whose size is not a multiple of 32 is partial). From the geometry, not
-    ``activemask``: threads of a warp need not have reconverged when they read it."""
+    ``activemask``: threads of a warp need not have reconverged when they read it.
+    Constant true in a kernel whose ``reqd_work_group_size`` is a multiple of 32
+    (:data:`~pysycl_numba.targets.ptx.mma.ptx_whole_warps`): the branches fold away."""
+    if nv.ptx_whole_warps.get():
+        return llir.Constant(llir.IntType(1), 1)
     fn = ocl.declare(builder.module, "_Z18get_sub_group_sizev", _I32, [])
     return builder.icmp_unsigned("==", builder.call(fn, []), _I32(P.WARP))
 
