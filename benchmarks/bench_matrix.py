@@ -4,21 +4,25 @@
     python benchmarks/bench_matrix.py --quick         # 1024^2 (256^2 on a CPU device), 3 rounds
     python benchmarks/bench_matrix.py --write         # also docs/performance.md (bench_matrix)
     python benchmarks/bench_matrix.py --sizes 4096 --kinds tf32 --rounds 9
+    python benchmarks/bench_matrix.py --variants 128,128db --kinds fp16
 
 C (n x n, float32) = A * B of n x n matrices in fp16, bf16 (fp32 accumulation) or float32
 multiplied in TF32, by three peers in one process, interleaved round by round (each
 peer once per round, the median of the rounds reported), every result checked first:
 
-* **pysycl**, two variants of a Python nd_range kernel on the CUDA backend's GPU (else
-  the first device with PTX images; ``--quick`` falls back to a SPIR-V device, a smoke
-  test of the script): ``gemm_kernel_64``, work-groups of 4 sub-groups (128 work-items)
-  computing a 64x64 block of C, each sub-group 32x32 as 2x2 joint_matrix accumulators of
-  16x16; ``gemm_kernel_128``, 8 sub-groups computing 128x128, each 64x32 as 4x2
-  accumulators. Each K step of 32 stages the A and B tiles in local memory, 16 bytes
-  a work-item at a time (``sycl.uint4.load`` of 16-bit pairs, ``.as_(sycl.half8)``,
-  ``.store``; ``sycl.float4`` for TF32), rows padded by 8 elements (16-byte aligned, so
-  ``joint_matrix_load`` is ``ldmatrix`` for fp16/bf16); then the sub-groups multiply
-  from there (``mma.sync`` m16n8k16, m16n8k8 for TF32).
+* **pysycl**, variants of a Python nd_range kernel (``--variants``, all by default) on the
+  CUDA backend's GPU (else the first device with PTX images; ``--quick`` falls back to a
+  SPIR-V device, a smoke test of the script): ``gemm_kernel_64``, work-groups of 4
+  sub-groups (128 work-items) computing a 64x64 block of C, each sub-group 32x32 as 2x2
+  joint_matrix accumulators of 16x16; ``gemm_kernel_128``, 8 sub-groups computing
+  128x128, each 64x32 as 4x2 accumulators. Each K step of 32 stages the A and B tiles in
+  local memory, 16 bytes a work-item at a time (``sycl.uint4.load`` of 16-bit pairs,
+  ``.as_(sycl.half8)``, ``.store``; ``sycl.float4`` for TF32), rows padded by 8 elements
+  (16-byte aligned, so ``joint_matrix_load`` is ``ldmatrix``), waits at a barrier, then
+  the sub-groups multiply from there (``mma.sync`` m16n8k16, m16n8k8 for TF32).
+  ``128db`` and ``128w`` (benchmarks/_matrix_pipelined.py) double-buffer the local tiles
+  (the next K step's loads in flight during the mads) with 8 sub-groups of 64x32 or 4
+  of 64x64.
 * **cuBLAS**: ``torch.matmul`` at the same precision (fp16/bf16 tensors; float32 with
   ``torch.backends.cuda.matmul.allow_tf32 = True``); its output is the input type.
 * **Triton**: a ``tl.dot`` kernel (128x128x32 blocks, 8 warps, 3 stages, fp32

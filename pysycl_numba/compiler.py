@@ -14,8 +14,8 @@ import dis
 import logging
 import re
 import time
-from math import prod
 from collections.abc import Callable, Sequence
+from math import prod
 from typing import TYPE_CHECKING, Any
 
 from llvmlite import ir as llir
