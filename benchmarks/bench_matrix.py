@@ -62,9 +62,9 @@ PAD = 8  # divide and index without run-time divisions); local rows padded by PA
 VARIANTS = {"64": (64, 128), "128": (128, 256), "128db": (128, 256), "128w": (128, 128)}
 PIPELINED = {"128db": pipelined.gemm_kernel_128db, "128w": pipelined.gemm_kernel_128w}
 #: the table's column of each variant
-TITLES = {"64": "64x64 blocks", "128": "128x128 blocks",
-          "128db": "128x128 double-buffered, 8 sub-groups",
-          "128w": "128x128 double-buffered, 4 sub-groups of 64x64"}
+TITLES = {"64": "64x64", "128": "128x128",
+          "128db": "128x128 2 buffers, 8 sub-groups",
+          "128w": "128x128 2 buffers, 4 sub-groups of 64x64"}
 KINDS = {"fp16": np.float16, "bf16": np.uint16, "tf32": np.float32}  # memory of A and B
 
 
