@@ -12,6 +12,7 @@ item must run exactly once with its own ``get_id``/``get_linear_id``/``get_range
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -23,7 +24,7 @@ from pysycl._bundles import kernel_id as _kernel_ids
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import reduction as _reduction
 from pysycl._kernels.cache import target_of
-from pysycl._kernels.rangesize import CPU_GROUP, range_sizes
+from pysycl._kernels.rangesize import CPU_GROUP, ROWS, gpu_sizes, range_sizes
 from tests.conftest import malloc_shared_or_skip
 
 PRIMES = [1, 2, 3, 5, 7, 13, 31, 61, 67, 127, 257, 1009]
@@ -153,13 +154,22 @@ def test_cpu_launch_sizes(kq: sycl.queue, shape: tuple[int, ...]) -> None:
 
 
 # ------------------------------------- the GPUs' entry point, run on this device
+class GpuRule:
+    """How :func:`gpu_shaped` sizes a range launch: ``units`` None -- a tiny grid (1-D: at
+    most three work-groups of four; 2-D/3-D: work-groups of 4 x 2 x 1, at most 3 x 2 x 2 of
+    them), so that every loop runs many times; else the GPUs' own rule
+    (:func:`~pysycl._kernels.rangesize.gpu_sizes`) for a GPU of that many compute units."""
+
+    units: int | None = None
+
+
 @pytest.fixture
-def gpu_shaped(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Range kernels compiled with the entry point PTX images get (1-D launch, a loop over
-    the items, 1-D ranges in blocks of consecutive items with vector accesses where the
-    pointers are aligned) and launched as GPUs launch them, with a grid of at most three
-    work-groups of four, so that every loop runs many times: the GPUs' code path, run on
-    this machine's device (no GPU here). A fresh kernel cache: these images serve no one."""
+def gpu_shaped(monkeypatch: pytest.MonkeyPatch) -> Iterator[GpuRule]:
+    """Range kernels compiled with the entry point PTX images get (a loop over the items:
+    1-D ranges in blocks of consecutive items with vector accesses where the pointers are
+    aligned, 2-D and 3-D ranges on a launch of as many dimensions in blocks of rows) and
+    launched as GPUs launch them (:class:`GpuRule`): the GPUs' code path, run on this
+    machine's device (no GPU here). A fresh kernel cache: these images serve no one."""
     import tempfile
 
     import pysycl_numba.compiler as compiler
@@ -167,14 +177,22 @@ def gpu_shaped(monkeypatch: pytest.MonkeyPatch) -> None:
     from pysycl._kernels.cache import kernels
 
     real = compiler.build_kernel_wrapper
+    rule = GpuRule()
 
     def linear(*args: object) -> object:
         return real(*args[:8], True, True)  # type: ignore[arg-type]
 
     def sizes(dev: sycl.device, space: tuple[int, ...], max_group: int,
-              one_per_item: bool = False, uneven: bool = False) -> tuple[tuple[int], tuple[int]]:
-        total = int(np.prod(space))
-        return (4 * min(3, -(-total // 4)),), (4,)
+              one_per_item: bool = False, uneven: bool = False,
+              ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        if rule.units is not None:
+            return gpu_sizes(space, max_group, rule.units, one_per_item)
+        if len(space) == 1:
+            return (4 * min(3, -(-space[0] // 4)),), (4,)
+        blocks = -(-space[-2] // ROWS)
+        grid = (min(3, -(-space[-1] // 4)), min(2, -(-blocks // 2)), min(2, space[0]))
+        local = (4, 2, 1)[:len(space)]
+        return tuple(g * b for g, b in zip(grid, local, strict=False)), local
 
     monkeypatch.setattr(compiler, "build_kernel_wrapper", linear)
     monkeypatch.setattr(launching, "range_sizes", sizes)
@@ -182,7 +200,7 @@ def gpu_shaped(monkeypatch: pytest.MonkeyPatch) -> None:
     kernels.clear_memory()
     ids, by_mkey = dict(_kernel_ids._ids), dict(_kernel_ids._by_mkey)
     variants = {name: dict(kid.variants) for name, kid in ids.items()}
-    yield
+    yield rule
     kernels.clear_memory()
     # the kernel ids these submits registered hold those images: a later bundle of the
     # context (get_kernel_bundle) must not build them
@@ -199,14 +217,14 @@ def gpu_shaped(monkeypatch: pytest.MonkeyPatch) -> None:
 @settings(max_examples=25, deadline=None,  # the fixture only sets up how kernels compile
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(shape=ranges)
-def test_gpu_entry_point_every_item_once(gpu_shaped: None, kernel_device: sycl.device,
+def test_gpu_entry_point_every_item_once(gpu_shaped: GpuRule, kernel_device: sycl.device,
                                          shape: tuple[int, ...]) -> None:
     assert np.array_equal(_run(sycl.queue(kernel_device), shape), _oracle(shape))
 
 
 @pytest.mark.parametrize("offset", range(8))
 @pytest.mark.parametrize("n", [0, 1, 3, 4, 5, 61, 1009, 4096])
-def test_gpu_entry_point_ranged_views_and_pointers(gpu_shaped: None, kernel_device: sycl.device,
+def test_gpu_entry_point_ranged_views_and_pointers(gpu_shaped: GpuRule, kernel_device: sycl.device,
                                                    offset: int, n: int) -> None:
     """Accessors' ranged views and USM pointers at every alignment: 16-byte aligned ones
     run the blocks of consecutive items, the others the plain loop; the same results."""
@@ -245,7 +263,7 @@ def test_gpu_entry_point_ranged_views_and_pointers(gpu_shaped: None, kernel_devi
     np.testing.assert_array_equal(got, want)
 
 
-def test_gpu_entry_point_asserts_name_the_item(gpu_shaped: None, kernel_device: sycl.device,
+def test_gpu_entry_point_asserts_name_the_item(gpu_shaped: GpuRule, kernel_device: sycl.device,
                                                ) -> None:
     """A failed assert in a block of consecutive items, in the plain loop and in the rest
     after the last block: the report names the item and counts the items that failed."""
@@ -265,7 +283,7 @@ def test_gpu_entry_point_asserts_name_the_item(gpu_shaped: None, kernel_device: 
         assert "4 work-items failed an assert" in second, second
 
 
-def test_gpu_entry_point_bounds_checked_names_the_item(gpu_shaped: None,
+def test_gpu_entry_point_bounds_checked_names_the_item(gpu_shaped: GpuRule,
                                                        kernel_device: sycl.device) -> None:
     """Bounds-checked mode: the violating item of a 2-D range (the plain loop) and of a
     1-D one (blocks of items), not the work-item that ran it."""
