@@ -283,6 +283,109 @@ def test_gpu_entry_point_asserts_name_the_item(gpu_shaped: GpuRule, kernel_devic
         assert "4 work-items failed an assert" in second, second
 
 
+@pytest.mark.parametrize("units", [1, 132])
+@pytest.mark.parametrize("shape", [(1, 5000), (5000, 1), (61, 1013), (257, 67), (2, 3),
+                                   (7, 331, 41), (3, 100, 5), (9, 1, 70), (130, 2, 2)])
+def test_gpu_entry_point_at_gpu_sizes(gpu_shaped: GpuRule, kernel_device: sycl.device,
+                                      shape: tuple[int, ...], units: int) -> None:
+    """The GPUs' own launch rule (work-groups of up to 256, one wave of a GPU of 1 or 132
+    compute units), run here: every item once with its own ids."""
+    gpu_shaped.units = units
+    assert np.array_equal(_run(sycl.queue(kernel_device), shape), _oracle(shape))
+
+
+def _to_device(q: sycl.queue, a: np.ndarray) -> sycl.usm_pointer:
+    p = sycl.malloc_device(a.size, q, dtype=a.dtype)
+    q.memcpy(p, np.ascontiguousarray(a), a.nbytes).wait()
+    return p
+
+
+def _from_device(q: sycl.queue, p: sycl.usm_pointer, like: np.ndarray) -> np.ndarray:
+    got = np.empty_like(like)
+    q.memcpy(got, p, got.nbytes).wait()
+    sycl.free(p, q)
+    return got
+
+
+@pytest.mark.parametrize("units", [None, 1])
+@pytest.mark.parametrize("shape", [(66, 66), (35, 130), (3, 3), (7, 9), (1027, 45)])
+def test_gpu_entry_point_jacobi_2d(gpu_shaped: GpuRule, kernel_device: sycl.device,
+                                   shape: tuple[int, int], units: int | None) -> None:
+    """A 5-point Jacobi sweep as a user writes it (USM device memory, the interior as the
+    range, ``i + 1``/``j + 1``): blocks of ROWS rows whose neighbours the items share, and
+    the rows after them; numpy's result, the border untouched."""
+    gpu_shaped.units = units
+    q = sycl.queue(kernel_device)
+    rows, cols = shape
+    src = np.random.default_rng(rows * cols).random(shape, dtype=np.float32)
+    a, o = _to_device(q, src), _to_device(q, np.zeros(shape, np.float32))
+    quarter = np.float32(0.25)
+
+    def jacobi(it):  # type: ignore[no-untyped-def]
+        i, j = it[0] + 1, it[1] + 1
+        o[i * cols + j] = quarter * (a[(i - 1) * cols + j] + a[(i + 1) * cols + j]
+                                     + a[i * cols + j - 1] + a[i * cols + j + 1])
+
+    q.parallel_for(sycl.range(rows - 2, cols - 2), jacobi).wait()
+    want = np.zeros(shape, np.float32)
+    want[1:-1, 1:-1] = quarter * (src[:-2, 1:-1] + src[2:, 1:-1] + src[1:-1, :-2] + src[1:-1, 2:])
+    np.testing.assert_array_equal(_from_device(q, o, want).reshape(shape), want)
+    sycl.free(a, q)
+
+
+@pytest.mark.parametrize("shape", [(10, 11, 12), (3, 70, 5), (6, 3, 40)])
+def test_gpu_entry_point_jacobi_3d(gpu_shaped: GpuRule, kernel_device: sycl.device,
+                                   shape: tuple[int, int, int]) -> None:
+    """A 7-point sweep over a 3-D range (the interior): planes along the launch's third
+    dimension, rows in blocks; numpy's result."""
+    q = sycl.queue(kernel_device)
+    nz, ny, nx = shape
+    src = np.random.default_rng(nz * ny * nx).random(shape, dtype=np.float32)
+    a, o = _to_device(q, src), _to_device(q, np.zeros(shape, np.float32))
+    sixth = np.float32(1 / 6)
+
+    def k(it):  # type: ignore[no-untyped-def]
+        z, y, x = it[0] + 1, it[1] + 1, it[2] + 1
+        c = (z * ny + y) * nx + x
+        o[c] = sixth * (a[c - ny * nx] + a[c + ny * nx] + a[c - nx] + a[c + nx]
+                        + a[c - 1] + a[c + 1])
+
+    q.parallel_for(sycl.range(nz - 2, ny - 2, nx - 2), k).wait()
+    want = np.zeros(shape, np.float32)
+    s = src
+    want[1:-1, 1:-1, 1:-1] = sixth * (s[:-2, 1:-1, 1:-1] + s[2:, 1:-1, 1:-1] + s[1:-1, :-2, 1:-1]
+                                      + s[1:-1, 2:, 1:-1] + s[1:-1, 1:-1, :-2]
+                                      + s[1:-1, 1:-1, 2:])
+    np.testing.assert_allclose(_from_device(q, o, want).reshape(shape), want, rtol=1e-6)
+    sycl.free(a, q)
+
+
+def test_gpu_entry_point_nd_asserts_name_the_item(gpu_shaped: GpuRule,
+                                                  kernel_device: sycl.device) -> None:
+    """A failed assert of a 3-D range in a block of rows (row 13) and in the rows after the
+    last block (row 36 of 37): the report names an item that failed and counts both."""
+    q = sycl.queue(kernel_device)
+    out = malloc_shared_or_skip(3 * 37 * 11, q, dtype=np.int32)
+    np.asarray(out)[:] = 0
+    bad = {(1, 13, 4), (2, 36, 10)}
+
+    def k(it):  # type: ignore[no-untyped-def]
+        assert not ((it[0] == 1 and it[1] == 13 and it[2] == 4)
+                    or (it[0] == 2 and it[1] == 36 and it[2] == 10)), "bad item"
+        out[it.get_linear_id()] = 1
+
+    with pytest.raises(AssertionError) as e:
+        q.parallel_for(sycl.range(3, 37, 11), k).wait()
+    first, second = str(e.value).splitlines()[:2]
+    m = re.search(r"work-item \((\d+), (\d+), (\d+)\)$", first)
+    assert m is not None and tuple(int(v) for v in m.groups()) in bad, first
+    assert "2 work-items failed an assert" in second, second
+    flags = np.asarray(out).reshape(3, 37, 11)
+    assert flags[1, 13, 4] == flags[2, 36, 10] == 0  # the rest of those items skipped
+    assert np.count_nonzero(flags) == 3 * 37 * 11 - 2
+    sycl.free(out, q)
+
+
 def test_gpu_entry_point_bounds_checked_names_the_item(gpu_shaped: GpuRule,
                                                        kernel_device: sycl.device) -> None:
     """Bounds-checked mode: the violating item of a 2-D range (the plain loop) and of a
