@@ -1,5 +1,7 @@
-"""How a ``range`` kernel's entry point runs the user's items (the launch: the runtime's,
-:mod:`pysycl._kernels.rangesize`; the entry point around them: :mod:`pysycl_numba.wrapper`).
+"""How a ``range`` kernel's entry point runs the user's items: one a work-item, or loops.
+
+The launch is the runtime's (:mod:`pysycl._kernels.rangesize`), the entry point around
+the items :mod:`pysycl_numba.wrapper`'s.
 
 * SPIR-V: the launch is the n-D range itself, a work-item per item (:func:`native_items`);
 * PTX, a kernel that prints (a work-item's output is one item's) or has reductions: a 1-D

@@ -3,9 +3,10 @@
 A ``range`` kernel takes the user's range as arguments; the launch is sized per device
 (:mod:`pysycl._kernels.rangesize`): on the CPU device the range itself (work-groups of
 CPU_GROUP where its runtime runs non-uniform ones and the driver's choice would be poor), on
-GPUs a 1-D grid whose work-items loop over the items (the
-loop is :func:`pysycl_numba.wrapper.grid_stride`, which range kernels with reductions use
-on every device: the tests below run it here with fewer work-items than items). Every
+GPUs a grid whose work-items loop over the items (:mod:`pysycl_numba.range_items`; its
+linear loop, :func:`~pysycl_numba.range_items.grid_stride`, is the one range kernels with
+reductions use on every device: the tests below run it here with fewer work-items than
+items, and ``gpu_shaped`` runs the GPUs' entry points here). Every
 item must run exactly once with its own ``get_id``/``get_linear_id``/``get_range``.
 """
 
