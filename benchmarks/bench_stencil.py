@@ -172,7 +172,7 @@ def _cupy(src: np.ndarray, want: np.ndarray) -> tuple[dict[str, Runner], Runner]
     n = src.shape[0]
     mod = cp.RawModule(code=CUDA_C, options=(f"-DROWS={CUPY_ROWS}",))
     one, rows = mod.get_function("jacobi"), mod.get_function("jacobi_rows")
-    a, o = cp.asarray(src), cp.zeros_like(cp.asarray(src))
+    a, o = cp.asarray(src), cp.zeros(src.shape, cp.float32)
     sync = cp.cuda.Device().synchronize
     grid1 = (-(-(n - 2) // 32), -(-(n - 2) // 8))
     grid_rows = (-(-(n - 2) // 32), -(-(n - 2) // (8 * CUPY_ROWS)))
@@ -239,17 +239,18 @@ def _sweep(q: sycl.queue, src: np.ndarray, want: np.ndarray, rounds: int,
     try:
         for rows in (1, 2, 4, 8):
             rangesize.ROWS = items.ROWS = rows
-            os.environ["PYSYCL_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench-stencil-")
-            kernels.clear_memory()
-            runs, free = _pysycl(q, src, want, "sweep", ())
-            (run,) = runs.values()
-            for _ in range(rounds):
-                for per in (4, 8, 16, 32):
-                    rangesize.GROUPS_PER_UNIT_GPU = per
-                    q.executor.launches.clear()  # the next launch is sized again
-                    run()
-                    res.setdefault(rows, {}).setdefault(per, []).append(run())
-            free()
+            with tempfile.TemporaryDirectory(prefix="bench-stencil-") as cache:
+                os.environ["PYSYCL_CACHE_DIR"] = cache
+                kernels.clear_memory()
+                runs, free = _pysycl(q, src, want, "sweep", ())
+                (run,) = runs.values()
+                for _ in range(rounds):
+                    for per in (4, 8, 16, 32):
+                        rangesize.GROUPS_PER_UNIT_GPU = per
+                        q.executor.launches.clear()  # the next launch is sized again
+                        run()
+                        res.setdefault(rows, {}).setdefault(per, []).append(run())
+                free()
     finally:
         rangesize.ROWS = items.ROWS = old[0]
         rangesize.GROUPS_PER_UNIT_GPU = old[1]

@@ -295,6 +295,21 @@ def test_gpu_entry_point_at_gpu_sizes(gpu_shaped: GpuRule, kernel_device: sycl.d
     assert np.array_equal(_run(sycl.queue(kernel_device), shape), _oracle(shape))
 
 
+@pytest.mark.parametrize("rows", [1, 2, 3, 8])
+def test_gpu_entry_point_other_rows_per_step(gpu_shaped: GpuRule, kernel_device: sycl.device,
+                                             monkeypatch: pytest.MonkeyPatch, rows: int) -> None:
+    """Other blocks of rows (``ROWS``: compiled into the entry point, and the launch sized
+    for it, as benchmarks/bench_stencil.py's sweep sets them): every item once."""
+    import pysycl_numba.range_items as items
+    from pysycl._kernels import rangesize
+
+    monkeypatch.setattr(items, "ROWS", rows)
+    monkeypatch.setattr(rangesize, "ROWS", rows)
+    gpu_shaped.units = 1
+    for shape in [(61, 1013), (7, 5), (7, 331, 41), (1, 70)]:
+        assert np.array_equal(_run(sycl.queue(kernel_device), shape), _oracle(shape)), shape
+
+
 def _to_device(q: sycl.queue, a: np.ndarray) -> sycl.usm_pointer:
     p = sycl.malloc_device(a.size, q, dtype=a.dtype)
     q.memcpy(p, np.ascontiguousarray(a), a.nbytes).wait()
