@@ -180,7 +180,7 @@ class executable_command_graph:  # noqa: N801 - command_graph<graph_state::execu
             prune(ex)
         return ev, ev
 
-    def replay_kind(self, q: Any) -> str:
+    def ext_pysycl_replay_kind(self, q: Any) -> str:
         """How a replay on ``q`` runs: ``"native"`` (one command of the backend: OpenCL's
         command buffer), ``"prebound"`` (pre-bound kernels only, enqueued one by one) or
         ``"nodes"`` (node by node)."""

@@ -107,7 +107,7 @@ def test_kernel_objects_and_usm_nodes_replay_like_eager(cbq: sycl.queue) -> None
     for cgf, preds in _usm_groups(k, *arrays[0]):
         nodes.append(g.add(cgf, depends_on=[nodes[p] for p in preds]))
     ex = g.finalize()
-    assert ex.replay_kind(q) == "native"
+    assert ex.ext_pysycl_replay_kind(q) == "native"
     for _ in range(R):  # back to back: the queue keeps their order
         e = q.ext_oneapi_graph(ex)
     e.wait()
@@ -146,7 +146,7 @@ def test_buffer_nodes_keep_coherence(cbq: sycl.queue) -> None:
         g.add(lambda h: (h.set_args(C.get_access(h), B.get_access(h, sycl.access_mode.read)),
                          h.parallel_for(sycl.range(N), k["addto"])))
         ex = g.finalize()
-        assert ex.replay_kind(q) == "native"
+        assert ex.ext_pysycl_replay_kind(q) == "native"
         want_c = np.zeros(N, np.float32)
         for r in range(R):
             with A.get_host_access() as ha:  # the host changes A between replays
@@ -155,7 +155,7 @@ def test_buffer_nodes_keep_coherence(cbq: sycl.queue) -> None:
             want_c += (np.arange(N, dtype=np.float32) + r) * 3
             with B.get_host_access(sycl.access_mode.read) as hb:
                 np.testing.assert_array_equal(np.asarray(hb), (np.arange(N) + r) * 3)
-        assert ex.replay_kind(q) == "native"  # recorded, not refused
+        assert ex.ext_pysycl_replay_kind(q) == "native"  # recorded, not refused
     np.testing.assert_array_equal(c_host, want_c)
 
 
@@ -176,7 +176,7 @@ def test_whole_graph_and_dynamic_updates_record_again(cbq: sycl.queue) -> None:
     g2, _ = graph(y2, np.float32(3))
     ex.update(g2)
     q.ext_oneapi_graph(ex).wait()                          # y2 = (0 + 3) * 2
-    assert ex.replay_kind(q) == "native"
+    assert ex.ext_pysycl_replay_kind(q) == "native"
     np.testing.assert_array_equal(_host(q, y1), np.full(N, 2, np.float32))
     np.testing.assert_array_equal(_host(q, y2), np.full(N, 6, np.float32))
     g3 = syclex.command_graph(q.get_context(), q.get_device())
@@ -208,7 +208,7 @@ def test_order_with_eager_work_events_and_another_queue(cbq: sycl.queue) -> None
     e2 = q.ext_oneapi_graph(ex)                                     # -4
     e3 = q2.ext_oneapi_graph(ex, depends_on=[e1, e2])               # -8
     e3.wait()
-    assert ex.replay_kind(q2) == "native"
+    assert ex.ext_pysycl_replay_kind(q2) == "native"
     assert e3.get_info(sycl.info.event.command_execution_status) is \
         sycl.info.event_command_status.complete
     np.testing.assert_array_equal(_host(q, y), np.full(N, -8, np.float32))
@@ -249,7 +249,7 @@ def test_sequential_use_buffers_replay_back_to_back(cbq: sycl.queue, monkeypatch
     for _ in range(3):
         g.add(lambda h: (h.set_args(y, np.float32(2)), h.parallel_for(sycl.range(N), k["scale"])))
     ex = g.finalize()
-    assert ex.replay_kind(q) == "native"
+    assert ex.ext_pysycl_replay_kind(q) == "native"
     for _ in range(4):
         q.ext_oneapi_graph(ex)
     q.wait()
@@ -295,10 +295,10 @@ def test_refused_recording_replays_node_by_node(cbq: sycl.queue, monkeypatch) ->
         g.add(double)
         g.add(double)
         ex = g.finalize()
-        assert ex.replay_kind(q) == "native"  # to be recorded at the first replay
+        assert ex.ext_pysycl_replay_kind(q) == "native"  # to be recorded at the first replay
         for _ in range(3):
             q.ext_oneapi_graph(ex)
-        assert ex.replay_kind(q) == "nodes"
+        assert ex.ext_pysycl_replay_kind(q) == "nodes"
     np.testing.assert_array_equal(a, np.full(N, 2.0 ** 6, np.float32))
 
 
@@ -318,7 +318,7 @@ def test_switch_off_replays_node_by_node(monkeypatch) -> None:
         for _ in range(2):
             g.add(lambda h: h.parallel_for(sycl.range(N), lambda i: x.__setitem__(i, x[i] * 3)))
         ex = g.finalize()
-        kinds.append(ex.replay_kind(q))
+        kinds.append(ex.ext_pysycl_replay_kind(q))
         q.ext_oneapi_graph(ex).wait()
     assert kinds[0] == "prebound"
     assert kinds[1] == ("native" if _reason(q.get_device()) is None else "prebound")
