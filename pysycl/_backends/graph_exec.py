@@ -4,7 +4,11 @@
 device, prepares each kernel node once: resolve (captures, compile), checks, and the
 backend's :class:`~pysycl._backends.launching.Launch` with its values -- for a kernel
 with no accessor and no launch steps, the native arguments too. ``q.ext_oneapi_graph``
-then replays the *plan* of ``q``'s executor (made once per executor):
+then replays the *plan* of ``q``'s executor (made once per executor). Where the executor
+records a graph as one native command (``ex.record_graph``: OpenCL's command buffer,
+:mod:`pysycl._backends.opencl.cmdbuf`), the plan is that command -- its buffers made
+current first, one enqueue -- with the per-node plan below kept should the driver refuse
+to record it; otherwise:
 
 * a prepared kernel with no accessors and no launch steps: :meth:`Launch.prebound`, bound
   once to its native arguments (OpenCL: a ``cl_kernel`` of the node's own, its arguments
@@ -21,8 +25,9 @@ order need no wait lists among themselves; a host task waits for its predecessor
 host_debuggable device each node is a submit of its executor, in order.
 
 Before anything is enqueued a replay checks every buffer the graph uses and every USM
-pointer its kernels capture: a buffer closed (the end of its ``with`` block, its
-destruction) or memory freed is ``errc.invalid``, and nothing runs.
+pointer its nodes use (captures, ``set_arg`` arguments, USM copy and fill ends): a buffer
+closed (the end of its ``with`` block, its destruction) or memory freed is
+``errc.invalid``, and nothing runs.
 """
 
 from __future__ import annotations

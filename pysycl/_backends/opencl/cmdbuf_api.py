@@ -1,10 +1,11 @@
 """``cl_khr_command_buffer``'s entry points through ``ctypes``, and which devices have them.
 
-pyopencl does not wrap the extension. The functions are the driver's, looked up with ``clGetExtensionFunctionAddressForPlatform``
-of the OpenCL ICD loader pyopencl uses (its wheel's ``libOpenCL`` in ``pyopencl/.libs``,
-else the system's), on the platform of the device; the handles passed are pyopencl's
-(``.int_ptr``). :func:`api_for` says, once per device, whether its command buffers can run
-a command graph's replay on pysycl's queues, and why not:
+pyopencl does not wrap the extension. The functions are the driver's, looked up with
+``clGetExtensionFunctionAddressForPlatform`` of the OpenCL ICD loader pyopencl uses (its
+wheel's ``libOpenCL`` in ``pyopencl/.libs``, else the system's), on the platform of the
+device; the handles passed are pyopencl's (``.int_ptr``). :func:`api_for` says, once per
+device, whether its command buffers can run a command graph's replay on pysycl's queues,
+and why not:
 
 * the device reports ``cl_khr_command_buffer`` and the driver gives the entry points a
   graph needs (``clCreateCommandBufferKHR``, ``clCommandNDRangeKernelKHR``,
