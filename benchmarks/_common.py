@@ -86,16 +86,31 @@ def paired_table(rows: list[dict[str, object]], dev: str, how: str, columns: tup
     return "\n".join(lines)
 
 
-def setup(runs: int | None = None) -> tuple[argparse.Namespace, sycl.queue, str]:
+def setup(runs: int | None = None, device: bool = False
+          ) -> tuple[argparse.Namespace, sycl.queue, str]:
     """Parse ``--quick``/``--write`` (and ``--runs``, defaulting to ``runs``, where the
-    script repeats its measurement); the default queue and a "platform / device" label."""
+    script repeats its measurement; ``--device NAME`` where ``device``: a queue on the
+    first device whose platform name, vendor or device name contains NAME, any case); the
+    default queue (or that one) and a "platform / device" label."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="small sizes, few repetitions")
     ap.add_argument("--write", action="store_true", help="update docs/performance.md")
     if runs is not None:
         ap.add_argument("--runs", type=int, default=runs, help="repeat the measurement")
+    if device:
+        ap.add_argument("--device", default="", help="a substring of the device's platform "
+                        "or name (e.g. pocl)")
     args = ap.parse_args()
     q = sycl.queue()
+    if getattr(args, "device", ""):
+        want = args.device.lower()
+        found = [d for d in sycl.device.get_devices() if want in " ".join((
+            d.get_platform().get_info(sycl.info.platform.name),
+            d.get_platform().get_info(sycl.info.platform.vendor),
+            d.get_info(sycl.info.device.name))).lower()]
+        if not found:
+            ap.error(f"no device matches {args.device!r}")
+        q = sycl.queue(found[0])
     dev = q.get_device().get_platform().get_info(sycl.info.platform.name) + " / " + \
         q.get_device().get_info(sycl.info.device.name)
     return args, q, dev

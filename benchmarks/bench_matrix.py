@@ -4,21 +4,25 @@
     python benchmarks/bench_matrix.py --quick         # 1024^2 (256^2 on a CPU device), 3 rounds
     python benchmarks/bench_matrix.py --write         # also docs/performance.md (bench_matrix)
     python benchmarks/bench_matrix.py --sizes 4096 --kinds tf32 --rounds 9
+    python benchmarks/bench_matrix.py --variants 128,128db --kinds fp16
 
 C (n x n, float32) = A * B of n x n matrices in fp16, bf16 (fp32 accumulation) or float32
 multiplied in TF32, by three peers in one process, interleaved round by round (each
 peer once per round, the median of the rounds reported), every result checked first:
 
-* **pysycl**, two variants of a Python nd_range kernel on the CUDA backend's GPU (else
-  the first device with PTX images; ``--quick`` falls back to a SPIR-V device, a smoke
-  test of the script): ``gemm_kernel_64``, work-groups of 4 sub-groups (128 work-items)
-  computing a 64x64 block of C, each sub-group 32x32 as 2x2 joint_matrix accumulators of
-  16x16; ``gemm_kernel_128``, 8 sub-groups computing 128x128, each 64x32 as 4x2
-  accumulators. Each K step of 32 stages the A and B tiles in local memory, 16 bytes
-  a work-item at a time (``sycl.uint4.load`` of 16-bit pairs, ``.as_(sycl.half8)``,
-  ``.store``; ``sycl.float4`` for TF32), rows padded by 8 elements (16-byte aligned, so
-  ``joint_matrix_load`` is ``ldmatrix`` for fp16/bf16); then the sub-groups multiply
-  from there (``mma.sync`` m16n8k16, m16n8k8 for TF32).
+* **pysycl**, variants of a Python nd_range kernel (``--variants``, all by default) on the
+  CUDA backend's GPU (else the first device with PTX images; ``--quick`` falls back to a
+  SPIR-V device, a smoke test of the script): ``gemm_kernel_64``, work-groups of 4
+  sub-groups (128 work-items) computing a 64x64 block of C, each sub-group 32x32 as 2x2
+  joint_matrix accumulators of 16x16; ``gemm_kernel_128``, 8 sub-groups computing
+  128x128, each 64x32 as 4x2 accumulators. Each K step of 32 stages the A and B tiles in
+  local memory, 16 bytes a work-item at a time (``sycl.uint4.load`` of 16-bit pairs,
+  ``.as_(sycl.half8)``, ``.store``; ``sycl.float4`` for TF32), rows padded by 8 elements
+  (16-byte aligned, so ``joint_matrix_load`` is ``ldmatrix``), waits at a barrier, then
+  the sub-groups multiply from there (``mma.sync`` m16n8k16, m16n8k8 for TF32).
+  ``128db`` and ``128w`` (benchmarks/_matrix_pipelined.py) double-buffer the local tiles
+  (the next K step's loads in flight during the mads) with 8 sub-groups of 64x32 or 4
+  of 64x64.
 * **cuBLAS**: ``torch.matmul`` at the same precision (fp16/bf16 tensors; float32 with
   ``torch.backends.cuda.matmul.allow_tf32 = True``); its output is the input type.
 * **Triton**: a ``tl.dot`` kernel (128x128x32 blocks, 8 warps, 3 stages, fp32
@@ -48,12 +52,19 @@ from pysycl.ext.oneapi import bfloat16
 from pysycl.ext.oneapi.experimental import matrix as jm
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
+import _matrix_pipelined as pipelined
 from _common import interleaved, write_section
 
 BK = 32  # K step staged in local memory (written as literals in the kernels: constants
 PAD = 8  # divide and index without run-time divisions); local rows padded by PAD elements
-#: variant -> (C block rows = cols of a work-group, work-items = 32 x sub-groups)
-VARIANTS = {"64": (64, 128), "128": (128, 256)}
+#: variant -> (C block rows = cols of a work-group, work-items = 32 x sub-groups); the
+#: pipelined variants (benchmarks/_matrix_pipelined.py) are the ones in PIPELINED
+VARIANTS = {"64": (64, 128), "128": (128, 256), "128db": (128, 256), "128w": (128, 128)}
+PIPELINED = {"128db": pipelined.gemm_kernel_128db, "128w": pipelined.gemm_kernel_128w}
+#: the table's column of each variant
+TITLES = {"64": "64x64", "128": "128x128",
+          "128db": "128x128 2 buffers, 8 sub-groups",
+          "128w": "128x128 2 buffers, 4 sub-groups of 64x64"}
 KINDS = {"fp16": np.float16, "bf16": np.uint16, "tf32": np.float32}  # memory of A and B
 
 
@@ -244,20 +255,28 @@ def pysycl_peer(q: sycl.queue, kind: str, a: np.ndarray, b: np.ndarray, variant:
                 ) -> tuple[Callable[[], None], Callable[[], np.ndarray]]:
     """(run once and wait, the result as numpy) of the joint_matrix GEMM ``variant`` on ``q``."""
     bm, wg = VARIANTS[variant]
-    make = gemm_kernel_64 if variant == "64" else gemm_kernel_128
     n = a.shape[0]
     mt = KINDS[kind]
     # A and B as the kernels read them: 16-bit elements in pairs (uint32), float32 as is
-    gt, count = (np.float32, n * n) if kind == "tf32" else (np.uint32, n * n // 2)
+    # (the pipelined kernels: 32-bit words for every kind)
+    words = variant in PIPELINED
+    gt = np.float32 if kind == "tf32" and not words else np.uint32
+    count = n * n * a.itemsize // 4
     pa = sycl.malloc_device(count, q, dtype=gt)
     pb = sycl.malloc_device(count, q, dtype=gt)
     pc = sycl.malloc_device(n * n, q, dtype=np.float32)
     q.memcpy(pa, np.ascontiguousarray(a).ravel(), n * n * a.itemsize).wait()
     q.memcpy(pb, np.ascontiguousarray(b).ravel(), n * n * b.itemsize).wait()
+    if words:
+        make = PIPELINED[variant]
+        asize, bsize = 2 * pipelined.A_STAGE[kind], 2 * pipelined.B_STAGE[kind]
+    else:
+        make = gemm_kernel_64 if variant == "64" else gemm_kernel_128
+        asize, bsize = bm * (BK + PAD), BK * (bm + PAD)
 
     def cg(h: sycl.handler) -> None:
-        la = sycl.local_accessor(mt, sycl.range(bm * (BK + PAD)), h)
-        lb = sycl.local_accessor(mt, sycl.range(BK * (bm + PAD)), h)
+        la = sycl.local_accessor(mt, sycl.range(asize), h)
+        lb = sycl.local_accessor(mt, sycl.range(bsize), h)
         h.parallel_for(sycl.nd_range((n // bm, n // bm * wg), (1, wg)),
                        make(kind, pa, pb, pc, n, la, lb))
 
@@ -380,19 +399,21 @@ def pysycl_queue(quick: bool) -> sycl.queue:
                      f"also takes a SPIR-V device): {[str(d) for d in devs]}")
 
 
-def measure(q: sycl.queue, kind: str, n: int, rounds: int) -> dict[str, Any]:
+def measure(q: sycl.queue, kind: str, n: int, rounds: int, variants: list[str]
+            ) -> dict[str, Any]:
     """One row: every peer checked, then timed round by round."""
     a, b, ab = operands(kind, n, seed=n)
     rows = np.random.default_rng(1).choice(n, size=min(64, n), replace=False)
     peers: dict[str, Callable[[], None]] = {}
     notes: dict[str, str] = {}
-    for name, make, rtol in (("pysycl 64", lambda: pysycl_peer(q, kind, a, b, "64"), 0.0),
-                             ("pysycl 128", lambda: pysycl_peer(q, kind, a, b, "128"), 0.0),
-                             # C in the inputs' type: bf16 keeps 8 bits (2^-8 apart)
-                             ("cuBLAS", lambda: torch_peer(kind, a, b),
-                              8e-3 if kind == "bf16" else 1e-3),
-                             ("Triton", lambda: triton_peer(kind, a, b), 0.0)):
-        if n % (int(name.split()[1]) if name.startswith("pysycl") else 128):
+    mine = [(f"pysycl {v}", (lambda v=v: pysycl_peer(q, kind, a, b, v)), 0.0, VARIANTS[v][0])
+            for v in variants]
+    for name, make, rtol, block in (*mine,
+                                    # C in the inputs' type: bf16 keeps 8 bits (2^-8 apart)
+                                    ("cuBLAS", lambda: torch_peer(kind, a, b),
+                                     8e-3 if kind == "bf16" else 1e-3, 1),
+                                    ("Triton", lambda: triton_peer(kind, a, b), 0.0, 128)):
+        if n % block:
             notes[name] = f"n = {n} is not a multiple of its block"
             continue
         try:
@@ -413,7 +434,7 @@ def measure(q: sycl.queue, kind: str, n: int, rounds: int) -> dict[str, Any]:
     return {"kind": kind, "n": n, "tflops": tflops, "notes": notes}
 
 
-def table(results: list[dict[str, Any]], dev: str, rounds: int) -> str:
+def table(results: list[dict[str, Any]], dev: str, rounds: int, variants: list[str]) -> str:
     import datetime
     import platform
 
@@ -425,17 +446,18 @@ def table(results: list[dict[str, Any]], dev: str, rounds: int) -> str:
         best = max((v for name, v in t.items() if name.startswith("pysycl")), default=None)
         return f"**{best / t[k]:.2f}**" if k in t and best else "n/a"
 
+    names = [f"pysycl {v}" for v in variants] + ["cuBLAS", "Triton"]
+    heads = [f"pysycl {TITLES[v]}" for v in variants] + ["cuBLAS (torch.matmul)", "Triton tl.dot"]
     lines = [f"Measured {datetime.date.today().isoformat()} on `{platform.node() or '?'}`, "
              f"device **{dev}**: C = A*B (n x n, float32 C), TFLOP/s (2n^3 / median of "
              f"{rounds} interleaved rounds), every result checked first "
              "(benchmarks/bench_matrix.py).", "",
-             "| precision | n | pysycl 64x64 blocks | pysycl 128x128 blocks | "
-             "cuBLAS (torch.matmul) | Triton tl.dot | best pysycl / cuBLAS | "
+             f"| precision | n | {' | '.join(heads)} | best pysycl / cuBLAS | "
              "best pysycl / Triton |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "| --- | ---: |" + " ---: |" * (len(heads) + 2)]
     for r in results:
-        lines.append(f"| {r['kind']} | {r['n']} | {f(r, 'pysycl 64')} | {f(r, 'pysycl 128')} | "
-                     f"{f(r, 'cuBLAS')} | {f(r, 'Triton')} | {ratio(r, 'cuBLAS')} | "
+        cells = " | ".join(f(r, k) for k in names)
+        lines.append(f"| {r['kind']} | {r['n']} | {cells} | {ratio(r, 'cuBLAS')} | "
                      f"{ratio(r, 'Triton')} |")
     notes = [f"* {r['kind']} {r['n']}, {name}: {text}" for r in results
              for name, text in r["notes"].items()]
@@ -451,7 +473,12 @@ def main() -> None:
     ap.add_argument("--sizes", default="4096,8192")
     ap.add_argument("--kinds", default="fp16,bf16,tf32")
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--variants", default=",".join(VARIANTS),
+                    help=f"pysycl kernels, of {', '.join(VARIANTS)} (TITLES in the source)")
     args = ap.parse_args()
+    variants = args.variants.split(",")
+    if unknown := [v for v in variants if v not in VARIANTS]:
+        raise SystemExit(f"--variants: unknown {unknown}; known: {list(VARIANTS)}")
     q = pysycl_queue(args.quick)
     gpu = q.get_device().has(sycl.aspect.ext_pysycl_ptx)
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -464,10 +491,10 @@ def main() -> None:
             raise SystemExit(f"--sizes: {n} is not a multiple of 128")
         for kind in args.kinds.split(","):
             t0 = time.perf_counter()
-            results.append(measure(q, kind, n, args.rounds))
+            results.append(measure(q, kind, n, args.rounds, variants))
             print(f"[{kind} {n}] {results[-1]['tflops']} ({time.perf_counter() - t0:.0f} s)",
                   file=sys.stderr)
-    text = table(results, dev, args.rounds)
+    text = table(results, dev, args.rounds, variants)
     print(text)
     if args.write:
         write_section("bench_matrix", text)

@@ -27,6 +27,9 @@ def gemm(q: sycl.queue, a: np.ndarray, b: np.ndarray) -> np.ndarray:
             rb = B.get_access(h, sycl.access_mode.read)
             wc = C.get_access(h, sycl.access_mode.write)
 
+            # the work-group size is fixed: on NVIDIA GPUs every sub-group is then known to be a
+            # whole warp, and the tensor-core calls need no run-time test (docs/matrix.md)
+            @sycl.reqd_work_group_size(1, WARP)
             def kernel(it: sycl.nd_item) -> None:
                 sg = it.get_sub_group()
                 ti, tj = it.get_group(0), it.get_group(1)

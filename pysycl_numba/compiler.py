@@ -15,6 +15,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Sequence
+from math import prod
 from typing import TYPE_CHECKING, Any
 
 from llvmlite import ir as llir
@@ -58,7 +59,7 @@ from pysycl_numba.reduction_entry import build_reduction_wrapper
 from pysycl_numba.stream_types import StreamBufferType
 from pysycl_numba.target import TARGET_NAME, sycl_target
 from pysycl_numba.targets.ptx.emit import emit_ptx
-from pysycl_numba.targets.ptx.mma import ptx_arch
+from pysycl_numba.targets.ptx.mma import ptx_arch, ptx_whole_warps
 from pysycl_numba.targets.spirv.codegen import SPIRVCodeLibrary, emit_spirv, optimised_ir
 from pysycl_numba.types import (
     AccessorType,
@@ -514,10 +515,13 @@ class _KernelJob:
         pipeline.state.pysycl_captures = self.captures
         pipeline.state.pysycl_index = self.index
         pipeline.state.pysycl_functor = getattr(self.pyfunc, FUNCTOR_ATTR, False)
+        props = getattr(self.pyfunc, PROPS_ATTR, None)
         arch = ptx_arch.set(self.arch)  # joint_matrix's combinations (overloads/matrix_ptx.py)
+        whole = ptx_whole_warps.set(bool(props and props[0]) and prod(props[0]) % 32 == 0)
         try:
             cres = pipeline.compile_extra(self.pyfunc)
         finally:
+            ptx_whole_warps.reset(whole)
             ptx_arch.reset(arch)
         self.library = cres.library
         self.direct_index = getattr(pipeline.state, "pysycl_direct_index", ())
@@ -530,7 +534,6 @@ class _KernelJob:
                                            self.capture_types, abi_types, self.entry_name,
                                            self.bounds_check, has_asserts, bool(self.arch),
                                            bool(self.arch) and not _prints(self.captures))
-        props = getattr(self.pyfunc, PROPS_ATTR, None)
         if props is not None:
             _entry_metadata(wrapper, self.entry_name, props)
         if not self.arch:  # a range reduction's loop over items: see emit_spirv

@@ -15,7 +15,7 @@ pointer; a span reduction's length), and runs as follows:
   work-items combine into it atomically and the kernel's end publishes it (no
   epilogue);
 * a ``range`` kernel runs as a 1-D ``nd_range`` whose work-items loop over the
-  user's range as a plain ``range`` kernel's do (:func:`pysycl_numba.wrapper.grid_stride`);
+  user's range as a plain ``range`` kernel's do (:func:`pysycl_numba.range_items.grid_stride`);
   a work-item with no item contributes the identity. On PTX a 1-D range runs
   :func:`strided_blocks` instead: many items in flight per work-item, 128-bit loads
   where the pointers allow, an accumulator per item slot (the four items of a vector
@@ -35,6 +35,14 @@ from llvmlite import ir as llir
 
 from pysycl_numba._numba_compat import cgutils, types
 from pysycl_numba.epilogue import epilogue_arg_types, partials_type, scratch_type
+from pysycl_numba.range_items import (
+    COARSEN,
+    Entry,
+    ItemScopes,
+    aligned_captures,
+    grid_stride,
+    run_item,
+)
 from pysycl_numba.targets.spirv import ocl
 from pysycl_numba.types import (
     AccessorType,
@@ -45,14 +53,7 @@ from pysycl_numba.types import (
     USMPointerType,
     tag,
 )
-from pysycl_numba.wrapper import (
-    COARSEN,
-    Entry,
-    ItemScopes,
-    aligned_captures,
-    grid_stride,
-    run_item,
-)
+from pysycl_numba.wrapper import EntryPoint
 
 if TYPE_CHECKING:
     from pysycl._core.abi import CaptureType, IndexSpace
@@ -65,7 +66,7 @@ _I64 = llir.IntType(64)
 #: and array (float32: 16 items a step; CUB's reduction tunes 16-20 items a thread, loaded
 #: 4 to a vector).
 STEP_BYTES = 64
-#: The most vectors of :data:`~pysycl_numba.wrapper.COARSEN` consecutive items a step.
+#: The most vectors of :data:`~pysycl_numba.range_items.COARSEN` consecutive items a step.
 UNROLL = 4
 #: Items a work-item runs per step where a pointer is not aligned (scalar loads, each
 #: coalesced across the work-items: items ``i, i + G, i + 2G, ...``), one per slot.
@@ -102,7 +103,7 @@ def build_reduction_wrapper(
         elem = context.get_data_type(r.dtype)
         extra += [context.get_value_type(r.dtype), elem.as_pointer(addrspace=1),
                   _I64 if isinstance(r, SpanReducerType) else elem.as_pointer(addrspace=3)]
-    entry = Entry(context, entry_name, capture_types, abi_types, extra, bounds_checked,
+    entry = EntryPoint(context, entry_name, capture_types, abi_types, extra, bounds_checked,
                   has_asserts)
     builder = entry.builder
     user_range = entry.extra[:n_range]
@@ -230,12 +231,12 @@ def strided_blocks(context: BaseContext, entry: Entry, emit: _Emit, unroll: int)
     """A 1-D range reduction's items (PTX), ``emit(item, captures, slot)`` each.
 
     Work-item ``g`` of ``G`` runs the items ``i`` with ``i // 4 = g (mod G)`` where every
-    captured pointer is 16-byte aligned (:func:`~pysycl_numba.wrapper.aligned_captures`),
+    captured pointer is 16-byte aligned (:func:`~pysycl_numba.range_items.aligned_captures`),
     else those with ``i = g (mod G)`` -- all items once, each with its own ``sycl.item``:
-    ``unroll`` vectors of :data:`~pysycl_numba.wrapper.COARSEN` consecutive items a step
+    ``unroll`` vectors of :data:`~pysycl_numba.range_items.COARSEN` consecutive items a step
     (:func:`step_vectors`), else :data:`SCALAR_UNROLL` items a step. Item ``k`` of a vector
     (of a scalar step) is in slot ``k``: the slot's accumulator and alias scope
-    (:class:`~pysycl_numba.wrapper.ItemScopes`). A vector's items being in distinct scopes,
+    (:class:`~pysycl_numba.range_items.ItemScopes`). A vector's items being in distinct scopes,
     its four loads join into one 128-bit load even where the kernel stores between them;
     a slot's items keep their order, so one accumulator per slot is right. Nothing a step
     loads waits for an earlier combine (an accumulator is a register), so the step's loads
@@ -274,7 +275,7 @@ def _vector_steps(context: BaseContext, entry: Entry, n: llir.Value, gid: llir.V
         first = builder.mul(v, _I64(COARSEN))
         for k in range(COARSEN):
             i = builder.add(first, _I64(k)) if k else first
-            scopes.mark(k, run_item(context, entry, i, n,
+            scopes.tag(k, run_item(context, entry, i, n,
                                     lambda item, k=k: emit(item, k)))  # type: ignore[misc]
 
     with _while_below(builder, var, limit, builder.mul(stride, _I64(unroll))) as v:
@@ -300,7 +301,7 @@ def _scalar_steps(context: BaseContext, entry: Entry, n: llir.Value, gid: llir.V
     limit = builder.sub(n, builder.mul(stride, _I64(SCALAR_UNROLL - 1)))  # may be negative
 
     def item_at(i: llir.Value, j: int) -> None:
-        scopes.mark(j, run_item(context, entry, i, n,
+        scopes.tag(j, run_item(context, entry, i, n,
                                 lambda item: emit(item, j)))
 
     with _while_below(builder, var, limit, builder.mul(stride, _I64(SCALAR_UNROLL))) as i:

@@ -6,23 +6,21 @@ per dimension, SYCL order). It rebuilds each capture's Numba value (accessor str
 USM pointer, scalar) and calls the kernel function with Numba's calling convention,
 passing the work-item's assert record (:mod:`pysycl_numba.asserts`). An ``nd_range``
 kernel's ``nd_item`` queries the OpenCL work-item built-ins (SYCL dimension ``d`` of
-an ``n``-D range is OpenCL dimension ``n - 1 - d``). A ``range`` kernel is launched
-1-D with as many work-items as the runtime chose for the device
-(:mod:`pysycl._kernels.rangesize`), and each work-item loops over items of the user's
-range (:func:`grid_stride`), calling the kernel function with each item's
-``sycl.item``: the ids and range the kernel sees are the user's.
+an ``n``-D range is OpenCL dimension ``n - 1 - d``). A ``range`` kernel is launched as
+the runtime chose for the device (:mod:`pysycl._kernels.rangesize`), and its work-items
+run the items of the user's range as :mod:`pysycl_numba.range_items` says (on GPUs a
+loop over them), calling the kernel function with each item's ``sycl.item``: the ids
+and range the kernel sees are the user's.
 The status code is ignored: a failing assert is in the record, which the entry
 point publishes into the error buffer at its end (kernels with asserts).
 
 A kernel with reductions has an entry point of its own
-(:mod:`pysycl_numba.reduction_entry`), built with this module's pieces.
+(:mod:`pysycl_numba.reduction_entry`), built with this module's :class:`EntryPoint`.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from llvmlite import ir as llir
@@ -32,7 +30,7 @@ from pysycl._core.abi import IndexSpace, PointerType, SameAsType
 from pysycl_numba import asserts, bounds
 from pysycl_numba._numba_compat import cgutils, types
 from pysycl_numba.hier_types import HierGroupType
-from pysycl_numba.targets.spirv import ocl
+from pysycl_numba.range_items import run_items
 from pysycl_numba.types import (
     AccessorType,
     ItemType,
@@ -112,7 +110,7 @@ def _build_capture(
 ERR_PARAM = llir.IntType(32).as_pointer(addrspace=1)
 
 
-class Entry:
+class EntryPoint:
     """An entry point being built: its module, function, builder and parameters.
 
     Parameters: the captures' flat arguments, then ``extra`` (reduction
@@ -211,14 +209,16 @@ def build_kernel_wrapper(
         bounds_checked: add the error buffer as the last parameter (bounds-checked mode).
         has_asserts: the kernel has asserts: the error buffer too, and the entry point
             publishes a failed assert there.
-        linear: a ``range`` kernel's work-items loop over the items of a 1-D launch
-            (:func:`grid_stride`: PTX, for GPUs); else the launch is the n-D range and
-            each work-item runs the item of its id (:func:`native_items`).
-        coarsen: with ``linear``, a 1-D range's work-items run blocks of :data:`COARSEN`
-            consecutive items where the memory allows vector accesses (:func:`coarsened`).
+        linear: a ``range`` kernel's work-items loop over the items (PTX, for GPUs); else
+            the launch is the n-D range and each work-item runs the item of its id
+            (:mod:`pysycl_numba.range_items`, :func:`~.range_items.run_items`).
+        coarsen: with ``linear``: a 1-D range's work-items run blocks of consecutive
+            items with vector accesses where the memory allows them (``coarsened``), a
+            2-D/3-D range's an n-D launch in blocks of rows (``tiled``); else a 1-D
+            launch's linear loop (``grid_stride``: a kernel that prints).
     """
     n_range = index.ndim if index.kind == "range" else 0
-    entry = Entry(context, entry_name, capture_types, abi_types, [_I64] * n_range,
+    entry = EntryPoint(context, entry_name, capture_types, abi_types, [_I64] * n_range,
                    bounds_checked, has_asserts)
     argtypes: list[types.Type] = []
     values: list[llir.Value] = []
@@ -239,245 +239,7 @@ def build_kernel_wrapper(
     if index.kind == "range":  # the user's range is the extra arguments
         def emit(item: llir.Value, caps: list[llir.Value] = captured) -> object:
             return entry.call(fndesc, [*argtypes, *capture_types], [item, *values, *caps])
-        _range_items(context, entry, emit, linear, coarsen and index.ndim == 1)
+        run_items(context, entry, emit, linear, coarsen)
     else:
         entry.call(fndesc, [*argtypes, *capture_types], [*values, *captured])
     return entry.finish()
-
-
-def _range_items(context: BaseContext, entry: Entry, emit: Callable[..., object],
-                 linear: bool, coarsen: bool) -> None:
-    """A ``range`` kernel's items, each through ``emit(item)``: see :func:`native_items`,
-    :func:`grid_stride`, :func:`coarsened`."""
-    if not linear:
-        native_items(context, entry.builder, entry.extra, entry, emit)
-    elif coarsen:
-        coarsened(context, entry, emit)
-    else:
-        with grid_stride(context, entry.builder, entry.extra, entry) as item:
-            emit(item)
-
-
-def native_items(context: BaseContext, builder: llir.IRBuilder, rng: list[llir.Value],
-                 entry: Entry, emit: Callable[[llir.Value], object]) -> None:
-    """A ``range`` kernel's item on an n-D launch of exactly the user's range ``rng``
-    (kernel arguments, SYCL order; OpenCL dimension ``n - 1 - d`` is SYCL's ``d``):
-    ``emit(item)`` runs the body for the work-item's own id (SPIR-V: the launch is the
-    range, in work-groups the runtime chose, :mod:`pysycl._kernels.rangesize`)."""
-    n = len(rng)
-    ids = [ocl.work_item_query(builder, "get_global_id", n - 1 - d) for d in range(n)]
-    item = cgutils.create_struct_proxy(ItemType(n))(context, builder)
-    for d in range(n):
-        setattr(item, f"id{d}", ids[d])
-        setattr(item, f"range{d}", rng[d])
-    emit(item._getvalue())
-    if entry.has_asserts or entry.rec is not None:
-        lin = ids[0]
-        for d in range(1, n):
-            lin = builder.add(builder.mul(lin, rng[d]), ids[d])
-        note_item(entry, builder, lin)
-
-
-def note_item(entry: Entry, builder: llir.IRBuilder, lin: llir.Value) -> None:
-    """After the user's function ran item ``lin`` (linear, row-major): a failed assert or
-    bounds violation it had reports that item (the host unravels it in the user's range)."""
-    if entry.has_asserts:
-        asserts.note_linear_id(builder, entry.asserts, lin)
-    if entry.rec is not None:
-        bounds.note_linear_id(builder, entry.rec, lin)
-
-
-@contextmanager
-def grid_stride(context: BaseContext, builder: llir.IRBuilder, rng: list[llir.Value],
-                entry: Entry) -> Iterator[llir.Value]:
-    """A ``range`` kernel's loop over the user's range ``rng`` (kernel arguments, SYCL
-    order): the launch is 1-D with as many work-items as the runtime chose (G), and
-    work-item ``g`` runs items ``g, g + G, g + 2G, ...`` in linear (row-major) order. The
-    body runs with the ``sycl.item`` of each (its ids and range the user's); after it, a
-    failed assert or bounds violation notes the item's linear id, not the work-item's.
-
-    An n-D id is unravelled once per work-item; each step adds G's own unravelled digits
-    with a carry (compares and selects, no division per item).
-    """
-    n = len(rng)
-    lin = ocl.work_item_query(builder, "get_global_id", 0)
-    stride = ocl.work_item_query(builder, "get_global_size", 0)
-    total = rng[0]
-    for e in rng[1:]:
-        total = builder.mul(total, e)
-    with builder.if_then(builder.icmp_signed("<", lin, total), likely=True):
-        ids = [cgutils.alloca_once_value(builder, v) for v in _unravel(builder, lin, rng)]
-        steps = _unravel(builder, stride, rng)  # dimension 0: may exceed its range
-        with cgutils.for_range_slice(builder, lin, total, stride) as (i, _count):
-            cur = [builder.load(p) for p in ids]
-            item = cgutils.create_struct_proxy(ItemType(n))(context, builder)
-            for d in range(n):
-                setattr(item, f"id{d}", cur[d])
-                setattr(item, f"range{d}", rng[d])
-            yield item._getvalue()
-            note_item(entry, builder, i)
-            carry = _I64(0)
-            for d in range(n - 1, 0, -1):
-                t = builder.add(builder.add(cur[d], steps[d]), carry)
-                wrap = builder.icmp_unsigned(">=", t, rng[d])
-                builder.store(builder.select(wrap, builder.sub(t, rng[d]), t), ids[d])
-                carry = builder.zext(wrap, _I64)
-            builder.store(builder.add(builder.add(cur[0], steps[0]), carry), ids[0])
-
-
-def _unravel(builder: llir.IRBuilder, lin: llir.Value, rng: list[llir.Value]) -> list[llir.Value]:
-    """The row-major digits of ``lin`` in range ``rng`` (dimension 0: the rest, unbounded)."""
-    out: list[llir.Value] = [lin] * len(rng)
-    rest = lin
-    for d in range(len(rng) - 1, 0, -1):
-        out[d] = builder.urem(rest, rng[d])
-        rest = builder.udiv(rest, rng[d])
-    out[0] = rest
-    return out
-
-
-#: Consecutive items a work-item of a coarsened 1-D ``range`` kernel runs in a row (the
-#: runtime sizes its launch for it: ``pysycl._kernels.rangesize.COARSEN``).
-COARSEN = 4
-_VECTOR_BYTES = 16  # a 128-bit load or store
-
-
-def coarsened(context: BaseContext, entry: Entry, emit: Callable[..., object]) -> None:
-    """A 1-D ``range`` kernel's items in blocks of :data:`COARSEN` consecutive ones (PTX).
-
-    Where every captured global pointer (a USM pointer, an accessor's data at its offset) is
-    16-byte aligned -- checked at run time, the same for all work-items -- work-item ``g``
-    of ``G`` runs the blocks ``g, g + G, ...`` (:func:`_blocks`), with the captures rebuilt
-    from pointers whose low bits are masked off (:func:`aligned_captures`): LLVM then knows
-    their alignment, and the block's accesses of consecutive elements become 128-bit ones
-    (a triad: ``ld.global.v4``/``st.global.v4``). Elsewhere (a pointer that is not aligned):
-    the plain :func:`grid_stride` loop. Either way every item runs once with its own
-    ``sycl.item``; work-items are never ordered, so running consecutive items in one is
-    always allowed."""
-    builder = entry.builder
-    rng = entry.extra
-    fast, every = aligned_captures(context, entry)
-    with builder.if_else(every, likely=True) as (vector, plain):
-        with vector:
-            _blocks(context, entry, rng[0], lambda item: emit(item, fast))
-        with plain, grid_stride(context, builder, rng, entry) as item:
-            emit(item)
-
-
-def aligned_captures(context: BaseContext, entry: Entry) -> tuple[list[llir.Value], llir.Value]:
-    """(the captures rebuilt from pointers whose low 4 bits are masked off, whether every
-    captured global pointer -- a USM pointer, an accessor's data at its offset -- is 16-byte
-    aligned: then the masked values are the captures' own, and LLVM knows their alignment).
-    A bounds-checked accessor is not masked (its accesses stay scalar)."""
-    builder = entry.builder
-    ok: list[llir.Value] = []
-
-    def aligned(capty: types.Type, args: list[llir.Value]) -> list[llir.Value]:
-        if isinstance(capty, AccessorType) and capty.space == "global" and not capty.checked:
-            size = context.get_abi_sizeof(context.get_data_type(capty.dtype))
-            step = _VECTOR_BYTES // math.gcd(size, _VECTOR_BYTES)  # elements per 16 bytes
-            base, offset = _masked(builder, args[0], ok), args[1]
-            if step > 1:
-                mask = _I64(step - 1)
-                ok.append(builder.icmp_unsigned("==", builder.and_(offset, mask), _I64(0)))
-                offset = builder.and_(offset, _I64(~(step - 1)))
-            return [base, offset, *args[2:]]
-        if isinstance(capty, USMPointerType):
-            return [_masked(builder, args[0], ok)]
-        return args
-
-    fast = entry.capture_values(aligned)
-    every = ok[0] if ok else llir.Constant(llir.IntType(1), 1)
-    for c in ok[1:]:
-        every = builder.and_(every, c)
-    return fast, every
-
-
-def _masked(builder: llir.IRBuilder, p: llir.Value, ok: list[llir.Value]) -> llir.Value:
-    """``p`` with its low 4 bits cleared (the same pointer where ``ok`` holds, to which its
-    alignment test is appended)."""
-    bits = builder.ptrtoint(p, _I64)
-    ok.append(builder.icmp_unsigned("==", builder.and_(bits, _I64(_VECTOR_BYTES - 1)), _I64(0)))
-    return builder.inttoptr(builder.and_(bits, _I64(-_VECTOR_BYTES)), p.type)
-
-
-def run_item(context: BaseContext, entry: Entry, i: llir.Value, n: llir.Value,
-             emit: Callable[[llir.Value], object]) -> list[llir.Instruction]:
-    """Item ``i`` of a 1-D range of ``n`` through ``emit(item)``, then its linear id noted
-    (:func:`note_item`); the instructions this added to the builder's block."""
-    builder = entry.builder
-    before = len(builder.block.instructions)
-    item = cgutils.create_struct_proxy(ItemType(1))(context, builder)
-    item.id0 = i
-    item.range0 = n
-    emit(item._getvalue())
-    note_item(entry, builder, i)
-    return builder.block.instructions[before:]
-
-
-def _blocks(context: BaseContext, entry: Entry, n: llir.Value,
-            emit: Callable[[llir.Value], object]) -> None:
-    """Items ``0 .. n`` of a 1-D range: whole blocks of :data:`COARSEN` consecutive items
-    grid-strided over the work-items, then the rest (fewer than :data:`COARSEN`) one per
-    work-item, grid-strided too (a launch may have fewer work-items than that); each item
-    of a block in an alias scope of its own (:class:`ItemScopes`)."""
-    builder = entry.builder
-    gid = ocl.work_item_query(builder, "get_global_id", 0)
-    stride = ocl.work_item_query(builder, "get_global_size", 0)
-    whole = builder.udiv(n, _I64(COARSEN))
-    scopes = ItemScopes(builder.module, COARSEN)
-    with cgutils.for_range_slice(builder, gid, whole, stride) as (b, _count):
-        first = builder.mul(b, _I64(COARSEN))
-        for k in range(COARSEN):
-            scopes.mark(k, run_item(context, entry, builder.add(first, _I64(k)) if k else first,
-                                    n, emit))
-    rest = builder.add(builder.mul(whole, _I64(COARSEN)), gid)
-    with cgutils.for_range_slice(builder, rest, n, stride) as (i, _count):  # < COARSEN items
-        run_item(context, entry, i, n, emit)
-
-
-class ItemScopes:
-    """Alias scopes of the items one work-item runs together, one per item slot.
-
-    Each item's call of the user's function is in its own scope and declared not to alias
-    the other slots' (``!alias.scope``/``!noalias``, which inlining hands on to every
-    access of the body): the items are distinct work-items, which SYCL never orders, so
-    any interleaving of their accesses is one the device could have run. LLVM may then
-    move the items' loads ahead of the others' stores, and its load/store vectoriser joins
-    consecutive accesses into vector ones (fences and atomics keep their order: a fence is
-    no access of a scope). What the entry point itself does between the calls (a failed
-    assert's item noted) carries no scope and keeps its place."""
-
-    def __init__(self, module: llir.Module, count: int) -> None:
-        domain = Distinct(module, "pysycl.items")
-        scopes = [Distinct(module, f"pysycl.item{k}", domain) for k in range(count)]
-        self._mine = [module.add_metadata([s]) for s in scopes]
-        self._others = [module.add_metadata([s for s in scopes if s is not mine])
-                        for mine in scopes]
-
-    def mark(self, slot: int, instructions: list[llir.Instruction]) -> None:
-        """Put the calls among ``instructions`` in slot ``slot``'s scope."""
-        for ins in instructions:
-            if isinstance(ins, llir.CallInstr):
-                ins.set_metadata("alias.scope", self._mine[slot])
-                ins.set_metadata("noalias", self._others[slot])
-
-
-class Distinct(llir.values.MDValue):
-    """A ``distinct`` metadata node that refers to itself first: an alias scope domain
-    (``name``) or a scope of ``domain``."""
-
-    def __init__(self, module: llir.Module, name: str, domain: Distinct | None = None) -> None:
-        super().__init__(module, [], name=str(len(module.metadata)))
-        rest = [domain] if domain is not None else []
-        self.operands = (self, *rest, llir.MetaDataString(module, name))
-
-    def descr(self, buf: list[str]) -> None:
-        buf.append("distinct ")
-        super().descr(buf)
-
-    def __eq__(self, other: object) -> bool:  # distinct: itself only (and no recursion)
-        return self is other
-
-    def __hash__(self) -> int:
-        return id(self)

@@ -4,7 +4,11 @@
 device, prepares each kernel node once: resolve (captures, compile), checks, and the
 backend's :class:`~pysycl._backends.launching.Launch` with its values -- for a kernel
 with no accessor and no launch steps, the native arguments too. ``q.ext_oneapi_graph``
-then replays the *plan* of ``q``'s executor (made once per executor):
+then replays the *plan* of ``q``'s executor (made once per executor). Where the executor
+records a graph as one native command (``ex.record_graph``: OpenCL's command buffer,
+:mod:`pysycl._backends.opencl.cmdbuf`), the plan is that command -- its buffers made
+current first, one enqueue -- with the per-node plan below kept should the driver refuse
+to record it; otherwise:
 
 * a prepared kernel with no accessors and no launch steps: :meth:`Launch.prebound`, bound
   once to its native arguments (OpenCL: a ``cl_kernel`` of the node's own, its arguments
@@ -21,8 +25,9 @@ order need no wait lists among themselves; a host task waits for its predecessor
 host_debuggable device each node is a submit of its executor, in order.
 
 Before anything is enqueued a replay checks every buffer the graph uses and every USM
-pointer its kernels capture: a buffer closed (the end of its ``with`` block, its
-destruction) or memory freed is ``errc.invalid``, and nothing runs.
+pointer its nodes use (captures, ``set_arg`` arguments, USM copy and fill ends): a buffer
+closed (the end of its ``with`` block, its destruction) or memory freed is
+``errc.invalid``, and nothing runs.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pysycl._backends import launching as _launching
-from pysycl._commands.commands import KernelCommand
+from pysycl._commands.commands import KernelCommand, USMCopyCommand, USMFillCommand
 from pysycl._commands.event import event, waits_of
 from pysycl._commands.recording import RecordingExecutor, graph_state
 from pysycl._core.exceptions import errc, exception
@@ -44,8 +49,9 @@ _now = time.perf_counter
 
 _EXT = "(sycl_ext_oneapi_graph)"
 #: replay steps: a pre-bound kernel, a prepared kernel with accessors, a command group's
-#: submit; a plan of pre-bound kernels only is one step, ``_ALL``
-_FAST, _KERNEL, _OTHER, _ALL = 0, 1, 2, 3
+#: submit; a plan of pre-bound kernels only is one step, ``_ALL``; a plan the backend
+#: records as one native command (OpenCL's command buffer) is one step, ``_NATIVE``
+_FAST, _KERNEL, _OTHER, _ALL, _NATIVE = 0, 1, 2, 3, 4
 
 
 class executable_command_graph:  # noqa: N801 - command_graph<graph_state::executable>
@@ -70,12 +76,10 @@ class executable_command_graph:  # noqa: N801 - command_graph<graph_state::execu
         self._preds = [sorted(pos[id(p)] for p in n._preds) for n in order]
         self._reqs = [acc for s in self._subs for acc in s.requirements]
         self._plans: dict[int, tuple[Any, list[tuple[Any, ...]]]] = {}
-        #: the USM pointers the kernels capture: each replay checks them first
-        self._pointers = list({id(p.allocation): p for sub in self._subs
-                               for p in _captured_pointers(sub.command)}.values())
         #: nodes with dynamic parameters: position -> (node, the arguments they run with)
         self._dynamic = {i: (n, _arguments(n)) for i, n in enumerate(order) if n.dynamic}
         self._set_dynamic()
+        self._pointers = _pointers(self._subs)  # each replay checks them first
 
     def _set_dynamic(self) -> None:
         """The command groups of nodes with dynamic parameters take this graph's values
@@ -96,6 +100,10 @@ class executable_command_graph:  # noqa: N801 - command_graph<graph_state::execu
         if got is not None and got[0] is ex:
             return got[1]
         steps = self._make_plan(ex)
+        native = _native_plan(ex, self._subs, steps, self._preds)
+        if native is not None:
+            self._plans[id(ex)] = (ex, native)
+            return native
         if steps and all(s[0] == _FAST for s in steps):
             # only pre-bound kernels: the replay is a loop of enqueues
             steps = [(_ALL, ex.launch_class.replayer([s[1] for s in steps]),
@@ -145,10 +153,45 @@ class executable_command_graph:  # noqa: N801 - command_graph<graph_state::execu
             ex.submit(Submission(waits=waits, context_key=self._ctx.key, queue=q))
         if steps and steps[0][0] == _ALL:
             first, ev = _replay_fast(ex, steps)
+        elif steps and steps[0][0] == _NATIVE:
+            first, ev = self._replay_native(ex, q, steps)
         else:
             first, ev = _replay(ex, q, steps, self._preds)
         self._last = (ex, ev)
         return first, ev
+
+    def _replay_native(self, ex: Any, q: Any, steps: list[tuple[Any, ...]]) -> tuple[Any, Any]:
+        """Replay the backend's native command (a command buffer): the buffers made current
+        on the device first (the whole graph is one command), recorded at the first replay
+        where it uses buffers; a command the driver refuses: node by node from then on."""
+        _, cb, fallback = steps[0]
+        key = ex.key
+        wait_for: list[Any] = []
+        for acc in self._reqs:
+            st, writes, needs = acc.coherence, acc.writes, not acc.no_init
+            if not st.is_ready(key, ex, writes, needs):
+                st.prepare_device(key, ex, writes, needs, wait_for)
+        if not cb.recorded and not cb.record():
+            self._plans[id(ex)] = (ex, fallback)
+            if wait_for:  # what the buffers' copies wait for: before the nodes
+                ex.marker(wait_for)
+            return _replay(ex, q, fallback, self._preds)
+        ev = cb.enqueue(wait_for or None)
+        for acc in self._reqs:
+            acc.coherence.record(key, ex, ev, acc.writes)
+        ex.last, ex.since, ex.shape = ev, _now(), None
+        ex.inflight.append((ev, steps))  # what the command buffer uses, until it completes
+        if len(ex.inflight) > PRUNE_AT:
+            prune(ex)
+        return ev, ev
+
+    def ext_pysycl_replay_kind(self, q: Any) -> str:
+        """How a replay on ``q`` runs: ``"native"`` (one command of the backend: OpenCL's
+        command buffer), ``"prebound"`` (pre-bound kernels only, enqueued one by one) or
+        ``"nodes"`` (node by node)."""
+        steps = self._plan_for(q.executor)
+        kind = steps[0][0] if steps else _OTHER
+        return {_NATIVE: "native", _ALL: "prebound"}.get(kind, "nodes")
 
     # ------------------------------------------------------------ update
     def update(self, what: Any) -> None:
@@ -174,6 +217,10 @@ class executable_command_graph:  # noqa: N801 - command_graph<graph_state::execu
             if id(n) in at:
                 self._dynamic[at[id(n)]] = (n, _arguments(n))
         self._set_dynamic()
+        self._pointers = _pointers(self._subs)
+        # a native command holds the arguments of its recording: recorded again
+        self._plans = {k: v for k, v in self._plans.items()
+                       if not (v[1] and v[1][0][0] == _NATIVE)}
 
     def _update_from(self, g: Any) -> None:
         if not self._updatable:
@@ -206,18 +253,26 @@ class executable_command_graph:  # noqa: N801 - command_graph<graph_state::execu
                 f"device={self._dev.display_name!r})")
 
 
-def _captured_pointers(cmd: Any) -> list[usm_pointer]:
-    """The USM pointers a kernel command's Python kernel captures (in tuples and lists
-    too)."""
-    if type(cmd) is not KernelCommand or not getattr(cmd.fn, "__closure__", None):
-        return []
+def _pointers(subs: list[Any]) -> list[usm_pointer]:
+    """The USM pointers the command groups ``subs`` use, one per allocation."""
+    return list({id(p.allocation): p for sub in subs
+                 for p in _captured_pointers(sub)}.values())
+
+
+def _captured_pointers(sub: Any) -> list[usm_pointer]:
+    """The USM pointers a command group uses: its Python kernel's captures (in tuples and
+    lists too), its ``set_arg`` arguments, the ends of its USM copy or fill."""
+    cmd = sub.command
+    todo: list[Any] = list((sub.kernel_args or {}).values())
+    if type(cmd) in (USMCopyCommand, USMFillCommand):
+        todo.extend(cmd.keep)
+    elif type(cmd) is KernelCommand and getattr(cmd.fn, "__closure__", None):
+        for c in cmd.fn.__closure__:
+            try:
+                todo.append(c.cell_contents)
+            except ValueError:  # an empty cell: the kernel's resolve says so
+                pass
     out: list[usm_pointer] = []
-    todo = []
-    for c in cmd.fn.__closure__:
-        try:
-            todo.append(c.cell_contents)
-        except ValueError:  # an empty cell: the kernel's resolve says so
-            pass
     while todo:
         v = todo.pop()
         if type(v) is usm_pointer:
@@ -245,6 +300,32 @@ def _step(ex: Any, sub: Any) -> tuple[Any, ...]:
     # the last item: its pre-bound launch, made at the first replay (the buffers' device
     # copies exist then: they stay until the buffer is closed)
     return [_KERNEL, launch, values, watch, sub.requirements, None]
+
+
+def _native_plan(ex: Any, subs: list[Any], steps: list[Any], preds: list[list[int]]
+                 ) -> list[tuple[Any, ...]] | None:
+    """The one-step plan of a backend that records the graph as one native command
+    (``ex.record_graph``: OpenCL's command buffer), or None: the per-node ``steps``
+    (kept as the fallback, should the driver refuse a command at the first replay)."""
+    record = getattr(ex, "record_graph", None)
+    if record is None or not steps:
+        return None
+    nodes = []
+    for sub, s in zip(subs, steps, strict=True):
+        if s[0] == _FAST:
+            nodes.append((sub, s[1], None, None))
+        elif s[0] == _KERNEL:
+            if s[1].printer is not None or s[3] is not None:
+                return None  # launch steps around it (print, assert, bounds check)
+            nodes.append((sub, None, s[1], s[2]))
+        else:
+            nodes.append((sub, None, None, None))
+    cb = record(nodes, preds)
+    if cb is None:
+        return None
+    fallback = [(_FAST, ex.launch_class.replayer((s[1],)), s[2]) if s[0] == _FAST else s
+                for s in steps]
+    return [(_NATIVE, cb, fallback)]
 
 
 def _replay_fast(ex: Any, steps: list[tuple[Any, ...]]) -> tuple[Any, Any]:

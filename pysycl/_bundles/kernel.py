@@ -283,10 +283,15 @@ def _interop_sizes(kind: str, index_space: sycl_range | nd_range | None, ctx: co
     return gsize, lsize
 
 
-def prepare_interop(ex: DeviceExecutor, sub: Submission, cmd: KernelCommandRef
-                    ) -> Callable[[Sequence[Any] | None], Any]:
+def interop_plan(ex: DeviceExecutor, sub: Submission, cmd: KernelCommandRef
+                 ) -> tuple[Any, tuple[int, ...], tuple[int, ...] | None,
+                            list[tuple[str, Any]]]:
     """Check a ``sycl.kernel`` command (its ``set_arg`` arguments in ``sub.kernel_args``) for
-    executor ``ex``; return ``launch(wait_for) -> native event`` (``DeviceExecutor.launch_native``)."""
+    executor ``ex``: ``(native kernel, global size, local size, plan)`` in native order,
+    ``plan`` one ``(what, value)`` per argument -- ``"acc"`` an accessor (its device copy
+    for ``ex.key``), ``"local"`` bytes of local memory, ``"ptr"`` a USM pointer
+    (``make_native_arg()``), else the value itself (what :func:`prepare_interop` launches
+    with, and a backend's command graph records)."""
     from pysycl._objects.info import _kernel_info as kinfo
 
     kind, index_space, kobj = cmd.kind, cmd.index_space, cmd.fn
@@ -311,21 +316,36 @@ def prepare_interop(ex: DeviceExecutor, sub: Submission, cmd: KernelCommandRef
                         f"set_arg index {extra} is out of range", ctx)
     plan = _arg_plan(kobj, dev, given, n, ctx)
     gsize, lsize = _interop_sizes(kind, index_space, ctx, dev, name)
+    return native, gsize, lsize, plan
+
+
+def interop_args(plan: Sequence[tuple[str, Any]], key: Any) -> list[Any]:
+    """The native arguments of an :func:`interop_plan` plan (``key``: the executor's, what
+    the buffers' device copies are keyed by); ``("local", nbytes)`` for local memory."""
+    args: list[Any] = []
+    for what, v in plan:
+        if what == "acc":
+            args.append(v.coherence.dev[key])
+        elif what == "local":
+            args.append(("local", v))
+        elif what == "ptr":
+            args.append(v.make_native_arg())
+        else:
+            args.append(v)
+    return args
+
+
+def prepare_interop(ex: DeviceExecutor, sub: Submission, cmd: KernelCommandRef
+                    ) -> Callable[[Sequence[Any] | None], Any]:
+    """Check a ``sycl.kernel`` command (:func:`interop_plan`) for executor ``ex``; return
+    ``launch(wait_for) -> native event`` (``DeviceExecutor.launch_native``)."""
+    native, gsize, lsize, plan = interop_plan(ex, sub, cmd)
     key = ex.key  # what the buffers' copies for this queue are keyed by
     ptrs = tuple(v for what, v in plan if what == "ptr")
 
     def launch(wait_for: Sequence[Any] | None) -> Any:
-        args = []
-        for what, v in plan:
-            if what == "acc":
-                args.append(v.coherence.dev[key])
-            elif what == "local":
-                args.append(("local", v))
-            elif what == "ptr":
-                args.append(v.make_native_arg())
-            else:
-                args.append(v)
         # the pointers' memory lives until the kernel completes
-        return ex.launch_native(native, gsize, lsize, args, wait_for, ptrs or None)
+        return ex.launch_native(native, gsize, lsize, interop_args(plan, key), wait_for,
+                                ptrs or None)
 
     return launch

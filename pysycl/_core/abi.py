@@ -50,7 +50,8 @@ group sets to the identity and its work-items combine into atomically) and ``lon
 Index space: a ``range`` kernel (with or without reductions) takes, after the captures'
 arguments, ``long range[0..n-1]``: the user's range, which its ``sycl.item`` reports; the
 launch is the runtime's (``pysycl._kernels.rangesize``): SPIR-V entry points read ids from
-an n-D launch of the range itself, PTX ones loop over the items of a 1-D launch. Other
+an n-D launch of the range itself, PTX ones loop over the items of a launch the runtime
+sized (1-D, or n-D for a 2-D/3-D range: ``pysycl_numba.range_items``). Other
 kernels take no index arguments; their ids and ranges come from OpenCL work-item built-ins
 with SYCL dimension ``d`` of an ``n``-D range read from OpenCL dimension ``n - 1 - d``
 (OpenCL backend appendix, "syclOpenCL.mapping").

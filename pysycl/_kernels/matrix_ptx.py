@@ -126,16 +126,35 @@ def ldmatrix_trans(use: str, colmajor: bool) -> bool:
     return (use == "a") == colmajor
 
 
-def ldmatrix_row(colmajor: bool, lane: Any, ops: Any = IntOps) -> tuple[Any, Any]:
-    """``ldmatrix.x4`` of a 16x16 b16 A or B tile: the (row, col) of the tile whose
-    8-element memory row lane ``lane`` addresses (``ops``: the arithmetic, ints or IR).
+#: Elements of one 16-byte ``ldmatrix`` row, by fragment family.
+LDMATRIX_WIDTH = {"b16": 8, "tf32": 4}
 
-    The four 8x8 matrices are the quarters at (0,0), (8,0), (0,8), (8,8) in that order
-    (registers 0..3: A's a0a1 .. a6a7; B's left b0b1, b2b3, right b0b1, b2b3); lane
+
+def ldmatrix_family(fam: str, use: str, colmajor: bool) -> bool:
+    """Whether an A or B tile of ``fam`` in this layout is read with ``ldmatrix.x4``: every
+    b16 tile (``.trans`` where needed); a tf32 tile where no transpose is needed (A
+    row-major, B column-major: a lane's 32-bit element of an 8x8 b16 matrix is then its
+    fragment element; ``.trans`` moves 16-bit halves and cannot transpose 32-bit ones)."""
+    if use == "accumulator":
+        return False
+    return fam == "b16" or (fam == "tf32" and not ldmatrix_trans(use, colmajor))
+
+
+def ldmatrix_row(colmajor: bool, lane: Any, ops: Any = IntOps, width: int = 8
+                 ) -> tuple[Any, Any]:
+    """``ldmatrix.x4`` of a 16x16 b16 A or B tile, or a 16x8 tf32 A (8x16 B) tile: the
+    (row, col) of the tile whose 16-byte memory row lane ``lane`` addresses (``ops``: the
+    arithmetic, ints or IR; ``width``: elements of a memory row, :data:`LDMATRIX_WIDTH`).
+
+    The four 8x8 b16 matrices are the quarters at (0,0), (8,0), (0,w), (8,w) of a row-major
+    tile, (0,0), (w,0), (0,8), (w,8) of a column-major one, in that order (``w`` =
+    ``width``: 8, or 4 tf32 elements; registers 0..3: b16 A's a0a1 .. a6a7, B's left
+    b0b1, b2b3, right b0b1, b2b3; tf32 A's a0 .. a3, B's left b0, b1, right b0, b1); lane
     ``8j + i`` addresses row ``i`` of quarter ``j``, a row along memory's contiguous
     direction.
     """
     i, j = ops.and_(lane, ops.const(7)), ops.lshr(lane, ops.const(3))
-    r0 = ops.mul(ops.and_(j, ops.const(1)), ops.const(8))
-    c0 = ops.mul(ops.and_(ops.lshr(j, ops.const(1)), ops.const(1)), ops.const(8))
+    r0 = ops.mul(ops.and_(j, ops.const(1)), ops.const(width if colmajor else 8))
+    c0 = ops.mul(ops.and_(ops.lshr(j, ops.const(1)), ops.const(1)),
+                 ops.const(8 if colmajor else width))
     return (r0, ops.add(c0, i)) if colmajor else (ops.add(r0, i), c0)

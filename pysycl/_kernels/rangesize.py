@@ -5,14 +5,20 @@ launch is the runtime's choice, made here per device for every backend (the back
 ``Launch`` asks once, when it is made for a kernel, range and queue). The kernel's
 entry point (:mod:`pysycl_numba.wrapper`) matches its image's format:
 
-* PTX (NVIDIA GPUs, through CUDA or NVIDIA's OpenCL): a 1-D launch whose work-items loop
-  over the items (``grid_stride``; a 1-D range in blocks of :data:`COARSEN` consecutive
-  items with 128-bit accesses where its pointers are aligned, ``coarsened``):
-  work-groups of :data:`GPU_GROUP` work-items (the kernel's limit if lower), as many as
-  the range needs up to :data:`GROUPS_PER_UNIT_GPU` per compute unit -- a grid that
-  fills the device once, each work-item then handling several items. Any range size
-  launches full work-groups (before, a prime range ran CUDA blocks of one work-item,
-  whose blocks had to divide the range);
+* PTX (NVIDIA GPUs, through CUDA or NVIDIA's OpenCL): a launch whose work-items loop over
+  the items (:mod:`pysycl_numba.range_items`), as many work-groups as the range needs up to
+  :data:`GROUPS_PER_UNIT_GPU` per compute unit -- a grid that fills the device once, each
+  work-item then handling several items. A 1-D range: a 1-D launch in work-groups of
+  :data:`GPU_GROUP` work-items (the kernel's limit if lower), each work-item running
+  blocks of :data:`COARSEN` consecutive items with 128-bit accesses where its pointers are
+  aligned (``coarsened``). A 2-D or 3-D range: a launch of as many dimensions
+  (:func:`gpu_sizes`), work-groups of :data:`GPU_ROW` x 8 (``GPU_GROUP`` work-items; wider
+  where the range has few rows, narrower where it has few columns), each work-item running
+  blocks of :data:`ROWS` consecutive rows of its columns (``tiled``: no division per item,
+  a warp's items consecutive along the fastest dimension). Any range size launches full
+  work-groups (before, a prime range ran CUDA blocks of one work-item, whose blocks had
+  to divide the range). A kernel that prints: a 1-D launch of a work-item per item
+  (``grid_stride``);
 * SPIR-V (the Intel OpenCL CPU runtime): the n-D range itself, one work-item per item
   (``native_items``), the work-group size the driver's choice -- except where the fastest
   dimension is not a multiple of :data:`CPU_GROUP` and the device runs non-uniform
@@ -41,8 +47,16 @@ GPU_GROUP = 256
 #: Work-groups per compute unit of a PTX ``range`` launch (an SM holds 2048 work-items).
 GROUPS_PER_UNIT_GPU = 8
 #: Consecutive items a work-item of a 1-D PTX ``range`` kernel runs as one block
-#: (``pysycl_numba.wrapper.COARSEN``: 128-bit accesses of 4-byte elements).
+#: (``pysycl_numba.range_items.COARSEN``: 128-bit accesses of 4-byte elements).
 COARSEN = 4
+#: Consecutive rows (second-fastest dimension) a work-item of a 2-D or 3-D PTX ``range``
+#: kernel runs per step (``pysycl_numba.range_items.ROWS``).
+ROWS = 4
+#: Work-items along the fastest dimension of a 2-D/3-D PTX ``range`` launch's work-group
+#: (a warp: its items are consecutive in memory) where the range is that wide.
+GPU_ROW = 32
+#: CUDA's largest grid (blocks per dimension, x then y and z).
+_GRID = (2**31 - 1, 65535, 65535)
 #: The work-group size (fastest dimension) of a SPIR-V ``range`` launch whose fastest
 #: dimension it does not divide, on a device with non-uniform work-groups.
 CPU_GROUP = 64
@@ -62,11 +76,39 @@ def range_sizes(dev: device, space: tuple[int, ...], max_group: int,
         if uneven and fast % CPU_GROUP and fast > CPU_GROUP:
             return native, (min(CPU_GROUP, max_group), *(1,) * (len(native) - 1))
         return native, None
-    total = prod(space)
-    per_item = 1 if one_per_item or len(space) > 1 else COARSEN  # items per work-item
-    wg = max(1, min(GPU_GROUP, max_group, -(-total // per_item)))
-    groups = -(-total // (wg * per_item))
-    if not one_per_item:
-        units = max(1, int(dev.get_info(_device_info.max_compute_units)))
-        groups = min(groups, GROUPS_PER_UNIT_GPU * units)
-    return (groups * wg,), (wg,)
+    units = max(1, int(dev.get_info(_device_info.max_compute_units)))
+    return gpu_sizes(space, max_group, units, one_per_item)
+
+
+def gpu_sizes(space: tuple[int, ...], max_group: int, units: int, one_per_item: bool = False,
+              ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The (global size, local size), native order, of a PTX ``range`` launch over ``space``
+    (SYCL order) on a GPU of ``units`` compute units (see the module's docstring)."""
+    if one_per_item or len(space) == 1:
+        total = prod(space)
+        per_item = 1 if one_per_item else COARSEN  # items per work-item
+        wg = max(1, min(GPU_GROUP, max_group, -(-total // per_item)))
+        groups = -(-total // (wg * per_item))
+        if not one_per_item:
+            groups = min(groups, GROUPS_PER_UNIT_GPU * units)
+        return (groups * wg,), (wg,)
+    cols, blocks = space[-1], -(-space[-2] // ROWS)  # row blocks (the last maybe partial)
+    wg = max(1, min(GPU_GROUP, max_group))
+    bx = min(GPU_ROW, _pow2_at_least(cols), _pow2_at_most(wg))
+    by = max(1, min(wg // bx, _pow2_at_least(blocks)))
+    bx = min(_pow2_at_most(wg // by), _pow2_at_least(cols))  # few rows: wider work-groups
+    cap = GROUPS_PER_UNIT_GPU * units
+    gx = max(1, min(-(-cols // bx), cap, _GRID[0]))  # an empty range: one idle work-group
+    gy = max(1, min(-(-blocks // by), cap // gx, _GRID[1]))
+    if len(space) == 2:
+        return (gx * bx, gy * by), (bx, by)
+    gz = max(1, min(space[0], cap // (gx * gy), _GRID[2]))
+    return (gx * bx, gy * by, gz), (bx, by, 1)
+
+
+def _pow2_at_least(n: int) -> int:
+    return 1 << max(0, n - 1).bit_length()
+
+
+def _pow2_at_most(n: int) -> int:
+    return 1 << (max(1, n).bit_length() - 1)

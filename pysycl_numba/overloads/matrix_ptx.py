@@ -4,11 +4,12 @@ A joint_matrix here is the lane's share of the warp's tile (:mod:`pysycl._kernel
 which elements, at which row and column): a private array of 4..16 elements instead of
 the whole tile. ``joint_matrix_mad`` is two ``mma.sync`` (:mod:`pysycl_numba.targets.ptx.mma`);
 loads and stores move each lane's elements, at the addresses of the fragment map;
-a 16-bit A or B tile in local memory whose rows are 16-byte aligned is one
-``ldmatrix.x4`` (checked at run time: the rows of any other offset or stride are read
-element by element); ``joint_matrix_apply`` passes each element's row and column from
-the map; fill and copy work element by element (copy between tiles of the same use: a
-use.a and a use.accumulator tile are held in different layouts).
+a 16-bit A or B tile (or a tf32 A row-major, B column-major) in local memory whose rows
+are 16-byte aligned is one ``ldmatrix.x4`` (checked at run time: the rows of any other
+offset or stride are read element by element); ``joint_matrix_apply`` passes each
+element's row and column from the map; fill and copy work element by element (copy
+between tiles of the same use: a use.a and a use.accumulator tile are held in different
+layouts).
 
 The warp instructions are ``.aligned``: all 32 lanes must execute them. A
 ``joint_matrix_mad`` in a sub-group of fewer (the last warp of a work-group whose size
@@ -107,7 +108,11 @@ def _lane(builder: llir.IRBuilder) -> tuple[llir.Value, llir.Value, llir.Value]:
 def _warp_full(builder: llir.IRBuilder) -> llir.Value:
     """The sub-group is a whole warp: ``get_sub_group_size() == 32`` (only the last warp
     of a work-group whose size is not a multiple of 32 is partial). From the geometry, not
-    ``activemask``: threads of a warp need not have reconverged when they read it."""
+    ``activemask``: threads of a warp need not have reconverged when they read it.
+    Constant true in a kernel whose ``reqd_work_group_size`` is a multiple of 32
+    (:data:`~pysycl_numba.targets.ptx.mma.ptx_whole_warps`): the branches fold away."""
+    if nv.ptx_whole_warps.get():
+        return llir.Constant(llir.IntType(1), 1)
     fn = ocl.declare(builder.module, "_Z18get_sub_group_sizev", _I32, [])
     return builder.icmp_unsigned("==", builder.call(fn, []), _I32(P.WARP))
 
@@ -149,9 +154,10 @@ def _apply3_bf16(m: Any, e: Any, fn: Any, r: Any, c: Any) -> None:
 
 
 # ================================================================== lowering
-def _ldmatrix_ok(m: JointMatrixType, memty: types.Type) -> bool:
-    """A 16-bit A/B tile in (unchecked) local memory: ``ldmatrix`` when aligned."""
-    return (_fam(m) == "b16" and m.use is not M.use.accumulator and isinstance(memty, AccessorType)
+def _ldmatrix_ok(m: JointMatrixType, memty: types.Type, colmajor: bool) -> bool:
+    """A b16 (or untransposed tf32) A/B tile in (unchecked) local memory: ``ldmatrix``
+    when aligned."""
+    return (P.ldmatrix_family(_fam(m), m.use.name, colmajor) and isinstance(memty, AccessorType)
             and memty.space == "local" and not memty.checked)
 
 
@@ -159,13 +165,14 @@ def _ldmatrix(context: BaseContext, builder: llir.IRBuilder, m: JointMatrixType,
               memty: AccessorType, mem: llir.Value, frag: llir.Value, off: llir.Value,
               stride: llir.Value, colmajor: bool) -> llir.Value:
     """Emit the ``ldmatrix`` branch's condition and call; returns the condition."""
-    r, c = P.ldmatrix_row(colmajor, _lane(builder)[0], _IROps(builder))
+    width = P.LDMATRIX_WIDTH[_fam(m)]
+    r, c = P.ldmatrix_row(colmajor, _lane(builder)[0], _IROps(builder), width)
     idx = builder.add(off, builder.add(builder.mul(c if colmajor else r, stride),
                                        r if colmajor else c))
     base = builder.ptrtoint(element_pointer(context, builder, memty, mem, index_type, off), _I64)
     aligned = builder.and_(
         builder.icmp_unsigned("==", builder.and_(base, _I64(15)), _I64(0)),
-        builder.icmp_unsigned("==", builder.and_(stride, _I64(7)), _I64(0)))
+        builder.icmp_unsigned("==", builder.and_(stride, _I64(width - 1)), _I64(0)))
     ok = builder.and_(aligned, _warp_full(builder))
     with builder.if_then(ok):
         addr = builder.ptrtoint(element_pointer(context, builder, memty, mem, index_type, idx),
@@ -200,7 +207,7 @@ def lower_mem(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
     memty, mem, off, stride = operands
     lay = sig.args[4].member if len(sig.args) == 5 else m.layout
     colmajor = lay is M.layout.col_major
-    if store or not _ldmatrix_ok(m, memty):
+    if store or not _ldmatrix_ok(m, memty, colmajor):
         _elementwise(context, builder, m, args[1], memty, mem, off, stride, colmajor, store)
         return
     ok = _ldmatrix(context, builder, m, memty, mem, args[1], off, stride, colmajor)

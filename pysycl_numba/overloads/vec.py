@@ -36,6 +36,7 @@ from pysycl_numba._numba_compat import (
     signature,
     types,
 )
+from pysycl_numba.overloads.accessor import element_pointer
 from pysycl_numba.types import (
     AccessorType,
     IdType,
@@ -323,30 +324,100 @@ def _element_sig(srcty: types.Type, dtype: types.Type, store: bool) -> Signature
     return signature(dtype, srcty, index_type)
 
 
+#: Bytes of a vector the PTX target moves in one access where aligned (``ld.global.v2``/``.v4``).
+_WIDE = (8, 16)
+
+
+def _wide_address(context: BaseContext, builder: llir.IRBuilder, vecty: VecType,
+                  memty: types.Type, mem: llir.Value, first: llir.Value
+                  ) -> tuple[llir.Value, int] | None:
+    """PTX: (``&mem[first]``, the vector's bytes) where ``vec.load``/``store`` of ``vecty``
+    on ``mem`` can be one 8- or 16-byte access of global memory (a USM pointer, an
+    unchecked 1-D global accessor); else None.
+
+    LLVM knows a local accessor's alignment (its parameter's ``align 16``) and joins the
+    element accesses itself; a global pointer's is a run-time value, so the caller tests
+    the address: one wide access where it is aligned, the element accesses elsewhere."""
+    if context.image_format != "ptx" or isinstance(vecty.dtype, types.Boolean):
+        return None
+    nbytes = vecty.n * context.get_abi_sizeof(context.get_data_type(vecty.dtype))
+    if nbytes not in _WIDE:
+        return None
+    if isinstance(memty, USMPointerType):
+        return builder.gep(mem, [first], inbounds=True), nbytes
+    if isinstance(memty, AccessorType) and memty.space == "global" and memty.ndim == 1 \
+            and not memty.checked:
+        return element_pointer(context, builder, memty, mem, index_type, first), nbytes
+    return None
+
+
+def _aligned(builder: llir.IRBuilder, addr: llir.Value, nbytes: int) -> llir.Value:
+    bits = builder.ptrtoint(addr, llir.IntType(64))
+    return builder.icmp_unsigned("==", builder.and_(bits, bits.type(nbytes - 1)), bits.type(0))
+
+
+def _vector_pointer(context: BaseContext, builder: llir.IRBuilder, vecty: VecType,
+                    addr: llir.Value) -> llir.Value:
+    return builder.bitcast(addr, context.get_value_type(vecty).as_pointer(addr.type.addrspace))
+
+
 @lower("vecclass.load", VecClassType, types.Integer, types.Any)
 def vec_load(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
              args: Sequence[llir.Value]) -> llir.Value:
-    """``sycl.float4.load(offset, src)``: elements ``src[offset * 4 + k]``."""
+    """``sycl.float4.load(offset, src)``: elements ``src[offset * 4 + k]`` (on PTX one
+    wide access where the address allows: :func:`_wide_address`)."""
     vecty, (_, offty, srcty) = sig.return_type, sig.args
     n = vecty.n
     first = builder.mul(context.cast(builder, args[1], offty, index_type),
                         context.get_constant(index_type, n))
     get = context.get_function(operator.getitem, _element_sig(srcty, vecty.dtype, False))
-    elems = [get(builder, (args[2], builder.add(first, context.get_constant(index_type, k))))
-             for k in range(n)]
-    return build(context, builder, vecty, elems)
+
+    def elements() -> llir.Value:
+        return build(context, builder, vecty, [
+            get(builder, (args[2], builder.add(first, context.get_constant(index_type, k))))
+            for k in range(n)])
+
+    wide = _wide_address(context, builder, vecty, srcty, args[2], first)
+    if wide is None:
+        return elements()
+    addr, nbytes = wide
+    with builder.if_else(_aligned(builder, addr, nbytes), likely=True) as (whole, parts):
+        with whole:
+            v_whole = builder.load(_vector_pointer(context, builder, vecty, addr), align=nbytes)
+            b_whole = builder.block
+        with parts:
+            v_parts = elements()
+            b_parts = builder.block
+    phi = builder.phi(v_whole.type)
+    phi.add_incoming(v_whole, b_whole)
+    phi.add_incoming(v_parts, b_parts)
+    return phi
 
 
 @lower("vec.store", VecType, types.Integer, types.Any)
 def vec_store(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
               args: Sequence[llir.Value]) -> llir.Value:
-    """``v.store(offset, dst)``: elements to ``dst[offset * n + k]``."""
+    """``v.store(offset, dst)``: elements to ``dst[offset * n + k]`` (on PTX one wide
+    access where the address allows)."""
     vecty, offty, dstty = sig.args
     n = vecty.n
     first = builder.mul(context.cast(builder, args[1], offty, index_type),
                         context.get_constant(index_type, n))
     put = context.get_function(operator.setitem, _element_sig(dstty, vecty.dtype, True))
-    for k in range(n):
-        put(builder, (args[2], builder.add(first, context.get_constant(index_type, k)),
-                      elem_value(context, builder, vecty, args[0], k)))
+
+    def elements() -> None:
+        for k in range(n):
+            put(builder, (args[2], builder.add(first, context.get_constant(index_type, k)),
+                          elem_value(context, builder, vecty, args[0], k)))
+
+    wide = _wide_address(context, builder, vecty, dstty, args[2], first)
+    if wide is None:
+        elements()
+        return context.get_dummy_value()
+    addr, nbytes = wide
+    with builder.if_else(_aligned(builder, addr, nbytes), likely=True) as (whole, parts):
+        with whole:
+            builder.store(args[0], _vector_pointer(context, builder, vecty, addr), align=nbytes)
+        with parts:
+            elements()
     return context.get_dummy_value()

@@ -52,7 +52,7 @@ def test_range_kernels_loop_with_few_registers(kq: sycl.queue, ptx_images: list)
     """A triad's entry point: a loop over items (1-D and 3-D) that ptxas assembles for
     sm_90 in few registers and without local-memory spills; the 1-D one runs blocks of
     consecutive items with 128-bit loads and stores (where its pointers are aligned), the
-    3-D one item by item."""
+    3-D one (a 3-D launch) blocks of rows, item by item."""
     n = 1009
     x = malloc_shared_or_skip(n, kq, dtype=np.float32)
     y = malloc_shared_or_skip(n, kq, dtype=np.float32)
@@ -72,12 +72,55 @@ def test_range_kernels_loop_with_few_registers(kq: sycl.queue, ptx_images: list)
     assert re.search(r"ld\.global\.v4\.(f|b)32", triad) and re.search(r"st\.global\.v4\.(f|b)32",
                                                                       triad)
     assert "ld.global.v4" not in three_d
+    assert "%nctaid.z" in three_d and "%nctaid.z" not in triad
     for img in ptx_images:
         info = ptxas_info(img.binary)
         if info is None:
             continue  # no ptxas here
         regs, spills = info
         assert regs <= 32 and spills == 0, (regs, spills)
+
+
+def test_a_2d_range_runs_blocks_of_rows_on_a_2d_launch(kq: sycl.queue, ptx_images: list) -> None:
+    """A Jacobi sweep over a 2-D range, as a user writes it: the entry point walks a 2-D
+    launch (``%ctaid.y``, ``%nctaid.y``), divides nothing per item (no ``div``/``rem``: the
+    rows' blocks are a shift), loads once a neighbour two items of a block of ROWS rows
+    share (fewer than four loads an item), and ptxas assembles it for sm_90 in at most 32
+    registers (2048 work-items an SM) without spills."""
+    from pysycl._kernels.rangesize import ROWS
+
+    n = 66
+    a = malloc_shared_or_skip(n * n, kq, dtype=np.float32)
+    o = malloc_shared_or_skip(n * n, kq, dtype=np.float32)
+    src = np.random.default_rng(0).random((n, n), dtype=np.float32)
+    np.asarray(a)[:] = src.ravel()
+    np.asarray(o)[:] = 0
+    quarter = np.float32(0.25)
+
+    def jacobi(it):  # type: ignore[no-untyped-def]
+        i, j = it[0] + 1, it[1] + 1
+        o[i * n + j] = quarter * (a[(i - 1) * n + j] + a[(i + 1) * n + j]
+                                  + a[i * n + j - 1] + a[i * n + j + 1])
+
+    kq.parallel_for(sycl.range(n - 2, n - 2), jacobi).wait()
+    want = np.zeros((n, n), np.float32)
+    want[1:-1, 1:-1] = quarter * (src[:-2, 1:-1] + src[2:, 1:-1] + src[1:-1, :-2]
+                                  + src[1:-1, 2:])
+    np.testing.assert_array_equal(np.asarray(o).reshape(n, n), want)
+    (img,) = ptx_images
+    ptx = img.binary.decode()
+    assert "%ctaid.y" in ptx and "%nctaid.y" in ptx and "%nctaid.z" not in ptx
+    assert not re.search(r"\b(div|rem)\.", ptx)
+    loads = len(re.findall(r"\bld\.global\.", ptx))
+    stores = len(re.findall(r"\bst\.global\.", ptx))
+    assert stores == ROWS + 1  # the block's items, then the rows after the last block
+    assert loads < 4 * stores, loads
+    info = ptxas_info(img.binary)
+    if info is not None:
+        regs, spills = info
+        assert regs <= 32 and spills == 0, (regs, spills)
+    sycl.free(a, kq)
+    sycl.free(o, kq)
 
 
 def test_unmapped_builtins_are_named() -> None:

@@ -100,6 +100,42 @@ def test_ldmatrix_fills_the_fragments(use: str, colmajor: bool) -> None:
         assert got == [P.place(p, lane) for p in fmap], lane
 
 
+def _ldmatrix_b32_receives(lane: int, rows_of: list[tuple[int, int]],
+                           contiguous_cols: bool) -> list[tuple[int, int]]:
+    """The 32-bit elements lane ``lane`` receives from ``ldmatrix.x4`` without ``.trans``
+    (PTX ISA: the halves ``2(l%4), 2(l%4)+1`` of row ``l/4`` of each 8x8 b16 matrix, so the
+    32-bit element ``l%4`` of that 16-byte row)."""
+    out = []
+    for j in range(4):
+        r0, c0 = rows_of[8 * j + lane // 4]
+        pos = lane % 4
+        out.append((r0, c0 + pos) if contiguous_cols else (r0 + pos, c0))
+    return out
+
+
+@pytest.mark.parametrize(("use", "colmajor"), [("a", False), ("b", True)])
+def test_ldmatrix_fills_tf32_fragments(use: str, colmajor: bool) -> None:
+    width = P.LDMATRIX_WIDTH["tf32"]
+    assert P.ldmatrix_family("tf32", use, colmajor)
+    assert not P.ldmatrix_trans(use, colmajor)
+    rows_of = [P.ldmatrix_row(colmajor, lane, width=width) for lane in range(P.WARP)]
+    fmap = P.fragment_map("tf32", use)
+    seen = set()
+    for lane in range(P.WARP):
+        got = _ldmatrix_b32_receives(lane, rows_of, not colmajor)
+        assert got == [P.place(p, lane) for p in fmap], lane
+        seen.update(got)
+    assert len(seen) == 16 * 8  # the warp reads the whole 16x8 (8x16) tile once
+
+
+def test_tf32_tiles_that_need_a_transpose_are_read_element_by_element() -> None:
+    assert not P.ldmatrix_family("tf32", "a", True)  # A column-major
+    assert not P.ldmatrix_family("tf32", "b", False)  # B row-major
+    assert not P.ldmatrix_family("b8", "a", False)
+    assert not P.ldmatrix_family("acc", "accumulator", False)
+    assert P.ldmatrix_family("b16", "b", False) and P.ldmatrix_family("b16", "a", True)
+
+
 def test_combinations_by_compute_capability() -> None:
     assert P.ptx_combinations(70) == () and P.ptx_combinations(75) == ()
     combos = P.ptx_combinations(90)
@@ -173,7 +209,37 @@ def test_local_memory_gemm_as_ptx(kq: sycl.queue, ptx_archs: dict, kind: str) ->
     tm, tn, tk = tjm.TILE[kind]
     a, b, want = tjm._operands(kind, np.random.default_rng(2), tm, tn, 2 * tk)
     assert np.array_equal(tjm._gemm_local(kq, kind, a, b, jm.layout.col_major, 8), want)
-    _check(ptx_archs, kind, ldmatrix=kind in ("fp16", "bf16"))
+    _check(ptx_archs, kind, ldmatrix=kind in ("fp16", "bf16", "tf32"))
+    for arch in ("sm_80", "sm_90"):  # the run-time whole-warp test: the partial-warp assert
+        assert "assert" in ptx_archs[arch][0]
+
+
+@pytest.mark.parametrize("kind", ["fp16", "tf32"])
+def test_a_required_work_group_size_drops_the_whole_warp_tests(kq: sycl.queue, ptx_archs: dict,
+                                                               kind: str) -> None:
+    tm, tn, tk = tjm.TILE[kind]
+    a, b, want = tjm._operands(kind, np.random.default_rng(4), tm, tn, 2 * tk)
+    got = tjm._gemm_local(kq, kind, a, b, jm.layout.col_major, 8, whole_warps=True)
+    assert np.array_equal(got, want)
+    _check(ptx_archs, kind, ldmatrix=True)
+    for arch in ("sm_80", "sm_90"):
+        ptx = ptx_archs[arch][0]
+        assert ".reqntid 32, 1" in ptx
+        assert "assert" not in ptx  # no partial-warp branch: every warp is whole
+        assert len(re.findall(r"ldmatrix\.sync", ptx)) == 2  # A and B (captured strides:
+        # their alignment is tested at run time, the element loads stay beside them)
+
+
+def test_tf32_ldmatrix_only_where_no_transpose_is_needed(kq: sycl.queue, ptx_archs: dict) -> None:
+    tm, tn, tk = tjm.TILE["tf32"]
+    a, b, want = tjm._operands("tf32", np.random.default_rng(6), tm, tn, 2 * tk)
+    got = tjm._gemm_local(kq, "tf32", a, b, jm.layout.row_major, 8, whole_warps=True)
+    assert np.array_equal(got, want)
+    for arch in ("sm_80", "sm_90"):
+        ptx = ptx_archs[arch][0]
+        assert len(re.findall(r"ldmatrix\.sync\.aligned\.m8n8\.x4\.shared", ptx)) == 1  # A
+        assert ".trans" not in ptx and "ld.shared.b32" in ptx  # B row-major: element loads
+        ptxas_check(ptx.encode(), arch)
 
 
 @pytest.mark.parametrize("kind", list(tjm.KINDS))

@@ -7,6 +7,8 @@ inspected: one entry point, nothing left to call (``sqrt`` of ``sycl.length`` is
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 import pysycl as sycl
@@ -61,3 +63,32 @@ def test_vec_of_doubles_and_ints_compile_to_ptx(kq: sycl.queue, ptx_images: list
                                rtol=1e-12)
     (img,) = ptx_images
     ptxas_check(img.binary)
+
+
+def test_global_vectors_are_wide_accesses_where_aligned(kq: sycl.queue, ptx_images: list) -> None:
+    # a USM pointer's alignment is a run-time value: the address is tested, one 16-byte
+    # (8-byte) access where it is aligned, the element accesses elsewhere
+    n = 16
+    x = np.arange(4 * n, dtype=np.float32)
+    p = sycl.malloc_device(x.size, kq, dtype=np.float32)
+    r = sycl.malloc_device(x.size, kq, dtype=np.float32)
+    kq.memcpy(p, x, x.nbytes).wait()
+
+    def k(i):  # type: ignore[no-untyped-def]
+        (sycl.float4.load(i, p) + 1.0).store(i, r)
+        sycl.float2.load(2 * i, p).store(2 * i, r)
+
+    kq.parallel_for(sycl.range(n), k).wait()
+    out = np.empty_like(x)
+    kq.memcpy(out, r, x.nbytes).wait()
+    want = x + 1
+    want.reshape(n, 4)[:, :2] = x.reshape(n, 4)[:, :2]
+    np.testing.assert_array_equal(out, want)
+    (img,) = ptx_images
+    ptx = img.binary.decode()
+    assert re.search(r"ld\.global\.v4\.(f32|b32)", ptx) and re.search(r"st\.global\.v4", ptx)
+    assert re.search(r"ld\.global\.v2\.(f32|b32)", ptx)
+    assert re.search(r"ld\.global\.(f32|b32) ", ptx)  # the unaligned path's element loads
+    ptxas_check(img.binary)
+    sycl.free(p, kq)
+    sycl.free(r, kq)

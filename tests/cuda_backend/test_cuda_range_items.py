@@ -1,6 +1,7 @@
-"""Range kernels on NVIDIA GPUs (skipped where there is none): a 1-D launch whose work-items
-loop over the user's items (PTX entry points, :func:`pysycl_numba.wrapper.grid_stride`),
-sized per device (:func:`pysycl._kernels.rangesize.range_sizes`). Through CUDA and, where
+"""Range kernels on NVIDIA GPUs (skipped where there is none): a launch whose work-items loop
+over the user's items (PTX entry points, :mod:`pysycl_numba.range_items`: 1-D ranges in
+blocks of consecutive items, 2-D/3-D ranges on a launch of as many dimensions in blocks of
+rows), sized per device (:func:`pysycl._kernels.rangesize.range_sizes`). Through CUDA and, where
 NVIDIA's OpenCL is installed, its OpenCL view of the same GPU: every item runs exactly once
 with its own ids; a prime range launches full blocks; bounds-checked mode and asserts name
 the failing item, not the work-item that ran it."""
@@ -16,7 +17,7 @@ from hypothesis import strategies as st
 
 import pysycl as sycl
 from pysycl._kernels import bounds as _bounds
-from pysycl._kernels.rangesize import COARSEN, GPU_GROUP, GROUPS_PER_UNIT_GPU
+from pysycl._kernels.rangesize import COARSEN, GPU_GROUP, GROUPS_PER_UNIT_GPU, gpu_sizes
 from tests.kernels.test_range_items import _oracle, _run  # the same kernel and oracle
 
 PTX_GPUS = [d for d in sycl.device.get_devices(sycl.info.device_type.gpu)
@@ -153,3 +154,54 @@ def test_a_failed_assert_names_the_item(gq: sycl.queue) -> None:
     with pytest.raises(AssertionError, match=re.escape("work-item (2999999,)")):
         gq.parallel_for(sycl.range(n), k).wait()
         gq.wait_and_throw()
+
+
+@pytest.mark.parametrize("shape", [(8190, 8190), (1009, 1013), (3, 1_000_003), (1_000_003, 3),
+                                   (7, 331, 409), (130, 2, 2)])
+def test_an_nd_range_runs_an_nd_launch(gq: sycl.queue, shape: tuple[int, ...]) -> None:
+    """A 2-D/3-D range launches as many dimensions (the GPUs' rule, :func:`gpu_sizes`, with
+    the kernel's own limit); a sweep of every item writes its linear id, checked whole."""
+    n = int(np.prod(shape))
+    out = sycl.malloc_device(n, gq, dtype=np.int64)
+    gq.memset(out, 0xFF, n * 8).wait()
+
+    def k(it):  # type: ignore[no-untyped-def]
+        out[it.get_linear_id()] = it.get_linear_id()
+
+    gq.parallel_for(sycl.range(*shape), k).wait()
+    got = np.empty(n, np.int64)
+    gq.memcpy(got, out, n * 8).wait()
+    sycl.free(out, gq)
+    np.testing.assert_array_equal(got, np.arange(n))
+    ln = gq.executor.launches[k.__code__]
+    units = gq.get_device().get_info(sycl.info.device.max_compute_units)
+    limit = gq.executor.kernel_limits(ln.clk)[0]
+    assert (ln.gsize, ln.lsize) == gpu_sizes(shape, limit, units)
+    assert len(ln.gsize) == len(shape) and ln.tail == shape
+
+
+@pytest.mark.parametrize("shape", [(8192, 8192), (1026, 1030), (5, 3000)])
+def test_jacobi_as_a_user_writes_it(gq: sycl.queue, shape: tuple[int, int]) -> None:
+    """benchmarks/bench_stencil.py's kernel: a 5-point sweep of the interior of USM device
+    memory over a 2-D range; numpy's result, bit for bit (the same float32 sums)."""
+    rows, cols = shape
+    src = np.random.default_rng(7).random(shape, dtype=np.float32)
+    a = sycl.malloc_device(src.size, gq, dtype=np.float32)
+    o = sycl.malloc_device(src.size, gq, dtype=np.float32)
+    gq.memcpy(a, src, src.nbytes).wait()
+    gq.memset(o, 0, src.nbytes).wait()
+    quarter = np.float32(0.25)
+
+    def jacobi(it):  # type: ignore[no-untyped-def]
+        i, j = it[0] + 1, it[1] + 1
+        o[i * cols + j] = quarter * (a[(i - 1) * cols + j] + a[(i + 1) * cols + j]
+                                     + a[i * cols + j - 1] + a[i * cols + j + 1])
+
+    gq.parallel_for(sycl.range(rows - 2, cols - 2), jacobi).wait()
+    got = np.empty(shape, np.float32)
+    gq.memcpy(got, o, got.nbytes).wait()
+    sycl.free(a, gq)
+    sycl.free(o, gq)
+    want = np.zeros(shape, np.float32)
+    want[1:-1, 1:-1] = quarter * (src[:-2, 1:-1] + src[2:, 1:-1] + src[1:-1, :-2] + src[1:-1, 2:])
+    np.testing.assert_array_equal(got, want)

@@ -140,10 +140,12 @@ def test_gemm_through_usm_pointers(any_kernel_queue):
     assert np.array_equal(_gemm_usm(any_kernel_queue, a, b), want)
 
 
-def _gemm_local(q, kind, a, b, b_layout, ld_pad):
+def _gemm_local(q, kind, a, b, b_layout, ld_pad, whole_warps=False):
     """C = A * B with A and B tiles staged in local memory (PTX: ``ldmatrix`` when their
     rows are 16-byte aligned, element loads else), B row- or column-major there; the
-    local tiles' strides are ``tk + ld_pad`` (A) and ``tn + ld_pad`` / ``tk + ld_pad`` (B)."""
+    local tiles' strides are ``tk + ld_pad`` (A) and ``tn + ld_pad`` / ``tk + ld_pad`` (B).
+    ``whole_warps``: the kernel requires its work-group size (``reqd_work_group_size``),
+    so that PTX needs no run-time whole-warp tests."""
     T, _, ct = KINDS[kind]
     tm, tn, tk = TILE[kind]
     fam = FAMILY[kind]  # the kernel's K step (a constant string: chosen at compile time)
@@ -190,10 +192,21 @@ def _gemm_local(q, kind, a, b, b_layout, ld_pad):
                     sycl.group_barrier(it.get_group())
                 jm.joint_matrix_store(sg, acc, (wc, ti * tm * n + tj * tn), n, jm.layout.row_major)
 
+            if whole_warps:
+                kernel = sycl.reqd_work_group_size(1, WARP)(kernel)
             h.parallel_for(sycl.nd_range((m // tm, n // tn * WARP), (1, WARP)), kernel)
 
         q.submit(cg)
     return c
+
+
+@pytest.mark.parametrize("kind", ["fp16", "tf32", "int8"])
+def test_gemm_with_a_required_work_group_size(any_kernel_queue, kind):
+    tm, tn, tk = TILE[kind]
+    a, b, want = _operands(kind, np.random.default_rng(5), 2 * tm, 2 * tn, 3 * tk)
+    for b_layout in (jm.layout.row_major, jm.layout.col_major):
+        got = _gemm_local(any_kernel_queue, kind, a, b, b_layout, 8, whole_warps=True)
+        assert np.array_equal(got, want), b_layout
 
 
 @pytest.mark.parametrize("kind", list(KINDS))

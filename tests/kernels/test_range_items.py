@@ -3,16 +3,18 @@
 A ``range`` kernel takes the user's range as arguments; the launch is sized per device
 (:mod:`pysycl._kernels.rangesize`): on the CPU device the range itself (work-groups of
 CPU_GROUP where its runtime runs non-uniform ones and the driver's choice would be poor), on
-GPUs a 1-D grid whose work-items loop over the items (the
-loop is :func:`pysycl_numba.wrapper.grid_stride`, which range kernels with reductions use
-on SPIR-V devices and for n-D ranges: the tests below run it here with fewer work-items than
-items; a 1-D range reduction on PTX runs strided blocks, tests/kernels/test_reduction_blocks.py).
-Every item must run exactly once with its own ``get_id``/``get_linear_id``/``get_range``.
+GPUs a grid whose work-items loop over the items (:mod:`pysycl_numba.range_items`; its
+linear loop, :func:`~pysycl_numba.range_items.grid_stride`, is the one range kernels with
+reductions use on SPIR-V devices and for n-D ranges -- a 1-D range reduction on PTX runs
+strided blocks, tests/kernels/test_reduction_blocks.py: the tests below run it here with
+fewer work-items than items, and ``gpu_shaped`` runs the GPUs' entry points here). Every
+item must run exactly once with its own ``get_id``/``get_linear_id``/``get_range``.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -24,7 +26,7 @@ from pysycl._bundles import kernel_id as _kernel_ids
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import reduction as _reduction
 from pysycl._kernels.cache import target_of
-from pysycl._kernels.rangesize import CPU_GROUP, range_sizes
+from pysycl._kernels.rangesize import CPU_GROUP, ROWS, gpu_sizes, range_sizes
 from tests.conftest import malloc_shared_or_skip
 
 PRIMES = [1, 2, 3, 5, 7, 13, 31, 61, 67, 127, 257, 1009]
@@ -154,13 +156,22 @@ def test_cpu_launch_sizes(kq: sycl.queue, shape: tuple[int, ...]) -> None:
 
 
 # ------------------------------------- the GPUs' entry point, run on this device
+class GpuRule:
+    """How :func:`gpu_shaped` sizes a range launch: ``units`` None -- a tiny grid (1-D: at
+    most three work-groups of four; 2-D/3-D: work-groups of 4 x 2 x 1, at most 3 x 2 x 2 of
+    them), so that every loop runs many times; else the GPUs' own rule
+    (:func:`~pysycl._kernels.rangesize.gpu_sizes`) for a GPU of that many compute units."""
+
+    units: int | None = None
+
+
 @pytest.fixture
-def gpu_shaped(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Range kernels compiled with the entry point PTX images get (1-D launch, a loop over
-    the items, 1-D ranges in blocks of consecutive items with vector accesses where the
-    pointers are aligned) and launched as GPUs launch them, with a grid of at most three
-    work-groups of four, so that every loop runs many times: the GPUs' code path, run on
-    this machine's device (no GPU here). A fresh kernel cache: these images serve no one."""
+def gpu_shaped(monkeypatch: pytest.MonkeyPatch) -> Iterator[GpuRule]:
+    """Range kernels compiled with the entry point PTX images get (a loop over the items:
+    1-D ranges in blocks of consecutive items with vector accesses where the pointers are
+    aligned, 2-D and 3-D ranges on a launch of as many dimensions in blocks of rows) and
+    launched as GPUs launch them (:class:`GpuRule`): the GPUs' code path, run on this
+    machine's device (no GPU here). A fresh kernel cache: these images serve no one."""
     import tempfile
 
     import pysycl_numba.compiler as compiler
@@ -168,14 +179,22 @@ def gpu_shaped(monkeypatch: pytest.MonkeyPatch) -> None:
     from pysycl._kernels.cache import kernels
 
     real = compiler.build_kernel_wrapper
+    rule = GpuRule()
 
     def linear(*args: object) -> object:
         return real(*args[:8], True, True)  # type: ignore[arg-type]
 
     def sizes(dev: sycl.device, space: tuple[int, ...], max_group: int,
-              one_per_item: bool = False, uneven: bool = False) -> tuple[tuple[int], tuple[int]]:
-        total = int(np.prod(space))
-        return (4 * min(3, -(-total // 4)),), (4,)
+              one_per_item: bool = False, uneven: bool = False,
+              ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        if rule.units is not None:
+            return gpu_sizes(space, max_group, rule.units, one_per_item)
+        if len(space) == 1:
+            return (4 * min(3, -(-space[0] // 4)),), (4,)
+        blocks = -(-space[-2] // ROWS)
+        grid = (min(3, -(-space[-1] // 4)), min(2, -(-blocks // 2)), min(2, space[0]))
+        local = (4, 2, 1)[:len(space)]
+        return tuple(g * b for g, b in zip(grid, local, strict=False)), local
 
     monkeypatch.setattr(compiler, "build_kernel_wrapper", linear)
     monkeypatch.setattr(launching, "range_sizes", sizes)
@@ -183,7 +202,7 @@ def gpu_shaped(monkeypatch: pytest.MonkeyPatch) -> None:
     kernels.clear_memory()
     ids, by_mkey = dict(_kernel_ids._ids), dict(_kernel_ids._by_mkey)
     variants = {name: dict(kid.variants) for name, kid in ids.items()}
-    yield
+    yield rule
     kernels.clear_memory()
     # the kernel ids these submits registered hold those images: a later bundle of the
     # context (get_kernel_bundle) must not build them
@@ -200,14 +219,14 @@ def gpu_shaped(monkeypatch: pytest.MonkeyPatch) -> None:
 @settings(max_examples=25, deadline=None,  # the fixture only sets up how kernels compile
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(shape=ranges)
-def test_gpu_entry_point_every_item_once(gpu_shaped: None, kernel_device: sycl.device,
+def test_gpu_entry_point_every_item_once(gpu_shaped: GpuRule, kernel_device: sycl.device,
                                          shape: tuple[int, ...]) -> None:
     assert np.array_equal(_run(sycl.queue(kernel_device), shape), _oracle(shape))
 
 
 @pytest.mark.parametrize("offset", range(8))
 @pytest.mark.parametrize("n", [0, 1, 3, 4, 5, 61, 1009, 4096])
-def test_gpu_entry_point_ranged_views_and_pointers(gpu_shaped: None, kernel_device: sycl.device,
+def test_gpu_entry_point_ranged_views_and_pointers(gpu_shaped: GpuRule, kernel_device: sycl.device,
                                                    offset: int, n: int) -> None:
     """Accessors' ranged views and USM pointers at every alignment: 16-byte aligned ones
     run the blocks of consecutive items, the others the plain loop; the same results."""
@@ -246,7 +265,7 @@ def test_gpu_entry_point_ranged_views_and_pointers(gpu_shaped: None, kernel_devi
     np.testing.assert_array_equal(got, want)
 
 
-def test_gpu_entry_point_asserts_name_the_item(gpu_shaped: None, kernel_device: sycl.device,
+def test_gpu_entry_point_asserts_name_the_item(gpu_shaped: GpuRule, kernel_device: sycl.device,
                                                ) -> None:
     """A failed assert in a block of consecutive items, in the plain loop and in the rest
     after the last block: the report names the item and counts the items that failed."""
@@ -266,7 +285,125 @@ def test_gpu_entry_point_asserts_name_the_item(gpu_shaped: None, kernel_device: 
         assert "4 work-items failed an assert" in second, second
 
 
-def test_gpu_entry_point_bounds_checked_names_the_item(gpu_shaped: None,
+@pytest.mark.parametrize("units", [1, 132])
+@pytest.mark.parametrize("shape", [(1, 5000), (5000, 1), (61, 1013), (257, 67), (2, 3),
+                                   (7, 331, 41), (3, 100, 5), (9, 1, 70), (130, 2, 2)])
+def test_gpu_entry_point_at_gpu_sizes(gpu_shaped: GpuRule, kernel_device: sycl.device,
+                                      shape: tuple[int, ...], units: int) -> None:
+    """The GPUs' own launch rule (work-groups of up to 256, one wave of a GPU of 1 or 132
+    compute units), run here: every item once with its own ids."""
+    gpu_shaped.units = units
+    assert np.array_equal(_run(sycl.queue(kernel_device), shape), _oracle(shape))
+
+
+@pytest.mark.parametrize("rows", [1, 2, 3, 8])
+def test_gpu_entry_point_other_rows_per_step(gpu_shaped: GpuRule, kernel_device: sycl.device,
+                                             monkeypatch: pytest.MonkeyPatch, rows: int) -> None:
+    """Other blocks of rows (``ROWS``: compiled into the entry point, and the launch sized
+    for it, as benchmarks/bench_stencil.py's sweep sets them): every item once."""
+    import pysycl_numba.range_items as items
+    from pysycl._kernels import rangesize
+
+    monkeypatch.setattr(items, "ROWS", rows)
+    monkeypatch.setattr(rangesize, "ROWS", rows)
+    gpu_shaped.units = 1
+    for shape in [(61, 1013), (7, 5), (7, 331, 41), (1, 70)]:
+        assert np.array_equal(_run(sycl.queue(kernel_device), shape), _oracle(shape)), shape
+
+
+def _to_device(q: sycl.queue, a: np.ndarray) -> sycl.usm_pointer:
+    p = sycl.malloc_device(a.size, q, dtype=a.dtype)
+    q.memcpy(p, np.ascontiguousarray(a), a.nbytes).wait()
+    return p
+
+
+def _from_device(q: sycl.queue, p: sycl.usm_pointer, like: np.ndarray) -> np.ndarray:
+    got = np.empty_like(like)
+    q.memcpy(got, p, got.nbytes).wait()
+    sycl.free(p, q)
+    return got
+
+
+@pytest.mark.parametrize("units", [None, 1])
+@pytest.mark.parametrize("shape", [(66, 66), (35, 130), (3, 3), (7, 9), (1027, 45)])
+def test_gpu_entry_point_jacobi_2d(gpu_shaped: GpuRule, kernel_device: sycl.device,
+                                   shape: tuple[int, int], units: int | None) -> None:
+    """A 5-point Jacobi sweep as a user writes it (USM device memory, the interior as the
+    range, ``i + 1``/``j + 1``): blocks of ROWS rows whose neighbours the items share, and
+    the rows after them; numpy's result, the border untouched."""
+    gpu_shaped.units = units
+    q = sycl.queue(kernel_device)
+    rows, cols = shape
+    src = np.random.default_rng(rows * cols).random(shape, dtype=np.float32)
+    a, o = _to_device(q, src), _to_device(q, np.zeros(shape, np.float32))
+    quarter = np.float32(0.25)
+
+    def jacobi(it):  # type: ignore[no-untyped-def]
+        i, j = it[0] + 1, it[1] + 1
+        o[i * cols + j] = quarter * (a[(i - 1) * cols + j] + a[(i + 1) * cols + j]
+                                     + a[i * cols + j - 1] + a[i * cols + j + 1])
+
+    q.parallel_for(sycl.range(rows - 2, cols - 2), jacobi).wait()
+    want = np.zeros(shape, np.float32)
+    want[1:-1, 1:-1] = quarter * (src[:-2, 1:-1] + src[2:, 1:-1] + src[1:-1, :-2] + src[1:-1, 2:])
+    np.testing.assert_array_equal(_from_device(q, o, want).reshape(shape), want)
+    sycl.free(a, q)
+
+
+@pytest.mark.parametrize("shape", [(10, 11, 12), (3, 70, 5), (6, 3, 40)])
+def test_gpu_entry_point_jacobi_3d(gpu_shaped: GpuRule, kernel_device: sycl.device,
+                                   shape: tuple[int, int, int]) -> None:
+    """A 7-point sweep over a 3-D range (the interior): planes along the launch's third
+    dimension, rows in blocks; numpy's result."""
+    q = sycl.queue(kernel_device)
+    nz, ny, nx = shape
+    src = np.random.default_rng(nz * ny * nx).random(shape, dtype=np.float32)
+    a, o = _to_device(q, src), _to_device(q, np.zeros(shape, np.float32))
+    sixth = np.float32(1 / 6)
+
+    def k(it):  # type: ignore[no-untyped-def]
+        z, y, x = it[0] + 1, it[1] + 1, it[2] + 1
+        c = (z * ny + y) * nx + x
+        o[c] = sixth * (a[c - ny * nx] + a[c + ny * nx] + a[c - nx] + a[c + nx]
+                        + a[c - 1] + a[c + 1])
+
+    q.parallel_for(sycl.range(nz - 2, ny - 2, nx - 2), k).wait()
+    want = np.zeros(shape, np.float32)
+    s = src
+    want[1:-1, 1:-1, 1:-1] = sixth * (s[:-2, 1:-1, 1:-1] + s[2:, 1:-1, 1:-1] + s[1:-1, :-2, 1:-1]
+                                      + s[1:-1, 2:, 1:-1] + s[1:-1, 1:-1, :-2]
+                                      + s[1:-1, 1:-1, 2:])
+    np.testing.assert_allclose(_from_device(q, o, want).reshape(shape), want, rtol=1e-6)
+    sycl.free(a, q)
+
+
+def test_gpu_entry_point_nd_asserts_name_the_item(gpu_shaped: GpuRule,
+                                                  kernel_device: sycl.device) -> None:
+    """A failed assert of a 3-D range in a block of rows (row 13) and in the rows after the
+    last block (row 36 of 37): the report names an item that failed and counts both."""
+    q = sycl.queue(kernel_device)
+    out = malloc_shared_or_skip(3 * 37 * 11, q, dtype=np.int32)
+    np.asarray(out)[:] = 0
+    bad = {(1, 13, 4), (2, 36, 10)}
+
+    def k(it):  # type: ignore[no-untyped-def]
+        assert not ((it[0] == 1 and it[1] == 13 and it[2] == 4)
+                    or (it[0] == 2 and it[1] == 36 and it[2] == 10)), "bad item"
+        out[it.get_linear_id()] = 1
+
+    with pytest.raises(AssertionError) as e:
+        q.parallel_for(sycl.range(3, 37, 11), k).wait()
+    first, second = str(e.value).splitlines()[:2]
+    m = re.search(r"work-item \((\d+), (\d+), (\d+)\)$", first)
+    assert m is not None and tuple(int(v) for v in m.groups()) in bad, first
+    assert "2 work-items failed an assert" in second, second
+    flags = np.asarray(out).reshape(3, 37, 11)
+    assert flags[1, 13, 4] == flags[2, 36, 10] == 0  # the rest of those items skipped
+    assert np.count_nonzero(flags) == 3 * 37 * 11 - 2
+    sycl.free(out, q)
+
+
+def test_gpu_entry_point_bounds_checked_names_the_item(gpu_shaped: GpuRule,
                                                        kernel_device: sycl.device) -> None:
     """Bounds-checked mode: the violating item of a 2-D range (the plain loop) and of a
     1-D one (blocks of items), not the work-item that ran it."""

@@ -297,3 +297,48 @@ def test_a_1d_item_or_id_indexes_a_vector() -> None:
     dev, host = _both(make, src, np.zeros(4, np.float32), 4)
     np.testing.assert_array_equal(dev, src + src[::-1] * 100)
     np.testing.assert_array_equal(host, dev)
+
+
+@pytest.mark.parametrize("off", [0, 1, 2, 3, 4])  # elements: 16-byte aligned at 0 and 4 only
+def test_vectors_through_usm_pointers_at_any_alignment(any_kernel_queue: sycl.queue,
+                                                       off: int) -> None:
+    # on PTX a 16-byte (8-byte) vector of global memory is one access where its address is
+    # aligned, element accesses elsewhere: both must move the same elements
+    q = any_kernel_queue
+    n = 8
+    host = np.arange(4 * n + 8, dtype=np.float32) * 1.5
+    half = (np.arange(8 * n + 8) % 251).astype(np.float16)
+    p = sycl.malloc_device(host.size, q, dtype=np.float32)
+    h = sycl.malloc_device(half.size, q, dtype=np.float16)
+    r = sycl.malloc_device(host.size, q, dtype=np.float32)
+    rh = sycl.malloc_device(half.size, q, dtype=np.float16)
+    r2 = sycl.malloc_device(host.size, q, dtype=np.float32)
+    q.memcpy(p, host, host.nbytes).wait()
+    q.memcpy(h, half, half.nbytes).wait()
+    q.memset(r, 0, host.nbytes).wait()
+    q.memset(rh, 0, half.nbytes).wait()
+    q.memset(r2, 0, host.nbytes).wait()
+
+    def k(i):  # type: ignore[no-untyped-def]
+        v = sycl.float4.load(i, p + off)
+        (v * 2.0).store(i, r + off)
+        sycl.half8.load(i, h + off).store(i, rh + off)
+        sycl.float2.load(2 * i + 1, p + off).store(2 * i + 1, r2 + off)
+
+    q.parallel_for(sycl.range(n), k).wait()
+    out, outh, out2 = np.empty_like(host), np.empty_like(half), np.empty_like(host)
+    q.memcpy(out, r, host.nbytes).wait()
+    q.memcpy(outh, rh, half.nbytes).wait()
+    q.memcpy(out2, r2, host.nbytes).wait()
+    want = np.zeros_like(host)
+    want[off:off + 4 * n] = host[off:off + 4 * n] * 2
+    np.testing.assert_array_equal(out, want)
+    wanth = np.zeros_like(half)
+    wanth[off:off + 8 * n] = half[off:off + 8 * n]
+    np.testing.assert_array_equal(outh, wanth)
+    want2 = np.zeros_like(host)
+    odd = np.concatenate([np.arange(4 * i + 2, 4 * i + 4) for i in range(n)]) + off
+    want2[odd] = host[odd]
+    np.testing.assert_array_equal(out2, want2)
+    for m in (p, h, r, rh, r2):
+        sycl.free(m, q)

@@ -23,8 +23,8 @@ the buffer drops the prime (docs/design/launch.md §4.1).
 
 Sizes: ``gsize``/``lsize`` come in native order (x fastest). An nd_range launch is
 ``grid = gsize / lsize``, ``block = lsize``. A Python range kernel's launch is the
-runtime's (:mod:`pysycl._kernels.rangesize`: 1-D, blocks of 256, the kernel loops over
-the items), made by the base ``Launch``. A ``sycl.kernel`` object's range launch
+runtime's (:mod:`pysycl._kernels.rangesize`: blocks of 256, 1-D or 32 x 8 for a 2-D/3-D
+range, the kernel loops over the items), made by the base ``Launch``. A ``sycl.kernel`` object's range launch
 (:func:`launch_native`) has no work-group size, and CUDA has no partial blocks while its
 image computes the global range as ``nctaid * ntid``: the block is the largest divisor
 of the range within the device's limits (:func:`block_for`), so the grid covers it.

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pysycl._backends import submit as _submit
+from pysycl._backends.opencl import cmdbuf as _cmdbuf
 from pysycl._backends.opencl import exec as x
 from pysycl._backends.opencl import launch as _launch
 from pysycl._backends.opencl import programs as _programs
@@ -197,6 +198,9 @@ class OpenCLExecutor(OpenCLEvents):
     submit = submit
     #: the launches of this executor's kernels (:mod:`pysycl._backends.launching`)
     launch_class = _Launch
+    #: a command graph's nodes as one command buffer (``cl_khr_command_buffer``), or None
+    #: (:func:`pysycl._backends.opencl.cmdbuf.record_graph`)
+    record_graph = _cmdbuf.record_graph
 
     @property
     def uneven_groups(self) -> bool:

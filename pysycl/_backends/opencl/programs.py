@@ -316,25 +316,32 @@ def launch_interop(q: cl.CommandQueue, k: cl.Kernel, gsize: tuple[int, ...],
     """
     try:
         with launch_lock:
-            for i, a in enumerate(args):
-                try:
-                    if isinstance(a, tuple) and a and a[0] == "local":
-                        k.set_arg(i, cl.LocalMemory(max(int(a[1]), 1)))
-                    else:
-                        k.set_arg(i, a)
-                except cl.Error as e:
-                    why = _SET_ARG_WHY.get(cl_error_code(e), "the driver refuses it")
-                    raise translate(e, f"kernel {kernel_name(k)!r} argument {i} "
-                                    f"({_described(a)}): {why}", errc.kernel_argument) from e
-                except (TypeError, ValueError) as e:
-                    raise exception(errc.kernel_argument, f"kernel {kernel_name(k)!r} argument "
-                                    f"{i} ({_described(a)}): {e}") from e
+            set_interop_args(k, args)
             ev = cl.enqueue_nd_range_kernel(q, k, gsize, lsize, wait_for=wait_for)
             if inflight is not None:
                 inflight.append((ev, holds))
             return ev
     except cl.Error as e:
         raise translate(e, "kernel launch failed", errc.kernel) from e
+
+
+def set_interop_args(k: cl.Kernel, args: Sequence[Any]) -> None:
+    """Set the arguments of an interop kernel by index (``("local", nbytes)``: local
+    memory); one the driver refuses is ``errc.kernel_argument`` naming its index. The
+    caller holds the enqueue lock where other threads may use ``k``."""
+    for i, a in enumerate(args):
+        try:
+            if isinstance(a, tuple) and a and a[0] == "local":
+                k.set_arg(i, cl.LocalMemory(max(int(a[1]), 1)))
+            else:
+                k.set_arg(i, a)
+        except cl.Error as e:
+            why = _SET_ARG_WHY.get(cl_error_code(e), "the driver refuses it")
+            raise translate(e, f"kernel {kernel_name(k)!r} argument {i} "
+                            f"({_described(a)}): {why}", errc.kernel_argument) from e
+        except (TypeError, ValueError) as e:
+            raise exception(errc.kernel_argument, f"kernel {kernel_name(k)!r} argument "
+                            f"{i} ({_described(a)}): {e}") from e
 
 
 def device_cache_key(device: cl.Device) -> str:

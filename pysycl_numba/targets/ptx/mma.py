@@ -13,7 +13,8 @@ these by name; they are defined over NVVM intrinsics (``llvm.nvvm.mma.*``,
 * ``LANE()``: ``%laneid``.
 
 :data:`ptx_arch` is the compute capability a compile targets (set by the compiler
-around a PTX compile): the lowering checks joint_matrix combinations against it.
+around a PTX compile): the lowering checks joint_matrix combinations against it;
+:data:`ptx_whole_warps` says the kernel's required work-group size makes every warp whole.
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ from pysycl_numba.targets.ptx.builtins import Decl, Definition, define
 
 #: "sm_90" while a kernel compiles for PTX (pysycl_numba.compiler), else "".
 ptx_arch: contextvars.ContextVar[str] = contextvars.ContextVar("pysycl_ptx_arch", default="")
+#: True while a kernel compiles whose required work-group size (``reqd_work_group_size``,
+#: the PTX ``.reqntid`` the driver enforces) is a multiple of the warp: then every
+#: sub-group is a whole warp and the lowering drops its run-time whole-warp tests.
+ptx_whole_warps: contextvars.ContextVar[bool] = contextvars.ContextVar("pysycl_ptx_whole_warps",
+                                                                      default=False)
 
 LANE = "_Z19__pysycl_mma_lanev"
 LDSM = "_Z19__pysycl_ldsm_x4PvS_"

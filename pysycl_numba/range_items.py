@@ -1,0 +1,374 @@
+"""How a ``range`` kernel's entry point runs the user's items: one a work-item, or loops.
+
+The launch is the runtime's (:mod:`pysycl._kernels.rangesize`), the entry point around
+the items :mod:`pysycl_numba.wrapper`'s.
+
+* SPIR-V: the launch is the n-D range itself, a work-item per item (:func:`native_items`);
+* PTX, a kernel that prints (a work-item's output is one item's) or has reductions: a 1-D
+  launch whose work-items loop over the items in linear order (:func:`grid_stride`);
+* PTX, a 1-D range: blocks of :data:`COARSEN` consecutive items with 128-bit accesses
+  where the pointers allow them (:func:`coarsened`);
+* PTX, a 2-D or 3-D range: a 2-D/3-D launch in work-groups of (say) 32 x 8 whose
+  work-items loop over the range one dimension at a time, a block of :data:`ROWS`
+  consecutive rows per step (:func:`tiled`): no division per item, and a warp's items
+  are consecutive along the fastest dimension (coalesced).
+
+Whatever the loop, every item runs exactly once with its own ``sycl.item`` (the user's
+ids and range), and a failed assert or bounds violation notes the item's linear id.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Protocol
+
+from llvmlite import ir as llir
+
+from pysycl_numba import asserts, bounds
+from pysycl_numba._numba_compat import cgutils, types
+from pysycl_numba.targets.spirv import ocl
+from pysycl_numba.types import AccessorType, ItemType, USMPointerType
+
+if TYPE_CHECKING:
+    from pysycl_numba._numba_compat import BaseContext
+
+_I64 = llir.IntType(64)
+
+
+class Entry(Protocol):
+    """What the loops need of an entry point being built (``wrapper.EntryPoint``)."""
+
+    builder: llir.IRBuilder
+    extra: list[llir.Value]  # a range kernel's: the user's range first (SYCL order)
+    has_asserts: bool
+    asserts: llir.Value
+    rec: llir.Value | None
+
+    def capture_values(self, transform: Callable[[types.Type, list[llir.Value]],
+                                                 list[llir.Value]] | None = None,
+                       ) -> list[llir.Value]: ...
+
+
+def run_items(context: BaseContext, entry: Entry, emit: Callable[..., object],
+              linear: bool, coarsen: bool) -> None:
+    """A ``range`` kernel's items, each through ``emit(item)``: :func:`native_items` (not
+    ``linear``), else :func:`coarsened` (1-D) or :func:`tiled` (2-D, 3-D) where
+    ``coarsen``, else :func:`grid_stride`."""
+    rng = entry.extra
+    if not linear:
+        native_items(context, entry.builder, rng, entry, emit)
+    elif coarsen and len(rng) == 1:
+        coarsened(context, entry, emit)
+    elif coarsen:
+        tiled(context, entry, emit)
+    else:
+        with grid_stride(context, entry.builder, rng, entry) as item:
+            emit(item)
+
+
+def native_items(context: BaseContext, builder: llir.IRBuilder, rng: list[llir.Value],
+                 entry: Entry, emit: Callable[[llir.Value], object]) -> None:
+    """A ``range`` kernel's item on an n-D launch of exactly the user's range ``rng``
+    (kernel arguments, SYCL order; OpenCL dimension ``n - 1 - d`` is SYCL's ``d``):
+    ``emit(item)`` runs the body for the work-item's own id (SPIR-V: the launch is the
+    range, in work-groups the runtime chose, :mod:`pysycl._kernels.rangesize`)."""
+    n = len(rng)
+    ids = [ocl.work_item_query(builder, "get_global_id", n - 1 - d) for d in range(n)]
+    _run_item(context, entry, emit, ids, rng)
+
+
+def _note_item(entry: Entry, builder: llir.IRBuilder, lin: llir.Value) -> None:
+    """After the user's function ran item ``lin`` (linear, row-major): a failed assert or
+    bounds violation it had reports that item (the host unravels it in the user's range)."""
+    if entry.has_asserts:
+        asserts.note_linear_id(builder, entry.asserts, lin)
+    if entry.rec is not None:
+        bounds.note_linear_id(builder, entry.rec, lin)
+
+
+@contextmanager
+def grid_stride(context: BaseContext, builder: llir.IRBuilder, rng: list[llir.Value],
+                entry: Entry) -> Iterator[llir.Value]:
+    """A ``range`` kernel's loop over the user's range ``rng`` (kernel arguments, SYCL
+    order): the launch is 1-D with as many work-items as the runtime chose (G), and
+    work-item ``g`` runs items ``g, g + G, g + 2G, ...`` in linear (row-major) order. The
+    body runs with the ``sycl.item`` of each (its ids and range the user's); after it, a
+    failed assert or bounds violation notes the item's linear id, not the work-item's.
+
+    An n-D id is unravelled once per work-item; each step adds G's own unravelled digits
+    with a carry (compares and selects, no division per item).
+    """
+    n = len(rng)
+    lin = ocl.work_item_query(builder, "get_global_id", 0)
+    stride = ocl.work_item_query(builder, "get_global_size", 0)
+    total = rng[0]
+    for e in rng[1:]:
+        total = builder.mul(total, e)
+    with builder.if_then(builder.icmp_signed("<", lin, total), likely=True):
+        ids = [cgutils.alloca_once_value(builder, v) for v in _unravel(builder, lin, rng)]
+        steps = _unravel(builder, stride, rng)  # dimension 0: may exceed its range
+        with cgutils.for_range_slice(builder, lin, total, stride) as (i, _count):
+            cur = [builder.load(p) for p in ids]
+            item = cgutils.create_struct_proxy(ItemType(n))(context, builder)
+            for d in range(n):
+                setattr(item, f"id{d}", cur[d])
+                setattr(item, f"range{d}", rng[d])
+            yield item._getvalue()
+            _note_item(entry, builder, i)
+            carry = _I64(0)
+            for d in range(n - 1, 0, -1):
+                t = builder.add(builder.add(cur[d], steps[d]), carry)
+                wrap = builder.icmp_unsigned(">=", t, rng[d])
+                builder.store(builder.select(wrap, builder.sub(t, rng[d]), t), ids[d])
+                carry = builder.zext(wrap, _I64)
+            builder.store(builder.add(builder.add(cur[0], steps[0]), carry), ids[0])
+
+
+def _unravel(builder: llir.IRBuilder, lin: llir.Value, rng: list[llir.Value]) -> list[llir.Value]:
+    """The row-major digits of ``lin`` in range ``rng`` (dimension 0: the rest, unbounded)."""
+    out: list[llir.Value] = [lin] * len(rng)
+    rest = lin
+    for d in range(len(rng) - 1, 0, -1):
+        out[d] = builder.urem(rest, rng[d])
+        rest = builder.udiv(rest, rng[d])
+    out[0] = rest
+    return out
+
+
+#: Consecutive items a work-item of a coarsened 1-D ``range`` kernel runs in a row (the
+#: runtime sizes its launch for it: ``pysycl._kernels.rangesize.COARSEN``).
+COARSEN = 4
+_VECTOR_BYTES = 16  # a 128-bit load or store
+
+
+def coarsened(context: BaseContext, entry: Entry, emit: Callable[..., object]) -> None:
+    """A 1-D ``range`` kernel's items in blocks of :data:`COARSEN` consecutive ones (PTX).
+
+    Where every captured global pointer (a USM pointer, an accessor's data at its offset) is
+    16-byte aligned -- checked at run time, the same for all work-items -- work-item ``g``
+    of ``G`` runs the blocks ``g, g + G, ...`` (:func:`_blocks`), with the captures rebuilt
+    from pointers whose low bits are masked off (no change to their values there): LLVM
+    then knows their alignment, and the block's accesses of consecutive elements become
+    128-bit ones (a triad: ``ld.global.v4``/``st.global.v4``). Elsewhere (a pointer that
+    is not aligned, or a bounds-checked accessor's, which is not masked): the plain
+    :func:`grid_stride` loop, or blocks of scalar accesses. Either way every item runs
+    once with its own ``sycl.item``; work-items are never ordered, so running consecutive
+    items in one is always allowed."""
+    builder = entry.builder
+    rng = entry.extra
+    fast, every = aligned_captures(context, entry)
+    with builder.if_else(every, likely=True) as (vector, plain):
+        with vector:
+            _blocks(context, entry, rng[0], lambda item: emit(item, fast))
+        with plain, grid_stride(context, builder, rng, entry) as item:
+            emit(item)
+
+
+def aligned_captures(context: BaseContext, entry: Entry) -> tuple[list[llir.Value], llir.Value]:
+    """(the captures rebuilt from pointers whose low 4 bits are masked off, whether every
+    captured global pointer -- a USM pointer, an accessor's data at its offset -- is 16-byte
+    aligned: then the masked values are the captures' own, and LLVM knows their alignment).
+    A bounds-checked accessor is not masked (its accesses stay scalar)."""
+    builder = entry.builder
+    ok: list[llir.Value] = []
+
+    def aligned(capty: types.Type, args: list[llir.Value]) -> list[llir.Value]:
+        if isinstance(capty, AccessorType) and capty.space == "global" and not capty.checked:
+            size = context.get_abi_sizeof(context.get_data_type(capty.dtype))
+            step = _VECTOR_BYTES // math.gcd(size, _VECTOR_BYTES)  # elements per 16 bytes
+            base, offset = _masked(builder, args[0], ok), args[1]
+            if step > 1:
+                mask = _I64(step - 1)
+                ok.append(builder.icmp_unsigned("==", builder.and_(offset, mask), _I64(0)))
+                offset = builder.and_(offset, _I64(~(step - 1)))
+            return [base, offset, *args[2:]]
+        if isinstance(capty, USMPointerType):
+            return [_masked(builder, args[0], ok)]
+        return args
+
+    fast = entry.capture_values(aligned)
+    every = ok[0] if ok else llir.Constant(llir.IntType(1), 1)
+    for c in ok[1:]:
+        every = builder.and_(every, c)
+    return fast, every
+
+
+def _masked(builder: llir.IRBuilder, p: llir.Value, ok: list[llir.Value]) -> llir.Value:
+    """``p`` with its low 4 bits cleared (the same pointer where ``ok`` holds, to which its
+    alignment test is appended)."""
+    bits = builder.ptrtoint(p, _I64)
+    ok.append(builder.icmp_unsigned("==", builder.and_(bits, _I64(_VECTOR_BYTES - 1)), _I64(0)))
+    return builder.inttoptr(builder.and_(bits, _I64(-_VECTOR_BYTES)), p.type)
+
+
+def _blocks(context: BaseContext, entry: Entry, n: llir.Value,
+            emit: Callable[[llir.Value], object]) -> None:
+    """Items ``0 .. n`` of a 1-D range: whole blocks of :data:`COARSEN` consecutive items
+    grid-strided over the work-items, then the rest (fewer than :data:`COARSEN`) one per
+    work-item, grid-strided too (a launch may have fewer work-items than that).
+
+    A block calls the user's function for each of its items in alias scopes of their own
+    (:class:`ItemScopes`); LLVM's load/store vectoriser then joins the items' consecutive
+    accesses into vector ones."""
+    builder = entry.builder
+    gid = ocl.work_item_query(builder, "get_global_id", 0)
+    stride = ocl.work_item_query(builder, "get_global_size", 0)
+    whole = builder.udiv(n, _I64(COARSEN))
+    scopes = ItemScopes(builder.module, COARSEN)
+    with cgutils.for_range_slice(builder, gid, whole, stride) as (b, _count):
+        first = builder.mul(b, _I64(COARSEN))
+        for k in range(COARSEN):
+            i = builder.add(first, _I64(k)) if k else first
+            scopes.tag(k, _run_item(context, entry, emit, [i], [n]))
+    rest = builder.add(builder.mul(whole, _I64(COARSEN)), gid)
+    with cgutils.for_range_slice(builder, rest, n, stride) as (i, _count):  # < COARSEN items
+        _run_item(context, entry, emit, [i], [n])
+
+
+#: Consecutive rows (items along the second-fastest dimension) a work-item of a 2-D or
+#: 3-D ``range`` kernel runs per step of :func:`tiled` (the runtime sizes its launch for
+#: it: ``pysycl._kernels.rangesize.ROWS``).
+ROWS = 4
+
+
+def tiled(context: BaseContext, entry: Entry, emit: Callable[[llir.Value], object]) -> None:
+    """A 2-D or 3-D ``range`` kernel's items on a launch of as many dimensions (PTX).
+
+    OpenCL dimension 0 of the launch walks the fastest dimension of the range (its
+    columns), dimension 1 the rows (SYCL dimension ``n - 2``), in blocks of :data:`ROWS`
+    consecutive rows, dimension 2 the slowest dimension of a 3-D range: work-item
+    ``(x, y[, z])`` of a launch of ``(X, Y[, Z])`` runs the columns ``x, x + X, ...`` of its
+    row blocks ``y, y + Y, ...`` (of its planes ``z, z + Z, ...``), each block's items one
+    below the other (:func:`_nd_loop`), then the rows after the last whole block (fewer
+    than :data:`ROWS`) one at a time. No division per item. The items of a block run in
+    alias scopes of their own (:class:`ItemScopes`): LLVM may load once what two of them read
+    (a stencil's shared neighbours)."""
+    builder = entry.builder
+    rng = entry.extra
+    n = len(rng)
+    gid = [ocl.work_item_query(builder, "get_global_id", d) for d in range(n)]
+    size = [ocl.work_item_query(builder, "get_global_size", d) for d in range(n)]
+    rows, cols, planes = rng[n - 2], rng[n - 1], rng[:n - 2]  # native order below
+    if ROWS == 1:
+        with _nd_loop(builder, gid, size, [cols, rows, *planes]) as (j, i, *z):
+            _run_item(context, entry, emit, [*z, i, j], rng)
+        return
+    whole = builder.udiv(rows, _I64(ROWS))
+    scopes = ItemScopes(builder.module, ROWS)
+    with _nd_loop(builder, gid, size, [cols, whole, *planes]) as (j, b, *z):
+        first = builder.mul(b, _I64(ROWS))
+        for k in range(ROWS):
+            i = builder.add(first, _I64(k)) if k else first
+            scopes.tag(k, _run_item(context, entry, emit, [*z, i, j], rng))
+    rest = builder.add(builder.mul(whole, _I64(ROWS)), gid[1])
+    with _nd_loop(builder, [gid[0], rest, *gid[2:]], size, [cols, rows, *planes]) as (j, i, *z):
+        _run_item(context, entry, emit, [*z, i, j], rng)
+
+
+@contextmanager
+def _nd_loop(builder: llir.IRBuilder, starts: list[llir.Value], steps: list[llir.Value],
+             stops: list[llir.Value]) -> Iterator[list[llir.Value]]:
+    """One loop over the ids ``starts[d], starts[d] + steps[d], ... < stops[d]`` of every
+    dimension ``d`` (fastest first, each nested in the next): the body runs with the
+    current ids, and a step adds ``steps[0]`` to the fastest id with a carry into the next
+    (an id that passes its stop restarts at its start). One loop, not a nest: a work-item
+    whose fastest id takes one value (the launch covers that dimension, the common case)
+    steps the next one at each turn, and LLVM keeps no pointer per access and loop."""
+    first = builder.icmp_signed("<", starts[0], stops[0])
+    for s, e in zip(starts[1:], stops[1:], strict=True):
+        first = builder.and_(first, builder.icmp_signed("<", s, e))
+    with builder.if_then(first, likely=True):
+        ids = [cgutils.alloca_once_value(builder, s) for s in starts]
+        body = builder.append_basic_block("items.body")
+        end = builder.append_basic_block("items.end")
+        builder.branch(body)
+        builder.position_at_end(body)
+        cur = [builder.load(p) for p in ids]
+        yield cur
+        carry: llir.Value = llir.Constant(llir.IntType(1), 1)
+        for d, (s, step, e) in enumerate(zip(starts, steps, stops, strict=True)):
+            nxt = builder.add(cur[d], step)
+            over = builder.icmp_signed(">=", nxt, e)
+            if d == len(starts) - 1:
+                builder.store(builder.select(carry, nxt, cur[d]), ids[d])
+                carry = builder.and_(carry, over)
+            else:
+                builder.store(builder.select(carry, builder.select(over, s, nxt), cur[d]), ids[d])
+                carry = builder.and_(carry, over)
+        builder.cbranch(carry, end, body)
+        builder.position_at_end(end)
+
+
+def run_item(context: BaseContext, entry: Entry, i: llir.Value, n: llir.Value,
+             emit: Callable[[llir.Value], object]) -> list[llir.Instruction]:
+    """Item ``i`` of a 1-D range of ``n`` through ``emit(item)``, its linear id noted; the
+    instructions this added to the builder's block (:func:`_run_item`)."""
+    return _run_item(context, entry, emit, [i], [n])
+
+
+def _run_item(context: BaseContext, entry: Entry, emit: Callable[[llir.Value], object],
+              ids: list[llir.Value], rng: list[llir.Value]) -> list[llir.Instruction]:
+    """Run the item ``ids`` (SYCL order) of range ``rng`` through ``emit`` and note its
+    linear id (:func:`_note_item`); the instructions that added to the current block."""
+    builder = entry.builder
+    block = builder.block
+    before = len(block.instructions)
+    item = cgutils.create_struct_proxy(ItemType(len(ids)))(context, builder)
+    for d, (i, r) in enumerate(zip(ids, rng, strict=True)):
+        setattr(item, f"id{d}", i)
+        setattr(item, f"range{d}", r)
+    emit(item._getvalue())
+    if entry.has_asserts or entry.rec is not None:
+        lin = ids[0]
+        for d in range(1, len(ids)):
+            lin = builder.add(builder.mul(lin, rng[d]), ids[d])
+        _note_item(entry, builder, lin)
+    return block.instructions[before:]
+
+
+class ItemScopes:
+    """``count`` alias scopes of one domain, for the items a work-item runs in a row.
+
+    Each item's call is in a scope of its own and declared not to alias the others'
+    (``!alias.scope``/``!noalias``, which inlining hands on to every access of the body):
+    the items are distinct work-items, which SYCL never orders, so any interleaving of
+    their accesses is one the device could have run. LLVM may then move an item's loads
+    ahead of another's stores (fences and atomics keep their order: a fence is no access
+    of a scope). The notes of a failed assert or bounds violation between the calls are
+    in no scope, so they keep their place."""
+
+    def __init__(self, module: llir.Module, count: int) -> None:
+        domain = _Distinct(module, "pysycl.items")
+        scopes = [_Distinct(module, f"pysycl.item{k}", domain) for k in range(count)]
+        self.mine = [module.add_metadata([s]) for s in scopes]
+        self.others = [module.add_metadata([s for s in scopes if s is not mine])
+                       for mine in scopes]
+
+    def tag(self, k: int, instructions: list[llir.Instruction]) -> None:
+        """Put the calls among ``instructions`` in scope ``k``."""
+        for ins in instructions:
+            if isinstance(ins, llir.CallInstr):
+                ins.set_metadata("alias.scope", self.mine[k])
+                ins.set_metadata("noalias", self.others[k])
+
+
+class _Distinct(llir.values.MDValue):
+    """A ``distinct`` metadata node that refers to itself first: an alias scope domain
+    (``name``) or a scope of ``domain``."""
+
+    def __init__(self, module: llir.Module, name: str, domain: _Distinct | None = None) -> None:
+        super().__init__(module, [], name=str(len(module.metadata)))
+        rest = [domain] if domain is not None else []
+        self.operands = (self, *rest, llir.MetaDataString(module, name))
+
+    def descr(self, buf: list[str]) -> None:
+        buf.append("distinct ")
+        super().descr(buf)
+
+    def __eq__(self, other: object) -> bool:  # distinct: itself only (and no recursion)
+        return self is other
+
+    def __hash__(self) -> int:
+        return id(self)
