@@ -8,10 +8,11 @@ the items :mod:`pysycl_numba.wrapper`'s.
   launch whose work-items loop over the items in linear order (:func:`grid_stride`);
 * PTX, a 1-D range: blocks of :data:`COARSEN` consecutive items with 128-bit accesses
   where the pointers allow them (:func:`coarsened`);
-* PTX, a 2-D or 3-D range: a 2-D/3-D launch in work-groups of (say) 32 x 8 whose
-  work-items loop over the range one dimension at a time, a block of :data:`ROWS`
-  consecutive rows per step (:func:`tiled`): no division per item, and a warp's items
-  are consecutive along the fastest dimension (coalesced).
+* PTX, a 2-D or 3-D range: a 2-D/3-D launch in work-groups of (say) 32 x 8 that covers
+  the range, a work-item per item (or per block of
+  :data:`~pysycl._kernels.rangesize.COLUMNS` consecutive items of a row), guarded at the
+  edges -- a loop only where CUDA's grid cannot cover the range (:func:`nd_items`): no
+  division, and a warp's items are consecutive along the fastest dimension (coalesced).
 
 Whatever the loop, every item runs exactly once with its own ``sycl.item`` (the user's
 ids and range), and a failed assert or bounds violation notes the item's linear id.
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from llvmlite import ir as llir
 
+from pysycl._kernels import rangesize
 from pysycl_numba import asserts, bounds
 from pysycl_numba._numba_compat import cgutils, types
 from pysycl_numba.targets.spirv import ocl
@@ -54,7 +56,7 @@ class Entry(Protocol):
 def run_items(context: BaseContext, entry: Entry, emit: Callable[..., object],
               linear: bool, coarsen: bool) -> None:
     """A ``range`` kernel's items, each through ``emit(item)``: :func:`native_items` (not
-    ``linear``), else :func:`coarsened` (1-D) or :func:`tiled` (2-D, 3-D) where
+    ``linear``), else :func:`coarsened` (1-D) or :func:`nd_items` (2-D, 3-D) where
     ``coarsen``, else :func:`grid_stride`."""
     rng = entry.extra
     if not linear:
@@ -62,7 +64,7 @@ def run_items(context: BaseContext, entry: Entry, emit: Callable[..., object],
     elif coarsen and len(rng) == 1:
         coarsened(context, entry, emit)
     elif coarsen:
-        tiled(context, entry, emit)
+        nd_items(context, entry, emit)
     else:
         with grid_stride(context, entry.builder, rng, entry) as item:
             emit(item)
@@ -166,13 +168,25 @@ def coarsened(context: BaseContext, entry: Entry, emit: Callable[..., object]) -
             emit(item)
 
 
-def aligned_captures(context: BaseContext, entry: Entry) -> tuple[list[llir.Value], llir.Value]:
+def aligned_captures(context: BaseContext, entry: Entry, ints: int = 1,
+                     ) -> tuple[list[llir.Value], llir.Value]:
     """(the captures rebuilt from pointers whose low 4 bits are masked off, whether every
     captured global pointer -- a USM pointer, an accessor's data at its offset -- is 16-byte
     aligned: then the masked values are the captures' own, and LLVM knows their alignment).
-    A bounds-checked accessor is not masked (its accesses stay scalar)."""
+    A bounds-checked accessor is not masked (its accesses stay scalar). ``ints`` (a power
+    of two) > 1: integer captures and accessors' memory ranges (the strides of their rows)
+    are masked to multiples of ``ints`` too, and must be such multiples: then an index
+    ``i * n + j`` of a block of ``ints`` consecutive ``j`` starts aligned where ``j``'s
+    first does."""
     builder = entry.builder
     ok: list[llir.Value] = []
+
+    def multiple(v: llir.Value) -> llir.Value:
+        if ints == 1:
+            return v
+        low = llir.Constant(v.type, ints - 1)
+        ok.append(builder.icmp_unsigned("==", builder.and_(v, low), llir.Constant(v.type, 0)))
+        return builder.and_(v, llir.Constant(v.type, ~(ints - 1)))
 
     def aligned(capty: types.Type, args: list[llir.Value]) -> list[llir.Value]:
         if isinstance(capty, AccessorType) and capty.space == "global" and not capty.checked:
@@ -183,9 +197,12 @@ def aligned_captures(context: BaseContext, entry: Entry) -> tuple[list[llir.Valu
                 mask = _I64(step - 1)
                 ok.append(builder.icmp_unsigned("==", builder.and_(offset, mask), _I64(0)))
                 offset = builder.and_(offset, _I64(~(step - 1)))
-            return [base, offset, *args[2:]]
+            strides = [multiple(m) for m in args[2 + capty.ndim:]]  # mem_range[1..n-1]
+            return [base, offset, *args[2:2 + capty.ndim], *strides]
         if isinstance(capty, USMPointerType):
             return [_masked(builder, args[0], ok)]
+        if isinstance(capty, types.Integer):
+            return [multiple(args[0])]
         return args
 
     fast = entry.capture_values(aligned)
@@ -227,44 +244,105 @@ def _blocks(context: BaseContext, entry: Entry, n: llir.Value,
         _run_item(context, entry, emit, [i], [n])
 
 
-#: Consecutive rows (items along the second-fastest dimension) a work-item of a 2-D or
-#: 3-D ``range`` kernel runs per step of :func:`tiled` (the runtime sizes its launch for
-#: it: ``pysycl._kernels.rangesize.ROWS``).
-ROWS = 4
-
-
-def tiled(context: BaseContext, entry: Entry, emit: Callable[[llir.Value], object]) -> None:
+def nd_items(context: BaseContext, entry: Entry, emit: Callable[..., object]) -> None:
     """A 2-D or 3-D ``range`` kernel's items on a launch of as many dimensions (PTX).
 
     OpenCL dimension 0 of the launch walks the fastest dimension of the range (its
-    columns), dimension 1 the rows (SYCL dimension ``n - 2``), in blocks of :data:`ROWS`
-    consecutive rows, dimension 2 the slowest dimension of a 3-D range: work-item
-    ``(x, y[, z])`` of a launch of ``(X, Y[, Z])`` runs the columns ``x, x + X, ...`` of its
-    row blocks ``y, y + Y, ...`` (of its planes ``z, z + Z, ...``), each block's items one
-    below the other (:func:`_nd_loop`), then the rows after the last whole block (fewer
-    than :data:`ROWS`) one at a time. No division per item. The items of a block run in
-    alias scopes of their own (:class:`ItemScopes`): LLVM may load once what two of them read
-    (a stencil's shared neighbours)."""
+    columns) in blocks of ``C`` (:data:`pysycl._kernels.rangesize.COLUMNS`) consecutive
+    items, dimension 1 the rows (SYCL dimension ``n - 2``), dimension 2 the slowest
+    dimension of a 3-D range. Where the launch covers the range (its global size -- times
+    ``C`` along x -- at least the range in every dimension; the same for all work-items),
+    work-item ``(x, y[, z])`` runs the items ``(z, y, Cx .. Cx + C - 1)`` inside the range:
+    no loop. Elsewhere (a range beyond CUDA's grid) it runs the blocks ``(x + aX, y + bY,
+    z + cZ)`` of a launch of ``(X, Y, Z)`` in one carried loop (:func:`_nd_loop`). No
+    division either way.
+
+    ``C > 1``: where every captured pointer is 16-byte aligned and every integer capture a
+    multiple of ``C`` (:func:`aligned_captures`; the same for all work-items), a block
+    inside the range runs its items with captures LLVM knows to be aligned, in alias scopes
+    of their own (:class:`ItemScopes`): their consecutive accesses become vector ones, and a
+    load two items share (a stencil's neighbours) runs once. Elsewhere a block's items inside
+    the range run one by one (a short loop: had the block's items been copies of the vector
+    path's, LLVM would have sunk the last of them into one block with phis of the captures,
+    and the vector path's accesses would no longer have been one block's)."""
     builder = entry.builder
     rng = entry.extra
     n = len(rng)
+    width = rangesize.COLUMNS
     gid = [ocl.work_item_query(builder, "get_global_id", d) for d in range(n)]
     size = [ocl.work_item_query(builder, "get_global_size", d) for d in range(n)]
-    rows, cols, planes = rng[n - 2], rng[n - 1], rng[:n - 2]  # native order below
-    if ROWS == 1:
-        with _nd_loop(builder, gid, size, [cols, rows, *planes]) as (j, i, *z):
-            _run_item(context, entry, emit, [*z, i, j], rng)
-        return
-    whole = builder.udiv(rows, _I64(ROWS))
-    scopes = ItemScopes(builder.module, ROWS)
-    with _nd_loop(builder, gid, size, [cols, whole, *planes]) as (j, b, *z):
-        first = builder.mul(b, _I64(ROWS))
-        for k in range(ROWS):
-            i = builder.add(first, _I64(k)) if k else first
-            scopes.tag(k, _run_item(context, entry, emit, [*z, i, j], rng))
-    rest = builder.add(builder.mul(whole, _I64(ROWS)), gid[1])
-    with _nd_loop(builder, [gid[0], rest, *gid[2:]], size, [cols, rows, *planes]) as (j, i, *z):
-        _run_item(context, entry, emit, [*z, i, j], rng)
+    cols = rng[n - 1]
+    blocks = cols if width == 1 else builder.udiv(builder.add(cols, _I64(width - 1)),
+                                                  _I64(width))
+    stops = [blocks, rng[n - 2], *rng[:n - 2]]  # native order
+    covers = _all(builder, [builder.icmp_unsigned(">=", z, e) for z, e in zip(size, stops,
+                                                                                strict=True)])
+    fast, every = aligned_captures(context, entry, width) if width > 1 else ([], None)
+    scopes = ItemScopes(builder.module, width)
+
+    def block(ids: list[llir.Value], vector: bool) -> None:
+        x, i, *z = ids
+        if width == 1:
+            _run_item(context, entry, emit, [*z, i, x], rng)
+            return
+        first = builder.mul(x, _I64(width))
+        end = builder.add(first, _I64(width))
+
+        def one_by_one() -> None:  # a loop: one copy of the body, whose end is no block's
+            last = builder.select(builder.icmp_unsigned("<", end, cols), end, cols)
+            with _rolled_loop(builder, first, last) as j:
+                _run_item(context, entry, emit, [*z, i, j], rng)
+        if not vector:
+            one_by_one()
+            return
+        whole = builder.icmp_unsigned("<=", end, cols)
+        with builder.if_else(builder.and_(every, whole), likely=True) as (vec, rest):
+            with vec:
+                for k in range(width):
+                    j = builder.add(first, _I64(k)) if k else first
+                    scopes.tag(k, _run_item(context, entry, lambda item: emit(item, fast),
+                                            [*z, i, j], rng))
+            with rest:
+                one_by_one()
+
+    with builder.if_else(covers, likely=True) as (one, many):
+        with one:
+            inside = _all(builder, [builder.icmp_unsigned("<", g, e)
+                                    for g, e in zip(gid, stops, strict=True)])
+            with builder.if_then(inside, likely=True):
+                block(gid, True)
+        with many, _nd_loop(builder, gid, size, stops) as ids:
+            block(ids, False)
+
+
+@contextmanager
+def _rolled_loop(builder: llir.IRBuilder, start: llir.Value, stop: llir.Value,
+                 ) -> Iterator[llir.Value]:
+    """``for j in range(start, stop)`` (a few iterations at most), which LLVM is told not to
+    unroll (``llvm.loop.unroll.disable``: it would copy the body for a trip count it does
+    not know to be small)."""
+    head = builder.block
+    body = builder.append_basic_block("few.body")
+    end = builder.append_basic_block("few.end")
+    builder.cbranch(builder.icmp_unsigned("<", start, stop), body, end)
+    builder.position_at_end(body)
+    j = builder.phi(_I64, name="few.j")
+    j.add_incoming(start, head)
+    yield j
+    nxt = builder.add(j, _I64(1))
+    j.add_incoming(nxt, builder.block)
+    latch = builder.cbranch(builder.icmp_unsigned("<", nxt, stop), body, end)
+    module = builder.module
+    off = module.add_metadata([llir.MetaDataString(module, "llvm.loop.unroll.disable")])
+    latch.set_metadata("llvm.loop", _Distinct(module, off))
+    builder.position_at_end(end)
+
+
+def _all(builder: llir.IRBuilder, conds: list[llir.Value]) -> llir.Value:
+    out = conds[0]
+    for c in conds[1:]:
+        out = builder.and_(out, c)
+    return out
 
 
 @contextmanager
@@ -341,7 +419,7 @@ class ItemScopes:
 
     def __init__(self, module: llir.Module, count: int) -> None:
         domain = _Distinct(module, "pysycl.items")
-        scopes = [_Distinct(module, f"pysycl.item{k}", domain) for k in range(count)]
+        scopes = [_Distinct(module, domain, f"pysycl.item{k}") for k in range(count)]
         self.mine = [module.add_metadata([s]) for s in scopes]
         self.others = [module.add_metadata([s for s in scopes if s is not mine])
                        for mine in scopes]
@@ -355,13 +433,14 @@ class ItemScopes:
 
 
 class _Distinct(llir.values.MDValue):
-    """A ``distinct`` metadata node that refers to itself first: an alias scope domain
-    (``name``) or a scope of ``domain``."""
+    """A ``distinct`` metadata node that refers to itself first, then to ``rest`` (strings
+    as metadata strings): an alias scope domain (its name), a scope (its domain and name),
+    a loop's id (its properties)."""
 
-    def __init__(self, module: llir.Module, name: str, domain: _Distinct | None = None) -> None:
+    def __init__(self, module: llir.Module, *rest: llir.values.MDValue | str) -> None:
         super().__init__(module, [], name=str(len(module.metadata)))
-        rest = [domain] if domain is not None else []
-        self.operands = (self, *rest, llir.MetaDataString(module, name))
+        self.operands = (self, *(llir.MetaDataString(module, r) if isinstance(r, str) else r
+                                 for r in rest))
 
     def descr(self, buf: list[str]) -> None:
         buf.append("distinct ")

@@ -214,7 +214,7 @@ def build_kernel_wrapper(
             (:mod:`pysycl_numba.range_items`, :func:`~.range_items.run_items`).
         coarsen: with ``linear``: a 1-D range's work-items run blocks of consecutive
             items with vector accesses where the memory allows them (``coarsened``), a
-            2-D/3-D range's an n-D launch in blocks of rows (``tiled``); else a 1-D
+            2-D/3-D range's an n-D launch that covers it (``nd_items``); else a 1-D
             launch's linear loop (``grid_stride``: a kernel that prints).
     """
     n_range = index.ndim if index.kind == "range" else 0

@@ -5,20 +5,22 @@ launch is the runtime's choice, made here per device for every backend (the back
 ``Launch`` asks once, when it is made for a kernel, range and queue). The kernel's
 entry point (:mod:`pysycl_numba.wrapper`) matches its image's format:
 
-* PTX (NVIDIA GPUs, through CUDA or NVIDIA's OpenCL): a launch whose work-items loop over
-  the items (:mod:`pysycl_numba.range_items`), as many work-groups as the range needs up to
-  :data:`GROUPS_PER_UNIT_GPU` per compute unit -- a grid that fills the device once, each
-  work-item then handling several items. A 1-D range: a 1-D launch in work-groups of
-  :data:`GPU_GROUP` work-items (the kernel's limit if lower), each work-item running
-  blocks of :data:`COARSEN` consecutive items with 128-bit accesses where its pointers are
-  aligned (``coarsened``). A 2-D or 3-D range: a launch of as many dimensions
-  (:func:`gpu_sizes`), work-groups of :data:`GPU_ROW` x 8 (``GPU_GROUP`` work-items; wider
-  where the range has few rows, narrower where it has few columns), each work-item running
-  blocks of :data:`ROWS` consecutive rows of its columns (``tiled``: no division per item,
-  a warp's items consecutive along the fastest dimension). Any range size launches full
-  work-groups (before, a prime range ran CUDA blocks of one work-item, whose blocks had
-  to divide the range). A kernel that prints: a 1-D launch of a work-item per item
-  (``grid_stride``);
+* PTX (NVIDIA GPUs, through CUDA or NVIDIA's OpenCL), a 1-D range: a 1-D launch whose
+  work-items loop over the items (:mod:`pysycl_numba.range_items`), in work-groups of
+  :data:`GPU_GROUP` work-items (the kernel's limit if lower), as many as the range needs up
+  to :data:`GROUPS_PER_UNIT_GPU` per compute unit -- a grid that fills the device once,
+  each work-item running blocks of :data:`COARSEN` consecutive items with 128-bit accesses
+  where its pointers are aligned (``coarsened``);
+* PTX, a 2-D or 3-D range: a launch of as many dimensions that covers the range
+  (:func:`gpu_sizes`): work-groups of :data:`GPU_ROW` x 8 (``GPU_GROUP`` work-items; wider
+  where the range has few rows, narrower where it has few columns), a work-item per item --
+  per :data:`COLUMNS` consecutive items of a row -- along the fastest dimension, a row per
+  work-item along the next, a plane along the third (``nd_items``: no loop, no division;
+  a warp's items consecutive in memory). Only where CUDA's grid cannot cover the range
+  (more than 65535 work-groups along y or z) does the launch stop at that limit and its
+  work-items loop over the rest. Any range size launches full work-groups (before, a prime
+  range ran CUDA blocks of one work-item, whose blocks had to divide the range). A kernel
+  that prints: a 1-D launch of a work-item per item (``grid_stride``);
 * SPIR-V (the Intel OpenCL CPU runtime): the n-D range itself, one work-item per item
   (``native_items``), the work-group size the driver's choice -- except where the fastest
   dimension is not a multiple of :data:`CPU_GROUP` and the device runs non-uniform
@@ -44,14 +46,20 @@ if TYPE_CHECKING:
 
 #: Work-items per work-group of a 1-D (PTX) ``range`` launch.
 GPU_GROUP = 256
-#: Work-groups per compute unit of a PTX ``range`` launch (an SM holds 2048 work-items).
+#: Work-groups per compute unit of a 1-D PTX ``range`` launch (an SM holds 2048
+#: work-items).
 GROUPS_PER_UNIT_GPU = 8
 #: Consecutive items a work-item of a 1-D PTX ``range`` kernel runs as one block
 #: (``pysycl_numba.range_items.COARSEN``: 128-bit accesses of 4-byte elements).
 COARSEN = 4
-#: Consecutive rows (second-fastest dimension) a work-item of a 2-D or 3-D PTX ``range``
-#: kernel runs per step (``pysycl_numba.range_items.ROWS``).
-ROWS = 4
+#: Consecutive items along the fastest dimension a work-item of a 2-D or 3-D PTX ``range``
+#: kernel runs (read by :mod:`pysycl_numba.range_items` when it builds the entry point; the
+#: compile caches do not key on it, so change it only in a fresh process with a fresh
+#: ``PYSYCL_CACHE_DIR``, as benchmarks/bench_stencil.py's variants do -- a kernel built for
+#: another value still runs every item once): 1, a work-item per item; 4,
+#: blocks of 4 consecutive items with 128-bit accesses where the kernel's pointers and
+#: integers allow them (``nd_items``).
+COLUMNS = 1
 #: Work-items along the fastest dimension of a 2-D/3-D PTX ``range`` launch's work-group
 #: (a warp: its items are consecutive in memory) where the range is that wide.
 GPU_ROW = 32
@@ -92,17 +100,17 @@ def gpu_sizes(space: tuple[int, ...], max_group: int, units: int, one_per_item: 
         if not one_per_item:
             groups = min(groups, GROUPS_PER_UNIT_GPU * units)
         return (groups * wg,), (wg,)
-    cols, blocks = space[-1], -(-space[-2] // ROWS)  # row blocks (the last maybe partial)
+    cols, rows = -(-space[-1] // COLUMNS), space[-2]  # work-items along x, along y
     wg = max(1, min(GPU_GROUP, max_group))
     bx = min(GPU_ROW, _pow2_at_least(cols), _pow2_at_most(wg))
-    by = max(1, min(wg // bx, _pow2_at_least(blocks)))
+    by = max(1, min(wg // bx, _pow2_at_least(rows)))
     bx = min(_pow2_at_most(wg // by), _pow2_at_least(cols))  # few rows: wider work-groups
-    cap = GROUPS_PER_UNIT_GPU * units
-    gx = max(1, min(-(-cols // bx), cap, _GRID[0]))  # an empty range: one idle work-group
-    gy = max(1, min(-(-blocks // by), cap // gx, _GRID[1]))
+    # the whole range (an empty one: one idle work-group), within CUDA's grid
+    gx = max(1, min(-(-cols // bx), _GRID[0]))
+    gy = max(1, min(-(-rows // by), _GRID[1]))
     if len(space) == 2:
         return (gx * bx, gy * by), (bx, by)
-    gz = max(1, min(space[0], cap // (gx * gy), _GRID[2]))
+    gz = max(1, min(space[0], _GRID[2]))
     return (gx * bx, gy * by, gz), (bx, by, 1)
 
 

@@ -52,7 +52,7 @@ def test_range_kernels_loop_with_few_registers(kq: sycl.queue, ptx_images: list)
     """A triad's entry point: a loop over items (1-D and 3-D) that ptxas assembles for
     sm_90 in few registers and without local-memory spills; the 1-D one runs blocks of
     consecutive items with 128-bit loads and stores (where its pointers are aligned), the
-    3-D one (a 3-D launch) blocks of rows, item by item."""
+    3-D one a 3-D launch, an item a work-item (``rangesize.COLUMNS`` 1)."""
     n = 1009
     x = malloc_shared_or_skip(n, kq, dtype=np.float32)
     y = malloc_shared_or_skip(n, kq, dtype=np.float32)
@@ -81,15 +81,21 @@ def test_range_kernels_loop_with_few_registers(kq: sycl.queue, ptx_images: list)
         assert regs <= 32 and spills == 0, (regs, spills)
 
 
-def test_a_2d_range_runs_blocks_of_rows_on_a_2d_launch(kq: sycl.queue, ptx_images: list) -> None:
-    """A Jacobi sweep over a 2-D range, as a user writes it: the entry point walks a 2-D
-    launch (``%ctaid.y``, ``%nctaid.y``), divides nothing per item (no ``div``/``rem``: the
-    rows' blocks are a shift), loads once a neighbour two items of a block of ROWS rows
-    share (fewer than four loads an item), and ptxas assembles it for sm_90 in at most 32
-    registers (2048 work-items an SM) without spills."""
-    from pysycl._kernels.rangesize import ROWS
+@pytest.mark.parametrize("columns", [1, 4])
+def test_a_2d_range_runs_an_item_a_work_item_on_a_2d_launch(
+        kq: sycl.queue, ptx_images: list, monkeypatch: pytest.MonkeyPatch, columns: int) -> None:
+    """A Jacobi sweep over a 2-D range, as a user writes it, and an element-wise 2-D kernel:
+    the entry point reads a 2-D launch (``%ctaid.y``, ``%nctaid.y``) and divides nothing
+    (no ``div``/``rem``); ptxas assembles it for sm_90 in at most 32 registers (2048
+    work-items an SM) without spills. ``rangesize.COLUMNS`` 1: a work-item's item is four
+    loads and a store where the launch covers the range, the same in the loop beyond CUDA's
+    grid -- nothing else. 4: a block of 4 items with aligned captures loads with
+    ``ld.global.v4`` and shares its neighbours (fewer than 3 loads an item there), the
+    element-wise kernel stores with ``st.global.v4``."""
+    from pysycl._kernels import rangesize
 
-    n = 66
+    monkeypatch.setattr(rangesize, "COLUMNS", columns)
+    n = 68
     a = malloc_shared_or_skip(n * n, kq, dtype=np.float32)
     o = malloc_shared_or_skip(n * n, kq, dtype=np.float32)
     src = np.random.default_rng(0).random((n, n), dtype=np.float32)
@@ -102,23 +108,34 @@ def test_a_2d_range_runs_blocks_of_rows_on_a_2d_launch(kq: sycl.queue, ptx_image
         o[i * n + j] = quarter * (a[(i - 1) * n + j] + a[(i + 1) * n + j]
                                   + a[i * n + j - 1] + a[i * n + j + 1])
 
+    def scale(it):  # type: ignore[no-untyped-def]
+        o[it[0] * n + it[1]] = quarter * a[it[0] * n + it[1]]
+
     kq.parallel_for(sycl.range(n - 2, n - 2), jacobi).wait()
     want = np.zeros((n, n), np.float32)
     want[1:-1, 1:-1] = quarter * (src[:-2, 1:-1] + src[2:, 1:-1] + src[1:-1, :-2]
                                   + src[1:-1, 2:])
     np.testing.assert_array_equal(np.asarray(o).reshape(n, n), want)
-    (img,) = ptx_images
-    ptx = img.binary.decode()
-    assert "%ctaid.y" in ptx and "%nctaid.y" in ptx and "%nctaid.z" not in ptx
-    assert not re.search(r"\b(div|rem)\.", ptx)
-    loads = len(re.findall(r"\bld\.global\.", ptx))
-    stores = len(re.findall(r"\bst\.global\.", ptx))
-    assert stores == ROWS + 1  # the block's items, then the rows after the last block
-    assert loads < 4 * stores, loads
-    info = ptxas_info(img.binary)
-    if info is not None:
-        regs, spills = info
-        assert regs <= 32 and spills == 0, (regs, spills)
+    kq.parallel_for(sycl.range(n, n), scale).wait()
+    np.testing.assert_array_equal(np.asarray(o), quarter * src.ravel())
+    sten, elem = (img.binary.decode() for img in ptx_images)
+    for ptx in (sten, elem):
+        assert "%ctaid.y" in ptx and "%nctaid.y" in ptx and "%nctaid.z" not in ptx
+        assert not re.search(r"\b(div|rem)\.", ptx)
+    loads = len(re.findall(r"\bld\.global\.", sten))
+    stores = len(re.findall(r"\bst\.global\.", sten))
+    if columns == 1:
+        assert (loads, stores) == (8, 2)  # the covering launch's item, the loop's
+    else:  # the vector block: 4 items in 3 stores; the rest item by item, the loop's
+        assert re.search(r"ld\.global\.v4\.(f|b)32", sten)
+        assert stores == 3 + 1 + 1 and loads - 4 - 4 < 3 * 4, (loads, stores)
+        assert re.search(r"ld\.global\.v4\.(f|b)32", elem)
+        assert re.search(r"st\.global\.v4\.(f|b)32", elem)
+    for img in ptx_images:
+        info = ptxas_info(img.binary)
+        if info is not None:
+            regs, spills = info
+            assert regs <= 32 and spills == 0, (regs, spills)
     sycl.free(a, kq)
     sycl.free(o, kq)
 

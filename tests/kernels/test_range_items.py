@@ -24,9 +24,10 @@ from hypothesis import strategies as st
 import pysycl as sycl
 from pysycl._bundles import kernel_id as _kernel_ids
 from pysycl._kernels import bounds as _bounds
+from pysycl._kernels import rangesize
 from pysycl._kernels import reduction as _reduction
 from pysycl._kernels.cache import target_of
-from pysycl._kernels.rangesize import CPU_GROUP, ROWS, gpu_sizes, range_sizes
+from pysycl._kernels.rangesize import CPU_GROUP, gpu_sizes, range_sizes
 from tests.conftest import malloc_shared_or_skip
 
 PRIMES = [1, 2, 3, 5, 7, 13, 31, 61, 67, 127, 257, 1009]
@@ -159,10 +160,26 @@ def test_cpu_launch_sizes(kq: sycl.queue, shape: tuple[int, ...]) -> None:
 class GpuRule:
     """How :func:`gpu_shaped` sizes a range launch: ``units`` None -- a tiny grid (1-D: at
     most three work-groups of four; 2-D/3-D: work-groups of 4 x 2 x 1, at most 3 x 2 x 2 of
-    them), so that every loop runs many times; else the GPUs' own rule
-    (:func:`~pysycl._kernels.rangesize.gpu_sizes`) for a GPU of that many compute units."""
+    them), so that every loop runs many times (an n-D range: the loop taken where the grid
+    does not cover the range); else the GPUs' own rule
+    (:func:`~pysycl._kernels.rangesize.gpu_sizes`) for a GPU of that many compute units (an
+    n-D range: a grid that covers it, no loop)."""
 
     units: int | None = None
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self._monkeypatch = monkeypatch
+
+    def columns(self, width: int) -> None:
+        """Build 2-D/3-D entry points for ``rangesize.COLUMNS = width`` (the launch sized
+        for it): a fresh kernel cache, since the caches do not key on it."""
+        import tempfile
+
+        from pysycl._kernels.cache import kernels
+
+        self._monkeypatch.setattr(rangesize, "COLUMNS", width)
+        self._monkeypatch.setenv("PYSYCL_CACHE_DIR", tempfile.mkdtemp(prefix="pysycl-cols-test-"))
+        kernels.clear_memory()
 
 
 @pytest.fixture
@@ -179,7 +196,7 @@ def gpu_shaped(monkeypatch: pytest.MonkeyPatch) -> Iterator[GpuRule]:
     from pysycl._kernels.cache import kernels
 
     real = compiler.build_kernel_wrapper
-    rule = GpuRule()
+    rule = GpuRule(monkeypatch)
 
     def linear(*args: object) -> object:
         return real(*args[:8], True, True)  # type: ignore[arg-type]
@@ -191,8 +208,8 @@ def gpu_shaped(monkeypatch: pytest.MonkeyPatch) -> Iterator[GpuRule]:
             return gpu_sizes(space, max_group, rule.units, one_per_item)
         if len(space) == 1:
             return (4 * min(3, -(-space[0] // 4)),), (4,)
-        blocks = -(-space[-2] // ROWS)
-        grid = (min(3, -(-space[-1] // 4)), min(2, -(-blocks // 2)), min(2, space[0]))
+        blocks = -(-space[-1] // rangesize.COLUMNS)  # work-items along the fastest dimension
+        grid = (min(3, -(-blocks // 4)), min(2, -(-space[-2] // 2)), min(2, space[0]))
         local = (4, 2, 1)[:len(space)]
         return tuple(g * b for g, b in zip(grid, local, strict=False)), local
 
@@ -296,19 +313,49 @@ def test_gpu_entry_point_at_gpu_sizes(gpu_shaped: GpuRule, kernel_device: sycl.d
     assert np.array_equal(_run(sycl.queue(kernel_device), shape), _oracle(shape))
 
 
-@pytest.mark.parametrize("rows", [1, 2, 3, 8])
-def test_gpu_entry_point_other_rows_per_step(gpu_shaped: GpuRule, kernel_device: sycl.device,
-                                             monkeypatch: pytest.MonkeyPatch, rows: int) -> None:
-    """Other blocks of rows (``ROWS``: compiled into the entry point, and the launch sized
-    for it, as benchmarks/bench_stencil.py's sweep sets them): every item once."""
-    import pysycl_numba.range_items as items
-    from pysycl._kernels import rangesize
+COLUMNS = [1, 2, 4, 8]  # rangesize.COLUMNS values the n-D entry points are built for
 
-    monkeypatch.setattr(items, "ROWS", rows)
-    monkeypatch.setattr(rangesize, "ROWS", rows)
-    gpu_shaped.units = 1
-    for shape in [(61, 1013), (7, 5), (7, 331, 41), (1, 70)]:
+
+@pytest.mark.parametrize("units", [None, 1, 132])
+@pytest.mark.parametrize("columns", COLUMNS)
+def test_gpu_entry_point_columns_per_work_item(gpu_shaped: GpuRule, kernel_device: sycl.device,
+                                               columns: int, units: int | None) -> None:
+    """Blocks of ``columns`` consecutive items a work-item (``rangesize.COLUMNS``: compiled
+    into the entry point, and the launch sized for it), on a grid that covers the range
+    (``units``: a GPU's rule) or not (a tiny grid: the loop): every item once, ranges whose
+    fastest dimension is and is not a multiple of the block, shorter than one."""
+    gpu_shaped.columns(columns)
+    gpu_shaped.units = units
+    for shape in [(61, 1013), (7, 5), (9, 16), (7, 331, 41), (3, 4, 12), (1, 70), (70, 1)]:
         assert np.array_equal(_run(sycl.queue(kernel_device), shape), _oracle(shape)), shape
+
+
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(shape=ranges.filter(lambda s: len(s) > 1), columns=st.sampled_from(COLUMNS[1:]))
+def test_gpu_entry_point_blocks_every_item_once(gpu_shaped: GpuRule, kernel_device: sycl.device,
+                                                shape: tuple[int, ...], columns: int) -> None:
+    """Hypothesis: any 2-D/3-D range (primes among them), blocks of 2, 4 or 8 columns, on
+    the GPUs' rule (a grid that covers the range)."""
+    gpu_shaped.columns(columns)
+    gpu_shaped.units = 132
+    assert np.array_equal(_run(sycl.queue(kernel_device), shape), _oracle(shape))
+
+
+def test_gpu_launch_beyond_cudas_grid_loops(gpu_shaped: GpuRule, kernel_device: sycl.device,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where CUDA's grid cannot cover a range (more than 65535 work-groups along y or z),
+    the launch stops at the limit and the entry point loops over the rest: the GPUs' rule
+    with a grid limit of 3 work-groups here, so that ranges of a few thousand items pass it
+    along y and z (and along x: the same loop). Every item once."""
+    monkeypatch.setattr(rangesize, "_GRID", (3, 3, 3))
+    gpu_shaped.units = 132
+    for columns in (1, 4):
+        gpu_shaped.columns(columns)
+        for shape in [(70, 1), (1, 5000), (9, 67), (5, 1, 1), (11, 37, 5), (3, 30, 500)]:
+            g, local = gpu_sizes(shape, 256, 132)
+            assert all(n // b <= 3 for n, b in zip(g, local, strict=True))
+            assert np.array_equal(_run(sycl.queue(kernel_device), shape), _oracle(shape)), shape
 
 
 def _to_device(q: sycl.queue, a: np.ndarray) -> sycl.usm_pointer:
@@ -324,18 +371,28 @@ def _from_device(q: sycl.queue, p: sycl.usm_pointer, like: np.ndarray) -> np.nda
     return got
 
 
-@pytest.mark.parametrize("units", [None, 1])
-@pytest.mark.parametrize("shape", [(66, 66), (35, 130), (3, 3), (7, 9), (1027, 45)])
+@pytest.mark.parametrize("units", [None, 132])
+@pytest.mark.parametrize("columns", [1, 4])
+@pytest.mark.parametrize(("shape", "shift"), [((66, 66), 0), ((68, 68), 0), ((68, 68), 1),
+                                              ((36, 132), 4), ((35, 130), 0), ((3, 3), 0),
+                                              ((7, 9), 0), ((1027, 44), 0)])
 def test_gpu_entry_point_jacobi_2d(gpu_shaped: GpuRule, kernel_device: sycl.device,
-                                   shape: tuple[int, int], units: int | None) -> None:
+                                   shape: tuple[int, int], shift: int, columns: int,
+                                   units: int | None) -> None:
     """A 5-point Jacobi sweep as a user writes it (USM device memory, the interior as the
-    range, ``i + 1``/``j + 1``): blocks of ROWS rows whose neighbours the items share, and
-    the rows after them; numpy's result, the border untouched."""
+    range, ``i + 1``/``j + 1``): a work-item an item, or blocks of 4 consecutive items --
+    with aligned captures (pointers ``shift`` floats into their allocations: 0 and 4
+    aligned, 1 not; a row length that is a multiple of 4 or not) the vector path, whose
+    items share their neighbours, else item by item; numpy's result, the border
+    untouched."""
+    gpu_shaped.columns(columns)
     gpu_shaped.units = units
     q = sycl.queue(kernel_device)
     rows, cols = shape
     src = np.random.default_rng(rows * cols).random(shape, dtype=np.float32)
-    a, o = _to_device(q, src), _to_device(q, np.zeros(shape, np.float32))
+    pa = _to_device(q, np.concatenate([np.zeros(shift, np.float32), src.ravel()]))
+    po = _to_device(q, np.zeros(rows * cols + shift, np.float32))
+    a, o = pa + shift, po + shift
     quarter = np.float32(0.25)
 
     def jacobi(it):  # type: ignore[no-untyped-def]
@@ -346,8 +403,39 @@ def test_gpu_entry_point_jacobi_2d(gpu_shaped: GpuRule, kernel_device: sycl.devi
     q.parallel_for(sycl.range(rows - 2, cols - 2), jacobi).wait()
     want = np.zeros(shape, np.float32)
     want[1:-1, 1:-1] = quarter * (src[:-2, 1:-1] + src[2:, 1:-1] + src[1:-1, :-2] + src[1:-1, 2:])
-    np.testing.assert_array_equal(_from_device(q, o, want).reshape(shape), want)
-    sycl.free(a, q)
+    got = _from_device(q, po, np.zeros(rows * cols + shift, np.float32))
+    np.testing.assert_array_equal(got[shift:].reshape(shape), want)
+    assert not got[:shift].any()
+    sycl.free(pa, q)
+
+
+@pytest.mark.parametrize("columns", [1, 4])
+@pytest.mark.parametrize("offset", [0, 1, 4])
+def test_gpu_entry_point_2d_accessors(gpu_shaped: GpuRule, kernel_device: sycl.device,
+                                      columns: int, offset: int) -> None:
+    """``y[it] = 2 * x[it] + y[it]`` over ranged 2-D accessor views (rows of 64 and 62
+    floats; a view ``offset`` columns in): aligned views with rows a multiple of 4 take the
+    vector path (the accessors' strides masked), the others item by item; numpy's result,
+    the rest of the buffers untouched."""
+    gpu_shaped.columns(columns)
+    gpu_shaped.units = 132
+    for width in (64, 62):
+        x = np.random.default_rng(width).random((9, width), dtype=np.float32)
+        y = np.ones((9, width), np.float32)
+        view = (7, width - 8)
+        with sycl.buffer(x) as X, sycl.buffer(y) as Y:
+            def cg(h: sycl.handler, view: tuple[int, int] = view) -> None:
+                a = X.get_access(h, sycl.access_mode.read, access_range=sycl.range(*view),
+                                 access_offset=sycl.id(1, offset))
+                b = Y.get_access(h, sycl.access_mode.read_write, access_range=sycl.range(*view),
+                                 access_offset=sycl.id(1, offset))
+                h.parallel_for(sycl.range(*view), lambda it: b.__setitem__(it, a[it] * 2 + b[it]))
+
+            sycl.queue(kernel_device).submit(cg)
+        want = np.ones((9, width), np.float32)
+        sl = (slice(1, 8), slice(offset, offset + view[1]))
+        want[sl] = x[sl] * 2 + 1
+        np.testing.assert_array_equal(y, want, err_msg=str(width))
 
 
 @pytest.mark.parametrize("shape", [(10, 11, 12), (3, 70, 5), (6, 3, 40)])
@@ -377,10 +465,15 @@ def test_gpu_entry_point_jacobi_3d(gpu_shaped: GpuRule, kernel_device: sycl.devi
     sycl.free(a, q)
 
 
-def test_gpu_entry_point_nd_asserts_name_the_item(gpu_shaped: GpuRule,
-                                                  kernel_device: sycl.device) -> None:
-    """A failed assert of a 3-D range in a block of rows (row 13) and in the rows after the
-    last block (row 36 of 37): the report names an item that failed and counts both."""
+@pytest.mark.parametrize("units", [None, 132])
+@pytest.mark.parametrize("columns", [1, 4])
+def test_gpu_entry_point_nd_asserts_name_the_item(gpu_shaped: GpuRule, kernel_device: sycl.device,
+                                                  columns: int, units: int | None) -> None:
+    """A failed assert of a 3-D range (rows of 11: blocks of 4 columns and a last one of 3)
+    in a whole block (column 4) and in the last one (column 10), on a covering grid and in
+    the loop: the report names an item that failed and counts both; the other items ran."""
+    gpu_shaped.columns(columns)
+    gpu_shaped.units = units
     q = sycl.queue(kernel_device)
     out = malloc_shared_or_skip(3 * 37 * 11, q, dtype=np.int32)
     np.asarray(out)[:] = 0
