@@ -1,6 +1,7 @@
 """Issue 27's Jacobi row: a 5-point sweep on an NVIDIA GPU, pysycl beside the best peers.
 
     python benchmarks/bench_stencil.py [--n 8192,16384] [--rounds 7] [--write] [--no-sweep]
+                                       [--columns 1,4]
 
 ``out[i, j] = 0.25 * (in[i-1, j] + in[i+1, j] + in[i, j-1] + in[i, j+1])`` over the interior
 of an ``N x N`` float32 grid (the border is not written), in device memory. GB/s count the
@@ -24,20 +25,26 @@ sample 10 back-to-back launches and a wait; medians over the rounds):
 * copy: the device's copy bandwidth (CuPy ``a[:] = b``, 8 bytes an element).
 
 The best peer is the fastest non-pysycl row; each pysycl row shows its ratio to it. Then
-(``--no-sweep`` skips it) pysycl's CUDA ``range`` row again at the first size for other
-launch choices: rows per work-item (``rangesize.ROWS``, compiled into the kernel: each
-value compiles afresh) by work-groups per SM (``rangesize.GROUPS_PER_UNIT_GPU``).
-``--write`` puts the tables into docs/performance.md between the ``bench_stencil``
-markers. Without an NVIDIA GPU the pysycl rows run on the default device at ``--n``
-(a smoke test, 514 unless given; ``--write`` refused).
+(``--no-sweep`` skips it) the variants of the ``range`` kernel's entry point: for each
+value of ``rangesize.COLUMNS`` in ``--columns`` (consecutive items a work-item runs along
+the fastest dimension; compiled into the entry point, which the compile caches do not key
+on) a process of its own with a fresh ``PYSYCL_CACHE_DIR`` measures pysycl's CUDA
+``range`` row beside CuPy's point-a-thread ``RawKernel`` and Triton, interleaved, at every
+size, each row checked against numpy first; the table gives each variant's GB/s and its
+ratio to the best peer of its own process. ``--write`` puts the tables into
+docs/performance.md between the ``bench_stencil`` markers. Without an NVIDIA GPU the
+pysycl rows run on the default device at ``--n`` (a smoke test, 514 unless given;
+``--write`` refused; the variants run there too).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -227,46 +234,59 @@ def _triton(src: np.ndarray, want: np.ndarray) -> dict[str, Runner]:
     return {"Triton 16x128 a program": _rate(8 * (n - 2) ** 2, go, torch.cuda.synchronize)}
 
 
-def _sweep(q: sycl.queue, src: np.ndarray, want: np.ndarray, rounds: int,
-           ) -> dict[int, dict[int, float]]:
-    """pysycl CUDA ``range`` GB/s by rows per work-item (each compiled afresh, in a cache
-    folder of its own) and work-groups per SM (launches made afresh)."""
-    import pysycl_numba.range_items as items
-    from pysycl._kernels.cache import kernels
-
-    old = rangesize.ROWS, rangesize.GROUPS_PER_UNIT_GPU, os.environ.get("PYSYCL_CACHE_DIR")
-    res: dict[int, dict[int, list[float]]] = {}
-    try:
-        for rows in (1, 2, 4, 8):
-            rangesize.ROWS = items.ROWS = rows
-            with tempfile.TemporaryDirectory(prefix="bench-stencil-") as cache:
-                os.environ["PYSYCL_CACHE_DIR"] = cache
-                kernels.clear_memory()
-                runs, free = _pysycl(q, src, want, "sweep", ())
-                (run,) = runs.values()
-                for _ in range(rounds):
-                    for per in (4, 8, 16, 32):
-                        rangesize.GROUPS_PER_UNIT_GPU = per
-                        q.executor.launches.clear()  # the next launch is sized again
-                        run()
-                        res.setdefault(rows, {}).setdefault(per, []).append(run())
-                free()
-    finally:
-        rangesize.ROWS = items.ROWS = old[0]
-        rangesize.GROUPS_PER_UNIT_GPU = old[1]
-        if old[2] is None:
-            os.environ.pop("PYSYCL_CACHE_DIR", None)
-        else:
-            os.environ["PYSYCL_CACHE_DIR"] = old[2]
-        kernels.clear_memory()
-        q.executor.launches.clear()
-    return {r: {p: statistics.median(v) for p, v in per.items()} for r, per in res.items()}
+def _variants(sizes: list[int], rounds: int, columns: list[int],
+              ) -> dict[int, dict[int, tuple[float, float | None]]]:
+    """Each ``rangesize.COLUMNS`` value's (pysycl CUDA ``range`` GB/s, best peer's GB/s in
+    the same process) by size: a process each (``--variant``), a fresh compile cache each."""
+    out: dict[int, dict[int, tuple[float, float | None]]] = {}
+    for c in columns:
+        with tempfile.TemporaryDirectory(prefix="bench-stencil-") as cache:
+            r = subprocess.run([sys.executable, __file__, "--variant", str(c), "--n",
+                                ",".join(map(str, sizes)), "--rounds", str(rounds)],
+                               env={**os.environ, "PYSYCL_CACHE_DIR": cache},
+                               capture_output=True, text=True, check=False)
+        if r.returncode != 0:
+            raise RuntimeError(f"bench_stencil --variant {c} failed:\n{r.stderr}")
+        got = json.loads(r.stdout.strip().splitlines()[-1])
+        out[c] = {int(n): (v[0], v[1]) for n, v in got.items()}
+    return out
 
 
-def _measure(n: int, queues: dict[str, sycl.queue], rounds: int,
+def _variant(columns: int, sizes: list[int], rounds: int) -> None:
+    """A ``--variant`` process: ``rangesize.COLUMNS = columns`` before anything compiles,
+    then the CUDA (or this device's) ``range`` row and the peers; one JSON line out."""
+    rangesize.COLUMNS = columns
+    queues = _queues()
+    tag = "cuda" if "cuda" in queues else next(iter(queues), "this device")
+    q = queues.get(tag) or sycl.queue()
+    res = {}
+    for n in sizes:
+        med, _copy, _missing = _measure(n, {tag: q}, rounds, nd_groups=False)
+        best = max((v for k, v in med.items() if not k.startswith("pysycl")), default=None)
+        res[n] = (med[f"pysycl `range` ({tag})"], best)
+    print(json.dumps(res))
+
+
+def _variant_table(var: dict[int, dict[int, tuple[float, float | None]]]) -> str:
+    sizes = list(next(iter(var.values())))
+    head = ("The `range` row's entry-point variants, each in a process of its own (a fresh "
+            "compile cache) beside CuPy's point-a-thread `RawKernel` and Triton there, "
+            "interleaved; GB/s (x: / the best peer of that process). `rangesize.COLUMNS`: "
+            "consecutive items a work-item runs along the fastest dimension (1: one item; 4: "
+            f"128-bit accesses where the captures allow them), now {rangesize.COLUMNS}.\n\n")
+    lines = ["| `rangesize.COLUMNS` | " + " | ".join(f"{n}²" for n in sizes) + " |",
+             "|---" * (len(sizes) + 1) + "|"]
+    for c, per in var.items():
+        cells = [f"{v:.0f} ({v / b:.2f}x)" if b else f"{v:.0f}" for v, b in per.values()]
+        lines.append(f"| {c} | " + " | ".join(cells) + " |")
+    return head + "\n".join(lines)
+
+
+def _measure(n: int, queues: dict[str, sycl.queue], rounds: int, nd_groups: bool = True,
              ) -> tuple[dict[str, float], float | None, dict[str, str]]:
     """Every row's median GB/s at size ``n``, the copy bandwidth, and the rows that could
-    not run (why)."""
+    not run (why); ``nd_groups`` False: pysycl's ``range`` rows only, and of the peers
+    CuPy's point-a-thread ``RawKernel`` and Triton (``--variant``)."""
     src = np.random.default_rng(n).random((n, n), dtype=np.float32)
     want = np.zeros_like(src)
     want[1:-1, 1:-1] = np.float32(0.25) * (src[:-2, 1:-1] + src[2:, 1:-1] + src[1:-1, :-2]
@@ -275,7 +295,7 @@ def _measure(n: int, queues: dict[str, sycl.queue], rounds: int,
     frees = []
     for tag, q in queues.items():
         groups = ((8, 32), (16, 16)) if tag == "cuda" else ((8, 32),)
-        runs, free = _pysycl(q, src, want, tag, groups)
+        runs, free = _pysycl(q, src, want, tag, groups if nd_groups else ())
         runners.update(runs)
         frees.append(free)
     missing: dict[str, str] = {}
@@ -288,6 +308,9 @@ def _measure(n: int, queues: dict[str, sycl.queue], rounds: int,
             continue
         if isinstance(got, tuple):
             got, copy = got
+        if not nd_groups:
+            got = {k: v for k, v in got.items() if "a point a thread" in k or "Triton" in k}
+            copy = None
         runners.update(got)
     samples: dict[str, list[float]] = {name: [] for name in runners}
     copies: list[float] = []
@@ -323,23 +346,19 @@ def _table(res: dict[int, tuple[dict[str, float], float | None, dict[str, str]]]
     return "\n".join(lines)
 
 
-def _sweep_table(sw: dict[int, dict[int, float]], n: int) -> str:
-    pers = list(next(iter(sw.values())))
-    return (f"pysycl CUDA `range` at {n}², GB/s by rows a work-item runs (`rangesize.ROWS`, "
-            f"now {rangesize.ROWS}) and work-groups per SM (`rangesize.GROUPS_PER_UNIT_GPU`, "
-            f"now {rangesize.GROUPS_PER_UNIT_GPU}):\n\n| rows \\ per SM | "
-            + " | ".join(str(p) for p in pers) + " |\n" + "|---" * (len(pers) + 1) + "|\n"
-            + "\n".join(f"| {r} | " + " | ".join(f"{v:.0f}" for v in row.values()) + " |"
-                        for r, row in sw.items()))
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", default=None, help="grid sizes, comma-separated (8192,16384)")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--no-sweep", action="store_true")
+    ap.add_argument("--columns", default="1,4",
+                    help="rangesize.COLUMNS values of the variants' table (1,4)")
+    ap.add_argument("--variant", type=int, default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.variant is not None:  # a process of the variants' table (_variants)
+        _variant(a.variant, [int(s) for s in (a.n or "514").split(",")], a.rounds)
+        return
     queues = _queues()
     if not queues:
         dev = sycl.queue().get_device()
@@ -351,13 +370,9 @@ def main() -> None:
     sizes = [int(s) for s in (a.n or ("8192,16384" if gpu else "514")).split(",")]
     res = {n: _measure(n, queues, a.rounds) for n in sizes}
     text = _table(res)
-    if gpu and "cuda" in queues and not a.no_sweep:
-        n = sizes[0]
-        src = np.random.default_rng(n).random((n, n), dtype=np.float32)
-        want = np.zeros_like(src)
-        want[1:-1, 1:-1] = np.float32(0.25) * (src[:-2, 1:-1] + src[2:, 1:-1]
-                                               + src[1:-1, :-2] + src[1:-1, 2:])
-        text += "\n\n" + _sweep_table(_sweep(queues["cuda"], src, want, max(1, a.rounds // 2)), n)
+    if not a.no_sweep:
+        columns = [int(c) for c in a.columns.split(",")]
+        text += "\n\n" + _variant_table(_variants(sizes, a.rounds, columns))
     dev = next(iter(queues.values())).get_device().get_info(sycl.info.device.name)
     head = (f"Measured {datetime.date.today()} on **{dev}**: one process, rows interleaved "
             f"round by round ({a.rounds} rounds, medians of {REPS} back-to-back launches and "

@@ -1,7 +1,8 @@
-"""Range kernels on NVIDIA GPUs (skipped where there is none): a launch whose work-items loop
-over the user's items (PTX entry points, :mod:`pysycl_numba.range_items`: 1-D ranges in
-blocks of consecutive items, 2-D/3-D ranges on a launch of as many dimensions in blocks of
-rows), sized per device (:func:`pysycl._kernels.rangesize.range_sizes`). Through CUDA and, where
+"""Range kernels on NVIDIA GPUs (skipped where there is none): PTX entry points
+(:mod:`pysycl_numba.range_items`: 1-D ranges on a launch whose work-items loop over blocks
+of consecutive items, 2-D/3-D ranges on a launch of as many dimensions that covers the range
+-- an item, or a block of ``rangesize.COLUMNS`` items, a work-item -- and loops only past
+CUDA's grid), sized per device (:func:`pysycl._kernels.rangesize.range_sizes`). Through CUDA and, where
 NVIDIA's OpenCL is installed, its OpenCL view of the same GPU: every item runs exactly once
 with its own ids; a prime range launches full blocks; bounds-checked mode and asserts name
 the failing item, not the work-item that ran it."""
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 
 import pysycl as sycl
 from pysycl._kernels import bounds as _bounds
+from pysycl._kernels import rangesize
 from pysycl._kernels.rangesize import COARSEN, GPU_GROUP, GROUPS_PER_UNIT_GPU, gpu_sizes
 from tests.kernels.test_range_items import _oracle, _run  # the same kernel and oracle
 
@@ -35,6 +37,20 @@ ranges = st.one_of(st.tuples(st.one_of(sizes, st.integers(1, 5000))),
 @pytest.fixture(params=PTX_GPUS, ids=lambda d: d.get_backend().value)
 def gq(request: pytest.FixtureRequest) -> sycl.queue:
     return sycl.queue(request.param)
+
+
+@pytest.fixture(params=[1, 4], ids=lambda c: f"columns{c}")
+def columns(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch,
+            tmp_path_factory: pytest.TempPathFactory) -> int:
+    """2-D/3-D entry points built for ``rangesize.COLUMNS`` = 1 and 4 (and their launches
+    sized for it): a fresh kernel cache, since the caches do not key on it."""
+    from pysycl._kernels.cache import kernels
+
+    monkeypatch.setattr(rangesize, "COLUMNS", request.param)
+    monkeypatch.setenv("PYSYCL_CACHE_DIR", str(tmp_path_factory.mktemp("columns")))
+    kernels.clear_memory()  # and the launch plans made before
+    request.addfinalizer(kernels.clear_memory)
+    return int(request.param)
 
 
 def test_every_item_runs_once_with_its_own_ids(gq: sycl.queue) -> None:
@@ -157,10 +173,15 @@ def test_a_failed_assert_names_the_item(gq: sycl.queue) -> None:
 
 
 @pytest.mark.parametrize("shape", [(8190, 8190), (1009, 1013), (3, 1_000_003), (1_000_003, 3),
-                                   (7, 331, 409), (130, 2, 2)])
-def test_an_nd_range_runs_an_nd_launch(gq: sycl.queue, shape: tuple[int, ...]) -> None:
+                                   (7, 331, 409), (130, 2, 2),
+                                   # past CUDA's grid (65535 blocks along y, along z): loops
+                                   (20_000_003, 1), (70_001, 2, 3)])
+def test_an_nd_range_runs_an_nd_launch(gq: sycl.queue, columns: int,
+                                       shape: tuple[int, ...]) -> None:
     """A 2-D/3-D range launches as many dimensions (the GPUs' rule, :func:`gpu_sizes`, with
-    the kernel's own limit); a sweep of every item writes its linear id, checked whole."""
+    the kernel's own limit: the whole range where CUDA's grid allows, an item or a block
+    of ``columns`` items a work-item); a sweep of every item writes its linear id, checked
+    whole."""
     n = int(np.prod(shape))
     out = sycl.malloc_device(n, gq, dtype=np.int64)
     gq.memset(out, 0xFF, n * 8).wait()
@@ -180,14 +201,19 @@ def test_an_nd_range_runs_an_nd_launch(gq: sycl.queue, shape: tuple[int, ...]) -
     assert len(ln.gsize) == len(shape) and ln.tail == shape
 
 
-@pytest.mark.parametrize("shape", [(8192, 8192), (1026, 1030), (5, 3000)])
-def test_jacobi_as_a_user_writes_it(gq: sycl.queue, shape: tuple[int, int]) -> None:
+@pytest.mark.parametrize(("shape", "shift"), [((8192, 8192), 0), ((8192, 8192), 1),
+                                              ((1026, 1030), 0), ((1028, 1028), 4), ((5, 3000), 0)])
+def test_jacobi_as_a_user_writes_it(gq: sycl.queue, columns: int, shape: tuple[int, int],
+                                    shift: int) -> None:
     """benchmarks/bench_stencil.py's kernel: a 5-point sweep of the interior of USM device
-    memory over a 2-D range; numpy's result, bit for bit (the same float32 sums)."""
+    memory over a 2-D range (pointers ``shift`` floats into their allocations: with
+    ``columns`` 4, aligned ones and rows of a multiple of 4 take the 128-bit path, the
+    others item by item); numpy's result, bit for bit (the same float32 sums)."""
     rows, cols = shape
     src = np.random.default_rng(7).random(shape, dtype=np.float32)
-    a = sycl.malloc_device(src.size, gq, dtype=np.float32)
-    o = sycl.malloc_device(src.size, gq, dtype=np.float32)
+    pa = sycl.malloc_device(src.size + shift, gq, dtype=np.float32)
+    po = sycl.malloc_device(src.size + shift, gq, dtype=np.float32)
+    a, o = pa + shift, po + shift
     gq.memcpy(a, src, src.nbytes).wait()
     gq.memset(o, 0, src.nbytes).wait()
     quarter = np.float32(0.25)
@@ -200,8 +226,8 @@ def test_jacobi_as_a_user_writes_it(gq: sycl.queue, shape: tuple[int, int]) -> N
     gq.parallel_for(sycl.range(rows - 2, cols - 2), jacobi).wait()
     got = np.empty(shape, np.float32)
     gq.memcpy(got, o, got.nbytes).wait()
-    sycl.free(a, gq)
-    sycl.free(o, gq)
+    sycl.free(pa, gq)
+    sycl.free(po, gq)
     want = np.zeros(shape, np.float32)
     want[1:-1, 1:-1] = quarter * (src[:-2, 1:-1] + src[2:, 1:-1] + src[1:-1, :-2] + src[1:-1, 2:])
     np.testing.assert_array_equal(got, want)
