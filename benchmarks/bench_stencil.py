@@ -26,7 +26,7 @@ sample 10 back-to-back launches and a wait; medians over the rounds):
 
 The best peer is the fastest non-pysycl row; each pysycl row shows its ratio to it. Then
 (``--no-sweep`` skips it) the variants of the ``range`` kernel's entry point: for each
-value of ``rangesize.COLUMNS`` in ``--columns`` (consecutive items a work-item runs along
+value of ``abi.RANGE_COLUMNS`` in ``--columns`` (consecutive items a work-item runs along
 the fastest dimension; compiled into the entry point, which the compile caches do not key
 on) a process of its own with a fresh ``PYSYCL_CACHE_DIR`` measures pysycl's CUDA
 ``range`` row beside CuPy's point-a-thread ``RawKernel`` and Triton, interleaved, at every
@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 
 import pysycl as sycl
-from pysycl._kernels import rangesize
+from pysycl._core import abi
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import write_section
@@ -236,7 +236,7 @@ def _triton(src: np.ndarray, want: np.ndarray) -> dict[str, Runner]:
 
 def _variants(sizes: list[int], rounds: int, columns: list[int],
               ) -> dict[int, dict[int, tuple[float, float | None]]]:
-    """Each ``rangesize.COLUMNS`` value's (pysycl CUDA ``range`` GB/s, best peer's GB/s in
+    """Each ``abi.RANGE_COLUMNS`` value's (pysycl CUDA ``range`` GB/s, best peer's GB/s in
     the same process) by size: a process each (``--variant``), a fresh compile cache each."""
     out: dict[int, dict[int, tuple[float, float | None]]] = {}
     for c in columns:
@@ -253,9 +253,9 @@ def _variants(sizes: list[int], rounds: int, columns: list[int],
 
 
 def _variant(columns: int, sizes: list[int], rounds: int) -> None:
-    """A ``--variant`` process: ``rangesize.COLUMNS = columns`` before anything compiles,
+    """A ``--variant`` process: ``abi.RANGE_COLUMNS = columns`` before anything compiles,
     then the CUDA (or this device's) ``range`` row and the peers; one JSON line out."""
-    rangesize.COLUMNS = columns
+    abi.RANGE_COLUMNS = columns
     queues = _queues()
     tag = "cuda" if "cuda" in queues else next(iter(queues), "this device")
     q = queues.get(tag) or sycl.queue()
@@ -271,10 +271,10 @@ def _variant_table(var: dict[int, dict[int, tuple[float, float | None]]]) -> str
     sizes = list(next(iter(var.values())))
     head = ("The `range` row's entry-point variants, each in a process of its own (a fresh "
             "compile cache) beside CuPy's point-a-thread `RawKernel` and Triton there, "
-            "interleaved; GB/s (x: / the best peer of that process). `rangesize.COLUMNS`: "
+            "interleaved; GB/s (x: / the best peer of that process). `abi.RANGE_COLUMNS`: "
             "consecutive items a work-item runs along the fastest dimension (1: one item; 4: "
-            f"128-bit accesses where the captures allow them), now {rangesize.COLUMNS}.\n\n")
-    lines = ["| `rangesize.COLUMNS` | " + " | ".join(f"{n}²" for n in sizes) + " |",
+            f"128-bit accesses where the captures allow them), now {abi.RANGE_COLUMNS}.\n\n")
+    lines = ["| `abi.RANGE_COLUMNS` | " + " | ".join(f"{n}²" for n in sizes) + " |",
              "|---" * (len(sizes) + 1) + "|"]
     for c, per in var.items():
         cells = [f"{v:.0f} ({v / b:.2f}x)" if b else f"{v:.0f}" for v, b in per.values()]
@@ -353,7 +353,7 @@ def main() -> None:
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--no-sweep", action="store_true")
     ap.add_argument("--columns", default="1,4",
-                    help="rangesize.COLUMNS values of the variants' table (1,4)")
+                    help="abi.RANGE_COLUMNS values of the variants' table (1,4)")
     ap.add_argument("--variant", type=int, default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.variant is not None:  # a process of the variants' table (_variants)

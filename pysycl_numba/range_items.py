@@ -10,7 +10,7 @@ the items :mod:`pysycl_numba.wrapper`'s.
   where the pointers allow them (:func:`coarsened`);
 * PTX, a 2-D or 3-D range: a 2-D/3-D launch in work-groups of (say) 32 x 8 that covers
   the range, a work-item per item (or per block of
-  :data:`~pysycl._kernels.rangesize.COLUMNS` consecutive items of a row), guarded at the
+  ``pysycl._core.abi.RANGE_COLUMNS`` consecutive items of a row), guarded at the
   edges -- a loop only where CUDA's grid cannot cover the range (:func:`nd_items`): no
   division, and a warp's items are consecutive along the fastest dimension (coalesced).
 
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from llvmlite import ir as llir
 
-from pysycl._kernels import rangesize
+from pysycl._core import abi
 from pysycl_numba import asserts, bounds
 from pysycl_numba._numba_compat import cgutils, types
 from pysycl_numba.targets.spirv import ocl
@@ -248,7 +248,7 @@ def nd_items(context: BaseContext, entry: Entry, emit: Callable[..., object]) ->
     """A 2-D or 3-D ``range`` kernel's items on a launch of as many dimensions (PTX).
 
     OpenCL dimension 0 of the launch walks the fastest dimension of the range (its
-    columns) in blocks of ``C`` (:data:`pysycl._kernels.rangesize.COLUMNS`) consecutive
+    columns) in blocks of ``C`` (:data:`pysycl._core.abi.RANGE_COLUMNS`) consecutive
     items, dimension 1 the rows (SYCL dimension ``n - 2``), dimension 2 the slowest
     dimension of a 3-D range. Where the launch covers the range (its global size -- times
     ``C`` along x -- at least the range in every dimension; the same for all work-items),
@@ -268,7 +268,7 @@ def nd_items(context: BaseContext, entry: Entry, emit: Callable[..., object]) ->
     builder = entry.builder
     rng = entry.extra
     n = len(rng)
-    width = rangesize.COLUMNS
+    width = abi.RANGE_COLUMNS
     gid = [ocl.work_item_query(builder, "get_global_id", d) for d in range(n)]
     size = [ocl.work_item_query(builder, "get_global_size", d) for d in range(n)]
     cols = rng[n - 1]
@@ -277,42 +277,56 @@ def nd_items(context: BaseContext, entry: Entry, emit: Callable[..., object]) ->
     stops = [blocks, rng[n - 2], *rng[:n - 2]]  # native order
     covers = _all(builder, [builder.icmp_unsigned(">=", z, e) for z, e in zip(size, stops,
                                                                                 strict=True)])
-    fast, every = aligned_captures(context, entry, width) if width > 1 else ([], None)
-    scopes = ItemScopes(builder.module, width)
-
-    def block(ids: list[llir.Value], vector: bool) -> None:
-        x, i, *z = ids
-        if width == 1:
-            _run_item(context, entry, emit, [*z, i, x], rng)
-            return
-        first = builder.mul(x, _I64(width))
-        end = builder.add(first, _I64(width))
-
-        def one_by_one() -> None:  # a loop: one copy of the body, whose end is no block's
-            last = builder.select(builder.icmp_unsigned("<", end, cols), end, cols)
-            with _rolled_loop(builder, first, last) as j:
-                _run_item(context, entry, emit, [*z, i, j], rng)
-        if not vector:
-            one_by_one()
-            return
-        whole = builder.icmp_unsigned("<=", end, cols)
-        with builder.if_else(builder.and_(every, whole), likely=True) as (vec, rest):
-            with vec:
-                for k in range(width):
-                    j = builder.add(first, _I64(k)) if k else first
-                    scopes.tag(k, _run_item(context, entry, lambda item: emit(item, fast),
-                                            [*z, i, j], rng))
-            with rest:
-                one_by_one()
-
+    vector = None
+    if width > 1:
+        fast, every = aligned_captures(context, entry, width)
+        vector = (fast, every, ItemScopes(builder.module, width))
     with builder.if_else(covers, likely=True) as (one, many):
         with one:
             inside = _all(builder, [builder.icmp_unsigned("<", g, e)
                                     for g, e in zip(gid, stops, strict=True)])
             with builder.if_then(inside, likely=True):
-                block(gid, True)
+                _block(context, entry, emit, gid, vector)
         with many, _nd_loop(builder, gid, size, stops) as ids:
-            block(ids, False)
+            _block(context, entry, emit, ids, None)
+
+
+def _block(context: BaseContext, entry: Entry, emit: Callable[..., object],
+           ids: list[llir.Value],
+           vector: tuple[list[llir.Value], llir.Value, ItemScopes] | None) -> None:
+    """The items ``(z, y, Cx .. Cx + C - 1)`` inside the range of block ``ids`` = ``(x, y[,
+    z])`` (native order; ``C``: ``abi.RANGE_COLUMNS``): with ``vector`` = (the aligned
+    captures, whether they are the captures, the items' scopes) a whole block where they
+    are runs its ``C`` items in their scopes with those captures; else the items run one by
+    one (a loop: one copy of the body, whose end matches no other block's)."""
+    builder = entry.builder
+    rng = entry.extra
+    width = abi.RANGE_COLUMNS
+    cols = rng[-1]
+    x, i, *z = ids
+    if width == 1:
+        _run_item(context, entry, emit, [*z, i, x], rng)
+        return
+    first = builder.mul(x, _I64(width))
+    end = builder.add(first, _I64(width))
+
+    def one_by_one() -> None:
+        last = builder.select(builder.icmp_unsigned("<", end, cols), end, cols)
+        with _rolled_loop(builder, first, last) as j:
+            _run_item(context, entry, emit, [*z, i, j], rng)
+    if vector is None:
+        one_by_one()
+        return
+    fast, every, scopes = vector
+    whole = builder.icmp_unsigned("<=", end, cols)
+    with builder.if_else(builder.and_(every, whole), likely=True) as (vec, rest):
+        with vec:
+            for k in range(width):
+                j = builder.add(first, _I64(k)) if k else first
+                scopes.tag(k, _run_item(context, entry, lambda item: emit(item, fast),
+                                        [*z, i, j], rng))
+        with rest:
+            one_by_one()
 
 
 @contextmanager

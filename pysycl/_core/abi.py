@@ -116,6 +116,13 @@ FUNCTOR_ATTR = "__pysycl_functor__"
 #: The attribute holding a kernel function's properties (``pysycl._kernels.kprops``:
 #: required work-group size, its hint, required sub-group size), set by the decorators.
 PROPS_ATTR = "__pysycl_kernel_properties__"
+#: Consecutive items along the fastest dimension a work-item of a 2-D or 3-D ``range``
+#: kernel's PTX entry point runs (``pysycl_numba.range_items.nd_items``; its launch sized
+#: for it, ``pysycl._kernels.rangesize.gpu_sizes``): 1, an item; 4, blocks of 4 with 128-bit
+#: accesses where the captures allow them. A variant for benchmarks: the compile caches do
+#: not key on it (set it before the first compile, with a fresh ``PYSYCL_CACHE_DIR``); an
+#: entry point built for another value still runs every item once.
+RANGE_COLUMNS = 1
 #: ``DirectIndex.source``: the index is the work-item's global id / its local id.
 ID_GLOBAL, ID_LOCAL = 0, 1
 AccessMode = Literal["read", "write", "read_write"]

@@ -14,7 +14,7 @@ entry point (:mod:`pysycl_numba.wrapper`) matches its image's format:
 * PTX, a 2-D or 3-D range: a launch of as many dimensions that covers the range
   (:func:`gpu_sizes`): work-groups of :data:`GPU_ROW` x 8 (``GPU_GROUP`` work-items; wider
   where the range has few rows, narrower where it has few columns), a work-item per item --
-  per :data:`COLUMNS` consecutive items of a row -- along the fastest dimension, a row per
+  per ``abi.RANGE_COLUMNS`` consecutive items of a row -- along the fastest dimension, a row per
   work-item along the next, a plane along the third (``nd_items``: no loop, no division;
   a warp's items consecutive in memory). Only where CUDA's grid cannot cover the range
   (more than 65535 work-groups along y or z) does the launch stop at that limit and its
@@ -37,6 +37,7 @@ from __future__ import annotations
 from math import prod
 from typing import TYPE_CHECKING
 
+from pysycl._core import abi
 from pysycl._core.launch_types import native_order
 from pysycl._kernels.cache import target_of
 from pysycl._objects.info import _device_info
@@ -52,14 +53,6 @@ GROUPS_PER_UNIT_GPU = 8
 #: Consecutive items a work-item of a 1-D PTX ``range`` kernel runs as one block
 #: (``pysycl_numba.range_items.COARSEN``: 128-bit accesses of 4-byte elements).
 COARSEN = 4
-#: Consecutive items along the fastest dimension a work-item of a 2-D or 3-D PTX ``range``
-#: kernel runs (read by :mod:`pysycl_numba.range_items` when it builds the entry point; the
-#: compile caches do not key on it, so change it only in a fresh process with a fresh
-#: ``PYSYCL_CACHE_DIR``, as benchmarks/bench_stencil.py's variants do -- a kernel built for
-#: another value still runs every item once): 1, a work-item per item; 4,
-#: blocks of 4 consecutive items with 128-bit accesses where the kernel's pointers and
-#: integers allow them (``nd_items``).
-COLUMNS = 1
 #: Work-items along the fastest dimension of a 2-D/3-D PTX ``range`` launch's work-group
 #: (a warp: its items are consecutive in memory) where the range is that wide.
 GPU_ROW = 32
@@ -100,7 +93,7 @@ def gpu_sizes(space: tuple[int, ...], max_group: int, units: int, one_per_item: 
         if not one_per_item:
             groups = min(groups, GROUPS_PER_UNIT_GPU * units)
         return (groups * wg,), (wg,)
-    cols, rows = -(-space[-1] // COLUMNS), space[-2]  # work-items along x, along y
+    cols, rows = -(-space[-1] // abi.RANGE_COLUMNS), space[-2]  # work-items along x, y
     wg = max(1, min(GPU_GROUP, max_group))
     bx = min(GPU_ROW, _pow2_at_least(cols), _pow2_at_most(wg))
     by = max(1, min(wg // bx, _pow2_at_least(rows)))

@@ -52,7 +52,7 @@ def test_range_kernels_loop_with_few_registers(kq: sycl.queue, ptx_images: list)
     """A triad's entry point: a loop over items (1-D and 3-D) that ptxas assembles for
     sm_90 in few registers and without local-memory spills; the 1-D one runs blocks of
     consecutive items with 128-bit loads and stores (where its pointers are aligned), the
-    3-D one a 3-D launch, an item a work-item (``rangesize.COLUMNS`` 1)."""
+    3-D one a 3-D launch, an item a work-item (``abi.RANGE_COLUMNS`` 1)."""
     n = 1009
     x = malloc_shared_or_skip(n, kq, dtype=np.float32)
     y = malloc_shared_or_skip(n, kq, dtype=np.float32)
@@ -87,14 +87,14 @@ def test_a_2d_range_runs_an_item_a_work_item_on_a_2d_launch(
     """A Jacobi sweep over a 2-D range, as a user writes it, and an element-wise 2-D kernel:
     the entry point reads a 2-D launch (``%ctaid.y``, ``%nctaid.y``) and divides nothing
     (no ``div``/``rem``); ptxas assembles it for sm_90 in at most 32 registers (2048
-    work-items an SM) without spills. ``rangesize.COLUMNS`` 1: a work-item's item is four
+    work-items an SM) without spills. ``abi.RANGE_COLUMNS`` 1: a work-item's item is four
     loads and a store where the launch covers the range, the same in the loop beyond CUDA's
     grid -- nothing else. 4: a block of 4 items with aligned captures loads with
     ``ld.global.v4`` and shares its neighbours (fewer than 3 loads an item there), the
     element-wise kernel stores with ``st.global.v4``."""
-    from pysycl._kernels import rangesize
+    from pysycl._core import abi
 
-    monkeypatch.setattr(rangesize, "COLUMNS", columns)
+    monkeypatch.setattr(abi, "RANGE_COLUMNS", columns)
     n = 68
     a = malloc_shared_or_skip(n * n, kq, dtype=np.float32)
     o = malloc_shared_or_skip(n * n, kq, dtype=np.float32)

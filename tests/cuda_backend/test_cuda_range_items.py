@@ -1,11 +1,11 @@
 """Range kernels on NVIDIA GPUs (skipped where there is none): PTX entry points
 (:mod:`pysycl_numba.range_items`: 1-D ranges on a launch whose work-items loop over blocks
 of consecutive items, 2-D/3-D ranges on a launch of as many dimensions that covers the range
--- an item, or a block of ``rangesize.COLUMNS`` items, a work-item -- and loops only past
-CUDA's grid), sized per device (:func:`pysycl._kernels.rangesize.range_sizes`). Through CUDA and, where
-NVIDIA's OpenCL is installed, its OpenCL view of the same GPU: every item runs exactly once
-with its own ids; a prime range launches full blocks; bounds-checked mode and asserts name
-the failing item, not the work-item that ran it."""
+-- an item, or a block of ``abi.RANGE_COLUMNS`` items, a work-item -- and loops only past
+CUDA's grid), sized per device (:func:`pysycl._kernels.rangesize.range_sizes`). Through
+CUDA and, where NVIDIA's OpenCL is installed, its OpenCL view of the same GPU: every item
+runs exactly once with its own ids; a prime range launches full blocks; bounds-checked mode
+and asserts name the failing item, not the work-item that ran it."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pysycl as sycl
+from pysycl._core import abi
 from pysycl._kernels import bounds as _bounds
-from pysycl._kernels import rangesize
 from pysycl._kernels.rangesize import COARSEN, GPU_GROUP, GROUPS_PER_UNIT_GPU, gpu_sizes
 from tests.kernels.test_range_items import _oracle, _run  # the same kernel and oracle
 
@@ -42,11 +42,11 @@ def gq(request: pytest.FixtureRequest) -> sycl.queue:
 @pytest.fixture(params=[1, 4], ids=lambda c: f"columns{c}")
 def columns(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch,
             tmp_path_factory: pytest.TempPathFactory) -> int:
-    """2-D/3-D entry points built for ``rangesize.COLUMNS`` = 1 and 4 (and their launches
+    """2-D/3-D entry points built for ``abi.RANGE_COLUMNS`` = 1 and 4 (and their launches
     sized for it): a fresh kernel cache, since the caches do not key on it."""
     from pysycl._kernels.cache import kernels
 
-    monkeypatch.setattr(rangesize, "COLUMNS", request.param)
+    monkeypatch.setattr(abi, "RANGE_COLUMNS", request.param)
     monkeypatch.setenv("PYSYCL_CACHE_DIR", str(tmp_path_factory.mktemp("columns")))
     kernels.clear_memory()  # and the launch plans made before
     request.addfinalizer(kernels.clear_memory)

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 import pysycl as sycl
 from pysycl._bundles import kernel_id as _kernel_ids
+from pysycl._core import abi
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import rangesize
 from pysycl._kernels import reduction as _reduction
@@ -171,13 +172,13 @@ class GpuRule:
         self._monkeypatch = monkeypatch
 
     def columns(self, width: int) -> None:
-        """Build 2-D/3-D entry points for ``rangesize.COLUMNS = width`` (the launch sized
+        """Build 2-D/3-D entry points for ``abi.RANGE_COLUMNS = width`` (the launch sized
         for it): a fresh kernel cache, since the caches do not key on it."""
         import tempfile
 
         from pysycl._kernels.cache import kernels
 
-        self._monkeypatch.setattr(rangesize, "COLUMNS", width)
+        self._monkeypatch.setattr(abi, "RANGE_COLUMNS", width)
         self._monkeypatch.setenv("PYSYCL_CACHE_DIR", tempfile.mkdtemp(prefix="pysycl-cols-test-"))
         kernels.clear_memory()
 
@@ -208,7 +209,7 @@ def gpu_shaped(monkeypatch: pytest.MonkeyPatch) -> Iterator[GpuRule]:
             return gpu_sizes(space, max_group, rule.units, one_per_item)
         if len(space) == 1:
             return (4 * min(3, -(-space[0] // 4)),), (4,)
-        blocks = -(-space[-1] // rangesize.COLUMNS)  # work-items along the fastest dimension
+        blocks = -(-space[-1] // abi.RANGE_COLUMNS)  # work-items along the fastest dimension
         grid = (min(3, -(-blocks // 4)), min(2, -(-space[-2] // 2)), min(2, space[0]))
         local = (4, 2, 1)[:len(space)]
         return tuple(g * b for g, b in zip(grid, local, strict=False)), local
@@ -313,14 +314,14 @@ def test_gpu_entry_point_at_gpu_sizes(gpu_shaped: GpuRule, kernel_device: sycl.d
     assert np.array_equal(_run(sycl.queue(kernel_device), shape), _oracle(shape))
 
 
-COLUMNS = [1, 2, 4, 8]  # rangesize.COLUMNS values the n-D entry points are built for
+COLUMNS = [1, 2, 4, 8]  # abi.RANGE_COLUMNS values the n-D entry points are built for
 
 
 @pytest.mark.parametrize("units", [None, 1, 132])
 @pytest.mark.parametrize("columns", COLUMNS)
 def test_gpu_entry_point_columns_per_work_item(gpu_shaped: GpuRule, kernel_device: sycl.device,
                                                columns: int, units: int | None) -> None:
-    """Blocks of ``columns`` consecutive items a work-item (``rangesize.COLUMNS``: compiled
+    """Blocks of ``columns`` consecutive items a work-item (``abi.RANGE_COLUMNS``: compiled
     into the entry point, and the launch sized for it), on a grid that covers the range
     (``units``: a GPU's rule) or not (a tiny grid: the loop): every item once, ranges whose
     fastest dimension is and is not a multiple of the block, shorter than one."""

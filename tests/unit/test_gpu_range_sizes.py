@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pysycl._kernels import rangesize
+from pysycl._core import abi
 from pysycl._kernels.rangesize import (
     COARSEN,
     GPU_GROUP,
@@ -36,12 +36,12 @@ def test_full_work_groups_within_the_kernels_and_cudas_limits(
     (2^31 - 1 blocks along x, 65535 along y and z), a 1-D grid at most
     GROUPS_PER_UNIT_GPU per unit. A kernel that prints runs a work-item per item (its
     output is collected by work-item): its grid is the range's, the same rule as before."""
-    old = rangesize.COLUMNS
-    rangesize.COLUMNS = columns
+    old = abi.RANGE_COLUMNS
+    abi.RANGE_COLUMNS = columns
     try:
         g, local = gpu_sizes(space, max_group, units, prints)
     finally:
-        rangesize.COLUMNS = old
+        abi.RANGE_COLUMNS = old
     assert len(g) == len(local) == (1 if prints or len(space) == 1 else len(space))
     assert all(n % b == 0 and n >= b >= 1 for n, b in zip(g, local, strict=True))
     assert prod(local) <= min(GPU_GROUP, max_group)
@@ -60,15 +60,15 @@ def test_full_work_groups_within_the_kernels_and_cudas_limits(
 def test_an_nd_range_gets_an_nd_launch_that_covers_it_where_cudas_grid_does(
         space: tuple[int, ...], units: int, columns: int) -> None:
     """A 2-D/3-D range: columns along x (a warp's items consecutive in memory where the
-    range is that wide), in blocks of ``rangesize.COLUMNS`` a work-item, rows along y,
+    range is that wide), in blocks of ``abi.RANGE_COLUMNS`` a work-item, rows along y,
     planes along z. Where CUDA's grid can, the launch covers the range (every work-item
     runs at most one block of items: no loop); else it stops at CUDA's limit."""
-    old = rangesize.COLUMNS
-    rangesize.COLUMNS = columns
+    old = abi.RANGE_COLUMNS
+    abi.RANGE_COLUMNS = columns
     try:
         g, local = gpu_sizes(space, 256, units)
     finally:
-        rangesize.COLUMNS = old
+        abi.RANGE_COLUMNS = old
     cols, rows = -(-space[-1] // columns), space[-2]
     if cols >= GPU_ROW and rows >= GPU_GROUP // GPU_ROW:
         assert local[:2] == (GPU_ROW, GPU_GROUP // GPU_ROW)
@@ -81,7 +81,7 @@ def test_an_nd_range_gets_an_nd_launch_that_covers_it_where_cudas_grid_does(
 
 def test_a_jacobi_grid_on_an_h100() -> None:
     """8192^2 (its interior, 8190^2): work-groups of 32 x 8 covering it (256 x 1024 of
-    them); in blocks of 4 columns (``COLUMNS`` 4) 64 x 1024. One row: work-groups of 256
+    them); in blocks of 4 columns (``RANGE_COLUMNS`` 4) 64 x 1024. One row: work-groups of 256
     along it; one column: 256 along the rows; a 3-D range of rows of 5: 8 x 32 x 1. Past
     CUDA's grid (65535 work-groups along y, along z) the launch stops there."""
     assert gpu_sizes((8190, 8190), 256, 132) == ((8192, 8192), (32, 8))
@@ -92,10 +92,10 @@ def test_a_jacobi_grid_on_an_h100() -> None:
     assert gpu_sizes((70000, 2, 3), 256, 132) == ((4, 2, 65535), (4, 2, 1))
     assert gpu_sizes((1 << 22,), 256, 132) == ((256 * 1056,), (256,))  # 2^20 blocks of 4
     assert gpu_sizes((1000,), 256, 132) == ((1000 // COARSEN,), (1000 // COARSEN,))
-    old = rangesize.COLUMNS
-    rangesize.COLUMNS = 4
+    old = abi.RANGE_COLUMNS
+    abi.RANGE_COLUMNS = 4
     try:
         assert gpu_sizes((8190, 8190), 256, 132) == ((2048, 8192), (32, 8))
         assert gpu_sizes((8190, 3), 256, 132) == ((1, 8192), (1, 256))
     finally:
-        rangesize.COLUMNS = old
+        abi.RANGE_COLUMNS = old
