@@ -271,7 +271,7 @@ def _variant_table(var: dict[int, dict[int, tuple[float, float | None]]]) -> str
     sizes = list(next(iter(var.values())))
     head = ("The `range` row's entry-point variants, each in a process of its own (a fresh "
             "compile cache) beside CuPy's point-a-thread `RawKernel` and Triton there, "
-            "interleaved; GB/s (x: / the best peer of that process). `abi.RANGE_COLUMNS`: "
+            "interleaved; GB/s (x: / the best peer of that process). `pysycl._core.abi.RANGE_COLUMNS`: "
             "consecutive items a work-item runs along the fastest dimension (1: one item; 4: "
             f"128-bit accesses where the captures allow them), now {abi.RANGE_COLUMNS}.\n\n")
     lines = ["| `abi.RANGE_COLUMNS` | " + " | ".join(f"{n}²" for n in sizes) + " |",
