@@ -5,6 +5,7 @@
     python benchmarks/bench_matrix.py --write         # also docs/performance.md (bench_matrix)
     python benchmarks/bench_matrix.py --sizes 4096 --kinds tf32 --rounds 9
     python benchmarks/bench_matrix.py --variants 128,128db --kinds fp16
+    python benchmarks/bench_matrix.py --kinds fp16,tf32 --variants 128w,256w,256w3 --write
 
 C (n x n, float32) = A * B of n x n matrices in fp16, bf16 (fp32 accumulation) or float32
 multiplied in TF32, by three peers in one process, interleaved round by round (each
@@ -22,7 +23,9 @@ peer once per round, the median of the rounds reported), every result checked fi
   the sub-groups multiply from there (``mma.sync`` m16n8k16, m16n8k8 for TF32).
   ``128db`` and ``128w`` (benchmarks/_matrix_pipelined.py) double-buffer the local tiles
   (the next K step's loads in flight during the mads) with 8 sub-groups of 64x32 or 4
-  of 64x64.
+  of 64x64. ``256w`` and ``256w3`` (benchmarks/_matrix_wide.py) compute 128x256 blocks
+  with 8 sub-groups of 64x64, in two buffers (54 KiB of local memory) or three with the
+  loads two K steps ahead (81 KiB): past 48 KiB, so the CUDA backend only.
 * **cuBLAS**: ``torch.matmul`` at the same precision (fp16/bf16 tensors; float32 with
   ``torch.backends.cuda.matmul.allow_tf32 = True``); its output is the input type.
 * **Triton**: a ``tl.dot`` kernel (128x128x32 blocks, 8 warps, 3 stages, fp32
