@@ -5,6 +5,7 @@
     python benchmarks/bench_matrix.py --write         # also docs/performance.md (bench_matrix)
     python benchmarks/bench_matrix.py --sizes 4096 --kinds tf32 --rounds 9
     python benchmarks/bench_matrix.py --variants 128,128db --kinds fp16
+    python benchmarks/bench_matrix.py --kinds fp16,tf32 --variants 128w,256w,256w3 --write
 
 C (n x n, float32) = A * B of n x n matrices in fp16, bf16 (fp32 accumulation) or float32
 multiplied in TF32, by three peers in one process, interleaved round by round (each
@@ -22,7 +23,9 @@ peer once per round, the median of the rounds reported), every result checked fi
   the sub-groups multiply from there (``mma.sync`` m16n8k16, m16n8k8 for TF32).
   ``128db`` and ``128w`` (benchmarks/_matrix_pipelined.py) double-buffer the local tiles
   (the next K step's loads in flight during the mads) with 8 sub-groups of 64x32 or 4
-  of 64x64.
+  of 64x64. ``256w`` and ``256w3`` (benchmarks/_matrix_wide.py) compute 128x256 blocks
+  with 8 sub-groups of 64x64, in two buffers (54 KiB of local memory) or three with the
+  loads two K steps ahead (81 KiB): past 48 KiB, so the CUDA backend only.
 * **cuBLAS**: ``torch.matmul`` at the same precision (fp16/bf16 tensors; float32 with
   ``torch.backends.cuda.matmul.allow_tf32 = True``); its output is the input type.
 * **Triton**: a ``tl.dot`` kernel (128x128x32 blocks, 8 warps, 3 stages, fp32
@@ -53,18 +56,27 @@ from pysycl.ext.oneapi.experimental import matrix as jm
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 import _matrix_pipelined as pipelined
+import _matrix_wide as wide
 from _common import interleaved, write_section
 
 BK = 32  # K step staged in local memory (written as literals in the kernels: constants
 PAD = 8  # divide and index without run-time divisions); local rows padded by PAD elements
-#: variant -> (C block rows = cols of a work-group, work-items = 32 x sub-groups); the
-#: pipelined variants (benchmarks/_matrix_pipelined.py) are the ones in PIPELINED
-VARIANTS = {"64": (64, 128), "128": (128, 256), "128db": (128, 256), "128w": (128, 128)}
-PIPELINED = {"128db": pipelined.gemm_kernel_128db, "128w": pipelined.gemm_kernel_128w}
+#: variant -> (C block rows, C block cols of a work-group, work-items = 32 x sub-groups);
+#: the pipelined variants (benchmarks/_matrix_pipelined.py, _matrix_wide.py) are the ones
+#: in PIPELINED, with their (kernel maker, local elements of A and of B a buffer, buffers)
+VARIANTS = {"64": (64, 64, 128), "128": (128, 128, 256), "128db": (128, 128, 256),
+            "128w": (128, 128, 128), "256w": (128, 256, 256), "256w3": (128, 256, 256)}
+PIPELINED = {
+    "128db": (pipelined.gemm_kernel_128db, pipelined.A_STAGE, pipelined.B_STAGE, 2),
+    "128w": (pipelined.gemm_kernel_128w, pipelined.A_STAGE, pipelined.B_STAGE, 2),
+    "256w": (wide.gemm_kernel_256w, wide.A_STAGE, wide.B_STAGE, 2),
+    "256w3": (wide.gemm_kernel_256w3, wide.A_STAGE, wide.B_STAGE, 3)}
 #: the table's column of each variant
 TITLES = {"64": "64x64", "128": "128x128",
           "128db": "128x128 2 buffers, 8 sub-groups",
-          "128w": "128x128 2 buffers, 4 sub-groups of 64x64"}
+          "128w": "128x128 2 buffers, 4 sub-groups of 64x64",
+          "256w": "128x256 2 buffers, 8 sub-groups of 64x64",
+          "256w3": "128x256 3 buffers, loads 2 steps ahead"}
 KINDS = {"fp16": np.float16, "bf16": np.uint16, "tf32": np.float32}  # memory of A and B
 
 
@@ -254,7 +266,7 @@ def gemm_kernel_128(kind: str, pa: Any, pb: Any, pc: Any, n: int, la: Any, lb: A
 def pysycl_peer(q: sycl.queue, kind: str, a: np.ndarray, b: np.ndarray, variant: str
                 ) -> tuple[Callable[[], None], Callable[[], np.ndarray]]:
     """(run once and wait, the result as numpy) of the joint_matrix GEMM ``variant`` on ``q``."""
-    bm, wg = VARIANTS[variant]
+    bm, bn, wg = VARIANTS[variant]
     n = a.shape[0]
     mt = KINDS[kind]
     # A and B as the kernels read them: 16-bit elements in pairs (uint32), float32 as is
@@ -268,8 +280,8 @@ def pysycl_peer(q: sycl.queue, kind: str, a: np.ndarray, b: np.ndarray, variant:
     q.memcpy(pa, np.ascontiguousarray(a).ravel(), n * n * a.itemsize).wait()
     q.memcpy(pb, np.ascontiguousarray(b).ravel(), n * n * b.itemsize).wait()
     if words:
-        make = PIPELINED[variant]
-        asize, bsize = 2 * pipelined.A_STAGE[kind], 2 * pipelined.B_STAGE[kind]
+        make, a_stage, b_stage, buffers = PIPELINED[variant]
+        asize, bsize = buffers * a_stage[kind], buffers * b_stage[kind]
     else:
         make = gemm_kernel_64 if variant == "64" else gemm_kernel_128
         asize, bsize = bm * (BK + PAD), BK * (bm + PAD)
@@ -277,7 +289,7 @@ def pysycl_peer(q: sycl.queue, kind: str, a: np.ndarray, b: np.ndarray, variant:
     def cg(h: sycl.handler) -> None:
         la = sycl.local_accessor(mt, sycl.range(asize), h)
         lb = sycl.local_accessor(mt, sycl.range(bsize), h)
-        h.parallel_for(sycl.nd_range((n // bm, n // bm * wg), (1, wg)),
+        h.parallel_for(sycl.nd_range((n // bm, n // bn * wg), (1, wg)),
                        make(kind, pa, pb, pc, n, la, lb))
 
     def run() -> None:
@@ -406,8 +418,8 @@ def measure(q: sycl.queue, kind: str, n: int, rounds: int, variants: list[str]
     rows = np.random.default_rng(1).choice(n, size=min(64, n), replace=False)
     peers: dict[str, Callable[[], None]] = {}
     notes: dict[str, str] = {}
-    mine = [(f"pysycl {v}", (lambda v=v: pysycl_peer(q, kind, a, b, v)), 0.0, VARIANTS[v][0])
-            for v in variants]
+    mine = [(f"pysycl {v}", (lambda v=v: pysycl_peer(q, kind, a, b, v)), 0.0,
+             max(VARIANTS[v][:2])) for v in variants]
     for name, make, rtol, block in (*mine,
                                     # C in the inputs' type: bf16 keeps 8 bits (2^-8 apart)
                                     ("cuBLAS", lambda: torch_peer(kind, a, b),

@@ -361,6 +361,38 @@ def test_a_ptx_kernel_object_with_set_arg_and_local_memory(cq: sycl.queue) -> No
 
 
 @gpu
+def test_a_ptx_kernel_object_with_local_memory_past_48_kib(cq: sycl.queue) -> None:
+    """A ``sycl.kernel`` launch (``set_arg``) may take up to ``info.device.local_mem_size``
+    (the opt-in maximum) of local memory; one element more is ``errc.nd_range``."""
+    top = cq.get_device().get_info(sycl.info.device.local_mem_size)
+    if top <= 100 * 1024:
+        pytest.skip(f"this GPU has {top} bytes of shared memory a block")
+    exe = syclex.build(syclex.create_kernel_bundle_from_source(cq.get_context(),
+                                                               L.ext_pysycl_ptx, PTX_KERNELS))
+    wgsum = exe.ext_oneapi_get_kernel("wgsum")
+    n, wg = 4096, 1024
+    data = np.arange(n, dtype=np.int32)
+
+    def run(elems: int) -> np.ndarray:
+        sums = np.zeros(n // wg, np.int32)
+        with sycl.buffer(data) as D, sycl.buffer(sums) as Sb:
+            def cg(h: sycl.handler) -> None:  # the kernel uses the first wg elements
+                h.set_args(D.get_access(h, sycl.access_mode.read),
+                           Sb.get_access(h, sycl.access_mode.write),
+                           sycl.local_accessor(np.int32, sycl.range(elems), h))
+                h.parallel_for(sycl.nd_range(sycl.range(n), sycl.range(wg)), wgsum)
+            cq.submit(cg)
+        return sums
+
+    want = data.reshape(-1, wg).sum(axis=1)
+    for elems in (25600, wg, top // 4):  # 100 KiB, 4 KiB, all of it
+        assert run(elems).tolist() == want.tolist(), elems
+    with pytest.raises(sycl.exception) as ei:
+        run(top // 4 + 1)
+    assert ei.value.code() == sycl.errc.nd_range and "local memory" in str(ei.value)
+
+
+@gpu
 def test_ptx_the_jit_refuses_is_a_build_error_with_its_log(cq: sycl.queue) -> None:
     kb = syclex.create_kernel_bundle_from_source(cq.get_context(), L.ext_pysycl_ptx,
                                                  PTX_BROKEN)

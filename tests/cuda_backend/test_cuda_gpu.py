@@ -1,7 +1,7 @@
 """The CUDA backend on an NVIDIA GPU (skipped where the driver or ``cuda-bindings`` is
 absent, as in CI): discovery, kernels over buffers and every USM kind, local memory in
-1024-wide work-groups, ranges that no block size divides evenly, the cubin cache of a
-fresh process, and a faulting kernel the process survives."""
+1024-wide work-groups and past 48 KiB, ranges that no block size divides evenly, the cubin
+cache of a fresh process, and a faulting kernel the process survives."""
 
 from __future__ import annotations
 
@@ -100,6 +100,70 @@ def test_local_memory_in_work_groups_up_to_1024(cq: sycl.queue, wg: int) -> None
     cq.memcpy(got, out, got.nbytes).wait()
     g = np.arange(n)
     np.testing.assert_array_equal(got, g - g % wg + (g % wg + 1) % wg)
+
+
+def _rotate_through_local_memory(cq: sycl.queue, nbytes: int) -> np.ndarray:
+    """Work-groups of 256 fill a local accessor of ``nbytes`` (int32 elements), pass a
+    barrier and each sums a stride of elements other work-items wrote: the result."""
+    wg, groups = 256, 4
+    m = nbytes // 4
+    out = sycl.malloc_device(wg * groups, cq, dtype=np.int64)
+
+    def cg(h: sycl.handler) -> None:
+        loc = sycl.local_accessor(np.int32, sycl.range(m), h)
+
+        def k(it):  # type: ignore[no-untyped-def]
+            lid = it.get_local_id(0)
+            g = it.get_group(0)
+            for e in range(lid, m, wg):
+                loc[e] = e * 3 + g
+            it.barrier()
+            s = 0
+            for e in range((lid + 1) % wg, m, wg):  # written by the next work-item
+                s += loc[e]
+            out[it.get_global_id(0)] = s
+        h.parallel_for(sycl.nd_range(sycl.range(wg * groups), sycl.range(wg)), k)
+
+    try:
+        cq.submit(cg).wait()
+        got = np.empty(wg * groups, np.int64)
+        cq.memcpy(got, out, got.nbytes).wait()
+    finally:
+        sycl.free(out, cq)
+    return got
+
+
+def _rotate_want(nbytes: int) -> np.ndarray:
+    wg, groups, m = 256, 4, nbytes // 4
+    want = np.empty(wg * groups, np.int64)
+    for g in range(groups):
+        for lid in range(wg):
+            e = np.arange((lid + 1) % wg, m, wg, dtype=np.int64)
+            want[g * wg + lid] = int((e * 3 + g).sum())
+    return want
+
+
+def test_local_memory_past_48_kib_up_to_the_opt_in_maximum(cq: sycl.queue) -> None:
+    """info.device.local_mem_size is the opt-in maximum (227 KiB on H100/H200, not the 48
+    KiB a kernel gets by default); a kernel's local accessors may use it all (the launch
+    raises the kernel's CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES first), the same
+    kernel's remembered launch follows each size (its C record carries it), and one byte
+    more than the maximum is errc.nd_range naming local memory."""
+    top = cq.get_device().get_info(sycl.info.device.local_mem_size)
+    if top <= 100 * 1024:
+        pytest.skip(f"this GPU has {top} bytes of shared memory a block")
+    # the largest multiple of 1 KiB that leaves room for the kernel's static shared memory
+    biggest = (top - 1024) // 1024 * 1024
+    for nbytes in (100 * 1024, 8 * 1024, biggest, 100 * 1024):
+        np.testing.assert_array_equal(_rotate_through_local_memory(cq, nbytes),
+                                      _rotate_want(nbytes), err_msg=f"{nbytes} bytes")
+    with pytest.raises(sycl.exception) as ei:
+        _rotate_through_local_memory(cq, top + 4)
+    assert ei.value.code() == sycl.errc.nd_range
+    assert "local memory" in str(ei.value)
+    # the GPU still works after the refusal
+    np.testing.assert_array_equal(_rotate_through_local_memory(cq, 64 * 1024),
+                                  _rotate_want(64 * 1024))
 
 
 @pytest.mark.parametrize("shape", [(1009,), (1000,), (33, 17), (5, 6, 7)])

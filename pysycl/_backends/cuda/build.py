@@ -124,7 +124,10 @@ class Built:
         self.dyn_opt_in = 48 * 1024 - self.static_shared
 
     def allow_shared(self, nbytes: int) -> None:
-        """Let the kernel take ``nbytes`` of dynamic shared memory (past 48 KiB: opt-in)."""
+        """Let the kernel take ``nbytes`` of dynamic shared memory: past 48 KiB (less its
+        static shared memory) ``CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES``, once per
+        new high (``info.device.local_mem_size`` is the opt-in maximum, and the launch
+        checks ``nbytes`` against it first: ``errc.nd_range``)."""
         if nbytes > self.dyn_opt_in:
             d.call(cu.cuFuncSetAttribute, self.fn,
                    cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,

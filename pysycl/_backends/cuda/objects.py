@@ -257,7 +257,10 @@ def _info_table(ordinal: int) -> dict[_device_info, Any]:
         D.max_constant_buffer_size: a("TOTAL_CONSTANT_MEMORY"),
         D.max_constant_args: 9,
         D.local_mem_type: local_mem_type.local,
-        D.local_mem_size: a("MAX_SHARED_MEMORY_PER_BLOCK"),
+        # the opt-in maximum (227 KiB on H100/H200), as DPC++'s CUDA adapter reports it: a
+        # launch past 48 KiB raises the kernel's limit first (build.Built.allow_shared)
+        D.local_mem_size: a("MAX_SHARED_MEMORY_PER_BLOCK_OPTIN")
+        or a("MAX_SHARED_MEMORY_PER_BLOCK"),
         D.error_correction_support: bool(a("ECC_ENABLED")),
         D.host_unified_memory: bool(a("INTEGRATED")),
         D.atomic_memory_order_capabilities: list(_ALL_ORDERS),
