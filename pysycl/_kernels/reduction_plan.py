@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from pysycl._core.backends import DeviceExecutor
     from pysycl._core.launch_types import KernelCommandRef
     from pysycl._kernels.cache import Kernel
-    from pysycl._kernels.reduction import reduction
+    from pysycl._kernels.reduction_final import reduction  # what the launch reads of one
     from pysycl._objects.device import device
 
 
