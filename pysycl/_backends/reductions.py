@@ -138,7 +138,8 @@ def launch_reductions_whole(ex: LaunchingExecutor, q: QueueRef, kind: str, space
     ex.since = _now()
     if len(ex.inflight) > PRUNE_AT:
         prune(ex)
-    if prepared.record is None:  # (an error slot: bounds-checked mode, asserts)
+    if prepared.record is None and name is None:  # (an error slot: bounds-checked mode,
+        # asserts; a kernel name: its launches take the whole way, which checks the name)
         _remember(ex, fn, kind, space, prepared, Ungrouped(q))
     return ev
 
