@@ -81,8 +81,8 @@ class RememberedReductions:
         if len(reds) != len(want):
             return None
         out = []
-        for r, w in zip(reds, want, strict=True):
-            if type(r) is not reduction or r.launch_signature != w:
+        for i, r in enumerate(reds):  # (as many as want)
+            if type(r) is not reduction or r.launch_signature != want[i]:
                 return None
             p = r.pointer
             if not p.live:

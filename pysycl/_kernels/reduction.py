@@ -267,11 +267,17 @@ class reduction:  # noqa: N801 - the spec's spelling
     """
 
     __slots__ = ("_acc", "_combiner", "_count", "_dtype", "_handler", "_identity", "_init",
-                 "_kind", "_op", "_ptr", "_sig", "_where")
+                 "_kind", "_op", "_ptr", "_sig", "_site", "_where")
 
     def __init__(self, var: buffer | accessor | usm_pointer | span, *args: Any,
                  identity: Any = _MISSING, properties: Iterable[_Property] | None = None
                  ) -> None:
+        n = len(args)
+        if type(var) is usm_pointer and identity is _MISSING and 0 < n <= 2 \
+                and isinstance(args[0], _functor) \
+                and (n == 1 or (properties is None and type(args[1]) is list)) \
+                and self._pointer_form(var, args[0], args[1] if n == 2 else properties):
+            return
         where = _caller()
         h, combiner, identity, properties = _split_args(var, args, identity, properties, where)
         init = _initializes(properties)
@@ -298,9 +304,31 @@ class reduction:  # noqa: N801 - the spec's spelling
         self._combiner = comb
         self._identity = ident
         self._init = init
-        self._where = where
+        self._where: str | None = where
+        self._site: tuple[str, int] | None = None
         self._sig = (self._kind, dt, op, combiner_key(comb) if op == "custom" else None,
                      self._count, None if self._ptr is None else self._ptr.signature)
+
+    def _pointer_form(self, p: usm_pointer, comb: _functor, properties: Any) -> bool:
+        """``sycl.reduction(ptr, sycl.plus()[, properties])``, the form a loop makes at each
+        launch, made without the general way's parsing (``where`` found when asked); False
+        where the general way must say what is wrong (it checks everything again)."""
+        dt = p.dtype
+        op = comb.op
+        if p.count < 1 or p.readonly or not p.live or dt.kind not in "iuf" \
+                or (dt.kind == "f" and op in _BITWISE):
+            return False
+        init = _initializes(properties)  # (raises what the general way raises)
+        f = sys._getframe(2)  # the user's frame: __init__'s caller
+        self._site = (f.f_code.co_filename, f.f_lineno)
+        self._where = None
+        self._acc, self._ptr, self._handler = None, p, None
+        self._count, self._kind, self._dtype, self._op = 1, "pointer", dt, op
+        self._combiner = COMBINERS[op]
+        self._identity = _known_identity_value(op, dt, "")  # (a known identity never fails)
+        self._init = init
+        self._sig = ("pointer", dt, op, None, 1, p.signature)
+        return True
 
     # What the launcher and the host device read (pysycl's own; not in the spec).
     @property
@@ -344,7 +372,10 @@ class reduction:  # noqa: N801 - the spec's spelling
     @property
     def where(self) -> str:
         """``file:line`` of the ``sycl.reduction(...)`` call (for error messages)."""
-        return self._where
+        where = self._where
+        if where is None:  # the pointer form: its frame's line, formatted when asked
+            where = self._where = location(*self._site)  # type: ignore[misc]
+        return where
 
     @property
     def op(self) -> str:

@@ -366,10 +366,10 @@ def test_a_recording_queue_records_a_handler_less_reduction(kq: sycl.queue) -> N
     def k(i: sycl.id, r: sycl.reducer) -> None:
         r += p[i]
 
-    kq.parallel_for(sycl.range(100), sycl.reduction(out, sycl.plus()), k).wait()  # eager: 4950
+    kq.parallel_for(sycl.range(100), sycl.reduction(out, sycl.plus(), [INIT()]), k).wait()
     g = syclex.command_graph(kq.get_context(), kq.get_device())
     g.begin_recording(kq)
-    kq.parallel_for(sycl.range(100), sycl.reduction(out, sycl.plus()), k)
+    kq.parallel_for(sycl.range(100), sycl.reduction(out, sycl.plus()), k)  # adds to out
     g.end_recording()
     assert _read(kq, out)[0] == 4950  # recording launched nothing
     exec_g = g.finalize()
