@@ -508,13 +508,20 @@ def prepare(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandRef) -> Pr
     pkey = ("reduction", mkey, tuple((r.variable_kind, r.count) for r in reds),
             space_key(kind, cmd.index_space), cmd.name)
     plan = ex.launches.get(pkey)
-    if plan is None or plan.k is not k:
-        plan = _plan(ex, k, dev, cmd, values, reds, ckeys, target, pkey)
-    elif k.has_local:  # the local accessors' sizes are this submit's
-        launch_sizes(k, dev, plan.lim, cmd, values, target)
-        check_local_memory(k, plan.lim, values, reds, plan.wg)
+    built = None
+    if plan is None or plan.k is not k:  # build and size: the plan is kept once checked
+        built = _build(ex, k, dev, cmd, values, reds, ckeys, target)
+        lim, wg = built[1], prod(built[2][1])
+    else:
+        lim, wg = plan.lim, plan.wg
+        if k.has_local:  # the local accessors' sizes are this submit's
+            launch_sizes(k, dev, lim, cmd, values, target)
     if k.direct or k.direct_rest:
         _bounds.check_static(k, info.location, fn, kind, cmd.index_space, values)
+    if built is not None or k.has_local:
+        check_local_memory(k, lim, values, reds, wg)
+    if built is not None:
+        plan = _plan(ex, k, built, reds, pkey)
     if k.has_local:
         values = _args.with_local_memory(values, k.arg_kinds, ex.local_memory)
     # USM pointers (and host arrays) live until the last kernel completes (in order: both)
@@ -527,21 +534,28 @@ def prepare(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandRef) -> Pr
     return Prepared(plan, values, reds, held or None, record, h.context_key)
 
 
-def _plan(ex: DeviceExecutor, k: Kernel, dev: device, cmd: KernelCommandRef, values: list[Any],
-          reds: tuple[reduction, ...], ckeys: tuple[Hashable, ...], target: tuple[str, str],
-          key: Hashable) -> ReductionPlan:
-    """Build the kernels and check the launch of ``k`` with ``reds`` on ``dev`` (the checks in
-    the order their errors must be reported); the plan, kept in ``ex.launches`` under
-    ``key``."""
+def _build(ex: DeviceExecutor, k: Kernel, dev: device, cmd: KernelCommandRef,
+           values: list[Any], reds: tuple[reduction, ...], ckeys: tuple[Hashable, ...],
+           target: tuple[str, str]) -> tuple[Any, Any, Any, list[tuple[Kernel, Any]]]:
+    """Build the kernels of ``k`` with ``reds`` for ``ex`` and size the launch on ``dev`` (the
+    checks in the order their errors must be reported): ``(built kernel, its limits, (global
+    size, local size, extra arguments), [(final kernel, built)])``."""
     clk = ex.build(k, name=cmd.name)
     if cmd.kind == "nd_range":  # wider than the driver promises (PTX): a launch bound
         clk = ex.bounded_kernel(k, clk, cmd.index_space, name=cmd.name)
     finals = [final_kernel(r, ck, target) for r, ck in zip(reds, ckeys, strict=True)]
     fclks = [ex.build(fk) for fk in finals]
     lim = ex.kernel_limits(clk)
-    sizes = launch_sizes(k, dev, lim, cmd, values, target)
-    check_local_memory(k, lim, values, reds, prod(sizes[1]))
-    plan = ReductionPlan(ex, k, clk, lim, sizes, reds, list(zip(finals, fclks, strict=True)))
+    return clk, lim, launch_sizes(k, dev, lim, cmd, values, target), list(
+        zip(finals, fclks, strict=True))
+
+
+def _plan(ex: DeviceExecutor, k: Kernel, built: tuple[Any, Any, Any, list[tuple[Kernel, Any]]],
+          reds: tuple[reduction, ...], key: Hashable) -> ReductionPlan:
+    """The plan of ``k`` with ``reds`` from what :func:`_build` made (partials, the queue's
+    prepared launches), kept in ``ex.launches`` under ``key``."""
+    clk, lim, sizes, finals = built
+    plan = ReductionPlan(ex, k, clk, lim, sizes, reds, finals)
     launches = ex.launches
     if len(launches) >= PLANS:
         launches.clear()
