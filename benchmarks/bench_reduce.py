@@ -16,7 +16,7 @@ per sample; medians over rounds), every result checked against float64 numpy fir
 * ``cupy``: ``cupy.sum(x, out=s)`` into a preallocated scalar.
 
 Then the ``cuda`` column of the largest float32 row over the work-groups per SM of a 1-D range
-reduction on PTX (``pysycl._kernels.reduction._GROUPS_PER_UNIT_PTX``), to choose it.
+reduction on PTX (``pysycl._kernels.reduction_plan._GROUPS_PER_UNIT_PTX``), to choose it.
 ``--write`` puts the tables into docs/performance.md between the ``bench_reduce`` markers.
 """
 
@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 import pysycl as sycl
-from pysycl._kernels import reduction as _reduction
+from pysycl._kernels import reduction_plan as _plan
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import write_section
@@ -126,18 +126,21 @@ def _row(x: np.ndarray, cuda: sycl.queue | None, ocl: sycl.queue | None
     return row
 
 
-def _sweep(run: Callable[[], float], rounds: int) -> dict[int, float]:
-    """GB/s of ``run`` per work-groups-per-SM setting (every submit sizes its launch)."""
+def _sweep(run: Callable[[], float], q: sycl.queue, rounds: int) -> dict[int, float]:
+    """GB/s of ``run`` (on queue ``q``) per work-groups-per-SM setting (the queue's reduction
+    plans, which keep their launch sizes, are dropped at each setting)."""
     res: dict[int, list[float]] = {}
-    old = _reduction._GROUPS_PER_UNIT_PTX
+    old = _plan._GROUPS_PER_UNIT_PTX
     try:
         for _ in range(rounds):
             for per in (1, 2, 3, 4, 6, 8, 16):
-                _reduction._GROUPS_PER_UNIT_PTX = per
+                _plan._GROUPS_PER_UNIT_PTX = per
+                q.executor.launches.clear()
                 run()
                 res.setdefault(per, []).append(run())
     finally:
-        _reduction._GROUPS_PER_UNIT_PTX = old
+        _plan._GROUPS_PER_UNIT_PTX = old
+        q.executor.launches.clear()
     return {per: statistics.median(v) for per, v in res.items()}
 
 
@@ -174,11 +177,11 @@ def main() -> None:
                      + f" | {ratio[0]} | {ratio[1]} |")
     text = "\n".join(lines)
     big = rows[f"sum 2^{logs[-1]} float32"].get("cuda")
-    if big is not None:
-        sw = _sweep(big, max(1, a.rounds // 2))
+    if big is not None and cuda is not None:
+        sw = _sweep(big, cuda, max(1, a.rounds // 2))
         text += ("\n\npysycl CUDA sum of 2^" f"{logs[-1]} float32 by work-groups (of 256) per SM "
-                 "(`reduction._GROUPS_PER_UNIT_PTX`, now "
-                 f"{_reduction._GROUPS_PER_UNIT_PTX}):\n\n| per SM | "
+                 "(`reduction_plan._GROUPS_PER_UNIT_PTX`, now "
+                 f"{_plan._GROUPS_PER_UNIT_PTX}):\n\n| per SM | "
                  + " | ".join(str(p) for p in sw) + " |\n" + "|---" * (len(sw) + 1) + "|\n"
                  "| GB/s | " + " | ".join(f"{v:.0f}" for v in sw.values()) + " |")
     q = cuda or ocl

@@ -58,6 +58,7 @@ from pysycl._kernels.ndrange import SMALL as _SMALL
 from pysycl._kernels.ndrange import check_global_size, ndrange_sizes
 from pysycl._kernels.rangesize import range_sizes
 from pysycl._kernels.signature import check_kernel
+from pysycl._memory.usm_api import same_holds
 
 if TYPE_CHECKING:
     from pysycl._bundles.resolve import Resolved
@@ -234,19 +235,14 @@ def hold(ex: LaunchingExecutor, ln: Launch, ev: Any, holds: Any) -> None:
         dq.append((ev, holds))
 
 
-def same_holds(a: Any, b: Any) -> bool:
-    """Two launches' held memory is the same objects: tuples (as :func:`launch` passes
-    them) of identical items. Identity, not ``==``: an item compared with ``==`` may be
-    a numpy value, whose comparison would read the other item as an array (a device
-    allocation cannot be)."""
-    return (type(a) is tuple and type(b) is tuple and len(a) == len(b)
-            and all(x is y for x, y in zip(a, b, strict=True)))
-
-
 def same_signs(last: list[Any], args: list[Any], floats: tuple[int, ...]) -> bool:
-    """Equal argument lists (``last == args``) also agree on the sign of their zeros."""
-    return all(args[i] != 0 or copysign(1.0, args[i]) == copysign(1.0, last[i])
-               for i in floats)
+    """Equal argument lists (``last == args``) also agree on the sign of their zeros (the
+    same object does: a loop, not a generator -- launch-cost hot path)."""
+    for i in floats:
+        a = args[i]
+        if a is not last[i] and a == 0 and copysign(1.0, a) != copysign(1.0, last[i]):
+            return False
+    return True
 
 
 def _marker(ex: LaunchingExecutor, wait_for: Sequence[Any] | None) -> Any:
@@ -393,7 +389,7 @@ def launch_whole(ex: LaunchingExecutor, q: QueueRef, kind: str, space: Any,
         check_kernel_name(name, fn)
     ndim = 0 if space is None else space.dimensions
     cmd = KernelCommand.record(kind, ndim, space, fn, (), name)  # type: ignore[arg-type]
-    ln, values, watch = _prepare(ex, _Ungrouped(q), cmd)
+    ln, values, watch = _prepare(ex, Ungrouped(q), cmd)
     ex.shape = None  # set by the launch where it has one
     ev = _marker(ex, None) if ln is None else ln.run(values, None, watch)
     ex.last = ev
@@ -421,7 +417,7 @@ def _remember(ex: LaunchingExecutor, code: types.CodeType, fn: types.FunctionTyp
     ex.launches[code] = ln
 
 
-class _Ungrouped:
+class Ungrouped:
     """The command group of a kernel launched without one (``q.parallel_for(r, k)``): what
     :class:`~pysycl._core.launch_types.CommandGroupRef` names -- the queue, its context's key
     (an accessor belongs to no such group); no bundle, no specialization constants, no

@@ -26,6 +26,7 @@ from pysycl._core.exceptions import (
     user_frames,
 )
 from pysycl._core.sites import user_stacklevel
+from pysycl._kernels.reduction import reduction as _reduction
 from pysycl._memory.buffer import write_back_at_exit
 from pysycl._memory.usm_api import track_executor
 from pysycl._objects.discovery import no_python_kernels_note
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
 
     from pysycl._core.backend import backend
     from pysycl._core.backends import Executor
-    from pysycl._kernels.reduction import reduction
     from pysycl._memory.accessor import accessor
     from pysycl._objects.context import context
     from pysycl._objects.device import device
@@ -341,7 +341,7 @@ class queue:  # noqa: N801 - the spec's spelling
             raise user_frames(e) from e.__cause__  # the kernel's error: see the message
 
     def parallel_for(self, index_space: int | range_ | nd_range,
-                     *rest: event | Sequence[event] | reduction | Callable[..., Any],
+                     *rest: event | Sequence[event] | _reduction | Callable[..., Any],
                      kernel_name: str | None = None,
                      depends_on: event | Sequence[event] | None = None) -> event:
         """``q.parallel_for(range, [dep_event(s),] [reduction, ...,] kernel)`` (§4.6.5.2).
@@ -352,23 +352,35 @@ class queue:  # noqa: N801 - the spec's spelling
         ``sycl.reduction(sycl.span(ptr, n), op)``.
         """
         try:
-            if len(rest) == 1 and depends_on is None:  # the USM fast path: no command group
-                fn = rest[0]
-                t = type(index_space)
-                if type(fn) is FunctionType and (t is _range or t is _nd_range):
-                    # the executor checks the kernel's signature and name itself
-                    ex = self.executor
-                    nat = ex.launch(self, "range" if t is _range else "nd_range", index_space,
-                                    fn, kernel_name)
-                    ev = _new_event(event)  # event._make, inlined: a launch-cost hot path
-                    ev._cl = ev._first = nat
-                    ev._queue, ev._exec, ev._deps = self, ex, ()
-                    return ev
-            deps, tail = _split_deps(rest, None, "parallel_for", depends_on)
-            return self._shortcut(deps, lambda h: h.parallel_for(index_space, *tail,
-                                                                 kernel_name=kernel_name))
+            fn = rest[-1] if rest else None
+            t = type(index_space)
+            if depends_on is None and type(fn) is FunctionType and (t is _range
+                                                                   or t is _nd_range):
+                # the USM fast path: no command group; the executor checks the kernel's
+                # signature and name (and the reductions) itself
+                ex = self.executor
+                kind = "range" if t is _range else "nd_range"
+                if len(rest) == 1:
+                    nat = ex.launch(self, kind, index_space, fn, kernel_name)
+                elif type(rest[0]) is _reduction:  # no events: reductions, then the kernel
+                    nat = ex.launch_reductions(self, kind, index_space, rest[:-1], fn,
+                                               kernel_name)
+                else:
+                    return self._shortcut_for(index_space, rest, kernel_name, depends_on)
+                ev = _new_event(event)  # event._make, inlined: a launch-cost hot path
+                ev._cl = ev._first = nat
+                ev._queue, ev._exec, ev._deps = self, ex, ()
+                return ev
+            return self._shortcut_for(index_space, rest, kernel_name, depends_on)
         except COMPILE_ERRORS as e:
             raise user_frames(e) from e.__cause__  # the kernel's error: see the message
+
+    def _shortcut_for(self, index_space: Any, rest: tuple[Any, ...], kernel_name: str | None,
+                      depends_on: event | Sequence[event] | None) -> event:
+        """``parallel_for``'s command group: ``h.parallel_for`` after the events."""
+        deps, tail = _split_deps(rest, None, "parallel_for", depends_on)
+        return self._shortcut(deps, lambda h: h.parallel_for(index_space, *tail,
+                                                             kernel_name=kernel_name))
 
     def memcpy(self, dest: Any, src: Any, num_bytes: int, *deps: event | Sequence[event],
                depends_on: event | Sequence[event] | None = None) -> event:

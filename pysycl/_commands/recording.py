@@ -77,6 +77,16 @@ class RecordingExecutor:
         finally:
             h.release()
 
+    def launch_reductions(self, q: Any, kind: str, index_space: Any, reductions: Any,
+                          fn: Any, name: str | None) -> Any:
+        """``q.parallel_for(r, *reductions, k)`` without a command group: a node."""
+        h = handler(q)
+        try:
+            h.parallel_for(index_space, *reductions, fn, kernel_name=name)
+            return self.submit(h.submission())
+        finally:
+            h.release()
+
     def wait(self) -> None:
         raise exception(errc.invalid, f"{self.queue!r} is recording a command graph: "
                         "q.wait() is not allowed until g.end_recording() "

@@ -67,6 +67,16 @@ class Executor(Protocol):
         """
         ...
 
+    def launch_reductions(self, q: QueueRef, kind: str, index_space: Any,
+                          reductions: Sequence[Any], fn: Any, name: str | None) -> Any:
+        """``q.parallel_for(index_space, *reductions, fn)`` with no dependencies and no
+        command group (``reductions``: what came between the index space and the kernel,
+        checked as a handler checks them): launch it and return its native event. A backend
+        may remember the launch and repeat it while the kernel's captures and the
+        reductions' kinds still fit (docs/design/launch.md §4.2).
+        """
+        ...
+
     def wait(self) -> None:
         """Block until every command submitted to this executor has completed."""
         ...
@@ -138,6 +148,10 @@ class DeviceExecutor(Executor, Protocol):
     ``k`` is a compiled kernel (:class:`pysycl._kernels.cache.Kernel`); native kernels
     are whatever the backend builds.
     """
+
+    #: the queue's prepared launches and what launch code keeps with them (a reduction's
+    #: :class:`pysycl._kernels.reduction_plan.ReductionPlan`), by key; bounded by its users
+    launches: dict[Any, Any]
 
     def build(self, k: Any, spec: Any = None, bound: int = 0, fn: Any = None,
               name: str | None = None) -> Any:

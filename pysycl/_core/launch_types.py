@@ -156,10 +156,14 @@ class CommandGroupRef(Protocol):
 
 class LaunchLike(Protocol):
     """A backend's prepared launch of one kernel on one queue (docs/design/launch.md §2.5):
-    set the arguments if they changed, enqueue, hold ``holds`` until it completes."""
+    set the arguments if they changed since the kernel's last ones (``bound``, its
+    :attr:`bound`; None: set them), enqueue, hold ``holds`` until it completes."""
 
-    def enqueue(self, args: list[Any], holds: tuple[Any, ...], wait_for: Sequence[Any] | None
-                ) -> Any: ...
+    #: the built kernel's last arguments (what :meth:`enqueue` compares with)
+    bound: Any
+
+    def enqueue(self, args: list[Any], holds: Any, wait_for: Sequence[Any] | None,
+                bound: Any = None) -> Any: ...
 
 
 class KernelCommandRef(Protocol):

@@ -30,7 +30,6 @@ from pysycl._core.exceptions import errc, exception
 from pysycl._core.where import location
 from pysycl._kernels import argplan as _args
 from pysycl._kernels import bounds as _bounds
-from pysycl._kernels import steps as _steps
 from pysycl._kernels.cache import Kernel, kernels, target_of
 from pysycl._kernels.captures import capture_values, captures_of
 from pysycl._kernels.digest import hash_static, stable_digest
@@ -38,15 +37,18 @@ from pysycl._kernels.functor import body_of
 from pysycl._kernels.group_algorithms import known_identity
 from pysycl._kernels.kassert import submit_site
 from pysycl._kernels.kernel_api import _functor
-from pysycl._kernels.ndrange import SMALL, check_global_size, ndrange_sizes
-from pysycl._kernels.rangesize import COARSEN
-from pysycl._kernels.reduction_final import COMBINERS, final_args, final_kernel, final_sizes
+from pysycl._kernels.reduction_final import COMBINERS, final_kernel
+from pysycl._kernels.reduction_plan import (
+    Prepared,
+    ReductionPlan,
+    check_local_memory,
+    launch_sizes,
+)
 from pysycl._memory import tables as _tables
 from pysycl._memory.accessor import access_mode, accessor
 from pysycl._memory.buffer import buffer
 from pysycl._memory.span import span
 from pysycl._memory.usm import usm_pointer
-from pysycl._objects.info import _device_info
 from pysycl.property import REDUCTION, checked, no_init, property_list
 from pysycl.property import reduction as _reduction_props
 
@@ -59,6 +61,9 @@ if TYPE_CHECKING:
 
 
 _BITWISE = ("bit_and", "bit_or", "bit_xor")
+#: an executor's ``launches`` hold at most this many entries, then forget them all (as
+#: :data:`pysycl._backends.launching.REMEMBERED`)
+PLANS = 64
 
 
 def _caller() -> str:
@@ -176,13 +181,14 @@ def _identity_value(identity: Any, dt: np.dtype, where: str) -> np.generic:
 
 def _combiner_of(combiner: _functor | Callable[..., Any], identity: Any, dt: np.dtype, where: str
                  ) -> tuple[str, Callable[..., Any], Any]:
-    """(operator name or ``"custom"``, the combine function, the identity) of a reduction."""
+    """(operator name or ``"custom"``, the combine function, the identity given -- None: the
+    operator's known identity, :func:`_known_identity_value`) of a reduction."""
     if isinstance(combiner, _functor):
         op = combiner.op
         if op in _BITWISE and dt.kind == "f":
             raise TypeError(f"{where}: sycl.{op}() needs an integer type, the reduction "
                             f"variable is {dt}")
-        return op, COMBINERS[op], known_identity(op, dt) if identity is None else identity
+        return op, COMBINERS[op], identity
     if isinstance(combiner, (types.FunctionType, types.BuiltinFunctionType)) \
             or hasattr(combiner, "py_func"):
         if identity is None:
@@ -193,6 +199,33 @@ def _combiner_of(combiner: _functor | Callable[..., Any], identity: Any, dt: np.
         return "custom", combiner, identity
     raise TypeError(f"{where}: the reduction's combiner must be a SYCL function object "
                     f"(sycl.plus(), ...) or a Python function, not {type(combiner).__name__}")
+
+
+def _initializes(properties: Iterable[_Property] | None) -> bool:
+    """Whether ``properties`` (checked: reduction properties only) have
+    ``initialize_to_identity``."""
+    if not properties:
+        return False
+    init = _reduction_props.initialize_to_identity
+    if type(properties) is list:  # the common list, checked cheaply
+        for p in properties:
+            if type(p) is not init:
+                break
+        else:
+            return True
+    return checked(properties, REDUCTION, "sycl.reduction").has_property(init)
+
+
+_KNOWN: dict[tuple[str, np.dtype], np.generic] = {}
+
+
+def _known_identity_value(op: str, dt: np.dtype, where: str) -> np.generic:
+    """SYCL's ``known_identity`` of operator ``op`` as a ``dt`` scalar (made once: a loop
+    that makes a reduction per launch makes this one's per launch)."""
+    v = _KNOWN.get((op, dt))
+    if v is None:
+        v = _KNOWN[(op, dt)] = _identity_value(known_identity(op, dt), dt, where)
+    return v
 
 
 # ------------------------------------------------------------------ reduction
@@ -234,15 +267,20 @@ class reduction:  # noqa: N801 - the spec's spelling
     """
 
     __slots__ = ("_acc", "_combiner", "_count", "_dtype", "_handler", "_identity", "_init",
-                 "_kind", "_op", "_ptr", "_where")
+                 "_kind", "_op", "_ptr", "_sig", "_site", "_where")
 
     def __init__(self, var: buffer | accessor | usm_pointer | span, *args: Any,
                  identity: Any = _MISSING, properties: Iterable[_Property] | None = None
                  ) -> None:
+        n = len(args)
+        if type(var) is usm_pointer and identity is _MISSING and 0 < n <= 2 \
+                and isinstance(args[0], _functor) \
+                and (n == 1 or (properties is None and type(args[1]) is list)) \
+                and self._pointer_form(var, args[0], args[1] if n == 2 else properties):
+            return
         where = _caller()
         h, combiner, identity, properties = _split_args(var, args, identity, properties, where)
-        props = checked(properties or (), REDUCTION, "sycl.reduction")
-        init = props.has_property(_reduction_props.initialize_to_identity)
+        init = _initializes(properties)
         self._acc: accessor | None = None
         self._ptr: usm_pointer | None = None
         self._count = 1
@@ -253,7 +291,8 @@ class reduction:  # noqa: N801 - the spec's spelling
             dt = _variable_dtype(var, h, where)  # type: ignore[arg-type]
             self._kind = "accessor"
         op, comb, identity = _combiner_of(combiner, identity, dt, where)
-        ident = _identity_value(identity, dt, where)
+        ident = (_known_identity_value(op, dt, where) if identity is None
+                 else _identity_value(identity, dt, where))
         if isinstance(var, buffer):
             var = var.get_access(h, access_mode.write if init else access_mode.read_write,
                                  properties=[no_init] if init else ())
@@ -265,13 +304,46 @@ class reduction:  # noqa: N801 - the spec's spelling
         self._combiner = comb
         self._identity = ident
         self._init = init
-        self._where = where
+        self._where: str | None = where
+        self._site: tuple[str, int] | None = None
+        self._sig = (self._kind, dt, op, combiner_key(comb) if op == "custom" else None,
+                     self._count, None if self._ptr is None else self._ptr.signature)
+
+    def _pointer_form(self, p: usm_pointer, comb: _functor, properties: Any) -> bool:
+        """``sycl.reduction(ptr, sycl.plus()[, properties])``, the form a loop makes at each
+        launch, made without the general way's parsing (``where`` found when asked); False
+        where the general way must say what is wrong (it checks everything again)."""
+        dt = p.dtype
+        op = comb.op
+        if p.count < 1 or p.readonly or not p.live or dt.kind not in "iuf" \
+                or (dt.kind == "f" and op in _BITWISE):
+            return False
+        init = _initializes(properties)  # (raises what the general way raises)
+        f = sys._getframe(2)  # the user's frame: __init__'s caller
+        self._site = (f.f_code.co_filename, f.f_lineno)
+        self._where = None
+        self._acc, self._ptr, self._handler = None, p, None
+        self._count, self._kind, self._dtype, self._op = 1, "pointer", dt, op
+        self._combiner = COMBINERS[op]
+        self._identity = _known_identity_value(op, dt, "")  # (a known identity never fails)
+        self._init = init
+        self._sig = ("pointer", dt, op, None, 1, p.signature)
+        return True
 
     # What the launcher and the host device read (pysycl's own; not in the spec).
     @property
     def variable_kind(self) -> str:
         """``"accessor"`` (a buffer's or an accessor's), ``"pointer"`` or ``"span"``."""
         return self._kind
+
+    @property
+    def launch_signature(self) -> tuple[Any, ...]:
+        """What a remembered launch with this reduction depends on
+        (:mod:`pysycl._backends.reductions`): variable kind, element type, operator, a
+        custom combiner's cache key (None for the known operators), count, and a USM
+        variable's pointer signature (context, type, read-only; None for an accessor). The
+        identity and ``initialize_to_identity`` are launch arguments."""
+        return self._sig
 
     @property
     def accessor(self) -> accessor:
@@ -300,7 +372,10 @@ class reduction:  # noqa: N801 - the spec's spelling
     @property
     def where(self) -> str:
         """``file:line`` of the ``sycl.reduction(...)`` call (for error messages)."""
-        return self._where
+        where = self._where
+        if where is None:  # the pointer form: its frame's line, formatted when asked
+            where = self._where = location(*self._site)  # type: ignore[misc]
+        return where
 
     @property
     def op(self) -> str:
@@ -361,7 +436,8 @@ def check_command(h: CommandGroupRef, reds: Sequence[reduction]) -> None:
 
 
 # --------------------------------------------------------------- main kernel
-def _combiner_key(comb: _functor | Callable[..., Any]) -> Hashable:
+def combiner_key(comb: _functor | Callable[..., Any]) -> Hashable:
+    """What identifies a combiner in cache keys: a closure itself, else its code."""
     if isinstance(comb, types.FunctionType):
         return comb if comb.__closure__ else comb.__code__
     return comb
@@ -394,90 +470,12 @@ def _load_or_compile(fn: types.FunctionType, caps: list[CaptureEntry], index: In
     return k
 
 
-_partials: dict[tuple[int, int], tuple[Any, Any, int]] = {}
-
-
-def _partials_buffer(ex: DeviceExecutor, slot: int, nbytes: int) -> Any:
-    # One temporary per (native queue, reduction slot): the queue is in order,
-    # so a later command group's kernels never overlap this one's.
-    clq = ex.native
-    key = (id(clq), slot)
-    hit = _partials.get(key)
-    if hit is None or hit[0] is not clq or hit[2] < nbytes:
-        if len(_partials) > 64:
-            _partials.clear()  # enqueued commands keep their buffers alive (drivers retain)
-        size = max(nbytes, 4096)
-        hit = _partials[key] = (clq, ex.alloc(size), size)
-    return hit[1]
-
-
-#: Work-groups per compute unit of a ``range`` reduction's launch on a GPU (and on every
-#: device with a span reduction, whose partials are a row of n per group): the final
-#: step reads every group's partial (fewer is faster: 0.2x -> see docs/performance.md).
-_GROUPS_PER_UNIT_GPU = 16
-#: The same for a 1-D range on PTX without span reductions
-#: (``pysycl_numba.reduction_entry.strided_blocks``: each work-item has 64 bytes a step in
-#: flight per array): one wave of work-groups of 256 -- an SM holds four at up to 64
-#: registers a work-item (ptxas: 40 for a float32 sum, sm_90) -- whose work-items then loop
-#: over the range; 528 partials on a 132-SM H200. At most one vector of 4 items per
-#: work-item below that.
-_GROUPS_PER_UNIT_PTX = 4
-#: The same on a CPU device: work enough for its threads and its vectorizer, several items
-#: per work-item (2 compute units: 4096 groups of 256; measured 0.88-1.03x the OpenCL C
-#: two-stage reduction at 2^22-2^24 float32, against 0.31-0.35x with one item per work-item;
-#: docs/performance.md)
-_GROUPS_PER_UNIT_CPU = 2048
-
-
-def _sizes(k: Kernel, dev: device, lim: tuple[int, tuple[int, ...], int], cmd: KernelCommandRef,
-           values: list[Any], target: tuple[str, str]
-           ) -> tuple[tuple[int, ...], tuple[int, ...], list[Any]]:
-    """(global size, local size, extra arguments): a range runs as a padded 1-D nd_range
-    (``lim``: the built kernel's limits; ``target``: its image's)."""
-    if cmd.kind != "range":
-        gsize, lsize = ndrange_sizes(k, dev, lim, cmd.index_space, values)
-        return gsize, lsize, []
-    if k.has_local:
-        raise exception(errc.kernel_argument, f"{k.where} captures a sycl.local_accessor, but "
-                        "local memory exists only in nd_range kernels")
-    user = tuple(cmd.index_space)
-    if prod(user) > SMALL:
-        check_global_size(k.named(cmd.name), user, dev)
-    total = int(np.prod(user, dtype=np.int64)) if user else 0
-    wg = max(1, min(256, lim[0], lim[1][0], total))
-    # The kernel loops over the items (grid-stride). On a GPU: enough groups to fill it,
-    # few enough that the final step has little to combine. On a CPU: more groups (its
-    # runtime vectorises across a group's work-items and spreads groups over threads), still
-    # several items per work-item; one item per work-item ran at a third of the OpenCL C
-    # peer (each item paid a work-group reduction).
-    groups = -(-total // wg)
-    units = max(1, int(dev.get_info(_device_info.max_compute_units)))  # cached per device
-    spans = any(r.variable_kind == "span" for r in cmd.reductions)
-    if target[0] == "ptx" and len(user) == 1 and not spans:  # strided_blocks
-        groups = min(-(-total // (wg * COARSEN)), _GROUPS_PER_UNIT_PTX * units)
-    elif dev.is_gpu() or spans:  # a span's rows take atomics: more groups, more rows
-        groups = min(groups, _GROUPS_PER_UNIT_GPU * units)
-    else:
-        groups = min(groups, _GROUPS_PER_UNIT_CPU * units)
-    return (groups * wg,), (wg,), list(user)
-
-
-def _check_local_memory(k: Kernel, lim: tuple[int, tuple[int, ...], int], values: list[Any],
-                        reds: tuple[reduction, ...], wg: int) -> None:
-    local = _args.local_bytes(values, k.arg_kinds) + sum(wg * r.dtype.itemsize for r in reds
-                                                          if r.variable_kind != "span")
-    if local > lim[2]:
-        raise exception(errc.nd_range, f"{k.where}: its local accessors and reductions need "
-                        f"{local} bytes of local memory per work-group, more than the "
-                        f"{lim[2]} bytes available; use a smaller local range")
-
-
 # long: the reduction launch's checks, in the order their errors must be reported.
-def prepare(ex: DeviceExecutor, h: CommandGroupRef,
-            cmd: KernelCommandRef) -> Callable[[Sequence[Any] | None], Any]:
-    """Compile/build/validate a kernel with reductions for executor ``ex``; return
-    ``launch(wait_for) -> native event``: the main kernel, then one final kernel per
-    reduction, each through the executor's prepared launch (``DeviceExecutor.prepared``).
+def prepare(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandRef) -> Prepared:
+    """Compile/build/validate a kernel with reductions for executor ``ex``; return the
+    launch, ``prepared(wait_for) -> native event``: the main kernel, then one final kernel
+    per reduction (:class:`~pysycl._kernels.reduction_plan.ReductionPlan`, made once per
+    queue, kernel, reductions' kinds and index space, and kept in ``ex.launches``).
 
     The caller (the backend's launch) has refused ``sycl.kernel`` objects and
     ``use_kernel_bundle``.
@@ -490,7 +488,7 @@ def prepare(ex: DeviceExecutor, h: CommandGroupRef,
         fn, obj = body
     info, values, caps, tkey = capture_values(fn, h, obj)
     rtypes = tuple(ReductionType(r.dtype, r.op, r.variable_kind == "span") for r in reds)
-    ckeys = tuple(_combiner_key(r.combiner) for r in reds)
+    ckeys = tuple(combiner_key(r.combiner) for r in reds)
     checked = _bounds.enabled()
     dev = h.queue.get_device()
     target = target_of(dev)  # one image per entry: the combiners are not kept to compile more
@@ -507,56 +505,68 @@ def prepare(ex: DeviceExecutor, h: CommandGroupRef,
     if k.has_spec:
         raise exception(errc.feature_not_supported, f"kernel {k.name}: pysycl does not support "
                         "specialization constants in kernels with reductions yet")
+    pkey = ("reduction", mkey, tuple((r.variable_kind, r.count) for r in reds),
+            space_key(kind, cmd.index_space), cmd.name)
+    plan = ex.launches.get(pkey)
+    built = None
+    if plan is None or plan.k is not k:  # build and size: the plan is kept once checked
+        built = _build(ex, k, dev, cmd, values, reds, ckeys, target)
+        lim, wg = built[1], prod(built[2][1])
+    else:
+        lim, wg = plan.lim, plan.wg
+        if k.has_local:  # the local accessors' sizes are this submit's
+            launch_sizes(k, dev, lim, cmd, values, target)
+    if k.direct or k.direct_rest:
+        _bounds.check_static(k, info.location, fn, kind, cmd.index_space, values)
+    if built is not None or k.has_local:
+        check_local_memory(k, lim, values, reds, wg)
+    if built is not None:
+        plan = _plan(ex, k, built, reds, pkey)
+    if k.has_local:
+        values = _args.with_local_memory(values, k.arg_kinds, ex.local_memory)
+    # USM pointers (and host arrays) live until the last kernel completes (in order: both)
+    held = [*(values if k.has_pointer else ()), *(r.pointer for r in reds if r.handler is None)]
+    record = None
+    if checked or k.asserts:
+        record = _bounds.record(h.queue, k, fn, cmd.name or fn.__qualname__, info.location,  # type: ignore[arg-type]
+                                values, _args.accessor_ranges(values, k.arg_kinds), ndim,
+                                submit_site() if k.asserts else "", tuple(plan.extra) or None)
+    return Prepared(plan, values, reds, held or None, record, h.context_key)
+
+
+def _build(ex: DeviceExecutor, k: Kernel, dev: device, cmd: KernelCommandRef,
+           values: list[Any], reds: tuple[reduction, ...], ckeys: tuple[Hashable, ...],
+           target: tuple[str, str]) -> tuple[Any, Any, Any, list[tuple[Kernel, Any]]]:
+    """Build the kernels of ``k`` with ``reds`` for ``ex`` and size the launch on ``dev`` (the
+    checks in the order their errors must be reported): ``(built kernel, its limits, (global
+    size, local size, extra arguments), [(final kernel, built)])``."""
     clk = ex.build(k, name=cmd.name)
     if cmd.kind == "nd_range":  # wider than the driver promises (PTX): a launch bound
         clk = ex.bounded_kernel(k, clk, cmd.index_space, name=cmd.name)
     finals = [final_kernel(r, ck, target) for r, ck in zip(reds, ckeys, strict=True)]
     fclks = [ex.build(fk) for fk in finals]
     lim = ex.kernel_limits(clk)
-    gsize, lsize, extra = _sizes(k, dev, lim, cmd, values, target)
-    wg = int(np.prod(lsize))
-    groups = int(np.prod(gsize)) // wg
-    if k.direct or k.direct_rest:
-        _bounds.check_static(k, info.location, fn, kind, cmd.index_space, values)
-    _check_local_memory(k, lim, values, reds, wg)
-    ranges = _args.accessor_ranges(values, k.arg_kinds)
-    values = _args.with_local_memory(values, k.arg_kinds, ex.local_memory)
-    parts = [_partials_buffer(ex, i, max(groups * r.count, 1) * r.dtype.itemsize)
-             for i, r in enumerate(reds)]
-    main = ex.prepared(k, clk, gsize, lsize)
-    fsz = [final_sizes(r, groups, ex.kernel_limits(c)[0]) for r, c in zip(reds, fclks, strict=True)]
-    fls = [ex.prepared(fk, c, (g,), (n,))
-           for fk, c, (g, n) in zip(finals, fclks, fsz, strict=True)]
-    fl = [n for _, n in fsz]
-    # USM pointers (and host arrays) live until the last kernel completes (in order: both)
-    held = [*(values if k.has_pointer else ()), *(r.pointer for r in reds if r.handler is None)]
-    holds = held or None
-    site = submit_site() if k.asserts else ""
-    record = (_bounds.record(h.queue, k, fn, cmd.name or fn.__qualname__, info.location, values,  # type: ignore[arg-type]
-                             ranges, ndim, site, tuple(extra) or None)
-              if checked or k.asserts else None)
-    ctx_key = h.context_key
+    return clk, lim, launch_sizes(k, dev, lim, cmd, values, target), list(
+        zip(finals, fclks, strict=True))
 
-    def launch(wait_for: Sequence[Any] | None) -> Any:
-        ev = None
-        if groups:
-            args = _args.flat_args(values, k.arg_kinds, ex.key)
-            args.extend(extra)
-            for r, p in zip(reds, parts, strict=True):
-                args.extend((r.identity, p, np.int64(r.count) if r.variable_kind == "span"
-                             else ex.local_memory(wg * r.dtype.itemsize)))
-            if record is None:
-                ev = main.enqueue(args, None, wait_for)
-            else:
-                ev = _steps.enqueue_checked(ex, k, ctx_key, record, args,  # type: ignore[arg-type]
-                                            lambda a: main.enqueue(a, None, wait_for))
-            wait_for = None
-        last = len(reds) - 1
-        for i, (r, p, fk, fn_, n) in enumerate(zip(reds, parts, finals, fls, fl, strict=True)):
-            fargs = final_args(r, p, groups, n, ex)
-            flat = [a for c in fk.compiled.captures for a in fargs[c.name]]
-            ev = fn_.enqueue(flat, holds if i == last else None, wait_for)
-            wait_for = None
-        return ev
 
-    return launch
+def _plan(ex: DeviceExecutor, k: Kernel, built: tuple[Any, Any, Any, list[tuple[Kernel, Any]]],
+          reds: tuple[reduction, ...], key: Hashable) -> ReductionPlan:
+    """The plan of ``k`` with ``reds`` from what :func:`_build` made (partials, the queue's
+    prepared launches), kept in ``ex.launches`` under ``key``."""
+    clk, lim, sizes, finals = built
+    plan = ReductionPlan(ex, k, clk, lim, sizes, reds, finals)
+    launches = ex.launches
+    if len(launches) >= PLANS:
+        launches.clear()
+    launches[key] = plan
+    return plan
+
+
+def space_key(kind: str, space: Any) -> Hashable:
+    """What a reduction plan depends on of an index space: a range's extents; an nd_range's
+    global and local range and offset (an offset is refused at the plan's first launch)."""
+    if kind == "range":
+        return space.values
+    return (space.get_global_range().values, space.get_local_range().values,
+            tuple(space.get_offset()))

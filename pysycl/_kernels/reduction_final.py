@@ -244,18 +244,22 @@ def final_sizes(r: reduction, groups: int, limit: int) -> tuple[int, int]:
     return wg, wg
 
 
-def final_args(r: reduction, part: Any, groups: int, fl: int, ex: DeviceExecutor
-               ) -> dict[str, Any]:
-    """The final kernel's arguments by capture name (``fl``: its work-group size)."""
-    if r.variable_kind == "accessor":
-        out = r.accessor
-        dest: tuple[Any, ...] = (out.coherence.dev[ex.key], out.kernel_tail[0], 1)
-    else:
-        p = r.pointer
-        dest = (p.native_arg if p.native_arg is not None else p.make_native_arg(),)
-    return {"part": (part, 0, max(groups * r.count, 1)),
-            "out": dest,
-            "tmp": (ex.local_memory(fl * r.dtype.itemsize), fl),
-            "npart": (groups,), "nspan": (r.count,), "ident": (r.identity,),
-            "keep": (np.uint8(not r.initialize_to_identity),),
-            "opc": (np.int32(ReductionOp[r.op] if r.op != "custom" else -1),)}
+def final_layout(fk: Kernel, r: reduction, part: Any, groups: int, fl: int, ex: DeviceExecutor
+                 ) -> tuple[list[Any], int, int, int, int]:
+    """Final kernel ``fk``'s arguments for reduction ``r`` but those that change between
+    launches (``fl``: its work-group size): ``(template, out's position, out's width,
+    identity's position, keep's position)`` -- the variable, the identity and
+    ``initialize_to_identity`` are filled in per launch
+    (:class:`pysycl._kernels.reduction_plan.FinalStep`)."""
+    fixed: dict[str, tuple[Any, ...]] = {
+        "part": (part, 0, max(groups * r.count, 1)),
+        "out": (None,) * (3 if r.variable_kind == "accessor" else 1),
+        "tmp": (ex.local_memory(fl * r.dtype.itemsize), fl),
+        "npart": (groups,), "nspan": (r.count,), "ident": (None,), "keep": (None,),
+        "opc": (np.int32(ReductionOp[r.op] if r.op != "custom" else -1),)}
+    flat: list[Any] = []
+    at: dict[str, int] = {}
+    for c in fk.compiled.captures:
+        at[c.name] = len(flat)
+        flat.extend(fixed[c.name])
+    return flat, at["out"], len(fixed["out"]), at["ident"], at["keep"]

@@ -350,6 +350,19 @@ def prune(ex: Any) -> None:
             d.popleft()
 
 
+def same_holds(a: Any, b: Any) -> bool:
+    """Two launches' held memory is the same objects: tuples (as remembered launches pass
+    them, :mod:`pysycl._backends.launching`) of identical items. Identity, not ``==``: an
+    item compared with ``==`` may be a numpy value, whose comparison would read the other
+    item as an array (a device allocation cannot be)."""
+    if type(a) is not tuple or type(b) is not tuple or len(a) != len(b):
+        return False
+    for x, y in zip(a, b, strict=True):  # a loop, not a generator: a launch-cost hot path
+        if x is not y:
+            return False
+    return True
+
+
 def forget_until(ex: Any, native: Any) -> None:
     """``native``, a command of ``ex``, completed: drop what it and the commands before it held."""
     lock = ex.lock

@@ -16,6 +16,7 @@ import pytest
 
 import pysycl as sycl
 from pysycl._kernels import reduction as _reduction
+from pysycl._kernels import reduction_plan as _plan
 from tests.kernels.test_reduction import _run_all_ops
 
 PTX_GPUS = [d for d in sycl.device.get_devices(sycl.info.device_type.gpu)
@@ -83,14 +84,14 @@ def test_buffer_sum_and_the_launch(gq: sycl.queue, monkeypatch: pytest.MonkeyPat
     n = (1 << 24) + 3
     x = np.random.default_rng(1).random(n, np.float32)
     launches: list[tuple[Any, Any]] = []
-    real = _reduction._sizes
+    real = _reduction.launch_sizes
 
     def sizes(*args: Any) -> Any:
         got = real(*args)
         launches.append(got[:2])
         return got
 
-    monkeypatch.setattr(_reduction, "_sizes", sizes)
+    monkeypatch.setattr(_reduction, "launch_sizes", sizes)  # (what a plan is made with)
     s = np.zeros(1, np.float32)
     with sycl.buffer(x) as X, sycl.buffer(s) as S:
         def cg(h: sycl.handler) -> None:
@@ -102,7 +103,7 @@ def test_buffer_sum_and_the_launch(gq: sycl.queue, monkeypatch: pytest.MonkeyPat
     assert abs(float(s[0]) - x.astype(np.float64).sum()) <= 1e-5 * n / 2
     units = gq.get_device().get_info(sycl.info.device.max_compute_units)
     ((gsize,), (wg,)), = launches
-    assert wg == 256 and gsize // wg == min(-(-n // (wg * 4)), _reduction._GROUPS_PER_UNIT_PTX
+    assert wg == 256 and gsize // wg == min(-(-n // (wg * 4)), _plan._GROUPS_PER_UNIT_PTX
                                             * units)
 
 

@@ -25,8 +25,7 @@ import pysycl as sycl
 from pysycl._bundles import kernel_id as _kernel_ids
 from pysycl._core import abi
 from pysycl._kernels import bounds as _bounds
-from pysycl._kernels import rangesize
-from pysycl._kernels import reduction as _reduction
+from pysycl._kernels import reduction_plan as _plan
 from pysycl._kernels.cache import target_of
 from pysycl._kernels.rangesize import CPU_GROUP, gpu_sizes, range_sizes
 from tests.conftest import malloc_shared_or_skip
@@ -98,8 +97,8 @@ def test_the_grid_stride_loop_runs_every_item_once(kernel_device: sycl.device,
     nd = len(shape)
     out = np.zeros((n, 8), np.int64)
     total = np.zeros(1, np.int64)
-    old = _reduction._GROUPS_PER_UNIT_CPU
-    _reduction._GROUPS_PER_UNIT_CPU = 1
+    old = _plan._GROUPS_PER_UNIT_CPU
+    _plan._GROUPS_PER_UNIT_CPU = 1
     try:
         with sycl.buffer(out) as B, sycl.buffer(total) as T:
             def cg(h: sycl.handler) -> None:
@@ -119,7 +118,7 @@ def test_the_grid_stride_loop_runs_every_item_once(kernel_device: sycl.device,
 
             sycl.queue(kernel_device).submit(cg)
     finally:
-        _reduction._GROUPS_PER_UNIT_CPU = old
+        _plan._GROUPS_PER_UNIT_CPU = old
     assert np.array_equal(out, _oracle(shape))
     assert total[0] == n * (n - 1) // 2
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pysycl._backends import launching as _launching
+from pysycl._backends import reductions as _reductions
 from pysycl._backends import submit as _submit
 from pysycl._backends.cuda import driver as d
 from pysycl._backends.cuda import launch as _launch
@@ -132,6 +133,9 @@ class CUDAExecutor:
     submit = _submit.submit
     #: ``launch(q, kind, space, fn, name)``: the C relaunch where built (:mod:`.launch`)
     launch = _launch.relaunch
+    #: ``launch_reductions(q, kind, space, reductions, fn, name)``: a remembered reduction
+    #: launch when it fits, else the whole way (:mod:`pysycl._backends.reductions`)
+    launch_reductions = _reductions.launch_reductions
 
     def __init__(self, ctx: context, dev: device, *, profiling: bool,
                  native: Any = None) -> None:

@@ -126,6 +126,18 @@ class HostExecutor:
         finally:
             h.release()
 
+    def launch_reductions(self, q: Any, kind: str, index_space: Any,
+                          reductions: Sequence[Any], fn: Callable[..., Any],
+                          name: str | None) -> None:
+        """A kernel with reductions without a command group: the group the queue would
+        record."""
+        h = handler(q)
+        try:
+            h.parallel_for(index_space, *reductions, fn, kernel_name=name)
+            return submit(h.submission())
+        finally:
+            h.release()
+
     def wait(self) -> None:
         pass  # each command group completed at submit
 

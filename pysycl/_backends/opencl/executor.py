@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pysycl._backends import reductions as _reductions
 from pysycl._backends import submit as _submit
 from pysycl._backends.opencl import cmdbuf as _cmdbuf
 from pysycl._backends.opencl import exec as x
@@ -267,6 +268,10 @@ class OpenCLExecutor(OpenCLEvents):
     #: dependencies and no command group (:func:`pysycl._backends.launching.launch`: a
     #: remembered launch when it fits, else the whole way; one frame, no wrapper)
     launch = _launch.launch
+    #: ``Executor.launch_reductions``: ``q.parallel_for(r, *reductions, kernel)`` with no
+    #: dependencies (:func:`pysycl._backends.reductions.launch_reductions`: a remembered
+    #: reduction launch when it fits, else the whole way)
+    launch_reductions = _reductions.launch_reductions
 
     def prepared(self, k: Kernel, native: cl.Kernel, gsize: tuple[int, ...],
                  lsize: tuple[int, ...] | None) -> _launch.Launch:

@@ -1,0 +1,275 @@
+"""The launch of a kernel with reductions, prepared once per queue: a :class:`ReductionPlan`.
+
+A command with ``sycl.reduction`` arguments runs as the main kernel (each work-group leaves
+its partial in a temporary buffer) and one final kernel per reduction (it folds the
+partials -- and the variable's old value unless ``initialize_to_identity`` -- into the
+variable). Everything that depends only on the kernel, the reductions' kinds and the index
+space is prepared once and kept in the executor's ``launches`` (issue 27: a repeated
+reduction paid ~120 us of host time per launch on the CPU device, rebuilding all of it):
+
+* the built main kernel and final kernels, the kernel limits, the launch sizes (a ``range``
+  runs as a padded 1-D ``nd_range``: :func:`launch_sizes`), the partials buffers, the local
+  memory arguments, and each final kernel's argument list but for what changes between
+  launches (the variable, the identity, ``initialize_to_identity``) -- :class:`FinalStep`;
+* the queue's prepared launches of those kernels (``DeviceExecutor.prepared``), which set a
+  kernel's arguments only when they changed.
+
+What a launch still does: the main kernel's arguments from the captured values, then the
+enqueues (:meth:`ReductionPlan.run`). The checks that read the captured values (local
+accessors' sizes, the static bounds check) stay per launch (:func:`pysycl._kernels.reduction.prepare`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from math import prod
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pysycl._core.exceptions import errc, exception
+from pysycl._kernels import argplan as _args
+from pysycl._kernels import steps as _steps
+from pysycl._kernels.ndrange import SMALL, check_global_size, ndrange_sizes
+from pysycl._kernels.rangesize import COARSEN
+from pysycl._kernels.reduction_final import final_layout, final_sizes
+from pysycl._memory.usm_api import PRUNE_AT, prune, same_holds
+from pysycl._objects.info import _device_info
+
+if TYPE_CHECKING:
+    from pysycl._core.backends import DeviceExecutor
+    from pysycl._core.launch_types import KernelCommandRef
+    from pysycl._kernels.cache import Kernel
+    from pysycl._kernels.reduction_final import reduction  # what the launch reads of one
+    from pysycl._objects.device import device
+
+
+_partials: dict[tuple[int, int], tuple[Any, Any, int]] = {}
+
+
+def partials_buffer(ex: DeviceExecutor, slot: int, nbytes: int) -> Any:
+    """The temporary of reduction ``slot`` on ``ex``'s queue, of at least ``nbytes``: one per
+    (native queue, slot) -- the queue is in order, so a later command group's kernels never
+    overlap this one's."""
+    clq = ex.native
+    key = (id(clq), slot)
+    hit = _partials.get(key)
+    if hit is None or hit[0] is not clq or hit[2] < nbytes:
+        if len(_partials) > 64:
+            _partials.clear()  # enqueued commands keep their buffers alive (drivers retain)
+        size = max(nbytes, 4096)
+        hit = _partials[key] = (clq, ex.alloc(size), size)
+    return hit[1]
+
+
+#: Work-groups per compute unit of a ``range`` reduction's launch on a GPU (and on every
+#: device with a span reduction, whose partials are a row of n per group): the final
+#: step reads every group's partial (fewer is faster: 0.2x -> see docs/performance.md).
+_GROUPS_PER_UNIT_GPU = 16
+#: The same for a 1-D range on PTX without span reductions
+#: (``pysycl_numba.reduction_entry.strided_blocks``: each work-item has 64 bytes a step in
+#: flight per array): one wave of work-groups of 256 -- an SM holds four at up to 64
+#: registers a work-item (ptxas: 40 for a float32 sum, sm_90) -- whose work-items then loop
+#: over the range; 528 partials on a 132-SM H200. At most one vector of 4 items per
+#: work-item below that.
+_GROUPS_PER_UNIT_PTX = 4
+#: The same on a CPU device: work enough for its threads and its vectorizer, several items
+#: per work-item (2 compute units: 4096 groups of 256; measured 0.88-1.03x the OpenCL C
+#: two-stage reduction at 2^22-2^24 float32, against 0.31-0.35x with one item per work-item;
+#: docs/performance.md)
+_GROUPS_PER_UNIT_CPU = 2048
+
+
+def launch_sizes(k: Kernel, dev: device, lim: tuple[int, tuple[int, ...], int],
+                 cmd: KernelCommandRef, values: list[Any], target: tuple[str, str]
+                 ) -> tuple[tuple[int, ...], tuple[int, ...], list[Any]]:
+    """(global size, local size, extra arguments): a range runs as a padded 1-D nd_range
+    (``lim``: the built kernel's limits; ``target``: its image's)."""
+    if cmd.kind != "range":
+        gsize, lsize = ndrange_sizes(k, dev, lim, cmd.index_space, values)
+        return gsize, lsize, []
+    if k.has_local:
+        raise exception(errc.kernel_argument, f"{k.where} captures a sycl.local_accessor, but "
+                        "local memory exists only in nd_range kernels")
+    user = tuple(cmd.index_space)
+    if prod(user) > SMALL:
+        check_global_size(k.named(cmd.name), user, dev)
+    total = int(np.prod(user, dtype=np.int64)) if user else 0
+    wg = max(1, min(256, lim[0], lim[1][0], total))
+    # The kernel loops over the items (grid-stride). On a GPU: enough groups to fill it,
+    # few enough that the final step has little to combine. On a CPU: more groups (its
+    # runtime vectorises across a group's work-items and spreads groups over threads), still
+    # several items per work-item; one item per work-item ran at a third of the OpenCL C
+    # peer (each item paid a work-group reduction).
+    groups = -(-total // wg)
+    units = max(1, int(dev.get_info(_device_info.max_compute_units)))  # cached per device
+    spans = any(r.variable_kind == "span" for r in cmd.reductions)
+    if target[0] == "ptx" and len(user) == 1 and not spans:  # strided_blocks
+        groups = min(-(-total // (wg * COARSEN)), _GROUPS_PER_UNIT_PTX * units)
+    elif dev.is_gpu() or spans:  # a span's rows take atomics: more groups, more rows
+        groups = min(groups, _GROUPS_PER_UNIT_GPU * units)
+    else:
+        groups = min(groups, _GROUPS_PER_UNIT_CPU * units)
+    return (groups * wg,), (wg,), list(user)
+
+
+def check_local_memory(k: Kernel, lim: tuple[int, tuple[int, ...], int], values: list[Any],
+                       reds: Sequence[reduction], wg: int) -> None:
+    """``errc.nd_range`` unless the kernel's local accessors and the reductions' scratch
+    (one element a work-item, span reductions none) fit the built kernel's local memory."""
+    local = _args.local_bytes(values, k.arg_kinds) + sum(wg * r.dtype.itemsize for r in reds
+                                                          if r.variable_kind != "span")
+    if local > lim[2]:
+        raise exception(errc.nd_range, f"{k.where}: its local accessors and reductions need "
+                        f"{local} bytes of local memory per work-group, more than the "
+                        f"{lim[2]} bytes available; use a smaller local range")
+
+
+# KEEP[init]: the final kernel's ``keep`` argument (combine with the old value unless
+# ``initialize_to_identity``), the same objects every launch (argument compares by identity)
+KEEP = (np.uint8(1), np.uint8(0))
+
+
+class FinalStep:
+    """One reduction's final kernel on a queue: its prepared launch and its arguments but the
+    variable (``out``: at ``at``, ``width`` arguments), the identity and ``keep``."""
+
+    __slots__ = ("at", "ident", "keep", "launch", "template", "width")
+
+    def __init__(self, ex: DeviceExecutor, fk: Kernel, fclk: Any, r: reduction, part: Any,
+                 groups: int) -> None:
+        g, n = final_sizes(r, groups, ex.kernel_limits(fclk)[0])
+        self.launch = ex.prepared(fk, fclk, (g,), (n,))
+        self.template, self.at, self.width, self.ident, self.keep = final_layout(
+            fk, r, part, groups, n, ex)
+
+    def args(self, r: reduction, dest: tuple[Any, ...]) -> list[Any]:
+        """The final kernel's arguments for reduction ``r`` writing ``dest`` (its variable's
+        arguments: :func:`~pysycl._kernels.reduction_final.final_dest`)."""
+        a = self.template.copy()
+        at = self.at
+        a[at:at + self.width] = dest
+        a[self.ident] = r.identity
+        a[self.keep] = KEEP[r.initialize_to_identity]
+        return a
+
+
+class ReductionPlan:
+    """A kernel with reductions prepared for one queue (``ex``), one index space and
+    reductions of given kinds (see the module docstring): ``k`` its compiled kernel,
+    ``lim`` the built kernel's limits, ``extra`` the arguments after the captures' (a
+    ``range``: the user's range), ``groups``/``wg`` the main launch's work-groups and their
+    size, ``main`` its prepared launch, ``tails`` what each reduction adds to the main
+    kernel's arguments after its identity (partials, then local scratch or a span's size),
+    ``finals`` one :class:`FinalStep` per reduction."""
+
+    __slots__ = ("ex", "extra", "finals", "groups", "held", "k", "key", "lim", "main", "tails",
+                 "wg")
+
+    def __init__(self, ex: DeviceExecutor, k: Kernel, clk: Any, lim: tuple[int, tuple[int, ...], int],
+                 sizes: tuple[tuple[int, ...], tuple[int, ...], list[Any]],
+                 reds: Sequence[reduction], finals: Sequence[tuple[Kernel, Any]]) -> None:
+        gsize, lsize, extra = sizes
+        self.ex, self.k, self.lim, self.extra = ex, k, lim, extra
+        self.key = ex.key
+        #: the event of this plan's newest ``inflight`` entry (:meth:`hold`)
+        self.held: Any = None
+        self.wg = wg = prod(lsize)
+        self.groups = groups = prod(gsize) // wg
+        parts = [partials_buffer(ex, i, max(groups * r.count, 1) * r.dtype.itemsize)
+                 for i, r in enumerate(reds)]
+        self.tails = tuple((p, np.int64(r.count) if r.variable_kind == "span"
+                            else ex.local_memory(wg * r.dtype.itemsize))
+                           for r, p in zip(reds, parts, strict=True))
+        self.main = ex.prepared(k, clk, gsize, lsize)
+        self.finals = tuple(FinalStep(ex, fk, fclk, r, p, groups)
+                            for (fk, fclk), r, p in zip(finals, reds, parts, strict=True))
+
+    def run(self, values: list[Any], reds: Sequence[reduction], holds: Any,
+            record: tuple[Any, ...] | None, ctx_key: Any, wait_for: Sequence[Any] | None) -> Any:
+        """Launch with the captured ``values`` (local memory bound) and reductions ``reds``
+        (of the kinds the plan was made for) after ``wait_for``; hold ``holds`` until the
+        last kernel completes; ``record``: what a failure reports (a kernel with an error
+        slot), else None. The last kernel's native event."""
+        if self.groups:
+            args = _args.flat_args(values, self.k.arg_kinds, self.key)
+            args.extend(self.extra)
+            self.main_kernel(args, reds, wait_for, record, ctx_key)
+            wait_for = None
+        return self.finish(reds, holds, wait_for)
+
+    def main_kernel(self, args: list[Any], reds: Sequence[reduction],
+                    wait_for: Sequence[Any] | None, record: tuple[Any, ...] | None = None,
+                    ctx_key: Any = None) -> Any:
+        """Enqueue the main kernel with the captures' arguments ``args`` (and ``extra``),
+        the reductions' appended here."""
+        tails = self.tails
+        for i, r in enumerate(reds):  # (as many as tails: zip(strict=True) costs ~0.2 us)
+            part, last = tails[i]
+            args.extend((r.identity, part, last))
+        main = self.main
+        if record is None:
+            return main.enqueue(args, None, wait_for, main.bound)
+        return _steps.enqueue_checked(self.ex, self.k, ctx_key, record, args,
+                                      lambda a: main.enqueue(a, None, wait_for))
+
+    def finish(self, reds: Sequence[reduction], holds: Any,
+               wait_for: Sequence[Any] | None) -> Any:
+        """Enqueue the final kernels (after ``wait_for``); the last one holds ``holds``."""
+        key = self.key
+        ev = None
+        finals = self.finals
+        for i, r in enumerate(reds):  # (as many as finals)
+            f = finals[i]
+            ln = f.launch
+            ev = ln.enqueue(f.args(r, final_dest(r, key)), None, wait_for, ln.bound)
+            wait_for = None
+        if holds is not None:
+            self.hold(ev, holds)
+        return ev
+
+    def hold(self, ev: Any, holds: Any) -> None:
+        """Hold ``holds`` until ``ev`` (the last kernel's event) completes, in the executor's
+        ``inflight``: in place of this plan's previous entry where that is the newest and
+        held the same objects (a loop of one reduction holds one entry; the queue is in
+        order, so ``ev`` completes after the entry's event), else a new entry."""
+        ex = self.ex
+        dq = ex.inflight
+        with ex.lock:
+            prev = dq[-1] if dq else None
+            if prev is not None and prev[0] is self.held and same_holds(prev[1], holds):
+                dq[-1] = (ev, prev[1])
+            else:
+                dq.append((ev, holds))
+            self.held = ev
+        if len(dq) > PRUNE_AT:
+            prune(ex)
+
+
+def final_dest(r: reduction, key: Any) -> tuple[Any, ...]:
+    """The final kernel's ``out`` arguments: the variable of reduction ``r`` (an accessor's
+    device copy for the executor of buffer key ``key``, with its offset and range; a USM
+    pointer's kernel argument)."""
+    if r.variable_kind == "accessor":
+        out = r.accessor
+        return (out.coherence.dev[key], out.kernel_tail[0], 1)
+    p = r.pointer
+    karg = p.native_arg
+    return (karg if karg is not None else p.make_native_arg(),)
+
+
+class Prepared:
+    """A reduction command ready to run: ``prepared(wait_for)`` is the plan's
+    :meth:`ReductionPlan.run` with this submit's values (what
+    :func:`pysycl._backends.launching.prepare` hands the command-group submit)."""
+
+    __slots__ = ("ctx_key", "holds", "plan", "record", "reds", "values")
+
+    def __init__(self, plan: ReductionPlan, values: list[Any], reds: Sequence[reduction],
+                 holds: Any, record: tuple[Any, ...] | None, ctx_key: Any) -> None:
+        self.plan, self.values, self.reds = plan, values, reds
+        self.holds, self.record, self.ctx_key = holds, record, ctx_key
+
+    def __call__(self, wait_for: Sequence[Any] | None) -> Any:
+        return self.plan.run(self.values, self.reds, self.holds, self.record, self.ctx_key,
+                             wait_for)
