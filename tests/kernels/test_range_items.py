@@ -25,6 +25,7 @@ import pysycl as sycl
 from pysycl._bundles import kernel_id as _kernel_ids
 from pysycl._core import abi
 from pysycl._kernels import bounds as _bounds
+from pysycl._kernels import rangesize
 from pysycl._kernels import reduction_plan as _plan
 from pysycl._kernels.cache import target_of
 from pysycl._kernels.rangesize import CPU_GROUP, gpu_sizes, range_sizes
