@@ -387,3 +387,17 @@ def test_a_seen_refresh_returns_every_value_it_read(kq: sycl.queue, mem: list[An
     plain = refresh_for(fn, ln.k, ln.tail)
     assert plain is not None and len(plain[0](fn, plain[1])) == 2
     assert plain[0](fn, plain[1])[0] == args
+
+
+def test_the_c_launch_has_the_executor_protocols_signature() -> None:
+    """``inspect.signature`` of the C ``launch`` (bound, as ``ex.launch`` is) names
+    ``Executor.launch``'s parameters: the backend conformance test reads them."""
+    import inspect
+
+    from pysycl._core.backends import Executor
+
+    class Host:
+        launch = native.Relaunch()
+
+    want = list(inspect.signature(Executor.launch).parameters)[1:]
+    assert list(inspect.signature(Host().launch).parameters) == want
