@@ -154,3 +154,25 @@ class OpenCLPeer:
     def run(self, name: str, gsize: tuple[int, ...], *args: object) -> None:
         """Launch kernel ``name`` over ``gsize`` and wait."""
         self.k[name](self.q, gsize, None, *args).wait()
+
+
+def gpu_queue(backend: sycl.backend) -> sycl.queue | None:
+    """A queue on the first GPU of ``backend`` (None: no such GPU)."""
+    for d in sycl.device.get_devices(sycl.info.device_type.gpu):
+        if d.get_backend() is backend:
+            return sycl.queue(d)
+    return None
+
+
+def rate(nbytes: int, go: Callable[[], Any], sync: Callable[[], Any], reps: int
+         ) -> Callable[[], float]:
+    """A sample: GB/s of ``reps`` back-to-back ``go()`` moving ``nbytes`` each, between two
+    ``sync()``."""
+    def run() -> float:
+        sync()
+        t = time.perf_counter()
+        for _ in range(reps):
+            go()
+        sync()
+        return nbytes * reps / (time.perf_counter() - t) / 1e9
+    return run

@@ -28,7 +28,6 @@ import argparse
 import datetime
 import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -39,28 +38,12 @@ import pysycl as sycl
 from pysycl._kernels import rangesize
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import write_section
+from _common import gpu_queue, rate, write_section
 
 REPS = 10
 PEERS = ("cuda", "opencl", "cupy", "triton")
 
 
-def _queue(backend: sycl.backend) -> sycl.queue | None:
-    for d in sycl.device.get_devices(sycl.info.device_type.gpu):
-        if d.get_backend() is backend:
-            return sycl.queue(d)
-    return None
-
-
-def _rate(nbytes: int, go: Callable[[], Any], sync: Callable[[], Any]) -> Callable[[], float]:
-    def run() -> float:
-        sync()
-        t = time.perf_counter()
-        for _ in range(REPS):
-            go()
-        sync()
-        return nbytes * REPS / (time.perf_counter() - t) / 1e9
-    return run
 
 
 def _pysycl(q: sycl.queue, n: int, b_h: np.ndarray, c_h: np.ndarray, s: np.float32,
@@ -81,7 +64,7 @@ def _pysycl(q: sycl.queue, n: int, b_h: np.ndarray, c_h: np.ndarray, s: np.float
         got = np.empty(n, np.float32)
         q.memcpy(got, a, got.nbytes).wait()
         np.testing.assert_allclose(got, want[name], rtol=1e-6)
-        out[name] = _rate(12 * n, lambda k=k: q.parallel_for(sycl.range(n), k), q.wait)
+        out[name] = rate(12 * n, lambda k=k: q.parallel_for(sycl.range(n), k), q.wait, REPS)
     out["_q"] = q  # type: ignore[assignment]
     out["_triad"] = triad  # type: ignore[assignment]
     return out
@@ -101,13 +84,13 @@ def _cupy(n: int, b_h: np.ndarray, c_h: np.ndarray, s: np.float32,
     for name, go in calls.items():
         go()
         np.testing.assert_allclose(cp.asnumpy(ca), want[name], rtol=1e-6)
-        out[name] = _rate(12 * n, go, sync)
+        out[name] = rate(12 * n, go, sync, REPS)
 
     def copy() -> None:
         ca[:] = cb
     copy()
     assert np.array_equal(cp.asnumpy(ca), b_h)
-    return out, _rate(8 * n, copy, sync)
+    return out, rate(8 * n, copy, sync, REPS)
 
 
 def _triton(n: int, b_h: np.ndarray, c_h: np.ndarray, s: np.float32,
@@ -139,11 +122,11 @@ def _triton(n: int, b_h: np.ndarray, c_h: np.ndarray, s: np.float32,
     for name, go in calls.items():
         go()
         np.testing.assert_allclose(ta.cpu().numpy(), want[name], rtol=1e-6)
-        out[name] = _rate(12 * n, go, torch.cuda.synchronize)
+        out[name] = rate(12 * n, go, torch.cuda.synchronize, REPS)
 
     def copy() -> None:
         ta.copy_(tb)
-    return out, _rate(8 * n, copy, torch.cuda.synchronize)
+    return out, rate(8 * n, copy, torch.cuda.synchronize, REPS)
 
 
 def _peers(n: int) -> tuple[dict[str, dict[str, Callable[[], float]]], Any, Any]:
@@ -154,7 +137,7 @@ def _peers(n: int) -> tuple[dict[str, dict[str, Callable[[], float]]], Any, Any]
     peers: dict[str, dict[str, Callable[[], float]]] = {}
     copy = cuda_q = None
     for name, be in (("cuda", sycl.backend.ext_oneapi_cuda), ("opencl", sycl.backend.opencl)):
-        q = _queue(be)
+        q = gpu_queue(be)
         if q is not None:
             peers[name] = _pysycl(q, n, b_h, c_h, s, want)
             if name == "cuda":
@@ -178,7 +161,7 @@ def _sweep(cuda: dict[str, Any], n: int, rounds: int) -> dict[int, float]:
             for per in (2, 4, 8, 16, 32, 64):
                 rangesize.GROUPS_PER_UNIT_GPU = per
                 q.executor.launches.clear()  # the next launch is sized again
-                run = _rate(12 * n, lambda: q.parallel_for(sycl.range(n), k), q.wait)
+                run = rate(12 * n, lambda: q.parallel_for(sycl.range(n), k), q.wait, REPS)
                 run()
                 res.setdefault(per, []).append(run())
     finally:

@@ -26,7 +26,6 @@ import argparse
 import datetime
 import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -37,29 +36,13 @@ import pysycl as sycl
 from pysycl._kernels import reduction_plan as _plan
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import write_section
+from _common import gpu_queue, rate, write_section
 
 REPS = 5
 PEERS = ("cuda", "opencl", "cuda x+1", "cuda buffer", "cupy")
 INIT = [sycl.property.reduction.initialize_to_identity()]
 
 
-def _queue(backend: sycl.backend) -> sycl.queue | None:
-    for d in sycl.device.get_devices(sycl.info.device_type.gpu):
-        if d.get_backend() is backend:
-            return sycl.queue(d)
-    return None
-
-
-def _rate(nbytes: int, go: Callable[[], Any], sync: Callable[[], Any]) -> Callable[[], float]:
-    def run() -> float:
-        sync()
-        t = time.perf_counter()
-        for _ in range(REPS):
-            go()
-        sync()
-        return nbytes * REPS / (time.perf_counter() - t) / 1e9
-    return run
 
 
 def _check(name: str, got: float, want: float) -> None:
@@ -81,7 +64,7 @@ def _usm(q: sycl.queue, x: np.ndarray, offset: int, want: float) -> Callable[[],
     got = np.empty(1, x.dtype)
     q.memcpy(got, out, x.itemsize).wait()
     _check(f"{q.get_backend().value} +{offset}", float(got[0]), want)
-    return _rate(x.nbytes, go, q.wait)
+    return rate(x.nbytes, go, q.wait, REPS)
 
 
 def _buffer(q: sycl.queue, x: np.ndarray, want: float) -> Callable[[], float]:
@@ -97,7 +80,7 @@ def _buffer(q: sycl.queue, x: np.ndarray, want: float) -> Callable[[], float]:
     q.submit(cg).wait()
     with sycl.host_accessor(S, sycl.access_mode.read) as h:
         _check("buffer", float(h[0]), want)
-    return _rate(x.nbytes, lambda: q.submit(cg), q.wait)
+    return rate(x.nbytes, lambda: q.submit(cg), q.wait, REPS)
 
 
 def _cupy(x: np.ndarray, want: float) -> Callable[[], float]:
@@ -106,7 +89,7 @@ def _cupy(x: np.ndarray, want: float) -> Callable[[], float]:
     cx, cs = cp.asarray(x), cp.zeros((), x.dtype)
     cp.sum(cx, out=cs)
     _check("cupy", float(cs), want)
-    return _rate(x.nbytes, lambda: cp.sum(cx, out=cs), cp.cuda.Device().synchronize)
+    return rate(x.nbytes, lambda: cp.sum(cx, out=cs), cp.cuda.Device().synchronize, REPS)
 
 
 def _row(x: np.ndarray, cuda: sycl.queue | None, ocl: sycl.queue | None
@@ -151,7 +134,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--write", action="store_true")
     a = ap.parse_args()
-    cuda, ocl = _queue(sycl.backend.ext_oneapi_cuda), _queue(sycl.backend.opencl)
+    cuda, ocl = gpu_queue(sycl.backend.ext_oneapi_cuda), gpu_queue(sycl.backend.opencl)
     if cuda is None and ocl is None:
         sys.exit("no NVIDIA GPU (CUDA or NVIDIA's OpenCL)")
     rng = np.random.default_rng(7)

@@ -47,7 +47,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -58,7 +57,7 @@ import pysycl as sycl
 from pysycl._core import abi
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import write_section
+from _common import rate, write_section
 
 REPS = 10
 Runner = Callable[[], float]
@@ -90,16 +89,6 @@ extern "C" __global__ void jacobi_rows(const float *__restrict__ a, float *__res
 """
 CUPY_ROWS = 8  # rows a thread of jacobi_rows runs
 
-
-def _rate(nbytes: int, go: Callable[[], Any], sync: Callable[[], Any]) -> Runner:
-    def run() -> float:
-        sync()
-        t = time.perf_counter()
-        for _ in range(REPS):
-            go()
-        sync()
-        return nbytes * REPS / (time.perf_counter() - t) / 1e9
-    return run
 
 
 def _check(name: str, got: np.ndarray, want: np.ndarray) -> None:
@@ -163,7 +152,7 @@ def _pysycl(q: sycl.queue, src: np.ndarray, want: np.ndarray, tag: str,
         q.wait()
         q.memcpy(got, o, got.nbytes).wait()
         _check(name, got, want)
-        out[name] = _rate(8 * (n - 2) ** 2, go, q.wait)
+        out[name] = rate(8 * (n - 2) ** 2, go, q.wait, REPS)
 
     def free() -> None:
         sycl.free(a, q)
@@ -197,14 +186,14 @@ def _cupy(src: np.ndarray, want: np.ndarray) -> tuple[dict[str, Runner], Runner]
         o[:] = 0
         go()
         _check(name, cp.asnumpy(o), want)
-        out[name] = _rate(8 * (n - 2) ** 2, go, sync)
+        out[name] = rate(8 * (n - 2) ** 2, go, sync, REPS)
     b = cp.empty_like(a)
 
     def copy() -> None:
         b[:] = a
     copy()
     assert bool((b == a).all())
-    return out, _rate(8 * src.size, copy, sync)
+    return out, rate(8 * src.size, copy, sync, REPS)
 
 
 def _triton(src: np.ndarray, want: np.ndarray) -> dict[str, Runner]:
@@ -231,7 +220,7 @@ def _triton(src: np.ndarray, want: np.ndarray) -> dict[str, Runner]:
         jacobi_k[grid](a, o, n, BM=16, BN=128, num_warps=4)
     go()
     _check("triton", o.cpu().numpy(), want)
-    return {"Triton 16x128 a program": _rate(8 * (n - 2) ** 2, go, torch.cuda.synchronize)}
+    return {"Triton 16x128 a program": rate(8 * (n - 2) ** 2, go, torch.cuda.synchronize, REPS)}
 
 
 def _variants(sizes: list[int], rounds: int, columns: list[int],
