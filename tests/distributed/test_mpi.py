@@ -192,7 +192,7 @@ def test_device_memory_handed_to_mpi4py_is_refused_with_the_reason() -> None:
         for call in (lambda: MPI.COMM_SELF.Send(d, dest=0),
                      lambda: MPI.COMM_SELF.Isend(d, dest=0),
                      lambda: MPI.COMM_SELF.Allreduce(MPI.IN_PLACE, d)):
-            with pytest.raises(BufferError, match="device (allocation|memory)"):  # OpenCL | CUDA
+            with pytest.raises(BufferError, match=r"device (allocation|memory)"):  # OpenCL | CUDA
                 call()
     finally:
         sycl.free(d, q)
