@@ -300,7 +300,8 @@ def _prepare(ex: LaunchingExecutor, group: CommandGroupRef, cmd: KernelCommandRe
         if native is None:  # wider than the driver promises (PTX): a build with a bound
             clk = ex.bounded_kernel(k, clk, space, spec, fn, cmd.name)
         gsize, lsize = ndrange_sizes(k, ex.device, ex.kernel_limits(clk), space, values)
-        dims = (space.get_global_range().values, space.get_local_range().values)
+        dims = (space.get_global_range().values, space.get_local_range().values,
+                space.get_offset().values)  # (an offset was refused above: zeros)
     if k.direct or k.direct_rest:  # the static bounds check: a few int compares
         _bounds.check_static(k, info.location, fn, kind, space, values)
     if k.prints and checked:
@@ -366,7 +367,8 @@ def launch(ex: LaunchingExecutor, q: QueueRef, kind: str, index_space: Any, fn: 
             and (kind == "single_task" or (
                 index_space.values if kind == "range" else (
                     index_space.get_global_range().values,
-                    index_space.get_local_range().values))
+                    index_space.get_local_range().values,
+                    index_space.get_offset().values))  # an offset: the whole way refuses it
                 == ln.space):
         try:
             got = ln.refresh(fn, ln.want)

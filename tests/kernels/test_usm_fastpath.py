@@ -101,6 +101,24 @@ def test_cleared_cache_and_bounds_mode_take_the_whole_way(kq: sycl.queue) -> Non
     sycl.free(p, kq)
 
 
+def test_an_nd_range_offset_is_refused_after_a_remembered_launch(kq: sycl.queue) -> None:
+    """The remembered launch of an nd_range kernel does not stand for the same ranges with an
+    offset: that launch takes the whole way, which refuses offsets, and nothing runs."""
+    p = sycl.malloc_device(16, kq, dtype=np.int64)
+    kq.memset(p, 0, 128).wait()
+
+    def k(it: sycl.nd_item) -> None:
+        p[it.get_global_id(0)] += 1
+
+    for _ in range(2):  # the second is the remembered launch
+        kq.parallel_for(sycl.nd_range(sycl.range(8), sycl.range(4)), k).wait()
+    with pytest.raises(sycl.exception, match="nd_range offsets") as e:
+        kq.parallel_for(sycl.nd_range(sycl.range(8), sycl.range(4), sycl.id(8)), k)
+    assert e.value.code() == sycl.errc.feature_not_supported
+    assert list(_read(kq, p)) == [2] * 8 + [0] * 8  # the offset launch ran nothing
+    sycl.free(p, kq)
+
+
 def test_kernels_reading_module_globals_or_helpers_have_no_plan(kq: sycl.queue) -> None:
     p = sycl.malloc_device(4, kq, dtype=np.int32)
     kq.memset(p, 0, 16).wait()

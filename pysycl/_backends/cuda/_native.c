@@ -189,7 +189,7 @@ static struct {
 
 static PyObject *s_launches, *s_primed, *s_last, *s_inflight, *s_pool, *s_shape, *s_cuctx,
     *s_ctx, *s_h, *s_live, *s_values, *s_generation, *s_memory_hits, *s_append, *s_allocation,
-    *s_launch_failed, *s_global_range, *s_local_range, *s_range, *s_nd_range;
+    *s_launch_failed, *s_global_range, *s_local_range, *s_offset, *s_range, *s_nd_range;
 
 static PyObject *one;  /* 1 */
 static int refused_tag;
@@ -467,9 +467,11 @@ unchanged(Primed *p, PyObject *kind, PyObject *space, PyObject *fn, PyObject **p
         ok = v != NULL && (v == p->space || PyObject_RichCompareBool(v, p->space, Py_EQ) == 1);
         Py_XDECREF(v);
     } else if (p->shape == 2) {
-        ok = PyTuple_Check(p->space) && PyTuple_GET_SIZE(p->space) == 2;
-        PyObject *const names[2] = {s_global_range, s_local_range};
-        for (int j = 0; ok && j < 2; j++) {
+        /* (global, local, offset): a launch with an offset takes the Python way, which
+         * refuses it */
+        ok = PyTuple_Check(p->space) && PyTuple_GET_SIZE(p->space) == 3;
+        PyObject *const names[3] = {s_global_range, s_local_range, s_offset};
+        for (int j = 0; ok && j < 3; j++) {
             PyObject *r = PyObject_CallMethodNoArgs(space, names[j]);
             PyObject *v = r != NULL ? PyObject_GetAttr(r, s_values) : NULL;
             PyObject *w = PyTuple_GET_ITEM(p->space, j);
@@ -851,6 +853,7 @@ relaunch_init(PyObject *m)
         {&s_memory_hits, "memory_hits"}, {&s_append, "append"},
         {&s_allocation, "allocation"}, {&s_launch_failed, "launch_failed"},
         {&s_global_range, "get_global_range"}, {&s_local_range, "get_local_range"},
+        {&s_offset, "get_offset"},
         {&s_range, "range"}, {&s_nd_range, "nd_range"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
