@@ -179,10 +179,7 @@ class executable_command_graph:  # noqa: N801 - command_graph<graph_state::execu
         ev = cb.enqueue(wait_for or None)
         for acc in self._reqs:
             acc.coherence.record(key, ex, ev, acc.writes)
-        ex.last, ex.since, ex.shape = ev, _now(), None
-        ex.inflight.append((ev, steps))  # what the command buffer uses, until it completes
-        if len(ex.inflight) > PRUNE_AT:
-            prune(ex)
+        _hold(ex, ev, steps)
         return ev, ev
 
     def ext_pysycl_replay_kind(self, q: Any) -> str:
@@ -331,11 +328,17 @@ def _native_plan(ex: Any, subs: list[Any], steps: list[Any], preds: list[list[in
 def _replay_fast(ex: Any, steps: list[tuple[Any, ...]]) -> tuple[Any, Any]:
     """Replay a plan of pre-bound kernels only: the backend's loop of enqueues."""
     first, ev = steps[0][1]()
+    _hold(ex, ev, steps)
+    return first, ev
+
+
+def _hold(ex: Any, ev: Any, steps: list[tuple[Any, ...]]) -> None:
+    """A replay ending in native event ``ev`` was enqueued: the queue's newest command, and
+    what its ``steps`` use held until it completes."""
     ex.last, ex.since, ex.shape = ev, _now(), None
-    ex.inflight.append((ev, steps))  # what the launches use, until they complete
+    ex.inflight.append((ev, steps))
     if len(ex.inflight) > PRUNE_AT:
         prune(ex)
-    return first, ev
 
 
 # long: the replay loop, one frame (helper calls cost per node).
@@ -377,8 +380,5 @@ def _replay(ex: Any, q: Any, steps: list[tuple[Any, ...]], preds: list[list[int]
             if first is None:
                 first = ev
     if last is not None:
-        ex.last, ex.since, ex.shape = last, _now(), None
-        ex.inflight.append((last, steps))  # what the launches use, until they complete
-        if len(ex.inflight) > PRUNE_AT:
-            prune(ex)
+        _hold(ex, last, steps)
     return first, last
