@@ -175,6 +175,7 @@ def main() -> None:
     ap.add_argument("--log2", type=int, default=28)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--no-sweep", action="store_true", help="no work-groups-per-SM sweep")
     a = ap.parse_args()
     n = 1 << a.log2
     peers, copy, cuda = _peers(n)
@@ -198,7 +199,7 @@ def main() -> None:
         lines.append(f"| {row} 2^{a.log2} float32 | " + " | ".join(f"{m[c]:.0f}" for c in cols)
                      + f" | {ref or 0:.0f} | {tri} | {cop} |")
     text = "\n".join(lines)
-    if cuda is not None:
+    if cuda is not None and not a.no_sweep:
         sw = _sweep(cuda, n, max(1, a.rounds // 2))
         text += ("\n\npysycl CUDA triad by work-groups (of 256) per SM of a range launch "
                  "(`rangesize.GROUPS_PER_UNIT_GPU`, now "

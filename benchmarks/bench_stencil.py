@@ -1,7 +1,7 @@
 """Issue 27's Jacobi row: a 5-point sweep on an NVIDIA GPU, pysycl beside the best peers.
 
     python benchmarks/bench_stencil.py [--n 8192,16384] [--rounds 7] [--write] [--no-sweep]
-                                       [--columns 1,4]
+                                       [--tiles 1x1,2x1,4x1]
 
 ``out[i, j] = 0.25 * (in[i-1, j] + in[i+1, j] + in[i, j-1] + in[i, j+1])`` over the interior
 of an ``N x N`` float32 grid (the border is not written), in device memory. GB/s count the
@@ -26,8 +26,8 @@ sample 10 back-to-back launches and a wait; medians over the rounds):
 
 The best peer is the fastest non-pysycl row; each pysycl row shows its ratio to it. Then
 (``--no-sweep`` skips it) the variants of the ``range`` kernel's entry point: for each
-value of ``abi.RANGE_COLUMNS`` in ``--columns`` (consecutive items a work-item runs along
-the fastest dimension; compiled into the entry point, which the compile caches do not key
+tile ``RxS`` in ``--tiles`` (``abi.RANGE_BLOCK``: the rows x columns a work-item of a large
+range runs; compiled into the entry point, which the compile caches do not key
 on) a process of its own with a fresh ``PYSYCL_CACHE_DIR`` measures pysycl's CUDA
 ``range`` row beside CuPy's point-a-thread ``RawKernel`` and Triton, interleaved, at every
 size, each row checked against numpy first; the table gives each variant's GB/s and its
@@ -223,11 +223,12 @@ def _triton(src: np.ndarray, want: np.ndarray) -> dict[str, Runner]:
     return {"Triton 16x128 a program": rate(8 * (n - 2) ** 2, go, torch.cuda.synchronize, REPS)}
 
 
-def _variants(sizes: list[int], rounds: int, columns: list[int],
-              ) -> dict[int, dict[int, tuple[float, float | None]]]:
-    """Each ``abi.RANGE_COLUMNS`` value's (pysycl CUDA ``range`` GB/s, best peer's GB/s in
-    the same process) by size: a process each (``--variant``), a fresh compile cache each."""
-    out: dict[int, dict[int, tuple[float, float | None]]] = {}
+def _variants(sizes: list[int], rounds: int, columns: list[str],
+              ) -> dict[str, dict[int, tuple[float, float | None]]]:
+    """Each tile's (``abi.RANGE_BLOCK``, ``RxS``) (pysycl CUDA ``range`` GB/s, best peer's
+    GB/s in the same process) by size: a process each (``--variant``), a fresh compile
+    cache each."""
+    out: dict[str, dict[int, tuple[float, float | None]]] = {}
     for c in columns:
         with tempfile.TemporaryDirectory(prefix="bench-stencil-") as cache:
             r = subprocess.run([sys.executable, __file__, "--variant", str(c), "--n",
@@ -241,10 +242,12 @@ def _variants(sizes: list[int], rounds: int, columns: list[int],
     return out
 
 
-def _variant(columns: int, sizes: list[int], rounds: int) -> None:
-    """A ``--variant`` process: ``abi.RANGE_COLUMNS = columns`` before anything compiles,
-    then the CUDA (or this device's) ``range`` row and the peers; one JSON line out."""
-    abi.RANGE_COLUMNS = columns
+def _variant(tile: str, sizes: list[int], rounds: int) -> None:
+    """A ``--variant`` process: ``abi.RANGE_BLOCK`` = the tile ``RxS`` before anything
+    compiles, then the CUDA (or this device's) ``range`` row and the peers; one JSON line
+    out."""
+    r, c = (int(v) for v in tile.split("x"))
+    abi.RANGE_BLOCK = (r, c)
     queues = _queues()
     tag = "cuda" if "cuda" in queues else next(iter(queues), "this device")
     q = queues.get(tag) or sycl.queue()
@@ -256,14 +259,14 @@ def _variant(columns: int, sizes: list[int], rounds: int) -> None:
     print(json.dumps(res))
 
 
-def _variant_table(var: dict[int, dict[int, tuple[float, float | None]]]) -> str:
+def _variant_table(var: dict[str, dict[int, tuple[float, float | None]]]) -> str:
     sizes = list(next(iter(var.values())))
     head = ("The `range` row's entry-point variants, each in a process of its own (a fresh "
             "compile cache) beside CuPy's point-a-thread `RawKernel` and Triton there, "
-            "interleaved; GB/s (x: / the best peer of that process). `pysycl._core.abi.RANGE_COLUMNS`: "
-            "consecutive items a work-item runs along the fastest dimension (1: one item; 4: "
-            f"128-bit accesses where the captures allow them), now {abi.RANGE_COLUMNS}.\n\n")
-    lines = ["| `abi.RANGE_COLUMNS` | " + " | ".join(f"{n}²" for n in sizes) + " |",
+            "interleaved; GB/s (x: / the best peer of that process). `pysycl._core.abi.RANGE_BLOCK`: "
+            "the tile (rows x columns) a work-item of a large range runs (1x1: an item), now "
+            f"{abi.RANGE_BLOCK[0]}x{abi.RANGE_BLOCK[1]}.\n\n")
+    lines = ["| tile (`abi.RANGE_BLOCK`) | " + " | ".join(f"{n}²" for n in sizes) + " |",
              "|---" * (len(sizes) + 1) + "|"]
     for c, per in var.items():
         cells = [f"{v:.0f} ({v / b:.2f}x)" if b else f"{v:.0f}" for v, b in per.values()]
@@ -341,9 +344,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--no-sweep", action="store_true")
-    ap.add_argument("--columns", default="1,4",
-                    help="abi.RANGE_COLUMNS values of the variants' table (1,4)")
-    ap.add_argument("--variant", type=int, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--tiles", default="1x1,2x1,4x1",
+                    help="abi.RANGE_BLOCK tiles (rows x columns) of the variants' table")
+    ap.add_argument("--variant", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.variant is not None:  # a process of the variants' table (_variants)
         _variant(a.variant, [int(s) for s in (a.n or "514").split(",")], a.rounds)
@@ -360,8 +363,7 @@ def main() -> None:
     res = {n: _measure(n, queues, a.rounds) for n in sizes}
     text = _table(res)
     if not a.no_sweep:
-        columns = [int(c) for c in a.columns.split(",")]
-        text += "\n\n" + _variant_table(_variants(sizes, a.rounds, columns))
+        text += "\n\n" + _variant_table(_variants(sizes, a.rounds, a.tiles.split(",")))
     dev = next(iter(queues.values())).get_device().get_info(sycl.info.device.name)
     head = (f"Measured {datetime.date.today()} on **{dev}**: one process, rows interleaved "
             f"round by round ({a.rounds} rounds, medians of {REPS} back-to-back launches and "

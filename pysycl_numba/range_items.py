@@ -10,7 +10,8 @@ the items :mod:`pysycl_numba.wrapper`'s.
   where the pointers allow them (:func:`coarsened`);
 * PTX, a 2-D or 3-D range: a 2-D/3-D launch in work-groups of (say) 32 x 8 that covers
   the range, a work-item per item (or per block of
-  ``pysycl._core.abi.RANGE_COLUMNS`` consecutive items of a row), guarded at the
+  ``pysycl._core.abi.RANGE_COLUMNS`` consecutive items of a row; or, where the runtime
+  launched tiles, ``abi.RANGE_BLOCK`` rows x columns: :func:`_tiles`), guarded at the
   edges -- a loop only where CUDA's grid cannot cover the range (:func:`nd_items`): no
   division, and a warp's items are consecutive along the fastest dimension (coalesced).
 
@@ -281,13 +282,79 @@ def nd_items(context: BaseContext, entry: Entry, emit: Callable[..., object]) ->
     if width > 1:
         fast, every = aligned_captures(context, entry, width)
         vector = (fast, every, ItemScopes(builder.module, width))
+    rows_per, slots = abi.RANGE_BLOCK if width == 1 else (1, 1)
     with builder.if_else(covers, likely=True) as (one, many):
         with one:
             inside = _all(builder, [builder.icmp_unsigned("<", g, e)
                                     for g, e in zip(gid, stops, strict=True)])
             with builder.if_then(inside, likely=True):
                 _block(context, entry, emit, gid, vector)
-        with many, _nd_loop(builder, gid, size, stops) as ids:
+        with many:
+            if rows_per * slots == 1:
+                with _nd_loop(builder, gid, size, stops) as ids:
+                    _block(context, entry, emit, ids, None)
+            else:
+                _tiles(context, entry, emit, gid, size, stops, rows_per, slots)
+
+
+def _tiles(context: BaseContext, entry: Entry, emit: Callable[..., object],
+           gid: list[llir.Value], size: list[llir.Value], stops: list[llir.Value],
+           rows_per: int, slots: int) -> None:
+    """A 2-D/3-D ``range`` kernel's items on a launch that covers the range in tiles
+    (:data:`pysycl._core.abi.RANGE_BLOCK`: ``R`` rows x ``S`` columns a work-item; the
+    runtime's choice for large ranges, ``pysycl._kernels.rangesize.gpu_sizes``), else
+    (a range beyond CUDA's grid) the loop of :func:`nd_items`.
+
+    Work-item ``(x, y[, z])`` of a work-group ``W`` work-items wide runs the rows ``Ry ..
+    Ry + R - 1`` and the columns ``c, c + W, .., c + (S - 1)W`` with ``c = SW * (x // W)
+    + x % W`` (its group's columns, strided by the group's width: a warp's accesses stay
+    consecutive in memory). A whole tile inside the range runs its ``R x S`` items in alias
+    scopes of their own (:class:`ItemScopes`): every item's loads can issue before the
+    first store, and a load two items share (a stencil's row above or below) runs once.
+    A tile at the range's edge runs its items inside the range one by one."""
+    builder = entry.builder
+    rng = entry.extra
+    lx = ocl.work_item_query(builder, "get_local_id", 0)
+    wide = ocl.work_item_query(builder, "get_local_size", 0)
+    grp = ocl.work_item_query(builder, "get_group_id", 0)
+    col = builder.add(builder.mul(grp, builder.mul(wide, _I64(slots))), lx)
+    row = builder.mul(gid[1], _I64(rows_per))
+    cols, rows = stops[0], stops[1]
+    tiled = _all(builder, [builder.icmp_unsigned(">=", builder.mul(size[0], _I64(slots)), cols),
+                           builder.icmp_unsigned(">=", builder.mul(size[1], _I64(rows_per)),
+                                                 rows),
+                           *[builder.icmp_unsigned(">=", z, e)
+                             for z, e in zip(size[2:], stops[2:], strict=True)]])
+    with builder.if_else(tiled, likely=True) as (tile, loop):
+        with tile:
+            inside = _all(builder, [builder.icmp_unsigned("<", col, cols),
+                                    builder.icmp_unsigned("<", row, rows),
+                                    *[builder.icmp_unsigned("<", g, e)
+                                      for g, e in zip(gid[2:], stops[2:], strict=True)]])
+            with builder.if_then(inside, likely=True):
+                z = gid[2:]
+                last_col = builder.add(col, builder.mul(wide, _I64(slots - 1)))
+                whole = builder.and_(builder.icmp_unsigned("<", last_col, cols),
+                                     builder.icmp_unsigned("<", builder.add(row, _I64(rows_per - 1)),
+                                                           rows))
+                with builder.if_else(whole, likely=True) as (full, edge):
+                    with full:
+                        scopes = ItemScopes(builder.module, rows_per * slots)
+                        for r in range(rows_per):
+                            i = builder.add(row, _I64(r)) if r else row
+                            for s in range(slots):
+                                j = builder.add(col, builder.mul(wide, _I64(s))) if s else col
+                                scopes.tag(r * slots + s,
+                                           _run_item(context, entry, emit, [*z, i, j], rng))
+                    with edge:
+                        top = builder.add(row, _I64(rows_per))
+                        top = builder.select(builder.icmp_unsigned("<", top, rows), top, rows)
+                        with _rolled_loop(builder, row, top) as i, \
+                                _rolled_loop(builder, _I64(0), _I64(slots)) as s:
+                            j = builder.add(col, builder.mul(wide, s))
+                            with builder.if_then(builder.icmp_unsigned("<", j, cols)):
+                                _run_item(context, entry, emit, [*z, i, j], rng)
+        with loop, _nd_loop(builder, gid, size, stops) as ids:
             _block(context, entry, emit, ids, None)
 
 

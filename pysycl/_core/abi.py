@@ -123,6 +123,13 @@ PROPS_ATTR = "__pysycl_kernel_properties__"
 #: not key on it (set it before the first compile, with a fresh ``PYSYCL_CACHE_DIR``); an
 #: entry point built for another value still runs every item once.
 RANGE_COLUMNS = 1
+#: The tile (rows, columns) a work-item of a large 2-D or 3-D ``range`` kernel runs on
+#: PTX where ``RANGE_COLUMNS`` is 1 (``pysycl_numba.range_items._tiles``: consecutive
+#: rows, columns strided by the work-group's width); the runtime launches tiles where the
+#: range is large enough to fill the device with them (``rangesize.gpu_sizes``), an item a
+#: work-item elsewhere -- the entry point runs either. A variant for benchmarks like
+#: ``RANGE_COLUMNS`` (the compile caches do not key on it).
+RANGE_BLOCK = (2, 1)
 #: ``DirectIndex.source``: the index is the work-item's global id / its local id.
 ID_GLOBAL, ID_LOCAL = 0, 1
 AccessMode = Literal["read", "write", "read_write"]

@@ -16,7 +16,10 @@ entry point (:mod:`pysycl_numba.wrapper`) matches its image's format:
   where the range has few rows, narrower where it has few columns), a work-item per item --
   per ``abi.RANGE_COLUMNS`` consecutive items of a row -- along the fastest dimension, a row per
   work-item along the next, a plane along the third (``nd_items``: no loop, no division;
-  a warp's items consecutive in memory). Only where CUDA's grid cannot cover the range
+  a warp's items consecutive in memory). A range large enough that tiles of
+  ``abi.RANGE_BLOCK`` (2 rows) a work-item still fill the device :data:`TILE_WAVES` times
+  launches work-groups of 32 x 8 that cover it in tiles (:func:`_tiled`; ``_tiles`` in the
+  entry point: a whole tile's items share their loads). Only where CUDA's grid cannot cover the range
   (more than 65535 work-groups along y or z) does the launch stop at that limit and its
   work-items loop over the rest. Any range size launches full work-groups (before, a prime
   range ran CUDA blocks of one work-item, whose blocks had to divide the range). A kernel
@@ -56,6 +59,10 @@ COARSEN = 4
 #: Work-items along the fastest dimension of a 2-D/3-D PTX ``range`` launch's work-group
 #: (a warp: its items are consecutive in memory) where the range is that wide.
 GPU_ROW = 32
+#: Full devices' worth of work-items (an SM: :data:`_UNIT_ITEMS`) a 2-D/3-D PTX ``range``
+#: launch of tiles (``abi.RANGE_BLOCK``) must keep; a smaller range runs an item a work-item.
+TILE_WAVES = 2
+_UNIT_ITEMS = 2048
 #: CUDA's largest grid (blocks per dimension, x then y and z).
 _GRID = (2**31 - 1, 65535, 65535)
 #: The work-group size (fastest dimension) of a SPIR-V ``range`` launch whose fastest
@@ -95,6 +102,9 @@ def gpu_sizes(space: tuple[int, ...], max_group: int, units: int, one_per_item: 
         return (groups * wg,), (wg,)
     cols, rows = -(-space[-1] // abi.RANGE_COLUMNS), space[-2]  # work-items along x, y
     wg = max(1, min(GPU_GROUP, max_group))
+    tiled = _tiled(space, cols, rows, wg, units)
+    if tiled is not None:
+        return tiled
     bx = min(GPU_ROW, _pow2_at_least(cols), _pow2_at_most(wg))
     by = max(1, min(wg // bx, _pow2_at_least(rows)))
     bx = min(_pow2_at_most(wg // by), _pow2_at_least(cols))  # few rows: wider work-groups
@@ -105,6 +115,29 @@ def gpu_sizes(space: tuple[int, ...], max_group: int, units: int, one_per_item: 
         return (gx * bx, gy * by), (bx, by)
     gz = max(1, min(space[0], _GRID[2]))
     return (gx * bx, gy * by, gz), (bx, by, 1)
+
+
+def _tiled(space: tuple[int, ...], cols: int, rows: int, wg: int, units: int,
+           ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """A launch of tiles (``abi.RANGE_BLOCK``: rows x columns a work-item) that covers the
+    range and not a work-item an item (the entry point tells the two apart by that), where
+    the tiles still fill the device :data:`TILE_WAVES` times over; else None."""
+    per_rows, per_cols = abi.RANGE_BLOCK
+    if abi.RANGE_COLUMNS != 1 or per_rows * per_cols == 1:
+        return None
+    bx = min(GPU_ROW, _pow2_at_most(wg))
+    by = max(1, wg // bx)
+    if cols < bx * per_cols or rows < by * per_rows:  # narrow: idle lanes in every tile
+        return None
+    gx, gy = -(-cols // (bx * per_cols)), -(-rows // (by * per_rows))
+    planes = space[0] if len(space) == 3 else 1
+    if (gx * bx >= cols and gy * by >= rows) or gy > _GRID[1] or planes > _GRID[2]:
+        return None
+    if gx * gy * planes * bx * by < TILE_WAVES * units * _UNIT_ITEMS:
+        return None
+    if len(space) == 2:
+        return (gx * bx, gy * by), (bx, by)
+    return (gx * bx, gy * by, planes), (bx, by, 1)
 
 
 def _pow2_at_least(n: int) -> int:

@@ -81,20 +81,24 @@ def test_range_kernels_loop_with_few_registers(kq: sycl.queue, ptx_images: list)
         assert regs <= 32 and spills == 0, (regs, spills)
 
 
-@pytest.mark.parametrize("columns", [1, 4])
+@pytest.mark.parametrize("columns,tile", [(1, (1, 1)), (1, (2, 1)), (4, (1, 1))])
 def test_a_2d_range_runs_an_item_a_work_item_on_a_2d_launch(
-        kq: sycl.queue, ptx_images: list, monkeypatch: pytest.MonkeyPatch, columns: int) -> None:
+        kq: sycl.queue, ptx_images: list, monkeypatch: pytest.MonkeyPatch, columns: int,
+        tile: tuple[int, int]) -> None:
     """A Jacobi sweep over a 2-D range, as a user writes it, and an element-wise 2-D kernel:
     the entry point reads a 2-D launch (``%ctaid.y``, ``%nctaid.y``) and divides nothing
     (no ``div``/``rem``); ptxas assembles it for sm_90 in at most 32 registers (2048
     work-items an SM) without spills. ``abi.RANGE_COLUMNS`` 1: a work-item's item is four
     loads and a store where the launch covers the range, the same in the loop beyond CUDA's
-    grid -- nothing else. 4: a block of 4 items with aligned captures loads with
+    grid -- nothing else; with tiles of 2 rows (``abi.RANGE_BLOCK``, the default) a whole
+    tile's two items share the load of the row between them (7 loads, not 8), its edge
+    runs item by item. 4: a block of 4 items with aligned captures loads with
     ``ld.global.v4`` and shares its neighbours (fewer than 3 loads an item there), the
     element-wise kernel stores with ``st.global.v4``."""
     from pysycl._core import abi
 
     monkeypatch.setattr(abi, "RANGE_COLUMNS", columns)
+    monkeypatch.setattr(abi, "RANGE_BLOCK", tile)
     n = 68
     a = malloc_shared_or_skip(n * n, kq, dtype=np.float32)
     o = malloc_shared_or_skip(n * n, kq, dtype=np.float32)
@@ -124,7 +128,9 @@ def test_a_2d_range_runs_an_item_a_work_item_on_a_2d_launch(
         assert not re.search(r"\b(div|rem)\.", ptx)
     loads = len(re.findall(r"\bld\.global\.", sten))
     stores = len(re.findall(r"\bst\.global\.", sten))
-    if columns == 1:
+    if tile == (2, 1):  # an item, a whole tile (7 loads), the edge's item, the loop's
+        assert loads <= 4 + 7 + 4 + 4 and 2 <= stores <= 5, (loads, stores)
+    elif columns == 1:
         assert (loads, stores) == (8, 2)  # the covering launch's item, the loop's
     else:  # the vector block: 4 items in 3 stores; the rest item by item, the loop's
         assert re.search(r"ld\.global\.v4\.(f|b)32", sten)

@@ -231,3 +231,71 @@ def test_jacobi_as_a_user_writes_it(gq: sycl.queue, columns: int, shape: tuple[i
     want = np.zeros(shape, np.float32)
     want[1:-1, 1:-1] = quarter * (src[:-2, 1:-1] + src[2:, 1:-1] + src[1:-1, :-2] + src[1:-1, 2:])
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.fixture(params=[(2, 1), (4, 1), (3, 2), (1, 4)], ids=lambda b: f"tile{b[0]}x{b[1]}")
+def tiles(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch,
+          tmp_path_factory: pytest.TempPathFactory) -> tuple[int, int]:
+    """Entry points built for the tile ``abi.RANGE_BLOCK`` (rows x columns a work-item),
+    launched in tiles whatever the range's size (``rangesize.TILE_WAVES`` 0: a small range
+    too, so that hypothesis reaches the edges); a fresh kernel cache, since the caches do
+    not key on it."""
+    from pysycl._kernels import rangesize
+    from pysycl._kernels.cache import kernels
+
+    monkeypatch.setattr(abi, "RANGE_BLOCK", request.param)
+    monkeypatch.setattr(abi, "RANGE_COLUMNS", 1)
+    monkeypatch.setattr(rangesize, "TILE_WAVES", 0)
+    monkeypatch.setenv("PYSYCL_CACHE_DIR", str(tmp_path_factory.mktemp("tiles")))
+    kernels.clear_memory()
+    request.addfinalizer(kernels.clear_memory)
+    return tuple(request.param)  # type: ignore[return-value]
+
+
+def test_tiles_run_every_item_once_with_its_own_ids(gq: sycl.queue,
+                                                    tiles: tuple[int, int]) -> None:
+    """A 2-D/3-D range launched in tiles (``R`` rows x ``S`` columns a work-item, whole
+    tiles in alias scopes, edge tiles item by item): every item once, its own ids and range
+    (a count per item, so an item run twice or never fails), at any shape hypothesis finds."""
+    tile_ranges = st.one_of(st.tuples(sizes, sizes), st.tuples(sizes, sizes, st.integers(1, 5)),
+                            st.sampled_from([(33, 257), (64, 96), (17, 65, 3)]))
+
+    @settings(max_examples=25, deadline=None)
+    @given(shape=tile_ranges)
+    def check(shape: tuple[int, ...]) -> None:
+        assert np.array_equal(_run(gq, shape), _oracle(shape)), shape
+
+    check()
+
+
+@pytest.mark.parametrize("n", [68, 259, 1030])
+def test_a_jacobi_sweep_in_tiles(gq: sycl.queue, tiles: tuple[int, int], n: int) -> None:
+    """The stencil the tiles are for, as a user writes it: a tile's items share their
+    neighbours' loads (alias scopes); results equal numpy's, edges included."""
+    a = sycl.malloc_device(n * n, gq, dtype=np.float32)
+    o = sycl.malloc_device(n * n, gq, dtype=np.float32)
+    src = np.random.default_rng(n).random((n, n), dtype=np.float32)
+    gq.memcpy(a, src, src.nbytes).wait()
+    gq.memset(o, 0, src.nbytes).wait()
+    quarter = np.float32(0.25)
+
+    def jacobi(it):  # type: ignore[no-untyped-def]
+        i, j = it[0] + 1, it[1] + 1
+        o[i * n + j] = quarter * (a[(i - 1) * n + j] + a[(i + 1) * n + j]
+                                  + a[i * n + j - 1] + a[i * n + j + 1])
+
+    gq.parallel_for(sycl.range(n - 2, n - 2), jacobi).wait()
+    got = np.empty((n, n), np.float32)
+    gq.memcpy(got, o, got.nbytes).wait()
+    want = np.zeros((n, n), np.float32)
+    want[1:-1, 1:-1] = quarter * (src[:-2, 1:-1] + src[2:, 1:-1] + src[1:-1, :-2]
+                                  + src[1:-1, 2:])
+    np.testing.assert_array_equal(got, want)
+    ln = gq.executor.launches[jacobi.__code__]
+    units = gq.get_device().get_info(sycl.info.device.max_compute_units)
+    limit = gq.executor.kernel_limits(ln.clk)[0]
+    assert (ln.gsize, ln.lsize) == gpu_sizes((n - 2, n - 2), limit, units)
+    rows, cols = tiles
+    if n > 68:  # a launch of tiles: fewer work-items than items
+        assert ln.gsize[0] * ln.gsize[1] < (n - 2) ** 2
+        assert ln.gsize[0] * cols >= n - 2 and ln.gsize[1] * rows >= n - 2

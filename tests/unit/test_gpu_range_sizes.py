@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pysycl._core import abi
+from pysycl._kernels import rangesize
 from pysycl._kernels.rangesize import (
     COARSEN,
     GPU_GROUP,
@@ -63,12 +64,12 @@ def test_an_nd_range_gets_an_nd_launch_that_covers_it_where_cudas_grid_does(
     range is that wide), in blocks of ``abi.RANGE_COLUMNS`` a work-item, rows along y,
     planes along z. Where CUDA's grid can, the launch covers the range (every work-item
     runs at most one block of items: no loop); else it stops at CUDA's limit."""
-    old = abi.RANGE_COLUMNS
-    abi.RANGE_COLUMNS = columns
+    old = abi.RANGE_COLUMNS, rangesize.TILE_WAVES
+    abi.RANGE_COLUMNS, rangesize.TILE_WAVES = columns, 1 << 60  # no tiles: an item a work-item
     try:
         g, local = gpu_sizes(space, 256, units)
     finally:
-        abi.RANGE_COLUMNS = old
+        abi.RANGE_COLUMNS, rangesize.TILE_WAVES = old
     cols, rows = -(-space[-1] // columns), space[-2]
     if cols >= GPU_ROW and rows >= GPU_GROUP // GPU_ROW:
         assert local[:2] == (GPU_ROW, GPU_GROUP // GPU_ROW)
@@ -79,12 +80,52 @@ def test_an_nd_range_gets_an_nd_launch_that_covers_it_where_cudas_grid_does(
         assert got == min(want, _GRID[d]), (d, grid, need)
 
 
+@given(space=st.lists(st.one_of(st.integers(1, 5000), st.integers(1, 1 << 24)),
+                      min_size=2, max_size=3).map(tuple), units=_units,
+       tile=st.sampled_from([(2, 1), (4, 1), (1, 4), (3, 2)]), waves=st.sampled_from([0, 2]))
+def test_a_large_range_is_launched_in_tiles_that_cover_it(
+        space: tuple[int, ...], units: int, tile: tuple[int, int], waves: int) -> None:
+    """Tiles (``abi.RANGE_BLOCK``: R rows x S columns a work-item) where they still fill
+    the device ``TILE_WAVES`` times over: the launch covers the range in tiles and is no
+    launch of an item a work-item (the entry point tells them apart by that), work-groups of
+    32 x 8 within CUDA's grid; else the launch of an item a work-item, as before."""
+    old = abi.RANGE_BLOCK, rangesize.TILE_WAVES
+    abi.RANGE_BLOCK, rangesize.TILE_WAVES = tile, waves
+    try:
+        g, local = gpu_sizes(space, 256, units)
+        rangesize.TILE_WAVES = 1 << 60
+        plain = gpu_sizes(space, 256, units)  # an item a work-item
+    finally:
+        abi.RANGE_BLOCK, rangesize.TILE_WAVES = old
+    cols, rows = space[-1], space[-2]
+    r, c = tile
+    grid = [n // b for n, b in zip(g, local, strict=True)]
+    assert all(n % b == 0 for n, b in zip(g, local, strict=True))
+    assert all(n <= lim for n, lim in zip(grid, _GRID, strict=False))
+    if (g, local) != plain:  # tiles
+        assert local[:2] == (GPU_ROW, GPU_GROUP // GPU_ROW)
+        assert g[0] * c >= cols and g[1] * r >= rows and (len(space) == 2 or g[2] == space[0])
+        assert not (g[0] >= cols and g[1] >= rows)  # not a launch of an item a work-item
+        assert g[0] < cols + GPU_ROW * c and g[1] < rows + local[1] * r  # no idle tiles
+        assert prod(g) >= waves * units * 2048
+        return
+    gy = -(-rows // (8 * r))
+    planes = space[0] if len(space) == 3 else 1
+    if cols >= GPU_ROW * c and rows >= 8 * r and gy <= _GRID[1] and planes <= _GRID[2]:
+        # tiles would fit, yet an item a work-item: too few tiles, or they would be that
+        tx = -(-cols // (GPU_ROW * c)) * GPU_ROW
+        assert tx * gy * 8 * planes < waves * units * 2048 or (tx >= cols and gy * 8 >= rows)
+
+
 def test_a_jacobi_grid_on_an_h100() -> None:
-    """8192^2 (its interior, 8190^2): work-groups of 32 x 8 covering it (256 x 1024 of
-    them); in blocks of 4 columns (``RANGE_COLUMNS`` 4) 64 x 1024. One row: work-groups of 256
+    """8192^2 (its interior, 8190^2): tiles of 2 rows (``abi.RANGE_BLOCK``), work-groups of
+    32 x 8 covering it (256 x 512 of them); an item a work-item (no tiles) 256 x 1024; in
+    blocks of 4 columns (``RANGE_COLUMNS`` 4) 64 x 1024. One row: work-groups of 256
     along it; one column: 256 along the rows; a 3-D range of rows of 5: 8 x 32 x 1. Past
     CUDA's grid (65535 work-groups along y, along z) the launch stops there."""
-    assert gpu_sizes((8190, 8190), 256, 132) == ((8192, 8192), (32, 8))
+    assert abi.RANGE_BLOCK == (2, 1)
+    assert gpu_sizes((8190, 8190), 256, 132) == ((8192, 4096), (32, 8))
+    assert gpu_sizes((1000, 1000), 256, 132) == ((1024, 1000), (32, 8))  # too few tiles
     assert gpu_sizes((1, 1 << 20), 256, 132) == ((1 << 20, 1), (256, 1))  # one row: wide
     assert gpu_sizes((1 << 20, 1), 256, 132) == ((1, 1 << 20), (1, 256))  # one column
     assert gpu_sizes((3, 1000, 5), 256, 132) == ((8, 1024, 3), (8, 32, 1))
