@@ -48,6 +48,7 @@ from pysycl._objects.device import device  # noqa: E402
 from pysycl._objects.info import info  # noqa: E402
 from pysycl._objects.platform import platform  # noqa: E402
 from pysycl._objects.hierarchical import h_item, private_memory  # noqa: E402
+from pysycl._objects.device_event import device_event  # noqa: E402
 from pysycl._objects.range import group, id, item, nd_item, nd_range, range  # noqa: E402
 from pysycl._objects.selector import (  # noqa: E402
     accelerator_selector,
@@ -290,6 +291,7 @@ __all__ = [
     "get_pointer_type",
     "gpu_selector",
     "gpu_selector_v",
+    "device_event",
     "group",
     "group_barrier",
     "h_item",

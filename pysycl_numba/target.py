@@ -48,6 +48,7 @@ from pysycl_numba.hier_types import register_hier_models
 from pysycl_numba.overloads import (
     accessor,
     asserts,
+    async_copy,
     atomics,
     bfloat16,
     clip,
@@ -95,7 +96,7 @@ TARGET_NAME = "pysycl"
 #: Every overload module, in installation order: each has a ``typing_registry``
 #: and a ``lowering_registry`` (:mod:`pysycl_numba.overloads`).
 OVERLOADS: tuple[pytypes.ModuleType, ...] = (
-    index, accessor, pointer, ndrange, collectives, group_algorithms, joint_algorithms, constants,
+    index, accessor, pointer, ndrange, async_copy, collectives, group_algorithms, joint_algorithms, constants,
     atomics, private_array, matrix, specconst, reduction, math_overloads, complex_math, printing, stream,
     vec, vec_ops, index_types, index_ops, half, float32, integers, bfloat16, clip, math_extras,
     sycl_math,

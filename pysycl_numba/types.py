@@ -286,6 +286,14 @@ class NdItemType(types.Type):
         return self.ndim
 
 
+class DeviceEventType(types.Type):
+    """``sycl.device_event``: what ``async_work_group_copy`` returns (a tag: the copy is
+    complete at the group's ``wait_for``, which every copy of the group waits for)."""
+
+    def __init__(self) -> None:
+        super().__init__(name="sycl.device_event")
+
+
 class GroupType(types.Type):
     """``sycl.group<ndim>``: the work-group of the calling work-item."""
 
@@ -532,7 +540,8 @@ def tag() -> llir.Constant:
 def make_data_model_manager() -> DataModelManager:
     """Numba's default data models plus the SYCL kernel objects'."""
     dmm = DataModelManager()
-    for tag in (NdItemType, GroupType, SubGroupType, KernelEnumType, KernelEnumClassType,
+    for tag in (NdItemType, GroupType, SubGroupType, DeviceEventType, KernelEnumType,
+                KernelEnumClassType,
                 PrintLayoutType, AssertLayoutType,
                 FunctorType, KernelHandlerType, SpecConstRefType, VecClassType):
         dmm.register(tag, _TagModel)

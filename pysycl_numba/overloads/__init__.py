@@ -18,6 +18,7 @@ each other, never the target, the dispatcher or the compiler.
 ``accessor``        ``sycl.accessor`` / ``local_accessor`` element access
 ``pointer``         captured USM pointers: ``p[i]``, ``p + k``
 ``ndrange``         ``nd_item``, ``group``, ``sub_group``, ``nd_range``, barriers
+``async_copy``      ``async_work_group_copy``, ``wait_for``, ``device_event`` (``cp.async`` on sm_80+)
 ``index_types``     ``sycl.id``/``sycl.range`` built in kernels, their arithmetic
 ``index_ops``       unary ``+``/``-``, elementwise comparisons, ``sycl.nd_range(...)``
 ``collectives``     group algorithms: broadcast, ``reduce_over_group``, votes

@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import contextvars
 import itertools
+import operator
 import sys
 import threading
 from collections.abc import Callable, Iterable
@@ -220,6 +221,46 @@ def _ids(items: list[int]) -> str:
     return f"[{', '.join(map(str, items))}]"
 
 
+def _copy_side(x: Any) -> tuple[Any, int]:
+    if isinstance(x, tuple) and len(x) == 2:
+        return x[0], operator.index(x[1])
+    return x, 0
+
+
+def _async_copy(lin: int, dest: Any, src: Any, num_elements: int, stride: int) -> None:
+    """``async_work_group_copy`` on the host device: checked as the compiler checks it; the
+    group's first work-item copies (the others reach ``wait_for``'s barrier after it)."""
+    from pysycl._kernels.kernel_api import local_accessor
+
+    d, doff = _copy_side(dest)
+    s, soff = _copy_side(src)
+    n, step = operator.index(num_elements), operator.index(stride)
+    if isinstance(d, local_accessor) == isinstance(s, local_accessor):
+        where = "local" if isinstance(d, local_accessor) else "global"
+        raise TypeError(f"async_work_group_copy copies between local and global memory; dest "
+                        f"and src are both {where} memory")
+    dt, st = (np.dtype(getattr(x, "dtype", None)) for x in (d, s))
+    if dt != st:
+        raise TypeError(f"async_work_group_copy: dest holds {dt}, src {st} (the element types "
+                        "must be the same)")
+    if lin != 0:
+        return
+    dstep, sstep = (1, step) if isinstance(d, local_accessor) else (step, 1)
+    for k in builtins.range(n):
+        d[doff + k * dstep] = s[soff + k * sstep]
+
+
+def _wait_for(barrier: Callable[[], None], events: tuple[Any, ...]) -> None:
+    from pysycl._objects.device_event import device_event
+
+    for e in events:
+        if not isinstance(e, device_event):
+            raise TypeError("wait_for(*events) takes the sycl.device_event values "
+                            f"async_work_group_copy returned; got {type(e).__name__}")
+    if events:
+        barrier()
+
+
 class _HostGroup(group):
     """A work-group seen from one work-item, with the host barrier behind it."""
 
@@ -236,6 +277,18 @@ class _HostGroup(group):
 
     def _host_collective(self, x: Any) -> list[Any]:
         return self._run.barrier(self._lin, x)
+
+    def async_work_group_copy(self, dest: Any, src: Any, num_elements: int,
+                              stride: int = 1) -> Any:
+        """SYCL 2020's copy between global and local memory, shared by the group."""
+        from pysycl._objects.device_event import device_event
+
+        _async_copy(self._lin, dest, src, num_elements, stride)
+        return device_event(lambda e: self.wait_for(e))
+
+    def wait_for(self, *events: Any) -> None:
+        """The group's copies complete: every work-item waits (a barrier)."""
+        _wait_for(self._host_barrier, events)
 
     def get_linear_id(self) -> int:
         """The group's linear id (SYCL 2020's deprecated name of get_group_linear_id)."""
@@ -332,6 +385,18 @@ class _HostNdItem(nd_item):
 
     def barrier(self, fence_space: object = None) -> None:
         self._run.barrier(self._lin)
+
+    def async_work_group_copy(self, dest: Any, src: Any, num_elements: int,
+                              stride: int = 1) -> Any:
+        """SYCL 2020's copy between global and local memory, shared by the group."""
+        from pysycl._objects.device_event import device_event
+
+        _async_copy(self._lin, dest, src, num_elements, stride)
+        return device_event(lambda e: self.wait_for(e))
+
+    def wait_for(self, *events: Any) -> None:
+        """The group's copies complete: every work-item waits (a barrier)."""
+        _wait_for(self.barrier, events)
 
 
 def _run_nd_range(desc: str, fn: Callable[..., object], nd: nd_range,

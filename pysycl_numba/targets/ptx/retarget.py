@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass
 
 from pysycl_numba.targets.ptx import (  # noqa: F401  (register providers)
+    asynccopy,
     groups,
     int_builtins,
     math_builtins,

@@ -1,0 +1,158 @@
+"""SYCL 2020's ``async_work_group_copy`` / ``wait_for`` / ``device_event`` (§4.9.1.5,
+§4.9.1.7) on every device that runs kernels and on the host device (the oracle): gathers
+into local memory (accessors at an offset, USM pointers ``p + off``, a stride), scatters
+back, ``nd_item`` and ``group`` spellings, ``ev.wait()``; every result compared with numpy.
+Bad input is refused at the kernel's line and loses nothing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pysycl as sycl
+from tests.conftest import malloc_shared_or_skip
+
+
+def _reverse_tiles(q: sycl.queue, x: np.ndarray, groups: int, wg: int, tile: int,
+                   stride: int, spelling: str) -> np.ndarray:
+    """Each group gathers ``tile`` elements ``stride`` apart from its part of ``x`` into
+    local memory, waits, and writes them reversed (times 2) through a scatter back."""
+    out = np.zeros(groups * tile * stride, x.dtype)
+    with sycl.buffer(x) as X, sycl.buffer(out) as O:
+        def cg(h: sycl.handler) -> None:
+            a = X.get_access(h, sycl.access_mode.read)
+            o = O.get_access(h, sycl.access_mode.read_write)
+            loc = sycl.local_accessor(x.dtype, sycl.range(tile), h)
+            back = sycl.local_accessor(x.dtype, sycl.range(tile), h)
+
+            def k(it: sycl.nd_item) -> None:
+                g = it.get_group()
+                gl = it.get_group_linear_id()
+                if spelling == "nd_item":
+                    ev = it.async_work_group_copy(loc, (a, gl * tile * stride), tile, stride)
+                    it.wait_for(ev)
+                else:
+                    ev = g.async_work_group_copy(loc, (a, gl * tile * stride), tile, stride)
+                    ev.wait()
+                for j in range(it.get_local_linear_id(), tile, wg):
+                    back[j] = loc[tile - 1 - j] * 2
+                it.barrier()
+                ev2 = it.async_work_group_copy((o, gl * tile * stride), back, tile, stride)
+                g.wait_for(ev2)
+
+            h.parallel_for(sycl.nd_range(sycl.range(groups * wg), sycl.range(wg)), k)
+
+        q.submit(cg)
+    return out
+
+
+def _want(x: np.ndarray, groups: int, tile: int, stride: int) -> np.ndarray:
+    want = np.zeros(groups * tile * stride, x.dtype)
+    for g in range(groups):
+        part = x[g * tile * stride:(g + 1) * tile * stride:stride]
+        want[g * tile * stride:(g + 1) * tile * stride:stride] = part[::-1] * 2
+    return want
+
+
+@pytest.mark.parametrize("spelling", ["nd_item", "group"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.float16, np.int8])
+def test_gather_and_scatter_through_local_memory(any_kernel_queue: sycl.queue, dtype: type,
+                                                 spelling: str) -> None:
+    groups, wg, tile, stride = 3, 8, 40, 1
+    x = (np.arange(groups * tile * stride) % 50).astype(dtype)
+    got = _reverse_tiles(any_kernel_queue, x, groups, wg, tile, stride, spelling)
+    np.testing.assert_array_equal(got, _want(x, groups, tile, stride))
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                HealthCheck.function_scoped_fixture])
+@given(groups=st.integers(1, 4), wg=st.sampled_from([1, 3, 8, 16]), tile=st.integers(1, 70),
+       stride=st.integers(1, 3))
+def test_any_tile_wg_and_stride(kq: sycl.queue, groups: int, wg: int, tile: int,
+                                stride: int) -> None:
+    x = np.random.default_rng(tile).random(groups * tile * stride, dtype=np.float32)
+    got = _reverse_tiles(kq, x, groups, wg, tile, stride, "nd_item")
+    np.testing.assert_array_equal(got, _want(x, groups, tile, stride))
+
+
+def test_usm_pointers_at_an_offset(any_kernel_queue: sycl.queue) -> None:
+    """A USM pointer ``p + off`` is the global side: a gather, then a scatter to another."""
+    q = any_kernel_queue
+    groups, wg, tile = 4, 8, 32
+    n = groups * tile
+    src = malloc_shared_or_skip(n + 3, q, dtype=np.float32)
+    dst = malloc_shared_or_skip(n + 3, q, dtype=np.float32)
+    np.asarray(src)[:] = np.arange(n + 3)
+    np.asarray(dst)[:] = -1
+
+    def cg(h: sycl.handler) -> None:
+        loc = sycl.local_accessor(np.float32, sycl.range(tile), h)
+
+        def k(it: sycl.nd_item) -> None:
+            gl = it.get_group_linear_id()
+            it.wait_for(it.async_work_group_copy(loc, src + 3 + gl * tile, tile))
+            for j in range(it.get_local_linear_id(), tile, wg):
+                loc[j] = loc[j] + 1
+            it.barrier()
+            it.wait_for(it.async_work_group_copy(dst + gl * tile, loc, tile))
+
+        h.parallel_for(sycl.nd_range(sycl.range(groups * wg), sycl.range(wg)), k)
+
+    q.submit(cg).wait()
+    want = np.full(n + 3, -1, np.float32)
+    want[:n] = np.arange(3, n + 3) + 1
+    np.testing.assert_array_equal(np.asarray(dst), want)
+
+
+@pytest.mark.parametrize("bad,message", [
+    ("local_local", "both local memory"),
+    ("dtypes", "element types must be the same"),
+])
+def test_bad_copies_are_refused_and_lose_nothing(any_kernel_queue: sycl.queue, bad: str,
+                                                 message: str) -> None:
+    x = np.arange(64, dtype=np.float32)
+    y = np.arange(64, dtype=np.float64)
+    with pytest.raises((sycl.exception, TypeError), match=message) as info:
+        with sycl.buffer(x) as X, sycl.buffer(y) as Y:
+            def cg(h: sycl.handler) -> None:
+                a = X.get_access(h, sycl.access_mode.read_write)
+                b = Y.get_access(h, sycl.access_mode.read_write)
+                loc = sycl.local_accessor(np.float32, sycl.range(16), h)
+                loc2 = sycl.local_accessor(np.float32, sycl.range(16), h)
+
+                def k(it: sycl.nd_item) -> None:
+                    if bad == "local_local":
+                        ev = it.async_work_group_copy(loc, loc2, 16)
+                    else:
+                        ev = it.async_work_group_copy(loc, b, 16)
+                    it.wait_for(ev)
+                    a[it.get_global_linear_id()] = loc[it.get_local_linear_id()]
+
+                h.parallel_for(sycl.nd_range(sycl.range(16), sycl.range(16)), k)
+
+            any_kernel_queue.submit(cg)
+    assert "test_async_work_group_copy.py" in str(info.value) or info.type is TypeError
+    np.testing.assert_array_equal(x, np.arange(64, dtype=np.float32))  # nothing lost
+    np.testing.assert_array_equal(y, np.arange(64, dtype=np.float64))
+
+
+def test_the_ptx_copy_is_cp_async(kq: sycl.queue, ptx_images: list) -> None:
+    """For sm_90 a global-to-local copy issues ``cp.async`` (16-byte ``cg`` chunks where
+    both ends and the length are 16-byte multiples, an element each elsewhere), commits
+    it, and ``wait_for`` waits with ``cp.async.wait_all`` before its barrier; ptxas takes
+    it. The local-to-global copy stays plain stores."""
+    import re
+
+    from tests.conftest import ptxas_check
+
+    x = np.arange(3 * 40, dtype=np.float32)
+    got = _reverse_tiles(kq, x, 3, 8, 40, 1, "nd_item")
+    np.testing.assert_array_equal(got, _want(x, 3, 40, 1))
+    (img,) = ptx_images
+    ptx = img.binary.decode()
+    assert "cp.async.cg.shared.global" in ptx and "cp.async.ca.shared.global" in ptx
+    assert "cp.async.commit_group" in ptx and "cp.async.wait_all" in ptx
+    assert re.search(r"cp\.async\.wait_all;\s*\n\s*bar\.sync", ptx)
+    ptxas_check(img.binary)
