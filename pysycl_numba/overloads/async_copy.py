@@ -109,34 +109,27 @@ def _wait_sig(args: tuple, kws: dict) -> Signature:
     return signature(types.none, *args)
 
 
-@typing_registry.register_attr
-class NdItemCopies(AttributeTemplate):
-    """``it.async_work_group_copy`` and ``it.wait_for``."""
+def _copies(recv: type, name: str) -> type:
+    """The typing template of ``async_work_group_copy`` and ``wait_for`` on ``recv``."""
 
-    key = NdItemType
+    class Copies(AttributeTemplate):
+        key = recv
 
-    @bound_function("nd_item.async_work_group_copy")
-    def resolve_async_work_group_copy(self, it: NdItemType, args: tuple, kws: dict) -> object:
-        return _copy_sig(args, kws)
+        @bound_function(f"{name}.async_work_group_copy")
+        def resolve_async_work_group_copy(self, t: types.Type, args: tuple,
+                                          kws: dict) -> object:
+            return _copy_sig(args, kws)
 
-    @bound_function("nd_item.wait_for")
-    def resolve_wait_for(self, it: NdItemType, args: tuple, kws: dict) -> object:
-        return _wait_sig(args, kws)
+        @bound_function(f"{name}.wait_for")
+        def resolve_wait_for(self, t: types.Type, args: tuple, kws: dict) -> object:
+            return _wait_sig(args, kws)
+
+    Copies.__name__ = Copies.__qualname__ = f"{recv.__name__}Copies"
+    return typing_registry.register_attr(Copies)
 
 
-@typing_registry.register_attr
-class GroupCopies(AttributeTemplate):
-    """``g.async_work_group_copy`` and ``g.wait_for``."""
-
-    key = GroupType
-
-    @bound_function("group.async_work_group_copy")
-    def resolve_async_work_group_copy(self, g: GroupType, args: tuple, kws: dict) -> object:
-        return _copy_sig(args, kws)
-
-    @bound_function("group.wait_for")
-    def resolve_wait_for(self, g: GroupType, args: tuple, kws: dict) -> object:
-        return _wait_sig(args, kws)
+_copies(NdItemType, "nd_item")
+_copies(GroupType, "group")
 
 
 @typing_registry.register_attr

@@ -44,13 +44,21 @@ def columns(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch,
             tmp_path_factory: pytest.TempPathFactory) -> int:
     """2-D/3-D entry points built for ``abi.RANGE_COLUMNS`` = 1 and 4 (and their launches
     sized for it): a fresh kernel cache, since the caches do not key on it."""
+    _fresh_kernels(request, monkeypatch, tmp_path_factory, RANGE_COLUMNS=request.param)
+    return int(request.param)
+
+
+def _fresh_kernels(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch,
+                   tmp_path_factory: pytest.TempPathFactory, **consts: object) -> None:
+    """Set ``abi``'s entry-point constants for one test, in a fresh kernel cache (the
+    caches do not key on them) with no launch plan made before."""
     from pysycl._kernels.cache import kernels
 
-    monkeypatch.setattr(abi, "RANGE_COLUMNS", request.param)
-    monkeypatch.setenv("PYSYCL_CACHE_DIR", str(tmp_path_factory.mktemp("columns")))
+    for name, value in consts.items():
+        monkeypatch.setattr(abi, name, value)
+    monkeypatch.setenv("PYSYCL_CACHE_DIR", str(tmp_path_factory.mktemp("entry")))
     kernels.clear_memory()  # and the launch plans made before
     request.addfinalizer(kernels.clear_memory)
-    return int(request.param)
 
 
 def test_every_item_runs_once_with_its_own_ids(gq: sycl.queue) -> None:
@@ -209,8 +217,16 @@ def test_jacobi_as_a_user_writes_it(gq: sycl.queue, columns: int, shape: tuple[i
     memory over a 2-D range (pointers ``shift`` floats into their allocations: with
     ``columns`` 4, aligned ones and rows of a multiple of 4 take the 128-bit path, the
     others item by item); numpy's result, bit for bit (the same float32 sums)."""
+    got, want, _ = _jacobi(gq, shape, shift)
+    np.testing.assert_array_equal(got, want)
+
+
+def _jacobi(gq: sycl.queue, shape: tuple[int, int], shift: int = 0,
+            ) -> tuple[np.ndarray, np.ndarray, object]:
+    """(pysycl's sweep, numpy's, the kernel's code object) of the Jacobi kernel over the
+    interior of ``shape`` in USM device memory, pointers ``shift`` floats in."""
     rows, cols = shape
-    src = np.random.default_rng(7).random(shape, dtype=np.float32)
+    src = np.random.default_rng(rows).random(shape, dtype=np.float32)
     pa = sycl.malloc_device(src.size + shift, gq, dtype=np.float32)
     po = sycl.malloc_device(src.size + shift, gq, dtype=np.float32)
     a, o = pa + shift, po + shift
@@ -230,7 +246,7 @@ def test_jacobi_as_a_user_writes_it(gq: sycl.queue, columns: int, shape: tuple[i
     sycl.free(po, gq)
     want = np.zeros(shape, np.float32)
     want[1:-1, 1:-1] = quarter * (src[:-2, 1:-1] + src[2:, 1:-1] + src[1:-1, :-2] + src[1:-1, 2:])
-    np.testing.assert_array_equal(got, want)
+    return got, want, jacobi.__code__
 
 
 @pytest.fixture(params=[(2, 1), (4, 1), (3, 2), (1, 4)], ids=lambda b: f"tile{b[0]}x{b[1]}")
@@ -241,14 +257,10 @@ def tiles(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch,
     too, so that hypothesis reaches the edges); a fresh kernel cache, since the caches do
     not key on it."""
     from pysycl._kernels import rangesize
-    from pysycl._kernels.cache import kernels
 
-    monkeypatch.setattr(abi, "RANGE_BLOCK", request.param)
-    monkeypatch.setattr(abi, "RANGE_COLUMNS", 1)
     monkeypatch.setattr(rangesize, "TILE_WAVES", 0)
-    monkeypatch.setenv("PYSYCL_CACHE_DIR", str(tmp_path_factory.mktemp("tiles")))
-    kernels.clear_memory()
-    request.addfinalizer(kernels.clear_memory)
+    _fresh_kernels(request, monkeypatch, tmp_path_factory, RANGE_BLOCK=request.param,
+                   RANGE_COLUMNS=1)
     return tuple(request.param)  # type: ignore[return-value]
 
 
@@ -272,26 +284,9 @@ def test_tiles_run_every_item_once_with_its_own_ids(gq: sycl.queue,
 def test_a_jacobi_sweep_in_tiles(gq: sycl.queue, tiles: tuple[int, int], n: int) -> None:
     """The stencil the tiles are for, as a user writes it: a tile's items share their
     neighbours' loads (alias scopes); results equal numpy's, edges included."""
-    a = sycl.malloc_device(n * n, gq, dtype=np.float32)
-    o = sycl.malloc_device(n * n, gq, dtype=np.float32)
-    src = np.random.default_rng(n).random((n, n), dtype=np.float32)
-    gq.memcpy(a, src, src.nbytes).wait()
-    gq.memset(o, 0, src.nbytes).wait()
-    quarter = np.float32(0.25)
-
-    def jacobi(it):  # type: ignore[no-untyped-def]
-        i, j = it[0] + 1, it[1] + 1
-        o[i * n + j] = quarter * (a[(i - 1) * n + j] + a[(i + 1) * n + j]
-                                  + a[i * n + j - 1] + a[i * n + j + 1])
-
-    gq.parallel_for(sycl.range(n - 2, n - 2), jacobi).wait()
-    got = np.empty((n, n), np.float32)
-    gq.memcpy(got, o, got.nbytes).wait()
-    want = np.zeros((n, n), np.float32)
-    want[1:-1, 1:-1] = quarter * (src[:-2, 1:-1] + src[2:, 1:-1] + src[1:-1, :-2]
-                                  + src[1:-1, 2:])
+    got, want, code = _jacobi(gq, (n, n))
     np.testing.assert_array_equal(got, want)
-    ln = gq.executor.launches[jacobi.__code__]
+    ln = gq.executor.launches[code]
     units = gq.get_device().get_info(sycl.info.device.max_compute_units)
     limit = gq.executor.kernel_limits(ln.clk)[0]
     assert (ln.gsize, ln.lsize) == gpu_sizes((n - 2, n - 2), limit, units)

@@ -250,18 +250,34 @@ def _async_copy(lin: int, dest: Any, src: Any, num_elements: int, stride: int) -
         d[doff + k * dstep] = s[soff + k * sstep]
 
 
-def _wait_for(barrier: Callable[[], None], events: tuple[Any, ...]) -> None:
-    from pysycl._objects.device_event import device_event
+class _Copies:
+    """``async_work_group_copy`` / ``wait_for`` of a host work-item (its group's barrier)."""
 
-    for e in events:
-        if not isinstance(e, device_event):
-            raise TypeError("wait_for(*events) takes the sycl.device_event values "
-                            f"async_work_group_copy returned; got {type(e).__name__}")
-    if events:
-        barrier()
+    __slots__ = ()
+    _lin: int
+    _run: _GroupRun
+
+    def async_work_group_copy(self, dest: Any, src: Any, num_elements: int,
+                              stride: int = 1) -> Any:
+        """SYCL 2020's copy between global and local memory, shared by the group."""
+        from pysycl._objects.device_event import device_event
+
+        _async_copy(self._lin, dest, src, num_elements, stride)
+        return device_event(lambda e: self.wait_for(e))
+
+    def wait_for(self, *events: Any) -> None:
+        """The group's copies complete: every work-item waits (a barrier)."""
+        from pysycl._objects.device_event import device_event
+
+        for e in events:
+            if not isinstance(e, device_event):
+                raise TypeError("wait_for(*events) takes the sycl.device_event values "
+                                f"async_work_group_copy returned; got {type(e).__name__}")
+        if events:
+            self._run.barrier(self._lin)
 
 
-class _HostGroup(group):
+class _HostGroup(_Copies, group):
     """A work-group seen from one work-item, with the host barrier behind it."""
 
     __slots__ = ("_lin", "_run")
@@ -277,18 +293,6 @@ class _HostGroup(group):
 
     def _host_collective(self, x: Any) -> list[Any]:
         return self._run.barrier(self._lin, x)
-
-    def async_work_group_copy(self, dest: Any, src: Any, num_elements: int,
-                              stride: int = 1) -> Any:
-        """SYCL 2020's copy between global and local memory, shared by the group."""
-        from pysycl._objects.device_event import device_event
-
-        _async_copy(self._lin, dest, src, num_elements, stride)
-        return device_event(lambda e: self.wait_for(e))
-
-    def wait_for(self, *events: Any) -> None:
-        """The group's copies complete: every work-item waits (a barrier)."""
-        _wait_for(self._host_barrier, events)
 
     def get_linear_id(self) -> int:
         """The group's linear id (SYCL 2020's deprecated name of get_group_linear_id)."""
@@ -362,7 +366,7 @@ class _HostSubGroup:
         return self._run.barrier(self._lin, x, self._bounds())
 
 
-class _HostNdItem(nd_item):
+class _HostNdItem(_Copies, nd_item):
     """An nd_range kernel's work-item on the host device."""
 
     __slots__ = ("_group_id", "_lin", "_run")
@@ -385,18 +389,6 @@ class _HostNdItem(nd_item):
 
     def barrier(self, fence_space: object = None) -> None:
         self._run.barrier(self._lin)
-
-    def async_work_group_copy(self, dest: Any, src: Any, num_elements: int,
-                              stride: int = 1) -> Any:
-        """SYCL 2020's copy between global and local memory, shared by the group."""
-        from pysycl._objects.device_event import device_event
-
-        _async_copy(self._lin, dest, src, num_elements, stride)
-        return device_event(lambda e: self.wait_for(e))
-
-    def wait_for(self, *events: Any) -> None:
-        """The group's copies complete: every work-item waits (a barrier)."""
-        _wait_for(self.barrier, events)
 
 
 def _run_nd_range(desc: str, fn: Callable[..., object], nd: nd_range,

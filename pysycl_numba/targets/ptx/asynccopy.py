@@ -11,6 +11,8 @@ calls these by name; each is an ``internal alwaysinline`` definition over NVVM i
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pysycl_numba.targets.ptx.builtins import Decl, Definition, define
 
 CP_ASYNC = {4: "_Z17__pysycl_cpasync4mm", 8: "_Z17__pysycl_cpasync8mm",
@@ -35,19 +37,15 @@ def _copy(decl: Decl) -> Definition:
 define(*CP_ASYNC.values())(_copy)
 
 
-@define(COMMIT)
-def _commit(decl: Decl) -> Definition:
-    body = f"""define internal void @{decl.name}() alwaysinline {{
-  call void @llvm.nvvm.cp.async.commit.group()
+def _call(intrinsic: str) -> Callable[[Decl], Definition]:
+    def gen(decl: Decl) -> Definition:
+        body = f"""define internal void @{decl.name}() alwaysinline {{
+  call void @{intrinsic}()
   ret void
 }}"""
-    return Definition(body, frozenset({"declare void @llvm.nvvm.cp.async.commit.group()"}))
+        return Definition(body, frozenset({f"declare void @{intrinsic}()"}))
+    return gen
 
 
-@define(WAIT_ALL)
-def _wait(decl: Decl) -> Definition:
-    body = f"""define internal void @{decl.name}() alwaysinline {{
-  call void @llvm.nvvm.cp.async.wait.all()
-  ret void
-}}"""
-    return Definition(body, frozenset({"declare void @llvm.nvvm.cp.async.wait.all()"}))
+define(COMMIT)(_call("llvm.nvvm.cp.async.commit.group"))
+define(WAIT_ALL)(_call("llvm.nvvm.cp.async.wait.all"))
