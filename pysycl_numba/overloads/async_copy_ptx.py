@@ -50,13 +50,17 @@ def _loop(builder: llir.IRBuilder, start: llir.Value, stop: llir.Value, step: ll
         body(k)  # type: ignore[operator]
 
 
-def usable(dt: types.Type, st: types.Type) -> bool:
-    """Whether this compile's GPU has ``cp.async`` (sm_80+) and the operands allow it (no
-    bounds-checked accessor: those copy element by element, each access checked)."""
+def _has_cp_async() -> bool:
+    """Whether this compile's GPU has ``cp.async`` (sm_80+)."""
     arch = ptx_arch.get()
-    if not arch or arch_cc(arch) < 80:
-        return False
-    return not any(isinstance(t, AccessorType) and t.checked for t in (dt, st))
+    return bool(arch) and arch_cc(arch) >= 80
+
+
+def usable(dt: types.Type, st: types.Type) -> bool:
+    """Whether this compile's GPU has ``cp.async`` and the operands allow it (no
+    bounds-checked accessor: those copy element by element, each access checked)."""
+    return _has_cp_async() and not any(isinstance(t, AccessorType) and t.checked
+                                       for t in (dt, st))
 
 
 def lower_copy(context: BaseContext, builder: llir.IRBuilder, dt: types.Type, dv: llir.Value,
@@ -93,5 +97,7 @@ def lower_copy(context: BaseContext, builder: llir.IRBuilder, dt: types.Type, dv
 
 
 def wait_all(builder: llir.IRBuilder) -> None:
-    """``cp.async.wait_all``: this work-item's copies complete (a barrier follows)."""
-    builder.call(ocl.declare(builder.module, nv.WAIT_ALL, _VOID, [], pure=False), [])
+    """``cp.async.wait_all``: this work-item's copies complete (a barrier follows); nothing
+    before sm_80, whose copies were plain ones."""
+    if _has_cp_async():
+        builder.call(ocl.declare(builder.module, nv.WAIT_ALL, _VOID, [], pure=False), [])

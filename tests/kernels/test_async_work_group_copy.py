@@ -156,3 +156,31 @@ def test_the_ptx_copy_is_cp_async(kq: sycl.queue, ptx_images: list) -> None:
     assert "cp.async.commit_group" in ptx and "cp.async.wait_all" in ptx
     assert re.search(r"cp\.async\.wait_all;\s*\n\s*bar\.sync", ptx)
     ptxas_check(img.binary)
+
+
+def test_before_sm_80_the_copy_is_plain(kq: sycl.queue, monkeypatch: pytest.MonkeyPatch) -> None:
+    """For sm_75 (no ``cp.async``) the copy and the wait are plain loads, stores and a
+    barrier; ptxas takes it for sm_75."""
+    import tempfile
+
+    import pysycl_numba
+    from pysycl._kernels.cache import kernels
+    from tests.conftest import ptxas_check
+
+    real = pysycl_numba.compile_kernel
+    images: list = []
+
+    def both(*args, **kw):  # type: ignore[no-untyped-def]
+        ck = real(*args, **kw)
+        images.append(real(*args, **dict(kw, image_format="ptx", arch="sm_75")))
+        return ck
+
+    monkeypatch.setattr(pysycl_numba, "compile_kernel", both)
+    monkeypatch.setenv("PYSYCL_CACHE_DIR", tempfile.mkdtemp(prefix="pysycl-ptx75-"))
+    kernels.clear_memory()
+    x = np.arange(2 * 24, dtype=np.float32)
+    np.testing.assert_array_equal(_reverse_tiles(kq, x, 2, 8, 24, 1, "group"), _want(x, 2, 24, 1))
+    (img,) = images
+    ptx = img.binary.decode()
+    assert ".target sm_75" in ptx and "cp.async" not in ptx and "bar.sync" in ptx
+    ptxas_check(img.binary, "sm_75")
