@@ -184,3 +184,31 @@ def test_before_sm_80_the_copy_is_plain(kq: sycl.queue, monkeypatch: pytest.Monk
     ptx = img.binary.decode()
     assert ".target sm_75" in ptx and "cp.async" not in ptx and "bar.sync" in ptx
     ptxas_check(img.binary, "sm_75")
+
+
+def test_a_hierarchical_kernel_copies_at_group_scope(any_kernel_queue: sycl.queue) -> None:
+    """``g.async_work_group_copy`` / ``g.wait_for`` at a hierarchical kernel's group scope
+    (SYCL 2020 allows them there), then the work-items read the tile."""
+    groups, wg, tile = 3, 8, 20
+    x = np.arange(groups * tile, dtype=np.float32)
+    out = np.zeros(groups * tile, np.float32)
+    with sycl.buffer(x) as X, sycl.buffer(out) as O:
+        def cg(h: sycl.handler) -> None:
+            a = X.get_access(h, sycl.access_mode.read)
+            o = O.get_access(h, sycl.access_mode.write)
+            loc = sycl.local_accessor(np.float32, sycl.range(tile), h)
+
+            def k(g: sycl.group) -> None:
+                gl = g.get_group_linear_id()
+                g.wait_for(g.async_work_group_copy(loc, (a, gl * tile), tile))
+
+                def each(hi: sycl.h_item) -> None:
+                    for j in range(hi.get_local_id(0), tile, wg):
+                        o[gl * tile + j] = loc[tile - 1 - j]
+
+                g.parallel_for_work_item(each)
+
+            h.parallel_for_work_group(sycl.range(groups), sycl.range(wg), k)
+
+        any_kernel_queue.submit(cg)
+    np.testing.assert_array_equal(out, x.reshape(groups, tile)[:, ::-1].ravel())

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pysycl._backends.host.atomics import AnyHostReducer, _HostReducer, host_reducer
-from pysycl._backends.host.ndrange import _run_nd_range
+from pysycl._backends.host.ndrange import HostHierGroup, _run_nd_range
 from pysycl._backends.host.views import raise_from, region_view
 from pysycl._bundles.resolve import interpreted_submit
 from pysycl._commands.commands import (
@@ -79,7 +79,6 @@ from pysycl._kernels.reduction import check_command
 from pysycl._kernels.signature import no_value, returned, returns_computed
 from pysycl._memory.accessor import accessor
 from pysycl._memory.usm import bytes_at, usm_pointer
-from pysycl._objects.hierarchical import hierarchical_group
 from pysycl._objects.range import item, nd_range
 from pysycl._objects.range import range as _range
 
@@ -390,7 +389,7 @@ def _run_hierarchical(desc: str, fn: Callable[..., object], nd: nd_range,
         for la in locals_:  # fresh local memory per work-group, as in nd_range kernels
             la.host_view = np.full(tuple(la.get_range()), np.nan if la.dtype.kind in "fc" else 0,
                                    dtype=la.dtype).view(KernelView)
-        _call(desc, fn, (hierarchical_group(gid, nd), *extra), f"work-group {gid}")
+        _call(desc, fn, (HostHierGroup(gid, nd), *extra), f"work-group {gid}")
 
 
 def _call(desc: str, fn: Callable[..., object], args: tuple[Any, ...], who: str) -> None:

@@ -24,6 +24,7 @@ from pysycl._core.sites import in_package
 from pysycl._core.where import location
 from pysycl._kernels import kernel_api_host as _host
 from pysycl._kernels.kernel_api_host import KernelView
+from pysycl._objects.hierarchical import hierarchical_group
 from pysycl._objects.range import group, nd_item, nd_range
 from pysycl._objects.range import id as _id
 from pysycl._objects.range import range as _range
@@ -267,14 +268,37 @@ class _Copies:
 
     def wait_for(self, *events: Any) -> None:
         """The group's copies complete: every work-item waits (a barrier)."""
-        from pysycl._objects.device_event import device_event
-
-        for e in events:
-            if not isinstance(e, device_event):
-                raise TypeError("wait_for(*events) takes the sycl.device_event values "
-                                f"async_work_group_copy returned; got {type(e).__name__}")
+        _check_events(events)
         if events:
             self._run.barrier(self._lin)
+
+
+def _check_events(events: tuple[Any, ...]) -> None:
+    from pysycl._objects.device_event import device_event
+
+    for e in events:
+        if not isinstance(e, device_event):
+            raise TypeError("wait_for(*events) takes the sycl.device_event values "
+                            f"async_work_group_copy returned; got {type(e).__name__}")
+
+
+class HostHierGroup(hierarchical_group):
+    """A hierarchical kernel's group on the host device: group-scope code runs once, so
+    ``async_work_group_copy`` copies at once and ``wait_for`` only checks its events."""
+
+    __slots__ = ()
+
+    def async_work_group_copy(self, dest: Any, src: Any, num_elements: int,
+                              stride: int = 1) -> Any:
+        """SYCL 2020's copy between global and local memory (done here, once)."""
+        from pysycl._objects.device_event import device_event
+
+        _async_copy(0, dest, src, num_elements, stride)
+        return device_event(lambda e: self.wait_for(e))
+
+    def wait_for(self, *events: Any) -> None:
+        """The copies are complete already (group scope runs once): the events checked."""
+        _check_events(events)
 
 
 class _HostGroup(_Copies, group):
