@@ -49,6 +49,7 @@ from pysycl._objects.info import info  # noqa: E402
 from pysycl._objects.platform import platform  # noqa: E402
 from pysycl._objects.hierarchical import h_item, private_memory  # noqa: E402
 from pysycl._objects.device_event import device_event  # noqa: E402
+from pysycl._objects.multi_ptr import multi_ptr  # noqa: E402
 from pysycl._objects.range import group, id, item, nd_item, nd_range, range  # noqa: E402
 from pysycl._objects.selector import (  # noqa: E402
     accelerator_selector,
@@ -292,6 +293,7 @@ __all__ = [
     "gpu_selector",
     "gpu_selector_v",
     "device_event",
+    "multi_ptr",
     "group",
     "group_barrier",
     "h_item",

@@ -66,6 +66,7 @@ from pysycl_numba.overloads import (
     joint_algorithms,
     math_extras,
     matrix,
+    multi_ptr,
     ndrange,
     pointer,
     printing,
@@ -96,7 +97,8 @@ TARGET_NAME = "pysycl"
 #: Every overload module, in installation order: each has a ``typing_registry``
 #: and a ``lowering_registry`` (:mod:`pysycl_numba.overloads`).
 OVERLOADS: tuple[pytypes.ModuleType, ...] = (
-    index, accessor, pointer, ndrange, async_copy, collectives, group_algorithms, joint_algorithms, constants,
+    index, accessor, pointer, multi_ptr, ndrange, async_copy, collectives, group_algorithms,
+    joint_algorithms, constants,
     atomics, private_array, matrix, specconst, reduction, math_overloads, complex_math, printing, stream,
     vec, vec_ops, index_types, index_ops, half, float32, integers, bfloat16, clip, math_extras,
     sycl_math,

@@ -286,6 +286,26 @@ class NdItemType(types.Type):
         return self.ndim
 
 
+class MultiPtrType(types.Type):
+    """``acc.get_multi_ptr()`` of a 1-D accessor or local accessor (C++'s ``multi_ptr``): the
+    accessor and an element offset, so that ``p + k``, ``p[i]`` and the memory operands of
+    ``joint_matrix_load`` and ``async_work_group_copy`` keep the accessor's bounds checks
+    and address space."""
+
+    def __init__(self, acc: AccessorType) -> None:
+        self.acc = acc
+        super().__init__(name=f"sycl.multi_ptr<{acc}>")
+
+    @property
+    def key(self) -> AccessorType:
+        return self.acc
+
+
+class _MultiPtrModel(models.StructModel):
+    def __init__(self, dmm: DataModelManager, fe_type: MultiPtrType) -> None:
+        super().__init__(dmm, fe_type, [("acc", fe_type.acc), ("off", index_type)])
+
+
 class DeviceEventType(types.Type):
     """``sycl.device_event``: what ``async_work_group_copy`` returns (a tag: the copy is
     complete at the group's ``wait_for``, which every copy of the group waits for)."""
@@ -546,6 +566,7 @@ def make_data_model_manager() -> DataModelManager:
                 FunctorType, KernelHandlerType, SpecConstRefType, VecClassType):
         dmm.register(tag, _TagModel)
     dmm.register(NdRangeType, _NdRangeModel)
+    dmm.register(MultiPtrType, _MultiPtrModel)
     dmm.register(AtomicRefType, _AtomicRefModel)
     dmm.register(PrivateArrayType, _PrivateArrayModel)
     dmm.register(JointMatrixType, _PrivateArrayModel)

@@ -39,6 +39,7 @@ from pysycl._memory.usm import usm_pointer
 from pysycl._objects import sycl_math as math_api  # noqa: F401 - re-exported for the compiler
 from pysycl._objects import vec as vec_api  # noqa: F401 - re-exported for the compiler (below)
 from pysycl._objects.hierarchical import private_memory  # noqa: F401 - for the compiler
+from pysycl._objects.multi_ptr import multi_ptr
 from pysycl._objects.range import group
 from pysycl._objects.range import id as id_class  # re-exported for the compiler too
 from pysycl._objects.range import nd_range as nd_range_class  # noqa: F401 - for the compiler
@@ -144,6 +145,12 @@ class local_accessor:  # noqa: N801 - the spec's spelling
     def get_range(self) -> _range:
         """The per-work-group range."""
         return self._range
+
+    def get_multi_ptr(self) -> multi_ptr:
+        """In a kernel (1-D local accessors): a ``sycl::multi_ptr`` to the first element."""
+        return multi_ptr.of(self)
+
+    get_pointer = get_multi_ptr  # SYCL 1.2.1's name
 
     # What the launcher and the host device read (pysycl's own; not in the spec).
     @property

@@ -34,6 +34,7 @@ import numpy as np
 from pysycl._core import bfloat16 as _bf16
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import kernel_api_host as _host
+from pysycl._objects.multi_ptr import multi_ptr
 
 
 class use(enum.Enum):  # noqa: N801 - the spec's spelling
@@ -248,7 +249,10 @@ def joint_matrix_fill(sg: Any, m: joint_matrix, v: Any) -> None:
 
 def _memory(src: Any, name: str) -> tuple[Any, int]:
     """``(memory, offset)`` of a load/store's pointer: ``p`` (a USM pointer, maybe
-    ``p + k``), an accessor or local accessor, or ``(accessor_or_pointer, offset)``."""
+    ``p + k``), an accessor or local accessor, ``(accessor_or_pointer, offset)``, or
+    ``acc.get_multi_ptr() + offset``."""
+    if isinstance(src, multi_ptr):
+        return src.parts()
     if isinstance(src, tuple):
         if len(src) != 2:
             raise exception(errc.invalid, f"{name}: a memory operand is an accessor, a USM "

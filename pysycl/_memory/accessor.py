@@ -21,6 +21,7 @@ from pysycl._core.exceptions import errc, exception, hidden_in_tracebacks
 from pysycl._core.sites import user_site
 from pysycl._core.vec_layout import lanes_view, vec_parts
 from pysycl._memory.coherence import Coherence
+from pysycl._objects.multi_ptr import multi_ptr
 from pysycl._objects.range import id as _id
 from pysycl._objects.range import linear_index
 from pysycl._objects.range import np_index as _np_index
@@ -257,6 +258,12 @@ class accessor:  # noqa: N801 - the spec's spelling
     def get_range(self) -> _range:
         """The access range."""
         return self._range
+
+    def get_multi_ptr(self) -> multi_ptr:
+        """In a kernel (1-D accessors): a ``sycl::multi_ptr`` to the first element."""
+        return multi_ptr.of(self)
+
+    get_pointer = get_multi_ptr  # SYCL 1.2.1's name
 
     def get_offset(self) -> _id:
         """The access offset."""

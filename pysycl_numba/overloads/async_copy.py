@@ -35,12 +35,14 @@ from pysycl_numba._numba_compat import (
     types,
 )
 from pysycl_numba.overloads.index import linear, product
+from pysycl_numba.overloads.multi_ptr import parts as multi_ptr_parts
 from pysycl_numba.overloads.ndrange import work_item_queries
 from pysycl_numba.targets.spirv import ocl
 from pysycl_numba.types import (
     AccessorType,
     DeviceEventType,
     GroupType,
+    MultiPtrType,
     NdItemType,
     USMPointerType,
     index_type,
@@ -59,8 +61,9 @@ lower = lowering_registry.lower
 _I32 = llir.IntType(32)
 device_event = DeviceEventType()
 _USAGE = ("async_work_group_copy(dest, src, num_elements[, stride]): one of dest and src is "
-          "local memory (a 1-D local_accessor or (local_accessor, offset)), the other global "
-          "memory (a 1-D accessor, (accessor, offset) or a USM pointer p + offset) of the same "
+          "local memory (a 1-D local_accessor, (local_accessor, offset) or its get_multi_ptr() + "
+          "offset), the other global memory (a 1-D accessor, (accessor, offset), "
+          "acc.get_multi_ptr() + offset or a USM pointer p + offset) of the same "
           "element type; num_elements and stride integers")
 
 
@@ -71,6 +74,8 @@ def _memory(t: types.Type) -> tuple[types.Type, bool] | None:
         return t, False
     if isinstance(t, USMPointerType):
         return t, False
+    if isinstance(t, MultiPtrType):  # acc.get_multi_ptr() + offset
+        return t.acc, True
     if isinstance(t, types.BaseTuple) and len(t) == 2 and isinstance(t.types[1], types.Integer):
         inner = _memory(t.types[0])
         if inner is not None and not inner[1] and not isinstance(inner[0], USMPointerType):
@@ -157,6 +162,9 @@ def _operand(context: BaseContext, builder: llir.IRBuilder, t: types.Type,
     mem, with_off = _memory(t)  # type: ignore[misc]
     if not with_off:
         return mem, v, context.get_constant(index_type, 0)
+    if isinstance(t, MultiPtrType):
+        acc, off = multi_ptr_parts(context, builder, t, v)
+        return mem, acc, off
     off = context.cast(builder, builder.extract_value(v, 1), t.types[1], index_type)
     return mem, builder.extract_value(v, 0), off
 

@@ -32,10 +32,12 @@ from pysycl_numba._numba_compat import (
     types,
 )
 from pysycl_numba.overloads import matrix_ptx as nv
+from pysycl_numba.overloads.multi_ptr import parts as multi_ptr_parts
 from pysycl_numba.types import (
     AccessorType,
     JointMatrixType,
     KernelEnumType,
+    MultiPtrType,
     SubGroupType,
     USMPointerType,
     index_type,
@@ -236,6 +238,8 @@ def _container(t: types.Type) -> tuple[types.Type, bool] | None:
     an accessor or local accessor of 1 dimension, a USM pointer, ``(either, offset)``."""
     if (isinstance(t, AccessorType) and t.ndim == 1) or isinstance(t, USMPointerType):
         return t, False
+    if isinstance(t, MultiPtrType):  # acc.get_multi_ptr() + offset
+        return t.acc, True
     if isinstance(t, types.BaseTuple) and len(t) == 2 and isinstance(t.types[1], types.Integer):
         inner = _container(t.types[0])
         if inner is not None and not inner[1]:
@@ -252,7 +256,8 @@ def _load_store_sig(args: tuple, name: str, store: bool) -> Signature | None:
     if mem is None or not isinstance(stride, types.Integer):
         raise errors.TypingError(
             f"{MARK}kernel:{name}(sg, m, memory, stride[, layout]): memory is a 1-D accessor, "
-            "a local accessor, a USM pointer (p + offset) or (accessor, offset); stride an "
+            "a local accessor, a USM pointer (p + offset), acc.get_multi_ptr() + offset or "
+            "(accessor, offset); stride an "
             f"integer; got {args[2]} and {args[3]}{END}")
     lay = _member(args[4], M.layout) if len(args) == 5 else None
     try:
@@ -405,6 +410,9 @@ def _operand(context: BaseContext, builder: llir.IRBuilder, t: types.Type,
     mem, with_off = _container(t)  # type: ignore[misc]
     if not with_off:
         return mem, v, _const(context, 0)
+    if isinstance(t, MultiPtrType):
+        acc, off = multi_ptr_parts(context, builder, t, v)
+        return mem, acc, off
     off = context.cast(builder, builder.extract_value(v, 1), t.types[1], index_type)
     return mem, builder.extract_value(v, 0), off
 

@@ -25,6 +25,7 @@ from pysycl._core.where import location
 from pysycl._kernels import kernel_api_host as _host
 from pysycl._kernels.kernel_api_host import KernelView
 from pysycl._objects.hierarchical import hierarchical_group
+from pysycl._objects.multi_ptr import multi_ptr
 from pysycl._objects.range import group, nd_item, nd_range
 from pysycl._objects.range import id as _id
 from pysycl._objects.range import range as _range
@@ -223,6 +224,8 @@ def _ids(items: list[int]) -> str:
 
 
 def _copy_side(x: Any) -> tuple[Any, int]:
+    if isinstance(x, multi_ptr):
+        return x.parts()
     if isinstance(x, tuple) and len(x) == 2:
         return x[0], operator.index(x[1])
     return x, 0
