@@ -35,9 +35,10 @@ def _is_ptx(q):
     return q.get_device().has(sycl.aspect.ext_pysycl_ptx)
 
 
-def _gemm(q, kind, a, b, lda, ldb, ldc):
+def _gemm(q, kind, a, b, lda, ldb, ldc, operands="tuple"):
     """C (m x n, row stride ldc) = A (row stride lda) * B (row stride ldb), in the kind's
-    tiles (``TILE``) read from global memory; a work-group (one sub-group) per C tile."""
+    tiles (``TILE``) read from global memory; a work-group (one sub-group) per C tile.
+    ``operands``: memory operands as ``(acc, offset)`` or ``acc.get_multi_ptr() + offset``."""
     T, _, ct = KINDS[kind]
     tm, tn = TILE[kind][:2]
     fam = FAMILY[kind]  # the kernel's K step (a constant string: chosen at compile time)
@@ -67,11 +68,19 @@ def _gemm(q, kind, a, b, lda, ldb, ldc):
                 for kk in range(0, k, tk):
                     ta = jm.joint_matrix(sg, T, jm.use.a, 16, tk, jm.layout.row_major)
                     tb = jm.joint_matrix(sg, T, jm.use.b, tk, 16, jm.layout.row_major)
-                    jm.joint_matrix_load(sg, ta, (ra, ti * tm * lda + kk), lda)
-                    jm.joint_matrix_load(sg, tb, (rb, kk * ldb + tj * tn), ldb)
+                    if operands == "tuple":  # a constant string: chosen at compile time
+                        jm.joint_matrix_load(sg, ta, (ra, ti * tm * lda + kk), lda)
+                        jm.joint_matrix_load(sg, tb, (rb, kk * ldb + tj * tn), ldb)
+                    else:
+                        jm.joint_matrix_load(sg, ta, ra.get_multi_ptr() + ti * tm * lda + kk, lda)
+                        jm.joint_matrix_load(sg, tb, rb.get_multi_ptr() + kk * ldb + tj * tn, ldb)
                     jm.joint_matrix_mad(sg, acc, ta, tb, acc)
-                jm.joint_matrix_store(sg, acc, (wc, ti * tm * ldc + tj * tn), ldc,
-                                      jm.layout.row_major)
+                if operands == "tuple":
+                    jm.joint_matrix_store(sg, acc, (wc, ti * tm * ldc + tj * tn), ldc,
+                                          jm.layout.row_major)
+                else:
+                    jm.joint_matrix_store(sg, acc, wc.get_multi_ptr() + ti * tm * ldc + tj * tn,
+                                          ldc, jm.layout.row_major)
 
             h.parallel_for(sycl.nd_range((m // tm, n // tn * WARP), (1, WARP)), kernel)
 

@@ -12,7 +12,7 @@ import pytest
 
 import pysycl as sycl
 from pysycl.ext.oneapi.experimental import matrix as jm
-from tests.kernels.test_joint_matrix import KINDS, TILE, WARP, _operands
+from tests.kernels.test_joint_matrix import TILE, WARP, _gemm, _operands
 
 
 def test_arithmetic_and_elements(any_kernel_queue: sycl.queue) -> None:
@@ -64,43 +64,12 @@ def test_local_memory_and_async_copies(any_kernel_queue: sycl.queue) -> None:
 
 @pytest.mark.parametrize("kind", ["fp16", "tf32", "int8"])
 def test_joint_matrix_operands(any_kernel_queue: sycl.queue, kind: str) -> None:
-    """A GEMM whose loads and store take ``acc.get_multi_ptr() + offset``."""
-    T, _, ct = KINDS[kind]
-    tm, tn, tk = TILE[kind]
-    m, n, k = 2 * tm, 2 * tn, 2 * tk
+    """A GEMM whose loads and store take ``acc.get_multi_ptr() + offset`` (row strides
+    padded: the offsets are not multiples of a tile)."""
+    m, n, k = (2 * t for t in TILE[kind])
     a, b, want = _operands(kind, np.random.default_rng(1), m, n, k)
-    c = np.zeros((m, n), ct)
-    with sycl.buffer(a.ravel()) as A, sycl.buffer(b.ravel()) as B, \
-            sycl.buffer(c.ravel()) as C:
-        def cg(h: sycl.handler) -> None:
-            ra = A.get_access(h, sycl.access_mode.read)
-            rb = B.get_access(h, sycl.access_mode.read)
-            wc = C.get_access(h, sycl.access_mode.read_write)
-
-            def kernel(it: sycl.nd_item) -> None:
-                sg = it.get_sub_group()
-                if kind == "tf32":  # a constant string: the shape is chosen at compile time
-                    ks = 8
-                elif kind == "int8":
-                    ks = 32
-                else:
-                    ks = 16
-                ti, tj = it.get_group(0), it.get_group(1)
-                pa, pb, pc = ra.get_multi_ptr(), rb.get_multi_ptr(), wc.get_multi_ptr()
-                acc = jm.joint_matrix(sg, ct, jm.use.accumulator, 16, 16)
-                jm.joint_matrix_fill(sg, acc, 0)
-                for kk in range(0, k, ks):
-                    ta = jm.joint_matrix(sg, T, jm.use.a, 16, ks, jm.layout.row_major)
-                    tb = jm.joint_matrix(sg, T, jm.use.b, ks, 16, jm.layout.row_major)
-                    jm.joint_matrix_load(sg, ta, pa + ti * tm * k + kk, k)
-                    jm.joint_matrix_load(sg, tb, pb + kk * n + tj * tn, n)
-                    jm.joint_matrix_mad(sg, acc, ta, tb, acc)
-                jm.joint_matrix_store(sg, acc, pc + ti * tm * n + tj * tn, n, jm.layout.row_major)
-
-            h.parallel_for(sycl.nd_range((m // tm, n // tn * WARP), (1, WARP)), kernel)
-
-        any_kernel_queue.submit(cg)
-    np.testing.assert_array_equal(c, want)
+    got = _gemm(any_kernel_queue, kind, a, b, k + 3, n + 5, n + 1, operands="multi_ptr")
+    np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("bad,message", [
