@@ -86,10 +86,6 @@ def unsupported_call(fname: str, call: str) -> tuple[str, str]:
         return _accessor_item(fname, call)
     if "sycl.usm_pointer<" in call:
         return _pointer_use(fname, call)
-    if fname == "setitem" and call.startswith("setitem(sycl.multi_ptr<") \
-            and ", read, " in call.partition(">,")[0]:
-        return ("a store through the multi_ptr of a read-only accessor",
-                "take the multi_ptr of an accessor with access_mode.write or read_write")
     if fname in ("setitem", "getitem"):
         args = split_args(call.partition("(")[2].removesuffix(")"))
         what = f"{a(user_type(args[0]))} with {a(user_type(args[1]))}" if len(args) > 1 else \

@@ -44,6 +44,7 @@ from pysycl_numba.types import (
     GlobalPointer,
     IdType,
     ItemType,
+    MultiPtrType,
     NdItemType,
     PrivateArrayType,
     RangeType,
@@ -288,10 +289,13 @@ class ValidateTypedKernel(AnalysisPass):
         if target is None:
             return
         ty = typemap.get(target.name)
+        name = f"the read-only accessor '{_user_name(target, func_ir)}'"
+        if isinstance(ty, MultiPtrType):  # p = acc.get_multi_ptr(): the accessor's rules
+            ty, name = ty.acc, f"'{_user_name(target, func_ir)}', a read-only accessor's multi_ptr"
         if isinstance(ty, AccessorType) and not ty.writable:
             raise KernelSourceError(
-                f"cannot write through the read-only accessor '{_user_name(target, func_ir)}'; "
-                "request it with sycl.access_mode.write or read_write",
+                f"cannot write through {name}; request it with sycl.access_mode.write or "
+                "read_write",
                 stmt.loc,
             )
         if isinstance(ty, USMPointerType) and ty.readonly:

@@ -104,18 +104,15 @@ class MultiPtrGetItem(AbstractTemplate):
 
 @typing_registry.register_global(operator.setitem)
 class MultiPtrSetItem(AbstractTemplate):
-    """``p[i] = v`` (not through a read-only accessor's)."""
+    """``p[i] = v``; through a read accessor's it types, as an accessor's store does, and
+    :class:`pysycl_numba.passes.ValidateTypedKernel` rejects it with the source line."""
 
     def generic(self, args: tuple, kws: dict) -> object:
         if len(args) != 3 or not isinstance(args[0], MultiPtrType) \
-                or not isinstance(args[1], types.Integer):
+                or not isinstance(args[1], types.Integer) \
+                or not isinstance(args[2], (types.Number, types.Boolean)):
             return None
-        acc = args[0].acc
-        if not acc.writable:
-            raise errors.TypingError(f"a store through the multi_ptr of a read-only {acc}")
-        if not isinstance(args[2], (types.Number, types.Boolean)):
-            return None
-        return signature(types.none, args[0], args[1], acc.dtype)
+        return signature(types.none, args[0], args[1], args[0].acc.dtype)
 
 
 # ==================================================================== lowering
