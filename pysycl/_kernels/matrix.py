@@ -34,7 +34,7 @@ import numpy as np
 from pysycl._core import bfloat16 as _bf16
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import kernel_api_host as _host
-from pysycl._objects.multi_ptr import multi_ptr
+from pysycl._objects.multi_ptr import memory_operand
 
 
 class use(enum.Enum):  # noqa: N801 - the spec's spelling
@@ -247,20 +247,6 @@ def joint_matrix_fill(sg: Any, m: joint_matrix, v: Any) -> None:
     _assign(m, np.full(m.data.shape, v, np.float32 if m.kind is matrix_type.bf16 else m.data.dtype))
 
 
-def _memory(src: Any, name: str) -> tuple[Any, int]:
-    """``(memory, offset)`` of a load/store's pointer: ``p`` (a USM pointer, maybe
-    ``p + k``), an accessor or local accessor, ``(accessor_or_pointer, offset)``, or
-    ``acc.get_multi_ptr() + offset``."""
-    if isinstance(src, multi_ptr):
-        return src.parts()
-    if isinstance(src, tuple):
-        if len(src) != 2:
-            raise exception(errc.invalid, f"{name}: a memory operand is an accessor, a USM "
-                            f"pointer or (accessor, offset), not a tuple of {len(src)}")
-        return src[0], int(src[1])
-    return src, 0
-
-
 def _dtype_of(mem: Any) -> np.dtype:
     return np.dtype(mem.dtype)
 
@@ -295,7 +281,7 @@ def joint_matrix_load(sg: Any, m: joint_matrix, src: Any, stride: int,
     _check_in_kernel(sg, "joint_matrix_load")
     where = _where("joint_matrix_load")
     lay = _resolve_layout(m, layout, where)
-    mem, off = _memory(src, where)
+    mem, off = memory_operand(src, where)
     _check_memory(m, mem, where)
     check_stride(int(stride), m.rows, m.cols, lay, where)
     for r in range(m.rows):
@@ -312,7 +298,7 @@ def joint_matrix_store(sg: Any, m: joint_matrix, dst: Any, stride: int, layout: 
         raise exception(errc.invalid, f"{where}: joint_matrix_store stores a use.accumulator "
                         f"joint_matrix, not use.{m.use.name}")
     lay = _resolve_layout(m, layout, where)
-    mem, off = _memory(dst, where)
+    mem, off = memory_operand(dst, where)
     _check_memory(m, mem, where)
     check_stride(int(stride), m.rows, m.cols, lay, where)
     n, lid = sg.get_local_linear_range(), sg.get_local_linear_id()

@@ -11,6 +11,8 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+from pysycl._core.exceptions import errc, exception
+
 
 class multi_ptr:  # noqa: N801 - the spec's spelling
     """A 1-D accessor's (or local accessor's) memory from element ``offset``."""
@@ -56,3 +58,17 @@ class multi_ptr:  # noqa: N801 - the spec's spelling
 
     def __repr__(self) -> str:
         return f"sycl.multi_ptr(offset={self._off})"
+
+
+def memory_operand(src: Any, name: str) -> tuple[Any, int]:
+    """(memory, element offset) of a memory operand of ``joint_matrix_load``/``store`` or
+    ``async_work_group_copy`` on the host device: a multi_ptr, ``(memory, offset)``, or
+    the memory itself (an accessor, a local accessor, a USM pointer, maybe ``p + k``)."""
+    if isinstance(src, multi_ptr):
+        return src.parts()
+    if isinstance(src, tuple):
+        if len(src) != 2:
+            raise exception(errc.invalid, f"{name}: a memory operand is an accessor, a USM "
+                            f"pointer or (accessor, offset), not a tuple of {len(src)}")
+        return src[0], operator.index(src[1])
+    return src, 0

@@ -34,15 +34,15 @@ from pysycl_numba._numba_compat import (
     signature,
     types,
 )
+from pysycl_numba.overloads import async_copy_ptx as nv
 from pysycl_numba.overloads.index import linear, product
-from pysycl_numba.overloads.multi_ptr import parts as multi_ptr_parts
+from pysycl_numba.overloads.multi_ptr import memory_operand, operand_values
 from pysycl_numba.overloads.ndrange import work_item_queries
 from pysycl_numba.targets.spirv import ocl
 from pysycl_numba.types import (
     AccessorType,
     DeviceEventType,
     GroupType,
-    MultiPtrType,
     NdItemType,
     USMPointerType,
     index_type,
@@ -68,21 +68,6 @@ _USAGE = ("async_work_group_copy(dest, src, num_elements[, stride]): one of dest
 
 
 # ==================================================================== typing
-def _memory(t: types.Type) -> tuple[types.Type, bool] | None:
-    """(the memory, whether an offset comes with it) of a copy operand, or None."""
-    if isinstance(t, AccessorType) and t.ndim == 1:
-        return t, False
-    if isinstance(t, USMPointerType):
-        return t, False
-    if isinstance(t, MultiPtrType):  # acc.get_multi_ptr() + offset
-        return t.acc, True
-    if isinstance(t, types.BaseTuple) and len(t) == 2 and isinstance(t.types[1], types.Integer):
-        inner = _memory(t.types[0])
-        if inner is not None and not inner[1] and not isinstance(inner[0], USMPointerType):
-            return inner[0], True
-    return None
-
-
 def _is_local(t: types.Type) -> bool:
     return isinstance(t, AccessorType) and t.space == "local"
 
@@ -90,7 +75,7 @@ def _is_local(t: types.Type) -> bool:
 def _copy_sig(args: tuple, kws: dict) -> Signature:
     if kws or len(args) not in (3, 4):
         raise errors.TypingError(_USAGE)
-    dest, src = _memory(args[0]), _memory(args[1])
+    dest, src = memory_operand(args[0]), memory_operand(args[1])
     if dest is None or src is None or not all(isinstance(a, types.Integer) for a in args[2:]):
         raise errors.TypingError(f"{_USAGE}; got {', '.join(map(str, args))}")
     if _is_local(dest[0]) == _is_local(src[0]):
@@ -156,27 +141,14 @@ def _copy(dst, doff, src, soff, n, dstep, sstep, lid, size):  # type: ignore[no-
         k += size
 
 
-def _operand(context: BaseContext, builder: llir.IRBuilder, t: types.Type,
-             v: llir.Value) -> tuple[types.Type, llir.Value, llir.Value]:
-    """(memory type, memory value, offset) of a copy operand."""
-    mem, with_off = _memory(t)  # type: ignore[misc]
-    if not with_off:
-        return mem, v, context.get_constant(index_type, 0)
-    if isinstance(t, MultiPtrType):
-        acc, off = multi_ptr_parts(context, builder, t, v)
-        return mem, acc, off
-    off = context.cast(builder, builder.extract_value(v, 1), t.types[1], index_type)
-    return mem, builder.extract_value(v, 0), off
-
-
 @lower("nd_item.async_work_group_copy", NdItemType, types.VarArg(types.Any))
 @lower("group.async_work_group_copy", GroupType, types.VarArg(types.Any))
 def lower_copy(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                args: Sequence[llir.Value]) -> llir.Value:
     """The group's work-items share the copy, element ``l + kL`` by work-item ``l``."""
     ndim = sig.args[0].ndim
-    dt, dv, doff = _operand(context, builder, sig.args[1], args[1])
-    st, sv, soff = _operand(context, builder, sig.args[2], args[2])
+    dt, dv, doff = operand_values(context, builder, sig.args[1], args[1])
+    st, sv, soff = operand_values(context, builder, sig.args[2], args[2])
     n = context.cast(builder, args[3], sig.args[3], index_type)
     one = context.get_constant(index_type, 1)
     stride = context.cast(builder, args[4], sig.args[4], index_type) if len(args) == 5 else one
@@ -190,8 +162,6 @@ def lower_copy(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
         context.compile_internal(builder, _copy, isig,
                                  [dv, doff, sv, soff, n, dstep, sstep, lid, size])
     if context.image_format == "ptx" and _is_local(dt):
-        from pysycl_numba.overloads import async_copy_ptx as nv
-
         if nv.usable(dt, st):
             contiguous = builder.icmp_unsigned("==", stride, one)
             with builder.if_else(contiguous, likely=True) as (fast, strided):
@@ -207,8 +177,6 @@ def lower_copy(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
 
 def _wait(context: BaseContext, builder: llir.IRBuilder) -> None:
     if context.image_format == "ptx":
-        from pysycl_numba.overloads import async_copy_ptx as nv
-
         nv.wait_all(builder)
     ocl.call(builder, ocl.mangle("barrier", "uint"), llir.VoidType(), [_I32(3)], pure=False,
              convergent=True)

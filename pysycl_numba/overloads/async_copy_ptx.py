@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from llvmlite import ir as llir
 
 from pysycl._kernels.matrix_ptx import arch_cc
+from pysycl_numba._numba_compat import cgutils
 from pysycl_numba.overloads.accessor import element_pointer
 from pysycl_numba.overloads.pointer import element_address
 from pysycl_numba.targets.ptx import asynccopy as nv
@@ -40,14 +41,6 @@ def _address(context: BaseContext, builder: llir.IRBuilder, t: types.Type, v: ll
     else:
         p = element_address(context, builder, index_type, v, off)
     return builder.ptrtoint(p, _I64)
-
-
-def _loop(builder: llir.IRBuilder, start: llir.Value, stop: llir.Value, step: llir.Value,
-          body: object) -> None:
-    from pysycl_numba._numba_compat import cgutils
-
-    with cgutils.for_range_slice(builder, start, stop, step) as (k, _count):
-        body(k)  # type: ignore[operator]
 
 
 def _has_cp_async() -> bool:
@@ -79,11 +72,9 @@ def lower_copy(context: BaseContext, builder: llir.IRBuilder, dt: types.Type, dv
 
     def issue(width: int, count: llir.Value) -> None:
         fn = ocl.declare(mod, nv.CP_ASYNC[width], _VOID, [_I64, _I64], pure=False)
-
-        def one(k: llir.Value) -> None:
+        with cgutils.for_range_slice(builder, lid, count, size) as (k, _count):
             at = builder.mul(k, _I64(width))
             builder.call(fn, [builder.add(d0, at), builder.add(s0, at)])
-        _loop(builder, lid, count, size, one)
 
     with builder.if_else(whole, likely=True) as (vec, elem):
         with vec:

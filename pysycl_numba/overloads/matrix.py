@@ -32,14 +32,11 @@ from pysycl_numba._numba_compat import (
     types,
 )
 from pysycl_numba.overloads import matrix_ptx as nv
-from pysycl_numba.overloads.multi_ptr import parts as multi_ptr_parts
+from pysycl_numba.overloads.multi_ptr import memory_operand, operand_values
 from pysycl_numba.types import (
-    AccessorType,
     JointMatrixType,
     KernelEnumType,
-    MultiPtrType,
     SubGroupType,
-    USMPointerType,
     index_type,
 )
 
@@ -233,26 +230,12 @@ def _apply3_bf16(m: Any, fn: Any, rows: Any, cols: Any) -> None:
 
 
 # ==================================================================== typing
-def _container(t: types.Type) -> tuple[types.Type, bool] | None:
-    """The memory of a load/store operand and whether it comes with an offset:
-    an accessor or local accessor of 1 dimension, a USM pointer, ``(either, offset)``."""
-    if (isinstance(t, AccessorType) and t.ndim == 1) or isinstance(t, USMPointerType):
-        return t, False
-    if isinstance(t, MultiPtrType):  # acc.get_multi_ptr() + offset
-        return t.acc, True
-    if isinstance(t, types.BaseTuple) and len(t) == 2 and isinstance(t.types[1], types.Integer):
-        inner = _container(t.types[0])
-        if inner is not None and not inner[1]:
-            return inner[0], True
-    return None
-
-
 def _load_store_sig(args: tuple, name: str, store: bool) -> Signature | None:
     """``(sg, m, memory, stride[, layout])``: checked as the host reference checks."""
     _need_sg(args, name)
     if len(args) not in (4, 5) or not isinstance(args[1], JointMatrixType):
         return None
-    m, mem, stride = args[1], _container(args[2]), args[3]
+    m, mem, stride = args[1], memory_operand(args[2]), args[3]
     if mem is None or not isinstance(stride, types.Integer):
         raise errors.TypingError(
             f"{MARK}kernel:{name}(sg, m, memory, stride[, layout]): memory is a 1-D accessor, "
@@ -404,19 +387,6 @@ def _const(context: BaseContext, v: int) -> llir.Value:
     return context.get_constant(index_type, v)
 
 
-def _operand(context: BaseContext, builder: llir.IRBuilder, t: types.Type,
-             v: llir.Value) -> tuple[types.Type, llir.Value, llir.Value]:
-    """(memory type, memory value, offset) of a load/store operand."""
-    mem, with_off = _container(t)  # type: ignore[misc]
-    if not with_off:
-        return mem, v, _const(context, 0)
-    if isinstance(t, MultiPtrType):
-        acc, off = multi_ptr_parts(context, builder, t, v)
-        return mem, acc, off
-    off = context.cast(builder, builder.extract_value(v, 1), t.types[1], index_type)
-    return mem, builder.extract_value(v, 0), off
-
-
 def _lower_mem(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                args: Sequence[llir.Value], store: bool) -> llir.Value:
     m = sig.args[1]
@@ -427,7 +397,7 @@ def _lower_mem(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                            "joint_matrix_store" if store else "joint_matrix_load")
         except exception as e:
             raise matrix_error(e) from None
-    mem, val, off = _operand(context, builder, sig.args[2], args[2])
+    mem, val, off = operand_values(context, builder, sig.args[2], args[2])
     stride = context.cast(builder, args[3], sig.args[3], index_type)
     if context.image_format == "ptx":
         nv.lower_mem(context, builder, sig, (mem, val, off, stride), store, args)

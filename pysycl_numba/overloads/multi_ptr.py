@@ -5,7 +5,8 @@ accessor or local accessor points at the accessor's first element: ``p + k``, ``
 and ``p - k`` point elsewhere in it, ``p[i]`` reads and ``p[i] = v`` writes element ``k +
 i`` (bounds-checked, in bounds-checked mode, like ``acc[k + i]``), and a multi_ptr is a
 memory operand of ``joint_matrix_load``/``store`` and ``async_work_group_copy`` (the
-``(acc, k)`` they also take). Its value is the accessor and the element offset
+``(acc, k)`` they also take; :func:`memory_operand` says what such an operand may be, for
+both). Its value is the accessor and the element offset
 (:class:`~pysycl_numba.types.MultiPtrType`).
 """
 
@@ -25,7 +26,7 @@ from pysycl_numba._numba_compat import (
     signature,
     types,
 )
-from pysycl_numba.types import AccessorType, MultiPtrType, index_type
+from pysycl_numba.types import AccessorType, MultiPtrType, USMPointerType, index_type
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -115,7 +116,36 @@ class MultiPtrSetItem(AbstractTemplate):
         return signature(types.none, args[0], args[1], args[0].acc.dtype)
 
 
+def memory_operand(t: types.Type) -> tuple[types.Type, bool] | None:
+    """(the memory, whether an offset comes with it) of a memory operand of
+    ``joint_matrix_load``/``store`` and ``async_work_group_copy``: a 1-D accessor or local
+    accessor, a USM pointer (``p + k`` is one too), ``acc.get_multi_ptr() + k``, or
+    ``(accessor or pointer, offset)``; None for anything else."""
+    if (isinstance(t, AccessorType) and t.ndim == 1) or isinstance(t, USMPointerType):
+        return t, False
+    if isinstance(t, MultiPtrType):
+        return t.acc, True
+    if isinstance(t, types.BaseTuple) and len(t) == 2 and isinstance(t.types[1], types.Integer):
+        inner = memory_operand(t.types[0])
+        if inner is not None and not inner[1]:
+            return inner[0], True
+    return None
+
+
 # ==================================================================== lowering
+def operand_values(context: BaseContext, builder: llir.IRBuilder, t: types.Type,
+                   v: llir.Value) -> tuple[types.Type, llir.Value, llir.Value]:
+    """(memory type, memory value, element offset) of a :func:`memory_operand` ``t``."""
+    mem, with_off = memory_operand(t)  # type: ignore[misc]
+    if not with_off:
+        return mem, v, context.get_constant(index_type, 0)
+    if isinstance(t, MultiPtrType):
+        acc, off = parts(context, builder, t, v)
+        return mem, acc, off
+    off = context.cast(builder, builder.extract_value(v, 1), t.types[1], index_type)
+    return mem, builder.extract_value(v, 0), off
+
+
 def parts(context: BaseContext, builder: llir.IRBuilder, ty: MultiPtrType,
           v: llir.Value) -> tuple[llir.Value, llir.Value]:
     """(the accessor's value, the element offset) of a multi_ptr."""

@@ -77,8 +77,10 @@ def test_any_tile_wg_and_stride(kq: sycl.queue, groups: int, wg: int, tile: int,
     np.testing.assert_array_equal(got, _want(x, groups, tile, stride))
 
 
-def test_usm_pointers_at_an_offset(any_kernel_queue: sycl.queue) -> None:
-    """A USM pointer ``p + off`` is the global side: a gather, then a scatter to another."""
+@pytest.mark.parametrize("spelling", ["p + off", "(p, off)"])
+def test_usm_pointers_at_an_offset(any_kernel_queue: sycl.queue, spelling: str) -> None:
+    """A USM pointer ``p + off`` (or ``(p, off)``, the operand joint_matrix_load takes too)
+    is the global side: a gather, then a scatter to another."""
     q = any_kernel_queue
     groups, wg, tile = 4, 8, 32
     n = groups * tile
@@ -92,11 +94,17 @@ def test_usm_pointers_at_an_offset(any_kernel_queue: sycl.queue) -> None:
 
         def k(it: sycl.nd_item) -> None:
             gl = it.get_group_linear_id()
-            it.wait_for(it.async_work_group_copy(loc, src + 3 + gl * tile, tile))
+            if spelling == "p + off":  # a constant string: chosen at compile time
+                it.wait_for(it.async_work_group_copy(loc, src + 3 + gl * tile, tile))
+            else:
+                it.wait_for(it.async_work_group_copy(loc, (src, 3 + gl * tile), tile))
             for j in range(it.get_local_linear_id(), tile, wg):
                 loc[j] = loc[j] + 1
             it.barrier()
-            it.wait_for(it.async_work_group_copy(dst + gl * tile, loc, tile))
+            if spelling == "p + off":
+                it.wait_for(it.async_work_group_copy(dst + gl * tile, loc, tile))
+            else:
+                it.wait_for(it.async_work_group_copy((dst, gl * tile), loc, tile))
 
         h.parallel_for(sycl.nd_range(sycl.range(groups * wg), sycl.range(wg)), k)
 

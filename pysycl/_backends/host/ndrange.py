@@ -25,7 +25,7 @@ from pysycl._core.where import location
 from pysycl._kernels import kernel_api_host as _host
 from pysycl._kernels.kernel_api_host import KernelView
 from pysycl._objects.hierarchical import hierarchical_group
-from pysycl._objects.multi_ptr import multi_ptr
+from pysycl._objects.multi_ptr import memory_operand
 from pysycl._objects.range import group, nd_item, nd_range
 from pysycl._objects.range import id as _id
 from pysycl._objects.range import range as _range
@@ -223,21 +223,13 @@ def _ids(items: list[int]) -> str:
     return f"[{', '.join(map(str, items))}]"
 
 
-def _copy_side(x: Any) -> tuple[Any, int]:
-    if isinstance(x, multi_ptr):
-        return x.parts()
-    if isinstance(x, tuple) and len(x) == 2:
-        return x[0], operator.index(x[1])
-    return x, 0
-
-
 def _async_copy(lin: int, dest: Any, src: Any, num_elements: int, stride: int) -> None:
     """``async_work_group_copy`` on the host device: checked as the compiler checks it; the
     group's first work-item copies (the others reach ``wait_for``'s barrier after it)."""
     from pysycl._kernels.kernel_api import local_accessor
 
-    d, doff = _copy_side(dest)
-    s, soff = _copy_side(src)
+    d, doff = memory_operand(dest, "async_work_group_copy")
+    s, soff = memory_operand(src, "async_work_group_copy")
     n, step = operator.index(num_elements), operator.index(stride)
     if isinstance(d, local_accessor) == isinstance(s, local_accessor):
         where = "local" if isinstance(d, local_accessor) else "global"
