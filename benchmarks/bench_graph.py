@@ -44,6 +44,8 @@ import os
 import platform
 import statistics
 import time
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from _common import OpenCLPeer, setup, write_section
@@ -146,23 +148,20 @@ def _replays(q: sycl.queue, g: syclex.command_graph) -> tuple[list, list[str]]:
     return out, kinds
 
 
-def _measure(q: sycl.queue, peer: OpenCLPeer, reps: int) -> tuple[list, list, list[str]]:
-    """Python kernels: command buffer, pre-bound replay, eager, raw (per kernel)."""
-    cs = [float(j % 7) for j in range(K)]
-    r = sycl.range(N)
-    y = sycl.malloc_device(N, q, dtype=np.float32)
-    ks = _kernels(y, cs)
+def _four_ways(q: sycl.queue, peer: OpenCLPeer, y: Any, cs: list[float], once: Callable[[], object],
+               reps: int) -> tuple[list, list, list[str]]:
+    """``once()`` submits the sequence once to ``q``: recorded as a graph, its command-buffer
+    and node-by-node replays, ``R`` eager runs and pyopencl's raw enqueue of the same
+    kernels, results checked, then timed (per kernel); ``y`` freed."""
     g = syclex.command_graph(q.get_context(), q.get_device())
     g.begin_recording(q)
-    for k in ks:
-        q.parallel_for(r, k)
+    once()
     g.end_recording()
     (native, nodes), kinds = _replays(q, g)
 
     def eager() -> object:
         for _ in range(R):
-            for k in ks:
-                ev = q.parallel_for(r, k)
+            ev = once()
         return ev
 
     raw = _raw(peer, cs)
@@ -171,6 +170,21 @@ def _measure(q: sycl.queue, peer: OpenCLPeer, reps: int) -> tuple[list, list, li
     issue, total = _timed([native, nodes, eager, raw[0]], reps)
     sycl.free(y, q)
     return [t / (K * R) for t in issue], [t / (K * R) for t in total], kinds
+
+
+def _measure(q: sycl.queue, peer: OpenCLPeer, reps: int) -> tuple[list, list, list[str]]:
+    """Python kernels: command buffer, pre-bound replay, eager, raw (per kernel)."""
+    cs = [float(j % 7) for j in range(K)]
+    r = sycl.range(N)
+    y = sycl.malloc_device(N, q, dtype=np.float32)
+    ks = _kernels(y, cs)
+
+    def once() -> object:
+        for k in ks:
+            ev = q.parallel_for(r, k)
+        return ev
+
+    return _four_ways(q, peer, y, cs, once, reps)
 
 
 def _measure_objects(q: sycl.queue, peer: OpenCLPeer, reps: int) -> tuple[list, list, list[str]]:
@@ -180,28 +194,17 @@ def _measure_objects(q: sycl.queue, peer: OpenCLPeer, reps: int) -> tuple[list, 
         q.get_context(), syclex.source_language.opencl, _SRC)).ext_oneapi_get_kernel("chain")
     y = sycl.malloc_device(N, q, dtype=np.float32)
     r = sycl.range(N)
+
     def group(c: np.float32) -> object:
         return lambda h: (h.set_args(y, c), h.parallel_for(r, k))
     cgs = [group(np.float32(c)) for c in cs]
-    g = syclex.command_graph(q.get_context(), q.get_device())
-    g.begin_recording(q)
-    for cg in cgs:
-        q.submit(cg)
-    g.end_recording()
-    (native, nodes), kinds = _replays(q, g)
 
-    def eager() -> object:
-        for _ in range(R):
-            for cg in cgs:
-                ev = q.submit(cg)
+    def once() -> object:
+        for cg in cgs:
+            ev = q.submit(cg)
         return ev
 
-    raw = _raw(peer, cs)
-    _check(q, peer, y, {"command buffer": native, "node by node": nodes, "eager": eager},
-           raw, _expected(cs))
-    issue, total = _timed([native, nodes, eager, raw[0]], reps)
-    sycl.free(y, q)
-    return [t / (K * R) for t in issue], [t / (K * R) for t in total], kinds
+    return _four_ways(q, peer, y, cs, once, reps)
 
 
 def _measure_buffer(q: sycl.queue, reps: int) -> tuple[list[float], list[float]]:
