@@ -277,19 +277,13 @@ def _check_events(events: tuple[Any, ...]) -> None:
                             f"async_work_group_copy returned; got {type(e).__name__}")
 
 
-class HostHierGroup(hierarchical_group):
-    """A hierarchical kernel's group on the host device: group-scope code runs once, so
-    ``async_work_group_copy`` copies at once and ``wait_for`` only checks its events."""
+class HostHierGroup(_Copies, hierarchical_group):
+    """A hierarchical kernel's group on the host device: group-scope code runs once (as the
+    group's first work-item), so ``async_work_group_copy`` copies at once and ``wait_for``
+    only checks its events."""
 
     __slots__ = ()
-
-    def async_work_group_copy(self, dest: Any, src: Any, num_elements: int,
-                              stride: int = 1) -> Any:
-        """SYCL 2020's copy between global and local memory (done here, once)."""
-        from pysycl._objects.device_event import device_event
-
-        _async_copy(0, dest, src, num_elements, stride)
-        return device_event(lambda e: self.wait_for(e))
+    _lin = 0
 
     def wait_for(self, *events: Any) -> None:
         """The copies are complete already (group scope runs once): the events checked."""
