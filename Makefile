@@ -12,7 +12,7 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
-$(STAMP): pyproject.toml pysycl/_backends/cuda/_native.c | $(PY)
+$(STAMP): pyproject.toml pysycl/_backends/cuda/_native.c pysycl/_backends/opencl/_native.c | $(PY)
 	$(PY) -m pip install -q -e ".[test,mpi]"
 	touch $(STAMP)
 

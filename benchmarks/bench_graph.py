@@ -1,4 +1,4 @@
-"""Command graphs (issue 27): a 100-kernel sequence replayed as a graph, per kernel.
+r"""Command graphs (issue 27): a 100-kernel sequence replayed as a graph, per kernel.
 
 One process, every side interleaved round by round (``interleaved``), medians; every result
 checked once before timing. The sequence: ``K`` = 100 kernels, kernel ``j`` computing
@@ -9,10 +9,12 @@ Python kernels (on a device that runs them: one Python kernel function, ``c_j`` 
 100 closures):
 
 * **command buffer** -- ``q.ext_oneapi_graph(exec_g)`` of the graph recorded from the 100
-  submits, where the device has ``cl_khr_command_buffer``: one ``clEnqueueCommandBufferKHR``;
-* **pre-bound replay** -- the same graph replayed node by node (``PYSYCL_OPENCL_COMMAND_BUFFER=0``
-  when it was finalized: one ``clEnqueueNDRangeKernel`` per node of a ``cl_kernel`` of its
-  own);
+  submits, where the device has ``cl_khr_command_buffer`` (``PYSYCL_OPENCL_COMMAND_BUFFER=1``
+  when it was finalized): one ``clEnqueueCommandBufferKHR``;
+* **pre-bound replay** -- the same graph without command buffers (``=0``): its nodes' own
+  ``cl_kernel``\ s, arguments set at ``finalize``, enqueued by one call of the C extension
+  (``pysycl/_backends/opencl/_native.c``; one pyopencl call a node without it) -- what a
+  CPU device's kernels-only graph replays as by default;
 * **eager** -- the 100 ``q.parallel_for(range(N), k_j)``;
 * **pyopencl raw enqueue** -- ``cl.enqueue_nd_range_kernel`` of the same OpenCL C kernel
   100 times, each with its own ``cl_kernel`` whose arguments were set once (what a
@@ -20,9 +22,9 @@ Python kernels (on a device that runs them: one Python kernel function, ``c_j`` 
 
 OpenCL C kernel objects (every device that compiles OpenCL C -- PoCL, which runs no Python
 kernel, included): the same OpenCL C kernel as a ``sycl.kernel`` of a bundle from source,
-each node ``h.set_args(y, c_j); h.parallel_for(range(N), k)``: command buffer, node-by-node
-replay (each node its command group's submit), eager ``q.submit`` of the 100 command groups,
-pyopencl raw enqueue.
+each node ``h.set_args(y, c_j); h.parallel_for(range(N), k)``: command buffer, pre-bound
+replay (each node a clone of the kernel with its arguments, as above), eager ``q.submit``
+of the 100 command groups, pyopencl raw enqueue.
 
 A round runs the sequence ``R`` = 10 times, then waits once (each side its usual wait).
 The tables give per kernel the time to issue the work (the calls; the target's measure)
@@ -84,7 +86,7 @@ def _prepared(g: syclex.command_graph, q: sycl.queue, native: bool) -> tuple[obj
     """``g`` finalized and planned for ``q``, with command buffers (``native``) or without
     (``PYSYCL_OPENCL_COMMAND_BUFFER=0``): the executable graph and how it replays."""
     old = os.environ.get(_ENV)
-    os.environ[_ENV] = "1" if native else "0"
+    os.environ[_ENV] = "1" if native else "0"  # 1: command buffers on CPU devices too
     try:
         ex = g.finalize()
         kind = ex.ext_pysycl_replay_kind(q)  # the plan for q is made (and kept) now
@@ -278,13 +280,13 @@ def _row(run: int, issue: list[float], total: list[float]) -> str:
     """One run's row: issue times, ratios to raw, times to completion (µs per kernel)."""
     ic, inn, ie, ir = (t * 1e6 for t in issue)
     tc, tn, te, tr = (t * 1e6 for t in total)
-    return (f"| {run} | {ic:.2f} | {inn:.2f} | {ie:.2f} | {ir:.2f} | **{ic / ir:.2f}×** | "  # noqa: RUF001
-            f"{inn / ir:.2f}× | {ie / ir:.2f}× | {tc:.2f} | {tn:.2f} | {te:.2f} | {tr:.2f} |")  # noqa: RUF001
+    return (f"| {run} | {ic:.2f} | {inn:.2f} | {ie:.2f} | {ir:.2f} | {ic / ir:.2f}× | "  # noqa: RUF001
+            f"**{inn / ir:.2f}×** | {ie / ir:.2f}× | {tc:.2f} | {tn:.2f} | {te:.2f} | {tr:.2f} |")  # noqa: RUF001
 
 
-_HEAD = ("| run | issue: command buffer | node by node | eager | pyopencl raw enqueue | "
-         "buffer / raw | nodes / raw | eager / raw | to completion: command buffer | nodes | "
-         "eager | raw |", "| ---: " * 12 + "|")
+_HEAD = ("| run | issue: command buffer | pre-bound | eager | pyopencl raw enqueue | "
+         "buffer / raw | pre-bound / raw | eager / raw | to completion: command buffer | "
+         "pre-bound | eager | raw |", "| ---: " * 12 + "|")
 
 
 def _table(name: str, measure: object, q: sycl.queue, peer: OpenCLPeer, runs: int,
@@ -295,7 +297,7 @@ def _table(name: str, measure: object, q: sycl.queue, peer: OpenCLPeer, runs: in
         rows.append(_row(run + 1, issue, total))
         print(rows[-1])
     how = (f"{name}; the graph replays as *{kinds[0]}* (command buffer column) and as "
-           f"*{kinds[1]}* (node by node).")
+           f"*{kinds[1]}* (pre-bound column).")
     return [how, "", *_HEAD, *rows, ""]
 
 

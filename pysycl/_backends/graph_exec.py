@@ -17,8 +17,11 @@ to record it; otherwise:
   submit does, :mod:`pysycl._memory.coherence`), the launch runs -- pre-bound too from
   the first replay on (the buffers' device copies stay until the buffers close), unless
   it must wait for another queue -- and the buffers note it;
-* any other node (USM copies and fills, buffer copies, host tasks, reductions,
-  ``sycl.kernel`` objects, empty nodes): the normal submit of its recorded command group.
+* a ``sycl.kernel`` object's node with no accessor among its arguments and no dynamic
+  parameter, where the backend pre-binds one (``ex.prebind_object``; OpenCL: a clone of
+  its ``cl_kernel`` with the node's arguments): as a pre-bound Python kernel;
+* any other node (USM copies and fills, buffer copies, host tasks, reductions, other
+  ``sycl.kernel`` nodes, empty nodes): the normal submit of its recorded command group.
 
 The native queues of OpenCL and CUDA executors run in order, so nodes enqueued in that
 order need no wait lists among themselves; a host task waits for its predecessors. On the
@@ -117,7 +120,8 @@ class executable_command_graph:  # noqa: N801 - command_graph<graph_state::execu
     def _make_plan(self, ex: Any) -> list[tuple[Any, ...]]:
         """One step per node for executor ``ex``, in order (kernels prepared now)."""
         compiled = getattr(ex, "launch_class", None) is not None
-        return [_step(ex, sub) if compiled else (_OTHER, sub) for sub in self._subs]
+        return [_step(ex, sub, i in self._dynamic) if compiled else (_OTHER, sub)
+                for i, sub in enumerate(self._subs)]
 
     # ------------------------------------------------------------ replay
     def _submit(self, q: Any, deps: Sequence[event]) -> event:
@@ -284,14 +288,18 @@ def _arguments(n: Any) -> dict[int, Any]:
     return {**(n.static_args or {}), **{i: dp._value for i, dp in n.dynamic.items()}}
 
 
-def _step(ex: Any, sub: Any) -> tuple[Any, ...]:
-    """The replay step of command group ``sub`` on compiled executor ``ex``."""
+def _step(ex: Any, sub: Any, dynamic: bool) -> tuple[Any, ...]:
+    """The replay step of command group ``sub`` on compiled executor ``ex`` (``dynamic``:
+    the node has dynamic parameters, whose values the submit reads at each replay)."""
     cmd = sub.command
     if type(cmd) is not KernelCommand or cmd.reductions:
         return (_OTHER, sub)
     launch, values, watch = _launching.prepare(ex, sub, cmd)
     if type(launch) is not ex.launch_class:  # a sycl.kernel object, an empty range
-        return (_OTHER, sub)
+        prebind = getattr(ex, "prebind_object", None)
+        bound = None if (dynamic or sub.requirements or prebind is None
+                         or not hasattr(cmd.fn, "native_for")) else prebind(ex, sub, cmd)
+        return (_OTHER, sub) if bound is None else (_FAST, bound, sub)
     if not sub.requirements and launch.printer is None and watch is None:
         return (_FAST, launch.prebound(launch.args(values)), values)
     # the last item: its pre-bound launch, made at the first replay (the buffers' device

@@ -43,8 +43,12 @@ def _reason(d: sycl.device) -> str | None:
 
 
 @pytest.fixture(params=ALL_DEVICES, ids=lambda d: d.get_info(sycl.info.device.name)[:24])
-def cbq(request: pytest.FixtureRequest) -> sycl.queue:
-    """A queue on each OpenCL device with command buffers that compiles OpenCL C."""
+def cbq(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> sycl.queue:
+    """A queue on each OpenCL device with command buffers that compiles OpenCL C; command
+    buffers wherever the device has them (``PYSYCL_OPENCL_COMMAND_BUFFER=1``: a CPU
+    device's kernels-only graphs too, which replay in one C call by default:
+    tests/graphs/test_native_replay.py)."""
+    monkeypatch.setenv(cmdbuf_api.ENV, "1")
     d = request.param
     why = _reason(d)
     if why is not None:

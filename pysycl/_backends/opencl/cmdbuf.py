@@ -43,6 +43,7 @@ import pyopencl as cl
 from pysycl._backends.opencl import cmdbuf_api as _api
 from pysycl._backends.opencl import exec as x
 from pysycl._backends.opencl.discovery import status_name
+from pysycl._backends.opencl.launch import native_replay_available
 from pysycl._backends.opencl.programs import set_interop_args
 from pysycl._bundles.kernel import interop_args, interop_plan
 from pysycl._bundles.kernel import kernel as sycl_kernel
@@ -59,6 +60,7 @@ from pysycl._memory.accessor import accessor
 from pysycl._memory.usm import usm_pointer
 
 _log = logging.getLogger("pysycl.opencl")
+_CPU = cl.device_type.CPU
 
 _Op = Callable[["_Recorder", list[int]], list[int]]
 
@@ -215,6 +217,31 @@ def _interop_op(ex: Any, sub: Any, cmd: KernelCommand) -> _Op:
     return op
 
 
+def prebind_object(ex: Any, sub: Any, cmd: KernelCommand) -> tuple[Any, ...] | None:
+    """``OpenCLExecutor.prebind_object``: a ``sycl.kernel`` object's graph node (no
+    accessors among its ``set_arg`` arguments) pre-bound like a Python kernel's
+    (:meth:`OpenCLLaunch.prebound`: a clone of its ``cl_kernel`` with the node's arguments
+    set once), or None -- no ``clCloneKernel`` (OpenCL < 2.1), an empty index space, or
+    arguments the submit will report: then the node's command group is submitted again at
+    each replay. The graph keeps the node's arguments (USM pointers) alive."""
+    try:
+        native, gsize, lsize, plan = interop_plan(ex, sub, cmd)
+    except exception:
+        return None  # the submit at the replay says what is wrong, where it always did
+    if 0 in gsize or any(what == "acc" for what, _ in plan):
+        return None
+    try:
+        k = native.clone()
+    except (AttributeError, cl.Error):
+        return None
+    try:
+        set_interop_args(k, interop_args(plan, ex.key))
+    except cl.Error as e:
+        raise x.translate(e, "setting a graph node's kernel arguments failed",
+                          errc.kernel_argument) from e
+    return (ex.native, k, gsize, lsize, None)
+
+
 def _usm_op(api: _api.Api, cmd: USMCopyCommand | USMFillCommand) -> _Op | None:
     """A USM copy or fill between USM allocations (SVM); None for host memory."""
     if not all(type(o) is usm_pointer for o in cmd.keep):
@@ -297,7 +324,11 @@ def record_graph(ex: Any, nodes: Sequence[tuple[Any, Any, Any, Any]],
     """``OpenCLExecutor.record_graph``: the command buffer of a graph's ``nodes`` (in the
     graph's order; ``preds``: each node's predecessors by position) on executor ``ex``'s
     queue, or None where the graph replays node by node (the device has no command
-    buffers, ``PYSYCL_OPENCL_COMMAND_BUFFER=0``, a node that cannot be recorded).
+    buffers, ``PYSYCL_OPENCL_COMMAND_BUFFER=0``, a node that cannot be recorded) -- and
+    where the graph is pre-bound kernels only on a CPU device and the C extension enqueues
+    them in one call (:func:`~pysycl._backends.opencl.launch.native_replayer`; Intel's CPU
+    runtime runs a command buffer's kernels through its queue, at the same or a higher
+    cost a kernel: docs/performance.md), unless ``PYSYCL_OPENCL_COMMAND_BUFFER=1``.
 
     Each node is ``(command group, pre-bound launch, launch, values)``: a Python kernel the
     plan bound (``Launch.prebound``), or one with accessors to bind at recording
@@ -305,6 +336,11 @@ def record_graph(ex: Any, nodes: Sequence[tuple[Any, Any, Any, Any]],
     buffers is recorded at its first replay (:meth:`CommandBuffer.record`), any other now.
     """
     if not nodes or not _api.enabled():
+        return None
+    if (all(node[1] is not None for node in nodes) and ex.device.native.type & _CPU
+            and native_replay_available() and not _api.forced()):
+        # a CPU device's kernels-only graph: its pre-bound kernels enqueued in one C call
+        # cost at most what the runtime's command buffer does (docs/performance.md)
         return None
     api = _api.api_for(ex.device.native, ex.native.properties)
     if isinstance(api, str):

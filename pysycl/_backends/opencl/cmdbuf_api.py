@@ -42,7 +42,9 @@ _log = logging.getLogger("pysycl.opencl")
 
 EXTENSION = "cl_khr_command_buffer"
 #: ``PYSYCL_OPENCL_COMMAND_BUFFER=0``: graphs replay node by node even where the device
-#: has the extension (comparisons, and a way around a driver's bug)
+#: has the extension (comparisons, and a way around a driver's bug); ``=1``: command
+#: buffers wherever the device has them, a CPU device's kernels-only graphs included
+#: (:func:`pysycl._backends.opencl.cmdbuf.record_graph`)
 ENV = "PYSYCL_OPENCL_COMMAND_BUFFER"
 
 _CAPABILITIES = 0x12A9      # CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR
@@ -213,3 +215,9 @@ def _cached(dev: cl.Device) -> tuple[Api, int] | str:
 def enabled() -> bool:
     """Whether command graphs may use command buffers (``PYSYCL_OPENCL_COMMAND_BUFFER``)."""
     return os.environ.get(ENV, "").strip() != "0"
+
+
+def forced() -> bool:
+    """Whether command graphs use command buffers wherever the device has them
+    (``PYSYCL_OPENCL_COMMAND_BUFFER=1``), kernels-only graphs on CPU devices included."""
+    return os.environ.get(ENV, "").strip() == "1"

@@ -32,7 +32,7 @@ _T = TypeVar("_T")
 
 _log = logging.getLogger("pysycl.opencl")
 
-_MEM_ERRORS = frozenset((-4, -5, -6, -61))  # allocation failures, whatever the call
+MEM_ERRORS = _MEM_ERRORS = frozenset((-4, -5, -6, -61))  # allocation failures, whatever the call
 
 
 def cl_error_code(e: BaseException) -> int | None:

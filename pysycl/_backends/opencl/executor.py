@@ -202,6 +202,8 @@ class OpenCLExecutor(OpenCLEvents):
     #: a command graph's nodes as one command buffer (``cl_khr_command_buffer``), or None
     #: (:func:`pysycl._backends.opencl.cmdbuf.record_graph`)
     record_graph = _cmdbuf.record_graph
+    #: a ``sycl.kernel`` object's graph node pre-bound (a ``cl_kernel`` of its own), or None
+    prebind_object = staticmethod(_cmdbuf.prebind_object)
 
     @property
     def uneven_groups(self) -> bool:
