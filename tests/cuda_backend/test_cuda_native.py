@@ -131,3 +131,27 @@ def test_wait_sleeps_after_a_millisecond_and_ctrl_c_interrupts_it() -> None:
     timer.join()
     assert 0.35 < took < 5
     assert cpu < 0.5 * took  # it slept between polls after the first millisecond
+
+
+def test_wait_keeps_the_threads_timer_slack() -> None:
+    """A wait that sleeps sets the thread's timer slack to 1 us (short, exact pauses) and
+    gives the old value back after, whatever the query said."""
+    import sys
+    import time
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("timer slack is Linux's")
+    libc = ctypes.CDLL(None)
+    pr_get = 30  # PR_GET_TIMERSLACK
+    before = libc.prctl(pr_get, 0, 0, 0, 0)
+    start = time.perf_counter()
+    seen: list[int] = []
+
+    def query(h):  # type: ignore[no-untyped-def]
+        seen.append(libc.prctl(pr_get, 0, 0, 0, 0))
+        return 600 if time.perf_counter() - start < 0.02 else 0
+
+    q = QUERY(query)
+    assert native.wait(ctypes.cast(q, P).value, 1) == 0
+    assert libc.prctl(pr_get, 0, 0, 0, 0) == before
+    assert seen[0] == before and 1000 in seen  # 1 us while it slept

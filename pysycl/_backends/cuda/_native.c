@@ -26,6 +26,9 @@
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                          unsigned, void *, void **, void **);
@@ -106,10 +109,18 @@ now_s(void)
 
 /* wait(query_address, handle) -> CUresult: calls query(handle) (cuEventQuery or
  * cuStreamQuery) until it says something other than CUDA_ERROR_NOT_READY. The GIL is
- * released while it waits; it polls for the first millisecond, then sleeps between polls
- * (10 us doubling up to 200 us: a long wait overshoots by at most that, at a few thousand
- * cheap wake-ups a second), and every slice it takes the GIL back to let Python handle
- * signals -- Ctrl-C interrupts the wait (KeyboardInterrupt) as a Python loop would. */
+ * released while it waits. It polls for the first SPIN_S seconds; then it sleeps between
+ * polls, each pause 1/32 of the time waited so far (between 5 and 200 us), with the
+ * thread's timer slack set to 1 us for the wait (Linux's default, 50 us, is added to every
+ * sleep): a wait ends at most ~3% (and 200 us) after the work did, at a few thousand cheap
+ * wake-ups a second. (It slept 10 us doubling to 200 us with the default slack before: a
+ * 2 ms reduction's wait ended ~0.2-0.3 ms late, 10-13% of its time, measured on an H100.)
+ * Every slice it takes the GIL back to let Python handle signals -- Ctrl-C interrupts the
+ * wait (KeyboardInterrupt) as a Python loop would. */
+#define SPIN_S 1e-3
+#define PAUSE_MIN_NS 5000L
+#define PAUSE_MAX_NS 200000L
+
 static PyObject *
 native_wait(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -130,24 +141,41 @@ native_wait(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (code != NOT_READY)
         return PyLong_FromLong(code);
     double start = now_s();
-    long pause_ns = 0;
+#ifdef PR_SET_TIMERSLACK
+    int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    int slack_set = 0;
+#endif
     for (;;) {
         Py_BEGIN_ALLOW_THREADS
         double slice_end = now_s() + 2e-3;
         do {
-            if (now_s() - start > 1e-3) {
-                pause_ns = pause_ns ? (pause_ns * 2 > 200000 ? 200000 : pause_ns * 2) : 10000;
+            double waited = now_s() - start;
+            if (waited > SPIN_S) {
+#ifdef PR_SET_TIMERSLACK
+                if (!slack_set && slack > 0)
+                    slack_set = prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0) == 0;
+#endif
+                long pause_ns = (long)(waited * 1e9 / 32);
+                if (pause_ns < PAUSE_MIN_NS)
+                    pause_ns = PAUSE_MIN_NS;
+                if (pause_ns > PAUSE_MAX_NS)
+                    pause_ns = PAUSE_MAX_NS;
                 struct timespec ts = {0, pause_ns};
                 nanosleep(&ts, NULL);
             }
             code = query(h);
         } while (code == NOT_READY && now_s() < slice_end);
         Py_END_ALLOW_THREADS
-        if (code != NOT_READY)
-            return PyLong_FromLong(code);
-        if (PyErr_CheckSignals() < 0)
-            return NULL;
+        if (code != NOT_READY || PyErr_CheckSignals() < 0)
+            break;
     }
+#ifdef PR_SET_TIMERSLACK
+    if (slack_set)
+        prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
+#endif
+    if (code == NOT_READY)
+        return NULL;  /* the signal handler's exception (Ctrl-C) */
+    return PyLong_FromLong(code);
 }
 
 /* ------------------------------------------------------------------ the remembered launch
