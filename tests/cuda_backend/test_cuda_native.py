@@ -113,7 +113,7 @@ def test_wait_returns_the_first_other_code() -> None:
     assert native.wait(ctypes.cast(q, P).value, 1) == 700
 
 
-def test_wait_sleeps_after_a_millisecond_and_ctrl_c_interrupts_it() -> None:
+def test_wait_sleeps_after_its_spin_and_ctrl_c_interrupts_it() -> None:
     """A query that is never ready: C's ``strlen`` of a 600-character string (600 is
     CUDA_ERROR_NOT_READY) -- C, so that no Python runs inside the wait but its own signal
     check."""
@@ -130,7 +130,7 @@ def test_wait_sleeps_after_a_millisecond_and_ctrl_c_interrupts_it() -> None:
     took, cpu = time.perf_counter() - t0, time.process_time() - c0
     timer.join()
     assert 0.35 < took < 5
-    assert cpu < 0.5 * took  # it slept between polls after the first millisecond
+    assert cpu < 0.5 * took  # it slept between polls after the first 10 ms
 
 
 def test_wait_keeps_the_threads_timer_slack() -> None:
