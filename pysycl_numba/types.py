@@ -307,8 +307,12 @@ class _MultiPtrModel(models.StructModel):
 
 
 class DeviceEventType(types.Type):
-    """``sycl.device_event``: what ``async_work_group_copy`` returns (a tag: the copy is
-    complete at the group's ``wait_for``, which every copy of the group waits for)."""
+    """``sycl.device_event``: what ``async_work_group_copy`` returns, an ``i64``: on the PTX
+    target (sm_80+) the copy's ``cp.async`` group -- its function's tag in the high 32
+    bits, the group's number in that function in the low ones -- so that ``wait_for``
+    waits for it and not for the groups committed after it
+    (:mod:`pysycl_numba.overloads.async_copy_ptx`); 0 elsewhere (``wait_for`` is a
+    barrier)."""
 
     def __init__(self) -> None:
         super().__init__(name="sycl.device_event")
@@ -533,6 +537,11 @@ class _TagModel(models.PrimitiveModel):
         super().__init__(dmm, fe_type, llir.IntType(8))
 
 
+class _DeviceEventModel(models.PrimitiveModel):
+    def __init__(self, dmm: DataModelManager, fe_type: DeviceEventType) -> None:
+        super().__init__(dmm, fe_type, llir.IntType(64))
+
+
 class _NdRangeModel(models.StructModel):
     def __init__(self, dmm: DataModelManager, fe_type: NdRangeType) -> None:
         members = [(f"g{d}", index_type) for d in range(fe_type.ndim)]
@@ -560,12 +569,13 @@ def tag() -> llir.Constant:
 def make_data_model_manager() -> DataModelManager:
     """Numba's default data models plus the SYCL kernel objects'."""
     dmm = DataModelManager()
-    for tag in (NdItemType, GroupType, SubGroupType, DeviceEventType, KernelEnumType,
+    for tag in (NdItemType, GroupType, SubGroupType, KernelEnumType,
                 KernelEnumClassType,
                 PrintLayoutType, AssertLayoutType,
                 FunctorType, KernelHandlerType, SpecConstRefType, VecClassType):
         dmm.register(tag, _TagModel)
     dmm.register(NdRangeType, _NdRangeModel)
+    dmm.register(DeviceEventType, _DeviceEventModel)
     dmm.register(MultiPtrType, _MultiPtrModel)
     dmm.register(AtomicRefType, _AtomicRefModel)
     dmm.register(PrivateArrayType, _PrivateArrayModel)

@@ -15,8 +15,9 @@ Lowering: the group's work-items share the copy (work-item ``l`` of ``L`` copies
 ``l, l + L, ...``); ``wait_for`` is a work-group barrier fencing local and global memory.
 On NVIDIA GPUs of compute capability 8.0 and newer, a global-to-local copy of 4-, 8- or
 16-byte elements with stride 1 issues ``cp.async`` per element (no register staging;
-:mod:`pysycl_numba.overloads.async_copy_ptx`) and ``wait_for`` waits for them (``cp.async.wait_all``)
-before the barrier.
+:mod:`pysycl_numba.overloads.async_copy_ptx`) and ``wait_for`` waits for the copies of its
+events (``cp.async.wait_group``: copies issued after them stay in flight) before the
+barrier.
 """
 
 from __future__ import annotations
@@ -46,7 +47,6 @@ from pysycl_numba.types import (
     NdItemType,
     USMPointerType,
     index_type,
-    tag,
 )
 
 if TYPE_CHECKING:
@@ -170,14 +170,17 @@ def lower_copy(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                                   plain)
                 with strided:
                     plain()
-            return tag()
+            return nv.event(builder)
     plain()
-    return tag()
+    return _NO_EVENT
 
 
-def _wait(context: BaseContext, builder: llir.IRBuilder) -> None:
+_NO_EVENT = llir.Constant(llir.IntType(64), 0)
+
+
+def _wait(context: BaseContext, builder: llir.IRBuilder, events: Sequence[llir.Value]) -> None:
     if context.image_format == "ptx":
-        nv.wait_all(builder)
+        nv.wait(builder, events)
     ocl.call(builder, ocl.mangle("barrier", "uint"), llir.VoidType(), [_I32(3)], pure=False,
              convergent=True)
 
@@ -186,9 +189,9 @@ def _wait(context: BaseContext, builder: llir.IRBuilder) -> None:
 @lower("group.wait_for", GroupType, types.VarArg(types.Any))
 def lower_wait_for(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                    args: Sequence[llir.Value]) -> llir.Value:
-    """The group's copies complete, then a work-group barrier (local and global memory)."""
+    """The events' copies complete, then a work-group barrier (local and global memory)."""
     if len(args) > 1:
-        _wait(context, builder)
+        _wait(context, builder, args[1:])
     return context.get_dummy_value()
 
 
@@ -196,5 +199,5 @@ def lower_wait_for(context: BaseContext, builder: llir.IRBuilder, sig: Signature
 def lower_event_wait(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                      args: Sequence[llir.Value]) -> llir.Value:
     """``ev.wait()``: as ``wait_for(ev)``."""
-    _wait(context, builder)
+    _wait(context, builder, args[:1])
     return context.get_dummy_value()

@@ -6,7 +6,9 @@ calls these by name; each is an ``internal alwaysinline`` definition over NVVM i
 * ``CP_ASYNC[n](shared_address, global_address)``: ``cp.async.{ca,cg}.shared.global`` of
   ``n`` (4, 8, 16) bytes, addresses as ``i64`` (aligned to ``n``; 16 bytes bypass L1, ``cg``);
 * ``COMMIT()``: ``cp.async.commit_group``; ``WAIT_ALL()``: ``cp.async.wait_all`` (every
-  copy of this thread complete and visible to it; a barrier then makes them the group's).
+  copy of this thread complete and visible to it; a barrier then makes them the group's);
+  ``WAIT_GROUP[n]()``: ``cp.async.wait_group n`` (all but this thread's ``n`` newest
+  groups complete), ``n`` 0 to :data:`MAX_PENDING`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ CP_ASYNC = {4: "_Z17__pysycl_cpasync4mm", 8: "_Z17__pysycl_cpasync8mm",
             16: "_Z18__pysycl_cpasync16mm"}
 COMMIT = "_Z23__pysycl_cpasync_commitv"
 WAIT_ALL = "_Z21__pysycl_cpasync_waitv"
+#: the most groups a wait leaves pending (``cp.async.wait_group`` takes an immediate)
+MAX_PENDING = 7
+WAIT_GROUP = {n: f"_Z23__pysycl_cpasync_wait{n}v" for n in range(MAX_PENDING + 1)}
 
 
 def _copy(decl: Decl) -> Definition:
@@ -49,3 +54,16 @@ def _call(intrinsic: str) -> Callable[[Decl], Definition]:
 
 define(COMMIT)(_call("llvm.nvvm.cp.async.commit.group"))
 define(WAIT_ALL)(_call("llvm.nvvm.cp.async.wait.all"))
+
+
+def _wait_group(decl: Decl) -> Definition:
+    n = next(k for k, v in WAIT_GROUP.items() if v == decl.name)
+    intr = "llvm.nvvm.cp.async.wait.group"
+    body = f"""define internal void @{decl.name}() alwaysinline {{
+  call void @{intr}(i32 {n})
+  ret void
+}}"""
+    return Definition(body, frozenset({f"declare void @{intr}(i32 immarg)"}))
+
+
+define(*WAIT_GROUP.values())(_wait_group)
