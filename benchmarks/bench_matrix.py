@@ -25,7 +25,13 @@ peer once per round, the median of the rounds reported), every result checked fi
   (the next K step's loads in flight during the mads) with 8 sub-groups of 64x32 or 4
   of 64x64. ``256w`` and ``256w3`` (benchmarks/_matrix_wide.py) compute 128x256 blocks
   with 8 sub-groups of 64x64, in two buffers (54 KiB of local memory) or three with the
-  loads two K steps ahead (81 KiB): past 48 KiB, so the CUDA backend only.
+  loads two K steps ahead (81 KiB): past 48 KiB, so the CUDA backend only. ``256a3``,
+  ``256a4`` (benchmarks/_matrix_async.py): the same blocks fed by ``cp.async`` pipelines
+  of 3 or 4 stages -- the operands packed first into tiles contiguous in global memory
+  (a range kernel each, timed with the GEMM), a K step's tiles one
+  ``async_work_group_copy`` each, ``wait_for`` of a step's event leaving the later
+  steps' copies in flight; ``256a4k`` is ``256a4`` without the packing in its time
+  (operands packed once, as a library that keeps packed weights would).
 * **cuBLAS**: ``torch.matmul`` at the same precision (fp16/bf16 tensors; float32 with
   ``torch.backends.cuda.matmul.allow_tf32 = True``); its output is the input type.
 * **Triton**: a ``tl.dot`` kernel (128x128x32 blocks, 8 warps, 3 stages, fp32
@@ -55,6 +61,7 @@ from pysycl.ext.oneapi import bfloat16
 from pysycl.ext.oneapi.experimental import matrix as jm
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
+import _matrix_async as asyn
 import _matrix_pipelined as pipelined
 import _matrix_wide as wide
 from _common import interleaved, write_section
@@ -65,7 +72,10 @@ PAD = 8  # divide and index without run-time divisions); local rows padded by PA
 #: the pipelined variants (benchmarks/_matrix_pipelined.py, _matrix_wide.py) are the ones
 #: in PIPELINED, with their (kernel maker, local elements of A and of B a buffer, buffers)
 VARIANTS = {"64": (64, 64, 128), "128": (128, 128, 256), "128db": (128, 128, 256),
-            "128w": (128, 128, 128), "256w": (128, 256, 256), "256w3": (128, 256, 256)}
+            "128w": (128, 128, 128), "256w": (128, 256, 256), "256w3": (128, 256, 256),
+            "256a3": (128, 256, 256), "256a4": (128, 256, 256), "256a4k": (128, 256, 256)}
+#: the cp.async variants (benchmarks/_matrix_async.py): (stages, whether packing is timed)
+ASYNC = {"256a3": (3, True), "256a4": (4, True), "256a4k": (4, False)}
 PIPELINED = {
     "128db": (pipelined.gemm_kernel_128db, pipelined.A_STAGE, pipelined.B_STAGE, 2),
     "128w": (pipelined.gemm_kernel_128w, pipelined.A_STAGE, pipelined.B_STAGE, 2),
@@ -76,7 +86,10 @@ TITLES = {"64": "64x64", "128": "128x128",
           "128db": "128x128 2 buffers, 8 sub-groups",
           "128w": "128x128 2 buffers, 4 sub-groups of 64x64",
           "256w": "128x256 2 buffers, 8 sub-groups of 64x64",
-          "256w3": "128x256 3 buffers, loads 2 steps ahead"}
+          "256w3": "128x256 3 buffers, loads 2 steps ahead",
+          "256a3": "128x256 cp.async 3 stages, packing included",
+          "256a4": "128x256 cp.async 4 stages, packing included",
+          "256a4k": "128x256 cp.async 4 stages, kernel only"}
 KINDS = {"fp16": np.float16, "bf16": np.uint16, "tf32": np.float32}  # memory of A and B
 
 
@@ -266,6 +279,8 @@ def gemm_kernel_128(kind: str, pa: Any, pb: Any, pc: Any, n: int, la: Any, lb: A
 def pysycl_peer(q: sycl.queue, kind: str, a: np.ndarray, b: np.ndarray, variant: str
                 ) -> tuple[Callable[[], None], Callable[[], np.ndarray]]:
     """(run once and wait, the result as numpy) of the joint_matrix GEMM ``variant`` on ``q``."""
+    if variant in ASYNC:
+        return _async_peer(q, kind, a, b, variant)
     bm, bn, wg = VARIANTS[variant]
     n = a.shape[0]
     mt = KINDS[kind]
@@ -294,6 +309,49 @@ def pysycl_peer(q: sycl.queue, kind: str, a: np.ndarray, b: np.ndarray, variant:
 
     def run() -> None:
         q.submit(cg).wait()
+
+    def result() -> np.ndarray:
+        out = np.empty(n * n, np.float32)
+        q.memcpy(out, pc, n * n * 4).wait()
+        return out.reshape(n, n)
+
+    return run, result
+
+
+def _async_peer(q: sycl.queue, kind: str, a: np.ndarray, b: np.ndarray, variant: str
+                ) -> tuple[Callable[[], None], Callable[[], np.ndarray]]:
+    """A ``cp.async`` variant: pack A and B (timed unless ``256a4k``), then the GEMM."""
+    stages, timed_pack = ASYNC[variant]
+    n, mt = a.shape[0], KINDS[kind]
+    sa, sb = asyn.packed_sizes(kind, n)
+    ra = sycl.malloc_device(n * n, q, dtype=mt)
+    rb = sycl.malloc_device(n * n, q, dtype=mt)
+    pa = sycl.malloc_device(sa, q, dtype=mt)
+    pb = sycl.malloc_device(sb, q, dtype=mt)
+    pc = sycl.malloc_device(n * n, q, dtype=np.float32)
+    q.memcpy(ra, np.ascontiguousarray(a).view(mt).ravel(), n * n * a.itemsize).wait()
+    q.memcpy(rb, np.ascontiguousarray(b).view(mt).ravel(), n * n * b.itemsize).wait()
+    pack_a = asyn.packer(kind, n, ra, pa, True)
+    pack_b = asyn.packer(kind, n, rb, pb, False)
+    kernel = asyn.gemm_kernel_async  # its local accessors are made per command group
+
+    def pack() -> None:
+        q.parallel_for(sycl.range(n, n), pack_a)
+        q.parallel_for(sycl.range(n, n), pack_b)
+
+    def cg(h: sycl.handler) -> None:
+        la = sycl.local_accessor(mt, sycl.range(stages * asyn.A_STAGE[kind]), h)
+        lb = sycl.local_accessor(mt, sycl.range(stages * asyn.B_STAGE[kind]), h)
+        h.parallel_for(sycl.nd_range((n // 128, n // 256 * 256), (1, 256)),
+                       kernel(kind, stages, pa, pb, pc, n, la, lb))
+
+    def run() -> None:
+        if timed_pack:
+            pack()
+        q.submit(cg).wait()
+
+    if not timed_pack:
+        pack()
 
     def result() -> np.ndarray:
         out = np.empty(n * n, np.float32)
