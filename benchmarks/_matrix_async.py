@@ -64,15 +64,18 @@ def gemm_kernel_async(kind: str, stages: int, pa: Any, pb: Any, pc: Any, n: int,
     """128x256 blocks, 8 sub-groups of 64x64, ``stages`` buffers filled by ``cp.async``
     from the packed operands ``pa``, ``pb`` (the module's text)."""
     T = elem_type(kind)
-    asz, bsz = A_STAGE[kind], B_STAGE[kind]
+    depth = str(stages)  # a string capture is a constant of the kernel (an int an argument)
 
     @sycl.reqd_work_group_size(1, 256)
     def kernel(it: Any) -> None:
         sg = it.get_sub_group()
-        if kind == "tf32":  # mads step tk, A's local row stride sa
-            tk, sa = 8, 20
+        # constants, not captured ints: LLVM then knows every local tile offset is a
+        # multiple of 16 bytes, and joint_matrix_load is ldmatrix with no run-time test
+        if kind == "tf32":  # mads step tk, A's local row stride sa, tile elements asz, bsz
+            tk, sa, asz, bsz = 8, 20, 2560, 4224
         else:
-            tk, sa = 16, 40
+            tk, sa, asz, bsz = 16, 40, 5120, 8448
+        stages = 4 if depth == "4" else 3
         bk = 2 * tk  # K step: two mads steps
         lid = it.get_local_linear_id()
         w = lid >> 5
