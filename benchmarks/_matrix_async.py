@@ -64,7 +64,11 @@ def gemm_kernel_async(kind: str, stages: int, pa: Any, pb: Any, pc: Any, n: int,
     """128x256 blocks, 8 sub-groups of 64x64, ``stages`` buffers filled by ``cp.async``
     from the packed operands ``pa``, ``pb`` (the module's text)."""
     T = elem_type(kind)
-    depth = str(stages)  # a string capture is a constant of the kernel (an int an argument)
+    # the stages a captured int (a kernel argument), the tile sizes constants below: with
+    # the stages a constant 4 too, Intel's CPU OpenCL runtime crashes the process running
+    # the kernel (a ring of 4 local buffers indexed t % 4 in a loop with barriers:
+    # docs/debugging.md); the GPU speed is the same either way
+    depth = stages
 
     @sycl.reqd_work_group_size(1, 256)
     def kernel(it: Any) -> None:
@@ -75,7 +79,7 @@ def gemm_kernel_async(kind: str, stages: int, pa: Any, pb: Any, pc: Any, n: int,
             tk, sa, asz, bsz = 8, 20, 2560, 4224
         else:
             tk, sa, asz, bsz = 16, 40, 5120, 8448
-        stages = 4 if depth == "4" else 3
+        stages = depth
         bk = 2 * tk  # K step: two mads steps
         lid = it.get_local_linear_id()
         w = lid >> 5
