@@ -60,15 +60,15 @@ def packer(kind: str, n: int, src: Any, dst: Any, is_a: bool) -> Callable:
 
 # long: one kernel, written out (two mads steps a K step, 16 accumulators) as a user would
 def gemm_kernel_async(kind: str, stages: int, pa: Any, pb: Any, pc: Any, n: int, la: Any,
-                      lb: Any) -> Callable:
+                      lb: Any, constant: bool = True) -> Callable:
     """128x256 blocks, 8 sub-groups of 64x64, ``stages`` buffers filled by ``cp.async``
-    from the packed operands ``pa``, ``pb`` (the module's text)."""
+    from the packed operands ``pa``, ``pb`` (the module's text). ``constant``: the stages a
+    constant of the kernel (a string capture), else a captured int (a kernel argument):
+    on an H100 the constant is 10-20% faster, and on Intel's CPU OpenCL runtime it crashes
+    the process running the kernel (a ring of 4 local buffers indexed ``t % 4`` in a loop
+    with barriers: docs/debugging.md), so CPU devices get the int."""
     T = elem_type(kind)
-    # the stages a captured int (a kernel argument), the tile sizes constants below: with
-    # the stages a constant 4 too, Intel's CPU OpenCL runtime crashes the process running
-    # the kernel (a ring of 4 local buffers indexed t % 4 in a loop with barriers:
-    # docs/debugging.md); the GPU speed is the same either way
-    depth = stages
+    depth, count = (str(stages) if constant else "captured"), stages
 
     @sycl.reqd_work_group_size(1, 256)
     def kernel(it: Any) -> None:
@@ -79,7 +79,7 @@ def gemm_kernel_async(kind: str, stages: int, pa: Any, pb: Any, pc: Any, n: int,
             tk, sa, asz, bsz = 8, 20, 2560, 4224
         else:
             tk, sa, asz, bsz = 16, 40, 5120, 8448
-        stages = depth
+        stages = count if depth == "captured" else (4 if depth == "4" else 3)
         bk = 2 * tk  # K step: two mads steps
         lid = it.get_local_linear_id()
         w = lid >> 5

@@ -334,6 +334,7 @@ def _async_peer(q: sycl.queue, kind: str, a: np.ndarray, b: np.ndarray, variant:
     pack_a = asyn.packer(kind, n, ra, pa, True)
     pack_b = asyn.packer(kind, n, rb, pb, False)
     kernel = asyn.gemm_kernel_async  # its local accessors are made per command group
+    constant = q.get_device().has(sycl.aspect.ext_pysycl_ptx)  # not on a CPU device
 
     def pack() -> None:
         q.parallel_for(sycl.range(n, n), pack_a)
@@ -343,7 +344,7 @@ def _async_peer(q: sycl.queue, kind: str, a: np.ndarray, b: np.ndarray, variant:
         la = sycl.local_accessor(mt, sycl.range(stages * asyn.A_STAGE[kind]), h)
         lb = sycl.local_accessor(mt, sycl.range(stages * asyn.B_STAGE[kind]), h)
         h.parallel_for(sycl.nd_range((n // 128, n // 256 * 256), (1, 256)),
-                       kernel(kind, stages, pa, pb, pc, n, la, lb))
+                       kernel(kind, stages, pa, pb, pc, n, la, lb, constant))
 
     def run() -> None:
         if timed_pack:
