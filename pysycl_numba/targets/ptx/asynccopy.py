@@ -5,10 +5,9 @@ calls these by name; each is an ``internal alwaysinline`` definition over NVVM i
 
 * ``CP_ASYNC[n](shared_address, global_address)``: ``cp.async.{ca,cg}.shared.global`` of
   ``n`` (4, 8, 16) bytes, addresses as ``i64`` (aligned to ``n``; 16 bytes bypass L1, ``cg``);
-* ``COMMIT()``: ``cp.async.commit_group``; ``WAIT_ALL()``: ``cp.async.wait_all`` (every
-  copy of this thread complete and visible to it; a barrier then makes them the group's);
-  ``WAIT_GROUP[n]()``: ``cp.async.wait_group n`` (all but this thread's ``n`` newest
-  groups complete), ``n`` 0 to :data:`MAX_PENDING`.
+* ``COMMIT()``: ``cp.async.commit_group``; ``WAIT_GROUP[n]()``: ``cp.async.wait_group n``
+  (all but this thread's ``n`` newest groups complete and visible to it; a barrier then
+  makes them the group's), ``n`` 0 to :data:`MAX_PENDING`.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ from pysycl_numba.targets.ptx.builtins import Decl, Definition, define
 CP_ASYNC = {4: "_Z17__pysycl_cpasync4mm", 8: "_Z17__pysycl_cpasync8mm",
             16: "_Z18__pysycl_cpasync16mm"}
 COMMIT = "_Z23__pysycl_cpasync_commitv"
-WAIT_ALL = "_Z21__pysycl_cpasync_waitv"
 #: the most groups a wait leaves pending (``cp.async.wait_group`` takes an immediate)
 MAX_PENDING = 7
 WAIT_GROUP = {n: f"_Z23__pysycl_cpasync_wait{n}v" for n in range(MAX_PENDING + 1)}
@@ -53,7 +51,6 @@ def _call(intrinsic: str) -> Callable[[Decl], Definition]:
 
 
 define(COMMIT)(_call("llvm.nvvm.cp.async.commit.group"))
-define(WAIT_ALL)(_call("llvm.nvvm.cp.async.wait.all"))
 
 
 def _wait_group(decl: Decl) -> Definition:
