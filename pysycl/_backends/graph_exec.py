@@ -297,8 +297,8 @@ def _step(ex: Any, sub: Any, dynamic: bool) -> tuple[Any, ...]:
     launch, values, watch = _launching.prepare(ex, sub, cmd)
     if type(launch) is not ex.launch_class:  # a sycl.kernel object, an empty range
         prebind = getattr(ex, "prebind_object", None)
-        bound = None if (dynamic or sub.requirements or prebind is None
-                         or not hasattr(cmd.fn, "native_for")) else prebind(ex, sub, cmd)
+        bound = None if (dynamic or sub.requirements or prebind is None) \
+            else prebind(ex, sub, cmd)
         return (_OTHER, sub) if bound is None else (_FAST, bound, sub)
     if not sub.requirements and launch.printer is None and watch is None:
         return (_FAST, launch.prebound(launch.args(values)), values)

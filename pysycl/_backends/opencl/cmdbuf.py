@@ -223,7 +223,10 @@ def prebind_object(ex: Any, sub: Any, cmd: KernelCommand) -> tuple[Any, ...] | N
     (:meth:`OpenCLLaunch.prebound`: a clone of its ``cl_kernel`` with the node's arguments
     set once), or None -- no ``clCloneKernel`` (OpenCL < 2.1), an empty index space, or
     arguments the submit will report: then the node's command group is submitted again at
-    each replay. The graph keeps the node's arguments (USM pointers) alive."""
+    each replay; None too for a command group of another kind (a Python kernel over an
+    empty range). The graph keeps the node's arguments (USM pointers) alive."""
+    if type(cmd.fn) is not sycl_kernel:
+        return None
     try:
         native, gsize, lsize, plan = interop_plan(ex, sub, cmd)
     except exception:
