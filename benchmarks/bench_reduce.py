@@ -6,7 +6,11 @@ Rows: the sum of ``2^k`` float32 for each ``k`` of ``--sizes``, and of ``2^(k-1)
 for the largest (the same bytes), GB/s of the input.
 
 Columns, interleaved round by round (each peer runs 5 back-to-back reductions and one wait
-per sample; medians over rounds), every result checked against float64 numpy first:
+per sample, twice in a row, the first not kept; medians over rounds), every result checked
+against float64 numpy first. The unkept sample takes what switching from the previous peer
+costs: the GPU's switch from NVIDIA's OpenCL context to the CUDA context halved the next
+sample of either CUDA side at 2^20-2^24 (H100, 2026-11-28: pysycl 182 GB/s alone, 106 right
+after an OpenCL sample; ``cupy.sum`` 106 alone, 85 right after pysycl):
 
 * ``cuda`` / ``opencl``: pysycl ``q.parallel_for(sycl.range(n), sycl.reduction(s, sycl.plus(),
   [initialize_to_identity()]), lambda i, r: r.combine(x[i]))`` on USM device memory, through
@@ -147,7 +151,8 @@ def main() -> None:
     for _ in range(a.rounds):
         for r, peers in rows.items():
             for name in PEERS:
-                if name in peers:
+                if name in peers:  # a sample after one unkept (see the module docstring)
+                    peers[name]()
                     res[r].setdefault(name, []).append(peers[name]())
     cols = [p for p in PEERS if any(p in peers for peers in rows.values())]
     lines = [f"| row (GB/s) | {' | '.join(cols)} | cuda / cupy | cuda buffer / cupy |",
@@ -171,7 +176,8 @@ def main() -> None:
     assert q is not None
     head = (f"Measured {datetime.date.today()} on **{q.get_device().get_info(sycl.info.device.name)}**: "
             f"one process, peers interleaved round by round ({a.rounds} rounds, medians of "
-            f"{REPS} back-to-back reductions and a wait), every result checked first; "
+            f"{REPS} back-to-back reductions and a wait, each after one such sample not kept), "
+            "every result checked first; "
             "`benchmarks/bench_reduce.py`.\n\n")
     print(head + text)
     if a.write:

@@ -34,6 +34,7 @@ from pysycl._core.abi import (
     SpecConstantType,
     StreamType,
     TupleType,
+    single_pass_reduction,
     source_location,
 )
 from pysycl._core.abi import (
@@ -49,7 +50,7 @@ from pysycl_numba.asserts import AssertTable, ends_work_item, synchronizes_group
 from pysycl_numba.asserts import table as asserts_table
 from pysycl_numba.bounds import Sites, sites
 from pysycl_numba.dispatcher import LiftedDispatcher, compile_scope
-from pysycl_numba.epilogue import compile_epilogue, compile_fold
+from pysycl_numba.epilogue import compile_epilogue, compile_fold, compile_last
 from pysycl_numba.errors import CompilerDiagnostic, KernelSourceError, from_numba_error
 from pysycl_numba.hier_types import HierGroupType
 from pysycl_numba.lift import LiftSpec, hidden_kw
@@ -555,11 +556,16 @@ class _KernelJob:
         if strided_blocks(self.arch, index, self.reducers):
             folds = [None if isinstance(r, SpanReducerType) else compile_fold(r)
                      for r in self.reducers]
-        for extra in [*epilogues, *(f for f in folds or () if f is not None)]:
+        lasts = None
+        if single_pass_reduction(bool(self.arch), any(isinstance(r, SpanReducerType)
+                                                      for r in self.reducers)):
+            lasts = [compile_last(r, group_ndim) for r in self.reducers]  # (no spans)
+        for extra in [*epilogues, *(f for f in folds or () if f is not None), *(lasts or ())]:
             cres.library.add_linking_library(extra.library)
         return build_reduction_wrapper(
             cres.target_context, cres.fndesc, index, self.capture_types, abi_types,
-            self.reducers, epilogues, self.entry_name, self.bounds_check, has_asserts, folds)
+            self.reducers, epilogues, self.entry_name, self.bounds_check, has_asserts, folds,
+            lasts)
 
     def aspects(self, ir_text: str) -> set[str]:
         """The optional device aspects the compiled code needs."""

@@ -34,7 +34,12 @@ from typing import TYPE_CHECKING
 from llvmlite import ir as llir
 
 from pysycl_numba._numba_compat import cgutils, types
-from pysycl_numba.epilogue import epilogue_arg_types, partials_type, scratch_type
+from pysycl_numba.epilogue import (
+    epilogue_arg_types,
+    last_arg_types,
+    partials_type,
+    scratch_type,
+)
 from pysycl_numba.range_items import (
     COARSEN,
     Entry,
@@ -86,6 +91,7 @@ def build_reduction_wrapper(
     bounds_checked: bool = False,
     has_asserts: bool = False,
     folds: list[CompileResult | None] | None = None,
+    lasts: list[CompileResult] | None = None,
 ) -> llir.Module:
     """The entry point of a kernel with reductions.
 
@@ -96,19 +102,26 @@ def build_reduction_wrapper(
             values (:func:`pysycl_numba.epilogue.compile_fold`; None for a span
             reduction): the kernel runs :func:`strided_blocks` and folds its slots'
             accumulators with it. None: the plain loop over the items.
+        lasts: in a single-pass kernel (:func:`pysycl._core.abi.single_pass_reduction`),
+            each reduction's compiled end (:func:`pysycl_numba.epilogue.compile_last`),
+            which the entry point calls after its epilogue.
     """
     n_range = index.ndim if index.kind == "range" else 0
     extra = [_I64] * n_range
+    per = 3 if lasts is None else 8
     for r in reducers:
         elem = context.get_data_type(r.dtype)
         extra += [context.get_value_type(r.dtype), elem.as_pointer(addrspace=1),
                   _I64 if isinstance(r, SpanReducerType) else elem.as_pointer(addrspace=3)]
+        if lasts is not None:  # out, its offset, keep, ticket, its offset
+            extra += [elem.as_pointer(addrspace=1), _I64, llir.IntType(8),
+                      llir.IntType(32).as_pointer(addrspace=1), _I64]
     entry = EntryPoint(context, entry_name, capture_types, abi_types, extra, bounds_checked,
                   has_asserts)
     builder = entry.builder
     user_range = entry.extra[:n_range]
     group_ndim = 1 if index.kind == "range" else index.ndim
-    params = [entry.extra[n_range + 3 * k:][:3] for k in range(len(reducers))]
+    params = [entry.extra[n_range + per * k:][:per] for k in range(len(reducers))]
     accs = [_reducer_value(entry, r, epi, group_ndim, p)
             for r, epi, p in zip(reducers, epilogues, params, strict=True)]
 
@@ -144,6 +157,8 @@ def build_reduction_wrapper(
         if v is None:
             v = context.unpack_value(builder, r.dtype, acc)
         _call_epilogue(entry, r, epi, group_ndim, v, part=p[1], tmp=p[2])
+    for r, last, p in zip(reducers, lasts or (), params, strict=False):
+        _call_last(entry, r, last, group_ndim, p)
     return entry.finish()
 
 
@@ -158,7 +173,7 @@ def _reducer_value(entry: Entry, r: ReducerType | SpanReducerType, epi: CompileR
                    group_ndim: int, params: list[llir.Value]) -> llir.Value:
     """The value of reducer parameter ``r`` (``params``: its identity, partials and last
     argument): a private accumulator set to the identity, or a span reducer's row."""
-    ident, part, last = params
+    ident, part, last = params[:3]
     if isinstance(r, SpanReducerType):
         return _span_row(entry, r, epi, group_ndim, ident, part, last)
     return _accumulator(entry, r, ident)
@@ -195,6 +210,36 @@ def _call_epilogue(entry: Entry, r: ReducerType, epi: CompileResult, group_ndim:
     partials.range0 = _I64(0)
     entry.call(epi.fndesc, epilogue_arg_types(r, group_ndim),
                [tag(), v, scratch._getvalue(), partials._getvalue()])
+
+
+def _one_element(entry: Entry, ty: AccessorType, base: llir.Value, offset: llir.Value
+                 ) -> llir.Value:
+    """An accessor of type ``ty`` (1-D) to element ``offset`` of ``base`` (range 1)."""
+    acc = cgutils.create_struct_proxy(ty)(entry.context, entry.builder)
+    acc.base = base
+    acc.offset = offset
+    acc.range0 = _I64(1)
+    return acc._getvalue()
+
+
+def _call_last(entry: Entry, r: ReducerType, last: CompileResult, group_ndim: int,
+               params: list[llir.Value]) -> None:
+    """A single-pass reduction's end (after its epilogue): ``params`` are the reduction's
+    identity, partials, scratch, variable, its offset, keep, ticket and its offset."""
+    context, builder = entry.context, entry.builder
+    ident, part, tmp, out, out_off, keep, ticket, ticket_off = params
+    argtys = last_arg_types(r, group_ndim)
+    scratch = cgutils.create_struct_proxy(argtys[1])(context, builder)
+    scratch.base = tmp
+    scratch.range0 = _I64(0)
+    partials = cgutils.create_struct_proxy(argtys[2])(context, builder)
+    partials.base = part
+    partials.offset = _I64(0)
+    partials.range0 = _I64(0)
+    entry.call(last.fndesc, argtys,
+               [tag(), scratch._getvalue(), partials._getvalue(),
+                _one_element(entry, argtys[3], out, out_off), keep,
+                _one_element(entry, argtys[5], ticket, ticket_off), ident])
 
 
 def _fold(entry: Entry, r: ReducerType, fold: CompileResult, accs: list[llir.Value]

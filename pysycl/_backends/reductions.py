@@ -110,10 +110,9 @@ def launch_reductions(ex: LaunchingExecutor, q: QueueRef, kind: str, index_space
         if got is not None:
             _stats["memory_hits"] += 1  # a remembered launch is a kernel-cache hit
             plan = rl.plan
-            if plan.groups:
-                plan.main_kernel(got[0], reductions, None)
+            ev = plan.main_kernel(got[0], reductions, None) if plan.groups else None
             # the captured pointers and the variables live until the last kernel completes
-            return plan.finish(reductions, (*got[1], *ptrs), None)
+            return plan.finish(reductions, (*got[1], *ptrs), None, ev)
     return launch_reductions_whole(ex, q, kind, index_space, reductions, fn, name)
 
 

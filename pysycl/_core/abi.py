@@ -46,6 +46,8 @@ per work-item of a work-group). A span reduction (``ReductionType.span``: ``n``
 independent reductions, ``sycl.reduction(sycl.span(p, n), op)``) takes ``T identity``,
 ``T __global *partials`` (``n`` elements per work-group: the group's row, which the
 group sets to the identity and its work-items combine into atomically) and ``long n``.
+A :func:`single_pass_reduction` kernel adds ``T __global *out, long out_offset, uchar keep,
+uint __global *ticket, long ticket_offset`` to each (docs/design/compiler.md).
 
 Index space: a ``range`` kernel (with or without reductions) takes, after the captures'
 arguments, ``long range[0..n-1]``: the user's range, which its ``sycl.item`` reports; the
@@ -139,8 +141,7 @@ class ArgKind(enum.IntEnum):
     """How one capture becomes OpenCL arguments (the list above), as the launcher sets them.
 
     An ``IntEnum``: the launcher compares a kernel's kinds on every submit, and
-    identity tests of the members cost what integer tests did.
-    """
+    identity tests of the members cost what integer tests did."""
 
     #: One scalar argument (``ScalarType`` of a real or bool dtype).
     SCALAR = 0
@@ -162,8 +163,7 @@ class ReductionOp(enum.IntEnum):
     """The SYCL function objects a ``sycl.reduction`` combines with (``ReductionType.op``).
 
     The value is the operator's code in the runtime's final combine kernel
-    (one kernel per dtype serves every known operator: the code is its argument).
-    """
+    (one kernel per dtype serves every known operator: the code is its argument)."""
 
     plus = 0
     multiplies = 1
@@ -248,8 +248,7 @@ class TupleType:
     """Type of a captured tuple of numbers (tuples of them nest): its elements' types.
 
     Its OpenCL arguments are its elements' arguments, in order (flattened
-    depth-first); the entry point rebuilds the tuple.
-    """
+    depth-first); the entry point rebuilds the tuple."""
 
     elements: tuple[ScalarType | TupleType, ...]
 
@@ -269,8 +268,7 @@ class PointerType:
     One OpenCL argument, ``T __global *`` (address space 1), pointing at the
     pointer's first element; kernels index it ``p[i]`` (loads, stores,
     ``sycl.atomic_ref(p, i, ...)``). ``readonly`` pointers (a read-only numpy
-    array's memory) accept loads only.
-    """
+    array's memory) accept loads only."""
 
     dtype: np.dtype
     readonly: bool = False
@@ -425,8 +423,15 @@ class ReductionType:
     span: bool = False
 
     def flat_arg_count(self) -> int:
-        """OpenCL arguments of one reduction: identity, partials, local scratch (or n)."""
+        """Arguments of one reduction: identity, partials, local scratch (or n); 5 more in a
+        :func:`single_pass_reduction` kernel."""
         return 3
+
+
+def single_pass_reduction(ptx: bool, spans: bool) -> bool:
+    """Whether reductions finish in their kernel (``ptx``: a PTX image; ``spans``: a span
+    reduction): the last work-group folds the partials (docs/design/compiler.md)."""
+    return ptx and not spans
 
 
 @dataclass(frozen=True)

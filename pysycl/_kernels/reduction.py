@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pysycl._core.abi import IndexSpace, ReductionType
+from pysycl._core.abi import IndexSpace, ReductionType, single_pass_reduction
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.where import location
 from pysycl._kernels import argplan as _args
@@ -43,6 +43,7 @@ from pysycl._kernels.reduction_plan import (
     ReductionPlan,
     check_local_memory,
     launch_sizes,
+    single_pass,
 )
 from pysycl._memory import tables as _tables
 from pysycl._memory.accessor import access_mode, accessor
@@ -463,8 +464,11 @@ def _load_or_compile(fn: types.FunctionType, caps: list[CaptureEntry], index: In
     k = Kernel(compiled, name, digest)
     if index.kind == "range":
         k.arg_dtypes.extend([np.int64] * index.ndim)
+    single = single_pass_reduction(target[0] == "ptx", any(t.span for t in rtypes))
     for t in rtypes:
         k.arg_dtypes.extend([t.dtype, None, np.int64 if t.span else None])
+        if single:  # the variable, its offset, keep, the ticket, its offset
+            k.arg_dtypes.extend([None, np.int64, np.uint8, None, np.int64])
     if bounds_check or compiled.asserts:
         k.arg_dtypes.append(None)  # the error buffer
     return k
@@ -543,11 +547,13 @@ def _build(ex: DeviceExecutor, k: Kernel, dev: device, cmd: KernelCommandRef,
     clk = ex.build(k, name=cmd.name)
     if cmd.kind == "nd_range":  # wider than the driver promises (PTX): a launch bound
         clk = ex.bounded_kernel(k, clk, cmd.index_space, name=cmd.name)
+    lim = ex.kernel_limits(clk)
+    sizes = launch_sizes(k, dev, lim, cmd, values, target)
+    if single_pass(k, target, reds, sizes):  # the last work-group folds the partials
+        return clk, lim, sizes, []
     finals = [final_kernel(r, ck, target) for r, ck in zip(reds, ckeys, strict=True)]
     fclks = [ex.build(fk) for fk in finals]
-    lim = ex.kernel_limits(clk)
-    return clk, lim, launch_sizes(k, dev, lim, cmd, values, target), list(
-        zip(finals, fclks, strict=True))
+    return clk, lim, sizes, list(zip(finals, fclks, strict=True))
 
 
 def _plan(ex: DeviceExecutor, k: Kernel, built: tuple[Any, Any, Any, list[tuple[Kernel, Any]]],

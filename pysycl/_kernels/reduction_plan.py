@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pysycl._core.abi import single_pass_reduction
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import argplan as _args
 from pysycl._kernels import steps as _steps
@@ -113,6 +114,27 @@ def launch_sizes(k: Kernel, dev: device, lim: tuple[int, tuple[int, ...], int],
     return (groups * wg,), (wg,), list(user)
 
 
+def single_pass(k: Kernel, target: tuple[str, str], reds: Sequence[reduction],
+                sizes: tuple[tuple[int, ...], tuple[int, ...], list[Any]]) -> bool:
+    """Whether kernel ``k`` (built for ``target``) with reductions ``reds``, launched over
+    ``sizes`` (:func:`launch_sizes`), finishes its reductions itself: compiled single-pass
+    (:func:`pysycl._core.abi.single_pass_reduction`) and at least one work-group to run (an
+    empty launch leaves the variables to the final kernels)."""
+    return single_pass_reduction(target[0] == "ptx",
+                                 any(r.variable_kind == "span" for r in reds)) and prod(
+                                     sizes[0]) > 0
+
+
+def tickets(ex: DeviceExecutor, n: int) -> tuple[Any, np.ndarray]:
+    """A device buffer of ``n`` zeroed 32-bit tickets (a single-pass plan's: the last
+    work-group to finish sets its ticket back to 0) and the host zeros being copied into it
+    (the copy may still read them: keep them)."""
+    zeros = np.zeros(max(n, 16), np.uint32)
+    mem = ex.alloc(zeros.nbytes)
+    ex.write(mem, zeros, None)
+    return mem, zeros
+
+
 def check_local_memory(k: Kernel, lim: tuple[int, tuple[int, ...], int], values: list[Any],
                        reds: Sequence[reduction], wg: int) -> None:
     """``errc.nd_range`` unless the kernel's local accessors and the reductions' scratch
@@ -163,8 +185,8 @@ class ReductionPlan:
     kernel's arguments after its identity (partials, then local scratch or a span's size),
     ``finals`` one :class:`FinalStep` per reduction."""
 
-    __slots__ = ("ex", "extra", "finals", "groups", "held", "k", "key", "lim", "main", "tails",
-                 "wg")
+    __slots__ = ("ex", "extra", "finals", "groups", "held", "k", "key", "lim", "main", "single",
+                 "tails", "wg", "zeros")
 
     def __init__(self, ex: DeviceExecutor, k: Kernel, clk: Any, lim: tuple[int, tuple[int, ...], int],
                  sizes: tuple[tuple[int, ...], tuple[int, ...], list[Any]],
@@ -181,9 +203,15 @@ class ReductionPlan:
         self.tails = tuple((p, np.int64(r.count) if r.variable_kind == "span"
                             else ex.local_memory(wg * r.dtype.itemsize))
                            for r, p in zip(reds, parts, strict=True))
+        #: single pass (no final kernels): each reduction's ticket (buffer, offset)
+        self.single: tuple[tuple[Any, np.int64], ...] | None = None
+        if not finals:
+            mem, self.zeros = tickets(ex, len(reds))
+            self.single = tuple((mem, np.int64(i)) for i in range(len(reds)))
         self.main = ex.prepared(k, clk, gsize, lsize)
         self.finals = tuple(FinalStep(ex, fk, fclk, r, p, groups)
-                            for (fk, fclk), r, p in zip(finals, reds, parts, strict=True))
+                            for (fk, fclk), r, p in zip(finals, reds, parts, strict=True)
+                            ) if finals else ()
 
     def run(self, values: list[Any], reds: Sequence[reduction], holds: Any,
             record: tuple[Any, ...] | None, ctx_key: Any, wait_for: Sequence[Any] | None) -> Any:
@@ -191,12 +219,13 @@ class ReductionPlan:
         (of the kinds the plan was made for) after ``wait_for``; hold ``holds`` until the
         last kernel completes; ``record``: what a failure reports (a kernel with an error
         slot), else None. The last kernel's native event."""
+        ev = None
         if self.groups:
             args = _args.flat_args(values, self.k.arg_kinds, self.key)
             args.extend(self.extra)
-            self.main_kernel(args, reds, wait_for, record, ctx_key)
+            ev = self.main_kernel(args, reds, wait_for, record, ctx_key)
             wait_for = None
-        return self.finish(reds, holds, wait_for)
+        return self.finish(reds, holds, wait_for, ev)
 
     def main_kernel(self, args: list[Any], reds: Sequence[reduction],
                     wait_for: Sequence[Any] | None, record: tuple[Any, ...] | None = None,
@@ -204,9 +233,17 @@ class ReductionPlan:
         """Enqueue the main kernel with the captures' arguments ``args`` (and ``extra``),
         the reductions' appended here."""
         tails = self.tails
-        for i, r in enumerate(reds):  # (as many as tails: zip(strict=True) costs ~0.2 us)
-            part, last = tails[i]
-            args.extend((r.identity, part, last))
+        single = self.single
+        if single is None:
+            for i, r in enumerate(reds):  # (as many as tails: zip(strict=True) costs ~0.2 us)
+                part, last = tails[i]
+                args.extend((r.identity, part, last))
+        else:  # and the variable (its buffer or pointer, offset), keep, the ticket
+            key = self.key
+            for i, r in enumerate(reds):
+                part, last = tails[i]
+                args.extend((r.identity, part, last, *single_dest(r, key),
+                             KEEP[r.initialize_to_identity], *single[i]))
         main = self.main
         if record is None:
             return main.enqueue(args, None, wait_for, main.bound)
@@ -214,10 +251,14 @@ class ReductionPlan:
                                       lambda a: main.enqueue(a, None, wait_for))
 
     def finish(self, reds: Sequence[reduction], holds: Any,
-               wait_for: Sequence[Any] | None) -> Any:
-        """Enqueue the final kernels (after ``wait_for``); the last one holds ``holds``."""
+               wait_for: Sequence[Any] | None, ev: Any = None) -> Any:
+        """Enqueue the final kernels (after ``wait_for``; ``ev``: the main kernel's event);
+        the last one (a single-pass plan's main kernel) holds ``holds``."""
+        if self.single is not None:
+            if holds is not None:
+                self.hold(ev, holds)
+            return ev
         key = self.key
-        ev = None
         finals = self.finals
         for i, r in enumerate(reds):  # (as many as finals)
             f = finals[i]
@@ -256,6 +297,21 @@ def final_dest(r: reduction, key: Any) -> tuple[Any, ...]:
     p = r.pointer
     karg = p.native_arg
     return (karg if karg is not None else p.make_native_arg(),)
+
+
+def single_dest(r: reduction, key: Any) -> tuple[Any, np.int64]:
+    """A single-pass kernel's variable arguments of reduction ``r``: its memory (an
+    accessor's device copy for the executor of buffer key ``key``; a USM pointer's kernel
+    argument) and the element offset."""
+    if r.variable_kind == "accessor":
+        out = r.accessor
+        return out.coherence.dev[key], out.kernel_tail[0]
+    p = r.pointer
+    karg = p.native_arg
+    return (karg if karg is not None else p.make_native_arg()), _ZERO
+
+
+_ZERO = np.int64(0)
 
 
 class Prepared:
