@@ -8,7 +8,7 @@ entry point (:mod:`pysycl_numba.wrapper`) matches its image's format:
 * PTX (NVIDIA GPUs, through CUDA or NVIDIA's OpenCL), a 1-D range: a 1-D launch whose
   work-items loop over the items (:mod:`pysycl_numba.range_items`), in work-groups of
   :data:`GPU_GROUP` work-items (the kernel's limit if lower), as many as the range needs up
-  to :data:`GROUPS_PER_UNIT_GPU` per compute unit -- a grid that fills the device once,
+  to :data:`GROUPS_PER_UNIT_GPU` per compute unit -- a grid that fills the device a few times,
   each work-item running blocks of :data:`COARSEN` consecutive items with 128-bit accesses
   where its pointers are aligned (``coarsened``);
 * PTX, a 2-D or 3-D range: a launch of as many dimensions that covers the range
@@ -50,9 +50,10 @@ if TYPE_CHECKING:
 
 #: Work-items per work-group of a 1-D (PTX) ``range`` launch.
 GPU_GROUP = 256
-#: Work-groups per compute unit of a 1-D PTX ``range`` launch (an SM holds 2048
-#: work-items).
-GROUPS_PER_UNIT_GPU = 8
+#: Work-groups per compute unit of a 1-D PTX ``range`` launch: several waves (an SM holds
+#: 2048 work-items, 8 work-groups), each work-item looping less; a triad over 2^28 float32
+#: ran 1-2% faster at 16-64 than at 8 (H100, ``benchmarks/bench_bandwidth.py``'s sweep).
+GROUPS_PER_UNIT_GPU = 32
 #: Consecutive items a work-item of a 1-D PTX ``range`` kernel runs as one block
 #: (``pysycl_numba.range_items.COARSEN``: 128-bit accesses of 4-byte elements).
 COARSEN = 4

@@ -122,7 +122,8 @@ def test_a_jacobi_grid_on_an_h100() -> None:
     32 x 8 covering it (256 x 512 of them); an item a work-item (no tiles) 256 x 1024; in
     blocks of 4 columns (``RANGE_COLUMNS`` 4) 64 x 1024. One row: work-groups of 256
     along it; one column: 256 along the rows; a 3-D range of rows of 5: 8 x 32 x 1. Past
-    CUDA's grid (65535 work-groups along y, along z) the launch stops there."""
+    CUDA's grid (65535 work-groups along y, along z) the launch stops there. A 1-D range:
+    a block of 4 items a work-item, at most ``GROUPS_PER_UNIT_GPU`` (32) work-groups an SM."""
     assert abi.RANGE_BLOCK == (2, 1)
     assert gpu_sizes((8190, 8190), 256, 132) == ((8192, 4096), (32, 8))
     assert gpu_sizes((1000, 1000), 256, 132) == ((1024, 1000), (32, 8))  # too few tiles
@@ -131,7 +132,8 @@ def test_a_jacobi_grid_on_an_h100() -> None:
     assert gpu_sizes((3, 1000, 5), 256, 132) == ((8, 1024, 3), (8, 32, 1))
     assert gpu_sizes((1 << 25, 1), 256, 132) == ((1, 65535 * 256), (1, 256))
     assert gpu_sizes((70000, 2, 3), 256, 132) == ((4, 2, 65535), (4, 2, 1))
-    assert gpu_sizes((1 << 22,), 256, 132) == ((256 * 1056,), (256,))  # 2^20 blocks of 4
+    assert gpu_sizes((1 << 22,), 256, 132) == ((1 << 20,), (256,))  # 2^20 blocks of 4, one each
+    assert gpu_sizes((1 << 26,), 256, 132) == ((256 * 32 * 132,), (256,))  # 32 groups an SM
     assert gpu_sizes((1000,), 256, 132) == ((1000 // COARSEN,), (1000 // COARSEN,))
     old = abi.RANGE_COLUMNS
     abi.RANGE_COLUMNS = 4
