@@ -64,9 +64,8 @@ def gemm_kernel_async(kind: str, stages: int, pa: Any, pb: Any, pc: Any, n: int,
     """128x256 blocks, 8 sub-groups of 64x64, ``stages`` buffers filled by ``cp.async``
     from the packed operands ``pa``, ``pb`` (the module's text). ``constant``: the stages a
     constant of the kernel (a string capture), else a captured int (a kernel argument):
-    on an H100 the constant is 10-20% faster, and on Intel's CPU OpenCL runtime it crashes
-    the process running the kernel (a ring of 4 local buffers indexed ``t % 4`` in a loop
-    with barriers: docs/debugging.md), so CPU devices get the int."""
+    on an H100 the constant is 10-20% faster. CPU devices get the int (the constant once
+    crashed Intel's CPU runtime: a pysycl SPIR-V bug since fixed, docs/debugging.md)."""
     T = elem_type(kind)
     depth, count = (str(stages) if constant else "captured"), stages
 

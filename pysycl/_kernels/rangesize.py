@@ -132,7 +132,8 @@ def _tiled(space: tuple[int, ...], cols: int, rows: int, wg: int, units: int,
         return None
     gx, gy = -(-cols // (bx * per_cols)), -(-rows // (by * per_rows))
     planes = space[0] if len(space) == 3 else 1
-    if (gx * bx >= cols and gy * by >= rows) or gy > _GRID[1] or planes > _GRID[2]:
+    if (gx * bx >= cols and gy * by >= rows) or gx > _GRID[0] or gy > _GRID[1] \
+            or planes > _GRID[2]:  # (past CUDA's grid: the plain launch, which loops)
         return None
     if gx * gy * planes * bx * by < TILE_WAVES * units * _UNIT_ITEMS:
         return None

@@ -8,7 +8,7 @@ from __future__ import annotations
 from math import prod
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from pysycl._core import abi
@@ -30,6 +30,7 @@ _GRID = (2**31 - 1, 65535, 65535)  # CUDA's grid: blocks along x, y, z
 
 
 @given(_spaces, _limits, _units, st.booleans(), _columns)
+@example((2, 2**31), 1, 1, False, 1)  # tiles of 2 rows past CUDA's 2^31 - 1 blocks along x
 def test_full_work_groups_within_the_kernels_and_cudas_limits(
         space: tuple[int, ...], max_group: int, units: int, prints: bool, columns: int) -> None:
     """Global sizes are whole work-groups, a work-group at most GPU_GROUP and the kernel's

@@ -49,6 +49,36 @@ SPIRV_OPTIONS = ("--spirv-ext=+SPV_INTEL_subgroups",)
 #: "Range reductions"). Other kernels keep it (the tiled matmul measured worse without).
 INDEX_LOOP_FLAGS = ("-disable-lsr",)
 
+# A mask of a few bits (``t % 4``, ``t & 3``) in the IR: ScalarEvolution reads it as a
+# zero-extended truncation to an integer type SPIR-V lacks (i2), and the backend's LSR
+# then kept an i2 induction variable that its type legalization widened to i8 *without*
+# the wrap: a 4-buffer pipeline's ``loc[(t % 4) * T + j]`` indexed past its buffers (Intel's
+# CPU runtime segfaulted the process; smaller overruns read wrong data). Such kernels are
+# emitted without LSR (:func:`narrow_masks`).
+_MASK = re.compile(r"= (?:and|urem) i(8|16|32|64) %[^,]+, (\d+)\b")
+
+
+def narrow_masks(text: str) -> bool:
+    """Whether LLVM IR ``text`` masks an integer to a width SPIR-V cannot hold: an
+    ``and`` with a run of ones (shifted or not) below the top bit whose length is not 1, 8,
+    16 or 32, or a ``urem`` by such a power of two (ScalarEvolution's zext-of-trunc)."""
+    for m in _MASK.finditer(text):
+        width, c = int(m.group(1)), int(m.group(2))
+        if m.group(0).startswith("= urem"):
+            if c < 2 or c & (c - 1):
+                continue
+            c -= 1
+        if c <= 0:
+            continue
+        low = (c & -c).bit_length() - 1  # trailing zeros
+        run = c >> low
+        if run & (run + 1):  # not a contiguous run of ones
+            continue
+        ones = run.bit_length()
+        if low + ones < width and ones not in (1, 8, 16, 32):  # (i1: measured right)
+            return True
+    return False
+
 # Emission is serialised: LLVM's SPIR-V backend keeps global state (the
 # process-wide --spirv-ext option, target registration).
 _emit_lock = threading.Lock()
@@ -297,7 +327,8 @@ def emit_spirv(library: SPIRVCodeLibrary, wrapper: llir.Module, entry: str,
         entry: the entry point's name.
         index_loops: emit without the backend's loop strength reduction
             (:data:`INDEX_LOOP_FLAGS`): a range reduction's loop over items keeps its
-            integer index instead of becoming a byte-pointer increment.
+            integer index instead of becoming a byte-pointer increment. A kernel that
+            masks integers to a few bits is emitted so too (:func:`narrow_masks`).
 
     Returns:
         ``(spirv_binary, optimised_llvm_ir_text)``.
@@ -306,7 +337,8 @@ def emit_spirv(library: SPIRVCodeLibrary, wrapper: llir.Module, entry: str,
         pysycl_numba.errors.KernelSourceError: if the IR cannot be emitted.
     """
     text = signed_bool_to_float(optimised_ir(library, wrapper, entry))
-    binary = _emit_checked(text, entry, INDEX_LOOP_FLAGS if index_loops else ())
+    binary = _emit_checked(text, entry,
+                           INDEX_LOOP_FLAGS if index_loops or narrow_masks(text) else ())
     _log.debug("emitted %s: %d bytes of SPIR-V", entry, len(binary))
     return binary, text
 
