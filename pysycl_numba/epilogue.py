@@ -45,21 +45,31 @@ if TYPE_CHECKING:
 # Every work-item runs the loop the same number of times (n is uniform), so
 # the barriers are never divergent; readers read [half, n), writers write
 # [0, n - half): a step never reads what it writes.
+_TREE_FOLD = '''it.barrier(access.fence_space.local_space)
+n = nl
+while n > 1:
+    half = (n + 1) >> 1
+    if lid + half < n:
+        tmp[lid] = combiner(tmp[lid], tmp[lid + half])
+    it.barrier(access.fence_space.local_space)
+    n = half'''
+
+
+def _indented(text: str, spaces: int) -> str:
+    """``text``'s lines after the first indented by ``spaces`` (it replaces a placeholder
+    that stands at that indentation)."""
+    return text.replace("\n", "\n" + " " * spaces)
+
+
 _TREE = '''
 def _pysycl_reduction_epilogue(it, v, tmp, part):
     lid = it.get_local_linear_id()
-    n = it.get_local_range().size()
+    nl = it.get_local_range().size()
     tmp[lid] = v
-    it.barrier(access.fence_space.local_space)
-    while n > 1:
-        half = (n + 1) >> 1
-        if lid + half < n:
-            tmp[lid] = combiner(tmp[lid], tmp[lid + half])
-        it.barrier(access.fence_space.local_space)
-        n = half
+    TREE_FOLD
     if lid == 0:
         part[it.get_group_linear_id()] = tmp[0]
-'''
+'''.replace("TREE_FOLD", _indented(_TREE_FOLD, 4))
 
 _COLLECTIVE = '''
 def _pysycl_reduction_epilogue(it, v, tmp, part):
@@ -114,15 +124,7 @@ def _pysycl_reduction_last(it, tmp, part, out, keep, ticket, ident):
             else:
                 out[0] = total
 '''
-_LAST_TREE = '''it.barrier(access.fence_space.local_space)
-        n = nl
-        while n > 1:
-            half = (n + 1) >> 1
-            if lid + half < n:
-                tmp[lid] = combiner(tmp[lid], tmp[lid + half])
-            it.barrier(access.fence_space.local_space)
-            n = half
-        total = tmp[0]'''
+_LAST_TREE = _indented(_TREE_FOLD + "\ntotal = tmp[0]", 8)
 _LAST_COLLECTIVE = "total = reduce_over_group(it.get_group(), tmp[lid], functor)"
 
 # The combiner of two values as a device function of its own: the entry point of a range
