@@ -64,8 +64,8 @@ def gemm_kernel_async(kind: str, stages: int, pa: Any, pb: Any, pc: Any, n: int,
     """128x256 blocks, 8 sub-groups of 64x64, ``stages`` buffers filled by ``cp.async``
     from the packed operands ``pa``, ``pb`` (the module's text). ``constant``: the stages a
     constant of the kernel (a string capture), else a captured int (a kernel argument):
-    on an H100 the constant is 10-20% faster. CPU devices get the int (the constant once
-    crashed Intel's CPU runtime: a pysycl SPIR-V bug since fixed, docs/debugging.md)."""
+    on an H100 the constant is 10-20% faster (on Intel's CPU runtime the constant once
+    crashed the process: a pysycl SPIR-V bug, fixed -- docs/debugging.md)."""
     T = elem_type(kind)
     depth, count = (str(stages) if constant else "captured"), stages
 
