@@ -6,7 +6,7 @@ the wrap, so the SPIR-V indexed past the ring (Intel's CPU runtime segfaulted th
 at the kernel's first run). Kernels with such masks are emitted without LSR
 (``pysycl_numba.targets.spirv.codegen.narrow_masks``). The pipeline runs in a child
 process -- a regression must not kill the test run -- on every device that runs SPIR-V,
-against numpy.
+against numpy; so does a ring in global memory.
 """
 
 from __future__ import annotations
@@ -71,6 +71,43 @@ _PIPELINE = textwrap.dedent('''
 ''')
 
 
+_GLOBAL_RING = textwrap.dedent('''
+    import sys
+    import numpy as np
+    import pysycl as sycl
+
+    expr = sys.argv[1]
+    q = sycl.queue(sycl.device.get_devices()[int(sys.argv[2])])
+    steps, wg, T, NB = 24, 8, 16, 16
+    out = sycl.malloc_device(wg * NB * T, q, dtype=np.int64)
+    cnt = sycl.malloc_device(wg, q, dtype=np.int64)
+    src = f"""
+    def make(out, cnt):
+        def k(it):
+            i = it.get_global_id(0)
+            s = 0
+            for t in range({steps}):
+                j = 0
+                while j < {T}:                   # fill the ring's slot of step t
+                    out[(i * {NB} + ({expr})) * {T} + j] = t
+                    j += 1
+                j = 0
+                while j < {T}:                   # and read it back
+                    s += out[(i * {NB} + ({expr})) * {T} + j]
+                    j += 1
+            cnt[i] = s
+        return k
+    """
+    ns = {}
+    exec(src, ns)
+    q.parallel_for(sycl.nd_range(sycl.range(wg), sycl.range(wg)), ns["make"](out, cnt)).wait()
+    got = np.empty(wg, np.int64)
+    q.memcpy(got, cnt, got.nbytes).wait()
+    assert (got == T * steps * (steps - 1) // 2).all(), got
+    print("ok")
+''')
+
+
 def _spirv_devices() -> list[int]:
     return [i for i, d in enumerate(sycl.device.get_devices())
             if d.has(sycl.aspect.ext_pysycl_spirv)]
@@ -85,6 +122,20 @@ def test_a_ring_of_local_buffers(expr: str, stages: int) -> None:
         pytest.skip("no device runs SPIR-V")
     for i in devices:
         r = subprocess.run([sys.executable, "-c", _PIPELINE, expr, str(stages), str(i)],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0 and r.stdout.strip() == "ok", (i, r.returncode, r.stderr[-2000:])
+
+
+@pytest.mark.parametrize("expr", ["t % 4", "(t + 5) % 8", "t & 12", "(t * 3) % 16"])
+def test_a_ring_in_global_memory(expr: str) -> None:
+    """The same with the ring in global memory and slots picked by a shifted mask or a
+    product (each crashed the CPU runtime before the fix): every SPIR-V device, numpy's
+    sum."""
+    devices = _spirv_devices()
+    if not devices:
+        pytest.skip("no device runs SPIR-V")
+    for i in devices:
+        r = subprocess.run([sys.executable, "-c", _GLOBAL_RING, expr, str(i)],
                            capture_output=True, text=True, timeout=300)
         assert r.returncode == 0 and r.stdout.strip() == "ok", (i, r.returncode, r.stderr[-2000:])
 
