@@ -126,11 +126,12 @@ def test_a_ring_of_local_buffers(expr: str, stages: int) -> None:
         assert r.returncode == 0 and r.stdout.strip() == "ok", (i, r.returncode, r.stderr[-2000:])
 
 
-@pytest.mark.parametrize("expr", ["t % 4", "(t + 5) % 8", "t & 12", "(t * 3) % 16"])
+@pytest.mark.parametrize("expr", ["t % 4", "(t + 5) % 8", "t & 12", "(t * 3) % 16",
+                                  "((t << 61) >> 61) + 4"])
 def test_a_ring_in_global_memory(expr: str) -> None:
-    """The same with the ring in global memory and slots picked by a shifted mask or a
-    product (each crashed the CPU runtime before the fix): every SPIR-V device, numpy's
-    sum."""
+    """The same with the ring in global memory and slots picked by a shifted mask, a
+    product or a sign-extended 3-bit field (each crashed the CPU runtime before the fix):
+    every SPIR-V device, numpy's sum."""
     devices = _spirv_devices()
     if not devices:
         pytest.skip("no device runs SPIR-V")
@@ -156,3 +157,8 @@ def test_which_masks_are_narrow() -> None:
     assert not narrow_masks(ir("and", "i8", 254))     # up to the top bit: a division
     assert not narrow_masks(ir("urem", "i64", 6))     # not a power of two
     assert not narrow_masks("  %r = and i64 %x, -16\n")
+    field = "  %a = shl i64 %t, {} \n  %b = ashr exact i64 %a, {}\n"
+    assert narrow_masks(field.format(61, 54))     # sext (trunc to i3), scaled
+    assert narrow_masks(field.format(62, 62))
+    assert not narrow_masks(field.format(56, 56))  # an i8 field: a plain width
+    assert not narrow_masks(field.format(3, 7))    # a shift right past it: a division

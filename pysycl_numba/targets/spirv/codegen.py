@@ -49,19 +49,28 @@ SPIRV_OPTIONS = ("--spirv-ext=+SPV_INTEL_subgroups",)
 #: "Range reductions"). Other kernels keep it (the tiled matmul measured worse without).
 INDEX_LOOP_FLAGS = ("-disable-lsr",)
 
-# A mask of a few bits (``t % 4``, ``t & 3``) in the IR: ScalarEvolution reads it as a
-# zero-extended truncation to an integer type SPIR-V lacks (i2), and the backend's LSR
-# then kept an i2 induction variable that its type legalization widened to i8 *without*
-# the wrap: a 4-buffer pipeline's ``loc[(t % 4) * T + j]`` indexed past its buffers (Intel's
-# CPU runtime segfaulted the process; smaller overruns read wrong data). Such kernels are
-# emitted without LSR (:func:`narrow_masks`).
+# A mask of a few bits (``t % 4``, ``t & 3``) in the IR, or a sign-extended bit-field
+# (``(t << 61) >> 61``): ScalarEvolution reads it as an extended truncation to an integer
+# type SPIR-V lacks (i2), and the backend's LSR then kept an i2 induction variable that its
+# type legalization widened to i8 *without* the wrap: a 4-buffer pipeline's
+# ``loc[(t % 4) * T + j]`` indexed past its buffers (Intel's CPU runtime segfaulted the
+# process; smaller overruns read wrong data). Such kernels are emitted without LSR
+# (:func:`narrow_masks`).
 _MASK = re.compile(r"= (?:and|urem) i(8|16|32|64) %[^,]+, (\d+)\b")
+_SHL = re.compile(r"(%[\w.\"-]+) = shl (?:nuw )?(?:nsw )?i(8|16|32|64) %[^,]+, (\d+)\b")
+_ASHR = re.compile(r"= ashr (?:exact )?i(?:8|16|32|64) (%[\w.\"-]+), (\d+)\b")
 
 
 def narrow_masks(text: str) -> bool:
     """Whether LLVM IR ``text`` masks an integer to a width SPIR-V cannot hold: an
     ``and`` with a run of ones (shifted or not) below the top bit whose length is not 1, 8,
-    16 or 32, or a ``urem`` by such a power of two (ScalarEvolution's zext-of-trunc)."""
+    16 or 32, or a ``urem`` by such a power of two (ScalarEvolution's zext-of-trunc); or an
+    ``ashr`` of a ``shl`` by at least as much that keeps such a width (its sext-of-trunc)."""
+    shl = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in _SHL.finditer(text)}
+    for m in _ASHR.finditer(text):  # ashr (shl x, c1), c2 with c1 >= c2: sext (trunc x)
+        width, c1 = shl.get(m.group(1), (0, -1))
+        if c1 >= int(m.group(2)) and width - c1 not in (8, 16, 32):
+            return True
     for m in _MASK.finditer(text):
         width, c = int(m.group(1)), int(m.group(2))
         if m.group(0).startswith("= urem"):
@@ -78,6 +87,7 @@ def narrow_masks(text: str) -> bool:
         if low + ones < width and ones not in (1, 8, 16, 32):  # (i1: measured right)
             return True
     return False
+
 
 # Emission is serialised: LLVM's SPIR-V backend keeps global state (the
 # process-wide --spirv-ext option, target registration).
