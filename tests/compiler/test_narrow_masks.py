@@ -108,6 +108,68 @@ _GLOBAL_RING = textwrap.dedent('''
 ''')
 
 
+# Random index arithmetic (+ - * // % & << >> of the loop counter, the work-item id and
+# small constants) picking a ring slot in global memory inside a loop, against Python.
+# Before the fix, the 12 kernels of each seed below crashed the CPU runtime (checked).
+_RANDOM_RINGS = textwrap.dedent('''
+    import random
+    import sys
+    import numpy as np
+    import pysycl as sycl
+
+    seed, count = int(sys.argv[1]), int(sys.argv[2])
+    q = sycl.queue(sycl.device.get_devices()[int(sys.argv[3])])
+    rng = random.Random(seed)
+    RIGHT = {"%": [2, 3, 4, 8, 16, 5, 7, 32], "//": [2, 3, 4, 8, 16, 5, 7, 32],
+             "&": [1, 3, 7, 12, 15, 31, 48, 6, 255], ">>": range(7), "<<": range(7)}
+
+    def expr(d=0):
+        if d > 2 or rng.random() < 0.3:
+            return rng.choice(["t", "i", str(rng.randint(1, 9))])
+        op = rng.choice(["+", "*", "%", "&", ">>", "<<", "-", "//"])
+        a, b = expr(d + 1), expr(d + 1)
+        if op in RIGHT:
+            b = str(rng.choice(list(RIGHT[op])))
+        return f"({a} {op} {b})"
+
+    steps, wg, NB, T = 20, 8, 8, 4
+    for _ in range(count):
+        e = expr()
+        slot = f"(({e}) % {NB} + {NB}) % {NB}"
+        src = f"""
+    def make(out, cnt):
+        def k(it):
+            i = it.get_global_id(0)
+            s = 0
+            for t in range({steps}):
+                j = 0
+                while j < {T}:
+                    out[(i * {NB} + {slot}) * {T} + j] = t + j
+                    j += 1
+                j = 0
+                while j < {T}:
+                    s += out[(i * {NB} + {slot}) * {T} + j] * (j + 1)
+                    j += 1
+                s += {e}
+            cnt[i] = s
+        return k
+    """
+        ns = {}
+        exec(src, ns)
+        out = sycl.malloc_device(wg * NB * T, q, dtype=np.int64)
+        cnt = sycl.malloc_device(wg, q, dtype=np.int64)
+        q.parallel_for(sycl.nd_range(sycl.range(wg), sycl.range(wg)), ns["make"](out, cnt)).wait()
+        got = np.empty(wg, np.int64)
+        q.memcpy(got, cnt, got.nbytes).wait()
+        ring = sum((t + j) * (j + 1) for t in range(steps) for j in range(T))
+        want = [ring + sum(eval(e, {"t": t, "i": i}) for t in range(steps)) for i in range(wg)]
+        assert got.tolist() == want, (e, got[:3], want[:3])
+        sycl.free(out, q)
+        sycl.free(cnt, q)
+    print("ok")
+''')
+
+
 def _spirv_devices() -> list[int]:
     return [i for i, d in enumerate(sycl.device.get_devices())
             if d.has(sycl.aspect.ext_pysycl_spirv)]
@@ -138,6 +200,19 @@ def test_a_ring_in_global_memory(expr: str) -> None:
     for i in devices:
         r = subprocess.run([sys.executable, "-c", _GLOBAL_RING, expr, str(i)],
                            capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0 and r.stdout.strip() == "ok", (i, r.returncode, r.stderr[-2000:])
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_random_index_arithmetic_in_loops(seed: int) -> None:
+    """12 random index expressions a seed, each a ring slot in a loop: every SPIR-V device
+    equals Python (a child process: a miscompile that crashes must not end the run)."""
+    devices = _spirv_devices()
+    if not devices:
+        pytest.skip("no device runs SPIR-V")
+    for i in devices:
+        r = subprocess.run([sys.executable, "-c", _RANDOM_RINGS, str(seed), "12", str(i)],
+                           capture_output=True, text=True, timeout=600)
         assert r.returncode == 0 and r.stdout.strip() == "ok", (i, r.returncode, r.stderr[-2000:])
 
 
