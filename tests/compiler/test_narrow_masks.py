@@ -6,7 +6,7 @@ the wrap, so the SPIR-V indexed past the ring (Intel's CPU runtime segfaulted th
 at the kernel's first run). Kernels with such masks are emitted without LSR
 (``pysycl_numba.targets.spirv.codegen.narrow_masks``). The pipeline runs in a child
 process -- a regression must not kill the test run -- on every device that runs SPIR-V,
-against numpy; so does a ring in global memory.
+against numpy; so do rings in global memory, random index arithmetic among them.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ _PIPELINE = textwrap.dedent('''
     import numpy as np
     import pysycl as sycl
 
-    expr, stages = sys.argv[1], int(sys.argv[2])
-    q = sycl.queue(sycl.device.get_devices()[int(sys.argv[3])])
+    q = sycl.queue(sycl.device.get_devices()[int(sys.argv[1])])
+    expr, stages = sys.argv[2], int(sys.argv[3])
     T = wg = 64
     steps = 24
     x = np.arange(T * (steps + stages), dtype=np.float32)
@@ -71,71 +71,37 @@ _PIPELINE = textwrap.dedent('''
 ''')
 
 
-_GLOBAL_RING = textwrap.dedent('''
-    import sys
-    import numpy as np
-    import pysycl as sycl
-
-    expr = sys.argv[1]
-    q = sycl.queue(sycl.device.get_devices()[int(sys.argv[2])])
-    steps, wg, T, NB = 24, 8, 16, 16
-    out = sycl.malloc_device(wg * NB * T, q, dtype=np.int64)
-    cnt = sycl.malloc_device(wg, q, dtype=np.int64)
-    src = f"""
-    def make(out, cnt):
-        def k(it):
-            i = it.get_global_id(0)
-            s = 0
-            for t in range({steps}):
-                j = 0
-                while j < {T}:                   # fill the ring's slot of step t
-                    out[(i * {NB} + ({expr})) * {T} + j] = t
-                    j += 1
-                j = 0
-                while j < {T}:                   # and read it back
-                    s += out[(i * {NB} + ({expr})) * {T} + j]
-                    j += 1
-            cnt[i] = s
-        return k
-    """
-    ns = {}
-    exec(src, ns)
-    q.parallel_for(sycl.nd_range(sycl.range(wg), sycl.range(wg)), ns["make"](out, cnt)).wait()
-    got = np.empty(wg, np.int64)
-    q.memcpy(got, cnt, got.nbytes).wait()
-    assert (got == T * steps * (steps - 1) // 2).all(), got
-    print("ok")
-''')
-
-
-# Random index arithmetic (+ - * // % & << >> of the loop counter, the work-item id and
-# small constants) picking a ring slot in global memory inside a loop, against Python.
-# Before the fix, the 12 kernels of each seed below crashed the CPU runtime (checked).
-_RANDOM_RINGS = textwrap.dedent('''
+# Rings in global memory: a loop's step picks a slot of a ring by an index expression,
+# fills it and reads it back, against Python. Either one expression as the slot, or
+# ``random SEED COUNT``: random index arithmetic (+ - * // % & << >> of the loop counter,
+# the work-item id and small constants) wrapped into the ring.
+_GLOBAL_RINGS = textwrap.dedent('''
     import random
     import sys
     import numpy as np
     import pysycl as sycl
 
-    seed, count = int(sys.argv[1]), int(sys.argv[2])
-    q = sycl.queue(sycl.device.get_devices()[int(sys.argv[3])])
-    rng = random.Random(seed)
+    q = sycl.queue(sycl.device.get_devices()[int(sys.argv[1])])
+    steps, wg, NB, T = 24, 8, 16, 16
     RIGHT = {"%": [2, 3, 4, 8, 16, 5, 7, 32], "//": [2, 3, 4, 8, 16, 5, 7, 32],
              "&": [1, 3, 7, 12, 15, 31, 48, 6, 255], ">>": range(7), "<<": range(7)}
 
-    def expr(d=0):
+    def expr(rng, d=0):
         if d > 2 or rng.random() < 0.3:
             return rng.choice(["t", "i", str(rng.randint(1, 9))])
         op = rng.choice(["+", "*", "%", "&", ">>", "<<", "-", "//"])
-        a, b = expr(d + 1), expr(d + 1)
+        a, b = expr(rng, d + 1), expr(rng, d + 1)
         if op in RIGHT:
             b = str(rng.choice(list(RIGHT[op])))
         return f"({a} {op} {b})"
 
-    steps, wg, NB, T = 20, 8, 8, 4
-    for _ in range(count):
-        e = expr()
-        slot = f"(({e}) % {NB} + {NB}) % {NB}"
+    if sys.argv[2] == "random":
+        rng = random.Random(int(sys.argv[3]))
+        exprs = [expr(rng) for _ in range(int(sys.argv[4]))]
+        cases = [(e, f"(({e}) % {NB} + {NB}) % {NB}") for e in exprs]
+    else:
+        cases = [(sys.argv[2], sys.argv[2])]
+    for e, slot in cases:
         src = f"""
     def make(out, cnt):
         def k(it):
@@ -143,12 +109,12 @@ _RANDOM_RINGS = textwrap.dedent('''
             s = 0
             for t in range({steps}):
                 j = 0
-                while j < {T}:
-                    out[(i * {NB} + {slot}) * {T} + j] = t + j
+                while j < {T}:                   # fill the ring's slot of step t
+                    out[(i * {NB} + ({slot})) * {T} + j] = t
                     j += 1
                 j = 0
-                while j < {T}:
-                    s += out[(i * {NB} + {slot}) * {T} + j] * (j + 1)
+                while j < {T}:                   # and read it back
+                    s += out[(i * {NB} + ({slot})) * {T} + j]
                     j += 1
                 s += {e}
             cnt[i] = s
@@ -161,8 +127,9 @@ _RANDOM_RINGS = textwrap.dedent('''
         q.parallel_for(sycl.nd_range(sycl.range(wg), sycl.range(wg)), ns["make"](out, cnt)).wait()
         got = np.empty(wg, np.int64)
         q.memcpy(got, cnt, got.nbytes).wait()
-        ring = sum((t + j) * (j + 1) for t in range(steps) for j in range(T))
-        want = [ring + sum(eval(e, {"t": t, "i": i}) for t in range(steps)) for i in range(wg)]
+        ring = T * steps * (steps - 1) // 2
+        want = [ring + sum(int(eval(e, {"t": np.int64(t), "i": np.int64(i)}))  # int64's wrap
+                           for t in range(steps)) for i in range(wg)]
         assert got.tolist() == want, (e, got[:3], want[:3])
         sycl.free(out, q)
         sycl.free(cnt, q)
@@ -175,17 +142,23 @@ def _spirv_devices() -> list[int]:
             if d.has(sycl.aspect.ext_pysycl_spirv)]
 
 
-@pytest.mark.parametrize(("expr", "stages"), [("t % 4", 4), ("t & 3", 4), ("t % 8", 8),
-                                              ("t % 16", 16), ("t % 3", 3)])
-def test_a_ring_of_local_buffers(expr: str, stages: int) -> None:
-    """The ring's pipeline equals numpy on every SPIR-V device (``% 3``: no mask, as before)."""
+def _run_everywhere(script: str, *args: str, timeout: int = 300) -> None:
+    """``script`` in a child process (a miscompile that crashes must not end the run) for
+    each device that runs SPIR-V, the device's index its first argument."""
     devices = _spirv_devices()
     if not devices:
         pytest.skip("no device runs SPIR-V")
     for i in devices:
-        r = subprocess.run([sys.executable, "-c", _PIPELINE, expr, str(stages), str(i)],
-                           capture_output=True, text=True, timeout=300)
+        r = subprocess.run([sys.executable, "-c", script, str(i), *args],
+                           capture_output=True, text=True, timeout=timeout)
         assert r.returncode == 0 and r.stdout.strip() == "ok", (i, r.returncode, r.stderr[-2000:])
+
+
+@pytest.mark.parametrize(("expr", "stages"), [("t % 4", 4), ("t & 3", 4), ("t % 8", 8),
+                                              ("t % 16", 16), ("t % 3", 3)])
+def test_a_ring_of_local_buffers(expr: str, stages: int) -> None:
+    """The ring's pipeline equals numpy on every SPIR-V device (``% 3``: no mask, as before)."""
+    _run_everywhere(_PIPELINE, expr, str(stages))
 
 
 @pytest.mark.parametrize("expr", ["t % 4", "(t + 5) % 8", "t & 12", "(t * 3) % 16",
@@ -193,27 +166,15 @@ def test_a_ring_of_local_buffers(expr: str, stages: int) -> None:
 def test_a_ring_in_global_memory(expr: str) -> None:
     """The same with the ring in global memory and slots picked by a shifted mask, a
     product or a sign-extended 3-bit field (each crashed the CPU runtime before the fix):
-    every SPIR-V device, numpy's sum."""
-    devices = _spirv_devices()
-    if not devices:
-        pytest.skip("no device runs SPIR-V")
-    for i in devices:
-        r = subprocess.run([sys.executable, "-c", _GLOBAL_RING, expr, str(i)],
-                           capture_output=True, text=True, timeout=300)
-        assert r.returncode == 0 and r.stdout.strip() == "ok", (i, r.returncode, r.stderr[-2000:])
+    every SPIR-V device, Python's sum."""
+    _run_everywhere(_GLOBAL_RINGS, expr)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_random_index_arithmetic_in_loops(seed: int) -> None:
     """12 random index expressions a seed, each a ring slot in a loop: every SPIR-V device
-    equals Python (a child process: a miscompile that crashes must not end the run)."""
-    devices = _spirv_devices()
-    if not devices:
-        pytest.skip("no device runs SPIR-V")
-    for i in devices:
-        r = subprocess.run([sys.executable, "-c", _RANDOM_RINGS, str(seed), "12", str(i)],
-                           capture_output=True, text=True, timeout=600)
-        assert r.returncode == 0 and r.stdout.strip() == "ok", (i, r.returncode, r.stderr[-2000:])
+    equals Python (before the fix, each seed's kernels crashed the CPU runtime)."""
+    _run_everywhere(_GLOBAL_RINGS, "random", str(seed), "12", timeout=600)
 
 
 def test_which_masks_are_narrow() -> None:
