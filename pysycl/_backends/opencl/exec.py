@@ -32,7 +32,7 @@ _T = TypeVar("_T")
 
 _log = logging.getLogger("pysycl.opencl")
 
-MEM_ERRORS = _MEM_ERRORS = frozenset((-4, -5, -6, -61))  # allocation failures, whatever the call
+MEM_ERRORS = frozenset((-4, -5, -6, -61))  # allocation failures, whatever the call
 
 
 def cl_error_code(e: BaseException) -> int | None:
@@ -48,7 +48,7 @@ def translate(e: BaseException, what: str, code: errc | None = None) -> exceptio
 
     ``code`` is used unless the status says the failure was an allocation.
     """
-    if cl_error_code(e) in _MEM_ERRORS:
+    if cl_error_code(e) in MEM_ERRORS:
         code = errc.memory_allocation
     return translate_cl_error(e, what, code)
 
