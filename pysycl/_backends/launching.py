@@ -48,7 +48,7 @@ from pysycl._core.abi import PROPS_ATTR
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.launch_types import native_order
 from pysycl._kernels import bounds as _bounds
-from pysycl._kernels import reduction as _reduction
+from pysycl._kernels import reduction_launch as _reduction
 from pysycl._kernels import steps as _steps
 from pysycl._kernels.argplan import accessor_ranges, flat_args, refresh_for, with_local_memory
 from pysycl._kernels.cache import kernels, target_of

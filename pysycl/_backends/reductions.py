@@ -3,7 +3,7 @@
 ``q.parallel_for(space, sycl.reduction(ptr, op), ..., k)`` with no dependencies reaches
 :func:`launch_reductions` (``Executor.launch_reductions`` of the OpenCL and CUDA
 executors). Its first launch takes the whole way -- the handler's checks, then
-:func:`pysycl._kernels.reduction.prepare` (captures, compile, the queue's
+:func:`pysycl._kernels.reduction_launch.prepare` (captures, compile, the queue's
 :class:`~pysycl._kernels.reduction_plan.ReductionPlan`) -- and remembers, per kernel code,
 a :class:`RememberedReductions`: the plan, the refresh of the kernel's captures
 (:func:`pysycl._kernels.argplan.refresh_for`, as a remembered plain launch has), and what
@@ -34,8 +34,9 @@ from pysycl._core.abi import PROPS_ATTR
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels.argplan import refresh_for
 from pysycl._kernels.cache import kernels
-from pysycl._kernels.reduction import check_command, reduction, space_key
-from pysycl._kernels.reduction import prepare as _prepare
+from pysycl._kernels.reduction import check_command, reduction
+from pysycl._kernels.reduction_launch import prepare as _prepare
+from pysycl._kernels.reduction_launch import space_key
 from pysycl._memory.usm_api import PRUNE_AT, prune
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ REMEMBERED = 64
 class RememberedReductions:
     """A handler-less launch with reductions, kept for the next launches of its kernel code
     (see the module docstring): ``plan``, the refresh and its constants (``want``), the
-    launch's kind, index space (:func:`~pysycl._kernels.reduction.space_key`), kernel-cache
+    launch's kind, index space (:func:`~pysycl._kernels.reduction_launch.space_key`), kernel-cache
     generation and kernel properties, ``reds`` one ``(variable kind, dtype, op, combiner key
     (a custom one's; else None), count, pointer signature)`` per reduction, ``group`` what
     :func:`~pysycl._kernels.reduction.check_command` reads (several reductions: their

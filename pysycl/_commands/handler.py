@@ -32,6 +32,7 @@ from pysycl._commands.host_task import takes_interop_handle
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.launch_types import Submission
 from pysycl._core.vec_layout import FIELD, describe, vec_parts
+from pysycl._kernels.reduction import reduction
 from pysycl._kernels.signature import check_kernel as _check_kernel
 from pysycl._kernels.signature import offset_error
 from pysycl._memory import tables as _tables
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
     from pysycl._bundles.kernel_bundle import kernel_bundle
     from pysycl._commands.refs import QueueLike
     from pysycl._kernels.kernel_api import local_accessor
-    from pysycl._kernels.reduction import reduction
     from pysycl._kernels.specconst import specialization_id
 
 _SUBMITTED = object()  # an accessor's handler once its command group has been submitted
@@ -167,8 +167,6 @@ class handler(Submission):  # noqa: N801 - the spec's spelling
             raise TypeError(f"parallel_for takes a sycl.range or sycl.nd_range, got "
                             f"{type(index_space).__name__}")
         if len(rest) > 1:
-            from pysycl._kernels.reduction import reduction
-
             if kind == "range" and isinstance(rest[0], _id):  # SYCL 1.2.1's offset form
                 raise offset_error(kernel, rest[0])
             for r in rest[:-1]:

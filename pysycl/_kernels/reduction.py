@@ -16,36 +16,18 @@ the queue's in-order OpenCL queue; the command group's event is the last one.
 
 from __future__ import annotations
 
-import hashlib
 import sys
 import types
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from math import prod
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pysycl._core.abi import IndexSpace, ReductionType, single_pass_reduction
 from pysycl._core.exceptions import errc, exception
 from pysycl._core.where import location
-from pysycl._kernels import argplan as _args
-from pysycl._kernels import bounds as _bounds
-from pysycl._kernels.cache import Kernel, kernels, target_of
-from pysycl._kernels.captures import capture_values, captures_of
-from pysycl._kernels.digest import hash_static, stable_digest
-from pysycl._kernels.functor import body_of
 from pysycl._kernels.group_algorithms import known_identity
-from pysycl._kernels.kassert import submit_site
 from pysycl._kernels.kernel_api import _functor
-from pysycl._kernels.reduction_final import COMBINERS, final_kernel
-from pysycl._kernels.reduction_plan import (
-    Prepared,
-    ReductionPlan,
-    check_local_memory,
-    launch_sizes,
-    single_pass,
-)
-from pysycl._memory import tables as _tables
+from pysycl._kernels.reduction_final import COMBINERS
 from pysycl._memory.accessor import access_mode, accessor
 from pysycl._memory.buffer import buffer
 from pysycl._memory.span import span
@@ -54,10 +36,7 @@ from pysycl.property import REDUCTION, checked, no_init, property_list
 from pysycl.property import reduction as _reduction_props
 
 if TYPE_CHECKING:
-    from pysycl._core.backends import DeviceExecutor
-    from pysycl._core.launch_types import CommandGroupRef, KernelCommandRef
-    from pysycl._kernels.captures import CaptureEntry
-    from pysycl._objects.device import device
+    from pysycl._core.launch_types import CommandGroupRef
     from pysycl.property import _Property
 
 
@@ -279,6 +258,11 @@ class reduction:  # noqa: N801 - the spec's spelling
                 and (n == 1 or (properties is None and type(args[1]) is list)) \
                 and self._pointer_form(var, args[0], args[1] if n == 2 else properties):
             return
+        if type(var) is buffer and identity is _MISSING and 1 < n <= 3 \
+                and isinstance(args[1], _functor) \
+                and (n == 2 or (properties is None and type(args[2]) is list)) \
+                and self._buffer_form(var, args[0], args[1], args[2] if n == 3 else properties):
+            return
         where = _caller()
         h, combiner, identity, properties = _split_args(var, args, identity, properties, where)
         init = _initializes(properties)
@@ -309,6 +293,30 @@ class reduction:  # noqa: N801 - the spec's spelling
         self._site: tuple[str, int] | None = None
         self._sig = (self._kind, dt, op, combiner_key(comb) if op == "custom" else None,
                      self._count, None if self._ptr is None else self._ptr.signature)
+
+    def _buffer_form(self, buf: buffer, h: Any, comb: _functor, properties: Any) -> bool:
+        """``sycl.reduction(buf, h, sycl.plus()[, properties])``, the form a command group
+        makes at each submit, made without the general way's parsing (``where`` found when
+        asked); False where the general way must say what is wrong."""
+        op = comb.op
+        dt = buf.dtype
+        if not hasattr(h, "requirements") or buf.size() != 1 or dt.kind not in "iuf" \
+                or (dt.kind == "f" and op in _BITWISE):
+            return False
+        init = _initializes(properties)  # (raises what the general way raises)
+        f = sys._getframe(2)  # the user's frame: __init__'s caller
+        self._site = (f.f_code.co_filename, f.f_lineno)
+        self._where = None
+        # (discard_write: write with no_init, without a property list to check)
+        self._acc = buf.get_access(h, access_mode.discard_write if init
+                                   else access_mode.read_write)
+        self._ptr, self._handler = None, h
+        self._count, self._kind, self._dtype, self._op = 1, "accessor", dt, op
+        self._combiner = COMBINERS[op]
+        self._identity = _known_identity_value(op, dt, "")  # (a known identity never fails)
+        self._init = init
+        self._sig = ("accessor", dt, op, None, 1, None)
+        return True
 
     def _pointer_form(self, p: usm_pointer, comb: _functor, properties: Any) -> bool:
         """``sycl.reduction(ptr, sycl.plus()[, properties])``, the form a loop makes at each
@@ -414,7 +422,7 @@ def check_command(h: CommandGroupRef, reds: Sequence[reduction]) -> None:
     """The submit-time checks of a command's reductions (every device): a buffer or accessor
     reduction of this command group; a USM variable live, in the queue's context, and
     written by one reduction of the command only."""
-    seen: dict[int, reduction] = {}
+    seen: list[reduction] = []
     for r in reds:
         if r.handler is not None:
             if r.handler is not h:
@@ -422,18 +430,19 @@ def check_command(h: CommandGroupRef, reds: Sequence[reduction]) -> None:
                                 "another command group")
             continue
         p = r.pointer
-        p.check_live(f"{r.where}: sycl.reduction")
+        if not p.live:  # (r.where is formatted only for the message)
+            p.check_live(f"{r.where}: sycl.reduction")
         if p.signature[0] != h.context_key:
             raise exception(errc.invalid, f"{r.where}: the reduction's pointer {p!r} was "
                             f"allocated in {p.allocation.ctx!r}, not in the queue's "
                             f"context {h.queue.get_context()!r}")
         lo, hi = p.address, p.address + r.count * r.dtype.itemsize
-        for other in seen.values():
+        for other in seen:
             q = other.pointer
             if max(lo, q.address) < min(hi, q.address + other.count * q.dtype.itemsize):
                 raise exception(errc.invalid, f"{r.where}: the reduction's variable overlaps "
                                 f"that of the reduction at {other.where} in the same kernel")
-        seen[id(r)] = r
+        seen.append(r)
 
 
 # --------------------------------------------------------------- main kernel
@@ -442,137 +451,3 @@ def combiner_key(comb: _functor | Callable[..., Any]) -> Hashable:
     if isinstance(comb, types.FunctionType):
         return comb if comb.__closure__ else comb.__code__
     return comb
-
-
-def _load_or_compile(fn: types.FunctionType, caps: list[CaptureEntry], index: IndexSpace,
-                     reds: tuple[reduction, ...], rtypes: tuple[ReductionType, ...],
-                     kernel_name: str | None, bounds_check: bool,
-                     target: tuple[str, str]) -> Kernel:
-    captures = captures_of(caps)
-    h = hashlib.sha256(stable_digest(fn, captures, index).encode())
-    h.update(repr(tuple((t.dtype.str, t.op, t.span) for t in rtypes)).encode())
-    if bounds_check:
-        h.update(b"bounds_check")
-    seen: set[int] = set()
-    for r in reds:
-        hash_static(r.combiner, h, seen)
-    digest = h.hexdigest()
-    name = kernel_name or fn.__qualname__
-    compiled = kernels.load_or_compile_image(
-        digest, fn, index, captures, name, bounds_check, target,
-        tuple((t, r.combiner) for t, r in zip(rtypes, reds, strict=True)))
-    k = Kernel(compiled, name, digest)
-    if index.kind == "range":
-        k.arg_dtypes.extend([np.int64] * index.ndim)
-    single = single_pass_reduction(target[0] == "ptx", any(t.span for t in rtypes))
-    for t in rtypes:
-        k.arg_dtypes.extend([t.dtype, None, np.int64 if t.span else None])
-        if single:  # the variable, its offset, keep, the ticket, its offset
-            k.arg_dtypes.extend([None, np.int64, np.uint8, None, np.int64])
-    if bounds_check or compiled.asserts:
-        k.arg_dtypes.append(None)  # the error buffer
-    return k
-
-
-# long: the reduction launch's checks, in the order their errors must be reported.
-def prepare(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandRef) -> Prepared:
-    """Compile/build/validate a kernel with reductions for executor ``ex``; return the
-    launch, ``prepared(wait_for) -> native event``: the main kernel, then one final kernel
-    per reduction (:class:`~pysycl._kernels.reduction_plan.ReductionPlan`, made once per
-    queue, kernel, reductions' kinds and index space, and kept in ``ex.launches``).
-
-    The caller (the backend's launch) has refused ``sycl.kernel`` objects and
-    ``use_kernel_bundle``.
-    """
-    kind, ndim, fn, reds = cmd.kind, cmd.ndim, cmd.fn, cmd.reductions
-    check_command(h, reds)
-    body = body_of(fn) if not isinstance(fn, types.FunctionType) else None
-    obj = None
-    if body is not None:  # a function object: its body and self
-        fn, obj = body
-    info, values, caps, tkey = capture_values(fn, h, obj)
-    rtypes = tuple(ReductionType(r.dtype, r.op, r.variable_kind == "span") for r in reds)
-    ckeys = tuple(combiner_key(r.combiner) for r in reds)
-    checked = _bounds.enabled()
-    dev = h.queue.get_device()
-    target = target_of(dev)  # one image per entry: the combiners are not kept to compile more
-    mkey = (info.code, tkey, kind, ndim, rtypes, ckeys, checked, target)
-    k = kernels.get(mkey)
-    if k is None:
-        with _tables.explaining([c[0] for c in caps], values):
-            k = kernels.once(mkey, lambda: _load_or_compile(
-                fn, caps, IndexSpace(kind, ndim), reds, rtypes, cmd.name, checked, target))
-    if k.prints:
-        raise exception(errc.feature_not_supported, f"kernel {k.name}: print() and sycl.stream "
-                        "in kernels with reductions are not supported yet; print in a kernel "
-                        "without reductions or run it on the host_debuggable device")
-    if k.has_spec:
-        raise exception(errc.feature_not_supported, f"kernel {k.name}: pysycl does not support "
-                        "specialization constants in kernels with reductions yet")
-    pkey = ("reduction", mkey, tuple((r.variable_kind, r.count) for r in reds),
-            space_key(kind, cmd.index_space), cmd.name)
-    plan = ex.launches.get(pkey)
-    built = None
-    if plan is None or plan.k is not k:  # build and size: the plan is kept once checked
-        built = _build(ex, k, dev, cmd, values, reds, ckeys, target)
-        lim, wg = built[1], prod(built[2][1])
-    else:
-        lim, wg = plan.lim, plan.wg
-        if k.has_local:  # the local accessors' sizes are this submit's
-            launch_sizes(k, dev, lim, cmd, values, target)
-    if k.direct or k.direct_rest:
-        _bounds.check_static(k, info.location, fn, kind, cmd.index_space, values)
-    if built is not None or k.has_local:
-        check_local_memory(k, lim, values, reds, wg)
-    if built is not None:
-        plan = _plan(ex, k, built, reds, pkey)
-    if k.has_local:
-        values = _args.with_local_memory(values, k.arg_kinds, ex.local_memory)
-    # USM pointers (and host arrays) live until the last kernel completes (in order: both)
-    held = [*(values if k.has_pointer else ()), *(r.pointer for r in reds if r.handler is None)]
-    record = None
-    if checked or k.asserts:
-        record = _bounds.record(h.queue, k, fn, cmd.name or fn.__qualname__, info.location,  # type: ignore[arg-type]
-                                values, _args.accessor_ranges(values, k.arg_kinds), ndim,
-                                submit_site() if k.asserts else "", tuple(plan.extra) or None)
-    return Prepared(plan, values, reds, held or None, record, h.context_key)
-
-
-def _build(ex: DeviceExecutor, k: Kernel, dev: device, cmd: KernelCommandRef,
-           values: list[Any], reds: tuple[reduction, ...], ckeys: tuple[Hashable, ...],
-           target: tuple[str, str]) -> tuple[Any, Any, Any, list[tuple[Kernel, Any]]]:
-    """Build the kernels of ``k`` with ``reds`` for ``ex`` and size the launch on ``dev`` (the
-    checks in the order their errors must be reported): ``(built kernel, its limits, (global
-    size, local size, extra arguments), [(final kernel, built)])``."""
-    clk = ex.build(k, name=cmd.name)
-    if cmd.kind == "nd_range":  # wider than the driver promises (PTX): a launch bound
-        clk = ex.bounded_kernel(k, clk, cmd.index_space, name=cmd.name)
-    lim = ex.kernel_limits(clk)
-    sizes = launch_sizes(k, dev, lim, cmd, values, target)
-    if single_pass(k, target, reds, sizes):  # the last work-group folds the partials
-        return clk, lim, sizes, []
-    finals = [final_kernel(r, ck, target) for r, ck in zip(reds, ckeys, strict=True)]
-    fclks = [ex.build(fk) for fk in finals]
-    return clk, lim, sizes, list(zip(finals, fclks, strict=True))
-
-
-def _plan(ex: DeviceExecutor, k: Kernel, built: tuple[Any, Any, Any, list[tuple[Kernel, Any]]],
-          reds: tuple[reduction, ...], key: Hashable) -> ReductionPlan:
-    """The plan of ``k`` with ``reds`` from what :func:`_build` made (partials, the queue's
-    prepared launches), kept in ``ex.launches`` under ``key``."""
-    clk, lim, sizes, finals = built
-    plan = ReductionPlan(ex, k, clk, lim, sizes, reds, finals)
-    launches = ex.launches
-    if len(launches) >= PLANS:
-        launches.clear()
-    launches[key] = plan
-    return plan
-
-
-def space_key(kind: str, space: Any) -> Hashable:
-    """What a reduction plan depends on of an index space: a range's extents; an nd_range's
-    global and local range and offset (an offset is refused at the plan's first launch)."""
-    if kind == "range":
-        return space.values
-    return (space.get_global_range().values, space.get_local_range().values,
-            tuple(space.get_offset()))

@@ -16,7 +16,7 @@ reduction paid ~120 us of host time per launch on the CPU device, rebuilding all
 
 What a launch still does: the main kernel's arguments from the captured values, then the
 enqueues (:meth:`ReductionPlan.run`). The checks that read the captured values (local
-accessors' sizes, the static bounds check) stay per launch (:func:`pysycl._kernels.reduction.prepare`).
+accessors' sizes, the static bounds check) stay per launch (:func:`pysycl._kernels.reduction_launch.prepare`).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import pysycl as sycl
-from pysycl._kernels import reduction as _reduction
+from pysycl._kernels import reduction_launch as _reduction
 from pysycl._kernels import reduction_plan as _plan
 from tests.kernels.test_reduction import _run_all_ops
 

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 import pysycl as sycl
 from pysycl._bundles import kernel_id as _kernel_ids
-from pysycl._kernels import reduction as _reduction
+from pysycl._kernels import reduction_launch as _reduction
 from tests.kernels.test_reduction import FLOAT_OPS, INT_OPS, _numpy_reduce, _run_all_ops, _values
 from tests.kernels.test_usm_reduction import (
     test_span_every_operator,

@@ -7,7 +7,7 @@ equals numpy while the captures, the reduction variable, its identity and
 ``initialize_to_identity``, the operator and the range change between launches; what a
 remembered launch cannot check goes the whole way and says what the whole way says.
 
-Whole-way launches are counted by wrapping :func:`pysycl._kernels.reduction.prepare` (the
+Whole-way launches are counted by wrapping :func:`pysycl._kernels.reduction_launch.prepare` (the
 reduction launch's whole way) and ``_plan`` (a plan being made); the devices are real.
 """
 
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 import pysycl as sycl
 import pysycl.ext.oneapi.experimental as syclex
 from pysycl._backends import reductions as _reductions
-from pysycl._kernels import reduction as _reduction
+from pysycl._kernels import reduction_launch as _reduction
 
 INIT = sycl.property.reduction.initialize_to_identity
 
@@ -355,6 +355,49 @@ def test_any_sequence_of_launches_matches_numpy(kq: sycl.queue, steps: list[Any]
         assert _read(kq, out)[0] == got, (n, init, op, f)
     for q in [p, *outs]:
         sycl.free(q, kq)
+
+
+@settings(max_examples=20, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(st.tuples(st.sampled_from([1, 300, 4099]), st.booleans(),
+                                st.sampled_from(["plus", "maximum"]),
+                                st.sampled_from(["int64", "float64"]),
+                                st.sampled_from(["buffer", "usm"]), st.integers(-3, 3)),
+                      min_size=1, max_size=8))
+def test_command_groups_find_their_plan_by_what_they_submit(
+        kq: sycl.queue, monkeypatch: pytest.MonkeyPatch, steps: list[Any]) -> None:
+    """The same command-group code submitted over other ranges, operators, variable types and
+    kinds, with other captured values: each result is numpy's, and a command group takes the
+    first submit's way (the kernel cache, the plan) once per range, operator, variable type
+    and kind -- a repeat finds its plan (pysycl._kernels.reduction_launch.MEMO)."""
+    firsts = Counted(_reduction._whole)
+    monkeypatch.setattr(_reduction, "_whole", firsts)
+    x = np.random.default_rng(len(steps)).integers(-1000, 1000, 4099).astype(np.int64)
+    seen: set[tuple[Any, ...]] = set()
+    with sycl.buffer(x) as X:
+        for n, init, op, dt, kind, f in steps:
+            factor = np.int64(f)
+            old = np.array([11], dt)
+            usm = sycl.malloc_device(1, kq, dtype=dt)
+            _set(kq, usm, 11)
+            with sycl.buffer(old) as V:
+                def cg(h: sycl.handler) -> None:
+                    a = X.get_access(h, sycl.access_mode.read)
+                    props = [INIT()] if init else []
+                    red = (sycl.reduction(V, h, getattr(sycl, op)(), props) if kind == "buffer"
+                           else sycl.reduction(usm, getattr(sycl, op)(), props))
+                    h.parallel_for(sycl.range(n), red, lambda i, r: r.combine(a[i] * factor))
+
+                kq.submit(cg).wait()
+            got = old[0] if kind == "buffer" else _read(kq, usm)[0]
+            sycl.free(usm, kq)
+            vals = x[:n] * f
+            want = vals.sum() if op == "plus" else vals.max()
+            if not init:
+                want = want + 11 if op == "plus" else max(want, 11)
+            assert got == want, (n, init, op, dt, kind, f)
+            seen.add((n, op, dt, kind))
+    assert firsts.calls <= len(seen)
 
 
 def test_a_recording_queue_records_a_handler_less_reduction(kq: sycl.queue) -> None:

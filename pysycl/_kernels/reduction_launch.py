@@ -1,0 +1,224 @@
+"""Launching a kernel with reductions on a device queue: :func:`prepare` (issue 27).
+
+The kernel with its reductions is compiled once per code, captures' types, index-space
+kind, reductions' element types and operators, bounds mode and target
+(:func:`_load_or_compile`); a queue keeps one
+:class:`~pysycl._kernels.reduction_plan.ReductionPlan` per kernel, reductions' kinds and
+index space (:func:`_build`, :func:`_plan`); and a command group that submits the same
+kernel code again finds that plan under one key (:data:`MEMO`) without the kernel-cache
+look-up. The checks of each submit -- the reductions' (:func:`~pysycl._kernels.reduction.
+check_command`), the captures', the static bounds check, local memory -- run every time.
+
+What a reduction is and how it is written: :mod:`pysycl._kernels.reduction`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import types
+from collections.abc import Hashable
+from math import prod
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pysycl._core.abi import IndexSpace, ReductionType, single_pass_reduction
+from pysycl._core.exceptions import errc, exception
+from pysycl._kernels import argplan as _args
+from pysycl._kernels import bounds as _bounds
+from pysycl._kernels.cache import Kernel, kernels, target_of
+from pysycl._kernels.captures import capture_values, captures_of
+from pysycl._kernels.digest import hash_static, stable_digest
+from pysycl._kernels.functor import body_of
+from pysycl._kernels.kassert import submit_site
+from pysycl._kernels.reduction import PLANS, check_command, combiner_key, reduction
+from pysycl._kernels.reduction_final import final_kernel
+from pysycl._kernels.reduction_plan import (
+    Prepared,
+    ReductionPlan,
+    check_local_memory,
+    launch_sizes,
+    single_pass,
+)
+from pysycl._memory import tables as _tables
+
+if TYPE_CHECKING:
+    from pysycl._core.backends import DeviceExecutor
+    from pysycl._core.launch_types import CommandGroupRef, KernelCommandRef
+    from pysycl._kernels.captures import CaptureEntry
+    from pysycl._objects.device import device
+
+_stats = kernels.stats
+#: ``ex.launches[(MEMO, code, captures' type key, kind, index space, the reductions'
+#: launch signatures, kernel name, bounds mode, kernel-cache generation)]``: the plan of a
+#: command group's reduction launch (:func:`prepare`)
+MEMO = "reduction command"
+
+
+def _load_or_compile(fn: types.FunctionType, caps: list[CaptureEntry], index: IndexSpace,
+                     reds: tuple[reduction, ...], rtypes: tuple[ReductionType, ...],
+                     kernel_name: str | None, bounds_check: bool,
+                     target: tuple[str, str]) -> Kernel:
+    captures = captures_of(caps)
+    h = hashlib.sha256(stable_digest(fn, captures, index).encode())
+    h.update(repr(tuple((t.dtype.str, t.op, t.span) for t in rtypes)).encode())
+    if bounds_check:
+        h.update(b"bounds_check")
+    seen: set[int] = set()
+    for r in reds:
+        hash_static(r.combiner, h, seen)
+    digest = h.hexdigest()
+    name = kernel_name or fn.__qualname__
+    compiled = kernels.load_or_compile_image(
+        digest, fn, index, captures, name, bounds_check, target,
+        tuple((t, r.combiner) for t, r in zip(rtypes, reds, strict=True)))
+    k = Kernel(compiled, name, digest)
+    if index.kind == "range":
+        k.arg_dtypes.extend([np.int64] * index.ndim)
+    single = single_pass_reduction(target[0] == "ptx", any(t.span for t in rtypes))
+    for t in rtypes:
+        k.arg_dtypes.extend([t.dtype, None, np.int64 if t.span else None])
+        if single:  # the variable, its offset, keep, the ticket, its offset
+            k.arg_dtypes.extend([None, np.int64, np.uint8, None, np.int64])
+    if bounds_check or compiled.asserts:
+        k.arg_dtypes.append(None)  # the error buffer
+    return k
+
+
+# long: the reduction launch's checks, in the order their errors must be reported.
+def prepare(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandRef) -> Prepared:
+    """Compile/build/validate a kernel with reductions for executor ``ex``; return the
+    launch, ``prepared(wait_for) -> native event``: the main kernel, then one final kernel
+    per reduction unless the plan is single-pass
+    (:class:`~pysycl._kernels.reduction_plan.ReductionPlan`, made once per queue, kernel,
+    reductions' kinds and index space, and kept in ``ex.launches``).
+
+    A command group that submits the same kernel code with captures of the same types, over
+    the same index space, with reductions of the same :attr:`~pysycl._kernels.reduction.
+    reduction.launch_signature`, finds its plan under one key (:data:`MEMO`) made of those,
+    without the kernel-cache look-up: the per-submit checks (the reductions', the captures',
+    the static bounds and local memory checks) still run each time.
+
+    The caller (the backend's launch) has refused ``sycl.kernel`` objects and
+    ``use_kernel_bundle``.
+    """
+    kind, fn, reds = cmd.kind, cmd.fn, cmd.reductions
+    check_command(h, reds)
+    body = body_of(fn) if type(fn) is not types.FunctionType else None
+    obj = None
+    if body is not None:  # a function object: its body and self
+        fn, obj = body
+    info, values, caps, tkey = capture_values(fn, h, obj)
+    space = cmd.index_space
+    skey = space.values if kind == "range" else space_key(kind, space)
+    fast = (MEMO, info.code, tkey, kind, skey, tuple(r.launch_signature for r in reds),
+            cmd.name, _bounds.mode[0], kernels.generation)
+    launches = ex.launches
+    plan = launches.get(fast)
+    if plan is not None:
+        _stats["memory_hits"] += 1  # (the kernel-cache hit the look-up would have counted)
+        k = plan.k
+        if k.has_local:  # the local accessors' sizes are this submit's
+            dev = h.queue.get_device()
+            launch_sizes(k, dev, plan.lim, cmd, values, target_of(dev))
+            check_local_memory(k, plan.lim, values, reds, plan.wg)
+    else:
+        k, plan = _whole(ex, h, cmd, fn, info, values, caps, tkey, skey)
+        if len(launches) >= PLANS:
+            launches.clear()
+        launches[fast] = plan
+    if k.direct or k.direct_rest:
+        _bounds.check_static(k, info.location, fn, kind, space, values)
+    if k.has_local:
+        values = _args.with_local_memory(values, k.arg_kinds, ex.local_memory)
+    # USM pointers (and host arrays) live until the last kernel completes (in order: both)
+    held = [*(values if k.has_pointer else ()), *(r.pointer for r in reds if r.handler is None)]
+    record = None
+    if k.asserts or _bounds.mode[0]:
+        record = _bounds.record(h.queue, k, fn, cmd.name or fn.__qualname__, info.location,  # type: ignore[arg-type]
+                                values, _args.accessor_ranges(values, k.arg_kinds), cmd.ndim,
+                                submit_site() if k.asserts else "", tuple(plan.extra) or None)
+    return Prepared(plan, values, reds, held or None, record, h.context_key)
+
+
+# long: the first submit's way, in the order its errors must be reported.
+def _whole(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandRef,
+           fn: types.FunctionType, info: Any, values: list[Any], caps: list[CaptureEntry],
+           tkey: Hashable, skey: Hashable) -> tuple[Kernel, ReductionPlan]:
+    """The kernel and the queue's plan of a reduction command whose :data:`MEMO` key is new:
+    the kernel cache (compiling if need be), the refusals, the plan (built and sized once per
+    ``pkey``) and the local memory check."""
+    kind, ndim, reds = cmd.kind, cmd.ndim, cmd.reductions
+    rtypes = tuple(ReductionType(r.dtype, r.op, r.variable_kind == "span") for r in reds)
+    ckeys = tuple(combiner_key(r.combiner) for r in reds)
+    checked = _bounds.enabled()
+    dev = h.queue.get_device()
+    target = target_of(dev)  # one image per entry: the combiners are not kept to compile more
+    mkey = (info.code, tkey, kind, ndim, rtypes, ckeys, checked, target)
+    k = kernels.get(mkey)
+    if k is None:
+        with _tables.explaining([c[0] for c in caps], values):
+            k = kernels.once(mkey, lambda: _load_or_compile(
+                fn, caps, IndexSpace(kind, ndim), reds, rtypes, cmd.name, checked, target))
+    if k.prints:
+        raise exception(errc.feature_not_supported, f"kernel {k.name}: print() and sycl.stream "
+                        "in kernels with reductions are not supported yet; print in a kernel "
+                        "without reductions or run it on the host_debuggable device")
+    if k.has_spec:
+        raise exception(errc.feature_not_supported, f"kernel {k.name}: pysycl does not support "
+                        "specialization constants in kernels with reductions yet")
+    pkey = ("reduction", mkey, tuple((r.variable_kind, r.count) for r in reds), skey, cmd.name)
+    plan = ex.launches.get(pkey)
+    if plan is None or plan.k is not k:  # build and size: the plan is kept once checked
+        built = _build(ex, k, dev, cmd, values, reds, ckeys, target)
+        lim, wg = built[1], prod(built[2][1])
+    else:
+        built = None
+        lim, wg = plan.lim, plan.wg
+        if k.has_local:  # the local accessors' sizes are this submit's
+            launch_sizes(k, dev, lim, cmd, values, target)
+    if built is not None or k.has_local:
+        check_local_memory(k, lim, values, reds, wg)
+    if built is not None:
+        plan = _plan(ex, k, built, reds, pkey)
+    return k, plan
+
+
+def _build(ex: DeviceExecutor, k: Kernel, dev: device, cmd: KernelCommandRef,
+           values: list[Any], reds: tuple[reduction, ...], ckeys: tuple[Hashable, ...],
+           target: tuple[str, str]) -> tuple[Any, Any, Any, list[tuple[Kernel, Any]]]:
+    """Build the kernels of ``k`` with ``reds`` for ``ex`` and size the launch on ``dev`` (the
+    checks in the order their errors must be reported): ``(built kernel, its limits, (global
+    size, local size, extra arguments), [(final kernel, built)])``."""
+    clk = ex.build(k, name=cmd.name)
+    if cmd.kind == "nd_range":  # wider than the driver promises (PTX): a launch bound
+        clk = ex.bounded_kernel(k, clk, cmd.index_space, name=cmd.name)
+    lim = ex.kernel_limits(clk)
+    sizes = launch_sizes(k, dev, lim, cmd, values, target)
+    if single_pass(k, target, reds, sizes):  # the last work-group folds the partials
+        return clk, lim, sizes, []
+    finals = [final_kernel(r, ck, target) for r, ck in zip(reds, ckeys, strict=True)]
+    fclks = [ex.build(fk) for fk in finals]
+    return clk, lim, sizes, list(zip(finals, fclks, strict=True))
+
+
+def _plan(ex: DeviceExecutor, k: Kernel, built: tuple[Any, Any, Any, list[tuple[Kernel, Any]]],
+          reds: tuple[reduction, ...], key: Hashable) -> ReductionPlan:
+    """The plan of ``k`` with ``reds`` from what :func:`_build` made (partials, the queue's
+    prepared launches), kept in ``ex.launches`` under ``key``."""
+    clk, lim, sizes, finals = built
+    plan = ReductionPlan(ex, k, clk, lim, sizes, reds, finals)
+    launches = ex.launches
+    if len(launches) >= PLANS:
+        launches.clear()
+    launches[key] = plan
+    return plan
+
+
+def space_key(kind: str, space: Any) -> Hashable:
+    """What a reduction plan depends on of an index space: a range's extents; an nd_range's
+    global and local range and offset (an offset is refused at the plan's first launch)."""
+    if kind == "range":
+        return space.values
+    return (space.get_global_range().values, space.get_local_range().values,
+            tuple(space.get_offset()))
