@@ -98,8 +98,14 @@ def submit(ex: Any, sub: Submission) -> Any:
             if not wait_for:
                 return None
             ev = ex.marker(wait_for)
-    for acc in reqs:
-        acc.coherence.record(key, ex, ev, acc.writes)
+    if reqs:  # what the accessors' new events replace, held in one entry until ev completes
+        held = None
+        for acc in reqs:
+            old = acc.coherence.replace(key, ex, ev, acc.writes)
+            if old is not None:
+                held = old if held is None else (held, old)
+        if held is not None and ev is not None:
+            ex.inflight.append((ev, held))
     if len(ex.inflight) > PRUNE_AT:
         prune(ex)
     if ev is not None:

@@ -232,6 +232,16 @@ class Coherence:
         ``NannyEvent``, whose destructor waits for the copy -- which the driver may finish
         only with the kernel behind it, so dropping it made a submit wait for its kernel.
         """
+        old = self.replace(key, ex, ev, writes)
+        if ev is not None and old is not None:
+            inflight = getattr(ex, "inflight", None)
+            if isinstance(inflight, deque):
+                inflight.append((ev, old))
+
+    def replace(self, key: Hashable, ex: Executor, ev: Any, writes: bool) -> Any:
+        """:meth:`record` but the hold: the events ``ev`` replaces (None if none), for the
+        caller to hold until ``ev`` completes (a command group's submit holds those of all
+        its accessors in one ``inflight`` entry)."""
         if writes:
             old: Any = ((self.last_write, self.reads.copy() if self.reads else None)
                         if self.last_write is not None or self.reads else None)
@@ -241,15 +251,12 @@ class Coherence:
             valid = self.valid
             if len(valid) != 1 or key not in valid:
                 self.valid = {key}
-        else:
-            # In-order queues: the newest read event of an executor covers the older ones.
-            old = self.reads.get(ex)
-            self.reads[ex] = ev
-            self.valid.add(key)
-        if ev is not None and old is not None:
-            inflight = getattr(ex, "inflight", None)
-            if isinstance(inflight, deque):
-                inflight.append((ev, old))
+            return old
+        # In-order queues: the newest read event of an executor covers the older ones.
+        old = self.reads.get(ex)
+        self.reads[ex] = ev
+        self.valid.add(key)
+        return old
 
     def record_done(self, key: int, writes: bool) -> None:
         """Work of context ``key`` that has already completed used the data: the native
