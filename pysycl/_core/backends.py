@@ -171,6 +171,12 @@ class DeviceExecutor(Executor, Protocol):
         of a built kernel on this device."""
         ...
 
+    def resident_groups(self, native: Any, wg: int, local_bytes: int) -> int | None:
+        """How many work-groups of ``wg`` work-items, each with ``local_bytes`` of local
+        memory, one compute unit holds at once for built kernel ``native`` (CUDA's
+        occupancy); None where the driver does not say (OpenCL)."""
+        ...
+
     def local_memory(self, nbytes: int) -> Any:
         """The kernel argument of ``nbytes`` of local memory per work-group."""
         ...

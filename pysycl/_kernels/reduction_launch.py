@@ -194,7 +194,10 @@ def _build(ex: DeviceExecutor, k: Kernel, dev: device, cmd: KernelCommandRef,
     if cmd.kind == "nd_range":  # wider than the driver promises (PTX): a launch bound
         clk = ex.bounded_kernel(k, clk, cmd.index_space, name=cmd.name)
     lim = ex.kernel_limits(clk)
-    sizes = launch_sizes(k, dev, lim, cmd, values, target)
+    occupancy = getattr(ex, "resident_groups", None)
+    scratch = sum(r.dtype.itemsize for r in reds)  # (each reduction's local scratch, per item)
+    sizes = launch_sizes(k, dev, lim, cmd, values, target, None if occupancy is None else
+                         lambda wg: occupancy(clk, wg, wg * scratch))
     if single_pass(k, target, reds, sizes):  # the last work-group folds the partials
         return clk, lim, sizes, []
     finals = [final_kernel(r, ck, target) for r, ck in zip(reds, ckeys, strict=True)]

@@ -21,7 +21,7 @@ accessors' sizes, the static bounds check) stay per launch (:func:`pysycl._kerne
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from math import prod
 from typing import TYPE_CHECKING, Any
 
@@ -72,8 +72,12 @@ _GROUPS_PER_UNIT_GPU = 16
 #: flight per array): one wave of work-groups of 256 -- an SM holds four at up to 64
 #: registers a work-item (ptxas: 40 for a float32 sum, sm_90) -- whose work-items then loop
 #: over the range; 528 partials on a 132-SM H200. At most one vector of 4 items per
-#: work-item below that.
+#: work-item below that. Where the driver tells the kernel's occupancy (CUDA:
+#: ``Executor.resident_groups``), up to :data:`_GROUPS_PER_UNIT_PTX_MAX` that the SM holds
+#: at once (still one wave): H200, sum of 2^28 float32, 4242 GB/s at 4 an SM, 4336 at 6;
+#: H100 2934 and 2940 (docs/performance.md).
 _GROUPS_PER_UNIT_PTX = 4
+_GROUPS_PER_UNIT_PTX_MAX = 6
 #: The same on a CPU device: work enough for its threads and its vectorizer, several items
 #: per work-item (2 compute units: 4096 groups of 256; measured 0.88-1.03x the OpenCL C
 #: two-stage reduction at 2^22-2^24 float32, against 0.31-0.35x with one item per work-item;
@@ -82,10 +86,12 @@ _GROUPS_PER_UNIT_CPU = 2048
 
 
 def launch_sizes(k: Kernel, dev: device, lim: tuple[int, tuple[int, ...], int],
-                 cmd: KernelCommandRef, values: list[Any], target: tuple[str, str]
+                 cmd: KernelCommandRef, values: list[Any], target: tuple[str, str],
+                 resident: Callable[[int], int | None] | None = None
                  ) -> tuple[tuple[int, ...], tuple[int, ...], list[Any]]:
     """(global size, local size, extra arguments): a range runs as a padded 1-D nd_range
-    (``lim``: the built kernel's limits; ``target``: its image's)."""
+    (``lim``: the built kernel's limits; ``target``: its image's; ``resident(wg)``: how many
+    work-groups of ``wg`` a compute unit holds at once, where the driver tells)."""
     if cmd.kind != "range":
         gsize, lsize = ndrange_sizes(k, dev, lim, cmd.index_space, values)
         return gsize, lsize, []
@@ -106,7 +112,9 @@ def launch_sizes(k: Kernel, dev: device, lim: tuple[int, tuple[int, ...], int],
     units = max(1, int(dev.get_info(_device_info.max_compute_units)))  # cached per device
     spans = any(r.variable_kind == "span" for r in cmd.reductions)
     if target[0] == "ptx" and len(user) == 1 and not spans:  # strided_blocks
-        groups = min(-(-total // (wg * COARSEN)), _GROUPS_PER_UNIT_PTX * units)
+        fit = resident(wg) if resident is not None else None
+        per_unit = min(fit, _GROUPS_PER_UNIT_PTX_MAX) if fit else _GROUPS_PER_UNIT_PTX
+        groups = min(-(-total // (wg * COARSEN)), per_unit * units)
     elif dev.is_gpu() or spans:  # a span's rows take atomics: more groups, more rows
         groups = min(groups, _GROUPS_PER_UNIT_GPU * units)
     else:

@@ -61,9 +61,10 @@ def blocked(monkeypatch: pytest.MonkeyPatch) -> Iterator[Blocked]:
     state = Blocked()
     real_sizes, real_fold = _reduction.launch_sizes, compiler.compile_fold
 
-    def sizes(k: Any, dev: Any, lim: Any, cmd: Any, values: Any, target: Any) -> Any:
+    def sizes(k: Any, dev: Any, lim: Any, cmd: Any, values: Any, target: Any,
+              resident: Any = None) -> Any:
         if cmd.kind != "range":
-            return real_sizes(k, dev, lim, cmd, values, target)
+            return real_sizes(k, dev, lim, cmd, values, target, resident)
         groups, wg = state.grid
         wg = max(1, min(wg, lim[0], lim[1][0]))
         return (groups * wg,), (wg,), list(cmd.index_space)

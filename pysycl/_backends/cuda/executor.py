@@ -554,6 +554,10 @@ class CUDAExecutor:
                             f"needs the kernel built with the launch bound .maxntid {n}, and "
                             f"the driver could not build it: {e}") from e
 
+    def resident_groups(self, native: Any, wg: int, local_bytes: int) -> int | None:
+        return int(d.call(cu.cuOccupancyMaxActiveBlocksPerMultiprocessor, native.fn, wg,
+                          local_bytes, what="the kernel's occupancy"))
+
     def local_memory(self, nbytes: int) -> _launch.LocalMem:
         return _launch.LocalMem(nbytes)
 

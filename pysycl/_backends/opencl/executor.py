@@ -292,6 +292,9 @@ class OpenCLExecutor(OpenCLEvents):
         return _programs.launch_interop(self.native, native, gsize, lsize, args, wait_for,
                                         self.inflight if holds is not None else None, holds)
 
+    def resident_groups(self, native: Any, wg: int, local_bytes: int) -> int | None:
+        return None  # (OpenCL has no occupancy query)
+
     def local_memory(self, nbytes: int) -> cl.LocalMemory:
         """The kernel argument of ``nbytes`` of local memory per work-group."""
         return x.local_memory(nbytes)
