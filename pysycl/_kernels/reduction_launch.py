@@ -154,7 +154,12 @@ def _whole(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandRef,
     checked = _bounds.enabled()
     dev = h.queue.get_device()
     target = target_of(dev)  # one image per entry: the combiners are not kept to compile more
-    mkey = (info.code, tkey, kind, ndim, rtypes, ckeys, checked, target)
+    # A single-pass kernel takes its variables (a buffer's memory or a USM pointer) as
+    # arguments: one Kernel -- one built kernel -- per variable kind. NVIDIA's OpenCL refused
+    # (CL_INVALID_KERNEL_ARGS) a cl_kernel whose argument had been set as an SVM pointer
+    # once and as a buffer then; both Kernels load the same image (the digest has no kind).
+    vkinds = tuple(r.variable_kind for r in reds)
+    mkey = (info.code, tkey, kind, ndim, rtypes, ckeys, checked, target, vkinds)
     k = kernels.get(mkey)
     if k is None:
         with _tables.explaining([c[0] for c in caps], values):

@@ -357,6 +357,37 @@ def test_any_sequence_of_launches_matches_numpy(kq: sycl.queue, steps: list[Any]
         sycl.free(q, kq)
 
 
+def test_one_kernel_code_reduces_into_a_pointer_then_a_buffer(kq: sycl.queue) -> None:
+    """The same command-group code with a USM variable, then a buffer, then USM again (a
+    single-pass kernel takes the variable as an argument: NVIDIA's OpenCL refused a kernel
+    whose argument had been an SVM pointer and then a buffer, CL_INVALID_KERNEL_ARGS):
+    every result is numpy's."""
+    x = np.arange(-500, 3000, dtype=np.int64)
+    usm = sycl.malloc_device(1, kq, dtype=np.int64)
+
+    def submit(var: Any, h_var: bool) -> None:
+        with sycl.buffer(x) as X:
+            def cg(h: sycl.handler) -> None:
+                a = X.get_access(h, sycl.access_mode.read)
+                red = (sycl.reduction(var, h, sycl.plus(), [INIT()]) if h_var
+                       else sycl.reduction(var, sycl.plus(), [INIT()]))
+                h.parallel_for(sycl.range(x.size), red, lambda i, r: r.combine(a[i] * 3))
+
+            kq.submit(cg).wait()
+
+    for step in range(3):
+        out = np.zeros(1, np.int64)
+        _set(kq, usm, 7)
+        if step == 1:
+            with sycl.buffer(out) as B:
+                submit(B, True)
+            assert out[0] == 3 * x.sum(), step
+        else:
+            submit(usm, False)
+            assert _read(kq, usm)[0] == 3 * x.sum(), step
+    sycl.free(usm, kq)
+
+
 @settings(max_examples=20, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(st.tuples(st.sampled_from([1, 300, 4099]), st.booleans(),
