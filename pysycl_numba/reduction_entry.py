@@ -261,7 +261,8 @@ def step_vectors(context: BaseContext, capture_types: list[types.Type]) -> int:
     ``capture_types``: :data:`STEP_BYTES` of its widest captured array's elements (4 for
     float32, 2 for float64; at most :data:`UNROLL`, at least 1). Registers stay few enough
     for 4 work-groups of 256 per SM (ptxas, sm_90: a float32 sum 40, a float32 dot
-    product 62, a float64 sum 48 at 2 vectors a step -- 64 at 4)."""
+    product 62, a float64 sum 48 at 2 vectors a step -- 64 at 4); through CUDA the launch
+    takes as many as the SM holds, up to 6 (``pysycl._kernels.reduction_plan``)."""
     widest = max((context.get_abi_sizeof(context.get_data_type(t.dtype))
                   for t in capture_types
                   if isinstance(t, USMPointerType) or (isinstance(t, AccessorType)

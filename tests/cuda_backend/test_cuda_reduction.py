@@ -1,7 +1,8 @@
 """Range reductions on NVIDIA GPUs (skipped where there is none): a 1-D range runs strided
 blocks (:func:`pysycl_numba.reduction_entry.strided_blocks`: 128-bit loads where every
 pointer is 16-byte aligned, scalar steps elsewhere, an accumulator per slot) on a launch of
-at most ``_GROUPS_PER_UNIT_PTX`` work-groups of 256 per SM. Through CUDA and, where NVIDIA's
+``_GROUPS_PER_UNIT_PTX`` work-groups of 256 per SM (through CUDA: as many as the SM holds, at
+most ``_GROUPS_PER_UNIT_PTX_MAX``). Through CUDA and, where NVIDIA's
 OpenCL is installed, its OpenCL view of the same GPU, at sizes that loop many times: every
 operator, several reductions, USM at every alignment, buffers, a kernel that stores as it
 reduces; compared with numpy. (``tests/kernels/test_reduction_blocks.py`` runs the same
