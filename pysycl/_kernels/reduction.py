@@ -303,19 +303,11 @@ class reduction:  # noqa: N801 - the spec's spelling
         if not hasattr(h, "requirements") or buf.size() != 1 or dt.kind not in "iuf" \
                 or (dt.kind == "f" and op in _BITWISE):
             return False
-        init = _initializes(properties)  # (raises what the general way raises)
-        f = sys._getframe(2)  # the user's frame: __init__'s caller
-        self._site = (f.f_code.co_filename, f.f_lineno)
-        self._where = None
+        init = self._known_form(dt, op, properties, ("accessor", dt, op, None, 1, None))
         # (discard_write: write with no_init, without a property list to check)
         self._acc = buf.get_access(h, access_mode.discard_write if init
                                    else access_mode.read_write)
-        self._ptr, self._handler = None, h
-        self._count, self._kind, self._dtype, self._op = 1, "accessor", dt, op
-        self._combiner = COMBINERS[op]
-        self._identity = _known_identity_value(op, dt, "")  # (a known identity never fails)
-        self._init = init
-        self._sig = ("accessor", dt, op, None, 1, None)
+        self._ptr, self._handler, self._kind = None, h, "accessor"
         return True
 
     def _pointer_form(self, p: usm_pointer, comb: _functor, properties: Any) -> bool:
@@ -327,17 +319,24 @@ class reduction:  # noqa: N801 - the spec's spelling
         if p.count < 1 or p.readonly or not p.live or dt.kind not in "iuf" \
                 or (dt.kind == "f" and op in _BITWISE):
             return False
+        self._known_form(dt, op, properties, ("pointer", dt, op, None, 1, p.signature))
+        self._acc, self._ptr, self._handler, self._kind = None, p, None, "pointer"
+        return True
+
+    def _known_form(self, dt: np.dtype, op: str, properties: Any, sig: tuple[Any, ...]) -> bool:
+        """What the short forms share (a SYCL function object's operator ``op`` on ``dt``,
+        one element): the user's frame (``where`` formatted when asked), the combiner, the
+        known identity, ``sig``; whether ``properties`` initialize to the identity."""
         init = _initializes(properties)  # (raises what the general way raises)
-        f = sys._getframe(2)  # the user's frame: __init__'s caller
+        f = sys._getframe(3)  # the user's frame: __init__'s caller
         self._site = (f.f_code.co_filename, f.f_lineno)
         self._where = None
-        self._acc, self._ptr, self._handler = None, p, None
-        self._count, self._kind, self._dtype, self._op = 1, "pointer", dt, op
+        self._count, self._dtype, self._op = 1, dt, op
         self._combiner = COMBINERS[op]
         self._identity = _known_identity_value(op, dt, "")  # (a known identity never fails)
         self._init = init
-        self._sig = ("pointer", dt, op, None, 1, p.signature)
-        return True
+        self._sig = sig
+        return init
 
     # What the launcher and the host device read (pysycl's own; not in the spec).
     @property
