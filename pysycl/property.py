@@ -134,8 +134,9 @@ class property_list:  # noqa: N801 - the spec's spelling
 
     __slots__ = ("_props",)
 
-    def __init__(self, props: Iterable[_Property] = ()) -> None:
-        self._props = tuple(props)
+    def __init__(self, props: Iterable[_Property] | _Property = ()) -> None:
+        # one property where a list is meant (properties=sycl.property.no_init): as [it]
+        self._props = (props,) if isinstance(props, _Property) else tuple(props)
         for p in self._props:
             if not isinstance(p, _Property):
                 raise TypeError(f"not a sycl property: {p!r}")

@@ -181,6 +181,31 @@ def test_opencl_has_extension(cl_device: sycl.device) -> None:
         "cl_khr_icd" in cl_device._cl.platform.extensions.split())
 
 
+def test_one_property_where_a_list_is_meant(kq: sycl.queue) -> None:
+    """``properties=prop`` (one property, not a list) means ``[prop]``: a queue's, and a
+    reduction's (USM and buffer forms), each checked by what it does."""
+    device = kq.get_device()
+    q = sycl.queue(device, properties=sycl.property.queue.enable_profiling())
+    assert q.has_property(sycl.property.queue.enable_profiling)
+    init = sycl.property.reduction.initialize_to_identity()
+    p = sycl.malloc_device(1, q, dtype=np.float32)
+    q.memcpy(p, np.full(1, 5, np.float32), 4).wait()
+    q.parallel_for(sycl.range(10), sycl.reduction(p, sycl.plus(), properties=init),
+                   lambda i, r: r.combine(1.0)).wait()
+    got = np.zeros(1, np.float32)
+    q.memcpy(got, p, 4).wait()
+    assert got[0] == 10  # the old 5 discarded
+    sycl.free(p, q)
+    total = np.full(1, 7, np.float32)
+    with sycl.buffer(total) as S:
+        q.submit(lambda h: h.parallel_for(
+            sycl.range(10), sycl.reduction(S, h, sycl.plus(), properties=init),
+            lambda i, r: r.combine(1.0)))
+    assert total[0] == 10
+    with pytest.raises(TypeError, match="not a sycl property"):
+        sycl.queue(device, properties=[sycl.property.queue.in_order(), 3])
+
+
 def test_a_property_passed_positionally_names_the_keyword(device: sycl.device) -> None:
     """``sycl.queue(dev, prop)`` (C++'s property_list argument) says properties are a keyword."""
     with pytest.raises(TypeError, match="properties are a keyword argument"):
