@@ -27,21 +27,9 @@ import pysycl as sycl
 import pysycl.ext.oneapi.experimental as syclex
 from pysycl._kernels.cache import target_of
 from pysycl._kernels.reduction_plan import ReductionPlan
+from tests.kernels.test_reduction_relaunch import _read, _usm
 
 INIT = sycl.property.reduction.initialize_to_identity
-
-
-def _usm(q: sycl.queue, a: np.ndarray) -> Any:
-    p = sycl.malloc_device(max(a.size, 1), q, dtype=a.dtype)
-    if a.size:
-        q.memcpy(p, np.ascontiguousarray(a), a.nbytes).wait()
-    return p
-
-
-def _read(q: sycl.queue, p: Any, n: int = 1) -> np.ndarray:
-    out = np.empty(n, p.dtype)
-    q.memcpy(out, p, out.nbytes).wait()
-    return out
 
 
 def _plans(q: sycl.queue) -> list[ReductionPlan]:
