@@ -115,20 +115,31 @@ def prepare(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandRef) -> Pr
             cmd.name, _bounds.mode[0], kernels.generation)
     launches = ex.launches
     plan = launches.get(fast)
-    if plan is not None:
+    remembered = plan is not None
+    if remembered:
         _stats["memory_hits"] += 1  # (the kernel-cache hit the look-up would have counted)
         k = plan.k
+    else:
+        k, plan, pkey = _kernel_and_plan(ex, h, cmd, fn, info, values, caps, tkey, skey)
+    built = None
+    if plan is None:  # build and size: the plan is kept once checked
+        built = _build(ex, k, h.queue.get_device(), cmd, values, reds)
+        lim, wg = built[1], prod(built[2][1])
+    else:
+        lim, wg = plan.lim, plan.wg
         if k.has_local:  # the local accessors' sizes are this submit's
             dev = h.queue.get_device()
-            launch_sizes(k, dev, plan.lim, cmd, values, target_of(dev))
-            check_local_memory(k, plan.lim, values, reds, plan.wg)
-    else:
-        k, plan = _whole(ex, h, cmd, fn, info, values, caps, tkey, skey)
+            launch_sizes(k, dev, lim, cmd, values, target_of(dev))
+    if k.direct or k.direct_rest:
+        _bounds.check_static(k, info.location, fn, kind, space, values)
+    if built is not None or k.has_local:
+        check_local_memory(k, lim, values, reds, wg)
+    if built is not None:
+        plan = _plan(ex, k, built, reds, pkey)
+    if not remembered:
         if len(launches) >= PLANS:
             launches.clear()
         launches[fast] = plan
-    if k.direct or k.direct_rest:
-        _bounds.check_static(k, info.location, fn, kind, space, values)
     if k.has_local:
         values = _args.with_local_memory(values, k.arg_kinds, ex.local_memory)
     # USM pointers (and host arrays) live until the last kernel completes (in order: both)
@@ -141,23 +152,23 @@ def prepare(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandRef) -> Pr
     return Prepared(plan, values, reds, held or None, record, h.context_key)
 
 
-# long: the first submit's way, in the order its errors must be reported.
-def _whole(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandRef,
-           fn: types.FunctionType, info: Any, values: list[Any], caps: list[CaptureEntry],
-           tkey: Hashable, skey: Hashable) -> tuple[Kernel, ReductionPlan]:
-    """The kernel and the queue's plan of a reduction command whose :data:`MEMO` key is new:
-    the kernel cache (compiling if need be), the refusals, the plan (built and sized once per
-    ``pkey``) and the local memory check."""
+def _kernel_and_plan(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandRef,
+                     fn: types.FunctionType, info: Any, values: list[Any],
+                     caps: list[CaptureEntry], tkey: Hashable, skey: Hashable
+                     ) -> tuple[Kernel, ReductionPlan | None, Hashable]:
+    """For a reduction command whose :data:`MEMO` key is new: the kernel (the kernel cache,
+    compiling if need be; the refusals), the queue's plan of it (None where there is none for
+    this kernel yet) and the plan's key."""
     kind, ndim, reds = cmd.kind, cmd.ndim, cmd.reductions
     rtypes = tuple(ReductionType(r.dtype, r.op, r.variable_kind == "span") for r in reds)
     ckeys = tuple(combiner_key(r.combiner) for r in reds)
     checked = _bounds.enabled()
-    dev = h.queue.get_device()
-    target = target_of(dev)  # one image per entry: the combiners are not kept to compile more
-    # A single-pass kernel takes its variables (a buffer's memory or a USM pointer) as
-    # arguments: one Kernel -- one built kernel -- per variable kind. NVIDIA's OpenCL refused
-    # (CL_INVALID_KERNEL_ARGS) a cl_kernel whose argument had been set as an SVM pointer
-    # once and as a buffer then; both Kernels load the same image (the digest has no kind).
+    target = target_of(h.queue.get_device())  # one image per entry: the combiners are not
+    # kept to compile more. A single-pass kernel takes its variables (a buffer's memory or a
+    # USM pointer) as arguments: one Kernel -- one built kernel -- per variable kind.
+    # NVIDIA's OpenCL refused (CL_INVALID_KERNEL_ARGS) a cl_kernel whose argument had been
+    # set as an SVM pointer once and as a buffer then; both Kernels load the same image (the
+    # digest has no kind).
     vkinds = tuple(r.variable_kind for r in reds)
     mkey = (info.code, tkey, kind, ndim, rtypes, ckeys, checked, target, vkinds)
     k = kernels.get(mkey)
@@ -174,27 +185,16 @@ def _whole(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandRef,
                         "specialization constants in kernels with reductions yet")
     pkey = ("reduction", mkey, tuple((r.variable_kind, r.count) for r in reds), skey, cmd.name)
     plan = ex.launches.get(pkey)
-    if plan is None or plan.k is not k:  # build and size: the plan is kept once checked
-        built = _build(ex, k, dev, cmd, values, reds, ckeys, target)
-        lim, wg = built[1], prod(built[2][1])
-    else:
-        built = None
-        lim, wg = plan.lim, plan.wg
-        if k.has_local:  # the local accessors' sizes are this submit's
-            launch_sizes(k, dev, lim, cmd, values, target)
-    if built is not None or k.has_local:
-        check_local_memory(k, lim, values, reds, wg)
-    if built is not None:
-        plan = _plan(ex, k, built, reds, pkey)
-    return k, plan
+    return k, plan if plan is not None and plan.k is k else None, pkey
 
 
 def _build(ex: DeviceExecutor, k: Kernel, dev: device, cmd: KernelCommandRef,
-           values: list[Any], reds: tuple[reduction, ...], ckeys: tuple[Hashable, ...],
-           target: tuple[str, str]) -> tuple[Any, Any, Any, list[tuple[Kernel, Any]]]:
+           values: list[Any], reds: tuple[reduction, ...]
+           ) -> tuple[Any, Any, Any, list[tuple[Kernel, Any]]]:
     """Build the kernels of ``k`` with ``reds`` for ``ex`` and size the launch on ``dev`` (the
     checks in the order their errors must be reported): ``(built kernel, its limits, (global
     size, local size, extra arguments), [(final kernel, built)])``."""
+    target = target_of(dev)
     clk = ex.build(k, name=cmd.name)
     if cmd.kind == "nd_range":  # wider than the driver promises (PTX): a launch bound
         clk = ex.bounded_kernel(k, clk, cmd.index_space, name=cmd.name)
@@ -205,7 +205,7 @@ def _build(ex: DeviceExecutor, k: Kernel, dev: device, cmd: KernelCommandRef,
                          lambda wg: occupancy(clk, wg, wg * scratch))
     if single_pass(k, target, reds, sizes):  # the last work-group folds the partials
         return clk, lim, sizes, []
-    finals = [final_kernel(r, ck, target) for r, ck in zip(reds, ckeys, strict=True)]
+    finals = [final_kernel(r, combiner_key(r.combiner), target) for r in reds]
     fclks = [ex.build(fk) for fk in finals]
     return clk, lim, sizes, list(zip(finals, fclks, strict=True))
 

@@ -401,8 +401,8 @@ def test_command_groups_find_their_plan_by_what_they_submit(
     kinds, with other captured values: each result is numpy's, and a command group takes the
     first submit's way (the kernel cache, the plan) once per range, operator, variable type
     and kind -- a repeat finds its plan (pysycl._kernels.reduction_launch.MEMO)."""
-    firsts = Counted(_reduction._whole)
-    monkeypatch.setattr(_reduction, "_whole", firsts)
+    firsts = Counted(_reduction._kernel_and_plan)
+    monkeypatch.setattr(_reduction, "_kernel_and_plan", firsts)
     x = np.random.default_rng(len(steps)).integers(-1000, 1000, 4099).astype(np.int64)
     seen: set[tuple[Any, ...]] = set()
     with sycl.buffer(x) as X:
