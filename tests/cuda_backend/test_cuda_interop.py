@@ -313,6 +313,33 @@ def test_make_queue_over_a_cupy_stream(cq: sycl.queue) -> None:
     sycl.free(p, q)
 
 
+def test_a_queue_over_a_stream_its_owner_destroyed_breaks_no_other_queue(cq: sycl.queue) -> None:
+    """A queue made over CuPy's stream outlives the stream (unreachable, not yet collected,
+    or kept): ``sycl.free`` -- which finishes every queue of the context -- and that queue's
+    own ``wait`` go by pysycl's events, never the destroyed stream (a query of it failed with
+    CUDA_ERROR_CONTEXT_IS_DESTROYED or crashed the process); DLPack exports go on."""
+    cp = _cupy()
+    s = cp.cuda.Stream(non_blocking=True)
+    q = sycl.make_queue(s.ptr, cq.get_context(), backend=CUDA_BACKEND)
+    p = sycl.malloc_device(256, cq, dtype=np.int32)
+    q.parallel_for(sycl.range(256), lambda i: p.__setitem__(i, 3 * i))
+    s.synchronize()
+    del s  # CuPy destroys its stream; the queue over it lives on
+    import gc
+    gc.collect()
+    cp.cuda.Stream(non_blocking=True)  # (a new stream may take the old one's place)
+    q.wait()
+    out = np.empty(256, np.int32)
+    cq.memcpy(out, p, out.nbytes).wait()
+    np.testing.assert_array_equal(out, 3 * np.arange(256))
+    x = sycl.malloc_device(64, cq, dtype=np.float32)
+    cq.fill(x, np.float32(1.5), 64).wait()
+    np.testing.assert_array_equal(cp.asnumpy(cp.from_dlpack(x)), np.full(64, 1.5, np.float32))
+    sycl.free(x, cq)
+    sycl.free(p, cq)  # finishes q too, by its newest event
+    assert q.get_context() == cq.get_context()
+
+
 def test_make_context_refuses_a_non_primary_context() -> None:
     from cuda.bindings import driver as cu
 

@@ -47,7 +47,9 @@ def _record_all(ctx_key: int) -> list[Any]:
         if getattr(ex, "cuctx", None) is None:
             continue
         _obj.make_current(ex.cuctx)
-        events.append(ex.record())
+        ev = ex.pending()
+        if ev is not None:
+            events.append(ev)
     return events
 
 

@@ -10,8 +10,11 @@ Waits poll ``cuEventQuery`` in the main thread so that Ctrl-C interrupts them.
 
 A kernel that faults leaves a *sticky* error in its context: every later call fails. The
 wait that sees it raises ``errc.runtime`` naming the kernels in flight, and marks the
-device's primary context dead; the next queue made on the device resets it
-(``cuDevicePrimaryCtxReset``) and runs kernels again (docs/gpu.md).
+device dead: new queues on it are refused with the reason (CUDA keeps the error for the
+process's life; other devices go on, docs/gpu.md).
+
+A queue over an application's stream (``make_queue``) waits by its newest command's event,
+not by the stream, which its owner may destroy first (:meth:`CUDAExecutor.wait_newest`).
 """
 
 from __future__ import annotations
@@ -111,6 +114,7 @@ class CUDAExecutor:
         "last",
         "launches",
         "native",
+        "own_stream",
         "pool",
         "profiling",
         "quick",
@@ -152,7 +156,9 @@ class CUDAExecutor:
         _obj.make_current(self.cuctx)
         self.key: Any = ctx.key if len(ctx.devices) == 1 else (ctx.key, dev.key)
         self.build_key = (ctx.key, dev.key)
-        #: the queue's stream: its own, or an application's (``make_queue``)
+        #: the queue's stream: its own (never destroyed), or an application's (``make_queue``),
+        #: which its owner may destroy while this executor is garbage not yet collected
+        self.own_stream = native is None
         self.native = native if native is not None else d.call(
             cu.cuStreamCreate, cu.CUstream_flags.CU_STREAM_NON_BLOCKING.value,
             what="creating a CUDA stream")
@@ -280,11 +286,33 @@ class CUDAExecutor:
     def wait(self) -> None:
         q = self.inflight
         held = q[-1][0] if q else None
-        self.sync("waiting for the queue")
+        if self.own_stream:
+            self.sync("waiting for the queue")
+        else:  # an application's stream: wait for this queue's newest command by its event
+            self.wait_newest()
         if _steps.active or _kprint.pending or _bounds.watching:
             _steps.settle(self.native)
         if held is not None:
             forget_until(self, held)
+
+    def wait_newest(self) -> None:
+        """Wait for the newest command of this queue by its event (pysycl's own), not by the
+        stream: an application's stream (``make_queue``) may be destroyed by its owner while
+        this executor, unreachable, still waits in the context's set of queues (``sycl.free``
+        finishes them all): a query of a destroyed stream fails or crashes the process."""
+        last = self.last
+        if type(last) is Event or type(last) is ProfiledEvent:
+            c = self._wait(2, last.h)
+            if c:
+                raise self.failed(c, "waiting for the queue")
+
+    def pending(self) -> Event | None:
+        """An event after this queue's work so far: recorded now on its own stream; on an
+        application's stream, its newest command's (:meth:`wait_newest`)."""
+        if self.own_stream:
+            return self.record()
+        last = self.last
+        return last if type(last) is Event or type(last) is ProfiledEvent else None
 
     def status(self, native: Event) -> str:
         r = _query(native.h)
