@@ -422,20 +422,22 @@ class PrivateArrayType(types.Type):
 
 
 class JointMatrixType(PrivateArrayType):
-    """``joint_matrix<sub_group, T, Use, Rows, Cols, Layout>`` (``sycl_ext_oneapi_matrix``):
+    """``joint_matrix<Group, T, Use, Rows, Cols, Layout>`` (``sycl_ext_oneapi_matrix``):
     a private ``rows*cols`` tile of ``dtype`` (row-major); ``kind``/``use``/``layout`` are
     the members of ``pysycl._kernels.matrix``'s enums (see ``overloads/matrix.py``)."""
 
     def __init__(self, dtype: types.Type, kind: Any, use: Any, rows: int, cols: int,
-                 layout: Any) -> None:
+                 layout: Any, scope: str = "sub_group") -> None:
         self.kind, self.use, self.rows, self.cols, self.layout = kind, use, rows, cols, layout
+        #: "sub_group" (the extension's) or "work_group" (pysycl's: ``joint_matrix(g, ...)``)
+        self.scope = scope
         super().__init__(dtype, rows * cols)
-        self.name = (f"joint_matrix<sub_group, {kind.name}, use.{use.name}, {rows}, {cols}, "
+        self.name = (f"joint_matrix<{scope}, {kind.name}, use.{use.name}, {rows}, {cols}, "
                      f"layout.{layout.name}>")
 
     @property
     def key(self) -> tuple[Any, ...]:  # type: ignore[override]
-        return self.kind, self.use, self.rows, self.cols, self.layout
+        return self.kind, self.use, self.rows, self.cols, self.layout, self.scope
 
 
 class KernelHandlerType(types.Type):

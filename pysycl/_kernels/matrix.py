@@ -51,6 +51,15 @@ class layout(enum.Enum):  # noqa: N801 - the spec's spelling
     row_major = "row_major"
     col_major = "col_major"
     dynamic = "dynamic"
+    #: pysycl's own (docs/matrix.md "Work-group matrices"): an A or B tile stored K-major
+    #: (A row-major, B column-major) in 128-byte rows whose 16-byte chunks are permuted by
+    #: the 128-byte swizzle -- the byte at offset ``x`` from the memory's element 0 lies at
+    #: ``x ^ (((x >> 7) & 7) << 4)`` -- the layout ``wgmma`` reads local memory in.
+    ext_pysycl_swizzle128 = "ext_pysycl_swizzle128"
+
+
+_SWZ = layout.ext_pysycl_swizzle128
+_ROW = layout.row_major
 
 
 class matrix_type(enum.Enum):  # noqa: N801 - the spec's spelling
@@ -118,10 +127,23 @@ class combination:  # noqa: N801 - the spec's spelling
 _T = matrix_type
 #: The loop implementation's sizes (host_debuggable and SPIR-V devices): any shape up to 32.
 LOOP_MAX = 32
+_LOOP_KINDS = ((_T.fp16, _T.fp32), (_T.bf16, _T.fp32), (_T.tf32, _T.fp32),
+               (_T.sint8, _T.sint32), (_T.uint8, _T.sint32))
 LOOP_COMBINATIONS: tuple[combination, ...] = tuple(
-    combination(LOOP_MAX, LOOP_MAX, LOOP_MAX, 0, 0, 0, a, a, c, c)
-    for a, c in ((_T.fp16, _T.fp32), (_T.bf16, _T.fp32), (_T.tf32, _T.fp32),
-                 (_T.sint8, _T.sint32), (_T.uint8, _T.sint32)))
+    combination(LOOP_MAX, LOOP_MAX, LOOP_MAX, 0, 0, 0, a, a, c, c) for a, c in _LOOP_KINDS)
+#: Work-group matrices (``joint_matrix(it.get_group(), ...)``) by loops: any shape up to
+#: 128 x 256 (k up to 32).
+WG_LOOP_COMBINATIONS: tuple[combination, ...] = tuple(
+    combination(128, 256, 32, 0, 0, 0, a, a, c, c) for a, c in _LOOP_KINDS)
+
+#: the joint_matrix scopes: the sub-group's (the extension's) and the work-group's (pysycl's)
+SUB_GROUP, WORK_GROUP = "sub_group", "work_group"
+
+
+def swizzled(i: int, itemsize: int) -> int:
+    """Element ``i`` of memory in :attr:`layout.ext_pysycl_swizzle128`: where it lies."""
+    x = i * itemsize
+    return (x ^ (((x >> 7) & 7) << 4)) // itemsize
 
 
 def element_kind(t: Any) -> matrix_type | None:
@@ -190,8 +212,31 @@ def check_mad(kinds: tuple[matrix_type, ...], shapes: tuple[tuple[int, int], ...
                     f"(info.device.ext_oneapi_matrix_combinations: {offered(combos)})")
 
 
-def check_stride(stride: int, rows: int, cols: int, lay: layout, where: str) -> None:
-    """Raise unless ``stride`` leaves the rows (columns) of a tile apart."""
+def check_swizzled(u: use, lay: layout, rows: int, cols: int, itemsize: int,
+                   where: str) -> None:
+    """Raise unless a ``layout.ext_pysycl_swizzle128`` tile is an A or B whose K-major rows
+    fit its 128-byte rows."""
+    if lay is not layout.ext_pysycl_swizzle128:
+        return
+    if u is use.accumulator:
+        raise exception(errc.invalid, f"{where}: layout.ext_pysycl_swizzle128 is a layout of "
+                        "use.a and use.b tiles (an accumulator is stored row_major or col_major)")
+    k = cols if u is use.a else rows
+    if k * itemsize > 128:
+        raise exception(errc.invalid, f"{where}: a layout.ext_pysycl_swizzle128 tile's K "
+                        f"({k} elements of {itemsize} bytes) must fit its 128-byte rows")
+
+
+def check_stride(stride: int, rows: int, cols: int, lay: layout, where: str,
+                 itemsize: int = 0) -> None:
+    """Raise unless ``stride`` leaves the rows (columns) of a tile apart (a swizzled tile:
+    unless its rows are 128 bytes)."""
+    if lay is layout.ext_pysycl_swizzle128:
+        if stride * itemsize != 128:
+            raise exception(errc.invalid, f"{where}: layout.ext_pysycl_swizzle128 tiles have "
+                            f"128-byte rows: the stride is {128 // max(itemsize, 1)} elements "
+                            f"of {itemsize} bytes, not {stride}")
+        return
     need = cols if lay is layout.row_major else rows
     if stride < need:
         raise exception(errc.invalid, f"{where}: stride {stride} is less than the {need} "
@@ -205,25 +250,40 @@ def _where(name: str) -> str:
     return f"{name} at {frame.filename}:{frame.lineno}"
 
 
-def _check_in_kernel(g: Any, name: str) -> None:
+def _check_in_kernel(g: Any, name: str, *ms: Any) -> str:
+    """The scope of ``g`` (a sub-group's or a work-group's), which ``ms`` must share."""
     if not _host.active():
         raise exception(errc.invalid, f"sycl.ext.oneapi.experimental.matrix.{name} can only "
                         "be called inside an nd_range kernel")
-    if not hasattr(g, "get_local_linear_id") or type(g).__name__ != "_HostSubGroup":
+    scope = {"_HostSubGroup": SUB_GROUP, "_HostGroup": WORK_GROUP}.get(type(g).__name__)
+    if scope is None or not hasattr(g, "get_local_linear_id"):
         raise exception(errc.invalid, f"{name} takes the kernel's sub-group "
-                        f"(it.get_sub_group() of an nd_range kernel), not {g!r}")
+                        "(it.get_sub_group() of an nd_range kernel) or its work-group "
+                        f"(it.get_group()), not {g!r}")
+    for m in ms:
+        if m.scope != scope:
+            raise exception(errc.invalid, f"{name}: {m!r} belongs to a {m.scope.replace('_', '-')}"
+                            f", not to the {scope.replace('_', '-')} passed")
+    return scope
 
 
 class joint_matrix:  # noqa: N801 - the spec's spelling
-    """``joint_matrix<sub_group, T, Use, Rows, Cols, Layout>`` (host: a numpy tile)."""
+    """``joint_matrix<Group, T, Use, Rows, Cols, Layout>`` (host: a numpy tile); ``Group``
+    the sub-group (the extension's) or the work-group (pysycl's: docs/matrix.md)."""
 
     def __init__(self, sg: Any, T: Any, use: use, rows: int, cols: int,  # noqa: N803
                  layout: layout = layout.dynamic) -> None:
-        _check_in_kernel(sg, "joint_matrix")
+        self.scope = _check_in_kernel(sg, "joint_matrix")
         self.kind = element_kind(T)
         self.use, self.rows, self.cols, self.layout = use, int(rows), int(cols), layout
-        check_matrix(self.kind, T, use, self.rows, self.cols, layout, LOOP_COMBINATIONS,
-                     _where("joint_matrix"))
+        where = _where("joint_matrix")
+        if layout is _SWZ:  # (checked as a row-major tile)
+            check_swizzled(use, layout, self.rows, self.cols,
+                           STORAGE[self.kind].itemsize if self.kind else 0, where)
+        check_matrix(self.kind, T, use, self.rows, self.cols,
+                     layout if layout is not _SWZ else _ROW,
+                     WG_LOOP_COMBINATIONS if self.scope == WORK_GROUP else LOOP_COMBINATIONS,
+                     where)
         assert self.kind is not None
         self.data = np.zeros((self.rows, self.cols), STORAGE[self.kind])
 
@@ -243,7 +303,7 @@ def _assign(m: joint_matrix, v: Any) -> None:
 
 def joint_matrix_fill(sg: Any, m: joint_matrix, v: Any) -> None:
     """Every element of ``m`` := ``v`` (converted to the element type)."""
-    _check_in_kernel(sg, "joint_matrix_fill")
+    _check_in_kernel(sg, "joint_matrix_fill", m)
     _assign(m, np.full(m.data.shape, v, np.float32 if m.kind is matrix_type.bf16 else m.data.dtype))
 
 
@@ -270,7 +330,9 @@ def _check_memory(m: joint_matrix, mem: Any, name: str) -> None:
                         f"of {m.kind.name if m.kind else '?'} (its elements are {want})")
 
 
-def _index(r: int, c: int, stride: int, lay: layout) -> int:
+def _index(r: int, c: int, stride: int, lay: layout, u: use | None = None) -> int:
+    if lay is _SWZ:  # K-major: A row-major, B column-major (then swizzled, _element)
+        return r * stride + c if u is use.a else c * stride + r
     return r * stride + c if lay is layout.row_major else c * stride + r
 
 
@@ -278,21 +340,23 @@ def joint_matrix_load(sg: Any, m: joint_matrix, src: Any, stride: int,
                       layout: layout | None = None) -> None:
     """``m`` := the ``rows x cols`` tile at ``src`` whose rows (columns, col_major) lie
     ``stride`` elements apart."""
-    _check_in_kernel(sg, "joint_matrix_load")
+    _check_in_kernel(sg, "joint_matrix_load", m)
     where = _where("joint_matrix_load")
     lay = _resolve_layout(m, layout, where)
     mem, off = memory_operand(src, where)
     _check_memory(m, mem, where)
-    check_stride(int(stride), m.rows, m.cols, lay, where)
+    isz = m.data.dtype.itemsize
+    check_stride(int(stride), m.rows, m.cols, lay, where, isz)
     for r in range(m.rows):
         for c in range(m.cols):
-            m.data[r, c] = mem[off + _index(r, c, int(stride), lay)]
+            i = off + _index(r, c, int(stride), lay, m.use)
+            m.data[r, c] = mem[swizzled(i, isz) if lay is _SWZ else i]
 
 
 def joint_matrix_store(sg: Any, m: joint_matrix, dst: Any, stride: int, layout: layout) -> None:
     """The tile ``m`` to ``dst``: work-item ``i`` of the sub-group writes rows ``i``,
     ``i + sub-group size``, ... (together: the whole tile)."""
-    _check_in_kernel(sg, "joint_matrix_store")
+    _check_in_kernel(sg, "joint_matrix_store", m)
     where = _where("joint_matrix_store")
     if m.use is not use.accumulator:
         raise exception(errc.invalid, f"{where}: joint_matrix_store stores a use.accumulator "
@@ -311,14 +375,15 @@ def joint_matrix_mad(sg: Any, d: joint_matrix, a: joint_matrix, b: joint_matrix,
                      c: joint_matrix) -> None:
     """``D = A * B + C``: float kinds multiply and add in float32 (tf32 at float32
     precision), integer kinds in int32 (wrapping)."""
-    _check_in_kernel(sg, "joint_matrix_mad")
+    scope = _check_in_kernel(sg, "joint_matrix_mad", d, a, b, c)
     where = _where("joint_matrix_mad")
     for m, u in ((d, use.accumulator), (a, use.a), (b, use.b), (c, use.accumulator)):
         if m.use is not u:
             raise exception(errc.invalid, f"{where}: joint_matrix_mad(sg, D, A, B, C) takes "
                             f"use.{u.name} where {m!r} was passed")
     kinds = tuple(m.kind for m in (d, a, b, c))
-    check_mad(kinds, tuple((m.rows, m.cols) for m in (d, a, b, c)), LOOP_COMBINATIONS, where)
+    check_mad(kinds, tuple((m.rows, m.cols) for m in (d, a, b, c)),
+              WG_LOOP_COMBINATIONS if scope == WORK_GROUP else LOOP_COMBINATIONS, where)
     if a.kind in (matrix_type.sint8, matrix_type.uint8):
         acc = c.data.astype(np.int64) + a.data.astype(np.int64) @ b.data.astype(np.int64)
         d.data[...] = acc.astype(np.int32)  # wraps as int32 does
@@ -328,7 +393,7 @@ def joint_matrix_mad(sg: Any, d: joint_matrix, a: joint_matrix, b: joint_matrix,
 
 def joint_matrix_copy(sg: Any, src: joint_matrix, dest: joint_matrix) -> None:
     """``dest`` := ``src``'s elements converted to ``dest``'s type (same shape)."""
-    _check_in_kernel(sg, "joint_matrix_copy")
+    _check_in_kernel(sg, "joint_matrix_copy", src, dest)
     if (src.rows, src.cols) != (dest.rows, dest.cols):
         raise exception(errc.invalid, f"{_where('joint_matrix_copy')}: joint_matrix_copy of a "
                         f"{src.rows}x{src.cols} tile into a {dest.rows}x{dest.cols} one")
@@ -340,7 +405,7 @@ def joint_matrix_apply(sg: Any, m: joint_matrix, fn: Any) -> None:
     """Every element ``x`` of ``m`` := ``fn(x)``, or ``fn(x, row, col)`` for a function of
     three parameters (C++ changes ``x`` through a reference; Python returns the new value).
     bfloat16 elements are passed as float32 and the result rounded back."""
-    _check_in_kernel(sg, "joint_matrix_apply")
+    _check_in_kernel(sg, "joint_matrix_apply", m)
     try:
         three = len(inspect.signature(fn).parameters) == 3
     except (TypeError, ValueError):

@@ -32,8 +32,10 @@ from pysycl_numba._numba_compat import (
     types,
 )
 from pysycl_numba.overloads import matrix_ptx as nv
+from pysycl_numba.overloads import matrix_wgmma as wg
 from pysycl_numba.overloads.multi_ptr import memory_operand, operand_values
 from pysycl_numba.types import (
+    GroupType,
     JointMatrixType,
     KernelEnumType,
     SubGroupType,
@@ -83,12 +85,26 @@ def _literal(t: types.Type) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-def _need_sg(args: tuple, name: str) -> None:
-    if not args or not isinstance(args[0], SubGroupType):
+def _need_sg(args: tuple, name: str) -> str:
+    """The scope of ``args[0]`` (a sub-group's or a work-group's), which every joint_matrix
+    among the arguments must share."""
+    if not args or not isinstance(args[0], (SubGroupType, GroupType)):
         raise errors.TypingError(
             f"{MARK}kernel:{name} takes the sub-group of an nd_range kernel "
-            "(sg = it.get_sub_group()); a range kernel has none -- launch the kernel with a "
-            f"sycl.nd_range and pass it.get_sub_group(){END}")
+            "(sg = it.get_sub_group()) or its work-group (it.get_group()); a range kernel has "
+            "neither -- launch the kernel with a sycl.nd_range and pass it.get_sub_group()"
+            f"{END}")
+    scope = M.SUB_GROUP if isinstance(args[0], SubGroupType) else M.WORK_GROUP
+    for m in args[1:]:
+        if isinstance(m, JointMatrixType) and m.scope != scope:
+            raise errors.TypingError(
+                f"{MARK}invalid:{name}: {m} belongs to a {m.scope.replace('_', '-')}, not to "
+                f"the {scope.replace('_', '-')} passed{END}")
+    return scope
+
+
+def _combos(scope: str) -> tuple[M.combination, ...]:
+    return M.WG_LOOP_COMBINATIONS if scope == M.WORK_GROUP else M.LOOP_COMBINATIONS
 
 
 @typing_registry.register_global(M.joint_matrix)
@@ -98,7 +114,7 @@ class JointMatrixCtor(AbstractTemplate):
     prefer_literal = True  # rows and cols are constants
 
     def generic(self, args: tuple, kws: dict) -> object:
-        _need_sg(args, "joint_matrix")
+        scope = _need_sg(args, "joint_matrix")
         args = (*args, *kws.values())
         if len(args) not in (5, 6):
             return None
@@ -111,12 +127,17 @@ class JointMatrixCtor(AbstractTemplate):
                 "matrix.use member, integer constants for rows and cols and a matrix.layout "
                 f"member{END}")
         try:
-            M.check_matrix(kind, args[1], u, rows, cols, lay, M.LOOP_COMBINATIONS, "joint_matrix")
+            swz = lay is M.layout.ext_pysycl_swizzle128
+            if swz:
+                M.check_swizzled(u, lay, rows, cols, M.STORAGE[kind].itemsize if kind else 0,
+                                 "joint_matrix")
+            M.check_matrix(kind, args[1], u, rows, cols, M.layout.row_major if swz else lay,
+                           _combos(scope), "joint_matrix")
         except exception as e:
             raise matrix_error(e) from None
         assert kind is not None
-        return signature(JointMatrixType(numpy_support.from_dtype(M.STORAGE[kind]), kind, u, rows, cols, lay),
-                         *args)
+        return signature(JointMatrixType(numpy_support.from_dtype(M.STORAGE[kind]), kind, u,
+                                         rows, cols, lay, scope), *args)
 
 
 @lower(M.joint_matrix, types.VarArg(types.Any))
@@ -126,6 +147,9 @@ def lower_joint_matrix(context: BaseContext, builder: llir.IRBuilder, sig: Signa
     ``mma.sync`` fragment (:mod:`.matrix_ptx`)."""
     ty = sig.return_type
     if context.image_format == "ptx":
+        if ty.scope == M.WORK_GROUP:
+            _ptx_check(lambda: wg.check(ty, "joint_matrix"))
+            return wg.alloc(context, builder, ty)
         _ptx_check(lambda: nv.check(ty, "joint_matrix"))
         return nv.alloc(context, builder, ty)
     llty = context.get_data_type(ty.dtype)
@@ -149,6 +173,15 @@ def _load(m: Any, src: Any, off: Any, stride: Any, rows: Any, cols: Any, colmajo
                 m[r * cols + c] = src[off + c * stride + r]
             else:
                 m[r * cols + c] = src[off + r * stride + c]
+
+
+def _load_swizzled(m: Any, src: Any, off: Any, stride: Any, rows: Any, cols: Any,
+                   colmajor: Any, isz: Any) -> None:
+    for r in range(rows):
+        for c in range(cols):
+            i = off + (c * stride + r if colmajor else r * stride + c)
+            x = i * isz
+            m[r * cols + c] = src[(x ^ (((x >> 7) & 7) << 4)) // isz]
 
 
 def _store(sg: Any, m: Any, dst: Any, off: Any, stride: Any, rows: Any, cols: Any,
@@ -299,7 +332,7 @@ class JointMatrixMad(AbstractTemplate):
     """``joint_matrix_mad(sg, D, A, B, C)``: ``D = A*B + C``."""
 
     def generic(self, args: tuple, kws: dict) -> object:
-        _need_sg(args, "joint_matrix_mad")
+        scope = _need_sg(args, "joint_matrix_mad")
         if kws or len(args) != 5 or not all(isinstance(a, JointMatrixType) for a in args[1:]):
             return None
         d, a, b, c = args[1:]
@@ -310,7 +343,7 @@ class JointMatrixMad(AbstractTemplate):
                     raise exception(errc.invalid, "joint_matrix_mad(sg, D, A, B, C) takes "
                                     f"use.{u.name} where {m} was passed")
             M.check_mad((d.kind, a.kind, b.kind, c.kind),
-                        tuple((m.rows, m.cols) for m in (d, a, b, c)), M.LOOP_COMBINATIONS,
+                        tuple((m.rows, m.cols) for m in (d, a, b, c)), _combos(scope),
                         "joint_matrix_mad")
         except exception as e:
             raise matrix_error(e) from None
@@ -380,7 +413,9 @@ def _ptx_check(check: Any) -> None:
 
 def _n(context: BaseContext, m: JointMatrixType) -> int:
     """Elements of ``m`` a work-item holds: the tile, or its PTX fragment."""
-    return nv.size(m) if context.image_format == "ptx" else m.size
+    if context.image_format != "ptx":
+        return m.size
+    return wg.size(m) if m.scope == M.WORK_GROUP else nv.size(m)
 
 
 def _const(context: BaseContext, v: int) -> llir.Value:
@@ -391,18 +426,30 @@ def _lower_mem(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                args: Sequence[llir.Value], store: bool) -> llir.Value:
     m = sig.args[1]
     lay0 = sig.args[4].member if len(sig.args) == 5 else m.layout
+    name = "joint_matrix_store" if store else "joint_matrix_load"
     if _literal(sig.args[3]) is not None:  # a LoweringError at the call's line
         try:
-            M.check_stride(_literal(sig.args[3]), m.rows, m.cols, lay0,
-                           "joint_matrix_store" if store else "joint_matrix_load")
+            M.check_stride(_literal(sig.args[3]), m.rows, m.cols, lay0, name,
+                           m.dtype.bitwidth // 8)
         except exception as e:
             raise matrix_error(e) from None
     mem, val, off = operand_values(context, builder, sig.args[2], args[2])
     stride = context.cast(builder, args[3], sig.args[3], index_type)
     if context.image_format == "ptx":
-        nv.lower_mem(context, builder, sig, (mem, val, off, stride), store, args)
+        if m.scope == M.WORK_GROUP:
+            _ptx_check(lambda: wg.lower_mem(context, builder, sig, (mem, val, off, stride),
+                                            store, args, name))
+        else:
+            nv.lower_mem(context, builder, sig, (mem, val, off, stride), store, args)
         return context.get_dummy_value()
     lay = sig.args[4].member if len(sig.args) == 5 else m.layout
+    if lay is M.layout.ext_pysycl_swizzle128:  # K-major rows, then swizzled
+        col = context.get_constant(types.boolean, m.use is M.use.b)
+        isig = signature(types.none, m, mem, *([index_type] * 4), types.boolean, index_type)
+        context.compile_internal(builder, _load_swizzled, isig, [
+            args[1], val, off, stride, _const(context, m.rows), _const(context, m.cols), col,
+            _const(context, m.dtype.bitwidth // 8)])
+        return context.get_dummy_value()
     col = context.get_constant(types.boolean, lay is M.layout.col_major)
     rest = [off, stride, _const(context, m.rows), _const(context, m.cols), col]
     rtys = [index_type] * 4 + [types.boolean]
@@ -429,11 +476,13 @@ def lower_store(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
     return _lower_mem(context, builder, sig, args, True)
 
 
-@lower(M.joint_matrix_fill, SubGroupType, JointMatrixType, types.Number)
+@lower(M.joint_matrix_fill, types.Any, JointMatrixType, types.Number)
 def lower_fill(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                args: Sequence[llir.Value]) -> llir.Value:
     """Every element := v (bfloat16: rounded from float32)."""
     m, vt = sig.args[1], sig.args[2]
+    if context.image_format == "ptx" and m.scope == M.WORK_GROUP:
+        _ptx_check(lambda: wg.before_elements(builder, m, "joint_matrix_fill"))
     v = args[2]
     if m.kind is _BF16:
         v32 = context.cast(builder, v, vt, types.float32)
@@ -446,12 +495,15 @@ def lower_fill(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
     return context.get_dummy_value()
 
 
-@lower(M.joint_matrix_mad, SubGroupType, JointMatrixType, JointMatrixType, JointMatrixType,
+@lower(M.joint_matrix_mad, types.Any, JointMatrixType, JointMatrixType, JointMatrixType,
        JointMatrixType)
 def lower_mad(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
               args: Sequence[llir.Value]) -> llir.Value:
     """``D = A*B + C`` in float32 (int32 for integer kinds), in every work-item."""
     d, a, b, c = sig.args[1:]
+    if context.image_format == "ptx" and a.scope == M.WORK_GROUP:
+        _ptx_check(lambda: wg.lower_mad(context, builder, sig, args))
+        return context.get_dummy_value()
     if context.image_format == "ptx":
         _ptx_check(lambda: nv.check_mad(d, a, b, c))
         nv.lower_mad(context, builder, sig, args)
@@ -463,12 +515,14 @@ def lower_mad(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
     return context.get_dummy_value()
 
 
-@lower(M.joint_matrix_copy, SubGroupType, JointMatrixType, JointMatrixType)
+@lower(M.joint_matrix_copy, types.Any, JointMatrixType, JointMatrixType)
 def lower_copy(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                args: Sequence[llir.Value]) -> llir.Value:
     """``dest`` := ``src`` converted element by element."""
     s, d = sig.args[1:]
-    if context.image_format == "ptx":
+    if context.image_format == "ptx" and s.scope == M.WORK_GROUP:
+        _ptx_check(lambda: wg.check_copy(builder, s, d))
+    elif context.image_format == "ptx":
         _ptx_check(lambda: nv.check_copy(s, d))
     impl = (_copy if (s.kind is _BF16) == (d.kind is _BF16) else
             _copy_from_bf16 if s.kind is _BF16 else _copy_to_bf16)
@@ -477,14 +531,19 @@ def lower_copy(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
     return context.get_dummy_value()
 
 
-@lower(M.joint_matrix_apply, SubGroupType, JointMatrixType, types.Any)
+@lower(M.joint_matrix_apply, types.Any, JointMatrixType, types.Any)
 def lower_apply(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                 args: Sequence[llir.Value]) -> llir.Value:
     """``m[i] = fn(m[i])`` or ``fn(m[i], row, col)``."""
     m, fn = sig.args[1], sig.args[2]
     three = _apply_arity(context.typing_context, m, fn) == 3
     bf = m.kind is _BF16
-    if context.image_format == "ptx" and three:
+    if context.image_format == "ptx" and m.scope == M.WORK_GROUP:
+        _ptx_check(lambda: wg.before_elements(builder, m, "joint_matrix_apply"))
+        if three:
+            wg.lower_apply3(context, builder, m, fn, args[1], args[2])
+            return context.get_dummy_value()
+    elif context.image_format == "ptx" and three:
         nv.lower_apply3(context, builder, m, fn, args[1], args[2])
         return context.get_dummy_value()
     impl = ((_apply3_bf16 if bf else _apply3) if three else (_apply1_bf16 if bf else _apply1))

@@ -340,6 +340,36 @@ def test_a_queue_over_a_stream_its_owner_destroyed_breaks_no_other_queue(cq: syc
     assert q.get_context() == cq.get_context()
 
 
+_SPIN = r"""extern "C" __global__ void spin(long long ns) {
+    long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
+}"""
+
+
+def test_a_queue_over_an_application_stream_waits_for_its_own_commands(cq: sycl.queue) -> None:
+    """``q.wait()`` on a queue over CuPy's stream waits for the queue's commands, not for
+    work CuPy put on the stream after them (2 s of it here)."""
+    import time
+
+    cp = _cupy()
+    s = cp.cuda.Stream(non_blocking=True)
+    q = sycl.make_queue(s.ptr, cq.get_context(), backend=CUDA_BACKEND)
+    p = sycl.malloc_device(256, q, dtype=np.int32)
+    q.parallel_for(sycl.range(256), lambda i: p.__setitem__(i, 5 * i))
+    with s:
+        cp.RawKernel(_SPIN, "spin")((1,), (1,), (np.int64(2_000_000_000),))
+    t = time.perf_counter()
+    q.wait()
+    took = time.perf_counter() - t
+    out = np.empty(256, np.int32)
+    cq.memcpy(out, p, out.nbytes).wait()
+    np.testing.assert_array_equal(out, 5 * np.arange(256))
+    assert took < 1.0, f"q.wait() took {took:.2f} s: it waited for CuPy's work too"
+    s.synchronize()
+    sycl.free(p, cq)
+
+
 def test_make_context_refuses_a_non_primary_context() -> None:
     from cuda.bindings import driver as cu
 

@@ -62,7 +62,7 @@ def for_driver(ptx: bytes) -> bytes:
     m = _ENTRY.search(text)
     if m is None:
         raise exception(errc.build, "pysycl: a PTX image without an entry point")
-    text = (text[:m.start()] + f"\n.extern .shared .align 16 .b8 {DYN}[];\n"
+    text = (text[:m.start()] + f"\n.extern .shared .align 1024 .b8 {DYN}[];\n"
             + text[m.start():])
     for nm in names:
         load = re.compile(r"(ld\.param\.(?:b64|u64)\s+(%rd\d+),\s*\[" + re.escape(nm) + r"\];)")

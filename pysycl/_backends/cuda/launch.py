@@ -31,7 +31,8 @@ of the range within the device's limits (:func:`block_for`), so the grid covers 
 
 Local accessors are offsets into the launch's dynamic shared memory
 (:mod:`pysycl._backends.cuda.build`): :class:`LocalMem` arguments get consecutive
-16-byte-aligned offsets, and their total is the launch's shared memory bytes.
+16-byte-aligned offsets (1024-byte aligned from 1 KiB up, :func:`local_offset`), and their
+total is the launch's shared memory bytes.
 """
 
 from __future__ import annotations
@@ -170,6 +171,14 @@ class ProfiledEvent(Event):
             self.pool.append(self.start)
 
 
+def local_offset(shm: int, nbytes: int) -> int:
+    """Where a local buffer of ``nbytes`` goes after ``shm`` bytes of dynamic shared memory:
+    16-byte aligned, 1024-byte aligned from 1 KiB up (a work-group matrix's 128-byte
+    swizzle repeats every 1024 bytes from the buffer's start: ``wgmma`` reads it so)."""
+    a = 1024 if nbytes >= 1024 else 16
+    return -(-shm // a) * a
+
+
 class LocalMem:
     """A local accessor's memory: ``nbytes`` of the launch's dynamic shared memory."""
 
@@ -273,6 +282,7 @@ class CUDALaunch(Launch):
         shm = 0
         for i, v in enumerate(vals):
             if type(v) is LocalMem:
+                shm = local_offset(shm, v.nbytes)
                 vals[i] = shm
                 shm += -(-v.nbytes // 16) * 16
         for i in self.raw:
@@ -419,6 +429,7 @@ def pack_native(name: str, args: Sequence[Any], sizes: Sequence[int] | None
     vals, shm = [], 0
     for i, a in enumerate(args):
         if isinstance(a, tuple) and a and a[0] == "local":
+            shm = local_offset(shm, int(a[1]))
             vals.append(struct.pack("@Q", shm))
             shm += -(-max(int(a[1]), 1) // 16) * 16
         else:

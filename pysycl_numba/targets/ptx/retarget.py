@@ -35,6 +35,7 @@ from pysycl_numba.targets.ptx import (  # noqa: F401  (register providers)
     math_formulas,
     mma,
     private,
+    wgmma,
     workitem,
 )
 from pysycl_numba.targets.ptx.builtins import Decl, lookup
@@ -103,7 +104,9 @@ def _close(text: str, start: int) -> int:
 
 
 def _align_local_params(ir: str) -> str:
-    """``align 16`` on the kernel's ``__local`` (shared) pointer parameters.
+    """``align 16`` on the kernel's ``__local`` (shared) pointer parameters (``align 1024``
+    in a kernel with work-group matrices: ``wgmma`` reads 128-byte-swizzled tiles whose
+    swizzle repeats every 1024 bytes from the local accessor's start).
 
     NVIDIA's OpenCL places each ``__local`` argument in the dynamic shared
     memory window by the alignment its PTX parameter declares; LLVM declares
@@ -115,6 +118,7 @@ def _align_local_params(ir: str) -> str:
     parameter at ``.align 1`` (the SYCL-CTS ``atomic_ref`` kernels faulted).
     """
     out, pos = [], 0
+    align = 1024 if wgmma.MARK in ir else 16
     for m in _KERNEL_HEAD.finditer(ir):
         end = _close(ir, m.end())
         params = []
@@ -122,7 +126,7 @@ def _align_local_params(ir: str) -> str:
             head = p.lstrip()
             if head.startswith("ptr addrspace(3)"):
                 rest = re.sub(r" align \d+(?= |$)", "", head[len("ptr addrspace(3)"):])
-                p = p[:len(p) - len(head)] + "ptr addrspace(3) align 16" + rest
+                p = p[:len(p) - len(head)] + f"ptr addrspace(3) align {align}" + rest
             params.append(p)
         out += [ir[pos:m.end()], ",".join(params)]
         pos = end
@@ -252,4 +256,5 @@ def retarget(ir: str) -> Retargeted:
     declared = set(re.findall(r"^declare [^@\n]*@([\w.$]+)\(", ir, re.M))
     needs = {n for n in needs if (m := re.match(r"declare [^@]*@([\w.$]+)\(", n)) is None
              or m.group(1) not in declared}
-    return Retargeted("\n".join([ir, *sorted(needs), *bodies]), libdevice)
+    return Retargeted(wgmma.wait_at_barriers("\n".join([ir, *sorted(needs), *bodies])),
+                      libdevice)
