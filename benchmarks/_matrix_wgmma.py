@@ -39,9 +39,9 @@ def packed_sizes(kind: str, n: int) -> tuple[int, int]:
     return n * n, n * n
 
 
-def packer(kind: str, n: int, src: Any, dst: Any, is_a: bool) -> Callable:
+def packer(kind: str, n: int, src: Any, dst: Any, is_a: bool, bn: int = 256) -> Callable:
     """A 2-D range kernel writing ``n x n`` row-major ``src`` into its packed, swizzled tiles
-    ``dst``: A as [n/128][n/kt][128 rows][kt], B transposed as [n/256][n/kt][256 columns][kt]
+    ``dst``: A as [n/128][n/kt][128 rows][kt], B transposed as [n/bn][n/kt][bn columns][kt]
     (kt elements of K a 128-byte row), each tile's element ``i`` at ``swizzled(i)``."""
     kt = row_elems(kind)
     isz = 4 if kind == "tf32" else 2
@@ -54,9 +54,9 @@ def packer(kind: str, n: int, src: Any, dst: Any, is_a: bool) -> Callable:
             i = (r % 128) * kt + c % kt
             size = 128 * kt
         else:  # K index r of B, column c
-            tile = (c // 256) * steps + r // kt
-            i = (c % 256) * kt + r % kt
-            size = 256 * kt
+            tile = (c // bn) * steps + r // kt
+            i = (c % bn) * kt + r % kt
+            size = bn * kt
         x = i * isz
         dst[tile * size + (x ^ (((x >> 7) & 7) << 4)) // isz] = src[r * n + c]
 
@@ -64,11 +64,12 @@ def packer(kind: str, n: int, src: Any, dst: Any, is_a: bool) -> Callable:
 
 
 def gemm_kernel_wgmma(kind: str, stages: int, pa: Any, pb: Any, pc: Any, n: int, la: Any,
-                      lb: Any) -> Callable:
-    """128x256 blocks, two warpgroups, ``stages`` local buffers filled by ``cp.async`` from
-    the packed operands; the stage count a constant of the kernel (a string capture)."""
+                      lb: Any, bn: int = 256) -> Callable:
+    """128 x ``bn`` blocks (bn 256 or 128), two warpgroups, ``stages`` local buffers filled by
+    ``cp.async`` from the packed operands; the stage count and the block's width constants
+    of the kernel (string captures)."""
     T = elem_type(kind)
-    depth = str(stages)
+    depth, wide = str(stages), str(bn)
 
     @sycl.reqd_work_group_size(1, 256)
     def kernel(it: Any) -> None:
@@ -78,9 +79,13 @@ def gemm_kernel_wgmma(kind: str, stages: int, pa: Any, pb: Any, pc: Any, n: int,
         else:
             ks, kt = 16, 64
         stages = 4 if depth == "4" else 3
-        asz, bsz = 128 * kt, 256 * kt  # a stage's tiles (elements)
+        w = 128 if wide == "128" else 256
+        asz, bsz = 128 * kt, w * kt  # a stage's tiles (elements)
         bi, bj = it.get_group(0), it.get_group(1)
-        acc = jm.joint_matrix(g, np.float32, jm.use.accumulator, 128, 256)
+        if wide == "128":
+            acc = jm.joint_matrix(g, np.float32, jm.use.accumulator, 128, 128)
+        else:
+            acc = jm.joint_matrix(g, np.float32, jm.use.accumulator, 128, 256)
         jm.joint_matrix_fill(g, acc, 0.0)
         steps = n // kt
         at = pa + bi * steps * asz
@@ -107,7 +112,10 @@ def gemm_kernel_wgmma(kind: str, stages: int, pa: Any, pb: Any, pc: Any, n: int,
             cur = t % stages
             for kk in range(0, kt, ks):
                 ta = jm.joint_matrix(g, T, jm.use.a, 128, ks, SWZ)
-                tb = jm.joint_matrix(g, T, jm.use.b, ks, 256, SWZ)
+                if wide == "128":
+                    tb = jm.joint_matrix(g, T, jm.use.b, ks, 128, SWZ)
+                else:
+                    tb = jm.joint_matrix(g, T, jm.use.b, ks, 256, SWZ)
                 jm.joint_matrix_load(g, ta, (la, cur * asz + kk), kt)
                 jm.joint_matrix_load(g, tb, (lb, cur * bsz + kk), kt)
                 jm.joint_matrix_mad(g, acc, ta, tb, acc)
@@ -115,6 +123,6 @@ def gemm_kernel_wgmma(kind: str, stages: int, pa: Any, pb: Any, pc: Any, n: int,
                 e0, e1, e2 = e1, e2, e3
             else:
                 e0, e1 = e1, e3
-        jm.joint_matrix_store(g, acc, pc + bi * 128 * n + bj * 256, n, jm.layout.row_major)
+        jm.joint_matrix_store(g, acc, pc + bi * 128 * n + bj * w, n, jm.layout.row_major)
 
     return kernel

@@ -75,12 +75,12 @@ PAD = 8  # divide and index without run-time divisions); local rows padded by PA
 VARIANTS = {"64": (64, 64, 128), "128": (128, 128, 256), "128db": (128, 128, 256),
             "128w": (128, 128, 128), "256w": (128, 256, 256), "256w3": (128, 256, 256),
             "256a3": (128, 256, 256), "256a4": (128, 256, 256), "256a4k": (128, 256, 256),
-            "256g4": (128, 256, 256), "256g4k": (128, 256, 256)}
+            "256g4": (128, 256, 256), "256g4k": (128, 256, 256), "128g3k": (128, 128, 256)}
 #: the cp.async variants (benchmarks/_matrix_async.py; the work-group matrices of
 #: benchmarks/_matrix_wgmma.py: WGMMA): (stages, whether packing is timed)
 ASYNC = {"256a3": (3, True), "256a4": (4, True), "256a4k": (4, False),
-         "256g4": (4, True), "256g4k": (4, False)}
-WGMMA = ("256g4", "256g4k")
+         "256g4": (4, True), "256g4k": (4, False), "128g3k": (3, False)}
+WGMMA = ("256g4", "256g4k", "128g3k")
 PIPELINED = {
     "128db": (pipelined.gemm_kernel_128db, pipelined.A_STAGE, pipelined.B_STAGE, 2),
     "128w": (pipelined.gemm_kernel_128w, pipelined.A_STAGE, pipelined.B_STAGE, 2),
@@ -96,7 +96,8 @@ TITLES = {"64": "64x64", "128": "128x128",
           "256a4": "128x256 cp.async 4 stages, packing included",
           "256a4k": "128x256 cp.async 4 stages, kernel only",
           "256g4": "128x256 work-group matrix (wgmma) 4 stages, packing included",
-          "256g4k": "128x256 work-group matrix (wgmma) 4 stages, kernel only"}
+          "256g4k": "128x256 work-group matrix (wgmma) 4 stages, kernel only",
+          "128g3k": "128x128 work-group matrix (wgmma) 3 stages, kernel only"}
 KINDS = {"fp16": np.float16, "bf16": np.uint16, "tf32": np.float32}  # memory of A and B
 
 
@@ -332,8 +333,8 @@ def _async_peer(q: sycl.queue, kind: str, a: np.ndarray, b: np.ndarray, variant:
     n, mt = a.shape[0], KINDS[kind]
     mod: Any = wgm if variant in WGMMA else asyn
     dev = q.get_device()
-    if mod is wgm and not (dev.has(sycl.aspect.ext_pysycl_ptx)
-                           and dev.get_info(sycl.info.device.version) == "9.0"):
+    if mod is wgm and not (dev.has(sycl.aspect.ext_pysycl_ptx) and dev.get_info(
+            sycl.info.device.ext_pysycl_work_group_matrix_combinations)):
         raise sycl.exception(sycl.errc.kernel_not_supported, "work-group matrices of 128x256 "
                              "run on wgmma (compute capability 9.0) only")
     sa, sb = mod.packed_sizes(kind, n)
@@ -344,11 +345,13 @@ def _async_peer(q: sycl.queue, kind: str, a: np.ndarray, b: np.ndarray, variant:
     pc = sycl.malloc_device(n * n, q, dtype=np.float32)
     q.memcpy(ra, np.ascontiguousarray(a).view(mt).ravel(), n * n * a.itemsize).wait()
     q.memcpy(rb, np.ascontiguousarray(b).view(mt).ravel(), n * n * b.itemsize).wait()
+    bn = VARIANTS[variant][1]
     pack_a = mod.packer(kind, n, ra, pa, True)
-    pack_b = mod.packer(kind, n, rb, pb, False)
-    if mod is wgm:  # a stage: 128 rows of A and 256 columns of B, 128 bytes of K each
+    pack_b = mod.packer(kind, n, rb, pb, False, bn) if mod is wgm else \
+        mod.packer(kind, n, rb, pb, False)
+    if mod is wgm:  # a stage: 128 rows of A and bn columns of B, 128 bytes of K each
         kernel, a_stage, b_stage = wgm.gemm_kernel_wgmma, 128 * wgm.row_elems(kind), \
-            256 * wgm.row_elems(kind)
+            bn * wgm.row_elems(kind)
     else:  # its local accessors are made per command group
         kernel, a_stage, b_stage = asyn.gemm_kernel_async, asyn.A_STAGE[kind], asyn.B_STAGE[kind]
     constant = True  # (a captured int: 10-20% slower on an H100; see _matrix_async)
@@ -360,8 +363,8 @@ def _async_peer(q: sycl.queue, kind: str, a: np.ndarray, b: np.ndarray, variant:
     def cg(h: sycl.handler) -> None:
         la = sycl.local_accessor(mt, sycl.range(stages * a_stage), h)
         lb = sycl.local_accessor(mt, sycl.range(stages * b_stage), h)
-        h.parallel_for(sycl.nd_range((n // 128, n // 256 * 256), (1, 256)),
-                       kernel(kind, stages, pa, pb, pc, n, la, lb) if mod is wgm else
+        h.parallel_for(sycl.nd_range((n // 128, n // bn * 256), (1, 256)),
+                       kernel(kind, stages, pa, pb, pc, n, la, lb, bn) if mod is wgm else
                        kernel(kind, stages, pa, pb, pc, n, la, lb, constant))
 
     def run() -> None:

@@ -45,6 +45,20 @@ def ptx_combinations(cc: int) -> tuple[combination, ...]:
     return PTX_COMBINATIONS if cc >= MIN_CC else ()
 
 
+#: Work-group matrices on sm_90 (``wgmma``, pysycl_numba/overloads/matrix_wgmma.py): fp16
+#: and bf16 (K 16), tf32 (K 8) with float32 accumulators; rows any multiple of 64 up to 256
+#: (one warpgroup of 128 work-items each), n any multiple of 8 up to 256.
+WG_PTX_COMBINATIONS: tuple[combination, ...] = tuple(
+    combination(256, 256, k, 0, 0, k, a, a, T.fp32, T.fp32)
+    for a, k in ((T.fp16, 16), (T.bf16, 16), (T.tf32, 8)))
+
+
+def wg_ptx_combinations(cc: int) -> tuple[combination, ...]:
+    """The work-group matrices a GPU of compute capability ``cc`` offers (sm_90 only:
+    ``wgmma`` is on the architecture-specific ``sm_90a`` target)."""
+    return WG_PTX_COMBINATIONS if cc == 90 else ()
+
+
 def arch_cc(arch: str) -> int:
     """``"sm_90"`` (or ``"sm_90a"``) -> 90."""
     return int("".join(ch for ch in arch[3:] if ch.isdigit()) or 0)

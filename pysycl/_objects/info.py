@@ -183,7 +183,7 @@ _device_info = _descriptors("_device_info", "``info::device`` descriptors (Table
     max_work_item_sizes_1d max_work_item_sizes_2d max_work_item_sizes_3d
     max_work_item_sizes=max_work_item_sizes_3d
     max_work_group_size max_num_sub_groups sub_group_independent_forward_progress
-    sub_group_sizes ext_oneapi_matrix_combinations
+    sub_group_sizes ext_oneapi_matrix_combinations ext_pysycl_work_group_matrix_combinations
     preferred_vector_width_char preferred_vector_width_short preferred_vector_width_int
     preferred_vector_width_long preferred_vector_width_float preferred_vector_width_double
     preferred_vector_width_half

@@ -55,9 +55,7 @@ _T = M.matrix_type
 _KINDS = {_T.fp16: "f16", _T.bf16: "bf16", _T.tf32: "tf32"}
 #: the combinations sm_90 offers work-group matrices (rows: any multiple of 64 up to 256;
 #: n: any multiple of 8 up to 256)
-COMBINATIONS: tuple[M.combination, ...] = tuple(
-    M.combination(256, 256, W.SUFFIX[_KINDS[a]][1], 0, 0, W.SUFFIX[_KINDS[a]][1], a, a,
-                  _T.fp32, _T.fp32) for a in _KINDS)
+COMBINATIONS = P.WG_PTX_COMBINATIONS
 
 
 def _offered() -> str:

@@ -14,7 +14,7 @@ import pytest
 
 import pysycl as sycl
 from pysycl._backends.cuda.build import DYN, for_driver
-from pysycl._backends.cuda.launch import _char, block_for
+from pysycl._backends.cuda.launch import _char, block_for, local_offset
 
 PTX = b"""//
 .version 7.8
@@ -37,13 +37,21 @@ PTX = b"""//
 def test_local_accessor_parameters_become_offsets_into_dynamic_shared_memory() -> None:
     out = for_driver(PTX).decode()
     assert ".ptr .shared" not in out
-    assert f".extern .shared .align 16 .b8 {DYN}[];" in out
+    assert f".extern .shared .align 1024 .b8 {DYN}[];" in out  # (work-group matrices' swizzle)
     assert out.index(DYN) < out.index(".entry k(")
     # the shared parameter's load adds the block's address; the global one is untouched
     assert re.search(r"ld\.param\.b64\s+%rd1, \[k_param_0\];\n\t\{ .reg .b64 %dyn; mov.u64 "
                      rf"%dyn, {DYN}; add.s64 %rd1, %rd1, %dyn; }}", out)
     assert out.count("add.s64") == 1
     assert ".param .u64 .ptr .global .align 1 k_param_2" in out
+
+
+def test_local_buffers_of_a_kibibyte_start_at_multiples_of_1024_bytes() -> None:
+    """Small local buffers pack at 16 bytes; from 1 KiB up at 1024 (wgmma's swizzle repeats
+    every 1024 bytes from a buffer's start)."""
+    assert [local_offset(s, 100) for s in (0, 16, 100, 112)] == [0, 16, 112, 112]
+    assert [local_offset(s, 1024) for s in (0, 16, 1024, 1040)] == [0, 1024, 1024, 2048]
+    assert local_offset(5000, 65536) == 5120
 
 
 def test_ptx_without_local_accessors_is_unchanged() -> None:

@@ -24,7 +24,8 @@ SWZ = jm.layout.ext_pysycl_swizzle128
 
 def _wgmma_device(q):
     d = q.get_device()
-    return d.has(sycl.aspect.ext_pysycl_ptx) and d.get_info(sycl.info.device.version) == "9.0"
+    return d.has(sycl.aspect.ext_pysycl_ptx) and bool(
+        d.get_info(sycl.info.device.ext_pysycl_work_group_matrix_combinations))
 
 
 def _operands(kind, rng, m, n, k):
@@ -222,3 +223,21 @@ def test_wgmma_on_sm90(kq):
     rng = np.random.default_rng(1)
     a, b, want = _operands("fp16", rng, 64, 16, 64)
     np.testing.assert_array_equal(_gemm(kq, "fp16", a, b, 16), want)
+
+
+def test_combinations_query(kernel_device, host_device):
+    """Every device answers the work-group query: loops (any shape up to 128 x 256) on the
+    CPU and host devices, wgmma's kinds on sm_90 GPUs."""
+    q = sycl.info.device.ext_pysycl_work_group_matrix_combinations
+    host = host_device.get_info(q)
+    assert {c.atype for c in host} == {jm.matrix_type.fp16, jm.matrix_type.bf16,
+                                       jm.matrix_type.tf32, jm.matrix_type.sint8,
+                                       jm.matrix_type.uint8}
+    assert all((c.max_msize, c.max_nsize) == (128, 256) for c in host)
+    got = kernel_device.get_info(q)
+    if _wgmma_device(sycl.queue(kernel_device)):
+        assert {(c.atype, c.max_ksize) for c in got} == {
+            (jm.matrix_type.fp16, 16), (jm.matrix_type.bf16, 16), (jm.matrix_type.tf32, 8)}
+        assert all(c.ctype is jm.matrix_type.fp32 for c in got)
+    elif kernel_device.has(sycl.aspect.ext_pysycl_spirv):
+        assert got == host

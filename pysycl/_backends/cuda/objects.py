@@ -20,7 +20,7 @@ from pysycl._backends.cuda import driver as d
 from pysycl._backends.cuda.driver import cu
 from pysycl._core.backend import backend
 from pysycl._core.memory_model import memory_order, memory_scope
-from pysycl._kernels.matrix_ptx import ptx_combinations
+from pysycl._kernels.matrix_ptx import ptx_combinations, wg_ptx_combinations
 from pysycl._objects.aspects import aspect
 from pysycl._objects.device import device
 from pysycl._objects.info import (
@@ -241,6 +241,9 @@ def _info_table(ordinal: int) -> dict[_device_info, Any]:
         D.sub_group_sizes: [32],
         # joint_matrix: mma.sync tiles on sm_80+ (pysycl_numba/overloads/matrix_ptx.py)
         D.ext_oneapi_matrix_combinations: list(ptx_combinations(cc[0] * 10 + cc[1])),
+        # work-group matrices: wgmma on sm_90 (pysycl_numba/overloads/matrix_wgmma.py)
+        D.ext_pysycl_work_group_matrix_combinations: list(wg_ptx_combinations(cc[0] * 10
+                                                                              + cc[1])),
         D.max_clock_frequency: a("CLOCK_RATE") // 1000,
         D.address_bits: 64,
         D.max_mem_alloc_size: mem,

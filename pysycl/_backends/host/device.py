@@ -33,7 +33,7 @@ from pysycl._backends.host.ndrange import SUB_GROUP_SIZE
 from pysycl._core.backend import backend
 from pysycl._core.memory_model import memory_order, memory_scope
 from pysycl._core.version import __version__
-from pysycl._kernels.matrix import LOOP_COMBINATIONS
+from pysycl._kernels.matrix import LOOP_COMBINATIONS, WG_LOOP_COMBINATIONS
 from pysycl._objects.aspects import aspect
 from pysycl._objects.device import device
 from pysycl._objects.info import (
@@ -176,6 +176,7 @@ def _host_table() -> dict[_device_info, Any]:
         D.max_num_sub_groups: -(-wg // SUB_GROUP_SIZE),
         D.sub_group_independent_forward_progress: False,
         D.ext_oneapi_matrix_combinations: list(LOOP_COMBINATIONS),  # the numpy reference
+        D.ext_pysycl_work_group_matrix_combinations: list(WG_LOOP_COMBINATIONS),
         D.sub_group_sizes: [SUB_GROUP_SIZE, 16, 32],  # the default first; reqd_sub_group_size
         D.max_clock_frequency: 0,
         D.address_bits: 64 if sys.maxsize > 2**32 else 32,

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pysycl._backends.opencl import discovery as _d
 from pysycl._core.memory_model import memory_order, memory_scope
-from pysycl._kernels.matrix import LOOP_COMBINATIONS, combination
-from pysycl._kernels.matrix_ptx import arch_cc, ptx_combinations
+from pysycl._kernels.matrix import LOOP_COMBINATIONS, WG_LOOP_COMBINATIONS, combination
+from pysycl._kernels.matrix_ptx import arch_cc, ptx_combinations, wg_ptx_combinations
 from pysycl._objects.aspects import aspect
 from pysycl._objects.info import (
     _device_info,
@@ -223,14 +223,17 @@ def _s(key: str, default: Any = _d.REQUIRED) -> Callable[[DeviceRef], str]:
 
 D = _device_info
 
-def _matrix_combinations(targets: tuple[tuple[str, str], ...]) -> list[combination]:
+def _matrix_combinations(targets: tuple[tuple[str, str], ...],
+                         work_group: bool = False) -> list[combination]:
     """joint_matrix: the loops of pysycl_numba/overloads/matrix.py on SPIR-V devices, the
-    ``mma.sync`` tiles of the GPU's compute capability on PTX ones (overloads/matrix_ptx.py)."""
+    ``mma.sync`` tiles of the GPU's compute capability on PTX ones (overloads/matrix_ptx.py);
+    ``work_group``: the work-group matrices (loops; ``wgmma`` on sm_90)."""
     for fmt, arch in targets:
         if fmt == "spirv":
-            return list(LOOP_COMBINATIONS)
+            return list(WG_LOOP_COMBINATIONS if work_group else LOOP_COMBINATIONS)
         if fmt == "ptx":
-            return list(ptx_combinations(arch_cc(arch)))
+            cc = arch_cc(arch)
+            return list(wg_ptx_combinations(cc) if work_group else ptx_combinations(cc))
     return []
 
 
@@ -249,6 +252,8 @@ DEVICE_QUERIES: dict[_device_info, Callable[[DeviceRef], Any]] = {
     D.sub_group_independent_forward_progress: _b("SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS", False),
     D.sub_group_sizes: lambda dev: _d.sub_group_sizes(dev.native),
     D.ext_oneapi_matrix_combinations: lambda dev: _matrix_combinations(image_targets(dev.native)),
+    D.ext_pysycl_work_group_matrix_combinations:
+        lambda dev: _matrix_combinations(image_targets(dev.native), True),
     D.preferred_vector_width_char: _u("PREFERRED_VECTOR_WIDTH_CHAR"),
     D.preferred_vector_width_short: _u("PREFERRED_VECTOR_WIDTH_SHORT"),
     D.preferred_vector_width_int: _u("PREFERRED_VECTOR_WIDTH_INT"),
