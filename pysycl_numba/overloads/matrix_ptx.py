@@ -89,11 +89,14 @@ def check_copy(s: JointMatrixType, d: JointMatrixType) -> None:
                     "element size")
 
 
-def alloc(context: BaseContext, builder: llir.IRBuilder, m: JointMatrixType) -> llir.Value:
-    """The lane's fragment: a zeroed private array."""
+def alloc(context: BaseContext, builder: llir.IRBuilder, m: JointMatrixType,
+          count: int | None = None) -> llir.Value:
+    """The lane's fragment (``count`` elements: :func:`size` unless given): a zeroed
+    private array."""
     llty = context.get_data_type(m.dtype)
-    ptr = cgutils.alloca_once(builder, llty, size=size(m))
-    n = size(m) * context.get_abi_sizeof(llty)
+    count = size(m) if count is None else count
+    ptr = cgutils.alloca_once(builder, llty, size=count)
+    n = count * context.get_abi_sizeof(llty)
     cgutils.memset(builder, ptr, llir.Constant(_I64, n), 0)
     return ptr
 

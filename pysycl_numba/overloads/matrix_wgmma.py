@@ -27,18 +27,24 @@ listing these.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from llvmlite import ir as llir
 
-from pysycl._core import bfloat16 as bf16_api
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import matrix as M  # noqa: N812 - as in overloads/matrix.py
 from pysycl._kernels import matrix_ptx as P  # noqa: N812
-from pysycl_numba._numba_compat import cgutils, signature, types
+from pysycl_numba._numba_compat import signature, types
 from pysycl_numba.asserts import AssertTable, record_failure, table
 from pysycl_numba.bounds import site_number
 from pysycl_numba.overloads.accessor import element_pointer
+from pysycl_numba.overloads.matrix_ptx import (  # the per-element device code, shared
+    _apply3,
+    _apply3_bf16,
+    _load1,
+    _store1,
+)
+from pysycl_numba.overloads.matrix_ptx import alloc as alloc_private
 from pysycl_numba.targets.ptx import mma as nv
 from pysycl_numba.targets.ptx import wgmma as W  # noqa: N812
 from pysycl_numba.targets.spirv import ocl
@@ -99,11 +105,7 @@ def size(m: JointMatrixType) -> int:
 
 def alloc(context: BaseContext, builder: llir.IRBuilder, m: JointMatrixType) -> llir.Value:
     """The work-item's fragment (or A's/B's address): a zeroed private array."""
-    llty = context.get_data_type(m.dtype)
-    ptr = cgutils.alloca_once(builder, llty, size=size(m))
-    n = size(m) * context.get_abi_sizeof(llty)
-    cgutils.memset(builder, ptr, llir.Constant(_I64, n), 0)
-    return ptr
+    return alloc_private(context, builder, m, size(m))
 
 
 def _ids(builder: llir.IRBuilder) -> tuple[llir.Value, llir.Value]:
@@ -146,23 +148,6 @@ def check_copy(builder: llir.IRBuilder, s: JointMatrixType, d: JointMatrixType) 
     """Copies between accumulators only (their fragments agree)."""
     before_elements(builder, s, "joint_matrix_copy")
     before_elements(builder, d, "joint_matrix_copy")
-
-
-# ============================================================ device code (compiled inline)
-def _load1(m: Any, e: Any, src: Any, i: Any) -> None:
-    m[e] = src[i]
-
-
-def _store1(m: Any, e: Any, dst: Any, i: Any) -> None:
-    dst[i] = m[e]
-
-
-def _apply3(m: Any, e: Any, fn: Any, r: Any, c: Any) -> None:
-    m[e] = fn(m[e], r, c)
-
-
-def _apply3_bf16(m: Any, e: Any, fn: Any, r: Any, c: Any) -> None:
-    m[e] = bf16_api.from_float(fn(bf16_api.to_float(m[e]), r, c))
 
 
 # ================================================================== lowering
