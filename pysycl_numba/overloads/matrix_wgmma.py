@@ -173,8 +173,12 @@ def lower_mem(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
             r, c = _place(builder, lid, e)
             major, minor = (c, r) if lay is M.layout.col_major else (r, c)
             idx = builder.add(off, builder.add(builder.mul(major, stride), minor))
-            context.compile_internal(builder, _store1 if store else _load1, isig,
-                                     [args[1], context.get_constant(index_type, e), mem, idx])
+            # a work-group larger than the matrix's warpgroups (its mads failed an assert):
+            # the extra warpgroups' rows lie outside the tile, and touch no memory
+            with builder.if_then(builder.icmp_unsigned("<", r, _I64(m.rows))):
+                context.compile_internal(builder, _store1 if store else _load1, isig,
+                                         [args[1], context.get_constant(index_type, e), mem,
+                                          idx])
         return
     if not (isinstance(memty, AccessorType) and memty.space == "local"):
         raise _refuse(f"{name} of a work-group use.{m.use.name} matrix from {memty}: wgmma "

@@ -38,7 +38,7 @@ def _operands(kind, rng, m, n, k):
     return a.astype(mt), b.astype(mt), want
 
 
-def _gemm(q, kind, a, b, bn, wgs=1, c0=None, acc_col=False, skew=0):
+def _gemm(q, kind, a, b, bn, wgs=1, c0=None, acc_col=False, skew=0, items=0):
     """C = A*B (+ C0) by work-groups of ``wgs`` warpgroups (128 work-items each) computing
     (64*wgs) x bn tiles: each K step stages A's rows and B's columns into local memory in
     the swizzled layout (``skew``: the tiles ``skew`` rows (8 bytes: 16-byte chunks) apart from
@@ -48,7 +48,7 @@ def _gemm(q, kind, a, b, bn, wgs=1, c0=None, acc_col=False, skew=0):
     ks, kt = 32 // isz, 128 // isz  # K of a mad, K of a staged (128-byte) row
     m, k = a.shape
     n = b.shape[1]
-    bm, nt = 64 * wgs, 128 * wgs
+    bm, nt = 64 * wgs, items or 128 * wgs  # (items: another work-group size)
     c = np.zeros((m, n), np.float32) if c0 is None else c0.copy()
     sk = skew * kt  # elements before A's tile (whole rows: the swizzle stays aligned)
     sbn, swgs = str(bn), str(wgs)  # strings: constants of the kernel, whose shapes are
@@ -241,3 +241,16 @@ def test_combinations_query(kernel_device, host_device):
         assert all(c.ctype is jm.matrix_type.fp32 for c in got)
     elif kernel_device.has(sycl.aspect.ext_pysycl_spirv):
         assert got == host
+
+
+def test_a_work_group_of_the_wrong_size(any_kernel_queue):
+    """A 64-row matrix in work-groups of 256: by loops (any work-group size) the product is
+    right; on wgmma (one warpgroup of 128 per 64 rows) the mad is a failed assert at its
+    line, never a wrong result or a hang."""
+    q = any_kernel_queue
+    a, b, want = _operands("fp16", np.random.default_rng(9), 64, 16, 64)
+    if not _wgmma_device(q):
+        np.testing.assert_array_equal(_gemm(q, "fp16", a, b, 16, items=256), want)
+        return
+    with pytest.raises(AssertionError, match="needs a work-group of 128 work-items"):
+        _gemm(q, "fp16", a, b, 16, items=256)
