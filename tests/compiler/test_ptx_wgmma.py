@@ -51,3 +51,35 @@ def test_apply_as_wgmma(kq: sycl.queue, ptx_archs: dict) -> None:  # noqa: F811
     assert isinstance(ptx, str), ptx
     assert ".target sm_90a" in ptx  # (its accumulator waits for products: wgmma.wait_group)
     ptxas_check(ptx.encode(), "sm_90a")
+
+
+def test_a_and_b_from_global_memory_are_refused_on_sm90(kq: sycl.queue, ptx_archs: dict) -> None:  # noqa: F811
+    """wgmma reads A and B from local memory: a swizzled tile loaded from a global accessor
+    runs by loops on the CPU device, and is errc.kernel_not_supported naming the call's
+    memory on sm_90."""
+    a = np.zeros(64 * 64, np.float16)
+    out = np.zeros(64 * 16, np.float32)
+    with sycl.buffer(a) as A, sycl.buffer(out) as O:
+        def cg(h):  # type: ignore[no-untyped-def]
+            ra = A.get_access(h, sycl.access_mode.read)
+            wo = O.get_access(h, sycl.access_mode.write)
+
+            def kernel(it):  # type: ignore[no-untyped-def]
+                g = it.get_group()
+                acc = twg.jm.joint_matrix(g, np.float32, twg.jm.use.accumulator, 64, 16)
+                ta = twg.jm.joint_matrix(g, np.float16, twg.jm.use.a, 64, 16, twg.SWZ)
+                tb = twg.jm.joint_matrix(g, np.float16, twg.jm.use.b, 16, 16, twg.SWZ)
+                twg.jm.joint_matrix_fill(g, acc, 0.0)
+                twg.jm.joint_matrix_load(g, ta, (ra, 0), 64)
+                twg.jm.joint_matrix_load(g, tb, (ra, 0), 64)
+                twg.jm.joint_matrix_mad(g, acc, ta, tb, acc)
+                twg.jm.joint_matrix_store(g, acc, (wo, 0), 16, twg.jm.layout.row_major)
+
+            h.parallel_for(sycl.nd_range((128,), (128,)), kernel)
+
+        kq.submit(cg)
+    assert (out == 0).all()
+    (e,) = ptx_archs["sm_90"]
+    assert isinstance(e, sycl.exception) and e.code() == sycl.errc.kernel_not_supported
+    assert "local memory" in str(e) and "joint_matrix_load" in str(e)
+    assert "test_ptx_wgmma.py:" in str(e)  # the call's line
