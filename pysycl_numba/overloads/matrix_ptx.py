@@ -68,6 +68,11 @@ def size(m: JointMatrixType) -> int:
 
 def check(m: JointMatrixType, where: str) -> None:
     """Raise (the typing error at the call) unless the target offers ``m``."""
+    if m.layout is M.layout.ext_pysycl_swizzle128:
+        raise exception(errc.kernel_not_supported,
+                        f"{where}: a sub-group {m} on NVIDIA GPUs: layout.ext_pysycl_swizzle128 "
+                        "is the layout of work-group matrices (joint_matrix(it.get_group(), "
+                        "...): wgmma); sub-group tiles are row_major or col_major")
     M.check_matrix(m.kind, m.kind, m.use, m.rows, m.cols, m.layout, combinations(), where)
 
 

@@ -83,3 +83,40 @@ def test_a_and_b_from_global_memory_are_refused_on_sm90(kq: sycl.queue, ptx_arch
     assert isinstance(e, sycl.exception) and e.code() == sycl.errc.kernel_not_supported
     assert "local memory" in str(e) and "joint_matrix_load" in str(e)
     assert "test_ptx_wgmma.py:" in str(e)  # the call's line
+
+
+def test_a_swizzled_sub_group_tile(kq: sycl.queue, ptx_archs: dict) -> None:  # noqa: F811
+    """The swizzled layout on a sub-group tile: read by loops (un-swizzled) on the CPU
+    device; on NVIDIA GPUs (mma.sync fragments) kernel_not_supported, never a tile read as
+    if it were row-major."""
+    jm = twg.jm
+    src = np.arange(16 * 64, dtype=np.float16)  # 16 rows of 128 bytes, swizzled below
+    lin = np.empty_like(src)
+    for i in range(src.size):
+        lin[i] = src[twg.swizzled(i, 2)]  # element i (logical) lies at swizzled(i)
+    out = np.zeros(16 * 16, np.float32)
+    with sycl.buffer(src) as S, sycl.buffer(out) as O:
+        def cg(h):  # type: ignore[no-untyped-def]
+            rs = S.get_access(h, sycl.access_mode.read)
+            wo = O.get_access(h, sycl.access_mode.write)
+
+            def kernel(it):  # type: ignore[no-untyped-def]
+                sg = it.get_sub_group()
+                ta = jm.joint_matrix(sg, np.float16, jm.use.a, 16, 16, twg.SWZ)
+                tb = jm.joint_matrix(sg, np.float16, jm.use.b, 16, 16, jm.layout.row_major)
+                c = jm.joint_matrix(sg, np.float32, jm.use.accumulator, 16, 16)
+                jm.joint_matrix_fill(sg, c, 0.0)
+                jm.joint_matrix_load(sg, ta, (rs, 0), 64)
+                jm.joint_matrix_load(sg, tb, (rs, 0), 64)  # B: the first 16 halves of 16 rows
+                jm.joint_matrix_mad(sg, c, ta, tb, c)
+                jm.joint_matrix_store(sg, c, (wo, 0), 16, jm.layout.row_major)
+
+            h.parallel_for(sycl.nd_range((32,), (32,)), kernel)
+
+        kq.submit(cg)
+    a = lin.reshape(16, 64)[:, :16].astype(np.float32)
+    b = src.reshape(16, 64)[:, :16].astype(np.float32)
+    np.testing.assert_allclose(out.reshape(16, 16), a @ b, rtol=1e-3)
+    (e,) = ptx_archs["sm_90"]
+    assert isinstance(e, sycl.exception) and e.code() == sycl.errc.kernel_not_supported
+    assert "work-group matrices" in str(e)
