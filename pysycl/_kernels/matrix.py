@@ -59,7 +59,6 @@ class layout(enum.Enum):  # noqa: N801 - the spec's spelling
 
 
 _SWZ = layout.ext_pysycl_swizzle128
-_ROW = layout.row_major
 
 
 class matrix_type(enum.Enum):  # noqa: N801 - the spec's spelling
@@ -167,7 +166,9 @@ def offered(combos: tuple[combination, ...] | list[combination]) -> str:
 
 def check_matrix(kind: matrix_type | None, t: Any, u: use, rows: int, cols: int, lay: layout,
                  combos: tuple[combination, ...], where: str) -> None:
-    """Raise unless a ``joint_matrix(sg, t, u, rows, cols, lay)`` is one ``combos`` offer."""
+    """Raise unless a ``joint_matrix(sg, t, u, rows, cols, lay)`` is one ``combos`` offer
+    (a :attr:`layout.ext_pysycl_swizzle128` tile: and :func:`check_swizzled`)."""
+    check_swizzled(u, lay, rows, cols, STORAGE[kind].itemsize if kind in STORAGE else 0, where)
     if lay is layout.dynamic and u is not use.accumulator:
         raise exception(errc.invalid, f"{where}: a use.{u.name} joint_matrix needs "
                         "layout.row_major or layout.col_major (layout.dynamic is for "
@@ -276,14 +277,9 @@ class joint_matrix:  # noqa: N801 - the spec's spelling
         self.scope = _check_in_kernel(sg, "joint_matrix")
         self.kind = element_kind(T)
         self.use, self.rows, self.cols, self.layout = use, int(rows), int(cols), layout
-        where = _where("joint_matrix")
-        if layout is _SWZ:  # (checked as a row-major tile)
-            check_swizzled(use, layout, self.rows, self.cols,
-                           STORAGE[self.kind].itemsize if self.kind else 0, where)
-        check_matrix(self.kind, T, use, self.rows, self.cols,
-                     layout if layout is not _SWZ else _ROW,
+        check_matrix(self.kind, T, use, self.rows, self.cols, layout,
                      WG_LOOP_COMBINATIONS if self.scope == WORK_GROUP else LOOP_COMBINATIONS,
-                     where)
+                     _where("joint_matrix"))
         assert self.kind is not None
         self.data = np.zeros((self.rows, self.cols), STORAGE[self.kind])
 

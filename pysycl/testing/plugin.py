@@ -67,10 +67,8 @@ def device_id(d: sycl.device) -> str:
     ``nvidia-h100`` (a GPU's first model token with a digit)."""
     if d.has(sycl.aspect.host_debuggable):
         return "host"
-    p = d.get_platform()  # the runtime's vendor first: Intel's CPU runtime on an AMD CPU
-    plat = f"{p.get_info(sycl.info.platform.name)} {p.get_info(sycl.info.platform.vendor)}"
-    vendor = next((v for v in _VENDORS if v in plat.lower()), None) or next(
-        (v for v in _VENDORS if v in names(d)), None)
+    text = names(d)  # the vendor named first: the runtime's (Intel's CPU runtime on an AMD CPU)
+    vendor = min((v for v in _VENDORS if v in text), key=text.find, default=None)
     if vendor is None:
         vendor = _token(d.get_platform().get_info(sycl.info.platform.name).split()[0])
     kind = _TYPES.get(d.get_info(sycl.info.device.device_type), "device")

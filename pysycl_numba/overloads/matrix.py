@@ -127,12 +127,7 @@ class JointMatrixCtor(AbstractTemplate):
                 "matrix.use member, integer constants for rows and cols and a matrix.layout "
                 f"member{END}")
         try:
-            swz = lay is M.layout.ext_pysycl_swizzle128
-            if swz:
-                M.check_swizzled(u, lay, rows, cols, M.STORAGE[kind].itemsize if kind else 0,
-                                 "joint_matrix")
-            M.check_matrix(kind, args[1], u, rows, cols, M.layout.row_major if swz else lay,
-                           _combos(scope), "joint_matrix")
+            M.check_matrix(kind, args[1], u, rows, cols, lay, _combos(scope), "joint_matrix")
         except exception as e:
             raise matrix_error(e) from None
         assert kind is not None

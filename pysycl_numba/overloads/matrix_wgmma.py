@@ -134,20 +134,25 @@ def _wait(builder: llir.IRBuilder) -> None:
                              convergent=True), [])
 
 
-def before_elements(builder: llir.IRBuilder, m: JointMatrixType, name: str) -> None:
-    """Element-wise operations are an accumulator's (A and B are views of local memory),
-    after the products in flight."""
+def _accumulator_only(m: JointMatrixType, name: str) -> None:
+    """Element-wise operations are an accumulator's (A and B are views of local memory)."""
     if m.use is not M.use.accumulator:
         raise _refuse(f"{name} of a work-group use.{m.use.name} matrix (on these GPUs a view "
                       "of local memory read by wgmma): element-wise operations work on "
                       "use.accumulator matrices")
+
+
+def before_elements(builder: llir.IRBuilder, m: JointMatrixType, name: str) -> None:
+    """An element-wise operation on accumulator ``m``, after the products in flight."""
+    _accumulator_only(m, name)
     _wait(builder)
 
 
 def check_copy(builder: llir.IRBuilder, s: JointMatrixType, d: JointMatrixType) -> None:
-    """Copies between accumulators only (their fragments agree)."""
-    before_elements(builder, s, "joint_matrix_copy")
-    before_elements(builder, d, "joint_matrix_copy")
+    """Copies between accumulators only (their fragments agree), after the products."""
+    _accumulator_only(s, "joint_matrix_copy")
+    _accumulator_only(d, "joint_matrix_copy")
+    _wait(builder)
 
 
 # ================================================================== lowering
@@ -207,9 +212,7 @@ def lower_mad(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
               args: Sequence[llir.Value]) -> None:
     """One ``wgmma.mma_async`` per warpgroup on its 64 rows; a failed assert unless the
     work-group is 128 work-items per 64 rows."""
-    d, a, b, c = sig.args[1:]
-    for m in (d, a, b, c):
-        check(m, "joint_matrix_mad")
+    d, a, b, c = sig.args[1:]  # (each checked where it was made: lower_joint_matrix)
     if a.kind is not b.kind or (a.rows, b.cols) != (d.rows, d.cols) or a.cols != b.rows:
         raise _refuse(f"joint_matrix_mad of {d} = {a} x {b} + {c}")
     lid, n = _ids(builder)

@@ -300,19 +300,21 @@ class CUDAExecutor:
         stream: an application's stream (``make_queue``) may be destroyed by its owner while
         this executor, unreachable, still waits in the context's set of queues (``sycl.free``
         finishes them all): a query of a destroyed stream fails or crashes the process."""
-        last = self.last
-        if type(last) is Event or type(last) is ProfiledEvent:
+        last = self._newest()
+        if last is not None:
             c = self._wait(2, last.h)
             if c:
                 raise self.failed(c, "waiting for the queue")
 
+    def _newest(self) -> Event | None:
+        """The event of this queue's newest command (None: none yet)."""
+        last = self.last
+        return last if type(last) is Event or type(last) is ProfiledEvent else None
+
     def pending(self) -> Event | None:
         """An event after this queue's work so far: recorded now on its own stream; on an
         application's stream, its newest command's (:meth:`wait_newest`)."""
-        if self.own_stream:
-            return self.record()
-        last = self.last
-        return last if type(last) is Event or type(last) is ProfiledEvent else None
+        return self.record() if self.own_stream else self._newest()
 
     def status(self, native: Event) -> str:
         r = _query(native.h)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from pysycl_numba.targets.ptx.math_builtins import libdevice_path
 from pysycl_numba.targets.ptx.retarget import NVPTX_TRIPLE, retarget
-from pysycl_numba.targets.ptx.wgmma import MARK
 from pysycl_numba.targets.spirv.codegen import emit_in_worker
 
 
@@ -28,7 +27,7 @@ def emit_ptx(ir: str, entry: str, arch: str) -> bytes:
             is needed and missing.
     """
     nv = retarget(ir)
-    if arch == "sm_90" and MARK in nv.ir:  # wgmma: the architecture-specific target only
+    if arch == "sm_90" and nv.wgmma:  # wgmma: the architecture-specific target only
         arch = "sm_90a"
     opts = {"cpu": arch, "entry": entry, "libdevice": libdevice_path() if nv.libdevice else ""}
     return emit_in_worker(nv.ir, NVPTX_TRIPLE, "NVPTX", entry, ptx=opts)

@@ -55,10 +55,12 @@ _SCOPES = {"workgroup": "block", "subgroup": "block", "device": "device",
 
 @dataclass(frozen=True)
 class Retargeted:
-    """The NVPTX module text, and whether it calls libdevice (``__nv_*``)."""
+    """The NVPTX module text, whether it calls libdevice (``__nv_*``), and whether it calls
+    the ``wgmma`` built-ins (:mod:`.wgmma`: emitted for ``sm_90a``)."""
 
     ir: str
     libdevice: bool
+    wgmma: bool = False
 
 
 def _param_types(params: str) -> tuple[str, ...]:
@@ -103,7 +105,7 @@ def _close(text: str, start: int) -> int:
     raise ValueError("unbalanced parameter list")
 
 
-def _align_local_params(ir: str) -> str:
+def _align_local_params(ir: str, align: int = 16) -> str:
     """``align 16`` on the kernel's ``__local`` (shared) pointer parameters (``align 1024``
     in a kernel with work-group matrices: ``wgmma`` reads 128-byte-swizzled tiles whose
     swizzle repeats every 1024 bytes from the local accessor's start).
@@ -118,7 +120,6 @@ def _align_local_params(ir: str) -> str:
     parameter at ``.align 1`` (the SYCL-CTS ``atomic_ref`` kernels faulted).
     """
     out, pos = [], 0
-    align = 1024 if wgmma.MARK in ir else 16
     for m in _KERNEL_HEAD.finditer(ir):
         end = _close(ir, m.end())
         params = []
@@ -230,7 +231,9 @@ def retarget(ir: str) -> Retargeted:
     ir = ir.replace("spir_kernel ", "ptx_kernel ").replace("spir_func ", "")
     ir = re.sub(r'syncscope\("(\w+)"\)',
                 lambda m: f'syncscope("{_SCOPES.get(m.group(1), m.group(1))}")', ir)
-    ir = _system_scope_rmw(_fence_ordered_rmw(_align_local_params(ir)))
+    uses_wgmma = wgmma.MARK in ir
+    ir = _system_scope_rmw(_fence_ordered_rmw(
+        _align_local_params(ir, 1024 if uses_wgmma else 16)))
     ir, spec_globals = lower_spec_constants(ir)
     ir, fmods = _frem_to_fmod(ir)
     bodies: list[str] = []
@@ -256,5 +259,7 @@ def retarget(ir: str) -> Retargeted:
     declared = set(re.findall(r"^declare [^@\n]*@([\w.$]+)\(", ir, re.M))
     needs = {n for n in needs if (m := re.match(r"declare [^@]*@([\w.$]+)\(", n)) is None
              or m.group(1) not in declared}
-    return Retargeted(wgmma.wait_at_barriers("\n".join([ir, *sorted(needs), *bodies])),
-                      libdevice)
+    text = "\n".join([ir, *sorted(needs), *bodies])
+    if uses_wgmma:
+        return Retargeted(wgmma.wait_at_barriers(text), libdevice, True)
+    return Retargeted(text, libdevice)

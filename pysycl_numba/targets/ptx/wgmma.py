@@ -39,13 +39,16 @@ WG_SIZE = "_Z17__pysycl_wg_sizev"
 WAIT = "_Z19__pysycl_wgmma_waitv"
 _WAIT_ASM = 'call void asm sideeffect "wgmma.wait_group.sync.aligned 0;", "~{memory}"()'
 _BARRIER_CALL = "call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)"
+for _k in SUFFIX:
+    for _n in range(8, 257, 8):
+        _nm = f"__pysycl_wgmma_{_k}_n{_n}"
+        WGMMA[(_k, _n)] = f"_Z{len(_nm)}{_nm}PvllS_"
 
 
 def wait_at_barriers(ir: str) -> str:
-    """A kernel with ``WGMMA``: every work-group barrier waits for the warpgroup's products
-    first (the local memory they read may be overwritten once the barrier is passed)."""
-    if MARK not in ir:
-        return ir
+    """A kernel with ``WGMMA`` (the retarget's caller tells): every work-group barrier waits
+    for the warpgroup's products first (the local memory they read may be overwritten once
+    the barrier is passed)."""
     return ir.replace(_BARRIER_CALL, f"{_WAIT_ASM}\n  {_BARRIER_CALL}")
 
 
@@ -55,11 +58,6 @@ def _wait(decl: Decl) -> Definition:
   {_WAIT_ASM}
   ret void
 }}""")
-
-for _k in SUFFIX:
-    for _n in range(8, 257, 8):
-        _nm = f"__pysycl_wgmma_{_k}_n{_n}"
-        WGMMA[(_k, _n)] = f"_Z{len(_nm)}{_nm}PvllS_"
 
 
 def _linear(reg: str) -> str:
