@@ -14,7 +14,7 @@ device dead: new queues on it are refused with the reason (CUDA keeps the error 
 process's life; other devices go on, docs/gpu.md).
 
 A queue over an application's stream (``make_queue``) waits by its newest command's event,
-not by the stream, which its owner may destroy first (:meth:`CUDAExecutor.wait_newest`).
+not by the stream, which its owner may destroy first (:meth:`CUDAExecutor.wait`).
 """
 
 from __future__ import annotations
@@ -288,23 +288,16 @@ class CUDAExecutor:
         held = q[-1][0] if q else None
         if self.own_stream:
             self.sync("waiting for the queue")
-        else:  # an application's stream: wait for this queue's newest command by its event
-            self.wait_newest()
+        # An application's stream (make_queue): this queue's newest command, by its event
+        # (pysycl's own). The owner may destroy the stream while this executor, unreachable,
+        # still waits in the context's set of queues (sycl.free finishes them all): a query
+        # of a destroyed stream fails or crashes the process.
+        elif (last := self._newest()) is not None and (c := self._wait(2, last.h)):
+            raise self.failed(c, "waiting for the queue")
         if _steps.active or _kprint.pending or _bounds.watching:
             _steps.settle(self.native)
         if held is not None:
             forget_until(self, held)
-
-    def wait_newest(self) -> None:
-        """Wait for the newest command of this queue by its event (pysycl's own), not by the
-        stream: an application's stream (``make_queue``) may be destroyed by its owner while
-        this executor, unreachable, still waits in the context's set of queues (``sycl.free``
-        finishes them all): a query of a destroyed stream fails or crashes the process."""
-        last = self._newest()
-        if last is not None:
-            c = self._wait(2, last.h)
-            if c:
-                raise self.failed(c, "waiting for the queue")
 
     def _newest(self) -> Event | None:
         """The event of this queue's newest command (None: none yet)."""
@@ -313,7 +306,7 @@ class CUDAExecutor:
 
     def pending(self) -> Event | None:
         """An event after this queue's work so far: recorded now on its own stream; on an
-        application's stream, its newest command's (:meth:`wait_newest`)."""
+        application's stream, its newest command's (:meth:`wait`)."""
         return self.record() if self.own_stream else self._newest()
 
     def status(self, native: Event) -> str:
