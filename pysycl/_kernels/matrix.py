@@ -246,8 +246,9 @@ def check_stride(stride: int, rows: int, cols: int, lay: layout, where: str,
 
 
 # ==================================================================== the host API
-def _where(name: str) -> str:
-    frame = inspect.stack()[2]
+def _where(name: str, up: int = 2) -> str:
+    """``name at file:line`` of the user's call: ``up`` frames above this one."""
+    frame = inspect.stack()[up]
     return f"{name} at {frame.filename}:{frame.lineno}"
 
 
@@ -262,9 +263,10 @@ def _check_in_kernel(g: Any, name: str, *ms: Any) -> str:
                         "(it.get_sub_group() of an nd_range kernel) or its work-group "
                         f"(it.get_group()), not {g!r}")
     for m in ms:
-        if m.scope != scope:
-            raise exception(errc.invalid, f"{name}: {m!r} belongs to a {m.scope.replace('_', '-')}"
-                            f", not to the {scope.replace('_', '-')} passed")
+        if m.scope != scope:  # (the user's call: 3 frames up, through the API function)
+            raise exception(errc.invalid, f"{_where(name, 3)}: {m!r} belongs to a "
+                            f"{m.scope.replace('_', '-')}, not to the "
+                            f"{scope.replace('_', '-')} passed")
     return scope
 
 

@@ -172,24 +172,42 @@ def test_apply_sees_rows_and_columns(any_kernel_queue):
     np.testing.assert_array_equal(out, 1.5 + r * 100 + c)
 
 
-def test_a_matrix_of_another_group_is_an_error(kq):
-    def kernel(it):
-        sg = it.get_sub_group()
-        g = it.get_group()
-        acc = jm.joint_matrix(g, np.float32, jm.use.accumulator, 64, 16)
-        jm.joint_matrix_fill(sg, acc, 0.0)
+def _line(fn, mark):
+    """The line of ``fn``'s source that holds ``mark``."""
+    import inspect
 
-    with pytest.raises(sycl.exception, match="belongs to a work-group, not to the sub-group"):
-        kq.parallel_for(sycl.nd_range((128,), (128,)), kernel).wait()
+    src, first = inspect.getsourcelines(fn)
+    return first + next(i for i, t in enumerate(src) if mark in t)
 
 
-def test_swizzled_layout_is_for_a_and_b(kq):
-    def kernel(it):
-        g = it.get_group()
-        jm.joint_matrix(g, np.float32, jm.use.accumulator, 64, 16, SWZ)
+def _other_group(it):
+    sg = it.get_sub_group()
+    g = it.get_group()
+    acc = jm.joint_matrix(g, np.float32, jm.use.accumulator, 64, 16)
+    jm.joint_matrix_fill(sg, acc, 0.0)  # OTHER
 
-    with pytest.raises(sycl.exception):
-        kq.parallel_for(sycl.nd_range((128,), (128,)), kernel).wait()
+
+def test_a_matrix_of_another_group_is_an_error(any_kernel_queue):
+    """A work-group matrix passed with the sub-group: errc.invalid at the call's line (a
+    compile error; on the host device at the call), on every device."""
+    with pytest.raises(sycl.exception, match="belongs to a work-group, not to the sub-group") as e:
+        any_kernel_queue.parallel_for(sycl.nd_range((128,), (128,)), _other_group).wait()
+    assert e.value.code() is sycl.errc.invalid
+    assert f"test_work_group_matrix.py:{_line(_other_group, '# OTHER')}" in str(e.value)
+
+
+def _swizzled_accumulator(it):
+    g = it.get_group()
+    jm.joint_matrix(g, np.float32, jm.use.accumulator, 64, 16, SWZ)  # SWZ-ACC
+
+
+def test_swizzled_layout_is_for_a_and_b(any_kernel_queue):
+    with pytest.raises(sycl.exception, match=r"is a layout of use\.a and use\.b tiles") as e:
+        any_kernel_queue.parallel_for(sycl.nd_range((128,), (128,)),
+                                      _swizzled_accumulator).wait()
+    assert e.value.code() is sycl.errc.invalid
+    assert f"test_work_group_matrix.py:{_line(_swizzled_accumulator, '# SWZ-ACC')}" \
+        in str(e.value)
 
 
 def test_a_bad_swizzled_stride(kq):
@@ -210,8 +228,10 @@ def test_a_bad_swizzled_stride(kq):
 
             h.parallel_for(sycl.nd_range((128,), (128,)), kernel)
 
-        with pytest.raises(sycl.exception, match="128-byte rows"):
+        with pytest.raises(sycl.exception, match="128-byte rows") as e:
             kq.submit(cg).wait()
+        assert e.value.code() is sycl.errc.invalid and "joint_matrix_load" in str(e.value)
+    assert (lam == 0).all()  # the host data is as it was
 
 
 def test_wgmma_on_sm90(kq):
