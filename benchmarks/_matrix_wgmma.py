@@ -7,7 +7,8 @@ each K step multiplies 128 x K of A by K x 256 of B from local memory, the tiles
 reads). The operands are first packed (:func:`packer`) into those tiles, pre-swizzled,
 each stage's tile contiguous in global memory: a stage is then one
 ``async_work_group_copy`` per operand (16-byte ``cp.async`` chunks, no registers), and
-``stages`` of them are in flight (the pipeline of ``_matrix_async.py``).
+``stages`` of them are in flight (the pipeline of ``_matrix_async.py``). With
+``in_flight`` a step's products run past the next barrier (``ext_pysycl_mads_in_flight``).
 
 A K step is 128 bytes of K (64 halves or 32 floats): four mads of 32 bytes each
 (``m64n256k16`` fp16/bf16, ``m64n256k8`` tf32, one per warpgroup). Local memory:
@@ -64,12 +65,18 @@ def packer(kind: str, n: int, src: Any, dst: Any, is_a: bool, bn: int = 256) -> 
 
 
 def gemm_kernel_wgmma(kind: str, stages: int, pa: Any, pb: Any, pc: Any, n: int, la: Any,
-                      lb: Any, bn: int = 256) -> Callable:
-    """128 x ``bn`` blocks (bn 256 or 128), two warpgroups, ``stages`` local buffers filled by
-    ``cp.async`` from the packed operands; the stage count and the block's width constants
-    of the kernel (string captures)."""
+                      lb: Any, bn: int = 256, in_flight: bool = False) -> Callable:
+    """128 x ``bn`` blocks (bn 256 or 128), two warpgroups, ``stages`` (3 to 5) local buffers
+    filled by ``cp.async`` from the packed operands; the stage count and the block's width
+    constants of the kernel (string captures).
+
+    ``in_flight``: the kernel declares ``ext_pysycl_mads_in_flight(4)`` (a step's four mads),
+    so the barrier of step ``t`` leaves step ``t - 1``'s products running, and step ``t``
+    refills the buffer step ``t - 2`` read: ``stages - 2`` steps of copies ahead instead of
+    ``stages - 1``."""
     T = elem_type(kind)
     depth, wide = str(stages), str(bn)
+    behind = "2" if in_flight else "1"  # the step whose buffer a step refills: t - behind
 
     @sycl.reqd_work_group_size(1, 256)
     def kernel(it: Any) -> None:
@@ -78,7 +85,8 @@ def gemm_kernel_wgmma(kind: str, stages: int, pa: Any, pb: Any, pc: Any, n: int,
             ks, kt = 8, 32
         else:
             ks, kt = 16, 64
-        stages = 4 if depth == "4" else 3
+        stages = 5 if depth == "5" else (4 if depth == "4" else 3)
+        ahead = stages - (2 if behind == "2" else 1)  # steps of copies in flight
         w = 128 if wide == "128" else 256
         asz, bsz = 128 * kt, w * kt  # a stage's tiles (elements)
         bi, bj = it.get_group(0), it.get_group(1)
@@ -91,18 +99,21 @@ def gemm_kernel_wgmma(kind: str, stages: int, pa: Any, pb: Any, pc: Any, n: int,
         at = pa + bi * steps * asz
         bt = pb + bj * steps * bsz
         lap, lbp = la.get_multi_ptr(), lb.get_multi_ptr()
-        # stages - 1 steps in flight; a step's event is its B copy's (committed after A's)
+        # ``ahead`` steps in flight; a step's event is its B copy's (committed after A's)
         it.async_work_group_copy(lap, at, asz)
         e0 = it.async_work_group_copy(lbp, bt, bsz)
-        it.async_work_group_copy(lap + asz, at + asz, asz)
-        e1 = it.async_work_group_copy(lbp + bsz, bt + bsz, bsz)
-        e2 = e1
-        if stages == 4:
+        e1 = e0
+        e2 = e0
+        if ahead >= 2:
+            it.async_work_group_copy(lap + asz, at + asz, asz)
+            e1 = it.async_work_group_copy(lbp + bsz, bt + bsz, bsz)
+            e2 = e1
+        if ahead >= 3:
             it.async_work_group_copy(lap + 2 * asz, at + 2 * asz, asz)
             e2 = it.async_work_group_copy(lbp + 2 * bsz, bt + 2 * bsz, bsz)
         for t in range(steps):
             it.wait_for(e0)  # step t's copies (and a barrier); later ones stay in flight
-            nxt = t + stages - 1  # into the buffer step t - 1 used: its mads completed
+            nxt = t + ahead  # into the buffer of step t - behind: its mads completed
             if nxt < steps:
                 slot = nxt % stages
                 it.async_work_group_copy(lap + slot * asz, at + nxt * asz, asz)
@@ -119,10 +130,14 @@ def gemm_kernel_wgmma(kind: str, stages: int, pa: Any, pb: Any, pc: Any, n: int,
                 jm.joint_matrix_load(g, ta, (la, cur * asz + kk), kt)
                 jm.joint_matrix_load(g, tb, (lb, cur * bsz + kk), kt)
                 jm.joint_matrix_mad(g, acc, ta, tb, acc)
-            if stages == 4:
+            if ahead >= 3:
                 e0, e1, e2 = e1, e2, e3
+            elif ahead == 2:
+                e0, e1, e2 = e1, e3, e3
             else:
-                e0, e1 = e1, e3
+                e0, e2 = e3, e3
         jm.joint_matrix_store(g, acc, pc + bi * 128 * n + bj * w, n, jm.layout.row_major)
 
+    if in_flight:  # a step's 4 mads (128 bytes of K, 32 a mad) may run past its barrier
+        jm.ext_pysycl_mads_in_flight(4)(kernel)
     return kernel

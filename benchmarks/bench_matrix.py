@@ -75,12 +75,16 @@ PAD = 8  # divide and index without run-time divisions); local rows padded by PA
 VARIANTS = {"64": (64, 64, 128), "128": (128, 128, 256), "128db": (128, 128, 256),
             "128w": (128, 128, 128), "256w": (128, 256, 256), "256w3": (128, 256, 256),
             "256a3": (128, 256, 256), "256a4": (128, 256, 256), "256a4k": (128, 256, 256),
-            "256g4": (128, 256, 256), "256g4k": (128, 256, 256), "128g3k": (128, 128, 256)}
+            "256g4": (128, 256, 256), "256g4k": (128, 256, 256), "128g3k": (128, 128, 256),
+            "256g4f": (128, 256, 256), "128g5f": (128, 128, 256)}
 #: the cp.async variants (benchmarks/_matrix_async.py; the work-group matrices of
 #: benchmarks/_matrix_wgmma.py: WGMMA): (stages, whether packing is timed)
 ASYNC = {"256a3": (3, True), "256a4": (4, True), "256a4k": (4, False),
-         "256g4": (4, True), "256g4k": (4, False), "128g3k": (3, False)}
-WGMMA = ("256g4", "256g4k", "128g3k")
+         "256g4": (4, True), "256g4k": (4, False), "128g3k": (3, False),
+         "256g4f": (4, False), "128g5f": (5, False)}
+WGMMA = ("256g4", "256g4k", "128g3k", "256g4f", "128g5f")
+#: the wgmma variants whose kernels leave a step's products in flight at the barrier
+IN_FLIGHT = ("256g4f", "128g5f")
 PIPELINED = {
     "128db": (pipelined.gemm_kernel_128db, pipelined.A_STAGE, pipelined.B_STAGE, 2),
     "128w": (pipelined.gemm_kernel_128w, pipelined.A_STAGE, pipelined.B_STAGE, 2),
@@ -97,7 +101,9 @@ TITLES = {"64": "64x64", "128": "128x128",
           "256a4k": "128x256 cp.async 4 stages, kernel only",
           "256g4": "128x256 work-group matrix (wgmma) 4 stages, packing included",
           "256g4k": "128x256 work-group matrix (wgmma) 4 stages, kernel only",
-          "128g3k": "128x128 work-group matrix (wgmma) 3 stages, kernel only"}
+          "128g3k": "128x128 work-group matrix (wgmma) 3 stages, kernel only",
+          "256g4f": "128x256 work-group matrix (wgmma) 4 stages, mads in flight, kernel only",
+          "128g5f": "128x128 work-group matrix (wgmma) 5 stages, mads in flight, kernel only"}
 KINDS = {"fp16": np.float16, "bf16": np.uint16, "tf32": np.float32}  # memory of A and B
 
 
@@ -364,7 +370,8 @@ def _async_peer(q: sycl.queue, kind: str, a: np.ndarray, b: np.ndarray, variant:
         la = sycl.local_accessor(mt, sycl.range(stages * a_stage), h)
         lb = sycl.local_accessor(mt, sycl.range(stages * b_stage), h)
         h.parallel_for(sycl.nd_range((n // 128, n // bn * 256), (1, 256)),
-                       kernel(kind, stages, pa, pb, pc, n, la, lb, bn) if mod is wgm else
+                       kernel(kind, stages, pa, pb, pc, n, la, lb, bn, variant in IN_FLIGHT)
+                       if mod is wgm else
                        kernel(kind, stages, pa, pb, pc, n, la, lb, constant))
 
     def run() -> None:

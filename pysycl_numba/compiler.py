@@ -434,7 +434,7 @@ def compile_kernel(
         bounds_checked=bounds_check,
         sites=_resolved(table, [f for f, _ in helpers] or [pyfunc]),
         asserts=tuple(asserts.entries),
-        properties=getattr(pyfunc, PROPS_ATTR, ((), (), 0)),
+        properties=getattr(pyfunc, PROPS_ATTR, ((), (), 0, 0)),
     )
 
 
@@ -542,7 +542,7 @@ class _KernelJob:
                               index_loops=bool(self.reducers) and self.index.kind == "range")
         text = optimised_ir(cres.library, wrapper, self.entry_name, float_atomics=True,
                             odd_ints=True)
-        ptx = emit_ptx(text, self.entry_name, self.arch)
+        ptx = emit_ptx(text, self.entry_name, self.arch, props[3] if props else 0)
         return (with_reqntid(ptx, self.entry_name, props[0]) if props and props[0] else ptx), text
 
     def _reduction_wrapper(self, cres: CompileResult, abi_types: list[CaptureType],

@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("pysycl._memory",),
     ("pysycl._kernels.kernel_api", "pysycl._kernels.kernel_api_host",
      "pysycl._kernels.group_algorithms", "pysycl._kernels.sycl_intrel", "pysycl._kernels.matrix",
-     "pysycl._kernels.matrix_ptx"),
+     "pysycl._kernels.matrix_ptx", "pysycl._kernels.matrix_flight"),
     ("pysycl_numba",),
     ("pysycl._kernels",),
     ("pysycl._bundles",),

@@ -509,9 +509,9 @@ class CompiledKernel:
     arch: str = ""
     sites: tuple[tuple[int, int, str], ...] = ()
     asserts: tuple[tuple[int, tuple[str | int, ...] | None], ...] = ()
-    #: ``(reqd_work_group_size, work_group_size_hint, reqd_sub_group_size)`` in SYCL's
-    #: dimension order (``()`` / 0 where not given); see ``pysycl._kernels.kprops``.
-    properties: tuple[tuple[int, ...], tuple[int, ...], int] = ((), (), 0)
+    #: ``(reqd_work_group_size, work_group_size_hint, reqd_sub_group_size, mads_in_flight)``
+    #: in SYCL's order (``()`` / 0 where not given); see ``pysycl._kernels.kprops``.
+    properties: tuple[tuple[int, ...], tuple[int, ...], int, int] = ((), (), 0, 0)
 
 
 def flat_arg_count(captures: tuple[Capture, ...]) -> int:

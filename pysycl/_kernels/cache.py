@@ -139,7 +139,7 @@ class Kernel:
         # asserts: the launch binds an error buffer and reports a failure (pysycl._kernels.bounds)
         self.asserts = bool(compiled.asserts)
         # kernel properties (pysycl._kernels.kprops), None when it has none: each launch checks
-        self.props = compiled.properties if compiled.properties != ((), (), 0) else None
+        self.props = compiled.properties if any(compiled.properties) else None
         # id of a submitting code object -> (it, the code table its sites resolve against)
         self.codes: dict[int, tuple[types.CodeType, tuple[types.CodeType, ...]]] = {}
 

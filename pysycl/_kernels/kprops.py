@@ -1,4 +1,6 @@
-"""Kernel properties: required work-group size, its hint, required sub-group size.
+"""Kernel properties: required work-group size, its hint, required sub-group size, and
+pysycl's ``ext_pysycl_mads_in_flight`` (work-group joint_matrix products left in flight at
+barriers: docs/matrix.md).
 
 SYCL 2020 §5.8.1's kernel attributes and ``sycl_ext_oneapi_kernel_properties``
 belong to the kernel, so pysycl attaches them to the kernel function::
@@ -11,8 +13,8 @@ belong to the kernel, so pysycl attaches them to the kernel function::
     h.parallel_for(nd, props(lambda it: ...))   # the extension's spelling
 
 The values are stored on the function (:data:`pysycl._core.abi.PROPS_ATTR`) as
-``(reqd_work_group_size, work_group_size_hint, reqd_sub_group_size)`` in SYCL's
-dimension order, ``()``/0 where not given. They are part of the kernel's compile
+``(reqd_work_group_size, work_group_size_hint, reqd_sub_group_size, mads_in_flight)`` in
+SYCL's dimension order, ``()``/0 where not given. They are part of the kernel's compile
 key; the compiler writes them into the image (SPIR-V ``LocalSize``,
 ``LocalSizeHint``, ``SubgroupSize`` execution modes; PTX ``.reqntid``) and
 :func:`check_launch` checks a launch against them and the device.
@@ -32,8 +34,10 @@ if TYPE_CHECKING:
     from pysycl._objects.device import device
 
 F = TypeVar("F", bound=Callable[..., Any])
-Props = tuple[tuple[int, ...], tuple[int, ...], int]
-NONE: Props = ((), (), 0)
+Props = tuple[tuple[int, ...], tuple[int, ...], int, int]
+NONE: Props = ((), (), 0, 0)
+#: the most work-group joint_matrix products a barrier may leave in flight (wgmma's groups)
+MAX_MADS_IN_FLIGHT = 7
 
 
 def _dims(what: str, dims: tuple[Any, ...]) -> tuple[int, ...]:
@@ -44,7 +48,7 @@ def _dims(what: str, dims: tuple[Any, ...]) -> tuple[int, ...]:
 
 
 class _KernelProperty:
-    """One kernel property value (``work_group_size(8, 8)``): slot 0, 1 or 2 of the props."""
+    """One kernel property value (``work_group_size(8, 8)``): slot 0 to 3 of the props."""
 
     __slots__ = ("slot", "value", "what")
 
@@ -85,6 +89,18 @@ def reqd_sub_group_size(n: int) -> _KernelProperty:
     return _KernelProperty(2, n, f"reqd_sub_group_size({n})")
 
 
+def ext_pysycl_mads_in_flight(n: int) -> _KernelProperty:
+    """pysycl's: a group barrier of the kernel waits only until at most the last ``n``
+    work-group ``joint_matrix_mad`` calls of each work-item are still in flight (reading
+    their A and B tiles); the kernel must not overwrite those tiles before a later barrier
+    at which they are no longer among the last ``n``. Default 0: every barrier waits for
+    every product (docs/matrix.md, "Products in flight")."""
+    if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_MADS_IN_FLIGHT:
+        raise TypeError(f"ext_pysycl_mads_in_flight takes an int from 0 to "
+                        f"{MAX_MADS_IN_FLIGHT}, got {n!r}")
+    return _KernelProperty(3, n, f"ext_pysycl_mads_in_flight({n})")
+
+
 class properties:  # noqa: N801 - the extension's name
     """``sycl::ext::oneapi::experimental::properties``: kernel properties, applied to a
     kernel function by calling the object with it (or as a decorator)."""
@@ -92,15 +108,18 @@ class properties:  # noqa: N801 - the extension's name
     __slots__ = ("_props",)
 
     def __init__(self, *props: _KernelProperty) -> None:
-        got: list[Any] = [(), (), 0]
+        got: list[Any] = [(), (), 0, 0]
+        seen: set[int] = set()
         for p in props:
             if not isinstance(p, _KernelProperty):
                 raise TypeError(f"properties takes kernel properties (work_group_size, "
-                                f"work_group_size_hint, sub_group_size), not {type(p).__name__}")
-            if got[p.slot]:
+                                f"work_group_size_hint, sub_group_size, "
+                                f"ext_pysycl_mads_in_flight), not {type(p).__name__}")
+            if p.slot in seen:
                 raise TypeError(f"properties: {p!r} given twice")
+            seen.add(p.slot)
             got[p.slot] = p.value
-        self._props: Props = (got[0], got[1], got[2])
+        self._props: Props = (got[0], got[1], got[2], got[3])
 
     def __call__(self, fn: F) -> F:
         if not callable(fn):
@@ -128,7 +147,7 @@ def check_launch(props: Props, where: str, kind: str, local: tuple[int, ...] | N
             required work-group size (its work-groups need an nd_range);
             ``errc.kernel_not_supported`` for a size the device cannot give.
     """
-    reqd, _, sg = props
+    reqd, _, sg, _ = props
     if reqd:
         if kind not in ("nd_range", "hierarchical"):
             raise exception(errc.nd_range, f"{where}: the kernel requires work-groups of "

@@ -34,6 +34,7 @@ import numpy as np
 from pysycl._core import bfloat16 as _bf16
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import kernel_api_host as _host
+from pysycl._kernels import matrix_flight as _flight
 from pysycl._objects.multi_ptr import memory_operand
 
 
@@ -284,24 +285,60 @@ class joint_matrix:  # noqa: N801 - the spec's spelling
                      _where("joint_matrix"))
         assert self.kind is not None
         self.data = np.zeros((self.rows, self.cols), STORAGE[self.kind])
+        #: a work-group A or B tile's memory as loaded, read when a product needs it
+        #: (as wgmma reads local memory: :mod:`pysycl._kernels.matrix_flight`)
+        self.view: tuple[Any, int, int, layout] | None = None
 
     def __repr__(self) -> str:
         return (f"joint_matrix({self.kind.name if self.kind else '?'}, use.{self.use.name}, "
                 f"{self.rows}, {self.cols}, layout.{self.layout.name})")
 
 
+def _read(m: joint_matrix, view: tuple[Any, int, int, layout]) -> np.ndarray:
+    """The ``rows x cols`` tile of ``m``'s shape and use that ``view`` names in memory."""
+    mem, off, stride, lay = view
+    isz = m.data.dtype.itemsize
+    out = np.empty_like(m.data)
+    for r in range(m.rows):
+        for c in range(m.cols):
+            i = off + _index(r, c, stride, lay, m.use)
+            out[r, c] = mem[swizzled(i, isz) if lay is _SWZ else i]
+    return out
+
+
+def _data(m: joint_matrix) -> np.ndarray:
+    """The tile's elements (a work-group A or B tile read from the memory it was loaded from)."""
+    if m.view is not None:
+        m.data[...] = _read(m, m.view)
+        m.view = None
+    return m.data
+
+
+def _numbers(m: joint_matrix, data: np.ndarray) -> np.ndarray:
+    return _bf16.to_float(data) if m.kind is matrix_type.bf16 else data
+
+
 def _values(m: joint_matrix) -> np.ndarray:
     """The tile's values as numbers (bfloat16 bits widened to float32)."""
-    return _bf16.to_float(m.data) if m.kind is matrix_type.bf16 else m.data
+    return _numbers(m, _data(m))
 
 
 def _assign(m: joint_matrix, v: Any) -> None:
+    m.view = None
     m.data[...] = _bf16.from_float(v) if m.kind is matrix_type.bf16 else v
+
+
+def _settle(*ms: joint_matrix) -> None:
+    """A work-group accumulator among ``ms``: the work-item's products in flight done first
+    (as ``wgmma.wait_group 0`` before an accumulator is touched)."""
+    if any(m.scope == WORK_GROUP and m.use is use.accumulator for m in ms):
+        _flight.complete()
 
 
 def joint_matrix_fill(sg: Any, m: joint_matrix, v: Any) -> None:
     """Every element of ``m`` := ``v`` (converted to the element type)."""
     _check_in_kernel(sg, "joint_matrix_fill", m)
+    _settle(m)
     _assign(m, np.full(m.data.shape, v, np.float32 if m.kind is matrix_type.bf16 else m.data.dtype))
 
 
@@ -343,12 +380,14 @@ def joint_matrix_load(sg: Any, m: joint_matrix, src: Any, stride: int,
     lay = _resolve_layout(m, layout, where)
     mem, off = memory_operand(src, where)
     _check_memory(m, mem, where)
-    isz = m.data.dtype.itemsize
-    check_stride(int(stride), m.rows, m.cols, lay, where, isz)
-    for r in range(m.rows):
-        for c in range(m.cols):
-            i = off + _index(r, c, int(stride), lay, m.use)
-            m.data[r, c] = mem[swizzled(i, isz) if lay is _SWZ else i]
+    check_stride(int(stride), m.rows, m.cols, lay, where, m.data.dtype.itemsize)
+    view = (mem, off, int(stride), lay)
+    if m.scope == WORK_GROUP and m.use is not use.accumulator:
+        m.view = view  # read by the products that use it (matrix_flight)
+        return
+    _settle(m)
+    m.data[...] = _read(m, view)
+    m.view = None
 
 
 def joint_matrix_store(sg: Any, m: joint_matrix, dst: Any, stride: int, layout: layout) -> None:
@@ -363,6 +402,7 @@ def joint_matrix_store(sg: Any, m: joint_matrix, dst: Any, stride: int, layout: 
     mem, off = memory_operand(dst, where)
     _check_memory(m, mem, where)
     check_stride(int(stride), m.rows, m.cols, lay, where)
+    _settle(m)
     n, lid = sg.get_local_linear_range(), sg.get_local_linear_id()
     for r in range(lid, m.rows, n):
         for c in range(m.cols):
@@ -382,16 +422,30 @@ def joint_matrix_mad(sg: Any, d: joint_matrix, a: joint_matrix, b: joint_matrix,
     kinds = tuple(m.kind for m in (d, a, b, c))
     check_mad(kinds, tuple((m.rows, m.cols) for m in (d, a, b, c)),
               WG_LOOP_COMBINATIONS if scope == WORK_GROUP else LOOP_COMBINATIONS, where)
-    if a.kind in (matrix_type.sint8, matrix_type.uint8):
-        acc = c.data.astype(np.int64) + a.data.astype(np.int64) @ b.data.astype(np.int64)
-        d.data[...] = acc.astype(np.int32)  # wraps as int32 does
+    # a work-group product runs when the GPU's would have been waited for (matrix_flight),
+    # reading A and B then; the tiles' memory (or elements) as they are named now
+    ta, tb = (m.view if m.view is not None else m.data.copy() for m in (a, b))
+
+    def product() -> None:
+        va, vb = (x if isinstance(x, np.ndarray) else _read(m, x)
+                  for m, x in ((a, ta), (b, tb)))
+        if a.kind in (matrix_type.sint8, matrix_type.uint8):
+            acc = c.data.astype(np.int64) + va.astype(np.int64) @ vb.astype(np.int64)
+            d.data[...] = acc.astype(np.int32)  # wraps as int32 does
+        else:
+            d.data[...] = (c.data + _numbers(a, va).astype(np.float32)
+                           @ _numbers(b, vb).astype(np.float32))
+
+    if scope == WORK_GROUP:
+        _flight.issue(product)
     else:
-        d.data[...] = c.data + _values(a).astype(np.float32) @ _values(b).astype(np.float32)
+        product()
 
 
 def joint_matrix_copy(sg: Any, src: joint_matrix, dest: joint_matrix) -> None:
     """``dest`` := ``src``'s elements converted to ``dest``'s type (same shape)."""
     _check_in_kernel(sg, "joint_matrix_copy", src, dest)
+    _settle(src, dest)
     if (src.rows, src.cols) != (dest.rows, dest.cols):
         raise exception(errc.invalid, f"{_where('joint_matrix_copy')}: joint_matrix_copy of a "
                         f"{src.rows}x{src.cols} tile into a {dest.rows}x{dest.cols} one")
@@ -404,6 +458,7 @@ def joint_matrix_apply(sg: Any, m: joint_matrix, fn: Any) -> None:
     three parameters (C++ changes ``x`` through a reference; Python returns the new value).
     bfloat16 elements are passed as float32 and the result rounded back."""
     _check_in_kernel(sg, "joint_matrix_apply", m)
+    _settle(m)
     try:
         three = len(inspect.signature(fn).parameters) == 3
     except (TypeError, ValueError):

@@ -120,3 +120,24 @@ def test_a_swizzled_sub_group_tile(kq: sycl.queue, ptx_archs: dict) -> None:  # 
     (e,) = ptx_archs["sm_90"]
     assert isinstance(e, sycl.exception) and e.code() == sycl.errc.kernel_not_supported
     assert "work-group matrices" in str(e)
+
+
+@pytest.mark.parametrize("in_flight", [0, 4])
+def test_barriers_leave_the_declared_products_in_flight(kq: sycl.queue, ptx_archs: dict,  # noqa: F811
+                                                        in_flight: int) -> None:
+    """``ext_pysycl_mads_in_flight(n)``: each work-group barrier of the pipelined kernel
+    waits with ``wgmma.wait_group n`` (0 by default); the store's wait stays 0."""
+    from tests.kernels import test_work_group_matrix_flight as tfl
+
+    a, b, ai, bi = tfl._operands(1, 64, 16, 2 * tfl.KT)
+    np.testing.assert_array_equal(tfl._pipelined(kq, a, b, 3, in_flight),
+                                  (ai @ bi).astype(np.float32))
+    (ptx,) = ptx_archs["sm_90"]
+    assert isinstance(ptx, str), ptx
+    code = "\n".join(ln.strip() for ln in ptx.splitlines()
+                     if ln.strip() and not ln.strip().startswith("//"))
+    waits = re.findall(r"wgmma\.wait_group\.sync\.aligned (\d+);\n(\S+)", code)
+    at_barriers = {n for n, nxt in waits if nxt.startswith("barrier.") or nxt.startswith("bar.")}
+    assert at_barriers == {str(in_flight)}, waits
+    assert "0" in {n for n, _ in waits}  # before the accumulator's store
+    ptxas_check(ptx.encode(), "sm_90a")

@@ -224,7 +224,7 @@ def test_ptx_images_carry_reqntid() -> None:
     text = ck.binary.decode()
     entry = text.index(".entry props_k(")
     assert ".reqntid 8, 4\n" in text[entry:text.index("{", entry)]
-    assert ck.properties == ((4, 8), (2, 16), 16)
+    assert ck.properties == ((4, 8), (2, 16), 16, 0)
 
 
 def test_handler_less_launches_follow_the_properties(kq: sycl.queue) -> None:

@@ -68,6 +68,7 @@ from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import kernel_api_host as _host
 from pysycl._kernels import kprint as _kprint
 from pysycl._kernels import kstream as _kstream
+from pysycl._kernels import matrix_flight as _flight
 from pysycl._kernels import steps as _steps
 from pysycl._kernels.captures import capture_values
 from pysycl._kernels.functor import body_of
@@ -297,8 +298,8 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
         where = (f"kernel {kernel_name or (fn if body is None else body[0]).__qualname__} "
                  f"({location(code.co_filename, code.co_firstlineno)})")  # as compiled kernels' notes
         return lambda: _kstream.run_on_host(streams, where, lambda f: _run(
-            desc, kind, f, index_space, reqs, locals_, reds, extra, ptrs, props[2]), fn)
-    return lambda: _run(desc, kind, fn, index_space, reqs, locals_, reds, extra, ptrs, props[2])
+            desc, kind, f, index_space, reqs, locals_, reds, extra, ptrs, props[2:]), fn)
+    return lambda: _run(desc, kind, fn, index_space, reqs, locals_, reds, extra, ptrs, props[2:])
 
 
 
@@ -316,9 +317,10 @@ def _result_checked(fn: Callable[..., object], desc: str) -> Callable[..., None]
 def _run(desc: str, kind: str, fn: Callable[..., object], index_space: _range | nd_range | None,
          reqs: list[accessor], locals_: list[local_accessor],
          reds: Sequence[reduction], extra: list[kernel_handler],
-         ptrs: Sequence[usm_pointer] = (), sub_group_size: int = 0) -> None:
+         ptrs: Sequence[usm_pointer] = (), sizes: tuple[int, int] = (0, 0)) -> None:
     """Run a checked kernel command; a failed kernel leaves its buffers and the USM
-    memory it could write as they were (``sub_group_size``: its reqd_sub_group_size)."""
+    memory it could write as they were (``sizes``: its reqd_sub_group_size and
+    ext_pysycl_mads_in_flight)."""
     reducers = [host_reducer(r) for r in reds]
     backups = {}
     for acc in reqs:
@@ -342,8 +344,12 @@ def _run(desc: str, kind: str, fn: Callable[..., object], index_space: _range | 
             with np.errstate(all="ignore"):
                 _run_hierarchical(desc, fn, index_space, locals_, extra)
         else:
-            with np.errstate(all="ignore"):  # device arithmetic: wrap-around, inf/nan
-                _run_nd_range(desc, fn, index_space, locals_, reducers, extra, sub_group_size)
+            token = _flight.mads_in_flight.set(sizes[1])  # the work-items' context copies
+            try:
+                with np.errstate(all="ignore"):  # device arithmetic: wrap-around, inf/nan
+                    _run_nd_range(desc, fn, index_space, locals_, reducers, extra, sizes[0])
+            finally:
+                _flight.mads_in_flight.reset(token)
         for r in reducers:
             r.write_back()
     except BaseException:

@@ -23,6 +23,7 @@ from pysycl._core.exceptions import errc, exception, hidden_in_tracebacks
 from pysycl._core.sites import in_package
 from pysycl._core.where import location
 from pysycl._kernels import kernel_api_host as _host
+from pysycl._kernels import matrix_flight as _flight
 from pysycl._kernels.kernel_api_host import KernelView
 from pysycl._objects.hierarchical import hierarchical_group
 from pysycl._objects.multi_ptr import memory_operand
@@ -174,6 +175,8 @@ class _GroupRun:
         ``sub_group``: the local linear ids ``(lo, hi)`` of the sub-group whose barrier
         it is (then the values are the sub-group's); None for the work-group's.
         """
+        if sub_group is None:  # work-group matrix products the barrier waits for
+            _flight.at_barrier()
         site = _site()
         cond = self.conds[j]
         with self.lock:

@@ -13,20 +13,22 @@ from pysycl_numba.targets.ptx.retarget import NVPTX_TRIPLE, retarget
 from pysycl_numba.targets.spirv.codegen import emit_in_worker
 
 
-def emit_ptx(ir: str, entry: str, arch: str) -> bytes:
+def emit_ptx(ir: str, entry: str, arch: str, mads_in_flight: int = 0) -> bytes:
     """PTX text (ASCII bytes) of the kernel ``entry`` for compute capability ``arch``.
 
     Args:
         ir: the kernel's optimised SPIR-flavoured IR (``codegen.optimised_ir``).
         entry: the entry point's name.
         arch: ``"sm_90"`` and the like.
+        mads_in_flight: the kernel's ``ext_pysycl_mads_in_flight`` (work-group matrix
+            products a barrier leaves in flight: :func:`.wgmma.wait_at_barriers`).
 
     Raises:
         NotImplementedError: a built-in the kernel uses has no PTX definition.
         KernelSourceError: the NVPTX backend failed (``errc.build``), or libdevice
             is needed and missing.
     """
-    nv = retarget(ir)
+    nv = retarget(ir, mads_in_flight)
     if arch == "sm_90" and nv.wgmma:  # wgmma: the architecture-specific target only
         arch = "sm_90a"
     opts = {"cpu": arch, "entry": entry, "libdevice": libdevice_path() if nv.libdevice else ""}

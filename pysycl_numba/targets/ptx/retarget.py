@@ -220,7 +220,7 @@ def _frem_to_fmod(ir: str) -> tuple[str, set[str]]:
     return _FREM.sub(call, ir), used
 
 
-def retarget(ir: str) -> Retargeted:
+def retarget(ir: str, mads_in_flight: int = 0) -> Retargeted:
     """The SPIR-flavoured optimised IR of one kernel, rewritten for NVPTX.
 
     Raises:
@@ -261,5 +261,5 @@ def retarget(ir: str) -> Retargeted:
              or m.group(1) not in declared}
     text = "\n".join([ir, *sorted(needs), *bodies])
     if uses_wgmma:
-        return Retargeted(wgmma.wait_at_barriers(text), libdevice, True)
+        return Retargeted(wgmma.wait_at_barriers(text, mads_in_flight), libdevice, True)
     return Retargeted(text, libdevice)

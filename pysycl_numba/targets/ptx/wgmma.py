@@ -12,9 +12,11 @@ these by name; they are inlined by the NVPTX pipeline, where the accumulator fra
   (``wgmma.commit_group``) but not waited for: consecutive mads overlap on the tensor cores.
 * ``WAIT()``: ``wgmma.wait_group 0`` -- every product of the work-item's warpgroup done. The
   lowering calls it before an accumulator's elements are read or written by other
-  instructions (load, store, fill, apply, copy), and :func:`wait_at_barriers` puts it before
-  every work-group barrier of a kernel with ``WGMMA``: after a barrier the local memory a
-  product read may be overwritten.
+  instructions (load, store, fill, apply, copy), and :func:`wait_at_barriers` puts a wait
+  before every work-group barrier of a kernel with ``WGMMA``: after a barrier the local
+  memory a product read may be overwritten. That wait is ``wgmma.wait_group n`` with ``n``
+  the kernel's ``ext_pysycl_mads_in_flight`` (0 unless given): the last ``n`` products of
+  the warpgroup (a mad is one commit group) may still read their tiles after the barrier.
 * ``WG_ID()`` / ``WG_SIZE()``: the work-item's linear id in its work-group and the
   work-group's size (``tid``/``ntid``, x fastest: SYCL's linear order).
 
@@ -37,7 +39,14 @@ MARK = "__pysycl_wgmma_"
 WG_ID = "_Z15__pysycl_wg_idv"
 WG_SIZE = "_Z17__pysycl_wg_sizev"
 WAIT = "_Z19__pysycl_wgmma_waitv"
-_WAIT_ASM = 'call void asm sideeffect "wgmma.wait_group.sync.aligned 0;", "~{memory}"()'
+
+
+def _wait_asm(pending: int) -> str:
+    return (f'call void asm sideeffect "wgmma.wait_group.sync.aligned {pending};", '
+            '"~{memory}"()')
+
+
+_WAIT_ASM = _wait_asm(0)
 _BARRIER_CALL = "call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)"
 for _k in SUFFIX:
     for _n in range(8, 257, 8):
@@ -45,11 +54,12 @@ for _k in SUFFIX:
         WGMMA[(_k, _n)] = f"_Z{len(_nm)}{_nm}PvllS_"
 
 
-def wait_at_barriers(ir: str) -> str:
+def wait_at_barriers(ir: str, in_flight: int = 0) -> str:
     """A kernel with ``WGMMA`` (the retarget's caller tells): every work-group barrier waits
-    for the warpgroup's products first (the local memory they read may be overwritten once
-    the barrier is passed)."""
-    return ir.replace(_BARRIER_CALL, f"{_WAIT_ASM}\n  {_BARRIER_CALL}")
+    for the warpgroup's products first, all but the last ``in_flight`` (the kernel's
+    ``ext_pysycl_mads_in_flight``): the local memory they read may be overwritten once the
+    barrier is passed."""
+    return ir.replace(_BARRIER_CALL, f"{_wait_asm(in_flight)}\n  {_BARRIER_CALL}")
 
 
 @define(WAIT)
