@@ -9,7 +9,9 @@
 
 C (n x n, float32) = A * B of n x n matrices in fp16, bf16 (fp32 accumulation) or float32
 multiplied in TF32, by three peers in one process, interleaved round by round (each
-peer once per round, the median of the rounds reported), every result checked first:
+peer once per round, the median of the rounds reported), every result checked first. A
+peer's sample is ``--reps`` GEMMs (10) issued back to back and one wait, as a loop of
+GEMMs runs (a single GEMM and its wait would time the host's launch and wait as well):
 
 * **pysycl**, variants of a Python nd_range kernel (``--variants``, all by default) on the
   CUDA backend's GPU (else the first device with PTX images; ``--quick`` falls back to a
@@ -105,6 +107,8 @@ TITLES = {"64": "64x64", "128": "128x128",
           "256g4f": "128x256 work-group matrix (wgmma) 4 stages, mads in flight, kernel only",
           "128g5f": "128x128 work-group matrix (wgmma) 5 stages, mads in flight, kernel only"}
 KINDS = {"fp16": np.float16, "bf16": np.uint16, "tf32": np.float32}  # memory of A and B
+#: GEMMs a sample issues back to back before its one wait (``--reps``)
+REPS = [10]
 
 
 # ------------------------------------------------------------------------ pysycl
@@ -322,7 +326,9 @@ def pysycl_peer(q: sycl.queue, kind: str, a: np.ndarray, b: np.ndarray, variant:
                        make(kind, pa, pb, pc, n, la, lb))
 
     def run() -> None:
-        q.submit(cg).wait()
+        for _ in range(REPS[0]):
+            q.submit(cg)
+        q.wait()
 
     def result() -> np.ndarray:
         out = np.empty(n * n, np.float32)
@@ -375,9 +381,11 @@ def _async_peer(q: sycl.queue, kind: str, a: np.ndarray, b: np.ndarray, variant:
                        kernel(kind, stages, pa, pb, pc, n, la, lb, constant))
 
     def run() -> None:
-        if timed_pack:
-            pack()
-        q.submit(cg).wait()
+        for _ in range(REPS[0]):
+            if timed_pack:
+                pack()
+            q.submit(cg)
+        q.wait()
 
     if not timed_pack:
         pack()
@@ -404,7 +412,8 @@ def torch_peer(kind: str, a: np.ndarray, b: np.ndarray
     box: list[Any] = [None]
 
     def run() -> None:
-        box[0] = torch.matmul(ta, tb)
+        for _ in range(REPS[0]):
+            box[0] = torch.matmul(ta, tb)
         torch.cuda.synchronize()
 
     return run, lambda: box[0].float().cpu().numpy()
@@ -457,8 +466,9 @@ def triton_peer(kind: str, a: np.ndarray, b: np.ndarray
     tc = torch.empty((n, n), device="cuda", dtype=torch.float32)
 
     def run() -> None:
-        mm[(n // 128, n // 128)](ta, tb, tc, n, TF32=kind == "tf32", BLOCK_M=128, BLOCK_N=128,
-                                 BLOCK_K=32, num_warps=8, num_stages=3)
+        for _ in range(REPS[0]):
+            mm[(n // 128, n // 128)](ta, tb, tc, n, TF32=kind == "tf32", BLOCK_M=128,
+                                     BLOCK_N=128, BLOCK_K=32, num_warps=8, num_stages=3)
         torch.cuda.synchronize()
 
     return run, lambda: tc.cpu().numpy()
@@ -529,7 +539,7 @@ def measure(q: sycl.queue, kind: str, n: int, rounds: int, variants: list[str]
     if not any(name.startswith("pysycl") for name in peers):
         raise RuntimeError(f"[{kind} {n}] no pysycl variant ran: {notes}")
     times = interleaved(list(peers.values()), rounds, warmup=1)
-    tflops = {k: 2 * n**3 / t / 1e12 for k, t in zip(peers, times, strict=True)}
+    tflops = {k: 2 * n**3 * REPS[0] / t / 1e12 for k, t in zip(peers, times, strict=True)}
     return {"kind": kind, "n": n, "tflops": tflops, "notes": notes}
 
 
@@ -548,8 +558,9 @@ def table(results: list[dict[str, Any]], dev: str, rounds: int, variants: list[s
     names = [f"pysycl {v}" for v in variants] + ["cuBLAS", "Triton"]
     heads = [f"pysycl {TITLES[v]}" for v in variants] + ["cuBLAS (torch.matmul)", "Triton tl.dot"]
     lines = [f"Measured {datetime.date.today().isoformat()} on `{platform.node() or '?'}`, "
-             f"device **{dev}**: C = A*B (n x n, float32 C), TFLOP/s (2n^3 / median of "
-             f"{rounds} interleaved rounds), every result checked first "
+             f"device **{dev}**: C = A*B (n x n, float32 C), TFLOP/s (2n^3 x {REPS[0]} GEMMs "
+             f"issued back to back, then one wait: the median of {rounds} interleaved "
+             "rounds), every result checked first "
              "(benchmarks/bench_matrix.py).", "",
              f"| precision | n | {' | '.join(heads)} | best pysycl / cuBLAS | "
              "best pysycl / Triton |",
@@ -572,9 +583,12 @@ def main() -> None:
     ap.add_argument("--sizes", default="4096,8192")
     ap.add_argument("--kinds", default="fp16,bf16,tf32")
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--reps", type=int, default=10,
+                    help="GEMMs issued back to back per sample, then one wait (every peer)")
     ap.add_argument("--variants", default=",".join(VARIANTS),
                     help=f"pysycl kernels, of {', '.join(VARIANTS)} (TITLES in the source)")
     args = ap.parse_args()
+    REPS[0] = max(1, args.reps)
     variants = args.variants.split(",")
     if unknown := [v for v in variants if v not in VARIANTS]:
         raise SystemExit(f"--variants: unknown {unknown}; known: {list(VARIANTS)}")

@@ -197,9 +197,8 @@ def ptxas_check(ptx: bytes, arch: str = "sm_90") -> None:
         assert r.returncode == 0, f"ptxas refused the PTX:\n{r.stderr}"
 
 
-def ptxas_info(ptx: bytes, arch: str = "sm_90") -> tuple[int, int] | None:
-    """(registers, local-memory spill bytes stored) ptxas reports for the PTX's entry
-    point (``ptxas -v``); None where CUDA is not installed."""
+def ptxas_report(ptx: bytes, arch: str = "sm_90") -> str | None:
+    """What ``ptxas -v`` says of the PTX (it must accept it); None where CUDA is not installed."""
     if PTXAS is None:
         return None
     with tempfile.TemporaryDirectory() as d:
@@ -209,6 +208,16 @@ def ptxas_info(ptx: bytes, arch: str = "sm_90") -> tuple[int, int] | None:
         r = subprocess.run([PTXAS, "-v", f"-arch={arch}", src, "-o", os.path.join(d, "k.cubin")],
                            capture_output=True, text=True)
     assert r.returncode == 0, f"ptxas refused the PTX:\n{r.stderr}"
+    return r.stderr
+
+
+def ptxas_info(ptx: bytes, arch: str = "sm_90") -> tuple[int, int] | None:
+    """(registers, local-memory spill bytes stored) ptxas reports for the PTX's entry
+    point (``ptxas -v``); None where CUDA is not installed."""
+    report = ptxas_report(ptx, arch)
+    if report is None:
+        return None
+    r = subprocess.CompletedProcess([], 0, "", report)
     regs = re.search(r"Used (\d+) registers", r.stderr)
     spills = re.search(r"(\d+) bytes spill stores", r.stderr)
     assert regs is not None, r.stderr

@@ -139,13 +139,5 @@ def wait(builder: llir.IRBuilder, events: Sequence[llir.Value]) -> None:
         none = builder.icmp_unsigned("==", ev, _I64(0))
         n = builder.select(none, free, builder.select(mine, after, _I32(0)))
         pending = builder.select(builder.icmp_unsigned("<", n, pending), n, pending)
-    mod = builder.module
-    done = builder.append_basic_block("cp.async.waited")
-    sw = builder.switch(pending, done)
-    for k, name in nv.WAIT_GROUP.items():
-        blk = builder.append_basic_block(f"cp.async.wait{k}")
-        sw.add_case(_I32(k), blk)
-        builder.position_at_end(blk)
-        builder.call(ocl.declare(mod, name, _VOID, [], pure=False), [])
-        builder.branch(done)
-    builder.position_at_end(done)
+    builder.call(ocl.declare(builder.module, nv.WAIT_PENDING, _VOID, [_I32], pure=False),
+                 [pending])

@@ -141,3 +141,42 @@ def test_barriers_leave_the_declared_products_in_flight(kq: sycl.queue, ptx_arch
     assert at_barriers == {str(in_flight)}, waits
     assert "0" in {n for n, _ in waits}  # before the accumulator's store
     ptxas_check(ptx.encode(), "sm_90a")
+
+
+@pytest.mark.parametrize("in_flight", [False, True])
+def test_the_benchmark_gemm_is_not_serialised_by_ptxas(kq: sycl.queue, ptx_archs: dict,  # noqa: F811
+                                                       in_flight: bool) -> None:
+    """benchmarks/_matrix_wgmma.py's GEMM (cp.async stages, ``wait_for`` of run-time counts,
+    work-group matrices): its PTX has no branch that ptxas answers by waiting for the
+    products (``C7517 warpgroup.wait is injected``: a switch's unreachable default became
+    a branch to the kernel's exit, and each K step waited for all its mads), and the
+    mads' own fences leave ptxas nothing to inject (``C7519``)."""
+    import sys
+    from pathlib import Path
+
+    from tests.conftest import ptxas_report
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import _matrix_wgmma as wgm
+
+    n, bn, stages = 512, 256, 4
+    mem = [sycl.malloc_device(n * n, kq, dtype=t) for t in (np.float16, np.float16, np.float32)]
+    try:
+        def cg(h):  # type: ignore[no-untyped-def]
+            la = sycl.local_accessor(np.float16, sycl.range(stages * 128 * 64), h)
+            lb = sycl.local_accessor(np.float16, sycl.range(stages * bn * 64), h)
+            h.parallel_for(sycl.nd_range((n // 128, n // bn * 256), (1, 256)),
+                           wgm.gemm_kernel_wgmma("fp16", stages, *mem, n, la, lb, bn, in_flight))
+
+        with pytest.raises(sycl.exception):  # 256 work-items of 128 x 256 tiles: not on a CPU
+            kq.submit(cg).wait()
+    finally:
+        for m in mem:
+            sycl.free(m, kq)
+    (ptx,) = ptx_archs["sm_90"]
+    assert isinstance(ptx, str), ptx
+    assert "brx.idx" not in ptx
+    assert len(re.findall(r"wgmma\.mma_async", ptx)) == 4  # a K step's mads, unrolled
+    report = ptxas_report(ptx.encode(), "sm_90a")
+    if report is not None:
+        assert "C7517" not in report and "C7519" not in report, report

@@ -234,6 +234,9 @@ def retarget(ir: str, mads_in_flight: int = 0) -> Retargeted:
     uses_wgmma = wgmma.MARK in ir
     ir = _system_scope_rmw(_fence_ordered_rmw(
         _align_local_params(ir, 1024 if uses_wgmma else 16)))
+    ir = asynccopy.constant_waits(ir)
+    if uses_wgmma:  # no branches ptxas would wait for the products on (asynccopy)
+        ir = asynccopy.predicated_waits(ir)
     ir, spec_globals = lower_spec_constants(ir)
     ir, fmods = _frem_to_fmod(ir)
     bodies: list[str] = []
