@@ -7,6 +7,7 @@ function returns, so an exception inside the command group changes nothing.
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +35,7 @@ from pysycl._core.launch_types import Submission
 from pysycl._core.vec_layout import FIELD, describe, vec_parts
 from pysycl._kernels.reduction import reduction
 from pysycl._kernels.signature import check_kernel as _check_kernel
-from pysycl._kernels.signature import offset_error
+from pysycl._kernels.signature import checked_params, offset_error
 from pysycl._memory import tables as _tables
 from pysycl._memory.accessor import accessor
 from pysycl._memory.usm import usm_pointer
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from pysycl._kernels.kernel_api import local_accessor
     from pysycl._kernels.specconst import specialization_id
 
+_FunctionType = types.FunctionType
 _SUBMITTED = object()  # an accessor's handler once its command group has been submitted
 
 
@@ -157,27 +159,32 @@ class handler(Submission):  # noqa: N801 - the spec's spelling
         if not rest:
             raise TypeError("parallel_for(index_space, kernel): the kernel is missing")
         kernel = rest[-1]
-        if isinstance(index_space, int):
-            index_space = _range(index_space)
-        if isinstance(index_space, nd_range):
-            kind, ndim = "nd_range", index_space.dimensions
-        elif isinstance(index_space, _range):
-            kind, ndim = "range", index_space.dimensions
+        if type(index_space) is _range:  # the common case first (isinstance costs more)
+            kind, ndim = "range", len(index_space.values)
         else:
-            raise TypeError(f"parallel_for takes a sycl.range or sycl.nd_range, got "
-                            f"{type(index_space).__name__}")
-        if len(rest) > 1:
+            if isinstance(index_space, int):
+                index_space = _range(index_space)
+            if isinstance(index_space, nd_range):
+                kind, ndim = "nd_range", index_space.dimensions
+            elif isinstance(index_space, _range):
+                kind, ndim = "range", index_space.dimensions
+            else:
+                raise TypeError(f"parallel_for takes a sycl.range or sycl.nd_range, got "
+                                f"{type(index_space).__name__}")
+        n = len(rest)
+        if n > 1:
             if kind == "range" and isinstance(rest[0], _id):  # SYCL 1.2.1's offset form
                 raise offset_error(kernel, rest[0])
             for r in rest[:-1]:
-                if not isinstance(r, reduction):
+                if type(r) is not reduction and not isinstance(r, reduction):
                     raise TypeError("parallel_for(index_space, *reductions, kernel): arguments "
                                     "between the index space and the kernel must be "
                                     f"sycl.reduction objects, not {type(r).__name__}")
-        if type(kernel) is not _sycl_kernel:
-            _check_kernel(kernel, len(rest), lambda: f"parallel_for over a {kind}"
-                          + (f" with {len(rest) - 1} reduction(s)" if len(rest) > 1 else ""),
-                          kind)
+        # a plain function whose code was checked for as many parameters: nothing to check
+        if type(kernel) is not _FunctionType or checked_params.get(kernel.__code__) != n:
+            if type(kernel) is not _sycl_kernel:
+                _check_kernel(kernel, n, lambda: f"parallel_for over a {kind}"
+                              + (f" with {n - 1} reduction(s)" if n > 1 else ""), kind)
         if kernel_name is not None:
             check_kernel_name(kernel_name, kernel)
         self._set(KernelCommand.record(kind, ndim, index_space, kernel, rest[:-1], kernel_name))

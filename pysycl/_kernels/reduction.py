@@ -208,6 +208,24 @@ def _known_identity_value(op: str, dt: np.dtype, where: str) -> np.generic:
     return v
 
 
+#: What the short forms of :class:`reduction` read of a SYCL function object's operator on
+#: an element type: (combiner, known identity, an accessor variable's launch signature).
+_Form = tuple[Callable[..., Any], np.generic, tuple[Any, ...]]
+_SHORT: dict[tuple[str, np.dtype], _Form] = {}
+_DISCARD_WRITE, _READ_WRITE = access_mode.discard_write, access_mode.read_write
+
+
+def _short(op: str, dt: np.dtype) -> _Form | None:
+    """The :data:`_SHORT` entry of operator ``op`` on ``dt`` (made once); None where the
+    short forms do not apply (not an integer or floating-point type, a bitwise operator on
+    floating-point values: the general way says what is wrong)."""
+    if dt.kind not in "iuf" or (dt.kind == "f" and op in _BITWISE):
+        return None
+    form = _SHORT[(op, dt)] = (COMBINERS[op], _known_identity_value(op, dt, ""),
+                               ("accessor", dt, op, None, 1, None))
+    return form
+
+
 # ------------------------------------------------------------------ reduction
 class reduction:  # noqa: N801 - the spec's spelling
     """A reduction variable of one ``parallel_for`` (``sycl::reduction``, §4.10.2).
@@ -300,13 +318,12 @@ class reduction:  # noqa: N801 - the spec's spelling
         asked); False where the general way must say what is wrong."""
         op = comb.op
         dt = buf.dtype
-        if not hasattr(h, "requirements") or buf.size() != 1 or dt.kind not in "iuf" \
-                or (dt.kind == "f" and op in _BITWISE):
+        form = _SHORT.get((op, dt)) or _short(op, dt)
+        if form is None or not hasattr(h, "requirements") or buf.size() != 1:
             return False
-        init = self._known_form(dt, op, properties, ("accessor", dt, op, None, 1, None))
+        init = self._known_form(dt, op, properties, form, form[2])
         # (discard_write: write with no_init, without a property list to check)
-        self._acc = buf.get_access(h, access_mode.discard_write if init
-                                   else access_mode.read_write)
+        self._acc = accessor.bound(buf, h, _DISCARD_WRITE if init else _READ_WRITE)
         self._ptr, self._handler, self._kind = None, h, "accessor"
         return True
 
@@ -316,26 +333,25 @@ class reduction:  # noqa: N801 - the spec's spelling
         where the general way must say what is wrong (it checks everything again)."""
         dt = p.dtype
         op = comb.op
-        if p.count < 1 or p.readonly or not p.live or dt.kind not in "iuf" \
-                or (dt.kind == "f" and op in _BITWISE):
+        form = _SHORT.get((op, dt)) or _short(op, dt)
+        if form is None or p.count < 1 or p.readonly or not p.live:
             return False
-        self._known_form(dt, op, properties, ("pointer", dt, op, None, 1, p.signature))
+        self._known_form(dt, op, properties, form, ("pointer", dt, op, None, 1, p.signature))
         self._acc, self._ptr, self._handler, self._kind = None, p, None, "pointer"
         return True
 
-    def _known_form(self, dt: np.dtype, op: str, properties: Any, sig: tuple[Any, ...]) -> bool:
+    def _known_form(self, dt: np.dtype, op: str, properties: Any, form: _Form,
+                    sig: tuple[Any, ...]) -> bool:
         """What the short forms share (a SYCL function object's operator ``op`` on ``dt``,
-        one element): the user's frame (``where`` formatted when asked), the combiner, the
-        known identity, ``sig``; whether ``properties`` initialize to the identity."""
+        one element; ``form``: :func:`_short`'s): the user's frame (``where`` formatted when
+        asked), the combiner, the known identity, ``sig``; whether ``properties`` initialize
+        to the identity."""
         init = _initializes(properties)  # (raises what the general way raises)
         f = sys._getframe(3)  # the user's frame: __init__'s caller
         self._site = (f.f_code.co_filename, f.f_lineno)
         self._where = None
-        self._count, self._dtype, self._op = 1, dt, op
-        self._combiner = COMBINERS[op]
-        self._identity = _known_identity_value(op, dt, "")  # (a known identity never fails)
-        self._init = init
-        self._sig = sig
+        self._count, self._dtype, self._op, self._init, self._sig = 1, dt, op, init, sig
+        self._combiner, self._identity = form[0], form[1]
         return init
 
     # What the launcher and the host device read (pysycl's own; not in the spec).

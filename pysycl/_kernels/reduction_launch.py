@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from pysycl._objects.device import device
 
 _stats = kernels.stats
+_FunctionType = types.FunctionType
 #: ``ex.launches[(MEMO, code, captures' type key, kind, index space, the reductions'
 #: launch signatures, kernel name, bounds mode, kernel-cache generation)]``: the plan of a
 #: command group's reduction launch (:func:`prepare`)
@@ -103,15 +104,23 @@ def prepare(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandRef) -> Pr
     ``use_kernel_bundle``.
     """
     kind, fn, reds = cmd.kind, cmd.fn, cmd.reductions
-    check_command(h, reds)
-    body = body_of(fn) if type(fn) is not types.FunctionType else None
+    mine = True  # every variable a buffer's or an accessor's of this group: nothing to check
+    for r in reds:
+        if r.handler is not h:
+            mine = False
+            check_command(h, reds)
+            break
     obj = None
-    if body is not None:  # a function object: its body and self
-        fn, obj = body
+    if type(fn) is not _FunctionType:
+        body = body_of(fn)
+        if body is not None:  # a function object: its body and self
+            fn, obj = body
     info, values, caps, tkey = capture_values(fn, h, obj)
     space = cmd.index_space
     skey = space.values if kind == "range" else space_key(kind, space)
-    fast = (MEMO, info.code, tkey, kind, skey, tuple(r.launch_signature for r in reds),
+    fast = (MEMO, info.code, tkey, kind, skey,
+            (reds[0].launch_signature,) if len(reds) == 1 else tuple(
+                r.launch_signature for r in reds),
             cmd.name, _bounds.mode[0], kernels.generation)
     launches = ex.launches
     plan = launches.get(fast)
@@ -143,7 +152,8 @@ def prepare(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandRef) -> Pr
     if k.has_local:
         values = _args.with_local_memory(values, k.arg_kinds, ex.local_memory)
     # USM pointers (and host arrays) live until the last kernel completes (in order: both)
-    held = [*(values if k.has_pointer else ()), *(r.pointer for r in reds if r.handler is None)]
+    held = [*(values if k.has_pointer else ()), *(r.pointer for r in reds if r.handler is None)
+            ] if k.has_pointer or not mine else None
     record = None
     if k.asserts or _bounds.mode[0]:
         record = _bounds.record(h.queue, k, fn, cmd.name or fn.__qualname__, info.location,  # type: ignore[arg-type]

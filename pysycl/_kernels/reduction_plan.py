@@ -173,12 +173,18 @@ class FinalStep:
         self.template, self.at, self.width, self.ident, self.keep = final_layout(
             fk, r, part, groups, n, ex)
 
-    def args(self, r: reduction, dest: tuple[Any, ...]) -> list[Any]:
-        """The final kernel's arguments for reduction ``r`` writing ``dest`` (its variable's
-        arguments: :func:`~pysycl._kernels.reduction_final.final_dest`)."""
+    def args(self, r: reduction, key: Any) -> list[Any]:
+        """The final kernel's arguments for reduction ``r`` writing its variable (for the
+        executor of buffer key ``key``: :func:`final_dest`)."""
         a = self.template.copy()
         at = self.at
-        a[at:at + self.width] = dest
+        if r.variable_kind == "accessor":  # final_dest's, inlined (the submit hot path)
+            out = r.accessor
+            a[at] = out.coherence.dev[key]
+            a[at + 1] = out.kernel_tail[0]
+            a[at + 2] = 1
+        else:
+            a[at:at + self.width] = final_dest(r, key)
         a[self.ident] = r.identity
         a[self.keep] = KEEP[r.initialize_to_identity]
         return a
@@ -227,13 +233,7 @@ class ReductionPlan:
         (of the kinds the plan was made for) after ``wait_for``; hold ``holds`` until the
         last kernel completes; ``record``: what a failure reports (a kernel with an error
         slot), else None. The last kernel's native event."""
-        ev = None
-        if self.groups:
-            args = _args.flat_args(values, self.k.arg_kinds, self.key)
-            args.extend(self.extra)
-            ev = self.main_kernel(args, reds, wait_for, record, ctx_key)
-            wait_for = None
-        return self.finish(reds, holds, wait_for, ev)
+        return Prepared(self, values, reds, holds, record, ctx_key)(wait_for)
 
     def main_kernel(self, args: list[Any], reds: Sequence[reduction],
                     wait_for: Sequence[Any] | None, record: tuple[Any, ...] | None = None,
@@ -271,7 +271,7 @@ class ReductionPlan:
         for i, r in enumerate(reds):  # (as many as finals)
             f = finals[i]
             ln = f.launch
-            ev = ln.enqueue(f.args(r, final_dest(r, key)), None, wait_for, ln.bound)
+            ev = ln.enqueue(f.args(r, key), None, wait_for, ln.bound)
             wait_for = None
         if holds is not None:
             self.hold(ev, holds)
@@ -335,5 +335,27 @@ class Prepared:
         self.holds, self.record, self.ctx_key = holds, record, ctx_key
 
     def __call__(self, wait_for: Sequence[Any] | None) -> Any:
-        return self.plan.run(self.values, self.reds, self.holds, self.record, self.ctx_key,
-                             wait_for)
+        """:meth:`ReductionPlan.run` (here, one frame less on the submit hot path)."""
+        plan, reds = self.plan, self.reds
+        if not plan.groups:
+            return plan.finish(reds, self.holds, wait_for)
+        args = _args.flat_args(self.values, plan.k.arg_kinds, plan.key)
+        args.extend(plan.extra)
+        if self.record is not None or plan.single is not None:
+            return plan.finish(reds, self.holds, None, plan.main_kernel(
+                args, reds, wait_for, self.record, self.ctx_key))
+        # main_kernel and finish without an error slot, in one frame
+        tails = plan.tails
+        for i, r in enumerate(reds):  # (as many as tails)
+            part, last = tails[i]
+            args.extend((r.identity, part, last))
+        ln = plan.main
+        ev = ln.enqueue(args, None, wait_for, ln.bound)
+        key, finals = plan.key, plan.finals
+        for i, r in enumerate(reds):  # (as many as finals)
+            f = finals[i]
+            ln = f.launch
+            ev = ln.enqueue(f.args(r, key), None, None, ln.bound)
+        if self.holds is not None:
+            plan.hold(ev, self.holds)
+        return ev

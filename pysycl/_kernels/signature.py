@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     import types
 
 _checked: dict[types.CodeType | None, int] = {}  # code object -> the parameter count it was checked for
+#: ``checked_params[code]``: the parameter count a plain function of ``code`` was checked for
+#: (:func:`check_kernel` returns at once for another of the same count: a caller may skip it)
+checked_params = _checked
 
 #: Calling such a function only makes a coroutine (or generator) object: its body never runs.
 _ASYNC = inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE | inspect.CO_ASYNC_GENERATOR

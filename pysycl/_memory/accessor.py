@@ -56,6 +56,10 @@ class access_mode(enum.Enum):  # noqa: N801 - the spec's spelling
     discard_read_write = "discard_read_write"
     atomic = "atomic"
 
+    # Members are singletons compared by identity: hash them so (Enum's own hashes the name
+    # in Python, ~0.1 us a dict look-up on the submit path).
+    __hash__ = object.__hash__
+
 
 class target(enum.Enum):  # noqa: N801 - the spec's spelling
     """``sycl::target``."""
@@ -76,6 +80,10 @@ _MODES = {
     access_mode.discard_read_write: ("read_write", True),
     access_mode.atomic: ("read_write", False),
 }
+
+
+_new = object.__new__
+_DEVICE = target.device
 
 
 def _norm_mode(mode: object) -> access_mode:
@@ -216,6 +224,32 @@ class accessor:  # noqa: N801 - the spec's spelling
             raise exception(errc.invalid, buf.closed_message())
         self.handler = handler
         handler.requirements.append(self)
+
+    @classmethod
+    def bound(cls, buf: BufferBase, handler: CommandGroupRef, mode: access_mode) -> accessor:
+        """``accessor(buf, handler, mode)`` of a whole buffer without properties, in command
+        group ``handler`` (the caller checked it has ``requirements``), ``mode`` an
+        :class:`access_mode`: the same accessor, made without the constructor's parsing (a
+        submit's ``buf.get_access(h, mode)`` and a buffer's ``sycl.reduction``); the
+        constructor where the buffer's parts are not cached yet or it is closed (it raises
+        what it raises)."""
+        kmode, no_init = _MODES[mode]
+        parts = buf.accessor_parts.get(kmode)
+        st = buf.coherence
+        if parts is None or st.closed or buf.closed:  # (no mode here has read with no_init)
+            return cls(buf, handler, mode)
+        self = _new(cls)
+        self._buf = buf
+        self._mode = mode
+        self.no_init = no_init
+        self.coherence = st
+        self.writes = kmode != "read"
+        self._range, self._offset, self.kernel_tail, self.kernel_type = parts
+        self.host_view = None
+        self.target = _DEVICE
+        self.handler = handler
+        handler.requirements.append(self)
+        return self
 
     # --------------------------------------------------------------- queries
     @property

@@ -365,6 +365,8 @@ class buffer(BufferBase):  # noqa: N801 - the spec's spelling
         if mode is None:
             mode = access_mode.read_write
         if access_range is None and access_offset is None and not properties:
+            if type(mode) is access_mode and hasattr(handler, "requirements"):
+                return accessor.bound(self, handler, mode)  # a submit's: the short way
             return accessor(self, handler, mode)
         return accessor(self, handler, mode, access_range=access_range,
                         access_offset=access_offset, properties=properties)
