@@ -149,8 +149,9 @@ def test_the_benchmark_gemm_is_not_serialised_by_ptxas(kq: sycl.queue, ptx_archs
     """benchmarks/_matrix_wgmma.py's GEMM (cp.async stages, ``wait_for`` of run-time counts,
     work-group matrices): its PTX has no branch that ptxas answers by waiting for the
     products (``C7517 warpgroup.wait is injected``: a switch's unreachable default became
-    a branch to the kernel's exit, and each K step waited for all its mads), and the
-    mads' own fences leave ptxas nothing to inject (``C7519``)."""
+    a branch to the kernel's exit, and each K step waited for all its mads), the mads' own
+    fences leave ptxas nothing to inject (``C7519``), and it calls no function (the
+    asserts' publishing inlined: with a call the driver's JIT serialises every mad, C7509)."""
     import sys
     from pathlib import Path
 
@@ -177,6 +178,19 @@ def test_the_benchmark_gemm_is_not_serialised_by_ptxas(kq: sycl.queue, ptx_archs
     assert isinstance(ptx, str), ptx
     assert "brx.idx" not in ptx
     assert len(re.findall(r"wgmma\.mma_async", ptx)) == 4  # a K step's mads, unrolled
+    assert "call.uni" not in ptx  # no function calls: the driver's JIT would serialise (C7509)
     report = ptxas_report(ptx.encode(), "sm_90a")
     if report is not None:
         assert "C7517" not in report and "C7519" not in report, report
+    cuda = [dv for dv in sycl.device.get_devices()
+            if dv.get_backend() is sycl.backend.ext_oneapi_cuda
+            and dv.get_info(sycl.info.device.ext_pysycl_work_group_matrix_combinations)]
+    if cuda:  # the driver's JIT linker, which the CUDA backend builds with, says the same
+        from pysycl._backends.cuda import build
+        from pysycl._backends.cuda.objects import make_current, primary_context
+
+        sycl.queue(cuda[0])
+        make_current(primary_context(cuda[0].ordinal))  # type: ignore[attr-defined]
+        log: list[str] = []
+        build.jit_link(build.for_driver(ptx.encode()), "gemm", (), log)
+        assert "serialized" not in " ".join(log), log
