@@ -15,6 +15,19 @@ from tests.compiler.test_ptx_matrix import ptx_archs  # noqa: F401 - the fixture
 from tests.conftest import ptxas_check
 from tests.kernels import test_work_group_matrix as twg
 
+
+def _submit(q: sycl.queue, cg) -> None:  # type: ignore[no-untyped-def]
+    """``q.submit(cg)``; on an NVIDIA GPU (PTX: the kernel compiles for it), a kernel the
+    test expects sm_90 to refuse raises there, which the test's checks of the sm_90
+    compile then describe."""
+    if q.get_device().has(sycl.aspect.ext_pysycl_spirv):
+        q.submit(cg)
+    else:
+        with pytest.raises(sycl.exception) as e:
+            q.submit(cg)
+        assert e.value.code() == sycl.errc.kernel_not_supported
+
+
 _WGMMA = {"fp16": "m64n{n}k16.f32.f16.f16", "bf16": "m64n{n}k16.f32.bf16.bf16",
           "tf32": "m64n{n}k8.f32.tf32.tf32"}
 
@@ -77,7 +90,7 @@ def test_a_and_b_from_global_memory_are_refused_on_sm90(kq: sycl.queue, ptx_arch
 
             h.parallel_for(sycl.nd_range((128,), (128,)), kernel)
 
-        kq.submit(cg)
+        _submit(kq, cg)
     assert (out == 0).all()
     (e,) = ptx_archs["sm_90"]
     assert isinstance(e, sycl.exception) and e.code() == sycl.errc.kernel_not_supported
@@ -113,10 +126,11 @@ def test_a_swizzled_sub_group_tile(kq: sycl.queue, ptx_archs: dict) -> None:  # 
 
             h.parallel_for(sycl.nd_range((32,), (32,)), kernel)
 
-        kq.submit(cg)
-    a = lin.reshape(16, 64)[:, :16].astype(np.float32)
-    b = src.reshape(16, 64)[:, :16].astype(np.float32)
-    np.testing.assert_allclose(out.reshape(16, 16), a @ b, rtol=1e-3)
+        _submit(kq, cg)
+    if kq.get_device().has(sycl.aspect.ext_pysycl_spirv):
+        a = lin.reshape(16, 64)[:, :16].astype(np.float32)
+        b = src.reshape(16, 64)[:, :16].astype(np.float32)
+        np.testing.assert_allclose(out.reshape(16, 16), a @ b, rtol=1e-3)
     (e,) = ptx_archs["sm_90"]
     assert isinstance(e, sycl.exception) and e.code() == sycl.errc.kernel_not_supported
     assert "work-group matrices" in str(e)
@@ -169,7 +183,10 @@ def test_the_benchmark_gemm_is_not_serialised_by_ptxas(kq: sycl.queue, ptx_archs
             h.parallel_for(sycl.nd_range((n // 128, n // bn * 256), (1, 256)),
                            wgm.gemm_kernel_wgmma("fp16", stages, *mem, n, la, lb, bn, in_flight))
 
-        with pytest.raises(sycl.exception):  # 256 work-items of 128 x 256 tiles: not on a CPU
+        if kq.get_device().has(sycl.aspect.ext_pysycl_spirv):
+            with pytest.raises(sycl.exception):  # 256 work-items of 128 x 256 tiles: no CPU
+                kq.submit(cg).wait()
+        else:  # a GPU runs it (zeros: the packed operands are not written here)
             kq.submit(cg).wait()
     finally:
         for m in mem:
