@@ -111,12 +111,13 @@ def prepare(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandRef) -> Pr
             mine = False
             check_command(h, reds)
             break
-    obj = None
+    obj = read = None
     if type(fn) is not _FunctionType:
         body = body_of(fn)
         if body is not None:  # a function object: its body and self
             fn, obj = body
-    read = _accessor_closure(fn, h) if obj is None else None
+    else:
+        read = _accessor_closure(fn, h)
     if read is None:
         info, values, caps, tkey = capture_values(fn, h, obj)
     else:
