@@ -172,10 +172,11 @@ class handler(Submission):  # noqa: N801 - the spec's spelling
                 raise TypeError(f"parallel_for takes a sycl.range or sycl.nd_range, got "
                                 f"{type(index_space).__name__}")
         n = len(rest)
+        reds = rest[:-1]
         if n > 1:
             if kind == "range" and isinstance(rest[0], _id):  # SYCL 1.2.1's offset form
                 raise offset_error(kernel, rest[0])
-            for r in rest[:-1]:
+            for r in reds:
                 if type(r) is not reduction and not isinstance(r, reduction):
                     raise TypeError("parallel_for(index_space, *reductions, kernel): arguments "
                                     "between the index space and the kernel must be "
@@ -187,7 +188,10 @@ class handler(Submission):  # noqa: N801 - the spec's spelling
                               + (f" with {n - 1} reduction(s)" if n > 1 else ""), kind)
         if kernel_name is not None:
             check_kernel_name(kernel_name, kernel)
-        self._set(KernelCommand.record(kind, ndim, index_space, kernel, rest[:-1], kernel_name))
+        cmd = KernelCommand.record(kind, ndim, index_space, kernel, reds, kernel_name)
+        if self.command is not None:
+            self._set(cmd)  # raises: one command a group
+        self.command = cmd
 
     def parallel_for_work_group(self, num_work_groups: int | _range,
                                 *rest: _range | Callable[..., Any],

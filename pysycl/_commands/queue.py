@@ -12,7 +12,7 @@ from types import FunctionType
 from typing import TYPE_CHECKING, Any
 
 from pysycl import property as _prop
-from pysycl._commands.event import event
+from pysycl._commands.event import event, waits_of
 from pysycl._commands.handler import handler
 from pysycl._commands.recording import RecordingExecutor, queue_state
 from pysycl._core import backends as _backends
@@ -252,7 +252,13 @@ class queue:  # noqa: N801 - the spec's spelling
         h = handler(self)
         try:
             cgf(h)
-            return event._make(self, self.executor.submit(h.submission()), None, h.dependencies)
+            deps = h.dependencies  # h.submission() and event._make, inlined (the hot path)
+            h.waits = waits_of(deps, self) if deps else ()
+            nat = self.executor.submit(h)
+            ev = _new_event(event)
+            ev._cl = ev._first = nat
+            ev._queue, ev._exec, ev._deps = self, self.executor, deps
+            return ev
         except COMPILE_ERRORS as e:
             if secondary_queue is None:
                 raise user_frames(e) from e.__cause__  # the kernel's error: see the message

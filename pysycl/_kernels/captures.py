@@ -187,7 +187,7 @@ def capture_values(fn: types.FunctionType, group: CommandGroupRef, obj: Any = No
     fns = [fn]
     closure = fn.__closure__
     if closure:
-        for name, cell in zip(code.co_freevars, closure, strict=False):
+        for name, cell in zip(code.co_freevars, closure):  # noqa: B905 - strict=False costs 0.1 us
             try:
                 v = cell.cell_contents
             except ValueError:

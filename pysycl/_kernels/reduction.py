@@ -213,6 +213,7 @@ def _known_identity_value(op: str, dt: np.dtype, where: str) -> np.generic:
 _Form = tuple[Callable[..., Any], np.generic, tuple[Any, ...]]
 _SHORT: dict[tuple[str, np.dtype], _Form] = {}
 _DISCARD_WRITE, _READ_WRITE = access_mode.discard_write, access_mode.read_write
+_INIT = _reduction_props.initialize_to_identity
 
 
 def _short(op: str, dt: np.dtype) -> _Form | None:
@@ -271,15 +272,15 @@ class reduction:  # noqa: N801 - the spec's spelling
                  identity: Any = _MISSING, properties: Iterable[_Property] | None = None
                  ) -> None:
         n = len(args)
-        if type(var) is usm_pointer and identity is _MISSING and 0 < n <= 2 \
-                and isinstance(args[0], _functor) \
-                and (n == 1 or (properties is None and type(args[1]) is list)) \
-                and self._pointer_form(var, args[0], args[1] if n == 2 else properties):
-            return
         if type(var) is buffer and identity is _MISSING and 1 < n <= 3 \
                 and isinstance(args[1], _functor) \
                 and (n == 2 or (properties is None and type(args[2]) is list)) \
                 and self._buffer_form(var, args[0], args[1], args[2] if n == 3 else properties):
+            return
+        if type(var) is usm_pointer and identity is _MISSING and 0 < n <= 2 \
+                and isinstance(args[0], _functor) \
+                and (n == 1 or (properties is None and type(args[1]) is list)) \
+                and self._pointer_form(var, args[0], args[1] if n == 2 else properties):
             return
         where = _caller()
         h, combiner, identity, properties = _split_args(var, args, identity, properties, where)
@@ -315,13 +316,23 @@ class reduction:  # noqa: N801 - the spec's spelling
     def _buffer_form(self, buf: buffer, h: Any, comb: _functor, properties: Any) -> bool:
         """``sycl.reduction(buf, h, sycl.plus()[, properties])``, the form a command group
         makes at each submit, made without the general way's parsing (``where`` found when
-        asked); False where the general way must say what is wrong."""
+        asked); False where the general way must say what is wrong. :meth:`_known_form`
+        inlined (the submit hot path)."""
         op = comb.op
         dt = buf.dtype
         form = _SHORT.get((op, dt)) or _short(op, dt)
         if form is None or not hasattr(h, "requirements") or buf.size() != 1:
             return False
-        init = self._known_form(dt, op, properties, form, form[2])
+        if type(properties) is list and len(properties) == 1 \
+                and type(properties[0]) is _INIT:  # _initializes' answer, checked cheaply
+            init = True
+        else:
+            init = _initializes(properties)  # (raises what the general way raises)
+        f = sys._getframe(2)  # the user's frame: __init__'s caller
+        self._site = (f.f_code.co_filename, f.f_lineno)
+        self._where = None
+        self._count, self._dtype, self._op, self._init, self._sig = 1, dt, op, init, form[2]
+        self._combiner, self._identity = form[0], form[1]
         # (discard_write: write with no_init, without a property list to check)
         self._acc = accessor.bound(buf, h, _DISCARD_WRITE if init else _READ_WRITE)
         self._ptr, self._handler, self._kind = None, h, "accessor"

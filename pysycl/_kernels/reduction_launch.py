@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pysycl._core.abi import IndexSpace, ReductionType, single_pass_reduction
+from pysycl._core.abi import PROPS_ATTR, IndexSpace, ReductionType, single_pass_reduction
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import argplan as _args
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels.cache import Kernel, kernels, target_of
-from pysycl._kernels.captures import capture_values, captures_of
+from pysycl._kernels.captures import _infos, capture_values, captures_of
 from pysycl._kernels.digest import hash_static, stable_digest
 from pysycl._kernels.functor import body_of
 from pysycl._kernels.kassert import submit_site
@@ -41,11 +41,12 @@ from pysycl._kernels.reduction_plan import (
     single_pass,
 )
 from pysycl._memory import tables as _tables
+from pysycl._memory.accessor import accessor as _accessor
 
 if TYPE_CHECKING:
     from pysycl._core.backends import DeviceExecutor
     from pysycl._core.launch_types import CommandGroupRef, KernelCommandRef
-    from pysycl._kernels.captures import CaptureEntry
+    from pysycl._kernels.captures import CaptureEntry, CodeInfo
     from pysycl._objects.device import device
 
 _stats = kernels.stats
@@ -105,22 +106,27 @@ def prepare(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandRef) -> Pr
     """
     kind, fn, reds = cmd.kind, cmd.fn, cmd.reductions
     mine = True  # every variable a buffer's or an accessor's of this group: nothing to check
-    for r in reds:
-        if r.handler is not h:
+    for r in reds:  # (the reductions' slots read directly: a property costs ~40 ns)
+        if r._handler is not h:
             mine = False
             check_command(h, reds)
             break
-    obj = None
+    obj = read = None
     if type(fn) is not _FunctionType:
         body = body_of(fn)
         if body is not None:  # a function object: its body and self
             fn, obj = body
-    info, values, caps, tkey = capture_values(fn, h, obj)
+    else:
+        read = _accessor_closure(fn, h)
+    if read is None:
+        info, values, caps, tkey = capture_values(fn, h, obj)
+    else:
+        info, values, tkey = read
+        caps = None
     space = cmd.index_space
     skey = space.values if kind == "range" else space_key(kind, space)
     fast = (MEMO, info.code, tkey, kind, skey,
-            (reds[0].launch_signature,) if len(reds) == 1 else tuple(
-                r.launch_signature for r in reds),
+            (reds[0]._sig,) if len(reds) == 1 else tuple(r._sig for r in reds),
             cmd.name, _bounds.mode[0], kernels.generation)
     launches = ex.launches
     plan = launches.get(fast)
@@ -129,6 +135,8 @@ def prepare(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandRef) -> Pr
         _stats["memory_hits"] += 1  # (the kernel-cache hit the look-up would have counted)
         k = plan.k
     else:
+        if caps is None:
+            caps = capture_values(fn, h, obj)[2]
         k, plan, pkey = _kernel_and_plan(ex, h, cmd, fn, info, values, caps, tkey, skey)
     built = None
     if plan is None:  # build and size: the plan is kept once checked
@@ -160,6 +168,35 @@ def prepare(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandRef) -> Pr
                                 values, _args.accessor_ranges(values, k.arg_kinds), cmd.ndim,
                                 submit_site() if k.asserts else "", tuple(plan.extra) or None)
     return Prepared(plan, values, reds, held or None, record, h.context_key)
+
+
+def _accessor_closure(fn: types.FunctionType, h: CommandGroupRef
+                      ) -> tuple[CodeInfo, list[Any], tuple[Hashable, ...]] | None:
+    """What :func:`~pysycl._kernels.captures.capture_values` answers (but the captures'
+    entries) of a kernel that reads no global and whose closure holds accessors of command
+    group ``h`` only, its code seen before -- the common command group; None for any other,
+    which takes ``capture_values`` (it raises what it raises)."""
+    closure = fn.__closure__
+    if closure is None:
+        return None
+    info = _infos.get(fn.__code__)
+    if info is None or info.globals:
+        return None
+    values: list[Any] = []
+    key: list[Hashable] = []
+    for cell in closure:
+        try:
+            v = cell.cell_contents
+        except ValueError:  # unassigned: capture_values says so
+            return None
+        if type(v) is not _accessor or v.handler is not h:
+            return None
+        values.append(v)
+        key.append(v.kernel_type)
+    props = getattr(fn, PROPS_ATTR, None)
+    if props is not None:  # kernel properties (pysycl._kernels.kprops): another image
+        key.append((PROPS_ATTR, props))
+    return info, values, tuple(key)
 
 
 def _kernel_and_plan(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandRef,

@@ -147,3 +147,77 @@ def test_access_modes_hash_by_identity() -> None:
     assert all(d[access_mode[m.name]] == m.value for m in access_mode)
     assert access_mode("read") is access_mode.read and access_mode.read != "read"
     assert len({*access_mode, *access_mode}) == len(access_mode)
+
+
+def test_the_closure_read_follows_the_captures_between_submits(kq: sycl.queue) -> None:
+    """The reduction submit reads a closure of the group's accessors without
+    ``capture_values``: the same kernel code whose captured accessor changes type, length
+    and buffer between submits (no wait), then captures a number too (the general way),
+    gives numpy's sums each time."""
+    xf = np.arange(50, dtype=np.float32)
+    xi = np.arange(300, dtype=np.int64)
+    sf, si = np.zeros(1, np.float32), np.zeros(1, np.int64)
+    with sycl.buffer(xf) as XF, sycl.buffer(xi) as XI, sycl.buffer(sf) as SF, \
+            sycl.buffer(si) as SI:
+        state: dict = {"X": XF, "S": SF, "n": 50, "scale": None}
+        got = []
+
+        def cg(h: sycl.handler) -> None:
+            a = state["X"].get_access(h, sycl.access_mode.read)
+            red = sycl.reduction(state["S"], h, sycl.plus(), properties=[INIT()])
+            scale = state["scale"]
+            if scale is None:
+                h.parallel_for(sycl.range(state["n"]), red, lambda i, r: r.combine(a[i]))
+            else:
+                h.parallel_for(sycl.range(state["n"]), red,
+                               lambda i, r: r.combine(a[i] * scale))
+
+        for step in range(4):
+            state.update(X=XF, S=SF, n=50, scale=None if step < 2 else 2)
+            kq.submit(cg)
+            state.update(X=XI, S=SI, n=300 - step)
+            kq.submit(cg)
+            kq.wait()
+            with SF.get_host_access() as f, SI.get_host_access() as i:
+                got.append((float(f[0]), int(i[0])))
+    for step, (f, i) in enumerate(got):
+        k = 1 if step < 2 else 2
+        assert f == k * float(xf.sum()) and i == k * int(xi[:300 - step].sum())
+    assert (xf == np.arange(50)).all() and (xi == np.arange(300)).all()
+
+
+def test_a_foreign_or_unassigned_capture_fails_as_before(kq: sycl.queue) -> None:
+    """A kernel whose closure holds an accessor of an earlier command group, or a variable
+    not assigned yet, takes ``capture_values``, which says what is wrong; nothing ran."""
+    s = np.array([4], np.float32)
+    x = np.ones(16, np.float32)
+    with sycl.buffer(x) as X, sycl.buffer(s) as S:
+        kept = []
+
+        def first(h: sycl.handler) -> None:
+            a = X.get_access(h, sycl.access_mode.read)
+            kept.append(a)
+            h.parallel_for(sycl.range(16), sycl.reduction(S, h, sycl.plus()),
+                           lambda i, r: r.combine(a[i]))
+
+        kq.submit(first).wait()
+
+        def foreign(h: sycl.handler) -> None:
+            X.get_access(h, sycl.access_mode.read)
+            a = kept[0]
+            h.parallel_for(sycl.range(16), sycl.reduction(S, h, sycl.plus()),
+                           lambda i, r: r.combine(a[i]))
+
+        with pytest.raises(sycl.exception) as e:
+            kq.submit(foreign)
+        assert e.value.code() == sycl.errc.invalid
+
+        def unassigned(h: sycl.handler) -> None:
+            a = X.get_access(h, sycl.access_mode.read)
+            h.parallel_for(sycl.range(16), sycl.reduction(S, h, sycl.plus()),
+                           lambda i, r: r.combine(a[i]))  # noqa: F821 - deleted below
+            del a  # the kernel's cell is empty when the submit reads it
+
+        with pytest.raises(Exception, match="'a'"):
+            kq.submit(unassigned)
+    assert s[0] == 4 + 16
