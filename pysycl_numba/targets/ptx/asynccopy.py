@@ -122,7 +122,6 @@ def constant_waits(ir: str) -> str:
         return f"{m.group(1)}call void @{WAIT_GROUP[n]}()"
 
     ir = re.sub(rf"^(\s*)call void @{WAIT_PENDING}\(i32 (\d+)\)[^\n]*$", one, ir, flags=re.M)
-    declared = set(re.findall(r"^declare void @(_Z23__pysycl_cpasync_wait\d+v)\(\)", ir, re.M))
-    extra = [f"declare void @{WAIT_GROUP[n]}()" for n in sorted(used)
-             if WAIT_GROUP[n] not in declared]
+    extra = [d for d in (f"declare void @{WAIT_GROUP[n]}()" for n in sorted(used))
+             if d not in ir]
     return "\n".join([ir, *extra]) if extra else ir

@@ -264,5 +264,6 @@ def retarget(ir: str, mads_in_flight: int = 0) -> Retargeted:
              or m.group(1) not in declared}
     text = "\n".join([ir, *sorted(needs), *bodies])
     if uses_wgmma:
-        return Retargeted(wgmma.wait_at_barriers(text, mads_in_flight), libdevice, True)
+        text = wgmma.inline_publish(wgmma.wait_at_barriers(text, mads_in_flight))
+        return Retargeted(text, libdevice, True)
     return Retargeted(text, libdevice)

@@ -17,6 +17,8 @@ these by name; they are inlined by the NVPTX pipeline, where the accumulator fra
   memory a product read may be overwritten. That wait is ``wgmma.wait_group n`` with ``n``
   the kernel's ``ext_pysycl_mads_in_flight`` (0 unless given): the last ``n`` products of
   the warpgroup (a mad is one commit group) may still read their tiles after the barrier.
+  :func:`inline_publish` leaves such a kernel no function to call (the driver's JIT would
+  serialise its ``wgmma``).
 * ``WG_ID()`` / ``WG_SIZE()``: the work-item's linear id in its work-group and the
   work-group's size (``tid``/``ntid``, x fastest: SYCL's linear order).
 
@@ -61,7 +63,7 @@ def wait_at_barriers(ir: str, in_flight: int = 0) -> str:
     for the warpgroup's products first, all but the last ``in_flight`` (the kernel's
     ``ext_pysycl_mads_in_flight``): the local memory they read may be overwritten once the
     barrier is passed."""
-    return _inline_publish(ir.replace(_BARRIER_CALL, f"{_wait_asm(in_flight)}\n  {_BARRIER_CALL}"))
+    return ir.replace(_BARRIER_CALL, f"{_wait_asm(in_flight)}\n  {_BARRIER_CALL}")
 
 
 #: the definitions of the asserts' and bounds checks' out-of-line publishing functions
@@ -69,7 +71,7 @@ _PUBLISH_DEF = re.compile(r'^(define [^\n]*@"?pysycl\.(?:assert|bounds)\.publish
                           r"[^\n{#]*)#\d+(\s*\{)", re.M)
 
 
-def _inline_publish(ir: str) -> str:
+def inline_publish(ir: str) -> str:
     """The failure paths' publishing functions inlined (``alwaysinline`` for their
     ``noinline`` attributes): a kernel calling a function has its ``wgmma`` serialised by
     the driver's JIT linker ("C7509 ... serialized due to the presence of Extern calls":
