@@ -422,13 +422,7 @@ def joint_matrix_mad(sg: Any, d: joint_matrix, a: joint_matrix, b: joint_matrix,
     kinds = tuple(m.kind for m in (d, a, b, c))
     check_mad(kinds, tuple((m.rows, m.cols) for m in (d, a, b, c)),
               WG_LOOP_COMBINATIONS if scope == WORK_GROUP else LOOP_COMBINATIONS, where)
-    # a work-group product runs when the GPU's would have been waited for (matrix_flight),
-    # reading A and B then; the tiles' memory (or elements) as they are named now
-    ta, tb = (m.view if m.view is not None else m.data.copy() for m in (a, b))
-
-    def product() -> None:
-        va, vb = (x if isinstance(x, np.ndarray) else _read(m, x)
-                  for m, x in ((a, ta), (b, tb)))
+    def product(va: np.ndarray, vb: np.ndarray) -> None:
         if a.kind in (matrix_type.sint8, matrix_type.uint8):
             acc = c.data.astype(np.int64) + va.astype(np.int64) @ vb.astype(np.int64)
             d.data[...] = acc.astype(np.int32)  # wraps as int32 does
@@ -436,10 +430,14 @@ def joint_matrix_mad(sg: Any, d: joint_matrix, a: joint_matrix, b: joint_matrix,
             d.data[...] = (c.data + _numbers(a, va).astype(np.float32)
                            @ _numbers(b, vb).astype(np.float32))
 
-    if scope == WORK_GROUP:
-        _flight.issue(product)
-    else:
-        product()
+    if scope != WORK_GROUP:
+        product(a.data, b.data)
+        return
+    # a work-group product runs when the GPU's would have been waited for (matrix_flight),
+    # reading A and B then; the tiles' memory (or elements) as they are named now
+    ta, tb = (m.view if m.view is not None else m.data.copy() for m in (a, b))
+    _flight.issue(lambda: product(*(x if isinstance(x, np.ndarray) else _read(m, x)
+                                    for m, x in ((a, ta), (b, tb)))))
 
 
 def joint_matrix_copy(sg: Any, src: joint_matrix, dest: joint_matrix) -> None:

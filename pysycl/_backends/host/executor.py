@@ -74,7 +74,7 @@ from pysycl._kernels.captures import capture_values
 from pysycl._kernels.functor import body_of
 from pysycl._kernels.kernel_api import local_accessor
 from pysycl._kernels.kernel_api_host import KernelView, VecKernelView
-from pysycl._kernels.kprops import NONE, check_launch, props_of
+from pysycl._kernels.kprops import NONE, Props, check_launch, props_of
 from pysycl._kernels.ndrange import SMALL, check_global_size, check_nd_range
 from pysycl._kernels.reduction import check_command
 from pysycl._kernels.signature import no_value, returned, returns_computed
@@ -298,8 +298,8 @@ def _prepare(q: queue, h: handler, cmd: KernelCommand) -> Callable[[], None]:
         where = (f"kernel {kernel_name or (fn if body is None else body[0]).__qualname__} "
                  f"({location(code.co_filename, code.co_firstlineno)})")  # as compiled kernels' notes
         return lambda: _kstream.run_on_host(streams, where, lambda f: _run(
-            desc, kind, f, index_space, reqs, locals_, reds, extra, ptrs, props[2:]), fn)
-    return lambda: _run(desc, kind, fn, index_space, reqs, locals_, reds, extra, ptrs, props[2:])
+            desc, kind, f, index_space, reqs, locals_, reds, extra, ptrs, props), fn)
+    return lambda: _run(desc, kind, fn, index_space, reqs, locals_, reds, extra, ptrs, props)
 
 
 
@@ -317,10 +317,10 @@ def _result_checked(fn: Callable[..., object], desc: str) -> Callable[..., None]
 def _run(desc: str, kind: str, fn: Callable[..., object], index_space: _range | nd_range | None,
          reqs: list[accessor], locals_: list[local_accessor],
          reds: Sequence[reduction], extra: list[kernel_handler],
-         ptrs: Sequence[usm_pointer] = (), sizes: tuple[int, int] = (0, 0)) -> None:
+         ptrs: Sequence[usm_pointer] = (), props: Props = NONE) -> None:
     """Run a checked kernel command; a failed kernel leaves its buffers and the USM
-    memory it could write as they were (``sizes``: its reqd_sub_group_size and
-    ext_pysycl_mads_in_flight)."""
+    memory it could write as they were (``props``: its kernel properties, of which the
+    host device uses reqd_sub_group_size and ext_pysycl_mads_in_flight)."""
     reducers = [host_reducer(r) for r in reds]
     backups = {}
     for acc in reqs:
@@ -344,10 +344,10 @@ def _run(desc: str, kind: str, fn: Callable[..., object], index_space: _range | 
             with np.errstate(all="ignore"):
                 _run_hierarchical(desc, fn, index_space, locals_, extra)
         else:
-            token = _flight.mads_in_flight.set(sizes[1])  # the work-items' context copies
+            token = _flight.mads_in_flight.set(props[3])  # the work-items' context copies
             try:
                 with np.errstate(all="ignore"):  # device arithmetic: wrap-around, inf/nan
-                    _run_nd_range(desc, fn, index_space, locals_, reducers, extra, sizes[0])
+                    _run_nd_range(desc, fn, index_space, locals_, reducers, extra, props[2])
             finally:
                 _flight.mads_in_flight.reset(token)
         for r in reducers:
