@@ -213,7 +213,6 @@ def _known_identity_value(op: str, dt: np.dtype, where: str) -> np.generic:
 _Form = tuple[Callable[..., Any], np.generic, tuple[Any, ...]]
 _SHORT: dict[tuple[str, np.dtype], _Form] = {}
 _DISCARD_WRITE, _READ_WRITE = access_mode.discard_write, access_mode.read_write
-_INIT = _reduction_props.initialize_to_identity
 
 
 def _short(op: str, dt: np.dtype) -> _Form | None:
@@ -316,23 +315,13 @@ class reduction:  # noqa: N801 - the spec's spelling
     def _buffer_form(self, buf: buffer, h: Any, comb: _functor, properties: Any) -> bool:
         """``sycl.reduction(buf, h, sycl.plus()[, properties])``, the form a command group
         makes at each submit, made without the general way's parsing (``where`` found when
-        asked); False where the general way must say what is wrong. :meth:`_known_form`
-        inlined (the submit hot path)."""
+        asked); False where the general way must say what is wrong."""
         op = comb.op
         dt = buf.dtype
         form = _SHORT.get((op, dt)) or _short(op, dt)
         if form is None or not hasattr(h, "requirements") or buf.size() != 1:
             return False
-        if type(properties) is list and len(properties) == 1 \
-                and type(properties[0]) is _INIT:  # _initializes' answer, checked cheaply
-            init = True
-        else:
-            init = _initializes(properties)  # (raises what the general way raises)
-        f = sys._getframe(2)  # the user's frame: __init__'s caller
-        self._site = (f.f_code.co_filename, f.f_lineno)
-        self._where = None
-        self._count, self._dtype, self._op, self._init, self._sig = 1, dt, op, init, form[2]
-        self._combiner, self._identity = form[0], form[1]
+        init = self._known_form(dt, op, properties, form, form[2])
         # (discard_write: write with no_init, without a property list to check)
         self._acc = accessor.bound(buf, h, _DISCARD_WRITE if init else _READ_WRITE)
         self._ptr, self._handler, self._kind = None, h, "accessor"
