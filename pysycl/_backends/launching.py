@@ -160,6 +160,12 @@ class Launch:
         native event. The backend's subclass implements it."""
         raise NotImplementedError
 
+    def again(self, args: list[Any], wait_for: Sequence[Any] | None) -> Any:
+        """:meth:`enqueue` (holding nothing) of ``args``, the arguments this launch was last
+        enqueued with (a command group submitted again: :mod:`pysycl._kernels.
+        reduction_again`); a backend may do it faster."""
+        return self.enqueue(args, None, wait_for, self.bound)
+
     def args(self, values: list[Any]) -> list[Any]:
         """The native arguments of a launch with the captured ``values``."""
         args = flat_args(values, self.kinds, self.ex.key)

@@ -32,6 +32,7 @@ from pysycl._kernels.digest import hash_static, stable_digest
 from pysycl._kernels.functor import body_of
 from pysycl._kernels.kassert import submit_site
 from pysycl._kernels.reduction import PLANS, check_command, combiner_key, reduction
+from pysycl._kernels.reduction_again import AGAIN, Again, space_key
 from pysycl._kernels.reduction_final import final_kernel
 from pysycl._kernels.reduction_plan import (
     Prepared,
@@ -105,6 +106,11 @@ def prepare(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandRef) -> Pr
     ``use_kernel_bundle``.
     """
     kind, fn, reds = cmd.kind, cmd.fn, cmd.reductions
+    if type(fn) is _FunctionType:  # the same command group again (reduction_again)
+        again = ex.launches.get((AGAIN, fn.__code__))
+        if again is not None and again.repeats(h, cmd, fn, reds):
+            _stats["memory_hits"] += 1
+            return again
     mine = True  # every variable a buffer's or an accessor's of this group: nothing to check
     for r in reds:  # (the reductions' slots read directly: a property costs ~40 ns)
         if r._handler is not h:
@@ -167,7 +173,11 @@ def prepare(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandRef) -> Pr
         record = _bounds.record(h.queue, k, fn, cmd.name or fn.__qualname__, info.location,  # type: ignore[arg-type]
                                 values, _args.accessor_ranges(values, k.arg_kinds), cmd.ndim,
                                 submit_site() if k.asserts else "", tuple(plan.extra) or None)
-    return Prepared(plan, values, reds, held or None, record, h.context_key)
+    prepared = Prepared(plan, values, reds, held or None, record, h.context_key)
+    if read is not None and mine and held is None and record is None and plan.groups \
+            and not k.has_local and cmd.name is None and getattr(fn, PROPS_ATTR, None) is None:
+        prepared.again = Again(plan, fn.__code__, kind, skey)
+    return prepared
 
 
 def _accessor_closure(fn: types.FunctionType, h: CommandGroupRef
@@ -268,12 +278,3 @@ def _plan(ex: DeviceExecutor, k: Kernel, built: tuple[Any, Any, Any, list[tuple[
         launches.clear()
     launches[key] = plan
     return plan
-
-
-def space_key(kind: str, space: Any) -> Hashable:
-    """What a reduction plan depends on of an index space: a range's extents; an nd_range's
-    global and local range and offset (an offset is refused at the plan's first launch)."""
-    if kind == "range":
-        return space.values
-    return (space.get_global_range().values, space.get_local_range().values,
-            tuple(space.get_offset()))

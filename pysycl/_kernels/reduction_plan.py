@@ -327,12 +327,15 @@ class Prepared:
     :meth:`ReductionPlan.run` with this submit's values (what
     :func:`pysycl._backends.launching.prepare` hands the command-group submit)."""
 
-    __slots__ = ("ctx_key", "holds", "plan", "record", "reds", "values")
+    __slots__ = ("again", "ctx_key", "holds", "plan", "record", "reds", "values")
 
     def __init__(self, plan: ReductionPlan, values: list[Any], reds: Sequence[reduction],
                  holds: Any, record: tuple[Any, ...] | None, ctx_key: Any) -> None:
         self.plan, self.values, self.reds = plan, values, reds
         self.holds, self.record, self.ctx_key = holds, record, ctx_key
+        #: what keeps this launch for the same command group again once enqueued, a
+        #: :class:`pysycl._kernels.reduction_again.Again` (None: it does not qualify)
+        self.again: Any = None
 
     def __call__(self, wait_for: Sequence[Any] | None) -> Any:
         """:meth:`ReductionPlan.run` (here, one frame less on the submit hot path)."""
@@ -341,9 +344,13 @@ class Prepared:
             return plan.finish(reds, self.holds, wait_for)
         args = _args.flat_args(self.values, plan.k.arg_kinds, plan.key)
         args.extend(plan.extra)
+        again = self.again
         if self.record is not None or plan.single is not None:
-            return plan.finish(reds, self.holds, None, plan.main_kernel(
+            ev = plan.finish(reds, self.holds, None, plan.main_kernel(
                 args, reds, wait_for, self.record, self.ctx_key))
+            if again is not None:  # (main_kernel completed args in place)
+                again.remember(self.values, reds, args, ())
+            return ev
         # main_kernel and finish without an error slot, in one frame (the reductions' slots
         # read directly: a property costs ~40 ns)
         tails, finals = plan.tails, plan.finals
@@ -363,6 +370,8 @@ class Prepared:
             a[f.keep] = KEEP[r._init]
             ln = f.launch
             ev = ln.enqueue(a, None, None, ln.bound)
+            if again is not None:
+                again.remember(self.values, reds, args, ((ln, a),))
         else:
             for i, r in enumerate(reds):  # (as many as tails)
                 part, last = tails[i]
@@ -370,10 +379,14 @@ class Prepared:
             ln = plan.main
             ev = ln.enqueue(args, None, wait_for, ln.bound)
             key = plan.key
+            kept = []
             for i, r in enumerate(reds):  # (as many as finals)
-                f = finals[i]
-                ln = f.launch
-                ev = ln.enqueue(f.args(r, key), None, None, ln.bound)
+                ln = finals[i].launch
+                a = finals[i].args(r, key)
+                ev = ln.enqueue(a, None, None, ln.bound)
+                kept.append((ln, a))
+            if again is not None:
+                again.remember(self.values, reds, args, tuple(kept))
         if self.holds is not None:
             plan.hold(ev, self.holds)
         return ev

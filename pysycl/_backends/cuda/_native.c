@@ -219,6 +219,7 @@ static struct {
     Py_ssize_t prune_at;
 } cfg;
 
+static PyObject *s_ex, *s_profiling, *s_reca, *s_floats;
 static PyObject *s_launches, *s_primed, *s_last, *s_inflight, *s_pool, *s_shape, *s_cuctx,
     *s_ctx, *s_h, *s_live, *s_values, *s_generation, *s_memory_hits, *s_append, *s_allocation,
     *s_launch_failed, *s_global_range, *s_local_range, *s_offset, *s_range, *s_nd_range;
@@ -532,16 +533,23 @@ holds_these(PyObject *prev, PyObject **ptrs, Py_ssize_t n)
 
 enum { HOLD_NOTHING, HOLD_REPLACE, HOLD_APPEND };
 
-/* Under the enqueue lock: the launch and the queue's bookkeeping. */
+/* Under the enqueue lock: the launch and the queue's bookkeeping. ``p``: the prime the
+ * launch was checked against (its record, the pointers it holds), or NULL: launch record
+ * ``reca`` as packed, holding nothing (enqueue_again). */
 static PyObject *
-launch_locked(PyObject *ex, PyObject *ln, Primed *p, uint64_t version, PyObject **ptrs)
+launch_locked(PyObject *ex, PyObject *ln, Primed *p, uint64_t version, PyObject **ptrs,
+              uint64_t reca)
 {
     PyObject *result = REFUSED, *last = NULL, *dq = NULL, *pool = NULL, *shape = NULL;
     PyObject *prev = NULL, *h = NULL, *ev = NULL, *entry = NULL, *primed = NULL;
     int reuse = 0, popped = 0;
-    primed = PyObject_GetAttr(ln, s_primed);
-    if (primed != (PyObject *)p || p->version != version || !p->ready)  /* changed meanwhile */
-        goto done;
+    Py_ssize_t nptr = p != NULL ? p->nptr : 0;
+    if (p != NULL) {
+        primed = PyObject_GetAttr(ln, s_primed);
+        if (primed != (PyObject *)p || p->version != version || !p->ready)  /* changed */
+            goto done;
+        reca = p->reca;
+    }
     last = PyObject_GetAttr(ex, s_last);
     dq = PyObject_GetAttr(ex, s_inflight);
     pool = PyObject_GetAttr(ex, s_pool);
@@ -571,8 +579,8 @@ launch_locked(PyObject *ex, PyObject *ln, Primed *p, uint64_t version, PyObject 
         popped = 1;
     }
     int hold = HOLD_NOTHING;
-    if (p->nptr) {
-        int same = holds_these(prev, ptrs, p->nptr);
+    if (nptr) {
+        int same = holds_these(prev, ptrs, nptr);
         if (reuse && newest && same)
             hold = HOLD_NOTHING;
         else if (newest && shape == ln && same)
@@ -585,7 +593,7 @@ launch_locked(PyObject *ex, PyObject *ln, Primed *p, uint64_t version, PyObject 
     void *event = NULL;
     if (handle_of(h, &event) < 0)
         goto error;
-    const uint64_t *r = (const uint64_t *)(uintptr_t)p->reca;
+    const uint64_t *r = (const uint64_t *)(uintptr_t)reca;
     launch_fn launch = (launch_fn)(uintptr_t)r[0];
     record_fn record = (record_fn)(uintptr_t)r[1];
     int code, recorded = 0;
@@ -620,9 +628,9 @@ launch_locked(PyObject *ex, PyObject *ln, Primed *p, uint64_t version, PyObject 
     if (hold == HOLD_REPLACE)
         entry = PyTuple_Pack(2, ev, PyTuple_GET_ITEM(prev, 1));
     else if (hold == HOLD_APPEND) {
-        PyObject *held = PyTuple_New(p->nptr);
+        PyObject *held = PyTuple_New(nptr);
         if (held != NULL)
-            for (Py_ssize_t i = 0; i < p->nptr; i++)
+            for (Py_ssize_t i = 0; i < nptr; i++)
                 PyTuple_SET_ITEM(held, i, Py_NewRef(ptrs[i]));
         entry = held != NULL ? PyTuple_Pack(2, ev, held) : NULL;
         Py_XDECREF(held);
@@ -701,7 +709,7 @@ relaunch_fast(PyObject *ex, PyObject *kind, PyObject *space, PyObject *fn, PyObj
         goto clear;
     }
     Py_DECREF(got);
-    result = launch_locked(ex, ln, p, version, ptrs);
+    result = launch_locked(ex, ln, p, version, ptrs, 0);
     PyObject *et, *evv, *tb;
     PyErr_Fetch(&et, &evv, &tb);
     PyObject *ok = PyObject_CallNoArgs(cfg.release);
@@ -813,6 +821,88 @@ static PyTypeObject RelaunchType = {
 
 /* try_launch(ex, q, kind, space, fn, name) -> event | None: the fast way only (None: it
  * refused), for tests and benchmarks. */
+/* enqueue_again(ln, args) -> event | None: CUDALaunch.enqueue(args, None, None, ln.bound) in
+ * C where the launch's argument buffer holds ``args`` already (``ln.last`` equal to them:
+ * the same list, as a command group submitted again passes) -- this thread's context
+ * current, the queue not profiling, the enqueue lock free: launch, record the command's
+ * event (the newest one again where nothing else refers to it), ``ex.last``/``ex.shape``.
+ * None: refused, nothing done (the Python way packs, waits, retries or raises). */
+static PyObject *
+native_enqueue_again(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "enqueue_again(launch, args)");
+        return NULL;
+    }
+    if (cfg.slow == NULL)
+        Py_RETURN_NONE;
+    PyObject *ln = args[0], *result = REFUSED, *ex = NULL, *cur = NULL, *cuctx = NULL;
+    PyObject *prof = NULL, *last = NULL, *reca = NULL;
+    if ((ex = PyObject_GetAttr(ln, s_ex)) == NULL || (prof = PyObject_GetAttr(ex, s_profiling))
+            == NULL || prof != Py_False)
+        goto clear;
+    cur = PyObject_GetAttr(cfg.current, s_ctx);
+    cuctx = PyObject_GetAttr(ex, s_cuctx);
+    if (cur == NULL || cur != cuctx)
+        goto clear;
+    if ((reca = PyObject_GetAttr(ln, s_reca)) == NULL || !PyLong_Check(reca))
+        goto clear;
+    uint64_t rec = PyLong_AsUnsignedLongLong(reca);
+    if (rec == 0 || PyErr_Occurred())
+        goto clear;
+    PyObject *got = PyObject_CallOneArg(cfg.acquire, Py_False);
+    if (got != Py_True) {  /* another thread's launch or a graph capture: the Python way */
+        Py_XDECREF(got);
+        goto clear;
+    }
+    Py_DECREF(got);
+    last = PyObject_GetAttr(ln, s_last);
+    int same = last != NULL ? PyObject_RichCompareBool(last, args[1], Py_EQ) : -1;
+    if (same == 1 && last != args[1]) {  /* equal lists of other objects: a floating-point
+                                             * argument must be the same object (a zero's sign) */
+        PyObject *floats = PyObject_GetAttr(ln, s_floats);
+        same = floats != NULL && PyTuple_Check(floats) && PyList_CheckExact(last)
+               && PyList_CheckExact(args[1]);
+        for (Py_ssize_t i = 0; same && i < PyTuple_GET_SIZE(floats); i++) {
+            Py_ssize_t at = PyLong_AsSsize_t(PyTuple_GET_ITEM(floats, i));
+            same = at >= 0 && at < PyList_GET_SIZE(last) && at < PyList_GET_SIZE(args[1])
+                   && PyList_GET_ITEM(last, at) == PyList_GET_ITEM(args[1], at);
+        }
+        Py_XDECREF(floats);
+    }
+    if (same == 1 && PyObject_SetAttr(ln, s_primed, Py_None) == 0)
+        result = launch_locked(ex, ln, NULL, 0, NULL, rec);
+    else
+        PyErr_Clear();
+    PyObject *et, *evv, *tb;
+    PyErr_Fetch(&et, &evv, &tb);
+    PyObject *ok = PyObject_CallNoArgs(cfg.release);
+    if (ok == NULL) {  /* cannot happen to a lock this thread holds */
+        Py_XDECREF(et);
+        Py_XDECREF(evv);
+        Py_XDECREF(tb);
+        if (result != REFUSED)
+            Py_XDECREF(result);
+        result = NULL;
+        goto done;
+    }
+    Py_DECREF(ok);
+    PyErr_Restore(et, evv, tb);
+    goto done;
+clear:
+    PyErr_Clear();
+done:
+    Py_XDECREF(ex);
+    Py_XDECREF(prof);
+    Py_XDECREF(cur);
+    Py_XDECREF(cuctx);
+    Py_XDECREF(last);
+    Py_XDECREF(reca);
+    if (result == REFUSED)
+        Py_RETURN_NONE;
+    return result;
+}
+
 static PyObject *
 native_try_launch(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -870,6 +960,9 @@ native_configure(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     {"try_launch", (PyCFunction)(void (*)(void))native_try_launch, METH_FASTCALL, \
      "try_launch(ex, q, kind, space, fn, name) -> event | None: the C call alone (None: " \
      "refused, the Python way would take it)"}, \
+    {"enqueue_again", (PyCFunction)(void (*)(void))native_enqueue_again, METH_FASTCALL, \
+     "enqueue_again(launch, args) -> event | None: the launch with the arguments its buffer " \
+     "holds, in C (None: refused, the Python way would take it)"}, \
     {"configure", (PyCFunction)(void (*)(void))native_configure, METH_FASTCALL, \
      "configure(slow, event_type, lock, current, kernels, bounds_mode, stats, pointer_type, " \
      "number_types, prune_at, props_attr): what Relaunch reads and calls"},
@@ -885,7 +978,8 @@ relaunch_init(PyObject *m)
         {&s_memory_hits, "memory_hits"}, {&s_append, "append"},
         {&s_allocation, "allocation"}, {&s_launch_failed, "launch_failed"},
         {&s_global_range, "get_global_range"}, {&s_local_range, "get_local_range"},
-        {&s_offset, "get_offset"},
+        {&s_offset, "get_offset"}, {&s_ex, "ex"}, {&s_profiling, "profiling"},
+        {&s_reca, "reca"}, {&s_floats, "floats"},
         {&s_range, "range"}, {&s_nd_range, "nd_range"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

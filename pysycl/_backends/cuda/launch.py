@@ -352,6 +352,17 @@ class CUDALaunch(Launch):
             prune(ex)
         return ev
 
+    def again(self, args: list[Any], wait_for: Sequence[Any] | None) -> Any:
+        """:meth:`enqueue` of the arguments this launch was last enqueued with (a command
+        group submitted again: :mod:`pysycl._kernels.reduction_again`): one C call where
+        nothing is to wait for and ``_native`` was built (``enqueue_again``: it refuses
+        what the Python way must do)."""
+        if not wait_for and _again is not None:
+            ev = _again(self, args)
+            if ev is not None:
+                return ev
+        return self.enqueue(args, None, wait_for, self.bound)
+
     def _prime(self, seen: tuple[Any, ...]) -> None:
         """The C relaunch's prime: the values the refresh read for the arguments packed now
         (under the enqueue lock). The refresh of a launch keeps its shape (``_remember``
@@ -402,10 +413,13 @@ class CUDALaunch(Launch):
 #: fn, name)``), which takes :func:`~pysycl._backends.launching.launch` whenever it cannot
 #: launch a primed launch itself; that function itself where the extension was not built.
 relaunch: Any = launch
+#: ``_native.enqueue_again`` (:meth:`CUDALaunch.again`), None where it was not built
+_again: Any = None
 if _ext is not None:
     _ext.configure(launch, Event, _lock, _current, kernels, _bounds.mode, kernels.stats,
                    usm_pointer, (np.number, np.bool_), PRUNE_AT, PROPS_ATTR)
     relaunch = _ext.Relaunch()
+    _again = _ext.enqueue_again
 
 
 def _value_bytes(name: str, i: int, a: Any) -> bytes:

@@ -1,0 +1,165 @@
+"""A reduction command group submitted again takes its kept launch, and only when it may
+(``pysycl._kernels.reduction_again``, issue 27).
+
+The kept launch (:class:`~pysycl._kernels.reduction_again.Again`) replays the previous
+submit's kernel arguments; any change of what they were made of -- the input buffer, the
+variable, its range, ``initialize_to_identity``, the operator, the index space, the data
+moved to the host and back -- must take the whole way. A random sequence of such submits,
+none waited for until the end, must leave every variable with numpy's value.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pysycl as sycl
+from pysycl._kernels.reduction_again import AGAIN, Again
+
+INIT = sycl.property.reduction.initialize_to_identity
+
+
+def _kept(q: sycl.queue) -> list[Again]:
+    return [v for k, v in q.executor.launches.items()
+            if type(k) is tuple and k and k[0] == AGAIN]
+
+
+def test_the_same_group_again_takes_the_kept_launch(kq: sycl.queue) -> None:
+    """The second submit keeps an Again; the third and later ones take it (the same object
+    stays kept: a whole-way submit would keep a new one), and every result is right."""
+    x = np.arange(1000, dtype=np.float32)
+    with sycl.buffer(x) as X, sycl.buffer(np.zeros(1, np.float32)) as S:
+        def cg(h: sycl.handler) -> None:
+            a = X.get_access(h, sycl.access_mode.read)
+            h.parallel_for(sycl.range(1000), sycl.reduction(S, h, sycl.plus(),
+                                                            properties=[INIT()]),
+                           lambda i, r: r.combine(a[i]))
+
+        kq.submit(cg)
+        kq.submit(cg)  # (the first one learns what the kernel reads)
+        kept = _kept(kq)
+        assert len(kept) == 1, kq.executor.launches.keys()
+        for _ in range(5):
+            kq.submit(cg)
+            assert _kept(kq) == kept and _kept(kq)[0] is kept[0]
+        assert S.get_host_access()[0] == x.sum()
+
+
+def test_a_group_that_cannot_keep_its_launch_keeps_none(kq: sycl.queue) -> None:
+    """A USM pointer captured, or a kernel name: no kept launch (the whole way each time),
+    and the results stay right."""
+    p = sycl.malloc_device(64, kq, dtype=np.int32)
+    try:
+        kq.memcpy(p, np.arange(64, dtype=np.int32), 256).wait()
+        with sycl.buffer(np.zeros(1, np.int32)) as S:
+            for _ in range(3):
+                kq.submit(lambda h: h.parallel_for(
+                    sycl.range(64), sycl.reduction(S, h, sycl.plus(), properties=[INIT()]),
+                    lambda i, r: r.combine(p[i])))
+            assert not _kept(kq)
+            assert S.get_host_access()[0] == np.arange(64).sum()
+    finally:
+        sycl.free(p, kq)
+
+
+OPS = {"plus": (sycl.plus, np.sum), "max": (sycl.maximum, np.max)}
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 1), st.sampled_from([1, 5, 300, 1000]),
+                          st.booleans(), st.sampled_from(sorted(OPS)), st.integers(0, 3)),
+                min_size=1, max_size=12))
+def test_random_submits_match_numpy(kq: sycl.queue,
+                                    steps: list[tuple[int, int, int, bool, str, int]]) -> None:
+    """Submits of one command-group code where each step picks the input buffer, the
+    variable, the range, ``initialize_to_identity`` and the operator, and sometimes touches
+    the input on the host (its data moves there and back) or rewrites it with a kernel
+    first -- none waited for: each variable ends with numpy's value."""
+    rng = np.random.default_rng(len(steps))
+    xs = [rng.integers(-50, 50, 1000).astype(np.int64) for _ in range(3)]
+    vals = [x.copy() for x in xs]
+    want = [np.int64(3), np.int64(-4)]
+    bufs = [sycl.buffer(x) for x in xs]
+    outs = [sycl.buffer(np.array([w], np.int64)) for w in want]
+    state: dict[str, object] = {}
+
+    def cg(h: sycl.handler) -> None:
+        a = state["X"].get_access(h, sycl.access_mode.read)  # type: ignore[attr-defined]
+        props = [INIT()] if state["init"] else []
+        red = sycl.reduction(state["S"], h, OPS[state["op"]][0](),  # type: ignore[index]
+                             properties=props)
+        h.parallel_for(sycl.range(state["n"]), red,  # type: ignore[arg-type]
+                       lambda i, r: r.combine(a[i]))
+
+    for xi, si, n, init, op, touch in steps:
+        if touch == 1:  # the input's data to the host and back
+            with bufs[xi].get_host_access() as acc:
+                acc[0] += 1
+            vals[xi][0] += 1
+        elif touch == 2:  # rewritten by a kernel first
+            def neg(h: sycl.handler, B: sycl.buffer = bufs[xi]) -> None:
+                w = B.get_access(h, sycl.access_mode.read_write)
+                h.parallel_for(sycl.range(1000), lambda i: w.__setitem__(i, -w[i]))
+            kq.submit(neg)
+            vals[xi] = -vals[xi]
+        state.update(X=bufs[xi], S=outs[si], n=n, init=init, op=op)
+        kq.submit(cg)
+        part = OPS[op][1](vals[xi][:n])
+        want[si] = part if init else OPS[op][1](np.array([want[si], part]))
+    for S, w in zip(outs, want, strict=True):
+        assert S.get_host_access()[0] == w
+    for B, v in zip(bufs, vals, strict=True):
+        assert np.array_equal(B.get_host_access()[:], v)
+
+
+def test_a_new_buffer_in_place_of_a_destroyed_one(kq: sycl.queue) -> None:
+    """The input buffer destroyed and a new one made (possibly at the same address) between
+    submits of the same code: each sum is the new data's."""
+    S = sycl.buffer(np.zeros(1, np.float64))
+    for k in range(6):
+        x = np.full(512, float(k + 1))
+        with sycl.buffer(x) as X:
+            def cg(h: sycl.handler) -> None:
+                a = X.get_access(h, sycl.access_mode.read)
+                h.parallel_for(sycl.range(512), sycl.reduction(S, h, sycl.plus(),
+                                                                properties=[INIT()]),
+                               lambda i, r: r.combine(a[i]))
+            kq.submit(cg)
+            kq.submit(cg)
+        assert S.get_host_access()[0] == 512.0 * (k + 1)
+
+
+def test_threads_submitting_the_same_code(kq: sycl.queue) -> None:
+    """Threads submitting one command-group code over their own buffers on one queue: the
+    kept launch never runs one thread's arguments for another's submit."""
+    n, rounds, width = 2048, 20, 4
+    xs = [np.full(n, i + 1, np.int64) for i in range(width)]
+    bufs = [sycl.buffer(x) for x in xs]
+    outs = [sycl.buffer(np.zeros(1, np.int64)) for _ in range(width)]
+    errors: list[BaseException] = []
+
+    def work(i: int) -> None:
+        try:
+            X, S = bufs[i], outs[i]
+
+            def cg(h: sycl.handler) -> None:
+                a = X.get_access(h, sycl.access_mode.read)
+                h.parallel_for(sycl.range(n), sycl.reduction(S, h, sycl.plus()),
+                               lambda j, r: r.combine(a[j]))
+            for _ in range(rounds):
+                kq.submit(cg)
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(width)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for i, S in enumerate(outs):
+        assert S.get_host_access()[0] == rounds * n * (i + 1), i
