@@ -159,7 +159,7 @@ def main() -> None:
              "|---" * (len(cols) + 3) + "|"]
     for r, cells in res.items():
         m = {k: statistics.median(v) for k, v in cells.items()}
-        ratio = [f"{m[c] / m['cupy']:.2f}x" if c in m and "cupy" in m else "n/a"
+        ratio = [f"{m[c] / m['cupy']:.3f}x" if c in m and "cupy" in m else "n/a"
                  for c in ("cuda", "cuda buffer")]
         lines.append(f"| {r} | " + " | ".join(f"{m[c]:.0f}" if c in m else "n/a" for c in cols)
                      + f" | {ratio[0]} | {ratio[1]} |")

@@ -129,7 +129,7 @@ def launch_reductions_whole(ex: LaunchingExecutor, q: QueueRef, kind: str, space
         sub = h.submission()
         if sub.requirements:  # (none: the variables are USM, a shortcut has no accessors)
             return ex.submit(sub)  # type: ignore[attr-defined]
-        prepared = _prepare(ex, sub, sub.command)  # type: ignore[arg-type]
+        prepared = _prepare(ex, sub, sub.command, keep=False)  # type: ignore[arg-type]
         ex.shape = None  # set by the launch
         ev = prepared(None)
     finally:

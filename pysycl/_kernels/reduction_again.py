@@ -17,25 +17,37 @@ way, which raises what it raises. Through CUDA the kept launch is one C call
 (``CUDALaunch.again``: ``_native.enqueue_again``). The host time of such a submit on an H200
 host: 14.2 µs against ``cupy.sum``'s 21.2 (docs/performance.md).
 
-Only command groups whose kernel closure holds accessors of the group (no globals, no
-kernel properties, no local accessors, no asserts) and whose reductions' variables are the
-group's buffers or accessors qualify: nothing of the user's (buffers, accessors, host
-arrays) is kept -- the device copies' handles are what the launch keeps anyway.
+Which command groups qualify (:func:`keepable`): a plain function kernel without kernel
+properties whose closure cells and globals are each an accessor of the group, a USM pointer
+(checked live, by its kernel argument: one per pointer object), a module (each attribute
+chain the kernel reads is resolved again and checked by identity: such values are
+compile-time constants), a builtin, or an immutable scalar (its identity is its value);
+with buffer, accessor or USM pointer variables (not spans); no local accessors, asserts or
+error slot (bounds-checked mode), no kernel name. A kernel calling helper functions, or
+capturing anything else (arrays adopted as pointers, tuples, streams), takes the whole way
+each time. Nothing of the user's is kept but immutable values, modules and pointers' kernel
+arguments: the device copies' handles are what the launch keeps anyway; a launch over USM
+holds its captures and pointers until it completes, as the whole way does.
 """
 
 from __future__ import annotations
 
+import enum
 import types
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from pysycl._core.abi import PROPS_ATTR
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels.cache import kernels
 from pysycl._memory.accessor import accessor as _accessor
+from pysycl._memory.usm import usm_pointer
 
 if TYPE_CHECKING:
     from pysycl._core.launch_types import CommandGroupRef, KernelCommandRef
+    from pysycl._kernels.captures import CodeInfo
     from pysycl._kernels.reduction import reduction
     from pysycl._kernels.reduction_plan import ReductionPlan
 
@@ -46,32 +58,49 @@ AGAIN = "reduction again"
 class Again:
     """The launch of a reduction command group as last submitted (see the module docstring):
     ``again(wait_for)`` enqueues the main kernel (and the final kernels) with the kept
-    arguments; :meth:`repeats` says whether a new submit's command reads the same."""
+    arguments; :meth:`repeats` says whether a new submit's command reads the same. A launch
+    that captures or writes USM (``holding``) holds the submit's captures and pointers until
+    it completes, as the whole way does: :meth:`holding_run`."""
 
-    __slots__ = ("args", "cells", "code", "finals", "gen", "key", "kind", "main", "reds",
-                 "skey")
+    __slots__ = ("args", "cells", "closure", "code", "finals", "gdict", "gen", "globs",
+                 "holding", "key", "kind", "main", "plan", "reds", "skey")
 
-    def __init__(self, plan: ReductionPlan, code: types.CodeType, kind: str, skey: Any) -> None:
-        self.key, self.main, self.code, self.kind, self.skey = plan.key, plan.main, code, kind, skey
+    def __init__(self, plan: ReductionPlan, fn: types.FunctionType, kind: str, skey: Any,
+                 holding: bool, globs: tuple[tuple[str, Any, tuple[Any, ...]], ...]) -> None:
+        self.plan, self.key, self.main = plan, plan.key, plan.main
+        self.code, self.kind, self.skey, self.holding = fn.__code__, kind, skey, holding
         self.gen = kernels.generation
+        #: the kernel's module globals and what it reads of them (:func:`keepable`)
+        self.gdict, self.globs = fn.__globals__, globs
+        self.closure: Any = fn.__closure__ or ()  # (until remember)
         self.cells: tuple[tuple[Any, Any], ...] = ()
         self.reds: tuple[tuple[Any, ...], ...] = ()
         self.args: list[Any] = []
         self.finals: tuple[tuple[Any, list[Any]], ...] = ()
 
-    def remember(self, values: list[Any], reds: Sequence[reduction], args: list[Any],
+    def remember(self, reds: Sequence[reduction], args: list[Any],
                  finals: tuple[tuple[Any, list[Any]], ...]) -> None:
         """Keep the main kernel's arguments ``args`` and the final kernels' ``(launch,
-        arguments)`` just enqueued for the captured accessors ``values`` and reductions
-        ``reds``: the queue's launch of this code from now on."""
+        arguments)`` just enqueued for the kernel's captures and reductions ``reds``: the
+        queue's launch of this code from now on."""
         key = self.key
-        #: per captured accessor: its device copy and ``kernel_tail`` (its range; one tuple
-        #: per buffer and mode, so identity means the same buffer, mode and whole range)
-        self.cells = tuple((v.coherence.dev[key], v.kernel_tail) for v in values)
-        #: per reduction: signature, the variable's device copy and ``kernel_tail``,
-        #: ``initialize_to_identity``, identity
-        self.reds = tuple((r._sig, r._acc.coherence.dev[key], r._acc.kernel_tail, r._init,
-                           r._identity) for r in reds)
+        #: per closure cell: an accessor's device copy and ``kernel_tail`` (its range; one
+        #: tuple per buffer and mode, so identity means the same buffer, mode and whole
+        #: range); a USM pointer's kernel argument (made once per pointer object) and
+        #: ``_POINTER``; an immutable scalar itself and ``_SAME``
+        cells = []
+        for c in self.closure:
+            v = c.cell_contents
+            cells.append((v.coherence.dev[key], v.kernel_tail) if type(v) is _accessor
+                         else (v.native_arg, _POINTER) if type(v) is usm_pointer
+                         else (v, _SAME))
+        self.cells, self.closure = tuple(cells), None
+        #: per reduction: signature, the variable (an accessor's device copy and
+        #: ``kernel_tail``; a pointer's kernel argument and None), ``initialize_to_identity``,
+        #: identity
+        self.reds = tuple((r._sig, *((r._acc.coherence.dev[key], r._acc.kernel_tail)
+                                     if r._acc is not None else (r._ptr.native_arg, None)),
+                           r._init, r._identity) for r in reds)
         self.args, self.finals = args, finals
         self.main.ex.launches[(AGAIN, self.code)] = self
 
@@ -79,7 +108,9 @@ class Again:
     def repeats(self, h: CommandGroupRef, cmd: KernelCommandRef, fn: types.FunctionType,
                 reds: tuple[reduction, ...]) -> bool:
         """Whether command ``cmd`` of group ``h`` (kernel ``fn`` of this code) launches with
-        the kept arguments."""
+        the kept arguments: the same buffers' device copies (identity), the same live USM
+        pointers (their kernel arguments, made once per pointer object), the same
+        reductions."""
         if cmd.kind != self.kind or cmd.name is not None or _bounds.mode[0] \
                 or kernels.generation != self.gen or len(reds) != len(self.reds):
             return False
@@ -92,14 +123,37 @@ class Again:
                 v = cell.cell_contents
             except ValueError:  # unassigned: the whole way says so
                 return False
-            if type(v) is not _accessor or v.handler is not h or v.kernel_tail is not tail \
-                    or v.coherence.dev.get(key) is not dev:
+            if type(v) is _accessor:
+                if v.handler is not h or v.kernel_tail is not tail \
+                        or v.coherence.dev.get(key) is not dev:
+                    return False
+            elif tail is _POINTER:
+                if type(v) is not usm_pointer or v.native_arg is not dev or not v.live:
+                    return False
+            elif v is not dev or tail is not _SAME:
                 return False
+        if self.globs:
+            g = fn.__globals__
+            if g is not self.gdict:
+                return False
+            for name, was, chains in self.globs:
+                v = g.get(name, _MISSING)
+                if v is not was or (type(v) is usm_pointer and not v.live):
+                    return False
+                for chain, got in chains:
+                    if _resolve(v, chain) is not got:
+                        return False
         for r, (sig, dev, tail, init, ident) in zip(reds, self.reds):  # noqa: B905 - checked
+            if (r._sig is not sig and r._sig != sig) or r._init is not init \
+                    or r._identity is not ident:
+                return False
             acc = r._acc
-            if r._handler is not h or acc is None or (r._sig is not sig and r._sig != sig) \
-                    or r._init is not init or r._identity is not ident \
-                    or acc.kernel_tail is not tail or acc.coherence.dev.get(key) is not dev:
+            if tail is None:  # a USM variable: the same live pointer
+                p = r._ptr
+                if acc is not None or p is None or p.native_arg is not dev or not p.live:
+                    return False
+            elif r._handler is not h or acc is None or acc.kernel_tail is not tail \
+                    or acc.coherence.dev.get(key) is not dev:
                 return False
         return getattr(fn, PROPS_ATTR, None) is None
 
@@ -110,6 +164,71 @@ class Again:
         for ln, a in self.finals:
             ev = ln.again(a, None)
         return ev
+
+    def holding_run(self, fn: types.FunctionType, reds: tuple[reduction, ...]) -> Any:
+        """The launch of a ``holding`` submit (kernel ``fn``, reductions ``reds``):
+        ``run(wait_for)`` launches and holds the captures and USM variables until the last
+        kernel completes (the queue's ``inflight``)."""
+        holds = [c.cell_contents for c in fn.__closure__ or ()]
+        holds.extend(v for _, v, _ in self.globs if type(v) is usm_pointer)
+        holds.extend(r._ptr for r in reds if r._ptr is not None)
+
+        def run(wait_for: Sequence[Any] | None) -> Any:
+            ev = self(wait_for)
+            self.plan.hold(ev, holds)
+            return ev
+        return run
+
+
+#: what a kept closure cell is besides an accessor (``Again.cells``)
+_POINTER, _SAME = "pointer", "same"
+_MISSING = object()
+#: immutable values a kept launch checks by identity, in closure cells and globals
+_SCALARS = (int, float, bool, complex, np.generic, enum.Enum)
+
+
+def keepable(fn: Any, info: CodeInfo, h: CommandGroupRef, reds: tuple[reduction, ...]
+             ) -> tuple[tuple[str, Any, tuple[Any, ...]], ...] | None:
+    """The globals a kept launch of kernel ``fn`` (submitted in group ``h`` with reductions
+    ``reds``) checks -- ``(name, value, ((attribute chain, its value), ...))`` each -- or None
+    where its launch cannot be kept: a plain function without kernel properties whose
+    closure cells and globals are each an accessor of this group, a USM pointer, a module
+    (its attribute chains read too), a builtin or an immutable scalar (whose identity is its
+    value), with buffer, accessor or USM pointer reduction variables (not spans)."""
+    if type(fn) is not types.FunctionType or getattr(fn, PROPS_ATTR, None) is not None:
+        return None
+    for r in reds:
+        if r._kind != "accessor" and r._kind != "pointer":
+            return None
+    for c in fn.__closure__ or ():
+        try:
+            v = c.cell_contents
+        except ValueError:
+            return None
+        if not (type(v) is _accessor and v.handler is h) and type(v) is not usm_pointer \
+                and not isinstance(v, _SCALARS):
+            return None
+    g = fn.__globals__
+    globs = []
+    for name in info.globals:
+        v = g.get(name, _MISSING)
+        chains: tuple[Any, ...] = ()
+        if type(v) is types.ModuleType:
+            try:
+                chains = tuple((c, _resolve(v, c)) for c in info.attrs.get(name, ()))
+            except AttributeError:
+                return None
+        elif v is not _MISSING and type(v) is not usm_pointer and not isinstance(v, _SCALARS):
+            return None
+        globs.append((name, v, chains))
+    return tuple(globs)
+
+
+def _resolve(v: Any, chain: tuple[str, ...]) -> Any:
+    """``v.a.b`` of attribute chain ``("a", "b")``."""
+    for a in chain:
+        v = getattr(v, a)
+    return v
 
 
 def space_key(kind: str, space: Any) -> Any:

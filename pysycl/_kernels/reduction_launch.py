@@ -32,7 +32,7 @@ from pysycl._kernels.digest import hash_static, stable_digest
 from pysycl._kernels.functor import body_of
 from pysycl._kernels.kassert import submit_site
 from pysycl._kernels.reduction import PLANS, check_command, combiner_key, reduction
-from pysycl._kernels.reduction_again import AGAIN, Again, space_key
+from pysycl._kernels.reduction_again import AGAIN, Again, keepable, space_key
 from pysycl._kernels.reduction_final import final_kernel
 from pysycl._kernels.reduction_plan import (
     Prepared,
@@ -89,7 +89,8 @@ def _load_or_compile(fn: types.FunctionType, caps: list[CaptureEntry], index: In
 
 
 # long: the reduction launch's checks, in the order their errors must be reported.
-def prepare(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandRef) -> Prepared:
+def prepare(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandRef,
+            keep: bool = True) -> Any:
     """Compile/build/validate a kernel with reductions for executor ``ex``; return the
     launch, ``prepared(wait_for) -> native event``: the main kernel, then one final kernel
     per reduction unless the plan is single-pass
@@ -100,17 +101,20 @@ def prepare(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandRef) -> Pr
     the same index space, with reductions of the same :attr:`~pysycl._kernels.reduction.
     reduction.launch_signature`, finds its plan under one key (:data:`MEMO`) made of those,
     without the kernel-cache look-up: the per-submit checks (the reductions', the captures',
-    the static bounds and local memory checks) still run each time.
+    the static bounds and local memory checks) still run each time. Where the launch it
+    prepares can be kept (``keep``: a command group's submit), the queue keeps it once it is
+    enqueued, and a submit of the same command group again returns that kept launch
+    (:mod:`pysycl._kernels.reduction_again`) instead of a :class:`Prepared`.
 
     The caller (the backend's launch) has refused ``sycl.kernel`` objects and
     ``use_kernel_bundle``.
     """
     kind, fn, reds = cmd.kind, cmd.fn, cmd.reductions
-    if type(fn) is _FunctionType:  # the same command group again (reduction_again)
+    if keep and type(fn) is _FunctionType:  # the same command group again (reduction_again)
         again = ex.launches.get((AGAIN, fn.__code__))
         if again is not None and again.repeats(h, cmd, fn, reds):
             _stats["memory_hits"] += 1
-            return again
+            return again.holding_run(fn, reds) if again.holding else again
     mine = True  # every variable a buffer's or an accessor's of this group: nothing to check
     for r in reds:  # (the reductions' slots read directly: a property costs ~40 ns)
         if r._handler is not h:
@@ -174,9 +178,10 @@ def prepare(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandRef) -> Pr
                                 values, _args.accessor_ranges(values, k.arg_kinds), cmd.ndim,
                                 submit_site() if k.asserts else "", tuple(plan.extra) or None)
     prepared = Prepared(plan, values, reds, held or None, record, h.context_key)
-    if read is not None and mine and held is None and record is None and plan.groups \
-            and not k.has_local and cmd.name is None and getattr(fn, PROPS_ATTR, None) is None:
-        prepared.again = Again(plan, fn.__code__, kind, skey)
+    if keep and record is None and plan.groups and not k.has_local and cmd.name is None:
+        globs = keepable(fn, info, h, reds)
+        if globs is not None:
+            prepared.again = Again(plan, fn, kind, skey, held is not None, globs)
     return prepared
 
 

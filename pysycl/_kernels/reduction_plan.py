@@ -349,7 +349,7 @@ class Prepared:
             ev = plan.finish(reds, self.holds, None, plan.main_kernel(
                 args, reds, wait_for, self.record, self.ctx_key))
             if again is not None:  # (main_kernel completed args in place)
-                again.remember(self.values, reds, args, ())
+                again.remember(reds, args, ())
             return ev
         # main_kernel and finish without an error slot, in one frame (the reductions' slots
         # read directly: a property costs ~40 ns)
@@ -371,7 +371,7 @@ class Prepared:
             ln = f.launch
             ev = ln.enqueue(a, None, None, ln.bound)
             if again is not None:
-                again.remember(self.values, reds, args, ((ln, a),))
+                again.remember(reds, args, ((ln, a),))
         else:
             for i, r in enumerate(reds):  # (as many as tails)
                 part, last = tails[i]
@@ -386,7 +386,7 @@ class Prepared:
                 ev = ln.enqueue(a, None, None, ln.bound)
                 kept.append((ln, a))
             if again is not None:
-                again.remember(self.values, reds, args, tuple(kept))
+                again.remember(reds, args, tuple(kept))
         if self.holds is not None:
             plan.hold(ev, self.holds)
         return ev

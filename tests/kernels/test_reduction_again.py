@@ -11,8 +11,10 @@ none waited for until the end, must leave every variable with numpy's value.
 from __future__ import annotations
 
 import threading
+import types
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -48,21 +50,30 @@ def test_the_same_group_again_takes_the_kept_launch(kq: sycl.queue) -> None:
         assert S.get_host_access()[0] == x.sum()
 
 
+def _twice(v):  # type: ignore[no-untyped-def]
+    return v * 2
+
+
 def test_a_group_that_cannot_keep_its_launch_keeps_none(kq: sycl.queue) -> None:
-    """A USM pointer captured, or a kernel name: no kept launch (the whole way each time),
-    and the results stay right."""
-    p = sycl.malloc_device(64, kq, dtype=np.int32)
-    try:
-        kq.memcpy(p, np.arange(64, dtype=np.int32), 256).wait()
-        with sycl.buffer(np.zeros(1, np.int32)) as S:
+    """A kernel name, or a kernel calling a helper function (its captures are read through
+    the call graph): no kept launch, the whole way each time, and the results stay right."""
+    x = np.arange(64, dtype=np.int32)
+    with sycl.buffer(x) as X, sycl.buffer(np.zeros(1, np.int32)) as S:
+        def named(h: sycl.handler) -> None:
+            a = X.get_access(h, sycl.access_mode.read)
+            h.parallel_for(sycl.range(64), sycl.reduction(S, h, sycl.plus(), properties=[INIT()]),
+                           lambda i, r: r.combine(a[i]), kernel_name="named_sum")
+
+        def helper(h: sycl.handler) -> None:
+            a = X.get_access(h, sycl.access_mode.read)
+            h.parallel_for(sycl.range(64), sycl.reduction(S, h, sycl.plus(), properties=[INIT()]),
+                           lambda i, r: r.combine(_twice(a[i])))
+
+        for cg, want in ((named, x.sum()), (helper, 2 * x.sum())):
             for _ in range(3):
-                kq.submit(lambda h: h.parallel_for(
-                    sycl.range(64), sycl.reduction(S, h, sycl.plus(), properties=[INIT()]),
-                    lambda i, r: r.combine(p[i])))
+                kq.submit(cg)
             assert not _kept(kq)
-            assert S.get_host_access()[0] == np.arange(64).sum()
-    finally:
-        sycl.free(p, kq)
+            assert S.get_host_access()[0] == want
 
 
 OPS = {"plus": (sycl.plus, np.sum), "max": (sycl.maximum, np.max)}
@@ -163,3 +174,82 @@ def test_threads_submitting_the_same_code(kq: sycl.queue) -> None:
     assert not errors, errors
     for i, S in enumerate(outs):
         assert S.get_host_access()[0] == rounds * n * (i + 1), i
+
+
+def test_usm_command_groups_keep_their_launch(kq: sycl.queue) -> None:
+    """A command group over USM (a captured pointer, a pointer variable) keeps its launch
+    too; another pointer takes the whole way; a freed pointer gets the whole way's error
+    and the other variable keeps its value."""
+    n = 3000
+    xs = [np.arange(n, dtype=np.int64) * (k + 1) for k in range(2)]
+    ps = [sycl.malloc_device(n, kq, dtype=np.int64) for _ in xs]
+    out = sycl.malloc_device(1, kq, dtype=np.int64)
+    try:
+        for p, x in zip(ps, xs, strict=True):
+            kq.memcpy(p, x, x.nbytes).wait()
+        state = {"p": ps[0]}
+
+        def cg(h: sycl.handler) -> None:
+            p = state["p"]
+            h.parallel_for(sycl.range(n), sycl.reduction(out, sycl.plus(), [INIT()]),
+                           lambda i, r: r.combine(p[i]))
+
+        got = np.zeros(1, np.int64)
+        for k in (0, 0, 0, 1, 1, 0):
+            state["p"] = ps[k]
+            kq.submit(cg)
+            if k == 0 and _kept(kq):
+                kept = _kept(kq)[0]
+            kq.memcpy(got, out, 8).wait()
+            assert got[0] == xs[k].sum(), k
+        assert _kept(kq) and _kept(kq)[0].holding
+        sycl.free(ps[1], kq)
+        state["p"] = ps[1]
+        with pytest.raises(sycl.exception) as e:
+            kq.submit(cg)
+        assert e.value.code() == sycl.errc.invalid
+        state["p"] = ps[0]
+        kq.submit(cg)
+        kq.memcpy(got, out, 8).wait()
+        assert got[0] == xs[0].sum()
+        assert kept is not None
+    finally:
+        sycl.free(ps[0], kq)
+        sycl.free(out, kq)
+
+
+SCALE = 2
+params = types.ModuleType("params")
+params.K = 3
+
+
+def _global_kernel(i, r):  # type: ignore[no-untyped-def]
+    r.combine(GP[i] * SCALE + params.K)
+
+
+def test_globals_and_module_attributes_change_between_submits(kq: sycl.queue) -> None:
+    """A kernel reading a global pointer, a global scalar and a module's attribute: a new
+    value of any of them between submits of one command group is the next result's (the
+    kept launch checks them; a scalar and a module attribute are compile-time constants)."""
+    global GP, SCALE
+    n = 500
+    x = np.arange(n, dtype=np.int64)
+    GP = sycl.malloc_device(n, kq, dtype=np.int64)
+    try:
+        kq.memcpy(GP, x, x.nbytes).wait()
+        with sycl.buffer(np.zeros(1, np.int64)) as S:
+            def cg(h: sycl.handler) -> None:
+                h.parallel_for(sycl.range(n), sycl.reduction(S, h, sycl.plus(), properties=[INIT()]),
+                               _global_kernel)
+
+            for scale, k in ((2, 3), (2, 3), (2, 3), (5, 3), (5, 3), (5, 7), (5, 7), (2, 3)):
+                SCALE, params.K = scale, k
+                kq.submit(cg)
+                assert S.get_host_access()[0] == (x * scale + k).sum(), (scale, k)
+            assert _kept(kq)
+    finally:
+        sycl.free(GP, kq)
+        SCALE, params.K = 2, 3
+
+
+GP = None
