@@ -672,6 +672,46 @@ done:
     return result;
 }
 
+/* Whether this thread made executor ``ex``'s context current last (objects.make_current)
+ * and took the enqueue lock without waiting: 1, else 0 (no exception: the Python way). */
+static int
+enter_launch(PyObject *ex)
+{
+    PyObject *cur = PyObject_GetAttr(cfg.current, s_ctx);
+    PyObject *cuctx = PyObject_GetAttr(ex, s_cuctx);
+    int ours = cur != NULL && cur == cuctx;
+    Py_XDECREF(cur);
+    Py_XDECREF(cuctx);
+    PyObject *got = ours ? PyObject_CallOneArg(cfg.acquire, Py_False) : NULL;
+    /* Py_False: another thread's launch or a graph capture holds it */
+    int entered = got == Py_True;
+    Py_XDECREF(got);
+    if (!entered)
+        PyErr_Clear();
+    return entered;
+}
+
+/* Release the enqueue lock, keeping the exception ``result`` (NULL) came with; ``result``,
+ * or NULL if the release failed (it cannot, for a lock this thread holds). */
+static PyObject *
+leave_launch(PyObject *result)
+{
+    PyObject *et, *evv, *tb;
+    PyErr_Fetch(&et, &evv, &tb);
+    PyObject *ok = PyObject_CallNoArgs(cfg.release);
+    if (ok == NULL) {
+        Py_XDECREF(et);
+        Py_XDECREF(evv);
+        Py_XDECREF(tb);
+        if (result != REFUSED)
+            Py_XDECREF(result);
+        return NULL;
+    }
+    Py_DECREF(ok);
+    PyErr_Restore(et, evv, tb);
+    return result;
+}
+
 /* The remembered launch in one call: its native event (a new reference), REFUSED (take the
  * Python way), or NULL with an exception. */
 static PyObject *
@@ -679,8 +719,8 @@ relaunch_fast(PyObject *ex, PyObject *kind, PyObject *space, PyObject *fn, PyObj
 {
     if (cfg.slow == NULL || name != Py_None || !PyFunction_Check(fn))
         return REFUSED;
-    PyObject *result = REFUSED, *launches = NULL, *ln = NULL, *primed = NULL, *cur = NULL;
-    PyObject *cuctx = NULL, *ptrs_small[8], **ptrs = ptrs_small;
+    PyObject *result = REFUSED, *launches = NULL, *ln = NULL, *primed = NULL;
+    PyObject *ptrs_small[8], **ptrs = ptrs_small;
     Py_ssize_t np = 0;
     launches = PyObject_GetAttr(ex, s_launches);
     if (launches == NULL || !PyDict_CheckExact(launches))
@@ -698,32 +738,9 @@ relaunch_fast(PyObject *ex, PyObject *kind, PyObject *space, PyObject *fn, PyObj
         goto clear;
     if (!unchanged(p, kind, space, fn, ptrs, &np))
         goto clear;
-    /* the context this thread made current last (objects.make_current): this GPU's */
-    cur = PyObject_GetAttr(cfg.current, s_ctx);
-    cuctx = PyObject_GetAttr(ex, s_cuctx);
-    if (cur == NULL || cur != cuctx)
+    if (!enter_launch(ex))
         goto clear;
-    PyObject *got = PyObject_CallOneArg(cfg.acquire, Py_False);
-    if (got != Py_True) {  /* another thread's launch or a graph capture: the Python way */
-        Py_XDECREF(got);
-        goto clear;
-    }
-    Py_DECREF(got);
-    result = launch_locked(ex, ln, p, version, ptrs, 0);
-    PyObject *et, *evv, *tb;
-    PyErr_Fetch(&et, &evv, &tb);
-    PyObject *ok = PyObject_CallNoArgs(cfg.release);
-    if (ok == NULL) {  /* cannot happen to a lock this thread holds */
-        Py_XDECREF(et);
-        Py_XDECREF(evv);
-        Py_XDECREF(tb);
-        if (result != REFUSED)
-            Py_XDECREF(result);
-        result = NULL;
-        goto done;
-    }
-    Py_DECREF(ok);
-    PyErr_Restore(et, evv, tb);
+    result = leave_launch(launch_locked(ex, ln, p, version, ptrs, 0));
     if (result != NULL && result != REFUSED) {  /* a remembered launch: a kernel-cache hit */
         PyObject *c = PyDict_GetItemWithError(cfg.stats, s_memory_hits), *c1;
         if (c != NULL && (c1 = PyNumber_Add(c, one)) != NULL) {
@@ -744,8 +761,6 @@ done:
     Py_XDECREF(launches);
     Py_XDECREF(ln);
     Py_XDECREF(primed);
-    Py_XDECREF(cur);
-    Py_XDECREF(cuctx);
     return result;
 }
 
@@ -836,26 +851,16 @@ native_enqueue_again(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     }
     if (cfg.slow == NULL)
         Py_RETURN_NONE;
-    PyObject *ln = args[0], *result = REFUSED, *ex = NULL, *cur = NULL, *cuctx = NULL;
+    PyObject *ln = args[0], *result = REFUSED, *ex = NULL;
     PyObject *prof = NULL, *last = NULL, *reca = NULL;
     if ((ex = PyObject_GetAttr(ln, s_ex)) == NULL || (prof = PyObject_GetAttr(ex, s_profiling))
             == NULL || prof != Py_False)
         goto clear;
-    cur = PyObject_GetAttr(cfg.current, s_ctx);
-    cuctx = PyObject_GetAttr(ex, s_cuctx);
-    if (cur == NULL || cur != cuctx)
-        goto clear;
     if ((reca = PyObject_GetAttr(ln, s_reca)) == NULL || !PyLong_Check(reca))
         goto clear;
     uint64_t rec = PyLong_AsUnsignedLongLong(reca);
-    if (rec == 0 || PyErr_Occurred())
+    if (rec == 0 || PyErr_Occurred() || !enter_launch(ex))
         goto clear;
-    PyObject *got = PyObject_CallOneArg(cfg.acquire, Py_False);
-    if (got != Py_True) {  /* another thread's launch or a graph capture: the Python way */
-        Py_XDECREF(got);
-        goto clear;
-    }
-    Py_DECREF(got);
     last = PyObject_GetAttr(ln, s_last);
     int same = last != NULL ? PyObject_RichCompareBool(last, args[1], Py_EQ) : -1;
     if (same == 1 && last != args[1]) {  /* equal lists of other objects: a floating-point
@@ -874,28 +879,13 @@ native_enqueue_again(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
         result = launch_locked(ex, ln, NULL, 0, NULL, rec);
     else
         PyErr_Clear();
-    PyObject *et, *evv, *tb;
-    PyErr_Fetch(&et, &evv, &tb);
-    PyObject *ok = PyObject_CallNoArgs(cfg.release);
-    if (ok == NULL) {  /* cannot happen to a lock this thread holds */
-        Py_XDECREF(et);
-        Py_XDECREF(evv);
-        Py_XDECREF(tb);
-        if (result != REFUSED)
-            Py_XDECREF(result);
-        result = NULL;
-        goto done;
-    }
-    Py_DECREF(ok);
-    PyErr_Restore(et, evv, tb);
+    result = leave_launch(result);
     goto done;
 clear:
     PyErr_Clear();
 done:
     Py_XDECREF(ex);
     Py_XDECREF(prof);
-    Py_XDECREF(cur);
-    Py_XDECREF(cuctx);
     Py_XDECREF(last);
     Py_XDECREF(reca);
     if (result == REFUSED)
