@@ -50,8 +50,10 @@ from pysycl._core.launch_types import native_order
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import reduction_launch as _reduction
 from pysycl._kernels import steps as _steps
+from pysycl._kernels.again import AGAIN, Again, keepable, space_key
 from pysycl._kernels.argplan import accessor_ranges, flat_args, refresh_for, with_local_memory
 from pysycl._kernels.cache import kernels, target_of
+from pysycl._kernels.captures import _infos
 from pysycl._kernels.kassert import submit_site
 from pysycl._kernels.kprops import check_launch
 from pysycl._kernels.ndrange import SMALL as _SMALL
@@ -162,8 +164,8 @@ class Launch:
 
     def again(self, args: list[Any], wait_for: Sequence[Any] | None) -> Any:
         """:meth:`enqueue` (holding nothing) of ``args``, the arguments this launch was last
-        enqueued with (a command group submitted again: :mod:`pysycl._kernels.
-        reduction_again`); a backend may do it faster."""
+        enqueued with (a command group submitted again: :mod:`pysycl._kernels.again`); a
+        backend may do it faster."""
         return self.enqueue(args, None, wait_for, self.bound)
 
     def args(self, values: list[Any]) -> list[Any]:
@@ -257,8 +259,8 @@ def _marker(ex: LaunchingExecutor, wait_for: Sequence[Any] | None) -> Any:
     return ex.marker(wait_for)
 
 
-def prepare(ex: LaunchingExecutor, group: CommandGroupRef, cmd: KernelCommandRef
-            ) -> tuple[Any, list[Any] | None, tuple[Any, ...] | None]:
+def prepare(ex: LaunchingExecutor, group: CommandGroupRef, cmd: KernelCommandRef,
+            keep: bool = False) -> tuple[Any, list[Any] | None, tuple[Any, ...] | None]:
     """Resolve, build and check a kernel command: ``(launch, values, watch)``, run as
     ``launch.run(values, wait_for, watch)`` when ``launch`` is a :class:`Launch` (a Python
     kernel), else as ``launch(wait_for)`` (a reduction, a ``sycl.kernel`` object, an empty
@@ -267,6 +269,10 @@ def prepare(ex: LaunchingExecutor, group: CommandGroupRef, cmd: KernelCommandRef
     Everything that can fail for a user mistake happens here, before the executor moves
     any data. Reductions and ``sycl.kernel`` objects are :mod:`pysycl._kernels.reduction`'s
     and :mod:`pysycl._bundles.kernel`'s.
+
+    ``keep`` (a command group's submit, not a command graph's node): a submit of the same
+    command group again may take the launch the queue kept (:mod:`pysycl._kernels.again`),
+    and a launch that can be kept is, once enqueued.
     """
     fn = cmd.fn
     if cmd.reductions:  # sycl.reduction arguments: a kernel plus a combine step
@@ -277,10 +283,34 @@ def prepare(ex: LaunchingExecutor, group: CommandGroupRef, cmd: KernelCommandRef
         return _reduction.prepare(ex, group, cmd), None, None  # type: ignore[arg-type]
     if type(fn) is _sycl_kernel:  # a sycl.kernel object (source/interop): set_arg arguments
         return prepare_interop(ex, group, cmd), None, None  # type: ignore[arg-type]  # a Submission
+    keep = keep and type(fn) is _FunctionType and cmd.kind != "single_task" \
+        and group.kernel_bundle is None and group.specialization_values is None
+    if keep:
+        again = ex.launches.get((AGAIN, fn.__code__))
+        if again is not None and again.repeats(group, cmd, fn, ()):  # type: ignore[arg-type]
+            kernels.stats["memory_hits"] += 1  # (the kernel-cache hit resolve would count)
+            return (again.holding_run(fn, ()) if again.holding else again), None, None
     ln, values, watch = _prepare(ex, group, cmd)
     if ln is None:
         return partial(_marker, ex), None, None
+    if keep and watch is None and ln.printer is None and cmd.name is None \
+            and not ln.k.has_local and not ln.k.has_spec:
+        info = _infos.get(fn.__code__)
+        globs = None if info is None else keepable(fn, info, group, ())
+        if globs is not None:
+            space = cmd.index_space
+            again = Again(ln, None, fn, cmd.kind, space.values if cmd.kind == "range"  # type: ignore[union-attr]
+                          else space_key(cmd.kind, space), ln.pointers, globs)
+            return partial(_first, ln, values, again), None, None
     return ln, values, watch
+
+
+def _first(ln: Launch, values: list[Any], again: Again, wait_for: Sequence[Any] | None) -> Any:
+    """:meth:`Launch.run` without steps, then ``again`` keeps the arguments it enqueued."""
+    args = ln.args(values)
+    ev = ln.enqueue(args, values if ln.pointers else None, wait_for, ln.bound)
+    again.remember((), args, ())
+    return ev
 
 
 # long: the per-submit hot path after resolve, kept in one frame (helper calls cost ~50 ns).

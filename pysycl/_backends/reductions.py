@@ -32,10 +32,10 @@ from pysycl._backends.launching import Ungrouped
 from pysycl._commands.handler import handler
 from pysycl._core.abi import PROPS_ATTR
 from pysycl._kernels import bounds as _bounds
+from pysycl._kernels.again import space_key
 from pysycl._kernels.argplan import refresh_for
 from pysycl._kernels.cache import kernels
 from pysycl._kernels.reduction import check_command, reduction
-from pysycl._kernels.reduction_again import space_key
 from pysycl._kernels.reduction_launch import prepare as _prepare
 from pysycl._memory.usm_api import PRUNE_AT, prune
 
@@ -56,7 +56,7 @@ REMEMBERED = 64
 class RememberedReductions:
     """A handler-less launch with reductions, kept for the next launches of its kernel code
     (see the module docstring): ``plan``, the refresh and its constants (``want``), the
-    launch's kind, index space (:func:`~pysycl._kernels.reduction_again.space_key`), kernel-cache
+    launch's kind, index space (:func:`~pysycl._kernels.again.space_key`), kernel-cache
     generation and kernel properties, ``reds`` one ``(variable kind, dtype, op, combiner key
     (a custom one's; else None), count, pointer signature)`` per reduction, ``group`` what
     :func:`~pysycl._kernels.reduction.check_command` reads (several reductions: their

@@ -50,7 +50,7 @@ def submit(ex: Any, sub: Submission) -> Any:
     cmd = sub.command
     launch = values = watch = None
     if type(cmd) is KernelCommand:  # may compile; may raise: nothing moved yet
-        launch, values, watch = _prepare(ex, sub, cmd)
+        launch, values, watch = _prepare(ex, sub, cmd, True)
     wait_for: list[Any] = []
     for native, other in sub.waits:
         if other.key == ex.key or other.context is ex.context or (

@@ -26,13 +26,13 @@ from pysycl._core.abi import PROPS_ATTR, IndexSpace, ReductionType, single_pass_
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import argplan as _args
 from pysycl._kernels import bounds as _bounds
+from pysycl._kernels.again import AGAIN, Again, keepable, space_key
 from pysycl._kernels.cache import Kernel, kernels, target_of
 from pysycl._kernels.captures import _infos, capture_values, captures_of
 from pysycl._kernels.digest import hash_static, stable_digest
 from pysycl._kernels.functor import body_of
 from pysycl._kernels.kassert import submit_site
 from pysycl._kernels.reduction import PLANS, check_command, combiner_key, reduction
-from pysycl._kernels.reduction_again import AGAIN, Again, keepable, space_key
 from pysycl._kernels.reduction_final import final_kernel
 from pysycl._kernels.reduction_plan import (
     Prepared,
@@ -104,13 +104,13 @@ def prepare(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandRef,
     the static bounds and local memory checks) still run each time. Where the launch it
     prepares can be kept (``keep``: a command group's submit), the queue keeps it once it is
     enqueued, and a submit of the same command group again returns that kept launch
-    (:mod:`pysycl._kernels.reduction_again`) instead of a :class:`Prepared`.
+    (:mod:`pysycl._kernels.again`) instead of a :class:`Prepared`.
 
     The caller (the backend's launch) has refused ``sycl.kernel`` objects and
     ``use_kernel_bundle``.
     """
     kind, fn, reds = cmd.kind, cmd.fn, cmd.reductions
-    if keep and type(fn) is _FunctionType:  # the same command group again (reduction_again)
+    if keep and type(fn) is _FunctionType:  # the same command group again (pysycl._kernels.again)
         again = ex.launches.get((AGAIN, fn.__code__))
         if again is not None and again.repeats(h, cmd, fn, reds):
             _stats["memory_hits"] += 1
@@ -181,7 +181,7 @@ def prepare(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandRef,
     if keep and record is None and plan.groups and not k.has_local and cmd.name is None:
         globs = keepable(fn, info, h, reds)
         if globs is not None:
-            prepared.again = Again(plan, fn, kind, skey, held is not None, globs)
+            prepared.again = Again(plan.main, plan, fn, kind, skey, held is not None, globs)
     return prepared
 
 

@@ -334,7 +334,7 @@ class Prepared:
         self.plan, self.values, self.reds = plan, values, reds
         self.holds, self.record, self.ctx_key = holds, record, ctx_key
         #: what keeps this launch for the same command group again once enqueued, a
-        #: :class:`pysycl._kernels.reduction_again.Again` (None: it does not qualify)
+        #: :class:`pysycl._kernels.again.Again` (None: it does not qualify)
         self.again: Any = None
 
     def __call__(self, wait_for: Sequence[Any] | None) -> Any:

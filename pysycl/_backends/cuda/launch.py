@@ -354,7 +354,7 @@ class CUDALaunch(Launch):
 
     def again(self, args: list[Any], wait_for: Sequence[Any] | None) -> Any:
         """:meth:`enqueue` of the arguments this launch was last enqueued with (a command
-        group submitted again: :mod:`pysycl._kernels.reduction_again`): one C call where
+        group submitted again: :mod:`pysycl._kernels.again`): one C call where
         nothing is to wait for and ``_native`` was built (``enqueue_again``: it refuses
         what the Python way must do)."""
         if not wait_for and _again is not None:

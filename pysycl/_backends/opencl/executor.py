@@ -41,6 +41,7 @@ from pysycl._commands.commands import (
     USMFillCommand,
 )
 from pysycl._core.exceptions import errc, exception, hidden_in_tracebacks
+from pysycl._kernels import again as _again
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import kprint as _kprint
 from pysycl._kernels import steps as _steps
@@ -367,8 +368,10 @@ class OpenCLExecutor(OpenCLEvents):
             raise self.first_use_failed(e, host.nbytes) from e
 
     def free(self, mem: cl.Buffer) -> None:
-        # kernels remember their last arguments: the buffer must not live on in them
+        # kernels and kept launches remember their last arguments: the buffer must not live
+        # on in them
         _builds.forget_memory((mem,))
+        _again.forget_memory((mem,))
 
 
 def _usm_command(ex: OpenCLExecutor, cmd: USMCopyCommand | USMFillCommand | PrefetchCommand,

@@ -1,11 +1,12 @@
-"""A reduction command group submitted again takes its kept launch, and only when it may
-(``pysycl._kernels.reduction_again``, issue 27).
+"""A command group submitted again takes its kept launch, and only when it may
+(``pysycl._kernels.again``, issue 27): kernels with reductions and without.
 
-The kept launch (:class:`~pysycl._kernels.reduction_again.Again`) replays the previous
-submit's kernel arguments; any change of what they were made of -- the input buffer, the
-variable, its range, ``initialize_to_identity``, the operator, the index space, the data
-moved to the host and back -- must take the whole way. A random sequence of such submits,
-none waited for until the end, must leave every variable with numpy's value.
+The kept launch (:class:`~pysycl._kernels.again.Again`) replays the previous submit's kernel
+arguments; any change of what they were made of -- the input buffer, the variable, its
+range, ``initialize_to_identity``, the operator, the index space, the data moved to the
+host and back, a USM pointer, a global -- must take the whole way. Random sequences of such
+submits, none waited for until the end, must leave every buffer and variable with numpy's
+values.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pysycl as sycl
-from pysycl._kernels.reduction_again import AGAIN, Again
+from pysycl._kernels.again import AGAIN, Again
 
 INIT = sycl.property.reduction.initialize_to_identity
 
@@ -253,3 +254,90 @@ def test_globals_and_module_attributes_change_between_submits(kq: sycl.queue) ->
 
 
 GP = None
+
+
+# ------------------------------------------------------------- kernels without reductions
+@settings(max_examples=20, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2), st.sampled_from([1, 7, 256, 600]),
+                          st.booleans(), st.integers(0, 2)), min_size=1, max_size=12))
+def test_plain_command_groups_again_match_numpy(kq: sycl.queue,
+                                                steps: list[tuple[int, int, int, bool, int]]
+                                                ) -> None:
+    """``y[i] += x[i] * k`` as one command-group code where each step picks the input and the
+    output buffer (the same one too: read and written), the range, a range or an nd_range,
+    and sometimes touches the input on the host first -- none waited for: every buffer ends
+    with numpy's values."""
+    rng = np.random.default_rng(len(steps))
+    hosts = [rng.integers(-9, 9, 600).astype(np.int64) for _ in range(3)]
+    vals = [h.copy() for h in hosts]
+    bufs = [sycl.buffer(h) for h in hosts]
+    state: dict[str, object] = {}
+
+    def cg(h: sycl.handler) -> None:
+        a = state["X"].get_access(h, sycl.access_mode.read)  # type: ignore[attr-defined]
+        b = state["Y"].get_access(h, sycl.access_mode.read_write)  # type: ignore[attr-defined]
+        n = state["n"]
+        if state["nd"]:
+            h.parallel_for(sycl.nd_range(sycl.range(n), sycl.range(1)),  # type: ignore[arg-type]
+                           lambda it: b.__setitem__(it.get_global_id(0),
+                                                    b[it.get_global_id(0)] + a[it.get_global_id(0)] * 3))
+        else:
+            h.parallel_for(sycl.range(n), lambda i: b.__setitem__(i, b[i] + a[i] * 3))  # type: ignore[arg-type]
+
+    for xi, yi, n, nd, touch in steps:
+        if touch == 1:
+            with bufs[xi].get_host_access() as acc:
+                acc[0] -= 1
+            vals[xi][0] -= 1
+        state.update(X=bufs[xi], Y=bufs[yi], n=n, nd=nd)
+        kq.submit(cg)
+        if xi == yi:
+            vals[yi][:n] = vals[yi][:n] * 4
+        else:
+            vals[yi][:n] += vals[xi][:n] * 3
+    for B, v in zip(bufs, vals, strict=True):
+        assert np.array_equal(B.get_host_access()[:], v)
+
+
+def test_plain_usm_group_keeps_its_launch_and_a_graph_replays_it(kq: sycl.queue) -> None:
+    """A USM command group submitted again takes its kept launch (the same one stays kept);
+    the same group recorded into a command graph and replayed gives the same results; a
+    freed pointer gets the whole way's error."""
+    from pysycl.ext.oneapi import experimental as syclex
+
+    n = 1024
+    ps = [sycl.malloc_device(n, kq, dtype=np.float32) for _ in range(2)]
+    try:
+        for p in ps:
+            kq.memset(p, 0, n * 4).wait()
+        state = {"p": ps[0]}
+
+        def cg(h: sycl.handler) -> None:
+            p = state["p"]
+            h.parallel_for(sycl.range(n), lambda i: p.__setitem__(i, p[i] + 1.0))
+
+        kq.submit(cg)
+        kq.submit(cg)
+        kept = _kept(kq)
+        assert len(kept) == 1
+        kq.submit(cg)
+        assert _kept(kq)[0] is kept[0]
+        state["p"] = ps[1]
+        kq.submit(cg)
+        g = syclex.command_graph(kq.get_context(), kq.get_device())
+        g.add(cg)
+        ex = g.finalize()
+        for _ in range(3):
+            kq.ext_oneapi_graph(ex)
+        kq.wait()
+        got = [np.zeros(n, np.float32) for _ in ps]
+        for p, out in zip(ps, got, strict=True):
+            kq.memcpy(out, p, n * 4).wait()
+        assert np.all(got[0] == 3.0) and np.all(got[1] == 4.0), (got[0][:3], got[1][:3])
+        sycl.free(ps[1], kq)
+        with pytest.raises(sycl.exception) as e:
+            kq.submit(cg)
+        assert e.value.code() == sycl.errc.invalid
+    finally:
+        sycl.free(ps[0], kq)

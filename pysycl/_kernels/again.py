@@ -1,21 +1,23 @@
-"""A command group's reduction launch submitted again unchanged: :class:`Again` (issue 27).
+"""A command group submitted again unchanged: its kept launch, :class:`Again` (issue 27).
 
-A loop that submits the same command group -- ``X.get_access(h, mode)``, ``sycl.reduction(S,
-h, sycl.plus(), ...)``, ``h.parallel_for(r, reduction, kernel)`` -- makes new accessors and
-a new reduction each time, yet launches the same kernels with the same arguments: the
-device copies of the same buffers, the same index space, the same identity. The first
-submit takes the whole way (:func:`pysycl._kernels.reduction_launch.prepare`: the plan, the
-per-submit checks, the arguments); once its kernels are enqueued, the queue keeps an
-:class:`Again` under ``(AGAIN, code)`` in ``ex.launches`` with those arguments and what they
-were made of. A later submit of that kernel code whose captures and reductions read the
-same (:meth:`Again.repeats`: each captured accessor's device copy and range by identity,
-each reduction's signature, variable, ``initialize_to_identity`` and identity; the index
-space, kernel name, bounds mode and kernel-cache generation) enqueues the kept arguments
+A loop that submits the same command group -- ``X.get_access(h, mode)``, maybe
+``sycl.reduction(S, h, sycl.plus(), ...)``, ``h.parallel_for(r, [reduction,] kernel)`` --
+makes new accessors (and a new reduction) each time, yet launches the same kernels with the
+same arguments: the device copies of the same buffers, the same index space, the same
+identity. The first submit takes the whole way (a kernel with reductions:
+:func:`pysycl._kernels.reduction_launch.prepare`; any other:
+:func:`pysycl._backends.launching.prepare`; the plan or launch, the per-submit checks, the
+arguments); once its kernels are enqueued, the queue keeps an :class:`Again` under
+``(AGAIN, code)`` in ``ex.launches`` with those arguments and what they were made of. A
+later submit of that kernel code whose captures and reductions read the same
+(:meth:`Again.repeats`: each captured accessor's device copy and range by identity, each
+reduction's signature, variable, ``initialize_to_identity`` and identity; the index space,
+kernel name, bounds mode and kernel-cache generation) enqueues the kept arguments
 (:meth:`Again.__call__`): the checks that read them passed for the same values, and a
 launch whose argument buffer holds them does not pack again. Anything else takes the whole
 way, which raises what it raises. Through CUDA the kept launch is one C call
-(``CUDALaunch.again``: ``_native.enqueue_again``). The host time of such a submit on an H200
-host: 14.2 µs against ``cupy.sum``'s 21.2 (docs/performance.md).
+(``CUDALaunch.again``: ``_native.enqueue_again``). The host time of a reduction's such
+submit on an H200 host: 14.2 µs against ``cupy.sum``'s 21.2 (docs/performance.md).
 
 Which command groups qualify (:func:`keepable`): a plain function kernel without kernel
 properties whose closure cells and globals are each an accessor of the group, a USM pointer
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import enum
 import types
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -62,12 +65,15 @@ class Again:
     that captures or writes USM (``holding``) holds the submit's captures and pointers until
     it completes, as the whole way does: :meth:`holding_run`."""
 
-    __slots__ = ("args", "cells", "closure", "code", "finals", "gdict", "gen", "globs",
-                 "holding", "key", "kind", "main", "plan", "reds", "skey")
+    __slots__ = ("__weakref__", "args", "cells", "closure", "code", "finals", "gdict", "gen",
+                 "globs", "holding", "key", "kind", "main", "plan", "reds", "skey")
 
-    def __init__(self, plan: ReductionPlan, fn: types.FunctionType, kind: str, skey: Any,
-                 holding: bool, globs: tuple[tuple[str, Any, tuple[Any, ...]], ...]) -> None:
-        self.plan, self.key, self.main = plan, plan.key, plan.main
+    def __init__(self, main: Any, plan: ReductionPlan | None, fn: types.FunctionType, kind: str,
+                 skey: Any, holding: bool, globs: tuple[tuple[str, Any, tuple[Any, ...]], ...]
+                 ) -> None:
+        #: the launch of the main kernel; the reduction plan it is of (None: a kernel without
+        #: reductions, whose launch holds what it holds itself)
+        self.main, self.plan, self.key = main, plan, main.ex.key
         self.code, self.kind, self.skey, self.holding = fn.__code__, kind, skey, holding
         self.gen = kernels.generation
         #: the kernel's module globals and what it reads of them (:func:`keepable`)
@@ -103,6 +109,7 @@ class Again:
                            r._init, r._identity) for r in reds)
         self.args, self.finals = args, finals
         self.main.ex.launches[(AGAIN, self.code)] = self
+        _kept.add(self)
 
     # long: one frame for the whole check (the submit hot path; helper calls cost ~50 ns)
     def repeats(self, h: CommandGroupRef, cmd: KernelCommandRef, fn: types.FunctionType,
@@ -115,7 +122,8 @@ class Again:
                 or kernels.generation != self.gen or len(reds) != len(self.reds):
             return False
         space = cmd.index_space
-        if (space.values if self.kind == "range" else space_key(self.kind, space)) != self.skey:
+        if (space.values if self.kind == "range" else space_key(self.kind, space)) \
+                != self.skey:
             return False
         key = self.key
         for cell, (dev, tail) in zip(fn.__closure__ or (), self.cells):  # noqa: B905 - the same code
@@ -173,11 +181,35 @@ class Again:
         holds.extend(v for _, v, _ in self.globs if type(v) is usm_pointer)
         holds.extend(r._ptr for r in reds if r._ptr is not None)
 
+        plan, ln = self.plan, self.main
+
         def run(wait_for: Sequence[Any] | None) -> Any:
+            if plan is None:  # (the launch holds them, as Launch.run's does)
+                return ln.enqueue(self.args, holds, wait_for, ln.bound)
             ev = self(wait_for)
-            self.plan.hold(ev, holds)
+            plan.hold(ev, holds)
             return ev
         return run
+
+
+#: the kept launches of every queue (:func:`forget_memory`)
+_kept: weakref.WeakSet[Again] = weakref.WeakSet()
+
+
+def forget_memory(mems: tuple[Any, ...]) -> None:
+    """Drop the kept launches whose arguments hold any of ``mems`` (buffers' device copies
+    about to be freed: a kept launch must not keep one allocated; the next submit of such a
+    command group takes the whole way). A dropped launch is not changed: a submit that
+    took it before runs it as it was."""
+    ids = {id(m) for m in mems}
+    for a in list(_kept):
+        if any(id(v) in ids for v in a.args) \
+                or any(id(v) in ids for _, args in a.finals for v in args):
+            launches = a.main.ex.launches
+            key = (AGAIN, a.code)
+            if launches.get(key) is a:
+                launches.pop(key, None)
+            _kept.discard(a)
 
 
 #: what a kept closure cell is besides an accessor (``Again.cells``)
