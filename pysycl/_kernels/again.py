@@ -55,13 +55,13 @@ if TYPE_CHECKING:
     from pysycl._kernels.reduction_plan import ReductionPlan
 
 #: ``ex.launches[(AGAIN, code)]``: the :class:`Again` of a kernel code's newest launch
-AGAIN = "reduction again"
+AGAIN = "command group again"
 
 
 class Again:
-    """The launch of a reduction command group as last submitted (see the module docstring):
-    ``again(wait_for)`` enqueues the main kernel (and the final kernels) with the kept
-    arguments; :meth:`repeats` says whether a new submit's command reads the same. A launch
+    """The launch of a command group as last submitted (see the module docstring):
+    ``again(wait_for)`` enqueues the (main) kernel and a reduction's final kernels with the
+    kept arguments; :meth:`repeats` says whether a new submit's command reads the same. A launch
     that captures or writes USM (``holding``) holds the submit's captures and pointers until
     it completes, as the whole way does: :meth:`holding_run`."""
 
