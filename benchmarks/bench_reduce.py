@@ -17,7 +17,14 @@ after an OpenCL sample; ``cupy.sum`` 106 alone, 85 right after pysycl):
   the CUDA backend and through NVIDIA's OpenCL (the same PTX);
 * ``cuda x+1``: the same over ``x + 1`` (4 bytes off 16-byte alignment: the scalar steps);
 * ``cuda buffer``: through a buffer and accessor (bench_gpu.py's and bench_cuda.py's kernel);
-* ``cupy``: ``cupy.sum(x, out=s)`` into a preallocated scalar.
+* ``cupy``: ``cupy.sum(x, out=s)`` into a preallocated scalar;
+
+and, in the float32 rows, the other forms issue 27 names, in a second table:
+
+* ``cuda nd_range`` / ``cuda nd_range buffer``: the sum as an ``nd_range`` reduction
+  (work-groups of 256, one item a work-item) on USM and through a buffer, against ``cupy``;
+* ``cuda sum+max``: two reductions of one range kernel (the sum and the maximum) on USM,
+  against ``cupy sum+max``: ``cupy.sum`` then ``cupy.max``.
 
 Then the ``cuda`` column of the largest float32 row over the work-groups per SM of a 1-D range
 reduction on PTX (``pysycl._kernels.reduction_plan._GROUPS_PER_UNIT_PTX_MAX``), to choose it.
@@ -44,6 +51,8 @@ from _common import gpu_queue, rate, write_section
 
 REPS = 5
 PEERS = ("cuda", "opencl", "cuda x+1", "cuda buffer", "cupy")
+#: the other forms issue 27 names (float32 rows): nd_range (USM, buffer), two reductions
+FORMS = ("cuda nd_range", "cuda nd_range buffer", "cuda sum+max", "cupy sum+max")
 INIT = [sycl.property.reduction.initialize_to_identity()]
 
 
@@ -87,6 +96,78 @@ def _buffer(q: sycl.queue, x: np.ndarray, want: float) -> Callable[[], float]:
     return rate(x.nbytes, lambda: q.submit(cg), q.wait, REPS)
 
 
+def _nd_range(q: sycl.queue, x: np.ndarray, want: float, buffer: bool) -> Callable[[], float]:
+    """An nd_range sum (work-groups of 256, one item per work-item) on USM or through a
+    buffer and accessor."""
+    n = x.size
+    space = sycl.nd_range(sycl.range(n), sycl.range(256))
+    if buffer:
+        X, S = sycl.buffer(x), sycl.buffer(np.zeros(1, x.dtype))
+        S.set_write_back(False)
+
+        def cg(h: sycl.handler) -> None:
+            a = X.get_access(h, sycl.access_mode.read)
+            h.parallel_for(space, sycl.reduction(S, h, sycl.plus(), properties=INIT),
+                           lambda it, r: r.combine(a[it.get_global_id(0)]))
+
+        q.submit(cg).wait()
+        with sycl.host_accessor(S, sycl.access_mode.read) as h:
+            _check("nd_range buffer", float(h[0]), want)
+        return rate(x.nbytes, lambda: q.submit(cg), q.wait, REPS)
+    p = sycl.malloc_device(n, q, dtype=x.dtype)
+    q.memcpy(p, x, x.nbytes).wait()
+    out = sycl.malloc_device(1, q, dtype=x.dtype)
+
+    def go() -> Any:
+        return q.parallel_for(space, sycl.reduction(out, sycl.plus(), INIT),
+                              lambda it, r: r.combine(p[it.get_global_id(0)]))
+
+    go().wait()
+    got = np.empty(1, x.dtype)
+    q.memcpy(got, out, x.itemsize).wait()
+    _check("nd_range", float(got[0]), want)
+    return rate(x.nbytes, go, q.wait, REPS)
+
+
+def _two(q: sycl.queue, x: np.ndarray, want: float) -> Callable[[], float]:
+    """Two reductions of one range kernel over USM: the sum and the maximum."""
+    n = x.size
+    p = sycl.malloc_device(n, q, dtype=x.dtype)
+    q.memcpy(p, x, x.nbytes).wait()
+    out = sycl.malloc_device(2, q, dtype=x.dtype)
+
+    def both(i: sycl.id, s: sycl.reducer, m: sycl.reducer) -> None:
+        v = p[i]
+        s.combine(v)
+        m.combine(v)
+
+    def go() -> Any:
+        return q.parallel_for(sycl.range(n), sycl.reduction(out, sycl.plus(), INIT),
+                              sycl.reduction(out + 1, sycl.maximum(), INIT), both)
+
+    go().wait()
+    got = np.empty(2, x.dtype)
+    q.memcpy(got, out, 2 * x.itemsize).wait()
+    _check("sum+max sum", float(got[0]), want)
+    _check("sum+max max", float(got[1]), float(x.max()))
+    return rate(x.nbytes, go, q.wait, REPS)
+
+
+def _cupy_two(x: np.ndarray, want: float) -> Callable[[], float]:
+    import cupy as cp
+
+    cx, cs, cm = cp.asarray(x), cp.zeros((), x.dtype), cp.zeros((), x.dtype)
+
+    def go() -> None:
+        cp.sum(cx, out=cs)
+        cp.max(cx, out=cm)
+
+    go()
+    _check("cupy sum+max", float(cs), want)
+    _check("cupy sum+max max", float(cm), float(x.max()))
+    return rate(x.nbytes, go, cp.cuda.Device().synchronize, REPS)
+
+
 def _cupy(x: np.ndarray, want: float) -> Callable[[], float]:
     import cupy as cp
 
@@ -96,18 +177,24 @@ def _cupy(x: np.ndarray, want: float) -> Callable[[], float]:
     return rate(x.nbytes, lambda: cp.sum(cx, out=cs), cp.cuda.Device().synchronize, REPS)
 
 
-def _row(x: np.ndarray, cuda: sycl.queue | None, ocl: sycl.queue | None
-         ) -> dict[str, Callable[[], float]]:
+def _row(x: np.ndarray, cuda: sycl.queue | None, ocl: sycl.queue | None,
+         forms: bool = False) -> dict[str, Callable[[], float]]:
     want = float(x.sum(dtype=np.float64))
     row: dict[str, Callable[[], float]] = {}
     if cuda is not None:
         row["cuda"] = _usm(cuda, x, 0, want)
         row["cuda x+1"] = _usm(cuda, x, 1, want)
         row["cuda buffer"] = _buffer(cuda, x, want)
+        if forms:
+            row["cuda nd_range"] = _nd_range(cuda, x, want, False)
+            row["cuda nd_range buffer"] = _nd_range(cuda, x, want, True)
+            row["cuda sum+max"] = _two(cuda, x, want)
     if ocl is not None:
         row["opencl"] = _usm(ocl, x, 0, want)
     try:
         row["cupy"] = _cupy(x, want)
+        if forms:
+            row["cupy sum+max"] = _cupy_two(x, want)
     except ImportError as e:
         print(f"cupy: n/a ({e})", file=sys.stderr)
     return row
@@ -145,12 +232,12 @@ def main() -> None:
     logs = sorted(int(k) for k in a.sizes.split(","))
     rows: dict[str, dict[str, Callable[[], float]]] = {}
     for k in logs:
-        rows[f"sum 2^{k} float32"] = _row(rng.random(1 << k, np.float32), cuda, ocl)
+        rows[f"sum 2^{k} float32"] = _row(rng.random(1 << k, np.float32), cuda, ocl, True)
     rows[f"sum 2^{logs[-1] - 1} float64"] = _row(rng.random(1 << (logs[-1] - 1)), cuda, ocl)
     res: dict[str, dict[str, list[float]]] = {r: {} for r in rows}
     for _ in range(a.rounds):
         for r, peers in rows.items():
-            for name in PEERS:
+            for name in (*PEERS, *FORMS):
                 if name in peers:  # a sample after one unkept (see the module docstring)
                     peers[name]()
                     res[r].setdefault(name, []).append(peers[name]())
@@ -163,6 +250,18 @@ def main() -> None:
                  for c in ("cuda", "cuda buffer")]
         lines.append(f"| {r} | " + " | ".join(f"{m[c]:.0f}" if c in m else "n/a" for c in cols)
                      + f" | {ratio[0]} | {ratio[1]} |")
+    forms = [r for r, cells in res.items() if "cuda nd_range" in cells]
+    if forms:
+        lines += ["", "The other forms (GB/s of the input; two reductions: the sum and the maximum "
+                  "in one kernel, against `cupy.sum` then `cupy.max`):", "",
+                  "| row (GB/s) | " + " | ".join(FORMS) + " | nd_range / cupy | nd_range buffer "
+                  "/ cupy | sum+max / cupy sum+max |", "|---" * (len(FORMS) + 4) + "|"]
+        for r in forms:
+            m = {k: statistics.median(v) for k, v in res[r].items()}
+            lines.append(f"| {r} | " + " | ".join(f"{m[c]:.0f}" for c in FORMS)
+                         + f" | {m['cuda nd_range'] / m['cupy']:.3f}x"
+                         f" | {m['cuda nd_range buffer'] / m['cupy']:.3f}x"
+                         f" | {m['cuda sum+max'] / m['cupy sum+max']:.3f}x |")
     text = "\n".join(lines)
     big = rows[f"sum 2^{logs[-1]} float32"].get("cuda")
     if big is not None and cuda is not None:
