@@ -23,6 +23,8 @@ and, in the float32 rows, the other forms issue 27 names, in a second table:
 
 * ``cuda nd_range`` / ``cuda nd_range buffer``: the sum as an ``nd_range`` reduction
   (work-groups of 256, one item a work-item) on USM and through a buffer, against ``cupy``;
+* ``cuda nd_range loop``: an ``nd_range`` of 8 work-groups of 256 a compute unit whose
+  work-items loop over the items by a grid stride, on USM;
 * ``cuda sum+max``: two reductions of one range kernel (the sum and the maximum) on USM,
   against ``cupy sum+max``: ``cupy.sum`` then ``cupy.max``.
 
@@ -52,7 +54,8 @@ from _common import gpu_queue, rate, write_section
 REPS = 5
 PEERS = ("cuda", "opencl", "cuda x+1", "cuda buffer", "cupy")
 #: the other forms issue 27 names (float32 rows): nd_range (USM, buffer), two reductions
-FORMS = ("cuda nd_range", "cuda nd_range buffer", "cuda sum+max", "cupy sum+max")
+FORMS = ("cuda nd_range", "cuda nd_range buffer", "cuda nd_range loop", "cuda sum+max",
+         "cupy sum+max")
 INIT = [sycl.property.reduction.initialize_to_identity()]
 
 
@@ -129,6 +132,33 @@ def _nd_range(q: sycl.queue, x: np.ndarray, want: float, buffer: bool) -> Callab
     return rate(x.nbytes, go, q.wait, REPS)
 
 
+def _nd_range_loop(q: sycl.queue, x: np.ndarray, want: float) -> Callable[[], float]:
+    """An nd_range sum whose work-items loop over the items by a grid stride (work-groups
+    of 256, 8 a compute unit: the form a GPU reduction takes) on USM."""
+    n = x.size
+    groups = q.get_device().get_info(sycl.info.device.max_compute_units) * 8
+    space = sycl.nd_range(sycl.range(groups * 256), sycl.range(256))
+    p = sycl.malloc_device(n, q, dtype=x.dtype)
+    q.memcpy(p, x, x.nbytes).wait()
+    out = sycl.malloc_device(1, q, dtype=x.dtype)
+
+    def k(it: sycl.nd_item, r: sycl.reducer) -> None:
+        i = it.get_global_id(0)
+        stride = it.get_global_range(0)
+        while i < n:
+            r.combine(p[i])
+            i += stride
+
+    def go() -> Any:
+        return q.parallel_for(space, sycl.reduction(out, sycl.plus(), INIT), k)
+
+    go().wait()
+    got = np.empty(1, x.dtype)
+    q.memcpy(got, out, x.itemsize).wait()
+    _check("nd_range loop", float(got[0]), want)
+    return rate(x.nbytes, go, q.wait, REPS)
+
+
 def _two(q: sycl.queue, x: np.ndarray, want: float) -> Callable[[], float]:
     """Two reductions of one range kernel over USM: the sum and the maximum."""
     n = x.size
@@ -188,6 +218,7 @@ def _row(x: np.ndarray, cuda: sycl.queue | None, ocl: sycl.queue | None,
         if forms:
             row["cuda nd_range"] = _nd_range(cuda, x, want, False)
             row["cuda nd_range buffer"] = _nd_range(cuda, x, want, True)
+            row["cuda nd_range loop"] = _nd_range_loop(cuda, x, want)
             row["cuda sum+max"] = _two(cuda, x, want)
     if ocl is not None:
         row["opencl"] = _usm(ocl, x, 0, want)
@@ -255,12 +286,14 @@ def main() -> None:
         lines += ["", "The other forms (GB/s of the input; two reductions: the sum and the maximum "
                   "in one kernel, against `cupy.sum` then `cupy.max`):", "",
                   "| row (GB/s) | " + " | ".join(FORMS) + " | nd_range / cupy | nd_range buffer "
-                  "/ cupy | sum+max / cupy sum+max |", "|---" * (len(FORMS) + 4) + "|"]
+                  "/ cupy | nd_range loop / cupy | sum+max / cupy sum+max |",
+                  "|---" * (len(FORMS) + 5) + "|"]
         for r in forms:
             m = {k: statistics.median(v) for k, v in res[r].items()}
             lines.append(f"| {r} | " + " | ".join(f"{m[c]:.0f}" for c in FORMS)
                          + f" | {m['cuda nd_range'] / m['cupy']:.3f}x"
                          f" | {m['cuda nd_range buffer'] / m['cupy']:.3f}x"
+                         f" | {m['cuda nd_range loop'] / m['cupy']:.3f}x"
                          f" | {m['cuda sum+max'] / m['cupy sum+max']:.3f}x |")
     text = "\n".join(lines)
     big = rows[f"sum 2^{logs[-1]} float32"].get("cuda")
