@@ -341,3 +341,31 @@ def test_plain_usm_group_keeps_its_launch_and_a_graph_replays_it(kq: sycl.queue)
         assert e.value.code() == sycl.errc.invalid
     finally:
         sycl.free(ps[0], kq)
+
+
+def test_kept_launch_keeps_dependencies_and_profiling(kq: sycl.queue) -> None:
+    """A kept launch after ``depends_on`` runs after the event (a kernel that rewrites the
+    input first), and on a profiling queue its events carry their times."""
+    n = 256
+    pq = sycl.queue(kq.get_device(), properties=[sycl.property.queue.enable_profiling()])
+    with sycl.buffer(np.zeros(n, np.int64)) as X, sycl.buffer(np.zeros(1, np.int64)) as S:
+        def cg(h: sycl.handler, dep: sycl.event | None) -> None:
+            if dep is not None:
+                h.depends_on(dep)
+            a = X.get_access(h, sycl.access_mode.read)
+            h.parallel_for(sycl.range(n), sycl.reduction(S, h, sycl.plus(), properties=[INIT()]),
+                           lambda i, r: r.combine(a[i]))
+
+        for k in range(1, 5):
+            def fill(h: sycl.handler, k: int = k) -> None:
+                w = X.get_access(h, sycl.access_mode.write)
+                h.parallel_for(sycl.range(n), lambda i: w.__setitem__(i, k))
+
+            ev = pq.submit(fill)
+            done = pq.submit(lambda h, ev=ev: cg(h, ev))
+            done.wait()
+            assert S.get_host_access()[0] == n * k
+            start = done.get_profiling_info(sycl.info.event_profiling.command_start)
+            end = done.get_profiling_info(sycl.info.event_profiling.command_end)
+            assert end >= start > 0
+        assert _kept(pq)
