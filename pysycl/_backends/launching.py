@@ -50,7 +50,7 @@ from pysycl._core.launch_types import native_order
 from pysycl._kernels import bounds as _bounds
 from pysycl._kernels import reduction_launch as _reduction
 from pysycl._kernels import steps as _steps
-from pysycl._kernels.again import AGAIN, Again, keepable, space_key
+from pysycl._kernels.again import Again, keepable, kept_launch, space_key
 from pysycl._kernels.argplan import accessor_ranges, flat_args, refresh_for, with_local_memory
 from pysycl._kernels.cache import kernels, target_of
 from pysycl._kernels.captures import _infos
@@ -286,10 +286,9 @@ def prepare(ex: LaunchingExecutor, group: CommandGroupRef, cmd: KernelCommandRef
     keep = keep and type(fn) is _FunctionType and cmd.kind != "single_task" \
         and group.kernel_bundle is None and group.specialization_values is None
     if keep:
-        again = ex.launches.get((AGAIN, fn.__code__))
-        if again is not None and again.repeats(group, cmd, fn, ()):  # type: ignore[arg-type]
-            kernels.stats["memory_hits"] += 1  # (the kernel-cache hit resolve would count)
-            return (again.holding_run(fn, ()) if again.holding else again), None, None
+        run = kept_launch(ex, group, cmd, fn, ())  # type: ignore[arg-type]
+        if run is not None:
+            return run, None, None
     ln, values, watch = _prepare(ex, group, cmd)
     if ln is None:
         return partial(_marker, ex), None, None
@@ -298,9 +297,8 @@ def prepare(ex: LaunchingExecutor, group: CommandGroupRef, cmd: KernelCommandRef
         info = _infos.get(fn.__code__)
         globs = None if info is None else keepable(fn, info, group, ())
         if globs is not None:
-            space = cmd.index_space
-            again = Again(ln, None, fn, cmd.kind, space.values if cmd.kind == "range"  # type: ignore[union-attr]
-                          else space_key(cmd.kind, space), ln.pointers, globs)
+            again = Again(ln, None, fn, cmd.kind, space_key(cmd.kind, cmd.index_space),
+                          ln.pointers, globs)
             return partial(_first, ln, values, again), None, None
     return ln, values, watch
 

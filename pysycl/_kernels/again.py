@@ -196,6 +196,18 @@ class Again:
 _kept: weakref.WeakSet[Again] = weakref.WeakSet()
 
 
+def kept_launch(ex: Any, h: CommandGroupRef, cmd: KernelCommandRef, fn: types.FunctionType,
+                reds: tuple[reduction, ...]) -> Any:
+    """The launch queue ``ex`` kept for kernel ``fn``'s code, where command ``cmd`` of group
+    ``h`` repeats it (:meth:`Again.repeats`; a kernel-cache hit for the statistics): itself,
+    or a run that holds what it must (:meth:`Again.holding_run`); None: take the whole way."""
+    again = ex.launches.get((AGAIN, fn.__code__))
+    if again is None or not again.repeats(h, cmd, fn, reds):
+        return None
+    kernels.stats["memory_hits"] += 1  # (the kernel-cache hit the whole way would count)
+    return again.holding_run(fn, reds) if again.holding else again
+
+
 def forget_memory(mems: tuple[Any, ...]) -> None:
     """Drop the kept launches whose arguments hold any of ``mems`` (buffers' device copies
     about to be freed: a kept launch must not keep one allocated; the next submit of such a

@@ -26,7 +26,7 @@ from pysycl._core.abi import PROPS_ATTR, IndexSpace, ReductionType, single_pass_
 from pysycl._core.exceptions import errc, exception
 from pysycl._kernels import argplan as _args
 from pysycl._kernels import bounds as _bounds
-from pysycl._kernels.again import AGAIN, Again, keepable, space_key
+from pysycl._kernels.again import Again, keepable, kept_launch, space_key
 from pysycl._kernels.cache import Kernel, kernels, target_of
 from pysycl._kernels.captures import _infos, capture_values, captures_of
 from pysycl._kernels.digest import hash_static, stable_digest
@@ -111,10 +111,9 @@ def prepare(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandRef,
     """
     kind, fn, reds = cmd.kind, cmd.fn, cmd.reductions
     if keep and type(fn) is _FunctionType:  # the same command group again (pysycl._kernels.again)
-        again = ex.launches.get((AGAIN, fn.__code__))
-        if again is not None and again.repeats(h, cmd, fn, reds):
-            _stats["memory_hits"] += 1
-            return again.holding_run(fn, reds) if again.holding else again
+        run = kept_launch(ex, h, cmd, fn, reds)
+        if run is not None:
+            return run
     mine = True  # every variable a buffer's or an accessor's of this group: nothing to check
     for r in reds:  # (the reductions' slots read directly: a property costs ~40 ns)
         if r._handler is not h:

@@ -354,39 +354,20 @@ class Prepared:
         # main_kernel and finish without an error slot, in one frame (the reductions' slots
         # read directly: a property costs ~40 ns)
         tails, finals = plan.tails, plan.finals
-        if len(reds) == 1 and reds[0]._kind == "accessor":  # FinalStep.args, inlined
-            r = reds[0]
-            part, last = tails[0]
+        for i, r in enumerate(reds):  # (as many as tails)
+            part, last = tails[i]
             args.extend((r._identity, part, last))
-            ln = plan.main
-            ev = ln.enqueue(args, None, wait_for, ln.bound)
-            f = finals[0]
-            a = f.template.copy()
-            at, out = f.at, r._acc
-            a[at] = out.coherence.dev[plan.key]
-            a[at + 1] = out.kernel_tail[0]
-            a[at + 2] = 1
-            a[f.ident] = r._identity
-            a[f.keep] = KEEP[r._init]
-            ln = f.launch
+        ln = plan.main
+        ev = ln.enqueue(args, None, wait_for, ln.bound)
+        key = plan.key
+        kept = []
+        for i, r in enumerate(reds):  # (as many as finals)
+            ln = finals[i].launch
+            a = finals[i].args(r, key)
             ev = ln.enqueue(a, None, None, ln.bound)
-            if again is not None:
-                again.remember(reds, args, ((ln, a),))
-        else:
-            for i, r in enumerate(reds):  # (as many as tails)
-                part, last = tails[i]
-                args.extend((r._identity, part, last))
-            ln = plan.main
-            ev = ln.enqueue(args, None, wait_for, ln.bound)
-            key = plan.key
-            kept = []
-            for i, r in enumerate(reds):  # (as many as finals)
-                ln = finals[i].launch
-                a = finals[i].args(r, key)
-                ev = ln.enqueue(a, None, None, ln.bound)
-                kept.append((ln, a))
-            if again is not None:
-                again.remember(reds, args, tuple(kept))
+            kept.append((ln, a))
+        if again is not None:
+            again.remember(reds, args, tuple(kept))
         if self.holds is not None:
             plan.hold(ev, self.holds)
         return ev
