@@ -66,70 +66,70 @@ def _check(name: str, got: float, want: float) -> None:
         raise AssertionError(f"{name}: sum {got!r}, float64 numpy {want!r}")
 
 
-def _usm(q: sycl.queue, x: np.ndarray, offset: int, want: float) -> Callable[[], float]:
-    p = sycl.malloc_device(x.size + 1, q, dtype=x.dtype)
+def _on_device(q: sycl.queue, x: np.ndarray, offset: int = 0, outs: int = 1
+               ) -> tuple[sycl.usm_pointer, sycl.usm_pointer]:
+    """``x`` in device memory at ``offset`` elements past an allocation's start, and
+    ``outs`` device elements for the results."""
+    p = sycl.malloc_device(x.size + offset, q, dtype=x.dtype)
     q.memcpy(p + offset, x, x.nbytes).wait()
-    src, out = p + offset, sycl.malloc_device(1, q, dtype=x.dtype)
+    return p + offset, sycl.malloc_device(outs, q, dtype=x.dtype)
+
+
+def _checked(q: sycl.queue, go: Callable[[], Any], out: sycl.usm_pointer, x: np.ndarray,
+             wants: dict[str, float]) -> Callable[[], float]:
+    """Run ``go`` once, check the results in ``out`` (one per name in ``wants``), then its
+    rate over ``x``."""
+    go().wait()
+    got = np.empty(len(wants), x.dtype)
+    q.memcpy(got, out, got.nbytes).wait()
+    for (name, want), v in zip(wants.items(), got, strict=True):
+        _check(name, float(v), want)
+    return rate(x.nbytes, go, q.wait, REPS)
+
+
+def _usm(q: sycl.queue, x: np.ndarray, offset: int, want: float) -> Callable[[], float]:
+    src, out = _on_device(q, x, offset)
     n = x.size
 
     def go() -> Any:
         return q.parallel_for(sycl.range(n), sycl.reduction(out, sycl.plus(), INIT),
                               lambda i, r: r.combine(src[i]))
 
-    go().wait()
-    got = np.empty(1, x.dtype)
-    q.memcpy(got, out, x.itemsize).wait()
-    _check(f"{q.get_backend().value} +{offset}", float(got[0]), want)
-    return rate(x.nbytes, go, q.wait, REPS)
+    return _checked(q, go, out, x, {f"{q.get_backend().value} +{offset}": want})
 
 
-def _buffer(q: sycl.queue, x: np.ndarray, want: float) -> Callable[[], float]:
+def _buffer(q: sycl.queue, x: np.ndarray, want: float, nd: bool = False) -> Callable[[], float]:
+    """The sum through a buffer and accessor: a range, or (``nd``) an nd_range of
+    work-groups of 256 with one item a work-item."""
     X, S = sycl.buffer(x), sycl.buffer(np.zeros(1, x.dtype))
     S.set_write_back(False)
     n = x.size
 
     def cg(h: sycl.handler) -> None:
         a = X.get_access(h, sycl.access_mode.read)
-        h.parallel_for(sycl.range(n), sycl.reduction(S, h, sycl.plus(), properties=INIT),
-                       lambda i, r: r.combine(a[i]))
+        red = sycl.reduction(S, h, sycl.plus(), properties=INIT)
+        if nd:
+            h.parallel_for(sycl.nd_range(sycl.range(n), sycl.range(256)), red,
+                           lambda it, r: r.combine(a[it.get_global_id(0)]))
+        else:
+            h.parallel_for(sycl.range(n), red, lambda i, r: r.combine(a[i]))
 
     q.submit(cg).wait()
     with sycl.host_accessor(S, sycl.access_mode.read) as h:
-        _check("buffer", float(h[0]), want)
+        _check("nd_range buffer" if nd else "buffer", float(h[0]), want)
     return rate(x.nbytes, lambda: q.submit(cg), q.wait, REPS)
 
 
-def _nd_range(q: sycl.queue, x: np.ndarray, want: float, buffer: bool) -> Callable[[], float]:
-    """An nd_range sum (work-groups of 256, one item per work-item) on USM or through a
-    buffer and accessor."""
-    n = x.size
-    space = sycl.nd_range(sycl.range(n), sycl.range(256))
-    if buffer:
-        X, S = sycl.buffer(x), sycl.buffer(np.zeros(1, x.dtype))
-        S.set_write_back(False)
-
-        def cg(h: sycl.handler) -> None:
-            a = X.get_access(h, sycl.access_mode.read)
-            h.parallel_for(space, sycl.reduction(S, h, sycl.plus(), properties=INIT),
-                           lambda it, r: r.combine(a[it.get_global_id(0)]))
-
-        q.submit(cg).wait()
-        with sycl.host_accessor(S, sycl.access_mode.read) as h:
-            _check("nd_range buffer", float(h[0]), want)
-        return rate(x.nbytes, lambda: q.submit(cg), q.wait, REPS)
-    p = sycl.malloc_device(n, q, dtype=x.dtype)
-    q.memcpy(p, x, x.nbytes).wait()
-    out = sycl.malloc_device(1, q, dtype=x.dtype)
+def _nd_range(q: sycl.queue, x: np.ndarray, want: float) -> Callable[[], float]:
+    """An nd_range sum (work-groups of 256, one item per work-item) on USM."""
+    p, out = _on_device(q, x)
+    space = sycl.nd_range(sycl.range(x.size), sycl.range(256))
 
     def go() -> Any:
         return q.parallel_for(space, sycl.reduction(out, sycl.plus(), INIT),
                               lambda it, r: r.combine(p[it.get_global_id(0)]))
 
-    go().wait()
-    got = np.empty(1, x.dtype)
-    q.memcpy(got, out, x.itemsize).wait()
-    _check("nd_range", float(got[0]), want)
-    return rate(x.nbytes, go, q.wait, REPS)
+    return _checked(q, go, out, x, {"nd_range": want})
 
 
 def _nd_range_loop(q: sycl.queue, x: np.ndarray, want: float) -> Callable[[], float]:
@@ -138,9 +138,7 @@ def _nd_range_loop(q: sycl.queue, x: np.ndarray, want: float) -> Callable[[], fl
     n = x.size
     groups = q.get_device().get_info(sycl.info.device.max_compute_units) * 8
     space = sycl.nd_range(sycl.range(groups * 256), sycl.range(256))
-    p = sycl.malloc_device(n, q, dtype=x.dtype)
-    q.memcpy(p, x, x.nbytes).wait()
-    out = sycl.malloc_device(1, q, dtype=x.dtype)
+    p, out = _on_device(q, x)
 
     def k(it: sycl.nd_item, r: sycl.reducer) -> None:
         i = it.get_global_id(0)
@@ -152,19 +150,13 @@ def _nd_range_loop(q: sycl.queue, x: np.ndarray, want: float) -> Callable[[], fl
     def go() -> Any:
         return q.parallel_for(space, sycl.reduction(out, sycl.plus(), INIT), k)
 
-    go().wait()
-    got = np.empty(1, x.dtype)
-    q.memcpy(got, out, x.itemsize).wait()
-    _check("nd_range loop", float(got[0]), want)
-    return rate(x.nbytes, go, q.wait, REPS)
+    return _checked(q, go, out, x, {"nd_range loop": want})
 
 
 def _two(q: sycl.queue, x: np.ndarray, want: float) -> Callable[[], float]:
     """Two reductions of one range kernel over USM: the sum and the maximum."""
     n = x.size
-    p = sycl.malloc_device(n, q, dtype=x.dtype)
-    q.memcpy(p, x, x.nbytes).wait()
-    out = sycl.malloc_device(2, q, dtype=x.dtype)
+    p, out = _on_device(q, x, outs=2)
 
     def both(i: sycl.id, s: sycl.reducer, m: sycl.reducer) -> None:
         v = p[i]
@@ -175,12 +167,7 @@ def _two(q: sycl.queue, x: np.ndarray, want: float) -> Callable[[], float]:
         return q.parallel_for(sycl.range(n), sycl.reduction(out, sycl.plus(), INIT),
                               sycl.reduction(out + 1, sycl.maximum(), INIT), both)
 
-    go().wait()
-    got = np.empty(2, x.dtype)
-    q.memcpy(got, out, 2 * x.itemsize).wait()
-    _check("sum+max sum", float(got[0]), want)
-    _check("sum+max max", float(got[1]), float(x.max()))
-    return rate(x.nbytes, go, q.wait, REPS)
+    return _checked(q, go, out, x, {"sum+max sum": want, "sum+max max": float(x.max())})
 
 
 def _cupy_two(x: np.ndarray, want: float) -> Callable[[], float]:
@@ -216,8 +203,8 @@ def _row(x: np.ndarray, cuda: sycl.queue | None, ocl: sycl.queue | None,
         row["cuda x+1"] = _usm(cuda, x, 1, want)
         row["cuda buffer"] = _buffer(cuda, x, want)
         if forms:
-            row["cuda nd_range"] = _nd_range(cuda, x, want, False)
-            row["cuda nd_range buffer"] = _nd_range(cuda, x, want, True)
+            row["cuda nd_range"] = _nd_range(cuda, x, want)
+            row["cuda nd_range buffer"] = _buffer(cuda, x, want, nd=True)
             row["cuda nd_range loop"] = _nd_range_loop(cuda, x, want)
             row["cuda sum+max"] = _two(cuda, x, want)
     if ocl is not None:
