@@ -9,7 +9,8 @@ Layers, lowest first; a module imports its own layer and those below, never abov
 cycle (``tests/test_compiler_layers.py`` holds the list):
 
 1. foundations: ``_numba_compat`` (the only module touching Numba internals),
-   ``errors``, ``explain_calls``, ``types``, ``vec_types``, ``stream_types``,
+   ``errors``, ``explain_calls``, ``types`` and ``type_models`` (their data models),
+   ``vec_types``, ``stream_types``,
    ``reducer_types``, ``bounds``, ``lift`` (a function's ``LiftSpec``) and
    ``targets.spirv.ocl`` (built-in declarations);
 2. the features with a record the runtime reads: ``asserts``, ``printing``, ``streaming``;
@@ -19,7 +20,8 @@ cycle (``tests/test_compiler_layers.py`` holds the list):
 6. ``target``: the typing and target contexts; it registers the overloads by importing
    them (nothing below names it);
 7. ``pipelines``, then 8. ``dispatcher`` (device functions, compiled with the pipelines);
-9. the driver: ``compiler`` (:func:`compile_kernel`), ``wrapper``, ``epilogue``, this package.
+9. the driver: ``compiler`` (:func:`compile_kernel`), ``looped`` (nd_range reductions that
+   loop), ``wrapper``, ``epilogue``, this package.
 """
 
 from __future__ import annotations

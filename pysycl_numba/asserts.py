@@ -437,7 +437,7 @@ def _publish_function(module: llir.Module, err_type: llir.Type) -> llir.Function
 
 
 #: Names of the functions and methods that synchronize a work-group or sub-group.
-_GROUP_SYNC = frozenset((
+GROUP_SYNC = frozenset((
     "barrier", "group_barrier", "group_broadcast", "reduce_over_group", "any_of_group",
     "all_of_group", "none_of_group", "inclusive_scan_over_group", "exclusive_scan_over_group",
     "joint_reduce", "joint_any_of", "joint_all_of", "joint_none_of", "joint_inclusive_scan",
@@ -456,7 +456,7 @@ def synchronizes_group(index: IndexSpace, helpers: Sequence[tuple[Callable[..., 
         return False
     for f, _ in helpers:
         code = getattr(getattr(f, "py_func", f), "__code__", None)
-        if code is not None and any(_GROUP_SYNC.intersection(c.co_names)
+        if code is not None and any(GROUP_SYNC.intersection(c.co_names)
                                     for c in nested_codes(code)):
             return True
     return False

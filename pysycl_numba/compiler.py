@@ -54,6 +54,7 @@ from pysycl_numba.epilogue import compile_epilogue, compile_fold, compile_last
 from pysycl_numba.errors import CompilerDiagnostic, KernelSourceError, from_numba_error
 from pysycl_numba.hier_types import HierGroupType
 from pysycl_numba.lift import LiftSpec, hidden_kw
+from pysycl_numba.looped import compile_looped, may_loop
 from pysycl_numba.passes import needed_aspects
 from pysycl_numba.pipelines import KernelPipeline, flags
 from pysycl_numba.reduction_entry import build_reduction_wrapper
@@ -223,7 +224,7 @@ def _index_arg_types(index: IndexSpace, name: str) -> list[types.Type]:
     if index.kind == "nd_range":
         if not 1 <= index.ndim <= 3:
             raise exception(errc.nd_range, f"kernel '{name}': an nd_range has 1 to 3 dimensions")
-        return [NdItemType(index.ndim)]
+        return [NdItemType(index.ndim, index.looped)]
     if index.kind == "hierarchical":
         if not 1 <= index.ndim <= 3:
             raise exception(errc.nd_range, f"kernel '{name}': work-groups have 1 to 3 dimensions")
@@ -382,13 +383,30 @@ def compile_kernel(
             message names the kernel, the file:line and what to do instead.
         pysycl.exception: ``errc.nd_range`` for an index space of more than
             three dimensions.
+
+    A looped ``index`` (``IndexSpace.looped``) compiles looped where the kernel allows it,
+    else as the plain nd_range (:mod:`pysycl_numba.looped`): ``CompiledKernel.index`` says
+    which.
     """
+    def run(ix: IndexSpace) -> CompiledKernel:
+        return _compile(pyfunc, ix, captures, entry_name, reductions, bounds_check, helpers,
+                        target or Target(image_format, arch))
+
+    if index.looped:
+        return compile_looped(run, index, may_loop(
+            pyfunc, captures, [rt for rt, _ in reductions], bounds_check, helpers))
+    return run(index)
+
+
+def _compile(pyfunc: Callable[..., Any], index: IndexSpace, captures: tuple[Capture, ...],
+             entry_name: str, reductions: tuple[tuple[ReductionType, Callable[..., Any]], ...],
+             bounds_check: bool, helpers: Sequence[tuple[Callable[..., Any], tuple[int, ...]]],
+             target: Target) -> CompiledKernel:
+    """:func:`compile_kernel` of one index space."""
     name = getattr(pyfunc, "__qualname__", repr(pyfunc))
     where = source_location(pyfunc)
     start = time.perf_counter()
     param_types, reducers = _kernel_param_types(pyfunc, index, reductions, name, where)
-    if target is None:
-        target = Target(image_format, arch)
     if target.format not in ("spirv", "ptx") or (target.format == "ptx") != bool(target.arch):
         raise ValueError(f"no image format {target.format!r} for architecture {target.arch!r}")
     job = _KernelJob(pyfunc, index, captures, entry_name, bounds_check, param_types, reducers,
@@ -446,7 +464,7 @@ def strided_blocks(arch: str, index: IndexSpace,
     plain loop. A span's combines (atomics, and branches) between the items kept their
     loads scalar, and the blocks only cost registers there (72 against 64 for a sum, a
     maximum and a histogram, sm_90)."""
-    return (bool(arch) and index.kind == "range" and index.ndim == 1
+    return (bool(arch) and (index.kind == "range" or index.looped) and index.ndim == 1
             and not any(isinstance(r, SpanReducerType) for r in reducers))
 
 
@@ -539,7 +557,8 @@ class _KernelJob:
             _entry_metadata(wrapper, self.entry_name, props)
         if not self.arch:  # a range reduction's loop over items: see emit_spirv
             return emit_spirv(cres.library, wrapper, self.entry_name,
-                              index_loops=bool(self.reducers) and self.index.kind == "range")
+                              index_loops=bool(self.reducers) and (self.index.kind == "range"
+                                                                   or self.index.looped))
         text = optimised_ir(cres.library, wrapper, self.entry_name, float_atomics=True,
                             odd_ints=True)
         ptx = emit_ptx(text, self.entry_name, self.arch, props[3] if props else 0)
@@ -550,7 +569,7 @@ class _KernelJob:
         """The entry point of a kernel with reductions, its epilogues (and a 1-D range's
         folds on PTX, :func:`strided_blocks`) linked to ``cres``'s library."""
         index = self.index
-        group_ndim = 1 if index.kind == "range" else index.ndim
+        group_ndim = 1 if index.kind == "range" or index.looped else index.ndim
         epilogues = [compile_epilogue(r, group_ndim) for r in self.reducers]  # (prologues)
         folds = None
         if strided_blocks(self.arch, index, self.reducers):

@@ -90,9 +90,25 @@ def _note_item(entry: Entry, builder: llir.IRBuilder, lin: llir.Value) -> None:
         bounds.note_linear_id(builder, entry.rec, lin)
 
 
+#: ``make(ids, range)``: the value a kernel function takes for the item of ids ``ids`` (SYCL
+#: order) in range ``range`` -- a ``sycl.item`` (:func:`item_value`), or a looped nd_range's
+#: ``sycl.nd_item`` (``pysycl_numba.reduction_entry``).
+MakeItem = Callable[[list[llir.Value], list[llir.Value]], llir.Value]
+
+
+def item_value(context: BaseContext, builder: llir.IRBuilder, ids: list[llir.Value],
+               rng: list[llir.Value]) -> llir.Value:
+    """The ``sycl.item`` of ids ``ids`` in range ``rng``."""
+    item = cgutils.create_struct_proxy(ItemType(len(ids)))(context, builder)
+    for d, (i, r) in enumerate(zip(ids, rng, strict=True)):
+        setattr(item, f"id{d}", i)
+        setattr(item, f"range{d}", r)
+    return item._getvalue()
+
+
 @contextmanager
 def grid_stride(context: BaseContext, builder: llir.IRBuilder, rng: list[llir.Value],
-                entry: Entry) -> Iterator[llir.Value]:
+                entry: Entry, make: MakeItem | None = None) -> Iterator[llir.Value]:
     """A ``range`` kernel's loop over the user's range ``rng`` (kernel arguments, SYCL
     order): the launch is 1-D with as many work-items as the runtime chose (G), and
     work-item ``g`` runs items ``g, g + G, g + 2G, ...`` in linear (row-major) order. The
@@ -100,7 +116,8 @@ def grid_stride(context: BaseContext, builder: llir.IRBuilder, rng: list[llir.Va
     failed assert or bounds violation notes the item's linear id, not the work-item's.
 
     An n-D id is unravelled once per work-item; each step adds G's own unravelled digits
-    with a carry (compares and selects, no division per item).
+    with a carry (compares and selects, no division per item). ``make``: the item's value
+    (:data:`MakeItem`; a ``sycl.item`` by default).
     """
     n = len(rng)
     lin = ocl.work_item_query(builder, "get_global_id", 0)
@@ -113,11 +130,8 @@ def grid_stride(context: BaseContext, builder: llir.IRBuilder, rng: list[llir.Va
         steps = _unravel(builder, stride, rng)  # dimension 0: may exceed its range
         with cgutils.for_range_slice(builder, lin, total, stride) as (i, _count):
             cur = [builder.load(p) for p in ids]
-            item = cgutils.create_struct_proxy(ItemType(n))(context, builder)
-            for d in range(n):
-                setattr(item, f"id{d}", cur[d])
-                setattr(item, f"range{d}", rng[d])
-            yield item._getvalue()
+            yield (make(cur, rng) if make is not None
+                   else item_value(context, builder, cur, rng))
             _note_item(entry, builder, i)
             carry = _I64(0)
             for d in range(n - 1, 0, -1):
@@ -459,24 +473,23 @@ def _nd_loop(builder: llir.IRBuilder, starts: list[llir.Value], steps: list[llir
 
 
 def run_item(context: BaseContext, entry: Entry, i: llir.Value, n: llir.Value,
-             emit: Callable[[llir.Value], object]) -> list[llir.Instruction]:
+             emit: Callable[[llir.Value], object], make: MakeItem | None = None,
+             ) -> list[llir.Instruction]:
     """Item ``i`` of a 1-D range of ``n`` through ``emit(item)``, its linear id noted; the
-    instructions this added to the builder's block (:func:`_run_item`)."""
-    return _run_item(context, entry, emit, [i], [n])
+    instructions this added to the builder's block (:func:`_run_item`; ``make``: the item's
+    value, :data:`MakeItem`)."""
+    return _run_item(context, entry, emit, [i], [n], make)
 
 
 def _run_item(context: BaseContext, entry: Entry, emit: Callable[[llir.Value], object],
-              ids: list[llir.Value], rng: list[llir.Value]) -> list[llir.Instruction]:
+              ids: list[llir.Value], rng: list[llir.Value], make: MakeItem | None = None,
+              ) -> list[llir.Instruction]:
     """Run the item ``ids`` (SYCL order) of range ``rng`` through ``emit`` and note its
     linear id (:func:`_note_item`); the instructions that added to the current block."""
     builder = entry.builder
     block = builder.block
     before = len(block.instructions)
-    item = cgutils.create_struct_proxy(ItemType(len(ids)))(context, builder)
-    for d, (i, r) in enumerate(zip(ids, rng, strict=True)):
-        setattr(item, f"id{d}", i)
-        setattr(item, f"range{d}", r)
-    emit(item._getvalue())
+    emit(make(ids, rng) if make is not None else item_value(context, builder, ids, rng))
     if entry.has_asserts or entry.rec is not None:
         lin = ids[0]
         for d in range(1, len(ids)):

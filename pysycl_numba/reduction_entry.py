@@ -19,7 +19,11 @@ pointer; a span reduction's length), and runs as follows:
   a work-item with no item contributes the identity. On PTX a 1-D range runs
   :func:`strided_blocks` instead: many items in flight per work-item, 128-bit loads
   where the pointers allow, an accumulator per item slot (the four items of a vector
-  are four slots), folded at the end.
+  are four slots), folded at the end;
+* a looped ``nd_range`` kernel (``pysycl._core.abi.IndexSpace.looped``) runs as a
+  ``range`` one over the nd_range's global range, each item with its own ``sycl.nd_item``
+  (:func:`looped_item`: the ids and ranges the kernel sees are the nd_range's); its
+  arguments are the global range, then the local range.
 
 The pieces (the entry point's parameters, captures, item loops, alias scopes) are
 :mod:`pysycl_numba.wrapper`'s.
@@ -44,6 +48,7 @@ from pysycl_numba.range_items import (
     COARSEN,
     Entry,
     ItemScopes,
+    MakeItem,
     aligned_captures,
     grid_stride,
     run_item,
@@ -106,7 +111,8 @@ def build_reduction_wrapper(
             each reduction's compiled end (:func:`pysycl_numba.epilogue.compile_last`),
             which the entry point calls after its epilogue.
     """
-    n_range = index.ndim if index.kind == "range" else 0
+    looped = index.kind == "range" or index.looped  # the work-items loop over the items
+    n_range = index.ndim if index.kind == "range" else 2 * index.ndim if index.looped else 0
     extra = [_I64] * n_range
     per = 3 if lasts is None else 8
     for r in reducers:
@@ -119,14 +125,16 @@ def build_reduction_wrapper(
     entry = EntryPoint(context, entry_name, capture_types, abi_types, extra, bounds_checked,
                   has_asserts)
     builder = entry.builder
-    user_range = entry.extra[:n_range]
-    group_ndim = 1 if index.kind == "range" else index.ndim
+    user_range = entry.extra[:index.ndim] if looped else []
+    group_ndim = 1 if looped else index.ndim
     params = [entry.extra[n_range + per * k:][:per] for k in range(len(reducers))]
     accs = [_reducer_value(entry, r, epi, group_ndim, p)
             for r, epi, p in zip(reducers, epilogues, params, strict=True)]
 
-    if index.kind == "range":
-        callee_args: list[types.Type] = [ItemType(index.ndim), *reducers, *capture_types]
+    if looped:
+        make = None if index.kind == "range" else looped_item(context, entry, index.ndim)
+        item_type = ItemType(index.ndim) if make is None else NdItemType(index.ndim, True)
+        callee_args: list[types.Type] = [item_type, *reducers, *capture_types]
         if folds is not None and index.ndim == 1:
             unroll = step_vectors(context, capture_types)
             slots = [accs] + [[a if isinstance(r, SpanReducerType) else _accumulator(entry, r, p[0])
@@ -136,14 +144,14 @@ def build_reduction_wrapper(
             def emit(item: llir.Value, caps: list[llir.Value], slot: int) -> object:
                 return entry.call(fndesc, callee_args, [item, *slots[slot], *caps])
 
-            strided_blocks(context, entry, emit, unroll)
+            strided_blocks(context, entry, emit, unroll, make)
             values = [None if fold is None else _fold(entry, r, fold, [s[k] for s in slots])
                       for k, (r, fold) in enumerate(zip(reducers, folds, strict=True))]
         else:
             # A grid-stride loop: the runtime launches as many work-items as keep the device
             # busy (not one per item), so few partial results are left for the final step.
             captured = entry.capture_values()
-            with grid_stride(context, builder, user_range, entry) as item:
+            with grid_stride(context, builder, user_range, entry, make) as item:
                 entry.call(fndesc, callee_args, [item, *accs, *captured])
             values = [None] * len(reducers)
     else:
@@ -160,6 +168,23 @@ def build_reduction_wrapper(
     for r, last, p in zip(reducers, lasts or (), params, strict=False):
         _call_last(entry, r, last, group_ndim, p)
     return entry.finish()
+
+
+def looped_item(context: BaseContext, entry: Entry, ndim: int) -> MakeItem:
+    """The ``sycl.nd_item`` of a looped nd_range's item (a
+    :data:`~pysycl_numba.range_items.MakeItem`): its ids, the global range, the local range
+    (the entry point's arguments after the global range's)."""
+    local = entry.extra[ndim:2 * ndim]
+
+    def make(ids: list[llir.Value], rng: list[llir.Value]) -> llir.Value:
+        it = cgutils.create_struct_proxy(NdItemType(ndim, True))(context, entry.builder)
+        for d in range(ndim):
+            setattr(it, f"id{d}", ids[d])
+            setattr(it, f"global{d}", rng[d])
+            setattr(it, f"local{d}", local[d])
+        return it._getvalue()
+
+    return make
 
 
 def _accumulator(entry: Entry, r: ReducerType, ident: llir.Value) -> llir.Value:
@@ -273,7 +298,8 @@ def step_vectors(context: BaseContext, capture_types: list[types.Type]) -> int:
 _Emit = Callable[[llir.Value, list[llir.Value], int], object]
 
 
-def strided_blocks(context: BaseContext, entry: Entry, emit: _Emit, unroll: int) -> None:
+def strided_blocks(context: BaseContext, entry: Entry, emit: _Emit, unroll: int,
+                   make: MakeItem | None = None) -> None:
     """A 1-D range reduction's items (PTX), ``emit(item, captures, slot)`` each.
 
     Work-item ``g`` of ``G`` runs the items ``i`` with ``i // 4 = g (mod G)`` where every
@@ -289,7 +315,12 @@ def strided_blocks(context: BaseContext, entry: Entry, emit: _Emit, unroll: int)
     are all in flight at once (a float32 sum: four ``ld.global.v4`` a step), where the
     plain loop had one 4-byte load in flight per work-item -- which bounded it at about
     half of the device's bandwidth. Consecutive work-items read consecutive vectors: a
-    warp's load instruction reads 512 contiguous bytes."""
+    warp's load instruction reads 512 contiguous bytes.
+
+    ``make``: each item's value (a ``sycl.item`` by default; given, a looped nd_range's
+    ``sycl.nd_item``): then a launch of at least as many work-items as items runs one
+    item a work-item (the runtime launches so a looped nd_range that fits the device at
+    once, whose items may be loops themselves: ``pysycl._kernels.reduction_plan``)."""
     builder = entry.builder
     n = entry.extra[0]
     gid = ocl.work_item_query(builder, "get_global_id", 0)
@@ -297,18 +328,29 @@ def strided_blocks(context: BaseContext, entry: Entry, emit: _Emit, unroll: int)
     scopes = ItemScopes(builder.module, COARSEN)
     fast, every = aligned_captures(context, entry)
     plain = entry.capture_values()
-    with builder.if_else(every, likely=True) as (vector, scalar):
-        with vector:
-            _vector_steps(context, entry, n, gid, stride, scopes, unroll,
-                          lambda item, slot: emit(item, fast, slot))
-        with scalar:
-            _scalar_steps(context, entry, n, gid, stride, scopes,
-                          lambda item, slot: emit(item, plain, slot))
+
+    def blocks() -> None:
+        with builder.if_else(every, likely=True) as (vector, scalar):
+            with vector:
+                _vector_steps(context, entry, n, gid, stride, scopes, unroll,
+                              lambda item, slot: emit(item, fast, slot), make)
+            with scalar:
+                _scalar_steps(context, entry, n, gid, stride, scopes,
+                              lambda item, slot: emit(item, plain, slot), make)
+
+    if make is None:
+        blocks()
+        return
+    with builder.if_else(builder.icmp_unsigned("<=", n, stride)) as (few, many):
+        with few, builder.if_then(builder.icmp_unsigned("<", gid, n)):
+            run_item(context, entry, gid, n, lambda item: emit(item, plain, 0), make)
+        with many:
+            blocks()
 
 
 def _vector_steps(context: BaseContext, entry: Entry, n: llir.Value, gid: llir.Value,
                   stride: llir.Value, scopes: ItemScopes, unroll: int,
-                  emit: Callable[[llir.Value, int], object]) -> None:
+                  emit: Callable[[llir.Value, int], object], make: MakeItem | None) -> None:
     """Vectors (``COARSEN`` consecutive items) ``gid, gid + G, ...`` below ``n // COARSEN``:
     ``unroll`` a step while all are in the range, then the fewer than ``unroll`` left
     (each guarded), then the last ``n % COARSEN`` items one per work-item."""
@@ -322,7 +364,7 @@ def _vector_steps(context: BaseContext, entry: Entry, n: llir.Value, gid: llir.V
         for k in range(COARSEN):
             i = builder.add(first, _I64(k)) if k else first
             scopes.tag(k, run_item(context, entry, i, n,
-                                    lambda item, k=k: emit(item, k)))  # type: ignore[misc]
+                                    lambda item, k=k: emit(item, k), make))  # type: ignore[misc]
 
     with _while_below(builder, var, limit, builder.mul(stride, _I64(unroll))) as v:
         for j in range(unroll):
@@ -334,12 +376,12 @@ def _vector_steps(context: BaseContext, entry: Entry, n: llir.Value, gid: llir.V
             vector(vj, j)
     rest = builder.add(builder.mul(whole, _I64(COARSEN)), gid)
     with cgutils.for_range_slice(builder, rest, n, stride) as (i, _count):  # < COARSEN items
-        run_item(context, entry, i, n, lambda item: emit(item, 0))
+        run_item(context, entry, i, n, lambda item: emit(item, 0), make)
 
 
 def _scalar_steps(context: BaseContext, entry: Entry, n: llir.Value, gid: llir.Value,
                   stride: llir.Value, scopes: ItemScopes,
-                  emit: Callable[[llir.Value, int], object]) -> None:
+                  emit: Callable[[llir.Value, int], object], make: MakeItem | None) -> None:
     """Items ``gid, gid + G, ...`` below ``n``: :data:`SCALAR_UNROLL` a step while all are
     in the range, then the fewer than ``SCALAR_UNROLL`` left, each guarded."""
     builder = entry.builder
@@ -347,8 +389,7 @@ def _scalar_steps(context: BaseContext, entry: Entry, n: llir.Value, gid: llir.V
     limit = builder.sub(n, builder.mul(stride, _I64(SCALAR_UNROLL - 1)))  # may be negative
 
     def item_at(i: llir.Value, j: int) -> None:
-        scopes.tag(j, run_item(context, entry, i, n,
-                                lambda item: emit(item, j)))
+        scopes.tag(j, run_item(context, entry, i, n, lambda item: emit(item, j), make))
 
     with _while_below(builder, var, limit, builder.mul(stride, _I64(SCALAR_UNROLL))) as i:
         for j in range(SCALAR_UNROLL):

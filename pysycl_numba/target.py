@@ -83,7 +83,7 @@ from pysycl_numba.overloads import math as math_overloads
 from pysycl_numba.overloads.constants import resolve_kernel_value
 from pysycl_numba.overloads.vec import resolve_vec_value
 from pysycl_numba.targets.spirv.codegen import SPIRVCodegen
-from pysycl_numba.types import make_data_model_manager
+from pysycl_numba.type_models import make_data_model_manager
 
 if TYPE_CHECKING:
     import llvmlite.binding as ll

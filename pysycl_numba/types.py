@@ -1,4 +1,4 @@
-"""Numba types and data models of the SYCL kernel objects.
+"""Numba types of the SYCL kernel objects (their data models: :mod:`pysycl_numba.type_models`).
 
 * :class:`ItemType` -- ``sycl.item<n>``: the parameter of a ``range`` kernel.
   It holds the work-item's id and the launch range (both ``int64`` per
@@ -29,9 +29,6 @@ from llvmlite import ir as llir
 
 from pysycl_numba._numba_compat import (
     Conversion,
-    DataModelManager,
-    datamodel,
-    models,
     numpy_support,
     types,
 )
@@ -41,7 +38,6 @@ from pysycl_numba.reducer_types import (  # noqa: F401 - re-exported
     SpanReducerType,
     register_reducer_models,
 )
-from pysycl_numba.vec_types import VecClassType, register_vec_models
 
 #: OpenCL address spaces as LLVM's SPIR-V backend numbers them.
 ADDRSPACE_PRIVATE = 0
@@ -275,15 +271,21 @@ class NdItemType(types.Type):
     (``get_local_id``, ``get_group_id`` ...), which LLVM hoists, shares and
     deletes like arithmetic. The same holds for :class:`GroupType` and
     :class:`SubGroupType`.
+
+    ``looped``: the nd_item of a looped nd_range (``pysycl._core.abi.IndexSpace.looped``),
+    which a work-item runs as one of many: a value, its global id and the nd_range's global
+    and local ranges, from which every query is computed. It has no group object, sub-group
+    or barrier (a looped kernel never synchronises its work-group).
     """
 
-    def __init__(self, ndim: int) -> None:
+    def __init__(self, ndim: int, looped: bool = False) -> None:
         self.ndim = ndim
-        super().__init__(name=f"sycl.nd_item<{ndim}>")
+        self.looped = looped
+        super().__init__(name=f"sycl.nd_item<{ndim}>" + (" (looped)" if looped else ""))
 
     @property
-    def key(self) -> int:
-        return self.ndim
+    def key(self) -> tuple[int, bool]:
+        return self.ndim, self.looped
 
 
 class MultiPtrType(types.Type):
@@ -299,11 +301,6 @@ class MultiPtrType(types.Type):
     @property
     def key(self) -> AccessorType:
         return self.acc
-
-
-class _MultiPtrModel(models.StructModel):
-    def __init__(self, dmm: DataModelManager, fe_type: MultiPtrType) -> None:
-        super().__init__(dmm, fe_type, [("acc", fe_type.acc), ("off", index_type)])
 
 
 class DeviceEventType(types.Type):
@@ -469,129 +466,6 @@ def numba_type_of_dtype(dtype: np.dtype) -> types.Type:
     return numpy_support.from_dtype(np.dtype(dtype))
 
 
-class _GlobalPointerModel(models.PrimitiveModel):
-    def __init__(self, dmm: DataModelManager, fe_type: GlobalPointer) -> None:
-        pointee = dmm.lookup(fe_type.dtype).get_data_type()
-        super().__init__(dmm, fe_type, pointee.as_pointer(addrspace=fe_type.addrspace))
-
-
-class _USMPointerModel(models.PrimitiveModel):
-    # One global pointer: an address-space-0 pointer would be Function storage in SPIR-V.
-    def __init__(self, dmm: DataModelManager, fe_type: USMPointerType) -> None:
-        pointee = dmm.lookup(fe_type.dtype).get_data_type()
-        super().__init__(dmm, fe_type, pointee.as_pointer(addrspace=ADDRSPACE_GLOBAL))
-
-
-class _FloatModel(models.PrimitiveModel):
-    # Numba's FloatModel has no float16; OpenCL has `half` (cl_khr_fp16).
-    _LLVM = {16: llir.HalfType(), 32: llir.FloatType(), 64: llir.DoubleType()}  # noqa: RUF012
-
-    def __init__(self, dmm: DataModelManager, fe_type: types.Float) -> None:
-        super().__init__(dmm, fe_type, self._LLVM[fe_type.bitwidth])
-
-
-class _ItemModel(models.StructModel):
-    def __init__(self, dmm: DataModelManager, fe_type: ItemType) -> None:
-        n = fe_type.ndim
-        members = [(f"id{d}", index_type) for d in range(n)]
-        members += [(f"range{d}", index_type) for d in range(n)]
-        super().__init__(dmm, fe_type, members)
-
-
-class _IndexModel(models.StructModel):
-    # ids and ranges: the index helpers read ``r{d}`` of both
-    def __init__(self, dmm: DataModelManager, fe_type: _IndexValueType) -> None:
-        members = [(f"r{d}", index_type) for d in range(fe_type.ndim)]
-        super().__init__(dmm, fe_type, members)
-
-
-class _IndexIterModel(models.StructModel):
-    def __init__(self, dmm: DataModelManager, fe_type: IndexIterType) -> None:
-        members = [("index", types.EphemeralPointer(index_type)), ("value", fe_type.of)]
-        super().__init__(dmm, fe_type, members)
-
-
-class _AccessorRowModel(models.StructModel):
-    def __init__(self, dmm: DataModelManager, fe_type: AccessorRowType) -> None:
-        members: list[tuple[str, types.Type]] = [("acc", fe_type.accessor)]
-        members += [(f"i{d}", index_type) for d in range(fe_type.nfixed)]
-        super().__init__(dmm, fe_type, members)
-
-
-class _AccessorModel(models.StructModel):
-    def __init__(self, dmm: DataModelManager, fe_type: AccessorType) -> None:
-        members: list[tuple[str, types.Type]] = []
-        for name in fe_type.member_names():
-            if name == "base":
-                members.append((name, GlobalPointer(fe_type.dtype, fe_type.addrspace)))
-            else:
-                members.append((name, index_type))
-        if fe_type.checked:  # error buffer, the work-item's violation record, capture slot
-            members += [("err", GlobalPointer(types.int32, ADDRSPACE_GLOBAL)),
-                        ("rec", GlobalPointer(types.int64, ADDRSPACE_PRIVATE)),
-                        ("slot", types.int32)]
-        super().__init__(dmm, fe_type, members)
-
-
-class _TagModel(models.PrimitiveModel):
-    # Types whose value is implicit (work-item built-ins, compile-time enums, spec ids).
-    def __init__(self, dmm: DataModelManager, fe_type: types.Type) -> None:
-        super().__init__(dmm, fe_type, llir.IntType(8))
-
-
-class _DeviceEventModel(models.PrimitiveModel):
-    def __init__(self, dmm: DataModelManager, fe_type: DeviceEventType) -> None:
-        super().__init__(dmm, fe_type, llir.IntType(64))
-
-
-class _NdRangeModel(models.StructModel):
-    def __init__(self, dmm: DataModelManager, fe_type: NdRangeType) -> None:
-        members = [(f"g{d}", index_type) for d in range(fe_type.ndim)]
-        members += [(f"l{d}", index_type) for d in range(fe_type.ndim)]
-        super().__init__(dmm, fe_type, members)
-
-
-class _AtomicRefModel(models.PrimitiveModel):
-    def __init__(self, dmm: DataModelManager, fe_type: AtomicRefType) -> None:
-        pointee = dmm.lookup(fe_type.dtype).get_data_type()
-        super().__init__(dmm, fe_type, pointee.as_pointer(addrspace=fe_type.addrspace))
-
-
-class _PrivateArrayModel(models.PrimitiveModel):
-    def __init__(self, dmm: DataModelManager, fe_type: PrivateArrayType) -> None:
-        pointee = dmm.lookup(fe_type.dtype).get_data_type()
-        super().__init__(dmm, fe_type, pointee.as_pointer(addrspace=ADDRSPACE_PRIVATE))
-
-
 def tag() -> llir.Constant:
     """The value of a tag type (:class:`NdItemType`, enums, spec ids ...): an unused ``i8 0``."""
     return llir.Constant(llir.IntType(8), 0)
-
-
-def make_data_model_manager() -> DataModelManager:
-    """Numba's default data models plus the SYCL kernel objects'."""
-    dmm = DataModelManager()
-    for tag in (NdItemType, GroupType, SubGroupType, KernelEnumType,
-                KernelEnumClassType,
-                PrintLayoutType, AssertLayoutType,
-                FunctorType, KernelHandlerType, SpecConstRefType, VecClassType):
-        dmm.register(tag, _TagModel)
-    dmm.register(NdRangeType, _NdRangeModel)
-    dmm.register(DeviceEventType, _DeviceEventModel)
-    dmm.register(MultiPtrType, _MultiPtrModel)
-    dmm.register(AtomicRefType, _AtomicRefModel)
-    dmm.register(PrivateArrayType, _PrivateArrayModel)
-    dmm.register(JointMatrixType, _PrivateArrayModel)
-    register_reducer_models(dmm)
-    dmm.register(types.Float, _FloatModel)
-    dmm.register(GlobalPointer, _GlobalPointerModel)
-    dmm.register(ItemType, _ItemModel)
-    dmm.register(RangeType, _IndexModel)
-    dmm.register(IdType, _IndexModel)
-    dmm.register(IndexIterType, _IndexIterModel)
-    dmm.register(AccessorRowType, _AccessorRowModel)
-    dmm.register(AccessorType, _AccessorModel)
-    dmm.register(USMPointerType, _USMPointerModel)
-    dmm.register(PrintBufferType, _USMPointerModel)
-    register_vec_models(dmm)
-    return dmm.chain(datamodel.default_manager)

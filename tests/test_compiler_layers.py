@@ -17,7 +17,8 @@ COMPILER_LAYERS: list[tuple[str, ...]] = [
     # check's device side, a function's LiftSpec, and the OpenCL built-in declarations
     ("pysycl_numba._numba_compat", "pysycl_numba.errors", "pysycl_numba.explain_calls",
      "pysycl_numba.explain_types",
-     "pysycl_numba.types", "pysycl_numba.vec_types", "pysycl_numba.stream_types",
+     "pysycl_numba.types", "pysycl_numba.type_models", "pysycl_numba.vec_types",
+     "pysycl_numba.stream_types",
      "pysycl_numba.reducer_types", "pysycl_numba.hier_types",
      "pysycl_numba.bounds", "pysycl_numba.lift", "pysycl_numba.targets.spirv.ocl"),
     # the features with a record the runtime reads: assert, print, stream (rewrite + layout)

@@ -31,15 +31,15 @@ Flat OpenCL arguments of one capture, in order:
   ``p[i]``); a ``readonly`` pointer accepts no stores or atomics.
 * ``SameAsType(j)`` (a later capture of the local accessor capture ``j`` passes, read by
   a helper too): no argument; it is capture ``j``'s value (the same local memory).
-* ``SpecConstantType`` (a captured ``sycl.specialization_id``): no argument;
-  the kernel's ``k``-th such capture is the module's ``OpSpecConstant`` with
-  ``SpecId k``. A kernel reading spec constants takes a trailing
-  ``kernel_handler`` parameter, which carries no data.
+* ``SpecConstantType`` (a captured ``sycl.specialization_id``): no argument; the kernel's
+  ``k``-th such capture is the module's ``OpSpecConstant`` with ``SpecId k``. A kernel
+  reading spec constants takes a trailing ``kernel_handler`` parameter (no data).
 
 Reductions (``sycl.reduction``, see :class:`ReductionType` and docs/design/compiler.md):
 after the captures' arguments, a ``range`` kernel with reductions takes
 ``long range[0..n-1]`` (the user's range; it is launched as a 1-D ``nd_range`` whose
-work-items loop over the items, and work-items with none only contribute identities), then
+work-items loop over the items, and work-items with none only contribute identities), a
+looped nd_range (``IndexSpace.looped``) ``long global[0..n-1], long local[0..n-1]``, then
 every reduction takes ``T identity``, ``T __global *partials`` (one element
 per work-group, in group linear order) and ``T __local *scratch`` (one element
 per work-item of a work-group). A span reduction (``ReductionType.span``: ``n``
@@ -59,8 +59,8 @@ with SYCL dimension ``d`` of an ``n``-D range read from OpenCL dimension ``n - 1
 (OpenCL backend appendix, "syclOpenCL.mapping").
 
 Bounds-checked kernels (``CompiledKernel.bounds_checked``, ``PYSYCL_BOUNDS_CHECK=1``)
-take one more, last argument: ``int __global *err``, :data:`BOUNDS_ERR_BYTES`
-bytes, zero before the launch. Every accessor and local-accessor element access
+take one more, last argument: ``int __global *err``, :data:`BOUNDS_ERR_BYTES` bytes, zero
+before the launch. Every accessor and local-accessor element access
 compares its index with the access range; an access outside it is skipped (a
 load gives 0, an atomic works on a scratch word). The first violating work-item
 (``atomic_cmpxchg(&err[0], 0, 1)``) writes, as ``long`` words ``((long *) err)[k]``:
@@ -72,12 +72,11 @@ the accessor has dimensions); ``[8 + d]`` its ``get_global_id(d)`` (OpenCL order
 ``range`` kernel: the failing item's linear id in ``d == 0``).
 ``[7]`` is the scratch word.
 
-Kernels with ``assert`` statements (``CompiledKernel.asserts`` not empty) take the
-same last argument (one buffer serves both when a kernel is bounds-checked too).
-A failing assert's work-item ends (or, in a kernel that synchronizes its
-work-group, goes on: docs/debugging.md) and the entry point publishes it at its
-end: ``atomic_add(&err[ASSERT_COUNT_INT], failures)`` counts the failing
-work-items; the first one (``atomic_cmpxchg(&err[ASSERT_FLAG_INT], 0, 1)``) writes,
+Kernels with ``assert`` statements (``CompiledKernel.asserts`` not empty) take the same last
+argument (one buffer serves both when a kernel is bounds-checked too). A failing assert's
+work-item ends (or, in a kernel that synchronizes its work-group, goes on: docs/debugging.md)
+and the entry point publishes it at its end: ``atomic_add(&err[ASSERT_COUNT_INT], failures)``
+counts the failing work-items; the first one (``atomic_cmpxchg(&err[ASSERT_FLAG_INT], 0, 1)``) writes,
 as ``long`` words, ``[ASSERT_NUMBER_WORD]`` 1 + the assert's index in
 ``CompiledKernel.asserts``, ``[ASSERT_GID_WORD + d]`` its ``get_global_id(d)``
 (OpenCL order; a ``range`` kernel: the failing item's linear id in ``d == 0``),
@@ -178,10 +177,11 @@ class ReductionOp(enum.IntEnum):
 
 @dataclass(frozen=True)
 class IndexSpace:
-    """The kind and dimensionality of a launch (``single_task`` has ``ndim == 0``)."""
+    """A launch's kind and dimensions (``single_task``: 0); ``looped``: ``pysycl_numba.looped``."""
 
     kind: IndexKind
     ndim: int
+    looped: bool = False
 
 
 @dataclass(frozen=True)

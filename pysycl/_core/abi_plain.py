@@ -36,10 +36,11 @@ from pysycl._core.vec_layout import dtype_from_text, dtype_text
 
 # ------------------------------------------------------- plain-data form (disk cache)
 #: Version of the plain form below; an entry of another version is rebuilt, never read.
-PLAIN_SCHEMA = 6  # 3: USM pointer captures, local accessors specialised on their shape
+PLAIN_SCHEMA = 7  # 3: USM pointer captures, local accessors specialised on their shape
 #                  4: same-as captures (a local accessor a helper reads too), sites
 #                  5: asserts
 #                  6: span reductions (ReductionType.span)
+#                  7: the index space's ``looped``
 
 _DTYPE_RE = re.compile(r"[<>|=]?[biufc][0-9]{1,2}(x[0-9]{1,2})?")  # "x4": a vec<T, 4> element
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.$]{0,200}")
@@ -181,7 +182,7 @@ def kernel_to_plain(k: CompiledKernel) -> dict[str, object]:
         "entry": k.entry,
         "captures": [{"name": c.name, "source": c.source, "owner": c.owner,
                       "type": _type_to_plain(c.type)} for c in k.captures],
-        "index": {"kind": k.index.kind, "ndim": k.index.ndim},
+        "index": {"kind": k.index.kind, "ndim": k.index.ndim, "looped": k.index.looped},
         "required_aspects": sorted(k.required_aspects),
         "source_location": k.source_location,
         "reductions": [{"dtype": _dtype_to_plain(r.dtype), "op": r.op, "span": r.span}
@@ -233,7 +234,8 @@ def kernel_from_plain(d: object, binary: bytes) -> CompiledKernel:
                 t.index < i and isinstance(captures[t.index].type, AccessorType)
                 and captures[t.index].type.space == "local"):
             raise ValueError(f"capture {i}: same-as {t.index} is no earlier local accessor")
-    idx = _fields(f["index"], {"kind", "ndim"}, "index space")
+    idx = _fields(f["index"], {"kind", "ndim", "looped"}, "index space")
+    looped = _bool(idx["looped"], "index looped")
     reductions = [_reduction_from_plain(r) for r in f["reductions"]]
     sites = tuple(_site_from_plain(t) for t in _list(f["sites"]))
     direct = tuple(_direct_index_from_plain(t) for t in _list(f["direct_index"]))
@@ -250,7 +252,7 @@ def kernel_from_plain(d: object, binary: bytes) -> CompiledKernel:
         captures=tuple(captures),
         index=IndexSpace(_choice(idx["kind"], ("range", "nd_range", "single_task",
                                                "hierarchical"), "index"),
-                         _int(idx["ndim"], 0, 3, "index ndim")),
+                         _int(idx["ndim"], 0, 3, "index ndim"), looped),
         required_aspects=frozenset(_str(a, "aspect", _NAME_RE) for a in f["required_aspects"]),
         source_location=_str(f["source_location"], "source location"),
         reductions=tuple(reductions),

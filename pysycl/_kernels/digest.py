@@ -179,7 +179,8 @@ def stable_digest(fn: types.FunctionType, captures: tuple[Capture, ...], index: 
 def _digest(fn: types.FunctionType, captures: tuple[Capture, ...], index: IndexSpace) -> str:
     h = hashlib.sha256()
     h.update(_versions().encode())
-    h.update(repr((index.kind, index.ndim, getattr(fn, FUNCTOR_ATTR, False))).encode())
+    h.update(repr((index.kind, index.ndim, getattr(fn, FUNCTOR_ATTR, False))
+                  + (("looped",) if index.looped else ())).encode())
     h.update(repr(getattr(fn, PROPS_ATTR, None)).encode())  # kernel properties
     for c in captures:
         h.update(repr((c.name, c.source, c.owner, _type_repr(c.type))).encode())

@@ -76,8 +76,9 @@ def _load_or_compile(fn: types.FunctionType, caps: list[CaptureEntry], index: In
         digest, fn, index, captures, name, bounds_check, target,
         tuple((t, r.combiner) for t, r in zip(rtypes, reds, strict=True)))
     k = Kernel(compiled, name, digest)
-    if index.kind == "range":
-        k.arg_dtypes.extend([np.int64] * index.ndim)
+    index = compiled.index  # (a looped nd_range where the kernel may loop)
+    if index.kind == "range" or index.looped:  # the range; a looped one's local range too
+        k.arg_dtypes.extend([np.int64] * (index.ndim * (1 + index.looped)))
     single = single_pass_reduction(target[0] == "ptx", any(t.span for t in rtypes))
     for t in rtypes:
         k.arg_dtypes.extend([t.dtype, None, np.int64 if t.span else None])
@@ -236,7 +237,8 @@ def _kernel_and_plan(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandR
     if k is None:
         with _tables.explaining([c[0] for c in caps], values):
             k = kernels.once(mkey, lambda: _load_or_compile(
-                fn, caps, IndexSpace(kind, ndim), reds, rtypes, cmd.name, checked, target))
+                fn, caps, IndexSpace(kind, ndim, kind == "nd_range"), reds, rtypes, cmd.name,
+                checked, target))
     if k.prints:
         raise exception(errc.feature_not_supported, f"kernel {k.name}: print() and sycl.stream "
                         "in kernels with reductions are not supported yet; print in a kernel "
@@ -257,7 +259,8 @@ def _build(ex: DeviceExecutor, k: Kernel, dev: device, cmd: KernelCommandRef,
     size, local size, extra arguments), [(final kernel, built)])``."""
     target = target_of(dev)
     clk = ex.build(k, name=cmd.name)
-    if cmd.kind == "nd_range":  # wider than the driver promises (PTX): a launch bound
+    if cmd.kind == "nd_range" and not k.compiled.index.looped:  # wider than the driver
+        # promises (PTX): a launch bound
         clk = ex.bounded_kernel(k, clk, cmd.index_space, name=cmd.name)
     lim = ex.kernel_limits(clk)
     occupancy = getattr(ex, "resident_groups", None)

@@ -78,6 +78,13 @@ _GROUPS_PER_UNIT_GPU = 16
 #: H100 2934 and 2940 (docs/performance.md).
 _GROUPS_PER_UNIT_PTX = 4
 _GROUPS_PER_UNIT_PTX_MAX = 6
+#: Work-items a compute unit of a GPU holds at once (NVIDIA's SMs since Volta: 2048; 1536 on
+#: sm_86/sm_89): a looped nd_range of at most this many a unit launches an item a
+#: work-item -- its items may be loops themselves (a kernel that strides over its data), and
+#: running several in a row in one work-item would serialise them (an nd_range of 8
+#: work-groups of 256 a unit that looped over 2^28 items: 0.15x ``cupy.sum`` run four in a
+#: row, docs/performance.md).
+_ITEMS_PER_UNIT_GPU = 2048
 #: The same on a CPU device: work enough for its threads and its vectorizer, several items
 #: per work-item (2 compute units: 4096 groups of 256; measured 0.88-1.03x the OpenCL C
 #: two-stage reduction at 2^22-2^24 float32, against 0.31-0.35x with one item per work-item;
@@ -89,18 +96,29 @@ def launch_sizes(k: Kernel, dev: device, lim: tuple[int, tuple[int, ...], int],
                  cmd: KernelCommandRef, values: list[Any], target: tuple[str, str],
                  resident: Callable[[int], int | None] | None = None
                  ) -> tuple[tuple[int, ...], tuple[int, ...], list[Any]]:
-    """(global size, local size, extra arguments): a range runs as a padded 1-D nd_range
+    """(global size, local size, extra arguments): a range runs as a padded 1-D nd_range, and
+    so does a looped nd_range over its global range once its checks passed (its extra
+    arguments: the global range, then the local range; ``pysycl._core.abi.IndexSpace.looped``)
     (``lim``: the built kernel's limits; ``target``: its image's; ``resident(wg)``: how many
     work-groups of ``wg`` a compute unit holds at once, where the driver tells)."""
+    tail: list[Any] = []
     if cmd.kind != "range":
-        gsize, lsize = ndrange_sizes(k, dev, lim, cmd.index_space, values)
-        return gsize, lsize, []
-    if k.has_local:
-        raise exception(errc.kernel_argument, f"{k.where} captures a sycl.local_accessor, but "
-                        "local memory exists only in nd_range kernels")
-    user = tuple(cmd.index_space)
-    if prod(user) > SMALL:
-        check_global_size(k.named(cmd.name), user, dev)
+        if not k.compiled.index.looped:
+            gsize, lsize = ndrange_sizes(k, dev, lim, cmd.index_space, values)
+            return gsize, lsize, []
+        # the checks of the nd_range as launched (the work-group limit the device's: a
+        # plain nd_range kernel would be built with a launch bound that fits it)
+        widest = int(dev.get_info(_device_info.max_work_group_size))
+        ndrange_sizes(k, dev, (max(lim[0], widest), *lim[1:]), cmd.index_space, values)
+        user = tuple(cmd.index_space.get_global_range())
+        tail = list(cmd.index_space.get_local_range())
+    else:
+        if k.has_local:
+            raise exception(errc.kernel_argument, f"{k.where} captures a sycl.local_accessor, "
+                            "but local memory exists only in nd_range kernels")
+        user = tuple(cmd.index_space)
+        if prod(user) > SMALL:
+            check_global_size(k.named(cmd.name), user, dev)
     total = int(np.prod(user, dtype=np.int64)) if user else 0
     wg = max(1, min(256, lim[0], lim[1][0], total))
     # The kernel loops over the items (grid-stride). On a GPU: enough groups to fill it,
@@ -111,7 +129,9 @@ def launch_sizes(k: Kernel, dev: device, lim: tuple[int, tuple[int, ...], int],
     groups = -(-total // wg)
     units = max(1, int(dev.get_info(_device_info.max_compute_units)))  # cached per device
     spans = any(r.variable_kind == "span" for r in cmd.reductions)
-    if target[0] == "ptx" and len(user) == 1 and not spans:  # strided_blocks
+    if tail and dev.is_gpu() and total <= _ITEMS_PER_UNIT_GPU * units:
+        pass  # a looped nd_range the GPU holds at once: an item a work-item (each may loop)
+    elif target[0] == "ptx" and len(user) == 1 and not spans:  # strided_blocks
         fit = resident(wg) if resident is not None else None
         per_unit = min(fit, _GROUPS_PER_UNIT_PTX_MAX) if fit else _GROUPS_PER_UNIT_PTX
         groups = min(-(-total // (wg * COARSEN)), per_unit * units)
@@ -119,7 +139,7 @@ def launch_sizes(k: Kernel, dev: device, lim: tuple[int, tuple[int, ...], int],
         groups = min(groups, _GROUPS_PER_UNIT_GPU * units)
     else:
         groups = min(groups, _GROUPS_PER_UNIT_CPU * units)
-    return (groups * wg,), (wg,), list(user)
+    return (groups * wg,), (wg,), [*user, *tail]
 
 
 def single_pass(k: Kernel, target: tuple[str, str], reds: Sequence[reduction],

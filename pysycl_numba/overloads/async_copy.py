@@ -108,11 +108,11 @@ def _copies(recv: type, name: str) -> type:
         @bound_function(f"{name}.async_work_group_copy")
         def resolve_async_work_group_copy(self, t: types.Type, args: tuple,
                                           kws: dict) -> object:
-            return _copy_sig(args, kws)
+            return None if getattr(t, "looped", False) else _copy_sig(args, kws)
 
         @bound_function(f"{name}.wait_for")
         def resolve_wait_for(self, t: types.Type, args: tuple, kws: dict) -> object:
-            return _wait_sig(args, kws)
+            return None if getattr(t, "looped", False) else _wait_sig(args, kws)
 
     Copies.__name__ = Copies.__qualname__ = f"{recv.__name__}Copies"
     return typing_registry.register_attr(Copies)

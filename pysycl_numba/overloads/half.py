@@ -30,7 +30,7 @@ capability ``Float16``) per operation:
   compiler finds the ``double`` in the IR).
 
 The lowering of ``half`` operations is Numba's generic float lowering (``fadd``,
-``fcmp``, ``fabs``) on ``half`` values (``pysycl_numba.types._FloatModel``);
+``fcmp``, ``fabs``) on ``half`` values (``pysycl_numba.type_models._FloatModel``);
 ``+ - * /`` and ``sqrt`` are correctly rounded in IEEE 754, so results match numpy
 bit for bit.
 """

@@ -101,18 +101,26 @@ class NdItemAttributes(AttributeTemplate):
     resolve_get_global_linear_id = _method("nd_item.get_global_linear_id", _scalar)
     resolve_get_local_id = _method("nd_item.get_local_id", dim_query, _ids_of)
     resolve_get_local_linear_id = _method("nd_item.get_local_linear_id", _scalar)
-    resolve_get_group = _method("nd_item.get_group", dim_query, lambda it: GroupType(it.ndim))
+    @bound_function("nd_item.get_group")
+    def resolve_get_group(self, it: NdItemType, args: tuple, kws: dict) -> object:
+        if it.looped and not args:  # no group object: its collectives need the group
+            return None
+        return dim_query(args, kws, GroupType(it.ndim))
+
     resolve_get_group_linear_id = _method("nd_item.get_group_linear_id", _scalar)
     resolve_get_group_range = _method("nd_item.get_group_range", dim_query, _range_of)
     resolve_get_global_range = _method("nd_item.get_global_range", dim_query, _range_of)
     resolve_get_local_range = _method("nd_item.get_local_range", dim_query, _range_of)
     resolve_get_nd_range = _method("nd_item.get_nd_range", _scalar,
                                    lambda it: NdRangeType(it.ndim))
-    resolve_get_sub_group = _method("nd_item.get_sub_group", _scalar, lambda it: SubGroupType())
+
+    @bound_function("nd_item.get_sub_group")
+    def resolve_get_sub_group(self, it: NdItemType, args: tuple, kws: dict) -> object:
+        return None if it.looped else _scalar(args, kws, SubGroupType())
 
     @bound_function("nd_item.barrier")
     def resolve_barrier(self, it: NdItemType, args: tuple, kws: dict) -> object:
-        if kws:
+        if kws or it.looped:
             return None
         if not args:
             return signature(types.none)
@@ -198,19 +206,44 @@ def work_item_queries(builder: llir.IRBuilder, name: str, ndim: int) -> list[lli
     return [ocl.work_item_query(builder, name, ndim - 1 - d) for d in range(ndim)]
 
 
+def item_queries(context: BaseContext, builder: llir.IRBuilder, ty: types.Type,
+                 value: llir.Value, name: str) -> list[llir.Value]:
+    """Work-item query ``name`` (an OpenCL built-in's name) of nd_item or group ``value``
+    of type ``ty`` for every SYCL dimension: the built-in's, or for a looped nd_item
+    (:class:`~pysycl_numba.types.NdItemType`) computed from its global id and ranges."""
+    if not getattr(ty, "looped", False):
+        return work_item_queries(builder, name, ty.ndim)
+    s = cgutils.create_struct_proxy(ty)(context, builder, value=value)
+    ids, glob, loc = ([getattr(s, f"{f}{d}") for d in range(ty.ndim)]
+                      for f in ("id", "global", "local"))
+    if name == "get_global_id":
+        return ids
+    if name == "get_global_size":
+        return glob
+    if name == "get_local_size":
+        return loc
+    if name == "get_local_id":
+        return [builder.urem(i, n) for i, n in zip(ids, loc, strict=True)]
+    if name == "get_group_id":
+        return [builder.udiv(i, n) for i, n in zip(ids, loc, strict=True)]
+    if name == "get_num_groups":
+        return [builder.udiv(g, n) for g, n in zip(glob, loc, strict=True)]
+    raise NotImplementedError(f"no looped nd_item query {name}")
+
+
 def _lower_dims(key: str, tyclass: type, builtin: str, whole: str) -> None:
     """Register ``q()`` (an id or range) and ``q(d)`` lowerings of one query."""
 
     def one(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
             args: Sequence[llir.Value]) -> llir.Value:
-        values = work_item_queries(builder, builtin, sig.args[0].ndim)
+        values = item_queries(context, builder, sig.args[0], args[0], builtin)
         dim = context.cast(builder, args[1], sig.args[1], index_type)
         return select_dim(builder, values, dim)
 
     def every(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
               args: Sequence[llir.Value]) -> llir.Value:
         n = sig.args[0].ndim
-        values = work_item_queries(builder, builtin, n)
+        values = item_queries(context, builder, sig.args[0], args[0], builtin)
         return make_range(context, builder, n, values, IdType if whole == "id" else RangeType)
 
     lower(key, tyclass, types.Integer)(one)
@@ -235,7 +268,7 @@ for _key, _cls, _builtin, _whole in (
 def nd_item_get_group_dim(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                           args: Sequence[llir.Value]) -> llir.Value:
     """``it.get_group(d)``: the work-group id in dimension ``d``."""
-    values = work_item_queries(builder, "get_group_id", sig.args[0].ndim)
+    values = item_queries(context, builder, sig.args[0], args[0], "get_group_id")
     return select_dim(builder, values, context.cast(builder, args[1], sig.args[1], index_type))
 
 
@@ -253,15 +286,18 @@ def nd_item_get_sub_group(context: BaseContext, builder: llir.IRBuilder, sig: Si
     return tag()
 
 
-def _lin(builder: llir.IRBuilder, ndim: int, ids: str, ranges: str) -> llir.Value:
-    return linear(builder, work_item_queries(builder, ids, ndim), work_item_queries(builder, ranges, ndim))
+def _lin(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
+         args: Sequence[llir.Value], ids: str, ranges: str) -> llir.Value:
+    ty, v = sig.args[0], args[0]
+    return linear(builder, item_queries(context, builder, ty, v, ids),
+                  item_queries(context, builder, ty, v, ranges))
 
 
 @lower("nd_item.get_global_linear_id", NdItemType)
 def nd_item_global_linear(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                           args: Sequence[llir.Value]) -> llir.Value:
     """Row-major linear global id."""
-    return _lin(builder, sig.args[0].ndim, "get_global_id", "get_global_size")
+    return _lin(context, builder, sig, args, "get_global_id", "get_global_size")
 
 
 @lower("nd_item.get_local_linear_id", NdItemType)
@@ -269,7 +305,7 @@ def nd_item_global_linear(context: BaseContext, builder: llir.IRBuilder, sig: Si
 def local_linear(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                  args: Sequence[llir.Value]) -> llir.Value:
     """Row-major linear id inside the work-group."""
-    return _lin(builder, sig.args[0].ndim, "get_local_id", "get_local_size")
+    return _lin(context, builder, sig, args, "get_local_id", "get_local_size")
 
 
 @lower("nd_item.get_group_linear_id", NdItemType)
@@ -277,7 +313,7 @@ def local_linear(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
 def group_linear(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                  args: Sequence[llir.Value]) -> llir.Value:
     """Row-major linear work-group id."""
-    return _lin(builder, sig.args[0].ndim, "get_group_id", "get_num_groups")
+    return _lin(context, builder, sig, args, "get_group_id", "get_num_groups")
 
 
 @lower("group.get_group_linear_range", GroupType)
@@ -298,7 +334,7 @@ def local_linear_range(context: BaseContext, builder: llir.IRBuilder, sig: Signa
 def group_leader(context: BaseContext, builder: llir.IRBuilder, sig: Signature,
                  args: Sequence[llir.Value]) -> llir.Value:
     """Whether this is work-item 0 of the group."""
-    lin = _lin(builder, sig.args[0].ndim, "get_local_id", "get_local_size")
+    lin = _lin(context, builder, sig, args, "get_local_id", "get_local_size")
     return builder.icmp_signed("==", lin, _I64(0))
 
 
@@ -308,8 +344,9 @@ def nd_item_get_nd_range(context: BaseContext, builder: llir.IRBuilder, sig: Sig
     """``it.get_nd_range()``."""
     n = sig.args[0].ndim
     r = cgutils.create_struct_proxy(NdRangeType(n))(context, builder)
-    for d, (gv, lv) in enumerate(zip(work_item_queries(builder, "get_global_size", n),
-                                     work_item_queries(builder, "get_local_size", n), strict=True)):
+    glob = item_queries(context, builder, sig.args[0], args[0], "get_global_size")
+    loc = item_queries(context, builder, sig.args[0], args[0], "get_local_size")
+    for d, (gv, lv) in enumerate(zip(glob, loc, strict=True)):
         setattr(r, f"g{d}", gv)
         setattr(r, f"l{d}", lv)
     return r._getvalue()

@@ -25,7 +25,7 @@ from pysycl_numba._numba_compat import (
     types,
 )
 from pysycl_numba.overloads.index import item_ids, item_ranges
-from pysycl_numba.overloads.ndrange import work_item_queries
+from pysycl_numba.overloads.ndrange import item_queries, work_item_queries
 from pysycl_numba.printing import print_record
 from pysycl_numba.targets.ptx.private import LOW_WORD
 from pysycl_numba.targets.spirv import ocl
@@ -166,8 +166,8 @@ def composite_parts(context: BaseContext, builder: llir.IRBuilder, t: types.Type
     if isinstance(t, ItemType):
         return [item_ranges(context, builder, t, v), item_ids(context, builder, t, v), zeros]
     if isinstance(t, NdItemType):
-        return [work_item_queries(builder, "get_global_id", n),
-                work_item_queries(builder, "get_local_id", n)]
+        return [item_queries(context, builder, t, v, "get_global_id"),
+                item_queries(context, builder, t, v, "get_local_id")]
     if isinstance(t, GroupType):
         return [work_item_queries(builder, q, n)
                 for q in ("get_group_id", "get_global_size", "get_local_size", "get_num_groups")]

@@ -123,20 +123,34 @@ def test_several_reductions_and_a_span(kq: sycl.queue, ptx_images: list) -> None
     _registers_fit(_main_image(ptx_images))
 
 
-def test_n_d_ranges_and_nd_ranges_keep_the_plain_loop(kq: sycl.queue, ptx_images: list) -> None:
-    """A 2-D range reduction and an nd_range one: no vector loads (the plain loop, one
-    accumulator), and right."""
+def test_n_d_ranges_and_synchronised_nd_ranges_keep_the_plain_loop(kq: sycl.queue,
+                                                                     ptx_images: list) -> None:
+    """A 2-D range reduction and an nd_range one with a barrier: no vector loads (the plain
+    loop, one accumulator), and right; a 1-D nd_range without one runs looped
+    (pysycl_numba.looped): its loop's loads are 128-bit ones."""
     x = _device(kq, np.arange(600, dtype=np.float32))
     out = sycl.malloc_device(1, kq, dtype=np.float32)
     kq.parallel_for(sycl.range(20, 30), sycl.reduction(out, sycl.plus(), [INIT()]),
                     lambda it, r: r.combine(x[it[0] * 30 + it[1]])).wait()
     assert _read(kq, out)[0] == np.arange(600).sum()
+
+    def synchronised(it: sycl.nd_item, r: sycl.reducer) -> None:
+        it.barrier()
+        r.combine(x[it.get_global_id(0)])
+
     kq.parallel_for(sycl.nd_range(sycl.range(600), sycl.range(60)),
-                    sycl.reduction(out, sycl.maximum(), [INIT()]),
-                    lambda it, r: r.combine(x[it.get_global_id(0)])).wait()
+                    sycl.reduction(out, sycl.maximum(), [INIT()]), synchronised).wait()
     assert _read(kq, out)[0] == 599
     mains = [i for i in ptx_images if i.reductions]
     assert len(mains) == 2
     for img in mains:
         ptxas_check(img.binary)
         assert "ld.global.v" not in img.binary.decode()
+    kq.parallel_for(sycl.nd_range(sycl.range(600), sycl.range(60)),
+                    sycl.reduction(out, sycl.minimum(), [INIT()]),
+                    lambda it, r: r.combine(x[it.get_global_id(0)])).wait()
+    assert _read(kq, out)[0] == 0
+    (looped,) = [i for i in ptx_images if i.reductions][2:]
+    assert looped.index.looped
+    assert any(ld.startswith("ld.global.v4") for ld in _loop_loads(_main_image([looped])))
+    _registers_fit(_main_image([looped]))

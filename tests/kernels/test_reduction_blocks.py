@@ -64,10 +64,12 @@ def blocked(monkeypatch: pytest.MonkeyPatch) -> Iterator[Blocked]:
     def sizes(k: Any, dev: Any, lim: Any, cmd: Any, values: Any, target: Any,
               resident: Any = None) -> Any:
         if cmd.kind != "range":
-            return real_sizes(k, dev, lim, cmd, values, target, resident)
+            real = real_sizes(k, dev, lim, cmd, values, target, resident)  # (its checks)
+            if not k.compiled.index.looped:
+                return real
         groups, wg = state.grid
         wg = max(1, min(wg, lim[0], lim[1][0]))
-        return (groups * wg,), (wg,), list(cmd.index_space)
+        return (groups * wg,), (wg,), list(cmd.index_space) if cmd.kind == "range" else real[2]
 
     def fold(r: Any) -> Any:
         state.folds.append(r)
@@ -281,10 +283,46 @@ def test_the_host_device_agrees(blocked: Blocked, kq: sycl.queue,
                     assert got[0] == got[1], (op, n, got)
 
 
+@pytest.mark.parametrize(("n", "wg"), [(8, 8), (12, 4), (13, 13), (48, 6), (192, 16),
+                                       (385, 5), (1009, 1), (4096, 64)])
+@pytest.mark.parametrize("grid", [(3, 4), (2, 1)])
+def test_looped_nd_ranges_in_blocks(blocked: Blocked, kq: sycl.queue, n: int, wg: int,
+                                    grid: tuple[int, int]) -> None:
+    """A 1-D nd_range reduction that runs looped (pysycl_numba.looped) takes the strided
+    blocks: fewer items than work-items (an item a work-item) and more (the blocks, the
+    guarded tail), a USM pointer at offsets 0-4 (vector and scalar steps): each item once,
+    with its own global, local and group ids."""
+    blocked(*grid)
+    x = np.arange(1, n + 5, dtype=np.float32)
+    p = _shared(kq, x)
+    outs = [_shared(kq, np.zeros(1, dt)) for dt in (np.float32, np.int64)]
+    i = np.arange(n, dtype=np.int64)
+    want_w = int(((i + 1) * (i % wg + 3) * (i // wg + 5)).sum())
+    try:
+        for offset in range(5):
+            src = p + offset
+
+            def k(it, s, w):  # type: ignore[no-untyped-def]
+                g = it.get_global_id(0)
+                s += src[g]
+                w += (g + 1) * (it.get_local_id(0) + 3) * (it.get_group(0) + 5)
+
+            kq.parallel_for(sycl.nd_range(sycl.range(n), sycl.range(wg)),
+                            sycl.reduction(outs[0], sycl.plus(), [INIT()]),
+                            sycl.reduction(outs[1], sycl.plus(), [INIT()]), k).wait()
+            assert _read(kq, outs[0], 1)[0] == x[offset:offset + n].sum(), offset
+            assert _read(kq, outs[1], 1)[0] == want_w, offset
+    finally:
+        for q in (p, *outs):
+            sycl.free(q, kq)
+    assert len(blocked.folds) == 2  # (one kernel: compiled with the blocks once)
+
+
 def test_the_fixture_compiled_strided_blocks(blocked: Blocked,
                                              kq: sycl.queue) -> None:
-    """The fixture is in effect: a 1-D range reduction compiles a fold per reducer; 2-D
-    ranges and nd_ranges keep the plain loop (and are still right)."""
+    """The fixture is in effect: a 1-D range reduction compiles a fold per reducer, and so
+    does a 1-D looped nd_range (pysycl_numba.looped); 2-D ranges and an nd_range with a
+    barrier keep the plain loop (and are still right)."""
     out = _shared(kq, np.zeros(1, np.int64))
     kq.parallel_for(sycl.range(100), sycl.reduction(out, sycl.plus(), [INIT()]),
                     lambda i, r: r.combine(i[0])).wait()
@@ -296,7 +334,16 @@ def test_the_fixture_compiled_strided_blocks(blocked: Blocked,
                     sycl.reduction(out, sycl.plus()),
                     lambda it, r: r.combine(it.get_global_id(0))).wait()
     assert _read(kq, out, 1)[0] == 19900 + 2016
-    assert len(blocked.folds) == 1
+    assert len(blocked.folds) == 2
+
+    def synchronised(it: sycl.nd_item, r: sycl.reducer) -> None:
+        it.barrier()
+        r.combine(it.get_global_id(0))
+
+    kq.parallel_for(sycl.nd_range(sycl.range(64), sycl.range(8)),
+                    sycl.reduction(out, sycl.plus()), synchronised).wait()
+    assert _read(kq, out, 1)[0] == 19900 + 2 * 2016
+    assert len(blocked.folds) == 2
 
 
 def test_asserts_and_bounds_checks_name_the_item(blocked: Blocked, kq: sycl.queue) -> None:
