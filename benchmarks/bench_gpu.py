@@ -41,6 +41,8 @@ context of its own so that one peer's kernel fault cannot fail the others) and C
   a user writes it) vs a two-stage OpenCL C reduction (grid-stride loads and a local
   tree into one partial per work-group, then one work-group sums the partials) vs
   ``cupy.sum``; GB/s of the input; relative error against float64 numpy ≤ 2e-4.
+* ``reduce_nd``: the same sum as an ``nd_range`` reduction in work-groups of 256, one
+  element per work-item (it runs looped: ``pysycl_numba.looped``), beside the same peers.
 * ``stencil``: one 2-D 5-point Jacobi sweep on 8192^2 float32 (borders copied),
   8 bytes per point (one read, one write); CuPy n/a (no single-kernel equivalent).
 * ``submit``: ``q.submit(cg).wait()`` of a single_task with one accessor vs pyopencl
@@ -102,7 +104,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import OpenCLPeer
 
 PEERS = ("pysycl", "opencl", "cupy")
-ROWS = ("copy", "triad", "vadd", "matmul", "reduce", "stencil", "submit", "compile")
+ROWS = ("copy", "triad", "vadd", "matmul", "reduce", "reduce_nd", "stencil", "submit",
+        "compile")
 TS = 16   # matmul tile
 WG = 256  # work-group size of the OpenCL C reduction
 
@@ -242,13 +245,20 @@ def _matmul_cg(A: sycl.buffer, B: sycl.buffer, C: sycl.buffer, n: int) -> Callab
     return cg
 
 
-def _reduction_cg(X: sycl.buffer, S: sycl.buffer, n: int) -> Callable[[sycl.handler], None]:
+def _reduction_cg(X: sycl.buffer, S: sycl.buffer, n: int, nd: bool = False
+                  ) -> Callable[[sycl.handler], None]:
+    """The sum of ``X`` into ``S``: a range reduction, or (``nd``) an nd_range one in
+    work-groups of ``WG``, one item a work-item."""
     init = [sycl.property.reduction.initialize_to_identity()]
 
     def cg(h: sycl.handler) -> None:
         x = X.get_access(h, sycl.access_mode.read)
-        h.parallel_for(sycl.range(n), sycl.reduction(S, h, sycl.plus(), properties=init),
-                       lambda i, r: r.combine(x[i]))
+        red = sycl.reduction(S, h, sycl.plus(), properties=init)
+        if nd:
+            h.parallel_for(sycl.nd_range(sycl.range(n), sycl.range(WG)), red,
+                           lambda it, r: r.combine(x[it.get_global_id(0)]))
+        else:
+            h.parallel_for(sycl.range(n), red, lambda i, r: r.combine(x[i]))
     return cg
 
 
@@ -618,18 +628,20 @@ def row_matmul(b: Bench) -> Row:
                    b.args.matmul_batch, b.args.matmul_reps)
 
 
-def row_reduce(b: Bench) -> Row:
+def row_reduce(b: Bench, nd: bool = False) -> Row:
     n = 1 << b.args.stream_log2
     x = b.vec("b", n)
     want = float(np.sum(x, dtype=np.float64))
-    row = Row("reduce", f"sum 2^{b.args.stream_log2} f32", "GB/s", 4 * n)
+    row = Row("reduce_nd" if nd else "reduce", f"sum 2^{b.args.stream_log2} f32"
+              + (f", nd_range (groups of {WG})" if nd else ""), "GB/s", 4 * n)
     groups = max(1, min(2048, n // (WG * 8)))
-    row.note = (f"pysycl: `sycl.reduction` (1 element per work-item); OpenCL C: {groups} "
-                f"groups x {WG} grid-stride + final group; CuPy: `cupy.sum`")
+    row.note = ("pysycl: `sycl.reduction` (1 element per work-item"
+                + (f" of an nd_range in work-groups of {WG}" if nd else "") + f"); OpenCL C: "
+                f"{groups} groups x {WG} grid-stride + final group; CuPy: `cupy.sum`")
 
     def sy() -> Impl:
         S = _quiet(sycl.buffer(np.zeros(1, np.float32)))
-        return b.sycl_impl(_reduction_cg(sycl.buffer(x), S, n), lambda: float(_host(S)[0]))
+        return b.sycl_impl(_reduction_cg(sycl.buffer(x), S, n, nd), lambda: float(_host(S)[0]))
 
     def ocl() -> Impl:
         p = b.cl()
@@ -954,7 +966,8 @@ def _rows_from_json(data: dict[str, Any]) -> list[Row]:
 # ------------------------------------------------------------------------ main
 _ROW_FUNCS: dict[str, Callable[[Bench], Row]] = {
     "copy": row_copy, "triad": row_triad, "vadd": row_vadd, "matmul": row_matmul,
-    "reduce": row_reduce, "stencil": row_stencil, "submit": row_submit,
+    "reduce": row_reduce, "reduce_nd": lambda b: row_reduce(b, nd=True),
+    "stencil": row_stencil, "submit": row_submit,
 }
 _SIZES = {  # flag -> (full, --small)
     "stream_log2": (28, 22), "matmul_n": (4096, 256), "stencil_n": (8192, 1024),

@@ -317,10 +317,8 @@ def strided_blocks(context: BaseContext, entry: Entry, emit: _Emit, unroll: int,
     half of the device's bandwidth. Consecutive work-items read consecutive vectors: a
     warp's load instruction reads 512 contiguous bytes.
 
-    ``make``: each item's value (a ``sycl.item`` by default; given, a looped nd_range's
-    ``sycl.nd_item``): then a launch of at least as many work-items as items runs one
-    item a work-item (the runtime launches so a looped nd_range that fits the device at
-    once, whose items may be loops themselves: ``pysycl._kernels.reduction_plan``)."""
+    ``make``: each item's value (a ``sycl.item`` by default; a looped nd_range's
+    ``sycl.nd_item``)."""
     builder = entry.builder
     n = entry.extra[0]
     gid = ocl.work_item_query(builder, "get_global_id", 0)
@@ -328,24 +326,13 @@ def strided_blocks(context: BaseContext, entry: Entry, emit: _Emit, unroll: int,
     scopes = ItemScopes(builder.module, COARSEN)
     fast, every = aligned_captures(context, entry)
     plain = entry.capture_values()
-
-    def blocks() -> None:
-        with builder.if_else(every, likely=True) as (vector, scalar):
-            with vector:
-                _vector_steps(context, entry, n, gid, stride, scopes, unroll,
-                              lambda item, slot: emit(item, fast, slot), make)
-            with scalar:
-                _scalar_steps(context, entry, n, gid, stride, scopes,
-                              lambda item, slot: emit(item, plain, slot), make)
-
-    if make is None:
-        blocks()
-        return
-    with builder.if_else(builder.icmp_unsigned("<=", n, stride)) as (few, many):
-        with few, builder.if_then(builder.icmp_unsigned("<", gid, n)):
-            run_item(context, entry, gid, n, lambda item: emit(item, plain, 0), make)
-        with many:
-            blocks()
+    with builder.if_else(every, likely=True) as (vector, scalar):
+        with vector:
+            _vector_steps(context, entry, n, gid, stride, scopes, unroll,
+                          lambda item, slot: emit(item, fast, slot), make)
+        with scalar:
+            _scalar_steps(context, entry, n, gid, stride, scopes,
+                          lambda item, slot: emit(item, plain, slot), make)
 
 
 def _vector_steps(context: BaseContext, entry: Entry, n: llir.Value, gid: llir.Value,

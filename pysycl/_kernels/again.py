@@ -281,5 +281,5 @@ def space_key(kind: str, space: Any) -> Any:
     if kind == "range":
         return space.values
     return (space.get_global_range().values, space.get_local_range().values,
-            tuple(space.get_offset()))
+            space.get_offset().values)
 

@@ -39,6 +39,7 @@ from pysycl._kernels.reduction_plan import (
     ReductionPlan,
     check_local_memory,
     launch_sizes,
+    loops_nd_range,
     single_pass,
 )
 from pysycl._memory import tables as _tables
@@ -232,13 +233,15 @@ def _kernel_and_plan(ex: DeviceExecutor, h: CommandGroupRef, cmd: KernelCommandR
     # set as an SVM pointer once and as a buffer then; both Kernels load the same image (the
     # digest has no kind).
     vkinds = tuple(r.variable_kind for r in reds)
-    mkey = (info.code, tkey, kind, ndim, rtypes, ckeys, checked, target, vkinds)
+    looped = kind == "nd_range" and loops_nd_range(
+        target, prod(cmd.index_space.get_global_range().values), h.queue.get_device())
+    mkey = (info.code, tkey, kind, ndim, rtypes, ckeys, checked, target, vkinds, looped)
     k = kernels.get(mkey)
     if k is None:
         with _tables.explaining([c[0] for c in caps], values):
             k = kernels.once(mkey, lambda: _load_or_compile(
-                fn, caps, IndexSpace(kind, ndim, kind == "nd_range"), reds, rtypes, cmd.name,
-                checked, target))
+                fn, caps, IndexSpace(kind, ndim, looped), reds, rtypes, cmd.name, checked,
+                target))
     if k.prints:
         raise exception(errc.feature_not_supported, f"kernel {k.name}: print() and sycl.stream "
                         "in kernels with reductions are not supported yet; print in a kernel "

@@ -79,17 +79,29 @@ _GROUPS_PER_UNIT_GPU = 16
 _GROUPS_PER_UNIT_PTX = 4
 _GROUPS_PER_UNIT_PTX_MAX = 6
 #: Work-items a compute unit of a GPU holds at once (NVIDIA's SMs since Volta: 2048; 1536 on
-#: sm_86/sm_89): a looped nd_range of at most this many a unit launches an item a
-#: work-item -- its items may be loops themselves (a kernel that strides over its data), and
-#: running several in a row in one work-item would serialise them (an nd_range of 8
-#: work-groups of 256 a unit that looped over 2^28 items: 0.15x ``cupy.sum`` run four in a
-#: row, docs/performance.md).
+#: sm_86/sm_89): an nd_range reduction of at most this many a unit is not looped
+#: (:func:`loops_nd_range`; looped, an nd_range of 8 work-groups of 256 a unit whose items
+#: loop over 2^28 float32 ran at 0.15-0.22x ``cupy.sum``, four items in a row a work-item
+#: and fewer resident work-groups, against 0.59x as it is: docs/performance.md).
 _ITEMS_PER_UNIT_GPU = 2048
 #: The same on a CPU device: work enough for its threads and its vectorizer, several items
 #: per work-item (2 compute units: 4096 groups of 256; measured 0.88-1.03x the OpenCL C
 #: two-stage reduction at 2^22-2^24 float32, against 0.31-0.35x with one item per work-item;
 #: docs/performance.md)
 _GROUPS_PER_UNIT_CPU = 2048
+
+
+def loops_nd_range(target: tuple[str, str], items: int, dev: device) -> bool:
+    """Whether an nd_range reduction of ``items`` work-items compiled for ``target`` on
+    ``dev`` is asked to run looped (``pysycl_numba.looped``): on PTX images (NVIDIA GPUs),
+    where the GPU cannot hold all its work-items at once (a sum of 2^28 float32 in
+    work-groups of 256, one item a work-item: 0.07x ``cupy.sum``, ~1.0x looped). An
+    nd_range the GPU holds at once runs as it is: its items may be loops themselves (a
+    kernel that strides over its data), which looped work-items would run in a row. Not on
+    SPIR-V: on Intel's CPU runtime the plain nd_range ran at 2.0-2.2x the OpenCL C two-stage
+    reduction, looped at 1.4x (docs/performance.md)."""
+    return target[0] == "ptx" and items > _ITEMS_PER_UNIT_GPU * max(
+        1, int(dev.get_info(_device_info.max_compute_units)))
 
 
 def launch_sizes(k: Kernel, dev: device, lim: tuple[int, tuple[int, ...], int],
@@ -129,9 +141,7 @@ def launch_sizes(k: Kernel, dev: device, lim: tuple[int, tuple[int, ...], int],
     groups = -(-total // wg)
     units = max(1, int(dev.get_info(_device_info.max_compute_units)))  # cached per device
     spans = any(r.variable_kind == "span" for r in cmd.reductions)
-    if tail and dev.is_gpu() and total <= _ITEMS_PER_UNIT_GPU * units:
-        pass  # a looped nd_range the GPU holds at once: an item a work-item (each may loop)
-    elif target[0] == "ptx" and len(user) == 1 and not spans:  # strided_blocks
+    if target[0] == "ptx" and len(user) == 1 and not spans:  # strided_blocks
         fit = resident(wg) if resident is not None else None
         per_unit = min(fit, _GROUPS_PER_UNIT_PTX_MAX) if fit else _GROUPS_PER_UNIT_PTX
         groups = min(-(-total // (wg * COARSEN)), per_unit * units)

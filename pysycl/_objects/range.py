@@ -362,6 +362,10 @@ class item:  # noqa: N801 - the spec's spelling
         return _composite("item", self._range, self._id, (0,) * len(self._range))
 
 
+#: The zero offset of an nd_range of 1-3 dimensions (made for each launch: shared).
+_ZERO_IDS = {n: id(*([0] * n)) for n in (1, 2, 3)}
+
+
 class nd_range:  # noqa: N801 - the spec's spelling
     """``sycl::nd_range``: a global range divided into work-groups of a local range."""
 
@@ -376,7 +380,8 @@ class nd_range:  # noqa: N801 - the spec's spelling
             )
         self._global = g
         self._local = loc
-        self._offset = offset if offset is not None else id(*([0] * len(g)))
+        self._offset = offset if offset is not None else (
+            _ZERO_IDS.get(len(g)) or id(*([0] * len(g))))  # (ids are immutable: shared)
 
     @property
     def dimensions(self) -> int:

@@ -123,11 +123,14 @@ def test_several_reductions_and_a_span(kq: sycl.queue, ptx_images: list) -> None
     _registers_fit(_main_image(ptx_images))
 
 
-def test_n_d_ranges_and_synchronised_nd_ranges_keep_the_plain_loop(kq: sycl.queue,
-                                                                     ptx_images: list) -> None:
+def test_n_d_ranges_and_synchronised_nd_ranges_keep_the_plain_loop(
+        kq: sycl.queue, ptx_images: list, monkeypatch: pytest.MonkeyPatch) -> None:
     """A 2-D range reduction and an nd_range one with a barrier: no vector loads (the plain
     loop, one accumulator), and right; a 1-D nd_range without one runs looped
-    (pysycl_numba.looped): its loop's loads are 128-bit ones."""
+    (pysycl_numba.looped, asked for as on a GPU): its loop's loads are 128-bit ones."""
+    from pysycl._kernels import reduction_launch
+
+    monkeypatch.setattr(reduction_launch, "loops_nd_range", lambda *a: True)
     x = _device(kq, np.arange(600, dtype=np.float32))
     out = sycl.malloc_device(1, kq, dtype=np.float32)
     kq.parallel_for(sycl.range(20, 30), sycl.reduction(out, sycl.plus(), [INIT()]),

@@ -22,14 +22,14 @@ from hypothesis import strategies as st
 
 import pysycl as sycl
 from pysycl._core.abi_plain import kernel_from_plain, kernel_to_plain
+from pysycl._kernels import reduction_launch as _reduction
 
 INIT = sycl.property.reduction.initialize_to_identity
 
 
-@pytest.fixture
-def compiled(monkeypatch: pytest.MonkeyPatch) -> list:
-    """The ``CompiledKernel`` of every kernel the test compiles (a fresh kernel cache: each
-    kernel the test submits compiles)."""
+def _fresh_compiles(monkeypatch: pytest.MonkeyPatch) -> list:
+    """The ``CompiledKernel`` of every kernel compiled from now on (a fresh kernel cache:
+    each kernel the test submits compiles)."""
     import pysycl_numba
     from pysycl._kernels.cache import kernels
 
@@ -45,6 +45,20 @@ def compiled(monkeypatch: pytest.MonkeyPatch) -> list:
     monkeypatch.setenv("PYSYCL_CACHE_DIR", tempfile.mkdtemp(prefix="pysycl-looped-test-"))
     kernels.clear_memory()
     return seen
+
+
+@pytest.fixture
+def compiled(monkeypatch: pytest.MonkeyPatch) -> list:
+    """nd_range reductions asked to loop on every device (by default only PTX images are:
+    ``reduction_plan.loops_nd_range``; here SPIR-V ones too, so that the looped kernels run on
+    the CPU device), and the ``CompiledKernel`` of every kernel the test compiles."""
+    monkeypatch.setattr(_reduction, "loops_nd_range", lambda *a: True)
+    return _fresh_compiles(monkeypatch)
+
+
+@pytest.fixture
+def looped(compiled: list) -> None:
+    """nd_range reductions asked to loop on every device (``compiled``'s)."""
 
 
 def _mains(compiled: list) -> list:
@@ -174,7 +188,7 @@ def test_every_query_of_a_looped_nd_item(kq: sycl.queue, compiled: list,
 
 @pytest.mark.parametrize(("glob", "loc"), [((96,), (8,)), ((12, 10), (4, 5)),
                                            ((4, 6, 10), (2, 3, 5))])
-def test_looped_matches_the_host_device(kq: sycl.queue, hq: sycl.queue,
+def test_looped_matches_the_host_device(looped: None, kq: sycl.queue, hq: sycl.queue,
                                         glob: tuple[int, ...], loc: tuple[int, ...]) -> None:
     """The same kernel on the host_debuggable device (the oracle) gives the same values."""
     assert _run(kq, glob, loc) == _run(hq, glob, loc) == (_expected(glob, loc), 0)
@@ -301,7 +315,7 @@ def test_a_helper_taking_the_nd_item(kq: sycl.queue, compiled: list) -> None:
         sycl.free(out, kq)
 
 
-def test_looped_errors_are_the_nd_ranges(kq: sycl.queue) -> None:
+def test_looped_errors_are_the_nd_ranges(looped: None, kq: sycl.queue) -> None:
     """A global range that is no multiple of the local range, and a work-group wider than
     the device's: ``errc.nd_range``, as for any nd_range; the variable keeps its value."""
     out = sycl.buffer(np.array([7.0]))
@@ -319,7 +333,7 @@ def test_looped_errors_are_the_nd_ranges(kq: sycl.queue) -> None:
         assert a[0] == 7.0
 
 
-def test_a_looped_group_submitted_again(kq: sycl.queue) -> None:
+def test_a_looped_group_submitted_again(looped: None, kq: sycl.queue) -> None:
     """A command group of a looped nd_range reduction submitted again (its kept launch,
     pysycl._kernels.again) with the buffer's contents changed between: each result numpy's."""
     n, wg = 4096, 64
@@ -352,6 +366,32 @@ def test_a_looped_kernel_survives_the_disk_cache_format(kq: sycl.queue, compiled
         ck = _mains(compiled)[-1]
         assert ck.index.looped
         assert kernel_from_plain(kernel_to_plain(ck), ck.binary) == ck
+    finally:
+        sycl.free(p, kq)
+        sycl.free(out, kq)
+
+
+def test_which_nd_ranges_loop(kq: sycl.queue, monkeypatch: pytest.MonkeyPatch) -> None:
+    """By default an nd_range reduction loops on PTX images where the GPU cannot hold all
+    its work-items at once (2048 a compute unit), and never on SPIR-V ones
+    (``reduction_plan.loops_nd_range``: Intel's CPU runtime ran the plain nd_range faster);
+    one kernel, both sizes, both right."""
+    seen = _fresh_compiles(monkeypatch)
+    units = kq.get_device().get_info(sycl.info.device.max_compute_units)
+    big = 2048 * units + 256
+    p = sycl.malloc_device(big, kq, dtype=np.float32)
+    out = sycl.malloc_device(1, kq, dtype=np.float32)
+    try:
+        kq.memcpy(p, np.ones(big, np.float32), 4 * big).wait()
+        for n in (256, big):
+            kq.parallel_for(sycl.nd_range(sycl.range(n), sycl.range(256)),
+                            sycl.reduction(out, sycl.plus(), [INIT()]),
+                            lambda it, r: r.combine(p[it.get_global_id(0)])).wait()
+            assert _read(kq, out, 1)[0] == n
+        mains = _mains(seen)  # (SPIR-V: one kernel serves both)
+        assert not mains[0].index.looped
+        assert [m.index.looped for m in mains[1:]] == ([True] if mains[0].format == "ptx"
+                                                         else [])
     finally:
         sycl.free(p, kq)
         sycl.free(out, kq)
