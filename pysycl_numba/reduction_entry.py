@@ -16,7 +16,9 @@ pointer; a span reduction's length), and runs as follows:
   epilogue);
 * a ``range`` kernel runs as a 1-D ``nd_range`` whose work-items loop over the
   user's range as a plain ``range`` kernel's do (:func:`pysycl_numba.range_items.grid_stride`);
-  a work-item with no item contributes the identity. On PTX a 1-D range runs
+  a work-item with no item contributes the identity (a 1-D launch of exactly the range, the
+  runtime's on CPU devices, runs an item a work-item: :func:`~pysycl_numba.range_items.
+  exact_or_grid_stride`). On PTX a 1-D range runs
   :func:`strided_blocks` instead: many items in flight per work-item, 128-bit loads
   where the pointers allow, an accumulator per item slot (the four items of a vector
   are four slots), folded at the end;
@@ -50,7 +52,7 @@ from pysycl_numba.range_items import (
     ItemScopes,
     MakeItem,
     aligned_captures,
-    grid_stride,
+    exact_or_grid_stride,
     run_item,
 )
 from pysycl_numba.targets.spirv import ocl
@@ -149,10 +151,12 @@ def build_reduction_wrapper(
                       for k, (r, fold) in enumerate(zip(reducers, folds, strict=True))]
         else:
             # A grid-stride loop: the runtime launches as many work-items as keep the device
-            # busy (not one per item), so few partial results are left for the final step.
+            # busy (not one per item), so few partial results are left for the final step;
+            # a 1-D launch of exactly the range (CPU devices) runs an item a work-item.
             captured = entry.capture_values()
-            with grid_stride(context, builder, user_range, entry, make) as item:
-                entry.call(fndesc, callee_args, [item, *accs, *captured])
+            exact_or_grid_stride(context, entry, user_range,
+                                 lambda item: entry.call(fndesc, callee_args,
+                                                         [item, *accs, *captured]), make)
             values = [None] * len(reducers)
     else:
         callee_args = [NdItemType(index.ndim), *reducers, *capture_types]

@@ -84,9 +84,10 @@ _GROUPS_PER_UNIT_PTX_MAX = 6
 #: loop over 2^28 float32 ran at 0.15-0.22x ``cupy.sum``, four items in a row a work-item
 #: and fewer resident work-groups, against 0.59x as it is: docs/performance.md).
 _ITEMS_PER_UNIT_GPU = 2048
-#: The same on a CPU device: work enough for its threads and its vectorizer, several items
-#: per work-item (2 compute units: 4096 groups of 256; measured 0.88-1.03x the OpenCL C
-#: two-stage reduction at 2^22-2^24 float32, against 0.31-0.35x with one item per work-item;
+#: The same on a CPU device where no work-group size divides a 1-D range (:func:`exact_group`)
+#: or the range is n-D: work enough for its threads and its vectorizer, several items per
+#: work-item (2 compute units: 4096 groups of 256; measured 0.88-1.03x the OpenCL C two-stage
+#: reduction at 2^22-2^24 float32, against 0.31-0.35x with one guarded item per work-item;
 #: docs/performance.md)
 _GROUPS_PER_UNIT_CPU = 2048
 
@@ -147,9 +148,30 @@ def launch_sizes(k: Kernel, dev: device, lim: tuple[int, tuple[int, ...], int],
         groups = min(-(-total // (wg * COARSEN)), per_unit * units)
     elif dev.is_gpu() or spans:  # a span's rows take atomics: more groups, more rows
         groups = min(groups, _GROUPS_PER_UNIT_GPU * units)
+    elif len(user) == 1 and (exact := exact_group(total, wg)) is not None:
+        wg, groups = exact, total // exact  # an item a work-item, no guard: exact_or_grid_stride
     else:
         groups = min(groups, _GROUPS_PER_UNIT_CPU * units)
     return (groups * wg,), (wg,), [*user, *tail]
+
+
+#: The smallest work-group :func:`exact_group` takes (a smaller one pays its work-group's
+#: reduction for fewer items).
+_EXACT_GROUP_MIN = 64
+
+
+def exact_group(total: int, wg: int) -> int | None:
+    """The largest work-group of at most ``wg`` (and at least :data:`_EXACT_GROUP_MIN`, or
+    ``total`` itself) work-items that divides ``total``: a CPU device's 1-D range reduction
+    then launches an item a work-item (``pysycl_numba.range_items.exact_or_grid_stride``:
+    1.3x the grid-stride loop, a sum of 2^22-2^24 float32 on Intel's CPU runtime,
+    docs/performance.md); None where none does."""
+    if total <= wg:
+        return total or None
+    for w in range(wg, min(wg, _EXACT_GROUP_MIN) - 1, -1):
+        if total % w == 0:
+            return w
+    return None
 
 
 def single_pass(k: Kernel, target: tuple[str, str], reds: Sequence[reduction],

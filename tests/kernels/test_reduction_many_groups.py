@@ -70,3 +70,41 @@ def test_float_sum_of_many_groups_through_a_buffer(kq: sycl.queue, wg: int) -> N
             got = float(S.get_host_access()[0])
             want = float(x.sum(dtype=np.float64))
             assert abs(got - want) <= 1e-4 * want, (got, want)
+
+
+@pytest.mark.parametrize("n", [1, 7, 64, 100, 256, 257, 1000, 4096, 12_288, 65_537, 1 << 18,
+                               (1 << 18) + 2])
+def test_range_sums_of_every_launch_shape(kq: sycl.queue, n: int) -> None:
+    """1-D range reductions whose size a work-group divides (on CPU devices: an item a
+    work-item, ``reduction_plan.exact_group``) and whose size none does (the grid-stride
+    loop): sum, minimum and a count of the ids, each item once."""
+    out = sycl.malloc_device(3, kq, dtype=np.int64)
+    try:
+        def k(i: sycl.id, s: sycl.reducer, lo: sycl.reducer, c: sycl.reducer) -> None:
+            s.combine(i[0] * 3)
+            lo.combine(n - i[0])
+            c.combine(1)
+
+        kq.parallel_for(sycl.range(n), sycl.reduction(out, sycl.plus(), [INIT()]),
+                        sycl.reduction(out + 1, sycl.minimum(), [INIT()]),
+                        sycl.reduction(out + 2, sycl.plus(), [INIT()]), k).wait()
+        got = np.zeros(3, np.int64)
+        kq.memcpy(got, out, 24).wait()
+        assert got.tolist() == [3 * n * (n - 1) // 2, 1, n]
+    finally:
+        sycl.free(out, kq)
+
+
+def test_exact_group() -> None:
+    """The work-group that divides a range: the largest of at most ``wg`` and at least 64
+    (or the range itself when it is smaller than ``wg``); None where none does."""
+    from pysycl._kernels.reduction_plan import exact_group
+
+    assert exact_group(1 << 24, 256) == 256
+    assert exact_group(1000, 256) == 250
+    assert exact_group(100, 256) == 100
+    assert exact_group(7, 256) == 7
+    assert exact_group(65_537, 256) is None  # prime
+    assert exact_group(2 * 65_537, 256) is None  # no divisor in 64..256
+    assert exact_group(12_288, 100) == 96
+    assert exact_group(0, 256) is None
