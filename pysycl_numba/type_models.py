@@ -46,17 +46,18 @@ class _MultiPtrModel(models.StructModel):
         super().__init__(dmm, fe_type, [("acc", fe_type.acc), ("off", index_type)])
 
 
-class _GlobalPointerModel(models.PrimitiveModel):
-    def __init__(self, dmm: DataModelManager, fe_type: GlobalPointer) -> None:
-        pointee = dmm.lookup(fe_type.dtype).get_data_type()
-        super().__init__(dmm, fe_type, pointee.as_pointer(addrspace=fe_type.addrspace))
+def _pointer_model(space: int | None) -> type[models.PrimitiveModel]:
+    """The model of a type whose value is a pointer to its ``dtype`` in address space
+    ``space`` (None: the type's own ``addrspace``). A USM pointer is a global one: an
+    address-space-0 pointer would be Function storage in SPIR-V."""
 
+    class _Pointer(models.PrimitiveModel):
+        def __init__(self, dmm: DataModelManager, fe_type: types.Type) -> None:
+            pointee = dmm.lookup(fe_type.dtype).get_data_type()  # type: ignore[attr-defined]
+            at = fe_type.addrspace if space is None else space  # type: ignore[attr-defined]
+            super().__init__(dmm, fe_type, pointee.as_pointer(addrspace=at))
 
-class _USMPointerModel(models.PrimitiveModel):
-    # One global pointer: an address-space-0 pointer would be Function storage in SPIR-V.
-    def __init__(self, dmm: DataModelManager, fe_type: USMPointerType) -> None:
-        pointee = dmm.lookup(fe_type.dtype).get_data_type()
-        super().__init__(dmm, fe_type, pointee.as_pointer(addrspace=ADDRSPACE_GLOBAL))
+    return _Pointer
 
 
 class _FloatModel(models.PrimitiveModel):
@@ -140,18 +141,6 @@ class _NdRangeModel(models.StructModel):
         super().__init__(dmm, fe_type, members)
 
 
-class _AtomicRefModel(models.PrimitiveModel):
-    def __init__(self, dmm: DataModelManager, fe_type: AtomicRefType) -> None:
-        pointee = dmm.lookup(fe_type.dtype).get_data_type()
-        super().__init__(dmm, fe_type, pointee.as_pointer(addrspace=fe_type.addrspace))
-
-
-class _PrivateArrayModel(models.PrimitiveModel):
-    def __init__(self, dmm: DataModelManager, fe_type: PrivateArrayType) -> None:
-        pointee = dmm.lookup(fe_type.dtype).get_data_type()
-        super().__init__(dmm, fe_type, pointee.as_pointer(addrspace=ADDRSPACE_PRIVATE))
-
-
 def make_data_model_manager() -> DataModelManager:
     """Numba's default data models plus the SYCL kernel objects'."""
     dmm = DataModelManager()
@@ -161,22 +150,16 @@ def make_data_model_manager() -> DataModelManager:
                 PrintLayoutType, AssertLayoutType,
                 FunctorType, KernelHandlerType, SpecConstRefType, VecClassType):
         dmm.register(tag, _TagModel)
-    dmm.register(NdRangeType, _NdRangeModel)
-    dmm.register(DeviceEventType, _DeviceEventModel)
-    dmm.register(MultiPtrType, _MultiPtrModel)
-    dmm.register(AtomicRefType, _AtomicRefModel)
-    dmm.register(PrivateArrayType, _PrivateArrayModel)
-    dmm.register(JointMatrixType, _PrivateArrayModel)
     register_reducer_models(dmm)
-    dmm.register(types.Float, _FloatModel)
-    dmm.register(GlobalPointer, _GlobalPointerModel)
-    dmm.register(ItemType, _ItemModel)
-    dmm.register(RangeType, _IndexModel)
-    dmm.register(IdType, _IndexModel)
-    dmm.register(IndexIterType, _IndexIterModel)
-    dmm.register(AccessorRowType, _AccessorRowModel)
-    dmm.register(AccessorType, _AccessorModel)
-    dmm.register(USMPointerType, _USMPointerModel)
-    dmm.register(PrintBufferType, _USMPointerModel)
+    glob, priv, own = (_pointer_model(ADDRSPACE_GLOBAL), _pointer_model(ADDRSPACE_PRIVATE),
+                       _pointer_model(None))
+    for t, model in ((NdRangeType, _NdRangeModel), (DeviceEventType, _DeviceEventModel),
+                     (MultiPtrType, _MultiPtrModel), (AtomicRefType, own),
+                     (PrivateArrayType, priv), (JointMatrixType, priv), (types.Float, _FloatModel),
+                     (GlobalPointer, own), (ItemType, _ItemModel), (RangeType, _IndexModel),
+                     (IdType, _IndexModel), (IndexIterType, _IndexIterModel),
+                     (AccessorRowType, _AccessorRowModel), (AccessorType, _AccessorModel),
+                     (USMPointerType, glob), (PrintBufferType, glob)):
+        dmm.register(t, model)
     register_vec_models(dmm)
     return dmm.chain(datamodel.default_manager)

@@ -96,8 +96,7 @@ def _expected(glob: tuple[int, ...], loc: tuple[int, ...]) -> int:
 def _kernel(ndim: int, glob: tuple[int, ...], loc: tuple[int, ...]) -> Callable[..., None]:
     """A kernel reading every query of its nd_item: ``s`` sums :func:`_expected`'s weights,
     ``bad`` ors a bit for each query that disagrees with another (0 if all agree)."""
-    g0, g1, g2 = (*glob, 1, 1)[:3]
-    l0, l1, l2 = (*loc, 1, 1)[:3]
+    g0, l0 = glob[0], loc[0]
     if ndim == 1:
         def k(it: sycl.nd_item, s: sycl.reducer, bad: sycl.reducer) -> None:
             i, li, gi = it.get_global_id(0), it.get_local_id(0), it.get_group(0)
@@ -113,42 +112,24 @@ def _kernel(ndim: int, glob: tuple[int, ...], loc: tuple[int, ...]) -> Callable[
                 b |= 4
             bad.combine(b)
         return k
-    if ndim == 2:
-        def k2(it: sycl.nd_item, s: sycl.reducer, bad: sycl.reducer) -> None:
-            w = (it.get_global_linear_id() + 1) * (it.get_local_linear_id() + 3) \
-                * (it.get_group_linear_id() + 5)
-            b = 0
-            for d in range(2):
-                i, li, gi = it.get_global_id(d), it.get_local_id(d), it.get_group(d)
-                w += (d + 2) * (i * 7 + li * 11 + gi * 13)
-                if i != gi * it.get_local_range(d) + li:
-                    b |= 1
-            if it.get_global_range() != sycl.range(g0, g1) \
-                    or it.get_local_range() != sycl.range(l0, l1):
-                b |= 2
-            if it.get_group_range(1) != g1 // l1 or it.get_local_id()[1] != it.get_local_id(1):
-                b |= 4
-            s.combine(w)
-            bad.combine(b)
-        return k2
+    gl, lc = tuple(glob), tuple(loc)
 
-    def k3(it: sycl.nd_item, s: sycl.reducer, bad: sycl.reducer) -> None:
+    def kn(it: sycl.nd_item, s: sycl.reducer, bad: sycl.reducer) -> None:
         w = (it.get_global_linear_id() + 1) * (it.get_local_linear_id() + 3) \
             * (it.get_group_linear_id() + 5)
         b = 0
-        for d in range(3):
+        for d in range(ndim):
             i, li, gi = it.get_global_id(d), it.get_local_id(d), it.get_group(d)
             w += (d + 2) * (i * 7 + li * 11 + gi * 13)
-            if i != gi * it.get_local_range(d) + li:
+            if i != gi * it.get_local_range(d) + li or it.get_local_id()[d] != li:
                 b |= 1
-        if it.get_global_range() != sycl.range(g0, g1, g2) \
-                or it.get_local_range() != sycl.range(l0, l1, l2):
-            b |= 2
-        if it.get_group_range(2) != g2 // l2:
-            b |= 4
+            if it.get_global_range()[d] != gl[d] or it.get_local_range()[d] != lc[d]:
+                b |= 2
+            if it.get_group_range(d) != gl[d] // lc[d]:
+                b |= 4
         s.combine(w)
         bad.combine(b)
-    return k3
+    return kn
 
 
 @st.composite
