@@ -16,15 +16,17 @@ the nd_range's, :class:`~pysycl_numba.types.NdItemType` ``looped``).
 :func:`may_loop` says which kernels may, from what the compile is given: none of the
 names of :data:`BLOCKERS` in its code or its helpers' (a barrier, a group or sub-group
 function, an async copy, an atomic fence, an atomic of work-group or sub-group scope), no
-local accessor, print or stream capture, no kernel properties (a required work-group
-size), no span reduction, not bounds-checked. A looped nd_item has no group object,
-sub-group or barrier, so a kernel that reaches one another way fails to type; then, or
-where the looped kernel has asserts (a failed assert reports its work-item's id), the
-kernel compiles the usual way (:func:`compile_looped`).
+``assert`` (a failed assert reports its work-item's id), no local accessor, print or stream
+capture, no kernel properties (a required work-group size), no span reduction, not
+bounds-checked. A looped nd_item has no group object, sub-group or barrier, so a kernel
+that reaches one another way fails to type; then, or where the looped kernel still has
+asserts, the kernel compiles the usual way (:func:`compile_looped`).
 """
 
 from __future__ import annotations
 
+import dis
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -67,10 +69,17 @@ def may_loop(pyfunc: Callable[..., Any], captures: Sequence[Capture],
             return False
     for f, _ in helpers or [(pyfunc, ())]:
         code = getattr(getattr(f, "py_func", f), "__code__", None)
-        if code is not None and any(BLOCKERS.intersection(c.co_names)
+        if code is not None and any(BLOCKERS.intersection(c.co_names) or _asserts(c)
                                     for c in nested_codes(code)):
             return False
     return True
+
+
+def _asserts(code: types.CodeType) -> bool:
+    """Whether ``code`` has an ``assert`` (a looped kernel's failed assert would report the
+    wrong work-item: it would compile twice to find out, :func:`compile_looped`)."""
+    return "AssertionError" in code.co_names or any(
+        ins.opname == "LOAD_ASSERTION_ERROR" for ins in dis.get_instructions(code))
 
 
 def compile_looped(run: Callable[[IndexSpace], CompiledKernel], index: IndexSpace,

@@ -376,3 +376,41 @@ def test_which_nd_ranges_loop(kq: sycl.queue, monkeypatch: pytest.MonkeyPatch) -
     finally:
         sycl.free(p, kq)
         sycl.free(out, kq)
+
+
+def test_may_loop_reads_the_code() -> None:
+    """``may_loop`` from the code alone: a plain kernel may; a barrier, a group function, a
+    work-group-scope atomic, a fence or an assert -- in the kernel or a nested function --
+    may not; nor a kernel without reductions or with a span reduction."""
+    from pysycl._core.abi import ReductionType
+    from pysycl_numba.looped import may_loop
+
+    red = [ReductionType(np.dtype(np.float32), "plus", False)]
+
+    def plain(it: Any, r: Any) -> None:
+        r.combine(it.get_global_id(0))
+
+    def asserting(it: Any, r: Any) -> None:
+        assert it.get_global_id(0) >= 0
+        r.combine(1)
+
+    def nested_barrier(it: Any, r: Any) -> None:
+        def inner() -> None:
+            sycl.group_barrier(it.get_group())
+        inner()
+        r.combine(1)
+
+    def scoped(it: Any, r: Any) -> None:
+        r.combine(sycl.memory_scope.work_group)
+
+    def fenced(it: Any, r: Any) -> None:
+        sycl.atomic_fence(sycl.memory_order.seq_cst, sycl.memory_scope.device)
+        r.combine(1)
+
+    assert may_loop(plain, (), red, False, ())
+    for f in (asserting, nested_barrier, scoped, fenced):
+        assert not may_loop(f, (), red, False, ()), f.__name__
+    assert not may_loop(plain, (), red, True, ())  # bounds-checked
+    assert not may_loop(plain, (), (), False, ())
+    assert not may_loop(plain, (), [ReductionType(np.dtype(np.float32), "plus", True)],
+                        False, ())
