@@ -113,7 +113,8 @@ def build_reduction_wrapper(
             each reduction's compiled end (:func:`pysycl_numba.epilogue.compile_last`),
             which the entry point calls after its epilogue.
     """
-    looped = index.kind == "range" or index.looped  # the work-items loop over the items
+    # a range, or a looped nd_range: the work-items loop over the items, as a range's do
+    as_range = index.kind == "range" or index.looped
     n_range = index.ndim if index.kind == "range" else 2 * index.ndim if index.looped else 0
     extra = [_I64] * n_range
     per = 3 if lasts is None else 8
@@ -127,13 +128,13 @@ def build_reduction_wrapper(
     entry = EntryPoint(context, entry_name, capture_types, abi_types, extra, bounds_checked,
                   has_asserts)
     builder = entry.builder
-    user_range = entry.extra[:index.ndim] if looped else []
-    group_ndim = 1 if looped else index.ndim
+    user_range = entry.extra[:index.ndim] if as_range else []
+    group_ndim = 1 if as_range else index.ndim
     params = [entry.extra[n_range + per * k:][:per] for k in range(len(reducers))]
     accs = [_reducer_value(entry, r, epi, group_ndim, p)
             for r, epi, p in zip(reducers, epilogues, params, strict=True)]
 
-    if looped:
+    if as_range:
         make = None if index.kind == "range" else looped_item(context, entry, index.ndim)
         item_type = ItemType(index.ndim) if make is None else NdItemType(index.ndim, True)
         callee_args: list[types.Type] = [item_type, *reducers, *capture_types]
