@@ -301,7 +301,8 @@ def test_looped_errors_are_the_nd_ranges(looped: None, kq: sycl.queue) -> None:
     the device's: ``errc.nd_range``, as for any nd_range; the variable keeps its value."""
     out = sycl.buffer(np.array([7.0]))
     widest = kq.get_device().get_info(sycl.info.device.max_work_group_size)
-    for glob, loc in (((100,), (8,)), ((2 * widest,), (2 * widest,))):
+    for glob, loc, says in (((100,), (8,), "is not a multiple of the local range"),
+                            ((2 * widest,), (2 * widest,), f"exceeds the {widest}")):
         def cg(h: sycl.handler, glob: tuple = glob, loc: tuple = loc) -> None:
             h.parallel_for(sycl.nd_range(sycl.range(*glob), sycl.range(*loc)),
                            sycl.reduction(out, h, sycl.plus()),
@@ -310,6 +311,7 @@ def test_looped_errors_are_the_nd_ranges(looped: None, kq: sycl.queue) -> None:
         with pytest.raises(sycl.exception) as e:
             kq.submit(cg).wait()
         assert e.value.code() == sycl.errc.nd_range
+        assert says in str(e.value) and "test_reduction_looped.py" in str(e.value), e.value
     with out.get_host_access() as a:
         assert a[0] == 7.0
 
